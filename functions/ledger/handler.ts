@@ -1,0 +1,83 @@
+/**
+ * The ledger group (/api/ledger and /api/v1): one Lambda, the shared middleware chain, and a handler
+ * per route. Handlers parse, call one domain function, and shape the answer; no ledger logic here.
+ */
+import { z } from 'zod';
+import { createHttpHandler } from '#shared/http/chain';
+import type { RouteHandlers } from '#shared/http/types';
+import { parseEventRequest } from '#shared/ledger/events';
+import { parseBlockAddress } from '#shared/ledger/ledger';
+import { getLedgerRuntime } from '#shared/runtime';
+import { parseInput, queryBool, queryInt } from '#shared/validation';
+import { healthReport } from './health.ts';
+
+const blocksQuery = z.object({
+  limit: queryInt(10, 1, 100),
+  offset: queryInt(0, 0),
+  resolve_cid: queryBool(false),
+  order: z.enum(['asc', 'desc']).optional().transform((v) => v ?? 'asc'),
+});
+
+const blockQuery = z.object({ resolve_cid: queryBool(false) });
+
+const traceQuery = z.object({
+  chain_name: z.string().min(1).optional(),
+  resolve_cid: queryBool(false),
+});
+
+const ledger = () => getLedgerRuntime().ledger;
+
+export const routes: RouteHandlers = {
+  'GET /health': async () => healthReport(),
+
+  'GET /chains': async () => ({ statusCode: 200, body: await ledger().listChains() }),
+
+  'POST /chains/{chain_name}/create': async ({ params }) => {
+    const { chain_name, created_main } = await ledger().createSubChain(params.chain_name!);
+    const message = created_main
+      ? `Sub-Chain '${chain_name}' created (and the Main Chain with it)`
+      : `Sub-Chain '${chain_name}' created`;
+    return { statusCode: 201, body: { success: true, message, chain_name } };
+  },
+
+  'POST /chains/{chain_name}/events': async ({ params, body }) => {
+    const draft = parseEventRequest(body ?? {});
+    const { event_id, block } = await ledger().appendEvent(params.chain_name!, draft);
+    return {
+      statusCode: 200,
+      body: { success: true, message: `Event added to block ${block.index} of '${block.chain_name}'`, event_id },
+    };
+  },
+
+  'POST /chains/{chain_name}/submit-proof': async ({ params }) => {
+    const proof = await ledger().submitProof(params.chain_name!);
+    const message = proof.created
+      ? `Proof of '${params.chain_name}' at block ${proof.details?.head_index} anchored in the Main Chain`
+      : `Nothing added to '${params.chain_name}' since the last proof; it is still valid`;
+    return { statusCode: 200, body: { success: true, message, proof_id: proof.proof_id } };
+  },
+
+  'GET /chains/{chain_name}/stats': async ({ params }) => ({
+    statusCode: 200,
+    body: await ledger().getStats(params.chain_name!),
+  }),
+
+  'GET /chains/{chain_name}/blocks': async ({ params, query }) => {
+    const { limit, offset, order } = parseInput(blocksQuery, query, 'query');
+    const page = await ledger().listBlocks(params.chain_name!, { limit, offset, descending: order === 'desc' });
+    return { statusCode: 200, body: page };
+  },
+
+  'GET /chains/{chain_name}/blocks/{index_or_hash}': async ({ params, query }) => {
+    parseInput(blockQuery, query, 'query');
+    const address = parseBlockAddress(params.index_or_hash!);
+    return { statusCode: 200, body: await ledger().getBlock(params.chain_name!, address) };
+  },
+
+  'GET /entities/{entity_id}/trace': async ({ params, query }) => {
+    const { chain_name } = parseInput(traceQuery, query, 'query');
+    return { statusCode: 200, body: await ledger().traceEntity(params.entity_id!, chain_name) };
+  },
+};
+
+export const handler = createHttpHandler(routes);

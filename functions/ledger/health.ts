@@ -1,0 +1,30 @@
+/** GET {prefix}/health (contract.md §10): 200 healthy, or 503 degraded naming the failing check. */
+import type { RouteResponse } from '#shared/http/types';
+import { logger } from '#shared/log';
+import { getLedgerRuntime } from '#shared/runtime';
+import { SERVICE_VERSION } from '#shared/version';
+
+const CHECK_TIMEOUT_MS = 3_000;
+
+async function check(name: string, probe: () => Promise<void>): Promise<'ok' | 'unavailable'> {
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} check timed out`)), CHECK_TIMEOUT_MS).unref()),
+    ]);
+    return 'ok';
+  } catch (error) {
+    logger.warn('health check failed', { check: name, error });
+    return 'unavailable';
+  }
+}
+
+export async function healthReport(): Promise<RouteResponse> {
+  const checks = { dynamodb: await check('dynamodb', () => getLedgerRuntime().repository.ping()) };
+  const healthy = Object.values(checks).every((c) => c === 'ok');
+  return {
+    statusCode: healthy ? 200 : 503,
+    headers: healthy ? {} : { 'Retry-After': '5' },
+    body: { status: healthy ? 'healthy' : 'degraded', service: 'ledger', version: SERVICE_VERSION, checks },
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * Launches Amazon's DynamoDB Local (the jar shipped inside the npm package `amplify-dynamodb-simulator`,
+ * which is never imported: its own launcher fails on a fresh machine) with `java`, and stops it.
+ *
+ * Traps handled here (architecture.md): telemetry off only through DDB_LOCAL_TELEMETRY=0; `-port 0` is
+ * refused, so a free port is picked first; a busy port makes the JVM hang after "Failed to bind", so the
+ * start has a deadline and the JVM is killed by pid on every way out.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { freePort, isPortFree } from './ports.ts';
+
+export class LaunchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LaunchError';
+  }
+}
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  port: number;
+  pid: number;
+  /** Stops the JVM (SIGTERM, then SIGKILL after a grace period). Safe to call twice. */
+  stop(): Promise<void>;
+  /** Last resort for synchronous exit paths: SIGKILL by pid. */
+  killNow(): void;
+}
+
+export interface DynamoDbLocalOptions {
+  /** Folder for the database file; ignored with `inMemory`. */
+  dataDir: string;
+  inMemory?: boolean;
+  /** A fixed port; a free one is picked when absent. */
+  port?: number | undefined;
+  startTimeoutMs?: number;
+}
+
+export const JAVA_MISSING_MESSAGE = [
+  'Java was not found, and DynamoDB Local needs it (Java 17 or newer).',
+  '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y openjdk-17-jre-headless',
+  '  macOS:         brew install openjdk@17',
+  'Or point the service at a DynamoDB you already run: SVC_DYNAMODB_ENDPOINT=http://localhost:8000',
+].join('\n');
+
+function jarDirectory(): string {
+  const require = createRequire(import.meta.url);
+  try {
+    return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
+  } catch {
+    throw new LaunchError(
+      'DynamoDB Local was not found (npm package amplify-dynamodb-simulator). Run `npm ci` first.',
+    );
+  }
+}
+
+/** Throws a LaunchError saying how to install Java when `java` cannot run. */
+export function assertJavaAvailable(): void {
+  const probe = spawnSync('java', ['-version'], { stdio: 'ignore', timeout: 15_000 });
+  if (probe.error || probe.status !== 0) throw new LaunchError(JAVA_MISSING_MESSAGE);
+}
+
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+  assertJavaAvailable();
+  const jarDir = jarDirectory();
+  const port = options.port ?? (await freePort());
+  if (options.port !== undefined && !(await isPortFree(port, '127.0.0.1'))) {
+    throw new LaunchError(
+      `Port ${port} (SVC_DYNAMODB_LOCAL_PORT) is already in use; choose another or leave it unset to pick a free one.`,
+    );
+  }
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const storage = options.inMemory ? ['-inMemory'] : ['-dbPath', dataDir];
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(jarDir, 'DynamoDBLocal.jar'),
+      '-port',
+      String(port),
+      ...storage,
+      '-sharedDb',
+    ],
+    {
+      // DynamoDB Local writes telemetry files into its working directory; keep them in the data dir.
+      cwd: dataDir,
+      env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const pid = child.pid;
+  if (pid === undefined) throw new LaunchError('Could not start java for DynamoDB Local.');
+
+  const handle = makeHandle(child, pid, port);
+  try {
+    await waitUntilListening(child, port, options.startTimeoutMs ?? 30_000);
+  } catch (error) {
+    await handle.stop();
+    throw error;
+  }
+  return handle;
+}
+
+function makeHandle(child: ChildProcess, pid: number, port: number): DynamoDbLocal {
+  const exited = new Promise<void>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) done();
+    else child.once('exit', () => done());
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    pid,
+    stop() {
+      stopping ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+    killNow() {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    },
+  };
+}
+
+/** Resolves once the JVM accepts HTTP on the port; rejects on "Failed to bind", exit, or the deadline. */
+async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: number): Promise<void> {
+  let output = '';
+  const onData = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-8_000);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      if (/Failed to bind|Address already in use/i.test(output)) {
+        throw new LaunchError(`DynamoDB Local could not use port ${port}: it is already in use.`);
+      }
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new LaunchError(`DynamoDB Local stopped while starting:\n${output.trim()}`);
+      }
+      if (await answersHttp(port)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new LaunchError(`DynamoDB Local did not start within ${timeoutMs} ms:\n${output.trim()}`);
+  } finally {
+    // Keep draining the pipes so the JVM never blocks on a full buffer, but stop collecting.
+    child.stdout?.off('data', onData);
+    child.stderr?.off('data', onData);
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+}
+
+async function answersHttp(port: number): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) });
+    await res.arrayBuffer();
+    return true; // DynamoDB Local answers 400 to a bare GET: it is up.
+  } catch {
+    return false;
+  }
+}

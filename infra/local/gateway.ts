@@ -1,0 +1,236 @@
+/**
+ * The local stand-in for API Gateway's HTTP API. It matches a request against infra/routes.ts, turns
+ * it into the same `APIGatewayProxyEventV2` API Gateway sends (payload format 2.0), invokes the
+ * group's unmodified Lambda handler with a Lambda-like context, and writes the result back.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { GroupName, Route } from '../routes.ts';
+
+export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
+
+export interface GatewayOptions {
+  host: string;
+  port: number;
+  routes: Route[];
+  handlers: Record<GroupName, LambdaHttpHandler>;
+  /** Where unmatched requests go (API Gateway's `$default` route). */
+  defaultGroup: GroupName;
+  /** API Gateway's own payload cap: larger requests never reach a function. */
+  maxPayloadBytes?: number;
+  /** A Lambda's timeout, as API Gateway's integration timeout. */
+  timeoutMs?: number;
+}
+
+export interface Gateway {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  names: string[];
+}
+
+const TEXT_TYPES = /^(application\/(json|.*\+json|x-www-form-urlencoded|xml|graphql)|text\/)/i;
+const DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024;
+
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const source = route.path
+    .split('/')
+    .map((segment) => {
+      const param = /^\{([A-Za-z0-9_]+)\}$/.exec(segment);
+      if (param) {
+        names.push(param[1]!);
+        return '([^/]+)';
+      }
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return { route, pattern: new RegExp(`^${source}$`), names };
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) return 'too-large';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return 'too-large';
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function lambdaContext(functionName: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  const awsRequestId = randomUUID();
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/${awsRequestId}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+interface LambdaResult {
+  statusCode?: number;
+  headers?: Record<string, string | number | boolean | undefined>;
+  body?: string;
+  isBase64Encoded?: boolean;
+  cookies?: string[];
+}
+
+function writeResult(res: ServerResponse, result: LambdaResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [key, value] of Object.entries(result.headers ?? {})) {
+    if (value !== undefined) headers[key] = String(value);
+  }
+  if (result.cookies?.length) headers['Set-Cookie'] = result.cookies;
+  const body = result.body === undefined ? '' : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  headers['Content-Length'] = String(body.length);
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(body);
+}
+
+/** API Gateway's own answers (never from a function), in its own shape. */
+function gatewayError(res: ServerResponse, statusCode: number, message: string): void {
+  writeResult(res, {
+    statusCode,
+    headers: { 'Content-Type': 'application/json', 'apigw-requestid': randomUUID() },
+    body: JSON.stringify({ message }),
+  });
+}
+
+export function buildEvent(
+  req: IncomingMessage,
+  url: URL,
+  route: Route | undefined,
+  params: Record<string, string> | undefined,
+  body: Buffer,
+): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (key === 'cookie') cookies.push(...String(value).split(/;\s*/));
+    else {
+      const joined = firstHeader(value);
+      if (joined !== undefined) headers[key.toLowerCase()] = joined;
+    }
+  }
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+  const contentType = headers['content-type'] ?? '';
+  const isText = body.length === 0 || contentType === '' || TEXT_TYPES.test(contentType);
+  const now = new Date();
+  const routeKey = route?.routeKey ?? '$default';
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    ...(cookies.length ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+    ...(params && Object.keys(params).length ? { pathParameters: params } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0]!,
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length ? { body: isText ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !isText,
+  };
+}
+
+export function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const compiled = options.routes.map(compile);
+  const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
+  const timeoutMs = options.timeoutMs ?? 29_000;
+
+  const server = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = req.method ?? 'GET';
+      let match: { route: Route; params: Record<string, string> } | undefined;
+      for (const candidate of compiled) {
+        if (candidate.route.method !== method) continue;
+        const found = candidate.pattern.exec(url.pathname);
+        if (!found) continue;
+        const params: Record<string, string> = {};
+        candidate.names.forEach((name, i) => {
+          try {
+            params[name] = decodeURIComponent(found[i + 1]!);
+          } catch {
+            params[name] = found[i + 1]!;
+          }
+        });
+        match = { route: candidate.route, params };
+        break;
+      }
+      const body = await readBody(req, maxPayload);
+      if (body === 'too-large') {
+        gatewayError(res, 413, 'Request Entity Too Large');
+        req.resume();
+        return;
+      }
+      const group = match?.route.group ?? options.defaultGroup;
+      const event = buildEvent(req, url, match?.route, match?.params, body);
+      const result = (await options.handlers[group](event, lambdaContext(group, timeoutMs))) as LambdaResult;
+      writeResult(res, result ?? {});
+    } catch {
+      // What API Gateway answers when the integration itself fails.
+      if (!res.headersSent) gatewayError(res, 500, 'Internal Server Error');
+      else res.destroy();
+    }
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve({
+        url: `http://${host}:${address.port}`,
+        server,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * THE route table. Every route is written once, relative to its group; a group is served under each
+ * of its prefixes (the ledger group under /api/ledger and /api/v1). The cloud stack (infra/cdk) and the
+ * local gateway (infra/local) both read this file; a function's handlers are keyed by the same
+ * relative route keys (test/unit/routes.test.ts checks that they agree both ways).
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface GroupSpec {
+  /** Every prefix the group is served under; the first is the canonical one. */
+  prefixes: readonly string[];
+  /** The Lambda entry file, relative to the repository root. */
+  entry: string;
+}
+
+export const GROUPS = {
+  ledger: { prefixes: ['/api/ledger', '/api/v1'], entry: 'functions/ledger/handler.ts' },
+} as const satisfies Record<string, GroupSpec>;
+
+export type GroupName = keyof typeof GROUPS;
+
+/** Unmatched requests go to this group, which answers the contract's 404 (API Gateway's `$default`). */
+export const DEFAULT_GROUP: GroupName = 'ledger';
+
+export interface RouteSpec {
+  group: GroupName;
+  method: HttpMethod;
+  /** Relative to the group prefix; `{name}` marks a path parameter. */
+  path: string;
+  summary: string;
+  /** Serve under only these of the group's prefixes (default: all). */
+  onlyPrefixes?: readonly string[];
+}
+
+export const ROUTE_TABLE: readonly RouteSpec[] = [
+  { group: 'ledger', method: 'GET', path: '/health', summary: 'Health check' },
+  { group: 'ledger', method: 'GET', path: '/chains', summary: 'The Main Chain and all Sub-Chains' },
+  { group: 'ledger', method: 'POST', path: '/chains/{chain_name}/create', summary: 'Create a Sub-Chain' },
+  { group: 'ledger', method: 'POST', path: '/chains/{chain_name}/events', summary: 'Add an event' },
+  { group: 'ledger', method: 'POST', path: '/chains/{chain_name}/submit-proof', summary: 'Anchor a Sub-Chain in the Main Chain' },
+  { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/stats', summary: 'Chain statistics' },
+  { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks', summary: 'A page of blocks' },
+  { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks/{index_or_hash}', summary: 'One block by index or hash' },
+  { group: 'ledger', method: 'GET', path: '/entities/{entity_id}/trace', summary: 'Trace an entity across chains' },
+];
+
+/** A route as served: one per (route, prefix). */
+export interface Route {
+  group: GroupName;
+  method: HttpMethod;
+  /** The full path template, e.g. `/api/v1/chains/{chain_name}/events`. */
+  path: string;
+  /** API Gateway's route key, e.g. `POST /api/v1/chains/{chain_name}/events`. */
+  routeKey: string;
+  /** The key of the handler in its group, e.g. `POST /chains/{chain_name}/events`. */
+  relativeKey: string;
+  prefix: string;
+  summary: string;
+}
+
+/** Every served route: each route of the table under each prefix of its group. */
+export function expandRoutes(table: readonly RouteSpec[] = ROUTE_TABLE): Route[] {
+  return table.flatMap((spec) => {
+    const prefixes = spec.onlyPrefixes ?? GROUPS[spec.group].prefixes;
+    return prefixes.map((prefix) => ({
+      group: spec.group,
+      method: spec.method,
+      path: `${prefix}${spec.path}`,
+      routeKey: `${spec.method} ${prefix}${spec.path}`,
+      relativeKey: `${spec.method} ${spec.path}`,
+      prefix,
+      summary: spec.summary,
+    }));
+  });
+}

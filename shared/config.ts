@@ -1,0 +1,69 @@
+/**
+ * Every setting of the service, validated with zod once at start. A bad value stops the start with a
+ * message naming the setting; nothing reads `process.env` anywhere else.
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 of A-Z a-z 0-9 _ . -');
+
+/** The settings, each with its default; names are the environment variables. */
+export const settingsSchema = z.object({
+  SVC_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  SVC_HOST: z.string().min(1).default('127.0.0.1'),
+  SVC_PORT: port.default(2661),
+  SVC_DATA_DIR: z.string().min(1).default('.data'),
+  SVC_DYNAMODB_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  SVC_DYNAMODB_LOCAL_PORT: port.optional(),
+  SVC_AWS_REGION: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must look like us-east-1').default('us-east-1'),
+  SVC_LEDGER_TABLE: tableName.default('ledger'),
+  SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
+  SVC_APPEND_BATCH_MAX: positiveInt(1, 99).default(25),
+  SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  SVC_DYNAMODB_IN_MEMORY: bool.default(false),
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads and validates the settings from an environment. Empty strings count as unset, so
+ * `SVC_PORT= npm start` means "the default", as a user would expect.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Settings> {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(settingsSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
+  }
+  if (input.SVC_AWS_REGION === undefined && env.AWS_REGION) input.SVC_AWS_REGION = env.AWS_REGION;
+  const parsed = settingsSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? 'settings');
+        const given = input[name];
+        return `${name}: ${issue.message}${given === undefined ? '' : ` (got '${given}')`}`;
+      }),
+    );
+  }
+  return Object.freeze(parsed.data);
+}
+
+let cached: Readonly<Settings> | undefined;
+
+/** The process's settings, read once. */
+export function getConfig(): Readonly<Settings> {
+  cached ??= loadConfig();
+  return cached;
+}

@@ -1,0 +1,125 @@
+/**
+ * Typed domain errors. Domain code throws these; one place (shared/http/errors.ts) turns them into
+ * contract.md §1 responses. A 5xx never exposes its message: the client sees a generic text and the
+ * cause goes to the log.
+ */
+
+/** One entry of a 422 body, FastAPI style: where, what, which kind. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly statusCode: number;
+  /** Extra response headers (Retry-After, WWW-Authenticate…). */
+  readonly headers: Record<string, string> = {};
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+
+  /** Whether the message may be shown to the client (never for 5xx). */
+  get expose(): boolean {
+    return this.statusCode < 500;
+  }
+}
+
+export class BadRequestError extends DomainError {
+  readonly statusCode = 400;
+}
+
+export class InvalidChainNameError extends BadRequestError {}
+
+export class InvalidJsonError extends BadRequestError {
+  constructor() {
+    super('Request body is not valid JSON');
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly statusCode = 404;
+}
+
+export class ChainNotFoundError extends NotFoundError {
+  constructor(readonly chainName: string) {
+    super(`Chain '${chainName}' not found`);
+  }
+}
+
+export class BlockNotFoundError extends NotFoundError {
+  constructor(chainName: string, address: string | number) {
+    super(`Block ${typeof address === 'number' ? address : `'${address}'`} not found on chain '${chainName}'`);
+  }
+}
+
+export class RouteNotFoundError extends NotFoundError {
+  constructor(method: string, path: string) {
+    super(`No route for ${method} ${path}`);
+  }
+}
+
+export class ConflictError extends DomainError {
+  readonly statusCode = 409;
+}
+
+export class ChainExistsError extends ConflictError {
+  constructor(chainName: string) {
+    super(`Chain '${chainName}' already exists`);
+  }
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly statusCode = 413;
+}
+
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly statusCode = 415;
+}
+
+/** 422: the request was understood but its content is not acceptable. */
+export class ValidationError extends DomainError {
+  readonly statusCode = 422;
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+  }
+
+  static single(loc: (string | number)[], msg: string, type = 'value_error'): ValidationError {
+    return new ValidationError([{ loc, msg, type }]);
+  }
+}
+
+/** 422 with a plain message (for rules that are not about one field's shape). */
+export class UnprocessableError extends DomainError {
+  readonly statusCode = 422;
+}
+
+/** 503: retrying later is expected to work. */
+export class ServiceUnavailableError extends DomainError {
+  readonly statusCode = 503;
+  constructor(message: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
+  }
+
+  /** 503 messages are safe to show: they name the dependency, never its error text. */
+  override get expose(): boolean {
+    return true;
+  }
+}
+
+/** A chain was too contended to append now; nothing was written for this event. */
+export class ChainContendedError extends ServiceUnavailableError {
+  constructor(chainName: string, attempts: number) {
+    super(`Chain '${chainName}' is too busy to append now (${attempts} attempts); retry later`, 1);
+  }
+}
+
+/** DynamoDB (or another dependency) did not answer; the message names it, never its error text. */
+export class DependencyUnavailableError extends ServiceUnavailableError {
+  constructor(dependency: string, options?: { cause?: unknown }) {
+    super(`${dependency} is unavailable; retry later`, 2, options);
+  }
+}

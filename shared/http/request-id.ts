@@ -1,0 +1,35 @@
+/**
+ * X-Request-ID (contract.md §7): a client-sent UUID is echoed, otherwise the service makes a UUID v4.
+ * First in the chain, so every later middleware, log line and error body can name the request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
+
+export const REQUEST_ID_HEADER = 'X-Request-ID';
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function headerValue(event: HttpEvent, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted) return value;
+  }
+  return undefined;
+}
+
+export function requestId(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  const stamp = (request: { response: HttpResult | null; context: ServiceContext }) => {
+    if (request.response) {
+      request.response.headers = { ...request.response.headers, [REQUEST_ID_HEADER]: request.context.requestId };
+    }
+  };
+  return {
+    before: (request) => {
+      const sent = headerValue(request.event, REQUEST_ID_HEADER);
+      request.context.requestId = sent && UUID_PATTERN.test(sent) ? sent.toLowerCase() : randomUUID();
+      request.context.startedAt = performance.now();
+    },
+    after: stamp,
+    onError: stamp,
+  };
+}

@@ -1,0 +1,33 @@
+/** The shapes every function group shares: API Gateway's HTTP API v2 event in, a result out. */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2 & { headers: Record<string, string | number | boolean> };
+
+/** The Lambda context plus what the edge middlewares learn about the request. */
+export interface ServiceContext extends Context {
+  requestId: string;
+  startedAt: number;
+}
+
+/** What a route handler sees: decoded parameters, the parsed body, and the request id. */
+export interface RouteRequest {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  /** The parsed JSON body; undefined when none was sent. */
+  body: unknown;
+  headers: Record<string, string>;
+  requestId: string;
+  event: HttpEvent;
+}
+
+export interface RouteResponse {
+  statusCode: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export type RouteHandler = (request: RouteRequest) => Promise<RouteResponse>;
+
+/** A group's handlers, keyed by route key relative to the group's prefix: `"GET /chains/{chain_name}"`. */
+export type RouteHandlers = Record<string, RouteHandler>;

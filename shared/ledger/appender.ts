@@ -1,0 +1,272 @@
+/**
+ * Appending keeps every chain linear (architecture.md, "Appending").
+ *
+ * Across processes: each commit is one conditional transaction on the head the blocks were built on.
+ * A lost race hands back the new head; the blocks are rebuilt on it and retried with jittered
+ * backoff, a bounded number of times, then the caller gets a 503. Never a fork, never a gap.
+ *
+ * Within a process: one queue per chain. Whatever waits while a commit is in flight goes into the
+ * next commit together (group commit): each event still closes its own block, but several
+ * consecutive blocks share one transaction and one head condition.
+ */
+import { ChainContendedError, ChainNotFoundError } from '../errors.ts';
+import type { LedgerRepository, ProofRecord } from '../storage/ledger-repository.ts';
+import type { EventDraft } from './events.ts';
+import { sealBlock } from './hashing.ts';
+import type { Block, ChainHead } from './types.ts';
+
+/** What a Main Chain anchor block records about the Sub-Chain it proves. */
+export interface ProofClaim {
+  subChain: string;
+  headIndex: number;
+}
+
+/** One block to append: its events (one, per contract.md §2) and, for anchors, the proof claim. */
+export interface BlockDraft {
+  events: EventDraft[];
+  proof?: ProofClaim;
+}
+
+/** Rejection of an anchor whose Sub-Chain was already anchored at that head or later. */
+export class ProofSupersededError extends Error {
+  constructor(readonly subChain: string) {
+    super(`Sub-Chain '${subChain}' was already anchored at this head`);
+    this.name = 'ProofSupersededError';
+  }
+}
+
+export interface AppenderOptions {
+  maxAttempts: number;
+  /** Most blocks in one transaction (DynamoDB allows 100 items: blocks + head + proof records). */
+  batchMax: number;
+  /** Seconds since the epoch, millisecond precision. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+export interface AppenderCounters {
+  blocksAppended: number;
+  eventsAppended: number;
+  commits: number;
+  conflicts: number;
+}
+
+interface Pending {
+  draft: BlockDraft;
+  bytes: number;
+  resolve(block: Block): void;
+  reject(error: unknown): void;
+}
+
+interface ChainQueue {
+  pending: Pending[];
+  running: boolean;
+  /** The head as of this process's last commit; a stale value only costs one failed condition. */
+  head: ChainHead | undefined;
+}
+
+const MAX_TRANSACTION_ITEMS = 100;
+/** DynamoDB caps a transaction at 4 MB; stay well under it (block bodies are stored twice with indexes). */
+const MAX_BATCH_BYTES = 1_500_000;
+const BACKOFF_BASE_MS = 10;
+const BACKOFF_CAP_MS = 400;
+
+const defaultNow = () => Date.now() / 1000;
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class ChainAppender {
+  readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0 };
+  private readonly queues = new Map<string, ChainQueue>();
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(
+    private readonly repository: LedgerRepository,
+    private readonly options: AppenderOptions,
+  ) {
+    this.now = options.now ?? defaultNow;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Appends one block to a chain; resolves with the committed block. */
+  append(chainName: string, draft: BlockDraft): Promise<Block> {
+    let queue = this.queues.get(chainName);
+    if (!queue) {
+      queue = { pending: [], running: false, head: undefined };
+      this.queues.set(chainName, queue);
+    }
+    const bytes = JSON.stringify(draft.events).length + 512;
+    const promise = new Promise<Block>((resolve, reject) => queue.pending.push({ draft, bytes, resolve, reject }));
+    if (!queue.running) void this.drain(chainName, queue);
+    return promise;
+  }
+
+  /** Forgets what this process believes about a chain's head (e.g. after it was written elsewhere). */
+  forget(chainName: string): void {
+    const queue = this.queues.get(chainName);
+    if (queue) queue.head = undefined;
+  }
+
+  private async drain(chainName: string, queue: ChainQueue): Promise<void> {
+    queue.running = true;
+    try {
+      while (queue.pending.length > 0) {
+        const batch = this.takeBatch(queue);
+        try {
+          await this.commitBatch(chainName, queue, batch);
+        } catch (error) {
+          // Nothing may wait forever: an unexpected failure answers the whole batch.
+          queue.head = undefined;
+          for (const p of batch) p.reject(error);
+        }
+      }
+    } finally {
+      queue.running = false;
+      if (queue.pending.length === 0 && queue.head === undefined) this.queues.delete(chainName);
+    }
+  }
+
+  private takeBatch(queue: ChainQueue): Pending[] {
+    const batch: Pending[] = [];
+    let items = 1; // the head update
+    let bytes = 0;
+    while (queue.pending.length > 0 && batch.length < this.options.batchMax) {
+      const next = queue.pending[0]!;
+      const nextItems = next.draft.proof ? 2 : 1;
+      if (batch.length > 0 && (items + nextItems > MAX_TRANSACTION_ITEMS || bytes + next.bytes > MAX_BATCH_BYTES)) break;
+      batch.push(queue.pending.shift()!);
+      items += nextItems;
+      bytes += next.bytes;
+    }
+    return batch;
+  }
+
+  private async commitBatch(chainName: string, queue: ChainQueue, batch: Pending[]): Promise<void> {
+    let attempt = 0;
+    while (batch.length > 0) {
+      attempt += 1;
+      if (attempt > this.options.maxAttempts) {
+        const error = new ChainContendedError(chainName, this.options.maxAttempts);
+        for (const p of batch) p.reject(error);
+        return;
+      }
+      try {
+        queue.head ??= await this.repository.getHead(chainName);
+      } catch (error) {
+        for (const p of batch) p.reject(error);
+        return;
+      }
+      const head = queue.head;
+      if (!head) {
+        const error = new ChainNotFoundError(chainName);
+        for (const p of batch) p.reject(error);
+        return;
+      }
+
+      const blocks = this.buildBlocks(chainName, head, batch);
+      const proofRecords: ProofRecord[] = [];
+      batch.forEach((p, position) => {
+        if (p.draft.proof) {
+          proofRecords.push({
+            blockPosition: position,
+            subChain: p.draft.proof.subChain,
+            headIndex: p.draft.proof.headIndex,
+            proofId: `${p.draft.proof.subChain}_${blocks[position]!.index}`,
+          });
+        }
+      });
+
+      let result;
+      try {
+        result = await this.repository.commitBlocks({
+          chainName,
+          expectedHeadIndex: head.headIndex,
+          blocks,
+          proofRecords,
+        });
+      } catch (error) {
+        // The outcome is unknown (a timeout may still have committed): re-read the head next time.
+        queue.head = undefined;
+        for (const p of batch) p.reject(error);
+        return;
+      }
+
+      switch (result.status) {
+        case 'committed': {
+          const last = blocks[blocks.length - 1]!;
+          const events = blocks.reduce((n, b) => n + b.events.length, 0);
+          queue.head = {
+            ...head,
+            headIndex: last.index,
+            headHash: last.hash,
+            eventCount: head.eventCount + events,
+            proofCount: head.proofCount + proofRecords.length,
+          };
+          this.counters.commits += 1;
+          this.counters.blocksAppended += blocks.length;
+          this.counters.eventsAppended += events;
+          batch.forEach((p, i) => p.resolve(blocks[i]!));
+          return;
+        }
+        case 'head-moved':
+          this.counters.conflicts += 1;
+          queue.head = result.head;
+          await this.backoff(attempt);
+          break;
+        case 'conflict':
+          this.counters.conflicts += 1;
+          queue.head = undefined;
+          await this.backoff(attempt);
+          break;
+        case 'proof-stale': {
+          // Not contention: that one anchor is redundant. Answer it, retry the others at once.
+          const [stale] = batch.splice(result.blockPosition, 1);
+          stale?.reject(new ProofSupersededError(stale.draft.proof?.subChain ?? ''));
+          attempt -= 1;
+          break;
+        }
+      }
+    }
+  }
+
+  private buildBlocks(chainName: string, head: ChainHead, batch: Pending[]): Block[] {
+    const blocks: Block[] = [];
+    let previousHash = head.headHash;
+    let index = head.headIndex;
+    for (const pending of batch) {
+      index += 1;
+      const timestamp = Math.round(this.now() * 1000) / 1000;
+      const block = sealBlock({
+        index,
+        chain_name: chainName,
+        timestamp,
+        previous_hash: previousHash,
+        events: pending.draft.events.map((event, position) => ({
+          event_id: `${chainName}_${index}_${position}`,
+          chain_name: chainName,
+          block_index: index,
+          entity_id: event.entity_id,
+          event_type: event.event_type,
+          details: event.details,
+          details_cid: event.details_cid,
+          details_nonce: event.details_nonce,
+          details_metadata: event.details_metadata,
+          timestamp,
+          is_offchain: event.is_offchain,
+        })),
+      });
+      blocks.push(block);
+      previousHash = block.hash;
+    }
+    return blocks;
+  }
+
+  /** Full jitter: a random wait up to an exponentially growing cap. */
+  private backoff(attempt: number): Promise<void> {
+    const cap = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+    return this.sleep(Math.floor(this.random() * cap));
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * EventRequest (service-spec.md) and its rules from contract.md §2: `event` is an alias of
+ * `event_type` (both with different values is 422); a missing `details` becomes `{}`; a `details_cid`
+ * marks the event off-chain and then `details` stays `{}` on chain.
+ */
+import { z } from 'zod';
+import { UnprocessableError } from '../errors.ts';
+import { parseInput } from '../validation.ts';
+import { canonicalJson } from './hashing.ts';
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const eventRequestSchema = z
+  .object({
+    entity_id: z.string().min(1).max(256),
+    event_type: z.string().min(1).max(128).optional(),
+    event: z.string().min(1).max(128).optional(),
+    details: jsonObject.nullish(),
+    details_cid: z.string().min(1).max(256).nullish(),
+    details_nonce: z.string().min(1).max(256).nullish(),
+    details_metadata: jsonObject.nullish(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.event_type === undefined && value.event === undefined) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['event_type'], message: 'Required' });
+    }
+    if (value.event_type !== undefined && value.event !== undefined && value.event_type !== value.event) {
+      ctx.addIssue({ code: 'custom', path: ['event'], message: "'event' is an alias of 'event_type'; they differ" });
+    }
+    if (value.details_cid && value.details && Object.keys(value.details).length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['details'],
+        message: 'Send either details (on chain) or details_cid (off chain), not both',
+      });
+    }
+  });
+
+/** A validated event, before the ledger gives it a place (id, block, timestamp). */
+export interface EventDraft {
+  entity_id: string;
+  event_type: string;
+  details: Record<string, unknown>;
+  details_cid: string | null;
+  details_nonce: string | null;
+  details_metadata: Record<string, unknown> | null;
+  is_offchain: boolean;
+}
+
+/** Validates a request body into an EventDraft, or throws the contract's 422. */
+export function parseEventRequest(body: unknown): EventDraft {
+  const input = parseInput(eventRequestSchema, body, 'body');
+  const offchain = Boolean(input.details_cid);
+  const draft: EventDraft = {
+    entity_id: input.entity_id,
+    event_type: (input.event_type ?? input.event)!,
+    details: offchain ? {} : (input.details ?? {}),
+    details_cid: input.details_cid ?? null,
+    details_nonce: input.details_nonce ?? null,
+    details_metadata: input.details_metadata ?? null,
+    is_offchain: offchain,
+  };
+  try {
+    canonicalJson(draft);
+  } catch (error) {
+    // e.g. a lone UTF-16 surrogate from a "\ud800" escape: JSON allows it, canonical JSON cannot hash it.
+    throw new UnprocessableError(`The event cannot be hashed: ${(error as Error).message}`);
+  }
+  return draft;
+}

@@ -1,0 +1,71 @@
+/**
+ * Block hashing, exactly as contract.md §2 says: `hash` = lowercase hex SHA-256 of the RFC 8785 (JCS)
+ * canonical JSON of the block without its `hash` field. Any client can recompute it.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { Block, UnhashedBlock } from './types.ts';
+
+/** 64 zeros: the `previous_hash` of every genesis block. */
+export const ZERO_HASH = '0'.repeat(64);
+
+/** A 64-character lowercase hex SHA-256 digest. */
+export const HASH_PATTERN = /^[0-9a-f]{64}$/;
+
+/**
+ * RFC 8785 canonical JSON of a value. Throws `TypeError` for values JSON cannot carry faithfully
+ * (NaN, Infinity, lone surrogates, cycles) so that nothing unhashable reaches a chain.
+ */
+export function canonicalJson(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = canonicalize(value);
+  } catch (error) {
+    throw new TypeError(`value has no canonical JSON form: ${(error as Error).message}`);
+  }
+  if (text === undefined) throw new TypeError('value has no canonical JSON form');
+  return text;
+}
+
+/** Lowercase hex SHA-256 of a UTF-8 string. */
+export function sha256Hex(text: string | Uint8Array): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The hash of a block: SHA-256 over the JCS form of every field but `hash`. */
+export function hashBlock(block: UnhashedBlock | Block): string {
+  const { hash: _ignored, ...unhashed } = block as Block;
+  return sha256Hex(canonicalJson(unhashed));
+}
+
+/** Seals a block: computes and attaches its hash. */
+export function sealBlock(block: UnhashedBlock): Block {
+  return inContractOrder({ ...block, hash: hashBlock(block) });
+}
+
+/**
+ * The same block with its fields in the order contract.md §2 shows them, for people reading answers.
+ * Key order never changes the hash: canonical JSON sorts keys.
+ */
+export function inContractOrder(block: Block): Block {
+  return {
+    index: block.index,
+    chain_name: block.chain_name,
+    timestamp: block.timestamp,
+    previous_hash: block.previous_hash,
+    hash: block.hash,
+    events: block.events.map((e) => ({
+      event_id: e.event_id,
+      chain_name: e.chain_name,
+      block_index: e.block_index,
+      entity_id: e.entity_id,
+      event_type: e.event_type,
+      details: e.details,
+      details_cid: e.details_cid,
+      details_nonce: e.details_nonce,
+      details_metadata: e.details_metadata,
+      timestamp: e.timestamp,
+      is_offchain: e.is_offchain,
+    })),
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * The ledger group's domain: chains, blocks, events, proofs and traces (service-spec.md, contract.md
+ * §2–§3). Handlers call these functions; they validate their own input and throw typed errors.
+ */
+import {
+  BadRequestError,
+  BlockNotFoundError,
+  ChainExistsError,
+  ChainNotFoundError,
+  UnprocessableError,
+  ValidationError,
+} from '../errors.ts';
+import type { LedgerRepository } from '../storage/ledger-repository.ts';
+import { ChainAppender, ProofSupersededError } from './appender.ts';
+import type { EventDraft } from './events.ts';
+import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
+import { blockHashesRoot } from './merkle.ts';
+import { MAIN_CHAIN, assertCreatableSubChainName, isWellFormedChainName } from './names.ts';
+import type {
+  Block,
+  BlocksPage,
+  ChainHead,
+  ChainInfo,
+  ChainKind,
+  ChainStats,
+  EntityTrace,
+  LedgerEvent,
+  ProofDetails,
+} from './types.ts';
+
+/** The event type of a Main Chain anchor (contract.md §3). */
+export const PROOF_EVENT_TYPE = 'sub_chain_proof';
+
+/**
+ * Largest event kept on chain. DynamoDB items stop at 400 KB and a block is stored with its indexes;
+ * larger payloads belong off chain (contract.md §4).
+ */
+export const MAX_ONCHAIN_EVENT_BYTES = 300_000;
+
+export type BlockAddress = { kind: 'index'; index: number } | { kind: 'hash'; hash: string };
+
+/** "42" → index 42; 64 hex characters → that hash; anything else is the contract's 422. */
+export function parseBlockAddress(raw: string): BlockAddress {
+  if (/^\d{1,15}$/.test(raw)) return { kind: 'index', index: Number(raw) };
+  if (HASH_PATTERN.test(raw.toLowerCase())) return { kind: 'hash', hash: raw.toLowerCase() };
+  throw ValidationError.single(
+    ['path', 'index_or_hash'],
+    'Expected a block index (digits) or a block hash (64 hex characters)',
+  );
+}
+
+export interface AppendResult {
+  event_id: string;
+  block: Block;
+}
+
+export interface ProofResult {
+  proof_id: string;
+  /** false when nothing was added since the last proof and the existing proof is answered. */
+  created: boolean;
+  details: ProofDetails | null;
+}
+
+export interface Ledger {
+  listChains(): Promise<ChainInfo[]>;
+  createSubChain(name: string): Promise<{ chain_name: string; created_main: boolean }>;
+  getStats(chainName: string): Promise<ChainStats>;
+  listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean }): Promise<BlocksPage>;
+  getBlock(chainName: string, address: BlockAddress): Promise<Block>;
+  appendEvent(chainName: string, draft: EventDraft): Promise<AppendResult>;
+  submitProof(chainName: string): Promise<ProofResult>;
+  traceEntity(entityId: string, chainName?: string): Promise<EntityTrace>;
+}
+
+export interface LedgerOptions {
+  repository: LedgerRepository;
+  appender: ChainAppender;
+  /** Seconds since the epoch. */
+  now?: () => number;
+}
+
+function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
+  const timestamp = Math.round(now * 1000) / 1000;
+  const genesis = sealBlock({ index: 0, chain_name: name, timestamp, previous_hash: ZERO_HASH, events: [] });
+  return {
+    genesis,
+    head: {
+      chainName: name,
+      kind,
+      headIndex: 0,
+      headHash: genesis.hash,
+      eventCount: 0,
+      proofCount: 0,
+      lastProofHeadIndex: null,
+      lastProofId: null,
+      createdAt: timestamp,
+    },
+  };
+}
+
+function chainInfo(head: ChainHead): ChainInfo {
+  return { name: head.chainName, type: head.kind, block_count: head.headIndex + 1, latest_block_hash: head.headHash };
+}
+
+export function createLedger({ repository, appender, now = () => Date.now() / 1000 }: LedgerOptions): Ledger {
+  async function requireHead(chainName: string): Promise<ChainHead> {
+    if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+    const head = await repository.getHead(chainName);
+    if (!head) throw new ChainNotFoundError(chainName);
+    return head;
+  }
+
+  return {
+    async listChains() {
+      return (await repository.listHeads()).map(chainInfo);
+    },
+
+    async createSubChain(name) {
+      assertCreatableSubChainName(name);
+      // The Main Chain comes into being with the first Sub-Chain, in the same transaction.
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const mainExists = (await repository.getHead(MAIN_CHAIN)) !== undefined;
+        const chains = mainExists
+          ? [newChain(name, 'sub', now())]
+          : [newChain(MAIN_CHAIN, 'main', now()), newChain(name, 'sub', now())];
+        const result = await repository.createChains(chains);
+        if (result.status === 'created') return { chain_name: name, created_main: !mainExists };
+        if (result.chainNames.includes(name)) throw new ChainExistsError(name);
+        // Another request created the Main Chain meanwhile: try again without it.
+      }
+      throw new ChainExistsError(name);
+    },
+
+    async getStats(chainName) {
+      const head = await requireHead(chainName);
+      const isMain = head.kind === 'main';
+      return {
+        chain_name: head.chainName,
+        total_blocks: head.headIndex + 1,
+        total_events: head.eventCount,
+        proof_count: head.proofCount,
+        registered_sub_chains: isMain ? await repository.countSubChains() : null,
+      };
+    },
+
+    async listBlocks(chainName, { limit, offset, descending }) {
+      const head = await requireHead(chainName);
+      const total = head.headIndex + 1;
+      let blocks: Block[] = [];
+      if (offset < total) {
+        // Indices are consecutive, so a page is an index range: no scan past the offset.
+        const [from, to] = descending
+          ? [Math.max(0, total - offset - limit), total - 1 - offset]
+          : [offset, Math.min(total - 1, offset + limit - 1)];
+        blocks = await repository.getBlockRange(chainName, from, to, descending);
+      }
+      return { chain_name: head.chainName, total, limit, offset, blocks };
+    },
+
+    async getBlock(chainName, address) {
+      await requireHead(chainName);
+      const block =
+        address.kind === 'index'
+          ? await repository.getBlock(chainName, address.index)
+          : await repository.findBlockByHash(chainName, address.hash);
+      if (!block) throw new BlockNotFoundError(chainName, address.kind === 'index' ? address.index : address.hash);
+      return block;
+    },
+
+    async appendEvent(chainName, draft) {
+      if (chainName === MAIN_CHAIN) {
+        throw new BadRequestError('The Main Chain holds only proofs; add events to a Sub-Chain');
+      }
+      if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+      const size = Buffer.byteLength(canonicalJson(draft));
+      if (size > MAX_ONCHAIN_EVENT_BYTES) {
+        throw new UnprocessableError(
+          `The event is ${size} bytes; events larger than ${MAX_ONCHAIN_EVENT_BYTES} bytes cannot be kept on chain`,
+        );
+      }
+      const block = await appender.append(chainName, { events: [draft] });
+      return { event_id: block.events[0]!.event_id, block };
+    },
+
+    async submitProof(chainName) {
+      if (chainName === MAIN_CHAIN) {
+        throw new BadRequestError('The Main Chain cannot anchor itself; submit proofs of Sub-Chains');
+      }
+      const head = await requireHead(chainName);
+      if (head.lastProofId !== null && head.lastProofHeadIndex === head.headIndex) {
+        return { proof_id: head.lastProofId, created: false, details: null };
+      }
+      const hashes = await repository.listBlockHashes(chainName, head.headIndex);
+      if (hashes.length !== head.headIndex + 1 || hashes[head.headIndex] !== head.headHash) {
+        throw new Error(`chain '${chainName}' is inconsistent: head ${head.headIndex} but ${hashes.length} blocks`);
+      }
+      const details: ProofDetails = {
+        sub_chain: chainName,
+        head_index: head.headIndex,
+        head_hash: head.headHash,
+        tree_size: hashes.length,
+        merkle_root: blockHashesRoot(hashes),
+      };
+      try {
+        const block = await appender.append(MAIN_CHAIN, {
+          events: [
+            {
+              entity_id: chainName,
+              event_type: PROOF_EVENT_TYPE,
+              details: { ...details },
+              details_cid: null,
+              details_nonce: null,
+              details_metadata: null,
+              is_offchain: false,
+            },
+          ],
+          proof: { subChain: chainName, headIndex: head.headIndex },
+        });
+        return { proof_id: `${chainName}_${block.index}`, created: true, details };
+      } catch (error) {
+        if (!(error instanceof ProofSupersededError)) throw error;
+        // A concurrent request anchored this head (or a later one) first: answer that proof.
+        const now = await requireHead(chainName);
+        return { proof_id: now.lastProofId ?? '', created: false, details: null };
+      }
+    },
+
+    async traceEntity(entityId, chainName) {
+      if (chainName !== undefined) await requireHead(chainName);
+      const blocks = await repository.queryEntityBlocks(entityId);
+      const events: LedgerEvent[] = [];
+      const chains: string[] = [];
+      for (const block of blocks) {
+        if (chainName !== undefined && block.chain_name !== chainName) continue;
+        for (const event of block.events) {
+          if (event.entity_id !== entityId) continue;
+          events.push(event);
+          if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
+        }
+      }
+      return { entity_id: entityId, chains, events };
+    },
+  };
+}

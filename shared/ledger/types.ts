@@ -1,0 +1,88 @@
+/**
+ * The shapes of contract.md §2, as stored on chain and as answered. snake_case, because these are the
+ * wire format and the hashed form at once.
+ */
+
+export type ChainKind = 'main' | 'sub';
+
+/** An event inside a block, exactly as hashed and stored. */
+export interface LedgerEvent {
+  event_id: string;
+  chain_name: string;
+  block_index: number;
+  entity_id: string;
+  event_type: string;
+  details: Record<string, unknown>;
+  details_cid: string | null;
+  details_nonce: string | null;
+  details_metadata: Record<string, unknown> | null;
+  /** Seconds since the epoch, millisecond precision, set by the server. */
+  timestamp: number;
+  is_offchain: boolean;
+}
+
+export interface UnhashedBlock {
+  index: number;
+  chain_name: string;
+  timestamp: number;
+  previous_hash: string;
+  events: LedgerEvent[];
+}
+
+export interface Block extends UnhashedBlock {
+  hash: string;
+}
+
+/** What the head record of a chain says about it. */
+export interface ChainHead {
+  chainName: string;
+  kind: ChainKind;
+  headIndex: number;
+  headHash: string;
+  eventCount: number;
+  /** Sub-Chains: proofs anchored so far; Main Chain: anchor blocks held. */
+  proofCount: number;
+  /** Sub-Chains: the head index covered by the latest proof, if any. */
+  lastProofHeadIndex: number | null;
+  lastProofId: string | null;
+  createdAt: number;
+}
+
+/** The client-facing summary (ChainInfoResponse). */
+export interface ChainInfo {
+  name: string;
+  type: ChainKind;
+  block_count: number;
+  latest_block_hash: string | null;
+}
+
+export interface ChainStats {
+  chain_name: string;
+  total_blocks: number;
+  total_events: number;
+  proof_count: number | null;
+  registered_sub_chains: number | null;
+}
+
+export interface BlocksPage {
+  chain_name: string;
+  total: number;
+  limit: number;
+  offset: number;
+  blocks: Block[];
+}
+
+export interface EntityTrace {
+  entity_id: string;
+  chains: string[];
+  events: LedgerEvent[];
+}
+
+/** The `details` of a Main Chain anchor event (contract.md §3). */
+export interface ProofDetails {
+  sub_chain: string;
+  head_index: number;
+  head_hash: string;
+  tree_size: number;
+  merkle_root: string;
+}

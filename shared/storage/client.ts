@@ -1,0 +1,35 @@
+/**
+ * The one DynamoDB client of a process. The same code talks to AWS, LocalStack and DynamoDB Local;
+ * only the endpoint differs.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+export interface DynamoClientOptions {
+  region: string;
+  /** Set for DynamoDB Local and LocalStack; unset for AWS. */
+  endpoint?: string | undefined;
+}
+
+/** The low-level client (table administration, waiters). */
+export function createDynamoBaseClient(options: DynamoClientOptions): DynamoDBClient {
+  const local = options.endpoint !== undefined;
+  return new DynamoDBClient({
+    region: options.region,
+    ...(local ? { endpoint: options.endpoint } : {}),
+    // A local endpoint needs some credentials but checks none; real ones still win when present.
+    ...(local && !process.env.AWS_ACCESS_KEY_ID
+      ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+    maxAttempts: 3,
+    // Fail fast when DynamoDB is unreachable, so the client gets a 503 rather than a hung request.
+    requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+  });
+}
+
+/** The document client repositories use: plain JavaScript values in and out. */
+export function createDynamoClient(options: DynamoClientOptions): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(createDynamoBaseClient(options), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * Every DynamoDB key and index attribute of the ledger table, built by pure functions in one place
+ * (the way transparency-dev/tessera keeps its layout in one file). Unit-tested in test/unit/keys.test.ts.
+ *
+ * ledger table
+ *   chain head   pk = CHAIN#<name>   sk = HEAD
+ *   block        pk = CHAIN#<name>   sk = BLOCK#<index, 12 digits>
+ *   by-hash GSI  gsi_hash = <block hash>                          (blocks)
+ *   by-entity GSI gsi_entity_pk = ENTITY#<entity id>,
+ *                 gsi_entity_sk = <ms, 15 digits>#<chain>#<index, 12 digits>   (event blocks)
+ *   chains GSI   gsi_chains_pk = CHAINS, gsi_chains_sk = 0#main | 1#<sub name>  (heads)
+ */
+import type { ChainKind } from '../ledger/types.ts';
+
+export const INDEX_DIGITS = 12;
+const TIMESTAMP_MS_DIGITS = 15;
+
+export const HEAD_SK = 'HEAD';
+export const BLOCK_SK_PREFIX = 'BLOCK#';
+export const CHAINS_PARTITION = 'CHAINS';
+
+export const LEDGER_INDEXES = {
+  byHash: 'by-hash',
+  byEntity: 'by-entity',
+  chains: 'chains',
+} as const;
+
+export function chainPk(chainName: string): string {
+  return `CHAIN#${chainName}`;
+}
+
+/** Block sort key; zero-padded so that key order is index order. */
+export function blockSk(index: number): string {
+  if (!Number.isSafeInteger(index) || index < 0 || index >= 10 ** INDEX_DIGITS) {
+    throw new RangeError(`block index out of range: ${index}`);
+  }
+  return `${BLOCK_SK_PREFIX}${String(index).padStart(INDEX_DIGITS, '0')}`;
+}
+
+export function indexFromBlockSk(sk: string): number {
+  if (!sk.startsWith(BLOCK_SK_PREFIX)) throw new RangeError(`not a block key: ${sk}`);
+  return Number(sk.slice(BLOCK_SK_PREFIX.length));
+}
+
+export function entityPk(entityId: string): string {
+  return `ENTITY#${entityId}`;
+}
+
+/** Sorts an entity's events by time, then chain, then index: the trace order of contract.md §2. */
+export function entitySk(timestampSeconds: number, chainName: string, index: number): string {
+  const ms = Math.round(timestampSeconds * 1000);
+  return `${String(ms).padStart(TIMESTAMP_MS_DIGITS, '0')}#${chainName}#${String(index).padStart(INDEX_DIGITS, '0')}`;
+}
+
+/** Main Chain first, then Sub-Chains by name: the listing order of contract.md §2. */
+export function chainsSk(kind: ChainKind, chainName: string): string {
+  return kind === 'main' ? `0#${chainName}` : `1#${chainName}`;
+}
+
+export const SUB_CHAINS_SK_PREFIX = '1#';

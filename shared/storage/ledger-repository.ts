@@ -1,0 +1,383 @@
+/**
+ * The only module that speaks DynamoDB for chains and blocks. Stateless; the client and table name
+ * are injected (ElectroDB's `createXRepository({ client, table })` shape).
+ *
+ * A block is stored with its exact canonical JSON (`block_json`): what was hashed is what is read
+ * back, byte for byte, whatever DynamoDB does to numbers, empty maps or deep nesting.
+ */
+import {
+  DescribeTableCommand,
+  TransactionCanceledException,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
+import {
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
+import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
+import { translateStorageError } from './errors.ts';
+import {
+  CHAINS_PARTITION,
+  HEAD_SK,
+  LEDGER_INDEXES,
+  SUB_CHAINS_SK_PREFIX,
+  blockSk,
+  chainPk,
+  chainsSk,
+  entityPk,
+  entitySk,
+} from './keys.ts';
+
+/** A new chain: its head record and its genesis block, written together. */
+export interface NewChain {
+  head: ChainHead;
+  genesis: Block;
+}
+
+/** Marks a Sub-Chain as anchored by a Main Chain block, inside the same transaction as that block. */
+export interface ProofRecord {
+  /** Position of the anchoring block within `BlockCommit.blocks`. */
+  blockPosition: number;
+  subChain: string;
+  /** Sub-Chain head index covered by the proof. */
+  headIndex: number;
+  proofId: string;
+}
+
+/** Consecutive blocks appended to one chain in one transaction. */
+export interface BlockCommit {
+  chainName: string;
+  /** The head index the blocks were built on; the commit fails if the head moved. */
+  expectedHeadIndex: number;
+  blocks: Block[];
+  proofRecords?: ProofRecord[];
+}
+
+export type CommitResult =
+  | { status: 'committed' }
+  /** Another writer moved the head; `head` is the head now (undefined if the chain vanished). */
+  | { status: 'head-moved'; head: ChainHead | undefined }
+  /** A proof record's condition failed: that Sub-Chain was already anchored at this head or later. */
+  | { status: 'proof-stale'; blockPosition: number }
+  /** DynamoDB refused a concurrent transaction on the same items; retrying is right. */
+  | { status: 'conflict' };
+
+export type CreateChainsResult = { status: 'created' } | { status: 'exists'; chainNames: string[] };
+
+export interface LedgerRepository {
+  /** The head of a chain, read strongly consistent; undefined when the chain does not exist. */
+  getHead(chainName: string): Promise<ChainHead | undefined>;
+  /** Every chain head, Main Chain first, then Sub-Chains by name. */
+  listHeads(): Promise<ChainHead[]>;
+  countSubChains(): Promise<number>;
+  /** Writes all the chains or none; `exists` names the chains that were already there. */
+  createChains(chains: NewChain[]): Promise<CreateChainsResult>;
+  /** Appends blocks on the expected head in one conditional transaction. */
+  commitBlocks(commit: BlockCommit): Promise<CommitResult>;
+  getBlock(chainName: string, index: number): Promise<Block | undefined>;
+  /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */
+  findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
+  /** Blocks with indices in [from, to], ascending or descending. */
+  getBlockRange(chainName: string, from: number, to: number, descending: boolean): Promise<Block[]>;
+  /** The hashes of blocks 0…toIndex, in index order. */
+  listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
+  /** Every block holding an event of the entity, in trace order (time, chain, index). */
+  queryEntityBlocks(entityId: string): Promise<Block[]>;
+  /** Throws when the table cannot be reached. */
+  ping(): Promise<void>;
+}
+
+export interface LedgerRepositoryOptions {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+}
+
+type Item = Record<string, unknown>;
+
+const conditions = {
+  itemDoesNotExist: 'attribute_not_exists(pk)',
+  headIsAt: 'head_index = :expected',
+  proofIsNewer: 'attribute_not_exists(last_proof_head_index) OR last_proof_head_index < :proven',
+} as const;
+
+function headItem(head: ChainHead): Item {
+  return {
+    pk: chainPk(head.chainName),
+    sk: HEAD_SK,
+    chain_name: head.chainName,
+    kind: head.kind,
+    head_index: head.headIndex,
+    head_hash: head.headHash,
+    event_count: head.eventCount,
+    proof_count: head.proofCount,
+    created_at: head.createdAt,
+    gsi_chains_pk: CHAINS_PARTITION,
+    gsi_chains_sk: chainsSk(head.kind, head.chainName),
+  };
+}
+
+function headFromItem(item: Item): ChainHead {
+  return {
+    chainName: String(item.chain_name),
+    kind: item.kind as ChainKind,
+    headIndex: Number(item.head_index),
+    headHash: String(item.head_hash),
+    eventCount: Number(item.event_count ?? 0),
+    proofCount: Number(item.proof_count ?? 0),
+    lastProofHeadIndex: item.last_proof_head_index === undefined ? null : Number(item.last_proof_head_index),
+    lastProofId: item.last_proof_id === undefined ? null : String(item.last_proof_id),
+    createdAt: Number(item.created_at ?? 0),
+  };
+}
+
+function blockItem(block: Block): Item {
+  const item: Item = {
+    pk: chainPk(block.chain_name),
+    sk: blockSk(block.index),
+    chain_name: block.chain_name,
+    index: block.index,
+    hash: block.hash,
+    previous_hash: block.previous_hash,
+    timestamp: block.timestamp,
+    event_count: block.events.length,
+    block_json: canonicalJson(block),
+    gsi_hash: block.hash,
+  };
+  // One event closes one block (contract.md §2), so a block belongs to at most one entity's trace.
+  const [first] = block.events;
+  if (first) {
+    item.gsi_entity_pk = entityPk(first.entity_id);
+    item.gsi_entity_sk = entitySk(block.timestamp, block.chain_name, block.index);
+  }
+  return item;
+}
+
+function blockFromItem(item: Item): Block {
+  return inContractOrder(JSON.parse(String(item.block_json)) as Block);
+}
+
+export function createLedgerRepository({ client, tableName }: LedgerRepositoryOptions): LedgerRepository {
+  async function send<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw translateStorageError(error);
+    }
+  }
+
+  /** Runs a query to the end, following LastEvaluatedKey. */
+  async function queryAll(input: QueryCommandInput): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await send(() =>
+        client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })),
+      );
+      items.push(...((page.Items ?? []) as Item[]));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  const repository: LedgerRepository = {
+    async getHead(chainName) {
+      const out = await send(() =>
+        client.send(
+          new GetCommand({
+            TableName: tableName,
+            Key: { pk: chainPk(chainName), sk: HEAD_SK },
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      return out.Item ? headFromItem(out.Item) : undefined;
+    },
+
+    async listHeads() {
+      const items = await queryAll({
+        TableName: tableName,
+        IndexName: LEDGER_INDEXES.chains,
+        KeyConditionExpression: 'gsi_chains_pk = :p',
+        ExpressionAttributeValues: { ':p': CHAINS_PARTITION },
+      });
+      return items.map(headFromItem);
+    },
+
+    async countSubChains() {
+      let count = 0;
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await send(() =>
+          client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: LEDGER_INDEXES.chains,
+              KeyConditionExpression: 'gsi_chains_pk = :p AND begins_with(gsi_chains_sk, :sub)',
+              ExpressionAttributeValues: { ':p': CHAINS_PARTITION, ':sub': SUB_CHAINS_SK_PREFIX },
+              Select: 'COUNT',
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        count += page.Count ?? 0;
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return count;
+    },
+
+    async createChains(chains) {
+      const transactItems = chains.flatMap(({ head, genesis }) => [
+        { Put: { TableName: tableName, Item: headItem(head), ConditionExpression: conditions.itemDoesNotExist } },
+        { Put: { TableName: tableName, Item: blockItem(genesis), ConditionExpression: conditions.itemDoesNotExist } },
+      ]);
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transactItems }));
+        return { status: 'created' };
+      } catch (error) {
+        if (error instanceof TransactionCanceledException) {
+          const reasons = error.CancellationReasons ?? [];
+          const existing = chains
+            .filter((_, i) => reasons[i * 2]?.Code === 'ConditionalCheckFailed')
+            .map((c) => c.head.chainName);
+          if (existing.length > 0) return { status: 'exists', chainNames: existing };
+        }
+        throw translateStorageError(error);
+      }
+    },
+
+    async commitBlocks(commit) {
+      const { chainName, expectedHeadIndex, blocks } = commit;
+      const last = blocks[blocks.length - 1];
+      if (!last) return { status: 'committed' };
+      const events = blocks.reduce((n, b) => n + b.events.length, 0);
+      const proofRecords = commit.proofRecords ?? [];
+      const transactItems: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
+        {
+          Update: {
+            TableName: tableName,
+            Key: { pk: chainPk(chainName), sk: HEAD_SK },
+            UpdateExpression:
+              'SET head_index = :index, head_hash = :hash, event_count = event_count + :events, proof_count = proof_count + :proofs',
+            ConditionExpression: conditions.headIsAt,
+            ExpressionAttributeValues: {
+              ':index': last.index,
+              ':hash': last.hash,
+              ':events': events,
+              ':proofs': proofRecords.length,
+              ':expected': expectedHeadIndex,
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        ...blocks.map((block) => ({
+          Put: { TableName: tableName, Item: blockItem(block), ConditionExpression: conditions.itemDoesNotExist },
+        })),
+        ...proofRecords.map((record) => ({
+          Update: {
+            TableName: tableName,
+            Key: { pk: chainPk(record.subChain), sk: HEAD_SK },
+            UpdateExpression:
+              'SET last_proof_head_index = :proven, last_proof_id = :proof, proof_count = proof_count + :one',
+            ConditionExpression: `attribute_exists(pk) AND (${conditions.proofIsNewer})`,
+            ExpressionAttributeValues: { ':proven': record.headIndex, ':proof': record.proofId, ':one': 1 },
+          },
+        })),
+      ];
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transactItems }));
+        return { status: 'committed' };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw translateStorageError(error);
+        const reasons = error.CancellationReasons ?? [];
+        const headReason = reasons[0];
+        if (headReason?.Code === 'ConditionalCheckFailed') {
+          const item = headReason.Item as Record<string, AttributeValue> | undefined;
+          return { status: 'head-moved', head: item ? headFromItem(unmarshall(item)) : undefined };
+        }
+        // A block key already taken means another writer got there first: the head moved too.
+        if (reasons.slice(1, 1 + blocks.length).some((r) => r.Code === 'ConditionalCheckFailed')) {
+          return { status: 'head-moved', head: await repository.getHead(chainName) };
+        }
+        const proofOffset = 1 + blocks.length;
+        const staleProof = proofRecords.findIndex(
+          (_, i) => reasons[proofOffset + i]?.Code === 'ConditionalCheckFailed',
+        );
+        if (staleProof >= 0) return { status: 'proof-stale', blockPosition: proofRecords[staleProof]!.blockPosition };
+        if (reasons.some((r) => r.Code === 'TransactionConflict')) return { status: 'conflict' };
+        throw translateStorageError(error);
+      }
+    },
+
+    async getBlock(chainName, index) {
+      const out = await send(() =>
+        client.send(
+          new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: blockSk(index) } }),
+        ),
+      );
+      return out.Item ? blockFromItem(out.Item) : undefined;
+    },
+
+    async findBlockByHash(chainName, hash) {
+      const out = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: LEDGER_INDEXES.byHash,
+            KeyConditionExpression: 'gsi_hash = :h',
+            ExpressionAttributeValues: { ':h': hash },
+          }),
+        ),
+      );
+      const onChain = (out.Items ?? []).find((item) => item.pk === chainPk(chainName));
+      if (!onChain) return undefined;
+      const block = await send(() =>
+        client.send(new GetCommand({ TableName: tableName, Key: { pk: onChain.pk, sk: onChain.sk } })),
+      );
+      return block.Item ? blockFromItem(block.Item) : undefined;
+    },
+
+    async getBlockRange(chainName, from, to, descending) {
+      if (to < from) return [];
+      const items = await queryAll({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': chainPk(chainName), ':from': blockSk(from), ':to': blockSk(to) },
+        ScanIndexForward: !descending,
+      });
+      return items.map(blockFromItem);
+    },
+
+    async listBlockHashes(chainName, toIndex) {
+      const items = await queryAll({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': chainPk(chainName), ':from': blockSk(0), ':to': blockSk(toIndex) },
+        ProjectionExpression: '#hash',
+        ExpressionAttributeNames: { '#hash': 'hash' },
+        ConsistentRead: true,
+      });
+      return items.map((item) => String(item.hash));
+    },
+
+    async queryEntityBlocks(entityId) {
+      const items = await queryAll({
+        TableName: tableName,
+        IndexName: LEDGER_INDEXES.byEntity,
+        KeyConditionExpression: 'gsi_entity_pk = :e',
+        ExpressionAttributeValues: { ':e': entityPk(entityId) },
+      });
+      return items.map(blockFromItem);
+    },
+
+    async ping() {
+      await send(() => client.send(new DescribeTableCommand({ TableName: tableName })));
+    },
+  };
+  return repository;
+}
+

@@ -1,0 +1,81 @@
+/**
+ * zod → contract.md §1: validation failures become a 422 with FastAPI-style `detail` entries
+ * (`loc`, `msg`, `type`), so clients of the original service keep working.
+ */
+import { z } from 'zod';
+import { ValidationError, type ValidationIssue } from './errors.ts';
+
+export type Location = 'body' | 'query' | 'path';
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'string_type',
+  number: 'float_type',
+  int: 'int_type',
+  boolean: 'bool_type',
+  object: 'dict_type',
+  record: 'dict_type',
+  array: 'list_type',
+};
+
+function issueType(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'missing' : (TYPE_NAMES[issue.expected] ?? `${issue.expected}_type`);
+    case 'too_small':
+      return issue.origin === 'string' ? 'string_too_short' : issue.origin === 'array' ? 'too_short' : 'greater_than_equal';
+    case 'too_big':
+      return issue.origin === 'string' ? 'string_too_long' : issue.origin === 'array' ? 'too_long' : 'less_than_equal';
+    case 'invalid_format':
+      return 'string_pattern_mismatch';
+    case 'invalid_value':
+      return 'enum';
+    case 'unrecognized_keys':
+      return 'extra_forbidden';
+    default:
+      return 'value_error';
+  }
+}
+
+/** The FastAPI-style entries of a zod error, located under `where`. */
+export function toValidationIssues(error: z.ZodError, where: Location): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    const missing = issue.code === 'invalid_type' && issue.input === undefined;
+    return {
+      loc: [where, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
+      msg: missing ? 'Required' : issue.message,
+      type: issueType(issue),
+    };
+  });
+}
+
+/** Parses `value` with `schema` or throws the contract's 422. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: Location): z.output<S> {
+  // reportInput: zod v4 leaves `issue.input` out otherwise, and it tells a missing field from a wrong one.
+  const result = schema.safeParse(value, { reportInput: true });
+  if (!result.success) throw new ValidationError(toValidationIssues(result.error, where));
+  return result.data;
+}
+
+/** A query-string integer with a default and bounds; "abc" or "1.5" is a 422, not a silent default. */
+export function queryInt(defaultValue: number, min: number, max?: number) {
+  let number = z.number().int().min(min);
+  if (max !== undefined) number = number.max(max);
+  return z
+    .string()
+    .regex(/^-?\d+$/, 'Input should be a valid integer')
+    .transform(Number)
+    .pipe(number)
+    .optional()
+    .transform((v) => v ?? defaultValue);
+}
+
+/** A query-string boolean: true/false/1/0/yes/no, any case. */
+export function queryBool(defaultValue: boolean) {
+  return z
+    .string()
+    .transform((v) => v.toLowerCase())
+    .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'Input should be a valid boolean' }))
+    .transform((v) => v === 'true' || v === '1' || v === 'yes')
+    .optional()
+    .transform((v) => v ?? defaultValue);
+}

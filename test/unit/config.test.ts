@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '#shared/config';
+
+describe('Settings (shared/config.ts)', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.SVC_PORT, 2661);
+    assert.equal(config.SVC_DATA_DIR, '.data');
+    assert.equal(config.SVC_DYNAMODB_ENDPOINT, undefined);
+    assert.equal(config.SVC_ENV, 'development');
+  });
+
+  it('stops on a bad value with a message naming the setting and the value', () => {
+    for (const [name, value] of [
+      ['SVC_PORT', 'abc'],
+      ['SVC_PORT', '70000'],
+      ['SVC_DYNAMODB_ENDPOINT', 'not a url'],
+      ['SVC_ENV', 'prod'],
+      ['SVC_APPEND_MAX_ATTEMPTS', '0'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(name) && error.message.includes(value),
+        `${name}=${value}`,
+      );
+    }
+  });
+
+  it('names every bad setting at once', () => {
+    assert.throws(
+      () => loadConfig({ SVC_PORT: 'x', SVC_LOG_LEVEL: 'loud' }),
+      (error: unknown) => error instanceof ConfigError && error.problems.length === 2,
+    );
+  });
+
+  it('treats an empty value as unset', () => {
+    assert.equal(loadConfig({ SVC_PORT: '' }).SVC_PORT, 2661);
+  });
+});

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { UnprocessableError, ValidationError } from '#shared/errors';
+import { parseEventRequest } from '#shared/ledger/events';
+import { parseBlockAddress } from '#shared/ledger/ledger';
+
+function issues(body: unknown) {
+  try {
+    parseEventRequest(body);
+  } catch (error) {
+    if (error instanceof ValidationError) return error.issues;
+    throw error;
+  }
+  assert.fail('expected a validation error');
+}
+
+describe('EventRequest validation', () => {
+  it('stores a missing details as an empty object', () => {
+    const draft = parseEventRequest({ entity_id: 'e', event_type: 't' });
+    assert.deepEqual(draft.details, {});
+    assert.equal(draft.is_offchain, false);
+  });
+
+  it('accepts `event` as an alias of `event_type`', () => {
+    assert.equal(parseEventRequest({ entity_id: 'e', event: 'shipped' }).event_type, 'shipped');
+    assert.equal(parseEventRequest({ entity_id: 'e', event: 'x', event_type: 'x' }).event_type, 'x');
+  });
+
+  it('refuses `event` and `event_type` that differ', () => {
+    assert.deepEqual(issues({ entity_id: 'e', event: 'a', event_type: 'b' }).map((i) => i.loc), [['body', 'event']]);
+  });
+
+  it('reports missing fields FastAPI style', () => {
+    assert.deepEqual(issues({ event_type: 't' }), [{ loc: ['body', 'entity_id'], msg: 'Required', type: 'missing' }]);
+    assert.deepEqual(issues({ entity_id: 'e' })[0], { loc: ['body', 'event_type'], msg: 'Required', type: 'missing' });
+  });
+
+  it('reports wrong types with their location', () => {
+    const found = issues({ entity_id: 5, event_type: 't', details: [1] });
+    assert.deepEqual(found.map((i) => [i.loc, i.type]), [
+      [['body', 'entity_id'], 'string_type'],
+      [['body', 'details'], 'dict_type'],
+    ]);
+  });
+
+  it('marks an event with details_cid off-chain and keeps details empty on chain', () => {
+    const draft = parseEventRequest({ entity_id: 'e', event_type: 't', details_cid: 'bafy', details_nonce: '00' });
+    assert.equal(draft.is_offchain, true);
+    assert.deepEqual(draft.details, {});
+  });
+
+  it('refuses text that cannot be hashed canonically', () => {
+    assert.throws(() => parseEventRequest({ entity_id: 'e', event_type: 't', details: { x: '\ud800' } }), UnprocessableError);
+  });
+});
+
+describe('Block addresses', () => {
+  it('reads digits as an index and 64 hex as a hash', () => {
+    assert.deepEqual(parseBlockAddress('42'), { kind: 'index', index: 42 });
+    assert.deepEqual(parseBlockAddress('AB'.repeat(32)), { kind: 'hash', hash: 'ab'.repeat(32) });
+  });
+
+  it('refuses anything else with 422', () => {
+    for (const bad of ['-1', '1.5', 'abc', 'ab'.repeat(31), 'x'.repeat(64)]) {
+      assert.throws(() => parseBlockAddress(bad), ValidationError, bad);
+    }
+  });
+});

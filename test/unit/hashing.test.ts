@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ZERO_HASH, canonicalJson, hashBlock, sealBlock } from '#shared/ledger/hashing';
+import type { UnhashedBlock } from '#shared/ledger/types';
+
+// The expected hashes below were computed outside this code base, with `printf '%s' '<json>' | sha256sum`
+// over the canonical JSON written out by hand (keys sorted, no spaces): any client can do the same.
+const BLOCK: UnhashedBlock = {
+  index: 1,
+  chain_name: 'orders',
+  timestamp: 1763740800.123,
+  previous_hash: ZERO_HASH,
+  events: [
+    {
+      event_id: 'orders_1_0',
+      chain_name: 'orders',
+      block_index: 1,
+      entity_id: 'pkg-17',
+      event_type: 'shipped',
+      details: { weight_kg: 2.5, carrier: 'ups' },
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      timestamp: 1763740800.123,
+      is_offchain: false,
+    },
+  ],
+};
+const BLOCK_CANONICAL =
+  '{"chain_name":"orders","events":[{"block_index":1,"chain_name":"orders","details":{"carrier":"ups","weight_kg":2.5},' +
+  '"details_cid":null,"details_metadata":null,"details_nonce":null,"entity_id":"pkg-17","event_id":"orders_1_0",' +
+  '"event_type":"shipped","is_offchain":false,"timestamp":1763740800.123}],"index":1,' +
+  '"previous_hash":"0000000000000000000000000000000000000000000000000000000000000000","timestamp":1763740800.123}';
+const BLOCK_HASH = '7c0a8ae7b6f29ab9d7080d3fe69e001401e50e7aaaca4265fc57c3f94864c9dc';
+
+describe('Block hashing (contract.md §2: SHA-256 of RFC 8785 JSON without `hash`)', () => {
+  it('writes the canonical JSON a client would write by hand', () => {
+    assert.equal(canonicalJson(BLOCK), BLOCK_CANONICAL);
+  });
+
+  it('hashes a block to the hand-computed vector', () => {
+    assert.equal(hashBlock(BLOCK), BLOCK_HASH);
+  });
+
+  it('hashes a genesis block to the hand-computed vector', () => {
+    const genesis = { index: 0, chain_name: 'main', timestamp: 1763740800, previous_hash: ZERO_HASH, events: [] };
+    assert.equal(hashBlock(genesis), '1b4256f8f77d0b1fdfb0ea7f815c5faa282b29bf7269884b0c09db9971547474');
+  });
+
+  it('ignores the hash field itself and the order of keys', () => {
+    const sealed = sealBlock(BLOCK);
+    assert.equal(sealed.hash, BLOCK_HASH);
+    assert.equal(hashBlock(sealed), BLOCK_HASH);
+    const reordered = JSON.parse(JSON.stringify({ events: BLOCK.events, timestamp: BLOCK.timestamp, previous_hash: ZERO_HASH, chain_name: 'orders', index: 1 }));
+    assert.equal(hashBlock(reordered), BLOCK_HASH);
+  });
+
+  it('changes when any hashed field changes', () => {
+    const tampered = structuredClone(BLOCK);
+    tampered.events[0]!.details.carrier = 'dhl';
+    assert.notEqual(hashBlock(tampered), BLOCK_HASH);
+  });
+
+  it('refuses values with no canonical form instead of hashing something else', () => {
+    assert.throws(() => canonicalJson({ x: Number.NaN }), TypeError);
+    assert.throws(() => canonicalJson({ x: '\ud800' }), TypeError);
+  });
+});

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { blockSk, chainPk, chainsSk, entityPk, entitySk, indexFromBlockSk, HEAD_SK } from '#shared/storage/keys';
+
+describe('Ledger table key builders', () => {
+  it('puts a chain head and its blocks in one partition', () => {
+    assert.equal(chainPk('orders'), 'CHAIN#orders');
+    assert.equal(HEAD_SK, 'HEAD');
+    assert.equal(blockSk(0), 'BLOCK#000000000000');
+    assert.equal(blockSk(42), 'BLOCK#000000000042');
+  });
+
+  it('sorts block keys in index order', () => {
+    const indices = [0, 1, 2, 9, 10, 99, 100, 1000, 123456789];
+    const keys = indices.map(blockSk);
+    assert.deepEqual([...keys].sort(), keys);
+    assert.deepEqual(keys.map(indexFromBlockSk), indices);
+  });
+
+  it('refuses indices that would not sort', () => {
+    assert.throws(() => blockSk(-1), RangeError);
+    assert.throws(() => blockSk(1.5), RangeError);
+    assert.throws(() => blockSk(10 ** 12), RangeError);
+    assert.throws(() => indexFromBlockSk('HEAD'), RangeError);
+  });
+
+  it('orders an entity trace by time, then chain, then index', () => {
+    assert.equal(entityPk('pkg-17'), 'ENTITY#pkg-17');
+    const a = entitySk(1763740800.123, 'orders', 3);
+    const b = entitySk(1763740800.123, 'returns', 1);
+    const c = entitySk(1763740800.124, 'audit', 0);
+    const d = entitySk(999.5, 'zzz', 1);
+    assert.equal(a, '001763740800123#orders#000000000003');
+    assert.deepEqual([c, b, a, d].sort(), [d, a, b, c]);
+  });
+
+  it('lists the Main Chain before every Sub-Chain, Sub-Chains by name', () => {
+    const keys = [chainsSk('sub', 'zeta'), chainsSk('sub', 'alpha'), chainsSk('main', 'main'), chainsSk('sub', 'Beta')];
+    assert.deepEqual([...keys].sort(), ['0#main', '1#Beta', '1#alpha', '1#zeta']);
+  });
+});
