@@ -9,6 +9,7 @@
  * next commit together (group commit): each event still closes its own block, but several
  * consecutive blocks share one transaction and one head condition.
  */
+import { randomUUID } from 'node:crypto';
 import { ChainContendedError, ChainNotFoundError } from '../errors.ts';
 import type { LedgerRepository, ProofRecord } from '../storage/ledger-repository.ts';
 import type { EventDraft } from './events.ts';
@@ -69,13 +70,17 @@ interface ChainQueue {
 const MAX_TRANSACTION_ITEMS = 100;
 /** DynamoDB caps a transaction at 4 MB; stay well under it (block bodies are stored twice with indexes). */
 const MAX_BATCH_BYTES = 1_500_000;
-const BACKOFF_BASE_MS = 10;
-const BACKOFF_CAP_MS = 400;
+/** How long a reserved turn stays reserved if its holder never commits (e.g. it crashed). */
+const TURN_RESERVATION_MS = 1_000;
+const BACKOFF_BASE_MS = 5;
+const BACKOFF_CAP_MS = 250;
 
 const defaultNow = () => Date.now() / 1000;
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class ChainAppender {
+  /** Names this process's writer in turn reservations. */
+  readonly writerId = randomUUID();
   readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0 };
   private readonly queues = new Map<string, ChainQueue>();
   private readonly now: () => number;
@@ -183,6 +188,8 @@ export class ChainAppender {
       try {
         result = await this.repository.commitBlocks({
           chainName,
+          writerId: this.writerId,
+          nowMs: this.now() * 1000,
           expectedHeadIndex: head.headIndex,
           blocks,
           proofRecords,
@@ -213,8 +220,21 @@ export class ChainAppender {
         }
         case 'head-moved':
           this.counters.conflicts += 1;
+          // The head handed back is fresh: rebuild on it at once. A writer with a backlog sends its
+          // next commit the moment the last one lands, so a loser can lose every race however it
+          // backs off; after a repeated loss it reserves the next turn instead, which other writers
+          // respect until it commits or the reservation expires.
           queue.head = result.head;
-          await this.backoff(attempt);
+          if (attempt > 1 && result.head) {
+            const nowMs = this.now() * 1000;
+            const reserved = await this.repository.reserveTurn(chainName, this.writerId, nowMs, nowMs + TURN_RESERVATION_MS);
+            if (reserved) {
+              queue.head = reserved;
+            } else {
+              await this.backoff(attempt);
+              queue.head = undefined;
+            }
+          }
           break;
         case 'conflict':
           this.counters.conflicts += 1;

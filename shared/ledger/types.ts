@@ -46,6 +46,12 @@ export interface ChainHead {
   lastProofHeadIndex: number | null;
   lastProofId: string | null;
   createdAt: number;
+  /**
+   * A writer that lost repeated races reserves the next commit (fairness across processes). Other
+   * writers' commits fail while the reservation is live; it expires on its own at `turnExpiresMs`.
+   */
+  turnHolder?: string | null;
+  turnExpiresMs?: number | null;
 }
 
 /** The client-facing summary (ChainInfoResponse). */

@@ -6,6 +6,7 @@
  * back, byte for byte, whatever DynamoDB does to numbers, empty maps or deep nesting.
  */
 import {
+  ConditionalCheckFailedException,
   DescribeTableCommand,
   TransactionCanceledException,
   type AttributeValue,
@@ -14,6 +15,7 @@ import {
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -54,6 +56,10 @@ export interface BlockCommit {
   chainName: string;
   /** The head index the blocks were built on; the commit fails if the head moved. */
   expectedHeadIndex: number;
+  /** Who commits: the commit fails while another writer holds a live turn reservation. */
+  writerId: string;
+  /** The writer's clock, epoch milliseconds, to judge whether a reservation has expired. */
+  nowMs: number;
   blocks: Block[];
   proofRecords?: ProofRecord[];
 }
@@ -79,6 +85,11 @@ export interface LedgerRepository {
   createChains(chains: NewChain[]): Promise<CreateChainsResult>;
   /** Appends blocks on the expected head in one conditional transaction. */
   commitBlocks(commit: BlockCommit): Promise<CommitResult>;
+  /**
+   * Reserves the chain's next commit for `writerId` until `expiresMs`, unless another writer holds a
+   * live reservation. Answers the head as it is now when reserved, undefined when not.
+   */
+  reserveTurn(chainName: string, writerId: string, nowMs: number, expiresMs: number): Promise<ChainHead | undefined>;
   getBlock(chainName: string, index: number): Promise<Block | undefined>;
   /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */
   findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
@@ -102,6 +113,7 @@ type Item = Record<string, unknown>;
 const conditions = {
   itemDoesNotExist: 'attribute_not_exists(pk)',
   headIsAt: 'head_index = :expected',
+  turnIsFree: 'attribute_not_exists(turn_holder) OR turn_holder = :writer OR turn_expires_ms < :now',
   proofIsNewer: 'attribute_not_exists(last_proof_head_index) OR last_proof_head_index < :proven',
 } as const;
 
@@ -132,6 +144,8 @@ function headFromItem(item: Item): ChainHead {
     lastProofHeadIndex: item.last_proof_head_index === undefined ? null : Number(item.last_proof_head_index),
     lastProofId: item.last_proof_id === undefined ? null : String(item.last_proof_id),
     createdAt: Number(item.created_at ?? 0),
+    turnHolder: item.turn_holder === undefined ? null : String(item.turn_holder),
+    turnExpiresMs: item.turn_expires_ms === undefined ? null : Number(item.turn_expires_ms),
   };
 }
 
@@ -261,15 +275,18 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           Update: {
             TableName: tableName,
             Key: { pk: chainPk(chainName), sk: HEAD_SK },
+            // A commit uses up a reservation: ours, or one that expired.
             UpdateExpression:
-              'SET head_index = :index, head_hash = :hash, event_count = event_count + :events, proof_count = proof_count + :proofs',
-            ConditionExpression: conditions.headIsAt,
+              'SET head_index = :index, head_hash = :hash, event_count = event_count + :events, proof_count = proof_count + :proofs REMOVE turn_holder, turn_expires_ms',
+            ConditionExpression: `${conditions.headIsAt} AND (${conditions.turnIsFree})`,
             ExpressionAttributeValues: {
               ':index': last.index,
               ':hash': last.hash,
               ':events': events,
               ':proofs': proofRecords.length,
               ':expected': expectedHeadIndex,
+              ':writer': commit.writerId,
+              ':now': commit.nowMs,
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
@@ -309,6 +326,25 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         );
         if (staleProof >= 0) return { status: 'proof-stale', blockPosition: proofRecords[staleProof]!.blockPosition };
         if (reasons.some((r) => r.Code === 'TransactionConflict')) return { status: 'conflict' };
+        throw translateStorageError(error);
+      }
+    },
+
+    async reserveTurn(chainName, writerId, nowMs, expiresMs) {
+      try {
+        const out = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: chainPk(chainName), sk: HEAD_SK },
+            UpdateExpression: 'SET turn_holder = :writer, turn_expires_ms = :expires',
+            ConditionExpression: `attribute_exists(pk) AND (${conditions.turnIsFree})`,
+            ExpressionAttributeValues: { ':writer': writerId, ':expires': expiresMs, ':now': nowMs },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return out.Attributes ? headFromItem(out.Attributes) : undefined;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return undefined;
         throw translateStorageError(error);
       }
     },

@@ -1,0 +1,149 @@
+/**
+ * Starts the local stack exactly as `npm start` does (infra/local/main.ts), on a free port and a
+ * temporary data dir, and stops it by pid. Integration tests talk HTTP to it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '#infra/local/ports';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface Stack {
+  url: string;
+  pid: number;
+  /** The DynamoDB Local JVM's pid, when the stack launched one. */
+  dynamoPid: number | undefined;
+  dataDir: string;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  /** SIGTERM, then wait for the exit (SIGKILL after a grace period). */
+  stop(): Promise<number | null>;
+}
+
+export interface StackOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function tempDataDir(label: string): string {
+  return mkdtempSync(join(tmpdir(), `ledger-${label}-`));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Spawns the launcher; resolves when it prints its ready line, rejects with its output otherwise. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const dataDir = options.dataDir ?? tempDataDir('stack');
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      SVC_PORT: String(port),
+      SVC_DATA_DIR: dataDir,
+      SVC_LOG_LEVEL: 'warn',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`stack did not start in time:\n${output}`));
+    }, options.timeoutMs ?? 60_000);
+    const onData = () => {
+      const ready = /ready at (http:\/\/\S+)/.exec(output);
+      if (ready) {
+        clearTimeout(timer);
+        resolveUrl(ready[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`stack exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+
+  const dynamoPid = /DynamoDB Local, pid (\d+)/.exec(output)?.[1];
+  let stopped: Promise<number | null> | undefined;
+  return {
+    url,
+    pid: child.pid!,
+    dynamoPid: dynamoPid ? Number(dynamoPid) : undefined,
+    dataDir,
+    output: () => output,
+    stop() {
+      stopped ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        const code = await exited;
+        clearTimeout(timer);
+        return code;
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Runs the launcher expecting it to refuse to start; answers its exit code and output. */
+export async function expectStartFailure(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((done) => child.once('exit', (c) => done(c)));
+  clearTimeout(timer);
+  return { code, output };
+}
+
+/** A small HTTP client for the tests: JSON in, status + headers + parsed body out. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
