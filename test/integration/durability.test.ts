@@ -1,0 +1,59 @@
+/**
+ * Stop the service and start it again on the same data dir: every chain and block is still there and
+ * still links, and appends continue where they stopped.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { hashBlock } from '#shared/ledger/hashing';
+import { call, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
+
+const dataDir = tempDataDir('durable');
+after(() => removeDir(dataDir));
+
+async function snapshot(base: string) {
+  const chains = (await call(base, 'GET', '/api/v1/chains')).body;
+  const blocks: Record<string, any[]> = {};
+  for (const chain of chains) {
+    blocks[chain.name] = (await call(base, 'GET', `/api/v1/chains/${chain.name}/blocks?limit=100`)).body.blocks;
+  }
+  return { chains, blocks };
+}
+
+describe('Durability across a restart', () => {
+  it('keeps every chain and block, linked, after stop and start on the same data dir', async () => {
+    const first = await startStack({ dataDir });
+    let before;
+    try {
+      for (const name of ['orders', 'returns']) {
+        assert.equal((await call(first.url, 'POST', `/api/v1/chains/${name}/create`)).status, 201);
+        for (let i = 0; i < 5; i += 1) {
+          await call(first.url, 'POST', `/api/v1/chains/${name}/events`, { entity_id: `e${i}`, event_type: 'made', details: { i } });
+        }
+      }
+      assert.equal((await call(first.url, 'POST', '/api/v1/chains/orders/submit-proof')).status, 200);
+      before = await snapshot(first.url);
+    } finally {
+      assert.equal(await first.stop(), 0, 'the service exits cleanly on SIGTERM');
+    }
+    assert.ok(first.dynamoPid && !isAlive(first.dynamoPid), 'DynamoDB Local stopped with the service');
+
+    const second = await startStack({ dataDir });
+    try {
+      assert.doesNotMatch(second.output(), /Created tables/, 'the tables were already there');
+      const after = await snapshot(second.url);
+      assert.deepEqual(after, before);
+      for (const blocks of Object.values(after.blocks)) {
+        blocks.forEach((b, i) => {
+          assert.equal(hashBlock(b), b.hash);
+          if (i > 0) assert.equal(b.previous_hash, blocks[i - 1].hash);
+        });
+      }
+      const appended = await call(second.url, 'POST', '/api/v1/chains/orders/events', { entity_id: 'e9', event_type: 'late' });
+      assert.equal(appended.body.event_id, 'orders_6_0');
+      const block = (await call(second.url, 'GET', '/api/v1/chains/orders/blocks/6')).body;
+      assert.equal(block.previous_hash, before.blocks.orders!.at(-1).hash);
+    } finally {
+      await second.stop();
+    }
+  });
+});

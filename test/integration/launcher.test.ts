@@ -1,0 +1,78 @@
+/**
+ * `npm start` as a user meets it: clear messages instead of hangs, and nothing left running.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+import { freePort } from '#infra/local/ports';
+import { call, expectStartFailure, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
+
+describe('The local launcher (npm start)', () => {
+  it('stops on a bad setting with a message naming it', async () => {
+    const { code, output } = await expectStartFailure({ SVC_PORT: 'eighty' });
+    assert.equal(code, 1);
+    assert.match(output, /SVC_PORT/);
+    assert.match(output, /eighty/);
+  });
+
+  it('says the port is in use instead of hanging', async () => {
+    const port = await freePort();
+    const blocker = createServer().listen(port, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    try {
+      const dir = tempDataDir('busy');
+      const { code, output } = await expectStartFailure({ SVC_PORT: String(port), SVC_DATA_DIR: dir });
+      removeDir(dir);
+      assert.equal(code, 1);
+      assert.match(output, new RegExp(`port ${port}.*in use`, 'i'));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('says how to install Java when java is missing', async () => {
+    const dir = tempDataDir('nojava');
+    const { code, output } = await expectStartFailure({ PATH: '/nonexistent', SVC_DATA_DIR: dir });
+    removeDir(dir);
+    assert.equal(code, 1);
+    assert.match(output, /Java was not found/);
+    assert.match(output, /openjdk-17-jre-headless/);
+  });
+
+  it('stops the JVM with it on SIGTERM', async () => {
+    const stack = await startStack();
+    try {
+      assert.ok(stack.dynamoPid && isAlive(stack.dynamoPid));
+      assert.equal((await call(stack.url, 'GET', '/api/ledger/health')).status, 200);
+    } finally {
+      assert.equal(await stack.stop(), 0);
+      removeDir(stack.dataDir);
+    }
+    assert.ok(!isAlive(stack.dynamoPid!), 'DynamoDB Local outlived the service');
+  });
+
+  it('stops everything when `npm start` itself is sent SIGTERM', async () => {
+    const port = await freePort();
+    const dir = tempDataDir('npm');
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      env: { ...process.env, SVC_PORT: String(port), SVC_DATA_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (c) => (output += c));
+    npm.stderr.on('data', (c) => (output += c));
+    const deadline = Date.now() + 60_000;
+    while (!/ready at/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.match(output, /ready at http:\/\/127\.0\.0\.1:\d+/);
+    const jvm = Number(/DynamoDB Local, pid (\d+)/.exec(output)?.[1]);
+    npm.kill('SIGTERM');
+    const gone = Date.now() + 15_000;
+    while (isAlive(jvm) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+    removeDir(dir);
+    assert.ok(!isAlive(jvm), 'DynamoDB Local outlived npm start');
+    const refused = await fetch(`http://127.0.0.1:${port}/api/ledger/health`).then(() => false, () => true);
+    assert.ok(refused, 'the gateway outlived npm start');
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * The ledger repository against DynamoDB Local directly: the conditions that keep a chain linear.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { ZERO_HASH, sealBlock } from '#shared/ledger/hashing';
+import type { Block, ChainHead } from '#shared/ledger/types';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { createLedgerRepository, type LedgerRepository } from '#shared/storage/ledger-repository';
+import { allTableDefinitions, ensureTables } from '#shared/storage/tables';
+import { removeDir, tempDataDir } from '#test/support/stack';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+let dynamo: DynamoDbLocal;
+let repo: LedgerRepository;
+const dir = tempDataDir('repo');
+
+function chain(name: string): { head: ChainHead; genesis: Block } {
+  const genesis = sealBlock({ index: 0, chain_name: name, timestamp: 1, previous_hash: ZERO_HASH, events: [] });
+  return {
+    genesis,
+    head: { chainName: name, kind: 'sub', headIndex: 0, headHash: genesis.hash, eventCount: 0, proofCount: 0, lastProofHeadIndex: null, lastProofId: null, createdAt: 1 },
+  };
+}
+
+function next(previous: Block, n = 1): Block[] {
+  const blocks: Block[] = [];
+  let prev = previous;
+  for (let i = 0; i < n; i += 1) {
+    prev = sealBlock({ index: prev.index + 1, chain_name: prev.chain_name, timestamp: 2, previous_hash: prev.hash, events: [] });
+    blocks.push(prev);
+  }
+  return blocks;
+}
+
+before(async () => {
+  dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
+  const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
+  await ensureTables(createDynamoBaseClient(options), allTableDefinitions({ ledger: 'ledger' }));
+  repo = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
+});
+
+after(async () => {
+  await dynamo?.stop();
+  removeDir(dir);
+});
+
+describe('Class: LedgerRepository (connected)', () => {
+  it('creates a chain once, and reports it as existing the second time', async () => {
+    const c = chain('alpha');
+    assert.deepEqual(await repo.createChains([c]), { status: 'created' });
+    assert.deepEqual(await repo.createChains([c]), { status: 'exists', chainNames: ['alpha'] });
+  });
+
+  it('refuses blocks built on a stale head and hands back the head as it is', async () => {
+    const c = chain('beta');
+    await repo.createChains([c]);
+    const mine = next(c.genesis, 2);
+    assert.deepEqual(await repo.commitBlocks({ chainName: 'beta', expectedHeadIndex: 0, blocks: mine, writerId: 'a', nowMs: Date.now() }), { status: 'committed' });
+    const rival = next(c.genesis, 1);
+    const lost = await repo.commitBlocks({ chainName: 'beta', expectedHeadIndex: 0, blocks: rival, writerId: 'b', nowMs: Date.now() });
+    assert.equal(lost.status, 'head-moved');
+    assert.equal(lost.status === 'head-moved' && lost.head?.headIndex, 2);
+    assert.equal(lost.status === 'head-moved' && lost.head?.headHash, mine[1]!.hash);
+    assert.equal((await repo.getBlock('beta', 1))!.hash, mine[0]!.hash, 'the rival block was not written');
+  });
+
+  it('lets only the holder of a live turn reservation commit, and frees the turn on commit', async () => {
+    const c = chain('gamma');
+    await repo.createChains([c]);
+    const now = Date.now();
+    const reserved = await repo.reserveTurn('gamma', 'slow', now, now + 60_000);
+    assert.equal(reserved?.headIndex, 0);
+    assert.equal(await repo.reserveTurn('gamma', 'other', now, now + 60_000), undefined, 'a live reservation is exclusive');
+    const blocked = await repo.commitBlocks({ chainName: 'gamma', expectedHeadIndex: 0, blocks: next(c.genesis), writerId: 'fast', nowMs: now });
+    assert.equal(blocked.status, 'head-moved');
+    const own = await repo.commitBlocks({ chainName: 'gamma', expectedHeadIndex: 0, blocks: next(c.genesis), writerId: 'slow', nowMs: now });
+    assert.equal(own.status, 'committed');
+    const head = await repo.getHead('gamma');
+    assert.equal(head?.turnHolder, null, 'the commit used up the reservation');
+  });
+
+  it('ignores an expired reservation (its holder may have crashed)', async () => {
+    const c = chain('delta');
+    await repo.createChains([c]);
+    const now = Date.now();
+    await repo.reserveTurn('delta', 'crashed', now - 5_000, now - 4_000);
+    const result = await repo.commitBlocks({ chainName: 'delta', expectedHeadIndex: 0, blocks: next(c.genesis), writerId: 'alive', nowMs: now });
+    assert.equal(result.status, 'committed');
+  });
+
+  it('reads block ranges in either order and a block by hash only on its own chain', async () => {
+    const c = chain('epsilon');
+    await repo.createChains([c]);
+    const blocks = next(c.genesis, 5);
+    await repo.commitBlocks({ chainName: 'epsilon', expectedHeadIndex: 0, blocks, writerId: 'a', nowMs: Date.now() });
+    assert.deepEqual((await repo.getBlockRange('epsilon', 2, 4, false)).map((b) => b.index), [2, 3, 4]);
+    assert.deepEqual((await repo.getBlockRange('epsilon', 2, 4, true)).map((b) => b.index), [4, 3, 2]);
+    assert.equal((await repo.findBlockByHash('epsilon', blocks[2]!.hash))?.index, 3);
+    assert.equal(await repo.findBlockByHash('alpha', blocks[2]!.hash), undefined);
+    assert.equal((await repo.listBlockHashes('epsilon', 5)).length, 6);
+  });
+});
