@@ -6,7 +6,8 @@ import { getConfig } from './config.ts';
 import { ChainAppender } from './ledger/appender.ts';
 import { createLedger, type Ledger } from './ledger/ledger.ts';
 import { createDynamoClient } from './storage/client.ts';
-import { createLedgerRepository, type LedgerRepository } from './storage/ledger-repository.ts';
+import type { LedgerRepository } from './ledger/repository.ts';
+import { createLedgerRepository } from './storage/ledger-repository.ts';
 
 export interface LedgerRuntime {
   ledger: Ledger;

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChainContendedError, ChainNotFoundError } from '../errors.ts';
-import type { LedgerRepository, ProofRecord } from '../storage/ledger-repository.ts';
+import type { LedgerRepository, ProofRecord } from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
 import type { Block, ChainHead } from './types.ts';

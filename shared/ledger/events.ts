@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { UnprocessableError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { canonicalJson } from './hashing.ts';
+import type { LedgerEvent } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 
@@ -36,16 +37,8 @@ export const eventRequestSchema = z
     }
   });
 
-/** A validated event, before the ledger gives it a place (id, block, timestamp). */
-export interface EventDraft {
-  entity_id: string;
-  event_type: string;
-  details: Record<string, unknown>;
-  details_cid: string | null;
-  details_nonce: string | null;
-  details_metadata: Record<string, unknown> | null;
-  is_offchain: boolean;
-}
+/** A validated event, before the ledger gives it a place (id, chain, block, timestamp). */
+export type EventDraft = Omit<LedgerEvent, 'event_id' | 'chain_name' | 'block_index' | 'timestamp'>;
 
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {

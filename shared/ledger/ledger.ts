@@ -10,7 +10,7 @@ import {
   UnprocessableError,
   ValidationError,
 } from '../errors.ts';
-import type { LedgerRepository } from '../storage/ledger-repository.ts';
+import type { LedgerRepository } from './repository.ts';
 import { ChainAppender, ProofSupersededError } from './appender.ts';
 import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';

@@ -1,5 +1,5 @@
 /**
- * The only module that speaks DynamoDB for chains and blocks. Stateless; the client and table name
+ * The only module that speaks DynamoDB for chains and blocks: implements the domain's LedgerRepository port. Stateless; the client and table name
  * are injected (ElectroDB's `createXRepository({ client, table })` shape).
  *
  * A block is stored with its exact canonical JSON (`block_json`): what was hashed is what is read
@@ -21,6 +21,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
+import type { LedgerRepository } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import {
@@ -34,74 +35,6 @@ import {
   entityPk,
   entitySk,
 } from './keys.ts';
-
-/** A new chain: its head record and its genesis block, written together. */
-export interface NewChain {
-  head: ChainHead;
-  genesis: Block;
-}
-
-/** Marks a Sub-Chain as anchored by a Main Chain block, inside the same transaction as that block. */
-export interface ProofRecord {
-  /** Position of the anchoring block within `BlockCommit.blocks`. */
-  blockPosition: number;
-  subChain: string;
-  /** Sub-Chain head index covered by the proof. */
-  headIndex: number;
-  proofId: string;
-}
-
-/** Consecutive blocks appended to one chain in one transaction. */
-export interface BlockCommit {
-  chainName: string;
-  /** The head index the blocks were built on; the commit fails if the head moved. */
-  expectedHeadIndex: number;
-  /** Who commits: the commit fails while another writer holds a live turn reservation. */
-  writerId: string;
-  /** The writer's clock, epoch milliseconds, to judge whether a reservation has expired. */
-  nowMs: number;
-  blocks: Block[];
-  proofRecords?: ProofRecord[];
-}
-
-export type CommitResult =
-  | { status: 'committed' }
-  /** Another writer moved the head; `head` is the head now (undefined if the chain vanished). */
-  | { status: 'head-moved'; head: ChainHead | undefined }
-  /** A proof record's condition failed: that Sub-Chain was already anchored at this head or later. */
-  | { status: 'proof-stale'; blockPosition: number }
-  /** DynamoDB refused a concurrent transaction on the same items; retrying is right. */
-  | { status: 'conflict' };
-
-export type CreateChainsResult = { status: 'created' } | { status: 'exists'; chainNames: string[] };
-
-export interface LedgerRepository {
-  /** The head of a chain, read strongly consistent; undefined when the chain does not exist. */
-  getHead(chainName: string): Promise<ChainHead | undefined>;
-  /** Every chain head, Main Chain first, then Sub-Chains by name. */
-  listHeads(): Promise<ChainHead[]>;
-  countSubChains(): Promise<number>;
-  /** Writes all the chains or none; `exists` names the chains that were already there. */
-  createChains(chains: NewChain[]): Promise<CreateChainsResult>;
-  /** Appends blocks on the expected head in one conditional transaction. */
-  commitBlocks(commit: BlockCommit): Promise<CommitResult>;
-  /**
-   * Reserves the chain's next commit for `writerId` until `expiresMs`, unless another writer holds a
-   * live reservation. Answers the head as it is now when reserved, undefined when not.
-   */
-  reserveTurn(chainName: string, writerId: string, nowMs: number, expiresMs: number): Promise<ChainHead | undefined>;
-  getBlock(chainName: string, index: number): Promise<Block | undefined>;
-  /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */
-  findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
-  /** Blocks with indices in [from, to], ascending or descending. */
-  getBlockRange(chainName: string, from: number, to: number, descending: boolean): Promise<Block[]>;
-  /** The hashes of blocks 0…toIndex, in index order. */
-  listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
-  /** Every block holding an event of the entity, in trace order (time, chain, index). */
-  queryEntityBlocks(entityId: string): Promise<Block[]>;
-  /** Throws when the table cannot be reached. */
-  ping(): Promise<void>;
-}
 
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;

@@ -7,7 +7,8 @@ import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-lo
 import { ZERO_HASH, sealBlock } from '#shared/ledger/hashing';
 import type { Block, ChainHead } from '#shared/ledger/types';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
-import { createLedgerRepository, type LedgerRepository } from '#shared/storage/ledger-repository';
+import type { LedgerRepository } from '#shared/ledger/repository';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { allTableDefinitions, ensureTables } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
