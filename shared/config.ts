@@ -25,6 +25,34 @@ export const settingsSchema = z.object({
   SVC_APPEND_BATCH_MAX: positiveInt(1, 99).default(25),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
+  SVC_REGISTRY_TABLE: tableName.default('registry'),
+  SVC_RATE_LIMIT_TABLE: tableName.default('ratelimits'),
+  SVC_AUTH_ENABLED: bool.default(false),
+  API_KEY_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name (letters, digits, hyphens)')
+    .default('X-API-Key'),
+  SVC_ADMIN_API_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
+  SVC_AUTH_CACHE_SECONDS: positiveInt(0, 300).default(10),
+  SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),
+  SVC_RATE_LIMIT_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
+  SVC_MAX_BODY_BYTES: positiveInt(1, 6 * 1024 * 1024).default(5 * 1024 * 1024),
+  SVC_CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\*|https?:\/\/[^\s,/]+)$/, 'each origin must be * or scheme://host[:port]'))),
+});
+
+/** Rules across settings: production must name its CORS origins explicitly (contract.md §7). */
+const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
+  if (settings.SVC_ENV === 'production' && settings.SVC_CORS_ORIGINS.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['SVC_CORS_ORIGINS'],
+      message: 'must list the allowed origins when SVC_ENV=production (e.g. https://app.example.com)',
+    });
+  }
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -47,12 +75,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Setti
     if (value !== undefined && value.trim() !== '') input[key] = value.trim();
   }
   if (input.SVC_AWS_REGION === undefined && env.AWS_REGION) input.SVC_AWS_REGION = env.AWS_REGION;
-  const parsed = settingsSchema.safeParse(input);
+  const parsed = checkedSchema.safeParse(input);
   if (!parsed.success) {
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'settings');
-        const given = input[name];
+        // Never echo a secret back, even a malformed one.
+        const given = name === 'SVC_ADMIN_API_KEY' ? undefined : input[name];
         return `${name}: ${issue.message}${given === undefined ? '' : ` (got '${given}')`}`;
       }),
     );

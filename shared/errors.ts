@@ -123,3 +123,26 @@ export class DependencyUnavailableError extends ServiceUnavailableError {
     super(`${dependency} is unavailable; retry later`, 2, options);
   }
 }
+
+/** 401: no key, or a key the service does not know (contract.md §1, §7). */
+export class UnauthorizedError extends DomainError {
+  readonly statusCode = 401;
+  constructor(message: string, headerName: string) {
+    super(message);
+    this.headers['WWW-Authenticate'] = `ApiKey header="${headerName}"`;
+  }
+}
+
+/** 403: a valid key whose role does not allow the operation. */
+export class ForbiddenError extends DomainError {
+  readonly statusCode = 403;
+}
+
+/** 429: over the rate limit; `Retry-After` says when to come back. */
+export class TooManyRequestsError extends DomainError {
+  readonly statusCode = 429;
+  constructor(retryAfterSeconds: number) {
+    super(`Rate limit exceeded; retry in ${Math.max(1, Math.ceil(retryAfterSeconds))} s`);
+    this.headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
+  }
+}

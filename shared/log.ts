@@ -1,45 +1,48 @@
 /**
- * Structured JSON logs, one object per line on stderr. Fields are data, never interpolated into the
- * message. Keys and secrets are never passed here.
+ * Structured JSON logs (pino), one object per line on stderr: `level`, `time`, `message`, then fields.
+ * Fields are data, never interpolated into the message. Keys and secrets are never passed here, and
+ * the usual places a key could hide are redacted as a second line of defence.
  */
+import pino from 'pino';
 import { getConfig } from './config.ts';
 
-type Level = 'debug' | 'info' | 'warn' | 'error';
-const ORDER: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
-
-function threshold(): number {
+function level(): string {
   try {
-    return ORDER[getConfig().SVC_LOG_LEVEL];
+    return getConfig().SVC_LOG_LEVEL;
   } catch {
-    return ORDER.info;
+    return 'info';
   }
 }
 
-function errorFields(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { error: String(error) };
-  const cause = (error as { cause?: unknown }).cause;
-  return {
-    error: { name: error.name, message: error.message, stack: error.stack },
-    ...(cause !== undefined ? { cause: errorFields(cause).error } : {}),
-  };
+let instance: pino.Logger | undefined;
+
+function base(): pino.Logger {
+  instance ??= pino(
+    {
+      level: level(),
+      messageKey: 'message',
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      errorKey: 'error',
+      redact: { paths: ['key', 'api_key', 'apiKey', 'headers["x-api-key"]', '*.headers["x-api-key"]'], censor: '[redacted]' },
+    },
+    pino.destination({ dest: 2, sync: true }),
+  );
+  return instance;
 }
 
-function write(level: Level, message: string, fields?: Record<string, unknown>): void {
-  if (ORDER[level] < threshold()) return;
+type Fields = Record<string, unknown>;
+
+function write(method: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Fields): void {
   const { error, ...rest } = fields ?? {};
-  const line = {
-    level,
-    time: new Date().toISOString(),
-    message,
-    ...rest,
-    ...(error !== undefined ? errorFields(error) : {}),
-  };
-  process.stderr.write(`${JSON.stringify(line)}\n`);
+  const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
+  base()[method]({ ...rest, ...(error !== undefined ? { error } : {}), ...(cause !== undefined ? { cause } : {}) }, message);
 }
 
 export const logger = {
-  debug: (message: string, fields?: Record<string, unknown>) => write('debug', message, fields),
-  info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields),
-  warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields),
-  error: (message: string, fields?: Record<string, unknown>) => write('error', message, fields),
+  debug: (message: string, fields?: Fields) => write('debug', message, fields),
+  info: (message: string, fields?: Fields) => write('info', message, fields),
+  warn: (message: string, fields?: Fields) => write('warn', message, fields),
+  error: (message: string, fields?: Fields) => write('error', message, fields),
 };

@@ -1,12 +1,16 @@
 /**
  * Wires the domain to its storage from the settings, once per process (a Lambda instance or the
- * local gateway). Handlers ask for what they need here and never build clients themselves.
+ * local gateway). Handlers and middlewares ask for what they need here and never build clients.
  */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { RateLimiterDynamo, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { ApiKeyRepository } from './admin/api-keys.ts';
 import { getConfig } from './config.ts';
 import { ChainAppender } from './ledger/appender.ts';
 import { createLedger, type Ledger } from './ledger/ledger.ts';
-import { createDynamoClient } from './storage/client.ts';
 import type { LedgerRepository } from './ledger/repository.ts';
+import { createApiKeyRepository } from './storage/api-key-repository.ts';
+import { createDynamoAggregatedClient, createDynamoClient } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
 
 export interface LedgerRuntime {
@@ -15,17 +19,44 @@ export interface LedgerRuntime {
   appender: ChainAppender;
 }
 
-let runtime: LedgerRuntime | undefined;
+const once = <T>(make: () => T): (() => T) => {
+  let value: T | undefined;
+  return () => (value ??= make());
+};
 
-export function getLedgerRuntime(): LedgerRuntime {
-  if (runtime) return runtime;
+const dynamoOptions = () => ({ region: getConfig().SVC_AWS_REGION, endpoint: getConfig().SVC_DYNAMODB_ENDPOINT });
+
+const documentClient: () => DynamoDBDocumentClient = once(() => createDynamoClient(dynamoOptions()));
+
+export const getLedgerRuntime = once((): LedgerRuntime => {
   const config = getConfig();
-  const client = createDynamoClient({ region: config.SVC_AWS_REGION, endpoint: config.SVC_DYNAMODB_ENDPOINT });
-  const repository = createLedgerRepository({ client, tableName: config.SVC_LEDGER_TABLE });
+  const repository = createLedgerRepository({ client: documentClient(), tableName: config.SVC_LEDGER_TABLE });
   const appender = new ChainAppender(repository, {
     maxAttempts: config.SVC_APPEND_MAX_ATTEMPTS,
     batchMax: config.SVC_APPEND_BATCH_MAX,
   });
-  runtime = { ledger: createLedger({ repository, appender }), repository, appender };
-  return runtime;
-}
+  return { ledger: createLedger({ repository, appender }), repository, appender };
+});
+
+export const getApiKeyRepository = once(
+  (): ApiKeyRepository => createApiKeyRepository({ client: documentClient(), tableName: getConfig().SVC_REGISTRY_TABLE }),
+);
+
+/**
+ * The request limiter: SVC_RATE_LIMIT_RPM requests per 60 s per client, in memory (one process) or in
+ * DynamoDB (shared by every instance). If DynamoDB cannot be reached the limiter falls back to
+ * counting in memory rather than failing requests.
+ */
+export const getRateLimiter = once((): RateLimiterAbstract => {
+  const config = getConfig();
+  const window = { points: config.SVC_RATE_LIMIT_RPM, duration: 60 };
+  if (config.SVC_RATE_LIMIT_BACKEND === 'memory') return new RateLimiterMemory(window);
+  return new RateLimiterDynamo({
+    ...window,
+    storeClient: createDynamoAggregatedClient(dynamoOptions()),
+    tableName: config.SVC_RATE_LIMIT_TABLE,
+    tableCreated: true,
+    ttlSet: true,
+    insuranceLimiter: new RateLimiterMemory(window),
+  });
+});

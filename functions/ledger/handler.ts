@@ -80,4 +80,4 @@ export const routes: RouteHandlers = {
   },
 };
 
-export const handler = createHttpHandler(routes);
+export const handler = createHttpHandler(routes, { group: 'ledger' });

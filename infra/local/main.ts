@@ -8,10 +8,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig } from '#shared/config';
 import { createDynamoBaseClient } from '#shared/storage/client';
-import { allTableDefinitions, ensureTables } from '#shared/storage/tables';
+import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
+import { seedAdminKey } from '#shared/admin/api-keys';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { isPortFree } from './ports.ts';
+import { removeStackFile, writeStackFile } from './stack-file.ts';
 
 function fail(message: string): never {
   process.stderr.write(`\n${message}\n\n`);
@@ -86,8 +88,12 @@ async function main(): Promise<void> {
 
   const admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
   try {
-    const created = await ensureTables(admin, allTableDefinitions({ ledger: config.SVC_LEDGER_TABLE }));
+    const created = await ensureTables(admin, allTableSpecs(tableNamesFrom(config)));
     if (created.length) say(`Created tables: ${created.join(', ')}`);
+    if (config.SVC_ADMIN_API_KEY) {
+      const { getApiKeyRepository } = await import('#shared/runtime');
+      await seedAdminKey(getApiKeyRepository(), config.SVC_ADMIN_API_KEY);
+    }
   } catch (error) {
     await dynamo?.stop();
     fail(`Cannot start: DynamoDB at ${endpoint} did not answer (${(error as Error).name}).`);
@@ -114,7 +120,11 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // Tells `npm run keys` (and other local tools) which DynamoDB this running stack uses.
+  writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: endpoint });
+  process.on('exit', () => removeStackFile(dataDir, process.pid));
   say(`DynamoDB: ${endpoint}${dynamo ? ` (DynamoDB Local, pid ${dynamo.pid}, data in ${join(dataDir, 'dynamodb')})` : ''}`);
+  say(`Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`);
   say(`Ledger service ready at ${gateway.url}`);
 }
 

@@ -11,6 +11,8 @@ import type { HttpEvent, RouteHandler, RouteHandlers } from './types.ts';
 export interface ResolvedRoute {
   handler: RouteHandler;
   params: Record<string, string>;
+  /** The handler's key in its group, e.g. `GET /chains/{chain_name}/stats`. */
+  relativeKey: string;
 }
 
 function splitRouteKey(routeKey: string): { method: string; path: string } | undefined {
@@ -23,18 +25,23 @@ function splitRouteKey(routeKey: string): { method: string; path: string } | und
  * Finds the handler whose relative key ends the event's route key, after a literal prefix
  * (no parameters in the prefix). The longest such key wins.
  */
-export function findHandler(handlers: RouteHandlers, routeKey: string): { handler: RouteHandler; template: string } | undefined {
+export function findHandler(
+  handlers: RouteHandlers,
+  routeKey: string,
+): { handler: RouteHandler; template: string; relativeKey: string } | undefined {
   const route = splitRouteKey(routeKey);
   if (!route) return undefined;
-  let best: { handler: RouteHandler; template: string; length: number } | undefined;
+  let best: { handler: RouteHandler; template: string; relativeKey: string; length: number } | undefined;
   for (const [key, handler] of Object.entries(handlers)) {
     const relative = splitRouteKey(key);
     if (!relative || relative.method !== route.method || !route.path.endsWith(relative.path)) continue;
     const prefix = route.path.slice(0, route.path.length - relative.path.length);
     if (prefix.includes('{') || (prefix !== '' && !prefix.startsWith('/'))) continue;
-    if (!best || relative.path.length > best.length) best = { handler, template: route.path, length: relative.path.length };
+    if (!best || relative.path.length > best.length) {
+      best = { handler, template: route.path, relativeKey: key, length: relative.path.length };
+    }
   }
-  return best && { handler: best.handler, template: best.template };
+  return best && { handler: best.handler, template: best.template, relativeKey: best.relativeKey };
 }
 
 /** Path parameters read from the raw path against the route template, each percent-decoded once. */
@@ -59,10 +66,15 @@ export function pathParameters(template: string, rawPath: string): Record<string
   return params;
 }
 
-export function resolveRoute(handlers: RouteHandlers, event: HttpEvent): ResolvedRoute {
-  const method = event.requestContext?.http?.method ?? 'GET';
+/** The route of an event, or undefined when none matches (`$default`). */
+export function matchRoute(handlers: RouteHandlers, event: HttpEvent): ResolvedRoute | undefined {
   const found = event.routeKey && event.routeKey !== '$default' ? findHandler(handlers, event.routeKey) : undefined;
   const params = found ? pathParameters(found.template, event.rawPath) : undefined;
-  if (!found || !params) throw new RouteNotFoundError(method, event.rawPath);
-  return { handler: found.handler, params };
+  return found && params ? { handler: found.handler, params, relativeKey: found.relativeKey } : undefined;
+}
+
+export function resolveRoute(handlers: RouteHandlers, event: HttpEvent): ResolvedRoute {
+  const route = matchRoute(handlers, event);
+  if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
+  return route;
 }

@@ -8,6 +8,14 @@ export type HttpResult = APIGatewayProxyStructuredResultV2 & { headers: Record<s
 export interface ServiceContext extends Context {
   requestId: string;
   startedAt: number;
+  /** The function group serving the request (ledger, business, admin…). */
+  group: string;
+  /** The matched handler's relative key (`GET /chains`), or null when no route matched. */
+  relativeKey: string | null;
+  /** The caller's key, once auth has checked it. Never the key itself. */
+  apiKey?: { key_id: string; role: string; org_id: string | null };
+  /** The rate-limit state of this request, for the X-RateLimit-* headers. */
+  rateLimit?: { limit: number; remaining: number; resetSeconds: number };
 }
 
 /** What a route handler sees: decoded parameters, the parsed body, and the request id. */

@@ -2,7 +2,7 @@
  * The one DynamoDB client of a process. The same code talks to AWS, LocalStack and DynamoDB Local;
  * only the endpoint differs.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDB, DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export interface DynamoClientOptions {
@@ -11,10 +11,9 @@ export interface DynamoClientOptions {
   endpoint?: string | undefined;
 }
 
-/** The low-level client (table administration, waiters). */
-export function createDynamoBaseClient(options: DynamoClientOptions): DynamoDBClient {
+function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
   const local = options.endpoint !== undefined;
-  return new DynamoDBClient({
+  return {
     region: options.region,
     ...(local ? { endpoint: options.endpoint } : {}),
     // A local endpoint needs some credentials but checks none; real ones still win when present.
@@ -24,7 +23,17 @@ export function createDynamoBaseClient(options: DynamoClientOptions): DynamoDBCl
     maxAttempts: 3,
     // Fail fast when DynamoDB is unreachable, so the client gets a 503 rather than a hung request.
     requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
-  });
+  };
+}
+
+/** The low-level client (table administration, waiters). */
+export function createDynamoBaseClient(options: DynamoClientOptions): DynamoDBClient {
+  return new DynamoDBClient(clientConfig(options));
+}
+
+/** The aggregated `DynamoDB` client, for libraries that want it (rate-limiter-flexible's store). */
+export function createDynamoAggregatedClient(options: DynamoClientOptions): DynamoDB {
+  return new DynamoDB(clientConfig(options));
 }
 
 /** The document client repositories use: plain JavaScript values in and out. */

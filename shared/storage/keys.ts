@@ -58,3 +58,19 @@ export function chainsSk(kind: ChainKind, chainName: string): string {
 }
 
 export const SUB_CHAINS_SK_PREFIX = '1#';
+
+/*
+ * registry table
+ *   API key lookup   pk = APIKEY#<sha256 of the key>   sk = APIKEY
+ *   API key listing  pk = APIKEYS                       sk = <key id>
+ */
+export const API_KEY_SK = 'APIKEY';
+export const API_KEYS_PARTITION = 'APIKEYS';
+
+export function apiKeyPk(keyHash: string): string {
+  return `APIKEY#${keyHash}`;
+}
+
+export function apiKeyListSk(keyId: string): string {
+  return keyId;
+}

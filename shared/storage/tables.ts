@@ -7,6 +7,7 @@ import {
   DescribeTableCommand,
   ResourceInUseException,
   ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
   waitUntilTableExists,
   type CreateTableCommandInput,
   type DynamoDBClient,
@@ -16,6 +17,8 @@ import { LEDGER_INDEXES } from './keys.ts';
 
 export interface TableNames {
   ledger: string;
+  registry: string;
+  rateLimits: string;
 }
 
 export function ledgerTableDefinition(tableName: string): CreateTableCommandInput {
@@ -64,17 +67,61 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
   };
 }
 
-export function allTableDefinitions(names: TableNames): CreateTableCommandInput[] {
-  return [ledgerTableDefinition(names.ledger)];
+/** Channels, contracts, organizations, API keys (hashed), peers, used nonces: `pk`, `sk`, TTL on `ttl`. */
+export function registryTableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: 'pk', AttributeType: 'S' },
+      { AttributeName: 'sk', AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ],
+  };
+}
+
+/** Rate-limit windows, in the layout rate-limiter-flexible's DynamoDB store uses: `key`, TTL on `expire`. */
+export function rateLimitTableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: 'key', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'key', KeyType: 'HASH' }],
+  };
+}
+
+/** A table to create: its CreateTable input and, where it has one, its TTL attribute. */
+export interface TableSpec {
+  definition: CreateTableCommandInput;
+  ttlAttribute?: string;
+}
+
+export function tableNamesFrom(settings: {
+  SVC_LEDGER_TABLE: string;
+  SVC_REGISTRY_TABLE: string;
+  SVC_RATE_LIMIT_TABLE: string;
+}): TableNames {
+  return { ledger: settings.SVC_LEDGER_TABLE, registry: settings.SVC_REGISTRY_TABLE, rateLimits: settings.SVC_RATE_LIMIT_TABLE };
+}
+
+export function allTableSpecs(names: TableNames): TableSpec[] {
+  return [
+    { definition: ledgerTableDefinition(names.ledger) },
+    { definition: registryTableDefinition(names.registry), ttlAttribute: 'ttl' },
+    { definition: rateLimitTableDefinition(names.rateLimits), ttlAttribute: 'expire' },
+  ];
 }
 
 /**
- * Creates every table that does not exist yet and waits until each is ACTIVE. Idempotent: safe at
- * every start, and safe when two processes start at once.
+ * Creates every table that does not exist yet, waits until each is ACTIVE, and turns on its TTL.
+ * Idempotent: safe at every start, and safe when two processes start at once.
  */
-export async function ensureTables(client: DynamoDBClient, definitions: CreateTableCommandInput[]): Promise<string[]> {
+export async function ensureTables(client: DynamoDBClient, specs: TableSpec[]): Promise<string[]> {
   const created: string[] = [];
-  for (const definition of definitions) {
+  for (const { definition, ttlAttribute } of specs) {
     const name = definition.TableName!;
     try {
       await client.send(new DescribeTableCommand({ TableName: name }));
@@ -89,6 +136,11 @@ export async function ensureTables(client: DynamoDBClient, definitions: CreateTa
       if (!(error instanceof ResourceInUseException)) throw translateStorageError(error);
     }
     await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
+    if (ttlAttribute) {
+      await client.send(
+        new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }),
+      );
+    }
   }
   return created;
 }

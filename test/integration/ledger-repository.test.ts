@@ -9,7 +9,7 @@ import type { Block, ChainHead } from '#shared/ledger/types';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
-import { allTableDefinitions, ensureTables } from '#shared/storage/tables';
+import { allTableSpecs, ensureTables } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -39,7 +39,7 @@ function next(previous: Block, n = 1): Block[] {
 before(async () => {
   dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
   const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
-  await ensureTables(createDynamoBaseClient(options), allTableDefinitions({ ledger: 'ledger' }));
+  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits' }));
   repo = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
 });
 

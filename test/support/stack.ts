@@ -56,6 +56,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       SVC_PORT: String(port),
       SVC_DATA_DIR: dataDir,
       SVC_LOG_LEVEL: 'warn',
+      // Suites that are not about rate limits must not trip the default 100/min; those that are set it.
+      SVC_RATE_LIMIT_RPM: '0',
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -146,4 +148,22 @@ export async function call(
     parsed = undefined;
   }
   return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+const ROOT_DIR = new URL('../../', import.meta.url).pathname;
+
+/** Runs `npm run keys -- …` against a stack's data dir; answers stdout, or throws with the output. */
+export async function keysCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/keys.ts', ...args], {
+    cwd: ROOT_DIR,
+    env: { ...process.env, SVC_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (err += c));
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (code !== 0) throw new Error(`keys ${args.join(' ')} exited ${code}: ${err}${out}`);
+  return out;
 }

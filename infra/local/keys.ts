@@ -1,0 +1,99 @@
+/**
+ * `npm run keys -- <command>`: manage API keys without a redeploy.
+ *
+ *   create --role reader|writer|admin [--org ORG_ID]   prints a new key, once
+ *   list                                               ids, roles, orgs, creation times (never a key)
+ *   revoke KEY_ID
+ *
+ * It uses SVC_DYNAMODB_ENDPOINT when set (LocalStack, a shared DynamoDB Local), else the
+ * DynamoDB of the `npm start` running on SVC_DATA_DIR, else it starts DynamoDB Local on that data dir
+ * for the moment it needs it.
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+import { parseArgs } from 'node:util';
+import { join, resolve } from 'node:path';
+import { ROLES, createApiKey, isRole, revokeApiKey } from '#shared/admin/api-keys';
+import { ConfigError, loadConfig } from '#shared/config';
+import { DomainError } from '#shared/errors';
+import { createApiKeyRepository } from '#shared/storage/api-key-repository';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
+import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
+import { readStackFile } from './stack-file.ts';
+
+const USAGE = `Usage:
+  npm run keys -- create --role ${ROLES.join('|')} [--org ORG_ID]
+  npm run keys -- list
+  npm run keys -- revoke KEY_ID`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: process.argv.slice(2),
+    allowPositionals: true,
+    options: { role: { type: 'string' }, org: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  const [command, ...rest] = positionals;
+  if (!command || !['create', 'list', 'revoke'].includes(command)) fail(USAGE);
+  if (command === 'create' && (!values.role || !isRole(values.role))) fail(`--role must be one of ${ROLES.join(', ')}\n\n${USAGE}`);
+  if (command === 'revoke' && rest.length !== 1) fail(USAGE);
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  const dataDir = resolve(config.SVC_DATA_DIR);
+  let dynamo: DynamoDbLocal | undefined;
+  let endpoint = config.SVC_DYNAMODB_ENDPOINT ?? readStackFile(dataDir)?.dynamodb_endpoint;
+  if (!endpoint) {
+    try {
+      dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
+    } catch (error) {
+      if (error instanceof LaunchError) fail(error.message);
+      throw error;
+    }
+    endpoint = dynamo.endpoint;
+  }
+  const options = { region: config.SVC_AWS_REGION, endpoint };
+  try {
+    await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
+    const keys = createApiKeyRepository({ client: createDynamoClient(options), tableName: config.SVC_REGISTRY_TABLE });
+    if (command === 'create') {
+      const { key, record } = await createApiKey(keys, values.role as (typeof ROLES)[number], values.org ?? null);
+      if (values.json) process.stdout.write(`${JSON.stringify({ ...record, key })}\n`);
+      else {
+        process.stdout.write(`Created ${record.role} key ${record.key_id}${record.org_id ? ` for org ${record.org_id}` : ''}.\n`);
+        process.stdout.write(`Key (shown once, store it now): ${key}\n`);
+        process.stdout.write(`Use it as: curl -H '${config.API_KEY_NAME}: ${key}' …\n`);
+      }
+    } else if (command === 'list') {
+      const records = await keys.list();
+      if (values.json) process.stdout.write(`${JSON.stringify(records)}\n`);
+      else if (records.length === 0) process.stdout.write('No API keys.\n');
+      else {
+        process.stdout.write(`${'KEY ID'.padEnd(14)}${'ROLE'.padEnd(8)}${'ORG'.padEnd(16)}CREATED\n`);
+        for (const r of records) {
+          process.stdout.write(`${r.key_id.padEnd(14)}${r.role.padEnd(8)}${(r.org_id ?? '-').padEnd(16)}${r.created_at}\n`);
+        }
+      }
+    } else {
+      await revokeApiKey(keys, rest[0]!);
+      process.stdout.write(`Revoked key ${rest[0]}.\n`);
+    }
+  } catch (error) {
+    if (error instanceof DomainError && error.expose) fail(error.message);
+    throw error;
+  } finally {
+    await dynamo?.stop();
+  }
+}
+
+await main();

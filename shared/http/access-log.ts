@@ -1,0 +1,24 @@
+/**
+ * One structured line per request: request id, route, status, latency, key id (never the key).
+ * Registered right after the request id, so it runs after every other middleware has shaped the answer.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import { logger } from '../log.ts';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
+
+export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  const log = (request: { event: HttpEvent; context: ServiceContext; response: HttpResult | null }) => {
+    const status = request.response?.statusCode ?? 500;
+    logger.info('request', {
+      request_id: request.context.requestId,
+      method: request.event.requestContext?.http?.method,
+      route: request.event.routeKey,
+      path: request.event.rawPath,
+      status,
+      latency_ms: Math.round((performance.now() - request.context.startedAt) * 10) / 10,
+      key_id: request.context.apiKey?.key_id ?? null,
+      source_ip: request.event.requestContext?.http?.sourceIp,
+    });
+  };
+  return { after: log, onError: log };
+}

@@ -1,0 +1,57 @@
+/**
+ * API keys (contract.md §7): on when SVC_AUTH_ENABLED, key in the API_KEY_NAME header. A missing or
+ * unknown key is 401 with WWW-Authenticate; a key whose role is too low is 403. Keys are looked up by
+ * their SHA-256 hash; answers are cached for SVC_AUTH_CACHE_SECONDS, which bounds how long a revoked
+ * key keeps working on an instance that saw it.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import { ROLE_RANK, hashApiKey, seedAdminKey, type ApiKeyRecord } from '../admin/api-keys.ts';
+import { getConfig } from '../config.ts';
+import { ForbiddenError, UnauthorizedError } from '../errors.ts';
+import { getApiKeyRepository } from '../runtime.ts';
+import { requiredAccess } from './access.ts';
+import { headerValue } from './request-id.ts';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
+
+const cache = new Map<string, { record: ApiKeyRecord | undefined; expires: number }>();
+let seeded: Promise<void> | undefined;
+
+async function lookup(keyHash: string): Promise<ApiKeyRecord | undefined> {
+  const ttlMs = getConfig().SVC_AUTH_CACHE_SECONDS * 1000;
+  const hit = cache.get(keyHash);
+  if (hit && hit.expires > Date.now()) return hit.record;
+  const record = await getApiKeyRepository().findByHash(keyHash);
+  if (ttlMs > 0) {
+    if (cache.size > 10_000) cache.clear();
+    cache.set(keyHash, { record, expires: Date.now() + ttlMs });
+  }
+  return record;
+}
+
+export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  return {
+    before: async (request) => {
+      const config = getConfig();
+      if (!config.SVC_AUTH_ENABLED) return;
+      const method = request.event.requestContext?.http?.method ?? 'GET';
+      const access = requiredAccess(request.context.group, method, request.context.relativeKey);
+      if (access === 'public') return;
+      if (config.SVC_ADMIN_API_KEY) {
+        // Once per instance: the seeded admin key must work on the first request a Lambda serves.
+        seeded ??= seedAdminKey(getApiKeyRepository(), config.SVC_ADMIN_API_KEY).catch((error) => {
+          seeded = undefined;
+          throw error;
+        });
+        await seeded;
+      }
+      const key = headerValue(request.event, config.API_KEY_NAME);
+      if (!key) throw new UnauthorizedError(`Missing API key: send it in the ${config.API_KEY_NAME} header`, config.API_KEY_NAME);
+      const record = await lookup(hashApiKey(key));
+      if (!record) throw new UnauthorizedError('Invalid API key', config.API_KEY_NAME);
+      request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
+      if (ROLE_RANK[record.role] < ROLE_RANK[access]) {
+        throw new ForbiddenError(`This operation needs the '${access}' role; this key has '${record.role}'`);
+      }
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * SVC_RATE_LIMIT_RPM requests per minute per API key, per source IP without one (contract.md §7);
+ * 0 turns it off. Health checks and preflights are not counted. Every counted response carries
+ * X-RateLimit-Limit, -Remaining and -Reset (seconds until the window resets); a 429 adds Retry-After.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { hashApiKey } from '../admin/api-keys.ts';
+import { getConfig } from '../config.ts';
+import { TooManyRequestsError } from '../errors.ts';
+import { logger } from '../log.ts';
+import { getRateLimiter } from '../runtime.ts';
+import { headerValue } from './request-id.ts';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
+
+function clientKey(event: HttpEvent, headerName: string): string {
+  const key = headerValue(event, headerName);
+  // Hashed: the limiter's store must never hold a key.
+  return key ? `key:${hashApiKey(key)}` : `ip:${event.requestContext?.http?.sourceIp ?? 'unknown'}`;
+}
+
+export function rateLimit(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  const stamp = (request: { response: HttpResult | null; context: ServiceContext }) => {
+    const state = request.context.rateLimit;
+    if (!state || !request.response) return;
+    request.response.headers = {
+      ...request.response.headers,
+      'X-RateLimit-Limit': String(state.limit),
+      'X-RateLimit-Remaining': String(state.remaining),
+      'X-RateLimit-Reset': String(state.resetSeconds),
+    };
+  };
+  return {
+    before: async (request) => {
+      const config = getConfig();
+      const limit = config.SVC_RATE_LIMIT_RPM;
+      const method = request.event.requestContext?.http?.method;
+      if (limit === 0 || method === 'OPTIONS' || request.context.relativeKey === 'GET /health') return;
+      const key = clientKey(request.event, config.API_KEY_NAME);
+      try {
+        const res = await getRateLimiter().consume(key);
+        request.context.rateLimit = { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+      } catch (outcome) {
+        if (!(outcome instanceof RateLimiterRes)) {
+          // The store failed and there was no insurance: do not turn an outage into refusals.
+          logger.warn('rate limiter unavailable; request not counted', { request_id: request.context.requestId, error: outcome });
+          return;
+        }
+        const resetSeconds = Math.ceil(outcome.msBeforeNext / 1000);
+        request.context.rateLimit = { limit, remaining: 0, resetSeconds };
+        throw new TooManyRequestsError(resetSeconds);
+      }
+    },
+    after: stamp,
+    onError: stamp,
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * API keys and roles at the edge, over HTTP. The matrix is generated from infra/routes.ts, so a route
+ * added later is covered without editing this file. Expectations are the contract's words (§7),
+ * written out here, not computed by the code under test.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { expandRoutes, type Route } from '#infra/routes';
+import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+
+const ADMIN_KEY = `admin-${randomBytes(24).toString('hex')}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+type Caller = 'none' | 'unknown' | 'reader' | 'writer' | 'admin';
+const CALLERS: Caller[] = ['none', 'unknown', 'reader', 'writer', 'admin'];
+
+let secured: Stack;
+let open: Stack;
+const keys: Record<Caller, string | undefined> = { none: undefined, unknown: 'lk_not-a-real-key', reader: '', writer: '', admin: ADMIN_KEY };
+
+/** contract.md §7 in plain terms: which caller passes the edge on which route. */
+function expected(route: Route, caller: Caller): 'pass' | 401 | 403 {
+  const isHealth = route.method === 'GET' && route.path.endsWith('/health');
+  if (isHealth) return 'pass';
+  if (caller === 'none' || caller === 'unknown') return 401;
+  const needs = route.group === ('admin' as string) ? 'admin' : route.method === 'GET' ? 'reader' : 'writer';
+  const rank = { reader: 1, writer: 2, admin: 3 } as const;
+  return rank[caller] >= rank[needs] ? 'pass' : 403;
+}
+
+/** A concrete request for a route: sample values for its parameters, a valid body for writes. */
+function sample(route: Route): { path: string; body?: unknown } {
+  const path = route.path
+    .replace('{chain_name}', 'matrix')
+    .replace('{index_or_hash}', '0')
+    .replace('{entity_id}', 'pkg-1');
+  return route.method === 'POST' ? { path, body: { entity_id: 'pkg-1', event_type: 'checked' } } : { path };
+}
+
+function keyCreated(output: string): { id: string; key: string } {
+  const key = /Key \(shown once, store it now\): (\S+)/.exec(output)?.[1];
+  const id = /Created \w+ key (\w+)/.exec(output)?.[1];
+  assert.ok(key && id, output);
+  return { id, key };
+}
+
+before(async () => {
+  secured = await startStack({
+    env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0', SVC_LOG_LEVEL: 'info' },
+  });
+  open = await startStack();
+  keys.reader = keyCreated(await keysCli(secured.dataDir, ['create', '--role', 'reader'])).key;
+  keys.writer = keyCreated(await keysCli(secured.dataDir, ['create', '--role', 'writer', '--org', 'acme'])).key;
+  // The chain the matrix's routes address, so that passing requests get real answers.
+  for (const stack of [secured, open]) {
+    await call(stack.url, 'POST', '/api/v1/chains/matrix/create', undefined, { 'X-API-Key': ADMIN_KEY });
+  }
+});
+
+after(async () => {
+  await secured?.stop();
+  await open?.stop();
+  for (const s of [secured, open]) if (s) removeDir(s.dataDir);
+});
+
+describe('Auth matrix from infra/routes.ts, auth on', () => {
+  for (const route of expandRoutes()) {
+    it(`${route.method} ${route.path}`, async () => {
+      const { path, body } = sample(route);
+      for (const caller of CALLERS) {
+        const key = keys[caller];
+        const res = await call(secured.url, route.method, path, body, key ? { 'X-API-Key': key } : {});
+        const want = expected(route, caller);
+        if (want === 'pass') {
+          assert.ok(res.status !== 401 && res.status !== 403, `${caller}: expected to pass the edge, got ${res.status} ${res.text}`);
+        } else {
+          assert.equal(res.status, want, `${caller}: ${res.text}`);
+          assert.equal(typeof res.body.detail, 'string');
+          assert.equal(res.body.request_id, res.headers.get('x-request-id'));
+          if (want === 401) assert.equal(res.headers.get('www-authenticate'), 'ApiKey header="X-API-Key"');
+        }
+        assert.match(res.headers.get('x-request-id') ?? '', UUID);
+        assert.equal(res.headers.get('x-frame-options'), 'DENY');
+      }
+    });
+  }
+
+  it('answers 401 before 404 on an unknown route, and 404 to a valid key', async () => {
+    assert.equal((await call(secured.url, 'GET', '/api/v1/nothing')).status, 401);
+    assert.equal((await call(secured.url, 'GET', '/api/v1/nothing', undefined, { 'X-API-Key': keys.reader! })).status, 404);
+  });
+});
+
+describe('Auth off', () => {
+  it('lets every route of the table pass the edge without a key', async () => {
+    for (const route of expandRoutes()) {
+      const { path, body } = sample(route);
+      const res = await call(open.url, route.method, path, body);
+      assert.ok(res.status !== 401 && res.status !== 403, `${route.routeKey}: ${res.status} ${res.text}`);
+    }
+  });
+});
+
+describe('Key lifecycle (npm run keys)', () => {
+  it('lists ids, roles, orgs and creation times, never a key', async () => {
+    const listing = await keysCli(secured.dataDir, ['list']);
+    assert.match(listing, /admin-seed\s+admin/);
+    assert.match(listing, /\w{12}\s+reader/);
+    assert.match(listing, /\w{12}\s+writer\s+acme/);
+    for (const key of [ADMIN_KEY, keys.reader!, keys.writer!]) assert.ok(!listing.includes(key), 'a key appears in the listing');
+    const json = JSON.parse(await keysCli(secured.dataDir, ['list', '--json']));
+    for (const record of json) assert.deepEqual(Object.keys(record).sort(), ['created_at', 'key_id', 'org_id', 'role']);
+  });
+
+  it('revokes a key: it stops working at once (cache off), other keys go on', async () => {
+    const made = keyCreated(await keysCli(secured.dataDir, ['create', '--role', 'writer']));
+    const before = await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': made.key });
+    assert.equal(before.status, 200);
+    assert.match(await keysCli(secured.dataDir, ['revoke', made.id]), /Revoked/);
+    assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': made.key })).status, 401);
+    assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': keys.writer! })).status, 200);
+    await assert.rejects(keysCli(secured.dataDir, ['revoke', made.id]), /No API key/);
+  });
+
+  it('refuses a role that does not exist', async () => {
+    await assert.rejects(keysCli(secured.dataDir, ['create', '--role', 'root']), /--role must be one of reader, writer, admin/);
+  });
+});
+
+describe('Logs', () => {
+  it('log one JSON line per request with id, route, status, latency and key id, and never a key', async () => {
+    const res = await call(secured.url, 'GET', '/api/ledger/chains/matrix/stats', undefined, { 'X-API-Key': keys.writer! });
+    const id = res.headers.get('x-request-id')!;
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = secured
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const line = lines.find((l) => l.request_id === id && l.message === 'request');
+    assert.ok(line, 'a log line for the request');
+    assert.equal(line.route, 'GET /api/ledger/chains/{chain_name}/stats');
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.latency_ms, 'number');
+    assert.match(line.key_id, /^\w{12}$/);
+    assert.equal(line.level, 'info');
+    const everything = secured.output();
+    for (const key of [ADMIN_KEY, keys.reader!, keys.writer!]) assert.ok(!everything.includes(key), 'a key appears in the logs');
+  });
+});
