@@ -2,8 +2,9 @@
  * The cloud stack: the ledger table, one Lambda per function group, and an HTTP API whose routes come
  * from infra/routes.ts (every prefix included), with `$default` answering the contract's 404.
  *
- * Built so far (issue #2): the ledger group. KMS keys, the registry and connections tables, the
- * WebSocket API and the LocalStack deployment come with issue #4 and the groups that need them.
+ * Built so far: the ledger group behind API keys (registry table) and a shared rate limit (rate-limit
+ * table). KMS keys, the connections table, the WebSocket API and the LocalStack deployment come with
+ * issue #4 and the groups that need them.
  */
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
@@ -13,7 +14,7 @@ import { AttributeType, Billing, ProjectionType, StreamViewType, TableV2 } from 
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { ledgerTableDefinition } from '../../shared/storage/tables.ts';
+import { allTableSpecs, ledgerTableDefinition, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, GROUPS, expandRoutes, type GroupName } from '../routes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,6 +22,23 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface LedgerStackProps extends StackProps {
   /** Table name prefix, so that several stages can share an account. */
   tablePrefix?: string;
+  /** Origins allowed by CORS (SVC_CORS_ORIGINS); production refuses to start without them. */
+  corsOrigins: string[];
+}
+
+/** A `pk`/`sk` or `key` table from its definition in shared/storage/tables.ts, TTL included. */
+function simpleTable(scope: Construct, id: string, spec: TableSpec): TableV2 {
+  const keys = spec.definition.KeySchema!;
+  const key = (name: string) => ({ name, type: AttributeType.STRING });
+  return new TableV2(scope, id, {
+    tableName: spec.definition.TableName!,
+    partitionKey: key(keys[0]!.AttributeName!),
+    ...(keys[1] ? { sortKey: key(keys[1].AttributeName!) } : {}),
+    billing: Billing.onDemand(),
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    ...(spec.ttlAttribute ? { timeToLiveAttribute: spec.ttlAttribute } : {}),
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
 }
 
 /** The ledger table with exactly the keys and indexes of shared/storage/tables.ts. */
@@ -54,10 +72,14 @@ function ledgerTable(scope: Construct, tableName: string): TableV2 {
 }
 
 export class LedgerStack extends Stack {
-  constructor(scope: Construct, id: string, props: LedgerStackProps = {}) {
+  constructor(scope: Construct, id: string, props: LedgerStackProps) {
     super(scope, id, props);
     const prefix = props.tablePrefix ?? `${id}-`;
-    const table = ledgerTable(this, `${prefix}ledger`);
+    const names = { ledger: `${prefix}ledger`, registry: `${prefix}registry`, rateLimits: `${prefix}ratelimits` };
+    const table = ledgerTable(this, names.ledger);
+    const [, registrySpec, rateLimitSpec] = allTableSpecs(names);
+    const registry = simpleTable(this, 'RegistryTable', registrySpec!);
+    const rateLimits = simpleTable(this, 'RateLimitTable', rateLimitSpec!);
 
     const functions = {} as Record<GroupName, NodejsFunction>;
     for (const [group, spec] of Object.entries(GROUPS) as [GroupName, (typeof GROUPS)[GroupName]][]) {
@@ -72,7 +94,12 @@ export class LedgerStack extends Stack {
         depsLockFilePath: `${ROOT}package-lock.json`,
         environment: {
           SVC_ENV: 'production',
+          SVC_AUTH_ENABLED: 'true',
+          SVC_CORS_ORIGINS: props.corsOrigins.join(','),
+          SVC_RATE_LIMIT_BACKEND: 'dynamodb',
           SVC_LEDGER_TABLE: table.tableName,
+          SVC_REGISTRY_TABLE: registry.tableName,
+          SVC_RATE_LIMIT_TABLE: rateLimits.tableName,
           NODE_OPTIONS: '--enable-source-maps',
         },
         bundling: {
@@ -89,7 +116,7 @@ export class LedgerStack extends Stack {
           banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
         },
       });
-      table.grantReadWriteData(fn);
+      for (const t of [table, registry, rateLimits]) t.grantReadWriteData(fn);
       functions[group] = fn;
     }
 
@@ -105,5 +132,6 @@ export class LedgerStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     new CfnOutput(this, 'LedgerTableName', { value: table.tableName });
+    new CfnOutput(this, 'RegistryTableName', { value: registry.tableName });
   }
 }

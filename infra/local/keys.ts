@@ -4,6 +4,7 @@
  *   create --role reader|writer|admin [--org ORG_ID]   prints a new key, once
  *   list                                               ids, roles, orgs, creation times (never a key)
  *   revoke KEY_ID
+ *   --aws                                              against the deployed stack (SVC_REGISTRY_TABLE names its table)
  *
  * It uses SVC_DYNAMODB_ENDPOINT when set (LocalStack, a shared DynamoDB Local), else the
  * DynamoDB of the `npm start` running on SVC_DATA_DIR, else it starts DynamoDB Local on that data dir
@@ -25,7 +26,8 @@ import { readStackFile } from './stack-file.ts';
 const USAGE = `Usage:
   npm run keys -- create --role ${ROLES.join('|')} [--org ORG_ID]
   npm run keys -- list
-  npm run keys -- revoke KEY_ID`;
+  npm run keys -- revoke KEY_ID
+Add --aws to use the deployed stack's registry table (SVC_REGISTRY_TABLE=<RegistryTableName output>).`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -36,7 +38,7 @@ async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     args: process.argv.slice(2),
     allowPositionals: true,
-    options: { role: { type: 'string' }, org: { type: 'string' }, json: { type: 'boolean' } },
+    options: { role: { type: 'string' }, org: { type: 'string' }, json: { type: 'boolean' }, aws: { type: 'boolean' } },
   });
   const [command, ...rest] = positionals;
   if (!command || !['create', 'list', 'revoke'].includes(command)) fail(USAGE);
@@ -52,8 +54,10 @@ async function main(): Promise<void> {
   }
   const dataDir = resolve(config.SVC_DATA_DIR);
   let dynamo: DynamoDbLocal | undefined;
-  let endpoint = config.SVC_DYNAMODB_ENDPOINT ?? readStackFile(dataDir)?.dynamodb_endpoint;
-  if (!endpoint) {
+  // --aws: the deployed stack's tables (name them with SVC_REGISTRY_TABLE), with the usual AWS credentials.
+  const aws = values.aws === true;
+  let endpoint = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? readStackFile(dataDir)?.dynamodb_endpoint);
+  if (!endpoint && !aws) {
     try {
       dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
     } catch (error) {
@@ -64,7 +68,8 @@ async function main(): Promise<void> {
   }
   const options = { region: config.SVC_AWS_REGION, endpoint };
   try {
-    await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
+    // Locally the tables may not exist yet; in AWS the stack owns them.
+    if (!aws) await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
     const keys = createApiKeyRepository({ client: createDynamoClient(options), tableName: config.SVC_REGISTRY_TABLE });
     if (command === 'create') {
       const { key, record } = await createApiKey(keys, values.role as (typeof ROLES)[number], values.org ?? null);

@@ -18,7 +18,7 @@ let outdir: string;
 
 before(() => {
   const app = new App();
-  template = Template.fromStack(new LedgerStack(app, 'Test', { env: { region: 'us-east-1' }, tablePrefix: 'test-' }));
+  template = Template.fromStack(new LedgerStack(app, 'Test', { env: { region: 'us-east-1' }, tablePrefix: 'test-', corsOrigins: ['https://app.example.com'] }));
   outdir = app.outdir;
 });
 
@@ -46,10 +46,33 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     });
   });
 
-  it('runs the ledger function on a supported Node.js runtime with the table name in its settings', () => {
+  it('runs the ledger function on a supported Node.js runtime, keys on, shared rate limit, CORS listed', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
-      Environment: { Variables: Match.objectLike({ SVC_LEDGER_TABLE: Match.anyValue(), SVC_ENV: 'production' }) },
+      Environment: {
+        Variables: Match.objectLike({
+          SVC_LEDGER_TABLE: Match.anyValue(),
+          SVC_REGISTRY_TABLE: Match.anyValue(),
+          SVC_RATE_LIMIT_TABLE: Match.anyValue(),
+          SVC_ENV: 'production',
+          SVC_AUTH_ENABLED: 'true',
+          SVC_RATE_LIMIT_BACKEND: 'dynamodb',
+          SVC_CORS_ORIGINS: 'https://app.example.com',
+        }),
+      },
+    });
+  });
+
+  it('creates the registry and rate-limit tables with their keys and TTL', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      TableName: 'test-registry',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+    });
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      TableName: 'test-ratelimits',
+      KeySchema: [{ AttributeName: 'key', KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: 'expire', Enabled: true },
     });
   });
 

@@ -1,0 +1,161 @@
+/**
+ * The rest of the edge over HTTP: rate limits (memory and shared DynamoDB), the body limit, content
+ * types, CORS, and the production CORS rule.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, expectStartFailure, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+
+const started: Stack[] = [];
+async function stack(env: Record<string, string>): Promise<Stack> {
+  const s = await startStack({ env });
+  started.push(s);
+  return s;
+}
+
+after(async () => {
+  for (const s of started.reverse()) {
+    await s.stop();
+    removeDir(s.dataDir);
+  }
+});
+
+function newKey(output: string): string {
+  return /Key \(shown once, store it now\): (\S+)/.exec(output)![1]!;
+}
+
+describe('Rate limit, memory backend', () => {
+  let s: Stack;
+  let first: string;
+  let second: string;
+  before(async () => {
+    s = await stack({ SVC_AUTH_ENABLED: 'true', SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'memory' });
+    first = newKey(await keysCli(s.dataDir, ['create', '--role', 'reader']));
+    second = newKey(await keysCli(s.dataDir, ['create', '--role', 'reader']));
+  });
+
+  it('answers the 6th request in the window with 429, Retry-After and the X-RateLimit headers', async () => {
+    for (let i = 1; i <= 5; i += 1) {
+      const res = await call(s.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': first });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-ratelimit-limit'), '5');
+      assert.equal(res.headers.get('x-ratelimit-remaining'), String(5 - i));
+      assert.match(res.headers.get('x-ratelimit-reset') ?? '', /^\d+$/);
+    }
+    const sixth = await call(s.url, 'GET', '/api/ledger/chains', undefined, { 'X-API-Key': first });
+    assert.equal(sixth.status, 429);
+    assert.match(sixth.body.detail, /Rate limit/);
+    assert.equal(sixth.body.request_id, sixth.headers.get('x-request-id'));
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    assert.equal(sixth.headers.get('x-ratelimit-remaining'), '0');
+    assert.equal(sixth.headers.get('x-frame-options'), 'DENY');
+  });
+
+  it('counts each key on its own', async () => {
+    const other = await call(s.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': second });
+    assert.equal(other.status, 200);
+    assert.equal(other.headers.get('x-ratelimit-remaining'), '4');
+  });
+
+  it('does not count health checks', async () => {
+    for (let i = 0; i < 8; i += 1) {
+      const res = await call(s.url, 'GET', '/api/v1/health');
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-ratelimit-limit'), null);
+    }
+  });
+});
+
+describe('Rate limit, DynamoDB backend shared by two gateways', () => {
+  it('counts one key across both processes', async () => {
+    const a = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb' });
+    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(a.output())![1]!;
+    const b = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb', SVC_DYNAMODB_ENDPOINT: endpoint });
+    const headers = { 'X-API-Key': 'shared-client-key' };
+    const statuses: number[] = [];
+    for (const url of [a.url, b.url, a.url, b.url, a.url]) statuses.push((await call(url, 'GET', '/api/v1/chains', undefined, headers)).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200]);
+    const sixth = await call(b.url, 'GET', '/api/v1/chains', undefined, headers);
+    assert.equal(sixth.status, 429, 'the sixth request, on the other process, is over the shared limit');
+    assert.ok(Number(sixth.headers.get('retry-after')) >= 1);
+    const otherClient = await call(b.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': 'another-client' });
+    assert.equal(otherClient.status, 200);
+  });
+});
+
+describe('Body limit and content types', () => {
+  let s: Stack;
+  before(async () => {
+    s = await stack({});
+  });
+  const LIMIT = 5 * 1024 * 1024;
+
+  /** A JSON object of exactly `size` bytes. */
+  function jsonOfSize(size: number): string {
+    const head = '{"pad":"';
+    const tail = '"}';
+    return head + 'x'.repeat(size - head.length - tail.length) + tail;
+  }
+
+  it('answers 413 to 5 MiB + 1 byte before any handler runs', async () => {
+    const body = jsonOfSize(LIMIT + 1);
+    assert.equal(Buffer.byteLength(body), LIMIT + 1);
+    const res = await call(s.url, 'POST', '/api/v1/chains/toolarge/create', body);
+    assert.equal(res.status, 413);
+    assert.match(res.body.detail, /limit is 5242880 bytes/);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY');
+    const chain = await call(s.url, 'GET', '/api/v1/chains/toolarge/stats');
+    assert.equal(chain.status, 404, 'the create handler never ran');
+  });
+
+  it('accepts a valid body just under the limit', async () => {
+    const res = await call(s.url, 'POST', '/api/v1/chains/justfits/create', jsonOfSize(LIMIT));
+    assert.equal(res.status, 201, res.text.slice(0, 200));
+  });
+
+  it('answers 415 to a body that is not JSON', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await call(s.url, 'POST', '/api/v1/chains/justfits/events', 'entity_id=x', { 'content-type': type });
+      assert.equal(res.status, 415, type);
+      assert.match(res.body.detail, /application\/json/);
+    }
+    const ok = await call(s.url, 'POST', '/api/v1/chains/justfits/events', { entity_id: 'x', event_type: 'y' }, { 'content-type': 'application/json; charset=utf-8' });
+    assert.equal(ok.status, 200);
+  });
+});
+
+describe('CORS', () => {
+  let s: Stack;
+  before(async () => {
+    s = await stack({ SVC_CORS_ORIGINS: 'https://app.example.com, https://ops.example.com', SVC_AUTH_ENABLED: 'true' });
+  });
+
+  it('answers a preflight from an allowed origin, without a key', async () => {
+    const res = await fetch(`${s.url}/api/v1/chains/orders/events`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-api-key' },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    assert.match(res.headers.get('access-control-allow-methods') ?? '', /POST/);
+    assert.match(res.headers.get('access-control-allow-headers') ?? '', /X-API-Key/i);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY');
+  });
+
+  it('names an allowed origin on answers, errors included, and never a foreign one', async () => {
+    const allowed = await fetch(`${s.url}/api/v1/health`, { headers: { Origin: 'https://ops.example.com' } });
+    assert.equal(allowed.headers.get('access-control-allow-origin'), 'https://ops.example.com');
+    const denied = await fetch(`${s.url}/api/v1/chains`, { headers: { Origin: 'https://app.example.com' } });
+    assert.equal(denied.status, 401);
+    assert.equal(denied.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    const foreign = await fetch(`${s.url}/api/v1/health`, { headers: { Origin: 'https://evil.example.net' } });
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+  });
+
+  it('refuses to start in production without an allow list', async () => {
+    const { code, output } = await expectStartFailure({ SVC_ENV: 'production', SVC_CORS_ORIGINS: '' });
+    assert.equal(code, 1);
+    assert.match(output, /SVC_CORS_ORIGINS/);
+  });
+});
