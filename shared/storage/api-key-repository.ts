@@ -3,9 +3,9 @@
  *   APIKEY#<sha256 of the key> / APIKEY   → the lookup on every request (one GetItem)
  *   APIKEYS / <key id>                     → listing and revoking by id; holds the hash, never the key
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../admin/api-keys.ts';
-import { translateStorageError } from './errors.ts';
+import { queryAll, send } from './requests.ts';
 import { API_KEYS_PARTITION, API_KEY_SK, apiKeyListSk, apiKeyPk } from './keys.ts';
 
 function recordFromItem(item: Record<string, unknown>): ApiKeyRecord {
@@ -18,14 +18,6 @@ function recordFromItem(item: Record<string, unknown>): ApiKeyRecord {
 }
 
 export function createApiKeyRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): ApiKeyRepository {
-  async function send<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw translateStorageError(error);
-    }
-  }
-
   async function listingItem(keyId: string) {
     const out = await send(() =>
       client.send(new GetCommand({ TableName: tableName, Key: { pk: API_KEYS_PARTITION, sk: apiKeyListSk(keyId) }, ConsistentRead: true })),
@@ -54,23 +46,12 @@ export function createApiKeyRepository({ client, tableName }: { client: DynamoDB
     },
 
     async list() {
-      const records: ApiKeyRecord[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await send(() =>
-          client.send(
-            new QueryCommand({
-              TableName: tableName,
-              KeyConditionExpression: 'pk = :p',
-              ExpressionAttributeValues: { ':p': API_KEYS_PARTITION },
-              ExclusiveStartKey: startKey,
-            }),
-          ),
-        );
-        records.push(...(page.Items ?? []).map(recordFromItem));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return records.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      const items = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': API_KEYS_PARTITION },
+      });
+      return items.map(recordFromItem).sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
 
     async hashOf(keyId) {

@@ -24,6 +24,7 @@ import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
 import type { LedgerRepository } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
+import { queryAll as queryAllPages, send } from './requests.ts';
 import {
   CHAINS_PARTITION,
   HEAD_SK,
@@ -109,27 +110,7 @@ function blockFromItem(item: Item): Block {
 }
 
 export function createLedgerRepository({ client, tableName }: LedgerRepositoryOptions): LedgerRepository {
-  async function send<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw translateStorageError(error);
-    }
-  }
-
-  /** Runs a query to the end, following LastEvaluatedKey. */
-  async function queryAll(input: QueryCommandInput): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await send(() =>
-        client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })),
-      );
-      items.push(...((page.Items ?? []) as Item[]));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
-  }
+  const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
   const repository: LedgerRepository = {
     async getHead(chainName) {
