@@ -109,12 +109,6 @@ export class ChainAppender {
     return promise;
   }
 
-  /** Forgets what this process believes about a chain's head (e.g. after it was written elsewhere). */
-  forget(chainName: string): void {
-    const queue = this.queues.get(chainName);
-    if (queue) queue.head = undefined;
-  }
-
   private async drain(chainName: string, queue: ChainQueue): Promise<void> {
     queue.running = true;
     try {
