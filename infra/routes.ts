@@ -4,6 +4,7 @@
  * local gateway (infra/local) both read this file; a function's handlers are keyed by the same
  * relative route keys (test/unit/routes.test.ts checks that they agree both ways).
  */
+import type { TableRole } from '../shared/storage/tables.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -12,10 +13,22 @@ export interface GroupSpec {
   prefixes: readonly string[];
   /** The Lambda entry file, relative to the repository root. */
   entry: string;
+  /** The tables its function reads and writes (least privilege: it is granted these and no others). */
+  tables: readonly TableRole[];
+  /** Whether its function encrypts or decrypts with the service's KMS key itself. */
+  usesKmsKey?: boolean;
 }
 
+/** Every group passes the edge: API keys live in the registry, rate-limit windows in their table. */
+const EDGE_TABLES = ['registry', 'rateLimits'] as const satisfies readonly TableRole[];
+
+/** The function groups. Adding a group is one entry here (and its handlers): the stacks follow. */
 export const GROUPS = {
-  ledger: { prefixes: ['/api/ledger', '/api/v1'], entry: 'functions/ledger/handler.ts' },
+  ledger: {
+    prefixes: ['/api/ledger', '/api/v1'],
+    entry: 'functions/ledger/handler.ts',
+    tables: ['ledger', ...EDGE_TABLES],
+  },
 } as const satisfies Record<string, GroupSpec>;
 
 export type GroupName = keyof typeof GROUPS;

@@ -27,6 +27,7 @@ export const settingsSchema = z.object({
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
   SVC_REGISTRY_TABLE: tableName.default('registry'),
   SVC_RATE_LIMIT_TABLE: tableName.default('ratelimits'),
+  SVC_CONNECTIONS_TABLE: tableName.default('connections'),
   SVC_AUTH_ENABLED: bool.default(false),
   API_KEY_NAME: z
     .string()

@@ -1,105 +1,125 @@
 /**
- * The cloud stack: the ledger table, one Lambda per function group, and an HTTP API whose routes come
- * from infra/routes.ts (every prefix included), with `$default` answering the contract's 404.
+ * The cloud stack (architecture.md, "The cloud stack"): the service's tables, declared from the same
+ * definitions the local stack creates; a KMS key for table encryption, data keys and identity wrapping;
+ * one Lambda per function group; an HTTP API whose routes come from infra/routes.ts (every prefix), with
+ * `$default` answering the contract's 404; alarms; outputs.
  *
- * Built so far: the ledger group behind API keys (registry table) and a shared rate limit (rate-limit
- * table). KMS keys, the connections table, the WebSocket API and the LocalStack deployment come with
- * issue #4 and the groups that need them.
+ * Everything per group is generated from GROUPS: adding a group is one entry there, not a block here.
+ * Not here yet: the WebSocket API and the stream fan-out (issue #9).
  */
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { AttributeType, Billing, ProjectionType, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  AttributeType,
+  Billing,
+  ProjectionType,
+  StreamViewType,
+  TableEncryptionV2,
+  TableV2,
+  type GlobalSecondaryIndexPropsV2,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { allTableSpecs, ledgerTableDefinition, type TableSpec } from '../../shared/storage/tables.ts';
-import { DEFAULT_GROUP, GROUPS, expandRoutes, type GroupName } from '../routes.ts';
+import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
+import { DEFAULT_GROUP, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface LedgerStackProps extends StackProps {
-  /** Table name prefix, so that several stages can share an account. */
+  /** Table name prefix, so that several stages can share an account (default: the stack id and a hyphen). */
   tablePrefix?: string;
-  /** Origins allowed by CORS (SVC_CORS_ORIGINS); production refuses to start without them. */
-  corsOrigins: string[];
 }
 
-/** A `pk`/`sk` or `key` table from its definition in shared/storage/tables.ts, TTL included. */
-function simpleTable(scope: Construct, id: string, spec: TableSpec): TableV2 {
-  const keys = spec.definition.KeySchema!;
-  const key = (name: string) => ({ name, type: AttributeType.STRING });
-  return new TableV2(scope, id, {
-    tableName: spec.definition.TableName!,
-    partitionKey: key(keys[0]!.AttributeName!),
-    ...(keys[1] ? { sortKey: key(keys[1].AttributeName!) } : {}),
-    billing: Billing.onDemand(),
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    ...(spec.ttlAttribute ? { timeToLiveAttribute: spec.ttlAttribute } : {}),
-    removalPolicy: RemovalPolicy.RETAIN,
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** A DynamoDB table exactly as shared/storage/tables.ts defines it, plus PITR and SSE with the key. */
+function tableFromSpec(scope: Construct, id: string, spec: TableSpec, key: Key): TableV2 {
+  const { definition } = spec;
+  const attribute = (name: string) => {
+    const type = definition.AttributeDefinitions!.find((a) => a.AttributeName === name)!.AttributeType;
+    return { name, type: type === 'S' ? AttributeType.STRING : type === 'N' ? AttributeType.NUMBER : AttributeType.BINARY };
+  };
+  const [hash, range] = definition.KeySchema!;
+  const indexes: GlobalSecondaryIndexPropsV2[] = (definition.GlobalSecondaryIndexes ?? []).map((index) => {
+    const [indexHash, indexRange] = index.KeySchema!;
+    return {
+      indexName: index.IndexName!,
+      partitionKey: attribute(indexHash!.AttributeName!),
+      ...(indexRange ? { sortKey: attribute(indexRange.AttributeName!) } : {}),
+      projectionType: index.Projection!.ProjectionType as ProjectionType,
+      ...(index.Projection!.NonKeyAttributes ? { nonKeyAttributes: index.Projection!.NonKeyAttributes } : {}),
+    };
   });
-}
-
-/** The ledger table with exactly the keys and indexes of shared/storage/tables.ts. */
-function ledgerTable(scope: Construct, tableName: string): TableV2 {
-  const definition = ledgerTableDefinition(tableName);
-  const type = (name: string) =>
-    definition.AttributeDefinitions!.find((a) => a.AttributeName === name)!.AttributeType === 'S'
-      ? AttributeType.STRING
-      : AttributeType.NUMBER;
-  const key = (name: string) => ({ name, type: type(name) });
-  return new TableV2(scope, 'LedgerTable', {
-    tableName,
-    partitionKey: key('pk'),
-    sortKey: key('sk'),
+  const stream = definition.StreamSpecification?.StreamEnabled ? (definition.StreamSpecification.StreamViewType as StreamViewType) : undefined;
+  return new TableV2(scope, id, {
+    tableName: definition.TableName!,
+    partitionKey: attribute(hash!.AttributeName!),
+    ...(range ? { sortKey: attribute(range.AttributeName!) } : {}),
+    globalSecondaryIndexes: indexes,
     billing: Billing.onDemand(),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    dynamoStream: StreamViewType.NEW_IMAGE,
+    encryption: TableEncryptionV2.customerManagedKey(key),
+    ...(stream ? { dynamoStream: stream } : {}),
+    ...(spec.ttlAttribute ? { timeToLiveAttribute: spec.ttlAttribute } : {}),
+    // A ledger's data outlives its stack: `cdk destroy` leaves the tables (see README, tear down).
     removalPolicy: RemovalPolicy.RETAIN,
-    globalSecondaryIndexes: definition.GlobalSecondaryIndexes!.map((index) => {
-      const [hash, range] = index.KeySchema!;
-      const projection = index.Projection!;
-      return {
-        indexName: index.IndexName!,
-        partitionKey: key(hash!.AttributeName!),
-        ...(range ? { sortKey: key(range.AttributeName!) } : {}),
-        projectionType: projection.ProjectionType as ProjectionType,
-        ...(projection.NonKeyAttributes ? { nonKeyAttributes: projection.NonKeyAttributes } : {}),
-      };
-    }),
   });
 }
 
 export class LedgerStack extends Stack {
-  constructor(scope: Construct, id: string, props: LedgerStackProps) {
+  constructor(scope: Construct, id: string, props: LedgerStackProps = {}) {
     super(scope, id, props);
     const prefix = props.tablePrefix ?? `${id}-`;
-    const names = { ledger: `${prefix}ledger`, registry: `${prefix}registry`, rateLimits: `${prefix}ratelimits` };
-    const table = ledgerTable(this, names.ledger);
-    const [, registrySpec, rateLimitSpec] = allTableSpecs(names);
-    const registry = simpleTable(this, 'RegistryTable', registrySpec!);
-    const rateLimits = simpleTable(this, 'RateLimitTable', rateLimitSpec!);
+
+    const corsOrigins = new CfnParameter(this, 'CorsOrigins', {
+      type: 'String',
+      description: 'Comma-separated origins browsers may call the API from (SVC_CORS_ORIGINS), e.g. https://app.example.com',
+      allowedPattern: '^(\\*|https?://[^\\s,/]+)(,(\\*|https?://[^\\s,/]+))*$',
+      constraintDescription: 'a comma-separated list of origins such as https://app.example.com',
+    });
+
+    const key = new Key(this, 'DataKey', {
+      description: 'Verifiable ledger: table encryption, data keys for off-chain payloads, node identity wrapping',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const specs = allTableSpecs({
+      ledger: `${prefix}ledger`,
+      registry: `${prefix}registry`,
+      rateLimits: `${prefix}ratelimits`,
+      connections: `${prefix}connections`,
+    });
+    const tables = Object.fromEntries(
+      (Object.entries(specs) as [TableRole, TableSpec][]).map(([role, spec]) => [role, tableFromSpec(this, `${pascal(role)}Table`, spec, key)]),
+    ) as Record<TableRole, TableV2>;
 
     const functions = {} as Record<GroupName, NodejsFunction>;
-    for (const [group, spec] of Object.entries(GROUPS) as [GroupName, (typeof GROUPS)[GroupName]][]) {
-      const fn = new NodejsFunction(this, `${group[0]!.toUpperCase()}${group.slice(1)}Function`, {
+    for (const [group, spec] of Object.entries(GROUPS) as [GroupName, GroupSpec][]) {
+      const fn = new NodejsFunction(this, `${pascal(group)}Function`, {
         entry: `${ROOT}${spec.entry}`,
         handler: 'handler',
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
         memorySize: 1024,
         timeout: Duration.seconds(29),
+        logGroup: new LogGroup(this, `${pascal(group)}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
         projectRoot: ROOT,
         depsLockFilePath: `${ROOT}package-lock.json`,
         environment: {
+          SVC_FUNCTION_GROUP: group,
           SVC_ENV: 'production',
           SVC_AUTH_ENABLED: 'true',
-          SVC_CORS_ORIGINS: props.corsOrigins.join(','),
+          SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
-          SVC_LEDGER_TABLE: table.tableName,
-          SVC_REGISTRY_TABLE: registry.tableName,
-          SVC_RATE_LIMIT_TABLE: rateLimits.tableName,
+          ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
+          ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),
           NODE_OPTIONS: '--enable-source-maps',
         },
         bundling: {
@@ -116,12 +136,22 @@ export class LedgerStack extends Stack {
           banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
         },
       });
-      for (const t of [table, registry, rateLimits]) t.grantReadWriteData(fn);
+      // Least privilege: data access to its own tables only (and, through them, the key's use for SSE).
+      for (const role of spec.tables) tables[role].grantReadWriteData(fn);
+      if (spec.usesKmsKey) key.grantEncryptDecrypt(fn);
+      new Alarm(this, `${pascal(group)}Throttles`, {
+        alarmDescription: `${group} function throttled: raise its concurrency or find the burst`,
+        metric: fn.metricThrottles({ period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
       functions[group] = fn;
     }
 
     const integrations = Object.fromEntries(
-      Object.entries(functions).map(([group, fn]) => [group, new HttpLambdaIntegration(`${group}-integration`, fn)]),
+      (Object.entries(functions) as [GroupName, NodejsFunction][]).map(([group, fn]) => [group, new HttpLambdaIntegration(`${pascal(group)}Integration`, fn)]),
     ) as Record<GroupName, HttpLambdaIntegration>;
 
     // Unmatched requests reach a function too, so that even a 404 has the contract body and headers.
@@ -130,8 +160,26 @@ export class LedgerStack extends Stack {
       api.addRoutes({ path: route.path, methods: [route.method as HttpMethod], integration: integrations[route.group] });
     }
 
-    new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
-    new CfnOutput(this, 'LedgerTableName', { value: table.tableName });
-    new CfnOutput(this, 'RegistryTableName', { value: registry.tableName });
+    new Alarm(this, 'Api5xx', {
+      alarmDescription: 'The API answered 5xx: see the functions\' logs by request id',
+      metric: api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    new Alarm(this, 'ApiLatencyP99', {
+      alarmDescription: 'p99 latency over 2 s for 15 minutes',
+      metric: api.metricLatency({ period: Duration.minutes(5), statistic: 'p99' }),
+      threshold: 2_000,
+      evaluationPeriods: 3,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint, description: 'Base URL: ApiUrl/api/v1/health' });
+    new CfnOutput(this, 'RegistryTableName', { value: tables.registry.tableName, description: 'For npm run keys -- … --aws' });
+    new CfnOutput(this, 'LedgerTableName', { value: tables.ledger.tableName });
+    new CfnOutput(this, 'DataKeyArn', { value: key.keyArn });
   }
 }

@@ -13,6 +13,7 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { parseArgs } from 'node:util';
+import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { join, resolve } from 'node:path';
 import { ROLES, createApiKey, isRole, revokeApiKey } from '#shared/admin/api-keys';
 import { ConfigError, loadConfig } from '#shared/config';
@@ -68,8 +69,8 @@ async function main(): Promise<void> {
   }
   const options = { region: config.SVC_AWS_REGION, endpoint };
   try {
-    // Locally the tables may not exist yet; in AWS the stack owns them.
-    if (!aws) await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
+    // Only the DynamoDB Local started here may lack tables; a running stack, LocalStack and AWS own theirs.
+    if (dynamo) await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
     const keys = createApiKeyRepository({ client: createDynamoClient(options), tableName: config.SVC_REGISTRY_TABLE });
     if (command === 'create') {
       const { key, record } = await createApiKey(keys, values.role as (typeof ROLES)[number], values.org ?? null);
@@ -95,6 +96,9 @@ async function main(): Promise<void> {
     }
   } catch (error) {
     if (error instanceof DomainError && error.expose) fail(error.message);
+    if (error instanceof ResourceNotFoundException) {
+      fail(`No table '${config.SVC_REGISTRY_TABLE}' at ${endpoint ?? 'AWS'}: set SVC_REGISTRY_TABLE to the stack's RegistryTableName output.`);
+    }
     throw error;
   } finally {
     await dynamo?.stop();

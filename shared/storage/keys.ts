@@ -19,6 +19,8 @@ export const HEAD_SK = 'HEAD';
 export const BLOCK_SK_PREFIX = 'BLOCK#';
 export const CHAINS_PARTITION = 'CHAINS';
 
+export const CONNECTIONS_INDEXES = { byFilter: 'by-filter' } as const;
+
 export const LEDGER_INDEXES = {
   byHash: 'by-hash',
   byEntity: 'by-entity',

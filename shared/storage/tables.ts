@@ -13,12 +13,13 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { translateStorageError } from './errors.ts';
-import { LEDGER_INDEXES } from './keys.ts';
+import { CONNECTIONS_INDEXES, LEDGER_INDEXES } from './keys.ts';
 
 export interface TableNames {
   ledger: string;
   registry: string;
   rateLimits: string;
+  connections: string;
 }
 
 export function ledgerTableDefinition(tableName: string): CreateTableCommandInput {
@@ -93,35 +94,76 @@ export function rateLimitTableDefinition(tableName: string): CreateTableCommandI
   };
 }
 
+/** WebSocket connections and their subscriptions: `pk`, `sk`, a GSI by subscription filter, TTL on `ttl`. */
+export function connectionsTableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: 'pk', AttributeType: 'S' },
+      { AttributeName: 'sk', AttributeType: 'S' },
+      { AttributeName: 'gsi_filter_pk', AttributeType: 'S' },
+      { AttributeName: 'gsi_filter_sk', AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: CONNECTIONS_INDEXES.byFilter,
+        KeySchema: [
+          { AttributeName: 'gsi_filter_pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi_filter_sk', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}
+
 /** A table to create: its CreateTable input and, where it has one, its TTL attribute. */
 export interface TableSpec {
   definition: CreateTableCommandInput;
   ttlAttribute?: string;
 }
 
-export function tableNamesFrom(settings: {
-  SVC_LEDGER_TABLE: string;
-  SVC_REGISTRY_TABLE: string;
-  SVC_RATE_LIMIT_TABLE: string;
-}): TableNames {
-  return { ledger: settings.SVC_LEDGER_TABLE, registry: settings.SVC_REGISTRY_TABLE, rateLimits: settings.SVC_RATE_LIMIT_TABLE };
+export type TableRole = keyof TableNames;
+
+/** The settings that name each table, for the functions' environment and the local tools. */
+export const TABLE_SETTINGS: Record<TableRole, 'SVC_LEDGER_TABLE' | 'SVC_REGISTRY_TABLE' | 'SVC_RATE_LIMIT_TABLE' | 'SVC_CONNECTIONS_TABLE'> = {
+  ledger: 'SVC_LEDGER_TABLE',
+  registry: 'SVC_REGISTRY_TABLE',
+  rateLimits: 'SVC_RATE_LIMIT_TABLE',
+  connections: 'SVC_CONNECTIONS_TABLE',
+};
+
+export function tableNamesFrom(settings: Record<(typeof TABLE_SETTINGS)[TableRole], string>): TableNames {
+  return {
+    ledger: settings.SVC_LEDGER_TABLE,
+    registry: settings.SVC_REGISTRY_TABLE,
+    rateLimits: settings.SVC_RATE_LIMIT_TABLE,
+    connections: settings.SVC_CONNECTIONS_TABLE,
+  };
 }
 
-export function allTableSpecs(names: TableNames): TableSpec[] {
-  return [
-    { definition: ledgerTableDefinition(names.ledger) },
-    { definition: registryTableDefinition(names.registry), ttlAttribute: 'ttl' },
-    { definition: rateLimitTableDefinition(names.rateLimits), ttlAttribute: 'expire' },
-  ];
+/** Every table of the service, keyed by role: the local stack creates them, the cloud stack declares them. */
+export function allTableSpecs(names: TableNames): Record<TableRole, TableSpec> {
+  return {
+    ledger: { definition: ledgerTableDefinition(names.ledger) },
+    registry: { definition: registryTableDefinition(names.registry), ttlAttribute: 'ttl' },
+    rateLimits: { definition: rateLimitTableDefinition(names.rateLimits), ttlAttribute: 'expire' },
+    connections: { definition: connectionsTableDefinition(names.connections), ttlAttribute: 'ttl' },
+  };
 }
 
 /**
  * Creates every table that does not exist yet, waits until each is ACTIVE, and turns on its TTL.
  * Idempotent: safe at every start, and safe when two processes start at once.
  */
-export async function ensureTables(client: DynamoDBClient, specs: TableSpec[]): Promise<string[]> {
+export async function ensureTables(client: DynamoDBClient, specs: Record<TableRole, TableSpec>): Promise<string[]> {
   const created: string[] = [];
-  for (const { definition, ttlAttribute } of specs) {
+  for (const { definition, ttlAttribute } of Object.values(specs)) {
     const name = definition.TableName!;
     try {
       await client.send(new DescribeTableCommand({ TableName: name }));

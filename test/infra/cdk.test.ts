@@ -1,89 +1,173 @@
 /**
- * The cloud stack, synthesized offline: every route of infra/routes.ts reaches API Gateway, unmatched
- * requests reach a function, and the table has exactly the keys and indexes the code uses.
+ * The cloud stack, synthesized offline (CloudFormation validation off for speed). Generated from the
+ * route table, the group table and the table definitions, so later routes, groups and tables are
+ * covered without editing this file.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LedgerStack } from '#infra/cdk/ledger-stack';
-import { expandRoutes } from '#infra/routes';
-import { ledgerTableDefinition } from '#shared/storage/tables';
+import { GROUPS, expandRoutes } from '#infra/routes';
+import { allTableSpecs } from '#shared/storage/tables';
 
 let template: Template;
 let outdir: string;
+const NAMES = { ledger: 'test-ledger', registry: 'test-registry', rateLimits: 'test-ratelimits', connections: 'test-connections' };
 
 before(() => {
-  const app = new App();
-  template = Template.fromStack(new LedgerStack(app, 'Test', { env: { region: 'us-east-1' }, tablePrefix: 'test-', corsOrigins: ['https://app.example.com'] }));
+  const app = new App({ builtinCloudFormationValidation: false });
+  template = Template.fromStack(new LedgerStack(app, 'Test', { env: { region: 'us-east-1' }, tablePrefix: 'test-' }));
   outdir = app.outdir;
 });
 
+type Resource = { Type: string; Properties: any };
+const resources = () => template.toJSON().Resources as Record<string, Resource>;
+
+/** The group a function serves, from the SVC_FUNCTION_GROUP the stack gives it. */
+function functionGroup(logicalId: string): string {
+  return resources()[logicalId]!.Properties.Environment.Variables.SVC_FUNCTION_GROUP;
+}
+
+function bundleOf(group: string): string {
+  const [, fn] = Object.entries(resources()).find(([id]) => functionGroupSafe(id) === group)!;
+  const assetHash = String(fn.Properties.Code.S3Key).replace(/\.zip$/, '');
+  return join(outdir, `asset.${assetHash}`, 'index.mjs');
+}
+
+function functionGroupSafe(id: string): string | undefined {
+  const r = resources()[id]!;
+  return r.Type === 'AWS::Lambda::Function' ? r.Properties.Environment?.Variables?.SVC_FUNCTION_GROUP : undefined;
+}
+
 describe('Stack: LedgerStack (cdk synth)', () => {
-  it('routes every path of the route table, aliases included, and nothing else', () => {
-    const routes = template.findResources('AWS::ApiGatewayV2::Route');
-    const keys = Object.values(routes).map((r: any) => r.Properties.RouteKey).sort();
-    const expected = [...expandRoutes().map((r) => r.routeKey), '$default'].sort();
-    assert.deepEqual(keys, expected);
-    assert.ok(keys.includes('POST /api/v1/chains/{chain_name}/events'));
-    assert.ok(keys.includes('POST /api/ledger/chains/{chain_name}/events'));
+  it('routes every path of the route table, aliases included, to its group\'s function', () => {
+    const all = resources();
+    const routes = Object.values(all).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route');
+    const keys = routes.map((r) => r.Properties.RouteKey).sort();
+    assert.deepEqual(keys, [...expandRoutes().map((r) => r.routeKey), '$default'].sort());
+    for (const route of expandRoutes()) {
+      const resource = routes.find((r) => r.Properties.RouteKey === route.routeKey)!;
+      const integrationId = resource.Properties.Target['Fn::Join'][1][1].Ref;
+      const functionId = all[integrationId]!.Properties.IntegrationUri['Fn::GetAtt'][0];
+      assert.equal(functionGroup(functionId), route.group, `${route.routeKey} reaches the ${route.group} function`);
+    }
   });
 
-  it('creates the ledger table with the keys, indexes and stream the code expects', () => {
-    const want = ledgerTableDefinition('test-ledger');
-    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
-      TableName: 'test-ledger',
-      KeySchema: want.KeySchema,
-      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
-      GlobalSecondaryIndexes: Match.arrayWith(
-        want.GlobalSecondaryIndexes!.map((index) =>
-          Match.objectLike({ IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection }),
-        ),
-      ),
-    });
+  it('declares every table exactly as the local stack creates it, with PITR, SSE under the key, stream and TTL', () => {
+    for (const spec of Object.values(allTableSpecs(NAMES))) {
+      const d = spec.definition;
+      template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+        TableName: d.TableName,
+        KeySchema: d.KeySchema,
+        AttributeDefinitions: Match.arrayWith(d.AttributeDefinitions!.map((a) => Match.objectLike(a))),
+        ...(d.GlobalSecondaryIndexes
+          ? {
+              GlobalSecondaryIndexes: d.GlobalSecondaryIndexes.map((i) =>
+                Match.objectLike({ IndexName: i.IndexName, KeySchema: i.KeySchema, Projection: i.Projection }),
+              ),
+            }
+          : {}),
+        ...(d.StreamSpecification ? { StreamSpecification: { StreamViewType: d.StreamSpecification.StreamViewType } } : {}),
+        ...(spec.ttlAttribute ? { TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true } } : {}),
+        SSESpecification: { SSEEnabled: true, SSEType: 'KMS' },
+        Replicas: [
+          Match.objectLike({
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+            SSESpecification: { KMSMasterKeyId: Match.anyValue() },
+          }),
+        ],
+      });
+    }
   });
 
-  it('runs the ledger function on a supported Node.js runtime, keys on, shared rate limit, CORS listed', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs22.x',
-      Environment: {
-        Variables: Match.objectLike({
-          SVC_LEDGER_TABLE: Match.anyValue(),
-          SVC_REGISTRY_TABLE: Match.anyValue(),
-          SVC_RATE_LIMIT_TABLE: Match.anyValue(),
-          SVC_ENV: 'production',
-          SVC_AUTH_ENABLED: 'true',
-          SVC_RATE_LIMIT_BACKEND: 'dynamodb',
-          SVC_CORS_ORIGINS: 'https://app.example.com',
-        }),
-      },
-    });
+  it('has one symmetric KMS key with rotation on', () => {
+    template.resourceCountIs('AWS::KMS::Key', 1);
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
   });
 
-  it('creates the registry and rate-limit tables with their keys and TTL', () => {
-    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
-      TableName: 'test-registry',
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
-    });
-    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
-      TableName: 'test-ratelimits',
-      KeySchema: [{ AttributeName: 'key', KeyType: 'HASH' }],
-      TimeToLiveSpecification: { AttributeName: 'expire', Enabled: true },
-    });
+  it('gives each group one function on a supported Node.js runtime, arm64, production settings', () => {
+    for (const group of Object.keys(GROUPS)) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Architectures: ['arm64'],
+        Environment: {
+          Variables: Match.objectLike({
+            SVC_FUNCTION_GROUP: group,
+            SVC_ENV: 'production',
+            SVC_AUTH_ENABLED: 'true',
+            SVC_RATE_LIMIT_BACKEND: 'dynamodb',
+            SVC_CORS_ORIGINS: { Ref: 'CorsOrigins' },
+          }),
+        },
+      });
+    }
+    template.hasParameter('CorsOrigins', { Type: 'String' });
   });
 
-  it('bundles a ledger function that runs: the artifact answers an API Gateway event', async () => {
-    const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
-      (r: any) => r.Properties.Environment?.Variables?.SVC_LEDGER_TABLE,
-    ) as any;
-    const assetHash = String(fn.Properties.Code.S3Key).replace(/\.zip$/, '');
-    const bundle = join(outdir, `asset.${assetHash}`, 'index.mjs');
-    assert.ok(existsSync(bundle), `bundle at ${bundle}`);
-    const { handler } = await import(pathToFileURL(bundle).href);
+  it('runs no function on a deprecated runtime', () => {
+    for (const [id, r] of Object.entries(resources())) {
+      if (r.Type !== 'AWS::Lambda::Function') continue;
+      const runtime = String(r.Properties.Runtime);
+      const node = /^nodejs(\d+)\.x$/.exec(runtime);
+      assert.ok(node && Number(node[1]) >= 22, `${id} runs ${runtime}`);
+    }
+  });
+
+  it('grants no DynamoDB or KMS action on `*`', () => {
+    for (const [id, r] of Object.entries(resources())) {
+      if (r.Type !== 'AWS::IAM::Policy') continue;
+      for (const statement of r.Properties.PolicyDocument.Statement) {
+        const actions = [statement.Action].flat();
+        const sensitive = actions.some((a: string) => a.startsWith('dynamodb:') || a.startsWith('kms:'));
+        if (!sensitive) continue;
+        const targets = [statement.Resource].flat();
+        assert.ok(!targets.includes('*'), `${id} grants ${actions.join(', ')} on *`);
+      }
+    }
+  });
+
+  it('alarms on 5xx, latency and throttles, and outputs the URL', () => {
+    const alarms = Object.values(resources()).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    const metrics = alarms.map((a) => a.Properties.MetricName);
+    assert.ok(metrics.includes('5xx'));
+    assert.ok(metrics.includes('Latency'));
+    assert.equal(metrics.filter((m) => m === 'Throttles').length, Object.keys(GROUPS).length);
+    template.hasOutput('ApiUrl', {});
+    template.hasOutput('RegistryTableName', {});
+  });
+});
+
+describe('Function bundles', () => {
+  for (const group of Object.keys(GROUPS)) {
+    it(`${group}: built by esbuild, under 1.5 MB, loads in a fresh Node process in under 500 ms`, () => {
+      const bundle = bundleOf(group);
+      assert.ok(existsSync(bundle), bundle);
+      const size = statSync(bundle).size;
+      assert.ok(size < 1.5 * 1024 * 1024, `${size} bytes`);
+      const probe = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); ` +
+            `console.log(JSON.stringify({ ms: performance.now() - t, handler: typeof m.handler }));`,
+        ],
+        { encoding: 'utf8', env: { PATH: process.env.PATH, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+      );
+      assert.equal(probe.status, 0, probe.stderr);
+      const { ms, handler } = JSON.parse(probe.stdout.trim().split('\n').at(-1)!);
+      assert.equal(handler, 'function');
+      assert.ok(ms < 500, `loaded in ${ms.toFixed(0)} ms`);
+    });
+  }
+
+  it('the ledger bundle answers an API Gateway event', async () => {
+    process.env.SVC_LOG_LEVEL = 'warn';
+    const { handler } = await import(pathToFileURL(bundleOf('ledger')).href);
     const result = await handler(
       {
         version: '2.0',
@@ -91,7 +175,7 @@ describe('Stack: LedgerStack (cdk synth)', () => {
         rawPath: '/api/v1/nowhere',
         rawQueryString: '',
         headers: {},
-        requestContext: { http: { method: 'GET', path: '/api/v1/nowhere' }, requestId: 'r', routeKey: '$default', stage: '$default' },
+        requestContext: { http: { method: 'GET', path: '/api/v1/nowhere', sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: '$default', stage: '$default' },
         isBase64Encoded: false,
       },
       { getRemainingTimeInMillis: () => 29_000, functionName: 'ledger', awsRequestId: 'r' },

@@ -39,7 +39,7 @@ function next(previous: Block, n = 1): Block[] {
 before(async () => {
   dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
   const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
-  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits' }));
+  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }));
   repo = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
 });
 

@@ -1,0 +1,191 @@
+/**
+ * `npm run smoke -- --url URL [--api-key KEY]`: walks every group the service has against any
+ * deployment — the local gateway, LocalStack, AWS — and checks what a client would: statuses, bodies,
+ * headers, and the ledger's own proofs (each block hash recomputed, each link followed, the anchor's
+ * Merkle root recomputed). Each later feature adds its steps here.
+ *
+ * It writes: one Sub-Chain named `smoke-<time>-<random>` with three events and one anchor, per run.
+ * The key may also come from SVC_SMOKE_API_KEY. Exit code 0 when every check passed.
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { hashBlock } from '#shared/ledger/hashing';
+import { blockHashesRoot } from '#shared/ledger/merkle';
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: { url: { type: 'string' }, 'api-key': { type: 'string' }, 'header-name': { type: 'string' } },
+});
+const base = values.url?.replace(/\/+$/, '');
+if (!base) {
+  process.stderr.write('Usage: npm run smoke -- --url http://127.0.0.1:2661 [--api-key KEY] [--header-name X-API-Key]\n');
+  process.exit(2);
+}
+const apiKey = values['api-key'] ?? process.env.SVC_SMOKE_API_KEY;
+const headerName = values['header-name'] ?? 'X-API-Key';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+async function request(method: string, path: string, body?: unknown, options: { key?: boolean; raw?: string } = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (apiKey && options.key !== false) headers[headerName] = apiKey;
+  let payload: string | undefined;
+  if (options.raw !== undefined) payload = options.raw;
+  else if (body !== undefined) payload = JSON.stringify(body);
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, { method, headers, body: payload, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+class CheckFailed extends Error {}
+function expect(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new CheckFailed(message);
+}
+function expectStatus(res: Answer, status: number, what: string): void {
+  if (res.status === 401 && status !== 401) {
+    throw new CheckFailed(`${what}: 401 — the service wants an API key: pass --api-key (or SVC_SMOKE_API_KEY)`);
+  }
+  expect(res.status === status, `${what}: expected ${status}, got ${res.status} ${res.text.slice(0, 200)}`);
+}
+function expectEdgeHeaders(res: Answer, what: string): void {
+  expect(UUID.test(res.headers.get('x-request-id') ?? ''), `${what}: no UUID X-Request-ID`);
+  expect(res.headers.get('x-frame-options') === 'DENY', `${what}: no X-Frame-Options: DENY`);
+  expect(res.headers.get('x-content-type-options') === 'nosniff', `${what}: no X-Content-Type-Options`);
+  expect(res.headers.get('strict-transport-security'), `${what}: no Strict-Transport-Security`);
+  expect(res.headers.get('content-security-policy'), `${what}: no Content-Security-Policy`);
+}
+
+let passed = 0;
+let failed = 0;
+let unreachable = false;
+
+async function check(name: string, run: () => Promise<void>): Promise<void> {
+  if (unreachable) return;
+  const started = performance.now();
+  try {
+    await run();
+    passed += 1;
+    process.stdout.write(`  ✔ ${name} (${Math.round(performance.now() - started)} ms)\n`);
+  } catch (error) {
+    failed += 1;
+    const cause = (error as { cause?: { code?: string } }).cause;
+    if (error instanceof TypeError && cause?.code) {
+      unreachable = true;
+      process.stdout.write(`  ✖ ${name}: cannot reach ${base} (${cause.code})\n`);
+    } else {
+      process.stdout.write(`  ✖ ${name}: ${(error as Error).message}\n`);
+    }
+  }
+}
+
+async function ledgerGroup(prefix: string): Promise<void> {
+  process.stdout.write(`ledger group at ${prefix}\n`);
+  const chain = `smoke-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const entity = `smoke-entity-${randomBytes(3).toString('hex')}`;
+  let blocks: any[] = [];
+
+  await check('health answers 200 healthy with the edge headers', async () => {
+    const res = await request('GET', `${prefix}/health`, undefined, { key: false });
+    expectStatus(res, 200, 'health');
+    expect(res.body?.status === 'healthy', `health: status ${res.body?.status}`);
+    expectEdgeHeaders(res, 'health');
+  });
+  await check(`creates Sub-Chain '${chain}'`, async () => {
+    const res = await request('POST', `${prefix}/chains/${chain}/create`);
+    expectStatus(res, 201, 'create');
+    expect(res.body?.chain_name === chain, 'create: chain_name');
+  });
+  await check('adds three events, each in its own block', async () => {
+    for (let i = 1; i <= 3; i += 1) {
+      const res = await request('POST', `${prefix}/chains/${chain}/events`, { entity_id: entity, event_type: `step-${i}`, details: { i } });
+      expectStatus(res, 200, `event ${i}`);
+      expect(res.body?.event_id === `${chain}_${i}_0`, `event ${i}: event_id ${res.body?.event_id}`);
+    }
+  });
+  await check('lists the chain after the Main Chain', async () => {
+    const res = await request('GET', `${prefix}/chains`);
+    expectStatus(res, 200, 'chains');
+    expect(Array.isArray(res.body) && res.body[0]?.name === 'main', 'chains: the Main Chain comes first');
+    const mine = res.body.find((c: any) => c.name === chain);
+    expect(mine?.block_count === 4, `chains: block_count ${mine?.block_count}`);
+  });
+  await check('pages blocks whose hashes recompute and link', async () => {
+    const res = await request('GET', `${prefix}/chains/${chain}/blocks?limit=100`);
+    expectStatus(res, 200, 'blocks');
+    blocks = res.body.blocks;
+    expect(blocks.length === 4, `blocks: ${blocks.length}`);
+    blocks.forEach((block, i) => {
+      expect(block.index === i, `block ${i}: index ${block.index}`);
+      expect(hashBlock(block) === block.hash, `block ${i}: hash does not recompute`);
+      if (i > 0) expect(block.previous_hash === blocks[i - 1].hash, `block ${i}: previous_hash does not link`);
+    });
+  });
+  await check('reads a block by hash, the same as by index', async () => {
+    const res = await request('GET', `${prefix}/chains/${chain}/blocks/${blocks[2].hash}`);
+    expectStatus(res, 200, 'block by hash');
+    expect(JSON.stringify(res.body) === JSON.stringify(blocks[2]), 'block by hash differs from block 2');
+  });
+  await check('reports statistics', async () => {
+    const res = await request('GET', `${prefix}/chains/${chain}/stats`);
+    expectStatus(res, 200, 'stats');
+    expect(res.body.total_blocks === 4 && res.body.total_events === 3, `stats: ${res.text}`);
+  });
+  await check('anchors the chain with the RFC 6962 root of its block hashes', async () => {
+    const res = await request('POST', `${prefix}/chains/${chain}/submit-proof`);
+    expectStatus(res, 200, 'submit-proof');
+    const mainIndex = Number(String(res.body.proof_id).slice(chain.length + 1));
+    expect(res.body.proof_id === `${chain}_${mainIndex}` && Number.isInteger(mainIndex), `proof_id ${res.body.proof_id}`);
+    const anchor = await request('GET', `${prefix}/chains/main/blocks/${mainIndex}`);
+    expectStatus(anchor, 200, 'anchor block');
+    expect(hashBlock(anchor.body) === anchor.body.hash, 'anchor: hash does not recompute');
+    const details = anchor.body.events[0].details;
+    expect(details.merkle_root === blockHashesRoot(blocks.map((b) => b.hash)), 'anchor: merkle_root does not recompute');
+    expect(details.head_hash === blocks[3].hash && details.tree_size === 4, 'anchor: head');
+  });
+  await check('traces the entity', async () => {
+    const res = await request('GET', `${prefix}/entities/${entity}/trace`);
+    expectStatus(res, 200, 'trace');
+    expect(res.body.events.length === 3 && res.body.chains[0] === chain, `trace: ${res.text.slice(0, 200)}`);
+  });
+  await check('answers errors in the contract shape', async () => {
+    const missing = await request('GET', `${prefix}/chains/${chain}-missing/stats`);
+    expectStatus(missing, 404, 'unknown chain');
+    expect(typeof missing.body?.detail === 'string' && missing.body.request_id === missing.headers.get('x-request-id'), 'unknown chain: body');
+    expectEdgeHeaders(missing, 'unknown chain');
+    const bad = await request('POST', `${prefix}/chains/${chain}/events`, undefined, { raw: '{"entity_id":' });
+    expectStatus(bad, 400, 'bad JSON');
+    const invalid = await request('GET', `${prefix}/chains/${chain}/blocks?limit=0`);
+    expectStatus(invalid, 422, 'bad limit');
+    expect(Array.isArray(invalid.body?.detail), 'bad limit: FastAPI-style detail');
+  });
+}
+
+async function edge(): Promise<void> {
+  process.stdout.write('edge\n');
+  await check('answers an unknown route with 404 or, without a key, 401', async () => {
+    const res = await request('GET', '/api/v1/no-such-route', undefined, { key: false });
+    expect(res.status === 404 || res.status === 401, `unknown route: ${res.status}`);
+    if (res.status === 401) expect(res.headers.get('www-authenticate')?.startsWith('ApiKey'), '401 without WWW-Authenticate');
+    expectEdgeHeaders(res, 'unknown route');
+  });
+}
+
+process.stdout.write(`Smoke test of ${base}${apiKey ? ' (with an API key)' : ''}\n`);
+for (const prefix of ['/api/ledger', '/api/v1']) await ledgerGroup(prefix);
+await edge();
+if (unreachable) process.stdout.write(`Stopped: ${base} does not answer. Is the service running there?\n`);
+process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.exit(failed === 0 ? 0 : 1);
