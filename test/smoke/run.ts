@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashBlock } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
+import { call } from '#test/support/stack';
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -25,29 +26,12 @@ const apiKey = values['api-key'] ?? process.env.SVC_SMOKE_API_KEY;
 const headerName = values['header-name'] ?? 'X-API-Key';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-  text: string;
-}
+type Answer = Awaited<ReturnType<typeof call>>;
 
-async function request(method: string, path: string, body?: unknown, options: { key?: boolean; raw?: string } = {}): Promise<Answer> {
+function request(method: string, path: string, body?: unknown, options: { key?: boolean; raw?: string } = {}): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (apiKey && options.key !== false) headers[headerName] = apiKey;
-  let payload: string | undefined;
-  if (options.raw !== undefined) payload = options.raw;
-  else if (body !== undefined) payload = JSON.stringify(body);
-  if (payload !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method, headers, body: payload, signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text };
+  return call(base!, method, path, options.raw ?? body, headers);
 }
 
 class CheckFailed extends Error {}

@@ -126,7 +126,7 @@ export async function expectStartFailure(
   return { code, output };
 }
 
-/** A small HTTP client for the tests: JSON in, status + headers + parsed body out. */
+/** A small HTTP client for the tests and the smoke test: JSON in (a string is sent as is), status + headers + parsed body out. */
 export async function call(
   base: string,
   method: string,
@@ -134,7 +134,7 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
-  const init: RequestInit = { method, headers: { ...headers } };
+  const init: RequestInit = { method, headers: { ...headers }, signal: AbortSignal.timeout(30_000) };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
