@@ -17,6 +17,8 @@ export interface GroupSpec {
   tables: readonly TableRole[];
   /** Whether its function encrypts or decrypts with the service's KMS key itself. */
   usesKmsKey?: boolean;
+  /** Whether its function reads or writes off-chain payloads in IPFS. */
+  usesIpfs?: boolean;
 }
 
 /** Every group passes the edge: API keys live in the registry, rate-limit windows in their table. */
@@ -28,6 +30,15 @@ export const GROUPS = {
     prefixes: ['/api/ledger', '/api/v1'],
     entry: 'functions/ledger/handler.ts',
     tables: ['ledger', ...EDGE_TABLES],
+    usesKmsKey: true,
+    usesIpfs: true,
+  },
+  admin: {
+    prefixes: ['/api/admin'],
+    entry: 'functions/admin/handler.ts',
+    tables: [...EDGE_TABLES],
+    usesKmsKey: true,
+    usesIpfs: true,
   },
 } as const satisfies Record<string, GroupSpec>;
 
@@ -56,6 +67,8 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks', summary: 'A page of blocks' },
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks/{index_or_hash}', summary: 'One block by index or hash' },
   { group: 'ledger', method: 'GET', path: '/entities/{entity_id}/trace', summary: 'Trace an entity across chains' },
+  { group: 'ledger', method: 'POST', path: '/offchain', summary: 'Store a payload off chain (encrypted, in IPFS)' },
+  { group: 'admin', method: 'POST', path: '/ipfs/decode', summary: 'Decrypt an off-chain payload (the explorer\'s CID decoder)' },
 ];
 
 /** A route as served: one per (route, prefix). */

@@ -28,6 +28,12 @@ export const settingsSchema = z.object({
   SVC_REGISTRY_TABLE: tableName.default('registry'),
   SVC_RATE_LIMIT_TABLE: tableName.default('ratelimits'),
   SVC_CONNECTIONS_TABLE: tableName.default('connections'),
+  SVC_IPFS_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SVC_IPFS_PORT: port.optional(),
+  SVC_IPFS_TIMEOUT_MS: positiveInt(100, 120_000).default(10_000),
+  SVC_OFFCHAIN_THRESHOLD_BYTES: positiveInt(1, 300_000).default(65_536),
+  SVC_KMS_KEY_ID: z.string().min(1).optional(),
+  SVC_MASTER_KEY_FILE: z.string().min(1).optional(),
   SVC_AUTH_ENABLED: bool.default(false),
   API_KEY_NAME: z
     .string()
@@ -91,6 +97,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Setti
 }
 
 let cached: Readonly<Settings> | undefined;
+
+/** Where the local key provider's master key lives: SVC_MASTER_KEY_FILE, else `<SVC_DATA_DIR>/master.key`. */
+export function masterKeyPath(settings: Pick<Settings, 'SVC_MASTER_KEY_FILE' | 'SVC_DATA_DIR'>): string {
+  return settings.SVC_MASTER_KEY_FILE ?? `${settings.SVC_DATA_DIR.replace(/\/+$/, '')}/master.key`;
+}
 
 /** The process's settings, read once. */
 export function getConfig(): Readonly<Settings> {

@@ -146,3 +146,11 @@ export class TooManyRequestsError extends DomainError {
     this.headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   }
 }
+
+/**
+ * 422: an off-chain payload cannot be read — not in IPFS, not an envelope, altered, or wrapped under a key
+ * this service cannot unwrap. On resolve it becomes the event's `resolve_error` instead of failing a page.
+ */
+export class UnreadablePayloadError extends DomainError {
+  readonly statusCode = 422;
+}

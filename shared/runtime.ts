@@ -5,7 +5,13 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RateLimiterDynamo, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { ApiKeyRepository } from './admin/api-keys.ts';
-import { getConfig } from './config.ts';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { getConfig, masterKeyPath } from './config.ts';
+import { DependencyUnavailableError } from './errors.ts';
+import { createIpfsStore, type IpfsStore } from './offchain/ipfs-store.ts';
+import { KmsKeyProvider, LocalKeyProvider, type KeyProvider } from './offchain/key-providers.ts';
+import type { OffchainStore } from './ledger/offchain-port.ts';
+import { createOffchainStore } from './offchain/offchain.ts';
 import { ChainAppender } from './ledger/appender.ts';
 import { createLedger, type Ledger } from './ledger/ledger.ts';
 import type { LedgerRepository } from './ledger/repository.ts';
@@ -24,6 +30,13 @@ const once = <T>(make: () => T): (() => T) => {
   return () => (value ??= make());
 };
 
+/** Built on first use, so a master key or IPFS problem only touches requests that need them. */
+const lazyOffchain: OffchainStore = {
+  put: (value) => getOffchainStore().put(value),
+  get: (cid, nonce) => getOffchainStore().get(cid, nonce),
+  ping: () => getOffchainStore().ping(),
+};
+
 const dynamoOptions = () => ({ region: getConfig().SVC_AWS_REGION, endpoint: getConfig().SVC_DYNAMODB_ENDPOINT });
 
 const documentClient: () => DynamoDBDocumentClient = once(() => createDynamoClient(dynamoOptions()));
@@ -35,7 +48,31 @@ export const getLedgerRuntime = once((): LedgerRuntime => {
     maxAttempts: config.SVC_APPEND_MAX_ATTEMPTS,
     batchMax: config.SVC_APPEND_BATCH_MAX,
   });
-  return { ledger: createLedger({ repository, appender }), repository, appender };
+  const ledger = createLedger({
+    repository,
+    appender,
+    offchain: lazyOffchain,
+    offchainThresholdBytes: config.SVC_OFFCHAIN_THRESHOLD_BYTES,
+  });
+  return { ledger, repository, appender };
+});
+
+/** Off-chain payloads: IPFS at SVC_IPFS_API_URL, keys from KMS (SVC_KMS_KEY_ID) or the local master key file. */
+export const getOffchainStore = once((): OffchainStore => {
+  const config = getConfig();
+  const keys: KeyProvider = config.SVC_KMS_KEY_ID
+    ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION, maxAttempts: 3 }), keyId: config.SVC_KMS_KEY_ID })
+    : LocalKeyProvider.fromFile(masterKeyPath(config), { create: false });
+  const url = config.SVC_IPFS_API_URL;
+  const ipfs: IpfsStore = url
+    ? createIpfsStore({ url, timeoutMs: config.SVC_IPFS_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024 })
+    : {
+        // Not configured is the same to a client as not reachable: the operations that need IPFS answer 503.
+        add: async () => Promise.reject(new DependencyUnavailableError('IPFS (SVC_IPFS_API_URL is not set)')),
+        cat: async () => Promise.reject(new DependencyUnavailableError('IPFS (SVC_IPFS_API_URL is not set)')),
+        ping: async () => Promise.reject(new DependencyUnavailableError('IPFS (SVC_IPFS_API_URL is not set)')),
+      };
+  return createOffchainStore({ ipfs, keys });
 });
 
 export const getApiKeyRepository = once(

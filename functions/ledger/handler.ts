@@ -7,7 +7,7 @@ import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { parseEventRequest } from '#shared/ledger/events';
 import { parseBlockAddress } from '#shared/ledger/ledger';
-import { getLedgerRuntime } from '#shared/runtime';
+import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
 import { parseInput, queryBool, queryInt } from '#shared/validation';
 import { healthReport } from './health.ts';
 
@@ -24,6 +24,9 @@ const traceQuery = z.object({
   chain_name: z.string().min(1).optional(),
   resolve_cid: queryBool(false),
 });
+
+/** contract.md §4: `{"data": <any JSON>}`, stored encrypted in IPFS. */
+const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
 
 const ledger = () => getLedgerRuntime().ledger;
 
@@ -63,20 +66,25 @@ export const routes: RouteHandlers = {
   }),
 
   'GET /chains/{chain_name}/blocks': async ({ params, query }) => {
-    const { limit, offset, order } = parseInput(blocksQuery, query, 'query');
-    const page = await ledger().listBlocks(params.chain_name!, { limit, offset, descending: order === 'desc' });
+    const { limit, offset, order, resolve_cid } = parseInput(blocksQuery, query, 'query');
+    const page = await ledger().listBlocks(params.chain_name!, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid });
     return { statusCode: 200, body: page };
   },
 
   'GET /chains/{chain_name}/blocks/{index_or_hash}': async ({ params, query }) => {
-    parseInput(blockQuery, query, 'query');
+    const { resolve_cid } = parseInput(blockQuery, query, 'query');
     const address = parseBlockAddress(params.index_or_hash!);
-    return { statusCode: 200, body: await ledger().getBlock(params.chain_name!, address) };
+    return { statusCode: 200, body: await ledger().getBlock(params.chain_name!, address, { resolveCid: resolve_cid }) };
   },
 
   'GET /entities/{entity_id}/trace': async ({ params, query }) => {
-    const { chain_name } = parseInput(traceQuery, query, 'query');
-    return { statusCode: 200, body: await ledger().traceEntity(params.entity_id!, chain_name) };
+    const { chain_name, resolve_cid } = parseInput(traceQuery, query, 'query');
+    return { statusCode: 200, body: await ledger().traceEntity(params.entity_id!, chain_name, { resolveCid: resolve_cid }) };
+  },
+
+  'POST /offchain': async ({ body }) => {
+    const { data } = parseInput(offchainUpload, body ?? {}, 'body');
+    return { statusCode: 201, body: await getOffchainStore().put(data) };
   },
 };
 

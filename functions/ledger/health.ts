@@ -1,7 +1,7 @@
 /** GET {prefix}/health (contract.md §10): 200 healthy, or 503 degraded naming the failing check. */
 import type { RouteResponse } from '#shared/http/types';
 import { logger } from '#shared/log';
-import { getLedgerRuntime } from '#shared/runtime';
+import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
 import { SERVICE_VERSION } from '#shared/version';
 
 const CHECK_TIMEOUT_MS = 3_000;
@@ -19,12 +19,17 @@ async function check(name: string, probe: () => Promise<void>): Promise<'ok' | '
   }
 }
 
-export async function healthReport(): Promise<RouteResponse> {
-  const checks = { dynamodb: await check('dynamodb', () => getLedgerRuntime().repository.ping()) };
+/** Health of the service: every dependency it cannot work without, checked at once. */
+export async function healthReport(service: 'ledger' | 'business' = 'ledger'): Promise<RouteResponse> {
+  const [dynamodb, ipfs] = await Promise.all([
+    check('dynamodb', () => getLedgerRuntime().repository.ping()),
+    check('ipfs', () => getOffchainStore().ping()),
+  ]);
+  const checks = { dynamodb, ipfs };
   const healthy = Object.values(checks).every((c) => c === 'ok');
   return {
     statusCode: healthy ? 200 : 503,
     headers: healthy ? {} : { 'Retry-After': '5' },
-    body: { status: healthy ? 'healthy' : 'degraded', service: 'ledger', version: SERVICE_VERSION, checks },
+    body: { status: healthy ? 'healthy' : 'degraded', service, version: SERVICE_VERSION, checks },
   };
 }

@@ -1,17 +1,21 @@
 /**
  * `npm start`: the whole service on a laptop. Launches DynamoDB Local (unless SVC_DYNAMODB_ENDPOINT
- * names another DynamoDB), creates the tables if missing, and serves the local gateway. Ctrl-C or
- * SIGTERM stops everything it started, the JVM included.
+ * names another DynamoDB), creates the tables if missing, runs the embedded IPFS node (unless
+ * SVC_IPFS_API_URL names a Kubo), makes the local master key on first start, and serves the local
+ * gateway. Ctrl-C or SIGTERM stops everything it started, the JVM included.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig } from '#shared/config';
+import { ConfigError, loadConfig, masterKeyPath } from '#shared/config';
+import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoBaseClient } from '#shared/storage/client';
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
+import { loadGroups } from './functions.ts';
 import { startGateway, type Gateway } from './gateway.ts';
+import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
 import { isPortFree } from './ports.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
 
@@ -42,6 +46,7 @@ async function main(): Promise<void> {
 
   let dynamo: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
+  let ipfs: IpfsNode | undefined;
   let stopping = false;
 
   const shutdown = async (code: number) => {
@@ -49,6 +54,7 @@ async function main(): Promise<void> {
     stopping = true;
     say('Stopping…');
     await gateway?.close().catch(() => undefined);
+    await ipfs?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => dynamo?.killNow());
     process.exit(code);
   };
@@ -86,6 +92,22 @@ async function main(): Promise<void> {
     process.env.SVC_DYNAMODB_ENDPOINT = endpoint;
   }
 
+  // Everything the functions learn through the environment is settled before anything reads the
+  // settings, which are read once per process (seeding the admin key below is the first reader).
+  // Off-chain payloads: the embedded IPFS node unless SVC_IPFS_API_URL names a Kubo, and the local
+  // master key unless SVC_KMS_KEY_ID names a KMS key.
+  let ipfsNote = `${config.SVC_IPFS_API_URL} (SVC_IPFS_API_URL)`;
+  if (!config.SVC_IPFS_API_URL) {
+    ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), ...(config.SVC_IPFS_PORT ? { port: config.SVC_IPFS_PORT } : {}) });
+    process.env.SVC_IPFS_API_URL = ipfs.url;
+    ipfsNote = `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})`;
+  }
+  if (!config.SVC_KMS_KEY_ID) {
+    const keyFile = resolve(masterKeyPath(config));
+    LocalKeyProvider.fromFile(keyFile, { create: true });
+    process.env.SVC_MASTER_KEY_FILE = keyFile;
+  }
+
   const admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
   try {
     const created = await ensureTables(admin, allTableSpecs(tableNamesFrom(config)));
@@ -101,16 +123,13 @@ async function main(): Promise<void> {
     admin.destroy();
   }
 
-  const [{ handler: ledger }, { DEFAULT_GROUP, expandRoutes }] = await Promise.all([
-    import('#functions/ledger/handler'),
-    import('#infra/routes'),
-  ]);
+  const [groups, { DEFAULT_GROUP, expandRoutes }] = await Promise.all([loadGroups(), import('#infra/routes')]);
   try {
     gateway = await startGateway({
       host: config.SVC_HOST,
       port: config.SVC_PORT,
       routes: expandRoutes(),
-      handlers: { ledger: ledger as never },
+      handlers: Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, g.handler])) as never,
       defaultGroup: DEFAULT_GROUP,
     });
   } catch (error) {
@@ -123,6 +142,7 @@ async function main(): Promise<void> {
   // Tells `npm run keys` (and other local tools) which DynamoDB this running stack uses.
   writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: endpoint });
   process.on('exit', () => removeStackFile(dataDir, process.pid));
+  say(`IPFS: ${ipfsNote}`);
   say(`DynamoDB: ${endpoint}${dynamo ? ` (DynamoDB Local, pid ${dynamo.pid}, data in ${join(dataDir, 'dynamodb')})` : ''}`);
   say(`Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`);
   say(`Ledger service ready at ${gateway.url}`);

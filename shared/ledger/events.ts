@@ -28,6 +28,9 @@ export const eventRequestSchema = z
     if (value.event_type !== undefined && value.event !== undefined && value.event_type !== value.event) {
       ctx.addIssue({ code: 'custom', path: ['event'], message: "'event' is an alias of 'event_type'; they differ" });
     }
+    if (value.details_cid && !value.details_nonce) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['details_nonce'], message: 'Required with details_cid' });
+    }
     if (value.details_cid && value.details && Object.keys(value.details).length > 0) {
       ctx.addIssue({
         code: 'custom',

@@ -7,7 +7,9 @@ import {
   BlockNotFoundError,
   ChainExistsError,
   ChainNotFoundError,
+  DependencyUnavailableError,
   UnprocessableError,
+  UnreadablePayloadError,
   ValidationError,
 } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
@@ -16,6 +18,7 @@ import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
 import { blockHashesRoot } from './merkle.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isWellFormedChainName } from './names.ts';
+import type { OffchainStore } from './offchain-port.ts';
 import type {
   Block,
   BlocksPage,
@@ -61,23 +64,37 @@ export interface ProofResult {
   details: ProofDetails | null;
 }
 
+/** Read options: with `resolveCid`, off-chain events carry their decrypted `details` (or a `resolve_error`). */
+export interface ReadOptions {
+  resolveCid?: boolean;
+}
+
 export interface Ledger {
   listChains(): Promise<ChainInfo[]>;
   createSubChain(name: string): Promise<{ chain_name: string; created_main: boolean }>;
   getStats(chainName: string): Promise<ChainStats>;
-  listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean }): Promise<BlocksPage>;
-  getBlock(chainName: string, address: BlockAddress): Promise<Block>;
+  listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean } & ReadOptions): Promise<BlocksPage>;
+  getBlock(chainName: string, address: BlockAddress, options?: ReadOptions): Promise<Block>;
   appendEvent(chainName: string, draft: EventDraft): Promise<AppendResult>;
   submitProof(chainName: string): Promise<ProofResult>;
-  traceEntity(entityId: string, chainName?: string): Promise<EntityTrace>;
+  traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
 }
 
 export interface LedgerOptions {
   repository: LedgerRepository;
   appender: ChainAppender;
+  /** Where payloads above the threshold go, and client-referenced ones are read from. */
+  offchain?: OffchainStore;
+  /** Events whose serialized `details` is larger go off chain (contract.md §4). */
+  offchainThresholdBytes?: number;
   /** Seconds since the epoch. */
   now?: () => number;
 }
+
+/** An event as answered with `resolve_cid=true`: the stored event, details replaced, or the reason it could not be. */
+export type ResolvedEvent = LedgerEvent & { resolve_error?: string };
+
+const RESOLVE_CONCURRENCY = 8;
 
 function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
   const timestamp = Math.round(now * 1000) / 1000;
@@ -102,7 +119,45 @@ function chainInfo(head: ChainHead): ChainInfo {
   return { name: head.chainName, type: head.kind, block_count: head.headIndex + 1, latest_block_hash: head.headHash };
 }
 
-export function createLedger({ repository, appender, now = () => Date.now() / 1000 }: LedgerOptions): Ledger {
+export function createLedger({
+  repository,
+  appender,
+  offchain,
+  offchainThresholdBytes = 65_536,
+  now = () => Date.now() / 1000,
+}: LedgerOptions): Ledger {
+  const payloads = (): OffchainStore => {
+    if (!offchain) throw new DependencyUnavailableError('IPFS (off-chain storage is not configured)');
+    return offchain;
+  };
+
+  /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
+  async function resolve(events: LedgerEvent[]): Promise<ResolvedEvent[]> {
+    const resolved: ResolvedEvent[] = events.map((e) => ({ ...e }));
+    const pending = resolved.filter((e) => e.is_offchain && e.details_cid && e.details_nonce);
+    for (let i = 0; i < pending.length; i += RESOLVE_CONCURRENCY) {
+      await Promise.all(
+        pending.slice(i, i + RESOLVE_CONCURRENCY).map(async (event) => {
+          try {
+            const value = await payloads().get(event.details_cid!, event.details_nonce!);
+            event.details = (value ?? {}) as Record<string, unknown>;
+          } catch (error) {
+            if (!(error instanceof UnreadablePayloadError)) throw error;
+            event.resolve_error = error.message;
+          }
+        }),
+      );
+    }
+    return resolved;
+  }
+
+  async function resolveBlocks(blocks: Block[], options: ReadOptions | undefined): Promise<Block[]> {
+    if (!options?.resolveCid) return blocks;
+    const events = await resolve(blocks.flatMap((b) => b.events));
+    let next = 0;
+    return blocks.map((block) => ({ ...block, events: block.events.map(() => events[next++]!) }));
+  }
+
   async function requireHead(chainName: string): Promise<ChainHead> {
     if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
     const head = await repository.getHead(chainName);
@@ -143,7 +198,7 @@ export function createLedger({ repository, appender, now = () => Date.now() / 10
       };
     },
 
-    async listBlocks(chainName, { limit, offset, descending }) {
+    async listBlocks(chainName, { limit, offset, descending, resolveCid }) {
       const head = await requireHead(chainName);
       const total = head.headIndex + 1;
       let blocks: Block[] = [];
@@ -152,19 +207,19 @@ export function createLedger({ repository, appender, now = () => Date.now() / 10
         const [from, to] = descending
           ? [Math.max(0, total - offset - limit), total - 1 - offset]
           : [offset, Math.min(total - 1, offset + limit - 1)];
-        blocks = await repository.getBlockRange(chainName, from, to, descending);
+        blocks = await resolveBlocks(await repository.getBlockRange(chainName, from, to, descending), { resolveCid });
       }
       return { chain_name: head.chainName, total, limit, offset, blocks };
     },
 
-    async getBlock(chainName, address) {
+    async getBlock(chainName, address, options) {
       await requireHead(chainName);
       const block =
         address.kind === 'index'
           ? await repository.getBlock(chainName, address.index)
           : await repository.findBlockByHash(chainName, address.hash);
       if (!block) throw new BlockNotFoundError(chainName, address.kind === 'index' ? address.index : address.hash);
-      return block;
+      return (await resolveBlocks([block], options))[0]!;
     },
 
     async appendEvent(chainName, draft) {
@@ -172,6 +227,21 @@ export function createLedger({ repository, appender, now = () => Date.now() / 10
         throw new BadRequestError('The Main Chain holds only proofs; add events to a Sub-Chain');
       }
       if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+      if (draft.is_offchain) {
+        // A client-supplied reference must be readable now, or nobody could ever resolve it.
+        try {
+          await payloads().get(draft.details_cid!, draft.details_nonce!);
+        } catch (error) {
+          if (error instanceof UnreadablePayloadError) {
+            throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);
+          }
+          throw error;
+        }
+      } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
+        await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
+        const stored = await payloads().put(draft.details);
+        draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
+      }
       const size = Buffer.byteLength(canonicalJson(draft));
       if (size > MAX_ONCHAIN_EVENT_BYTES) {
         throw new UnprocessableError(
@@ -225,7 +295,7 @@ export function createLedger({ repository, appender, now = () => Date.now() / 10
       }
     },
 
-    async traceEntity(entityId, chainName) {
+    async traceEntity(entityId, chainName, options) {
       if (chainName !== undefined) await requireHead(chainName);
       const blocks = await repository.queryEntityBlocks(entityId);
       const events: LedgerEvent[] = [];
@@ -238,7 +308,7 @@ export function createLedger({ repository, appender, now = () => Date.now() / 10
           if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
         }
       }
-      return { entity_id: entityId, chains, events };
+      return { entity_id: entityId, chains, events: options?.resolveCid ? await resolve(events) : events };
     },
   };
 }

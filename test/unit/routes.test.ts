@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { routes as ledgerRoutes } from '#functions/ledger/handler';
+import { loadGroups } from '#infra/local/functions';
 import { findHandler, pathParameters } from '#shared/http/router';
 import type { RouteHandlers } from '#shared/http/types';
 import { GROUPS, ROUTE_TABLE, expandRoutes, type GroupName } from '#infra/routes';
 
-const HANDLERS: Record<GroupName, RouteHandlers> = { ledger: ledgerRoutes };
+const HANDLERS = Object.fromEntries(Object.entries(await loadGroups()).map(([g, l]) => [g, l.routes])) as Record<GroupName, RouteHandlers>;
 
 describe('The route table (infra/routes.ts)', () => {
   const served = expandRoutes();
 
-  it('serves every ledger route under both /api/ledger and /api/v1', () => {
+  it('serves every ledger route under both /api/ledger and /api/v1, and the admin group under /api/admin', () => {
     for (const spec of ROUTE_TABLE.filter((r) => r.group === 'ledger' && !r.onlyPrefixes)) {
       for (const prefix of ['/api/ledger', '/api/v1']) {
         assert.ok(
@@ -20,6 +20,7 @@ describe('The route table (infra/routes.ts)', () => {
       }
     }
     assert.deepEqual(GROUPS.ledger.prefixes, ['/api/ledger', '/api/v1']);
+    assert.ok(served.some((r) => r.routeKey === 'POST /api/admin/ipfs/decode'));
   });
 
   it('has no route twice', () => {

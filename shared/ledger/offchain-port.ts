@@ -1,0 +1,21 @@
+/**
+ * What the ledger needs for off-chain payloads: the port. shared/offchain implements it (AES-256-GCM
+ * envelopes in IPFS); the ledger only offloads, verifies and resolves through it.
+ */
+
+export interface StoredPayload {
+  cid: string;
+  /** The 96-bit GCM nonce, 24 hex characters, recorded on chain beside the CID. */
+  nonce: string;
+  /** Bytes of the payload's JSON (the plaintext). */
+  size: number;
+}
+
+export interface OffchainStore {
+  /** Encrypts and stores a JSON value. 503 when IPFS or KMS cannot be reached. */
+  put(value: unknown): Promise<StoredPayload>;
+  /** Fetches and decrypts a payload. UnreadablePayloadError (422) when it cannot be read; 503 when a dependency is down. */
+  get(cid: string, nonce: string): Promise<unknown>;
+  /** Throws when IPFS cannot be reached. */
+  ping(): Promise<void>;
+}

@@ -1,0 +1,73 @@
+/**
+ * IPFS through kubo-rpc-client: against a real Kubo (SVC_IPFS_API_URL) or the local stack's embedded
+ * node, which answers the same RPC. Adds pin by default, with Kubo's defaults (CIDv0, 256 KiB chunks).
+ */
+import { create, type KuboRPCClient } from 'kubo-rpc-client';
+import { DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
+import { isUnavailable } from '../storage/errors.ts';
+
+
+export interface IpfsStore {
+  /** Stores bytes; answers their CID. */
+  add(bytes: Uint8Array): Promise<string>;
+  /** The bytes of a CID; UnreadablePayloadError when it cannot be had, 503 when IPFS is unreachable. */
+  cat(cid: string): Promise<Uint8Array>;
+  /** Throws when the node cannot be reached. */
+  ping(): Promise<void>;
+}
+
+export interface IpfsStoreOptions {
+  url: string;
+  /** A fetch that takes longer is given up (a real Kubo may search the network for a missing CID). */
+  timeoutMs: number;
+  /** Largest object read back. */
+  maxBytes: number;
+}
+
+function translate(error: unknown, what: string): Error {
+  if (error instanceof UnreadablePayloadError) return error;
+  if (isUnavailable(error)) return new DependencyUnavailableError('IPFS', { cause: error });
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return new UnreadablePayloadError(`${what}: IPFS did not deliver it in time`);
+  }
+  return new UnreadablePayloadError(`${what}: IPFS could not provide it (${error instanceof Error ? error.message : String(error)})`);
+}
+
+export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
+  const client: KuboRPCClient = create({ url: options.url, timeout: options.timeoutMs });
+  return {
+    async add(bytes) {
+      try {
+        const added = await client.add(bytes, { pin: true, signal: AbortSignal.timeout(options.timeoutMs) });
+        return added.cid.toString();
+      } catch (error) {
+        const translated = translate(error, 'storing the payload');
+        // A store that fails for another reason than reachability is still the dependency failing.
+        throw translated instanceof UnreadablePayloadError ? new DependencyUnavailableError('IPFS', { cause: error }) : translated;
+      }
+    },
+
+    async cat(cid) {
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of client.cat(cid, { signal: AbortSignal.timeout(options.timeoutMs) })) {
+          size += chunk.length;
+          if (size > options.maxBytes) throw new UnreadablePayloadError(`CID ${cid} is larger than ${options.maxBytes} bytes`);
+          chunks.push(chunk);
+        }
+      } catch (error) {
+        throw translate(error, `CID ${cid}`);
+      }
+      return Buffer.concat(chunks);
+    },
+
+    async ping() {
+      try {
+        await client.version({ signal: AbortSignal.timeout(Math.min(options.timeoutMs, 3_000)) });
+      } catch (error) {
+        throw new DependencyUnavailableError('IPFS', { cause: error });
+      }
+    },
+  };
+}
