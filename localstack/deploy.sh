@@ -11,6 +11,7 @@ export AWS_ENDPOINT_URL_S3="$LOCALSTACK_URL"
 export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-test}"
 export AWS_REGION="${AWS_REGION:-us-east-1}" CDK_DEFAULT_REGION="${AWS_REGION:-us-east-1}" CDK_DEFAULT_ACCOUNT=000000000000
 CORS_ORIGINS="${CORS_ORIGINS:-http://localhost:3000}"
+IPFS_API_URL="${IPFS_API_URL:-http://kubo:5001}"   # the compose file's Kubo, as the functions' containers see it
 
 if ! curl -sf "$LOCALSTACK_URL/_localstack/health" >/dev/null; then
   echo "LocalStack does not answer at $LOCALSTACK_URL. Start it first:" >&2
@@ -20,7 +21,7 @@ fi
 
 npx cdklocal bootstrap --no-notices
 npx cdklocal deploy --no-notices --require-approval never \
-  --parameters "CorsOrigins=$CORS_ORIGINS" --outputs-file localstack/outputs.json
+  --parameters "CorsOrigins=$CORS_ORIGINS" --parameters "IpfsApiUrl=$IPFS_API_URL" --outputs-file localstack/outputs.json
 
 node -e '
 const outputs = Object.values(require("./localstack/outputs.json"))[0];

@@ -29,6 +29,7 @@ export const settingsSchema = z.object({
   SVC_RATE_LIMIT_TABLE: tableName.default('ratelimits'),
   SVC_CONNECTIONS_TABLE: tableName.default('connections'),
   SVC_IPFS_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SVC_IPFS_API_AUTH: z.string().optional(),
   SVC_IPFS_PORT: port.optional(),
   SVC_IPFS_TIMEOUT_MS: positiveInt(100, 120_000).default(10_000),
   SVC_OFFCHAIN_THRESHOLD_BYTES: positiveInt(1, 300_000).default(65_536),
@@ -64,6 +65,9 @@ const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
 
 export type Settings = z.infer<typeof settingsSchema>;
 
+/** Settings whose values are never echoed in messages. */
+const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH']);
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -88,7 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Setti
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0] ?? 'settings');
         // Never echo a secret back, even a malformed one.
-        const given = name === 'SVC_ADMIN_API_KEY' ? undefined : input[name];
+        const given = SECRET_SETTINGS.has(name) ? undefined : input[name];
         return `${name}: ${issue.message}${given === undefined ? '' : ` (got '${given}')`}`;
       }),
     );

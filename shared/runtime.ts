@@ -65,7 +65,7 @@ export const getOffchainStore = once((): OffchainStore => {
     : LocalKeyProvider.fromFile(masterKeyPath(config), { create: false });
   const url = config.SVC_IPFS_API_URL;
   const ipfs: IpfsStore = url
-    ? createIpfsStore({ url, timeoutMs: config.SVC_IPFS_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024 })
+    ? createIpfsStore({ url, authorization: config.SVC_IPFS_API_AUTH || undefined, timeoutMs: config.SVC_IPFS_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024 })
     : {
         // Not configured is the same to a client as not reachable: the operations that need IPFS answer 503.
         add: async () => Promise.reject(new DependencyUnavailableError('IPFS (SVC_IPFS_API_URL is not set)')),

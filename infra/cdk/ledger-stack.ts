@@ -5,6 +5,8 @@
  * `$default` answering the contract's 404; alarms; outputs.
  *
  * Everything per group is generated from GROUPS: adding a group is one entry there, not a block here.
+ * Off-chain payloads go to a Kubo the deployer runs (IpfsApiUrl, behind IpfsApiAuth): Kubo's RPC is an
+ * admin API and must never be reachable without it.
  * Not here yet: the WebSocket API and the stream fan-out (issue #9).
  */
 import { fileURLToPath } from 'node:url';
@@ -84,6 +86,18 @@ export class LedgerStack extends Stack {
       constraintDescription: 'a comma-separated list of origins such as https://app.example.com',
     });
 
+    const ipfsApiUrl = new CfnParameter(this, 'IpfsApiUrl', {
+      type: 'String',
+      description: 'Kubo RPC API the functions store off-chain payloads in (SVC_IPFS_API_URL), e.g. https://ipfs.internal.example.com:5001',
+      allowedPattern: '^https?://\\S+$',
+    });
+    const ipfsApiAuth = new CfnParameter(this, 'IpfsApiAuth', {
+      type: 'String',
+      noEcho: true,
+      default: '',
+      description: "Authorization header for the Kubo RPC API (SVC_IPFS_API_AUTH), e.g. 'Bearer …' (Kubo's API.Authorizations)",
+    });
+
     const key = new Key(this, 'DataKey', {
       description: 'Verifiable ledger: table encryption, data keys for off-chain payloads, node identity wrapping',
       enableKeyRotation: true,
@@ -119,6 +133,7 @@ export class LedgerStack extends Stack {
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
+          ...(spec.usesIpfs ? { SVC_IPFS_API_URL: ipfsApiUrl.valueAsString, SVC_IPFS_API_AUTH: ipfsApiAuth.valueAsString } : {}),
           ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),
           NODE_OPTIONS: '--enable-source-maps',
         },
@@ -138,7 +153,8 @@ export class LedgerStack extends Stack {
       });
       // Least privilege: data access to its own tables only (and, through them, the key's use for SSE).
       for (const role of spec.tables) tables[role].grantReadWriteData(fn);
-      if (spec.usesKmsKey) key.grantEncryptDecrypt(fn);
+      // Envelope encryption needs exactly these two: a new data key, and unwrapping one.
+      if (spec.usesKmsKey) key.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
       new Alarm(this, `${pascal(group)}Throttles`, {
         alarmDescription: `${group} function throttled: raise its concurrency or find the burst`,
         metric: fn.metricThrottles({ period: Duration.minutes(5) }),

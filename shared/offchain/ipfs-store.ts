@@ -18,6 +18,8 @@ export interface IpfsStore {
 
 export interface IpfsStoreOptions {
   url: string;
+  /** An Authorization header value for a Kubo whose RPC API requires one. */
+  authorization?: string | undefined;
   /** A fetch that takes longer is given up (a real Kubo may search the network for a missing CID). */
   timeoutMs: number;
   /** Largest object read back. */
@@ -34,7 +36,11 @@ function translate(error: unknown, what: string): Error {
 }
 
 export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
-  const client: KuboRPCClient = create({ url: options.url, timeout: options.timeoutMs });
+  const client: KuboRPCClient = create({
+    url: options.url,
+    timeout: options.timeoutMs,
+    ...(options.authorization ? { headers: { Authorization: options.authorization } } : {}),
+  });
   return {
     async add(bytes) {
       try {

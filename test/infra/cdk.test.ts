@@ -130,6 +130,27 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     }
   });
 
+  it('gives the groups that use the key exactly GenerateDataKey and Decrypt on it, and the IPFS settings to those that use IPFS', () => {
+    const all = resources();
+    const keyId = Object.entries(all).find(([, r]) => r.Type === 'AWS::KMS::Key')![0];
+    for (const [group, spec] of Object.entries(GROUPS) as [string, { usesKmsKey?: boolean; usesIpfs?: boolean }][]) {
+      const [fnId, fn] = Object.entries(all).find(([id]) => functionGroupSafe(id) === group)!;
+      const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+      const statements = Object.values(all)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((role: any) => role.Ref === roleId))
+        .flatMap((r) => r.Properties.PolicyDocument.Statement);
+      const kmsDataKey = statements.filter(
+        (st: any) => [st.Action].flat().includes('kms:GenerateDataKey') && JSON.stringify(st.Resource).includes(keyId),
+      );
+      assert.equal(kmsDataKey.length > 0, Boolean(spec.usesKmsKey), `${group} (${fnId}) KMS grant`);
+      for (const st of kmsDataKey) assert.deepEqual([st.Action].flat().sort(), ['kms:Decrypt', 'kms:GenerateDataKey']);
+      const env = fn.Properties.Environment.Variables;
+      assert.equal(env.SVC_KMS_KEY_ID !== undefined, Boolean(spec.usesKmsKey), `${group} SVC_KMS_KEY_ID`);
+      assert.deepEqual(env.SVC_IPFS_API_URL, spec.usesIpfs ? { Ref: 'IpfsApiUrl' } : undefined, `${group} SVC_IPFS_API_URL`);
+    }
+    template.hasParameter('IpfsApiAuth', { NoEcho: true });
+  });
+
   it('alarms on 5xx, latency and throttles, and outputs the URL', () => {
     const alarms = Object.values(resources()).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
     const metrics = alarms.map((a) => a.Properties.MetricName);

@@ -4,7 +4,8 @@
  * headers, and the ledger's own proofs (each block hash recomputed, each link followed, the anchor's
  * Merkle root recomputed). Each later feature adds its steps here.
  *
- * It writes: one Sub-Chain named `smoke-<time>-<random>` with three events and one anchor, per run.
+ * It writes, per run: two Sub-Chains named `smoke-…` (three events and one anchor; two off-chain
+ * events) and two encrypted payloads in IPFS.
  * The key may also come from SVC_SMOKE_API_KEY. Exit code 0 when every check passed.
  */
 import { randomBytes } from 'node:crypto';
@@ -83,6 +84,7 @@ async function ledgerGroup(prefix: string): Promise<void> {
 
   await check('health answers 200 healthy with the edge headers', async () => {
     const res = await request('GET', `${prefix}/health`, undefined, { key: false });
+    if (res.status === 503) throw new CheckFailed(`health: degraded, failing checks ${JSON.stringify(res.body?.checks)}`);
     expectStatus(res, 200, 'health');
     expect(res.body?.status === 'healthy', `health: status ${res.body?.status}`);
     expectEdgeHeaders(res, 'health');
@@ -157,6 +159,46 @@ async function ledgerGroup(prefix: string): Promise<void> {
   });
 }
 
+async function offchain(prefix: string): Promise<void> {
+  process.stdout.write(`off-chain payloads at ${prefix}\n`);
+  const chain = `smoke-oc-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const marker = `smoke-${randomBytes(6).toString('hex')}`;
+  const secret = `secret-${randomBytes(6).toString('hex')}`;
+  let upload: { cid: string; nonce: string } | undefined;
+
+  await check('offloads a 100 KB event: only the CID and nonce on chain, the original on resolve', async () => {
+    expectStatus(await request('POST', `${prefix}/chains/${chain}/create`), 201, 'create');
+    const details = { secret, body: 'z'.repeat(100_000) };
+    const added = await request('POST', `${prefix}/chains/${chain}/events`, { entity_id: marker, event_type: 'large', details });
+    expectStatus(added, 200, 'large event');
+    const block = await request('GET', `${prefix}/chains/${chain}/blocks/1`);
+    const event = block.body.events[0];
+    expect(event.is_offchain === true && JSON.stringify(event.details) === '{}' && event.details_cid && /^[0-9a-f]{24}$/.test(event.details_nonce), 'the block holds more than the CID and nonce');
+    expect(!block.text.includes(secret), 'the plaintext is on chain');
+    const resolved = await request('GET', `${prefix}/chains/${chain}/blocks/1?resolve_cid=true`);
+    expectStatus(resolved, 200, 'resolve');
+    expect(JSON.stringify(resolved.body.events[0].details) === JSON.stringify(details), 'resolve does not give back the original');
+  });
+  await check('stores a payload client-side, then an event that references it', async () => {
+    const up = await request('POST', `${prefix}/offchain`, { data: { marker, items: [1, 2, 3] } });
+    expectStatus(up, 201, 'offchain upload');
+    upload = up.body;
+    const added = await request('POST', `${prefix}/chains/${chain}/events`, { entity_id: marker, event: 'referenced', details_cid: up.body.cid, details_nonce: up.body.nonce });
+    expectStatus(added, 200, 'event with details_cid');
+    const trace = await request('GET', `${prefix}/entities/${marker}/trace?resolve_cid=true`);
+    expect(trace.body.events.at(-1)?.details?.items?.length === 3, 'the referenced payload does not resolve');
+    const bogus = await request('POST', `${prefix}/chains/${chain}/events`, { entity_id: marker, event_type: 'x', details_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X', details_nonce: '0'.repeat(24) });
+    expectStatus(bogus, 422, 'made-up CID');
+  });
+  await check('decodes a payload for an admin (skipped with a lesser key)', async () => {
+    if (!upload) throw new CheckFailed('no upload to decode');
+    const res = await request('POST', '/api/admin/ipfs/decode', upload);
+    if (res.status === 403) return void process.stdout.write('    (the key is not an admin key: decoding not checked)\n');
+    expectStatus(res, 200, 'decode');
+    expect(res.body.data?.marker === marker, 'decode does not give back the payload');
+  });
+}
+
 async function edge(): Promise<void> {
   process.stdout.write('edge\n');
   await check('answers an unknown route with 404 or, without a key, 401', async () => {
@@ -169,6 +211,7 @@ async function edge(): Promise<void> {
 
 process.stdout.write(`Smoke test of ${base}${apiKey ? ' (with an API key)' : ''}\n`);
 for (const prefix of ['/api/ledger', '/api/v1']) await ledgerGroup(prefix);
+await offchain('/api/v1');
 await edge();
 if (unreachable) process.stdout.write(`Stopped: ${base} does not answer. Is the service running there?\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
