@@ -4,6 +4,7 @@
  * local gateway (infra/local) both read this file; a function's handlers are keyed by the same
  * relative route keys (test/unit/routes.test.ts checks that they agree both ways).
  */
+import { QUICKJS_WASM_FILE, QUICKJS_WASM_MODULE } from '../shared/business/sandbox-wasm.ts';
 import type { TableRole } from '../shared/storage/tables.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -19,6 +20,8 @@ export interface GroupSpec {
   usesKmsKey?: boolean;
   /** Whether its function reads or writes off-chain payloads in IPFS. */
   usesIpfs?: boolean;
+  /** Files copied beside the function's bundle: an installed module's file, under a name. */
+  bundleFiles?: readonly { module: string; as: string }[];
 }
 
 /** Every group passes the edge: API keys live in the registry, rate-limit windows in their table. */
@@ -32,6 +35,15 @@ export const GROUPS = {
     tables: ['ledger', ...EDGE_TABLES],
     usesKmsKey: true,
     usesIpfs: true,
+  },
+  business: {
+    prefixes: ['/api/business', '/api/v2'],
+    entry: 'functions/business/handler.ts',
+    tables: ['ledger', ...EDGE_TABLES],
+    usesKmsKey: true,
+    usesIpfs: true,
+    // The contract sandbox's WebAssembly, as a file rather than 1.1 MB of base64 in the bundle.
+    bundleFiles: [{ module: QUICKJS_WASM_MODULE, as: QUICKJS_WASM_FILE }],
   },
   admin: {
     prefixes: ['/api/admin'],
@@ -68,6 +80,19 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks/{index_or_hash}', summary: 'One block by index or hash' },
   { group: 'ledger', method: 'GET', path: '/entities/{entity_id}/trace', summary: 'Trace an entity across chains' },
   { group: 'ledger', method: 'POST', path: '/offchain', summary: 'Store a payload off chain (encrypted, in IPFS)' },
+  { group: 'business', method: 'GET', path: '/health', summary: 'Health check' },
+  { group: 'business', method: 'POST', path: '/organizations', summary: 'Register an organization' },
+  { group: 'business', method: 'GET', path: '/organizations', summary: 'List organizations' },
+  { group: 'business', method: 'GET', path: '/organizations/{org_id}', summary: 'One organization' },
+  { group: 'business', method: 'POST', path: '/channels', summary: 'Create a channel (and its Sub-Chain)' },
+  { group: 'business', method: 'GET', path: '/channels/{channel_id}', summary: 'Channel information' },
+  { group: 'business', method: 'POST', path: '/channels/{channel_id}/organizations', summary: 'Add a member organization' },
+  { group: 'business', method: 'POST', path: '/channels/{channel_id}/private-collections', summary: 'Create a private data collection' },
+  { group: 'business', method: 'POST', path: '/private-data', summary: 'Write private data (encrypted, off the common ledger)' },
+  { group: 'business', method: 'GET', path: '/private-data/{channel}/{collection}/{key}', summary: 'Read private data (members and admins)' },
+  { group: 'business', method: 'POST', path: '/contracts', summary: 'Register a contract version' },
+  { group: 'business', method: 'GET', path: '/contracts/{contract_id}', summary: 'A contract\'s versions' },
+  { group: 'business', method: 'POST', path: '/contracts/execute', summary: 'Execute a contract' },
   { group: 'admin', method: 'POST', path: '/ipfs/decode', summary: 'Decrypt an off-chain payload (the explorer\'s CID decoder)' },
 ];
 

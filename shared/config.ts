@@ -34,6 +34,9 @@ export const settingsSchema = z.object({
   SVC_IPFS_TIMEOUT_MS: positiveInt(100, 120_000).default(10_000),
   SVC_OFFCHAIN_THRESHOLD_BYTES: positiveInt(1, 300_000).default(65_536),
   SVC_KMS_KEY_ID: z.string().min(1).optional(),
+  SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
+  SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),
+  SVC_CONTRACT_STACK_BYTES: positiveInt(16 * 1024, 128 * 1024).default(128 * 1024),
   SVC_MASTER_KEY_FILE: z.string().min(1).optional(),
   SVC_AUTH_ENABLED: bool.default(false),
   API_KEY_NAME: z

@@ -1,6 +1,8 @@
 /**
  * Wires the domain to its storage from the settings, once per process (a Lambda instance or the
  * local gateway). Handlers and middlewares ask for what they need here and never build clients.
+ * Group-specific wiring lives beside its domain (shared/business/runtime.ts), so that a function
+ * bundles only what it uses.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RateLimiterDynamo, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -25,21 +27,24 @@ export interface LedgerRuntime {
   appender: ChainAppender;
 }
 
-const once = <T>(make: () => T): (() => T) => {
+/** A value made on first use and kept for the life of the process. */
+export const once = <T>(make: () => T): (() => T) => {
   let value: T | undefined;
   return () => (value ??= make());
 };
 
 /** Built on first use, so a master key or IPFS problem only touches requests that need them. */
-const lazyOffchain: OffchainStore = {
+export const lazyOffchain: OffchainStore = {
   put: (value) => getOffchainStore().put(value),
   get: (cid, nonce) => getOffchainStore().get(cid, nonce),
+  seal: (value) => getOffchainStore().seal(value),
+  unseal: (sealed) => getOffchainStore().unseal(sealed),
   ping: () => getOffchainStore().ping(),
 };
 
 const dynamoOptions = () => ({ region: getConfig().SVC_AWS_REGION, endpoint: getConfig().SVC_DYNAMODB_ENDPOINT });
 
-const documentClient: () => DynamoDBDocumentClient = once(() => createDynamoClient(dynamoOptions()));
+export const documentClient: () => DynamoDBDocumentClient = once(() => createDynamoClient(dynamoOptions()));
 
 export const getLedgerRuntime = once((): LedgerRuntime => {
   const config = getConfig();

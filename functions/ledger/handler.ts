@@ -9,7 +9,7 @@ import { parseEventRequest } from '#shared/ledger/events';
 import { parseBlockAddress } from '#shared/ledger/ledger';
 import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
 import { parseInput, queryBool, queryInt } from '#shared/validation';
-import { healthReport } from './health.ts';
+import { healthReport } from '#shared/health';
 
 const blocksQuery = z.object({
   limit: queryInt(10, 1, 100),

@@ -9,6 +9,7 @@
  * admin API and must never be reachable without it.
  * Not here yet: the WebSocket API and the stream fan-out (issue #9).
  */
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -32,6 +33,7 @@ import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '.
 import { DEFAULT_GROUP, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const requireFromRoot = createRequire(`${ROOT}package.json`);
 
 export interface LedgerStackProps extends StackProps {
   /** Table name prefix, so that several stages can share an account (default: the stack id and a hyphen). */
@@ -149,6 +151,12 @@ export class LedgerStack extends Stack {
           externalModules: [],
           // ESM bundles still meet CommonJS dependencies that call require().
           banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (_input: string, output: string) =>
+              (spec.bundleFiles ?? []).map((file) => `cp "${requireFromRoot.resolve(file.module)}" "${output}/${file.as}"`),
+          },
         },
       });
       // Least privilege: data access to its own tables only (and, through them, the key's use for SSE).

@@ -50,6 +50,7 @@ export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerO
       body: (event as EventWithBody)[PARSED_BODY],
       headers: lowerCaseHeaders(event),
       requestId: context.requestId,
+      caller: context.apiKey ?? null,
       event,
     });
     return jsonResponse(result.statusCode, result.body ?? null, result.headers);

@@ -26,6 +26,8 @@ export interface RouteRequest {
   body: unknown;
   headers: Record<string, string>;
   requestId: string;
+  /** The caller's key as auth established it; null when auth is off. */
+  caller: { key_id: string; role: string; org_id: string | null } | null;
   event: HttpEvent;
 }
 

@@ -71,7 +71,8 @@ export interface ReadOptions {
 
 export interface Ledger {
   listChains(): Promise<ChainInfo[]>;
-  createSubChain(name: string): Promise<{ chain_name: string; created_main: boolean }>;
+  /** `allowChannel`: the business group creates its channels' `channel-…` chains. */
+  createSubChain(name: string, options?: { allowChannel?: boolean }): Promise<{ chain_name: string; created_main: boolean }>;
   getStats(chainName: string): Promise<ChainStats>;
   listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean } & ReadOptions): Promise<BlocksPage>;
   getBlock(chainName: string, address: BlockAddress, options?: ReadOptions): Promise<Block>;
@@ -170,8 +171,8 @@ export function createLedger({
       return (await repository.listHeads()).map(chainInfo);
     },
 
-    async createSubChain(name) {
-      assertCreatableSubChainName(name);
+    async createSubChain(name, options) {
+      assertCreatableSubChainName(name, options);
       // The Main Chain comes into being with the first Sub-Chain, in the same transaction.
       for (let attempt = 0; attempt < 3; attempt += 1) {
         const mainExists = (await repository.getHead(MAIN_CHAIN)) !== undefined;

@@ -16,6 +16,10 @@ export interface OffchainStore {
   put(value: unknown): Promise<StoredPayload>;
   /** Fetches and decrypts a payload. UnreadablePayloadError (422) when it cannot be read; 503 when a dependency is down. */
   get(cid: string, nonce: string): Promise<unknown>;
+  /** Encrypts a JSON value into an envelope kept elsewhere (e.g. inline in a table), not in IPFS. */
+  seal(value: unknown): Promise<string>;
+  /** Decrypts what `seal` made; UnreadablePayloadError when it cannot. */
+  unseal(sealed: string): Promise<unknown>;
   /** Throws when IPFS cannot be reached. */
   ping(): Promise<void>;
 }

@@ -4,7 +4,7 @@
  */
 import { UnreadablePayloadError } from '../errors.ts';
 import type { OffchainStore } from '../ledger/offchain-port.ts';
-import { open, parseEnvelope, seal } from './envelope.ts';
+import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
 import type { IpfsStore } from './ipfs-store.ts';
 import type { KeyProvider } from './key-providers.ts';
 
@@ -12,28 +12,42 @@ export const CID_PATTERN = /^(Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{20,})$/;
 export const NONCE_PATTERN = /^[0-9a-f]{24}$/;
 
 export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: KeyProvider }): OffchainStore {
+  async function encrypt(value: unknown): Promise<{ envelope: Envelope; size: number }> {
+    const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
+    const key = await keys.dataKey();
+    return { envelope: seal(plaintext, key.plaintext, key.wrapped, key.kek), size: plaintext.length };
+  }
+
+  async function decrypt(bytes: Uint8Array, nonce?: string): Promise<unknown> {
+    const envelope = parseEnvelope(bytes);
+    if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
+    const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek);
+    const plaintext = open(envelope, dataKey);
+    try {
+      return JSON.parse(plaintext.toString('utf8'));
+    } catch {
+      throw new UnreadablePayloadError('the decrypted payload is not JSON');
+    }
+  }
+
   return {
     async put(value) {
-      const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
-      const key = await keys.dataKey();
-      const envelope = seal(plaintext, key.plaintext, key.wrapped, key.kek);
+      const { envelope, size } = await encrypt(value);
       const cid = await ipfs.add(Buffer.from(JSON.stringify(envelope), 'utf8'));
-      return { cid, nonce: envelope.nonce, size: plaintext.length };
+      return { cid, nonce: envelope.nonce, size };
     },
 
     async get(cid, nonce) {
       if (!CID_PATTERN.test(cid)) throw new UnreadablePayloadError(`'${cid}' is not a CID`);
       if (!NONCE_PATTERN.test(nonce)) throw new UnreadablePayloadError('the nonce must be 24 hex characters');
-      const envelope = parseEnvelope(await ipfs.cat(cid));
-      if (envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
-      const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek);
-      const plaintext = open(envelope, dataKey);
-      try {
-        return JSON.parse(plaintext.toString('utf8'));
-      } catch {
-        throw new UnreadablePayloadError('the decrypted payload is not JSON');
-      }
+      return decrypt(await ipfs.cat(cid), nonce);
     },
+
+    async seal(value) {
+      return JSON.stringify((await encrypt(value)).envelope);
+    },
+
+    unseal: (sealed) => decrypt(Buffer.from(sealed, 'utf8')),
 
     ping: () => ipfs.ping(),
   };

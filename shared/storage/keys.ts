@@ -76,3 +76,33 @@ export function apiKeyPk(keyHash: string): string {
 export function apiKeyListSk(keyId: string): string {
   return keyId;
 }
+
+/*
+ * registry table, business group
+ *   organization        pk = ORGS                               sk = <org id>
+ *   channel             pk = CHANNELS                           sk = <channel name>
+ *   channel member      pk = CHANNEL#<name>                     sk = MEMBER#<org id>
+ *   channel collection  pk = CHANNEL#<name>                     sk = COLLECTION#<collection>
+ *   private data        pk = PRIVATE#<channel>#<collection>     sk = <key>
+ *   contract version    pk = CONTRACT#<contract id>             sk = VERSION#<version>
+ */
+export const ORGS_PARTITION = 'ORGS';
+export const CHANNELS_PARTITION = 'CHANNELS';
+export const MEMBER_SK_PREFIX = 'MEMBER#';
+export const COLLECTION_SK_PREFIX = 'COLLECTION#';
+
+export function channelPk(channelId: string): string {
+  return `CHANNEL#${channelId}`;
+}
+
+export function privateDataPk(channel: string, collection: string): string {
+  return `PRIVATE#${channel}#${collection}`;
+}
+
+export function contractPk(contractId: string): string {
+  return `CONTRACT#${contractId}`;
+}
+
+export function contractVersionSk(version: string): string {
+  return `VERSION#${version}`;
+}

@@ -205,4 +205,27 @@ describe('Function bundles', () => {
     assert.equal(result.headers['X-Frame-Options'], 'DENY');
     assert.match(JSON.parse(result.body).detail, /No route for GET \/api\/v1\/nowhere/);
   });
+
+  it('the business bundle runs contracts in its sandbox, from the WebAssembly copied beside it', async () => {
+    process.env.SVC_LOG_LEVEL = 'warn';
+    const bundle = bundleOf('business');
+    assert.ok(existsSync(join(bundle, '..', 'quickjs.wasm')), 'quickjs.wasm beside the bundle');
+    const { handler } = await import(pathToFileURL(bundle).href);
+    const body = JSON.stringify({ contract_id: 'c', version: '1.0.0', implementation: 'function notExecute() {}' });
+    const result = await handler(
+      {
+        version: '2.0',
+        routeKey: 'POST /api/business/contracts',
+        rawPath: '/api/business/contracts',
+        rawQueryString: '',
+        headers: { 'content-type': 'application/json' },
+        body,
+        requestContext: { http: { method: 'POST', path: '/api/business/contracts', sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: 'POST /api/business/contracts', stage: '$default' },
+        isBase64Encoded: false,
+      },
+      { getRemainingTimeInMillis: () => 29_000, functionName: 'business', awsRequestId: 'r' },
+    );
+    assert.equal(result.statusCode, 422, result.body);
+    assert.match(JSON.parse(result.body).detail, /must define function execute/);
+  });
 });

@@ -31,10 +31,7 @@ function expected(route: Route, caller: Caller): 'pass' | 401 | 403 {
 
 /** A concrete request for a route: sample values for its parameters, a valid body for writes. */
 function sample(route: Route): { path: string; body?: unknown } {
-  const path = route.path
-    .replace('{chain_name}', 'matrix')
-    .replace('{index_or_hash}', '0')
-    .replace('{entity_id}', 'pkg-1');
+  const path = route.path.replace('{index_or_hash}', '0').replace(/\{[a-z_]+\}/g, 'matrix');
   return route.method === 'POST' ? { path, body: { entity_id: 'pkg-1', event_type: 'checked' } } : { path };
 }
 

@@ -1,8 +1,8 @@
 /** GET {prefix}/health (contract.md §10): 200 healthy, or 503 degraded naming the failing check. */
-import type { RouteResponse } from '#shared/http/types';
-import { logger } from '#shared/log';
-import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
-import { SERVICE_VERSION } from '#shared/version';
+import type { RouteResponse } from './http/types.ts';
+import { logger } from './log.ts';
+import { getLedgerRuntime, getOffchainStore } from './runtime.ts';
+import { SERVICE_VERSION } from './version.ts';
 
 const CHECK_TIMEOUT_MS = 3_000;
 

@@ -1,0 +1,24 @@
+/**
+ * The business group's wiring: its own module, so that only the business function bundles the
+ * contract sandbox.
+ */
+import { getConfig } from './config.ts';
+import { documentClient, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
+import { createBusinessRepository } from './storage/business-repository.ts';
+import { createBusiness, type Business } from './business/business.ts';
+
+export const getBusiness = once((): Business => {
+  const config = getConfig();
+  return createBusiness({
+    repository: createBusinessRepository({ client: documentClient(), tableName: config.SVC_REGISTRY_TABLE }),
+    ledger: getLedgerRuntime().ledger,
+    offchain: lazyOffchain,
+    limits: {
+      timeoutMs: config.SVC_CONTRACT_TIMEOUT_MS,
+      memoryBytes: config.SVC_CONTRACT_MEMORY_BYTES,
+      stackBytes: config.SVC_CONTRACT_STACK_BYTES,
+      maxResultBytes: 1024 * 1024,
+    },
+    inlineThresholdBytes: config.SVC_OFFCHAIN_THRESHOLD_BYTES,
+  });
+});

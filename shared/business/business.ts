@@ -1,0 +1,407 @@
+/**
+ * The business group's domain (contract.md §5), shaped like Hyperledger Fabric: organizations with an
+ * MSP id, channels with their own Sub-Chain (`channel-<name>`), private collections whose values stay
+ * off the common ledger, and contracts run in a sandbox. Everything written to a chain goes through the
+ * ledger's own append path.
+ */
+import { createHash, createPublicKey } from 'node:crypto';
+import semver from 'semver';
+import { z } from 'zod';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnprocessableError,
+  UnreadablePayloadError,
+} from '../errors.ts';
+import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
+import type { EventDraft } from '../ledger/events.ts';
+import { parseEventRequest } from '../ledger/events.ts';
+import type { Ledger } from '../ledger/ledger.ts';
+import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
+import type { OffchainStore } from '../ledger/offchain-port.ts';
+import { parseInput } from '../validation.ts';
+import type { BusinessRepository, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from './repository.ts';
+import { checkContract, runContract, type SandboxLimits } from './sandbox.ts';
+
+/** Who is asking, as the edge established it; null when auth is off (everyone may). */
+export interface Caller {
+  role: string;
+  org_id: string | null;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
+const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
+const MAX_INLINE_SOURCE_BYTES = 200_000;
+const MAX_EMITS = 100;
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+const organizationInput = z.object({
+  org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
+  name: z.string().min(1).max(256),
+  public_key: z.string().min(1).max(4096).nullish(),
+});
+
+const channelInput = z.object({ name: z.string().min(1).max(256) });
+const memberInput = z.object({ org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -') });
+const collectionInput = z.object({ collection: z.string().regex(NAME, 'must be 1-64 of A-Z a-z 0-9 _ -') });
+
+const privateDataInput = z
+  .object({
+    channel: z.string().min(1).max(64),
+    collection: z.string().min(1).max(64),
+    key: z.string().min(1).max(512),
+    value: z.string().max(5 * 1024 * 1024).optional(),
+    value_cid: z.string().min(1).max(256).optional(),
+    value_nonce: z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters').nullish(),
+    event_metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.value === undefined) === (v.value_cid === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'Send exactly one of value and value_cid' });
+    }
+    if (v.value_cid !== undefined && !v.value_nonce) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['value_nonce'], message: 'Required with value_cid' });
+    }
+  });
+
+const contractInput = z
+  .object({
+    contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -'),
+    version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
+    implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
+    implementation_cid: z.string().min(1).max(256).nullish(),
+    implementation_nonce: z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters').nullish(),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .superRefine((v, ctx) => {
+    if (!v.implementation === !v.implementation_cid) {
+      ctx.addIssue({ code: 'custom', path: ['implementation'], message: 'Send exactly one of implementation and implementation_cid' });
+    }
+    if (v.implementation_cid && !v.implementation_nonce) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['implementation_nonce'], message: 'Required with implementation_cid' });
+    }
+  });
+
+const executeInput = z.object({
+  contract_id: z.string().regex(CONTRACT_ID),
+  version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version').optional(),
+  event: z.object({
+    entity_id: z.string().min(1).max(256),
+    event: z.string().min(1).max(128),
+    details: z.record(z.string(), z.unknown()).default({}),
+  }),
+  context: z.object({ chain: z.string().min(1).max(64).optional() }).loose().default({}),
+});
+
+/** SHA-256 of a private value: of its UTF-8 when a string, else of its RFC 8785 JSON. */
+export function valueHash(value: unknown): string {
+  return sha256Hex(typeof value === 'string' ? value : canonicalJson(value));
+}
+
+/** An Ed25519 public key, hex (64 characters) or PEM, as 64 lowercase hex; 422 otherwise. */
+export function normalizePublicKey(text: string): string {
+  try {
+    const key = /^[0-9a-fA-F]{64}$/.test(text.trim())
+      ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(text.trim(), 'hex')]), format: 'der', type: 'spki' })
+      : createPublicKey(text);
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
+    return key.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+  } catch {
+    throw new UnprocessableError('public_key must be an Ed25519 public key, as 64 hex characters or PEM');
+  }
+}
+
+export interface BusinessOptions {
+  repository: BusinessRepository;
+  ledger: Ledger;
+  offchain: OffchainStore;
+  limits: SandboxLimits;
+  /** Private values whose JSON is larger go to IPFS; smaller ones stay inline, encrypted. */
+  inlineThresholdBytes: number;
+  now?: () => Date;
+}
+
+export function createBusiness({ repository, ledger, offchain, limits, inlineThresholdBytes, now = () => new Date() }: BusinessOptions) {
+  const stamp = () => now().toISOString();
+  /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
+  const sources = new Map<string, string>();
+
+  async function requireChannel(channelId: string) {
+    const channel = await repository.getChannel(channelId);
+    if (!channel) throw new NotFoundError(`Channel '${channelId}' not found`);
+    return channel;
+  }
+
+  async function requireOrganization(orgId: string): Promise<OrganizationRecord> {
+    const org = await repository.getOrganization(orgId);
+    if (!org) throw new NotFoundError(`Organization '${orgId}' not found`);
+    return org;
+  }
+
+  /** An org-bound key may act on a channel only as a member; admins and keys without an org may. */
+  async function assertChannelAccess(channelId: string, caller: Caller | null, action: string): Promise<void> {
+    if (!caller || caller.role === 'admin' || caller.org_id === null) return;
+    const { organizations } = await repository.getChannelDetails(channelId);
+    if (!organizations.includes(caller.org_id)) {
+      throw new ForbiddenError(`Organization '${caller.org_id}' is not a member of channel '${channelId}' and may not ${action}`);
+    }
+  }
+
+  /** Records channel activity on the channel's own chain, through the ledger's append path. */
+  async function record(chainName: string, draft: Omit<EventDraft, 'details_cid' | 'details_nonce' | 'details_metadata' | 'is_offchain'>) {
+    const { event_id } = await ledger.appendEvent(chainName, {
+      ...draft,
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      is_offchain: false,
+    });
+    return event_id;
+  }
+
+  async function readOffchain(cid: string, nonce: string, what: string): Promise<unknown> {
+    try {
+      return await offchain.get(cid, nonce);
+    } catch (error) {
+      if (error instanceof UnreadablePayloadError) throw new UnprocessableError(`${what} cannot be fetched and decrypted: ${error.message}`);
+      throw error;
+    }
+  }
+
+  async function contractSource(version: ContractVersionRecord): Promise<string> {
+    if (version.implementation !== null) return version.implementation;
+    const cached = sources.get(version.code_hash);
+    if (cached !== undefined) return cached;
+    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid');
+    if (typeof source !== 'string' || sha256Hex(source) !== version.code_hash) {
+      throw new UnprocessableError('the stored implementation no longer matches its code hash');
+    }
+    sources.set(version.code_hash, source);
+    return source;
+  }
+
+  return {
+    async registerOrganization(body: unknown) {
+      const input = parseInput(organizationInput, body, 'body');
+      const org: OrganizationRecord = {
+        org_id: input.org_id,
+        name: input.name,
+        msp_id: `${input.org_id}MSP`,
+        public_key: input.public_key ? normalizePublicKey(input.public_key) : null,
+        created_at: stamp(),
+      };
+      if (!(await repository.putOrganization(org))) throw new ConflictError(`Organization '${org.org_id}' already exists`);
+      return org;
+    },
+
+    getOrganization: requireOrganization,
+
+    async listOrganizations() {
+      return (await repository.listOrganizations()).sort((a, b) => a.org_id.localeCompare(b.org_id));
+    },
+
+    async createChannel(body: unknown) {
+      const { name } = parseInput(channelInput, body, 'body');
+      if (name.length > MAX_CHANNEL_NAME) {
+        throw new UnprocessableError(`A channel name has at most ${MAX_CHANNEL_NAME} characters (its chain is '${CHANNEL_CHAIN_PREFIX}<name>')`);
+      }
+      const chainName = `${CHANNEL_CHAIN_PREFIX}${name}`;
+      assertCreatableSubChainName(name); // 400 for characters outside the chain-name rule, as for chains
+      const channel = { channel_id: name, name, chain_name: chainName, created_at: stamp() };
+      if (!(await repository.putChannel(channel))) throw new ConflictError(`Channel '${name}' already exists`);
+      try {
+        await ledger.createSubChain(chainName, { allowChannel: true });
+      } catch (error) {
+        await repository.deleteChannel(name).catch(() => undefined);
+        throw error;
+      }
+      return channel;
+    },
+
+    async getChannel(channelId: string) {
+      const channel = await requireChannel(channelId);
+      const [details, stats] = await Promise.all([repository.getChannelDetails(channelId), ledger.getStats(channel.chain_name)]);
+      return {
+        channel_id: channel.channel_id,
+        name: channel.name,
+        chain_name: channel.chain_name,
+        created_at: channel.created_at,
+        organizations: details.organizations,
+        collections: details.collections,
+        block_count: stats.total_blocks,
+      };
+    },
+
+    async addOrganization(channelId: string, body: unknown) {
+      const { org_id } = parseInput(memberInput, body, 'body');
+      const channel = await requireChannel(channelId);
+      await requireOrganization(org_id);
+      if (!(await repository.addMember(channelId, org_id, stamp()))) {
+        throw new ConflictError(`Organization '${org_id}' is already a member of channel '${channelId}'`);
+      }
+      const event_id = await record(channel.chain_name, { entity_id: org_id, event_type: 'organization_joined', details: { org_id } });
+      return { channel_id: channelId, org_id, event_id };
+    },
+
+    async createCollection(channelId: string, body: unknown, caller: Caller | null) {
+      const { collection } = parseInput(collectionInput, body, 'body');
+      const channel = await requireChannel(channelId);
+      await assertChannelAccess(channelId, caller, 'create collections');
+      if (!(await repository.putCollection(channelId, collection, stamp()))) {
+        throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
+      }
+      await record(channel.chain_name, { entity_id: collection, event_type: 'collection_created', details: { collection } });
+      return { channel_id: channelId, collection };
+    },
+
+    async writePrivateData(body: unknown, caller: Caller | null) {
+      const input = parseInput(privateDataInput, body, 'body');
+      const channel = await requireChannel(input.channel);
+      const { collections } = await repository.getChannelDetails(input.channel);
+      if (!collections.includes(input.collection)) {
+        throw new NotFoundError(`Collection '${input.collection}' not found in channel '${input.channel}'`);
+      }
+      await assertChannelAccess(input.channel, caller, 'write its private data');
+
+      let sealed: string | null = null;
+      let cid: string | null = input.value_cid ?? null;
+      let nonce: string | null = input.value_nonce ?? null;
+      let hash: string;
+      if (input.value !== undefined) {
+        hash = valueHash(input.value);
+        if (Buffer.byteLength(JSON.stringify(input.value)) > inlineThresholdBytes) {
+          ({ cid, nonce } = await offchain.put(input.value));
+        } else {
+          sealed = await offchain.seal(input.value);
+        }
+      } else {
+        hash = valueHash(await readOffchain(cid!, nonce!, 'value_cid'));
+      }
+
+      // The common ledger learns that a value changed and its hash, never the value (nor the key itself).
+      const metadata = input.event_metadata;
+      const eventId = await record(channel.chain_name, {
+        entity_id: typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
+        event_type: typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : 'private_data_written',
+        details: { collection: input.collection, key_hash: sha256Hex(input.key), value_hash: hash, event_metadata: metadata },
+      });
+      const stored: PrivateDataRecord = {
+        channel: input.channel,
+        collection: input.collection,
+        key: input.key,
+        value_hash: hash,
+        sealed,
+        value_cid: cid,
+        value_nonce: nonce,
+        event_id: eventId,
+        updated_at: stamp(),
+      };
+      await repository.putPrivateData(stored);
+      return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
+    },
+
+    async readPrivateData(channelId: string, collection: string, key: string, caller: Caller | null) {
+      await requireChannel(channelId);
+      if (caller && caller.role !== 'admin') {
+        const { organizations } = await repository.getChannelDetails(channelId);
+        if (caller.org_id === null || !organizations.includes(caller.org_id)) {
+          throw new ForbiddenError(`Private data of channel '${channelId}' is readable by its member organizations and admins only`);
+        }
+      }
+      const stored = await repository.getPrivateData(channelId, collection, key);
+      if (!stored) throw new NotFoundError(`No private data '${key}' in collection '${collection}' of channel '${channelId}'`);
+      const value = stored.sealed !== null ? await offchain.unseal(stored.sealed) : await offchain.get(stored.value_cid!, stored.value_nonce!);
+      return {
+        channel: channelId,
+        collection,
+        key,
+        value,
+        value_hash: stored.value_hash,
+        event_id: stored.event_id,
+        updated_at: stored.updated_at,
+      };
+    },
+
+    async registerContract(body: unknown) {
+      const input = parseInput(contractInput, body, 'body');
+      let source: string;
+      if (input.implementation) {
+        source = input.implementation;
+      } else {
+        const fetched = await readOffchain(input.implementation_cid!, input.implementation_nonce!, 'implementation_cid');
+        if (typeof fetched !== 'string') throw new UnprocessableError('implementation_cid must hold the source as a JSON string');
+        source = fetched;
+      }
+      await checkContract(source, limits);
+      const version: ContractVersionRecord = {
+        contract_id: input.contract_id,
+        version: input.version,
+        code_hash: sha256Hex(source),
+        implementation: input.implementation ?? null,
+        implementation_cid: input.implementation_cid ?? null,
+        implementation_nonce: input.implementation_nonce ?? null,
+        metadata: input.metadata,
+        created_at: stamp(),
+      };
+      if (!(await repository.putContractVersion(version))) {
+        throw new ConflictError(`Contract '${input.contract_id}' version ${input.version} already exists; versions are immutable`);
+      }
+      return { contract_id: version.contract_id, version: version.version, code_hash: version.code_hash };
+    },
+
+    async getContract(contractId: string) {
+      const versions = await repository.listContractVersions(contractId);
+      if (versions.length === 0) throw new NotFoundError(`Contract '${contractId}' not found`);
+      const sorted = [...versions].sort((a, b) => semver.compare(a.version, b.version));
+      return {
+        contract_id: contractId,
+        latest: sorted.at(-1)!.version,
+        versions: sorted.map((v) => ({ version: v.version, code_hash: v.code_hash, metadata: v.metadata, created_at: v.created_at })),
+      };
+    },
+
+    async executeContract(body: unknown) {
+      const input = parseInput(executeInput, body, 'body');
+      const versions = await repository.listContractVersions(input.contract_id);
+      if (versions.length === 0) throw new NotFoundError(`Contract '${input.contract_id}' not found`);
+      const chosen = input.version
+        ? versions.find((v) => v.version === input.version)
+        : versions.reduce((best, v) => (semver.gt(v.version, best.version) ? v : best));
+      if (!chosen) throw new NotFoundError(`Contract '${input.contract_id}' has no version ${input.version}`);
+
+      const started = performance.now();
+      const result = await runContract(await contractSource(chosen), input.event, input.context, limits);
+
+      const emitted: string[] = [];
+      const emit = (result as { emit?: unknown } | null)?.emit;
+      if (emit !== undefined) {
+        if (!Array.isArray(emit) || emit.length > MAX_EMITS) {
+          throw new UnprocessableError(`The contract's emit must be a list of at most ${MAX_EMITS} events`);
+        }
+        const chain = input.context.chain;
+        if (!chain) throw new UnprocessableError('The contract emits events but context.chain names no chain');
+        let drafts: EventDraft[];
+        try {
+          drafts = emit.map((e) => parseEventRequest(e));
+        } catch (error) {
+          throw new UnprocessableError(`The contract emitted an invalid event: ${(error as Error).message}`);
+        }
+        // Each emitted event closes its own block, in order; an unknown chain fails on the first, before any write.
+        for (const draft of drafts) emitted.push((await ledger.appendEvent(chain, draft)).event_id);
+      }
+      return {
+        contract_id: chosen.contract_id,
+        version: chosen.version,
+        result,
+        emitted_event_ids: emitted,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      };
+    },
+  };
+}
+
+export type Business = ReturnType<typeof createBusiness>;

@@ -1,0 +1,72 @@
+/**
+ * What the business domain needs from storage: the port. shared/storage implements it on the registry
+ * table. Writes that must not overwrite answer `false` when the item already exists.
+ */
+
+export interface OrganizationRecord {
+  org_id: string;
+  name: string;
+  msp_id: string;
+  /** Ed25519 public key, 64 hex characters, or null. */
+  public_key: string | null;
+  created_at: string;
+}
+
+export interface ChannelRecord {
+  channel_id: string;
+  name: string;
+  chain_name: string;
+  created_at: string;
+}
+
+export interface ChannelDetails {
+  organizations: string[];
+  collections: string[];
+}
+
+export interface PrivateDataRecord {
+  channel: string;
+  collection: string;
+  key: string;
+  value_hash: string;
+  /** The value's envelope, inline (small values). */
+  sealed: string | null;
+  /** Or the value's off-chain reference (large values, or client-supplied). */
+  value_cid: string | null;
+  value_nonce: string | null;
+  event_id: string;
+  updated_at: string;
+}
+
+export interface ContractVersionRecord {
+  contract_id: string;
+  version: string;
+  code_hash: string;
+  /** The source, inline; or its off-chain reference. */
+  implementation: string | null;
+  implementation_cid: string | null;
+  implementation_nonce: string | null;
+  metadata: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface BusinessRepository {
+  putOrganization(org: OrganizationRecord): Promise<boolean>;
+  getOrganization(orgId: string): Promise<OrganizationRecord | undefined>;
+  listOrganizations(): Promise<OrganizationRecord[]>;
+
+  putChannel(channel: ChannelRecord): Promise<boolean>;
+  /** Undoes a channel whose chain could not be created. */
+  deleteChannel(channelId: string): Promise<void>;
+  getChannel(channelId: string): Promise<ChannelRecord | undefined>;
+  /** Member organizations and collections, each sorted. */
+  getChannelDetails(channelId: string): Promise<ChannelDetails>;
+  addMember(channelId: string, orgId: string, at: string): Promise<boolean>;
+  putCollection(channelId: string, collection: string, at: string): Promise<boolean>;
+
+  putPrivateData(record: PrivateDataRecord): Promise<void>;
+  getPrivateData(channel: string, collection: string, key: string): Promise<PrivateDataRecord | undefined>;
+
+  putContractVersion(record: ContractVersionRecord): Promise<boolean>;
+  listContractVersions(contractId: string): Promise<ContractVersionRecord[]>;
+}

@@ -1,0 +1,332 @@
+/**
+ * The business group over HTTP against the running local stack: organizations, channels, private data
+ * and contracts, on both prefixes, with every error of contract.md for them.
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+
+const PREFIXES = ['/api/business', '/api/v2'] as const;
+const ADMIN_KEY = `biz-admin-${randomBytes(16).toString('hex')}`;
+
+let open: Stack;
+let b: string; // /api/business on the open stack
+const v2 = () => `${open.url}/api/v2`;
+
+function assertError(res: Awaited<ReturnType<typeof call>>, status: number, detail?: RegExp): void {
+  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
+  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
+  if (detail) assert.match(typeof res.body.detail === 'string' ? res.body.detail : JSON.stringify(res.body.detail), detail);
+}
+
+before(async () => {
+  open = await startStack({ env: { SVC_CONTRACT_TIMEOUT_MS: '300', SVC_CONTRACT_MEMORY_BYTES: String(32 * 1024 * 1024) } });
+  b = `${open.url}/api/business`;
+});
+
+after(async () => {
+  await open?.stop();
+  if (open) removeDir(open.dataDir);
+});
+
+describe('Business group over HTTP, both prefixes', () => {
+  it('answers health on both prefixes', async () => {
+    for (const prefix of PREFIXES) {
+      const res = await call(open.url, 'GET', `${prefix}/health`);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.service, 'business');
+      assert.deepEqual(res.body.checks, { dynamodb: 'ok', ipfs: 'ok' });
+    }
+  });
+
+  it('registers organizations, with an Ed25519 key as hex or PEM', async () => {
+    const { publicKey } = generateKeyPairSync('ed25519');
+    const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    const acme = await call(b, 'POST', '/organizations', { org_id: 'acme', name: 'Acme Corp', public_key: raw });
+    assert.equal(acme.status, 201);
+    assert.deepEqual(acme.body, { success: true, org_id: 'acme', name: 'Acme Corp', msp_id: 'acmeMSP', public_key: raw });
+    const pem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    const globex = await call(v2(), 'POST', '/organizations', { org_id: 'globex', name: 'Globex', public_key: pem });
+    assert.equal(globex.status, 201);
+    assert.equal(globex.body.public_key, raw, 'PEM is stored as the same 64 hex');
+    const initech = await call(b, 'POST', '/organizations', { org_id: 'initech', name: 'Initech' });
+    assert.equal(initech.body.public_key, null);
+  });
+
+  it('refuses a duplicate organization (409), a bad key or missing fields (422), and 404s an unknown one', async () => {
+    assertError(await call(v2(), 'POST', '/organizations', { org_id: 'acme', name: 'Again' }), 409, /already exists/);
+    assertError(await call(b, 'POST', '/organizations', { org_id: 'bad', name: 'B', public_key: 'not a key' }), 422, /Ed25519/);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    assertError(await call(b, 'POST', '/organizations', { org_id: 'bad', name: 'B', public_key: rsa }), 422, /Ed25519/);
+    const missing = await call(b, 'POST', '/organizations', { org_id: 'x' });
+    assertError(missing, 422);
+    assert.deepEqual(missing.body.detail[0].loc, ['body', 'name']);
+    assertError(await call(b, 'GET', '/organizations/nobody'), 404, /nobody/);
+  });
+
+  it('opens a channel with its own Sub-Chain, and refuses bad or duplicate names', async () => {
+    const res = await call(b, 'POST', '/channels', { name: 'supply' });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.success, true);
+    assert.equal(res.body.channel_id, 'supply');
+    assert.equal(res.body.chain_name, 'channel-supply');
+    assert.ok(!Number.isNaN(Date.parse(res.body.created_at)));
+    const chains = await call(open.url, 'GET', '/api/v1/chains');
+    assert.ok(chains.body.some((c: any) => c.name === 'channel-supply' && c.type === 'sub'));
+    assertError(await call(v2(), 'POST', '/channels', { name: 'supply' }), 409);
+    assertError(await call(b, 'POST', '/channels', { name: 'bad name!' }), 400);
+    assertError(await call(b, 'POST', '/channels', { name: 'x'.repeat(57) }), 422, /at most 56/);
+    assertError(await call(b, 'POST', '/channels', {}), 422);
+    assertError(await call(open.url, 'POST', '/api/v1/chains/channel-mine/create'), 400, /reserved for channels/);
+  });
+
+  it('adds member organizations (extension), recording each on the channel chain', async () => {
+    const res = await call(b, 'POST', '/channels/supply/organizations', { org_id: 'acme' });
+    assert.equal(res.status, 201);
+    assert.deepEqual({ ...res.body, event_id: undefined }, { success: true, channel_id: 'supply', org_id: 'acme', event_id: undefined });
+    assert.equal((await call(v2(), 'POST', '/channels/supply/organizations', { org_id: 'globex' })).status, 201);
+    assertError(await call(b, 'POST', '/channels/supply/organizations', { org_id: 'acme' }), 409);
+    assertError(await call(b, 'POST', '/channels/supply/organizations', { org_id: 'nobody' }), 404);
+    assertError(await call(b, 'POST', '/channels/nowhere/organizations', { org_id: 'acme' }), 404);
+    const block = await call(open.url, 'GET', `/api/v1/chains/channel-supply/blocks/1`);
+    assert.equal(block.body.events[0].event_type, 'organization_joined');
+  });
+
+  it('creates private collections, and refuses duplicates and unknown channels', async () => {
+    const res = await call(b, 'POST', '/channels/supply/private-collections', { collection: 'prices' });
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.body, { success: true, channel_id: 'supply', collection: 'prices' });
+    assertError(await call(v2(), 'POST', '/channels/supply/private-collections', { collection: 'prices' }), 409);
+    assertError(await call(b, 'POST', '/channels/nowhere/private-collections', { collection: 'x' }), 404);
+    assertError(await call(b, 'POST', '/channels/supply/private-collections', { collection: 'bad name' }), 422);
+  });
+
+  it('reports a channel with its members, collections and block count', async () => {
+    const res = await call(b, 'GET', '/channels/supply');
+    assert.deepEqual(Object.keys(res.body), ['channel_id', 'name', 'chain_name', 'created_at', 'organizations', 'collections', 'block_count']);
+    assert.deepEqual(res.body.organizations, ['acme', 'globex']);
+    assert.deepEqual(res.body.collections, ['prices']);
+    assert.equal(res.body.block_count, 4);
+    assertError(await call(b, 'GET', '/channels/nowhere'), 404);
+  });
+
+  it('answers every read identically on both prefixes', async () => {
+    await call(b, 'POST', '/contracts', { contract_id: 'echo', version: '1.0.0', implementation: 'function execute(e) { return e; }' });
+    for (const path of ['/organizations', '/organizations/acme', '/channels/supply', '/contracts/echo']) {
+      const [x, y] = await Promise.all(PREFIXES.map((p) => call(open.url, 'GET', `${p}${path}`)));
+      assert.equal(x!.status, 200, path);
+      assert.equal(x!.text, y!.text, path);
+    }
+  });
+});
+
+describe('Private data', () => {
+  const SECRET = `secret-price-${randomBytes(6).toString('hex')}`;
+
+  it('records only the value hash on the channel chain, and reads the value back', async () => {
+    const res = await call(b, 'POST', '/private-data', {
+      channel: 'supply',
+      collection: 'prices',
+      key: 'sku-1',
+      value: SECRET,
+      event_metadata: { entity_id: 'sku-1', event_type: 'price_set' },
+    });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.success, true);
+    assert.match(res.body.value_hash, /^[0-9a-f]{64}$/);
+    const block = await call(open.url, 'GET', `/api/v1/chains/channel-supply/blocks/${res.body.event_id.split('_')[1]}`);
+    const [event] = block.body.events;
+    assert.equal(event.entity_id, 'sku-1');
+    assert.equal(event.event_type, 'price_set');
+    assert.equal(event.details.value_hash, res.body.value_hash);
+    assert.ok(!block.text.includes(SECRET));
+    const read = await call(v2(), 'GET', '/private-data/supply/prices/sku-1');
+    assert.equal(read.status, 200);
+    assert.equal(read.body.value, SECRET);
+    assert.equal(read.body.value_hash, res.body.value_hash);
+  });
+
+  it('never stores the value in plain text: not in any stored item of any table', async () => {
+    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(open.output())![1]!;
+    const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    let scanned = 0;
+    for (const table of ['ledger', 'registry']) {
+      let start: Record<string, any> | undefined;
+      do {
+        const page = await ddb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+        for (const item of page.Items ?? []) {
+          scanned += 1;
+          assert.ok(!JSON.stringify(item).includes(SECRET), `the value is stored in ${table}`);
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+    }
+    ddb.destroy();
+    assert.ok(scanned > 10);
+  });
+
+  it('keeps a large value in IPFS and accepts a client-side value_cid', async () => {
+    const big = 'v'.repeat(100_000);
+    const res = await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'catalog', value: big });
+    assert.equal(res.status, 201);
+    assert.equal((await call(b, 'GET', '/private-data/supply/prices/catalog')).body.value, big);
+    const up = await call(open.url, 'POST', '/api/v1/offchain', { data: 'uploaded value' });
+    const ref = await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'ref', value_cid: up.body.cid, value_nonce: up.body.nonce });
+    assert.equal(ref.status, 201, ref.text);
+    assert.equal((await call(b, 'GET', '/private-data/supply/prices/ref')).body.value, 'uploaded value');
+  });
+
+  it('answers 422 for both or neither of value and value_cid, and 404 for unknown places', async () => {
+    assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k' }), 422);
+    assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value: 'a', value_cid: 'Qm', value_nonce: '0'.repeat(24) }), 422);
+    assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X', value_nonce: '0'.repeat(24) }), 422);
+    assertError(await call(b, 'POST', '/private-data', { channel: 'nowhere', collection: 'prices', key: 'k', value: 'a' }), 404);
+    assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'nothing', key: 'k', value: 'a' }), 404);
+    assertError(await call(b, 'GET', '/private-data/supply/prices/missing'), 404);
+  });
+});
+
+describe('Private data with auth on', () => {
+  let secured: Stack;
+  const keys: Record<string, string> = {};
+  before(async () => {
+    secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } });
+    const make = async (role: string, org?: string) =>
+      /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', role, ...(org ? ['--org', org] : [])]))![1]!;
+    keys.member = await make('writer', 'acme');
+    keys.outsider = await make('writer', 'globex');
+    keys.reader = await make('reader');
+    const admin = { 'X-API-Key': ADMIN_KEY };
+    const s = `${secured.url}/api/business`;
+    for (const org of ['acme', 'globex']) await call(s, 'POST', '/organizations', { org_id: org, name: org }, admin);
+    await call(s, 'POST', '/channels', { name: 'deals' }, admin);
+    await call(s, 'POST', '/channels/deals/organizations', { org_id: 'acme' }, admin);
+    await call(s, 'POST', '/channels/deals/private-collections', { collection: 'terms' }, admin);
+  });
+  after(async () => {
+    await secured?.stop();
+    if (secured) removeDir(secured.dataDir);
+  });
+
+  it('lets a member write and read, and answers 403 to a non-member and to a key with no organization', async () => {
+    const s = `${secured.url}/api/business`;
+    const written = await call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'd1', value: 'net 30' }, { 'X-API-Key': keys.member! });
+    assert.equal(written.status, 201, written.text);
+    const mine = await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': keys.member! });
+    assert.equal(mine.status, 200);
+    assert.equal(mine.body.value, 'net 30');
+    const theirs = await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': keys.outsider! });
+    assertError(theirs, 403, /member/);
+    assertError(await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': keys.reader! }), 403);
+    assertError(await call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'd2', value: 'x' }, { 'X-API-Key': keys.outsider! }), 403);
+    const admin = await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': ADMIN_KEY });
+    assert.equal(admin.body.value, 'net 30');
+  });
+});
+
+describe('Contracts', () => {
+  const register = (body: Record<string, unknown>) => call(b, 'POST', '/contracts', body);
+  const execute = (body: Record<string, unknown>) => call(b, 'POST', '/contracts/execute', body);
+
+  it('registers a contract and computes from its input', async () => {
+    const res = await register({
+      contract_id: 'pricing',
+      version: '1.0.0',
+      implementation: 'function execute(event, context) { const d = event.details; return { total: d.qty * d.unit, currency: context.currency }; }',
+      metadata: { domain: 'sales', owner: 'acme', endorsement_policy: 'AND(acme)' },
+    });
+    assert.equal(res.status, 201);
+    assert.match(res.body.code_hash, /^[0-9a-f]{64}$/);
+    const run = await execute({ contract_id: 'pricing', event: { entity_id: 'o-1', event: 'quote', details: { qty: 3, unit: 7.5 } }, context: { currency: 'EUR' } });
+    assert.equal(run.status, 200, run.text);
+    assert.deepEqual(run.body.result, { total: 22.5, currency: 'EUR' });
+    assert.equal(run.body.version, '1.0.0');
+    assert.deepEqual(run.body.emitted_event_ids, []);
+    assert.equal(typeof run.body.duration_ms, 'number');
+  });
+
+  it('appends the events a contract emits to context.chain', async () => {
+    await call(open.url, 'POST', '/api/v1/chains/orders/create');
+    await register({
+      contract_id: 'shipper',
+      version: '1.0.0',
+      implementation:
+        'function execute(event, context) { return { ok: true, emit: [' +
+        '{ entity_id: event.entity_id, event_type: "packed", details: { by: "contract" } },' +
+        '{ entity_id: event.entity_id, event_type: "shipped", details: { carrier: event.details.carrier } }] }; }',
+    });
+    const run = await execute({ contract_id: 'shipper', event: { entity_id: 'pkg-9', event: 'ship', details: { carrier: 'dhl' } }, context: { chain: 'orders' } });
+    assert.equal(run.status, 200, run.text);
+    assert.deepEqual(run.body.emitted_event_ids, ['orders_1_0', 'orders_2_0']);
+    const trace = await call(open.url, 'GET', '/api/v1/entities/pkg-9/trace');
+    assert.deepEqual(trace.body.events.map((e: any) => [e.event_type, e.details]), [
+      ['packed', { by: 'contract' }],
+      ['shipped', { carrier: 'dhl' }],
+    ]);
+    const noChain = await execute({ contract_id: 'shipper', event: { entity_id: 'p', event: 's', details: {} } });
+    assertError(noChain, 422, /context\.chain/);
+    assertError(await execute({ contract_id: 'shipper', event: { entity_id: 'p', event: 's', details: {} }, context: { chain: 'ghost' } }), 404);
+  });
+
+  it('keeps versions immutable, checks semver, and runs the highest unless told', async () => {
+    const v = (version: string, n: number) => register({ contract_id: 'ver', version, implementation: `function execute() { return ${n}; }` });
+    assert.equal((await v('1.9.0', 9)).status, 201);
+    assert.equal((await v('1.10.0', 10)).status, 201);
+    assert.equal((await v('1.2.0', 2)).status, 201);
+    assertError(await v('1.10.0', 99), 409, /immutable/);
+    for (const bad of ['1.0', 'v1.0.0', 'latest', '1.0.0.0']) assertError(await v(bad, 0), 422);
+    const latest = await execute({ contract_id: 'ver', event: { entity_id: 'e', event: 'x', details: {} } });
+    assert.equal(latest.body.version, '1.10.0');
+    assert.equal(latest.body.result, 10);
+    const pinned = await execute({ contract_id: 'ver', version: '1.9.0', event: { entity_id: 'e', event: 'x', details: {} } });
+    assert.equal(pinned.body.result, 9);
+    assertError(await execute({ contract_id: 'ver', version: '3.0.0', event: { entity_id: 'e', event: 'x', details: {} } }), 404);
+    assertError(await execute({ contract_id: 'nope', event: { entity_id: 'e', event: 'x', details: {} } }), 404);
+    const listing = await call(b, 'GET', '/contracts/ver');
+    assert.deepEqual(listing.body.versions.map((x: any) => x.version), ['1.2.0', '1.9.0', '1.10.0']);
+    assert.equal(listing.body.latest, '1.10.0');
+  });
+
+  it('registers from an implementation_cid and refuses a contract with no execute', async () => {
+    const source = 'function execute(event) { return { upper: event.entity_id.toUpperCase() }; }';
+    const up = await call(open.url, 'POST', '/api/v1/offchain', { data: source });
+    const res = await register({ contract_id: 'from-ipfs', version: '0.1.0', implementation_cid: up.body.cid, implementation_nonce: up.body.nonce });
+    assert.equal(res.status, 201, res.text);
+    const run = await execute({ contract_id: 'from-ipfs', event: { entity_id: 'abc', event: 'x', details: {} } });
+    assert.deepEqual(run.body.result, { upper: 'ABC' });
+    assertError(await register({ contract_id: 'bad', version: '1.0.0', implementation: 'const x = 1;' }), 422, /must define function execute/);
+    assertError(await register({ contract_id: 'bad', version: '1.0.0' }), 422);
+    assertError(await register({ contract_id: 'bad', version: '1.0.0', implementation: 'function execute(){}', implementation_cid: up.body.cid, implementation_nonce: up.body.nonce }), 422);
+  });
+
+  const HOSTILE: [string, string, RegExp][] = [
+    ['an endless loop', 'function execute() { while (true) {} }', /CPU time/],
+    ['a 1 GB allocation', 'function execute() { return new ArrayBuffer(1024 * 1024 * 1024).byteLength; }', /memory/],
+    ['a growing array', 'function execute() { const a = []; while (true) a.push(new Array(1000).fill(1)); }', /memory|CPU/],
+    ['deep recursion', 'function execute() { function f(n) { return f(n + 1) + 1; } return f(0); }', /stack/],
+    ['require', 'function execute() { return require("fs").readFileSync("/etc/passwd", "utf8"); }', /require/],
+    ['process', 'function execute() { return process.env; }', /process/],
+    ['fetch', 'function execute() { return fetch("http://127.0.0.1:1/"); }', /fetch/],
+    ['globalThis.constructor tricks', 'function execute() { return globalThis.constructor.constructor("return process")().env; }', /process/],
+    ['a dynamic import through the Function constructor', 'function execute() { return Function("return import(\'fs\')")(); }', /Promise/],
+    ['an async execute', 'async function execute() { return 1; }', /Promise/],
+  ];
+  for (const [label, implementation, reason] of HOSTILE) {
+    it(`ends ${label} in 422 within the limits, while the service keeps answering`, async () => {
+      const id = `hostile-${label.replace(/\W+/g, '-')}`;
+      await register({ contract_id: id, version: '1.0.0', implementation });
+      const started = Date.now();
+      const [run, health] = await Promise.all([
+        execute({ contract_id: id, event: { entity_id: 'e', event: 'x', details: {} } }),
+        call(open.url, 'GET', '/api/v1/health'),
+      ]);
+      assertError(run, 422, reason);
+      assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+      assert.equal(health.status, 200);
+      const fine = await execute({ contract_id: 'pricing', event: { entity_id: 'o', event: 'q', details: { qty: 1, unit: 2 } } });
+      assert.equal(fine.status, 200);
+    });
+  }
+});
