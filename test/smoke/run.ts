@@ -5,7 +5,8 @@
  * Merkle root recomputed). Each later feature adds its steps here.
  *
  * It writes, per run: two Sub-Chains named `smoke-…` (three events and one anchor; two off-chain
- * events) and two encrypted payloads in IPFS.
+ * events), two encrypted payloads in IPFS, and per business prefix two organizations, a channel with
+ * private data, and two contracts — all named `smoke…`.
  * The key may also come from SVC_SMOKE_API_KEY. Exit code 0 when every check passed.
  */
 import { randomBytes } from 'node:crypto';
@@ -199,6 +200,60 @@ async function offchain(prefix: string): Promise<void> {
   });
 }
 
+async function businessGroup(prefix: string): Promise<void> {
+  process.stdout.write(`business group at ${prefix}\n`);
+  const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const [orgA, orgB, channel, contract] = [`smoke-a-${tag}`, `smoke-b-${tag}`, `smoke${tag}`, `smoke-sum-${tag}`];
+  const secret = `smoke-secret-${randomBytes(6).toString('hex')}`;
+
+  await check('health answers 200 healthy', async () => {
+    const res = await request('GET', `${prefix}/health`, undefined, { key: false });
+    if (res.status === 503) throw new CheckFailed(`health: degraded, failing checks ${JSON.stringify(res.body?.checks)}`);
+    expectStatus(res, 200, 'health');
+    expect(res.body.service === 'business', 'health: service');
+  });
+  await check('registers two organizations and opens a channel with one member', async () => {
+    for (const org of [orgA, orgB]) expectStatus(await request('POST', `${prefix}/organizations`, { org_id: org, name: org }), 201, `organization ${org}`);
+    const created = await request('POST', `${prefix}/channels`, { name: channel });
+    expectStatus(created, 201, 'channel');
+    expect(created.body.chain_name === `channel-${channel}`, 'channel: chain_name');
+    expectStatus(await request('POST', `${prefix}/channels/${channel}/organizations`, { org_id: orgA }), 201, 'member');
+    expectStatus(await request('POST', `${prefix}/channels/${channel}/private-collections`, { collection: 'smoke' }), 201, 'collection');
+    const info = await request('GET', `${prefix}/channels/${channel}`);
+    expect(info.body.organizations?.join() === orgA && info.body.collections?.join() === 'smoke', `channel info: ${info.text.slice(0, 200)}`);
+  });
+  await check('writes private data: the chain holds its hash, the value reads back', async () => {
+    const written = await request('POST', `${prefix}/private-data`, { channel, collection: 'smoke', key: 'k1', value: secret });
+    expectStatus(written, 201, 'private data');
+    const block = await request('GET', `/api/v1/chains/channel-${channel}/blocks/${String(written.body.event_id).split('_').at(-2)}`);
+    expect(block.status === 200 && !block.text.includes(secret), 'the value is on the channel chain');
+    expect(block.body.events[0].details.value_hash === written.body.value_hash, 'the chain does not hold the value hash');
+    const read = await request('GET', `${prefix}/private-data/${channel}/smoke/k1`);
+    if (read.status === 403) return void process.stdout.write('    (the key is neither admin nor a member: reading back not checked)\n');
+    expectStatus(read, 200, 'private data read');
+    expect(read.body.value === secret, 'the value does not read back');
+  });
+  await check('registers a contract and runs it: its result, and the event it emits on the channel chain', async () => {
+    const implementation =
+      'function execute(event, context) { const total = event.details.a + event.details.b; ' +
+      'return { total, emit: [{ entity_id: event.entity_id, event_type: "summed", details: { total } }] }; }';
+    expectStatus(await request('POST', `${prefix}/contracts`, { contract_id: contract, version: '1.0.0', implementation }), 201, 'register');
+    const run = await request('POST', `${prefix}/contracts/execute`, {
+      contract_id: contract,
+      event: { entity_id: `calc-${tag}`, event: 'add', details: { a: 2, b: 40 } },
+      context: { chain: `channel-${channel}` },
+    });
+    expectStatus(run, 200, 'execute');
+    expect(run.body.result?.total === 42 && run.body.emitted_event_ids?.length === 1, `execute: ${run.text.slice(0, 200)}`);
+    const trace = await request('GET', `/api/v1/entities/calc-${tag}/trace`);
+    expect(trace.body.events?.[0]?.details?.total === 42, 'the emitted event is not on the chain');
+    const hostile = await request('POST', `${prefix}/contracts`, { contract_id: `${contract}-loop`, version: '1.0.0', implementation: 'function execute() { while (true) {} }' });
+    expectStatus(hostile, 201, 'register a looping contract');
+    const stopped = await request('POST', `${prefix}/contracts/execute`, { contract_id: `${contract}-loop`, event: { entity_id: 'x', event: 'x', details: {} } });
+    expectStatus(stopped, 422, 'a looping contract');
+  });
+}
+
 async function edge(): Promise<void> {
   process.stdout.write('edge\n');
   await check('answers an unknown route with 404 or, without a key, 401', async () => {
@@ -212,6 +267,8 @@ async function edge(): Promise<void> {
 process.stdout.write(`Smoke test of ${base}${apiKey ? ' (with an API key)' : ''}\n`);
 for (const prefix of ['/api/ledger', '/api/v1']) await ledgerGroup(prefix);
 await offchain('/api/v1');
+await businessGroup('/api/business');
+await businessGroup('/api/v2');
 await edge();
 if (unreachable) process.stdout.write(`Stopped: ${base} does not answer. Is the service running there?\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
