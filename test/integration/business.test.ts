@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { assertError } from '#test/support/contract';
 import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
 const PREFIXES = ['/api/business', '/api/v2'] as const;
@@ -14,12 +15,6 @@ const ADMIN_KEY = `biz-admin-${randomBytes(16).toString('hex')}`;
 let open: Stack;
 let b: string; // /api/business on the open stack
 const v2 = () => `${open.url}/api/v2`;
-
-function assertError(res: Awaited<ReturnType<typeof call>>, status: number, detail?: RegExp): void {
-  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
-  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
-  if (detail) assert.match(typeof res.body.detail === 'string' ? res.body.detail : JSON.stringify(res.body.detail), detail);
-}
 
 before(async () => {
   open = await startStack({ env: { SVC_CONTRACT_TIMEOUT_MS: '300', SVC_CONTRACT_MEMORY_BYTES: String(32 * 1024 * 1024) } });

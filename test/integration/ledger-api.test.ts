@@ -6,37 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashBlock, ZERO_HASH } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
+import { UUID, assertEdgeHeaders, assertError } from '#test/support/contract';
 import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 
 const PREFIXES = ['/api/ledger', '/api/v1'] as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 let stack: Stack;
 let base: string;
-
-function assertEdgeHeaders(headers: Headers): void {
-  assert.match(headers.get('content-security-policy') ?? '', /default-src 'none'/);
-  assert.match(headers.get('strict-transport-security') ?? '', /max-age=\d+/);
-  assert.equal(headers.get('x-frame-options'), 'DENY');
-  assert.equal(headers.get('x-content-type-options'), 'nosniff');
-  assert.match(headers.get('x-request-id') ?? '', UUID);
-}
-
-/** The contract.md §1 error shape: `detail`, the request id (same as the header), the edge headers. */
-function assertError(res: Awaited<ReturnType<typeof call>>, status: number, detail?: RegExp): void {
-  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text}`);
-  assertEdgeHeaders(res.headers);
-  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
-  if (status === 422 && Array.isArray(res.body.detail)) {
-    for (const issue of res.body.detail) {
-      assert.ok(Array.isArray(issue.loc) && typeof issue.msg === 'string' && typeof issue.type === 'string');
-    }
-  } else {
-    assert.equal(typeof res.body.detail, 'string');
-    if (detail) assert.match(res.body.detail, detail);
-  }
-  assert.doesNotMatch(res.text, /at .*\.ts:\d+|Exception|stack/);
-}
 
 before(async () => {
   stack = await startStack();
