@@ -48,7 +48,8 @@ export const GROUPS = {
   admin: {
     prefixes: ['/api/admin'],
     entry: 'functions/admin/handler.ts',
-    tables: [...EDGE_TABLES],
+    // secure events append to chains, status counts them; the identity and peers live in the registry
+    tables: ['ledger', ...EDGE_TABLES],
     usesKmsKey: true,
     usesIpfs: true,
   },
@@ -79,6 +80,7 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks', summary: 'A page of blocks' },
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks/{index_or_hash}', summary: 'One block by index or hash' },
   { group: 'ledger', method: 'GET', path: '/entities/{entity_id}/trace', summary: 'Trace an entity across chains' },
+  { group: 'ledger', method: 'GET', path: '/network/ping/{target_id}', summary: 'Ping a peer and check its identity', onlyPrefixes: ['/api/ledger'] },
   { group: 'ledger', method: 'POST', path: '/offchain', summary: 'Store a payload off chain (encrypted, in IPFS)' },
   { group: 'business', method: 'GET', path: '/health', summary: 'Health check' },
   { group: 'business', method: 'POST', path: '/organizations', summary: 'Register an organization' },
@@ -93,6 +95,12 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'business', method: 'POST', path: '/contracts', summary: 'Register a contract version' },
   { group: 'business', method: 'GET', path: '/contracts/{contract_id}', summary: 'A contract\'s versions' },
   { group: 'business', method: 'POST', path: '/contracts/execute', summary: 'Execute a contract' },
+  { group: 'admin', method: 'POST', path: '/verify-identity', summary: 'Sign a challenge with the node key' },
+  { group: 'admin', method: 'GET', path: '/identity', summary: 'The node id and public key' },
+  { group: 'admin', method: 'GET', path: '/status', summary: 'Node status' },
+  { group: 'admin', method: 'POST', path: '/chains/{chain_name}/secure-events', summary: 'Append an event signed by an organization' },
+  { group: 'admin', method: 'POST', path: '/peers', summary: 'Register a peer' },
+  { group: 'admin', method: 'GET', path: '/peers', summary: 'List peers' },
   { group: 'admin', method: 'POST', path: '/ipfs/decode', summary: 'Decrypt an off-chain payload (the explorer\'s CID decoder)' },
 ];
 

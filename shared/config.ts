@@ -34,6 +34,11 @@ export const settingsSchema = z.object({
   SVC_IPFS_TIMEOUT_MS: positiveInt(100, 120_000).default(10_000),
   SVC_OFFCHAIN_THRESHOLD_BYTES: positiveInt(1, 300_000).default(65_536),
   SVC_KMS_KEY_ID: z.string().min(1).optional(),
+  SVC_VALIDATOR_IDENTITY_PATH: z.string().min(1).optional(),
+  SVC_IDENTITY_STORE: z.enum(['file', 'registry']).default('file'),
+  SVC_LICENSE_KEY: z.string().min(1).optional(),
+  SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),
+  SVC_PEER_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
   SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_CONTRACT_STACK_BYTES: positiveInt(16 * 1024, 128 * 1024).default(128 * 1024),
@@ -69,7 +74,7 @@ const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
 export type Settings = z.infer<typeof settingsSchema>;
 
 /** Settings whose values are never echoed in messages. */
-const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH']);
+const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY']);
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -108,6 +113,11 @@ let cached: Readonly<Settings> | undefined;
 /** Where the local key provider's master key lives: SVC_MASTER_KEY_FILE, else `<SVC_DATA_DIR>/master.key`. */
 export function masterKeyPath(settings: Pick<Settings, 'SVC_MASTER_KEY_FILE' | 'SVC_DATA_DIR'>): string {
   return settings.SVC_MASTER_KEY_FILE ?? `${settings.SVC_DATA_DIR.replace(/\/+$/, '')}/master.key`;
+}
+
+/** The node identity file: SVC_VALIDATOR_IDENTITY_PATH, else `<SVC_DATA_DIR>/identity.json`. */
+export function identityPath(settings: Pick<Settings, 'SVC_VALIDATOR_IDENTITY_PATH' | 'SVC_DATA_DIR'>): string {
+  return settings.SVC_VALIDATOR_IDENTITY_PATH ?? `${settings.SVC_DATA_DIR.replace(/\/+$/, '')}/identity.json`;
 }
 
 /** The process's settings, read once. */

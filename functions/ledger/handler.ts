@@ -3,6 +3,7 @@
  * per route. Handlers parse, call one domain function, and shape the answer; no ledger logic here.
  */
 import { z } from 'zod';
+import { getAdmin } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { parseEventRequest } from '#shared/ledger/events';
@@ -81,6 +82,8 @@ export const routes: RouteHandlers = {
     const { chain_name, resolve_cid } = parseInput(traceQuery, query, 'query');
     return { statusCode: 200, body: await ledger().traceEntity(params.entity_id!, chain_name, { resolveCid: resolve_cid }) };
   },
+
+  'GET /network/ping/{target_id}': async ({ params }) => ({ statusCode: 200, body: await getAdmin().ping(params.target_id!) }),
 
   'POST /offchain': async ({ body }) => {
     const { data } = parseInput(offchainUpload, body ?? {}, 'body');

@@ -100,6 +100,13 @@ export class LedgerStack extends Stack {
       description: "Authorization header for the Kubo RPC API (SVC_IPFS_API_AUTH), e.g. 'Bearer …' (Kubo's API.Authorizations)",
     });
 
+    const licenseKey = new CfnParameter(this, 'LicenseKey', {
+      type: 'String',
+      noEcho: true,
+      default: '',
+      description: 'SVC_LICENSE_KEY: when set, the admin status reports license_active: true',
+    });
+
     const key = new Key(this, 'DataKey', {
       description: 'Verifiable ledger: table encryption, data keys for off-chain payloads, node identity wrapping',
       enableKeyRotation: true,
@@ -134,6 +141,9 @@ export class LedgerStack extends Stack {
           SVC_AUTH_ENABLED: 'true',
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
+          // One node identity for every instance, made on first use in the registry table.
+          SVC_IDENTITY_STORE: 'registry',
+          SVC_LICENSE_KEY: licenseKey.valueAsString,
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
           ...(spec.usesIpfs ? { SVC_IPFS_API_URL: ipfsApiUrl.valueAsString, SVC_IPFS_API_AUTH: ipfsApiAuth.valueAsString } : {}),
           ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),

@@ -7,7 +7,7 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig, masterKeyPath } from '#shared/config';
+import { ConfigError, identityPath, loadConfig, masterKeyPath } from '#shared/config';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoBaseClient } from '#shared/storage/client';
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
@@ -145,6 +145,14 @@ async function main(): Promise<void> {
   say(`IPFS: ${ipfsNote}`);
   say(`DynamoDB: ${endpoint}${dynamo ? ` (DynamoDB Local, pid ${dynamo.pid}, data in ${join(dataDir, 'dynamodb')})` : ''}`);
   say(`Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`);
+  // The node identity now, so that a missing one is said at start, not at the first signature.
+  const { getAdmin } = await import('#shared/admin-runtime');
+  const node = await getAdmin().identity();
+  say(
+    node.temporary
+      ? `Node identity: TEMPORARY ${node.nodeId} (no ${identityPath(config)}; create one with: npm run identity -- init)`
+      : `Node identity: ${node.nodeId} (public key ${node.publicKey})`,
+  );
   say(`Ledger service ready at ${gateway.url}`);
 }
 

@@ -4,7 +4,6 @@
  * off the common ledger, and contracts run in a sandbox. Everything written to a chain goes through the
  * ledger's own append path.
  */
-import { createHash, createPublicKey } from 'node:crypto';
 import semver from 'semver';
 import { z } from 'zod';
 import {
@@ -14,6 +13,7 @@ import {
   UnprocessableError,
   UnreadablePayloadError,
 } from '../errors.ts';
+import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import type { EventDraft } from '../ledger/events.ts';
 import { parseEventRequest } from '../ledger/events.ts';
@@ -37,7 +37,6 @@ const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
 const MAX_INLINE_SOURCE_BYTES = 200_000;
 const MAX_EMITS = 100;
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 const organizationInput = z.object({
   org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
@@ -100,19 +99,6 @@ const executeInput = z.object({
 /** SHA-256 of a private value: of its UTF-8 when a string, else of its RFC 8785 JSON. */
 export function valueHash(value: unknown): string {
   return sha256Hex(typeof value === 'string' ? value : canonicalJson(value));
-}
-
-/** An Ed25519 public key, hex (64 characters) or PEM, as 64 lowercase hex; 422 otherwise. */
-export function normalizePublicKey(text: string): string {
-  try {
-    const key = /^[0-9a-fA-F]{64}$/.test(text.trim())
-      ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(text.trim(), 'hex')]), format: 'der', type: 'spki' })
-      : createPublicKey(text);
-    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
-    return key.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
-  } catch {
-    throw new UnprocessableError('public_key must be an Ed25519 public key, as 64 hex characters or PEM');
-  }
 }
 
 export interface BusinessOptions {
@@ -191,7 +177,7 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
         org_id: input.org_id,
         name: input.name,
         msp_id: `${input.org_id}MSP`,
-        public_key: input.public_key ? normalizePublicKey(input.public_key) : null,
+        public_key: input.public_key ? parsePublicKey(input.public_key) : null,
         created_at: stamp(),
       };
       if (!(await repository.putOrganization(org))) throw new ConflictError(`Organization '${org.org_id}' already exists`);

@@ -79,6 +79,8 @@ export interface Ledger {
   appendEvent(chainName: string, draft: EventDraft): Promise<AppendResult>;
   submitProof(chainName: string): Promise<ProofResult>;
   traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
+  /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
+  describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
 
 export interface LedgerOptions {
@@ -294,6 +296,11 @@ export function createLedger({
         const now = await requireHead(chainName);
         return { proof_id: now.lastProofId ?? '', created: false, details: null };
       }
+    },
+
+    async describe() {
+      const [main, subChains] = await Promise.all([repository.getHead(MAIN_CHAIN), repository.countSubChains()]);
+      return { sub_chains: subChains, main_created_at: main?.createdAt ?? null };
     },
 
     async traceEntity(entityId, chainName, options) {

@@ -11,15 +11,18 @@ export interface StoredPayload {
   size: number;
 }
 
-export interface OffchainStore {
+/** Encrypts JSON values into envelope text and back, with no storage of its own (identity, inline values). */
+export interface Sealer {
+  seal(value: unknown): Promise<string>;
+  /** UnreadablePayloadError (422) when it cannot decrypt. */
+  unseal(sealed: string): Promise<unknown>;
+}
+
+export interface OffchainStore extends Sealer {
   /** Encrypts and stores a JSON value. 503 when IPFS or KMS cannot be reached. */
   put(value: unknown): Promise<StoredPayload>;
   /** Fetches and decrypts a payload. UnreadablePayloadError (422) when it cannot be read; 503 when a dependency is down. */
   get(cid: string, nonce: string): Promise<unknown>;
-  /** Encrypts a JSON value into an envelope kept elsewhere (e.g. inline in a table), not in IPFS. */
-  seal(value: unknown): Promise<string>;
-  /** Decrypts what `seal` made; UnreadablePayloadError when it cannot. */
-  unseal(sealed: string): Promise<unknown>;
   /** Throws when IPFS cannot be reached. */
   ping(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * chain keeps only the CID and the nonce. Reading checks that the nonce on chain is the envelope's.
  */
 import { UnreadablePayloadError } from '../errors.ts';
-import type { OffchainStore } from '../ledger/offchain-port.ts';
+import type { OffchainStore, Sealer } from '../ledger/offchain-port.ts';
 import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
 import type { IpfsStore } from './ipfs-store.ts';
 import type { KeyProvider } from './key-providers.ts';
@@ -11,28 +11,37 @@ import type { KeyProvider } from './key-providers.ts';
 export const CID_PATTERN = /^(Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{20,})$/;
 export const NONCE_PATTERN = /^[0-9a-f]{24}$/;
 
-export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: KeyProvider }): OffchainStore {
-  async function encrypt(value: unknown): Promise<{ envelope: Envelope; size: number }> {
-    const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
-    const key = await keys.dataKey();
-    return { envelope: seal(plaintext, key.plaintext, key.wrapped, key.kek), size: plaintext.length };
-  }
+async function encrypt(keys: KeyProvider, value: unknown): Promise<{ envelope: Envelope; size: number }> {
+  const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
+  const key = await keys.dataKey();
+  return { envelope: seal(plaintext, key.plaintext, key.wrapped, key.kek), size: plaintext.length };
+}
 
-  async function decrypt(bytes: Uint8Array, nonce?: string): Promise<unknown> {
-    const envelope = parseEnvelope(bytes);
-    if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
-    const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek);
-    const plaintext = open(envelope, dataKey);
-    try {
-      return JSON.parse(plaintext.toString('utf8'));
-    } catch {
-      throw new UnreadablePayloadError('the decrypted payload is not JSON');
-    }
+async function decrypt(keys: KeyProvider, bytes: Uint8Array, nonce?: string): Promise<unknown> {
+  const envelope = parseEnvelope(bytes);
+  if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
+  const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek);
+  const plaintext = open(envelope, dataKey);
+  try {
+    return JSON.parse(plaintext.toString('utf8'));
+  } catch {
+    throw new UnreadablePayloadError('the decrypted payload is not JSON');
   }
+}
 
+export function createSealer({ keys }: { keys: KeyProvider }): Sealer {
   return {
+    seal: async (value) => JSON.stringify((await encrypt(keys, value)).envelope),
+    unseal: (sealed) => decrypt(keys, Buffer.from(sealed, 'utf8')),
+  };
+}
+
+export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: KeyProvider }): OffchainStore {
+  return {
+    ...createSealer({ keys }),
+
     async put(value) {
-      const { envelope, size } = await encrypt(value);
+      const { envelope, size } = await encrypt(keys, value);
       const cid = await ipfs.add(Buffer.from(JSON.stringify(envelope), 'utf8'));
       return { cid, nonce: envelope.nonce, size };
     },
@@ -40,14 +49,8 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
     async get(cid, nonce) {
       if (!CID_PATTERN.test(cid)) throw new UnreadablePayloadError(`'${cid}' is not a CID`);
       if (!NONCE_PATTERN.test(nonce)) throw new UnreadablePayloadError('the nonce must be 24 hex characters');
-      return decrypt(await ipfs.cat(cid), nonce);
+      return decrypt(keys, await ipfs.cat(cid), nonce);
     },
-
-    async seal(value) {
-      return JSON.stringify((await encrypt(value)).envelope);
-    },
-
-    unseal: (sealed) => decrypt(Buffer.from(sealed, 'utf8')),
 
     ping: () => ipfs.ping(),
   };

@@ -106,3 +106,16 @@ export function contractPk(contractId: string): string {
 export function contractVersionSk(version: string): string {
   return `VERSION#${version}`;
 }
+
+/*
+ * registry table, admin group
+ *   used nonce      pk = NONCE#<org id>   sk = <nonce>     (TTL on ttl)
+ *   peer            pk = PEERS            sk = <peer id>
+ *   node identity   pk = IDENTITY         sk = NODE        (cloud: one identity for every instance)
+ */
+export const PEERS_PARTITION = 'PEERS';
+export const IDENTITY_KEY = { pk: 'IDENTITY', sk: 'NODE' } as const;
+
+export function noncePk(orgId: string): string {
+  return `NONCE#${orgId}`;
+}

@@ -101,11 +101,13 @@ describe('Stack: LedgerStack (cdk synth)', () => {
             SVC_AUTH_ENABLED: 'true',
             SVC_RATE_LIMIT_BACKEND: 'dynamodb',
             SVC_CORS_ORIGINS: { Ref: 'CorsOrigins' },
+            SVC_IDENTITY_STORE: 'registry',
           }),
         },
       });
     }
     template.hasParameter('CorsOrigins', { Type: 'String' });
+    template.hasParameter('LicenseKey', { NoEcho: true });
   });
 
   it('runs no function on a deprecated runtime', () => {

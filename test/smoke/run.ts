@@ -6,11 +6,14 @@
  *
  * It writes, per run: two Sub-Chains named `smoke-…` (three events and one anchor; two off-chain
  * events), two encrypted payloads in IPFS, and per business prefix two organizations, a channel with
- * private data, and two contracts — all named `smoke…`.
+ * private data, and two contracts — all named `smoke…`; and a signing organization, a chain with one
+ * signed event and a peer pointing at the node itself.
  * The key may also come from SVC_SMOKE_API_KEY. Exit code 0 when every check passed.
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { secureEventMessage } from '#shared/admin/admin';
+import { verifyEd25519 } from '#shared/ed25519';
 import { hashBlock } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
 import { call } from '#test/support/stack';
@@ -254,6 +257,66 @@ async function businessGroup(prefix: string): Promise<void> {
   });
 }
 
+async function adminGroup(): Promise<void> {
+  process.stdout.write('admin group at /api/admin\n');
+  let identity: { node_id: string; public_key: string } | undefined;
+  const skipped = (res: Answer) => {
+    if (res.status !== 403) return false;
+    process.stdout.write('    (the key is not an admin key: admin routes not checked)\n');
+    return true;
+  };
+
+  await check('signs a fresh challenge with the key it publishes', async () => {
+    const id = await request('GET', '/api/admin/identity');
+    if (skipped(id)) return;
+    expectStatus(id, 200, 'identity');
+    identity = id.body;
+    const challenge = randomBytes(32).toString('hex');
+    const signed = await request('POST', '/api/admin/verify-identity', { challenge });
+    expectStatus(signed, 200, 'verify-identity');
+    expect(signed.body.challenge === challenge, 'verify-identity: another challenge came back');
+    expect(verifyEd25519(identity!.public_key, Buffer.from(challenge, 'hex'), Buffer.from(signed.body.signature, 'hex')), 'the signature does not verify');
+    if (/-temporary$/.test(identity!.node_id)) process.stdout.write('    (the node signs with TEMPORARY keys: run npm run identity -- init there)\n');
+  });
+  await check('reports its status', async () => {
+    const res = await request('GET', '/api/admin/status');
+    if (skipped(res)) return;
+    expectStatus(res, 200, 'status');
+    expect(res.body.status === 'active' && Number.isInteger(res.body.chains_active) && /\d+s$/.test(res.body.uptime), `status: ${res.text}`);
+  });
+  await check('appends a signed secure event, and refuses it forged or replayed', async () => {
+    const chain = `smoke-sec-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    const created = await request('POST', `/api/v1/chains/${chain}/create`);
+    expectStatus(created, 201, 'chain');
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const org = `smoke-signer-${randomBytes(3).toString('hex')}`;
+    const hex = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    expectStatus(await request('POST', '/api/business/organizations', { org_id: org, name: org, public_key: hex }), 201, 'organization');
+    const event = { entity_id: 'smoke', event_type: 'signed', details: { n: 1 }, nonce: `smoke-${randomBytes(8).toString('hex')}` };
+    const signature = sign(null, secureEventMessage({ chain_name: chain, ...event }), privateKey).toString('hex');
+    const res = await request('POST', `/api/admin/chains/${chain}/secure-events`, { ...event, org_id: org, signature });
+    if (skipped(res)) return;
+    expectStatus(res, 200, 'secure event');
+    expect(res.body.verified === true && res.body.signer === org, 'secure event: not verified');
+    expectStatus(await request('POST', `/api/admin/chains/${chain}/secure-events`, { ...event, org_id: org, signature }), 409, 'replayed nonce');
+    const forged = Buffer.from(signature, 'hex');
+    forged[0]! ^= 1;
+    const bad = { ...event, nonce: `smoke-${randomBytes(8).toString('hex')}`, org_id: org, signature: forged.toString('hex') };
+    expectStatus(await request('POST', `/api/admin/chains/${chain}/secure-events`, bad), 422, 'forged signature');
+    const stats = await request('GET', `/api/v1/chains/${chain}/stats`);
+    expect(stats.body.total_events === 1, 'a forged or replayed event reached the chain');
+  });
+  await check('pings itself as a peer: reachable and verified', async () => {
+    if (!identity) return void process.stdout.write('    (no identity read: ping not checked)\n');
+    const peer = `smoke-self-${randomBytes(3).toString('hex')}`;
+    const res = await request('POST', '/api/admin/peers', { peer_id: peer, url: base, public_key: identity.public_key, ...(apiKey ? { api_key: apiKey } : {}) });
+    expectStatus(res, 201, 'peer');
+    const ping = await request('GET', `/api/ledger/network/ping/${peer}`);
+    expectStatus(ping, 200, 'ping');
+    expect(ping.body.reachable === true && ping.body.verified === true, `ping: ${ping.text}`);
+  });
+}
+
 async function edge(): Promise<void> {
   process.stdout.write('edge\n');
   await check('answers an unknown route with 404 or, without a key, 401', async () => {
@@ -269,6 +332,7 @@ for (const prefix of ['/api/ledger', '/api/v1']) await ledgerGroup(prefix);
 await offchain('/api/v1');
 await businessGroup('/api/business');
 await businessGroup('/api/v2');
+await adminGroup();
 await edge();
 if (unreachable) process.stdout.write(`Stopped: ${base} does not answer. Is the service running there?\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);

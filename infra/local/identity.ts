@@ -1,0 +1,52 @@
+/**
+ * `npm run identity -- <command>`: the node's Ed25519 identity file (SVC_VALIDATOR_IDENTITY_PATH, default
+ * `<SVC_DATA_DIR>/identity.json`). Its private key is sealed with the local master key (or KMS when
+ * SVC_KMS_KEY_ID is set), never written raw.
+ *
+ *   init [--force]   create it (refuses to replace one unless --force: the node id would change)
+ *   show             the node id and public key
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { createIdentityDocument, openIdentityDocument } from '#shared/admin/identity';
+import { ConfigError, identityPath, loadConfig, masterKeyPath } from '#shared/config';
+import { KmsKeyProvider, LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createSealer } from '#shared/offchain/offchain';
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+const { positionals, values } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: { force: { type: 'boolean' } } });
+const [command] = positionals;
+if (command !== 'init' && command !== 'show') fail('Usage:\n  npm run identity -- init [--force]\n  npm run identity -- show');
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) fail(error.message);
+  throw error;
+}
+const path = resolve(identityPath(config));
+const keys = config.SVC_KMS_KEY_ID
+  ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION }), keyId: config.SVC_KMS_KEY_ID })
+  : LocalKeyProvider.fromFile(resolve(masterKeyPath(config)), { create: true });
+const sealer = createSealer({ keys });
+
+if (command === 'init') {
+  if (existsSync(path) && !values.force) fail(`${path} exists already: the node keeps its identity. Use --force to replace it (the node id changes).`);
+  const { identity, document } = await createIdentityDocument(sealer);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, document, { mode: 0o600 });
+  process.stdout.write(`Created ${path}\nNode id:    ${identity.nodeId}\nPublic key: ${identity.publicKey} (Ed25519)\n`);
+} else {
+  if (!existsSync(path)) fail(`No identity at ${path}: create one with npm run identity -- init`);
+  const identity = await openIdentityDocument(readFileSync(path, 'utf8'), sealer);
+  process.stdout.write(`Node id:    ${identity.nodeId}\nPublic key: ${identity.publicKey} (Ed25519)\n`);
+}

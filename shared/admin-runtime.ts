@@ -1,0 +1,22 @@
+/** The admin group's wiring, beside shared/runtime.ts (so that only functions that need it bundle it). */
+import { createAdmin, type Admin } from './admin/admin.ts';
+import { getConfig, identityPath } from './config.ts';
+import { documentClient, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
+import { createAdminRepository } from './storage/admin-repository.ts';
+import { createBusinessRepository } from './storage/business-repository.ts';
+
+export const getAdmin = once((): Admin => {
+  const config = getConfig();
+  const table = { client: documentClient(), tableName: config.SVC_REGISTRY_TABLE };
+  return createAdmin({
+    repository: createAdminRepository(table),
+    organizations: createBusinessRepository(table),
+    ledger: getLedgerRuntime().ledger,
+    sealer: lazyOffchain,
+    identity: config.SVC_IDENTITY_STORE === 'registry' ? { kind: 'registry' } : { kind: 'file', path: identityPath(config) },
+    licenseKey: config.SVC_LICENSE_KEY,
+    nonceTtlSeconds: config.SVC_NONCE_TTL_SECONDS,
+    peerTimeoutMs: config.SVC_PEER_TIMEOUT_MS,
+    apiKeyHeader: config.API_KEY_NAME,
+  });
+});

@@ -1,0 +1,237 @@
+/**
+ * The admin group's domain (service-spec.md "Admin group", contract.md §6): the node proves who it is,
+ * reports its state, accepts secure events whose signatures it checks before they touch a chain, and
+ * pings its peers.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { OrganizationRecord } from '../business/repository.ts';
+import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.ts';
+import { canonicalJson } from '../ledger/hashing.ts';
+import type { Ledger } from '../ledger/ledger.ts';
+import type { Sealer } from '../ledger/offchain-port.ts';
+import { logger } from '../log.ts';
+import { parseInput } from '../validation.ts';
+import { SERVICE_VERSION } from '../version.ts';
+import { createIdentityDocument, openIdentityDocument, temporaryIdentity, type NodeIdentity } from './identity.ts';
+import type { AdminRepository, PeerRecord } from './repository.ts';
+
+export type IdentitySource = { kind: 'file'; path: string } | { kind: 'registry' };
+
+export interface AdminOptions {
+  repository: AdminRepository;
+  organizations: { getOrganization(orgId: string): Promise<OrganizationRecord | undefined> };
+  ledger: Ledger;
+  sealer: Sealer;
+  identity: IdentitySource;
+  licenseKey: string | undefined;
+  nonceTtlSeconds: number;
+  peerTimeoutMs: number;
+  /** The header this node (and its peers) read API keys from. */
+  apiKeyHeader: string;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+const challengeInput = z.object({
+  challenge: z
+    .string()
+    .regex(/^([0-9a-fA-F]{2}){1,1024}$/, 'must be 1 to 1024 bytes, hex encoded'),
+});
+
+const secureEventInput = z.object({
+  entity_id: z.string().min(1).max(256),
+  event_type: z.string().min(1).max(128),
+  details: z.record(z.string(), z.unknown()).default({}),
+  details_metadata: z.record(z.string(), z.unknown()).nullish(),
+  org_id: z.string().min(1).max(64),
+  nonce: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, 'must be 8 to 128 of A-Z a-z 0-9 _ -'),
+  signature: z.string().regex(/^[0-9a-fA-F]{128}$/, 'must be an Ed25519 signature, 128 hex characters'),
+});
+
+const peerInput = z.object({
+  peer_id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
+  url: z.url({ protocol: /^https?$/ }).max(2048),
+  public_key: z.string().min(1).max(4096),
+  api_key: z.string().min(1).max(512).optional(),
+});
+
+/** `3d 4h 5m 6s`, leaving out leading zero units (`5m 6s`, `0s`). */
+export function formatUptime(totalSeconds: number): string {
+  const s = Math.max(0, Math.floor(totalSeconds));
+  const parts: [number, string][] = [
+    [Math.floor(s / 86_400), 'd'],
+    [Math.floor((s % 86_400) / 3_600), 'h'],
+    [Math.floor((s % 3_600) / 60), 'm'],
+    [s % 60, 's'],
+  ];
+  const first = parts.findIndex(([n]) => n > 0);
+  return first < 0 ? '0s' : parts.slice(first).map(([n, unit]) => `${n}${unit}`).join(' ');
+}
+
+/** What a secure event's signature covers: the RFC 8785 JSON of these five fields (contract.md §6). */
+export function secureEventMessage(fields: { chain_name: string; entity_id: string; event_type: string; details: Record<string, unknown>; nonce: string }): Buffer {
+  const { chain_name, entity_id, event_type, details, nonce } = fields;
+  return Buffer.from(canonicalJson({ chain_name, entity_id, event_type, details, nonce }), 'utf8');
+}
+
+export function createAdmin(options: AdminOptions) {
+  const { repository, ledger, sealer } = options;
+  const fetcher = options.fetch ?? fetch;
+  const now = options.now ?? (() => Date.now() / 1000);
+
+  let loaded: Promise<NodeIdentity> | undefined;
+  async function loadIdentity(): Promise<NodeIdentity> {
+    const source = options.identity;
+    if (source.kind === 'file') {
+      if (!existsSync(source.path)) {
+        logger.warn('no node identity file: signing with temporary keys, which change at every start', {
+          path: source.path,
+          fix: 'npm run identity -- init',
+        });
+        return temporaryIdentity();
+      }
+      return openIdentityDocument(readFileSync(source.path, 'utf8'), sealer);
+    }
+    // In the cloud every instance must be the same node: one identity, made once, in the registry.
+    const stored = await repository.getIdentity();
+    if (stored) return openIdentityDocument(stored, sealer);
+    const { identity, document } = await createIdentityDocument(sealer);
+    if (await repository.putIdentity(document)) return identity;
+    return openIdentityDocument((await repository.getIdentity())!, sealer);
+  }
+  const identity = () => {
+    loaded ??= loadIdentity().catch((error) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
+
+  function publicPeer(peer: PeerRecord) {
+    return { peer_id: peer.peer_id, url: peer.url, public_key: peer.public_key, created_at: peer.created_at };
+  }
+
+  return {
+    identity,
+
+    async describeIdentity() {
+      const id = await identity();
+      return { node_id: id.nodeId, public_key: id.publicKey, algorithm: id.algorithm };
+    },
+
+    async verifyIdentity(body: unknown) {
+      const { challenge } = parseInput(challengeInput, body, 'body');
+      const id = await identity();
+      const signature = id.sign(Buffer.from(challenge, 'hex')).toString('hex');
+      return { status: 'success' as const, node_id: id.nodeId, signature, challenge, public_key: id.publicKey, algorithm: id.algorithm };
+    },
+
+    async status() {
+      const ledgerState = await ledger.describe();
+      const uptimeSeconds = ledgerState.main_created_at === null ? 0 : Math.max(0, Math.floor(now() - ledgerState.main_created_at));
+      return {
+        status: 'active' as const,
+        version: SERVICE_VERSION,
+        chains_active: ledgerState.sub_chains,
+        license_active: Boolean(options.licenseKey),
+        uptime: formatUptime(uptimeSeconds),
+        uptime_seconds: uptimeSeconds,
+      };
+    },
+
+    async secureEvent(chainName: string, body: unknown) {
+      const input = parseInput(secureEventInput, body, 'body');
+      const org = await options.organizations.getOrganization(input.org_id);
+      if (!org) throw new UnprocessableError(`Unknown organization '${input.org_id}': secure events are signed by registered organizations`);
+      if (!org.public_key) throw new UnprocessableError(`Organization '${input.org_id}' has no public key to verify with`);
+      const message = secureEventMessage({ chain_name: chainName, ...input });
+      // The signature is checked before the nonce is spent, so forged requests cannot burn nonces.
+      if (!verifyEd25519(org.public_key, message, Buffer.from(input.signature, 'hex'))) {
+        throw new UnprocessableError('The signature does not verify with the organization\'s key');
+      }
+      if (!(await repository.useNonce(org.org_id, input.nonce, Math.ceil(now() + options.nonceTtlSeconds)))) {
+        throw new ConflictError(`Nonce '${input.nonce}' was already used by organization '${org.org_id}'`);
+      }
+      try {
+        const { event_id, block } = await ledger.appendEvent(chainName, {
+          entity_id: input.entity_id,
+          event_type: input.event_type,
+          details: input.details,
+          details_cid: null,
+          details_nonce: null,
+          details_metadata: input.details_metadata ?? null,
+          is_offchain: false,
+        });
+        return {
+          success: true,
+          message: `Signed event added to block ${block.index} of '${chainName}'`,
+          event_id,
+          verified: true as const,
+          signer: org.org_id,
+        };
+      } catch (error) {
+        // Nothing was appended: the nonce may be used again.
+        await repository.releaseNonce(org.org_id, input.nonce).catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async registerPeer(body: unknown) {
+      const input = parseInput(peerInput, body, 'body');
+      const peer: PeerRecord = {
+        peer_id: input.peer_id,
+        url: input.url.replace(/\/+$/, ''),
+        public_key: parsePublicKey(input.public_key),
+        sealed_api_key: input.api_key ? await sealer.seal(input.api_key) : null,
+        created_at: new Date().toISOString(),
+      };
+      if (!(await repository.putPeer(peer))) throw new ConflictError(`Peer '${peer.peer_id}' already exists`);
+      return publicPeer(peer);
+    },
+
+    async listPeers() {
+      return (await repository.listPeers()).map(publicPeer).sort((a, b) => a.peer_id.localeCompare(b.peer_id));
+    },
+
+    /** Reachable: the peer's health answered; verified: it signed a fresh challenge with its registered key. */
+    async ping(targetId: string) {
+      const peer = await repository.getPeer(targetId);
+      if (!peer) throw new NotFoundError(`Peer '${targetId}' not found`);
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (peer.sealed_api_key) headers[options.apiKeyHeader] = String(await sealer.unseal(peer.sealed_api_key));
+      const started = performance.now();
+      try {
+        await (await fetcher(`${peer.url}/api/ledger/health`, { signal: AbortSignal.timeout(options.peerTimeoutMs) })).arrayBuffer();
+      } catch {
+        return { target_id: targetId, reachable: false, latency_ms: null, verified: false };
+      }
+      const latency = Math.round((performance.now() - started) * 10) / 10;
+      let verified = false;
+      try {
+        const challenge = randomBytes(32).toString('hex');
+        const res = await fetcher(`${peer.url}/api/admin/verify-identity`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ challenge }),
+          signal: AbortSignal.timeout(options.peerTimeoutMs),
+        });
+        const answer = (await res.json()) as { challenge?: string; signature?: string };
+        verified =
+          res.ok &&
+          answer.challenge === challenge &&
+          typeof answer.signature === 'string' &&
+          /^[0-9a-f]{128}$/i.test(answer.signature) &&
+          verifyEd25519(peer.public_key, Buffer.from(challenge, 'hex'), Buffer.from(answer.signature, 'hex'));
+      } catch {
+        verified = false;
+      }
+      return { target_id: targetId, reachable: true, latency_ms: latency, verified };
+    },
+  };
+}
+
+export type Admin = ReturnType<typeof createAdmin>;
+

@@ -1,0 +1,87 @@
+/**
+ * The node's identity (contract.md §6): an Ed25519 key pair. Its document holds the node id, the public
+ * key and the private key sealed with the off-chain envelope scheme (the data key wrapped by KMS in the
+ * cloud, by the local master key on a laptop) — never the raw private key:
+ *
+ *   { "format": "verifiable-ledger/node-identity", "version": 1, "algorithm": "ed25519",
+ *     "node_id": "node-<16 hex>", "public_key": "<64 hex>", "private_key": "<sealed envelope JSON>",
+ *     "created_at": "…" }
+ */
+import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { publicKeyToHex } from '../ed25519.ts';
+import type { Sealer } from '../ledger/offchain-port.ts';
+
+export const IDENTITY_FORMAT = 'verifiable-ledger/node-identity';
+
+export interface NodeIdentity {
+  nodeId: string;
+  /** Ed25519 public key, 64 hex characters. */
+  publicKey: string;
+  algorithm: 'ed25519';
+  /** True for keys made in memory because no identity was found (they vanish with the process). */
+  temporary: boolean;
+  /** Ed25519 signature over the raw bytes. */
+  sign(bytes: Uint8Array): Buffer;
+}
+
+interface IdentityDocument {
+  format: typeof IDENTITY_FORMAT;
+  version: 1;
+  algorithm: 'ed25519';
+  node_id: string;
+  public_key: string;
+  private_key: string;
+  created_at: string;
+}
+
+const rawPublicKey = publicKeyToHex;
+
+function identityFrom(privateKey: KeyObject, nodeId: string, temporary: boolean): NodeIdentity {
+  return {
+    nodeId,
+    publicKey: rawPublicKey(privateKey),
+    algorithm: 'ed25519',
+    temporary,
+    sign: (bytes) => sign(null, bytes, privateKey),
+  };
+}
+
+function nodeIdOf(publicKeyHex: string): string {
+  return `node-${createHash('sha256').update(Buffer.from(publicKeyHex, 'hex')).digest('hex').slice(0, 16)}`;
+}
+
+/** A fresh identity and its document, the private key sealed by `sealer`. */
+export async function createIdentityDocument(sealer: Pick<Sealer, 'seal'>): Promise<{ identity: NodeIdentity; document: string }> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const publicKey = rawPublicKey(privateKey);
+  const nodeId = nodeIdOf(publicKey);
+  const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+  const document: IdentityDocument = {
+    format: IDENTITY_FORMAT,
+    version: 1,
+    algorithm: 'ed25519',
+    node_id: nodeId,
+    public_key: publicKey,
+    private_key: await sealer.seal({ pkcs8 }),
+    created_at: new Date().toISOString(),
+  };
+  return { identity: identityFrom(privateKey, nodeId, false), document: `${JSON.stringify(document, null, 2)}\n` };
+}
+
+/** Opens an identity document; throws when it is malformed or its key does not match its public key. */
+export async function openIdentityDocument(text: string, unsealer: Pick<Sealer, 'unseal'>): Promise<NodeIdentity> {
+  const document = JSON.parse(text) as IdentityDocument;
+  if (document.format !== IDENTITY_FORMAT || document.version !== 1 || document.algorithm !== 'ed25519') {
+    throw new Error('not a node identity document of a known version');
+  }
+  const { pkcs8 } = (await unsealer.unseal(document.private_key)) as { pkcs8: string };
+  const privateKey = createPrivateKey({ key: Buffer.from(pkcs8, 'base64'), format: 'der', type: 'pkcs8' });
+  if (rawPublicKey(privateKey) !== document.public_key) throw new Error('the identity private key does not match its public key');
+  return identityFrom(privateKey, document.node_id, false);
+}
+
+/** In-memory keys for a node that has no identity yet: they change at every start. */
+export function temporaryIdentity(): NodeIdentity {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  return identityFrom(privateKey, `${nodeIdOf(rawPublicKey(privateKey))}-temporary`, true);
+}

@@ -1,0 +1,42 @@
+/** The admin domain's records in the registry table (layout in keys.ts). */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AdminRepository, PeerRecord } from '../admin/repository.ts';
+import { translateStorageError } from './errors.ts';
+import { IDENTITY_KEY, PEERS_PARTITION, noncePk } from './keys.ts';
+import { queryAll, send } from './requests.ts';
+
+export function createAdminRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): AdminRepository {
+  async function putNew(item: Record<string, unknown>): Promise<boolean> {
+    try {
+      await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw translateStorageError(error);
+    }
+  }
+
+  const peerFrom = ({ pk: _pk, sk: _sk, ...peer }: Record<string, unknown>) => peer as unknown as PeerRecord;
+
+  return {
+    useNonce: (orgId, nonce, expiresAt) => putNew({ pk: noncePk(orgId), sk: nonce, ttl: expiresAt }),
+    async releaseNonce(orgId, nonce) {
+      await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: noncePk(orgId), sk: nonce } })));
+    },
+    putPeer: (peer) => putNew({ pk: PEERS_PARTITION, sk: peer.peer_id, ...peer }),
+    async getPeer(peerId) {
+      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk: PEERS_PARTITION, sk: peerId } })));
+      return out.Item ? peerFrom(out.Item) : undefined;
+    },
+    async listPeers() {
+      const items = await queryAll(client, { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PEERS_PARTITION } });
+      return items.map(peerFrom);
+    },
+    async getIdentity() {
+      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: IDENTITY_KEY, ConsistentRead: true })));
+      return out.Item ? String(out.Item.document) : undefined;
+    },
+    putIdentity: (document) => putNew({ ...IDENTITY_KEY, document }),
+  };
+}

@@ -1,0 +1,311 @@
+/**
+ * The admin group over HTTP against the running local stack: node identity, status, secure events, and
+ * peers pinging each other across two gateways. The README's client snippets are run as written.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign, verify } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import canonicalize from 'canonicalize';
+import { freePort } from '#infra/local/ports';
+import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createSealer } from '#shared/offchain/offchain';
+import { assertError } from '#test/support/contract';
+import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const ADMIN_KEY = `peer-admin-${randomBytes(16).toString('hex')}`;
+
+function identityInit(dataDir: string): string {
+  const out = spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init'], {
+    cwd: ROOT,
+    env: { ...process.env, SVC_DATA_DIR: dataDir },
+    encoding: 'utf8',
+  });
+  assert.equal(out.status, 0, out.stderr);
+  return out.stdout;
+}
+
+/** Runs a ```js block of the README that starts with `// <name>` as a script in the repo. */
+function runReadmeSnippet(name: string, args: string[]): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const block = new RegExp('```js\\n(// ' + name.replace('.', '\\.') + '[\\s\\S]*?)```').exec(readme)?.[1];
+  assert.ok(block, `README has the ${name} snippet`);
+  const file = join(ROOT, `.snippet-${randomUUID()}.mjs`);
+  writeFileSync(file, block);
+  try {
+    const out = spawnSync(process.execPath, [file, ...args], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    return out.stdout;
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+function orgKeys() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { privateKey, hex: publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex') };
+}
+
+describe('Node identity', () => {
+  const dataDir = tempDataDir('identity');
+  let stack: Stack;
+  let a: string;
+  before(async () => {
+    identityInit(dataDir);
+    stack = await startStack({ dataDir });
+    a = `${stack.url}/api/admin`;
+  });
+  after(async () => {
+    await stack?.stop();
+    removeDir(dataDir);
+  });
+
+  it('signs a challenge with the key /identity publishes; another challenge does not verify', async () => {
+    const identity = (await call(a, 'GET', '/identity')).body;
+    assert.match(identity.node_id, /^node-[0-9a-f]{16}$/);
+    assert.equal(identity.algorithm, 'ed25519');
+    const challenge = randomBytes(48).toString('hex');
+    const res = await call(a, 'POST', '/verify-identity', { challenge });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.status, 'success');
+    assert.equal(res.body.challenge, challenge);
+    assert.equal(res.body.node_id, identity.node_id);
+    const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(identity.public_key, 'hex')]), format: 'der', type: 'spki' });
+    assert.ok(verify(null, Buffer.from(challenge, 'hex'), key, Buffer.from(res.body.signature, 'hex')));
+    assert.ok(!verify(null, Buffer.from(`${challenge}00`, 'hex'), key, Buffer.from(res.body.signature, 'hex')));
+  });
+
+  it('answers 422 to a challenge that is not 1 to 1024 bytes of hex', async () => {
+    for (const challenge of ['', 'abc', 'zz', 'ab'.repeat(1025)]) {
+      assertError(await call(a, 'POST', '/verify-identity', { challenge }), 422);
+    }
+    assertError(await call(a, 'POST', '/verify-identity', {}), 422);
+    assert.equal((await call(a, 'POST', '/verify-identity', { challenge: 'ab'.repeat(1024) })).status, 200);
+  });
+
+  it("verifies with the README's five lines of Node", () => {
+    assert.equal(runReadmeSnippet('verify-node.mjs', [stack.url]).trim(), 'verified');
+  });
+
+  it('keeps its identity across a restart, and its file holds no raw private key', async () => {
+    const before = (await call(a, 'GET', '/identity')).body;
+    await stack.stop();
+    stack = await startStack({ dataDir });
+    a = `${stack.url}/api/admin`;
+    assert.deepEqual((await call(a, 'GET', '/identity')).body, before);
+    const file = readFileSync(join(dataDir, 'identity.json'), 'utf8');
+    const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dataDir, 'master.key'), { create: false }) });
+    const { pkcs8 } = (await sealer.unseal(JSON.parse(file).private_key)) as { pkcs8: string };
+    const seed = Buffer.from(pkcs8, 'base64').subarray(-32);
+    for (const form of [pkcs8, seed.toString('hex'), seed.toString('base64'), seed.toString('base64url')]) {
+      assert.ok(!file.includes(form), 'the raw private key is in the identity file');
+    }
+    assert.ok(!file.includes('PRIVATE KEY'));
+  });
+});
+
+describe('Without an identity file', () => {
+  it('signs with temporary keys, says so at start, and they change at every start', async () => {
+    const dataDir = tempDataDir('noid');
+    const first = await startStack({ dataDir });
+    const id1 = (await call(first.url, 'GET', '/api/admin/identity')).body.node_id;
+    assert.match(first.output(), /Node identity: TEMPORARY/);
+    assert.match(first.output(), /no node identity file/);
+    await first.stop();
+    const second = await startStack({ dataDir });
+    const id2 = (await call(second.url, 'GET', '/api/admin/identity')).body.node_id;
+    await second.stop();
+    removeDir(dataDir);
+    assert.match(id1, /-temporary$/);
+    assert.notEqual(id1, id2);
+  });
+});
+
+describe('Identity in the registry table (the cloud stack)', () => {
+  it('is one node across instances: made once, shared by every process over the same tables', async () => {
+    const first = await startStack({ env: { SVC_IDENTITY_STORE: 'registry' } });
+    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(first.output())![1]!;
+    // Same tables and the same key-encryption key, as two Lambda instances of one stack have.
+    const second = await startStack({
+      env: { SVC_IDENTITY_STORE: 'registry', SVC_DYNAMODB_ENDPOINT: endpoint, SVC_MASTER_KEY_FILE: join(first.dataDir, 'master.key') },
+    });
+    try {
+      const [a, b] = await Promise.all([first, second].map(async (s) => (await call(s.url, 'GET', '/api/admin/identity')).body));
+      assert.match(a.node_id, /^node-[0-9a-f]{16}$/);
+      assert.deepEqual(b, a);
+      const challenge = 'c0ffee';
+      const signed = await call(second.url, 'POST', '/api/admin/verify-identity', { challenge });
+      const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(a.public_key, 'hex')]), format: 'der', type: 'spki' });
+      assert.ok(verify(null, Buffer.from(challenge, 'hex'), key, Buffer.from(signed.body.signature, 'hex')));
+      assert.doesNotMatch(first.output(), /TEMPORARY/);
+    } finally {
+      await second.stop();
+      await first.stop();
+      removeDir(first.dataDir);
+      removeDir(second.dataDir);
+    }
+  });
+});
+
+describe('Status', () => {
+  it('counts Sub-Chains as they are created, grows its uptime, and reports the license', async () => {
+    const stack = await startStack({ env: { SVC_LICENSE_KEY: 'lic-123' } });
+    try {
+      const s0 = (await call(stack.url, 'GET', '/api/admin/status')).body;
+      assert.deepEqual({ ...s0, version: undefined }, { status: 'active', version: undefined, chains_active: 0, license_active: true, uptime: '0s', uptime_seconds: 0 });
+      await call(stack.url, 'POST', '/api/v1/chains/one/create');
+      await call(stack.url, 'POST', '/api/v1/chains/two/create');
+      const s1 = (await call(stack.url, 'GET', '/api/admin/status')).body;
+      assert.equal(s1.chains_active, 2);
+      await new Promise((r) => setTimeout(r, 2_100));
+      const s2 = (await call(stack.url, 'GET', '/api/admin/status')).body;
+      assert.ok(s2.uptime_seconds >= s1.uptime_seconds + 2, `${s1.uptime_seconds} → ${s2.uptime_seconds}`);
+      assert.match(s2.uptime, /^(\d+d )?(\d+h )?(\d+m )?\d+s$/);
+      assert.ok(!JSON.stringify(s2).includes('lic-123'));
+    } finally {
+      await stack.stop();
+      removeDir(stack.dataDir);
+    }
+  });
+});
+
+describe('Secure events', () => {
+  let stack: Stack;
+  let base: string;
+  const org = orgKeys();
+  before(async () => {
+    stack = await startStack();
+    base = stack.url;
+    await call(base, 'POST', '/api/v1/chains/gates/create');
+    await call(base, 'POST', '/api/business/organizations', { org_id: 'port-authority', name: 'Port Authority', public_key: org.hex });
+    await call(base, 'POST', '/api/business/organizations', { org_id: 'keyless', name: 'No Key' });
+  });
+  after(async () => {
+    await stack?.stop();
+    if (stack) removeDir(stack.dataDir);
+  });
+
+  function signed(chain: string, overrides: Record<string, unknown> = {}) {
+    const event = { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 12 }, nonce: `n-${randomUUID()}`, ...overrides };
+    const message = canonicalize({ chain_name: chain, entity_id: event.entity_id, event_type: event.event_type, details: event.details, nonce: event.nonce })!;
+    return { ...event, org_id: 'port-authority', signature: sign(null, Buffer.from(message), org.privateKey).toString('hex') };
+  }
+  const events = async () => (await call(base, 'GET', '/api/v1/chains/gates/stats')).body.total_events as number;
+
+  it('appends a correctly signed event and answers who signed it', async () => {
+    const body = signed('gates');
+    const res = await call(base, 'POST', '/api/admin/chains/gates/secure-events', body);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.success, true);
+    assert.equal(res.body.verified, true);
+    assert.equal(res.body.signer, 'port-authority');
+    const block = await call(base, 'GET', `/api/v1/chains/gates/blocks/${res.body.event_id.split('_')[1]}`);
+    assert.deepEqual(block.body.events[0].details, { berth: 12 });
+    assert.equal(block.body.events[0].event_type, 'cleared');
+  });
+
+  it('refuses a flipped signature bit with 422 and appends nothing', async () => {
+    const before = await events();
+    const body = signed('gates');
+    const bytes = Buffer.from(body.signature, 'hex');
+    bytes[5]! ^= 0x01;
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...body, signature: bytes.toString('hex') }), 422, /signature/);
+    const tampered = signed('gates');
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...tampered, details: { berth: 13 } }), 422, /signature/);
+    const elsewhere = signed('gates');
+    await call(base, 'POST', '/api/v1/chains/other/create');
+    assertError(await call(base, 'POST', '/api/admin/chains/other/secure-events', elsewhere), 422, /signature/);
+    assert.equal(await events(), before, 'nothing was appended');
+  });
+
+  it('refuses a replayed nonce with 409', async () => {
+    const body = signed('gates');
+    assert.equal((await call(base, 'POST', '/api/admin/chains/gates/secure-events', body)).status, 200);
+    const before = await events();
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', body), 409, /already used/);
+    assert.equal(await events(), before);
+  });
+
+  it('refuses an unknown organization, one with no key, and malformed input with 422; an unknown chain with 404', async () => {
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), org_id: 'nobody' }), 422, /Unknown organization/);
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), org_id: 'keyless' }), 422, /no public key/);
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), signature: 'abc' }), 422);
+    const ghost = signed('ghost');
+    assertError(await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost), 404);
+    await call(base, 'POST', '/api/v1/chains/ghost/create');
+    assert.equal((await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost)).status, 200, 'a nonce whose event was not appended can be used again');
+  });
+
+  it("signs and sends an event as the README shows", () => {
+    const out = runReadmeSnippet('sign-event.mjs', [base, 'gates']);
+    assert.match(out, /^200 /);
+    assert.match(out, /verified: true/);
+  });
+});
+
+describe('Peers', () => {
+  let one: Stack;
+  let two: Stack;
+  before(async () => {
+    const [d1, d2] = [tempDataDir('peer1'), tempDataDir('peer2')];
+    identityInit(d1);
+    identityInit(d2);
+    one = await startStack({ dataDir: d1 });
+    // The second node requires keys: the first reaches its admin routes with the key registered for it.
+    two = await startStack({ dataDir: d2, env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY } });
+  });
+  after(async () => {
+    for (const s of [one, two]) {
+      await s?.stop();
+      if (s) removeDir(s.dataDir);
+    }
+  });
+
+  it('pings each other: reachable and verified both ways', async () => {
+    const key1 = (await call(one.url, 'GET', '/api/admin/identity')).body.public_key;
+    const key2 = (await call(two.url, 'GET', '/api/admin/identity', undefined, { 'X-API-Key': ADMIN_KEY })).body.public_key;
+    const reg1 = await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'two', url: two.url, public_key: key2, api_key: ADMIN_KEY });
+    assert.equal(reg1.status, 201);
+    assert.deepEqual(Object.keys(reg1.body).sort(), ['created_at', 'peer_id', 'public_key', 'success', 'url']);
+    assert.equal((await call(two.url, 'POST', '/api/admin/peers', { peer_id: 'one', url: one.url, public_key: key1 }, { 'X-API-Key': ADMIN_KEY })).status, 201);
+
+    const ping12 = await call(one.url, 'GET', '/api/ledger/network/ping/two');
+    assert.equal(ping12.status, 200);
+    assert.deepEqual({ ...ping12.body, latency_ms: typeof ping12.body.latency_ms }, { target_id: 'two', reachable: true, latency_ms: 'number', verified: true });
+    const ping21 = await call(two.url, 'GET', '/api/ledger/network/ping/one', undefined, { 'X-API-Key': ADMIN_KEY });
+    assert.deepEqual({ ...ping21.body, latency_ms: undefined }, { target_id: 'one', reachable: true, latency_ms: undefined, verified: true });
+    const listed = await call(one.url, 'GET', '/api/admin/peers');
+    assert.ok(!listed.text.includes(ADMIN_KEY), 'a peer key is never answered');
+    assert.deepEqual(listed.body.map((p: any) => p.peer_id), ['two']);
+  });
+
+  it('is reachable but not verified with the wrong key, or without the key a peer requires', async () => {
+    const wrong = orgKeys().hex;
+    await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'impostor', url: two.url, public_key: wrong, api_key: ADMIN_KEY });
+    const res = await call(one.url, 'GET', '/api/ledger/network/ping/impostor');
+    assert.deepEqual({ reachable: res.body.reachable, verified: res.body.verified }, { reachable: true, verified: false });
+    const key2 = (await call(two.url, 'GET', '/api/admin/identity', undefined, { 'X-API-Key': ADMIN_KEY })).body.public_key;
+    await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'keyless', url: two.url, public_key: key2 });
+    const keyless = await call(one.url, 'GET', '/api/ledger/network/ping/keyless');
+    assert.deepEqual({ reachable: keyless.body.reachable, verified: keyless.body.verified }, { reachable: true, verified: false });
+  });
+
+  it('answers reachable: false for a dead port, 404 for an unknown peer, and 409 for a duplicate', async () => {
+    const key = orgKeys().hex;
+    await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'dead', url: `http://127.0.0.1:${await freePort()}`, public_key: key });
+    const dead = await call(one.url, 'GET', '/api/ledger/network/ping/dead');
+    assert.equal(dead.status, 200);
+    assert.deepEqual(dead.body, { target_id: 'dead', reachable: false, latency_ms: null, verified: false });
+    assertError(await call(one.url, 'GET', '/api/ledger/network/ping/nobody'), 404);
+    assertError(await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'dead', url: 'http://127.0.0.1:1', public_key: key }), 409);
+    assertError(await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'bad', url: 'ftp://x', public_key: key }), 422);
+    assertError(await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'bad', url: 'http://x', public_key: 'nope' }), 422);
+  });
+
+  it('is served under /api/ledger only, not /api/v1', async () => {
+    assertError(await call(one.url, 'GET', '/api/v1/network/ping/two'), 404);
+  });
+});
