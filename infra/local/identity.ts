@@ -13,26 +13,16 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { createIdentityDocument, openIdentityDocument } from '#shared/admin/identity';
-import { ConfigError, identityPath, loadConfig, masterKeyPath } from '#shared/config';
+import { identityPath, masterKeyPath } from '#shared/config';
+import { fail, settingsOrExit } from './cli.ts';
 import { KmsKeyProvider, LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createSealer } from '#shared/offchain/offchain';
-
-function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-}
 
 const { positionals, values } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: { force: { type: 'boolean' } } });
 const [command] = positionals;
 if (command !== 'init' && command !== 'show') fail('Usage:\n  npm run identity -- init [--force]\n  npm run identity -- show');
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) fail(error.message);
-  throw error;
-}
+const config = settingsOrExit();
 const path = resolve(identityPath(config));
 const keys = config.SVC_KMS_KEY_ID
   ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION }), keyId: config.SVC_KMS_KEY_ID })

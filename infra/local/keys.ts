@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { join, resolve } from 'node:path';
 import { ROLES, createApiKey, isRole, revokeApiKey } from '#shared/admin/api-keys';
-import { ConfigError, loadConfig } from '#shared/config';
+import { fail, settingsOrExit } from './cli.ts';
 import { DomainError } from '#shared/errors';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
@@ -30,11 +30,6 @@ const USAGE = `Usage:
   npm run keys -- revoke KEY_ID
 Add --aws to use the deployed stack's registry table (SVC_REGISTRY_TABLE=<RegistryTableName output>).`;
 
-function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-}
-
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     args: process.argv.slice(2),
@@ -46,13 +41,7 @@ async function main(): Promise<void> {
   if (command === 'create' && (!values.role || !isRole(values.role))) fail(`--role must be one of ${ROLES.join(', ')}\n\n${USAGE}`);
   if (command === 'revoke' && rest.length !== 1) fail(USAGE);
 
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
-    throw error;
-  }
+  const config = settingsOrExit();
   const dataDir = resolve(config.SVC_DATA_DIR);
   let dynamo: DynamoDbLocal | undefined;
   // --aws: the deployed stack's tables (name them with SVC_REGISTRY_TABLE), with the usual AWS credentials.

@@ -7,11 +7,12 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { join, resolve } from 'node:path';
-import { ConfigError, identityPath, loadConfig, masterKeyPath } from '#shared/config';
+import { identityPath, masterKeyPath } from '#shared/config';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoBaseClient } from '#shared/storage/client';
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
 import { seedAdminKey } from '#shared/admin/api-keys';
+import { fail, settingsOrExit } from './cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { loadGroups } from './functions.ts';
 import { startGateway, type Gateway } from './gateway.ts';
@@ -19,23 +20,12 @@ import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
 import { isPortFree } from './ports.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
 
-function fail(message: string): never {
-  process.stderr.write(`\n${message}\n\n`);
-  process.exit(1);
-}
-
 function say(message: string): void {
   process.stdout.write(`${message}\n`);
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) fail(`Cannot start: ${error.message}`);
-    throw error;
-  }
+  const config = settingsOrExit('Cannot start: ');
 
   if (!(await isPortFree(config.SVC_PORT, config.SVC_HOST))) {
     fail(

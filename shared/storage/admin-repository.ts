@@ -1,21 +1,12 @@
 /** The admin domain's records in the registry table (layout in keys.ts). */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AdminRepository, PeerRecord } from '../admin/repository.ts';
-import { translateStorageError } from './errors.ts';
 import { IDENTITY_KEY, PEERS_PARTITION, noncePk } from './keys.ts';
-import { queryAll, send } from './requests.ts';
+import { putIfAbsent, queryAll, send } from './requests.ts';
 
 export function createAdminRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): AdminRepository {
-  async function putNew(item: Record<string, unknown>): Promise<boolean> {
-    try {
-      await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw translateStorageError(error);
-    }
-  }
+  const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
+
 
   const peerFrom = ({ pk: _pk, sk: _sk, ...peer }: Record<string, unknown>) => peer as unknown as PeerRecord;
 

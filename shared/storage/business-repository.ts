@@ -1,5 +1,4 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type {
   BusinessRepository,
@@ -8,7 +7,6 @@ import type {
   OrganizationRecord,
   PrivateDataRecord,
 } from '../business/repository.ts';
-import { translateStorageError } from './errors.ts';
 import {
   CHANNELS_PARTITION,
   COLLECTION_SK_PREFIX,
@@ -19,7 +17,7 @@ import {
   contractVersionSk,
   privateDataPk,
 } from './keys.ts';
-import { queryAll, send } from './requests.ts';
+import { putIfAbsent, queryAll, send } from './requests.ts';
 
 type Item = Record<string, unknown>;
 
@@ -31,15 +29,8 @@ function record<T>(item: Item): T {
 
 export function createBusinessRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): BusinessRepository {
   /** Puts an item unless one with its key exists; false when it did. */
-  async function putNew(item: Item): Promise<boolean> {
-    try {
-      await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw translateStorageError(error);
-    }
-  }
+  const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
+
 
   async function get<T>(pk: string, sk: string): Promise<T | undefined> {
     const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk, sk }, ConsistentRead: true })));
