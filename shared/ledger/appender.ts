@@ -14,6 +14,7 @@ import { ChainContendedError, ChainNotFoundError } from '../errors.ts';
 import type { LedgerRepository, ProofRecord } from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
+import { ensureTree, extendTree } from './tree.ts';
 import type { Block, ChainHead } from './types.ts';
 
 /** What a Main Chain anchor block records about the Sub-Chain it proves. */
@@ -158,14 +159,19 @@ export class ChainAppender {
         for (const p of batch) p.reject(error);
         return;
       }
-      const head = queue.head;
+      let head = queue.head;
       if (!head) {
         const error = new ChainNotFoundError(chainName);
         for (const p of batch) p.reject(error);
         return;
       }
+      if (!head.frontier) {
+        // A chain from before trees were kept: build its tree once, then append on it.
+        head = queue.head = await ensureTree(this.repository, head);
+      }
 
       const blocks = this.buildBlocks(chainName, head, batch);
+      const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
       const proofRecords: ProofRecord[] = [];
       batch.forEach((p, position) => {
         if (p.draft.proof) {
@@ -186,6 +192,8 @@ export class ChainAppender {
           nowMs: this.now() * 1000,
           expectedHeadIndex: head.headIndex,
           blocks,
+          treeNodes: tree.treeNodes,
+          frontier: tree.frontier,
           proofRecords,
         });
       } catch (error) {
@@ -203,6 +211,7 @@ export class ChainAppender {
             ...head,
             headIndex: last.index,
             headHash: last.hash,
+            frontier: tree.frontier,
             eventCount: head.eventCount + events,
             proofCount: head.proofCount + proofRecords.length,
           };

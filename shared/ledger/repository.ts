@@ -20,6 +20,13 @@ export interface ProofRecord {
   proofId: string;
 }
 
+/** What a block item holds for the Merkle tree: its hash (the leaf) and the nodes it completed. */
+export interface BlockTreeData {
+  hash: string;
+  /** Hex hashes of the perfect subtrees this block completed, levels 1, 2, … */
+  treeNodes: string[];
+}
+
 /** Consecutive blocks appended to one chain in one transaction. */
 export interface BlockCommit {
   chainName: string;
@@ -30,6 +37,10 @@ export interface BlockCommit {
   /** The writer's clock, epoch milliseconds, to judge whether a reservation has expired. */
   nowMs: number;
   blocks: Block[];
+  /** For each block, the tree nodes it completes (aligned with `blocks`). */
+  treeNodes: string[][];
+  /** The frontier after the last block. */
+  frontier: string[];
   proofRecords?: ProofRecord[];
 }
 
@@ -66,6 +77,12 @@ export interface LedgerRepository {
   getBlockRange(chainName: string, from: number, to: number, descending: boolean): Promise<Block[]>;
   /** The hashes of blocks 0…toIndex, in index order. */
   listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
+  /** Tree data of the given blocks, read in batches; a block that does not exist is absent from the map. */
+  readTreeData(chainName: string, indices: readonly number[]): Promise<Map<number, BlockTreeData>>;
+  /** Writes tree nodes onto existing blocks (building the tree of an older chain). */
+  storeTreeNodes(chainName: string, entries: readonly { index: number; treeNodes: string[] }[]): Promise<void>;
+  /** Sets the frontier of a chain that has none, if its head is still at `headIndex`; false otherwise. */
+  setFrontier(chainName: string, headIndex: number, frontier: string[]): Promise<boolean>;
   /** Every block holding an event of the entity, in trace order (time, chain, index). */
   queryEntityBlocks(entityId: string): Promise<Block[]>;
   /** Throws when the table cannot be reached. */

@@ -52,6 +52,11 @@ export interface ChainHead {
    */
   turnHolder?: string | null;
   turnExpiresMs?: number | null;
+  /**
+   * The Merkle frontier of the chain's tree (leaves = block hashes 0…headIndex): the roots of its perfect
+   * subtrees, largest first, hex. Null for a chain made before trees were kept, until it is built.
+   */
+  frontier: string[] | null;
 }
 
 /** The client-facing summary (ChainInfoResponse). */

@@ -12,6 +12,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
@@ -21,7 +22,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
-import type { LedgerRepository } from '../ledger/repository.ts';
+import type { BlockTreeData, LedgerRepository } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { queryAll as queryAllPages, send } from './requests.ts';
@@ -64,6 +65,7 @@ function headItem(head: ChainHead): Item {
     created_at: head.createdAt,
     gsi_chains_pk: CHAINS_PARTITION,
     gsi_chains_sk: chainsSk(head.kind, head.chainName),
+    ...(head.frontier ? { frontier: head.frontier } : {}),
   };
 }
 
@@ -80,10 +82,11 @@ function headFromItem(item: Item): ChainHead {
     createdAt: Number(item.created_at ?? 0),
     turnHolder: item.turn_holder === undefined ? null : String(item.turn_holder),
     turnExpiresMs: item.turn_expires_ms === undefined ? null : Number(item.turn_expires_ms),
+    frontier: Array.isArray(item.frontier) ? (item.frontier as unknown[]).map(String) : null,
   };
 }
 
-function blockItem(block: Block): Item {
+function blockItem(block: Block, treeNodes: string[] = []): Item {
   const item: Item = {
     pk: chainPk(block.chain_name),
     sk: blockSk(block.index),
@@ -95,6 +98,8 @@ function blockItem(block: Block): Item {
     event_count: block.events.length,
     block_json: canonicalJson(block),
     gsi_hash: block.hash,
+    // Merkle nodes this block completed; beside the block, not in it (they are not part of its hash).
+    ...(treeNodes.length ? { tree_nodes: treeNodes } : {}),
   };
   // One event closes one block (contract.md §2), so a block belongs to at most one entity's trace.
   const [first] = block.events;
@@ -191,7 +196,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
             Key: { pk: chainPk(chainName), sk: HEAD_SK },
             // A commit uses up a reservation: ours, or one that expired.
             UpdateExpression:
-              'SET head_index = :index, head_hash = :hash, event_count = event_count + :events, proof_count = proof_count + :proofs REMOVE turn_holder, turn_expires_ms',
+              'SET head_index = :index, head_hash = :hash, frontier = :frontier, event_count = event_count + :events, proof_count = proof_count + :proofs REMOVE turn_holder, turn_expires_ms',
             ConditionExpression: `${conditions.headIsAt} AND (${conditions.turnIsFree})`,
             ExpressionAttributeValues: {
               ':index': last.index,
@@ -199,14 +204,15 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
               ':events': events,
               ':proofs': proofRecords.length,
               ':expected': expectedHeadIndex,
+              ':frontier': commit.frontier,
               ':writer': commit.writerId,
               ':now': commit.nowMs,
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
         },
-        ...blocks.map((block) => ({
-          Put: { TableName: tableName, Item: blockItem(block), ConditionExpression: conditions.itemDoesNotExist },
+        ...blocks.map((block, i) => ({
+          Put: { TableName: tableName, Item: blockItem(block, commit.treeNodes[i]), ConditionExpression: conditions.itemDoesNotExist },
         })),
         ...proofRecords.map((record) => ({
           Update: {
@@ -312,6 +318,71 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         ConsistentRead: true,
       });
       return items.map((item) => String(item.hash));
+    },
+
+    async readTreeData(chainName, indices) {
+      const found = new Map<number, BlockTreeData>();
+      const unique = [...new Set(indices)];
+      for (let i = 0; i < unique.length; i += 100) {
+        let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map((index) => ({ pk: chainPk(chainName), sk: blockSk(index) }));
+        for (let attempt = 0; keys.length > 0; attempt += 1) {
+          const out = await send(() =>
+            client.send(
+              new BatchGetCommand({
+                RequestItems: {
+                  [tableName]: { Keys: keys, ProjectionExpression: '#i, #h, tree_nodes', ExpressionAttributeNames: { '#i': 'index', '#h': 'hash' } },
+                },
+              }),
+            ),
+          );
+          for (const item of out.Responses?.[tableName] ?? []) {
+            found.set(Number(item.index), { hash: String(item.hash), treeNodes: Array.isArray(item.tree_nodes) ? item.tree_nodes.map(String) : [] });
+          }
+          keys = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+          if (keys.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+          else if (keys.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
+        }
+      }
+      return found;
+    },
+
+    async storeTreeNodes(chainName, entries) {
+      const pending = entries.filter((e) => e.treeNodes.length > 0);
+      for (let i = 0; i < pending.length; i += 16) {
+        await Promise.all(
+          pending.slice(i, i + 16).map((entry) =>
+            send(() =>
+              client.send(
+                new UpdateCommand({
+                  TableName: tableName,
+                  Key: { pk: chainPk(chainName), sk: blockSk(entry.index) },
+                  UpdateExpression: 'SET tree_nodes = :nodes',
+                  ConditionExpression: 'attribute_exists(pk)',
+                  ExpressionAttributeValues: { ':nodes': entry.treeNodes },
+                }),
+              ),
+            ),
+          ),
+        );
+      }
+    },
+
+    async setFrontier(chainName, headIndex, frontier) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: chainPk(chainName), sk: HEAD_SK },
+            UpdateExpression: 'SET frontier = :frontier',
+            ConditionExpression: 'head_index = :index AND attribute_not_exists(frontier)',
+            ExpressionAttributeValues: { ':frontier': frontier, ':index': headIndex },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw translateStorageError(error);
+      }
     },
 
     async queryEntityBlocks(entityId) {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ZERO_HASH, sealBlock } from '#shared/ledger/hashing';
+import { extendTree } from '#shared/ledger/tree';
 import type { Block, ChainHead } from '#shared/ledger/types';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import type { LedgerRepository } from '#shared/ledger/repository';
@@ -22,8 +23,14 @@ function chain(name: string): { head: ChainHead; genesis: Block } {
   const genesis = sealBlock({ index: 0, chain_name: name, timestamp: 1, previous_hash: ZERO_HASH, events: [] });
   return {
     genesis,
-    head: { chainName: name, kind: 'sub', headIndex: 0, headHash: genesis.hash, eventCount: 0, proofCount: 0, lastProofHeadIndex: null, lastProofId: null, createdAt: 1 },
+    head: { chainName: name, kind: 'sub', headIndex: 0, headHash: genesis.hash, eventCount: 0, proofCount: 0, lastProofHeadIndex: null, lastProofId: null, createdAt: 1, frontier: extendTree([], 0, [genesis.hash]).frontier },
   };
+}
+
+/** A commit of `blocks` after `previous`, with the tree data the appender would give it. */
+function commitOf(chainName: string, expectedHeadIndex: number, blocks: Block[], writerId: string, nowMs: number, frontierBefore: string[]) {
+  const tree = extendTree(frontierBefore, expectedHeadIndex + 1, blocks.map((b) => b.hash));
+  return { chainName, expectedHeadIndex, blocks, writerId, nowMs, treeNodes: tree.treeNodes, frontier: tree.frontier };
 }
 
 function next(previous: Block, n = 1): Block[] {
@@ -59,9 +66,9 @@ describe('Class: LedgerRepository (connected)', () => {
     const c = chain('beta');
     await repo.createChains([c]);
     const mine = next(c.genesis, 2);
-    assert.deepEqual(await repo.commitBlocks({ chainName: 'beta', expectedHeadIndex: 0, blocks: mine, writerId: 'a', nowMs: Date.now() }), { status: 'committed' });
+    assert.deepEqual(await repo.commitBlocks(commitOf('beta', 0, mine, 'a', Date.now(), c.head.frontier!)), { status: 'committed' });
     const rival = next(c.genesis, 1);
-    const lost = await repo.commitBlocks({ chainName: 'beta', expectedHeadIndex: 0, blocks: rival, writerId: 'b', nowMs: Date.now() });
+    const lost = await repo.commitBlocks(commitOf('beta', 0, rival, 'b', Date.now(), c.head.frontier!));
     assert.equal(lost.status, 'head-moved');
     assert.equal(lost.status === 'head-moved' && lost.head?.headIndex, 2);
     assert.equal(lost.status === 'head-moved' && lost.head?.headHash, mine[1]!.hash);
@@ -75,9 +82,9 @@ describe('Class: LedgerRepository (connected)', () => {
     const reserved = await repo.reserveTurn('gamma', 'slow', now, now + 60_000);
     assert.equal(reserved?.headIndex, 0);
     assert.equal(await repo.reserveTurn('gamma', 'other', now, now + 60_000), undefined, 'a live reservation is exclusive');
-    const blocked = await repo.commitBlocks({ chainName: 'gamma', expectedHeadIndex: 0, blocks: next(c.genesis), writerId: 'fast', nowMs: now });
+    const blocked = await repo.commitBlocks(commitOf('gamma', 0, next(c.genesis), 'fast', now, c.head.frontier!));
     assert.equal(blocked.status, 'head-moved');
-    const own = await repo.commitBlocks({ chainName: 'gamma', expectedHeadIndex: 0, blocks: next(c.genesis), writerId: 'slow', nowMs: now });
+    const own = await repo.commitBlocks(commitOf('gamma', 0, next(c.genesis), 'slow', now, c.head.frontier!));
     assert.equal(own.status, 'committed');
     const head = await repo.getHead('gamma');
     assert.equal(head?.turnHolder, null, 'the commit used up the reservation');
@@ -88,7 +95,7 @@ describe('Class: LedgerRepository (connected)', () => {
     await repo.createChains([c]);
     const now = Date.now();
     await repo.reserveTurn('delta', 'crashed', now - 5_000, now - 4_000);
-    const result = await repo.commitBlocks({ chainName: 'delta', expectedHeadIndex: 0, blocks: next(c.genesis), writerId: 'alive', nowMs: now });
+    const result = await repo.commitBlocks(commitOf('delta', 0, next(c.genesis), 'alive', now, c.head.frontier!));
     assert.equal(result.status, 'committed');
   });
 
@@ -96,7 +103,7 @@ describe('Class: LedgerRepository (connected)', () => {
     const c = chain('epsilon');
     await repo.createChains([c]);
     const blocks = next(c.genesis, 5);
-    await repo.commitBlocks({ chainName: 'epsilon', expectedHeadIndex: 0, blocks, writerId: 'a', nowMs: Date.now() });
+    await repo.commitBlocks(commitOf('epsilon', 0, blocks, 'a', Date.now(), c.head.frontier!));
     assert.deepEqual((await repo.getBlockRange('epsilon', 2, 4, false)).map((b) => b.index), [2, 3, 4]);
     assert.deepEqual((await repo.getBlockRange('epsilon', 2, 4, true)).map((b) => b.index), [4, 3, 2]);
     assert.equal((await repo.findBlockByHash('epsilon', blocks[2]!.hash))?.index, 3);
