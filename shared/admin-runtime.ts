@@ -1,5 +1,9 @@
-/** The admin group's wiring, beside shared/runtime.ts (so that only functions that need it bundle it). */
+/**
+ * Wiring that needs the node identity: the admin group, and the ledger's signed checkpoints and proofs.
+ * Beside shared/runtime.ts, so that only functions that need it bundle it.
+ */
 import { createAdmin, type Admin } from './admin/admin.ts';
+import { createProofs, type Proofs } from './ledger/proofs.ts';
 import { getConfig, identityPath } from './config.ts';
 import { documentClient, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
 import { createAdminRepository } from './storage/admin-repository.ts';
@@ -20,3 +24,7 @@ export const getAdmin = once((): Admin => {
     apiKeyHeader: config.API_KEY_NAME,
   });
 });
+
+export const getProofs = once(
+  (): Proofs => createProofs({ repository: getLedgerRuntime().repository, signer: () => getAdmin().identity() }),
+);

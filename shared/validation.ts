@@ -56,15 +56,16 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
   return result.data;
 }
 
-/** A query-string integer with a default and bounds; "abc" or "1.5" is a 422, not a silent default. */
-export function queryInt(defaultValue: number, min: number, max?: number) {
+/** A required query-string integer within bounds; "abc" or "1.5" is a 422. */
+export function queryInteger(min: number, max?: number) {
   let number = z.number().int().min(min);
   if (max !== undefined) number = number.max(max);
-  return z
-    .string()
-    .regex(/^-?\d+$/, 'Input should be a valid integer')
-    .transform(Number)
-    .pipe(number)
+  return z.string().regex(/^-?\d{1,15}$/, 'Input should be a valid integer').transform(Number).pipe(number);
+}
+
+/** A query-string integer with a default and bounds; "abc" or "1.5" is a 422, not a silent default. */
+export function queryInt(defaultValue: number, min: number, max?: number) {
+  return queryInteger(min, max)
     .optional()
     .transform((v) => v ?? defaultValue);
 }

@@ -3,13 +3,13 @@
  * per route. Handlers parse, call one domain function, and shape the answer; no ledger logic here.
  */
 import { z } from 'zod';
-import { getAdmin } from '#shared/admin-runtime';
+import { getAdmin, getProofs } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { parseEventRequest } from '#shared/ledger/events';
 import { parseBlockAddress } from '#shared/ledger/ledger';
 import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
-import { parseInput, queryBool, queryInt } from '#shared/validation';
+import { parseInput, queryBool, queryInt, queryInteger } from '#shared/validation';
 import { healthReport } from '#shared/health';
 
 const blocksQuery = z.object({
@@ -28,6 +28,10 @@ const traceQuery = z.object({
 
 /** contract.md §4: `{"data": <any JSON>}`, stored encrypted in IPFS. */
 const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
+
+const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
+
+const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
 
 const ledger = () => getLedgerRuntime().ledger;
 
@@ -82,6 +86,25 @@ export const routes: RouteHandlers = {
     const { chain_name, resolve_cid } = parseInput(traceQuery, query, 'query');
     return { statusCode: 200, body: await ledger().traceEntity(params.entity_id!, chain_name, { resolveCid: resolve_cid }) };
   },
+
+  'GET /chains/{chain_name}/checkpoint': async ({ params }) => ({ statusCode: 200, body: await getProofs().checkpoint(params.chain_name!) }),
+
+  'GET /chains/{chain_name}/blocks/{index_or_hash}/proof': async ({ params, query }) => {
+    const { tree_size } = parseInput(proofQuery, query, 'query');
+    return { statusCode: 200, body: await getProofs().inclusion(params.chain_name!, params.index_or_hash!, tree_size) };
+  },
+
+  'GET /chains/{chain_name}/blocks/{index_or_hash}/anchor': async ({ params }) => ({
+    statusCode: 200,
+    body: await getProofs().anchor(params.chain_name!, params.index_or_hash!),
+  }),
+
+  'GET /chains/{chain_name}/consistency': async ({ params, query }) => {
+    const { first, second } = parseInput(consistencyQuery, query, 'query');
+    return { statusCode: 200, body: await getProofs().consistency(params.chain_name!, first, second) };
+  },
+
+  'GET /chains/{chain_name}/verify': async ({ params }) => ({ statusCode: 200, body: await getProofs().verify(params.chain_name!) }),
 
   'GET /network/ping/{target_id}': async ({ params }) => ({ statusCode: 200, body: await getAdmin().ping(params.target_id!) }),
 

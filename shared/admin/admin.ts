@@ -8,10 +8,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { OrganizationRecord } from '../business/repository.ts';
 import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
-import { ConflictError, NotFoundError, UnprocessableError } from '../errors.ts';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Sealer } from '../ledger/offchain-port.ts';
+import { NODE_STATEMENT_PREFIX } from '../ledger/checkpoint.ts';
 import { logger } from '../log.ts';
 import { parseInput } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
@@ -124,6 +125,10 @@ export function createAdmin(options: AdminOptions) {
 
     async verifyIdentity(body: unknown) {
       const { challenge } = parseInput(challengeInput, body, 'body');
+      if (Buffer.from(challenge, 'hex').subarray(0, NODE_STATEMENT_PREFIX.length).toString('latin1') === NODE_STATEMENT_PREFIX) {
+        // Such bytes are how the node states things in its own name (signed checkpoints): never sign them for others.
+        throw ValidationError.single(['body', 'challenge'], `A challenge may not start with the bytes '${NODE_STATEMENT_PREFIX}'`);
+      }
       const id = await identity();
       const signature = id.sign(Buffer.from(challenge, 'hex')).toString('hex');
       return { status: 'success' as const, node_id: id.nodeId, signature, challenge, public_key: id.publicKey, algorithm: id.algorithm };

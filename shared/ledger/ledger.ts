@@ -124,6 +124,14 @@ function chainInfo(head: ChainHead): ChainInfo {
   return { name: head.chainName, type: head.kind, block_count: head.headIndex + 1, latest_block_hash: head.headHash };
 }
 
+/** A chain's head, or the contract's 404 (also for names that could not be a chain). */
+export async function requireChainHead(repository: LedgerRepository, chainName: string): Promise<ChainHead> {
+  if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+  const head = await repository.getHead(chainName);
+  if (!head) throw new ChainNotFoundError(chainName);
+  return head;
+}
+
 export function createLedger({
   repository,
   appender,
@@ -163,12 +171,7 @@ export function createLedger({
     return blocks.map((block) => ({ ...block, events: block.events.map(() => events[next++]!) }));
   }
 
-  async function requireHead(chainName: string): Promise<ChainHead> {
-    if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
-    const head = await repository.getHead(chainName);
-    if (!head) throw new ChainNotFoundError(chainName);
-    return head;
-  }
+  const requireHead = (chainName: string) => requireChainHead(repository, chainName);
 
   return {
     async listChains() {

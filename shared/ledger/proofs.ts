@@ -1,0 +1,230 @@
+/**
+ * What lets a client check the ledger without trusting the server (contract extensions of issue #8):
+ * signed checkpoints, inclusion and consistency proofs (RFC 6962), the proof that a Sub-Chain block is
+ * covered by a Main Chain anchor, and a full re-verification of a chain.
+ *
+ * Checkpoints are signed as shared/ledger/checkpoint.ts says.
+ */
+import { BadRequestError, NotFoundError, ValidationError } from '../errors.ts';
+import { checkpointMessage, type CheckpointFields } from './checkpoint.ts';
+import { ZERO_HASH, hashBlock } from './hashing.ts';
+import {
+  appendLeaf,
+  consistencyRanges,
+  frontierRoot,
+  inclusionRanges,
+  leafHash,
+  nodesForRanges,
+  rangeHash,
+  type NodeReader,
+} from './merkle.ts';
+import { MAIN_CHAIN } from './names.ts';
+import type { LedgerRepository } from './repository.ts';
+import { ensureTree, headRoot, readNodes, toHex } from './tree.ts';
+import type { Block, ChainHead, ProofDetails } from './types.ts';
+import { PROOF_EVENT_TYPE, requireChainHead } from './ledger.ts';
+
+/** What signs checkpoints: the node identity. */
+export interface Signer {
+  nodeId: string;
+  publicKey: string;
+  sign(bytes: Uint8Array): Buffer;
+}
+
+export interface VerifyReport {
+  chain_name: string;
+  valid: boolean;
+  checked_blocks: number;
+  first_invalid_index: number | null;
+  reason: string | null;
+  anchors_checked: number;
+}
+
+interface Anchor {
+  block: Block;
+  details: ProofDetails;
+  proofId: string;
+}
+
+const hex = (b: Uint8Array) => toHex(b);
+
+export function createProofs({ repository, signer, now = () => Date.now() / 1000 }: { repository: LedgerRepository; signer: () => Promise<Signer>; now?: () => number }) {
+  async function treeHead(chainName: string): Promise<ChainHead> {
+    return ensureTree(repository, await requireChainHead(repository, chainName));
+  }
+
+  function sizeOf(head: ChainHead): number {
+    return head.headIndex + 1;
+  }
+
+  /** Reads the nodes for `ranges` and the roots of `sizes`, in one batch. */
+  async function reader(chainName: string, ranges: readonly (readonly [number, number])[]): Promise<NodeReader> {
+    return readNodes(repository, chainName, nodesForRanges(ranges));
+  }
+
+  /** The anchors of a Sub-Chain on the Main Chain, oldest first. */
+  async function anchorsOf(chainName: string): Promise<Anchor[]> {
+    const blocks = await repository.queryEntityBlocks(chainName);
+    const anchors: Anchor[] = [];
+    for (const block of blocks) {
+      if (block.chain_name !== MAIN_CHAIN) continue;
+      const event = block.events[0];
+      if (event?.event_type !== PROOF_EVENT_TYPE) continue;
+      const details = event.details as unknown as ProofDetails;
+      if (details.sub_chain !== chainName) continue;
+      anchors.push({ block, details, proofId: `${chainName}_${block.index}` });
+    }
+    return anchors.sort((a, b) => a.block.index - b.block.index);
+  }
+
+  function parseIndex(raw: string): number {
+    if (!/^\d{1,15}$/.test(raw)) throw ValidationError.single(['path', 'index_or_hash'], 'Expected a block index (digits)');
+    return Number(raw);
+  }
+
+  return {
+    async checkpoint(chainName: string) {
+      const head = await treeHead(chainName);
+      const node = await signer();
+      const fields: CheckpointFields = {
+        chain_name: head.chainName,
+        tree_size: sizeOf(head),
+        root: headRoot(head),
+        timestamp: Math.round(now() * 1000) / 1000,
+        node_id: node.nodeId,
+      };
+      return { ...fields, signature: node.sign(checkpointMessage(fields)).toString('hex'), public_key: node.publicKey, algorithm: 'ed25519' as const };
+    },
+
+    async inclusion(chainName: string, rawIndex: string, treeSize?: number) {
+      const index = parseIndex(rawIndex);
+      const head = await treeHead(chainName);
+      const size = treeSize ?? sizeOf(head);
+      if (size > sizeOf(head)) throw ValidationError.single(['query', 'tree_size'], `The chain has ${sizeOf(head)} blocks`, 'less_than_equal');
+      if (index >= size) throw new NotFoundError(`Block ${index} is not in the first ${size} blocks of '${chainName}'`);
+      const ranges = inclusionRanges(index, size);
+      const node = await reader(chainName, [...ranges, [index, index + 1], [0, size]]);
+      const blockHash = (await repository.readTreeData(chainName, [index])).get(index)!.hash;
+      return {
+        chain_name: chainName,
+        leaf_index: index,
+        tree_size: size,
+        block_hash: blockHash,
+        leaf_hash: hex(node(0, index)),
+        proof: ranges.map((r) => hex(rangeHash(r, node))),
+        root: hex(rangeHash([0, size], node)),
+      };
+    },
+
+    async consistency(chainName: string, first: number, second: number) {
+      const head = await treeHead(chainName);
+      if (second > sizeOf(head)) throw ValidationError.single(['query', 'second'], `The chain has ${sizeOf(head)} blocks`, 'less_than_equal');
+      if (first > second) throw ValidationError.single(['query', 'first'], 'Must not exceed second', 'less_than_equal');
+      const ranges = consistencyRanges(first, second);
+      const node = await reader(chainName, [...ranges, [0, first], [0, second]]);
+      return {
+        chain_name: chainName,
+        first,
+        second,
+        first_root: hex(rangeHash([0, first], node)),
+        second_root: hex(rangeHash([0, second], node)),
+        proof: ranges.map((r) => hex(rangeHash(r, node))),
+      };
+    },
+
+    async anchor(chainName: string, rawIndex: string) {
+      const index = parseIndex(rawIndex);
+      if (chainName === MAIN_CHAIN) throw new BadRequestError('Main Chain blocks are not anchored; Sub-Chain blocks are');
+      const head = await treeHead(chainName);
+      if (index >= sizeOf(head)) throw new NotFoundError(`Block ${index} not found on chain '${chainName}'`);
+      const anchor = (await anchorsOf(chainName)).find((a) => a.details.head_index >= index);
+      if (!anchor) throw new NotFoundError(`Block ${index} of '${chainName}' is not anchored yet: submit a proof`);
+      const sub = inclusionRanges(index, anchor.details.tree_size);
+      const subNodes = await reader(chainName, [...sub, [index, index + 1]]);
+      const main = await treeHead(MAIN_CHAIN);
+      const mainRanges = inclusionRanges(anchor.block.index, sizeOf(main));
+      const mainNodes = await reader(MAIN_CHAIN, [...mainRanges, [0, sizeOf(main)]]);
+      const blockHash = (await repository.readTreeData(chainName, [index])).get(index)!.hash;
+      return {
+        chain_name: chainName,
+        block_index: index,
+        block_hash: blockHash,
+        anchor: {
+          proof_id: anchor.proofId,
+          main_block_index: anchor.block.index,
+          main_block_hash: anchor.block.hash,
+          head_index: anchor.details.head_index,
+          head_hash: anchor.details.head_hash,
+          tree_size: anchor.details.tree_size,
+          merkle_root: anchor.details.merkle_root,
+        },
+        /** Inclusion of the block (leaf `block_index`) in the anchored tree, whose root is `anchor.merkle_root`. */
+        proof: sub.map((r) => hex(rangeHash(r, subNodes))),
+        /** Inclusion of the anchor block (leaf `main_block_index`) in the Main Chain's tree now. */
+        main: {
+          tree_size: sizeOf(main),
+          root: hex(rangeHash([0, sizeOf(main)], mainNodes)),
+          proof: mainRanges.map((r) => hex(rangeHash(r, mainNodes))),
+        },
+      };
+    },
+
+    /**
+     * Re-checks everything stored about a chain: each block's hash from its content, each link, no gap,
+     * the stored tree against the blocks, and (Sub-Chains) each anchor's root and head against the blocks.
+     */
+    async verify(chainName: string): Promise<VerifyReport> {
+      const head = await requireChainHead(repository, chainName);
+      const anchors = chainName === MAIN_CHAIN ? [] : await anchorsOf(chainName);
+      const bySize = new Map<number, Anchor[]>();
+      for (const a of anchors) bySize.set(a.details.tree_size, [...(bySize.get(a.details.tree_size) ?? []), a]);
+      const report = (checked: number, index: number | null, reason: string | null, anchorsChecked: number): VerifyReport => ({
+        chain_name: chainName,
+        valid: reason === null,
+        checked_blocks: checked,
+        first_invalid_index: index,
+        reason,
+        anchors_checked: anchorsChecked,
+      });
+
+      let frontier: Buffer[] = [];
+      let previous = ZERO_HASH;
+      let anchorsChecked = 0;
+      const total = sizeOf(head);
+      for (let from = 0; from < total; from += 100) {
+        const page = await repository.getBlockRange(chainName, from, Math.min(total - 1, from + 99), false);
+        let expected = from;
+        for (const block of page) {
+          if (block.index !== expected) return report(expected, expected, `block ${expected} is missing`, anchorsChecked);
+          if (block.chain_name !== chainName) return report(expected, expected, `block ${expected} names another chain`, anchorsChecked);
+          if (hashBlock(block) !== block.hash) return report(expected, expected, `block ${expected}'s hash does not match its contents`, anchorsChecked);
+          if (block.previous_hash !== previous) return report(expected, expected, `block ${expected} does not link to block ${expected - 1}`, anchorsChecked);
+          frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
+          for (const a of bySize.get(expected + 1) ?? []) {
+            anchorsChecked += 1;
+            if (a.details.head_hash !== block.hash || a.details.merkle_root !== hex(frontierRoot(frontier))) {
+              return report(
+                expected + 1,
+                a.details.head_index,
+                `anchor ${a.proofId} (Main Chain block ${a.block.index}) does not match blocks 0…${a.details.head_index}: they were rewritten after it was made`,
+                anchorsChecked,
+              );
+            }
+          }
+          previous = block.hash;
+          expected += 1;
+        }
+        if (expected < Math.min(total, from + 100)) return report(expected, expected, `block ${expected} is missing`, anchorsChecked);
+      }
+      if (previous !== head.headHash) return report(total, total - 1, `the chain head names another last block than block ${total - 1}`, anchorsChecked);
+      const tree = (await ensureTree(repository, head)).frontier!;
+      if (hex(frontierRoot(tree.map((h) => Buffer.from(h, 'hex')))) !== hex(frontierRoot(frontier))) {
+        return report(total, null, 'the stored Merkle tree does not match the blocks: blocks were rewritten after they were appended', anchorsChecked);
+      }
+      return report(total, null, null, anchorsChecked);
+    },
+  };
+}
+
+export type Proofs = ReturnType<typeof createProofs>;
+

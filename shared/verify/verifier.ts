@@ -1,0 +1,197 @@
+/**
+ * The offline verifier: checks a chain of a running node trusting nothing but the node's public key.
+ * It downloads the blocks, recomputes every hash from the public rule (RFC 8785 + SHA-256), follows
+ * every link, recomputes the RFC 6962 tree, checks the node's signed checkpoint against it, and — for a
+ * Sub-Chain — checks every Main Chain anchor of it against the blocks, after verifying the Main Chain
+ * the same way. Pure client code: HTTP in, a verdict out.
+ */
+import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.ts';
+import { ZERO_HASH, hashBlock } from '../ledger/hashing.ts';
+import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
+import { verifyEd25519 } from '../ed25519.ts';
+
+export interface SignedCheckpoint extends CheckpointFields {
+  signature: string;
+}
+
+export interface VerifierOptions {
+  url: string;
+  chain: string;
+  /** The node's Ed25519 public key (64 hex), pinned by the user; otherwise the node's own word is taken. */
+  publicKey?: string | undefined;
+  apiKey?: string | undefined;
+  apiKeyHeader?: string;
+  /** A checkpoint saved earlier: the chain must still have the same root at that size. */
+  savedCheckpoint?: SignedCheckpoint | undefined;
+  /** Called as blocks are checked. */
+  progress?: (what: string, done: number, total: number) => void;
+  fetch?: typeof fetch;
+}
+
+export interface Verdict {
+  verified: boolean;
+  chain: string;
+  blocks: number;
+  root: string | null;
+  nodeId: string | null;
+  anchorsChecked: number;
+  /** The first block that failed, when one can be named. */
+  firstBadBlock: number | null;
+  problem: string | null;
+  notes: string[];
+  checkpoint: SignedCheckpoint | null;
+}
+
+interface Block {
+  index: number;
+  chain_name: string;
+  previous_hash: string;
+  hash: string;
+  events: { event_type: string; details: Record<string, unknown> }[];
+}
+
+class Failure extends Error {
+  constructor(
+    message: string,
+    readonly block: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
+  const base = options.url.replace(/\/+$/, '');
+  const http = options.fetch ?? fetch;
+  const headers: Record<string, string> = options.apiKey ? { [options.apiKeyHeader ?? 'X-API-Key']: options.apiKey } : {};
+  const notes: string[] = [];
+  const verdict: Verdict = {
+    verified: false,
+    chain: options.chain,
+    blocks: 0,
+    root: null,
+    nodeId: null,
+    anchorsChecked: 0,
+    firstBadBlock: null,
+    problem: null,
+    notes,
+    checkpoint: null,
+  };
+
+  async function get<T>(path: string): Promise<T> {
+    let res: Response;
+    try {
+      res = await http(`${base}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
+    } catch (error) {
+      throw new Failure(`cannot reach ${base}: ${(error as Error).message}`);
+    }
+    const body = (await res.json().catch(() => null)) as T & { detail?: unknown };
+    if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
+    return body;
+  }
+
+  function checkSignature(checkpoint: SignedCheckpoint, publicKey: string, what: string): void {
+    if (!/^[0-9a-f]{128}$/i.test(checkpoint.signature ?? '')) throw new Failure(`${what} carries no signature`);
+    if (!verifyEd25519(publicKey, checkpointMessage(checkpoint), Buffer.from(checkpoint.signature, 'hex'))) {
+      throw new Failure(`${what} is not signed by the node's key`);
+    }
+  }
+
+  /**
+   * Downloads blocks 0…size−1, checking each; calls `atSize(n, root, lastHash)` after each block so that
+   * roots can be compared where something was signed or anchored.
+   */
+  async function walk(chain: string, size: number, atSize: (n: number, root: string, lastHash: string) => void): Promise<Block[]> {
+    const kept: Block[] = [];
+    let frontier: Buffer[] = [];
+    let previous = ZERO_HASH;
+    for (let offset = 0; offset < size; offset += 100) {
+      const page = await get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=100&offset=${offset}`);
+      let expected = offset;
+      for (const block of page.blocks) {
+        if (expected >= size) break;
+        if (block.index !== expected) throw new Failure(`block ${expected} of '${chain}' is missing (the next block is ${block.index})`, expected);
+        if (block.chain_name !== chain) throw new Failure(`block ${expected} of '${chain}' names chain '${block.chain_name}'`, expected);
+        if (hashBlock(block as never) !== block.hash) throw new Failure(`block ${expected} of '${chain}': its hash does not match its contents`, expected);
+        if (block.previous_hash !== previous) throw new Failure(`block ${expected} of '${chain}' does not link to block ${expected - 1}`, expected);
+        frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
+        atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
+        previous = block.hash;
+        kept.push(block);
+        expected += 1;
+      }
+      if (expected < Math.min(size, offset + 100)) throw new Failure(`block ${expected} of '${chain}' is missing`, expected);
+      options.progress?.(chain, expected, size);
+    }
+    return kept;
+  }
+
+  try {
+    let publicKey = options.publicKey?.toLowerCase();
+    const identity = await get<{ node_id: string; public_key: string }>('/api/admin/identity').catch((error) => {
+      if (publicKey) return null; // a pinned key does not need the node to say who it is
+      throw error;
+    });
+    if (!publicKey) {
+      publicKey = identity!.public_key;
+      notes.push(`the public key was taken from the node itself; pin it with --public-key ${publicKey}`);
+    } else if (identity && identity.public_key !== publicKey) {
+      throw new Failure(`the node's key is ${identity.public_key}, not the pinned ${publicKey}`);
+    }
+    if (identity && /-temporary$/.test(identity.node_id)) notes.push('the node signs with temporary keys (no identity file): its checkpoints will not survive a restart');
+
+    const checkpoint = await get<SignedCheckpoint>(`/api/v1/chains/${encodeURIComponent(options.chain)}/checkpoint`);
+    checkSignature(checkpoint, publicKey, 'the checkpoint');
+    verdict.checkpoint = checkpoint;
+    verdict.nodeId = checkpoint.node_id;
+    const saved = options.savedCheckpoint;
+    if (saved) {
+      checkSignature(saved, publicKey, 'the saved checkpoint');
+      if (saved.chain_name !== options.chain) throw new Failure(`the saved checkpoint is of chain '${saved.chain_name}'`);
+      if (saved.tree_size > checkpoint.tree_size) throw new Failure(`the chain shrank: it had ${saved.tree_size} blocks at the saved checkpoint, ${checkpoint.tree_size} now`);
+    }
+
+    // The anchors of a Sub-Chain live on the Main Chain: verify the Main Chain first, then trust them.
+    const anchors: { proofId: string; headIndex: number; headHash: string; treeSize: number; root: string }[] = [];
+    if (options.chain !== 'main') {
+      const mainCheckpoint = await get<SignedCheckpoint>('/api/v1/chains/main/checkpoint');
+      checkSignature(mainCheckpoint, publicKey, "the Main Chain's checkpoint");
+      let mainRoot = '';
+      const mainBlocks = await walk('main', mainCheckpoint.tree_size, (n, root) => {
+        if (n === mainCheckpoint.tree_size) mainRoot = root;
+      });
+      if (mainRoot !== mainCheckpoint.root) throw new Failure("the Main Chain's blocks do not make the root its checkpoint signs");
+      for (const block of mainBlocks) {
+        const event = block.events[0];
+        const details = event?.details as { sub_chain?: string; head_index?: number; head_hash?: string; tree_size?: number; merkle_root?: string } | undefined;
+        if (event?.event_type === 'sub_chain_proof' && details?.sub_chain === options.chain) {
+          anchors.push({ proofId: `${options.chain}_${block.index}`, headIndex: details.head_index!, headHash: details.head_hash!, treeSize: details.tree_size!, root: details.merkle_root! });
+        }
+      }
+    }
+
+    let root = '';
+    await walk(options.chain, checkpoint.tree_size, (n, rootAtN, lastHash) => {
+      if (n === checkpoint.tree_size) root = rootAtN;
+      if (saved && n === saved.tree_size && rootAtN !== saved.root) {
+        throw new Failure(`blocks 0…${n - 1} no longer make the root of the checkpoint saved at ${saved.tree_size} blocks: they were rewritten since`, n - 1);
+      }
+      for (const anchor of anchors) {
+        if (anchor.treeSize !== n) continue;
+        if (anchor.headHash !== lastHash || anchor.root !== rootAtN) {
+          throw new Failure(`anchor ${anchor.proofId} does not match blocks 0…${anchor.headIndex}: they were rewritten after it was made`, anchor.headIndex);
+        }
+        verdict.anchorsChecked += 1;
+      }
+    });
+    verdict.blocks = checkpoint.tree_size;
+    if (root !== checkpoint.root) throw new Failure('the blocks do not make the root the checkpoint signs');
+    verdict.root = root;
+    if (options.chain !== 'main' && anchors.length === 0) notes.push('no Main Chain anchor covers this chain yet (submit a proof)');
+    verdict.verified = true;
+  } catch (error) {
+    if (!(error instanceof Failure)) throw error;
+    verdict.problem = error.message;
+    verdict.firstBadBlock = error.block;
+  }
+  return verdict;
+}
