@@ -22,7 +22,8 @@ export const settingsSchema = z.object({
   SVC_AWS_REGION: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must look like us-east-1').default('us-east-1'),
   SVC_LEDGER_TABLE: tableName.default('ledger'),
   SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
-  SVC_APPEND_BATCH_MAX: positiveInt(1, 99).default(25),
+  // A transaction holds at most 100 items: every block, its proof record if any, and the head.
+  SVC_APPEND_BATCH_MAX: positiveInt(1, 40).default(25),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
   SVC_REGISTRY_TABLE: tableName.default('registry'),

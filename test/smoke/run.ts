@@ -15,7 +15,8 @@ import { parseArgs } from 'node:util';
 import { secureEventMessage } from '#shared/admin/admin';
 import { verifyEd25519 } from '#shared/ed25519';
 import { hashBlock } from '#shared/ledger/hashing';
-import { blockHashesRoot } from '#shared/ledger/merkle';
+import { checkpointMessage } from '#shared/ledger/checkpoint';
+import { blockHashesRoot, leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
 import { call } from '#test/support/stack';
 
 const { values } = parseArgs({
@@ -144,6 +145,27 @@ async function ledgerGroup(prefix: string): Promise<void> {
     const details = anchor.body.events[0].details;
     expect(details.merkle_root === blockHashesRoot(blocks.map((b) => b.hash)), 'anchor: merkle_root does not recompute');
     expect(details.head_hash === blocks[3].hash && details.tree_size === 4, 'anchor: head');
+  });
+  await check('proves its blocks into a signed checkpoint, its history consistent, and its anchor', async () => {
+    const checkpoint = await request('GET', `${prefix}/chains/${chain}/checkpoint`);
+    expectStatus(checkpoint, 200, 'checkpoint');
+    const c = checkpoint.body;
+    expect(verifyEd25519(c.public_key, checkpointMessage(c), Buffer.from(c.signature, 'hex')), 'the checkpoint signature does not verify');
+    expect(c.tree_size === 4 && c.root === blockHashesRoot(blocks.map((b) => b.hash)), 'the checkpoint root is not the root of the blocks');
+    for (let i = 0; i < 4; i += 1) {
+      const p = await request('GET', `${prefix}/chains/${chain}/blocks/${i}/proof`);
+      expectStatus(p, 200, `proof of block ${i}`);
+      verifyInclusion(i, 4, leafHash(Buffer.from(blocks[i].hash, 'hex')), p.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(c.root, 'hex'));
+    }
+    const consistency = await request('GET', `${prefix}/chains/${chain}/consistency?first=2&second=4`);
+    expectStatus(consistency, 200, 'consistency');
+    verifyConsistency(2, 4, consistency.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(blockHashesRoot(blocks.slice(0, 2).map((b) => b.hash)), 'hex'), Buffer.from(c.root, 'hex'));
+    const anchor = await request('GET', `${prefix}/chains/${chain}/blocks/2/anchor`);
+    expectStatus(anchor, 200, 'anchor');
+    verifyInclusion(2, anchor.body.anchor.tree_size, leafHash(Buffer.from(blocks[2].hash, 'hex')), anchor.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(anchor.body.anchor.merkle_root, 'hex'));
+    const audit = await request('GET', `${prefix}/chains/${chain}/verify`);
+    expectStatus(audit, 200, 'verify');
+    expect(audit.body.valid === true && audit.body.anchors_checked === 1, `verify: ${audit.text}`);
   });
   await check('traces the entity', async () => {
     const res = await request('GET', `${prefix}/entities/${entity}/trace`);
