@@ -45,6 +45,13 @@ export const GROUPS = {
     // The contract sandbox's WebAssembly, as a file rather than 1.1 MB of base64 in the bundle.
     bundleFiles: [{ module: QUICKJS_WASM_MODULE, as: QUICKJS_WASM_FILE }],
   },
+  graphql: {
+    prefixes: [''],
+    entry: 'functions/graphql/handler.ts',
+    tables: ['ledger', ...EDGE_TABLES],
+    usesKmsKey: true,
+    usesIpfs: true,
+  },
   admin: {
     prefixes: ['/api/admin'],
     entry: 'functions/admin/handler.ts',
@@ -56,6 +63,15 @@ export const GROUPS = {
 } as const satisfies Record<string, GroupSpec>;
 
 export type GroupName = keyof typeof GROUPS;
+
+/**
+ * Functions that no HTTP route reaches: the WebSocket API's handler ($connect, $default, $disconnect)
+ * and the broadcaster fed by the ledger table's stream.
+ */
+export const EVENT_FUNCTIONS = {
+  ws: { entry: 'functions/ws/handler.ts', tables: ['connections', 'registry'] },
+  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections'] },
+} as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables'>>;
 
 /** Unmatched requests go to this group, which answers the contract's 404 (API Gateway's `$default`). */
 export const DEFAULT_GROUP: GroupName = 'ledger';
@@ -100,6 +116,8 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'business', method: 'POST', path: '/contracts', summary: 'Register a contract version' },
   { group: 'business', method: 'GET', path: '/contracts/{contract_id}', summary: 'A contract\'s versions' },
   { group: 'business', method: 'POST', path: '/contracts/execute', summary: 'Execute a contract' },
+  { group: 'graphql', method: 'POST', path: '/graphql', summary: 'GraphQL queries and mutations' },
+  { group: 'graphql', method: 'GET', path: '/graphql', summary: 'GraphQL queries' },
   { group: 'admin', method: 'POST', path: '/verify-identity', summary: 'Sign a challenge with the node key' },
   { group: 'admin', method: 'GET', path: '/identity', summary: 'The node id and public key' },
   { group: 'admin', method: 'GET', path: '/status', summary: 'Node status' },

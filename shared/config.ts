@@ -40,6 +40,8 @@ export const settingsSchema = z.object({
   SVC_LICENSE_KEY: z.string().min(1).optional(),
   SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),
   SVC_PEER_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
+  SVC_WS_MANAGEMENT_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  SVC_WS_CONNECTION_TTL_SECONDS: positiveInt(60, 86_400).default(7_800),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
   SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_CONTRACT_STACK_BYTES: positiveInt(16 * 1024, 128 * 1024).default(128 * 1024),

@@ -7,13 +7,17 @@
  * Everything per group is generated from GROUPS: adding a group is one entry there, not a block here.
  * Off-chain payloads go to a Kubo the deployer runs (IpfsApiUrl, behind IpfsApiAuth): Kubo's RPC is an
  * admin API and must never be reachable without it.
- * Not here yet: the WebSocket API and the stream fan-out (issue #9).
+ * The WebSocket API (routes to one function) and the stream fan-out (the broadcaster, the only
+ * function allowed to use the management API) complete it.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { HttpApi, HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
@@ -25,12 +29,12 @@ import {
   type GlobalSecondaryIndexPropsV2,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, EventSourceMapping, Runtime, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
-import { DEFAULT_GROUP, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
+import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const requireFromRoot = createRequire(`${ROOT}package.json`);
@@ -123,20 +127,20 @@ export class LedgerStack extends Stack {
       (Object.entries(specs) as [TableRole, TableSpec][]).map(([role, spec]) => [role, tableFromSpec(this, `${pascal(role)}Table`, spec, key)]),
     ) as Record<TableRole, TableV2>;
 
-    const functions = {} as Record<GroupName, NodejsFunction>;
-    for (const [group, spec] of Object.entries(GROUPS) as [GroupName, GroupSpec][]) {
-      const fn = new NodejsFunction(this, `${pascal(group)}Function`, {
+    /** One Lambda, bundled locally, with the production settings and its own tables' grants only. */
+    const makeFunction = (name: string, spec: Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey' | 'usesIpfs' | 'bundleFiles'>, extraEnv: Record<string, string> = {}) => {
+      const fn = new NodejsFunction(this, `${pascal(name)}Function`, {
         entry: `${ROOT}${spec.entry}`,
         handler: 'handler',
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
         memorySize: 1024,
         timeout: Duration.seconds(29),
-        logGroup: new LogGroup(this, `${pascal(group)}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup: new LogGroup(this, `${pascal(name)}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
         projectRoot: ROOT,
         depsLockFilePath: `${ROOT}package-lock.json`,
         environment: {
-          SVC_FUNCTION_GROUP: group,
+          SVC_FUNCTION_GROUP: name,
           SVC_ENV: 'production',
           SVC_AUTH_ENABLED: 'true',
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
@@ -147,6 +151,7 @@ export class LedgerStack extends Stack {
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
           ...(spec.usesIpfs ? { SVC_IPFS_API_URL: ipfsApiUrl.valueAsString, SVC_IPFS_API_AUTH: ipfsApiAuth.valueAsString } : {}),
           ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),
+          ...extraEnv,
           NODE_OPTIONS: '--enable-source-maps',
         },
         bundling: {
@@ -173,16 +178,20 @@ export class LedgerStack extends Stack {
       for (const role of spec.tables) tables[role].grantReadWriteData(fn);
       // Envelope encryption needs exactly these two: a new data key, and unwrapping one.
       if (spec.usesKmsKey) key.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
-      new Alarm(this, `${pascal(group)}Throttles`, {
-        alarmDescription: `${group} function throttled: raise its concurrency or find the burst`,
+      new Alarm(this, `${pascal(name)}Throttles`, {
+        alarmDescription: `${name} function throttled: raise its concurrency or find the burst`,
         metric: fn.metricThrottles({ period: Duration.minutes(5) }),
         threshold: 1,
         evaluationPeriods: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      functions[group] = fn;
-    }
+      return fn;
+    };
+
+    const functions = Object.fromEntries(
+      (Object.entries(GROUPS) as [GroupName, GroupSpec][]).map(([group, spec]) => [group, makeFunction(group, spec)]),
+    ) as Record<GroupName, NodejsFunction>;
 
     const integrations = Object.fromEntries(
       (Object.entries(functions) as [GroupName, NodejsFunction][]).map(([group, fn]) => [group, new HttpLambdaIntegration(`${pascal(group)}Integration`, fn)]),
@@ -211,7 +220,42 @@ export class LedgerStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
+    // WebSocket (contract.md §8): the API's three routes to one function; $default answers as the route's response.
+    const wsFunction = makeFunction('ws', EVENT_FUNCTIONS.ws);
+    const wsIntegration = (id: string) => new WebSocketLambdaIntegration(id, wsFunction);
+    const webSocketApi = new WebSocketApi(this, 'WebSocketApi', {
+      connectRouteOptions: { integration: wsIntegration('WsConnect') },
+      disconnectRouteOptions: { integration: wsIntegration('WsDisconnect') },
+      defaultRouteOptions: { integration: wsIntegration('WsDefault'), returnResponse: true },
+    });
+    const wsStage = new WebSocketStage(this, 'WebSocketStage', { webSocketApi, stageName: 'live', autoDeploy: true });
+
+    // The broadcaster: new blocks from the ledger table's stream, pushed through the management API.
+    const broadcast = makeFunction('broadcast', EVENT_FUNCTIONS.broadcast, { SVC_WS_MANAGEMENT_ENDPOINT: wsStage.callbackUrl });
+    wsStage.grantManagementApiAccess(broadcast);
+    broadcast.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'],
+        // The table's streams only (CDK's grantStreamRead would add ListStreams on *).
+        resources: [tables.ledger.tableStreamArn!, `${tables.ledger.tableArn}/stream/*`],
+      }),
+    );
+    key.grant(broadcast, 'kms:Decrypt'); // the stream's records are encrypted with the table's key
+    const deadLetters = new Queue(this, 'BroadcastDeadLetters', { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED });
+    new EventSourceMapping(this, 'LedgerStreamToBroadcast', {
+      target: broadcast,
+      eventSourceArn: tables.ledger.tableStreamArn!,
+      startingPosition: StartingPosition.LATEST,
+      batchSize: 100,
+      maxBatchingWindow: Duration.millis(0),
+      bisectBatchOnError: true,
+      retryAttempts: 3,
+      reportBatchItemFailures: true,
+      onFailure: new SqsDlq(deadLetters),
+    });
+
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint, description: 'Base URL: ApiUrl/api/v1/health' });
+    new CfnOutput(this, 'WebSocketUrl', { value: wsStage.url, description: 'Subscribe here: wss://…/live' });
     new CfnOutput(this, 'RegistryTableName', { value: tables.registry.tableName, description: 'For npm run keys -- … --aws' });
     new CfnOutput(this, 'LedgerTableName', { value: tables.ledger.tableName });
     new CfnOutput(this, 'DataKeyArn', { value: key.keyArn });

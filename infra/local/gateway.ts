@@ -27,6 +27,8 @@ export interface GatewayOptions {
 export interface Gateway {
   url: string;
   server: Server;
+  /** Answers requests before the routes do (the WebSocket management API); true when it answered. */
+  intercept: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
   close(): Promise<void>;
 }
 
@@ -179,7 +181,9 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
   const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
   const timeoutMs = options.timeoutMs ?? 29_000;
 
+  let gateway: Gateway | undefined;
   const server = createServer(async (req, res) => {
+    if (gateway?.intercept?.(req, res)) return;
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
@@ -222,15 +226,16 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
       server.off('error', reject);
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      resolve({
+      resolve((gateway = {
         url: `http://${host}:${address.port}`,
         server,
+        intercept: undefined,
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
             server.closeAllConnections();
           }),
-      });
+      }));
     });
   });
 }

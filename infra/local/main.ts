@@ -17,6 +17,9 @@ import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-
 import { loadGroups } from './functions.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
+import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
+import { attachWebSocketApi } from './websocket.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isPortFree } from './ports.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
 
@@ -37,13 +40,17 @@ async function main(): Promise<void> {
   let dynamo: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
   let ipfs: IpfsNode | undefined;
+  let poller: StreamPoller | undefined;
+  let admin: DynamoDBClient | undefined;
   let stopping = false;
 
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('Stopping…');
+    await poller?.stop().catch(() => undefined);
     await gateway?.close().catch(() => undefined);
+    admin?.destroy();
     await ipfs?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => dynamo?.killNow());
     process.exit(code);
@@ -92,13 +99,15 @@ async function main(): Promise<void> {
     process.env.SVC_IPFS_API_URL = ipfs.url;
     ipfsNote = `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})`;
   }
+  // Where the realtime functions push WebSocket messages: this gateway's /@connections.
+  process.env.SVC_WS_MANAGEMENT_ENDPOINT ??= `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}`;
   if (!config.SVC_KMS_KEY_ID) {
     const keyFile = resolve(masterKeyPath(config));
     LocalKeyProvider.fromFile(keyFile, { create: true });
     process.env.SVC_MASTER_KEY_FILE = keyFile;
   }
 
-  const admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
+  admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
   try {
     const created = await ensureTables(admin, allTableSpecs(tableNamesFrom(config)));
     if (created.length) say(`Created tables: ${created.join(', ')}`);
@@ -109,8 +118,6 @@ async function main(): Promise<void> {
   } catch (error) {
     await dynamo?.stop();
     fail(`Cannot start: DynamoDB at ${endpoint} did not answer (${(error as Error).name}).`);
-  } finally {
-    admin.destroy();
   }
 
   const [groups, { DEFAULT_GROUP, expandRoutes }] = await Promise.all([loadGroups(), import('#infra/routes')]);
@@ -121,6 +128,23 @@ async function main(): Promise<void> {
       routes: expandRoutes(),
       handlers: Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, g.handler])) as never,
       defaultGroup: DEFAULT_GROUP,
+    });
+    // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
+    const [{ handler: wsHandler }, { handler: broadcast }] = await Promise.all([import('#functions/ws/handler'), import('#functions/broadcast/handler')]);
+    const webSocketApi = attachWebSocketApi(gateway.server, { path: '/ws', handler: wsHandler as never });
+    gateway.intercept = webSocketApi.handleManagement;
+    const closeGateway = gateway.close;
+    gateway.close = async () => {
+      await webSocketApi.close();
+      await closeGateway();
+    };
+    poller = await startStreamPoller({
+      admin,
+      region: config.SVC_AWS_REGION,
+      endpoint,
+      tableName: config.SVC_LEDGER_TABLE,
+      handler: broadcast as never,
+      onError: (error) => process.stderr.write(`stream poller: ${(error as Error).message}\n`),
     });
   } catch (error) {
     await dynamo?.stop();
@@ -143,6 +167,7 @@ async function main(): Promise<void> {
       ? `Node identity: TEMPORARY ${node.nodeId} (no ${identityPath(config)}; create one with: npm run identity -- init)`
       : `Node identity: ${node.nodeId} (public key ${node.publicKey})`,
   );
+  say(`WebSocket: ${gateway.url.replace(/^http/, 'ws')}/ws   GraphQL: ${gateway.url}/graphql`);
   say(`Ledger service ready at ${gateway.url}`);
 }
 

@@ -11,6 +11,7 @@ export function requiredAccess(group: string, method: string, relativeKey: strin
   if (method === 'OPTIONS') return 'public';
   if (relativeKey === 'GET /health') return 'public';
   if (group === 'admin') return 'admin';
-  if (group === 'metrics' || relativeKey === null) return 'reader';
+  // GraphQL: any reader may query; the GraphQL function itself requires a writer for mutations.
+  if (group === 'metrics' || group === 'graphql' || relativeKey === null) return 'reader';
   return method === 'GET' || method === 'HEAD' ? 'reader' : 'writer';
 }

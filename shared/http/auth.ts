@@ -28,6 +28,23 @@ async function lookup(keyHash: string): Promise<ApiKeyRecord | undefined> {
   return record;
 }
 
+/**
+ * The stored record of a presented key, or undefined when the key is unknown or revoked. Seeds the
+ * SVC_ADMIN_API_KEY once per instance, so that it works on the first request a Lambda serves. Shared by
+ * the HTTP edge and the WebSocket $connect.
+ */
+export async function authenticate(key: string): Promise<ApiKeyRecord | undefined> {
+  const config = getConfig();
+  if (config.SVC_ADMIN_API_KEY) {
+    seeded ??= seedAdminKey(getApiKeyRepository(), config.SVC_ADMIN_API_KEY).catch((error) => {
+      seeded = undefined;
+      throw error;
+    });
+    await seeded;
+  }
+  return lookup(hashApiKey(key));
+}
+
 export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return {
     before: async (request) => {
@@ -36,17 +53,9 @@ export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceConte
       const method = request.event.requestContext?.http?.method ?? 'GET';
       const access = requiredAccess(request.context.group, method, request.context.relativeKey);
       if (access === 'public') return;
-      if (config.SVC_ADMIN_API_KEY) {
-        // Once per instance: the seeded admin key must work on the first request a Lambda serves.
-        seeded ??= seedAdminKey(getApiKeyRepository(), config.SVC_ADMIN_API_KEY).catch((error) => {
-          seeded = undefined;
-          throw error;
-        });
-        await seeded;
-      }
       const key = headerValue(request.event, config.API_KEY_NAME);
       if (!key) throw new UnauthorizedError(`Missing API key: send it in the ${config.API_KEY_NAME} header`, config.API_KEY_NAME);
-      const record = await lookup(hashApiKey(key));
+      const record = await authenticate(key);
       if (!record) throw new UnauthorizedError('Invalid API key', config.API_KEY_NAME);
       request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       if (ROLE_RANK[record.role] < ROLE_RANK[access]) {

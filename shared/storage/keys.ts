@@ -119,3 +119,18 @@ export const IDENTITY_KEY = { pk: 'IDENTITY', sk: 'NODE' } as const;
 export function noncePk(orgId: string): string {
   return `NONCE#${orgId}`;
 }
+
+/*
+ * connections table
+ *   connection     pk = CONN#<id>   sk = META                    (TTL on ttl)
+ *   subscription   pk = CONN#<id>   sk = SUB#<filter>            gsi_filter_pk = <filter>, gsi_filter_sk = <id>   (TTL on ttl)
+ */
+export const CONNECTION_META_SK = 'META';
+
+export function connectionPk(connectionId: string): string {
+  return `CONN#${connectionId}`;
+}
+
+export function subscriptionSk(filter: string): string {
+  return `SUB#${filter}`;
+}

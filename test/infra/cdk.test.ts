@@ -12,7 +12,7 @@ import { before, describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LedgerStack } from '#infra/cdk/ledger-stack';
-import { GROUPS, expandRoutes } from '#infra/routes';
+import { EVENT_FUNCTIONS, GROUPS, expandRoutes } from '#infra/routes';
 import { allTableSpecs } from '#shared/storage/tables';
 
 let template: Template;
@@ -47,7 +47,7 @@ function functionGroupSafe(id: string): string | undefined {
 describe('Stack: LedgerStack (cdk synth)', () => {
   it('routes every path of the route table, aliases included, to its group\'s function', () => {
     const all = resources();
-    const routes = Object.values(all).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route');
+    const routes = Object.values(all).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.ApiId?.Ref?.startsWith('HttpApi'));
     const keys = routes.map((r) => r.Properties.RouteKey).sort();
     assert.deepEqual(keys, [...expandRoutes().map((r) => r.routeKey), '$default'].sort());
     for (const route of expandRoutes()) {
@@ -153,19 +153,61 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     template.hasParameter('IpfsApiAuth', { NoEcho: true });
   });
 
+  it('routes the WebSocket API ($connect, $disconnect, $default with a route response) to the ws function', () => {
+    const all = resources();
+    const routes = Object.values(all).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.ApiId?.Ref?.startsWith('WebSocketApi'));
+    assert.deepEqual(routes.map((r) => r.Properties.RouteKey).sort(), ['$connect', '$default', '$disconnect']);
+    for (const route of routes) {
+      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref;
+      const uri = JSON.stringify(all[integrationId]!.Properties.IntegrationUri);
+      const fnId = Object.keys(all).find((id) => functionGroupSafe(id) === 'ws')!;
+      assert.ok(uri.includes(fnId), `${route.Properties.RouteKey} reaches the ws function`);
+    }
+    template.resourceCountIs('AWS::ApiGatewayV2::RouteResponse', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: 'live', AutoDeploy: true });
+  });
+
+  it('feeds the broadcaster from the ledger stream, in batches, bisecting on error, with a dead-letter queue', () => {
+    const all = resources();
+    const broadcastId = Object.keys(all).find((id) => functionGroupSafe(id) === 'broadcast')!;
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: broadcastId },
+      EventSourceArn: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^LedgerTable'), 'StreamArn'] }),
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 3,
+      StartingPosition: 'LATEST',
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^BroadcastDeadLetters'), 'Arn'] }) } },
+    });
+    assert.ok(JSON.stringify(all[broadcastId]!.Properties.Environment.Variables.SVC_WS_MANAGEMENT_ENDPOINT).includes('WebSocketApi'));
+  });
+
+  it('lets the broadcaster alone use the management API', () => {
+    const all = resources();
+    const manage = Object.values(all)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((r) => r.Properties.PolicyDocument.Statement.some((st: any) => [st.Action].flat().includes('execute-api:ManageConnections')));
+    assert.equal(manage.length, 1);
+    const role = manage[0]!.Properties.Roles[0].Ref;
+    const broadcastId = Object.keys(all).find((id) => functionGroupSafe(id) === 'broadcast')!;
+    assert.equal(all[broadcastId]!.Properties.Role['Fn::GetAtt'][0], role);
+  });
+
   it('alarms on 5xx, latency and throttles, and outputs the URL', () => {
     const alarms = Object.values(resources()).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
     const metrics = alarms.map((a) => a.Properties.MetricName);
     assert.ok(metrics.includes('5xx'));
     assert.ok(metrics.includes('Latency'));
-    assert.equal(metrics.filter((m) => m === 'Throttles').length, Object.keys(GROUPS).length);
+    assert.equal(metrics.filter((m) => m === 'Throttles').length, Object.keys(GROUPS).length + Object.keys(EVENT_FUNCTIONS).length);
     template.hasOutput('ApiUrl', {});
+    template.hasOutput('WebSocketUrl', {});
     template.hasOutput('RegistryTableName', {});
   });
 });
 
 describe('Function bundles', () => {
-  for (const group of Object.keys(GROUPS)) {
+  for (const group of [...Object.keys(GROUPS), ...Object.keys(EVENT_FUNCTIONS)]) {
     it(`${group}: built by esbuild, under 1.5 MB, loads in a fresh Node process in under 500 ms`, () => {
       const bundle = bundleOf(group);
       assert.ok(existsSync(bundle), bundle);

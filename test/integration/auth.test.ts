@@ -24,7 +24,8 @@ function expected(route: Route, caller: Caller): 'pass' | 401 | 403 {
   const isHealth = route.method === 'GET' && route.path.endsWith('/health');
   if (isHealth) return 'pass';
   if (caller === 'none' || caller === 'unknown') return 401;
-  const needs = route.group === ('admin' as string) ? 'admin' : route.method === 'GET' ? 'reader' : 'writer';
+  // GraphQL: a reader may query (mutations are refused inside, tested in graphql.test.ts).
+  const needs = route.group === ('admin' as string) ? 'admin' : route.method === 'GET' || route.group === ('graphql' as string) ? 'reader' : 'writer';
   const rank = { reader: 1, writer: 2, admin: 3 } as const;
   return rank[caller] >= rank[needs] ? 'pass' : 403;
 }

@@ -12,6 +12,7 @@
  */
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
 import { secureEventMessage } from '#shared/admin/admin';
 import { verifyEd25519 } from '#shared/ed25519';
 import { hashBlock } from '#shared/ledger/hashing';
@@ -21,14 +22,16 @@ import { call } from '#test/support/stack';
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
-  options: { url: { type: 'string' }, 'api-key': { type: 'string' }, 'header-name': { type: 'string' } },
+  options: { url: { type: 'string' }, 'ws-url': { type: 'string' }, 'api-key': { type: 'string' }, 'header-name': { type: 'string' } },
 });
 const base = values.url?.replace(/\/+$/, '');
 if (!base) {
-  process.stderr.write('Usage: npm run smoke -- --url http://127.0.0.1:2661 [--api-key KEY] [--header-name X-API-Key]\n');
+  process.stderr.write('Usage: npm run smoke -- --url http://127.0.0.1:2661 [--ws-url wss://…/live] [--api-key KEY] [--header-name X-API-Key]\n');
   process.exit(2);
 }
 const apiKey = values['api-key'] ?? process.env.SVC_SMOKE_API_KEY;
+// The local gateway serves WebSocket at /ws; in the cloud, pass the stack's WebSocketUrl output.
+const wsUrl = values['ws-url'] ?? `${base.replace(/^http/, 'ws')}/ws`;
 const headerName = values['header-name'] ?? 'X-API-Key';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -339,6 +342,56 @@ async function adminGroup(): Promise<void> {
   });
 }
 
+async function realtime(): Promise<void> {
+  process.stdout.write(`realtime at ${wsUrl}\n`);
+  await check('pushes a new block and its event to a WebSocket subscriber, and answers ping', async () => {
+    const chain = `smoke-ws-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    expectStatus(await request('POST', `/api/v1/chains/${chain}/create`), 201, 'chain');
+    const socket = new WebSocket(apiKey ? `${wsUrl}?api_key=${encodeURIComponent(apiKey)}` : wsUrl);
+    const received: any[] = [];
+    socket.on('message', (data) => received.push(JSON.parse(String(data))));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('open', () => resolve());
+        socket.once('error', (error) => reject(new CheckFailed(`cannot open ${wsUrl}: ${error.message}`)));
+      });
+      const waitFor = async (pick: (m: any) => boolean, what: string, ms = 5_000) => {
+        const deadline = Date.now() + ms;
+        while (!received.some(pick)) {
+          if (Date.now() > deadline) throw new CheckFailed(`no ${what} within ${ms} ms (got: ${received.map((m) => m.type).join(', ') || 'nothing'})`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      socket.send(JSON.stringify({ type: 'subscribe', chain }));
+      await waitFor((m) => m.type === 'subscribed' && m.chain === chain, 'subscribed');
+      expectStatus(await request('POST', `/api/v1/chains/${chain}/events`, { entity_id: 'ws', event_type: 'pushed' }), 200, 'event');
+      await waitFor((m) => m.type === 'block_added' && m.chain === chain && m.block?.index === 1, 'block_added');
+      await waitFor((m) => m.type === 'event' && m.event?.event_type === 'pushed', 'event');
+      socket.send(JSON.stringify({ type: 'ping' }));
+      await waitFor((m) => m.type === 'pong', 'pong');
+    } finally {
+      socket.terminate();
+    }
+  });
+}
+
+async function graphqlEndpoint(): Promise<void> {
+  process.stdout.write('GraphQL at /graphql\n');
+  await check("answers the spec's events query, and a mutation", async () => {
+    const chain = `smoke-gql-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    const made = await request('POST', '/graphql', { query: `mutation { createSubChain(name: "${chain}") { success } }` });
+    if (made.status === 403) {
+      process.stdout.write('    (the key may not mutate: created over REST instead)\n');
+      expectStatus(await request('POST', `/api/v1/chains/${chain}/create`), 201, 'chain');
+    } else expect(made.body?.data?.createSubChain?.success === true, `createSubChain: ${made.text.slice(0, 200)}`);
+    expectStatus(await request('POST', `/api/v1/chains/${chain}/events`, { entity_id: `${chain}-e`, event_type: 'queried', details: { n: 7 } }), 200, 'event');
+    const res = await request('POST', '/graphql', { query: `{ events(chainName: "${chain}", entityId: "${chain}-e", resolveCid: true) { eventId eventType details timestamp isOffchain } }` });
+    expectStatus(res, 200, 'graphql');
+    const [event] = res.body?.data?.events ?? [];
+    expect(event?.eventId === `${chain}_1_0` && event.details?.n === 7 && event.isOffchain === false, `events: ${res.text.slice(0, 200)}`);
+  });
+}
+
 async function edge(): Promise<void> {
   process.stdout.write('edge\n');
   await check('answers an unknown route with 404 or, without a key, 401', async () => {
@@ -355,6 +408,8 @@ await offchain('/api/v1');
 await businessGroup('/api/business');
 await businessGroup('/api/v2');
 await adminGroup();
+await realtime();
+await graphqlEndpoint();
 await edge();
 if (unreachable) process.stdout.write(`Stopped: ${base} does not answer. Is the service running there?\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);

@@ -1,0 +1,64 @@
+/**
+ * The WebSocket API's three routes (contract.md §8). $connect checks the key (header or `?api_key=`,
+ * since browsers cannot set headers) and records the connection; $default answers subscribe,
+ * unsubscribe and ping (as the route's response); $disconnect forgets the connection.
+ */
+import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import { ROLE_RANK } from '#shared/admin/api-keys';
+import { getConfig } from '#shared/config';
+import { authenticate } from '#shared/http/auth';
+import { logger } from '#shared/log';
+import { messages, parseClientMessage } from '#shared/realtime/realtime';
+import { getConnectionStore } from '#shared/realtime-runtime';
+
+type WsEvent = APIGatewayProxyWebsocketEventV2 & {
+  headers?: Record<string, string | undefined>;
+  queryStringParameters?: Record<string, string | undefined>;
+};
+
+function header(event: WsEvent, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  return Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === wanted)?.[1];
+}
+
+const expiresAt = () => Math.floor(Date.now() / 1000) + getConfig().SVC_WS_CONNECTION_TTL_SECONDS;
+
+export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> {
+  const { routeKey, connectionId } = event.requestContext;
+  try {
+    if (routeKey === '$connect') {
+      const config = getConfig();
+      let identity: { key_id: string | null; role: string | null } = { key_id: null, role: null };
+      if (config.SVC_AUTH_ENABLED) {
+        const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
+        const record = key ? await authenticate(key) : undefined;
+        if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
+        if (ROLE_RANK[record.role] < ROLE_RANK.reader) return { statusCode: 403, body: 'This key may not subscribe' };
+        identity = { key_id: record.key_id, role: record.role };
+      }
+      await getConnectionStore().connect(connectionId, { ...identity, connected_at: new Date().toISOString() }, expiresAt());
+      logger.info('websocket connected', { connection_id: connectionId, key_id: identity.key_id });
+      return { statusCode: 200 };
+    }
+    if (routeKey === '$disconnect') {
+      await getConnectionStore().disconnect(connectionId);
+      return { statusCode: 200 };
+    }
+    const request = parseClientMessage(event.body);
+    switch (request.kind) {
+      case 'ping':
+        return { statusCode: 200, body: messages.pong() };
+      case 'subscribe':
+        await getConnectionStore().subscribe(connectionId, request.filter, expiresAt());
+        return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };
+      case 'unsubscribe':
+        await getConnectionStore().unsubscribe(connectionId, request.filter);
+        return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type, 'unsubscribed') };
+      default:
+        return { statusCode: 200, body: messages.error(request.detail) };
+    }
+  } catch (error) {
+    logger.error('websocket route failed', { route: routeKey, connection_id: connectionId, error });
+    return routeKey === '$default' ? { statusCode: 200, body: messages.error('The service could not handle this message; try again') } : { statusCode: 500 };
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * The local stand-in for a Lambda event source mapping on the ledger table's stream: reads DynamoDB
+ * Local's stream with the real Streams API (DescribeStream, GetShardIterator, GetRecords) and invokes the
+ * broadcaster with the DynamoDB stream event shape, one batch at a time, in order per shard. `ready`
+ * resolves once what was in the stream before the start has been passed over.
+ */
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+
+export type StreamHandler = (event: { Records: unknown[] }) => Promise<unknown>;
+
+export interface StreamPoller {
+  stop(): Promise<void>;
+}
+
+/** Resolves when no shard is still being fast-forwarded. */
+async function settled(skipping: Set<string>): Promise<void> {
+  while (skipping.size > 0) await new Promise((r) => setTimeout(r, 20));
+}
+
+export async function startStreamPoller(options: {
+  admin: DynamoDBClient;
+  region: string;
+  endpoint: string;
+  tableName: string;
+  handler: StreamHandler;
+  intervalMs?: number;
+  onError?: (error: unknown) => void;
+}): Promise<StreamPoller> {
+  const table = await options.admin.send(new DescribeTableCommand({ TableName: options.tableName }));
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${options.tableName} has no stream`);
+  const streams = new DynamoDBStreamsClient({
+    region: options.region,
+    endpoint: options.endpoint,
+    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+  });
+  const interval = options.intervalMs ?? 100;
+  // Shards being read → their iterator; shards already read to the end are remembered and skipped.
+  const iterators = new Map<string, string>();
+  const finished = new Set<string>();
+  /** The last sequence number delivered per shard: where to resume when an iterator goes bad. */
+  const delivered = new Map<string, string>();
+  /** Shards being read through what was there before the start, without delivering it. */
+  const skipping = new Set<string>();
+  let first = true;
+  let running = true;
+
+  async function discover(): Promise<void> {
+    const described = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    for (const shard of described.StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId!;
+      if (iterators.has(id) || finished.has(id)) continue;
+      // At start, only what happens from now on: closed shards are done, open ones are read through to
+      // their end without delivering (so that the last sequence number is known), as LATEST would but
+      // with a place to resume from. Shards that appear later are read from their start.
+      if (first && shard.SequenceNumberRange?.EndingSequenceNumber) {
+        finished.add(id);
+        continue;
+      }
+      if (first) skipping.add(id);
+      const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }));
+      if (it.ShardIterator) iterators.set(id, it.ShardIterator);
+    }
+    first = false;
+  }
+
+  const loop = (async () => {
+    let sinceDiscovery = Infinity;
+    while (running) {
+      try {
+        if (sinceDiscovery > 20) {
+          await discover();
+          sinceDiscovery = 0;
+        }
+        sinceDiscovery += 1;
+        for (const [shard, iterator] of [...iterators]) {
+          let out;
+          try {
+            out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+          } catch (error) {
+            const name = (error as Error).name;
+            if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') throw error;
+            // DynamoDB Local sometimes refuses an iterator it handed out; resume right after what was delivered.
+            const last = delivered.get(shard);
+            const fresh = await streams.send(
+              new GetShardIteratorCommand(
+                last
+                  ? { StreamArn: streamArn, ShardId: shard, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: last }
+                  : { StreamArn: streamArn, ShardId: shard, ShardIteratorType: 'TRIM_HORIZON' },
+              ),
+            );
+            if (fresh.ShardIterator) iterators.set(shard, fresh.ShardIterator);
+            continue;
+          }
+          if (skipping.has(shard)) {
+            if (out.Records?.length) delivered.set(shard, out.Records[out.Records.length - 1]!.dynamodb!.SequenceNumber!);
+            else skipping.delete(shard);
+          } else if (out.Records?.length) {
+            await options.handler({
+              Records: out.Records.map((r) => ({ ...r, eventSourceARN: streamArn, awsRegion: options.region, eventSource: 'aws:dynamodb' })),
+            });
+            delivered.set(shard, out.Records[out.Records.length - 1]!.dynamodb!.SequenceNumber!);
+          }
+          if (out.NextShardIterator) iterators.set(shard, out.NextShardIterator);
+          else {
+            iterators.delete(shard);
+            finished.add(shard);
+            sinceDiscovery = Infinity;
+          }
+        }
+      } catch (error) {
+        options.onError?.(error);
+      }
+      await new Promise((r) => setTimeout(r, interval));
+    }
+  })();
+
+  await new Promise((r) => setTimeout(r, 0));
+  await settled(skipping);
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      streams.destroy();
+    },
+  };
+}

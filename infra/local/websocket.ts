@@ -1,0 +1,145 @@
+/**
+ * The local stand-in for API Gateway's WebSocket API: upgrades `/ws`, invokes the $connect, $default
+ * and $disconnect handler with API Gateway's WebSocket event shape (a $default answer body is sent back,
+ * as a route response does), and serves the management API's `POST/GET/DELETE /@connections/{id}` so the
+ * unmodified @aws-sdk/client-apigatewaymanagementapi can push to these clients.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export type WebSocketHandler = (event: Record<string, unknown>, context: Record<string, unknown>) => Promise<{ statusCode?: number; body?: string } | undefined>;
+
+interface Client {
+  socket: WebSocket;
+  connectedAt: number;
+  lastActiveAt: number;
+  sourceIp: string;
+  userAgent: string;
+}
+
+export interface LocalWebSocketApi {
+  /** Answers `/@connections/…` requests; false when the request is not one. */
+  handleManagement(req: IncomingMessage, res: ServerResponse): boolean;
+  close(): Promise<void>;
+}
+
+function wsEvent(routeKey: string, eventType: string, connectionId: string, client: Pick<Client, 'sourceIp' | 'userAgent' | 'connectedAt'>, domainName: string, extra: Record<string, unknown> = {}) {
+  return {
+    requestContext: {
+      routeKey,
+      eventType,
+      connectionId,
+      connectedAt: client.connectedAt,
+      domainName,
+      stage: '$default',
+      apiId: 'local',
+      requestId: randomUUID(),
+      messageDirection: 'IN',
+      requestTimeEpoch: Date.now(),
+      identity: { sourceIp: client.sourceIp, userAgent: client.userAgent },
+    },
+    isBase64Encoded: false,
+    ...extra,
+  };
+}
+
+const lambdaContext = (name: string) => ({ functionName: name, awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 });
+
+export function attachWebSocketApi(server: Server, options: { path: string; handler: WebSocketHandler }): LocalWebSocketApi {
+  const clients = new Map<string, Client>();
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+
+  server.on('upgrade', async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== options.path) {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    // API Gateway's connection ids: 12 random bytes, base64.
+    const connectionId = randomBytes(12).toString('base64');
+    const client = {
+      connectedAt: Date.now(),
+      sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+      userAgent: String(req.headers['user-agent'] ?? ''),
+    };
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
+    const query = Object.fromEntries(url.searchParams);
+    const domain = String(req.headers.host ?? 'localhost');
+    let result;
+    try {
+      result = await options.handler(
+        wsEvent('$connect', 'CONNECT', connectionId, client, domain, { headers, ...(Object.keys(query).length ? { queryStringParameters: query } : {}) }),
+        lambdaContext('ws'),
+      );
+    } catch {
+      result = { statusCode: 500 };
+    }
+    const status = result?.statusCode ?? 200;
+    if (status !== 200) {
+      socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Error'}\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const entry: Client = { ...client, socket: ws, lastActiveAt: Date.now() };
+      clients.set(connectionId, entry);
+      ws.on('message', async (data) => {
+        entry.lastActiveAt = Date.now();
+        try {
+          const answer = await options.handler(wsEvent('$default', 'MESSAGE', connectionId, client, domain, { body: data.toString() }), lambdaContext('ws'));
+          if (answer?.body !== undefined && ws.readyState === ws.OPEN) ws.send(answer.body);
+        } catch {
+          // API Gateway answers an integration failure with its own message and keeps the connection.
+          if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ message: 'Internal server error', connectionId, requestId: randomUUID() }));
+        }
+      });
+      ws.on('close', () => {
+        clients.delete(connectionId);
+        void options.handler(wsEvent('$disconnect', 'DISCONNECT', connectionId, client, domain), lambdaContext('ws')).catch(() => undefined);
+      });
+    });
+  });
+
+  return {
+    handleManagement(req, res) {
+      const match = /^\/@connections\/([^/?]+)/.exec(req.url ?? '');
+      if (!match) return false;
+      const connectionId = decodeURIComponent(match[1]!);
+      const client = clients.get(connectionId);
+      const answer = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
+        const text = body === undefined ? '' : JSON.stringify(body);
+        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), ...headers });
+        res.end(text);
+      };
+      if (!client || client.socket.readyState !== client.socket.OPEN) {
+        req.resume();
+        answer(410, { message: 'Gone' }, { 'x-amzn-ErrorType': 'GoneException' });
+        return true;
+      }
+      if (req.method === 'POST') {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          client.socket.send(Buffer.concat(chunks).toString('utf8'));
+          answer(200);
+        });
+      } else if (req.method === 'GET') {
+        req.resume();
+        answer(200, { ConnectedAt: new Date(client.connectedAt).toISOString(), Identity: { SourceIp: client.sourceIp, UserAgent: client.userAgent }, LastActiveAt: new Date(client.lastActiveAt).toISOString() });
+      } else if (req.method === 'DELETE') {
+        req.resume();
+        client.socket.close(1000);
+        answer(204);
+      } else {
+        req.resume();
+        answer(405, { message: 'Method not allowed' });
+      }
+      return true;
+    },
+    async close() {
+      for (const { socket } of clients.values()) socket.terminate();
+      await new Promise<void>((done) => wss.close(() => done()));
+    },
+  };
+}

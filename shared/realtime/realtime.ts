@@ -1,0 +1,130 @@
+/**
+ * Realtime pushes over WebSocket (contract.md §8): subscriptions by chain, by event type, or to
+ * everything (`*`), and the fan-out of committed blocks as `block_added` and `event` messages.
+ * Pure domain: connections are stored through a port, messages sent through another.
+ */
+import { z } from 'zod';
+import type { Block, LedgerEvent } from '../ledger/types.ts';
+
+/** A subscription filter: `chain#<name>`, `chain#*`, or `type#<event type>`. */
+export type Filter = string;
+
+export interface ConnectionStore {
+  /** Records a new connection (who it is, until when it may live). */
+  connect(connectionId: string, meta: { key_id: string | null; role: string | null; connected_at: string }, expiresAt: number): Promise<void>;
+  subscribe(connectionId: string, filter: Filter, expiresAt: number): Promise<void>;
+  unsubscribe(connectionId: string, filter: Filter): Promise<void>;
+  /** Removes a connection and all its subscriptions. */
+  disconnect(connectionId: string): Promise<void>;
+  /** The connections subscribed to a filter (one index query). */
+  subscribers(filter: Filter): Promise<string[]>;
+}
+
+/** Sends one message to one connection; 'gone' when the connection no longer exists (410). */
+export type Send = (connectionId: string, message: string) => Promise<'sent' | 'gone'>;
+
+export const EVENT_DETAILS_LIMIT = 16 * 1024;
+export const MESSAGE_LIMIT = 32 * 1024;
+
+const subscription = z
+  .object({
+    type: z.enum(['subscribe', 'unsubscribe']),
+    chain: z.string().min(1).max(64).optional(),
+    event_type: z.string().min(1).max(128).optional(),
+  })
+  .refine((m) => (m.chain === undefined) !== (m.event_type === undefined), 'name exactly one of chain and event_type');
+
+export function filterOf(message: { chain?: string | undefined; event_type?: string | undefined }): Filter {
+  return message.chain !== undefined ? `chain#${message.chain}` : `type#${message.event_type}`;
+}
+
+/** What a client message asks for, or the error to answer it with. */
+export type ClientRequest =
+  | { kind: 'subscribe' | 'unsubscribe'; filter: Filter; chain: string | null; event_type: string | null }
+  | { kind: 'ping' }
+  | { kind: 'invalid'; detail: string };
+
+export function parseClientMessage(text: string | undefined | null): ClientRequest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text ?? '');
+  } catch {
+    return { kind: 'invalid', detail: 'Messages are JSON objects with a "type"' };
+  }
+  const type = (value as { type?: unknown } | null)?.type;
+  if (type === 'ping') return { kind: 'ping' };
+  if (type === 'subscribe' || type === 'unsubscribe') {
+    const parsed = subscription.safeParse(value);
+    if (!parsed.success) return { kind: 'invalid', detail: `A ${type} message must ${parsed.error.issues[0]?.message ?? 'name a chain or an event_type'}` };
+    return { kind: type, filter: filterOf(parsed.data), chain: parsed.data.chain ?? null, event_type: parsed.data.event_type ?? null };
+  }
+  return { kind: 'invalid', detail: `Unknown message type ${JSON.stringify(type ?? null)}: use subscribe, unsubscribe or ping` };
+}
+
+export const messages = {
+  subscribed: (chain: string | null, eventType: string | null, type: 'subscribed' | 'unsubscribed' = 'subscribed') =>
+    JSON.stringify({ type, chain, event_type: eventType }),
+  pong: (now = Date.now()) => JSON.stringify({ type: 'pong', timestamp: now / 1000 }),
+  error: (detail: string) => JSON.stringify({ type: 'error', detail }),
+  blockAdded: (block: Block) =>
+    JSON.stringify({
+      type: 'block_added',
+      chain: block.chain_name,
+      block: { index: block.index, hash: block.hash, previous_hash: block.previous_hash, timestamp: block.timestamp, event_count: block.events.length },
+    }),
+  /** The event, its details left out when larger than 16 KiB (and its metadata too if still too large). */
+  event: (event: LedgerEvent) => {
+    const full = JSON.stringify({ type: 'event', chain: event.chain_name, event });
+    if (Buffer.byteLength(JSON.stringify(event.details)) <= EVENT_DETAILS_LIMIT && Buffer.byteLength(full) <= MESSAGE_LIMIT) return full;
+    const { details: _details, ...withoutDetails } = event;
+    const smaller = JSON.stringify({ type: 'event', chain: event.chain_name, event: { ...withoutDetails, details_omitted: true } });
+    if (Buffer.byteLength(smaller) <= MESSAGE_LIMIT) return smaller;
+    const { details_metadata: _meta, ...bare } = withoutDetails;
+    return JSON.stringify({ type: 'event', chain: event.chain_name, event: { ...bare, details_omitted: true, details_metadata_omitted: true } });
+  },
+};
+
+/**
+ * Sends committed blocks to their subscribers: for each block, `block_added` to the subscribers of its
+ * chain and of `*`, then one `event` per event to the subscribers of its chain, of its type and of `*`
+ * (once per connection). Each connection gets its messages in block order; connections are served in
+ * parallel. Gone connections are removed. Answers what was sent and removed.
+ */
+export async function fanOut(blocks: readonly Block[], store: ConnectionStore, send: Send): Promise<{ sent: number; gone: string[] }> {
+  const ordered = [...blocks].sort((a, b) => (a.chain_name === b.chain_name ? a.index - b.index : a.chain_name < b.chain_name ? -1 : 1));
+  const lookups = new Map<Filter, Promise<string[]>>();
+  const subscribersOf = (filter: Filter) => {
+    let found = lookups.get(filter);
+    if (!found) lookups.set(filter, (found = store.subscribers(filter)));
+    return found;
+  };
+
+  const queues = new Map<string, string[]>();
+  const enqueue = (ids: Iterable<string>, message: string) => {
+    for (const id of ids) queues.set(id, [...(queues.get(id) ?? []), message]);
+  };
+  for (const block of ordered) {
+    const [chainSubs, allSubs] = await Promise.all([subscribersOf(`chain#${block.chain_name}`), subscribersOf('chain#*')]);
+    enqueue(new Set([...chainSubs, ...allSubs]), messages.blockAdded(block));
+    for (const event of block.events) {
+      const typeSubs = await subscribersOf(`type#${event.event_type}`);
+      enqueue(new Set([...chainSubs, ...typeSubs, ...allSubs]), messages.event(event));
+    }
+  }
+
+  let sent = 0;
+  const gone: string[] = [];
+  await Promise.all(
+    [...queues].map(async ([connectionId, queue]) => {
+      for (const message of queue) {
+        if ((await send(connectionId, message)) === 'gone') {
+          gone.push(connectionId);
+          await store.disconnect(connectionId);
+          return;
+        }
+        sent += 1;
+      }
+    }),
+  );
+  return { sent, gone };
+}

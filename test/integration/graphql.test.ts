@@ -1,0 +1,176 @@
+/**
+ * GraphQL at /graphql over the running local stack: the spec's `events` query against what REST shows,
+ * off-chain resolution, the depth / complexity / introspection limits, mutations, and who may run them.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+
+let stack: Stack;
+let base: string;
+
+const gql = (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}, url = stack.url) =>
+  call(url, 'POST', '/graphql', { query, ...(variables ? { variables } : {}) }, headers);
+
+before(async () => {
+  stack = await startStack();
+  base = `${stack.url}/api/v1`;
+  await call(base, 'POST', '/chains/orders/create');
+  await call(base, 'POST', '/chains/returns/create');
+  await call(base, 'POST', '/chains/orders/events', { entity_id: 'pkg-1', event_type: 'created', details: { carrier: 'ups' }, details_metadata: { src: 'erp' } });
+  await call(base, 'POST', '/chains/returns/events', { entity_id: 'pkg-1', event_type: 'returned', details: { reason: 'damaged' } });
+  await call(base, 'POST', '/chains/orders/events', { entity_id: 'pkg-1', event_type: 'archived', details: { blob: 'z'.repeat(70_000) } });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (stack) removeDir(stack.dataDir);
+});
+
+describe('GraphQL (/graphql)', () => {
+  it("answers the spec's events query with the events REST shows, camelCase", async () => {
+    const res = await gql('{ events(entityId: "pkg-1") { eventId chainName blockIndex entityId eventType details detailsCid detailsNonce detailsMetadata timestamp isOffchain } }');
+    assert.equal(res.status, 200, res.text);
+    const rest = (await call(base, 'GET', '/entities/pkg-1/trace')).body.events;
+    assert.deepEqual(
+      res.body.data.events,
+      rest.map((e: any) => ({
+        eventId: e.event_id,
+        chainName: e.chain_name,
+        blockIndex: e.block_index,
+        entityId: e.entity_id,
+        eventType: e.event_type,
+        details: e.details,
+        detailsCid: e.details_cid,
+        detailsNonce: e.details_nonce,
+        detailsMetadata: e.details_metadata,
+        timestamp: e.timestamp,
+        isOffchain: e.is_offchain,
+      })),
+    );
+    const oneChain = await gql('query($c: String) { events(chainName: $c, entityId: "pkg-1") { eventType } }', { c: 'returns' });
+    assert.deepEqual(oneChain.body.data.events, [{ eventType: 'returned' }]);
+    const chainOnly = await gql('{ events(chainName: "orders", limit: 1) { eventId } }');
+    assert.deepEqual(chainOnly.body.data.events, [{ eventId: 'orders_2_0' }]);
+    const viaGet = await call(stack.url, 'GET', `/graphql?query=${encodeURIComponent('{ events(entityId: "pkg-1") { eventId } }')}`);
+    assert.equal(viaGet.body.data.events.length, 3);
+  });
+
+  it('decrypts off-chain details with resolveCid, and marks them isOffchain', async () => {
+    const plain = await gql('{ events(chainName: "orders", entityId: "pkg-1") { eventType details isOffchain } }');
+    const archived = plain.body.data.events.find((e: any) => e.eventType === 'archived');
+    assert.deepEqual(archived, { eventType: 'archived', details: {}, isOffchain: true });
+    const resolved = await gql('{ events(chainName: "orders", entityId: "pkg-1", resolveCid: true) { eventType details isOffchain } }');
+    const full = resolved.body.data.events.find((e: any) => e.eventType === 'archived');
+    assert.equal(full.details.blob.length, 70_000);
+    assert.equal(full.isOffchain, true);
+  });
+
+  it('serves chains, chain, blocks, block and trace', async () => {
+    const res = await gql(`{
+      chains { name type blockCount }
+      chain(name: "orders") { name totalEvents proofCount registeredSubChains latestBlockHash }
+      blocks(chainName: "orders", limit: 2) { index previousHash hash events { eventId } }
+      block(chainName: "orders", index: 1) { hash events { details } }
+      trace(entityId: "pkg-1") { chains events { eventId } }
+    }`);
+    assert.equal(res.status, 200, res.text);
+    const d = res.body.data;
+    assert.deepEqual(d.chains.map((c: any) => c.name), ['main', 'orders', 'returns']);
+    assert.deepEqual({ ...d.chain, latestBlockHash: undefined }, { name: 'orders', totalEvents: 2, proofCount: 0, registeredSubChains: null, latestBlockHash: undefined });
+    assert.deepEqual(d.blocks.map((b: any) => b.index), [0, 1]);
+    assert.equal(d.blocks[1].previousHash, d.blocks[0].hash);
+    assert.deepEqual(d.block.events[0].details, { carrier: 'ups' });
+    assert.deepEqual(d.trace.chains, ['orders', 'returns']);
+  });
+
+  it('appends through mutations, as REST would', async () => {
+    const made = await gql('mutation { createSubChain(name: "graph") { success chainName } }');
+    assert.deepEqual(made.body.data.createSubChain, { success: true, chainName: 'graph' });
+    const added = await gql('mutation($i: EventInput!) { addEvent(chainName: "graph", input: $i) { success eventId } }', {
+      i: { entityId: 'g-1', eventType: 'drawn', details: { nodes: 3 } },
+    });
+    assert.deepEqual(added.body.data.addEvent, { success: true, eventId: 'graph_1_0' });
+    const proof = await gql('mutation { submitProof(chainName: "graph") { success proofId } }');
+    assert.equal(proof.body.data.submitProof.success, true);
+    const rest = (await call(base, 'GET', '/chains/graph/blocks/1')).body;
+    assert.deepEqual(rest.events[0].details, { nodes: 3 });
+  });
+
+  it('answers domain errors in the errors array, with their status', async () => {
+    const res = await gql('{ block(chainName: "ghost", index: 1) { hash } }');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data.block, null);
+    assert.deepEqual(res.body.errors[0].extensions, { code: 'ChainNotFoundError', status: 404 });
+    const dup = await gql('mutation { createSubChain(name: "orders") { success } }');
+    assert.equal(dup.body.errors[0].extensions.status, 409);
+    const bad = await gql('mutation($i: EventInput!) { addEvent(chainName: "orders", input: $i) { success } }', { i: { entityId: 'x', eventType: 'y', details: [1] } });
+    assert.equal(bad.body.errors[0].extensions.status, 422);
+    const neither = await gql('{ events { eventId } }');
+    assert.match(neither.body.errors[0].message, /chainName, entityId/);
+    const syntax = await gql('{ events(');
+    assert.equal(syntax.status, 400);
+    assert.equal(syntax.body.errors[0].extensions.code, 'GRAPHQL_PARSE_FAILED');
+  });
+
+  it('refuses a query 11 levels deep before running it, and allows 10', async () => {
+    const ofTypes = (n: number) => `${'ofType { '.repeat(n)}name${' }'.repeat(n)}`;
+    // __schema(1) types(2) fields(3) type(4) + ofType… + name
+    const deep = await gql(`{ __schema { types { fields { type { ${ofTypes(6)} } } } } }`);
+    assert.equal(deep.status, 400);
+    assert.match(deep.body.errors[0].message, /11 levels deep; the limit is 10/);
+    const fine = await gql(`{ __schema { types { fields { type { ${ofTypes(5)} } } } } }`);
+    assert.equal(fine.status, 200, fine.text);
+  });
+
+  it('refuses a query of complexity 1001 before running it, and allows 1000', async () => {
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `c${i}: chains { name }`).join(' ');
+    const at1000 = await gql(`{ ${fields(500)} }`);
+    assert.equal(at1000.status, 200);
+    const at1001 = await gql(`{ __typename ${fields(500)} }`);
+    assert.equal(at1001.status, 400);
+    assert.match(at1001.body.errors[0].message, /1001 points; the limit is 1000/);
+  });
+
+  it('allows introspection outside production', async () => {
+    const res = await gql('{ __schema { queryType { name } } }');
+    assert.deepEqual(res.body.data, { __schema: { queryType: { name: 'Query' } } });
+  });
+});
+
+describe('GraphQL in production, with keys', () => {
+  let prod: Stack;
+  const keys: Record<string, string> = {};
+  before(async () => {
+    prod = await startStack({
+      env: { SVC_ENV: 'production', SVC_CORS_ORIGINS: 'https://app.example.com', SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: `gql-admin-${randomBytes(16).toString('hex')}` },
+    });
+    for (const role of ['reader', 'writer']) {
+      keys[role] = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(prod.dataDir, ['create', '--role', role]))![1]!;
+    }
+  });
+  after(async () => {
+    await prod?.stop();
+    if (prod) removeDir(prod.dataDir);
+  });
+
+  it('refuses __schema introspection', async () => {
+    const res = await gql('{ __schema { queryType { name } } }', undefined, { 'X-API-Key': keys.reader! }, prod.url);
+    assert.equal(res.status, 400);
+    assert.match(res.body.errors[0].message, /introspection/i);
+  });
+
+  it('lets a reader query but not mutate; a writer may mutate; no key is 401', async () => {
+    assert.equal((await gql('{ chains { name } }', undefined, {}, prod.url)).status, 401);
+    const read = await gql('{ chains { name } }', undefined, { 'X-API-Key': keys.reader! }, prod.url);
+    assert.equal(read.status, 200);
+    const denied = await gql('mutation { createSubChain(name: "x") { success } }', undefined, { 'X-API-Key': keys.reader! }, prod.url);
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.errors[0].extensions.code, 'FORBIDDEN');
+    const allowed = await gql('mutation { createSubChain(name: "x") { success } }', undefined, { 'X-API-Key': keys.writer! }, prod.url);
+    assert.deepEqual(allowed.body.data, { createSubChain: { success: true } });
+    const viaGet = await call(prod.url, 'GET', `/graphql?query=${encodeURIComponent('mutation { createSubChain(name: "y") { success } }')}`, undefined, { 'X-API-Key': keys.writer! });
+    assert.equal(viaGet.status, 405);
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * WebSocket pushes over the running local stack (API Gateway's WebSocket API emulated, the broadcaster
+ * fed by DynamoDB Local's stream): what subscribers see when events are posted over REST.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import WebSocket from 'ws';
+import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+let stack: Stack;
+let base: string;
+let wsUrl: string;
+const sockets: WebSocket[] = [];
+
+interface Subscriber {
+  socket: WebSocket;
+  messages: any[];
+  /** Resolves when `count` messages matching `pick` have arrived (or rejects after `ms`). */
+  waitFor(pick: (m: any) => boolean, count: number, ms?: number): Promise<any[]>;
+}
+
+async function open(url = wsUrl): Promise<Subscriber> {
+  const socket = new WebSocket(url);
+  sockets.push(socket);
+  const messages: any[] = [];
+  const waiters: (() => void)[] = [];
+  socket.on('message', (data) => {
+    messages.push(JSON.parse(String(data)));
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  return {
+    socket,
+    messages,
+    async waitFor(pick, count, ms = 5_000) {
+      const deadline = Date.now() + ms;
+      while (messages.filter(pick).length < count) {
+        if (Date.now() > deadline) throw new Error(`timed out: ${messages.filter(pick).length}/${count} messages`);
+        await new Promise<void>((wake) => {
+          waiters.push(wake);
+          setTimeout(wake, 50);
+        });
+      }
+      return messages.filter(pick);
+    },
+  };
+}
+
+async function subscribe(filter: Record<string, string>): Promise<Subscriber> {
+  const s = await open();
+  s.socket.send(JSON.stringify({ type: 'subscribe', ...filter }));
+  await s.waitFor((m) => m.type === 'subscribed', 1);
+  return s;
+}
+
+const post = (chain: string, entity: string, type: string, details: Record<string, unknown> = {}) =>
+  call(base, 'POST', `/chains/${chain}/events`, { entity_id: entity, event_type: type, details });
+
+before(async () => {
+  stack = await startStack();
+  base = `${stack.url}/api/v1`;
+  wsUrl = `${stack.url.replace(/^http/, 'ws')}/ws`;
+  for (const chain of ['orders', 'returns', 'audit']) await call(base, 'POST', `/chains/${chain}/create`);
+  await new Promise((r) => setTimeout(r, 500)); // the genesis blocks' pushes have gone by
+});
+
+after(async () => {
+  for (const s of sockets) s.terminate();
+  await stack?.stop();
+  if (stack) removeDir(stack.dataDir);
+});
+
+describe('WebSocket pushes (/ws)', () => {
+  it('delivers 20 events as 20 block_added and 20 event messages, in index order, within 2 s; other chains see none', async () => {
+    const orders = await subscribe({ chain: 'orders' });
+    const returns = await subscribe({ chain: 'returns' });
+    assert.deepEqual(orders.messages[0], { type: 'subscribed', chain: 'orders', event_type: null });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post('orders', `pkg-${i}`, 'shipped', { i })));
+    const posted = Date.now();
+    for (const r of results) assert.equal(r.status, 200);
+    const blocks = await orders.waitFor((m) => m.type === 'block_added', 20, 2_000);
+    const events = await orders.waitFor((m) => m.type === 'event', 20, Math.max(1, 2_000 - (Date.now() - posted)));
+    assert.ok(Date.now() - posted <= 2_000, `took ${Date.now() - posted} ms`);
+    assert.deepEqual(blocks.map((m) => m.block.index), Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.deepEqual(events.map((m) => m.event.block_index), Array.from({ length: 20 }, (_, i) => i + 1));
+    const stored = (await call(base, 'GET', '/chains/orders/blocks/7')).body;
+    assert.deepEqual(blocks[6], {
+      type: 'block_added',
+      chain: 'orders',
+      block: { index: 7, hash: stored.hash, previous_hash: stored.previous_hash, timestamp: stored.timestamp, event_count: 1 },
+    });
+    assert.deepEqual(events[6], { type: 'event', chain: 'orders', event: stored.events[0] });
+    // Each block_added comes before its event, per connection.
+    const order = orders.messages.filter((m) => m.type !== 'subscribed').map((m) => `${m.type}:${m.block?.index ?? m.event?.block_index}`);
+    assert.deepEqual(order.slice(0, 4), ['block_added:1', 'event:1', 'block_added:2', 'event:2']);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(returns.messages.filter((m) => m.chain === 'orders' || m.type === 'event'), [], "a 'returns' subscriber got 'orders' messages");
+  });
+
+  it('gives an event-type subscriber only that type, and `*` everything, Main Chain anchors included', async () => {
+    const shipped = await subscribe({ event_type: 'delivered' });
+    const everything = await subscribe({ chain: '*' });
+    await post('returns', 'r-1', 'received');
+    await post('returns', 'r-1', 'delivered');
+    await post('audit', 'a-1', 'delivered');
+    await call(base, 'POST', '/chains/returns/submit-proof');
+    const typed = await shipped.waitFor((m) => m.type === 'event', 2);
+    assert.deepEqual(typed.map((m) => [m.chain, m.event.event_type]).sort(), [['audit', 'delivered'], ['returns', 'delivered']]);
+    assert.ok(!shipped.messages.some((m) => m.type === 'block_added'), 'a type subscriber gets events, not blocks');
+    const all = await everything.waitFor((m) => m.type === 'event', 4);
+    assert.ok(all.some((m) => m.chain === 'main' && m.event.event_type === 'sub_chain_proof'), 'the anchor reached `*`');
+    assert.ok(everything.messages.some((m) => m.type === 'block_added' && m.chain === 'main'));
+  });
+
+  it('answers ping with pong, garbage with an error, and keeps the connection open', async () => {
+    const s = await open();
+    s.socket.send(JSON.stringify({ type: 'ping' }));
+    const [pong] = await s.waitFor((m) => m.type === 'pong', 1);
+    assert.ok(Math.abs(pong.timestamp - Date.now() / 1000) < 5);
+    s.socket.send('not json at all');
+    s.socket.send(JSON.stringify({ type: 'dance' }));
+    s.socket.send(JSON.stringify({ type: 'subscribe', chain: 'a', event_type: 'b' }));
+    const errors = await s.waitFor((m) => m.type === 'error', 3);
+    assert.ok(errors.every((e) => typeof e.detail === 'string' && e.detail.length > 0));
+    assert.equal(s.socket.readyState, WebSocket.OPEN);
+    s.socket.send(JSON.stringify({ type: 'ping' }));
+    await s.waitFor((m) => m.type === 'pong', 2);
+  });
+
+  it('stops pushing after unsubscribe', async () => {
+    const s = await subscribe({ chain: 'audit' });
+    s.socket.send(JSON.stringify({ type: 'unsubscribe', chain: 'audit' }));
+    await s.waitFor((m) => m.type === 'unsubscribed', 1);
+    await post('audit', 'a-2', 'checked');
+    await new Promise((r) => setTimeout(r, 800));
+    assert.ok(!s.messages.some((m) => m.type === 'event'));
+  });
+
+  it('removes a connection that is gone when the next push meets it (410)', async () => {
+    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(stack.output())![1]!;
+    const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const ghost = randomBytes(12).toString('base64');
+    const ttl = String(Math.floor(Date.now() / 1000) + 3600);
+    await ddb.send(new PutItemCommand({ TableName: 'connections', Item: { pk: { S: `CONN#${ghost}` }, sk: { S: 'META' }, ttl: { N: ttl } } }));
+    await ddb.send(
+      new PutItemCommand({
+        TableName: 'connections',
+        Item: { pk: { S: `CONN#${ghost}` }, sk: { S: 'SUB#chain#audit' }, gsi_filter_pk: { S: 'chain#audit' }, gsi_filter_sk: { S: ghost }, ttl: { N: ttl } },
+      }),
+    );
+    const live = await subscribe({ chain: 'audit' });
+    await post('audit', 'a-3', 'checked');
+    await live.waitFor((m) => m.type === 'event', 1);
+    const deadline = Date.now() + 2_000;
+    let left = 1;
+    while (left > 0 && Date.now() < deadline) {
+      const out = await ddb.send(new QueryCommand({ TableName: 'connections', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `CONN#${ghost}` } } }));
+      left = out.Count ?? 0;
+      if (left > 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    ddb.destroy();
+    assert.equal(left, 0, 'the gone connection is still in the table');
+  });
+
+  it('leaves out details larger than 16 KiB', async () => {
+    const s = await subscribe({ chain: 'audit' });
+    await post('audit', 'big', 'bulky', { blob: 'x'.repeat(20_000) });
+    const [event] = await s.waitFor((m) => m.type === 'event', 1);
+    assert.equal(event.event.details, undefined);
+    assert.equal(event.event.details_omitted, true);
+    assert.equal(event.event.entity_id, 'big');
+  });
+});
+
+describe("The README's WebSocket snippet", () => {
+  it('subscribes, posts an event, and sees block_added and the event arrive', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const block = /```js\n(\/\/ watch\.mjs[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(block, 'README has the watch.mjs snippet');
+    const file = join(ROOT, `.snippet-${randomBytes(4).toString('hex')}.mjs`);
+    writeFileSync(file, block);
+    try {
+      const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
+        const child = spawn(process.execPath, [file, stack.url, 'returns'], { cwd: ROOT });
+        let text = '';
+        child.stdout.on('data', (c) => (text += c));
+        child.stderr.on('data', (c) => (text += c));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          resolve({ code, text });
+        });
+      });
+      assert.equal(out.code, 0, out.text);
+      assert.match(out.text, /^subscribed /m);
+      assert.match(out.text, /^block_added .*"chain":"returns"/m);
+      assert.match(out.text, /^event .*"event_type":"watched"/m);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+});
+
+describe('WebSocket with auth on', () => {
+  let secured: Stack;
+  before(async () => {
+    secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true' } });
+  });
+  after(async () => {
+    await secured?.stop();
+    if (secured) removeDir(secured.dataDir);
+  });
+
+  it('refuses a connection without a key, and accepts a reader key in the header or ?api_key=', async () => {
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    await assert.rejects(open(url), /401/);
+    const key = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
+    const viaQuery = await open(`${url}?api_key=${encodeURIComponent(key)}`);
+    viaQuery.socket.send(JSON.stringify({ type: 'ping' }));
+    await viaQuery.waitFor((m) => m.type === 'pong', 1);
+    const socket = new WebSocket(url, { headers: { 'X-API-Key': key } });
+    sockets.push(socket);
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    await assert.rejects(open(`${url}?api_key=wrong`), /401/);
+  });
+});
