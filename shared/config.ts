@@ -40,6 +40,8 @@ export const settingsSchema = z.object({
   SVC_LICENSE_KEY: z.string().min(1).optional(),
   SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),
   SVC_PEER_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
+  SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
+  SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),
   SVC_WS_MANAGEMENT_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SVC_WS_CONNECTION_TTL_SECONDS: positiveInt(60, 86_400).default(7_800),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),

@@ -20,6 +20,8 @@ import type { LedgerRepository } from './ledger/repository.ts';
 import { createApiKeyRepository } from './storage/api-key-repository.ts';
 import { createDynamoAggregatedClient, createDynamoClient } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
+import { createMetrics, type Metrics } from './metrics/metrics.ts';
+import { createSharedCounters } from './storage/metrics-repository.ts';
 
 export interface LedgerRuntime {
   ledger: Ledger;
@@ -46,7 +48,10 @@ const dynamoOptions = () => ({ region: getConfig().SVC_AWS_REGION, endpoint: get
 
 export const documentClient: () => DynamoDBDocumentClient = once(() => createDynamoClient(dynamoOptions()));
 
+let ledgerRuntimeBuilt = false;
+
 export const getLedgerRuntime = once((): LedgerRuntime => {
+  ledgerRuntimeBuilt = true;
   const config = getConfig();
   const repository = createLedgerRepository({ client: documentClient(), tableName: config.SVC_LEDGER_TABLE });
   const appender = new ChainAppender(repository, {
@@ -100,5 +105,16 @@ export const getRateLimiter = once((): RateLimiterAbstract => {
     tableCreated: true,
     ttlSet: true,
     insuranceLimiter: new RateLimiterMemory(window),
+  });
+});
+
+/** Request and ledger metrics; summed across instances in the registry table with the dynamodb backend. */
+export const getMetrics = once((): Metrics => {
+  const config = getConfig();
+  return createMetrics({
+    shared: config.SVC_METRICS_BACKEND === 'dynamodb' ? createSharedCounters({ client: documentClient(), tableName: config.SVC_REGISTRY_TABLE }) : undefined,
+    flushMs: config.SVC_METRICS_FLUSH_MS,
+    // The appender exists only where chains are written; elsewhere there is nothing to count.
+    ledgerCounters: () => (ledgerRuntimeBuilt ? getLedgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0 }),
   });
 });

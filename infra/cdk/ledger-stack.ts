@@ -145,6 +145,8 @@ export class LedgerStack extends Stack {
           SVC_AUTH_ENABLED: 'true',
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
+          // Request counts for the whole service, not one instance (flushed at most once a second).
+          SVC_METRICS_BACKEND: 'dynamodb',
           // One node identity for every instance, made on first use in the registry table.
           SVC_IDENTITY_STORE: 'registry',
           SVC_LICENSE_KEY: licenseKey.valueAsString,

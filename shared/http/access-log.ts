@@ -1,9 +1,12 @@
 /**
+ * Per request, after everything else has shaped the answer: one structured log line, and the metrics.
+ *
  * One structured line per request: request id, route, status, latency, key id (never the key).
  * Registered right after the request id, so it runs after every other middleware has shaped the answer.
  */
 import type { MiddlewareObj } from '@middy/core';
 import { logger } from '../log.ts';
+import { getMetrics } from '../runtime.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
@@ -21,4 +24,17 @@ export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, Service
     });
   };
   return { after: log, onError: log };
+}
+
+/** Counts every answered request (status and latency) for /metrics. */
+export function requestMetrics(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  const count = async (request: { context: ServiceContext; response: HttpResult | null }) => {
+    try {
+      await getMetrics().record(request.response?.statusCode ?? 500, (performance.now() - request.context.startedAt) / 1000);
+    } catch (error) {
+      // Metrics must never fail a request.
+      logger.warn('metrics not recorded', { request_id: request.context.requestId, error });
+    }
+  };
+  return { after: count, onError: count };
 }

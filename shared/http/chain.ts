@@ -2,8 +2,8 @@
  * THE middleware chain, built once here and used unchanged by every function group. The order is a
  * design decision (contract.md §7, architecture.md), written down once:
  *
- *   request id → access log → security headers → body limit → CORS → rate limit → auth → JSON body
- *     → router → (handler) → errors
+ *   request id → access log → metrics → security headers → body limit → CORS → rate limit → auth
+ *     → JSON body → router → (handler) → errors
  *
  * middy runs `before` in this order and `after`/`onError` in reverse: the error handler shapes a
  * failure first, then CORS, rate-limit and security headers are stamped on it, the access log records
@@ -13,7 +13,7 @@
  * router, which answers 404 after auth.
  */
 import middy from '@middy/core';
-import { accessLog } from './access-log.ts';
+import { accessLog, requestMetrics } from './access-log.ts';
 import { auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
 import { cors } from './cors.ts';
@@ -53,6 +53,9 @@ export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerO
       caller: context.apiKey ?? null,
       event,
     });
+    if (result.contentType !== undefined) {
+      return { statusCode: result.statusCode, headers: { 'Content-Type': result.contentType, ...result.headers }, body: String(result.body ?? '') };
+    }
     return jsonResponse(result.statusCode, result.body ?? null, result.headers);
   };
 
@@ -67,6 +70,7 @@ export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerO
       },
     })
     .use(accessLog())
+    .use(requestMetrics())
     .use(securityHeaders())
     .use(bodyLimit())
     .use(cors())

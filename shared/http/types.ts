@@ -33,7 +33,9 @@ export interface RouteRequest {
 
 export interface RouteResponse {
   statusCode: number;
+  /** JSON to send; or, with `contentType`, the text to send as it is. */
   body?: unknown;
+  contentType?: string;
   headers?: Record<string, string>;
 }
 

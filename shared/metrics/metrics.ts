@@ -1,0 +1,163 @@
+/**
+ * Request and ledger metrics (contract.md §10), rendered by prom-client in Prometheus text 0.0.4.
+ *
+ * Counts are kept per instance in memory and, with the `dynamodb` backend (the cloud stack), added into
+ * shared counters so that /metrics covers the whole service, not one Lambda instance: each instance
+ * flushes its deltas with one ADD update at most every SVC_METRICS_FLUSH_MS, to one of a few shard items
+ * (so no single item is hot), and a scrape sums the shards.
+ */
+import client from 'prom-client';
+
+/** Latency buckets of http_request_duration_seconds (upper bounds, seconds). */
+export const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+/** What is counted: request outcomes and latencies, and the ledger's appends and lost races. */
+export interface Totals {
+  success: number;
+  failed: number;
+  latencySum: number;
+  /** Requests per latency bucket, not cumulative; the last entry is above the largest bound. */
+  buckets: number[];
+  eventsAppended: number;
+  conflicts: number;
+}
+
+export const emptyTotals = (): Totals => ({ success: 0, failed: 0, latencySum: 0, buckets: new Array(BUCKETS.length + 1).fill(0), eventsAppended: 0, conflicts: 0 });
+
+export function addTotals(a: Totals, b: Totals): Totals {
+  return {
+    success: a.success + b.success,
+    failed: a.failed + b.failed,
+    latencySum: a.latencySum + b.latencySum,
+    buckets: a.buckets.map((n, i) => n + (b.buckets[i] ?? 0)),
+    eventsAppended: a.eventsAppended + b.eventsAppended,
+    conflicts: a.conflicts + b.conflicts,
+  };
+}
+
+/** The port for shared counters (DynamoDB in the cloud stack). */
+export interface SharedCounters {
+  add(shard: number, delta: Totals): Promise<void>;
+  /** The sum of every shard. */
+  read(): Promise<Totals>;
+}
+
+export interface MetricsOptions {
+  shared?: SharedCounters | undefined;
+  /** Flush at most this often; 0 flushes after every request. */
+  flushMs: number;
+  shards?: number;
+  /** The ledger's own counters in this process (events appended, lost races), read at each flush. */
+  ledgerCounters?: () => { eventsAppended: number; conflicts: number };
+}
+
+/** A prom-client metric whose values come from a callback (for totals summed elsewhere). */
+function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', values: () => Promise<{ value: number; labels?: Record<string, string | number>; metricName?: string }[]>) {
+  return {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: async () => ({ name, help, type, aggregator: 'sum', values: await values() }),
+    reset: () => undefined,
+  } as unknown as client.Metric;
+}
+
+export function createMetrics(options: MetricsOptions) {
+  const local = emptyTotals(); // everything this instance counted
+  let pending = emptyTotals(); // not yet added to the shared counters
+  let lastLedger = { eventsAppended: 0, conflicts: 0 };
+  let lastFlush = 0;
+  let flushing: Promise<void> | undefined;
+  const shard = Math.floor(Math.random() * (options.shards ?? 8));
+
+  function takeLedgerDeltas(): void {
+    if (!options.ledgerCounters) return;
+    // Copied, not kept: the appender's counters object keeps changing under us.
+    const now = { ...options.ledgerCounters() };
+    const delta = { eventsAppended: now.eventsAppended - lastLedger.eventsAppended, conflicts: now.conflicts - lastLedger.conflicts };
+    lastLedger = now;
+    for (const t of [local, pending]) {
+      t.eventsAppended += delta.eventsAppended;
+      t.conflicts += delta.conflicts;
+    }
+  }
+
+  async function flush(force = false): Promise<void> {
+    if (!options.shared) return;
+    if (!force && Date.now() - lastFlush < options.flushMs) return;
+    if (flushing) return flushing;
+    takeLedgerDeltas();
+    const delta = pending;
+    pending = emptyTotals();
+    lastFlush = Date.now();
+    flushing = options.shared.add(shard, delta).catch((error) => {
+      pending = addTotals(pending, delta); // keep the counts for the next flush
+      throw error;
+    });
+    try {
+      await flushing;
+    } finally {
+      flushing = undefined;
+    }
+  }
+
+  async function totals(): Promise<Totals> {
+    takeLedgerDeltas();
+    if (!options.shared) return local;
+    await flush(true);
+    return options.shared.read();
+  }
+
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  let scraped: Totals = emptyTotals();
+  registry.registerMetric(computed('http_requests_success_total', 'Requests answered with a status below 400', 'counter', async () => [{ value: scraped.success }]));
+  registry.registerMetric(computed('http_requests_failed_total', 'Requests answered with a status of 400 or more', 'counter', async () => [{ value: scraped.failed }]));
+  registry.registerMetric(
+    computed('http_request_latency_avg_seconds', 'Average request latency', 'gauge', async () => {
+      const count = scraped.success + scraped.failed;
+      return [{ value: count === 0 ? 0 : scraped.latencySum / count }];
+    }),
+  );
+  registry.registerMetric(
+    computed('http_request_duration_seconds', 'Request latency', 'histogram', async () => {
+      let cumulative = 0;
+      const values = BUCKETS.map((le, i) => {
+        cumulative += scraped.buckets[i] ?? 0;
+        return { value: cumulative, labels: { le }, metricName: 'http_request_duration_seconds_bucket' };
+      });
+      const count = scraped.success + scraped.failed;
+      return [
+        ...values,
+        { value: count, labels: { le: '+Inf' }, metricName: 'http_request_duration_seconds_bucket' },
+        { value: scraped.latencySum, metricName: 'http_request_duration_seconds_sum' },
+        { value: count, metricName: 'http_request_duration_seconds_count' },
+      ];
+    }),
+  );
+  registry.registerMetric(computed('ledger_events_appended_total', 'Events appended to chains', 'counter', async () => [{ value: scraped.eventsAppended }]));
+  registry.registerMetric(computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [{ value: scraped.conflicts }]));
+
+  return {
+    /** Counts one answered request. */
+    async record(status: number, seconds: number): Promise<void> {
+      const bucket = BUCKETS.findIndex((le) => seconds <= le);
+      for (const t of [local, pending]) {
+        if (status < 400) t.success += 1;
+        else t.failed += 1;
+        t.latencySum += seconds;
+        t.buckets[bucket < 0 ? BUCKETS.length : bucket]! += 1;
+      }
+      await flush();
+    },
+
+    /** The Prometheus text exposition (0.0.4). */
+    async render(): Promise<{ contentType: string; body: string }> {
+      scraped = await totals();
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,51 @@
+/**
+ * Shared metric counters in the registry table: pk = METRICS, sk = shard-<n>, one number attribute per
+ * figure, added to with ADD (atomic, no read). A scrape reads the few shard items and sums them.
+ */
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BUCKETS, addTotals, emptyTotals, type SharedCounters, type Totals } from '../metrics/metrics.ts';
+import { queryAll, send } from './requests.ts';
+
+export const METRICS_PARTITION = 'METRICS';
+
+export function createSharedCounters({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SharedCounters {
+  return {
+    async add(shard, delta) {
+      const fields: Record<string, number> = {
+        success: delta.success,
+        failed: delta.failed,
+        latency_sum: delta.latencySum,
+        events_appended: delta.eventsAppended,
+        conflicts: delta.conflicts,
+        ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
+      };
+      const names = Object.keys(fields);
+      await send(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: METRICS_PARTITION, sk: `shard-${shard}` },
+            UpdateExpression: `ADD ${names.map((n, i) => `#f${i} :v${i}`).join(', ')}`,
+            ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
+            ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, fields[n]])),
+          }),
+        ),
+      );
+    },
+    async read() {
+      const items = await queryAll(client, { TableName: tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': METRICS_PARTITION } });
+      return items.reduce<Totals>(
+        (sum, item) =>
+          addTotals(sum, {
+            success: Number(item.success ?? 0),
+            failed: Number(item.failed ?? 0),
+            latencySum: Number(item.latency_sum ?? 0),
+            buckets: Array.from({ length: BUCKETS.length + 1 }, (_, i) => Number(item[`bucket_${i}`] ?? 0)),
+            eventsAppended: Number(item.events_appended ?? 0),
+            conflicts: Number(item.conflicts ?? 0),
+          }),
+        emptyTotals(),
+      );
+    },
+  };
+}
