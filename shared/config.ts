@@ -43,6 +43,7 @@ export const settingsSchema = z.object({
   SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
   SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),
   SVC_WS_MANAGEMENT_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  SVC_WS_PUBLIC_URL: z.url({ protocol: /^wss?$/ }).optional(),
   SVC_WS_CONNECTION_TTL_SECONDS: positiveInt(60, 86_400).default(7_800),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
   SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),

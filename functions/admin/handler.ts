@@ -2,17 +2,12 @@
  * The admin group (/api/admin): node identity, status, secure events, peers, and the explorer's CID
  * decoder. Admin role on every route when auth is on (shared/http/access.ts).
  */
-import { z } from 'zod';
+import { decodeRequest } from '#shared/api/schemas';
 import { getAdmin } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { getOffchainStore } from '#shared/runtime';
 import { parseInput } from '#shared/validation';
-
-const decodeRequest = z.object({
-  cid: z.string().min(1).max(256),
-  nonce: z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters'),
-});
 
 const admin = () => getAdmin();
 

@@ -2,36 +2,15 @@
  * The ledger group (/api/ledger and /api/v1): one Lambda, the shared middleware chain, and a handler
  * per route. Handlers parse, call one domain function, and shape the answer; no ledger logic here.
  */
-import { z } from 'zod';
+import { blockQuery, blocksQuery, consistencyQuery, offchainUpload, proofQuery, traceQuery } from '#shared/api/schemas';
 import { getAdmin, getProofs } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { parseEventRequest } from '#shared/ledger/events';
 import { parseBlockAddress } from '#shared/ledger/ledger';
 import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
-import { parseInput, queryBool, queryInt, queryInteger } from '#shared/validation';
+import { parseInput } from '#shared/validation';
 import { healthReport } from '#shared/health';
-
-const blocksQuery = z.object({
-  limit: queryInt(10, 1, 100),
-  offset: queryInt(0, 0),
-  resolve_cid: queryBool(false),
-  order: z.enum(['asc', 'desc']).optional().transform((v) => v ?? 'asc'),
-});
-
-const blockQuery = z.object({ resolve_cid: queryBool(false) });
-
-const traceQuery = z.object({
-  chain_name: z.string().min(1).optional(),
-  resolve_cid: queryBool(false),
-});
-
-/** contract.md §4: `{"data": <any JSON>}`, stored encrypted in IPFS. */
-const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
-
-const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
-
-const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
 
 const ledger = () => getLedgerRuntime().ledger;
 

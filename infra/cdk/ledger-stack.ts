@@ -172,7 +172,10 @@ export class LedgerStack extends Stack {
             beforeBundling: () => [],
             beforeInstall: () => [],
             afterBundling: (_input: string, output: string) =>
-              (spec.bundleFiles ?? []).map((file) => `cp "${requireFromRoot.resolve(file.module)}" "${output}/${file.as}"`),
+              (spec.bundleFiles ?? []).map((file) => {
+                const from = 'module' in file ? requireFromRoot.resolve(file.module) : `${ROOT}${file.path}`;
+                return `mkdir -p "$(dirname "${output}/${file.as}")" && cp -R "${from}" "${output}/${file.as}"`;
+              }),
           },
         },
       });
@@ -231,6 +234,8 @@ export class LedgerStack extends Stack {
       defaultRouteOptions: { integration: wsIntegration('WsDefault'), returnResponse: true },
     });
     const wsStage = new WebSocketStage(this, 'WebSocketStage', { webSocketApi, stageName: 'live', autoDeploy: true });
+    // The explorer is served by the HTTP API but listens on the WebSocket API: tell it where that is.
+    functions.docs.addEnvironment('SVC_WS_PUBLIC_URL', wsStage.url);
 
     // The broadcaster: new blocks from the ledger table's stream, pushed through the management API.
     const broadcast = makeFunction('broadcast', EVENT_FUNCTIONS.broadcast, { SVC_WS_MANAGEMENT_ENDPOINT: wsStage.callbackUrl });

@@ -177,7 +177,8 @@ export function buildEvent(
 }
 
 export function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const compiled = options.routes.map(compile);
+  // Like API Gateway, a literal segment beats a parameter: `/explorer/config.json` before `/explorer/{file}`.
+  const compiled = options.routes.map(compile).sort((a, b) => a.names.length - b.names.length);
   const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
   const timeoutMs = options.timeoutMs ?? 29_000;
 

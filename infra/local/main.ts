@@ -21,6 +21,7 @@ import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { attachWebSocketApi } from './websocket.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { isPortFree } from './ports.ts';
+import { ensureExplorerBuilt } from './explorer-build.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
 
 function say(message: string): void {
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
         `Stop what uses it, or choose another port: SVC_PORT=2662 npm start`,
     );
   }
+
+  ensureExplorerBuilt(say);
 
   let dynamo: DynamoDbLocal | undefined;
   let gateway: Gateway | undefined;
@@ -168,6 +171,7 @@ async function main(): Promise<void> {
       : `Node identity: ${node.nodeId} (public key ${node.publicKey})`,
   );
   say(`WebSocket: ${gateway.url.replace(/^http/, 'ws')}/ws   GraphQL: ${gateway.url}/graphql`);
+  say(`Explorer: ${gateway.url}/explorer   API docs: ${gateway.url}/docs (OpenAPI: ${gateway.url}/openapi.json)`);
   say(`Ledger service ready at ${gateway.url}`);
 }
 

@@ -36,13 +36,13 @@ export interface AdminOptions {
   now?: () => number;
 }
 
-const challengeInput = z.object({
+export const challengeInput = z.object({
   challenge: z
     .string()
     .regex(/^([0-9a-fA-F]{2}){1,1024}$/, 'must be 1 to 1024 bytes, hex encoded'),
 });
 
-const secureEventInput = z.object({
+export const secureEventInput = z.object({
   entity_id: z.string().min(1).max(256),
   event_type: z.string().min(1).max(128),
   details: z.record(z.string(), z.unknown()).default({}),
@@ -52,7 +52,7 @@ const secureEventInput = z.object({
   signature: z.string().regex(/^[0-9a-fA-F]{128}$/, 'must be an Ed25519 signature, 128 hex characters'),
 });
 
-const peerInput = z.object({
+export const peerInput = z.object({
   peer_id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
   url: z.url({ protocol: /^https?$/ }).max(2048),
   public_key: z.string().min(1).max(4096),

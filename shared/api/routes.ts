@@ -21,8 +21,8 @@ export interface GroupSpec {
   usesKmsKey?: boolean;
   /** Whether its function reads or writes off-chain payloads in IPFS. */
   usesIpfs?: boolean;
-  /** Files copied beside the function's bundle: an installed module's file, under a name. */
-  bundleFiles?: readonly { module: string; as: string }[];
+  /** Files copied beside the function's bundle: an installed module's file, or a repository path (file or folder), under a name. */
+  bundleFiles?: readonly ({ module: string; as: string } | { path: string; as: string })[];
 }
 
 /** Every group passes the edge: API keys live in the registry, rate-limit windows in their table. */
@@ -57,6 +57,16 @@ export const GROUPS = {
     prefixes: [''],
     entry: 'functions/metrics/handler.ts',
     tables: [...EDGE_TABLES],
+  },
+  docs: {
+    prefixes: [''],
+    entry: 'functions/docs/handler.ts',
+    tables: [...EDGE_TABLES],
+    bundleFiles: [
+      { path: 'explorer/dist', as: 'static/explorer' },
+      { module: 'swagger-ui-dist/swagger-ui-bundle.js', as: 'static/swagger-ui/swagger-ui-bundle.js' },
+      { module: 'swagger-ui-dist/swagger-ui.css', as: 'static/swagger-ui/swagger-ui.css' },
+    ],
   },
   admin: {
     prefixes: ['/api/admin'],
@@ -125,6 +135,13 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'graphql', method: 'POST', path: '/graphql', summary: 'GraphQL queries and mutations' },
   { group: 'graphql', method: 'GET', path: '/graphql', summary: 'GraphQL queries' },
   { group: 'metrics', method: 'GET', path: '/metrics', summary: 'Prometheus metrics (text 0.0.4)' },
+  { group: 'docs', method: 'GET', path: '/openapi.json', summary: 'This API, described in OpenAPI 3.1' },
+  { group: 'docs', method: 'GET', path: '/docs', summary: 'Interactive API documentation' },
+  { group: 'docs', method: 'GET', path: '/docs/{file}', summary: 'The documentation page\'s files' },
+  { group: 'docs', method: 'GET', path: '/explorer', summary: 'The explorer dashboard' },
+  { group: 'docs', method: 'GET', path: '/explorer/config.json', summary: 'Where the explorer finds the WebSocket' },
+  { group: 'docs', method: 'GET', path: '/explorer/{file}', summary: 'The explorer\'s files' },
+  { group: 'docs', method: 'GET', path: '/explorer/assets/{file}', summary: 'The explorer\'s built assets' },
   { group: 'admin', method: 'POST', path: '/verify-identity', summary: 'Sign a challenge with the node key' },
   { group: 'admin', method: 'GET', path: '/identity', summary: 'The node id and public key' },
   { group: 'admin', method: 'GET', path: '/status', summary: 'Node status' },

@@ -38,17 +38,17 @@ const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
 const MAX_INLINE_SOURCE_BYTES = 200_000;
 const MAX_EMITS = 100;
 
-const organizationInput = z.object({
+export const organizationInput = z.object({
   org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
   name: z.string().min(1).max(256),
   public_key: z.string().min(1).max(4096).nullish(),
 });
 
-const channelInput = z.object({ name: z.string().min(1).max(256) });
-const memberInput = z.object({ org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -') });
-const collectionInput = z.object({ collection: z.string().regex(NAME, 'must be 1-64 of A-Z a-z 0-9 _ -') });
+export const channelInput = z.object({ name: z.string().min(1).max(256) });
+export const memberInput = z.object({ org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -') });
+export const collectionInput = z.object({ collection: z.string().regex(NAME, 'must be 1-64 of A-Z a-z 0-9 _ -') });
 
-const privateDataInput = z
+export const privateDataInput = z
   .object({
     channel: z.string().min(1).max(64),
     collection: z.string().min(1).max(64),
@@ -67,7 +67,7 @@ const privateDataInput = z
     }
   });
 
-const contractInput = z
+export const contractInput = z
   .object({
     contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -'),
     version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
@@ -85,7 +85,7 @@ const contractInput = z
     }
   });
 
-const executeInput = z.object({
+export const executeInput = z.object({
   contract_id: z.string().regex(CONTRACT_ID),
   version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version').optional(),
   event: z.object({

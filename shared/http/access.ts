@@ -10,6 +10,8 @@ export type Access = 'public' | Role;
 export function requiredAccess(group: string, method: string, relativeKey: string | null): Access {
   if (method === 'OPTIONS') return 'public';
   if (relativeKey === 'GET /health') return 'public';
+  // The explorer's static files and the API's description are public; the data they show is not.
+  if (group === 'docs') return 'public';
   if (group === 'admin') return 'admin';
   // GraphQL: any reader may query; the GraphQL function itself requires a writer for mutations.
   if (group === 'metrics' || group === 'graphql' || relativeKey === null) return 'reader';

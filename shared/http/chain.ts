@@ -54,7 +54,14 @@ export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerO
       event,
     });
     if (result.contentType !== undefined) {
-      return { statusCode: result.statusCode, headers: { 'Content-Type': result.contentType, ...result.headers }, body: String(result.body ?? '') };
+      // Binary files travel base64-encoded, as API Gateway expects them.
+      const { 'X-Body-Encoding': encoding, ...headers } = result.headers ?? {};
+      return {
+        statusCode: result.statusCode,
+        headers: { 'Content-Type': result.contentType, ...headers },
+        body: String(result.body ?? ''),
+        ...(encoding === 'base64' ? { isBase64Encoded: true } : {}),
+      };
     }
     return jsonResponse(result.statusCode, result.body ?? null, result.headers);
   };

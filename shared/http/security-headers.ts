@@ -24,7 +24,10 @@ export function securityHeaders(): MiddlewareObj<HttpEvent, HttpResult, Error, S
   };
   return {
     after: async (request) => {
+      // A page's own policy (the explorer, the docs) wins over helmet's, which would forbid its scripts.
+      const own = request.response?.headers?.['Content-Security-Policy'];
       await helmet.after?.(request);
+      if (own !== undefined) request.response!.headers['Content-Security-Policy'] = own;
       complete(request);
     },
     onError: async (request) => {

@@ -22,7 +22,8 @@ const keys: Record<Caller, string | undefined> = { none: undefined, unknown: 'lk
 /** contract.md §7 in plain terms: which caller passes the edge on which route. */
 function expected(route: Route, caller: Caller): 'pass' | 401 | 403 {
   const isHealth = route.method === 'GET' && route.path.endsWith('/health');
-  if (isHealth) return 'pass';
+  // The docs group is public: the explorer's files, the docs page and the OpenAPI document (no data in them).
+  if (isHealth || route.group === ('docs' as string)) return 'pass';
   if (caller === 'none' || caller === 'unknown') return 401;
   // GraphQL: a reader may query (mutations are refused inside, tested in graphql.test.ts).
   const needs = route.group === ('admin' as string) ? 'admin' : route.method === 'GET' || route.group === ('graphql' as string) ? 'reader' : 'writer';

@@ -1,0 +1,86 @@
+/** The block browser: a chain's blocks newest first, one block by index or hash, its proofs. */
+import { ApiError, type Block, type BlockPage, path, request } from './api.ts';
+import { $, clearError, element, short, showError } from './dom.ts';
+
+const PAGE = 10;
+let chain = '';
+let offset = 0;
+let selected: Block | undefined;
+
+export function setChains(names: string[]): void {
+  const select = $<HTMLSelectElement>('#block-chain');
+  const current = select.value || chain;
+  select.replaceChildren(...names.map((name) => element('option', { value: name, textContent: name })));
+  if (names.includes(current)) select.value = current;
+  chain = select.value;
+}
+
+export async function loadPage(): Promise<void> {
+  if (!chain) return;
+  const page = await request<BlockPage>(path.blocks(chain, PAGE, offset));
+  const body = $('#block-table tbody');
+  body.replaceChildren(
+    ...page.blocks.map((block) => {
+      const row = element(
+        'tr',
+        { tabIndex: 0 },
+        element('td', { textContent: String(block.index) }),
+        element('td', { textContent: short(block.hash), title: block.hash, className: 'mono' }),
+        element('td', { textContent: String(block.events.length) }),
+        element('td', { textContent: new Date(block.timestamp * 1000).toLocaleString() }),
+      );
+      row.addEventListener('click', () => show(block));
+      row.addEventListener('keydown', (e) => e.key === 'Enter' && show(block));
+      return row;
+    }),
+  );
+  const first = page.total - offset - 1;
+  $('#page-info').textContent = page.total ? `${Math.max(first - page.blocks.length + 1, 0)}–${first} of ${page.total}` : 'no blocks';
+  $<HTMLButtonElement>('#page-prev').disabled = offset === 0;
+  $<HTMLButtonElement>('#page-next').disabled = offset + PAGE >= page.total;
+}
+
+function show(block: Block): void {
+  selected = block;
+  $('#block-detail').hidden = false;
+  $('#block-title').textContent = `${block.chain_name} #${block.index}`;
+  $('#block-json').textContent = JSON.stringify(block, null, 2);
+  $('#proof-output').hidden = true;
+}
+
+async function showProof(kind: 'proof' | 'anchor'): Promise<void> {
+  if (!selected) return;
+  const output = $('#proof-output');
+  try {
+    const proof = await request<unknown>(kind === 'proof' ? path.proof(selected.chain_name, selected.index) : path.anchor(selected.chain_name, selected.index));
+    output.textContent = JSON.stringify(proof, null, 2);
+  } catch (error) {
+    output.textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String(error);
+  }
+  output.hidden = false;
+}
+
+export function wireBlocks(): void {
+  $<HTMLSelectElement>('#block-chain').addEventListener('change', (e) => {
+    chain = (e.target as HTMLSelectElement).value;
+    offset = 0;
+    loadPage().catch(showError);
+  });
+  $('#page-prev').addEventListener('click', () => {
+    offset = Math.max(0, offset - PAGE);
+    loadPage().catch(showError);
+  });
+  $('#page-next').addEventListener('click', () => {
+    offset += PAGE;
+    loadPage().catch(showError);
+  });
+  $('#block-query').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const id = $<HTMLInputElement>('#block-hash').value.trim();
+    if (!id || !chain) return;
+    clearError();
+    request<Block>(path.block(chain, id)).then(show, showError);
+  });
+  $('#block-proof').addEventListener('click', () => void showProof('proof'));
+  $('#block-anchor').addEventListener('click', () => void showProof('anchor'));
+}

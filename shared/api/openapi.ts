@@ -1,0 +1,102 @@
+/**
+ * GET /openapi.json: an OpenAPI 3.1 document built from the route table and the zod schemas the handlers
+ * parse with (shared/api/schemas.ts), so it lists exactly what is served and accepted.
+ */
+import { z } from 'zod';
+import { expandRoutes, type Route } from './routes.ts';
+import { ROUTE_SCHEMAS } from './schemas.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * A zod schema as JSON Schema (what clients send: before transforms and defaults). Its `$defs` (recursive
+ * types such as JSON values) move into components.schemas, and their `$ref`s follow them there.
+ */
+function jsonSchema(schema: z.ZodType, components: Record<string, JsonSchema>): JsonSchema {
+  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  if (!$defs) return rest;
+  const renamed = new Map<string, string>();
+  for (const name of Object.keys($defs)) renamed.set(name, `Def${Object.keys(components).length + renamed.size + 1}`);
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/') ? `#/components/schemas/${renamed.get(v.slice(8))}` : rewrite(v)]),
+      );
+    }
+    return value;
+  };
+  for (const [name, def] of Object.entries($defs)) components[renamed.get(name)!] = rewrite(def) as JsonSchema;
+  return rewrite(rest) as JsonSchema;
+}
+
+const ERROR: JsonSchema = {
+  type: 'object',
+  required: ['detail', 'request_id'],
+  properties: {
+    detail: {
+      description: 'A message, or for 422 a list of {loc, msg, type}',
+      oneOf: [
+        { type: 'string' },
+        { type: 'array', items: { type: 'object', properties: { loc: { type: 'array', items: { type: ['string', 'number'] } }, msg: { type: 'string' }, type: { type: 'string' } } } },
+      ],
+    },
+    request_id: { type: 'string', format: 'uuid' },
+  },
+};
+
+function isPublic(route: Route): boolean {
+  return route.relativeKey === 'GET /health' || (route.group as string) === 'docs';
+}
+
+function operation(route: Route, components: Record<string, JsonSchema>): Record<string, unknown> {
+  const schemas = ROUTE_SCHEMAS[`${route.group} ${route.relativeKey}`] ?? {};
+  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  if (schemas.query) {
+    const query = jsonSchema(schemas.query, components) as { properties?: Record<string, JsonSchema>; required?: string[] };
+    for (const [name, schema] of Object.entries(query.properties ?? {})) {
+      parameters.push({ name, in: 'query', required: (query.required ?? []).includes(name), schema });
+    }
+  }
+  const success = String(schemas.status ?? 200);
+  return {
+    operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    summary: route.summary,
+    tags: [route.group],
+    ...(parameters.length ? { parameters } : {}),
+    ...(schemas.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(schemas.body, components) } } } } : {}),
+    responses: {
+      [success]: { description: 'Success' },
+      '4XX': { description: 'The request was refused (contract.md §1)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      '5XX': { description: 'The service or a dependency failed; 503 carries Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    },
+    ...(isPublic(route) ? { security: [] } : {}),
+  };
+}
+
+export function buildOpenApi(options: { version: string; apiKeyHeader: string }): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const components: Record<string, JsonSchema> = { Error: ERROR };
+  for (const route of expandRoutes()) {
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, components);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Verifiable Ledger',
+      version: options.version,
+      description: 'A hash-chained, Merkle-verifiable ledger. The ledger group is served under /api/ledger and /api/v1, the business group under /api/business and /api/v2.',
+    },
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: options.apiKeyHeader } },
+    },
+    security: [{ ApiKey: [] }],
+  };
+}
