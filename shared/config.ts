@@ -2,7 +2,7 @@
  * Every setting of the service, validated with zod once at start. A bad value stops the start with a
  * message naming the setting; nothing reads `process.env` anywhere else.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);

@@ -2,7 +2,7 @@
  * zod → contract.md §1: validation failures become a 422 with FastAPI-style `detail` entries
  * (`loc`, `msg`, `type`), so clients of the original service keep working.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError, type ValidationIssue } from './errors.ts';
 
 export type Location = 'body' | 'query' | 'path';

@@ -57,7 +57,7 @@ function file(dir: string, name: string, maxAge = 3600): RouteResponse {
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Verifiable Ledger API</title><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<title>Verifiable Ledger API</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
 <body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body>
 </html>`;
 

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { OrganizationRecord } from '../business/repository.ts';
 import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../errors.ts';

@@ -2,7 +2,7 @@
  * GET /openapi.json: an OpenAPI 3.1 document built from the route table and the zod schemas the handlers
  * parse with (shared/api/schemas.ts), so it lists exactly what is served and accepted.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { expandRoutes, type Route } from './routes.ts';
 import { ROUTE_SCHEMAS } from './schemas.ts';
 

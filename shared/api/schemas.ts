@@ -3,7 +3,7 @@
  * parse with them and GET /openapi.json is generated from them, so the document cannot drift from what
  * the service accepts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { challengeInput, peerInput, secureEventInput } from '../admin/admin.ts';
 import { channelInput, collectionInput, contractInput, executeInput, memberInput, organizationInput, privateDataInput } from '../business/business.ts';
 import { eventRequestSchema } from '../ledger/events.ts';

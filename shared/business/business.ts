@@ -5,7 +5,7 @@
  * ledger's own append path.
  */
 import semver from 'semver';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ConflictError,
   ForbiddenError,

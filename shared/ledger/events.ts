@@ -3,7 +3,7 @@
  * `event_type` (both with different values is 422); a missing `details` becomes `{}`; a `details_cid`
  * marks the event off-chain and then `details` stays `{}` on chain.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { UnprocessableError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { canonicalJson } from './hashing.ts';

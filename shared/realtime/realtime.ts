@@ -3,7 +3,7 @@
  * everything (`*`), and the fan-out of committed blocks as `block_added` and `event` messages.
  * Pure domain: connections are stored through a port, messages sent through another.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 
 /** A subscription filter: `chain#<name>`, `chain#*`, or `type#<event type>`. */

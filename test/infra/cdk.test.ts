@@ -250,6 +250,52 @@ describe('Function bundles', () => {
     assert.match(JSON.parse(result.body).detail, /No route for GET \/api\/v1\/nowhere/);
   });
 
+  it('the docs bundle serves the explorer and Swagger UI from the files copied beside it, and the WebSocket URL', async () => {
+    process.env.SVC_LOG_LEVEL = 'warn';
+    const bundle = bundleOf('docs');
+    const staticDir = join(bundle, '..', 'static');
+    assert.ok(existsSync(join(staticDir, 'explorer', 'index.html')), 'explorer copied into the bundle');
+    const [docsId, docsFn] = Object.entries(resources()).find(([id]) => functionGroupSafe(id) === 'docs')!;
+    assert.ok(docsId);
+    assert.ok(docsFn.Properties.Environment.Variables.SVC_WS_PUBLIC_URL, 'the explorer is told the WebSocket stage URL');
+    const { handler } = await import(pathToFileURL(bundle).href);
+    const get = async (path: string) =>
+      handler(
+        {
+          version: '2.0',
+          routeKey: `GET ${path}`,
+          rawPath: path,
+          rawQueryString: '',
+          headers: {},
+          requestContext: { http: { method: 'GET', path, sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: `GET ${path}`, stage: '$default' },
+          isBase64Encoded: false,
+        },
+        { getRemainingTimeInMillis: () => 29_000, functionName: 'docs', awsRequestId: 'r' },
+      );
+    const page = await get('/explorer');
+    assert.equal(page.statusCode, 200);
+    const script = /src="\/explorer\/assets\/([^"]+\.js)"/.exec(page.body)?.[1];
+    assert.ok(script, page.body);
+    // A parameterised route: the handler reads the file name from the raw path.
+    const asset = await handler(
+      {
+        version: '2.0',
+        routeKey: 'GET /explorer/assets/{file}',
+        rawPath: `/explorer/assets/${script}`,
+        rawQueryString: '',
+        headers: {},
+        pathParameters: { file: script },
+        requestContext: { http: { method: 'GET', path: `/explorer/assets/${script}`, sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: 'GET /explorer/assets/{file}', stage: '$default' },
+        isBase64Encoded: false,
+      },
+      { getRemainingTimeInMillis: () => 29_000, functionName: 'docs', awsRequestId: 'r' },
+    );
+    assert.equal(asset.statusCode, 200);
+    assert.match(asset.headers['Content-Type'] ?? asset.headers['content-type'], /javascript/);
+    const openapi = await get('/openapi.json');
+    assert.equal(JSON.parse(openapi.body).openapi, '3.1.0');
+  });
+
   it('the business bundle runs contracts in its sandbox, from the WebAssembly copied beside it', async () => {
     process.env.SVC_LOG_LEVEL = 'warn';
     const bundle = bundleOf('business');

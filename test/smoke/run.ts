@@ -392,6 +392,34 @@ async function graphqlEndpoint(): Promise<void> {
   });
 }
 
+async function seeIt(): Promise<void> {
+  process.stdout.write('metrics, API docs and explorer\n');
+  await check('/metrics parses as Prometheus text and counts requests', async () => {
+    const res = await request('GET', '/metrics');
+    expectStatus(res, 200, 'metrics');
+    expect((res.headers.get('content-type') ?? '').startsWith('text/plain; version=0.0.4'), `metrics content type ${res.headers.get('content-type')}`);
+    const success = /^http_requests_success_total (\d+)/m.exec(res.text);
+    expect(success && Number(success[1]) > 0, 'no http_requests_success_total');
+    expect(/^ledger_events_appended_total \d+/m.test(res.text), 'no ledger_events_appended_total');
+  });
+  await check('/openapi.json is OpenAPI 3.1 with both prefixes of each group', async () => {
+    const res = await request('GET', '/openapi.json', undefined, { key: false });
+    expectStatus(res, 200, 'openapi');
+    expect(res.body?.openapi === '3.1.0', `openapi: ${res.body?.openapi}`);
+    for (const path of ['/api/ledger/chains', '/api/v1/chains', '/api/business/channels', '/api/v2/channels', '/api/admin/status']) expect(res.body.paths?.[path], `no ${path}`);
+  });
+  await check('/docs and /explorer serve their pages and files, without a key', async () => {
+    for (const page of ['/docs', '/explorer']) {
+      const res = await request('GET', page, undefined, { key: false });
+      expectStatus(res, 200, page);
+      for (const [, ref] of res.text.matchAll(/(?:src|href)="(\/[^"]+)"/g)) expectStatus(await request('GET', ref!, undefined, { key: false }), 200, ref!);
+    }
+    const config = await request('GET', '/explorer/config.json', undefined, { key: false });
+    expectStatus(config, 200, 'explorer config');
+    expect(config.body?.ws_url === null || /^wss?:\/\//.test(config.body?.ws_url), `explorer ws_url: ${config.text}`);
+  });
+}
+
 async function edge(): Promise<void> {
   process.stdout.write('edge\n');
   await check('answers an unknown route with 404 or, without a key, 401', async () => {
@@ -410,6 +438,7 @@ await businessGroup('/api/v2');
 await adminGroup();
 await realtime();
 await graphqlEndpoint();
+await seeIt();
 await edge();
 if (unreachable) process.stdout.write(`Stopped: ${base} does not answer. Is the service running there?\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);

@@ -1,0 +1,196 @@
+/**
+ * The explorer in a real browser (Debian's Chromium through playwright-core) against the running local
+ * stack: it loads with no console errors, the monitor counts blocks as events are posted, the tree shows a
+ * new Sub-Chain and its anchor, the block browser pages and proves, and the CID decoder exists only for an
+ * admin key. A screenshot of each view lands in test-output/screenshots.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expandRoutes } from '#shared/api/routes';
+import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+
+// The callbacks given to waitForFunction run in the page, where `document` exists.
+declare const document: { querySelector(selector: string): { textContent: string | null } | null; documentElement: { scrollWidth: number } };
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = new URL('../../test-output/screenshots/', import.meta.url).pathname;
+const ADMIN_KEY = 'explorer-test-admin-key-0123456789';
+
+let browser: Browser;
+let open: Stack;
+let secured: Stack;
+let readerKey: string;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it)`);
+  mkdirSync(SHOTS, { recursive: true });
+  [open, secured] = await Promise.all([
+    startStack(),
+    startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } }),
+  ]);
+  readerKey = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const stack of [open, secured]) {
+    if (!stack) continue;
+    await stack.stop();
+    removeDir(stack.dataDir);
+  }
+});
+
+/** A page that records every console error and uncaught exception. */
+async function openPage(url: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport });
+  const errors: string[] = [];
+  page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(url);
+  return { page, errors };
+}
+
+/** The monitor's WebSocket is subscribed (its status reads "live", whichever view is shown). */
+const waitLive = (page: Page) => page.waitForFunction(() => document.querySelector('#ws-status')?.textContent === 'live', undefined, { timeout: 15_000 });
+
+const numberIn = async (page: Page, selector: string) => Number(await page.textContent(selector));
+
+describe('explorer', () => {
+  it('loads with no console errors and goes live', async () => {
+    const { page, errors } = await openPage(`${open.url}/explorer`);
+    await waitLive(page);
+    assert.equal(await page.textContent('#role'), 'admin'); // auth off: everything is allowed
+    for (const tab of ['tree', 'blocks', 'monitor']) {
+      await page.click(`#tabs a[data-tab="${tab}"]`);
+      await page.waitForSelector(`#${tab}:not([hidden])`);
+    }
+    await page.waitForTimeout(300);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('counts the blocks and events arriving while events are posted', async () => {
+    const { page, errors } = await openPage(`${open.url}/explorer#monitor`);
+    await waitLive(page);
+    const before = await numberIn(page, '#block-count');
+    await call(open.url, 'POST', '/api/v1/chains/watched/create');
+    for (let i = 0; i < 5; i++) {
+      const res = await call(open.url, 'POST', '/api/v1/chains/watched/events', { entity_id: `parcel-${i}`, event_type: 'scanned' });
+      assert.equal(res.status, 200, res.text);
+    }
+    // Creating the first Sub-Chain adds the Main Chain's genesis and the Sub-Chain's genesis; then 5 events.
+    await page.waitForFunction((n) => Number(document.querySelector('#event-count')?.textContent) >= n, 5, { timeout: 15_000 });
+    await page.waitForFunction((n) => Number(document.querySelector('#block-count')?.textContent) >= n, before + 5, { timeout: 15_000 });
+    const feed = await page.textContent('#feed');
+    assert.match(feed ?? '', /watched · scanned · parcel-4/);
+    // The chart's next tick puts those blocks into the rate (and the plotted series it is computed from).
+    await page.waitForFunction(() => Number(document.querySelector('#block-rate')?.textContent) > 0, undefined, { timeout: 5_000 });
+    await page.screenshot({ path: `${SHOTS}monitor.png`, fullPage: true });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('shows a new Sub-Chain in the tree, then its anchor in the Main Chain', async () => {
+    const { page, errors } = await openPage(`${open.url}/explorer#tree`);
+    await waitLive(page);
+    await call(open.url, 'POST', '/api/v1/chains/shipments/create');
+    await call(open.url, 'POST', '/api/v1/chains/shipments/events', { entity_id: 'box-1', event_type: 'packed' });
+    const node = page.locator('li.node.sub[data-chain="shipments"]');
+    await node.waitFor({ timeout: 15_000 });
+    assert.match((await node.textContent()) ?? '', /not anchored yet/);
+    const proof = await call(open.url, 'POST', '/api/v1/chains/shipments/submit-proof');
+    assert.equal(proof.status, 200, proof.text);
+    const mainIndex = Number(/_(\d+)$/.exec(proof.body.proof_id)![1]);
+    // The anchor block arrives over the WebSocket and the tree redraws by itself.
+    await page.waitForFunction(
+      (index) => document.querySelector('li.node.sub[data-chain="shipments"] .anchor')?.textContent?.includes(`anchored in main #${index} · tree size 2`),
+      mainIndex,
+      { timeout: 15_000 },
+    );
+    assert.match((await page.textContent('li.node.main')) ?? '', /^main · \d+ blocks · 2 Sub-Chains/);
+    await page.screenshot({ path: `${SHOTS}tree.png`, fullPage: true });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('browses blocks newest first, finds one by hash, and shows its proofs', async () => {
+    await call(open.url, 'POST', '/api/v1/chains/pages/create');
+    for (let i = 0; i < 12; i++) await call(open.url, 'POST', '/api/v1/chains/pages/events', { entity_id: `p${i}`, event_type: 'e' });
+    const { page, errors } = await openPage(`${open.url}/explorer#blocks`);
+    await page.waitForSelector('#block-chain option[value="pages"]', { state: 'attached', timeout: 10_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\nshown error: ${await page.textContent('#error')}; console: ${errors.join(' | ')}`);
+    });
+    await page.selectOption('#block-chain', 'pages');
+    await page.waitForFunction(() => document.querySelector('#page-info')?.textContent === '3–12 of 13');
+    assert.equal(await page.textContent('#block-table tbody tr:first-child td:first-child'), '12');
+    await page.click('#page-next');
+    await page.waitForFunction(() => document.querySelector('#page-info')?.textContent === '0–2 of 13');
+    assert.equal(await page.locator('#block-table tbody tr').count(), 3);
+
+    const block = (await call(open.url, 'GET', '/api/v1/chains/pages/blocks/7')).body;
+    await page.fill('#block-hash', block.hash);
+    await page.click('#block-query button[type="submit"]');
+    await page.waitForSelector('#block-title:text("pages #7")');
+    assert.match((await page.textContent('#block-json')) ?? '', new RegExp(block.hash));
+    await page.click('#block-proof');
+    await page.waitForSelector('#proof-output:not([hidden])');
+    const proof = JSON.parse((await page.textContent('#proof-output'))!);
+    assert.equal(proof.leaf_index ?? proof.index, 7);
+    await page.screenshot({ path: `${SHOTS}blocks.png`, fullPage: true });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('hides the CID decoder from a reader key, and the server refuses it too', async () => {
+    const { page } = await openPage(`${secured.url}/explorer`);
+    await page.fill('#api-key', readerKey);
+    await page.click('#key-form button[type="submit"]');
+    await page.waitForSelector('#role:text("not admin")');
+    assert.equal(await page.isVisible('#decoder-tab'), false);
+    await page.goto(`${secured.url}/explorer#decoder`);
+    await page.waitForSelector('#role:text("not admin")');
+    assert.equal(await page.isVisible('#decoder-form'), false);
+    const refused = await call(secured.url, 'POST', '/api/admin/ipfs/decode', { cid: 'x', nonce: '0'.repeat(24) }, { 'X-API-Key': readerKey });
+    assert.equal(refused.status, 403);
+    await page.screenshot({ path: `${SHOTS}decoder-refused.png`, fullPage: true });
+    await page.close();
+  });
+
+  it('decodes a CID with an admin key, on a phone-width screen', async () => {
+    const stored = await call(secured.url, 'POST', '/api/v1/offchain', { data: { invoice: 'INV-7', amount: 1200 } }, { 'X-API-Key': ADMIN_KEY });
+    assert.equal(stored.status, 201, stored.text);
+    const { page } = await openPage(`${secured.url}/explorer`, { width: 390, height: 844 });
+    await page.fill('#api-key', ADMIN_KEY);
+    await page.click('#key-form button[type="submit"]');
+    await page.waitForSelector('#role:text("admin")');
+    await page.click('#decoder-tab');
+    await page.fill('#cid', stored.body.cid);
+    await page.fill('#nonce', stored.body.nonce);
+    await page.click('#decoder-form button[type="submit"]');
+    await page.waitForSelector('#decoded:not([hidden])');
+    await page.waitForFunction(() => document.querySelector('#decoded')?.textContent?.includes('INV-7'));
+    const decoded = JSON.parse((await page.textContent('#decoded'))!);
+    assert.deepEqual(decoded.data, { invoice: 'INV-7', amount: 1200 });
+    assert.equal(decoded.cid, stored.body.cid);
+    // Nothing wider than the screen: the page fits a phone.
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `page is ${width}px wide on a 390px screen`);
+    await page.screenshot({ path: `${SHOTS}decoder.png`, fullPage: true });
+    await page.close();
+  });
+
+  it('the API docs page renders one operation per served route, with no console errors', async () => {
+    const { page, errors } = await openPage(`${open.url}/docs`);
+    await page.waitForSelector('.opblock', { timeout: 15_000 });
+    assert.equal(await page.locator('.opblock').count(), expandRoutes().length);
+    await page.screenshot({ path: `${SHOTS}docs.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
