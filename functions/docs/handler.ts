@@ -73,7 +73,11 @@ export const routes: RouteHandlers = {
   'GET /docs': async () => ({ statusCode: 200, contentType: 'text/html; charset=utf-8', body: DOCS_PAGE, headers: { 'Content-Security-Policy': PAGE_POLICY } }),
   'GET /docs/{file}': async ({ params }) =>
     params.file === 'init.js' ? { statusCode: 200, contentType: 'text/javascript; charset=utf-8', body: DOCS_INIT } : file(SWAGGER(), params.file!, 86_400),
-  'GET /explorer': async () => ({ ...file(EXPLORER(), 'index.html', 0), headers: { ...file(EXPLORER(), 'index.html', 0).headers, 'Cache-Control': 'no-cache' } }),
+  // The page names hashed asset files: it must never be cached past a deploy; the assets may be, for a year.
+  'GET /explorer': async () => {
+    const page = file(EXPLORER(), 'index.html', 0);
+    return { ...page, headers: { ...page.headers, 'Cache-Control': 'no-cache' } };
+  },
   // Where the explorer's WebSocket is: same origin locally, the WebSocket API's stage in the cloud.
   'GET /explorer/config.json': async () => ({
     statusCode: 200,
