@@ -3,7 +3,7 @@
  * decoder for admins. Everything goes through the public API with the user's key; nothing is privileged here.
  */
 import './style.css';
-import { ApiError, apiKey, loadConfig, path, request } from './api.ts';
+import { ApiError, apiKey, type ChainInfo, loadConfig, path, request } from './api.ts';
 import { loadPage, setChains, wireBlocks } from './blocks.ts';
 import { $, clearError, showError, text } from './dom.ts';
 import { startMonitor } from './monitor.ts';
@@ -19,10 +19,11 @@ function currentView(): View {
 }
 
 async function refresh(view: View): Promise<void> {
-  if (view === 'tree' || view === 'blocks') {
-    const chains = await renderTree();
-    setChains(chains.map((chain) => chain.name));
-    if (view === 'blocks') await loadPage();
+  if (view === 'tree') await renderTree();
+  if (view === 'blocks') {
+    // The chain list alone: the tree's anchor lookup is not needed here.
+    setChains((await request<ChainInfo[]>(path.chains())).map((chain) => chain.name));
+    await loadPage();
   }
 }
 

@@ -26,14 +26,14 @@ async function anchors(): Promise<Map<string, Anchor>> {
   return found;
 }
 
-export async function renderTree(): Promise<ChainInfo[]> {
+export async function renderTree(): Promise<void> {
   const chains = await request<ChainInfo[]>(path.chains());
   const list = $('#chain-tree');
   list.replaceChildren();
   const main = chains.find((chain) => chain.type === 'main');
   if (!main) {
     text('#tree-note', 'No chains yet: create a Sub-Chain to start the ledger.');
-    return chains;
+    return;
   }
   const latest = await anchors();
   const subs = chains.filter((chain) => chain.type === 'sub');
@@ -66,5 +66,4 @@ export async function renderTree(): Promise<ChainInfo[]> {
     ),
   );
   text('#tree-note', `Updated ${new Date().toLocaleTimeString()}`);
-  return chains;
 }

@@ -18,13 +18,20 @@ import { SERVICE_VERSION } from '#shared/version';
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 
-function root(bundled: string, fallback: () => string): string {
-  const beside = join(here, 'static', bundled);
-  return existsSync(beside) ? beside : fallback();
+/** A folder of static files, looked up once: beside the bundle when deployed, else in the repository. */
+function root(bundled: string, fallback: () => string): () => string {
+  let found: string | undefined;
+  return () => {
+    if (found === undefined) {
+      const beside = join(here, 'static', bundled);
+      found = existsSync(beside) ? beside : fallback();
+    }
+    return found;
+  };
 }
 
-const EXPLORER = () => root('explorer', () => join(repo, 'explorer', 'dist'));
-const SWAGGER = () => root('swagger-ui', () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
+const EXPLORER = root('explorer', () => join(repo, 'explorer', 'dist'));
+const SWAGGER = root('swagger-ui', () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -3,6 +3,7 @@
  * parse with (shared/api/schemas.ts), so it lists exactly what is served and accepted.
  */
 import * as z from 'zod';
+import { requiredAccess } from '../http/access.ts';
 import { expandRoutes, type Route } from './routes.ts';
 import { ROUTE_SCHEMAS } from './schemas.ts';
 
@@ -45,10 +46,6 @@ const ERROR: JsonSchema = {
   },
 };
 
-function isPublic(route: Route): boolean {
-  return route.relativeKey === 'GET /health' || (route.group as string) === 'docs';
-}
-
 function operation(route: Route, components: Record<string, JsonSchema>): Record<string, unknown> {
   const schemas = ROUTE_SCHEMAS[`${route.group} ${route.relativeKey}`] ?? {};
   const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
@@ -75,7 +72,8 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
       '4XX': { description: 'The request was refused (contract.md §1)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       '5XX': { description: 'The service or a dependency failed; 503 carries Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     },
-    ...(isPublic(route) ? { security: [] } : {}),
+    // The edge's own rule (shared/http/access.ts) decides which operations need no key.
+    ...(requiredAccess(route.group, route.method, route.relativeKey) === 'public' ? { security: [] } : {}),
   };
 }
 

@@ -64,8 +64,8 @@ function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histo
 }
 
 export function createMetrics(options: MetricsOptions) {
-  const local = emptyTotals(); // everything this instance counted
-  let pending = emptyTotals(); // not yet added to the shared counters
+  // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
+  let pending = emptyTotals();
   let lastLedger = { eventsAppended: 0, conflicts: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
@@ -77,10 +77,8 @@ export function createMetrics(options: MetricsOptions) {
     const now = { ...options.ledgerCounters() };
     const delta = { eventsAppended: now.eventsAppended - lastLedger.eventsAppended, conflicts: now.conflicts - lastLedger.conflicts };
     lastLedger = now;
-    for (const t of [local, pending]) {
-      t.eventsAppended += delta.eventsAppended;
-      t.conflicts += delta.conflicts;
-    }
+    pending.eventsAppended += delta.eventsAppended;
+    pending.conflicts += delta.conflicts;
   }
 
   async function flush(force = false): Promise<void> {
@@ -104,7 +102,7 @@ export function createMetrics(options: MetricsOptions) {
 
   async function totals(): Promise<Totals> {
     takeLedgerDeltas();
-    if (!options.shared) return local;
+    if (!options.shared) return pending;
     await flush(true);
     return options.shared.read();
   }
@@ -143,12 +141,10 @@ export function createMetrics(options: MetricsOptions) {
     /** Counts one answered request. */
     async record(status: number, seconds: number): Promise<void> {
       const bucket = BUCKETS.findIndex((le) => seconds <= le);
-      for (const t of [local, pending]) {
-        if (status < 400) t.success += 1;
-        else t.failed += 1;
-        t.latencySum += seconds;
-        t.buckets[bucket < 0 ? BUCKETS.length : bucket]! += 1;
-      }
+      if (status < 400) pending.success += 1;
+      else pending.failed += 1;
+      pending.latencySum += seconds;
+      pending.buckets[bucket < 0 ? BUCKETS.length : bucket]! += 1;
       await flush();
     },
 

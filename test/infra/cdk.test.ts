@@ -44,6 +44,28 @@ function functionGroupSafe(id: string): string | undefined {
   return r.Type === 'AWS::Lambda::Function' ? r.Properties.Environment?.Variables?.SVC_FUNCTION_GROUP : undefined;
 }
 
+/** Calls a bundled handler as API Gateway's HTTP API would (payload 2.0). */
+function invoke(
+  handler: (event: unknown, context: unknown) => Promise<any>,
+  request: { group: string; method: string; path: string; routeKey?: string; pathParameters?: Record<string, string>; headers?: Record<string, string>; body?: string },
+): Promise<any> {
+  const routeKey = request.routeKey ?? `${request.method} ${request.path}`;
+  return handler(
+    {
+      version: '2.0',
+      routeKey,
+      rawPath: request.path,
+      rawQueryString: '',
+      headers: request.headers ?? {},
+      ...(request.body === undefined ? {} : { body: request.body }),
+      ...(request.pathParameters ? { pathParameters: request.pathParameters } : {}),
+      requestContext: { http: { method: request.method, path: request.path, sourceIp: '127.0.0.1' }, requestId: 'r', routeKey, stage: '$default' },
+      isBase64Encoded: false,
+    },
+    { getRemainingTimeInMillis: () => 29_000, functionName: request.group, awsRequestId: 'r' },
+  );
+}
+
 describe('Stack: LedgerStack (cdk synth)', () => {
   it('routes every path of the route table, aliases included, to its group\'s function', () => {
     const all = resources();
@@ -233,18 +255,7 @@ describe('Function bundles', () => {
   it('the ledger bundle answers an API Gateway event', async () => {
     process.env.SVC_LOG_LEVEL = 'warn';
     const { handler } = await import(pathToFileURL(bundleOf('ledger')).href);
-    const result = await handler(
-      {
-        version: '2.0',
-        routeKey: '$default',
-        rawPath: '/api/v1/nowhere',
-        rawQueryString: '',
-        headers: {},
-        requestContext: { http: { method: 'GET', path: '/api/v1/nowhere', sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: '$default', stage: '$default' },
-        isBase64Encoded: false,
-      },
-      { getRemainingTimeInMillis: () => 29_000, functionName: 'ledger', awsRequestId: 'r' },
-    );
+    const result = await invoke(handler, { group: 'ledger', method: 'GET', path: '/api/v1/nowhere', routeKey: '$default' });
     assert.equal(result.statusCode, 404);
     assert.equal(result.headers['X-Frame-Options'], 'DENY');
     assert.match(JSON.parse(result.body).detail, /No route for GET \/api\/v1\/nowhere/);
@@ -259,37 +270,19 @@ describe('Function bundles', () => {
     assert.ok(docsId);
     assert.ok(docsFn.Properties.Environment.Variables.SVC_WS_PUBLIC_URL, 'the explorer is told the WebSocket stage URL');
     const { handler } = await import(pathToFileURL(bundle).href);
-    const get = async (path: string) =>
-      handler(
-        {
-          version: '2.0',
-          routeKey: `GET ${path}`,
-          rawPath: path,
-          rawQueryString: '',
-          headers: {},
-          requestContext: { http: { method: 'GET', path, sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: `GET ${path}`, stage: '$default' },
-          isBase64Encoded: false,
-        },
-        { getRemainingTimeInMillis: () => 29_000, functionName: 'docs', awsRequestId: 'r' },
-      );
+    const get = (path: string) => invoke(handler, { group: 'docs', method: 'GET', path });
     const page = await get('/explorer');
     assert.equal(page.statusCode, 200);
     const script = /src="\/explorer\/assets\/([^"]+\.js)"/.exec(page.body)?.[1];
     assert.ok(script, page.body);
     // A parameterised route: the handler reads the file name from the raw path.
-    const asset = await handler(
-      {
-        version: '2.0',
-        routeKey: 'GET /explorer/assets/{file}',
-        rawPath: `/explorer/assets/${script}`,
-        rawQueryString: '',
-        headers: {},
-        pathParameters: { file: script },
-        requestContext: { http: { method: 'GET', path: `/explorer/assets/${script}`, sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: 'GET /explorer/assets/{file}', stage: '$default' },
-        isBase64Encoded: false,
-      },
-      { getRemainingTimeInMillis: () => 29_000, functionName: 'docs', awsRequestId: 'r' },
-    );
+    const asset = await invoke(handler, {
+      group: 'docs',
+      method: 'GET',
+      path: `/explorer/assets/${script}`,
+      routeKey: 'GET /explorer/assets/{file}',
+      pathParameters: { file: script },
+    });
     assert.equal(asset.statusCode, 200);
     assert.match(asset.headers['Content-Type'] ?? asset.headers['content-type'], /javascript/);
     const openapi = await get('/openapi.json');
@@ -302,19 +295,7 @@ describe('Function bundles', () => {
     assert.ok(existsSync(join(bundle, '..', 'quickjs.wasm')), 'quickjs.wasm beside the bundle');
     const { handler } = await import(pathToFileURL(bundle).href);
     const body = JSON.stringify({ contract_id: 'c', version: '1.0.0', implementation: 'function notExecute() {}' });
-    const result = await handler(
-      {
-        version: '2.0',
-        routeKey: 'POST /api/business/contracts',
-        rawPath: '/api/business/contracts',
-        rawQueryString: '',
-        headers: { 'content-type': 'application/json' },
-        body,
-        requestContext: { http: { method: 'POST', path: '/api/business/contracts', sourceIp: '127.0.0.1' }, requestId: 'r', routeKey: 'POST /api/business/contracts', stage: '$default' },
-        isBase64Encoded: false,
-      },
-      { getRemainingTimeInMillis: () => 29_000, functionName: 'business', awsRequestId: 'r' },
-    );
+    const result = await invoke(handler, { group: 'business', method: 'POST', path: '/api/business/contracts', headers: { 'content-type': 'application/json' }, body });
     assert.equal(result.statusCode, 422, result.body);
     assert.match(JSON.parse(result.body).detail, /must define function execute/);
   });
