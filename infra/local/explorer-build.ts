@@ -11,6 +11,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export function ensureExplorerBuilt(say: (line: string) => void): void {
   if (existsSync(`${ROOT}explorer/dist/index.html`)) return;
   say('Explorer: building it once (explorer/dist is missing)…');
-  const result = spawnSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, 'build', '--config', `${ROOT}explorer/vite.config.ts`], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  // The package script is the one definition of the build.
+  const result = spawnSync('npm', ['run', '--silent', 'build:explorer'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.status !== 0) say('Explorer: the build failed (see above); the API works, /explorer will answer 404 until `npm run build:explorer` succeeds.');
 }
