@@ -115,6 +115,6 @@ export const getMetrics = once((): Metrics => {
     shared: config.SVC_METRICS_BACKEND === 'dynamodb' ? createSharedCounters({ client: documentClient(), tableName: config.SVC_REGISTRY_TABLE }) : undefined,
     flushMs: config.SVC_METRICS_FLUSH_MS,
     // The appender exists only where chains are written; elsewhere there is nothing to count.
-    ledgerCounters: () => (ledgerRuntimeBuilt ? getLedgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0 }),
+    ledgerCounters: () => (ledgerRuntimeBuilt ? getLedgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0, commits: 0 }),
   });
 });

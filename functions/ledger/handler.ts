@@ -6,7 +6,7 @@ import { blockQuery, blocksQuery, consistencyQuery, offchainUpload, proofQuery, 
 import { getAdmin, getProofs } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
-import { parseEventRequest } from '#shared/ledger/events';
+import { parseEventBatch, parseEventRequest } from '#shared/ledger/events';
 import { parseBlockAddress } from '#shared/ledger/ledger';
 import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
 import { parseInput } from '#shared/validation';
@@ -33,6 +33,21 @@ export const routes: RouteHandlers = {
     return {
       statusCode: 200,
       body: { success: true, message: `Event added to block ${block.index} of '${block.chain_name}'`, event_id },
+    };
+  },
+
+  'POST /chains/{chain_name}/events/batch': async ({ params, body }) => {
+    const drafts = parseEventBatch(body ?? {});
+    const appended = await ledger().appendEvents(params.chain_name!, drafts);
+    const first = appended[0]!.block;
+    const last = appended[appended.length - 1]!.block;
+    return {
+      statusCode: 200,
+      body: {
+        success: true,
+        message: `${appended.length} event(s) added to blocks ${first.index}–${last.index} of '${first.chain_name}'`,
+        event_ids: appended.map((a) => a.event_id),
+      },
     };
   },
 

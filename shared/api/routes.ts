@@ -107,6 +107,12 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'ledger', method: 'GET', path: '/chains', summary: 'The Main Chain and all Sub-Chains' },
   { group: 'ledger', method: 'POST', path: '/chains/{chain_name}/create', summary: 'Create a Sub-Chain' },
   { group: 'ledger', method: 'POST', path: '/chains/{chain_name}/events', summary: 'Add an event' },
+  {
+    group: 'ledger',
+    method: 'POST',
+    path: '/chains/{chain_name}/events/batch',
+    summary: 'Add up to 99 events, one block each, in one atomic commit (extension)',
+  },
   { group: 'ledger', method: 'POST', path: '/chains/{chain_name}/submit-proof', summary: 'Anchor a Sub-Chain in the Main Chain' },
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/stats', summary: 'Chain statistics' },
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/blocks', summary: 'A page of blocks' },

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { challengeInput, peerInput, secureEventInput } from '../admin/admin.ts';
 import { channelInput, collectionInput, contractInput, executeInput, memberInput, organizationInput, privateDataInput } from '../business/business.ts';
-import { eventRequestSchema } from '../ledger/events.ts';
+import { eventBatchSchema, eventRequestSchema } from '../ledger/events.ts';
 import { queryBool, queryInt, queryInteger } from '../validation.ts';
 
 export const blocksQuery = z.object({
@@ -42,6 +42,7 @@ export interface RouteSchemas {
 export const ROUTE_SCHEMAS: Record<string, RouteSchemas> = {
   'ledger POST /chains/{chain_name}/create': { status: 201 },
   'ledger POST /chains/{chain_name}/events': { body: eventRequestSchema },
+  'ledger POST /chains/{chain_name}/events/batch': { body: eventBatchSchema },
   'ledger GET /chains/{chain_name}/blocks': { query: blocksQuery },
   'ledger GET /chains/{chain_name}/blocks/{index_or_hash}': { query: blockQuery },
   'ledger GET /chains/{chain_name}/blocks/{index_or_hash}/proof': { query: proofQuery },

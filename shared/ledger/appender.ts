@@ -10,7 +10,7 @@
  * consecutive blocks share one transaction and one head condition.
  */
 import { randomUUID } from 'node:crypto';
-import { ChainContendedError, ChainNotFoundError } from '../errors.ts';
+import { ChainContendedError, ChainNotFoundError, UnprocessableError } from '../errors.ts';
 import type { LedgerRepository, ProofRecord } from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
@@ -54,10 +54,13 @@ export interface AppenderCounters {
   conflicts: number;
 }
 
+/** One caller's blocks: committed together in one transaction, never split across two. */
 interface Pending {
-  draft: BlockDraft;
+  drafts: BlockDraft[];
+  /** Transaction items the drafts take: one per block, one more per proof record. */
+  items: number;
   bytes: number;
-  resolve(block: Block): void;
+  resolve(blocks: Block[]): void;
   reject(error: unknown): void;
 }
 
@@ -69,8 +72,18 @@ interface ChainQueue {
 }
 
 const MAX_TRANSACTION_ITEMS = 100;
-/** DynamoDB caps a transaction at 4 MB; stay well under it (block bodies are stored twice with indexes). */
-const MAX_BATCH_BYTES = 1_500_000;
+/** Most blocks one caller may commit atomically: every block is one item, and the head takes one more. */
+export const MAX_ATOMIC_BLOCKS = MAX_TRANSACTION_ITEMS - 1;
+/** DynamoDB caps a transaction at 4 MB; stay well under it (a block item holds its body and its indexes). */
+export const MAX_BATCH_BYTES = 1_500_000;
+
+/** Rejection of an atomic set of blocks that cannot fit one DynamoDB transaction. */
+export class AtomicLimitError extends UnprocessableError {}
+
+/** Serialized size of a draft as the appender budgets it (the block around it adds about 512 bytes). */
+export function draftBytes(draft: BlockDraft): number {
+  return Buffer.byteLength(JSON.stringify(draft.events)) + 512;
+}
 /** How long a reserved turn stays reserved if its holder never commits (e.g. it crashed). */
 const TURN_RESERVATION_MS = 1_000;
 const BACKOFF_BASE_MS = 5;
@@ -98,14 +111,40 @@ export class ChainAppender {
   }
 
   /** Appends one block to a chain; resolves with the committed block. */
-  append(chainName: string, draft: BlockDraft): Promise<Block> {
+  async append(chainName: string, draft: BlockDraft): Promise<Block> {
+    const [block] = await this.appendAll(chainName, [draft]);
+    return block!;
+  }
+
+  /**
+   * Appends consecutive blocks to a chain in one transaction: all of them commit, or none. Other
+   * callers' blocks may share the transaction, but never come between these. Resolves in order.
+   */
+  appendAll(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
+    const items = drafts.reduce((n, d) => n + (d.proof ? 2 : 1), 0);
+    const bytes = drafts.reduce((n, d) => n + draftBytes(d), 0);
+    if (drafts.length === 0) return Promise.resolve([]);
+    if (items + 1 > MAX_TRANSACTION_ITEMS) {
+      return Promise.reject(
+        new AtomicLimitError(
+          `At most ${MAX_ATOMIC_BLOCKS} blocks commit atomically: a DynamoDB transaction holds ${MAX_TRANSACTION_ITEMS} items, one per block and one for the chain head`,
+        ),
+      );
+    }
+    if (bytes > MAX_BATCH_BYTES) {
+      return Promise.reject(
+        new AtomicLimitError(
+          `The blocks take about ${bytes} bytes; at most ${MAX_BATCH_BYTES} bytes commit atomically (move large details off chain)`,
+        ),
+      );
+    }
     let queue = this.queues.get(chainName);
     if (!queue) {
       queue = { pending: [], running: false, head: undefined };
       this.queues.set(chainName, queue);
     }
-    const bytes = JSON.stringify(draft.events).length + 512;
-    const promise = new Promise<Block>((resolve, reject) => queue.pending.push({ draft, bytes, resolve, reject }));
+    const target = queue;
+    const promise = new Promise<Block[]>((resolve, reject) => target.pending.push({ drafts, items, bytes, resolve, reject }));
     if (!queue.running) void this.drain(chainName, queue);
     return promise;
   }
@@ -133,13 +172,22 @@ export class ChainAppender {
     const batch: Pending[] = [];
     let items = 1; // the head update
     let bytes = 0;
-    while (queue.pending.length > 0 && batch.length < this.options.batchMax) {
+    let blocks = 0;
+    while (queue.pending.length > 0) {
       const next = queue.pending[0]!;
-      const nextItems = next.draft.proof ? 2 : 1;
-      if (batch.length > 0 && (items + nextItems > MAX_TRANSACTION_ITEMS || bytes + next.bytes > MAX_BATCH_BYTES)) break;
+      // The first caller always goes (appendAll checked it fits); others join while everything fits.
+      if (
+        batch.length > 0 &&
+        (blocks + next.drafts.length > this.options.batchMax ||
+          items + next.items > MAX_TRANSACTION_ITEMS ||
+          bytes + next.bytes > MAX_BATCH_BYTES)
+      ) {
+        break;
+      }
       batch.push(queue.pending.shift()!);
-      items += nextItems;
+      items += next.items;
       bytes += next.bytes;
+      blocks += next.drafts.length;
     }
     return batch;
   }
@@ -170,16 +218,19 @@ export class ChainAppender {
         head = queue.head = await ensureTree(this.repository, head);
       }
 
-      const blocks = this.buildBlocks(chainName, head, batch);
+      const drafts = batch.flatMap((p) => p.drafts);
+      /** Which caller each block belongs to. */
+      const owners = batch.flatMap((p) => p.drafts.map(() => p));
+      const blocks = this.buildBlocks(chainName, head, drafts);
       const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
       const proofRecords: ProofRecord[] = [];
-      batch.forEach((p, position) => {
-        if (p.draft.proof) {
+      drafts.forEach((draft, position) => {
+        if (draft.proof) {
           proofRecords.push({
             blockPosition: position,
-            subChain: p.draft.proof.subChain,
-            headIndex: p.draft.proof.headIndex,
-            proofId: `${p.draft.proof.subChain}_${blocks[position]!.index}`,
+            subChain: draft.proof.subChain,
+            headIndex: draft.proof.headIndex,
+            proofId: `${draft.proof.subChain}_${blocks[position]!.index}`,
           });
         }
       });
@@ -218,7 +269,11 @@ export class ChainAppender {
           this.counters.commits += 1;
           this.counters.blocksAppended += blocks.length;
           this.counters.eventsAppended += events;
-          batch.forEach((p, i) => p.resolve(blocks[i]!));
+          let next = 0;
+          for (const p of batch) {
+            p.resolve(blocks.slice(next, next + p.drafts.length));
+            next += p.drafts.length;
+          }
           return;
         }
         case 'head-moved':
@@ -245,9 +300,10 @@ export class ChainAppender {
           await this.backoff(attempt);
           break;
         case 'proof-stale': {
-          // Not contention: that one anchor is redundant. Answer it, retry the others at once.
-          const [stale] = batch.splice(result.blockPosition, 1);
-          stale?.reject(new ProofSupersededError(stale.draft.proof?.subChain ?? ''));
+          // Not contention: that anchor is redundant. Answer its caller, retry the others at once.
+          const stale = owners[result.blockPosition]!;
+          batch.splice(batch.indexOf(stale), 1);
+          stale.reject(new ProofSupersededError(drafts[result.blockPosition]!.proof?.subChain ?? ''));
           attempt -= 1;
           break;
         }
@@ -255,11 +311,11 @@ export class ChainAppender {
     }
   }
 
-  private buildBlocks(chainName: string, head: ChainHead, batch: Pending[]): Block[] {
+  private buildBlocks(chainName: string, head: ChainHead, drafts: BlockDraft[]): Block[] {
     const blocks: Block[] = [];
     let previousHash = head.headHash;
     let index = head.headIndex;
-    for (const pending of batch) {
+    for (const draft of drafts) {
       index += 1;
       const timestamp = Math.round(this.now() * 1000) / 1000;
       const block = sealBlock({
@@ -267,7 +323,7 @@ export class ChainAppender {
         chain_name: chainName,
         timestamp,
         previous_hash: previousHash,
-        events: pending.draft.events.map((event, position) => ({
+        events: draft.events.map((event, position) => ({
           event_id: `${chainName}_${index}_${position}`,
           chain_name: chainName,
           block_index: index,

@@ -43,9 +43,25 @@ export const eventRequestSchema = z
 /** A validated event, before the ledger gives it a place (id, chain, block, timestamp). */
 export type EventDraft = Omit<LedgerEvent, 'event_id' | 'chain_name' | 'block_index' | 'timestamp'>;
 
+/** Most events in one batch: one block each plus the chain head fill one 100-item DynamoDB transaction. */
+export const MAX_BATCH_EVENTS = 99;
+
+/** The batch extension's body: `{"events": [EventRequest, …]}`, 1 to 99 of them. */
+export const eventBatchSchema = z.object({
+  events: z.array(eventRequestSchema).min(1).max(MAX_BATCH_EVENTS),
+});
+
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {
-  const input = parseInput(eventRequestSchema, body, 'body');
+  return toDraft(parseInput(eventRequestSchema, body, 'body'));
+}
+
+/** Validates a batch body into EventDrafts in order, or throws the contract's 422 naming the event. */
+export function parseEventBatch(body: unknown): EventDraft[] {
+  return parseInput(eventBatchSchema, body, 'body').events.map(toDraft);
+}
+
+function toDraft(input: z.infer<typeof eventRequestSchema>): EventDraft {
   const offchain = Boolean(input.details_cid);
   const draft: EventDraft = {
     entity_id: input.entity_id,

@@ -13,7 +13,7 @@ import {
   ValidationError,
 } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
-import { ChainAppender, ProofSupersededError } from './appender.ts';
+import { ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
@@ -77,6 +77,8 @@ export interface Ledger {
   listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean } & ReadOptions): Promise<BlocksPage>;
   getBlock(chainName: string, address: BlockAddress, options?: ReadOptions): Promise<Block>;
   appendEvent(chainName: string, draft: EventDraft): Promise<AppendResult>;
+  /** Appends the events, one block each, in one transaction: all are committed, in order, or none. */
+  appendEvents(chainName: string, drafts: EventDraft[]): Promise<AppendResult[]>;
   submitProof(chainName: string): Promise<ProofResult>;
   traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
@@ -173,6 +175,39 @@ export function createLedger({
 
   const requireHead = (chainName: string) => requireChainHead(repository, chainName);
 
+  function assertAppendable(chainName: string): void {
+    if (chainName === MAIN_CHAIN) {
+      throw new BadRequestError('The Main Chain holds only proofs; add events to a Sub-Chain');
+    }
+    if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+  }
+
+  /** Checks a client's off-chain reference, or moves large details off chain; then checks the size. */
+  async function prepare(chainName: string, draft: EventDraft): Promise<EventDraft> {
+    if (draft.is_offchain) {
+      // A client-supplied reference must be readable now, or nobody could ever resolve it.
+      try {
+        await payloads().get(draft.details_cid!, draft.details_nonce!);
+      } catch (error) {
+        if (error instanceof UnreadablePayloadError) {
+          throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);
+        }
+        throw error;
+      }
+    } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
+      await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
+      const stored = await payloads().put(draft.details);
+      draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
+    }
+    const size = Buffer.byteLength(canonicalJson(draft));
+    if (size > MAX_ONCHAIN_EVENT_BYTES) {
+      throw new UnprocessableError(
+        `The event is ${size} bytes; events larger than ${MAX_ONCHAIN_EVENT_BYTES} bytes cannot be kept on chain`,
+      );
+    }
+    return draft;
+  }
+
   return {
     async listChains() {
       return (await repository.listHeads()).map(chainInfo);
@@ -221,43 +256,45 @@ export function createLedger({
     },
 
     async getBlock(chainName, address, options) {
-      await requireHead(chainName);
+      if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+      // One read when the block is there (its chain then exists); the head only tells which 404 it is.
       const block =
         address.kind === 'index'
           ? await repository.getBlock(chainName, address.index)
           : await repository.findBlockByHash(chainName, address.hash);
-      if (!block) throw new BlockNotFoundError(chainName, address.kind === 'index' ? address.index : address.hash);
+      if (!block) {
+        const head = await requireHead(chainName);
+        if (address.kind === 'index' && address.index <= head.headIndex) {
+          // Committed but not yet visible to an eventually consistent read: read it consistently.
+          const committed = await repository.getBlock(chainName, address.index, true);
+          if (committed) return (await resolveBlocks([committed], options))[0]!;
+        }
+        throw new BlockNotFoundError(chainName, address.kind === 'index' ? address.index : address.hash);
+      }
       return (await resolveBlocks([block], options))[0]!;
     },
 
     async appendEvent(chainName, draft) {
-      if (chainName === MAIN_CHAIN) {
-        throw new BadRequestError('The Main Chain holds only proofs; add events to a Sub-Chain');
-      }
-      if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
-      if (draft.is_offchain) {
-        // A client-supplied reference must be readable now, or nobody could ever resolve it.
-        try {
-          await payloads().get(draft.details_cid!, draft.details_nonce!);
-        } catch (error) {
-          if (error instanceof UnreadablePayloadError) {
-            throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);
-          }
-          throw error;
-        }
-      } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
-        await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
-        const stored = await payloads().put(draft.details);
-        draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
-      }
-      const size = Buffer.byteLength(canonicalJson(draft));
-      if (size > MAX_ONCHAIN_EVENT_BYTES) {
+      assertAppendable(chainName);
+      const block = await appender.append(chainName, { events: [await prepare(chainName, draft)] });
+      return { event_id: block.events[0]!.event_id, block };
+    },
+
+    async appendEvents(chainName, drafts) {
+      assertAppendable(chainName);
+      if (drafts.length > MAX_ATOMIC_BLOCKS) {
         throw new UnprocessableError(
-          `The event is ${size} bytes; events larger than ${MAX_ONCHAIN_EVENT_BYTES} bytes cannot be kept on chain`,
+          `A batch holds at most ${MAX_ATOMIC_BLOCKS} events: they commit in one DynamoDB transaction of at most 100 items, one per block and one for the chain head`,
         );
       }
-      const block = await appender.append(chainName, { events: [draft] });
-      return { event_id: block.events[0]!.event_id, block };
+      await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
+      const prepared: EventDraft[] = [];
+      for (const draft of drafts) prepared.push(await prepare(chainName, draft));
+      const blocks = await appender.appendAll(
+        chainName,
+        prepared.map((event) => ({ events: [event] })),
+      );
+      return blocks.map((block) => ({ event_id: block.events[0]!.event_id, block }));
     },
 
     async submitProof(chainName) {

@@ -70,7 +70,8 @@ export interface LedgerRepository {
    * live reservation. Answers the head as it is now when reserved, undefined when not.
    */
   reserveTurn(chainName: string, writerId: string, nowMs: number, expiresMs: number): Promise<ChainHead | undefined>;
-  getBlock(chainName: string, index: number): Promise<Block | undefined>;
+  /** A block by index; eventually consistent unless `consistent` (a block acknowledged moments ago may lag). */
+  getBlock(chainName: string, index: number, consistent?: boolean): Promise<Block | undefined>;
   /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */
   findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
   /** Blocks with indices in [from, to], ascending or descending. */

@@ -20,9 +20,11 @@ export interface Totals {
   buckets: number[];
   eventsAppended: number;
   conflicts: number;
+  /** Transactions that committed blocks; several blocks share one under group commit. */
+  commits: number;
 }
 
-export const emptyTotals = (): Totals => ({ success: 0, failed: 0, latencySum: 0, buckets: new Array(BUCKETS.length + 1).fill(0), eventsAppended: 0, conflicts: 0 });
+export const emptyTotals = (): Totals => ({ success: 0, failed: 0, latencySum: 0, buckets: new Array(BUCKETS.length + 1).fill(0), eventsAppended: 0, conflicts: 0, commits: 0 });
 
 export function addTotals(a: Totals, b: Totals): Totals {
   return {
@@ -32,6 +34,7 @@ export function addTotals(a: Totals, b: Totals): Totals {
     buckets: a.buckets.map((n, i) => n + (b.buckets[i] ?? 0)),
     eventsAppended: a.eventsAppended + b.eventsAppended,
     conflicts: a.conflicts + b.conflicts,
+    commits: a.commits + b.commits,
   };
 }
 
@@ -48,7 +51,7 @@ export interface MetricsOptions {
   flushMs: number;
   shards?: number;
   /** The ledger's own counters in this process (events appended, lost races), read at each flush. */
-  ledgerCounters?: () => { eventsAppended: number; conflicts: number };
+  ledgerCounters?: () => { eventsAppended: number; conflicts: number; commits: number };
 }
 
 /** A prom-client metric whose values come from a callback (for totals summed elsewhere). */
@@ -66,7 +69,7 @@ function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histo
 export function createMetrics(options: MetricsOptions) {
   // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
   let pending = emptyTotals();
-  let lastLedger = { eventsAppended: 0, conflicts: 0 };
+  let lastLedger = { eventsAppended: 0, conflicts: 0, commits: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
   const shard = Math.floor(Math.random() * (options.shards ?? 8));
@@ -75,10 +78,10 @@ export function createMetrics(options: MetricsOptions) {
     if (!options.ledgerCounters) return;
     // Copied, not kept: the appender's counters object keeps changing under us.
     const now = { ...options.ledgerCounters() };
-    const delta = { eventsAppended: now.eventsAppended - lastLedger.eventsAppended, conflicts: now.conflicts - lastLedger.conflicts };
+    pending.eventsAppended += now.eventsAppended - lastLedger.eventsAppended;
+    pending.conflicts += now.conflicts - lastLedger.conflicts;
+    pending.commits += now.commits - lastLedger.commits;
     lastLedger = now;
-    pending.eventsAppended += delta.eventsAppended;
-    pending.conflicts += delta.conflicts;
   }
 
   async function flush(force = false): Promise<void> {
@@ -135,6 +138,7 @@ export function createMetrics(options: MetricsOptions) {
     }),
   );
   registry.registerMetric(computed('ledger_events_appended_total', 'Events appended to chains', 'counter', async () => [{ value: scraped.eventsAppended }]));
+  registry.registerMetric(computed('ledger_append_commits_total', 'Transactions that committed appended blocks (group commit shares one among several)', 'counter', async () => [{ value: scraped.commits }]));
   registry.registerMetric(computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [{ value: scraped.conflicts }]));
 
   return {

@@ -269,10 +269,10 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       }
     },
 
-    async getBlock(chainName, index) {
+    async getBlock(chainName, index, consistent = false) {
       const out = await send(() =>
         client.send(
-          new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: blockSk(index) } }),
+          new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: blockSk(index) }, ConsistentRead: consistent }),
         ),
       );
       return out.Item ? blockFromItem(out.Item) : undefined;

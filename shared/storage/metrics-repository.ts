@@ -17,6 +17,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         latency_sum: delta.latencySum,
         events_appended: delta.eventsAppended,
         conflicts: delta.conflicts,
+        commits: delta.commits,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
       };
       const names = Object.keys(fields);
@@ -43,6 +44,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             buckets: Array.from({ length: BUCKETS.length + 1 }, (_, i) => Number(item[`bucket_${i}`] ?? 0)),
             eventsAppended: Number(item.events_appended ?? 0),
             conflicts: Number(item.conflicts ?? 0),
+            commits: Number(item.commits ?? 0),
           }),
         emptyTotals(),
       );

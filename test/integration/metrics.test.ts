@@ -47,6 +47,7 @@ describe('/metrics', () => {
       ['process_cpu_seconds_total', 'COUNTER'],
       ['ledger_events_appended_total', 'COUNTER'],
       ['ledger_append_conflicts_total', 'COUNTER'],
+      ['ledger_append_commits_total', 'COUNTER'],
     ]) {
       assert.equal(m.byName.get(name!)?.type, type, name);
     }
@@ -65,6 +66,8 @@ describe('/metrics', () => {
     assert.equal(afterwards.value('http_requests_success_total') - before.value('http_requests_success_total'), 1 + 1 + 3);
     assert.equal(afterwards.value('http_requests_failed_total') - before.value('http_requests_failed_total'), 2);
     assert.equal(afterwards.value('ledger_events_appended_total') - before.value('ledger_events_appended_total'), 3);
+    // One after another, each event is its own transaction.
+    assert.equal(afterwards.value('ledger_append_commits_total') - before.value('ledger_append_commits_total'), 3);
     const histogram = afterwards.byName.get('http_request_duration_seconds')!.metrics[0]!;
     assert.equal(Number(histogram.count), afterwards.value('http_requests_success_total') + afterwards.value('http_requests_failed_total'));
     assert.equal(Number(histogram.buckets!['+Inf'] ?? histogram.count), Number(histogram.count));
