@@ -10,7 +10,7 @@
  * subtrees that make up the tree, largest first — enough for the current root and for the nodes each new
  * leaf completes.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 const LEAF_PREFIX = Buffer.from([0x00]);
 const NODE_PREFIX = Buffer.from([0x01]);
@@ -19,12 +19,21 @@ const HASH_BYTES = 32;
 /** SHA-256 of the empty string: the RFC 6962 head of an empty tree. */
 export const EMPTY_TREE_ROOT = createHash('sha256').digest();
 
+// One-shot hashing of one buffer is about a fifth faster than a streaming Hash with three updates;
+// the verifier computes three of these per block.
 export function leafHash(leaf: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(leaf).digest();
+  const input = Buffer.allocUnsafe(1 + leaf.length);
+  input[0] = LEAF_PREFIX[0]!;
+  input.set(leaf, 1);
+  return hash('sha256', input, 'buffer');
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  const input = Buffer.allocUnsafe(1 + left.length + right.length);
+  input[0] = NODE_PREFIX[0]!;
+  input.set(left, 1);
+  input.set(right, 1 + left.length);
+  return hash('sha256', input, 'buffer');
 }
 
 /** The Merkle tree head over already-hashed leaves (bottom-up, carrying an unpaired last node up). */

@@ -110,6 +110,9 @@ function blockItem(block: Block, treeNodes: string[] = []): Item {
   return item;
 }
 
+/** Reads of whole blocks fetch only the body: less for DynamoDB to send and the SDK to unmarshall. */
+const BLOCK_BODY = 'block_json';
+
 function blockFromItem(item: Item): Block {
   return inContractOrder(JSON.parse(String(item.block_json)) as Block);
 }
@@ -272,7 +275,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     async getBlock(chainName, index, consistent = false) {
       const out = await send(() =>
         client.send(
-          new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: blockSk(index) }, ConsistentRead: consistent }),
+          new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: blockSk(index) }, ConsistentRead: consistent, ProjectionExpression: BLOCK_BODY }),
         ),
       );
       return out.Item ? blockFromItem(out.Item) : undefined;
@@ -303,6 +306,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         TableName: tableName,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
         ExpressionAttributeValues: { ':pk': chainPk(chainName), ':from': blockSk(from), ':to': blockSk(to) },
+        ProjectionExpression: BLOCK_BODY,
         ScanIndexForward: !descending,
       });
       return items.map(blockFromItem);

@@ -50,6 +50,10 @@ interface Block {
   events: { event_type: string; details: Record<string, unknown> }[];
 }
 
+/** Blocks per page (the API's largest) and pages requested ahead of the one being checked. */
+const PAGE = 100;
+const PAGES_IN_FLIGHT = 6;
+
 class Failure extends Error {
   constructor(
     message: string,
@@ -97,15 +101,34 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   }
 
   /**
-   * Downloads blocks 0…size−1, checking each; calls `atSize(n, root, lastHash)` after each block so that
-   * roots can be compared where something was signed or anchored.
+   * Downloads blocks 0…size−1 and checks each in order. Pages are fetched ahead (a few in flight) while
+   * earlier ones are checked. `atSize(n, root, lastHash)` is called after block n−1 for each n in `sizes`
+   * (where something was signed or anchored): the tree's root is computed only there.
    */
-  async function walk(chain: string, size: number, atSize: (n: number, root: string, lastHash: string) => void): Promise<Block[]> {
+  async function walk(
+    chain: string,
+    size: number,
+    sizes: ReadonlySet<number>,
+    atSize: (n: number, root: string, lastHash: string) => void,
+  ): Promise<Block[]> {
     const kept: Block[] = [];
     let frontier: Buffer[] = [];
     let previous = ZERO_HASH;
-    for (let offset = 0; offset < size; offset += 100) {
-      const page = await get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=100&offset=${offset}`);
+    const pageAt = (offset: number) =>
+      get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`);
+    const ahead: Promise<{ blocks: Block[] }>[] = [];
+    let nextOffset = 0;
+    const refill = () => {
+      while (ahead.length < PAGES_IN_FLIGHT && nextOffset < size) {
+        const page = pageAt(nextOffset);
+        page.catch(() => undefined); // awaited in order below; an early failure must not go unhandled
+        ahead.push(page);
+        nextOffset += PAGE;
+      }
+    };
+    for (let offset = 0; offset < size; offset += PAGE) {
+      refill();
+      const page = await ahead.shift()!;
       let expected = offset;
       for (const block of page.blocks) {
         if (expected >= size) break;
@@ -114,12 +137,12 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
         if (hashBlock(block as never) !== block.hash) throw new Failure(`block ${expected} of '${chain}': its hash does not match its contents`, expected);
         if (block.previous_hash !== previous) throw new Failure(`block ${expected} of '${chain}' does not link to block ${expected - 1}`, expected);
         frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
-        atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
+        if (sizes.has(expected + 1)) atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
         previous = block.hash;
         kept.push(block);
         expected += 1;
       }
-      if (expected < Math.min(size, offset + 100)) throw new Failure(`block ${expected} of '${chain}' is missing`, expected);
+      if (expected < Math.min(size, offset + PAGE)) throw new Failure(`block ${expected} of '${chain}' is missing`, expected);
       options.progress?.(chain, expected, size);
     }
     return kept;
@@ -156,8 +179,8 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       const mainCheckpoint = await get<SignedCheckpoint>('/api/v1/chains/main/checkpoint');
       checkSignature(mainCheckpoint, publicKey, "the Main Chain's checkpoint");
       let mainRoot = '';
-      const mainBlocks = await walk('main', mainCheckpoint.tree_size, (n, root) => {
-        if (n === mainCheckpoint.tree_size) mainRoot = root;
+      const mainBlocks = await walk('main', mainCheckpoint.tree_size, new Set([mainCheckpoint.tree_size]), (_, root) => {
+        mainRoot = root;
       });
       if (mainRoot !== mainCheckpoint.root) throw new Failure("the Main Chain's blocks do not make the root its checkpoint signs");
       for (const block of mainBlocks) {
@@ -170,7 +193,8 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     }
 
     let root = '';
-    await walk(options.chain, checkpoint.tree_size, (n, rootAtN, lastHash) => {
+    const sizes = new Set([checkpoint.tree_size, ...anchors.map((a) => a.treeSize), ...(saved ? [saved.tree_size] : [])]);
+    await walk(options.chain, checkpoint.tree_size, sizes, (n, rootAtN, lastHash) => {
       if (n === checkpoint.tree_size) root = rootAtN;
       if (saved && n === saved.tree_size && rootAtN !== saved.root) {
         throw new Failure(`blocks 0…${n - 1} no longer make the root of the checkpoint saved at ${saved.tree_size} blocks: they were rewritten since`, n - 1);

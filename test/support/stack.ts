@@ -26,6 +26,8 @@ export interface StackOptions {
   dataDir?: string;
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** Extra node flags for the launcher (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
+  nodeArgs?: string[];
 }
 
 export function isAlive(pid: number): boolean {
@@ -49,7 +51,7 @@ export function removeDir(dir: string): void {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dataDir = options.dataDir ?? tempDataDir('stack');
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'infra/local/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -1,0 +1,528 @@
+/**
+ * `npm run bench [-- --quick] [-- --out FILE]`: the service side by side with its limits, in one run.
+ *
+ * Starts the local stack (`npm start`'s launcher) on a persisted DynamoDB Local in a temporary data dir,
+ * measures the limits straight against DynamoDB Local, then the service over HTTP with autocannon, and
+ * `ledger-verify` on a long chain. Writes bench/results/<date>.json and prints a table in which each
+ * service figure is a ratio to its limit. `--quick` runs every scenario briefly (CI proves the harness).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon, { type Result } from 'autocannon';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
+import { createDynamoClient } from '#shared/storage/client';
+import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { getItem, percentile, RawWriter, runFor, type LoopResult } from './limits.ts';
+import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Window } from './profile.ts';
+import { round, sample, type Usage } from './resources.ts';
+import { printTable } from './table.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    help: { type: 'boolean' },
+  },
+});
+if (args.help) {
+  process.stdout.write(
+    'Usage: npm run bench [-- --quick] [-- --profile] [-- --out FILE]\n\n' +
+      '  --quick    every scenario briefly: proves the harness (CI), not the speed\n' +
+      '  --profile  run the service and the verifier under V8\'s profiler; the JSON gets where each scenario\'s CPU went\n',
+  );
+  process.exit(0);
+}
+const QUICK = args.quick!;
+/** Length of each timed scenario. */
+const SCENARIO_MS = QUICK ? 1_500 : 10_000;
+const VERIFY_BLOCKS = QUICK ? 3_000 : 50_000;
+const WARMUP_MS = QUICK ? 2_000 : 20_000;
+const READ_CHAIN_BLOCKS = QUICK ? 500 : 2_000;
+const READ_CONNECTIONS = 16;
+const BATCH_EVENTS = 99;
+const BATCH_CONNECTIONS = 4;
+
+export interface Figure {
+  name: string;
+  kind: 'limit' | 'service';
+  unit: string;
+  rate: number;
+  p50_ms: number;
+  p99_ms: number;
+  ops: number;
+  seconds: number;
+  concurrency: number;
+  conflicts: number;
+  status: { '2xx': number; '4xx': number; '5xx': number; errors: number };
+  /** Transactions and blocks per transaction (service appends, from /metrics). */
+  commits?: number;
+  blocks_per_commit?: number;
+  resources: Record<string, Usage>;
+}
+
+export interface Target {
+  name: string;
+  figure: string;
+  limit: string | null;
+  value: number;
+  ratio: number | null;
+  target: string;
+  met: boolean;
+}
+
+// ---- progress --------------------------------------------------------------------------------------
+
+const STEPS = [
+  'start the local stack',
+  'warm up',
+  'limit: raw append, 1 writer',
+  'limit: raw append, 8 writers on 8 chains',
+  'limit: raw append, 99 blocks per transaction',
+  'prepare the read chain',
+  'limit: raw GetItem',
+  'limit: raw entity Query',
+  'service: one chain, 1 client',
+  'service: one chain, 8 clients',
+  'service: one chain, 32 clients',
+  'service: 8 chains x 4 clients',
+  'service: block by index',
+  'service: entity trace',
+  'service: batch endpoint',
+  `build a ${VERIFY_BLOCKS}-block chain`,
+  'limit: raw block-page Query',
+  'ledger-verify',
+] as const;
+const tty = process.stderr.isTTY === true;
+let step = 0;
+let stepStarted = 0;
+let ticker: NodeJS.Timeout | undefined;
+let detail = '';
+
+function progress(name: (typeof STEPS)[number]): void {
+  step = STEPS.indexOf(name) + 1;
+  stepStarted = performance.now();
+  detail = '';
+  draw(true);
+}
+let detailPrinted = 0;
+function setDetail(text: string): void {
+  detail = text;
+  // Without a terminal, a line at most every 5 s: logs stay readable.
+  if (!tty && performance.now() - detailPrinted > 5_000) {
+    detailPrinted = performance.now();
+    process.stderr.write(`    ${text}\n`);
+  }
+}
+function draw(first = false): void {
+  const elapsed = ((performance.now() - stepStarted) / 1000).toFixed(0);
+  const line = first ? `[${step}/${STEPS.length}] ${STEPS[step - 1]}` : `[${step}/${STEPS.length}] ${STEPS[step - 1]} ${elapsed}s ${detail}`;
+  if (tty) process.stderr.write(`\r\x1b[K${line}`);
+  else if (first) process.stderr.write(`${line}\n`);
+}
+function startTicker(): void {
+  if (tty) ticker = setInterval(() => draw(), 500);
+}
+function endProgress(): void {
+  if (ticker) clearInterval(ticker);
+  if (tty) process.stderr.write('\r\x1b[K');
+}
+
+// ---- helpers ---------------------------------------------------------------------------------------
+
+function fromLoop(name: string, unit: string, concurrency: number, loop: LoopResult, resources: Record<string, Usage>, perOp = 1): Figure {
+  const sorted = [...loop.latencies].sort((a, b) => a - b);
+  return {
+    name,
+    kind: 'limit',
+    unit,
+    rate: round((loop.ops * perOp) / loop.seconds, 0),
+    p50_ms: round(percentile(sorted, 50), 2),
+    p99_ms: round(percentile(sorted, 99), 2),
+    ops: loop.ops,
+    seconds: round(loop.seconds, 2),
+    concurrency,
+    conflicts: loop.conflicts,
+    status: { '2xx': 0, '4xx': 0, '5xx': 0, errors: 0 },
+    resources,
+  };
+}
+
+function fromCannon(name: string, unit: string, concurrency: number, results: Result[], resources: Record<string, Usage>, perRequest = 1): Figure {
+  const seconds = Math.max(...results.map((r) => r.duration));
+  const ok = results.reduce((n, r) => n + r['2xx'], 0);
+  const weighted = (pick: (r: Result) => number) =>
+    results.reduce((n, r) => n + pick(r) * r['2xx'], 0) / Math.max(1, ok);
+  return {
+    name,
+    kind: 'service',
+    unit,
+    rate: round((ok * perRequest) / seconds, 0),
+    // Several autocannon instances (one per chain): p50 weighted by requests, p99 the worst of them.
+    p50_ms: round(weighted((r) => r.latency.p50), 2),
+    p99_ms: round(Math.max(...results.map((r) => r.latency.p99)), 2),
+    ops: ok,
+    seconds: round(seconds, 2),
+    concurrency,
+    conflicts: 0,
+    status: {
+      '2xx': ok,
+      '4xx': results.reduce((n, r) => n + r['4xx'], 0),
+      '5xx': results.reduce((n, r) => n + r['5xx'], 0),
+      errors: results.reduce((n, r) => n + r.errors + r.timeouts, 0),
+    },
+    resources,
+  };
+}
+
+/** The ledger counters of /metrics. */
+async function ledgerCounters(stack: Stack): Promise<{ events: number; conflicts: number; commits: number }> {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { events: value('ledger_events_appended_total'), conflicts: value('ledger_append_conflicts_total'), commits: value('ledger_append_commits_total') };
+}
+
+async function mustCreate(stack: Stack, chain: string): Promise<void> {
+  const res = await call(stack.url, 'POST', `/api/v1/chains/${chain}/create`);
+  if (res.status !== 201) throw new Error(`creating ${chain}: ${res.status} ${res.text}`);
+}
+
+function eventBody(chain: string, n: number) {
+  return { entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n, note: 'service append over HTTP' } };
+}
+
+/** Appends over HTTP with autocannon; each request's entity varies. */
+function cannonAppends(stack: Stack, chain: string, connections: number, durationMs: number): Promise<Result> {
+  let n = 0;
+  return autocannon({
+    url: stack.url,
+    connections,
+    duration: durationMs / 1000,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: `/api/v1/chains/${chain}/events`,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: JSON.stringify(eventBody(chain, n++)) }),
+      },
+    ],
+  });
+}
+
+// ---- the run ---------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  startTicker();
+  progress('start the local stack');
+  const dataDir = join(ROOT, '.data', `bench-${process.pid}`);
+  mkdirSync(dataDir, { recursive: true });
+  const profileDir = join(dataDir, 'profiles');
+  const stack = await startStack({
+    dataDir,
+    env: { SVC_DYNAMODB_IN_MEMORY: 'false', SVC_LOG_LEVEL: 'warn' },
+    timeoutMs: 120_000,
+    nodeArgs: args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, 'service')}`] : [],
+  });
+  const figures: Figure[] = [];
+  const windows: Window[] = [];
+  let report: Record<string, unknown> | undefined;
+  let verify: { blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> } | undefined;
+  try {
+    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(stack.output())?.[1];
+    if (!endpoint) throw new Error('the stack did not name its DynamoDB endpoint');
+    const pids = { service: stack.pid, dynamodb: stack.dynamoPid };
+    const client = createDynamoClient({ region: 'us-east-1', endpoint });
+    const repository = createLedgerRepository({ client, tableName: 'ledger' });
+    const measure = async <T>(fn: () => Promise<T>): Promise<[T, Record<string, Usage>]> => {
+      const sampler = sample(pids);
+      const fromUs = monotonicUs();
+      const out = await fn();
+      windows.push({ name: STEPS[step - 1]!, fromUs, toUs: monotonicUs() });
+      return [out, sampler.stop()];
+    };
+
+    for (const chain of ['raw1', 'rawbatch', 'reads', 'one1', 'one8', 'one32', 'batch', 'verify']) await mustCreate(stack, chain);
+    for (let i = 0; i < 8; i += 1) {
+      await mustCreate(stack, `raw8-${i}`);
+      await mustCreate(stack, `multi-${i}`);
+    }
+
+    // -- warm-up: DynamoDB Local's JVM and the service compile their hot paths under load first, or the
+    // first scenarios would measure the JIT (the raw 1-writer limit read a third of its warm rate).
+    progress('warm up');
+    await mustCreate(stack, 'warmup');
+    const warm = await RawWriter.open(repository, 'warmup');
+    await runFor(WARMUP_MS / 2, 1, () => warm.append());
+    await runFor(WARMUP_MS / 4, 8, () => getItem(client, 'ledger', 'warmup', 1));
+    await Promise.all([
+      cannonAppends(stack, 'warmup', 8, WARMUP_MS / 4),
+      autocannon({ url: `${stack.url}/api/v1/chains/warmup/blocks/1`, connections: 4, duration: WARMUP_MS / 4000 }),
+    ]);
+
+    // -- limits: DynamoDB Local alone
+    progress('limit: raw append, 1 writer');
+    const raw1 = await RawWriter.open(repository, 'raw1');
+    const [loop1, use1] = await measure(() => runFor(SCENARIO_MS, 1, () => raw1.append()));
+    const rawOne = fromLoop('raw append, 1 writer', 'appends/s', 1, loop1, use1);
+    figures.push(rawOne);
+
+    progress('limit: raw append, 8 writers on 8 chains');
+    const writers8 = await Promise.all(Array.from({ length: 8 }, (_, i) => RawWriter.open(repository, `raw8-${i}`)));
+    const [loop8, use8] = await measure(() => runFor(SCENARIO_MS, 8, (w) => writers8[w]!.append()));
+    const rawEight = fromLoop('raw append, 8 writers x 8 chains', 'appends/s', 8, loop8, use8);
+    figures.push(rawEight);
+
+    progress('limit: raw append, 99 blocks per transaction');
+    const rawB = await RawWriter.open(repository, 'rawbatch');
+    const [loopB, useB] = await measure(() => runFor(SCENARIO_MS, 1, () => rawB.append(BATCH_EVENTS)));
+    figures.push(fromLoop('raw append, 99 blocks per transaction', 'events/s', 1, loopB, useB, BATCH_EVENTS));
+
+    progress('prepare the read chain');
+    const reads = await RawWriter.open(repository, 'reads');
+    for (let done = 0; done < READ_CHAIN_BLOCKS; done += BATCH_EVENTS) {
+      await reads.append(Math.min(BATCH_EVENTS, READ_CHAIN_BLOCKS - done));
+      setDetail(`${Math.min(done + BATCH_EVENTS, READ_CHAIN_BLOCKS)}/${READ_CHAIN_BLOCKS} blocks`);
+    }
+    const randomIndex = () => 1 + Math.floor(Math.random() * READ_CHAIN_BLOCKS);
+    const randomEntity = () => RawWriter.entity('reads', Math.floor(Math.random() * 64));
+
+    progress('limit: raw GetItem');
+    const [loopG, useG] = await measure(() => runFor(SCENARIO_MS, READ_CONNECTIONS, () => getItem(client, 'ledger', 'reads', randomIndex())));
+    const rawGet = fromLoop('raw GetItem (block by index)', 'reads/s', READ_CONNECTIONS, loopG, useG);
+    figures.push(rawGet);
+
+    progress('limit: raw entity Query');
+    const [loopQ, useQ] = await measure(() =>
+      runFor(SCENARIO_MS, READ_CONNECTIONS, async () => {
+        await repository.queryEntityBlocks(randomEntity());
+      }),
+    );
+    const rawTrace = fromLoop('raw entity-index Query (trace)', 'traces/s', READ_CONNECTIONS, loopQ, useQ);
+    figures.push(rawTrace);
+
+    // -- the service over HTTP
+    const appendScenario = async (label: (typeof STEPS)[number], name: string, chains: string[], connectionsEach: number) => {
+      progress(label);
+      const before = await ledgerCounters(stack);
+      const [results, usage] = await measure(() => Promise.all(chains.map((c) => cannonAppends(stack, c, connectionsEach, SCENARIO_MS))));
+      const after = await ledgerCounters(stack);
+      const figure = fromCannon(name, 'appends/s', connectionsEach * chains.length, results, usage);
+      figure.conflicts = after.conflicts - before.conflicts;
+      figure.commits = after.commits - before.commits;
+      figure.blocks_per_commit = round((after.events - before.events) / Math.max(1, figure.commits), 1);
+      figures.push(figure);
+      return figure;
+    };
+    await appendScenario('service: one chain, 1 client', 'service append, one chain, 1 client', ['one1'], 1);
+    await appendScenario('service: one chain, 8 clients', 'service append, one chain, 8 clients', ['one8'], 8);
+    const one32 = await appendScenario('service: one chain, 32 clients', 'service append, one chain, 32 clients', ['one32'], 32);
+    const multi = await appendScenario('service: 8 chains x 4 clients', 'service append, 8 chains x 4 clients', Array.from({ length: 8 }, (_, i) => `multi-${i}`), 4);
+
+    progress('service: block by index');
+    const [readResult, useR] = await measure(() =>
+      autocannon({
+        url: stack.url,
+        connections: READ_CONNECTIONS,
+        duration: SCENARIO_MS / 1000,
+        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/chains/reads/blocks/${randomIndex()}` }) }],
+      }),
+    );
+    const readFigure = fromCannon('service block by index', 'reads/s', READ_CONNECTIONS, [readResult], useR);
+    figures.push(readFigure);
+
+    progress('service: entity trace');
+    const [traceResult, useT] = await measure(() =>
+      autocannon({
+        url: stack.url,
+        connections: READ_CONNECTIONS,
+        duration: SCENARIO_MS / 1000,
+        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/entities/${randomEntity()}/trace` }) }],
+      }),
+    );
+    const traceFigure = fromCannon('service entity trace', 'traces/s', READ_CONNECTIONS, [traceResult], useT);
+    figures.push(traceFigure);
+
+    progress('service: batch endpoint');
+    let batchN = 0;
+    const before = await ledgerCounters(stack);
+    const [batchResult, useBatch] = await measure(() =>
+      autocannon({
+        url: stack.url,
+        connections: BATCH_CONNECTIONS,
+        duration: SCENARIO_MS / 1000,
+        timeout: 30,
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/chains/batch/events/batch',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (req) => ({ ...req, body: JSON.stringify({ events: Array.from({ length: BATCH_EVENTS }, () => eventBody('batch', batchN++)) }) }),
+          },
+        ],
+      }),
+    );
+    const after = await ledgerCounters(stack);
+    const batchFigure = fromCannon(`service batch endpoint (${BATCH_EVENTS} events per request)`, 'events/s', BATCH_CONNECTIONS, [batchResult], useBatch, BATCH_EVENTS);
+    batchFigure.conflicts = after.conflicts - before.conflicts;
+    batchFigure.commits = after.commits - before.commits;
+    batchFigure.blocks_per_commit = round((after.events - before.events) / Math.max(1, batchFigure.commits), 1);
+    figures.push(batchFigure);
+
+    // -- ledger-verify on a long chain
+    progress(`build a ${VERIFY_BLOCKS}-block chain`);
+    const long = await RawWriter.open(repository, 'verify');
+    for (let done = 0; done < VERIFY_BLOCKS - 1; ) {
+      const n = Math.min(BATCH_EVENTS, VERIFY_BLOCKS - 1 - done);
+      if (await long.append(n)) done += n;
+      if (done % (BATCH_EVENTS * 20) < BATCH_EVENTS) setDetail(`${done + 1}/${VERIFY_BLOCKS} blocks`);
+    }
+    // What DynamoDB Local serves of the same reads the verifier causes: pages of 100 blocks, 6 in flight.
+    progress('limit: raw block-page Query');
+    let nextPage = 0;
+    const [loopP, useP] = await measure(() =>
+      runFor(SCENARIO_MS, 6, async () => {
+        const from = (nextPage++ * 100) % VERIFY_BLOCKS;
+        await repository.getBlockRange('verify', from, from + 99, false);
+      }),
+    );
+    const rawPages = fromLoop('raw block-page Query (100 blocks per page)', 'blocks/s', 6, loopP, useP, 100);
+    figures.push(rawPages);
+
+    progress('ledger-verify');
+    const verifyFrom = monotonicUs();
+    const { run, usage: useV } = await timedVerify(stack.url, 'verify', pids, args.profile ? join(profileDir, 'verifier') : undefined);
+    windows.push({ name: 'ledger-verify', fromUs: verifyFrom, toUs: monotonicUs() });
+    verify = { blocks: VERIFY_BLOCKS, seconds: round(run.seconds, 2), blocks_per_s: round(VERIFY_BLOCKS / run.seconds, 0), exit_code: run.code, resources: useV };
+    if (run.code !== 0) throw new Error(`ledger-verify did not verify the chain:\n${run.output}`);
+
+    endProgress();
+    const targets: Target[] = [
+      ratioTarget('one chain, 32 clients vs raw 1 writer', one32, rawOne, 2),
+      { name: 'one chain, 32 clients: p99 latency', figure: one32.name, limit: null, value: one32.p99_ms, ratio: null, target: '<= 100 ms', met: one32.p99_ms <= 100 },
+      { name: 'one chain, 32 clients: 5xx', figure: one32.name, limit: null, value: one32.status['5xx'], ratio: null, target: '0', met: one32.status['5xx'] === 0 },
+      ratioTarget('8 chains vs raw 8 writers', multi, rawEight, 0.8),
+      ratioTarget('batch endpoint vs raw 1 writer', batchFigure, rawOne, 10),
+      {
+        name: 'ledger-verify',
+        figure: 'ledger-verify',
+        limit: rawPages.name,
+        value: verify.blocks_per_s,
+        ratio: round(verify.blocks_per_s / rawPages.rate, 2),
+        target: '>= 50000 blocks/s',
+        met: verify.blocks_per_s >= 50_000,
+      },
+      ratioTarget('reads by index vs raw GetItem', readFigure, rawGet, 0.7),
+      ratioTarget('traces vs raw entity Query', traceFigure, rawTrace, null),
+    ];
+    report = {
+      date: startedAt.toISOString(),
+      quick: QUICK,
+      scenario_seconds: SCENARIO_MS / 1000,
+      machine: machine(),
+      storage: 'DynamoDB Local, persisted to disk (-dbPath), same machine',
+      figures,
+      verify,
+      targets,
+    };
+  } finally {
+    endProgress();
+    await stack.stop();
+    // The service writes its profile as it exits.
+    if (report && args.profile) report.profile = profiles(profileDir, windows);
+    if (!report) removeDir(dataDir);
+  }
+  const out = args.out ?? join(ROOT, 'bench', 'results', `${startedAt.toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  printTable(report as never);
+  if (report.profile) printProfiles(report.profile as ReturnType<typeof profiles>);
+  removeDir(dataDir);
+  process.stdout.write(`\nWritten: ${out}\n`);
+}
+
+/** Per scenario, where the service's CPU went; for ledger-verify, the verifier's too. */
+function profiles(dir: string, windows: Window[]): { service: Record<string, ProfileSummary>; verifier?: ProfileSummary } {
+  const service = loadMainProfile(join(dir, 'service'));
+  const verifier = loadMainProfile(join(dir, 'verifier'));
+  return {
+    service: service ? Object.fromEntries(windows.map((w) => [w.name, summarize(service, w)])) : {},
+    ...(verifier ? { verifier: summarize(verifier) } : {}),
+  };
+}
+
+function printProfiles(p: ReturnType<typeof profiles>): void {
+  const show = (title: string, s: ProfileSummary) => {
+    const origins = Object.entries(s.by_origin).slice(0, 5).map(([k, v]) => `${k} ${Math.round((100 * v) / Math.max(1, s.busy_ms))}%`);
+    process.stdout.write(`\n${title}: busy ${s.busy_ms} of ${s.window_ms} ms; ${origins.join(', ')}\n`);
+    for (const f of s.top.slice(0, 6)) process.stdout.write(`  ${String(f.pct).padStart(5)}%  ${f.fn}\n`);
+  };
+  for (const [name, summary] of Object.entries(p.service)) {
+    if (/32 clients|block by index|batch endpoint|ledger-verify/.test(name)) show(`service profile, ${name}`, summary);
+  }
+  if (p.verifier) show('verifier profile, ledger-verify', p.verifier);
+}
+
+function ratioTarget(name: string, service: Figure, limit: Figure, atLeast: number | null): Target {
+  const ratio = round(service.rate / limit.rate, 2);
+  return {
+    name,
+    figure: service.name,
+    limit: limit.name,
+    value: service.rate,
+    ratio,
+    target: atLeast === null ? '(reported)' : `>= ${atLeast}x`,
+    met: atLeast === null ? true : ratio >= atLeast,
+  };
+}
+
+/** Runs the ledger-verify CLI as a user would; its own CPU is sampled as `verifier`. */
+function timedVerify(
+  url: string,
+  chain: string,
+  pids: Record<string, number | undefined>,
+  profileDir: string | undefined,
+): Promise<{ run: { seconds: number; code: number | null; output: string }; usage: Record<string, Usage> }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    const child = spawn(process.execPath, [...profiling, join(ROOT, 'bin', 'ledger-verify.mjs'), '--url', url, '--chain', chain], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const sampler = sample({ ...pids, verifier: child.pid });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => {
+      output += d;
+      const last = /(\d+)\/(\d+) blocks/.exec(String(d).split('\n').filter(Boolean).pop() ?? '');
+      if (last) setDetail(`${last[1]}/${last[2]} blocks`);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ run: { seconds: (performance.now() - t0) / 1000, code, output }, usage: sampler.stop() }));
+  });
+}
+
+function machine() {
+  const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_gib: round(totalmem() / 2 ** 30, 0),
+    os: `Linux ${release()}`,
+    node: process.version,
+    java: /version "([^"]+)"/.exec(java.stderr ?? '')?.[1] ?? 'unknown',
+  };
+}
+
+main().catch((error) => {
+  endProgress();
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
+  process.exitCode = 1;
+});

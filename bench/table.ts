@@ -1,0 +1,70 @@
+/** The benchmark's printed table: every figure with its resources, then the targets as ratios. */
+import type { Usage } from './resources.ts';
+
+interface Row {
+  name: string;
+  unit: string;
+  rate: number;
+  p50_ms: number;
+  p99_ms: number;
+  concurrency: number;
+  conflicts: number;
+  status: { '5xx': number };
+  blocks_per_commit?: number;
+  resources: Record<string, Usage>;
+}
+
+interface Report {
+  machine: { cpu: string; cores: number; memory_gib: number; node: string; java: string };
+  scenario_seconds: number;
+  quick: boolean;
+  figures: Row[];
+  verify?: { blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> };
+  targets: { name: string; value: number; ratio: number | null; target: string; met: boolean }[];
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const usage = (u: Usage | undefined) => (u ? [`${u.cpu_pct}%`, `${u.rss_max_mb} MiB`] : ['-', '-']);
+
+export function printTable(report: Report): void {
+  const m = report.machine;
+  const out: string[] = [];
+  out.push(`\n${m.cores} cores (${m.cpu}), ${m.memory_gib} GiB, Node ${m.node}, Java ${m.java}; ${report.scenario_seconds} s per scenario${report.quick ? ' (--quick: figures prove the harness, not the speed)' : ''}\n`);
+  out.push(
+    table(
+      ['figure', 'rate', 'unit', 'p50 ms', 'p99 ms', 'conc', 'blk/txn', 'conflicts', '5xx', 'svc CPU', 'svc RSS', 'ddb CPU', 'ddb RSS', 'bench CPU'],
+      [
+        ...report.figures.map((f) => [
+          f.name,
+          String(f.rate),
+          f.unit,
+          f.p50_ms.toFixed(1),
+          f.p99_ms.toFixed(1),
+          String(f.concurrency),
+          f.blocks_per_commit === undefined ? '-' : String(f.blocks_per_commit),
+          String(f.conflicts),
+          String(f.status['5xx']),
+          ...usage(f.resources.service),
+          ...usage(f.resources.dynamodb),
+          usage(f.resources.bench)[0]!,
+        ]),
+        ...(report.verify
+          ? [[`ledger-verify, ${report.verify.blocks} blocks`, String(report.verify.blocks_per_s), 'blocks/s', '-', '-', '1', '-', '-', '-', ...usage(report.verify.resources.service), ...usage(report.verify.resources.dynamodb), usage(report.verify.resources.verifier)[0]! + ' (verifier)']]
+          : []),
+      ],
+    ),
+  );
+  out.push('');
+  out.push(
+    table(
+      ['target', 'value', 'ratio to limit', 'wanted', 'met'],
+      report.targets.map((t) => [t.name, String(t.value), t.ratio === null ? '-' : `${t.ratio}x`, t.target, t.met ? 'yes' : 'NO']),
+    ),
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,80 @@
+/**
+ * `npm run bench -- --quick` (issue 11): the harness runs end to end against the real local stack, shows
+ * its progress, prints the table of ratios, and writes a JSON with every figure the issue names. The
+ * quick run proves the harness, not the speed: no figure here is compared with a target.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { removeDir, tempDataDir } from '#test/support/stack';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+describe('npm run bench -- --quick', () => {
+  it('measures every figure against its limit and writes them all to the JSON', () => {
+    const dir = tempDataDir('bench');
+    try {
+      const out = join(dir, 'quick.json');
+      const run = spawnSync('npm', ['run', '--silent', 'bench', '--', '--quick', '--out', out], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 180_000,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      });
+      assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+      assert.match(run.stderr, /\[1\/\d+\] start the local stack/, 'a progress line names each step');
+      assert.match(run.stderr, /\[\d+\/\d+\] ledger-verify/);
+      assert.match(run.stdout, /ratio to limit/, 'the table shows ratios to the limits');
+      assert.ok(existsSync(out), 'the JSON was written where asked');
+
+      const report = JSON.parse(readFileSync(out, 'utf8'));
+      assert.equal(report.quick, true);
+      assert.ok(report.machine.cores >= 1 && report.machine.node.startsWith('v'));
+      const names = report.figures.map((f: { name: string }) => f.name);
+      for (const expected of [
+        'raw append, 1 writer',
+        'raw append, 8 writers x 8 chains',
+        'raw append, 99 blocks per transaction',
+        'raw GetItem (block by index)',
+        'raw block-page Query (100 blocks per page)',
+        'raw entity-index Query (trace)',
+        'service append, one chain, 1 client',
+        'service append, one chain, 8 clients',
+        'service append, one chain, 32 clients',
+        'service append, 8 chains x 4 clients',
+        'service block by index',
+        'service entity trace',
+        'service batch endpoint (99 events per request)',
+      ]) {
+        assert.ok(names.includes(expected), `figure '${expected}' in ${JSON.stringify(names)}`);
+      }
+      for (const figure of report.figures) {
+        assert.ok(figure.rate > 0 && figure.ops > 0, `${figure.name} measured something`);
+        assert.ok(figure.p50_ms > 0 && figure.p99_ms >= figure.p50_ms, `${figure.name} latencies`);
+        assert.equal(typeof figure.conflicts, 'number');
+        for (const proc of ['service', 'dynamodb']) {
+          assert.ok(figure.resources[proc].rss_max_mb > 10, `${figure.name}: RSS of ${proc}`);
+          assert.equal(typeof figure.resources[proc].cpu_pct, 'number');
+        }
+        if (figure.kind === 'service') {
+          assert.equal(figure.status['5xx'], 0, `${figure.name}: no 5xx`);
+          assert.equal(figure.status['2xx'], figure.ops);
+        }
+      }
+      const group = report.figures.find((f: { name: string }) => f.name === 'service append, one chain, 32 clients');
+      assert.ok(group.blocks_per_commit > 1, `32 clients shared transactions: ${group.blocks_per_commit} blocks per commit`);
+      const batch = report.figures.find((f: { name: string }) => f.name.startsWith('service batch'));
+      assert.equal(batch.blocks_per_commit, 99);
+      assert.equal(report.verify.exit_code, 0, 'ledger-verify verified the long chain');
+      assert.ok(report.verify.blocks >= 1000 && report.verify.blocks_per_s > 0);
+      assert.ok(report.verify.resources.verifier, 'the verifier process was sampled');
+      const targets = report.targets.map((t: { name: string }) => t.name);
+      assert.equal(targets.length, 8);
+      for (const t of report.targets) assert.equal(typeof t.met, 'boolean');
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
