@@ -18,7 +18,7 @@ import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 import { getItem, percentile, RawWriter, runFor, type LoopResult } from './limits.ts';
 import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Window } from './profile.ts';
 import { round, sample, type Usage } from './resources.ts';
-import { printTable } from './table.ts';
+import { markdownTable, printTable } from './table.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -27,15 +27,17 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    markdown: { type: 'boolean', default: false },
     out: { type: 'string' },
     help: { type: 'boolean' },
   },
 });
 if (args.help) {
   process.stdout.write(
-    'Usage: npm run bench [-- --quick] [-- --profile] [-- --out FILE]\n\n' +
+    'Usage: npm run bench [-- --quick] [-- --profile] [-- --markdown] [-- --out FILE]\n\n' +
       '  --quick    every scenario briefly: proves the harness (CI), not the speed\n' +
-      '  --profile  run the service and the verifier under V8\'s profiler; the JSON gets where each scenario\'s CPU went\n',
+      '  --profile  run the service and the verifier under V8\'s profiler; the JSON gets where each scenario\'s CPU went\n' +
+      '  --markdown also print the figures as a Markdown table (the README\'s)\n',
   );
   process.exit(0);
 }
@@ -92,6 +94,7 @@ const STEPS = [
   'service: one chain, 8 clients',
   'service: one chain, 32 clients',
   'service: 8 chains x 4 clients',
+  'service: one chain, 2 processes x 16 clients',
   'service: block by index',
   'service: entity trace',
   'service: batch endpoint',
@@ -249,7 +252,7 @@ async function main(): Promise<void> {
       return [out, sampler.stop()];
     };
 
-    for (const chain of ['raw1', 'rawbatch', 'reads', 'one1', 'one8', 'one32', 'batch', 'verify']) await mustCreate(stack, chain);
+    for (const chain of ['raw1', 'rawbatch', 'reads', 'one1', 'one8', 'one32', 'shared', 'batch', 'verify']) await mustCreate(stack, chain);
     for (let i = 0; i < 8; i += 1) {
       await mustCreate(stack, `raw8-${i}`);
       await mustCreate(stack, `multi-${i}`);
@@ -321,10 +324,38 @@ async function main(): Promise<void> {
       figures.push(figure);
       return figure;
     };
-    await appendScenario('service: one chain, 1 client', 'service append, one chain, 1 client', ['one1'], 1);
-    await appendScenario('service: one chain, 8 clients', 'service append, one chain, 8 clients', ['one8'], 8);
+    const one1 = await appendScenario('service: one chain, 1 client', 'service append, one chain, 1 client', ['one1'], 1);
+    const one8 = await appendScenario('service: one chain, 8 clients', 'service append, one chain, 8 clients', ['one8'], 8);
     const one32 = await appendScenario('service: one chain, 32 clients', 'service append, one chain, 32 clients', ['one32'], 32);
     const multi = await appendScenario('service: 8 chains x 4 clients', 'service append, 8 chains x 4 clients', Array.from({ length: 8 }, (_, i) => `multi-${i}`), 4);
+
+    // Two processes on one chain, as two Lambda instances would be: group commit inside each, conditional
+    // writes between them. Here lost races (conflicts) are expected and every one is retried.
+    let twoProcesses: Figure | undefined;
+    progress('service: one chain, 2 processes x 16 clients');
+    const second = await startStack({
+      dataDir: join(dataDir, 'second'),
+      env: { SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn' },
+      timeoutMs: 120_000,
+    });
+    try {
+      const before = [await ledgerCounters(stack), await ledgerCounters(second)];
+      const sampler = sample({ ...pids, service2: second.pid });
+      const fromUs = monotonicUs();
+      const results = await Promise.all([stack, second].map((s) => cannonAppends(s, 'shared', 16, SCENARIO_MS)));
+      windows.push({ name: STEPS[step - 1]!, fromUs, toUs: monotonicUs() });
+      const usage = sampler.stop();
+      const after = [await ledgerCounters(stack), await ledgerCounters(second)];
+      const figure = fromCannon('service append, one chain, 2 processes x 16 clients', 'appends/s', 32, results, usage);
+      const delta = (k: 'events' | 'conflicts' | 'commits') => after[0]![k] - before[0]![k] + after[1]![k] - before[1]![k];
+      figure.conflicts = delta('conflicts');
+      figure.commits = delta('commits');
+      figure.blocks_per_commit = round(delta('events') / Math.max(1, figure.commits), 1);
+      figures.push(figure);
+      twoProcesses = figure;
+    } finally {
+      await second.stop();
+    }
 
     progress('service: block by index');
     const [readResult, useR] = await measure(() =>
@@ -421,6 +452,9 @@ async function main(): Promise<void> {
       },
       ratioTarget('reads by index vs raw GetItem', readFigure, rawGet, 0.7),
       ratioTarget('traces vs raw entity Query', traceFigure, rawTrace, null),
+      ratioTarget('one chain, 1 client vs raw 1 writer', one1, rawOne, null),
+      ratioTarget('one chain, 8 clients vs raw 1 writer', one8, rawOne, null),
+      ratioTarget('one chain, 2 processes vs raw 1 writer', twoProcesses!, rawOne, null),
     ];
     report = {
       date: startedAt.toISOString(),
@@ -444,6 +478,7 @@ async function main(): Promise<void> {
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   printTable(report as never);
   if (report.profile) printProfiles(report.profile as ReturnType<typeof profiles>);
+  if (args.markdown) process.stdout.write(`\n${markdownTable(report as never)}`);
   removeDir(dataDir);
   process.stdout.write(`\nWritten: ${out}\n`);
 }

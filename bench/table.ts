@@ -20,7 +20,7 @@ interface Report {
   quick: boolean;
   figures: Row[];
   verify?: { blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> };
-  targets: { name: string; value: number; ratio: number | null; target: string; met: boolean }[];
+  targets: { name: string; figure: string; limit: string | null; value: number; ratio: number | null; target: string; met: boolean }[];
 }
 
 function table(headers: string[], rows: string[][]): string {
@@ -67,4 +67,50 @@ export function printTable(report: Report): void {
     ),
   );
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** The same figures as a Markdown table (for the README): each service figure with its limit and ratio. */
+export function markdownTable(report: Report): string {
+  const byName = new Map(report.figures.map((f) => [f.name, f]));
+  const rows = report.figures.map((f) => {
+    const target = report.targets.find((t) => t.figure === f.name && t.ratio !== null);
+    const limit = target?.limit ? byName.get(target.limit) : undefined;
+    const cpu = (u: Usage | undefined) => (u ? `${u.cpu_pct}%` : '–');
+    return [
+      f.name,
+      `${f.rate.toLocaleString('en-US')} ${f.unit}`,
+      `${f.p50_ms} / ${f.p99_ms}`,
+      f.blocks_per_commit === undefined ? '–' : String(f.blocks_per_commit),
+      String(f.conflicts),
+      String(f.status['5xx']),
+      `${cpu(f.resources.service)} · ${f.resources.service?.rss_max_mb ?? '–'} MiB`,
+      `${cpu(f.resources.dynamodb)} · ${f.resources.dynamodb?.rss_max_mb ?? '–'} MiB`,
+      limit && target ? `${target.ratio}× ${limit.name}` : f.name.startsWith('raw ') ? '(a limit)' : '',
+    ];
+  });
+  if (report.verify) {
+    const t = report.targets.find((x) => x.name === 'ledger-verify');
+    rows.push([
+      `ledger-verify, ${report.verify.blocks.toLocaleString('en-US')} blocks`,
+      `${report.verify.blocks_per_s.toLocaleString('en-US')} blocks/s (${report.verify.seconds} s)`,
+      '–', '–', '–', '–',
+      `${report.verify.resources.service?.cpu_pct}% · ${report.verify.resources.service?.rss_max_mb} MiB`,
+      `${report.verify.resources.dynamodb?.cpu_pct}% · ${report.verify.resources.dynamodb?.rss_max_mb} MiB`,
+      t?.ratio ? `${t.ratio}× ${t.limit}` : '',
+    ]);
+  }
+  const header = ['figure', 'rate', 'p50 / p99 ms', 'blocks per txn', 'lost races', '5xx', 'service CPU · RSS', 'DynamoDB Local CPU · RSS', 'ratio to its limit'];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+  const targets = [
+    '| target | reached | wanted | met |',
+    '|---|---|---|---|',
+    ...report.targets
+      .filter((t) => t.target !== '(reported)')
+      .map((t) => {
+        const relative = /\dx$/.test(t.target);
+        const wanted = t.target.replace('>=', '≥').replace('<=', '≤').replace(/(\d)x$/, '$1×');
+        return `| ${t.name} | ${relative ? `${t.ratio}×` : t.value.toLocaleString('en-US')} | ${wanted} | ${t.met ? 'yes' : '**no**'} |`;
+      }),
+  ];
+  return `${lines.join('\n')}\n\n${targets.join('\n')}\n`;
 }

@@ -8,6 +8,7 @@ import { DependencyUnavailableError } from './errors.ts';
 import type { ConnectionStore, Send } from './realtime/realtime.ts';
 import { documentClient, once } from './runtime.ts';
 import { createConnectionStore } from './storage/connection-repository.ts';
+import { QUIET_SDK_LOGGER } from './storage/client.ts';
 import { isUnavailable } from './storage/errors.ts';
 
 export const getConnectionStore = once(
@@ -23,6 +24,7 @@ export const getSender = once((): Send => {
     endpoint: config.SVC_WS_MANAGEMENT_ENDPOINT,
     ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     maxAttempts: 2,
+    logger: QUIET_SDK_LOGGER,
   });
   return async (connectionId, message) => {
     try {

@@ -18,7 +18,7 @@ import { ChainAppender } from './ledger/appender.ts';
 import { createLedger, type Ledger } from './ledger/ledger.ts';
 import type { LedgerRepository } from './ledger/repository.ts';
 import { createApiKeyRepository } from './storage/api-key-repository.ts';
-import { createDynamoAggregatedClient, createDynamoClient } from './storage/client.ts';
+import { QUIET_SDK_LOGGER, createDynamoAggregatedClient, createDynamoClient } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { createSharedCounters } from './storage/metrics-repository.ts';
@@ -71,7 +71,7 @@ export const getLedgerRuntime = once((): LedgerRuntime => {
 export const getOffchainStore = once((): OffchainStore => {
   const config = getConfig();
   const keys: KeyProvider = config.SVC_KMS_KEY_ID
-    ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION, maxAttempts: 3 }), keyId: config.SVC_KMS_KEY_ID })
+    ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION, maxAttempts: 3, logger: QUIET_SDK_LOGGER }), keyId: config.SVC_KMS_KEY_ID })
     : LocalKeyProvider.fromFile(masterKeyPath(config), { create: false });
   const url = config.SVC_IPFS_API_URL;
   const ipfs: IpfsStore = url

@@ -44,6 +44,7 @@ describe('npm run bench -- --quick', () => {
         'service append, one chain, 8 clients',
         'service append, one chain, 32 clients',
         'service append, 8 chains x 4 clients',
+        'service append, one chain, 2 processes x 16 clients',
         'service block by index',
         'service entity trace',
         'service batch endpoint (99 events per request)',
@@ -71,7 +72,7 @@ describe('npm run bench -- --quick', () => {
       assert.ok(report.verify.blocks >= 1000 && report.verify.blocks_per_s > 0);
       assert.ok(report.verify.resources.verifier, 'the verifier process was sampled');
       const targets = report.targets.map((t: { name: string }) => t.name);
-      assert.equal(targets.length, 8);
+      assert.equal(targets.length, 11);
       for (const t of report.targets) assert.equal(typeof t.met, 'boolean');
     } finally {
       removeDir(dir);

@@ -4,7 +4,7 @@
  * headers, and the ledger's own proofs (each block hash recomputed, each link followed, the anchor's
  * Merkle root recomputed). Each later feature adds its steps here.
  *
- * It writes, per run: two Sub-Chains named `smoke-…` (three events and one anchor; two off-chain
+ * It writes, per run: two Sub-Chains named `smoke-…` (three events, a batch of two and one anchor; two off-chain
  * events), two encrypted payloads in IPFS, and per business prefix two organizations, a channel with
  * private data, and two contracts — all named `smoke…`; and a signing organization, a chain with one
  * signed event and a peer pointing at the node itself.
@@ -109,18 +109,25 @@ async function ledgerGroup(prefix: string): Promise<void> {
       expect(res.body?.event_id === `${chain}_${i}_0`, `event ${i}: event_id ${res.body?.event_id}`);
     }
   });
+  await check('adds a batch of two events atomically, one block each', async () => {
+    const res = await request('POST', `${prefix}/chains/${chain}/events/batch`, {
+      events: [4, 5].map((i) => ({ entity_id: entity, event_type: `step-${i}`, details: { i } })),
+    });
+    expectStatus(res, 200, 'batch');
+    expect(JSON.stringify(res.body?.event_ids) === JSON.stringify([`${chain}_4_0`, `${chain}_5_0`]), `batch: event_ids ${res.text}`);
+  });
   await check('lists the chain after the Main Chain', async () => {
     const res = await request('GET', `${prefix}/chains`);
     expectStatus(res, 200, 'chains');
     expect(Array.isArray(res.body) && res.body[0]?.name === 'main', 'chains: the Main Chain comes first');
     const mine = res.body.find((c: any) => c.name === chain);
-    expect(mine?.block_count === 4, `chains: block_count ${mine?.block_count}`);
+    expect(mine?.block_count === 6, `chains: block_count ${mine?.block_count}`);
   });
   await check('pages blocks whose hashes recompute and link', async () => {
     const res = await request('GET', `${prefix}/chains/${chain}/blocks?limit=100`);
     expectStatus(res, 200, 'blocks');
     blocks = res.body.blocks;
-    expect(blocks.length === 4, `blocks: ${blocks.length}`);
+    expect(blocks.length === 6, `blocks: ${blocks.length}`);
     blocks.forEach((block, i) => {
       expect(block.index === i, `block ${i}: index ${block.index}`);
       expect(hashBlock(block) === block.hash, `block ${i}: hash does not recompute`);
@@ -135,7 +142,7 @@ async function ledgerGroup(prefix: string): Promise<void> {
   await check('reports statistics', async () => {
     const res = await request('GET', `${prefix}/chains/${chain}/stats`);
     expectStatus(res, 200, 'stats');
-    expect(res.body.total_blocks === 4 && res.body.total_events === 3, `stats: ${res.text}`);
+    expect(res.body.total_blocks === 6 && res.body.total_events === 5, `stats: ${res.text}`);
   });
   await check('anchors the chain with the RFC 6962 root of its block hashes', async () => {
     const res = await request('POST', `${prefix}/chains/${chain}/submit-proof`);
@@ -147,22 +154,22 @@ async function ledgerGroup(prefix: string): Promise<void> {
     expect(hashBlock(anchor.body) === anchor.body.hash, 'anchor: hash does not recompute');
     const details = anchor.body.events[0].details;
     expect(details.merkle_root === blockHashesRoot(blocks.map((b) => b.hash)), 'anchor: merkle_root does not recompute');
-    expect(details.head_hash === blocks[3].hash && details.tree_size === 4, 'anchor: head');
+    expect(details.head_hash === blocks[5].hash && details.tree_size === 6, 'anchor: head');
   });
   await check('proves its blocks into a signed checkpoint, its history consistent, and its anchor', async () => {
     const checkpoint = await request('GET', `${prefix}/chains/${chain}/checkpoint`);
     expectStatus(checkpoint, 200, 'checkpoint');
     const c = checkpoint.body;
     expect(verifyEd25519(c.public_key, checkpointMessage(c), Buffer.from(c.signature, 'hex')), 'the checkpoint signature does not verify');
-    expect(c.tree_size === 4 && c.root === blockHashesRoot(blocks.map((b) => b.hash)), 'the checkpoint root is not the root of the blocks');
-    for (let i = 0; i < 4; i += 1) {
+    expect(c.tree_size === 6 && c.root === blockHashesRoot(blocks.map((b) => b.hash)), 'the checkpoint root is not the root of the blocks');
+    for (let i = 0; i < 6; i += 1) {
       const p = await request('GET', `${prefix}/chains/${chain}/blocks/${i}/proof`);
       expectStatus(p, 200, `proof of block ${i}`);
-      verifyInclusion(i, 4, leafHash(Buffer.from(blocks[i].hash, 'hex')), p.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(c.root, 'hex'));
+      verifyInclusion(i, 6, leafHash(Buffer.from(blocks[i].hash, 'hex')), p.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(c.root, 'hex'));
     }
-    const consistency = await request('GET', `${prefix}/chains/${chain}/consistency?first=2&second=4`);
+    const consistency = await request('GET', `${prefix}/chains/${chain}/consistency?first=2&second=6`);
     expectStatus(consistency, 200, 'consistency');
-    verifyConsistency(2, 4, consistency.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(blockHashesRoot(blocks.slice(0, 2).map((b) => b.hash)), 'hex'), Buffer.from(c.root, 'hex'));
+    verifyConsistency(2, 6, consistency.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(blockHashesRoot(blocks.slice(0, 2).map((b) => b.hash)), 'hex'), Buffer.from(c.root, 'hex'));
     const anchor = await request('GET', `${prefix}/chains/${chain}/blocks/2/anchor`);
     expectStatus(anchor, 200, 'anchor');
     verifyInclusion(2, anchor.body.anchor.tree_size, leafHash(Buffer.from(blocks[2].hash, 'hex')), anchor.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(anchor.body.anchor.merkle_root, 'hex'));
@@ -173,7 +180,7 @@ async function ledgerGroup(prefix: string): Promise<void> {
   await check('traces the entity', async () => {
     const res = await request('GET', `${prefix}/entities/${entity}/trace`);
     expectStatus(res, 200, 'trace');
-    expect(res.body.events.length === 3 && res.body.chains[0] === chain, `trace: ${res.text.slice(0, 200)}`);
+    expect(res.body.events.length === 5 && res.body.chains[0] === chain, `trace: ${res.text.slice(0, 200)}`);
   });
   await check('answers errors in the contract shape', async () => {
     const missing = await request('GET', `${prefix}/chains/${chain}-missing/stats`);
