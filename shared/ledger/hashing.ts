@@ -30,8 +30,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * RFC 8785: ECMAScript serialization of strings and numbers (what JSON.stringify does), object keys
  * sorted by UTF-16 code units (what Array.prototype.sort does), no whitespace. Written out rather than
- * taken from a library because every append and every verified block pays for it: this is about three
- * times faster than `canonicalize`, which the unit tests keep as the oracle.
+ * taken from a library because every append and every verified block pays for it: on a block it is
+ * 1.6–2 times faster than `canonicalize`, which the unit tests keep as the oracle.
  */
 function jcs(value: unknown): string | undefined {
   switch (typeof value) {
