@@ -58,6 +58,8 @@ export const settingsSchema = z.object({
   SVC_AUTH_CACHE_SECONDS: positiveInt(0, 300).default(10),
   SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),
   SVC_RATE_LIMIT_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
+  // Guessing keys: a source IP that presents this many unknown keys in a minute gets 429 until the minute ends.
+  SVC_AUTH_FAILURES_PER_MINUTE: positiveInt(0, 1_000_000).default(20),
   SVC_MAX_BODY_BYTES: positiveInt(1, 6 * 1024 * 1024).default(5 * 1024 * 1024),
   SVC_CORS_ORIGINS: z
     .string()

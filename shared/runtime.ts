@@ -94,9 +94,9 @@ export const getApiKeyRepository = once(
  * DynamoDB (shared by every instance). If DynamoDB cannot be reached the limiter falls back to
  * counting in memory rather than failing requests.
  */
-export const getRateLimiter = once((): RateLimiterAbstract => {
+function limiter(points: number, keyPrefix: string): RateLimiterAbstract {
   const config = getConfig();
-  const window = { points: config.SVC_RATE_LIMIT_RPM, duration: 60 };
+  const window = { points, duration: 60, keyPrefix };
   if (config.SVC_RATE_LIMIT_BACKEND === 'memory') return new RateLimiterMemory(window);
   return new RateLimiterDynamo({
     ...window,
@@ -106,7 +106,13 @@ export const getRateLimiter = once((): RateLimiterAbstract => {
     ttlSet: true,
     insuranceLimiter: new RateLimiterMemory(window),
   });
-});
+}
+
+/** Requests per key (per source IP without one) and minute. */
+export const getRateLimiter = once((): RateLimiterAbstract => limiter(getConfig().SVC_RATE_LIMIT_RPM, 'rlflx'));
+
+/** Unknown keys presented per source IP and minute: a separate budget, so guessing keys cannot reset it. */
+export const getAuthFailureLimiter = once((): RateLimiterAbstract => limiter(getConfig().SVC_AUTH_FAILURES_PER_MINUTE, 'authfail'));
 
 /** Request and ledger metrics; summed across instances in the registry table with the dynamodb backend. */
 export const getMetrics = once((): Metrics => {

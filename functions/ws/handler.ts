@@ -6,7 +6,8 @@
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { ROLE_RANK } from '#shared/admin/api-keys';
 import { getConfig } from '#shared/config';
-import { authenticate } from '#shared/http/auth';
+import { authenticateFrom } from '#shared/http/auth';
+import { TooManyRequestsError } from '#shared/errors';
 import { logger } from '#shared/log';
 import { messages, parseClientMessage } from '#shared/realtime/realtime';
 import { getConnectionStore } from '#shared/realtime-runtime';
@@ -31,7 +32,13 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
       let identity: { key_id: string | null; role: string | null } = { key_id: null, role: null };
       if (config.SVC_AUTH_ENABLED) {
         const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
-        const record = key ? await authenticate(key) : undefined;
+        let record;
+        try {
+          record = key ? await authenticateFrom(key, (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp ?? 'unknown') : undefined;
+        } catch (error) {
+          if (error instanceof TooManyRequestsError) return { statusCode: 429, body: 'Too many unknown keys from this address; try again later' };
+          throw error;
+        }
         if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
         if (ROLE_RANK[record.role] < ROLE_RANK.reader) return { statusCode: 403, body: 'This key may not subscribe' };
         identity = { key_id: record.key_id, role: record.role };
