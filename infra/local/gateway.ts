@@ -3,6 +3,7 @@
  * it into the same `APIGatewayProxyEventV2` API Gateway sends (payload format 2.0), invokes the
  * group's unmodified Lambda handler with a Lambda-like context, and writes the result back.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -141,7 +142,9 @@ export function buildEvent(
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
   const contentType = headers['content-type'] ?? '';
-  const isText = body.length === 0 || contentType === '' || TEXT_TYPES.test(contentType);
+  // Bytes that are not UTF-8 travel base64-encoded, as binary does, so the handler can refuse them
+  // instead of reading replacement characters.
+  const isText = body.length === 0 || ((contentType === '' || TEXT_TYPES.test(contentType)) && isUtf8(body));
   const now = new Date();
   const routeKey = route?.routeKey ?? '$default';
   return {

@@ -4,7 +4,7 @@
  * travels in `request.internal.body`; an empty body is `undefined`, and the route decides if that's fine.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { InvalidJsonError, UnsupportedMediaTypeError } from '../errors.ts';
+import { BadRequestError, InvalidJsonError, UnsupportedMediaTypeError } from '../errors.ts';
 import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
@@ -15,20 +15,30 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 export type EventWithBody = HttpEvent & { [PARSED_BODY]?: unknown };
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as text; bytes that are not UTF-8 are the client's error (JSON is UTF-8, RFC 8259), not U+FFFD. */
 export function rawBody(event: HttpEvent): string | undefined {
   if (event.body === undefined || event.body === null) return undefined;
-  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (!event.isBase64Encoded) return event.body;
+  try {
+    return strictUtf8.decode(Buffer.from(event.body, 'base64'));
+  } catch {
+    throw new BadRequestError('The body is not valid UTF-8');
+  }
 }
 
 export function jsonBody(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return {
     before: (request) => {
-      const text = rawBody(request.event);
-      if (text === undefined || text.trim() === '') return;
+      const body = request.event.body;
+      if (body === undefined || body === null || body === '') return;
       const type = headerValue(request.event, 'content-type');
       if (type !== undefined && !JSON_TYPE.test(type)) {
         throw new UnsupportedMediaTypeError(`Content-Type '${type}' is not supported; send application/json`);
       }
+      const text = rawBody(request.event)!;
+      if (text.trim() === '') return;
       try {
         (request.event as EventWithBody)[PARSED_BODY] = JSON.parse(text);
       } catch {
