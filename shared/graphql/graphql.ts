@@ -30,6 +30,8 @@ import { logger } from '../log.ts';
 
 export const MAX_DEPTH = 10;
 export const MAX_COMPLEXITY = 1000;
+/** Lexical tokens a document may have (names, punctuation, values): ten per field of a maximal query. */
+export const MAX_TOKENS = 10_000;
 
 const SDL = /* GraphQL */ `
   scalar JSON
@@ -153,26 +155,73 @@ export function depthLimitRule(max: number): ValidationRule {
     for (const definition of context.getDocument().definitions) {
       if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
     }
-    const depth = (set: SelectionSetNode | undefined, seen: Set<string>): number => {
+    // A fragment's depth does not depend on where it is spread: computed once per fragment, or a fragment
+    // spread twice in one spread twice in one… (2^n walks) would stall the process. A cycle counts as 0
+    // here; the standard NoFragmentCycles rule refuses it.
+    const fragmentDepth = new Map<string, number>();
+    const visiting = new Set<string>();
+    const depth = (set: SelectionSetNode | undefined): number => {
       if (!set) return 0;
       let deepest = 0;
       for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) deepest = Math.max(deepest, 1 + depth(selection.selectionSet, seen));
-        else if (selection.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, depth(selection.selectionSet, seen));
-        else if (!seen.has(selection.name.value)) {
-          const fragment = fragments.get(selection.name.value);
-          deepest = Math.max(deepest, depth(fragment?.selectionSet, new Set([...seen, selection.name.value])));
+        if (selection.kind === Kind.FIELD) deepest = Math.max(deepest, 1 + depth(selection.selectionSet));
+        else if (selection.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, depth(selection.selectionSet));
+        else {
+          const name = selection.name.value;
+          if (!fragmentDepth.has(name) && !visiting.has(name)) {
+            visiting.add(name);
+            fragmentDepth.set(name, depth(fragments.get(name)?.selectionSet));
+            visiting.delete(name);
+          }
+          deepest = Math.max(deepest, fragmentDepth.get(name) ?? 0);
         }
       }
       return deepest;
     };
     return {
       OperationDefinition(node) {
-        const found = depth(node.selectionSet, new Set());
+        const found = depth(node.selectionSet);
         if (found > max) context.reportError(new GraphQLError(`The query is ${found} levels deep; the limit is ${max}`, { nodes: [node] }));
       },
     };
   };
+}
+
+/**
+ * The number of fields a query would resolve with every fragment spread in place, counted with one pass
+ * per fragment. It is what the complexity limit counts; checking it first keeps the complexity library,
+ * which expands fragments one spread at a time, away from documents that expand exponentially.
+ */
+export function expandedFieldCount(document: DocumentNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const perFragment = new Map<string, number>();
+  const visiting = new Set<string>();
+  const count = (set: SelectionSetNode | undefined): number => {
+    if (!set) return 0;
+    let total = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) total += 1 + count(selection.selectionSet);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) total += count(selection.selectionSet);
+      else {
+        const name = selection.name.value;
+        if (!perFragment.has(name) && !visiting.has(name)) {
+          visiting.add(name);
+          perFragment.set(name, count(fragments.get(name)?.selectionSet));
+          visiting.delete(name);
+        }
+        total += perFragment.get(name) ?? 0;
+      }
+    }
+    return total;
+  };
+  let total = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) total += count(definition.selectionSet);
+  }
+  return total;
 }
 
 export interface GraphqlRequest {
@@ -310,13 +359,16 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
   if (typeof request.query !== 'string' || request.query.trim() === '') return refuse(400, 'Send a query', 'BAD_REQUEST');
   let document: DocumentNode;
   try {
-    document = parse(request.query);
+    // Beyond MAX_TOKENS the parser stops: no document that large fits the depth and complexity limits anyway.
+    document = parse(request.query, { maxTokens: MAX_TOKENS });
   } catch (error) {
     return { status: 400, body: { errors: [{ ...(error as GraphQLError).toJSON(), extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] } };
   }
   const rules = [...specifiedRules, depthLimitRule(MAX_DEPTH), ...(options.production ? [NoSchemaIntrospectionCustomRule] : [])];
   const invalid = validate(schema, document, rules);
   if (invalid.length) return { status: 400, body: { errors: invalid.map((e) => ({ ...e.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })) } };
+  const expanded = expandedFieldCount(document);
+  if (expanded > MAX_COMPLEXITY) return refuse(400, `The query costs ${expanded} points; the limit is ${MAX_COMPLEXITY}`, 'QUERY_TOO_COMPLEX');
   let complexity: number;
   try {
     complexity = getComplexity({ schema, query: document, variables: request.variables ?? {}, estimators: [simpleEstimator({ defaultComplexity: 1 })] });

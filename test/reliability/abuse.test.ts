@@ -1,0 +1,172 @@
+/**
+ * Abuse: guessing keys is stopped by 429s; slow-loris clients neither block others nor stay forever;
+ * GraphQL batch, alias, fragment and directive bombs are refused by the limits, quickly; 1 000 idle
+ * WebSocket connections do not slow appends by more than 20 %.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import autocannon from 'autocannon';
+import WebSocket from 'ws';
+import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { CI, report } from './support.ts';
+
+const ADMIN = 'abuse-admin-key-0123456789abcdef';
+let stack: Stack;
+
+before(async () => {
+  stack = await startStack({
+    env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN, SVC_AUTH_FAILURES_PER_MINUTE: '20', SVC_RATE_LIMIT_RPM: '0' },
+  });
+});
+
+after(async () => {
+  await stack?.stop();
+  if (stack) removeDir(stack.dataDir);
+});
+
+const admin = { 'X-API-Key': ADMIN };
+
+describe('Abuse', () => {
+  it('slow loris: 200 clients trickling headers do not block others, and are cut off', async (t) => {
+    const url = new URL(stack.url);
+    const sockets: Socket[] = [];
+    let closedByServer = 0;
+    const trickles: NodeJS.Timeout[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const socket = connect(Number(url.port), url.hostname);
+      socket.on('error', () => undefined);
+      socket.on('close', () => (closedByServer += 1));
+      socket.write(`POST /api/v1/chains/slow/events HTTP/1.1\r\nHost: ${url.host}\r\n`);
+      trickles.push(setInterval(() => socket.writable && socket.write('X-Slow: a\r\n'.slice(0, 1)), 500));
+      sockets.push(socket);
+    }
+    // Meanwhile, others are served as usual.
+    const latencies: number[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      const started = performance.now();
+      const res = await call(stack.url, 'GET', '/api/v1/health');
+      assert.equal(res.status, 200);
+      latencies.push(performance.now() - started);
+    }
+    latencies.sort((a, b) => a - b);
+    const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
+    // The gateway gives headers 10 s (checked every second): every slow socket is closed by then.
+    const deadline = Date.now() + 15_000;
+    while (closedByServer < sockets.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    trickles.forEach(clearInterval);
+    sockets.forEach((s) => s.destroy());
+    report(t, {
+      area: 'abuse',
+      what: 'slow loris on the local gateway',
+      tried: `200 sockets trickling headers; 50 other requests, p99 ${Math.round(p99)} ms; ${closedByServer} slow sockets cut off within 15 s`,
+      lost: 0,
+      forks: 0,
+      unexpected5xx: 0,
+    });
+    assert.ok(p99 < 1_000, `other clients were served (p99 ${Math.round(p99)} ms)`);
+    assert.equal(closedByServer, 200, 'the server cut off every slow client');
+  });
+
+  it('GraphQL batch, alias, fragment and directive bombs are refused, fast', async (t) => {
+    const fields = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join(' ');
+    const doubling = (levels: number) =>
+      `query { ...F0 } ${Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ')} fragment F${levels} on Query { chains { name } }`;
+    const bombs: [string, unknown][] = [
+      ['batch of 100 queries', Array.from({ length: 100 }, () => ({ query: '{ chains { name } }' }))],
+      ['2 000 aliases', { query: `{ ${fields(2_000, (i) => `a${i}: chains { name }`)} }` }],
+      ['fragment cycle', { query: 'query { ...A } fragment A on Query { chains { name } ...B } fragment B on Query { ...A }' }],
+      ['fragments doubling 40 times', { query: doubling(40) }],
+      ['1 000 directives', { query: `{ chains ${fields(1_000, () => '@include(if: true)')} { name } }` }],
+      ['200 000 tokens', { query: `{ ${'chains { name } '.repeat(50_000)} }` }],
+    ];
+    const results: string[] = [];
+    for (const [name, body] of bombs) {
+      const started = performance.now();
+      const res = await fetch(`${stack.url}/graphql`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+      const text = await res.text();
+      const ms = Math.round(performance.now() - started);
+      results.push(`${name} ${res.status} in ${ms} ms`);
+      assert.ok(res.status >= 400 && res.status < 500, `${name}: ${res.status} ${text.slice(0, 200)}`);
+      assert.ok(ms < 2_000, `${name} answered in ${ms} ms`);
+    }
+    const health = await call(stack.url, 'GET', '/api/v1/health');
+    report(t, { area: 'abuse', what: 'GraphQL bombs', tried: results.join('; '), lost: 0, forks: 0, unexpected5xx: 0 });
+    assert.equal(health.status, 200);
+  });
+
+  it('1 000 idle WebSocket connections slow appends by at most 20 %', async (t) => {
+    await call(stack.url, 'POST', '/api/v1/chains/quiet/create', undefined, admin);
+    await call(stack.url, 'POST', '/api/v1/chains/busy/create', undefined, admin);
+    const seconds = CI ? 4 : 8;
+    const rate = async () => {
+      let n = 0;
+      const r = await autocannon({
+        url: stack.url,
+        connections: 8,
+        duration: seconds,
+        requests: [{ method: 'POST', path: '/api/v1/chains/busy/events', headers: { ...admin, 'content-type': 'application/json' }, setupRequest: (q) => ({ ...q, body: JSON.stringify({ entity_id: `e${n++ % 16}`, event_type: 't' }) }) }],
+      });
+      assert.equal(r.non2xx, 0);
+      return r['2xx'] / r.duration;
+    };
+    await rate(); // warm-up
+    const before = Math.max(await rate(), await rate());
+    const wsUrl = `${stack.url.replace('http', 'ws')}/ws`;
+    const sockets: WebSocket[] = [];
+    for (let i = 0; i < 1_000; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const ws = new WebSocket(wsUrl, { headers: admin });
+          sockets.push(ws);
+          await new Promise<void>((resolve, reject) => {
+            ws.once('open', () => resolve());
+            ws.once('error', reject);
+          });
+          // Idle: subscribed to a chain nobody writes to.
+          ws.send(JSON.stringify({ type: 'subscribe', chain: 'quiet' }));
+        }),
+      );
+    }
+    const open = sockets.filter((s) => s.readyState === WebSocket.OPEN).length;
+    const during = Math.max(await rate(), await rate());
+    sockets.forEach((s) => s.terminate());
+    const ratio = during / before;
+    report(t, {
+      area: 'abuse',
+      what: '1 000 idle WebSocket connections',
+      tried: `appends ${Math.round(before)}/s without, ${Math.round(during)}/s with ${open} open connections (${Math.round(ratio * 100)} %)`,
+      lost: 0,
+      forks: 0,
+      unexpected5xx: 0,
+    });
+    assert.equal(open, 1_000);
+    assert.ok(ratio >= 0.8, `appends kept ${Math.round(ratio * 100)} % of their rate`);
+  });
+
+  // Last: it locks this address out for the rest of the minute.
+  it('guessing keys: after 20 unknown keys a minute the address gets 429 with Retry-After, before any lookup', async (t) => {
+    const statuses = new Map<number, number>();
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 200; i += 1) {
+      const res = await fetch(`${stack.url}/api/v1/chains`, { headers: { 'X-API-Key': randomBytes(16).toString('hex') } });
+      await res.arrayBuffer();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (res.status === 429) retryAfter = res.headers.get('retry-after');
+    }
+    const sameAddressValidKey = await call(stack.url, 'GET', '/api/v1/chains', undefined, admin);
+    report(t, {
+      area: 'abuse',
+      what: 'auth brute force',
+      tried: `200 random keys from one address: ${JSON.stringify(Object.fromEntries(statuses))}; Retry-After ${retryAfter}`,
+      lost: 0,
+      forks: 0,
+      unexpected5xx: [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0),
+    });
+    assert.equal(statuses.get(401), 20, 'the first 20 guesses are told 401');
+    assert.equal(statuses.get(429), 180, 'every later guess is refused without being tried');
+    assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= 60);
+    assert.equal(sameAddressValidKey.status, 429, 'the address is locked out for the rest of the minute (documented)');
+  });
+});
