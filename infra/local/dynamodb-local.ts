@@ -7,7 +7,7 @@
  * start has a deadline and the JVM is killed by pid on every way out.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { freePort, isPortFree } from './ports.ts';
@@ -36,6 +36,47 @@ export interface DynamoDbLocalOptions {
   /** A fixed port; a free one is picked when absent. */
   port?: number | undefined;
   startTimeoutMs?: number;
+  /** Told when a JVM left on this data dir by a launcher that was killed is stopped first. */
+  onLeftover?: (pid: number) => void;
+}
+
+const PID_FILE = 'dynamodb-local.pid';
+
+/**
+ * A launcher killed with SIGKILL cannot stop its JVM, which then keeps the data file open. The JVM's pid
+ * is kept beside the data; the next start on the same data stops such a leftover (only if that pid is
+ * still a DynamoDB Local serving this very directory) before opening the file again.
+ */
+async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dataDir, PID_FILE), 'utf8').trim());
+  } catch {
+    return;
+  }
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    // Not running (or not Linux, where /proc is absent: nothing to check it against).
+  }
+  if (pid > 0 && cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`)) {
+    onLeftover?.(pid);
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+    for (let waited = 0; waited < 10_000; waited += 100) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  rmSync(join(dataDir, PID_FILE), { force: true });
 }
 
 export const JAVA_MISSING_MESSAGE = [
@@ -73,6 +114,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   }
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
+  if (!options.inMemory) await stopLeftover(dataDir, options.onLeftover);
   const storage = options.inMemory ? ['-inMemory'] : ['-dbPath', dataDir];
   const child = spawn(
     'java',
@@ -102,7 +144,16 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     await handle.stop();
     throw error;
   }
-  return handle;
+  if (options.inMemory) return handle;
+  writeFileSync(join(dataDir, PID_FILE), `${pid}\n`);
+  const stop = handle.stop;
+  return {
+    ...handle,
+    stop: async () => {
+      await stop();
+      rmSync(join(dataDir, PID_FILE), { force: true });
+    },
+  };
 }
 
 function makeHandle(child: ChildProcess, pid: number, port: number): DynamoDbLocal {

@@ -82,6 +82,7 @@ async function main(): Promise<void> {
         dataDir: join(dataDir, 'dynamodb'),
         inMemory: config.SVC_DYNAMODB_IN_MEMORY,
         port: config.SVC_DYNAMODB_LOCAL_PORT,
+        onLeftover: (pid) => say(`Stopping DynamoDB Local (pid ${pid}) left running on this data by a launcher that was killed`),
       });
     } catch (error) {
       if (error instanceof LaunchError) fail(`Cannot start: ${error.message}`);

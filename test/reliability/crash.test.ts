@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
-import { removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
+import { isAlive, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
 import { CI, readWholeChain, reconcile, report } from './support.ts';
 
 const KILLS = 10;
@@ -170,5 +170,50 @@ describe('Crashes under load', () => {
     assert.equal(forks, 0);
     assert.equal(lost, 0);
     assert.equal(duplicated, 0);
+  });
+
+  it('the launcher SIGKILLed with its own DynamoDB Local: the next start stops the leftover JVM and serves the same data', async (t) => {
+    const dataDir = tempDataDir('crash-launcher');
+    try {
+      const first = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false' } });
+      const orphan = first.dynamoPid!;
+      assert.equal((await fetch(`${first.url}/api/v1/chains/own/create`, { method: 'POST' })).status, 201);
+      const acknowledged = new Map<string, string>();
+      for (let n = 0; n < 20; n += 1) {
+        const res = await fetch(`${first.url}/api/v1/chains/own/events`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ entity_id: 'e', event_type: 't', details: { key: `own/${n}` } }),
+        });
+        assert.equal(res.status, 200);
+        acknowledged.set(`own/${n}`, ((await res.json()) as { event_id: string }).event_id);
+      }
+      process.kill(first.pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok(isAlive(orphan), 'the JVM outlived its killed launcher');
+      const second = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false' } });
+      try {
+        assert.match(second.output(), new RegExp(`Stopping DynamoDB Local \\(pid ${orphan}\\) left running`));
+        assert.ok(!isAlive(orphan), 'the leftover JVM was stopped before the data was opened again');
+        const { blocks, forks } = await readWholeChain(second.url, 'own');
+        const { lost, duplicated } = reconcile(blocks, acknowledged);
+        report(t, {
+          area: 'faults',
+          what: 'launcher SIGKILLed, its DynamoDB Local left running',
+          tried: `20 acknowledged events; the restart stopped the leftover JVM (pid ${orphan}) and read ${blocks.length} blocks`,
+          lost,
+          forks,
+          unexpected5xx: 0,
+        });
+        assert.equal(lost, 0);
+        assert.equal(duplicated, 0);
+        assert.equal(forks, 0);
+      } finally {
+        await second.stop();
+        await first.stop();
+      }
+    } finally {
+      removeDir(dataDir);
+    }
   });
 });

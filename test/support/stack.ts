@@ -104,6 +104,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
         const code = await exited;
         clearTimeout(timer);
+        // A launcher that had to be killed (or was, by a test) cannot stop its JVM: no test leaves one behind.
+        if (dynamoPid && isAlive(Number(dynamoPid))) process.kill(Number(dynamoPid), 'SIGKILL');
         return code;
       })();
       return stopped;
