@@ -239,7 +239,7 @@ async function main(): Promise<void> {
   let report: Record<string, unknown> | undefined;
   let verify: { blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> } | undefined;
   try {
-    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(stack.output())?.[1];
+    const endpoint = stack.dynamoEndpoint;
     if (!endpoint) throw new Error('the stack did not name its DynamoDB endpoint');
     const pids = { service: stack.pid, dynamodb: stack.dynamoPid };
     const client = createDynamoClient({ region: 'us-east-1', endpoint });

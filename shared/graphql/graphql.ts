@@ -148,36 +148,44 @@ function userError(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', status: 422 } });
 }
 
+/**
+ * A measure of a document with every fragment spread in place: each field is `1 + measure(its selections)`,
+ * siblings are `combine`d. A fragment's measure does not depend on where it is spread, so it is computed
+ * once per fragment: walking each spread instead lets a fragment spread twice in one spread twice in one…
+ * (2^n walks) stall the process. A cycle counts as 0 here; the standard NoFragmentCycles rule refuses it.
+ */
+function fragmentMeasure(document: DocumentNode, combine: (a: number, b: number) => number): (set: SelectionSetNode | undefined) => number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const perFragment = new Map<string, number>();
+  const visiting = new Set<string>();
+  const measure = (set: SelectionSetNode | undefined): number => {
+    if (!set) return 0;
+    let total = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) total = combine(total, 1 + measure(selection.selectionSet));
+      else if (selection.kind === Kind.INLINE_FRAGMENT) total = combine(total, measure(selection.selectionSet));
+      else {
+        const name = selection.name.value;
+        if (!perFragment.has(name) && !visiting.has(name)) {
+          visiting.add(name);
+          perFragment.set(name, measure(fragments.get(name)?.selectionSet));
+          visiting.delete(name);
+        }
+        total = combine(total, perFragment.get(name) ?? 0);
+      }
+    }
+    return total;
+  };
+  return measure;
+}
+
 /** Queries nested deeper than `max` levels of fields (fragments followed) are invalid. */
 export function depthLimitRule(max: number): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of context.getDocument().definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    }
-    // A fragment's depth does not depend on where it is spread: computed once per fragment, or a fragment
-    // spread twice in one spread twice in one… (2^n walks) would stall the process. A cycle counts as 0
-    // here; the standard NoFragmentCycles rule refuses it.
-    const fragmentDepth = new Map<string, number>();
-    const visiting = new Set<string>();
-    const depth = (set: SelectionSetNode | undefined): number => {
-      if (!set) return 0;
-      let deepest = 0;
-      for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) deepest = Math.max(deepest, 1 + depth(selection.selectionSet));
-        else if (selection.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, depth(selection.selectionSet));
-        else {
-          const name = selection.name.value;
-          if (!fragmentDepth.has(name) && !visiting.has(name)) {
-            visiting.add(name);
-            fragmentDepth.set(name, depth(fragments.get(name)?.selectionSet));
-            visiting.delete(name);
-          }
-          deepest = Math.max(deepest, fragmentDepth.get(name) ?? 0);
-        }
-      }
-      return deepest;
-    };
+    const depth = fragmentMeasure(context.getDocument(), Math.max);
     return {
       OperationDefinition(node) {
         const found = depth(node.selectionSet);
@@ -188,35 +196,12 @@ export function depthLimitRule(max: number): ValidationRule {
 }
 
 /**
- * The number of fields a query would resolve with every fragment spread in place, counted with one pass
- * per fragment. It is what the complexity limit counts; checking it first keeps the complexity library,
- * which expands fragments one spread at a time, away from documents that expand exponentially.
+ * The number of fields a query would resolve with every fragment spread in place. It is what the
+ * complexity limit counts; checking it first keeps the complexity library, which expands fragments one
+ * spread at a time, away from documents that expand exponentially.
  */
 export function expandedFieldCount(document: DocumentNode): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
-  const perFragment = new Map<string, number>();
-  const visiting = new Set<string>();
-  const count = (set: SelectionSetNode | undefined): number => {
-    if (!set) return 0;
-    let total = 0;
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) total += 1 + count(selection.selectionSet);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) total += count(selection.selectionSet);
-      else {
-        const name = selection.name.value;
-        if (!perFragment.has(name) && !visiting.has(name)) {
-          visiting.add(name);
-          perFragment.set(name, count(fragments.get(name)?.selectionSet));
-          visiting.delete(name);
-        }
-        total += perFragment.get(name) ?? 0;
-      }
-    }
-    return total;
-  };
+  const count = fragmentMeasure(document, (a, b) => a + b);
   let total = 0;
   for (const definition of document.definitions) {
     if (definition.kind === Kind.OPERATION_DEFINITION) total += count(definition.selectionSet);

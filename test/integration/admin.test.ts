@@ -127,7 +127,7 @@ describe('Without an identity file', () => {
 describe('Identity in the registry table (the cloud stack)', () => {
   it('is one node across instances: made once, shared by every process over the same tables', async () => {
     const first = await startStack({ env: { SVC_IDENTITY_STORE: 'registry' } });
-    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(first.output())![1]!;
+    const endpoint = first.dynamoEndpoint;
     // Same tables and the same key-encryption key, as two Lambda instances of one stack have.
     const second = await startStack({
       env: { SVC_IDENTITY_STORE: 'registry', SVC_DYNAMODB_ENDPOINT: endpoint, SVC_MASTER_KEY_FILE: join(first.dataDir, 'master.key') },

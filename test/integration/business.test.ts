@@ -144,7 +144,7 @@ describe('Private data', () => {
   });
 
   it('never stores the value in plain text: not in any stored item of any table', async () => {
-    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(open.output())![1]!;
+    const endpoint = open.dynamoEndpoint;
     const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     let scanned = 0;
     for (const table of ['ledger', 'registry']) {

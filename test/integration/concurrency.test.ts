@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashBlock } from '#shared/ledger/hashing';
-import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const CLIENTS = 8;
 const EVENTS_PER_CLIENT = 50;
@@ -16,18 +16,13 @@ let second: Stack;
 
 before(async () => {
   first = await startStack();
-  const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(first.output())?.[1];
+  const endpoint = first.dynamoEndpoint;
   assert.ok(endpoint, 'the first stack names its DynamoDB endpoint');
   // The second gateway uses the first one's DynamoDB Local instead of launching its own.
   second = await startStack({ env: { SVC_DYNAMODB_ENDPOINT: endpoint } });
 });
 
-after(async () => {
-  await second?.stop();
-  await first?.stop();
-  if (first) removeDir(first.dataDir);
-  if (second) removeDir(second.dataDir);
-});
+after(() => stopAndRemove(first, second));
 
 /** Runs `clients` writers, each posting `count` events in sequence; answers every acknowledged event id. */
 async function writers(bases: string[], chain: string, clients: number, count: number): Promise<string[]> {

@@ -81,7 +81,7 @@ describe('/metrics', () => {
 
   it('sums the whole service across instances with the dynamodb backend', async () => {
     const a = await stack({ SVC_METRICS_BACKEND: 'dynamodb', SVC_METRICS_FLUSH_MS: '0' });
-    const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(a.output())![1]!;
+    const endpoint = a.dynamoEndpoint;
     const b = await stack({ SVC_METRICS_BACKEND: 'dynamodb', SVC_METRICS_FLUSH_MS: '0', SVC_DYNAMODB_ENDPOINT: endpoint });
     const before = await scrape(a.url);
     for (let i = 0; i < 4; i += 1) await call(a.url, 'GET', '/api/v1/chains');

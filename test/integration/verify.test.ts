@@ -61,7 +61,7 @@ before(async () => {
   spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init'], { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir } });
   stack = await startStack({ dataDir });
   base = `${stack.url}/api/v1`;
-  const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(stack.output())![1]!;
+  const endpoint = stack.dynamoEndpoint;
   ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   publicKey = (await call(stack.url, 'GET', '/api/admin/identity')).body.public_key;
   await call(base, 'POST', '/chains/audit/create');

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { removeDir, startStack, type Stack } from '#test/support/stack';
+import { startStack, stopAndRemove, type Stack } from '#test/support/stack';
 import { CI, readWholeChain, reconcile, report } from './support.ts';
 
 const CLIENTS = 64;
@@ -16,17 +16,12 @@ let second: Stack;
 
 before(async () => {
   first = await startStack();
-  const endpoint = /DynamoDB: (http:\/\/\S+)/.exec(first.output())?.[1];
+  const endpoint = first.dynamoEndpoint;
   assert.ok(endpoint);
   second = await startStack({ env: { SVC_DYNAMODB_ENDPOINT: endpoint } });
 });
 
-after(async () => {
-  await second?.stop();
-  await first?.stop();
-  if (first) removeDir(first.dataDir);
-  if (second) removeDir(second.dataDir);
-});
+after(() => stopAndRemove(first, second));
 
 describe('Contention on one chain', () => {
   it(`${CLIENTS} clients for ${SECONDS} s: no fork, no gap, no lost event, 503 only with Retry-After`, async (t) => {

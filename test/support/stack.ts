@@ -15,6 +15,8 @@ export interface Stack {
   pid: number;
   /** The DynamoDB Local JVM's pid, when the stack launched one. */
   dynamoPid: number | undefined;
+  /** The DynamoDB endpoint the stack uses (another stack given it as SVC_DYNAMODB_ENDPOINT shares the data). */
+  dynamoEndpoint: string;
   dataDir: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
@@ -91,11 +93,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   });
 
   const dynamoPid = /DynamoDB Local, pid (\d+)/.exec(output)?.[1];
+  const dynamoEndpoint = /DynamoDB: (http:\/\/\S+)/.exec(output)?.[1] ?? '';
   let stopped: Promise<number | null> | undefined;
   return {
     url,
     pid: child.pid!,
     dynamoPid: dynamoPid ? Number(dynamoPid) : undefined,
+    dynamoEndpoint,
     dataDir,
     output: () => output,
     stop() {
@@ -111,6 +115,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return stopped;
     },
   };
+}
+
+/** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs. */
+export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<void> {
+  for (const stack of [...stacks].reverse()) await stack?.stop();
+  for (const stack of stacks) if (stack) removeDir(stack.dataDir);
 }
 
 /** Runs the launcher expecting it to refuse to start; answers its exit code and output. */
