@@ -62,17 +62,25 @@ async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void)
   }
   if (pid > 0 && cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`)) {
     onLeftover?.(pid);
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-    for (let waited = 0; waited < 10_000; waited += 100) {
+    // SIGTERM first: the JVM's shutdown lets SQLite finish what it acknowledged. SIGKILL after 5 s.
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // gone meanwhile
+      }
+    };
+    const alive = () => {
       try {
         process.kill(pid, 0);
+        return true;
       } catch {
-        break;
+        return false;
       }
+    };
+    signal('SIGTERM');
+    for (let waited = 0; alive() && waited < 10_000; waited += 100) {
+      if (waited === 5_000) signal('SIGKILL');
       await new Promise((r) => setTimeout(r, 100));
     }
   }
