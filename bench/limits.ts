@@ -4,11 +4,11 @@
  * the repository), one block at a time; reads are a bare GetItem and the entity-index Query of a trace.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { sealBlock } from '#shared/ledger/hashing';
+import { buildBlocks } from '#shared/ledger/appender';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { extendTree } from '#shared/ledger/tree';
 import { blockSk, chainPk } from '#shared/storage/keys';
-import type { Block, ChainHead } from '#shared/ledger/types';
+import type { ChainHead } from '#shared/ledger/types';
 
 export interface LoopResult {
   ops: number;
@@ -64,36 +64,24 @@ export class RawWriter {
 
   /** Appends `count` blocks of one event each in one transaction; false when the head had moved. */
   async append(count = 1): Promise<boolean> {
-    const blocks: Block[] = [];
-    let previous = this.head.headHash;
-    const timestamp = Math.round(Date.now()) / 1000;
-    for (let i = 1; i <= count; i += 1) {
-      const index = this.head.headIndex + i;
+    // Built exactly as the service builds them, so that the raw limit writes the same items.
+    const drafts = Array.from({ length: count }, () => {
       this.n += 1;
-      const block = sealBlock({
-        index,
-        chain_name: this.head.chainName,
-        timestamp,
-        previous_hash: previous,
+      return {
         events: [
           {
-            event_id: `${this.head.chainName}_${index}_0`,
-            chain_name: this.head.chainName,
-            block_index: index,
             entity_id: RawWriter.entity(this.head.chainName, this.n),
             event_type: 'bench',
             details: { n: this.n, note: 'raw conditional append' },
             details_cid: null,
             details_nonce: null,
             details_metadata: null,
-            timestamp,
             is_offchain: false,
           },
         ],
-      });
-      blocks.push(block);
-      previous = block.hash;
-    }
+      };
+    });
+    const blocks = buildBlocks(this.head.chainName, this.head, drafts, () => Date.now() / 1000);
     const tree = extendTree(this.head.frontier!, this.head.headIndex + 1, blocks.map((b) => b.hash));
     const result = await this.repository.commitBlocks({
       chainName: this.head.chainName,

@@ -184,11 +184,34 @@ function fromCannon(name: string, unit: string, concurrency: number, results: Re
   };
 }
 
+interface LedgerCounters {
+  events: number;
+  conflicts: number;
+  commits: number;
+}
+
 /** The ledger counters of /metrics. */
-async function ledgerCounters(stack: Stack): Promise<{ events: number; conflicts: number; commits: number }> {
+async function ledgerCounters(stack: Stack): Promise<LedgerCounters> {
   const text = (await call(stack.url, 'GET', '/metrics')).text;
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   return { events: value('ledger_events_appended_total'), conflicts: value('ledger_append_conflicts_total'), commits: value('ledger_append_commits_total') };
+}
+
+/** Runs `fn`; answers its result and how far the ledger counters of `stacks` moved meanwhile, summed. */
+async function countersAround<T>(stacks: Stack[], fn: () => Promise<T>): Promise<[T, LedgerCounters]> {
+  const before = await Promise.all(stacks.map(ledgerCounters));
+  const out = await fn();
+  const after = await Promise.all(stacks.map(ledgerCounters));
+  const moved = (k: keyof LedgerCounters) => after.reduce((n, a, i) => n + a[k] - before[i]![k], 0);
+  return [out, { events: moved('events'), conflicts: moved('conflicts'), commits: moved('commits') }];
+}
+
+/** Gives an append figure its lost races, its transactions and the blocks each carried. */
+function withCommits(figure: Figure, moved: LedgerCounters): Figure {
+  figure.conflicts = moved.conflicts;
+  figure.commits = moved.commits;
+  figure.blocks_per_commit = round(moved.events / Math.max(1, moved.commits), 1);
+  return figure;
 }
 
 async function mustCreate(stack: Stack, chain: string): Promise<void> {
@@ -244,8 +267,8 @@ async function main(): Promise<void> {
     const pids = { service: stack.pid, dynamodb: stack.dynamoPid };
     const client = createDynamoClient({ region: 'us-east-1', endpoint });
     const repository = createLedgerRepository({ client, tableName: 'ledger' });
-    const measure = async <T>(fn: () => Promise<T>): Promise<[T, Record<string, Usage>]> => {
-      const sampler = sample(pids);
+    const measure = async <T>(fn: () => Promise<T>, morePids: Record<string, number> = {}): Promise<[T, Record<string, Usage>]> => {
+      const sampler = sample({ ...pids, ...morePids });
       const fromUs = monotonicUs();
       const out = await fn();
       windows.push({ name: STEPS[step - 1]!, fromUs, toUs: monotonicUs() });
@@ -314,13 +337,10 @@ async function main(): Promise<void> {
     // -- the service over HTTP
     const appendScenario = async (label: (typeof STEPS)[number], name: string, chains: string[], connectionsEach: number) => {
       progress(label);
-      const before = await ledgerCounters(stack);
-      const [results, usage] = await measure(() => Promise.all(chains.map((c) => cannonAppends(stack, c, connectionsEach, SCENARIO_MS))));
-      const after = await ledgerCounters(stack);
-      const figure = fromCannon(name, 'appends/s', connectionsEach * chains.length, results, usage);
-      figure.conflicts = after.conflicts - before.conflicts;
-      figure.commits = after.commits - before.commits;
-      figure.blocks_per_commit = round((after.events - before.events) / Math.max(1, figure.commits), 1);
+      const [[results, usage], moved] = await countersAround([stack], () =>
+        measure(() => Promise.all(chains.map((c) => cannonAppends(stack, c, connectionsEach, SCENARIO_MS)))),
+      );
+      const figure = withCommits(fromCannon(name, 'appends/s', connectionsEach * chains.length, results, usage), moved);
       figures.push(figure);
       return figure;
     };
@@ -339,20 +359,11 @@ async function main(): Promise<void> {
       timeoutMs: 120_000,
     });
     try {
-      const before = [await ledgerCounters(stack), await ledgerCounters(second)];
-      const sampler = sample({ ...pids, service2: second.pid });
-      const fromUs = monotonicUs();
-      const results = await Promise.all([stack, second].map((s) => cannonAppends(s, 'shared', 16, SCENARIO_MS)));
-      windows.push({ name: STEPS[step - 1]!, fromUs, toUs: monotonicUs() });
-      const usage = sampler.stop();
-      const after = [await ledgerCounters(stack), await ledgerCounters(second)];
-      const figure = fromCannon('service append, one chain, 2 processes x 16 clients', 'appends/s', 32, results, usage);
-      const delta = (k: 'events' | 'conflicts' | 'commits') => after[0]![k] - before[0]![k] + after[1]![k] - before[1]![k];
-      figure.conflicts = delta('conflicts');
-      figure.commits = delta('commits');
-      figure.blocks_per_commit = round(delta('events') / Math.max(1, figure.commits), 1);
-      figures.push(figure);
-      twoProcesses = figure;
+      const [[results, usage], moved] = await countersAround([stack, second], () =>
+        measure(() => Promise.all([stack, second].map((s) => cannonAppends(s, 'shared', 16, SCENARIO_MS))), { service2: second.pid }),
+      );
+      twoProcesses = withCommits(fromCannon('service append, one chain, 2 processes x 16 clients', 'appends/s', 32, results, usage), moved);
+      figures.push(twoProcesses);
     } finally {
       await second.stop();
     }
@@ -383,28 +394,28 @@ async function main(): Promise<void> {
 
     progress('service: batch endpoint');
     let batchN = 0;
-    const before = await ledgerCounters(stack);
-    const [batchResult, useBatch] = await measure(() =>
-      autocannon({
-        url: stack.url,
-        connections: BATCH_CONNECTIONS,
-        duration: SCENARIO_MS / 1000,
-        timeout: 30,
-        requests: [
-          {
-            method: 'POST',
-            path: '/api/v1/chains/batch/events/batch',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (req) => ({ ...req, body: JSON.stringify({ events: Array.from({ length: BATCH_EVENTS }, () => eventBody('batch', batchN++)) }) }),
-          },
-        ],
-      }),
+    const [[batchResult, useBatch], batchMoved] = await countersAround([stack], () =>
+      measure(() =>
+        autocannon({
+          url: stack.url,
+          connections: BATCH_CONNECTIONS,
+          duration: SCENARIO_MS / 1000,
+          timeout: 30,
+          requests: [
+            {
+              method: 'POST',
+              path: '/api/v1/chains/batch/events/batch',
+              headers: { 'content-type': 'application/json' },
+              setupRequest: (req) => ({ ...req, body: JSON.stringify({ events: Array.from({ length: BATCH_EVENTS }, () => eventBody('batch', batchN++)) }) }),
+            },
+          ],
+        }),
+      ),
     );
-    const after = await ledgerCounters(stack);
-    const batchFigure = fromCannon(`service batch endpoint (${BATCH_EVENTS} events per request)`, 'events/s', BATCH_CONNECTIONS, [batchResult], useBatch, BATCH_EVENTS);
-    batchFigure.conflicts = after.conflicts - before.conflicts;
-    batchFigure.commits = after.commits - before.commits;
-    batchFigure.blocks_per_commit = round((after.events - before.events) / Math.max(1, batchFigure.commits), 1);
+    const batchFigure = withCommits(
+      fromCannon(`service batch endpoint (${BATCH_EVENTS} events per request)`, 'events/s', BATCH_CONNECTIONS, [batchResult], useBatch, BATCH_EVENTS),
+      batchMoved,
+    );
     figures.push(batchFigure);
 
     // -- ledger-verify on a long chain

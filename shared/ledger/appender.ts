@@ -221,7 +221,7 @@ export class ChainAppender {
       const drafts = batch.flatMap((p) => p.drafts);
       /** Which caller each block belongs to. */
       const owners = batch.flatMap((p) => p.drafts.map(() => p));
-      const blocks = this.buildBlocks(chainName, head, drafts);
+      const blocks = buildBlocks(chainName, head, drafts, this.now);
       const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
       const proofRecords: ProofRecord[] = [];
       drafts.forEach((draft, position) => {
@@ -311,41 +311,45 @@ export class ChainAppender {
     }
   }
 
-  private buildBlocks(chainName: string, head: ChainHead, drafts: BlockDraft[]): Block[] {
-    const blocks: Block[] = [];
-    let previousHash = head.headHash;
-    let index = head.headIndex;
-    for (const draft of drafts) {
-      index += 1;
-      const timestamp = Math.round(this.now() * 1000) / 1000;
-      const block = sealBlock({
-        index,
-        chain_name: chainName,
-        timestamp,
-        previous_hash: previousHash,
-        events: draft.events.map((event, position) => ({
-          event_id: `${chainName}_${index}_${position}`,
-          chain_name: chainName,
-          block_index: index,
-          entity_id: event.entity_id,
-          event_type: event.event_type,
-          details: event.details,
-          details_cid: event.details_cid,
-          details_nonce: event.details_nonce,
-          details_metadata: event.details_metadata,
-          timestamp,
-          is_offchain: event.is_offchain,
-        })),
-      });
-      blocks.push(block);
-      previousHash = block.hash;
-    }
-    return blocks;
-  }
-
   /** Full jitter: a random wait up to an exponentially growing cap. */
   private backoff(attempt: number): Promise<void> {
     const cap = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
     return this.sleep(Math.floor(this.random() * cap));
   }
+}
+
+/**
+ * The blocks that `drafts` become on top of `head`: consecutive indices, each linked to the one before,
+ * every event given its id and place, sealed with its hash. `now` gives each block its timestamp (seconds).
+ */
+export function buildBlocks(chainName: string, head: Pick<ChainHead, 'headIndex' | 'headHash'>, drafts: BlockDraft[], now: () => number): Block[] {
+  const blocks: Block[] = [];
+  let previousHash = head.headHash;
+  let index = head.headIndex;
+  for (const draft of drafts) {
+    index += 1;
+    const timestamp = Math.round(now() * 1000) / 1000;
+    const block = sealBlock({
+      index,
+      chain_name: chainName,
+      timestamp,
+      previous_hash: previousHash,
+      events: draft.events.map((event, position) => ({
+        event_id: `${chainName}_${index}_${position}`,
+        chain_name: chainName,
+        block_index: index,
+        entity_id: event.entity_id,
+        event_type: event.event_type,
+        details: event.details,
+        details_cid: event.details_cid,
+        details_nonce: event.details_nonce,
+        details_metadata: event.details_metadata,
+        timestamp,
+        is_offchain: event.is_offchain,
+      })),
+    });
+    blocks.push(block);
+    previousHash = block.hash;
+  }
+  return blocks;
 }

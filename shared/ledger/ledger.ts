@@ -182,8 +182,11 @@ export function createLedger({
     if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
   }
 
-  /** Checks a client's off-chain reference, or moves large details off chain; then checks the size. */
-  async function prepare(chainName: string, draft: EventDraft): Promise<EventDraft> {
+  /**
+   * Checks a client's off-chain reference, or moves large details off chain; then checks the size.
+   * `chainChecked`: the caller already knows the chain exists.
+   */
+  async function prepare(chainName: string, draft: EventDraft, chainChecked = false): Promise<EventDraft> {
     if (draft.is_offchain) {
       // A client-supplied reference must be readable now, or nobody could ever resolve it.
       try {
@@ -195,7 +198,7 @@ export function createLedger({
         throw error;
       }
     } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
-      await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
+      if (!chainChecked) await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
       const stored = await payloads().put(draft.details);
       draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
     }
@@ -289,7 +292,7 @@ export function createLedger({
       }
       await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
       const prepared: EventDraft[] = [];
-      for (const draft of drafts) prepared.push(await prepare(chainName, draft));
+      for (const draft of drafts) prepared.push(await prepare(chainName, draft, true));
       const blocks = await appender.appendAll(
         chainName,
         prepared.map((event) => ({ events: [event] })),

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { hashBlock } from '#shared/ledger/hashing';
+import type { Block } from '#shared/ledger/types';
+import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const CLIENTS = 8;
@@ -45,29 +46,16 @@ async function writers(bases: string[], chain: string, clients: number, count: n
   return ids;
 }
 
-async function allBlocks(base: string, chain: string): Promise<any[]> {
-  const blocks: any[] = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await call(base, 'GET', `/api/ledger/chains/${chain}/blocks?limit=100&offset=${offset}`);
-    blocks.push(...page.body.blocks);
-    if (blocks.length >= page.body.total) return blocks;
-  }
-}
-
-function assertLinearChain(blocks: any[], expected: number, acknowledged: string[]): void {
+function assertLinearChain(blocks: Block[], expected: number, acknowledged: string[]): void {
   assert.equal(blocks.length, expected + 1, 'genesis plus one block per event');
-  blocks.forEach((block, i) => {
-    assert.equal(block.index, i, 'indices are contiguous');
-    assert.equal(hashBlock(block), block.hash, `block ${i} hash recomputes`);
-    if (i > 0) assert.equal(block.previous_hash, blocks[i - 1].hash, `block ${i} links to block ${i - 1}`);
-  });
-  const stored = blocks.flatMap((b) => b.events.map((e: any) => e.event_id));
+  assert.equal(checkBlocks(blocks).forks, 0, 'every block links to the one before');
+  const stored = blocks.flatMap((b) => b.events.map((e) => e.event_id));
   assert.equal(acknowledged.length, expected);
   assert.equal(new Set(acknowledged).size, expected, 'no event id was acknowledged twice');
   assert.deepEqual([...stored].sort(), [...acknowledged].sort(), 'each acknowledged event is stored exactly once');
   const perClient = new Map<number, number[]>();
   for (const block of blocks.slice(1)) {
-    const { client, n } = block.events[0].details;
+    const { client, n } = block.events[0]!.details as { client: number; n: number };
     perClient.set(client, [...(perClient.get(client) ?? []), n]);
   }
   for (const [client, ns] of perClient) {
@@ -79,7 +67,7 @@ describe('Concurrent appends on one chain', () => {
   it(`keeps ${CLIENTS} clients × ${EVENTS_PER_CLIENT} events linear through one gateway`, async () => {
     assert.equal((await call(first.url, 'POST', '/api/v1/chains/busy/create')).status, 201);
     const ids = await writers([first.url], 'busy', CLIENTS, EVENTS_PER_CLIENT);
-    assertLinearChain(await allBlocks(first.url, 'busy'), CLIENTS * EVENTS_PER_CLIENT, ids);
+    assertLinearChain(await readAllBlocks(first.url, 'busy', '/api/ledger'), CLIENTS * EVENTS_PER_CLIENT, ids);
     const stats = await call(first.url, 'GET', '/api/v1/chains/busy/stats');
     assert.equal(stats.body.total_events, CLIENTS * EVENTS_PER_CLIENT);
     assert.equal(stats.body.total_blocks, CLIENTS * EVENTS_PER_CLIENT + 1);
@@ -88,9 +76,9 @@ describe('Concurrent appends on one chain', () => {
   it(`keeps ${CLIENTS} clients × ${EVENTS_PER_CLIENT} events linear across two gateway processes`, async () => {
     assert.equal((await call(second.url, 'POST', '/api/v1/chains/shared/create')).status, 201);
     const ids = await writers([first.url, second.url], 'shared', CLIENTS, EVENTS_PER_CLIENT);
-    const blocks = await allBlocks(second.url, 'shared');
+    const blocks = await readAllBlocks(second.url, 'shared', '/api/ledger');
     assertLinearChain(blocks, CLIENTS * EVENTS_PER_CLIENT, ids);
-    const viaFirst = await allBlocks(first.url, 'shared');
+    const viaFirst = await readAllBlocks(first.url, 'shared', '/api/ledger');
     assert.deepEqual(viaFirst.map((b) => b.hash), blocks.map((b) => b.hash), 'both processes read the same chain');
   });
 });

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ChainAppender } from '#shared/ledger/appender';
-import { hashBlock } from '#shared/ledger/hashing';
 import { createLedger, type Ledger } from '#shared/ledger/ledger';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { allTableSpecs, ensureTables } from '#shared/storage/tables';
+import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -84,10 +84,7 @@ async function linearChain(chain: string): Promise<Block[]> {
     Array.from({ length: head.headIndex + 1 }, (_, i) => i),
     'indices are contiguous from 0 to the head, and nothing lies past the head',
   );
-  blocks.forEach((block, i) => {
-    assert.equal(block.hash, hashBlock(block), `block ${i} hashes to its hash`);
-    if (i > 0) assert.equal(block.previous_hash, blocks[i - 1]!.hash, `block ${i} links to block ${i - 1}`);
-  });
+  assert.equal(checkBlocks(blocks).forks, 0, 'every block links to the one before');
   assert.equal(head.headHash, blocks[blocks.length - 1]!.hash);
   assert.equal(head.eventCount, blocks.reduce((n, b) => n + b.events.length, 0), 'the head counts the events on chain');
   return blocks;
@@ -207,18 +204,8 @@ describe('Group commit over HTTP', () => {
 
   /** Every block of the chain through the API, checked to be one linear hash chain. */
   async function blocksOverHttp(chain: string): Promise<Block[]> {
-    const blocks: Block[] = [];
-    for (;;) {
-      const page = await call(stack.url, 'GET', `/api/v1/chains/${chain}/blocks?limit=100&offset=${blocks.length}`);
-      assert.equal(page.status, 200, page.text);
-      blocks.push(...page.body.blocks);
-      if (blocks.length >= page.body.total) break;
-    }
-    blocks.forEach((block, i) => {
-      assert.equal(block.index, i);
-      assert.equal(block.hash, hashBlock(block), `block ${i} hashes to its hash`);
-      if (i > 0) assert.equal(block.previous_hash, blocks[i - 1]!.hash, `block ${i} links to block ${i - 1}`);
-    });
+    const blocks = await readAllBlocks(stack.url, chain);
+    assert.equal(checkBlocks(blocks).forks, 0, 'every block links to the one before');
     return blocks;
   }
 

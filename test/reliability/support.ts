@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { hashBlock } from '#shared/ledger/hashing';
+import type { Block } from '#shared/ledger/types';
+import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { call } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -34,44 +35,24 @@ export function report(t: TestContext, figures: Figures): void {
   appendFileSync(FIGURES_FILE, `${JSON.stringify(figures)}\n`);
 }
 
-export interface Block {
-  index: number;
-  chain_name: string;
-  previous_hash: string;
-  hash: string;
-  timestamp: number;
-  events: { event_id: string; entity_id: string; event_type: string; details: Record<string, unknown> }[];
-}
-
 /**
  * Every block of a chain through the API, with what a fork or a half-written block would break: indices
  * 0…head each exactly once, every hash recomputed, every link followed, and the server's own audit.
  */
 export async function readWholeChain(base: string, chain: string): Promise<{ blocks: Block[]; forks: number }> {
-  const blocks: Block[] = [];
-  for (;;) {
-    const page = await call(base, 'GET', `/api/v1/chains/${chain}/blocks?limit=100&offset=${blocks.length}`);
-    assert.equal(page.status, 200, page.text);
-    blocks.push(...page.body.blocks);
-    if (blocks.length >= page.body.total || page.body.blocks.length === 0) {
-      assert.equal(blocks.length, page.body.total, 'every block up to the head can be read');
-      break;
-    }
-  }
-  let forks = 0;
-  blocks.forEach((block, i) => {
-    assert.equal(block.index, i, `block ${i} is where it should be (no gap)`);
-    assert.equal(block.hash, hashBlock(block as never), `block ${i} is whole: its hash recomputes`);
-    if (i > 0 && block.previous_hash !== blocks[i - 1]!.hash) forks += 1;
-  });
+  const blocks = await readAllBlocks(base, chain);
+  const { forks } = checkBlocks(blocks);
   const audit = await call(base, 'GET', `/api/v1/chains/${chain}/verify`);
   assert.equal(audit.status, 200, audit.text);
   assert.equal(audit.body.valid, true, `the server's audit of '${chain}': ${audit.text}`);
   return { blocks, forks };
 }
 
-/** How many acknowledged events are missing from the blocks, and how many events appear twice. */
-export function reconcile(blocks: Block[], acknowledged: Map<string, string>): { lost: number; duplicated: number } {
+/**
+ * The acknowledged events missing from the blocks (by key; an event counts only under the id it was
+ * acknowledged with), how many that is, and how many events appear twice.
+ */
+export function reconcile(blocks: Block[], acknowledged: Map<string, string>): { lost: number; missing: string[]; duplicated: number } {
   const seen = new Map<string, number>();
   const ids = new Map<string, string>();
   for (const block of blocks.slice(1)) {
@@ -81,8 +62,7 @@ export function reconcile(blocks: Block[], acknowledged: Map<string, string>): {
       ids.set(key, event.event_id);
     }
   }
-  let lost = 0;
-  for (const [key, eventId] of acknowledged) if (ids.get(key) !== eventId) lost += 1;
+  const missing = [...acknowledged].filter(([key, eventId]) => ids.get(key) !== eventId).map(([key]) => key);
   const duplicated = [...seen.values()].filter((n) => n > 1).length;
-  return { lost, duplicated };
+  return { lost: missing.length, missing, duplicated };
 }
