@@ -5,7 +5,9 @@
 import { createAdmin, type Admin } from './admin/admin.ts';
 import { createProofs, type Proofs } from './ledger/proofs.ts';
 import { getConfig, identityPath } from './config.ts';
-import { documentClient, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
+import { documentClient, getAccessControl, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
+import { guardProofs } from './access/guarded.ts';
+import type { Principal } from './access/policy.ts';
 import { createAdminRepository } from './storage/admin-repository.ts';
 import { createBusinessRepository } from './storage/business-repository.ts';
 
@@ -16,6 +18,7 @@ export const getAdmin = once((): Admin => {
     repository: createAdminRepository(table),
     organizations: createBusinessRepository(table),
     ledger: getLedgerRuntime().ledger,
+    access: getAccessControl(),
     sealer: lazyOffchain,
     identity: config.SVC_IDENTITY_STORE === 'registry' ? { kind: 'registry' } : { kind: 'file', path: identityPath(config) },
     licenseKey: config.SVC_LICENSE_KEY,
@@ -28,3 +31,8 @@ export const getAdmin = once((): Admin => {
 export const getProofs = once(
   (): Proofs => createProofs({ repository: getLedgerRuntime().repository, signer: () => getAdmin().identity() }),
 );
+
+/** Checkpoints and proofs as this caller may read them (hash-level facts: any reader). */
+export function proofsFor(principal: Principal): Proofs {
+  return guardProofs(getProofs(), getAccessControl(), principal);
+}

@@ -3,7 +3,7 @@
  * contract sandbox.
  */
 import { getConfig } from './config.ts';
-import { documentClient, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
+import { documentClient, getAccessControl, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
 import { createBusinessRepository } from './storage/business-repository.ts';
 import { createBusiness, type Business } from './business/business.ts';
 
@@ -12,6 +12,7 @@ export const getBusiness = once((): Business => {
   return createBusiness({
     repository: createBusinessRepository({ client: documentClient(), tableName: config.SVC_REGISTRY_TABLE }),
     ledger: getLedgerRuntime().ledger,
+    access: getAccessControl(),
     offchain: lazyOffchain,
     limits: {
       timeoutMs: config.SVC_CONTRACT_TIMEOUT_MS,

@@ -5,8 +5,12 @@
 import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { getConfig } from './config.ts';
 import { DependencyUnavailableError } from './errors.ts';
-import type { ConnectionStore, Send } from './realtime/realtime.ts';
+import { createAccessControl, type ChannelDirectory } from './access/access.ts';
+import type { Principal } from './access/policy.ts';
+import type { ChannelDetails, ChannelRecord } from './business/repository.ts';
+import { connectionPrincipal, type ConnectionStore, type MayReceive, type Send } from './realtime/realtime.ts';
 import { documentClient, once } from './runtime.ts';
+import { createBusinessRepository } from './storage/business-repository.ts';
 import { createConnectionStore } from './storage/connection-repository.ts';
 import { QUIET_SDK_LOGGER } from './storage/client.ts';
 import { isUnavailable } from './storage/errors.ts';
@@ -37,3 +41,36 @@ export const getSender = once((): Send => {
     }
   };
 });
+
+/** A connection's principal under the current settings. */
+export const principalOfConnection = (identity: Parameters<typeof connectionPrincipal>[0]): Principal =>
+  connectionPrincipal(identity, getConfig().SVC_AUTH_ENABLED);
+
+/**
+ * Who may receive which chain's pushes, for one broadcast batch: each channel's members are read once
+ * per batch (not per subscriber), and never kept past it, so a membership change applies to the next.
+ */
+export function pushPolicy(): MayReceive {
+  const repository = createBusinessRepository({ client: documentClient(), tableName: getConfig().SVC_REGISTRY_TABLE });
+  const records = new Map<string, Promise<ChannelRecord | undefined>>();
+  const details = new Map<string, Promise<ChannelDetails>>();
+  const memoized: ChannelDirectory = {
+    getChannel(id) {
+      if (!records.has(id)) records.set(id, repository.getChannel(id));
+      return records.get(id)!;
+    },
+    getChannelDetails(id) {
+      if (!details.has(id)) details.set(id, repository.getChannelDetails(id));
+      return details.get(id)!;
+    },
+  };
+  const access = createAccessControl({ channels: memoized });
+  const readers = new Map<string, (chainName: string) => Promise<boolean>>();
+  return (subscriber, chainName) => {
+    const principal = principalOfConnection(subscriber);
+    const key = `${principal.role}|${principal.org_id ?? ''}`;
+    let reader = readers.get(key);
+    if (!reader) readers.set(key, (reader = access.chainReader(principal)));
+    return reader(chainName);
+  };
+}

@@ -17,7 +17,11 @@ import { createOffchainStore } from './offchain/offchain.ts';
 import { ChainAppender } from './ledger/appender.ts';
 import { createLedger, type Ledger } from './ledger/ledger.ts';
 import type { LedgerRepository } from './ledger/repository.ts';
+import { createAccessControl, type AccessControl } from './access/access.ts';
+import { guardLedger } from './access/guarded.ts';
+import type { Principal } from './access/policy.ts';
 import { createApiKeyRepository } from './storage/api-key-repository.ts';
+import { createBusinessRepository } from './storage/business-repository.ts';
 import { QUIET_SDK_LOGGER, createDynamoAggregatedClient, createDynamoClient } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
@@ -66,6 +70,16 @@ export const getLedgerRuntime = once((): LedgerRuntime => {
   });
   return { ledger, repository, appender };
 });
+
+/** The access policy with the channel records it reads (the registry table). */
+export const getAccessControl = once(
+  (): AccessControl => createAccessControl({ channels: createBusinessRepository({ client: documentClient(), tableName: getConfig().SVC_REGISTRY_TABLE }) }),
+);
+
+/** The ledger as this caller may use it: every call checked by the access policy. What handlers use. */
+export function ledgerFor(principal: Principal): Ledger {
+  return guardLedger(getLedgerRuntime().ledger, getAccessControl(), principal);
+}
 
 /** Off-chain payloads: IPFS at SVC_IPFS_API_URL, keys from KMS (SVC_KMS_KEY_ID) or the local master key file. */
 export const getOffchainStore = once((): OffchainStore => {

@@ -12,39 +12,48 @@ const business = () => getBusiness();
 export const routes: RouteHandlers = {
   'GET /health': async () => healthReport('business'),
 
-  'POST /organizations': async ({ body }) => {
-    const org = await business().registerOrganization(body ?? {});
+  'POST /organizations': async ({ principal, body }) => {
+    const org = await business().registerOrganization(principal, body ?? {});
     return { statusCode: 201, body: { success: true, org_id: org.org_id, name: org.name, msp_id: org.msp_id, public_key: org.public_key } };
   },
-  'GET /organizations': async () => ({ statusCode: 200, body: await business().listOrganizations() }),
-  'GET /organizations/{org_id}': async ({ params }) => ({ statusCode: 200, body: await business().getOrganization(params.org_id!) }),
+  'GET /organizations': async ({ principal }) => ({ statusCode: 200, body: await business().listOrganizations(principal) }),
+  'GET /organizations/{org_id}': async ({ principal, params }) => ({ statusCode: 200, body: await business().getOrganization(principal, params.org_id!) }),
 
-  'POST /channels': async ({ body }) => {
-    const channel = await business().createChannel(body ?? {});
+  'POST /channels': async ({ principal, body }) => {
+    const channel = await business().createChannel(principal, body ?? {});
     return { statusCode: 201, body: { success: true, ...channel } };
   },
-  'GET /channels/{channel_id}': async ({ params }) => ({ statusCode: 200, body: await business().getChannel(params.channel_id!) }),
-  'POST /channels/{channel_id}/organizations': async ({ params, body }) => ({
+  'GET /channels/{channel_id}': async ({ principal, params }) => ({ statusCode: 200, body: await business().getChannel(principal, params.channel_id!) }),
+  'POST /channels/{channel_id}/organizations': async ({ principal, params, body }) => ({
     statusCode: 201,
-    body: { success: true, ...(await business().addOrganization(params.channel_id!, body ?? {})) },
+    body: { success: true, ...(await business().addOrganization(principal, params.channel_id!, body ?? {})) },
   }),
-  'POST /channels/{channel_id}/private-collections': async ({ params, body, caller }) => ({
+  'POST /channels/{channel_id}/private-collections': async ({ principal, params, body }) => ({
     statusCode: 201,
-    body: { success: true, ...(await business().createCollection(params.channel_id!, body ?? {}, caller)) },
+    body: { success: true, ...(await business().createCollection(principal, params.channel_id!, body ?? {})) },
   }),
 
-  'POST /private-data': async ({ body, caller }) => ({
+  'POST /private-data': async ({ principal, body }) => ({
     statusCode: 201,
-    body: { success: true, ...(await business().writePrivateData(body ?? {}, caller)) },
+    body: { success: true, ...(await business().writePrivateData(principal, body ?? {})) },
   }),
-  'GET /private-data/{channel}/{collection}/{key}': async ({ params, caller }) => ({
+  'GET /private-data/{channel}/{collection}/{key}': async ({ principal, params }) => ({
     statusCode: 200,
-    body: await business().readPrivateData(params.channel!, params.collection!, params.key!, caller),
+    body: await business().readPrivateData(principal, params.channel!, params.collection!, params.key!),
   }),
 
-  'POST /contracts': async ({ body }) => ({ statusCode: 201, body: { success: true, ...(await business().registerContract(body ?? {})) } }),
-  'GET /contracts/{contract_id}': async ({ params }) => ({ statusCode: 200, body: await business().getContract(params.contract_id!) }),
-  'POST /contracts/execute': async ({ body }) => ({ statusCode: 200, body: { success: true, ...(await business().executeContract(body ?? {})) } }),
+  'POST /contracts': async ({ principal, body }) => ({
+    statusCode: 201,
+    body: { success: true, ...(await business().registerContract(principal, body ?? {})) },
+  }),
+  'GET /contracts/{contract_id}': async ({ principal, params }) => ({
+    statusCode: 200,
+    body: await business().getContract(principal, params.contract_id!),
+  }),
+  'POST /contracts/execute': async ({ principal, body }) => ({
+    statusCode: 200,
+    body: { success: true, ...(await business().executeContract(principal, body ?? {})) },
+  }),
 };
 
 export const handler = createHttpHandler(routes, { group: 'business' });

@@ -2,18 +2,23 @@
  * GraphQL at /graphql (POST with {query, variables, operationName}, or GET with the same in the query
  * string), behind the shared edge: a reader key may query, mutations need a writer.
  */
-import { ROLE_RANK, type Role } from '#shared/admin/api-keys';
+import { hasRole } from '#shared/access/policy';
 import { getConfig } from '#shared/config';
 import { runGraphql, type GraphqlRequest } from '#shared/graphql/graphql';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers, RouteRequest } from '#shared/http/types';
-import { getLedgerRuntime } from '#shared/runtime';
+import { ledgerFor } from '#shared/runtime';
 import { ValidationError } from '#shared/errors';
 
-async function answer(request: GraphqlRequest, { caller }: RouteRequest, method: 'GET' | 'POST') {
+async function answer(request: GraphqlRequest, { principal }: RouteRequest, method: 'GET' | 'POST') {
   const config = getConfig();
-  const mayWrite = !config.SVC_AUTH_ENABLED || (caller !== null && ROLE_RANK[caller.role as Role] >= ROLE_RANK.writer);
-  const result = await runGraphql(request, { ledger: getLedgerRuntime().ledger, production: config.SVC_ENV === 'production', mayWrite, method });
+  // Every resolver reads and writes through the caller's guarded ledger; a reader is refused mutations up front.
+  const result = await runGraphql(request, {
+    ledger: ledgerFor(principal),
+    production: config.SVC_ENV === 'production',
+    mayWrite: hasRole(principal, 'writer'),
+    method,
+  });
   return { statusCode: result.status, body: result.body };
 }
 

@@ -3,42 +3,41 @@
  * per route. Handlers parse, call one domain function, and shape the answer; no ledger logic here.
  */
 import { blockQuery, blocksQuery, consistencyQuery, offchainUpload, proofQuery, traceQuery } from '#shared/api/schemas';
-import { getAdmin, getProofs } from '#shared/admin-runtime';
+import { getAdmin, proofsFor } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { parseEventBatch, parseEventRequest } from '#shared/ledger/events';
 import { parseBlockAddress } from '#shared/ledger/ledger';
-import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
+import { getOffchainStore, ledgerFor } from '#shared/runtime';
 import { parseInput } from '#shared/validation';
 import { healthReport } from '#shared/health';
 
-const ledger = () => getLedgerRuntime().ledger;
 
 export const routes: RouteHandlers = {
   'GET /health': async () => healthReport(),
 
-  'GET /chains': async () => ({ statusCode: 200, body: await ledger().listChains() }),
+  'GET /chains': async ({ principal }) => ({ statusCode: 200, body: await ledgerFor(principal).listChains() }),
 
-  'POST /chains/{chain_name}/create': async ({ params }) => {
-    const { chain_name, created_main } = await ledger().createSubChain(params.chain_name!);
+  'POST /chains/{chain_name}/create': async ({ principal, params }) => {
+    const { chain_name, created_main } = await ledgerFor(principal).createSubChain(params.chain_name!);
     const message = created_main
       ? `Sub-Chain '${chain_name}' created (and the Main Chain with it)`
       : `Sub-Chain '${chain_name}' created`;
     return { statusCode: 201, body: { success: true, message, chain_name } };
   },
 
-  'POST /chains/{chain_name}/events': async ({ params, body }) => {
+  'POST /chains/{chain_name}/events': async ({ principal, params, body }) => {
     const draft = parseEventRequest(body ?? {});
-    const { event_id, block } = await ledger().appendEvent(params.chain_name!, draft);
+    const { event_id, block } = await ledgerFor(principal).appendEvent(params.chain_name!, draft);
     return {
       statusCode: 200,
       body: { success: true, message: `Event added to block ${block.index} of '${block.chain_name}'`, event_id },
     };
   },
 
-  'POST /chains/{chain_name}/events/batch': async ({ params, body }) => {
+  'POST /chains/{chain_name}/events/batch': async ({ principal, params, body }) => {
     const drafts = parseEventBatch(body ?? {});
-    const appended = await ledger().appendEvents(params.chain_name!, drafts);
+    const appended = await ledgerFor(principal).appendEvents(params.chain_name!, drafts);
     const first = appended[0]!.block;
     const last = appended[appended.length - 1]!.block;
     return {
@@ -51,56 +50,59 @@ export const routes: RouteHandlers = {
     };
   },
 
-  'POST /chains/{chain_name}/submit-proof': async ({ params }) => {
-    const proof = await ledger().submitProof(params.chain_name!);
+  'POST /chains/{chain_name}/submit-proof': async ({ principal, params }) => {
+    const proof = await ledgerFor(principal).submitProof(params.chain_name!);
     const message = proof.created
       ? `Proof of '${params.chain_name}' at block ${proof.details?.head_index} anchored in the Main Chain`
       : `Nothing added to '${params.chain_name}' since the last proof; it is still valid`;
     return { statusCode: 200, body: { success: true, message, proof_id: proof.proof_id } };
   },
 
-  'GET /chains/{chain_name}/stats': async ({ params }) => ({
+  'GET /chains/{chain_name}/stats': async ({ principal, params }) => ({
     statusCode: 200,
-    body: await ledger().getStats(params.chain_name!),
+    body: await ledgerFor(principal).getStats(params.chain_name!),
   }),
 
-  'GET /chains/{chain_name}/blocks': async ({ params, query }) => {
+  'GET /chains/{chain_name}/blocks': async ({ principal, params, query }) => {
     const { limit, offset, order, resolve_cid } = parseInput(blocksQuery, query, 'query');
-    const page = await ledger().listBlocks(params.chain_name!, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid });
+    const page = await ledgerFor(principal).listBlocks(params.chain_name!, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid });
     return { statusCode: 200, body: page };
   },
 
-  'GET /chains/{chain_name}/blocks/{index_or_hash}': async ({ params, query }) => {
+  'GET /chains/{chain_name}/blocks/{index_or_hash}': async ({ principal, params, query }) => {
     const { resolve_cid } = parseInput(blockQuery, query, 'query');
     const address = parseBlockAddress(params.index_or_hash!);
-    return { statusCode: 200, body: await ledger().getBlock(params.chain_name!, address, { resolveCid: resolve_cid }) };
+    return { statusCode: 200, body: await ledgerFor(principal).getBlock(params.chain_name!, address, { resolveCid: resolve_cid }) };
   },
 
-  'GET /entities/{entity_id}/trace': async ({ params, query }) => {
+  'GET /entities/{entity_id}/trace': async ({ principal, params, query }) => {
     const { chain_name, resolve_cid } = parseInput(traceQuery, query, 'query');
-    return { statusCode: 200, body: await ledger().traceEntity(params.entity_id!, chain_name, { resolveCid: resolve_cid }) };
+    return { statusCode: 200, body: await ledgerFor(principal).traceEntity(params.entity_id!, chain_name, { resolveCid: resolve_cid }) };
   },
 
-  'GET /chains/{chain_name}/checkpoint': async ({ params }) => ({ statusCode: 200, body: await getProofs().checkpoint(params.chain_name!) }),
+  'GET /chains/{chain_name}/checkpoint': async ({ principal, params }) => ({ statusCode: 200, body: await proofsFor(principal).checkpoint(params.chain_name!) }),
 
-  'GET /chains/{chain_name}/blocks/{index_or_hash}/proof': async ({ params, query }) => {
+  'GET /chains/{chain_name}/blocks/{index_or_hash}/proof': async ({ principal, params, query }) => {
     const { tree_size } = parseInput(proofQuery, query, 'query');
-    return { statusCode: 200, body: await getProofs().inclusion(params.chain_name!, params.index_or_hash!, tree_size) };
+    return { statusCode: 200, body: await proofsFor(principal).inclusion(params.chain_name!, params.index_or_hash!, tree_size) };
   },
 
-  'GET /chains/{chain_name}/blocks/{index_or_hash}/anchor': async ({ params }) => ({
+  'GET /chains/{chain_name}/blocks/{index_or_hash}/anchor': async ({ principal, params }) => ({
     statusCode: 200,
-    body: await getProofs().anchor(params.chain_name!, params.index_or_hash!),
+    body: await proofsFor(principal).anchor(params.chain_name!, params.index_or_hash!),
   }),
 
-  'GET /chains/{chain_name}/consistency': async ({ params, query }) => {
+  'GET /chains/{chain_name}/consistency': async ({ principal, params, query }) => {
     const { first, second } = parseInput(consistencyQuery, query, 'query');
-    return { statusCode: 200, body: await getProofs().consistency(params.chain_name!, first, second) };
+    return { statusCode: 200, body: await proofsFor(principal).consistency(params.chain_name!, first, second) };
   },
 
-  'GET /chains/{chain_name}/verify': async ({ params }) => ({ statusCode: 200, body: await getProofs().verify(params.chain_name!) }),
+  'GET /chains/{chain_name}/verify': async ({ principal, params }) => ({ statusCode: 200, body: await proofsFor(principal).verify(params.chain_name!) }),
 
   'GET /network/ping/{target_id}': async ({ params }) => ({ statusCode: 200, body: await getAdmin().ping(params.target_id!) }),
+
+  // The node's public key, for anyone who checks its signed checkpoints (a reader key suffices).
+  'GET /identity': async () => ({ statusCode: 200, body: await getAdmin().describeIdentity() }),
 
   'POST /offchain': async ({ body }) => {
     const { data } = parseInput(offchainUpload, body ?? {}, 'body');

@@ -7,10 +7,11 @@ import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'a
 import { ROLE_RANK } from '#shared/admin/api-keys';
 import { getConfig } from '#shared/config';
 import { authenticateFrom } from '#shared/http/auth';
-import { TooManyRequestsError } from '#shared/errors';
+import { DomainError, TooManyRequestsError } from '#shared/errors';
 import { logger } from '#shared/log';
-import { messages, parseClientMessage } from '#shared/realtime/realtime';
-import { getConnectionStore } from '#shared/realtime-runtime';
+import { messages, parseClientMessage, type ConnectionIdentity } from '#shared/realtime/realtime';
+import { getConnectionStore, principalOfConnection } from '#shared/realtime-runtime';
+import { getAccessControl } from '#shared/runtime';
 
 type WsEvent = APIGatewayProxyWebsocketEventV2 & {
   headers?: Record<string, string | undefined>;
@@ -29,7 +30,7 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
   try {
     if (routeKey === '$connect') {
       const config = getConfig();
-      let identity: { key_id: string | null; role: string | null } = { key_id: null, role: null };
+      let identity: ConnectionIdentity = { key_id: null, role: null, org_id: null };
       if (config.SVC_AUTH_ENABLED) {
         const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
         let record;
@@ -41,7 +42,7 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
         }
         if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
         if (ROLE_RANK[record.role] < ROLE_RANK.reader) return { statusCode: 403, body: 'This key may not subscribe' };
-        identity = { key_id: record.key_id, role: record.role };
+        identity = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       }
       await getConnectionStore().connect(connectionId, { ...identity, connected_at: new Date().toISOString() }, expiresAt());
       logger.info('websocket connected', { connection_id: connectionId, key_id: identity.key_id });
@@ -55,9 +56,23 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
     switch (request.kind) {
       case 'ping':
         return { statusCode: 200, body: messages.pong() };
-      case 'subscribe':
-        await getConnectionStore().subscribe(connectionId, request.filter, expiresAt());
+      case 'subscribe': {
+        const store = getConnectionStore();
+        const identity = await store.identity(connectionId);
+        if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
+        // A channel's chain is subscribed to by its members only. `*` and event types may be subscribed
+        // to by anyone: the pushes themselves leave out the chains a subscriber may not read.
+        if (request.chain !== null && request.chain !== '*') {
+          try {
+            await getAccessControl().chain(principalOfConnection(identity), 'chain.read', request.chain);
+          } catch (error) {
+            if (error instanceof DomainError && error.expose) return { statusCode: 200, body: messages.error(error.message) };
+            throw error;
+          }
+        }
+        await store.subscribe(connectionId, request.filter, identity, expiresAt());
         return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };
+      }
       case 'unsubscribe':
         await getConnectionStore().unsubscribe(connectionId, request.filter);
         return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type, 'unsubscribed') };

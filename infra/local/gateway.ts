@@ -188,7 +188,10 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
   let gateway: Gateway | undefined;
   // A client that sends its headers a byte at a time (slow loris) is cut off after 10 s; Node checks every
   // second instead of every 30. Each stalled socket costs a few KB meanwhile, and never blocks the others.
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1_000 }, async (req, res) => {
+  // Idle keep-alive sockets live 65 s (as behind AWS's load balancers), not Node's 5 s: a client whose event
+  // loop was busy for more than 5 s (a test waiting on a child process) would otherwise send its next
+  // request on a socket the gateway had just closed, and see "other side closed".
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1_000, keepAliveTimeout: 65_000 }, async (req, res) => {
     if (gateway?.intercept?.(req, res)) return;
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');

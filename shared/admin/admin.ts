@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as z from 'zod';
+import type { AccessControl } from '../access/access.ts';
+import type { Principal } from '../access/policy.ts';
 import type { OrganizationRecord } from '../business/repository.ts';
 import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
@@ -25,6 +27,7 @@ export interface AdminOptions {
   repository: AdminRepository;
   organizations: { getOrganization(orgId: string): Promise<OrganizationRecord | undefined> };
   ledger: Ledger;
+  access: AccessControl;
   sealer: Sealer;
   identity: IdentitySource;
   licenseKey: string | undefined;
@@ -157,6 +160,10 @@ export function createAdmin(options: AdminOptions) {
       if (!verifyEd25519(org.public_key, message, Buffer.from(input.signature, 'hex'))) {
         throw new UnprocessableError('The signature does not verify with the organization\'s key');
       }
+      // The event is the signing organization's: it lands only where that organization may append
+      // (on a channel's chain, only a member's signature), whoever relays it.
+      const signer: Principal = { key_id: null, role: 'writer', org_id: org.org_id };
+      await options.access.chain(signer, 'chain.append', chainName);
       if (!(await repository.useNonce(org.org_id, input.nonce, Math.ceil(now() + options.nonceTtlSeconds)))) {
         throw new ConflictError(`Nonce '${input.nonce}' was already used by organization '${org.org_id}'`);
       }

@@ -86,7 +86,8 @@ export type GroupName = keyof typeof GROUPS;
  */
 export const EVENT_FUNCTIONS = {
   ws: { entry: 'functions/ws/handler.ts', tables: ['connections', 'registry'] },
-  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections'] },
+  // The registry: pushes of a channel's chain go to its members only, so the broadcaster reads memberships.
+  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections', 'registry'] },
 } as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables'>>;
 
 /** Unmatched requests go to this group, which answers the contract's 404 (API Gateway's `$default`). */
@@ -125,6 +126,7 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'ledger', method: 'GET', path: '/chains/{chain_name}/verify', summary: 'Re-check every hash, link and anchor of a chain' },
   { group: 'ledger', method: 'GET', path: '/network/ping/{target_id}', summary: 'Ping a peer and check its identity', onlyPrefixes: ['/api/ledger'] },
   { group: 'ledger', method: 'POST', path: '/offchain', summary: 'Store a payload off chain (encrypted, in IPFS)' },
+  { group: 'ledger', method: 'GET', path: '/identity', summary: 'The node id and public key that sign checkpoints (any reader)' },
   { group: 'business', method: 'GET', path: '/health', summary: 'Health check' },
   { group: 'business', method: 'POST', path: '/organizations', summary: 'Register an organization' },
   { group: 'business', method: 'GET', path: '/organizations', summary: 'List organizations' },

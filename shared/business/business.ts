@@ -6,6 +6,9 @@
  */
 import semver from 'semver';
 import * as z from 'zod';
+import type { AccessControl } from '../access/access.ts';
+import { guardLedger } from '../access/guarded.ts';
+import { isAdmin, type Principal } from '../access/policy.ts';
 import {
   ConflictError,
   ForbiddenError,
@@ -17,18 +20,13 @@ import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import type { EventDraft } from '../ledger/events.ts';
 import { parseEventRequest } from '../ledger/events.ts';
+import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
 import type { OffchainStore } from '../ledger/offchain-port.ts';
 import { parseInput } from '../validation.ts';
-import type { BusinessRepository, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from './repository.ts';
+import type { BusinessRepository, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from './repository.ts';
 import { checkContract, runContract, type SandboxLimits } from './sandbox.ts';
-
-/** Who is asking, as the edge established it; null when auth is off (everyone may). */
-export interface Caller {
-  role: string;
-  org_id: string | null;
-}
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -36,7 +34,8 @@ const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 /** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
 const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
 const MAX_INLINE_SOURCE_BYTES = 200_000;
-const MAX_EMITS = 100;
+/** A contract's emits commit in one transaction, all or none, as a batch does. */
+const MAX_EMITS = MAX_ATOMIC_BLOCKS;
 
 export const organizationInput = z.object({
   org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
@@ -103,7 +102,9 @@ export function valueHash(value: unknown): string {
 
 export interface BusinessOptions {
   repository: BusinessRepository;
+  /** The bare ledger: the group's own records go through it after the group's checks; callers' writes through a guarded one. */
   ledger: Ledger;
+  access: AccessControl;
   offchain: OffchainStore;
   limits: SandboxLimits;
   /** Private values whose JSON is larger go to IPFS; smaller ones stay inline, encrypted. */
@@ -111,30 +112,25 @@ export interface BusinessOptions {
   now?: () => Date;
 }
 
-export function createBusiness({ repository, ledger, offchain, limits, inlineThresholdBytes, now = () => new Date() }: BusinessOptions) {
+/** The owner a publisher becomes: its organization, or the admins. */
+function ownerFor(principal: Principal): ContractOwner {
+  return isAdmin(principal) || principal.org_id === null ? { admins: true } : { org_id: principal.org_id };
+}
+
+/** How an owner is shown: the organization id, or null for the admins. */
+function ownerName(owner: ContractOwner | undefined): string | null {
+  return owner && 'org_id' in owner ? owner.org_id : null;
+}
+
+export function createBusiness({ repository, ledger, access, offchain, limits, inlineThresholdBytes, now = () => new Date() }: BusinessOptions) {
   const stamp = () => now().toISOString();
   /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
   const sources = new Map<string, string>();
-
-  async function requireChannel(channelId: string) {
-    const channel = await repository.getChannel(channelId);
-    if (!channel) throw new NotFoundError(`Channel '${channelId}' not found`);
-    return channel;
-  }
 
   async function requireOrganization(orgId: string): Promise<OrganizationRecord> {
     const org = await repository.getOrganization(orgId);
     if (!org) throw new NotFoundError(`Organization '${orgId}' not found`);
     return org;
-  }
-
-  /** An org-bound key may act on a channel only as a member; admins and keys without an org may. */
-  async function assertChannelAccess(channelId: string, caller: Caller | null, action: string): Promise<void> {
-    if (!caller || caller.role === 'admin' || caller.org_id === null) return;
-    const { organizations } = await repository.getChannelDetails(channelId);
-    if (!organizations.includes(caller.org_id)) {
-      throw new ForbiddenError(`Organization '${caller.org_id}' is not a member of channel '${channelId}' and may not ${action}`);
-    }
   }
 
   /** Records channel activity on the channel's own chain, through the ledger's append path. */
@@ -170,9 +166,18 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
     return source;
   }
 
+  /** Who owns a contract id: the recorded owner; the admins for ids published before owners were recorded; undefined for a new id. */
+  async function contractOwner(contractId: string, versions?: ContractVersionRecord[]): Promise<ContractOwner | undefined> {
+    const recorded = await repository.getContractOwner(contractId);
+    if (recorded) return recorded;
+    const existing = versions ?? (await repository.listContractVersions(contractId));
+    return existing.length > 0 ? { admins: true } : undefined;
+  }
+
   return {
-    async registerOrganization(body: unknown) {
+    async registerOrganization(principal: Principal, body: unknown) {
       const input = parseInput(organizationInput, body, 'body');
+      access.check(principal, 'organization.register', { kind: 'organization', org_id: input.org_id });
       const org: OrganizationRecord = {
         org_id: input.org_id,
         name: input.name,
@@ -184,47 +189,59 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
       return org;
     },
 
-    getOrganization: requireOrganization,
+    async getOrganization(principal: Principal, orgId: string) {
+      access.check(principal, 'organization.read', { kind: 'organization', org_id: orgId });
+      return requireOrganization(orgId);
+    },
 
-    async listOrganizations() {
+    async listOrganizations(principal: Principal) {
+      access.check(principal, 'organization.read', { kind: 'service' });
       return (await repository.listOrganizations()).sort((a, b) => a.org_id.localeCompare(b.org_id));
     },
 
-    async createChannel(body: unknown) {
+    /** A writer bound to an organization creates channels with its organization as the first member; admins create empty ones. */
+    async createChannel(principal: Principal, body: unknown) {
       const { name } = parseInput(channelInput, body, 'body');
+      access.check(principal, 'channel.create', { kind: 'service' });
       if (name.length > MAX_CHANNEL_NAME) {
         throw new UnprocessableError(`A channel name has at most ${MAX_CHANNEL_NAME} characters (its chain is '${CHANNEL_CHAIN_PREFIX}<name>')`);
       }
       const chainName = `${CHANNEL_CHAIN_PREFIX}${name}`;
       assertCreatableSubChainName(name); // 400 for characters outside the chain-name rule, as for chains
+      const founder = isAdmin(principal) ? null : principal.org_id;
+      if (founder !== null) await requireOrganization(founder);
       const channel = { channel_id: name, name, chain_name: chainName, created_at: stamp() };
-      if (!(await repository.putChannel(channel))) throw new ConflictError(`Channel '${name}' already exists`);
+      if (!(await repository.putChannel(channel, founder === null ? undefined : { org_id: founder, joined_at: channel.created_at }))) {
+        throw new ConflictError(`Channel '${name}' already exists`);
+      }
       try {
         await ledger.createSubChain(chainName, { allowChannel: true });
       } catch (error) {
         await repository.deleteChannel(name).catch(() => undefined);
         throw error;
       }
+      if (founder !== null) await record(chainName, { entity_id: founder, event_type: 'organization_joined', details: { org_id: founder } });
       return channel;
     },
 
-    async getChannel(channelId: string) {
-      const channel = await requireChannel(channelId);
-      const [details, stats] = await Promise.all([repository.getChannelDetails(channelId), ledger.getStats(channel.chain_name)]);
+    async getChannel(principal: Principal, channelId: string) {
+      const channel = await access.channel(principal, 'channel.read', channelId);
+      const stats = await ledger.getStats(channel.chain_name);
       return {
         channel_id: channel.channel_id,
         name: channel.name,
         chain_name: channel.chain_name,
         created_at: channel.created_at,
-        organizations: details.organizations,
-        collections: details.collections,
+        organizations: channel.organizations,
+        collections: channel.collections,
         block_count: stats.total_blocks,
       };
     },
 
-    async addOrganization(channelId: string, body: unknown) {
+    /** Admins, or writers of a member organization, add organizations to a channel. */
+    async addOrganization(principal: Principal, channelId: string, body: unknown) {
       const { org_id } = parseInput(memberInput, body, 'body');
-      const channel = await requireChannel(channelId);
+      const channel = await access.channel(principal, 'channel.add_member', channelId);
       await requireOrganization(org_id);
       if (!(await repository.addMember(channelId, org_id, stamp()))) {
         throw new ConflictError(`Organization '${org_id}' is already a member of channel '${channelId}'`);
@@ -233,10 +250,9 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
       return { channel_id: channelId, org_id, event_id };
     },
 
-    async createCollection(channelId: string, body: unknown, caller: Caller | null) {
+    async createCollection(principal: Principal, channelId: string, body: unknown) {
       const { collection } = parseInput(collectionInput, body, 'body');
-      const channel = await requireChannel(channelId);
-      await assertChannelAccess(channelId, caller, 'create collections');
+      const channel = await access.channel(principal, 'channel.create_collection', channelId);
       if (!(await repository.putCollection(channelId, collection, stamp()))) {
         throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
       }
@@ -244,14 +260,13 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
       return { channel_id: channelId, collection };
     },
 
-    async writePrivateData(body: unknown, caller: Caller | null) {
+    async writePrivateData(principal: Principal, body: unknown) {
       const input = parseInput(privateDataInput, body, 'body');
-      const channel = await requireChannel(input.channel);
-      const { collections } = await repository.getChannelDetails(input.channel);
-      if (!collections.includes(input.collection)) {
+      // Membership first: a non-member learns nothing, not even which collections exist.
+      const channel = await access.channel(principal, 'private_data.write', input.channel);
+      if (!channel.collections.includes(input.collection)) {
         throw new NotFoundError(`Collection '${input.collection}' not found in channel '${input.channel}'`);
       }
-      await assertChannelAccess(input.channel, caller, 'write its private data');
 
       let sealed: string | null = null;
       let cid: string | null = input.value_cid ?? null;
@@ -290,14 +305,8 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
       return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
     },
 
-    async readPrivateData(channelId: string, collection: string, key: string, caller: Caller | null) {
-      await requireChannel(channelId);
-      if (caller && caller.role !== 'admin') {
-        const { organizations } = await repository.getChannelDetails(channelId);
-        if (caller.org_id === null || !organizations.includes(caller.org_id)) {
-          throw new ForbiddenError(`Private data of channel '${channelId}' is readable by its member organizations and admins only`);
-        }
-      }
+    async readPrivateData(principal: Principal, channelId: string, collection: string, key: string) {
+      await access.channel(principal, 'private_data.read', channelId);
       const stored = await repository.getPrivateData(channelId, collection, key);
       if (!stored) throw new NotFoundError(`No private data '${key}' in collection '${collection}' of channel '${channelId}'`);
       const value = stored.sealed !== null ? await offchain.unseal(stored.sealed) : await offchain.get(stored.value_cid!, stored.value_nonce!);
@@ -312,8 +321,13 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
       };
     },
 
-    async registerContract(body: unknown) {
+    /** The first version of an id makes its publisher the owner; later versions come from the owner or an admin. */
+    async registerContract(principal: Principal, body: unknown) {
       const input = parseInput(contractInput, body, 'body');
+      const resource = (owner: ContractOwner | undefined) => ({ kind: 'contract' as const, contract_id: input.contract_id, owner: owner === undefined ? undefined : ownerName(owner) });
+      // Checked before any of the caller's code is fetched or compiled. An admin may publish into any id,
+      // so its check needs no read: the owner it publishes under is looked up only when it writes.
+      access.check(principal, 'contract.publish', resource(isAdmin(principal) ? undefined : await contractOwner(input.contract_id)));
       let source: string;
       if (input.implementation) {
         source = input.implementation;
@@ -333,25 +347,37 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
         metadata: input.metadata,
         created_at: stamp(),
       };
-      if (!(await repository.putContractVersion(version))) {
+      // An admin publishing into an organization's contract keeps it that organization's.
+      const owner = isAdmin(principal) ? ((await contractOwner(input.contract_id)) ?? ownerFor(principal)) : ownerFor(principal);
+      const outcome = await repository.publishContractVersion(version, owner);
+      if (outcome === 'version_exists') {
         throw new ConflictError(`Contract '${input.contract_id}' version ${input.version} already exists; versions are immutable`);
       }
-      return { contract_id: version.contract_id, version: version.version, code_hash: version.code_hash };
+      if (outcome === 'owned_by_another') {
+        // Another organization published the id's first version between our check and our write.
+        access.check(principal, 'contract.publish', resource(await contractOwner(input.contract_id)));
+        throw new ForbiddenError(`Missing permission 'contract.publish' on contract '${input.contract_id}': it belongs to another owner`);
+      }
+      return { contract_id: version.contract_id, version: version.version, code_hash: version.code_hash, owner: ownerName(owner) };
     },
 
-    async getContract(contractId: string) {
+    async getContract(principal: Principal, contractId: string) {
+      access.check(principal, 'contract.read', { kind: 'contract', contract_id: contractId, owner: undefined });
       const versions = await repository.listContractVersions(contractId);
       if (versions.length === 0) throw new NotFoundError(`Contract '${contractId}' not found`);
       const sorted = [...versions].sort((a, b) => semver.compare(a.version, b.version));
       return {
         contract_id: contractId,
+        owner: ownerName(await contractOwner(contractId, versions)),
         latest: sorted.at(-1)!.version,
         versions: sorted.map((v) => ({ version: v.version, code_hash: v.code_hash, metadata: v.metadata, created_at: v.created_at })),
       };
     },
 
-    async executeContract(body: unknown) {
+    /** Runs with the caller's rights: its emits are appended as the caller appending them, all or none. */
+    async executeContract(principal: Principal, body: unknown) {
       const input = parseInput(executeInput, body, 'body');
+      access.check(principal, 'contract.execute', { kind: 'contract', contract_id: input.contract_id, owner: undefined });
       const versions = await repository.listContractVersions(input.contract_id);
       if (versions.length === 0) throw new NotFoundError(`Contract '${input.contract_id}' not found`);
       const chosen = input.version
@@ -362,7 +388,7 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
       const started = performance.now();
       const result = await runContract(await contractSource(chosen), input.event, input.context, limits);
 
-      const emitted: string[] = [];
+      let emitted: string[] = [];
       const emit = (result as { emit?: unknown } | null)?.emit;
       if (emit !== undefined) {
         if (!Array.isArray(emit) || emit.length > MAX_EMITS) {
@@ -376,8 +402,11 @@ export function createBusiness({ repository, ledger, offchain, limits, inlineThr
         } catch (error) {
           throw new UnprocessableError(`The contract emitted an invalid event: ${(error as Error).message}`);
         }
-        // Each emitted event closes its own block, in order; an unknown chain fails on the first, before any write.
-        for (const draft of drafts) emitted.push((await ledger.appendEvent(chain, draft)).event_id);
+        if (drafts.length > 0) {
+          // One block per event, in order, in one transaction; refused or failed, nothing is appended.
+          const appended = await guardLedger(ledger, access, principal).appendEvents(chain, drafts);
+          emitted = appended.map((a) => a.event_id);
+        }
       }
       return {
         contract_id: chosen.contract_id,

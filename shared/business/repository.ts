@@ -50,13 +50,19 @@ export interface ContractVersionRecord {
   created_at: string;
 }
 
+/** Who owns a contract id: an organization, or the admins (contracts published by admin keys or with auth off). */
+export type ContractOwner = { org_id: string } | { admins: true };
+
+export type PublishOutcome = 'created' | 'version_exists' | 'owned_by_another';
+
 export interface BusinessRepository {
   putOrganization(org: OrganizationRecord): Promise<boolean>;
   getOrganization(orgId: string): Promise<OrganizationRecord | undefined>;
   listOrganizations(): Promise<OrganizationRecord[]>;
 
-  putChannel(channel: ChannelRecord): Promise<boolean>;
-  /** Undoes a channel whose chain could not be created. */
+  /** Creates the channel, with its first member when given, in one write; false when the channel exists. */
+  putChannel(channel: ChannelRecord, firstMember?: { org_id: string; joined_at: string }): Promise<boolean>;
+  /** Undoes a channel (and its members) whose chain could not be created. */
   deleteChannel(channelId: string): Promise<void>;
   getChannel(channelId: string): Promise<ChannelRecord | undefined>;
   /** Member organizations and collections, each sorted. */
@@ -67,6 +73,13 @@ export interface BusinessRepository {
   putPrivateData(record: PrivateDataRecord): Promise<void>;
   getPrivateData(channel: string, collection: string, key: string): Promise<PrivateDataRecord | undefined>;
 
-  putContractVersion(record: ContractVersionRecord): Promise<boolean>;
+  /**
+   * Stores a version and, in the same transaction, claims the id for `owner` (or confirms it is
+   * theirs): `owned_by_another` when someone else claimed it first, `version_exists` when the version
+   * does. Versions are immutable.
+   */
+  publishContractVersion(record: ContractVersionRecord, owner: ContractOwner): Promise<PublishOutcome>;
+  /** The recorded owner; undefined when none was recorded (a new id, or one published before owners were). */
+  getContractOwner(contractId: string): Promise<ContractOwner | undefined>;
   listContractVersions(contractId: string): Promise<ContractVersionRecord[]>;
 }

@@ -367,7 +367,7 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
   );
   if (operation?.kind === Kind.OPERATION_DEFINITION && operation.operation === 'mutation') {
     if (options.method === 'GET') return refuse(405, 'Mutations are sent with POST', 'METHOD_NOT_ALLOWED');
-    if (!options.mayWrite) return refuse(403, "Mutations need the 'writer' role", 'FORBIDDEN');
+    if (!options.mayWrite) return refuse(403, "Missing permission: mutations need the 'writer' role", 'FORBIDDEN');
   }
   const result = await execute({
     schema,

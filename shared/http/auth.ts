@@ -9,6 +9,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { ROLE_RANK, hashApiKey, seedAdminKey, type ApiKeyRecord } from '../admin/api-keys.ts';
+import { ANONYMOUS, OPEN_ACCESS } from '../access/policy.ts';
 import { getConfig } from '../config.ts';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../errors.ts';
 import { logger } from '../log.ts';
@@ -81,7 +82,11 @@ export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceConte
   return {
     before: async (request) => {
       const config = getConfig();
-      if (!config.SVC_AUTH_ENABLED) return;
+      if (!config.SVC_AUTH_ENABLED) {
+        request.context.principal = OPEN_ACCESS;
+        return;
+      }
+      request.context.principal = ANONYMOUS;
       const method = request.event.requestContext?.http?.method ?? 'GET';
       const access = requiredAccess(request.context.group, method, request.context.relativeKey);
       if (access === 'public') return;
@@ -90,8 +95,9 @@ export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceConte
       const record = await authenticateFrom(key, request.event.requestContext?.http?.sourceIp ?? 'unknown');
       if (!record) throw new UnauthorizedError('Invalid API key', config.API_KEY_NAME);
       request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
+      request.context.principal = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       if (ROLE_RANK[record.role] < ROLE_RANK[access]) {
-        throw new ForbiddenError(`This operation needs the '${access}' role; this key has '${record.role}'`);
+        throw new ForbiddenError(`Missing permission: this operation needs the '${access}' role; this key has '${record.role}'`);
       }
     },
   };

@@ -13,6 +13,7 @@
  * router, which answers 404 after auth.
  */
 import middy from '@middy/core';
+import { ANONYMOUS } from '../access/policy.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
 import { auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
@@ -50,7 +51,8 @@ export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerO
       body: (event as EventWithBody)[PARSED_BODY],
       headers: lowerCaseHeaders(event),
       requestId: context.requestId,
-      caller: context.apiKey ?? null,
+      // The auth middleware always sets it; without it (a chain built without auth) nothing is allowed.
+      principal: context.principal ?? ANONYMOUS,
       event,
     });
     if (result.contentType !== undefined) {

@@ -1,5 +1,6 @@
 /** The shapes every function group shares: API Gateway's HTTP API v2 event in, a result out. */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Principal } from '../access/policy.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2 & { headers: Record<string, string | number | boolean> };
@@ -14,6 +15,8 @@ export interface ServiceContext extends Context {
   relativeKey: string | null;
   /** The caller's key, once auth has checked it. Never the key itself. */
   apiKey?: { key_id: string; role: string; org_id: string | null };
+  /** Who the caller is to the access policy: OPEN_ACCESS with auth off, ANONYMOUS on public routes. */
+  principal?: Principal;
   /** The rate-limit state of this request, for the X-RateLimit-* headers. */
   rateLimit?: { limit: number; remaining: number; resetSeconds: number };
 }
@@ -26,8 +29,8 @@ export interface RouteRequest {
   body: unknown;
   headers: Record<string, string>;
   requestId: string;
-  /** The caller's key as auth established it; null when auth is off. */
-  caller: { key_id: string; role: string; org_id: string | null } | null;
+  /** Who is asking, for the access policy (shared/access/policy.ts): OPEN_ACCESS when auth is off. */
+  principal: Principal;
   event: HttpEvent;
 }
 

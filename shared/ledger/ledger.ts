@@ -81,6 +81,8 @@ export interface Ledger {
   appendEvents(chainName: string, drafts: EventDraft[]): Promise<AppendResult[]>;
   submitProof(chainName: string): Promise<ProofResult>;
   traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
+  /** The events with their off-chain `details` decrypted (or a `resolve_error`), as `resolve_cid=true` answers them. */
+  resolveEvents(events: LedgerEvent[]): Promise<ResolvedEvent[]>;
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
@@ -339,6 +341,8 @@ export function createLedger({
         return { proof_id: now.lastProofId ?? '', created: false, details: null };
       }
     },
+
+    resolveEvents: resolve,
 
     async describe() {
       const [main, subChains] = await Promise.all([repository.getHead(MAIN_CHAIN), repository.countSubChains()]);

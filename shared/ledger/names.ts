@@ -1,6 +1,8 @@
 /**
- * Chain naming rules (contract.md §2, §5): `^[A-Za-z0-9_-]{1,64}$`, `main` reserved for the Main Chain,
- * `channel-` reserved for the business group's channel chains.
+ * Chain naming rules: `^[A-Za-z0-9_-]{1,64}$`; `main` is reserved for the Main Chain and names starting
+ * with `channel-` for the business group's channel chains. Reserved names are compared without regard
+ * to case (`MAIN`, `Channel-x` are refused too), so that no chain can pass for the Main Chain or a
+ * channel's chain to a reader. Names are ASCII only, so no Unicode normalisation is needed.
  */
 import { InvalidChainNameError } from '../errors.ts';
 
@@ -20,10 +22,11 @@ export function assertCreatableSubChainName(name: string, options: { allowChanne
       `Invalid chain name '${name}': use 1 to 64 of the characters A-Z a-z 0-9 _ -`,
     );
   }
-  if (name === MAIN_CHAIN) {
-    throw new InvalidChainNameError(`'${MAIN_CHAIN}' is reserved for the Main Chain`);
+  const folded = name.toLowerCase();
+  if (folded === MAIN_CHAIN) {
+    throw new InvalidChainNameError(`'${name}' is reserved for the Main Chain (in any case)`);
   }
-  if (!options.allowChannel && name.startsWith(CHANNEL_CHAIN_PREFIX)) {
-    throw new InvalidChainNameError(`Names starting with '${CHANNEL_CHAIN_PREFIX}' are reserved for channels`);
+  if (!options.allowChannel && folded.startsWith(CHANNEL_CHAIN_PREFIX)) {
+    throw new InvalidChainNameError(`Names starting with '${CHANNEL_CHAIN_PREFIX}' (in any case) are reserved for channels`);
   }
 }

@@ -4,21 +4,49 @@
  * Pure domain: connections are stored through a port, messages sent through another.
  */
 import * as z from 'zod';
+import type { Role } from '../admin/api-keys.ts';
+import { ANONYMOUS, OPEN_ACCESS, type Principal } from '../access/policy.ts';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 
 /** A subscription filter: `chain#<name>`, `chain#*`, or `type#<event type>`. */
 export type Filter = string;
 
+/** Who opened a connection, as $connect found the key; `role: null` when auth was off. */
+export interface ConnectionIdentity {
+  key_id: string | null;
+  role: Role | null;
+  org_id: string | null;
+}
+
+/** A connection subscribed to a filter, with who it is (so pushes can be checked without another read). */
+export interface Subscriber extends ConnectionIdentity {
+  connection_id: string;
+}
+
 export interface ConnectionStore {
   /** Records a new connection (who it is, until when it may live). */
-  connect(connectionId: string, meta: { key_id: string | null; role: string | null; connected_at: string }, expiresAt: number): Promise<void>;
-  subscribe(connectionId: string, filter: Filter, expiresAt: number): Promise<void>;
+  connect(connectionId: string, meta: ConnectionIdentity & { connected_at: string }, expiresAt: number): Promise<void>;
+  /** Who opened the connection; undefined when it is not (or no longer) recorded. */
+  identity(connectionId: string): Promise<ConnectionIdentity | undefined>;
+  subscribe(connectionId: string, filter: Filter, identity: ConnectionIdentity, expiresAt: number): Promise<void>;
   unsubscribe(connectionId: string, filter: Filter): Promise<void>;
   /** Removes a connection and all its subscriptions. */
   disconnect(connectionId: string): Promise<void>;
   /** The connections subscribed to a filter (one index query). */
-  subscribers(filter: Filter): Promise<string[]>;
+  subscribers(filter: Filter): Promise<Subscriber[]>;
 }
+
+/**
+ * A connection's principal for the access policy. A connection opened while auth was off has no role:
+ * it is OPEN_ACCESS while auth stays off, and may receive nothing once auth is on.
+ */
+export function connectionPrincipal(identity: ConnectionIdentity, authEnabled: boolean): Principal {
+  if (!authEnabled) return OPEN_ACCESS;
+  return identity.role === null ? ANONYMOUS : { key_id: identity.key_id, role: identity.role, org_id: identity.org_id };
+}
+
+/** Whether a subscriber may receive the blocks and events of a chain (the access policy's `chain.read`). */
+export type MayReceive = (subscriber: Subscriber, chainName: string) => Promise<boolean>;
 
 /** Sends one message to one connection; 'gone' when the connection no longer exists (410). */
 export type Send = (connectionId: string, message: string) => Promise<'sent' | 'gone'>;
@@ -87,16 +115,32 @@ export const messages = {
 /**
  * Sends committed blocks to their subscribers: for each block, `block_added` to the subscribers of its
  * chain and of `*`, then one `event` per event to the subscribers of its chain, of its type and of `*`
- * (once per connection). Each connection gets its messages in block order; connections are served in
- * parallel. Gone connections are removed. Answers what was sent and removed.
+ * (once per connection), leaving out every subscriber that `mayReceive` refuses for that chain (a
+ * channel's chain reaches its members only, whatever they subscribed to). Each connection gets its
+ * messages in block order; connections are served in parallel. Gone connections are removed.
+ * Answers what was sent and removed.
  */
-export async function fanOut(blocks: readonly Block[], store: ConnectionStore, send: Send): Promise<{ sent: number; gone: string[] }> {
+export async function fanOut(
+  blocks: readonly Block[],
+  store: ConnectionStore,
+  send: Send,
+  mayReceive: MayReceive,
+): Promise<{ sent: number; gone: string[] }> {
   const ordered = [...blocks].sort((a, b) => (a.chain_name === b.chain_name ? a.index - b.index : a.chain_name < b.chain_name ? -1 : 1));
-  const lookups = new Map<Filter, Promise<string[]>>();
+  const lookups = new Map<Filter, Promise<Subscriber[]>>();
   const subscribersOf = (filter: Filter) => {
     let found = lookups.get(filter);
     if (!found) lookups.set(filter, (found = store.subscribers(filter)));
     return found;
+  };
+
+  /** The connections among these subscribers that may receive this chain's messages, each once. */
+  const allowed = async (chainName: string, ...groups: Subscriber[][]): Promise<Set<string>> => {
+    const ids = new Set<string>();
+    for (const subscriber of groups.flat()) {
+      if (!ids.has(subscriber.connection_id) && (await mayReceive(subscriber, chainName))) ids.add(subscriber.connection_id);
+    }
+    return ids;
   };
 
   const queues = new Map<string, string[]>();
@@ -105,10 +149,10 @@ export async function fanOut(blocks: readonly Block[], store: ConnectionStore, s
   };
   for (const block of ordered) {
     const [chainSubs, allSubs] = await Promise.all([subscribersOf(`chain#${block.chain_name}`), subscribersOf('chain#*')]);
-    enqueue(new Set([...chainSubs, ...allSubs]), messages.blockAdded(block));
+    enqueue(await allowed(block.chain_name, chainSubs, allSubs), messages.blockAdded(block));
     for (const event of block.events) {
       const typeSubs = await subscribersOf(`type#${event.event_type}`);
-      enqueue(new Set([...chainSubs, ...typeSubs, ...allSubs]), messages.event(event));
+      enqueue(await allowed(block.chain_name, chainSubs, typeSubs, allSubs), messages.event(event));
     }
   }
 

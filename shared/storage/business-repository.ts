@@ -1,15 +1,20 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type {
   BusinessRepository,
   ChannelRecord,
+  ContractOwner,
   ContractVersionRecord,
   OrganizationRecord,
   PrivateDataRecord,
 } from '../business/repository.ts';
+import { translateStorageError } from './errors.ts';
 import {
   CHANNELS_PARTITION,
   COLLECTION_SK_PREFIX,
+  CONTRACT_OWNER_SK,
+  CONTRACT_VERSION_SK_PREFIX,
   MEMBER_SK_PREFIX,
   ORGS_PARTITION,
   channelPk,
@@ -18,6 +23,20 @@ import {
   privateDataPk,
 } from './keys.ts';
 import { putIfAbsent, queryAll, send } from './requests.ts';
+
+/** The owner as stored: `org#<id>` or `admins`. */
+function ownerToken(owner: ContractOwner): string {
+  return 'org_id' in owner ? `org#${owner.org_id}` : 'admins';
+}
+
+function ownerFromToken(token: string): ContractOwner {
+  return token.startsWith('org#') ? { org_id: token.slice(4) } : { admins: true };
+}
+
+/** Which items of a cancelled transaction failed their condition, by the position they were sent in. */
+function failedConditions(error: TransactionCanceledException): boolean[] {
+  return (error.CancellationReasons ?? []).map((reason) => reason.Code === 'ConditionalCheckFailed');
+}
 
 type Item = Record<string, unknown>;
 
@@ -47,9 +66,40 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     getOrganization: (orgId) => get<OrganizationRecord>(ORGS_PARTITION, orgId),
     listOrganizations: () => partition<OrganizationRecord>(ORGS_PARTITION),
 
-    putChannel: (channel) => putNew({ pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel }),
+    async putChannel(channel, firstMember) {
+      if (!firstMember) return putNew({ pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel });
+      const notThere = 'attribute_not_exists(pk)';
+      try {
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName: tableName, Item: { pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel }, ConditionExpression: notThere } },
+              {
+                Put: {
+                  TableName: tableName,
+                  Item: { pk: channelPk(channel.channel_id), sk: `${MEMBER_SK_PREFIX}${firstMember.org_id}`, ...firstMember },
+                  ConditionExpression: notThere,
+                },
+              },
+            ],
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof TransactionCanceledException && failedConditions(error).some(Boolean)) return false;
+        throw translateStorageError(error);
+      }
+    },
     async deleteChannel(channelId) {
-      await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: CHANNELS_PARTITION, sk: channelId } })));
+      const members = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': channelPk(channelId) },
+        ProjectionExpression: 'pk, sk',
+      });
+      for (const key of [...members, { pk: CHANNELS_PARTITION, sk: channelId }]) {
+        await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })));
+      }
     },
     getChannel: (channelId) => get<ChannelRecord>(CHANNELS_PARTITION, channelId),
     async getChannelDetails(channelId) {
@@ -74,7 +124,54 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     },
     getPrivateData: (channel, collection, key) => get<PrivateDataRecord>(privateDataPk(channel, collection), key),
 
-    putContractVersion: (version) => putNew({ pk: contractPk(version.contract_id), sk: contractVersionSk(version.version), ...version }),
-    listContractVersions: (contractId) => partition<ContractVersionRecord>(contractPk(contractId)),
+    async publishContractVersion(version, owner) {
+      const token = ownerToken(owner);
+      try {
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                // Claims the id, or checks it is already ours (rewriting the same owner changes nothing).
+                Put: {
+                  TableName: tableName,
+                  Item: { pk: contractPk(version.contract_id), sk: CONTRACT_OWNER_SK, owner: token },
+                  ConditionExpression: 'attribute_not_exists(pk) OR #owner = :owner',
+                  ExpressionAttributeNames: { '#owner': 'owner' },
+                  ExpressionAttributeValues: { ':owner': token },
+                },
+              },
+              {
+                Put: {
+                  TableName: tableName,
+                  Item: { pk: contractPk(version.contract_id), sk: contractVersionSk(version.version), ...version },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+            ],
+          }),
+        );
+        return 'created';
+      } catch (error) {
+        if (error instanceof TransactionCanceledException) {
+          const [ownerFailed, versionFailed] = failedConditions(error);
+          if (ownerFailed) return 'owned_by_another';
+          if (versionFailed) return 'version_exists';
+        }
+        throw translateStorageError(error);
+      }
+    },
+    async getContractOwner(contractId) {
+      const item = await get<{ owner: string }>(contractPk(contractId), CONTRACT_OWNER_SK);
+      return item ? ownerFromToken(item.owner) : undefined;
+    },
+    async listContractVersions(contractId) {
+      const items = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :versions)',
+        ExpressionAttributeValues: { ':pk': contractPk(contractId), ':versions': CONTRACT_VERSION_SK_PREFIX },
+        ConsistentRead: true,
+      });
+      return items.map((item) => record<ContractVersionRecord>(item));
+    },
   };
 }

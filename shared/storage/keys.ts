@@ -85,6 +85,7 @@ export function apiKeyListSk(keyId: string): string {
  *   channel collection  pk = CHANNEL#<name>                     sk = COLLECTION#<collection>
  *   private data        pk = PRIVATE#<channel>#<collection>     sk = <key>
  *   contract version    pk = CONTRACT#<contract id>             sk = VERSION#<version>
+ *   contract owner      pk = CONTRACT#<contract id>             sk = OWNER        owner = org#<org id> | admins
  */
 export const ORGS_PARTITION = 'ORGS';
 export const CHANNELS_PARTITION = 'CHANNELS';
@@ -103,8 +104,11 @@ export function contractPk(contractId: string): string {
   return `CONTRACT#${contractId}`;
 }
 
+export const CONTRACT_OWNER_SK = 'OWNER';
+export const CONTRACT_VERSION_SK_PREFIX = 'VERSION#';
+
 export function contractVersionSk(version: string): string {
-  return `VERSION#${version}`;
+  return `${CONTRACT_VERSION_SK_PREFIX}${version}`;
 }
 
 /*

@@ -150,7 +150,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
 
   try {
     let publicKey = options.publicKey?.toLowerCase();
-    const identity = await get<{ node_id: string; public_key: string }>('/api/admin/identity').catch((error) => {
+    const identity = await get<{ node_id: string; public_key: string }>('/api/v1/identity').catch((error) => {
       if (publicKey) return null; // a pinned key does not need the node to say who it is
       throw error;
     });

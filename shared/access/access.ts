@@ -1,0 +1,85 @@
+/**
+ * The policy with its facts: reads what `decide` needs (a channel's members) and refuses with the
+ * policy's 403. Plain chains and admins cost no read; a channel's chain costs one membership read per
+ * check (not cached: a member added a moment ago must be able to act at once, on any instance).
+ */
+import { ChainNotFoundError, NotFoundError } from '../errors.ts';
+import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
+import {
+  authorize,
+  channelIdOfChain,
+  decide,
+  needsChannelMembers,
+  type Action,
+  type ChannelScope,
+  type Principal,
+  type Resource,
+} from './policy.ts';
+
+/** What access control reads: the business group's channel records. */
+export interface ChannelDirectory {
+  getChannel(channelId: string): Promise<ChannelRecord | undefined>;
+  getChannelDetails(channelId: string): Promise<ChannelDetails>;
+}
+
+export interface AccessControl {
+  /** Refuses (403) unless `principal` may do `action` on the chain; 404 for a channel chain whose channel does not exist. */
+  chain(principal: Principal, action: Action, chainName: string): Promise<void>;
+  /** A memoizing check for filters (trace, pushes): whether the principal may read each chain. */
+  chainReader(principal: Principal): (chainName: string) => Promise<boolean>;
+  /** The channel with its members and collections (404 when unknown), once `principal` may do `action` on it. */
+  channel(principal: Principal, action: Action, channelId: string): Promise<ChannelRecord & ChannelDetails>;
+  /** Refuses (403) unless allowed; for resources that need no read (the service, an organization, a contract). */
+  check(principal: Principal, action: Action, resource: Resource): void;
+}
+
+export function createAccessControl({ channels }: { channels: ChannelDirectory }): AccessControl {
+  async function scopeOf(channelId: string): Promise<ChannelScope | undefined> {
+    const [record, details] = await Promise.all([channels.getChannel(channelId), channels.getChannelDetails(channelId)]);
+    return record ? { id: channelId, members: details.organizations } : undefined;
+  }
+
+  async function chainResource(principal: Principal, action: Action, chainName: string): Promise<Resource> {
+    const channelId = channelIdOfChain(chainName);
+    if (channelId === null || !needsChannelMembers(principal, action, chainName)) {
+      return { kind: 'chain', name: chainName, channel: null };
+    }
+    const scope = await scopeOf(channelId);
+    // Channel chains are made only with their channel: without one, there is no such chain.
+    if (!scope) throw new ChainNotFoundError(chainName);
+    return { kind: 'chain', name: chainName, channel: scope };
+  }
+
+  return {
+    async chain(principal, action, chainName) {
+      authorize(principal, action, await chainResource(principal, action, chainName));
+    },
+
+    chainReader(principal) {
+      const known = new Map<string, Promise<boolean>>();
+      return (chainName) => {
+        let answer = known.get(chainName);
+        if (!answer) {
+          answer = chainResource(principal, 'chain.read', chainName).then(
+            (resource) => decide(principal, 'chain.read', resource).allow,
+            (error: unknown) => {
+              if (error instanceof ChainNotFoundError) return false;
+              throw error;
+            },
+          );
+          known.set(chainName, answer);
+        }
+        return answer;
+      };
+    },
+
+    async channel(principal, action, channelId) {
+      const [record, details] = await Promise.all([channels.getChannel(channelId), channels.getChannelDetails(channelId)]);
+      if (!record) throw new NotFoundError(`Channel '${channelId}' not found`);
+      authorize(principal, action, { kind: 'channel', channel: { id: channelId, members: details.organizations } });
+      return { ...record, ...details };
+    },
+
+    check: authorize,
+  };
+}

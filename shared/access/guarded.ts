@@ -1,0 +1,95 @@
+/**
+ * The ledger and its proofs as one caller may use them: every call is checked by the policy before it
+ * reaches the domain. REST handlers, GraphQL resolvers and contract emits get these, never the bare
+ * ledger; only the service's own bookkeeping (a channel's activity records, Main Chain anchors) writes
+ * through the bare one, after its own check.
+ */
+import type { Ledger } from '../ledger/ledger.ts';
+import type { Proofs } from '../ledger/proofs.ts';
+import type { AccessControl } from './access.ts';
+import type { Principal } from './policy.ts';
+
+export function guardLedger(ledger: Ledger, access: AccessControl, principal: Principal): Ledger {
+  return {
+    async listChains() {
+      access.check(principal, 'chain.read_metadata', { kind: 'service' });
+      return ledger.listChains();
+    },
+    async createSubChain(name, options) {
+      access.check(principal, 'chain.create', { kind: 'chain', name, channel: null });
+      // Channels' chains are made by the business group with its own checks, never through a caller's ledger.
+      return ledger.createSubChain(name, { ...options, allowChannel: false });
+    },
+    async getStats(chainName) {
+      await access.chain(principal, 'chain.read_metadata', chainName);
+      return ledger.getStats(chainName);
+    },
+    async listBlocks(chainName, page) {
+      await access.chain(principal, 'chain.read', chainName);
+      return ledger.listBlocks(chainName, page);
+    },
+    async getBlock(chainName, address, options) {
+      await access.chain(principal, 'chain.read', chainName);
+      return ledger.getBlock(chainName, address, options);
+    },
+    async appendEvent(chainName, draft) {
+      await access.chain(principal, 'chain.append', chainName);
+      return ledger.appendEvent(chainName, draft);
+    },
+    async appendEvents(chainName, drafts) {
+      // Checked once, before anything is prepared or written: a refused batch appends nothing.
+      await access.chain(principal, 'chain.append', chainName);
+      return ledger.appendEvents(chainName, drafts);
+    },
+    async submitProof(chainName) {
+      await access.chain(principal, 'chain.anchor', chainName);
+      return ledger.submitProof(chainName);
+    },
+    async traceEntity(entityId, chainName, options) {
+      if (chainName !== undefined) {
+        await access.chain(principal, 'chain.read', chainName);
+        return ledger.traceEntity(entityId, chainName, options);
+      }
+      // Across all chains: the events of chains this caller may not read are left out, as if absent,
+      // before any off-chain payload is fetched.
+      const mayRead = access.chainReader(principal);
+      const trace = await ledger.traceEntity(entityId);
+      const readable = new Set<string>();
+      for (const name of trace.chains) if (await mayRead(name)) readable.add(name);
+      const events = trace.events.filter((e) => readable.has(e.chain_name));
+      return {
+        entity_id: trace.entity_id,
+        chains: trace.chains.filter((name) => readable.has(name)),
+        events: options?.resolveCid ? await ledger.resolveEvents(events) : events,
+      };
+    },
+    describe: () => ledger.describe(),
+    resolveEvents: (events) => ledger.resolveEvents(events),
+  };
+}
+
+export function guardProofs(proofs: Proofs, access: AccessControl, principal: Principal): Proofs {
+  const metadata = (chainName: string) => access.chain(principal, 'chain.read_metadata', chainName);
+  return {
+    async checkpoint(chainName) {
+      await metadata(chainName);
+      return proofs.checkpoint(chainName);
+    },
+    async inclusion(chainName, rawIndex, treeSize) {
+      await metadata(chainName);
+      return proofs.inclusion(chainName, rawIndex, treeSize);
+    },
+    async consistency(chainName, first, second) {
+      await metadata(chainName);
+      return proofs.consistency(chainName, first, second);
+    },
+    async anchor(chainName, rawIndex) {
+      await metadata(chainName);
+      return proofs.anchor(chainName, rawIndex);
+    },
+    async verify(chainName) {
+      await metadata(chainName);
+      return proofs.verify(chainName);
+    },
+  };
+}

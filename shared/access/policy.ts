@@ -1,0 +1,193 @@
+/**
+ * THE authorization policy: one pure function, `decide(principal, action, resource)`, that every path
+ * asks before it reads or writes (REST on every prefix, GraphQL, WebSocket subscriptions and pushes,
+ * contract emits, secure events, private data, membership). No I/O here: callers resolve the resource
+ * (a channel's members, a contract's owner) and this file says yes or no, and why.
+ *
+ * The model, in words (docs/authorization.md renders the full route matrix):
+ * - Roles rank reader < writer < admin. With auth off every caller is OPEN_ACCESS (an admin).
+ * - Admins may do everything.
+ * - A channel belongs to its member organizations. Its chain (`channel-<name>`), its record
+ *   (members, collections), its private data and its membership are for keys bound to a member
+ *   organization: readers of a member read, writers of a member write. Everyone else is refused.
+ *   Hash-level facts stay public to any reader: that the chain exists, its size, head hash and
+ *   statistics, checkpoints, proofs and audit verdicts (the Main Chain anchors them publicly anyway).
+ * - A key without an organization works on plain chains, reads public facts, and runs contracts;
+ *   it cannot act in any channel, create channels, own contracts or register organizations.
+ * - A writer bound to an organization may create channels (its organization becomes the first
+ *   member), add organizations to channels it is a member of, register its own organization, and
+ *   publish contracts: a contract id belongs to the organization that published its first version,
+ *   and only that organization (or an admin) publishes further versions.
+ * - A contract runs with the caller's rights: what it emits is appended as the caller appending.
+ */
+import type { Role } from '../admin/api-keys.ts';
+import { ForbiddenError } from '../errors.ts';
+import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
+
+/** Who is asking. `role: null` is a caller with no key on a public route (may do nothing). */
+export interface Principal {
+  key_id: string | null;
+  role: Role | null;
+  org_id: string | null;
+}
+
+/** Auth is off: every caller may do everything, as an admin without an organization. */
+export const OPEN_ACCESS: Principal = Object.freeze({ key_id: null, role: 'admin', org_id: null });
+
+/** Auth is on and no key was needed (public routes): nothing beyond what the route itself is. */
+export const ANONYMOUS: Principal = Object.freeze({ key_id: null, role: null, org_id: null });
+
+export type Action =
+  /** Blocks and events of a chain. */
+  | 'chain.read'
+  /** Hash-level facts of a chain: size, head, statistics, checkpoint, proofs, audit verdict. */
+  | 'chain.read_metadata'
+  | 'chain.create'
+  /** Add events: single, batch, GraphQL, contract emits, secure events (as the signing organization). */
+  | 'chain.append'
+  /** Anchor the chain's head in the Main Chain. */
+  | 'chain.anchor'
+  | 'channel.create'
+  /** The channel's record: members and collections. */
+  | 'channel.read'
+  | 'channel.add_member'
+  | 'channel.create_collection'
+  | 'private_data.read'
+  | 'private_data.write'
+  | 'organization.read'
+  | 'organization.register'
+  | 'contract.read'
+  | 'contract.publish'
+  | 'contract.execute'
+  | 'offchain.write';
+
+export interface ChannelScope {
+  id: string;
+  /** Member organization ids. */
+  members: readonly string[];
+}
+
+export type Resource =
+  | { kind: 'service' }
+  /** `channel` is null for the Main Chain and plain Sub-Chains. */
+  | { kind: 'chain'; name: string; channel: ChannelScope | null }
+  | { kind: 'channel'; channel: ChannelScope }
+  | { kind: 'organization'; org_id: string }
+  /** `owner`: the owning organization; null when admins own it; undefined when no version exists yet. */
+  | { kind: 'contract'; contract_id: string; owner: string | null | undefined };
+
+export type Decision = { allow: true } | { allow: false; reason: string };
+
+const RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };
+
+/** The least role each action needs, whatever the resource. */
+export const MINIMUM_ROLE: Record<Action, Role> = {
+  'chain.read': 'reader',
+  'chain.read_metadata': 'reader',
+  'chain.create': 'writer',
+  'chain.append': 'writer',
+  'chain.anchor': 'writer',
+  'channel.create': 'writer',
+  'channel.read': 'reader',
+  'channel.add_member': 'writer',
+  'channel.create_collection': 'writer',
+  'private_data.read': 'reader',
+  'private_data.write': 'writer',
+  'organization.read': 'reader',
+  'organization.register': 'writer',
+  'contract.read': 'reader',
+  'contract.publish': 'writer',
+  'contract.execute': 'writer',
+  'offchain.write': 'writer',
+};
+
+/** Actions that, on a channel or its chain, need membership of the channel. */
+const MEMBERS_ONLY = new Set<Action>([
+  'chain.read',
+  'chain.append',
+  'chain.anchor',
+  'channel.read',
+  'channel.add_member',
+  'channel.create_collection',
+  'private_data.read',
+  'private_data.write',
+]);
+
+export function hasRole(principal: Principal, role: Role): boolean {
+  return principal.role !== null && RANK[principal.role] >= RANK[role];
+}
+
+export const isAdmin = (principal: Principal): boolean => principal.role === 'admin';
+
+/** The channel a chain belongs to, by its name (`channel-<id>`), or null for other chains. */
+export function channelIdOfChain(chainName: string): string | null {
+  return chainName.startsWith(CHANNEL_CHAIN_PREFIX) ? chainName.slice(CHANNEL_CHAIN_PREFIX.length) : null;
+}
+
+/** Whether deciding `action` on this chain needs its channel's members (so the caller reads them first). */
+export function needsChannelMembers(principal: Principal, action: Action, chainName: string): boolean {
+  return !isAdmin(principal) && MEMBERS_ONLY.has(action) && channelIdOfChain(chainName) !== null;
+}
+
+function orgOf(principal: Principal): string {
+  return principal.org_id === null ? 'this key has no organization' : `organization '${principal.org_id}'`;
+}
+
+function membership(principal: Principal, channel: ChannelScope): Decision {
+  if (principal.org_id === null) return { allow: false, reason: `only member organizations act in channel '${channel.id}', and this key has no organization` };
+  if (!channel.members.includes(principal.org_id)) return { allow: false, reason: `organization '${principal.org_id}' is not a member of channel '${channel.id}'` };
+  return { allow: true };
+}
+
+export function decide(principal: Principal, action: Action, resource: Resource): Decision {
+  const least = MINIMUM_ROLE[action];
+  if (!hasRole(principal, least)) {
+    return { allow: false, reason: principal.role === null ? 'no API key was presented' : `it needs the '${least}' role and this key has '${principal.role}'` };
+  }
+  if (isAdmin(principal)) return { allow: true };
+
+  switch (resource.kind) {
+    case 'chain':
+      return resource.channel && MEMBERS_ONLY.has(action) ? membership(principal, resource.channel) : { allow: true };
+    case 'channel':
+      return MEMBERS_ONLY.has(action) ? membership(principal, resource.channel) : { allow: true };
+    case 'organization':
+      if (action !== 'organization.register') return { allow: true };
+      if (principal.org_id === resource.org_id) return { allow: true };
+      return { allow: false, reason: `a writer registers only its own organization, and ${orgOf(principal)}` };
+    case 'contract':
+      if (action !== 'contract.publish') return { allow: true };
+      if (principal.org_id === null) return { allow: false, reason: 'contracts belong to organizations, and this key has no organization' };
+      if (resource.owner === undefined || resource.owner === principal.org_id) return { allow: true };
+      return {
+        allow: false,
+        reason: resource.owner === null ? `contract '${resource.contract_id}' belongs to the admins` : `contract '${resource.contract_id}' belongs to organization '${resource.owner}'`,
+      };
+    case 'service':
+      if (action === 'channel.create' && principal.org_id === null) {
+        return { allow: false, reason: 'channels are created by organizations, and this key has no organization' };
+      }
+      return { allow: true };
+  }
+}
+
+function describe(resource: Resource): string {
+  switch (resource.kind) {
+    case 'chain':
+      return ` on chain '${resource.name}'`;
+    case 'channel':
+      return ` on channel '${resource.channel.id}'`;
+    case 'organization':
+      return ` on organization '${resource.org_id}'`;
+    case 'contract':
+      return ` on contract '${resource.contract_id}'`;
+    case 'service':
+      return '';
+  }
+}
+
+/** `decide`, or the 403 that names the missing permission and why. */
+export function authorize(principal: Principal, action: Action, resource: Resource): void {
+  const decision = decide(principal, action, resource);
+  if (!decision.allow) throw new ForbiddenError(`Missing permission '${action}'${describe(resource)}: ${decision.reason}`);
+}
