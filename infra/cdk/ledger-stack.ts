@@ -10,7 +10,6 @@
  * The WebSocket API (routes to one function) and the stream fan-out (the broadcaster, the only
  * function allowed to use the management API) complete it.
  */
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -35,9 +34,9 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
+import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, bundleFileSources } from '../bundling.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const requireFromRoot = createRequire(`${ROOT}package.json`);
 
 export interface LedgerStackProps extends StackProps {
   /** Table name prefix, so that several stages can share an account (default: the stack id and a hyphen). */
@@ -162,20 +161,16 @@ export class LedgerStack extends Stack {
           target: 'node22',
           minify: true,
           sourceMap: true,
-          mainFields: ['module', 'main'],
+          mainFields: BUNDLE_MAIN_FIELDS,
           // Bundle the AWS SDK too: the deployed code runs the exact SDK version the tests ran,
           // not whichever one the Lambda runtime happens to ship.
           externalModules: [],
-          // ESM bundles still meet CommonJS dependencies that call require().
-          banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+          banner: BUNDLE_BANNER,
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
             afterBundling: (_input: string, output: string) =>
-              (spec.bundleFiles ?? []).map((file) => {
-                const from = 'module' in file ? requireFromRoot.resolve(file.module) : `${ROOT}${file.path}`;
-                return `mkdir -p "$(dirname "${output}/${file.as}")" && cp -R "${from}" "${output}/${file.as}"`;
-              }),
+              bundleFileSources(spec).map(({ from, as }) => `mkdir -p "$(dirname "${output}/${as}")" && cp -R "${from}" "${output}/${as}"`),
           },
         },
       });

@@ -1,31 +1,83 @@
 /**
- * Every function group's handler and routes, loaded from the entry files GROUPS names, so that a new
- * group needs no change here.
+ * The service's functions as the local gateway calls them, in one of two runtimes:
+ * - `instances` (the default): each function a pool of single-request instances running its esbuild
+ *   bundle in worker threads, as Lambda runs it (infra/local/instance-pool.ts);
+ * - `single-process`: every function imported into this process from its sources, for debugging.
+ * Entries come from GROUPS and EVENT_FUNCTIONS, so a new group needs no change here.
  */
 import { pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
 import type { RouteHandlers } from '#shared/http/types';
-import { GROUPS, type GroupName } from '../routes.ts';
+import { EVENT_FUNCTIONS, GROUPS, type GroupName } from '../routes.ts';
+import { ROOT } from '../bundling.ts';
+import { functionBundles } from './bundles.ts';
 import type { LambdaHttpHandler } from './gateway.ts';
+import { InstancePool } from './instance-pool.ts';
 
-const ROOT = new URL('../../', import.meta.url);
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
-export interface LoadedGroup {
-  handler: LambdaHttpHandler;
-  routes: RouteHandlers;
+export interface LocalFunctions {
+  http: Record<GroupName, LambdaHttpHandler>;
+  ws: Handler;
+  broadcast: Handler;
+  /** The pools, by function name (none in single-process mode): for stats and failure tests. */
+  pools: Record<string, InstancePool>;
+  close(): Promise<void>;
 }
 
-export async function loadGroups(): Promise<Record<GroupName, LoadedGroup>> {
+/** A Lambda's timeout, as the cloud stack sets it. */
+const FUNCTION_TIMEOUT_MS = 29_000;
+
+export async function instancePools(maxInstances: number): Promise<LocalFunctions> {
+  const { functions, worker } = await functionBundles();
+  const pools: Record<string, InstancePool> = {};
+  for (const [name, bundle] of Object.entries(functions)) {
+    pools[name] = new InstancePool({
+      functionName: name,
+      bundle: bundle.file,
+      workerFile: worker,
+      // The broadcaster is fed one stream batch at a time, in order, as an event source mapping does.
+      maxInstances: name === 'broadcast' ? 1 : maxInstances,
+      timeoutMs: FUNCTION_TIMEOUT_MS,
+    });
+  }
+  const invoker = (name: string): Handler => (event, context) => pools[name]!.invoke(event, context);
+  return {
+    http: Object.fromEntries(Object.keys(GROUPS).map((group) => [group, invoker(group)])) as Record<GroupName, LambdaHttpHandler>,
+    ws: invoker('ws'),
+    broadcast: invoker('broadcast'),
+    pools,
+    close: async () => {
+      await Promise.all(Object.values(pools).map((pool) => pool.close()));
+    },
+  };
+}
+
+async function load(entry: string): Promise<Handler> {
+  const module = (await import(pathToFileURL(`${ROOT}${entry}`).href)) as { handler?: Handler };
+  if (typeof module.handler !== 'function') throw new Error(`${entry} must export handler`);
+  return module.handler;
+}
+
+export async function inProcessFunctions(): Promise<LocalFunctions> {
+  const groups = await Promise.all(Object.entries(GROUPS).map(async ([group, spec]) => [group, await load(spec.entry)] as const));
+  return {
+    http: Object.fromEntries(groups) as Record<GroupName, LambdaHttpHandler>,
+    ws: await load(EVENT_FUNCTIONS.ws.entry),
+    broadcast: await load(EVENT_FUNCTIONS.broadcast.entry),
+    pools: {},
+    close: async () => undefined,
+  };
+}
+
+/** Every group's route handlers, from its sources (the route table's tests check they agree both ways). */
+export async function loadGroupRoutes(): Promise<Record<GroupName, RouteHandlers>> {
   const entries = await Promise.all(
-    (Object.entries(GROUPS) as [GroupName, { entry: string }][]).map(async ([group, spec]) => {
-      const module = (await import(pathToFileURL(new URL(spec.entry, ROOT).pathname).href)) as {
-        handler: LambdaHttpHandler;
-        routes: RouteHandlers;
-      };
-      if (typeof module.handler !== 'function' || typeof module.routes !== 'object') {
-        throw new Error(`${spec.entry} must export handler and routes`);
-      }
-      return [group, { handler: module.handler, routes: module.routes }] as const;
+    Object.entries(GROUPS).map(async ([group, spec]) => {
+      const module = (await import(pathToFileURL(`${ROOT}${spec.entry}`).href)) as { routes?: RouteHandlers };
+      if (typeof module.routes !== 'object') throw new Error(`${spec.entry} must export routes`);
+      return [group, module.routes] as const;
     }),
   );
-  return Object.fromEntries(entries) as Record<GroupName, LoadedGroup>;
+  return Object.fromEntries(entries) as Record<GroupName, RouteHandlers>;
 }

@@ -6,7 +6,9 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createIdentityDocument } from '#shared/admin/identity';
 import { identityPath, masterKeyPath } from '#shared/config';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoBaseClient } from '#shared/storage/client';
@@ -14,7 +16,7 @@ import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tab
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { fail, settingsOrExit } from './cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
-import { loadGroups } from './functions.ts';
+import { inProcessFunctions, instancePools } from './functions.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   let ipfs: IpfsNode | undefined;
   let poller: StreamPoller | undefined;
   let admin: DynamoDBClient | undefined;
+  let stopFunctions: (() => Promise<void>) | undefined;
   let stopping = false;
 
   const shutdown = async (code: number) => {
@@ -53,6 +56,7 @@ async function main(): Promise<void> {
     say('Stopping…');
     await poller?.stop().catch(() => undefined);
     await gateway?.close().catch(() => undefined);
+    await stopFunctions?.().catch(() => undefined);
     admin?.destroy();
     await ipfs?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => dynamo?.killNow());
@@ -110,6 +114,22 @@ async function main(): Promise<void> {
     LocalKeyProvider.fromFile(keyFile, { create: true });
     process.env.SVC_MASTER_KEY_FILE = keyFile;
   }
+  const instances = config.SVC_LOCAL_RUNTIME === 'instances';
+  if (instances) {
+    // Every instance is its own process to these, as in the cloud: counts and rate limits must be
+    // shared through DynamoDB (the cloud stack's choice) unless a setting says otherwise.
+    process.env.SVC_METRICS_BACKEND ||= 'dynamodb';
+    process.env.SVC_RATE_LIMIT_BACKEND ||= 'dynamodb';
+  }
+  if (!existsSync(identityPath(config))) {
+    // No node identity: keys for this run only, in a sealed document every instance opens, so that all
+    // of them sign as one node (in-memory keys would differ per instance).
+    const temporary = join(dataDir, 'identity.temporary.json');
+    process.env.SVC_VALIDATOR_IDENTITY_PATH = temporary;
+    const { getOffchainStore } = await import('#shared/runtime');
+    const { document } = await createIdentityDocument(getOffchainStore(), { temporary: true });
+    writeFileSync(temporary, document, { mode: 0o600 });
+  }
 
   admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
   try {
@@ -124,17 +144,19 @@ async function main(): Promise<void> {
     fail(`Cannot start: DynamoDB at ${endpoint} did not answer (${(error as Error).name}).`);
   }
 
-  const [groups, { DEFAULT_GROUP, expandRoutes }] = await Promise.all([loadGroups(), import('#infra/routes')]);
+  const { DEFAULT_GROUP, expandRoutes } = await import('#infra/routes');
+  const functions = instances ? await instancePools(config.SVC_LOCAL_MAX_INSTANCES) : await inProcessFunctions();
+  stopFunctions = functions.close;
   try {
     gateway = await startGateway({
       host: config.SVC_HOST,
       port: config.SVC_PORT,
       routes: expandRoutes(),
-      handlers: Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, g.handler])) as never,
+      handlers: functions.http,
       defaultGroup: DEFAULT_GROUP,
     });
     // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
-    const [{ handler: wsHandler }, { handler: broadcast }] = await Promise.all([import('#functions/ws/handler'), import('#functions/broadcast/handler')]);
+    const { ws: wsHandler, broadcast } = functions;
     const webSocketApi = attachWebSocketApi(gateway.server, { path: '/ws', handler: wsHandler as never });
     gateway.intercept = webSocketApi.handleManagement;
     const closeGateway = gateway.close;
@@ -160,6 +182,11 @@ async function main(): Promise<void> {
   // Tells `npm run keys` (and other local tools) which DynamoDB this running stack uses.
   writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: endpoint });
   process.on('exit', () => removeStackFile(dataDir, process.pid));
+  say(
+    instances
+      ? `Functions: each a pool of single-request instances, up to ${config.SVC_LOCAL_MAX_INSTANCES} each (SVC_LOCAL_RUNTIME=single-process runs them in this process)`
+      : 'Functions: all in this process (SVC_LOCAL_RUNTIME=single-process)',
+  );
   say(`IPFS: ${ipfsNote}`);
   say(`DynamoDB: ${endpoint}${dynamo ? ` (DynamoDB Local, pid ${dynamo.pid}, data in ${join(dataDir, 'dynamodb')})` : ''}`);
   say(`Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`);

@@ -97,7 +97,11 @@ export function createAdmin(options: AdminOptions) {
         });
         return temporaryIdentity();
       }
-      return openIdentityDocument(readFileSync(source.path, 'utf8'), sealer);
+      const opened = await openIdentityDocument(readFileSync(source.path, 'utf8'), sealer);
+      if (opened.temporary) {
+        logger.warn('no node identity file: signing with temporary keys, which change at every start', { fix: 'npm run identity -- init' });
+      }
+      return opened;
     }
     // In the cloud every instance must be the same node: one identity, made once, in the registry.
     const stored = await repository.getIdentity();

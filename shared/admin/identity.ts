@@ -32,6 +32,8 @@ interface IdentityDocument {
   public_key: string;
   private_key: string;
   created_at: string;
+  /** Made by the local launcher for one run because no identity exists: every instance of that run shares it. */
+  temporary?: true;
 }
 
 const rawPublicKey = publicKeyToHex;
@@ -50,11 +52,17 @@ function nodeIdOf(publicKeyHex: string): string {
   return `node-${createHash('sha256').update(Buffer.from(publicKeyHex, 'hex')).digest('hex').slice(0, 16)}`;
 }
 
-/** A fresh identity and its document, the private key sealed by `sealer`. */
-export async function createIdentityDocument(sealer: Pick<Sealer, 'seal'>): Promise<{ identity: NodeIdentity; document: string }> {
+/**
+ * A fresh identity and its document, the private key sealed by `sealer`. `temporary`: keys for one run of
+ * the local stack, shared by its instances through the document (node id ending in `-temporary`).
+ */
+export async function createIdentityDocument(
+  sealer: Pick<Sealer, 'seal'>,
+  options: { temporary?: boolean } = {},
+): Promise<{ identity: NodeIdentity; document: string }> {
   const { privateKey } = generateKeyPairSync('ed25519');
   const publicKey = rawPublicKey(privateKey);
-  const nodeId = nodeIdOf(publicKey);
+  const nodeId = `${nodeIdOf(publicKey)}${options.temporary ? '-temporary' : ''}`;
   const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
   const document: IdentityDocument = {
     format: IDENTITY_FORMAT,
@@ -64,8 +72,9 @@ export async function createIdentityDocument(sealer: Pick<Sealer, 'seal'>): Prom
     public_key: publicKey,
     private_key: await sealer.seal({ pkcs8 }),
     created_at: new Date().toISOString(),
+    ...(options.temporary ? { temporary: true as const } : {}),
   };
-  return { identity: identityFrom(privateKey, nodeId, false), document: `${JSON.stringify(document, null, 2)}\n` };
+  return { identity: identityFrom(privateKey, nodeId, options.temporary === true), document: `${JSON.stringify(document, null, 2)}\n` };
 }
 
 /** Opens an identity document; throws when it is malformed or its key does not match its public key. */
@@ -77,7 +86,7 @@ export async function openIdentityDocument(text: string, unsealer: Pick<Sealer, 
   const { pkcs8 } = (await unsealer.unseal(document.private_key)) as { pkcs8: string };
   const privateKey = createPrivateKey({ key: Buffer.from(pkcs8, 'base64'), format: 'der', type: 'pkcs8' });
   if (rawPublicKey(privateKey) !== document.public_key) throw new Error('the identity private key does not match its public key');
-  return identityFrom(privateKey, document.node_id, false);
+  return identityFrom(privateKey, document.node_id, document.temporary === true);
 }
 
 /** In-memory keys for a node that has no identity yet: they change at every start. */

@@ -22,9 +22,20 @@ export interface Totals {
   conflicts: number;
   /** Transactions that committed blocks; several blocks share one under group commit. */
   commits: number;
+  /** Function instances that started and served a request (Lambda cold starts). */
+  coldStarts: number;
 }
 
-export const emptyTotals = (): Totals => ({ success: 0, failed: 0, latencySum: 0, buckets: new Array(BUCKETS.length + 1).fill(0), eventsAppended: 0, conflicts: 0, commits: 0 });
+export const emptyTotals = (): Totals => ({
+  success: 0,
+  failed: 0,
+  latencySum: 0,
+  buckets: new Array(BUCKETS.length + 1).fill(0),
+  eventsAppended: 0,
+  conflicts: 0,
+  commits: 0,
+  coldStarts: 0,
+});
 
 export function addTotals(a: Totals, b: Totals): Totals {
   return {
@@ -35,6 +46,7 @@ export function addTotals(a: Totals, b: Totals): Totals {
     eventsAppended: a.eventsAppended + b.eventsAppended,
     conflicts: a.conflicts + b.conflicts,
     commits: a.commits + b.commits,
+    coldStarts: a.coldStarts + b.coldStarts,
   };
 }
 
@@ -68,7 +80,8 @@ function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histo
 
 export function createMetrics(options: MetricsOptions) {
   // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
-  let pending = emptyTotals();
+  // Metrics are made once per instance, at its first request: that is its cold start.
+  let pending: Totals = { ...emptyTotals(), coldStarts: 1 };
   let lastLedger = { eventsAppended: 0, conflicts: 0, commits: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
@@ -84,9 +97,19 @@ export function createMetrics(options: MetricsOptions) {
     lastLedger = now;
   }
 
+  /** A flush due later: counts held back by the interval still reach the shared counters once it passes. */
+  let trailing: NodeJS.Timeout | undefined;
+
   async function flush(force = false): Promise<void> {
     if (!options.shared) return;
-    if (!force && Date.now() - lastFlush < options.flushMs) return;
+    if (!force && Date.now() - lastFlush < options.flushMs) {
+      // In Lambda a frozen instance runs this at its next invocation; a live process (the local pool) on time.
+      trailing ??= setTimeout(() => {
+        trailing = undefined;
+        flush().catch(() => undefined);
+      }, options.flushMs - (Date.now() - lastFlush)).unref();
+      return;
+    }
     if (flushing) return flushing;
     takeLedgerDeltas();
     const delta = pending;
@@ -139,6 +162,11 @@ export function createMetrics(options: MetricsOptions) {
   );
   registry.registerMetric(computed('ledger_events_appended_total', 'Events appended to chains', 'counter', async () => [{ value: scraped.eventsAppended }]));
   registry.registerMetric(computed('ledger_append_commits_total', 'Transactions that committed appended blocks (group commit shares one among several)', 'counter', async () => [{ value: scraped.commits }]));
+  registry.registerMetric(
+    computed('lambda_cold_starts_total', 'Function instances started to serve requests (cold starts), across every instance', 'counter', async () => [
+      { value: scraped.coldStarts },
+    ]),
+  );
   registry.registerMetric(computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [{ value: scraped.conflicts }]));
 
   return {

@@ -18,6 +18,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         events_appended: delta.eventsAppended,
         conflicts: delta.conflicts,
         commits: delta.commits,
+        cold_starts: delta.coldStarts,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
       };
       const names = Object.keys(fields);
@@ -45,6 +46,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             eventsAppended: Number(item.events_appended ?? 0),
             conflicts: Number(item.conflicts ?? 0),
             commits: Number(item.commits ?? 0),
+            coldStarts: Number(item.cold_starts ?? 0),
           }),
         emptyTotals(),
       );

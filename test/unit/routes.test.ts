@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadGroups } from '#infra/local/functions';
+import { loadGroupRoutes } from '#infra/local/functions';
 import { findHandler, pathParameters } from '#shared/http/router';
 import type { RouteHandlers } from '#shared/http/types';
 import { GROUPS, ROUTE_TABLE, expandRoutes, type GroupName } from '#infra/routes';
 
-const HANDLERS = Object.fromEntries(Object.entries(await loadGroups()).map(([g, l]) => [g, l.routes])) as Record<GroupName, RouteHandlers>;
+const HANDLERS: Record<GroupName, RouteHandlers> = await loadGroupRoutes();
 
 describe('The route table (infra/routes.ts)', () => {
   const served = expandRoutes();

@@ -1,0 +1,99 @@
+/**
+ * The function bundles the local instance pool runs: each function's entry bundled by esbuild as the
+ * cloud stack bundles it (one ESM file, every dependency inside, its files beside it), so an instance
+ * starts the way a Lambda instance does: load one file, no TypeScript compiler, its own module state.
+ *
+ * Bundles are kept in node_modules/.cache and rebuilt only when one of their input files changed (size
+ * or modification time), so starting a stack costs a build once per change, not once per start.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { build } from 'esbuild';
+import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
+import { BUNDLE_BANNER, BUNDLE_FORMAT, BUNDLE_MAIN_FIELDS, ROOT, bundleFileSources } from '../bundling.ts';
+
+export const BUNDLE_CACHE = join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', 'functions');
+const BUNDLE_FILE = 'index.mjs';
+const INPUTS_FILE = 'inputs.json';
+
+export type FunctionName = keyof typeof GROUPS | keyof typeof EVENT_FUNCTIONS;
+
+export interface FunctionBundle {
+  name: FunctionName;
+  /** The bundle's file: import it and call its `handler`. */
+  file: string;
+}
+
+type Inputs = Record<string, { size: number; mtimeMs: number }>;
+
+function fingerprint(paths: string[]): Inputs {
+  return Object.fromEntries(
+    paths.map((path) => {
+      const stat = statSync(path);
+      return [path, { size: stat.size, mtimeMs: stat.mtimeMs }];
+    }),
+  );
+}
+
+function isCurrent(dir: string): boolean {
+  if (!existsSync(join(dir, BUNDLE_FILE)) || !existsSync(join(dir, INPUTS_FILE))) return false;
+  try {
+    const recorded = JSON.parse(readFileSync(join(dir, INPUTS_FILE), 'utf8')) as Inputs;
+    const now = fingerprint(Object.keys(recorded));
+    return Object.entries(recorded).every(([path, was]) => now[path]!.size === was.size && now[path]!.mtimeMs === was.mtimeMs);
+  } catch {
+    return false; // an input was removed, or the record is unreadable: build again
+  }
+}
+
+/** Bundles `entry` (relative to the repository) into the cache under `name`, unless the cached one is current. */
+async function buildCached(name: string, entry: string, files: { from: string; as: string }[]): Promise<string> {
+  const dir = join(BUNDLE_CACHE, name);
+  if (isCurrent(dir)) return join(dir, BUNDLE_FILE);
+
+  // Built beside, then moved into place: two stacks starting at once never see half a bundle.
+  const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  mkdirSync(staging, { recursive: true });
+  const result = await build({
+    entryPoints: [join(ROOT, entry)],
+    outfile: join(staging, BUNDLE_FILE),
+    bundle: true,
+    platform: 'node',
+    format: BUNDLE_FORMAT,
+    target: `node${process.versions.node.split('.')[0]}`,
+    mainFields: BUNDLE_MAIN_FIELDS,
+    banner: { js: BUNDLE_BANNER },
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const inputs = Object.keys(result.metafile.inputs).map((path) => join(ROOT, path));
+  writeFileSync(join(staging, INPUTS_FILE), JSON.stringify(fingerprint(inputs)));
+  // The files the function reads beside its bundle, linked rather than copied (the explorer is rebuilt in place).
+  for (const { from, as } of files) {
+    mkdirSync(dirname(join(staging, as)), { recursive: true });
+    symlinkSync(from, join(staging, as));
+  }
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    renameSync(staging, dir);
+  } catch (error) {
+    // Another stack moved its (equal) build into place first: use that one.
+    rmSync(staging, { recursive: true, force: true });
+    if (!existsSync(join(dir, BUNDLE_FILE))) throw error;
+  }
+  return join(dir, BUNDLE_FILE);
+}
+
+/** Every function's bundle, and the instance bootstrap that runs them, built where missing or stale. */
+export async function functionBundles(): Promise<{ functions: Record<FunctionName, FunctionBundle>; worker: string }> {
+  const names = [...Object.keys(GROUPS), ...Object.keys(EVENT_FUNCTIONS)] as FunctionName[];
+  const [worker, ...built] = await Promise.all([
+    buildCached('instance-worker', 'infra/local/instance-worker.ts', []),
+    ...names.map(async (name) => {
+      const spec = name in GROUPS ? GROUPS[name as keyof typeof GROUPS] : EVENT_FUNCTIONS[name as keyof typeof EVENT_FUNCTIONS];
+      return { name, file: await buildCached(name, spec.entry, bundleFileSources('bundleFiles' in spec ? spec : {})) };
+    }),
+  ]);
+  return { worker: worker!, functions: Object.fromEntries(built.map((b) => [b.name, b])) as Record<FunctionName, FunctionBundle> };
+}

@@ -1,0 +1,224 @@
+/**
+ * Lambda's concurrency model, locally: a function is a pool of isolated instances (worker threads, each
+ * with its own module state and its own AWS clients), and each instance serves one invocation at a
+ * time. An invocation goes to an idle instance; when none is idle a new one starts (a cold start), up to
+ * the function's concurrency limit; past it, invocations wait their turn (Lambda would throttle; a queue
+ * keeps local load tests about the service, not about retries). An instance idle for long is stopped,
+ * as Lambda reclaims idle instances. One that fails or exceeds the timeout is replaced.
+ *
+ * So a speed-up that needs two requests in one process does nothing here, exactly as in the cloud.
+ */
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import type { Context } from 'aws-lambda';
+import type { InstanceData, InstanceMessage, Invocation } from './instance-worker.ts';
+
+export interface InstancePoolOptions {
+  functionName: string;
+  /** The function's bundle (its module exports `handler`). */
+  bundle: string;
+  /** The bundled instance bootstrap (infra/local/instance-worker.ts). */
+  workerFile: string;
+  /** Most instances at once: the function's concurrency limit. */
+  maxInstances: number;
+  /** An invocation that takes longer fails, and its instance is replaced (Lambda's timeout). */
+  timeoutMs: number;
+  /** Instances idle this long are stopped. */
+  idleMs?: number;
+  memoryLimitMb?: number;
+}
+
+export interface PoolStats {
+  instances: number;
+  busy: number;
+  coldStarts: number;
+  invocations: number;
+  waiting: number;
+}
+
+interface Instance {
+  worker: Worker;
+  ready: Promise<void>;
+  busy: boolean;
+  lastUsed: number;
+  current?: { id: number; resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout };
+}
+
+/** A failure of the instance itself (crash, timeout), not of the handler: the gateway answers 500. */
+export class InstanceFailure extends Error {
+  override name = 'InstanceFailure';
+}
+
+export class InstancePool {
+  private readonly instances = new Set<Instance>();
+  private readonly waiting: ((instance: Instance) => void)[] = [];
+  private nextId = 1;
+  private closed = false;
+  readonly stats: PoolStats = { instances: 0, busy: 0, coldStarts: 0, invocations: 0, waiting: 0 };
+  private readonly reaper: NodeJS.Timeout;
+
+  constructor(private readonly options: InstancePoolOptions) {
+    const idleMs = options.idleMs ?? 10 * 60_000;
+    this.reaper = setInterval(() => {
+      for (const instance of this.instances) if (!instance.busy && Date.now() - instance.lastUsed > idleMs) this.retire(instance);
+    }, Math.min(idleMs, 30_000));
+    this.reaper.unref();
+  }
+
+  /** Invokes the function as Lambda would; the context's functions are rebuilt inside the instance. */
+  async invoke(event: unknown, context?: Pick<Context, 'awsRequestId'>): Promise<unknown> {
+    if (this.closed) throw new InstanceFailure(`${this.options.functionName}: the pool is closed`);
+    this.stats.invocations += 1;
+    const instance = await this.acquire();
+    try {
+      return await this.run(instance, event, context?.awsRequestId ?? randomUUID());
+    } finally {
+      this.release(instance);
+    }
+  }
+
+  private async acquire(): Promise<Instance> {
+    for (const instance of this.instances) {
+      if (!instance.busy) {
+        instance.busy = true;
+        this.stats.busy += 1;
+        await instance.ready;
+        return instance;
+      }
+    }
+    if (this.instances.size < this.options.maxInstances) {
+      const instance = this.start();
+      instance.busy = true;
+      this.stats.busy += 1;
+      try {
+        await instance.ready;
+      } catch (error) {
+        this.stats.busy -= 1;
+        this.retire(instance);
+        throw error;
+      }
+      return instance;
+    }
+    this.stats.waiting += 1;
+    const handed = await new Promise<Instance>((resolve) => this.waiting.push(resolve)).finally(() => {
+      this.stats.waiting -= 1;
+    });
+    try {
+      await handed.ready;
+    } catch (error) {
+      this.stats.busy -= 1;
+      this.retire(handed);
+      throw error;
+    }
+    return handed;
+  }
+
+  private release(instance: Instance): void {
+    instance.lastUsed = Date.now();
+    if (!this.instances.has(instance)) {
+      this.stats.busy -= 1;
+      // Replaced (it failed): a waiter gets a fresh instance instead.
+      const next = this.waiting.shift();
+      if (next) {
+        const fresh = this.start();
+        fresh.busy = true;
+        this.stats.busy += 1;
+        next(fresh);
+      }
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next) return next(instance); // stays busy, handed over
+    instance.busy = false;
+    this.stats.busy -= 1;
+  }
+
+  private start(): Instance {
+    const worker = new Worker(this.options.workerFile, {
+      workerData: { bundle: this.options.bundle, functionName: this.options.functionName, memoryLimitMb: this.options.memoryLimitMb ?? 1024 } satisfies InstanceData,
+      // What the instance's settings are read from: the environment as it is now, like a Lambda's.
+      env: { ...process.env },
+    });
+    worker.unref();
+    let markReady!: () => void;
+    let markFailed!: (error: Error) => void;
+    const instance: Instance = {
+      worker,
+      busy: false,
+      lastUsed: Date.now(),
+      ready: new Promise<void>((resolve, reject) => {
+        markReady = resolve;
+        markFailed = reject;
+      }),
+    };
+    instance.ready.catch(() => undefined);
+    this.instances.add(instance);
+    this.stats.instances = this.instances.size;
+    this.stats.coldStarts += 1;
+    worker.on('message', (message: InstanceMessage) => {
+      if (message.type === 'ready') markReady();
+      else if (message.type === 'init-failed') markFailed(new InstanceFailure(`${this.options.functionName} failed to start: ${message.message}`));
+      else if (message.type === 'result' && instance.current?.id === message.id) {
+        const { resolve, reject, timer } = instance.current;
+        clearTimeout(timer);
+        instance.current = undefined;
+        if (message.ok) resolve(message.value);
+        else reject(Object.assign(new Error(message.error.message), { name: message.error.name, stack: message.error.stack }));
+      }
+    });
+    const fail = (error: Error) => {
+      markFailed(error);
+      if (instance.current) {
+        clearTimeout(instance.current.timer);
+        instance.current.reject(error);
+        instance.current = undefined;
+      }
+      this.instances.delete(instance);
+      this.stats.instances = this.instances.size;
+    };
+    worker.on('error', (error) => fail(new InstanceFailure(`${this.options.functionName} instance crashed: ${error.message}`)));
+    worker.on('exit', (code) => fail(new InstanceFailure(`${this.options.functionName} instance exited (${code})`)));
+    return instance;
+  }
+
+  private run(instance: Instance, event: unknown, awsRequestId: string): Promise<unknown> {
+    const id = this.nextId++;
+    const deadlineMs = Date.now() + this.options.timeoutMs;
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // Lambda stops a timed-out instance; so do we, and the next invocation starts a fresh one.
+        instance.current = undefined;
+        reject(new InstanceFailure(`${this.options.functionName} timed out after ${this.options.timeoutMs} ms`));
+        this.retire(instance);
+      }, this.options.timeoutMs);
+      instance.current = { id, resolve, reject, timer };
+      instance.worker.postMessage({ id, event, awsRequestId, deadlineMs } satisfies Invocation);
+    });
+  }
+
+  /** Stops an instance now (idle, timed out, or for a test: as if its host died). */
+  private retire(instance: Instance): void {
+    this.instances.delete(instance);
+    this.stats.instances = this.instances.size;
+    void instance.worker.terminate();
+  }
+
+  /**
+   * Stops one busy instance abruptly, mid-invocation, as a crashed Lambda host would: its caller gets an
+   * instance failure, and whatever it had sent to DynamoDB stays sent. For failure tests.
+   */
+  killBusyInstance(): boolean {
+    const victim = [...this.instances].find((i) => i.busy && i.current);
+    if (!victim) return false;
+    void victim.worker.terminate();
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.reaper);
+    await Promise.all([...this.instances].map((i) => i.worker.terminate()));
+    this.instances.clear();
+    this.stats.instances = 0;
+  }
+}

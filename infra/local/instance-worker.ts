@@ -1,0 +1,69 @@
+/**
+ * One local Lambda instance: a worker thread that loads one function bundle (its own module state, its
+ * own AWS clients) and serves the invocations its pool sends it, one at a time, as the Lambda runtime
+ * does. Bundled by infra/local/bundles.ts and run by infra/local/instance-pool.ts.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Context } from 'aws-lambda';
+
+export interface InstanceData {
+  bundle: string;
+  functionName: string;
+  memoryLimitMb: number;
+}
+
+/** What the pool sends: the event, and the context's plain fields (functions cannot cross threads). */
+export interface Invocation {
+  id: number;
+  event: unknown;
+  awsRequestId: string;
+  deadlineMs: number;
+}
+
+export type InstanceMessage =
+  | { type: 'ready'; initMs: number }
+  | { type: 'init-failed'; message: string }
+  | { type: 'result'; id: number; ok: true; value: unknown }
+  | { type: 'result'; id: number; ok: false; error: { name: string; message: string; stack?: string } };
+
+const data = workerData as InstanceData;
+const port = parentPort!;
+const started = performance.now();
+
+function context(invocation: Invocation): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: data.functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${data.functionName}`,
+    memoryLimitInMB: String(data.memoryLimitMb),
+    awsRequestId: invocation.awsRequestId,
+    logGroupName: `/aws/lambda/${data.functionName}`,
+    logStreamName: `local/${invocation.awsRequestId}`,
+    getRemainingTimeInMillis: () => Math.max(0, invocation.deadlineMs - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+let handler: (event: unknown, context: Context) => Promise<unknown>;
+try {
+  handler = ((await import(data.bundle)) as { handler: typeof handler }).handler;
+  if (typeof handler !== 'function') throw new Error(`${data.bundle} exports no handler`);
+  port.postMessage({ type: 'ready', initMs: performance.now() - started } satisfies InstanceMessage);
+} catch (error) {
+  port.postMessage({ type: 'init-failed', message: (error as Error).stack ?? String(error) } satisfies InstanceMessage);
+  process.exit(1);
+}
+
+port.on('message', async (invocation: Invocation) => {
+  let reply: InstanceMessage;
+  try {
+    reply = { type: 'result', id: invocation.id, ok: true, value: await handler(invocation.event, context(invocation)) };
+  } catch (error) {
+    const e = error as Error;
+    reply = { type: 'result', id: invocation.id, ok: false, error: { name: e?.name ?? 'Error', message: e?.message ?? String(error), stack: e?.stack } };
+  }
+  port.postMessage(reply);
+});

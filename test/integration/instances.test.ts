@@ -1,0 +1,72 @@
+/**
+ * The Lambda-faithful local runtime: each function a pool of single-request instances running its
+ * bundle. Observed from outside, as a user would: cold starts in /metrics, the concurrency limit, one
+ * request per instance (no two concurrent appends share a process's group commit), and the single-
+ * process mode still there for debugging.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, stopAndRemove, startStack, type Stack } from '#test/support/stack';
+
+let pooled: Stack;
+let single: Stack;
+
+/** A contract that keeps its instance busy for about `ms`. */
+const BUSY = (ms: number) => `function execute(event) { const t = Date.now(); while (Date.now() - t < ${ms}) {} return { ok: true }; }`;
+
+async function metric(stack: Stack, name: string): Promise<number> {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  assert.ok(line, `${name} in /metrics`);
+  return Number(line.split(' ')[1]);
+}
+
+before(async () => {
+  [pooled, single] = await Promise.all([
+    startStack({ env: { SVC_LOCAL_RUNTIME: 'instances', SVC_LOCAL_MAX_INSTANCES: '3', SVC_METRICS_FLUSH_MS: '0' } }),
+    startStack({ env: { SVC_LOCAL_RUNTIME: 'single-process' } }),
+  ]);
+});
+
+after(() => stopAndRemove(pooled, single));
+
+describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=instances)', () => {
+  it('says how it runs at start', () => {
+    assert.match(pooled.output(), /Functions: each a pool of single-request instances, up to 3 each/);
+    assert.match(single.output(), /Functions: all in this process/);
+  });
+
+  it('starts a new instance per concurrent request, up to the limit, and counts the cold starts', async () => {
+    const before = await metric(pooled, 'lambda_cold_starts_total');
+    assert.equal((await call(pooled.url, 'POST', '/api/v2/contracts', { contract_id: 'busy', version: '1.0.0', implementation: BUSY(400) })).status, 201);
+    const run = () => call(pooled.url, 'POST', '/api/v2/contracts/execute', { contract_id: 'busy', event: { entity_id: 'x', event: 'run', details: {} } });
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 6 }, run));
+    const elapsed = performance.now() - started;
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'past the limit, requests wait for an instance');
+    // Six 400 ms runs on at most 3 instances take at least two rounds.
+    assert.ok(elapsed >= 750, `6 runs on 3 instances took ${Math.round(elapsed)} ms`);
+    const after = await metric(pooled, 'lambda_cold_starts_total');
+    // The business pool grew to its limit (the first request's instance was already warm or counted before).
+    assert.ok(after - before >= 2 && after - before <= 3, `cold starts went from ${before} to ${after}`);
+  });
+
+  it('never lets two concurrent requests share a process: each append is its own commit', async () => {
+    assert.equal((await call(pooled.url, 'POST', '/api/v1/chains/apart/create')).status, 201);
+    const commits = await metric(pooled, 'ledger_append_commits_total');
+    const events = await Promise.all(
+      Array.from({ length: 3 }, (_, i) => call(pooled.url, 'POST', '/api/v1/chains/apart/events', { entity_id: `e${i}`, event_type: 'apart' })),
+    );
+    assert.deepEqual(events.map((e) => e.status), [200, 200, 200]);
+    assert.equal((await metric(pooled, 'ledger_append_commits_total')) - commits, 3);
+  });
+
+  it('keeps the one-process mode for debugging, where concurrent appends share a process', async () => {
+    assert.equal((await call(single.url, 'POST', '/api/v1/chains/together/create')).status, 201);
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => call(single.url, 'POST', '/api/v1/chains/together/events', { entity_id: `e${i}`, event_type: 'together' })),
+    );
+    assert.ok(answers.every((a) => a.status === 200));
+    assert.ok((await metric(single, 'ledger_append_commits_total')) < 16, 'group commit joined some of them in one process');
+  });
+});
