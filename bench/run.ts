@@ -50,6 +50,8 @@ const READ_CHAIN_BLOCKS = QUICK ? 500 : 2_000;
 const READ_CONNECTIONS = 16;
 const BATCH_EVENTS = 99;
 const BATCH_CONNECTIONS = 4;
+/** Single-request instances on one chain (each a sequential client). */
+const INSTANCE_COUNTS = QUICK ? [1, 4] : [1, 2, 4, 8, 16];
 
 export interface Figure {
   name: string;
@@ -66,6 +68,9 @@ export interface Figure {
   /** Transactions and blocks per transaction (service appends, from /metrics). */
   commits?: number;
   blocks_per_commit?: number;
+  /** DynamoDB requests and write transactions (committed or not) per acknowledged event, from /metrics. */
+  dynamo_requests_per_event?: number;
+  transact_writes_per_event?: number;
   resources: Record<string, Usage>;
 }
 
@@ -95,6 +100,7 @@ const STEPS = [
   'service: one chain, 32 clients',
   'service: 8 chains x 4 clients',
   'service: one chain, 2 processes x 16 clients',
+  'service: one chain, N single-request instances',
   'service: block by index',
   'service: entity trace',
   'service: batch endpoint',
@@ -188,13 +194,21 @@ interface LedgerCounters {
   events: number;
   conflicts: number;
   commits: number;
+  requests: number;
+  transactWrites: number;
 }
 
 /** The ledger counters of /metrics. */
 async function ledgerCounters(stack: Stack): Promise<LedgerCounters> {
   const text = (await call(stack.url, 'GET', '/metrics')).text;
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { events: value('ledger_events_appended_total'), conflicts: value('ledger_append_conflicts_total'), commits: value('ledger_append_commits_total') };
+  return {
+    events: value('ledger_events_appended_total'),
+    conflicts: value('ledger_append_conflicts_total'),
+    commits: value('ledger_append_commits_total'),
+    requests: value('dynamodb_requests_total'),
+    transactWrites: value('dynamodb_transact_writes_total'),
+  };
 }
 
 /** Runs `fn`; answers its result and how far the ledger counters of `stacks` moved meanwhile, summed. */
@@ -203,7 +217,7 @@ async function countersAround<T>(stacks: Stack[], fn: () => Promise<T>): Promise
   const out = await fn();
   const after = await Promise.all(stacks.map(ledgerCounters));
   const moved = (k: keyof LedgerCounters) => after.reduce((n, a, i) => n + a[k] - before[i]![k], 0);
-  return [out, { events: moved('events'), conflicts: moved('conflicts'), commits: moved('commits') }];
+  return [out, { events: moved('events'), conflicts: moved('conflicts'), commits: moved('commits'), requests: moved('requests'), transactWrites: moved('transactWrites') }];
 }
 
 /** Gives an append figure its lost races, its transactions and the blocks each carried. */
@@ -211,6 +225,8 @@ function withCommits(figure: Figure, moved: LedgerCounters): Figure {
   figure.conflicts = moved.conflicts;
   figure.commits = moved.commits;
   figure.blocks_per_commit = round(moved.events / Math.max(1, moved.commits), 1);
+  figure.dynamo_requests_per_event = round(moved.requests / Math.max(1, moved.events), 2);
+  figure.transact_writes_per_event = round(moved.transactWrites / Math.max(1, moved.events), 2);
   return figure;
 }
 
@@ -251,9 +267,11 @@ async function main(): Promise<void> {
   const dataDir = join(ROOT, '.data', `bench-${process.pid}`);
   mkdirSync(dataDir, { recursive: true });
   const profileDir = join(dataDir, 'profiles');
+  // The one-process figures (group commit inside a process) run with every function in the launcher; the
+  // scenario of N single-request instances (as Lambda runs) gets its own stack below.
   const stack = await startStack({
     dataDir,
-    env: { SVC_DYNAMODB_IN_MEMORY: 'false', SVC_LOG_LEVEL: 'warn' },
+    env: { SVC_DYNAMODB_IN_MEMORY: 'false', SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process' },
     timeoutMs: 120_000,
     nodeArgs: args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, 'service')}`] : [],
   });
@@ -355,7 +373,7 @@ async function main(): Promise<void> {
     progress('service: one chain, 2 processes x 16 clients');
     const second = await startStack({
       dataDir: join(dataDir, 'second'),
-      env: { SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn' },
+      env: { SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process' },
       timeoutMs: 120_000,
     });
     try {
@@ -366,6 +384,31 @@ async function main(): Promise<void> {
       figures.push(twoProcesses);
     } finally {
       await second.stop();
+    }
+
+    // N single-request instances on one chain, as a burst on one chain runs on Lambda: N sequential
+    // clients, each request on its own instance (the pool grows to N), combining only through DynamoDB.
+    progress('service: one chain, N single-request instances');
+    const instanceFigures: Figure[] = [];
+    const pooled = await startStack({
+      dataDir: join(dataDir, 'pooled'),
+      env: { SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'instances', SVC_LOCAL_MAX_INSTANCES: String(Math.max(...INSTANCE_COUNTS)) },
+      timeoutMs: 120_000,
+    });
+    try {
+      for (const n of INSTANCE_COUNTS) {
+        setDetail(`${n} instance(s)`);
+        const chain = `instances-${n}`;
+        await mustCreate(pooled, chain);
+        // Start the instances first (cold starts are not what this measures).
+        await cannonAppends(pooled, chain, n, 1_000);
+        const [[results, usage], moved] = await countersAround([pooled], () => measure(() => cannonAppends(pooled, chain, n, SCENARIO_MS).then((r) => [r]), { pooled: pooled.pid }));
+        const figure = withCommits(fromCannon(`service append, one chain, ${n} single-request instance(s)`, 'appends/s', n, results, usage), moved);
+        figures.push(figure);
+        instanceFigures.push(figure);
+      }
+    } finally {
+      await pooled.stop();
     }
 
     progress('service: block by index');
@@ -466,6 +509,7 @@ async function main(): Promise<void> {
       ratioTarget('one chain, 1 client vs raw 1 writer', one1, rawOne, null),
       ratioTarget('one chain, 8 clients vs raw 1 writer', one8, rawOne, null),
       ratioTarget('one chain, 2 processes vs raw 1 writer', twoProcesses!, rawOne, null),
+      ...instanceTargets(instanceFigures),
     ];
     report = {
       date: startedAt.toISOString(),
@@ -514,6 +558,27 @@ function printProfiles(p: ReturnType<typeof profiles>): void {
     if (/32 clients|block by index|batch endpoint|ledger-verify/.test(name)) show(`service profile, ${name}`, summary);
   }
   if (p.verifier) show('verifier profile, ledger-verify', p.verifier);
+}
+
+/** Issue 18's targets for N single-request instances on one chain. */
+function instanceTargets(byN: Figure[]): Target[] {
+  const [one] = byN;
+  if (!one) return [];
+  const worst = byN.reduce((w, f) => (f.rate / one.rate < w.rate / one.rate ? f : w), one);
+  const at = (n: number) => byN.find((f) => f.concurrency === n);
+  const eight = at(8);
+  const targets: Target[] = [
+    { name: 'N instances: rate never below 0.9x one instance', figure: worst.name, limit: one.name, value: worst.rate, ratio: round(worst.rate / one.rate, 2), target: '>= 0.9x', met: worst.rate / one.rate >= 0.9 },
+    { name: 'N instances: 5xx', figure: 'all N', limit: null, value: byN.reduce((n, f) => n + f.status['5xx'] + f.status.errors, 0), ratio: null, target: '0', met: byN.every((f) => f.status['5xx'] === 0 && f.status.errors === 0) },
+  ];
+  if (eight) {
+    targets.push(
+      { name: '8 instances: p99 latency', figure: eight.name, limit: null, value: eight.p99_ms, ratio: null, target: '<= 300 ms', met: eight.p99_ms <= 300 },
+      { name: '8 instances: write transactions per event', figure: eight.name, limit: null, value: eight.transact_writes_per_event ?? NaN, ratio: null, target: '<= 0.5', met: (eight.transact_writes_per_event ?? 1) <= 0.5 },
+      { name: '8 instances: DynamoDB requests per event', figure: eight.name, limit: null, value: eight.dynamo_requests_per_event ?? NaN, ratio: null, target: '<= 4', met: (eight.dynamo_requests_per_event ?? 99) <= 4 },
+    );
+  }
+  return targets;
 }
 
 function ratioTarget(name: string, service: Figure, limit: Figure, atLeast: number | null): Target {

@@ -24,9 +24,11 @@ export const settingsSchema = z.object({
   SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
   // A transaction holds at most 100 items: every block, its proof record if any, and the head.
   SVC_APPEND_BATCH_MAX: positiveInt(1, 40).default(25),
+  // Partitions pending appends are spread over (each is one query per combining round).
+  SVC_APPEND_PENDING_SHARDS: positiveInt(1, 64).default(1),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   // The local stack: each function as a pool of single-request instances (as Lambda runs), or all in one process.
-  SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('single-process'),
+  SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('instances'),
   SVC_LOCAL_MAX_INSTANCES: positiveInt(1, 256).default(10),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
   SVC_REGISTRY_TABLE: tableName.default('registry'),

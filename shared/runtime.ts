@@ -22,7 +22,7 @@ import { guardLedger } from './access/guarded.ts';
 import type { Principal } from './access/policy.ts';
 import { createApiKeyRepository } from './storage/api-key-repository.ts';
 import { createBusinessRepository } from './storage/business-repository.ts';
-import { QUIET_SDK_LOGGER, createDynamoAggregatedClient, createDynamoClient } from './storage/client.ts';
+import { QUIET_SDK_LOGGER, createDynamoAggregatedClient, createDynamoClient, dynamoRequestCounts } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { createSharedCounters } from './storage/metrics-repository.ts';
@@ -61,6 +61,7 @@ export const getLedgerRuntime = once((): LedgerRuntime => {
   const appender = new ChainAppender(repository, {
     maxAttempts: config.SVC_APPEND_MAX_ATTEMPTS,
     batchMax: config.SVC_APPEND_BATCH_MAX,
+    pendingShards: config.SVC_APPEND_PENDING_SHARDS,
   });
   const ledger = createLedger({
     repository,
@@ -136,5 +137,6 @@ export const getMetrics = once((): Metrics => {
     flushMs: config.SVC_METRICS_FLUSH_MS,
     // The appender exists only where chains are written; elsewhere there is nothing to count.
     ledgerCounters: () => (ledgerRuntimeBuilt ? getLedgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0, commits: 0 }),
+    dynamoCounters: () => dynamoRequestCounts,
   });
 });

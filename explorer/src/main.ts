@@ -52,18 +52,26 @@ async function checkRole(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // Forms never submit natively (the page's CSP forbids it), and a key given before the page is ready is
+  // kept and used once it is: on a cold start the first answers may take a moment.
+  for (const form of document.querySelectorAll('form')) form.addEventListener('submit', (e) => e.preventDefault());
+  let started: (monitor: ReturnType<typeof startMonitor>) => void;
+  const ready = new Promise<ReturnType<typeof startMonitor>>((resolve) => (started = resolve));
+  $('#key-form').addEventListener('submit', () => {
+    apiKey.set($<HTMLInputElement>('#api-key').value.trim());
+    void ready.then((monitor) => {
+      monitor.reconnect();
+      checkRole().then(showView, showError);
+    });
+  });
+
   await loadConfig().catch(() => undefined);
-  $<HTMLInputElement>('#api-key').value = apiKey.get();
+  const field = $<HTMLInputElement>('#api-key');
+  if (!field.value) field.value = apiKey.get();
   await checkRole();
   const monitor = startMonitor();
   wireBlocks();
-
-  $('#key-form').addEventListener('submit', (e) => {
-    e.preventDefault();
-    apiKey.set($<HTMLInputElement>('#api-key').value.trim());
-    monitor.reconnect();
-    checkRole().then(showView, showError);
-  });
+  started!(monitor);
 
   let pending: ReturnType<typeof setTimeout> | undefined;
   monitor.onBlock(() => {
@@ -77,8 +85,7 @@ async function main(): Promise<void> {
 
   $('#tree-refresh').addEventListener('click', () => renderTree().catch(showError));
 
-  $('#decoder-form').addEventListener('submit', (e) => {
-    e.preventDefault();
+  $('#decoder-form').addEventListener('submit', () => {
     const output = $('#decoded');
     const body = { cid: $<HTMLInputElement>('#cid').value.trim(), nonce: $<HTMLInputElement>('#nonce').value.trim() };
     request<unknown>(path.decode(), { method: 'POST', body }).then(

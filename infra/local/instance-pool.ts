@@ -58,7 +58,7 @@ export class InstancePool {
   private readonly reaper: NodeJS.Timeout;
 
   constructor(private readonly options: InstancePoolOptions) {
-    const idleMs = options.idleMs ?? 10 * 60_000;
+    const idleMs = options.idleMs ?? 2 * 60_000;
     this.reaper = setInterval(() => {
       for (const instance of this.instances) if (!instance.busy && Date.now() - instance.lastUsed > idleMs) this.retire(instance);
     }, Math.min(idleMs, 30_000));

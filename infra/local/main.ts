@@ -179,6 +179,13 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // Fault injection for failure tests: SIGUSR2 stops one busy ledger instance abruptly, mid-request, as a
+  // crashed Lambda host would (its caller gets API Gateway's 500; what it had sent to DynamoDB stays sent).
+  process.on('SIGUSR2', () => {
+    const stopped = functions.pools.ledger?.killBusyInstance() ?? false;
+    say(stopped ? 'Fault injected: stopped a busy ledger instance' : 'Fault injection: no busy ledger instance to stop');
+  });
+
   // Tells `npm run keys` (and other local tools) which DynamoDB this running stack uses.
   writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: endpoint });
   process.on('exit', () => removeStackFile(dataDir, process.pid));

@@ -1,17 +1,28 @@
 /**
- * Appending keeps every chain linear (architecture.md, "Appending").
+ * Appending keeps every chain linear, and combines appends into few transactions, within one process
+ * and across instances (Lambda runs one request per instance, so requests never meet in a process).
  *
- * Across processes: each commit is one conditional transaction on the head the blocks were built on.
- * A lost race hands back the new head; the blocks are rebuilt on it and retried with jittered
- * backoff, a bounded number of times, then the caller gets a 503. Never a fork, never a gap.
+ * Within a process: one queue per chain; whatever waits while a commit is in flight goes into the next
+ * commit together (group commit): each event still closes its own block.
  *
- * Within a process: one queue per chain. Whatever waits while a commit is in flight goes into the
- * next commit together (group commit): each event still closes its own block, but several
- * consecutive blocks share one transaction and one head condition.
+ * Across instances, through DynamoDB (flat combining with a lease):
+ * - A writer first tries to take the chain's combining lease (a conditional update of the head item,
+ *   which also hands it the head). With the lease it *leads*: it reads the chain's pending appends,
+ *   builds its own blocks and theirs on the head, and commits them all in one transaction that moves the
+ *   head, removes each pending append it sealed and writes its receipt. It goes on while appends are
+ *   pending (for a bounded time), then gives the lease back in its last commit and looks once more, so
+ *   an append written meanwhile is never left without a leader.
+ * - A writer that finds the lease taken *follows*: it writes its drafts as a pending append, and reads
+ *   its receipt until the leader has sealed it. If none has by the time the lease expires (a leader
+ *   that crashed), it takes the lease itself. At its deadline it withdraws its append: if that fails,
+ *   the append was sealed, and its receipt is the answer.
+ * Every transaction is conditional on the head it was built on and on each pending append still being
+ * there, so an append is sealed at most once and the chain never forks; an acknowledged event is in
+ * exactly one block. A commit whose outcome is unknown (a timeout) is settled by reading the head.
  */
 import { randomUUID } from 'node:crypto';
 import { ChainContendedError, ChainNotFoundError, UnprocessableError } from '../errors.ts';
-import type { LedgerRepository, ProofRecord } from './repository.ts';
+import { pendingSk, type LedgerRepository, type PendingAppend, type PendingRef, type ProofRecord, type Receipt } from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
 import { ensureTree, extendTree } from './tree.ts';
@@ -39,8 +50,16 @@ export class ProofSupersededError extends Error {
 
 export interface AppenderOptions {
   maxAttempts: number;
-  /** Most blocks in one transaction (DynamoDB allows 100 items: blocks + head + proof records). */
+  /** Most blocks in one transaction (DynamoDB allows 100 items: blocks + head + proof records + pending). */
   batchMax: number;
+  /** Shards pending appends are spread over (more: more appends per second on one chain; each is a query per round). */
+  pendingShards?: number;
+  /** How long the combining lease lasts without a commit: the longest a crashed leader holds others up. */
+  leaseMs?: number;
+  /** How long a leader goes on sealing others' appends before it answers its own caller. */
+  maxLeadMs?: number;
+  /** How long a follower waits for its append to be sealed before withdrawing it (then 503). */
+  waitMs?: number;
   /** Seconds since the epoch, millisecond precision. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -52,6 +71,8 @@ export interface AppenderCounters {
   eventsAppended: number;
   commits: number;
   conflicts: number;
+  /** Appends this instance handed to another instance's combiner. */
+  followed: number;
 }
 
 /** One caller's blocks: committed together in one transaction, never split across two. */
@@ -67,8 +88,28 @@ interface Pending {
 interface ChainQueue {
   pending: Pending[];
   running: boolean;
-  /** The head as of this process's last commit; a stale value only costs one failed condition. */
-  head: ChainHead | undefined;
+}
+
+/** What a chain looked like to this instance lately: whether others lead it, how fast appends get sealed. */
+interface ChainWeather {
+  /** Until when another instance's lease was seen live (epoch ms): follow first until then. */
+  othersLeadUntilMs: number;
+  /** Typical time from writing a pending append to its receipt (ms), to time the first look. */
+  sealMs: number;
+  /** The head as this instance's last commit left it: a lone writer commits straight on it. */
+  head?: ChainHead;
+  /** When another writer was last seen on this chain (a lease, a pending append, a moved head), epoch ms. */
+  othersSeenMs: number;
+}
+
+/** A writer that has seen no other on a chain for this long commits straight on the head it remembers. */
+const ALONE_AFTER_MS = 2_000;
+
+/** One unit a leader commits: a caller's blocks, its own or from a pending append. */
+interface Unit {
+  drafts: BlockDraft[];
+  /** The pending append it came from; undefined for the leader's own drafts. */
+  ref?: PendingRef;
 }
 
 const MAX_TRANSACTION_ITEMS = 100;
@@ -76,6 +117,13 @@ const MAX_TRANSACTION_ITEMS = 100;
 export const MAX_ATOMIC_BLOCKS = MAX_TRANSACTION_ITEMS - 1;
 /** DynamoDB caps a transaction at 4 MB; stay well under it (a block item holds its body and its indexes). */
 export const MAX_BATCH_BYTES = 1_500_000;
+/** A pending append is one item (400 KB at most) and takes two transaction items (removal, receipt) besides its blocks. */
+const MAX_PENDING_BYTES = 350_000;
+const MAX_PENDING_BLOCKS = MAX_TRANSACTION_ITEMS - 3;
+/** Pending appends read per round and shard. */
+const PENDING_READ_LIMIT = 50;
+/** Receipts and unclaimed pending appends expire (TTL) after this long. */
+const PENDING_TTL_SECONDS = 3600;
 
 /** Rejection of an atomic set of blocks that cannot fit one DynamoDB transaction. */
 export class AtomicLimitError extends UnprocessableError {}
@@ -84,22 +132,30 @@ export class AtomicLimitError extends UnprocessableError {}
 export function draftBytes(draft: BlockDraft): number {
   return Buffer.byteLength(JSON.stringify(draft.events)) + 512;
 }
-/** How long a reserved turn stays reserved if its holder never commits (e.g. it crashed). */
-const TURN_RESERVATION_MS = 1_000;
+
+const transactionItems = (drafts: readonly BlockDraft[]) => drafts.reduce((n, d) => n + (d.proof ? 2 : 1), 0);
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
 
 const defaultNow = () => Date.now() / 1000;
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** The reason a refused pending append's receipt gives, and the error its writer answers with. */
+const PROOF_SUPERSEDED = 'proof-superseded';
+
 export class ChainAppender {
-  /** Names this process's writer in turn reservations. */
+  /** Names this instance in leases and pending appends. */
   readonly writerId = randomUUID();
-  readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0 };
+  readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0, followed: 0 };
   private readonly queues = new Map<string, ChainQueue>();
+  private readonly weather = new Map<string, ChainWeather>();
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
+  private readonly shards: number;
+  private readonly leaseMs: number;
+  private readonly maxLeadMs: number;
+  private readonly waitMs: number;
 
   constructor(
     private readonly repository: LedgerRepository,
@@ -108,6 +164,10 @@ export class ChainAppender {
     this.now = options.now ?? defaultNow;
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;
+    this.shards = options.pendingShards ?? 1;
+    this.leaseMs = options.leaseMs ?? 1_000;
+    this.maxLeadMs = options.maxLeadMs ?? 0;
+    this.waitMs = options.waitMs ?? 10_000;
   }
 
   /** Appends one block to a chain; resolves with the committed block. */
@@ -121,7 +181,7 @@ export class ChainAppender {
    * callers' blocks may share the transaction, but never come between these. Resolves in order.
    */
   appendAll(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
-    const items = drafts.reduce((n, d) => n + (d.proof ? 2 : 1), 0);
+    const items = transactionItems(drafts);
     const bytes = drafts.reduce((n, d) => n + draftBytes(d), 0);
     if (drafts.length === 0) return Promise.resolve([]);
     if (items + 1 > MAX_TRANSACTION_ITEMS) {
@@ -140,7 +200,7 @@ export class ChainAppender {
     }
     let queue = this.queues.get(chainName);
     if (!queue) {
-      queue = { pending: [], running: false, head: undefined };
+      queue = { pending: [], running: false };
       this.queues.set(chainName, queue);
     }
     const target = queue;
@@ -155,16 +215,20 @@ export class ChainAppender {
       while (queue.pending.length > 0) {
         const batch = this.takeBatch(queue);
         try {
-          await this.commitBatch(chainName, queue, batch);
+          const blocks = await this.commit(chainName, batch.flatMap((p) => p.drafts));
+          let next = 0;
+          for (const p of batch) {
+            p.resolve(blocks.slice(next, next + p.drafts.length));
+            next += p.drafts.length;
+          }
         } catch (error) {
-          // Nothing may wait forever: an unexpected failure answers the whole batch.
-          queue.head = undefined;
+          // Nothing may wait forever: a failure answers the whole batch.
           for (const p of batch) p.reject(error);
         }
       }
     } finally {
       queue.running = false;
-      if (queue.pending.length === 0 && queue.head === undefined) this.queues.delete(chainName);
+      if (queue.pending.length === 0) this.queues.delete(chainName);
     }
   }
 
@@ -192,123 +256,331 @@ export class ChainAppender {
     return batch;
   }
 
-  private async commitBatch(chainName: string, queue: ChainQueue, batch: Pending[]): Promise<void> {
-    let attempt = 0;
-    while (batch.length > 0) {
-      attempt += 1;
-      if (attempt > this.options.maxAttempts) {
-        const error = new ChainContendedError(chainName, this.options.maxAttempts);
-        for (const p of batch) p.reject(error);
-        return;
-      }
-      try {
-        queue.head ??= await this.repository.getHead(chainName);
-      } catch (error) {
-        for (const p of batch) p.reject(error);
-        return;
-      }
-      let head = queue.head;
-      if (!head) {
-        const error = new ChainNotFoundError(chainName);
-        for (const p of batch) p.reject(error);
-        return;
-      }
-      if (!head.frontier) {
-        // A chain from before trees were kept: build its tree once, then append on it.
-        head = queue.head = await ensureTree(this.repository, head);
-      }
+  private nowMs(): number {
+    return this.now() * 1000;
+  }
 
-      const drafts = batch.flatMap((p) => p.drafts);
-      /** Which caller each block belongs to. */
-      const owners = batch.flatMap((p) => p.drafts.map(() => p));
-      const blocks = buildBlocks(chainName, head, drafts, this.now);
+  private weatherOf(chainName: string): ChainWeather {
+    let w = this.weather.get(chainName);
+    if (!w) {
+      w = { othersLeadUntilMs: 0, sealMs: 10, othersSeenMs: 0 };
+      this.weather.set(chainName, w);
+      if (this.weather.size > 10_000) this.weather.delete(this.weather.keys().next().value!);
+    }
+    return w;
+  }
+
+  /** Commits one unit of drafts (this instance's batch) and answers its blocks: leading, or following. */
+  private async commit(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
+    const weather = this.weatherOf(chainName);
+    const fitsPending = drafts.length <= MAX_PENDING_BLOCKS && drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
+    const deadline = this.nowMs() + this.waitMs;
+    // A lone writer (this instance made the last commit it knows of, and saw nobody else lately) commits
+    // straight on the head it remembers: one request. The commit's conditions (head unmoved, no live
+    // lease) make it safe; if another instance got there first, the answer says so and we go the long way.
+    if (weather.head && this.nowMs() - weather.othersSeenMs > ALONE_AFTER_MS) {
+      const direct = await this.commitDirect(chainName, weather.head, drafts);
+      if (direct) return direct;
+    }
+    // Lead at once unless another instance was seen leading this chain a moment ago.
+    if (!fitsPending || this.nowMs() >= weather.othersLeadUntilMs) {
+      for (let attempt = 1; ; attempt += 1) {
+        const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+        if (!lease.head) throw new ChainNotFoundError(chainName);
+        if (lease.acquired) return (await this.lead(chainName, lease.head, drafts))!;
+        weather.othersLeadUntilMs = lease.untilMs;
+        weather.othersSeenMs = this.nowMs();
+        if (fitsPending) break;
+        // Too large to hand over as a pending append: wait for the lease.
+        if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, attempt);
+        await this.sleep(Math.max(1, Math.min(lease.untilMs - this.nowMs(), 20 + this.random() * 20)));
+      }
+    }
+    return this.follow(chainName, drafts, deadline);
+  }
+
+  /** One commit of the drafts on a remembered head, without the lease; undefined when that head was stale. */
+  private async commitDirect(chainName: string, remembered: ChainHead, drafts: BlockDraft[]): Promise<Block[] | undefined> {
+    const weather = this.weatherOf(chainName);
+    weather.head = undefined; // used once: whatever happens, the next commit learns the head anew unless this one lands
+    if (drafts.some((d) => d.proof)) return undefined; // anchors go the long way (their proof records)
+    const timestamp = Math.round(this.now() * 1000) / 1000;
+    const blocks = buildBlocks(chainName, remembered, drafts, () => timestamp);
+    const tree = extendTree(remembered.frontier!, remembered.headIndex + 1, blocks.map((b) => b.hash));
+    let result;
+    try {
+      result = await this.repository.commitBlocks({
+        chainName,
+        writerId: this.writerId,
+        nowMs: this.nowMs(),
+        expectedHeadIndex: remembered.headIndex,
+        blocks,
+        treeNodes: tree.treeNodes,
+        frontier: tree.frontier,
+      });
+    } catch {
+      // Unknown outcome: the head says whether it landed.
+      const now = await this.repository.getHead(chainName);
+      if (now?.headHash !== blocks[blocks.length - 1]!.hash) return undefined;
+      result = { status: 'committed' as const };
+    }
+    if (result.status !== 'committed') {
+      this.counters.conflicts += 1;
+      weather.othersSeenMs = this.nowMs();
+      if (result.status === 'head-moved' && result.head?.turnHolder && result.head.turnHolder !== this.writerId && (result.head.turnExpiresMs ?? 0) > this.nowMs()) {
+        weather.othersLeadUntilMs = result.head.turnExpiresMs!;
+      }
+      return undefined;
+    }
+    const last = blocks[blocks.length - 1]!;
+    const events = blocks.reduce((n, b) => n + b.events.length, 0);
+    weather.head = { ...remembered, headIndex: last.index, headHash: last.hash, frontier: tree.frontier, eventCount: remembered.eventCount + events };
+    this.counters.commits += 1;
+    this.counters.blocksAppended += blocks.length;
+    this.counters.eventsAppended += events;
+    return blocks;
+  }
+
+  /** Hands the drafts to the chain's leader as a pending append and waits for its receipt. */
+  private async follow(chainName: string, drafts: BlockDraft[], deadline: number): Promise<Block[]> {
+    const weather = this.weatherOf(chainName);
+    weather.othersSeenMs = this.nowMs();
+    const ref: PendingRef = { shard: Math.floor(this.random() * this.shards), sk: pendingSk(this.nowMs(), randomUUID()) };
+    const written = this.nowMs();
+    await this.repository.putPending(chainName, { ref, drafts: JSON.stringify(drafts) }, Math.ceil(this.now()) + PENDING_TTL_SECONDS);
+    this.counters.followed += 1;
+    let delay = Math.max(2, Math.min(weather.sealMs, 50));
+    // Not sealed by the first look: the lease may have been given back before this append was written
+    // (its leader's last look missed it), so try it then, and every 100 ms while another holds it.
+    let nextLeaseTry = written + delay;
+    for (;;) {
+      await this.sleep(delay);
+      const receipt = await this.repository.getReceipt(chainName, ref);
+      if (receipt) {
+        weather.sealMs = 0.8 * weather.sealMs + 0.2 * (this.nowMs() - written);
+        return this.fromReceipt(chainName, drafts, receipt);
+      }
+      if (this.nowMs() >= deadline) {
+        if (await this.repository.withdrawPending(chainName, ref)) throw new ChainContendedError(chainName, this.options.maxAttempts);
+        // Gone already: it was sealed (or refused) meanwhile, and its receipt says which.
+        const late = await this.repository.getReceipt(chainName, ref);
+        if (!late) throw new Error(`pending append ${ref.sk} of '${chainName}' vanished without a receipt`);
+        return this.fromReceipt(chainName, drafts, late);
+      }
+      if (this.nowMs() >= nextLeaseTry) {
+        // No leader sealed it in time (none, or one that crashed): lead.
+        const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+        if (!lease.head) {
+          await this.repository.withdrawPending(chainName, ref);
+          throw new ChainNotFoundError(chainName);
+        }
+        if (lease.acquired) {
+          await this.lead(chainName, lease.head, undefined);
+          nextLeaseTry = this.nowMs();
+          continue; // read the receipt at once
+        }
+        weather.othersLeadUntilMs = lease.untilMs;
+        nextLeaseTry = Math.min(lease.untilMs + 1, this.nowMs() + 100);
+      }
+      delay = Math.min(delay * 1.5, 50);
+    }
+  }
+
+  /** The blocks a receipt says the drafts became, rebuilt and checked against the receipt's last hash. */
+  private fromReceipt(chainName: string, drafts: BlockDraft[], receipt: Receipt): Block[] {
+    if (receipt.status === 'rejected') {
+      if (receipt.reason === PROOF_SUPERSEDED) throw new ProofSupersededError(drafts.find((d) => d.proof)?.proof?.subChain ?? '');
+      if (receipt.reason === 'chain-not-found') throw new ChainNotFoundError(chainName);
+      throw new Error(`append to '${chainName}' refused: ${receipt.reason}`);
+    }
+    const blocks = buildBlocks(chainName, { headIndex: receipt.firstIndex - 1, headHash: receipt.previousHash }, drafts, () => receipt.timestamp);
+    if (blocks[blocks.length - 1]!.hash !== receipt.lastHash) throw new Error(`the receipt of an append to '${chainName}' does not match its drafts`);
+    return blocks;
+  }
+
+  /**
+   * Holds the lease: commits `own` (if any) and every pending append it finds, round after round, then
+   * gives the lease back. Answers the blocks of `own`.
+   */
+  private async lead(chainName: string, acquiredHead: ChainHead, own: BlockDraft[] | undefined): Promise<Block[] | undefined> {
+    const started = this.nowMs();
+    let head: ChainHead = acquiredHead.frontier ? acquiredHead : await ensureTree(this.repository, acquiredHead);
+    let ownUnit: Unit | undefined = own ? { drafts: own } : undefined;
+    let ownBlocks: Block[] | undefined;
+    let ownError: unknown;
+    let attempt = 0;
+    const skip = new Set<string>(); // pending appends withdrawn under us
+    rounds: for (;;) {
+      const pendings = (await this.repository.listPending(chainName, this.shards, PENDING_READ_LIMIT)).filter((p) => !skip.has(p.ref.sk));
+      const { units, takenAll } = this.plan(chainName, ownUnit, pendings);
+      if (pendings.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
+      if (units.length === 0) {
+        await this.repository.releaseLease(chainName, this.writerId);
+        break;
+      }
+      attempt += 1;
+      const overtime = this.nowMs() - started > this.maxLeadMs && !ownUnit;
+      // The last round gives the lease back in its own commit.
+      const last = takenAll || overtime;
+      const drafts = units.flatMap((u) => u.drafts);
+      const timestamp = Math.round(this.now() * 1000) / 1000;
+      const blocks = buildBlocks(chainName, head, drafts, () => timestamp);
       const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
       const proofRecords: ProofRecord[] = [];
       drafts.forEach((draft, position) => {
         if (draft.proof) {
-          proofRecords.push({
-            blockPosition: position,
-            subChain: draft.proof.subChain,
-            headIndex: draft.proof.headIndex,
-            proofId: `${draft.proof.subChain}_${blocks[position]!.index}`,
-          });
+          proofRecords.push({ blockPosition: position, subChain: draft.proof.subChain, headIndex: draft.proof.headIndex, proofId: `${draft.proof.subChain}_${blocks[position]!.index}` });
         }
       });
+      const seals: NonNullable<Parameters<LedgerRepository['commitBlocks']>[0]['seals']> = [];
+      let offset = 0;
+      for (const unit of units) {
+        const mine = blocks.slice(offset, offset + unit.drafts.length);
+        if (unit.ref) {
+          seals.push({
+            ref: unit.ref,
+            receipt: { status: 'sealed', firstIndex: mine[0]!.index, previousHash: mine[0]!.previous_hash, timestamp, lastHash: mine[mine.length - 1]!.hash },
+          });
+        }
+        offset += unit.drafts.length;
+      }
 
       let result;
       try {
         result = await this.repository.commitBlocks({
           chainName,
           writerId: this.writerId,
-          nowMs: this.now() * 1000,
+          nowMs: this.nowMs(),
           expectedHeadIndex: head.headIndex,
           blocks,
           treeNodes: tree.treeNodes,
           frontier: tree.frontier,
           proofRecords,
+          seals,
+          lease: last ? { release: true } : { untilMs: this.nowMs() + this.leaseMs },
         });
       } catch (error) {
-        // The outcome is unknown (a timeout may still have committed): re-read the head next time.
-        queue.head = undefined;
-        for (const p of batch) p.reject(error);
-        return;
+        // The outcome is unknown (a timeout may still have committed): the head says which.
+        const now = await this.repository.getHead(chainName).catch(() => undefined);
+        if (now?.headHash !== blocks[blocks.length - 1]!.hash) {
+          // Not committed. Give up after as many tries as a contended commit gets, else try again.
+          if (!now || attempt >= this.options.maxAttempts) {
+            await this.repository.releaseLease(chainName, this.writerId).catch(() => undefined);
+            throw error;
+          }
+          const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+          if (!lease.acquired) throw error;
+          head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
+          continue;
+        }
+        result = { status: 'committed' as const };
       }
 
       switch (result.status) {
         case 'committed': {
-          const last = blocks[blocks.length - 1]!;
+          const last2 = blocks[blocks.length - 1]!;
           const events = blocks.reduce((n, b) => n + b.events.length, 0);
-          queue.head = {
-            ...head,
-            headIndex: last.index,
-            headHash: last.hash,
-            frontier: tree.frontier,
-            eventCount: head.eventCount + events,
-            proofCount: head.proofCount + proofRecords.length,
-          };
+          head = { ...head, headIndex: last2.index, headHash: last2.hash, frontier: tree.frontier, eventCount: head.eventCount + events, proofCount: head.proofCount + proofRecords.length };
           this.counters.commits += 1;
           this.counters.blocksAppended += blocks.length;
           this.counters.eventsAppended += events;
-          let next = 0;
-          for (const p of batch) {
-            p.resolve(blocks.slice(next, next + p.drafts.length));
-            next += p.drafts.length;
+          if (ownUnit && units[0] === ownUnit) {
+            ownBlocks = blocks.slice(0, ownUnit.drafts.length);
+            ownUnit = undefined;
           }
-          return;
+          attempt = 0;
+          if (!last) continue;
+          // Given back. An append written after our last read has no leader now, but its writer tries
+          // the lease itself when its first look finds no receipt. If we served nobody else, we may be
+          // alone: remember the head for a direct commit next time.
+          this.weatherOf(chainName).head = head;
+          break rounds;
         }
-        case 'head-moved':
+        case 'head-moved': {
           this.counters.conflicts += 1;
-          // The head handed back is fresh: rebuild on it at once. A writer with a backlog sends its
-          // next commit the moment the last one lands, so a loser can lose every race however it
-          // backs off; after a repeated loss it reserves the next turn instead, which other writers
-          // respect until it commits or the reservation expires.
-          queue.head = result.head;
-          if (attempt > 1 && result.head) {
-            const nowMs = this.now() * 1000;
-            const reserved = await this.repository.reserveTurn(chainName, this.writerId, nowMs, nowMs + TURN_RESERVATION_MS);
-            if (reserved) {
-              queue.head = reserved;
-            } else {
-              await this.backoff(attempt);
-              queue.head = undefined;
+          this.weatherOf(chainName).othersSeenMs = this.nowMs();
+          // Someone committed without our lease (ours had expired): take it again, or stop leading.
+          const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+          if (!lease.head) throw new ChainNotFoundError(chainName);
+          if (!lease.acquired) {
+            if (ownUnit) {
+              // Our own drafts still need a leader: hand them over as a pending append.
+              const drafts2 = ownUnit.drafts;
+              ownUnit = undefined;
+              ownBlocks = await this.follow(chainName, drafts2, this.nowMs() + this.waitMs);
             }
+            return ownBlocks;
           }
+          head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
           break;
+        }
         case 'conflict':
           this.counters.conflicts += 1;
-          queue.head = undefined;
+          if (attempt >= this.options.maxAttempts) {
+            // Too contended to go on: our own caller gets a 503; pending writers lead or withdraw themselves.
+            if (ownUnit) ownError = new ChainContendedError(chainName, this.options.maxAttempts);
+            ownUnit = undefined;
+            await this.repository.releaseLease(chainName, this.writerId);
+            break rounds;
+          }
           await this.backoff(attempt);
           break;
         case 'proof-stale': {
-          // Not contention: that anchor is redundant. Answer its caller, retry the others at once.
-          const stale = owners[result.blockPosition]!;
-          batch.splice(batch.indexOf(stale), 1);
-          stale.reject(new ProofSupersededError(drafts[result.blockPosition]!.proof?.subChain ?? ''));
+          // That anchor is redundant: refuse it, keep the rest.
+          const owner = unitAt(units, result.blockPosition);
+          const subChain = drafts[result.blockPosition]?.proof?.subChain ?? '';
+          if (owner.ref) {
+            await this.repository.rejectPending(chainName, owner.ref, PROOF_SUPERSEDED);
+            skip.add(owner.ref.sk);
+          } else {
+            ownError = new ProofSupersededError(subChain);
+            ownUnit = undefined;
+          }
           attempt -= 1;
           break;
         }
+        case 'pending-gone':
+          skip.add(seals[result.sealPosition]!.ref.sk);
+          attempt -= 1;
+          break;
       }
     }
+    if (ownError) throw ownError;
+    if (own && !ownBlocks) throw new ChainContendedError(chainName, this.options.maxAttempts);
+    return ownBlocks;
+  }
+
+  /** The units of the next commit: our own drafts first, then pending appends oldest first, while they fit. */
+  private plan(chainName: string, own: Unit | undefined, pendings: PendingAppend[]): { units: Unit[]; takenAll: boolean } {
+    const units: Unit[] = [];
+    let items = 1;
+    let bytes = 0;
+    let blocks = 0;
+    const fits = (drafts: BlockDraft[], extra: number) =>
+      units.length === 0 ||
+      (blocks + drafts.length <= Math.max(this.options.batchMax, MAX_PENDING_BLOCKS) &&
+        items + transactionItems(drafts) + extra <= MAX_TRANSACTION_ITEMS &&
+        bytes + drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_BATCH_BYTES);
+    const take = (unit: Unit, extra: number) => {
+      units.push(unit);
+      items += transactionItems(unit.drafts) + extra;
+      bytes += unit.drafts.reduce((n, d) => n + draftBytes(d), 0);
+      blocks += unit.drafts.length;
+    };
+    if (own) take(own, 0);
+    let taken = 0;
+    for (const pending of pendings) {
+      let drafts: BlockDraft[];
+      try {
+        drafts = JSON.parse(pending.drafts) as BlockDraft[];
+      } catch {
+        continue; // not ours to read: left to expire
+      }
+      if (!fits(drafts, 2)) break;
+      take({ drafts, ref: pending.ref }, 2);
+      taken += 1;
+    }
+    return { units, takenAll: taken === pendings.length && pendings.length < PENDING_READ_LIMIT };
   }
 
   /** Full jitter: a random wait up to an exponentially growing cap. */
@@ -316,6 +588,16 @@ export class ChainAppender {
     const cap = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
     return this.sleep(Math.floor(this.random() * cap));
   }
+}
+
+/** The unit a block position belongs to. */
+function unitAt(units: Unit[], position: number): Unit {
+  let offset = 0;
+  for (const unit of units) {
+    if (position < offset + unit.drafts.length) return unit;
+    offset += unit.drafts.length;
+  }
+  return units[units.length - 1]!;
 }
 
 /**

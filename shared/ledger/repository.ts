@@ -27,6 +27,35 @@ export interface BlockTreeData {
   treeNodes: string[];
 }
 
+/** Where a pending append waits: one of the chain's shards, and its sort key there (time, then writer id). */
+export interface PendingRef {
+  shard: number;
+  sk: string;
+}
+
+/** A pending append's sort key: oldest first (13-digit epoch ms), then by writer id. */
+export function pendingSk(epochMs: number, writerId: string): string {
+  return `${String(Math.floor(epochMs)).padStart(13, '0')}#${writerId}`;
+}
+
+/** An append written for whichever instance combines next: its blocks' drafts, serialized by the appender. */
+export interface PendingAppend {
+  ref: PendingRef;
+  /** JSON of the drafts; opaque to storage. */
+  drafts: string;
+}
+
+/** What became of a pending append, written in the transaction that sealed (or refused) it. */
+export type Receipt =
+  | { status: 'sealed'; firstIndex: number; previousHash: string; timestamp: number; lastHash: string }
+  | { status: 'rejected'; reason: string };
+
+/** Who holds a chain's combining lease, when the lease was not ours to take. */
+export type LeaseOutcome =
+  | { acquired: true; head: ChainHead }
+  | { acquired: false; head: ChainHead; holder: string; untilMs: number }
+  | { acquired: false; head: undefined };
+
 /** Consecutive blocks appended to one chain in one transaction. */
 export interface BlockCommit {
   chainName: string;
@@ -42,6 +71,10 @@ export interface BlockCommit {
   /** The frontier after the last block. */
   frontier: string[];
   proofRecords?: ProofRecord[];
+  /** Pending appends these blocks seal: each is removed and its receipt written, in the same transaction. */
+  seals?: { ref: PendingRef; receipt: Receipt & { status: 'sealed' } }[];
+  /** The combining lease: kept until `untilMs` (the writer goes on combining), or released. */
+  lease?: { untilMs: number } | { release: true };
 }
 
 export type CommitResult =
@@ -51,7 +84,9 @@ export type CommitResult =
   /** A proof record's condition failed: that Sub-Chain was already anchored at this head or later. */
   | { status: 'proof-stale'; blockPosition: number }
   /** DynamoDB refused a concurrent transaction on the same items; retrying is right. */
-  | { status: 'conflict' };
+  | { status: 'conflict' }
+  /** A sealed pending append was no longer there (its writer withdrew it): leave it out and retry. */
+  | { status: 'pending-gone'; sealPosition: number };
 
 export type CreateChainsResult = { status: 'created' } | { status: 'exists'; chainNames: string[] };
 
@@ -66,10 +101,22 @@ export interface LedgerRepository {
   /** Appends blocks on the expected head in one conditional transaction. */
   commitBlocks(commit: BlockCommit): Promise<CommitResult>;
   /**
-   * Reserves the chain's next commit for `writerId` until `expiresMs`, unless another writer holds a
-   * live reservation. Answers the head as it is now when reserved, undefined when not.
+   * Takes the chain's combining lease for `holder` until `untilMs`, unless another holder's lease is live.
+   * Answers the head either way (undefined head: no such chain).
    */
-  reserveTurn(chainName: string, writerId: string, nowMs: number, expiresMs: number): Promise<ChainHead | undefined>;
+  acquireLease(chainName: string, holder: string, nowMs: number, untilMs: number): Promise<LeaseOutcome>;
+  /** Gives the lease back, if `holder` still has it. */
+  releaseLease(chainName: string, holder: string): Promise<void>;
+  /** Writes an append for the next combiner to seal; it expires (TTL) at `expiresAt` (epoch seconds). */
+  putPending(chainName: string, pending: PendingAppend, expiresAt: number): Promise<void>;
+  /** The oldest pending appends of the chain across `shards` shards, oldest first, at most `limit`; read strongly consistent. */
+  listPending(chainName: string, shards: number, limit: number): Promise<PendingAppend[]>;
+  /** Removes a pending append that was not sealed; false when it was gone (sealed or refused: read its receipt). */
+  withdrawPending(chainName: string, ref: PendingRef): Promise<boolean>;
+  /** Removes a pending append and records why it was refused; false when it was already gone. */
+  rejectPending(chainName: string, ref: PendingRef, reason: string): Promise<boolean>;
+  /** The receipt of a pending append, read strongly consistent; undefined while it waits. */
+  getReceipt(chainName: string, ref: PendingRef): Promise<Receipt | undefined>;
   /** A block by index; eventually consistent unless `consistent` (a block acknowledged moments ago may lag). */
   getBlock(chainName: string, index: number, consistent?: boolean): Promise<Block | undefined>;
   /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */

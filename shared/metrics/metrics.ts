@@ -24,6 +24,9 @@ export interface Totals {
   commits: number;
   /** Function instances that started and served a request (Lambda cold starts). */
   coldStarts: number;
+  /** Requests sent to DynamoDB, and the write transactions among them (every attempt, committed or not). */
+  dynamoRequests: number;
+  dynamoTransactWrites: number;
 }
 
 export const emptyTotals = (): Totals => ({
@@ -35,6 +38,8 @@ export const emptyTotals = (): Totals => ({
   conflicts: 0,
   commits: 0,
   coldStarts: 0,
+  dynamoRequests: 0,
+  dynamoTransactWrites: 0,
 });
 
 export function addTotals(a: Totals, b: Totals): Totals {
@@ -47,6 +52,8 @@ export function addTotals(a: Totals, b: Totals): Totals {
     conflicts: a.conflicts + b.conflicts,
     commits: a.commits + b.commits,
     coldStarts: a.coldStarts + b.coldStarts,
+    dynamoRequests: a.dynamoRequests + b.dynamoRequests,
+    dynamoTransactWrites: a.dynamoTransactWrites + b.dynamoTransactWrites,
   };
 }
 
@@ -64,6 +71,8 @@ export interface MetricsOptions {
   shards?: number;
   /** The ledger's own counters in this process (events appended, lost races), read at each flush. */
   ledgerCounters?: () => { eventsAppended: number; conflicts: number; commits: number };
+  /** This process's DynamoDB requests so far, read at each flush. */
+  dynamoCounters?: () => { requests: number; transactWrites: number };
 }
 
 /** A prom-client metric whose values come from a callback (for totals summed elsewhere). */
@@ -83,6 +92,7 @@ export function createMetrics(options: MetricsOptions) {
   // Metrics are made once per instance, at its first request: that is its cold start.
   let pending: Totals = { ...emptyTotals(), coldStarts: 1 };
   let lastLedger = { eventsAppended: 0, conflicts: 0, commits: 0 };
+  let lastDynamo = { requests: 0, transactWrites: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
   const shard = Math.floor(Math.random() * (options.shards ?? 8));
@@ -95,6 +105,12 @@ export function createMetrics(options: MetricsOptions) {
     pending.conflicts += now.conflicts - lastLedger.conflicts;
     pending.commits += now.commits - lastLedger.commits;
     lastLedger = now;
+    if (options.dynamoCounters) {
+      const dynamo = { ...options.dynamoCounters() };
+      pending.dynamoRequests += dynamo.requests - lastDynamo.requests;
+      pending.dynamoTransactWrites += dynamo.transactWrites - lastDynamo.transactWrites;
+      lastDynamo = dynamo;
+    }
   }
 
   /** A flush due later: counts held back by the interval still reach the shared counters once it passes. */
@@ -165,6 +181,14 @@ export function createMetrics(options: MetricsOptions) {
   registry.registerMetric(
     computed('lambda_cold_starts_total', 'Function instances started to serve requests (cold starts), across every instance', 'counter', async () => [
       { value: scraped.coldStarts },
+    ]),
+  );
+  registry.registerMetric(
+    computed('dynamodb_requests_total', 'Requests sent to DynamoDB by every instance (the metrics flushes included)', 'counter', async () => [{ value: scraped.dynamoRequests }]),
+  );
+  registry.registerMetric(
+    computed('dynamodb_transact_writes_total', 'TransactWriteItems requests sent by every instance, committed or not', 'counter', async () => [
+      { value: scraped.dynamoTransactWrites },
     ]),
   );
   registry.registerMetric(computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [{ value: scraped.conflicts }]));

@@ -36,14 +36,33 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
   };
 }
 
+/**
+ * What this process (a Lambda instance, or the local launcher) asked DynamoDB, counted by an SDK
+ * middleware on every client made here: every request, and the write transactions among them. /metrics
+ * adds them up across instances; the bench divides them by the events appended.
+ */
+export const dynamoRequestCounts = { requests: 0, transactWrites: 0 };
+
+function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      dynamoRequestCounts.requests += 1;
+      if (context.commandName === 'TransactWriteItemsCommand') dynamoRequestCounts.transactWrites += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countDynamoRequests' },
+  );
+  return client;
+}
+
 /** The low-level client (table administration, waiters). */
 export function createDynamoBaseClient(options: DynamoClientOptions): DynamoDBClient {
-  return new DynamoDBClient(clientConfig(options));
+  return counted(new DynamoDBClient(clientConfig(options)));
 }
 
 /** The aggregated `DynamoDB` client, for libraries that want it (rate-limiter-flexible's store). */
 export function createDynamoAggregatedClient(options: DynamoClientOptions): DynamoDB {
-  return new DynamoDB(clientConfig(options));
+  return counted(new DynamoDB(clientConfig(options)));
 }
 
 /** The document client repositories use: plain JavaScript values in and out. */

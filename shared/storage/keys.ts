@@ -9,6 +9,8 @@
  *   by-entity GSI gsi_entity_pk = ENTITY#<entity id>,
  *                 gsi_entity_sk = <ms, 15 digits>#<chain>#<index, 12 digits>   (event blocks)
  *   chains GSI   gsi_chains_pk = CHAINS, gsi_chains_sk = 0#main | 1#<sub name>  (heads)
+ *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<writer id>   (appends waiting for a combiner; TTL)
+ *   receipt      pk = RECEIPT#<name>#<writer id>   sk = RECEIPT                     (what became of one; TTL)
  */
 import type { ChainKind } from '../ledger/types.ts';
 
@@ -26,6 +28,18 @@ export const LEDGER_INDEXES = {
   byEntity: 'by-entity',
   chains: 'chains',
 } as const;
+
+export const RECEIPT_SK = 'RECEIPT';
+
+/** A pending append's partition: one of the chain's pending shards. */
+export function pendingPk(chainName: string, shard: number): string {
+  return `PENDING#${chainName}#${shard}`;
+}
+
+/** The receipt of a pending append, by its writer id (the part of its sort key after the time). */
+export function receiptPk(chainName: string, writerId: string): string {
+  return `RECEIPT#${chainName}#${writerId}`;
+}
 
 export function chainPk(chainName: string): string {
   return `CHAIN#${chainName}`;

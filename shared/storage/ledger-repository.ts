@@ -13,7 +13,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  DeleteCommand,
   GetCommand,
+  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -22,7 +24,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
-import type { BlockTreeData, LedgerRepository } from '../ledger/repository.ts';
+import type { BlockTreeData, LedgerRepository, PendingRef, Receipt } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { queryAll as queryAllPages, send } from './requests.ts';
@@ -30,12 +32,15 @@ import {
   CHAINS_PARTITION,
   HEAD_SK,
   LEDGER_INDEXES,
+  RECEIPT_SK,
   SUB_CHAINS_SK_PREFIX,
   blockSk,
   chainPk,
   chainsSk,
   entityPk,
   entitySk,
+  pendingPk,
+  receiptPk,
 } from './keys.ts';
 
 export interface LedgerRepositoryOptions {
@@ -117,6 +122,37 @@ function blockFromItem(item: Item): Block {
   return inContractOrder(JSON.parse(String(item.block_json)) as Block);
 }
 
+/** A receipt's writer id: the part of the pending append's sort key after its time. */
+function writerOf(ref: PendingRef): string {
+  return ref.sk.slice(ref.sk.indexOf('#') + 1);
+}
+
+/** How long a receipt is kept for its writer to read (epoch seconds from now). */
+const RECEIPT_TTL_SECONDS = 3600;
+
+function receiptItem(chainName: string, ref: PendingRef, receipt: Receipt): Item {
+  return {
+    pk: receiptPk(chainName, writerOf(ref)),
+    sk: RECEIPT_SK,
+    ...(receipt.status === 'sealed'
+      ? { status: 'sealed', first_index: receipt.firstIndex, previous_hash: receipt.previousHash, timestamp: receipt.timestamp, last_hash: receipt.lastHash }
+      : { status: 'rejected', reason: receipt.reason }),
+    ttl: Math.floor(Date.now() / 1000) + RECEIPT_TTL_SECONDS,
+  };
+}
+
+function receiptFromItem(item: Item): Receipt {
+  return item.status === 'sealed'
+    ? {
+        status: 'sealed',
+        firstIndex: Number(item.first_index),
+        previousHash: String(item.previous_hash),
+        timestamp: Number(item.timestamp),
+        lastHash: String(item.last_hash),
+      }
+    : { status: 'rejected', reason: String(item.reason ?? 'rejected') };
+}
+
 export function createLedgerRepository({ client, tableName }: LedgerRepositoryOptions): LedgerRepository {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
@@ -192,14 +228,17 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       if (!last) return { status: 'committed' };
       const events = blocks.reduce((n, b) => n + b.events.length, 0);
       const proofRecords = commit.proofRecords ?? [];
+      const seals = commit.seals ?? [];
+      // The combining lease: renewed while the writer goes on combining, else given back with this commit.
+      const keepLease = commit.lease !== undefined && 'untilMs' in commit.lease;
+      const leaseUpdate = keepLease ? ', turn_holder = :writer, turn_expires_ms = :until' : ' REMOVE turn_holder, turn_expires_ms';
       const transactItems: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
         {
           Update: {
             TableName: tableName,
             Key: { pk: chainPk(chainName), sk: HEAD_SK },
-            // A commit uses up a reservation: ours, or one that expired.
-            UpdateExpression:
-              'SET head_index = :index, head_hash = :hash, frontier = :frontier, event_count = event_count + :events, proof_count = proof_count + :proofs REMOVE turn_holder, turn_expires_ms',
+            // Only on the head the blocks were built on, and only by the lease holder (or with no live lease).
+            UpdateExpression: `SET head_index = :index, head_hash = :hash, frontier = :frontier, event_count = event_count + :events, proof_count = proof_count + :proofs${leaseUpdate}`,
             ConditionExpression: `${conditions.headIsAt} AND (${conditions.turnIsFree})`,
             ExpressionAttributeValues: {
               ':index': last.index,
@@ -210,6 +249,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
               ':frontier': commit.frontier,
               ':writer': commit.writerId,
               ':now': commit.nowMs,
+              ...(keepLease ? { ':until': (commit.lease as { untilMs: number }).untilMs } : {}),
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
@@ -227,6 +267,11 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
             ExpressionAttributeValues: { ':proven': record.headIndex, ':proof': record.proofId, ':one': 1 },
           },
         })),
+        // Each sealed pending append: removed (it must still be there: sealed once, never twice) and its receipt written.
+        ...seals.flatMap(({ ref, receipt }) => [
+          { Delete: { TableName: tableName, Key: { pk: pendingPk(chainName, ref.shard), sk: ref.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+          { Put: { TableName: tableName, Item: receiptItem(chainName, ref, receipt) } },
+        ]),
       ];
       try {
         await client.send(new TransactWriteCommand({ TransactItems: transactItems }));
@@ -248,28 +293,122 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           (_, i) => reasons[proofOffset + i]?.Code === 'ConditionalCheckFailed',
         );
         if (staleProof >= 0) return { status: 'proof-stale', blockPosition: proofRecords[staleProof]!.blockPosition };
+        const sealOffset = proofOffset + proofRecords.length;
+        const gone = seals.findIndex((_, i) => reasons[sealOffset + 2 * i]?.Code === 'ConditionalCheckFailed');
+        if (gone >= 0) return { status: 'pending-gone', sealPosition: gone };
         if (reasons.some((r) => r.Code === 'TransactionConflict')) return { status: 'conflict' };
         throw translateStorageError(error);
       }
     },
 
-    async reserveTurn(chainName, writerId, nowMs, expiresMs) {
+    async acquireLease(chainName, holder, nowMs, untilMs) {
       try {
         const out = await client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { pk: chainPk(chainName), sk: HEAD_SK },
-            UpdateExpression: 'SET turn_holder = :writer, turn_expires_ms = :expires',
+            UpdateExpression: 'SET turn_holder = :writer, turn_expires_ms = :until',
             ConditionExpression: `attribute_exists(pk) AND (${conditions.turnIsFree})`,
-            ExpressionAttributeValues: { ':writer': writerId, ':expires': expiresMs, ':now': nowMs },
+            ExpressionAttributeValues: { ':writer': holder, ':until': untilMs, ':now': nowMs },
             ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return out.Attributes ? headFromItem(out.Attributes) : undefined;
+        return { acquired: true, head: headFromItem(out.Attributes!) };
       } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return undefined;
+        if (error instanceof ConditionalCheckFailedException) {
+          if (!error.Item) return { acquired: false, head: undefined };
+          const head = headFromItem(unmarshall(error.Item));
+          return { acquired: false, head, holder: head.turnHolder ?? '', untilMs: head.turnExpiresMs ?? 0 };
+        }
         throw translateStorageError(error);
       }
+    },
+
+    async releaseLease(chainName, holder) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: chainPk(chainName), sk: HEAD_SK },
+            UpdateExpression: 'REMOVE turn_holder, turn_expires_ms',
+            ConditionExpression: 'turn_holder = :writer',
+            ExpressionAttributeValues: { ':writer': holder },
+          }),
+        );
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return; // not ours any more: nothing to give back
+        throw translateStorageError(error);
+      }
+    },
+
+    async putPending(chainName, pending, expiresAt) {
+      await send(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { pk: pendingPk(chainName, pending.ref.shard), sk: pending.ref.sk, drafts: pending.drafts, ttl: expiresAt },
+          }),
+        ),
+      );
+    },
+
+    async listPending(chainName, shards, limit) {
+      const pages = await Promise.all(
+        Array.from({ length: shards }, (_, shard) =>
+          send(() =>
+            client.send(
+              new QueryCommand({
+                TableName: tableName,
+                KeyConditionExpression: 'pk = :pk',
+                ExpressionAttributeValues: { ':pk': pendingPk(chainName, shard) },
+                ConsistentRead: true,
+                Limit: limit,
+              }),
+            ),
+          ).then((out) => (out.Items ?? []).map((item) => ({ ref: { shard, sk: String(item.sk) }, drafts: String(item.drafts) }))),
+        ),
+      );
+      return pages
+        .flat()
+        .sort((a, b) => (a.ref.sk < b.ref.sk ? -1 : a.ref.sk > b.ref.sk ? 1 : a.ref.shard - b.ref.shard))
+        .slice(0, limit);
+    },
+
+    async withdrawPending(chainName, ref) {
+      try {
+        await client.send(
+          new DeleteCommand({ TableName: tableName, Key: { pk: pendingPk(chainName, ref.shard), sk: ref.sk }, ConditionExpression: 'attribute_exists(pk)' }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw translateStorageError(error);
+      }
+    },
+
+    async rejectPending(chainName, ref, reason) {
+      try {
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Delete: { TableName: tableName, Key: { pk: pendingPk(chainName, ref.shard), sk: ref.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+              { Put: { TableName: tableName, Item: receiptItem(chainName, ref, { status: 'rejected', reason }) } },
+            ],
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+        throw translateStorageError(error);
+      }
+    },
+
+    async getReceipt(chainName, ref) {
+      const out = await send(() =>
+        client.send(new GetCommand({ TableName: tableName, Key: { pk: receiptPk(chainName, writerOf(ref)), sk: RECEIPT_SK }, ConsistentRead: true })),
+      );
+      return out.Item ? receiptFromItem(out.Item) : undefined;
     },
 
     async getBlock(chainName, index, consistent = false) {

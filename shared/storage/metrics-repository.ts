@@ -19,6 +19,8 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         conflicts: delta.conflicts,
         commits: delta.commits,
         cold_starts: delta.coldStarts,
+        dynamo_requests: delta.dynamoRequests,
+        dynamo_transact_writes: delta.dynamoTransactWrites,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
       };
       const names = Object.keys(fields);
@@ -47,6 +49,8 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             conflicts: Number(item.conflicts ?? 0),
             commits: Number(item.commits ?? 0),
             coldStarts: Number(item.cold_starts ?? 0),
+            dynamoRequests: Number(item.dynamo_requests ?? 0),
+            dynamoTransactWrites: Number(item.dynamo_transact_writes ?? 0),
           }),
         emptyTotals(),
       );

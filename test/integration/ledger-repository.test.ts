@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ZERO_HASH, sealBlock } from '#shared/ledger/hashing';
 import { extendTree } from '#shared/ledger/tree';
+import { pendingSk } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import type { LedgerRepository } from '#shared/ledger/repository';
@@ -75,28 +76,59 @@ describe('Class: LedgerRepository (connected)', () => {
     assert.equal((await repo.getBlock('beta', 1))!.hash, mine[0]!.hash, 'the rival block was not written');
   });
 
-  it('lets only the holder of a live turn reservation commit, and frees the turn on commit', async () => {
+  it('gives the combining lease to one holder at a time, lets only it commit, and frees it when it says so', async () => {
     const c = chain('gamma');
     await repo.createChains([c]);
     const now = Date.now();
-    const reserved = await repo.reserveTurn('gamma', 'slow', now, now + 60_000);
-    assert.equal(reserved?.headIndex, 0);
-    assert.equal(await repo.reserveTurn('gamma', 'other', now, now + 60_000), undefined, 'a live reservation is exclusive');
+    const taken = await repo.acquireLease('gamma', 'slow', now, now + 60_000);
+    assert.equal(taken.acquired && taken.head.headIndex, 0, 'the lease hands back the head');
+    const refused = await repo.acquireLease('gamma', 'other', now, now + 60_000);
+    assert.ok(!refused.acquired && refused.head, 'a live lease is exclusive');
+    assert.equal(!refused.acquired && refused.head && refused.holder, 'slow', 'and says who holds it');
+    assert.equal((await repo.acquireLease('nowhere', 'x', now, now + 1)).head, undefined, 'no chain, no head');
     const blocked = await repo.commitBlocks(commitOf('gamma', 0, next(c.genesis), 'fast', now, c.head.frontier!));
     assert.equal(blocked.status, 'head-moved');
-    const own = await repo.commitBlocks(commitOf('gamma', 0, next(c.genesis), 'slow', now, c.head.frontier!));
+    const first = next(c.genesis);
+    const own = await repo.commitBlocks({ ...commitOf('gamma', 0, first, 'slow', now, c.head.frontier!), lease: { untilMs: now + 60_000 } });
     assert.equal(own.status, 'committed');
-    const head = await repo.getHead('gamma');
-    assert.equal(head?.turnHolder, null, 'the commit used up the reservation');
+    assert.equal((await repo.getHead('gamma'))?.turnHolder, 'slow', 'a commit may keep the lease');
+    const second = next(first[0]!);
+    const last = await repo.commitBlocks({ ...commitOf('gamma', 1, second, 'slow', now, c.head.frontier!), lease: { release: true } });
+    assert.equal(last.status, 'committed');
+    assert.equal((await repo.getHead('gamma'))?.turnHolder, null, 'and give it back');
   });
 
-  it('ignores an expired reservation (its holder may have crashed)', async () => {
+  it('ignores an expired lease (its holder may have crashed)', async () => {
     const c = chain('delta');
     await repo.createChains([c]);
     const now = Date.now();
-    await repo.reserveTurn('delta', 'crashed', now - 5_000, now - 4_000);
+    await repo.acquireLease('delta', 'crashed', now - 5_000, now - 4_000);
     const result = await repo.commitBlocks(commitOf('delta', 0, next(c.genesis), 'alive', now, c.head.frontier!));
     assert.equal(result.status, 'committed');
+    assert.ok((await repo.acquireLease('delta', 'alive', now, now + 1_000)).acquired);
+  });
+
+  it('seals a pending append once: removed, its receipt written, in the commit; a withdrawn one is left out', async () => {
+    const c = chain('zeta');
+    await repo.createChains([c]);
+    const now = Date.now();
+    const refs = [0, 1, 2].map((i) => ({ shard: i % 2, sk: pendingSk(now + i, `w${i}`) }));
+    for (const ref of refs) await repo.putPending('zeta', { ref, drafts: `[${ref.shard}]` }, Math.floor(now / 1000) + 60);
+    assert.deepEqual((await repo.listPending('zeta', 2, 10)).map((p) => p.ref), refs, 'oldest first across shards');
+    assert.equal(await repo.withdrawPending('zeta', refs[2]!), true);
+    const blocks = next(c.genesis, 2);
+    const receipt = (i: number) => ({ status: 'sealed' as const, firstIndex: i + 1, previousHash: blocks[i]!.previous_hash, timestamp: 1, lastHash: blocks[i]!.hash });
+    const commit = { ...commitOf('zeta', 0, blocks, 'w', now, c.head.frontier!), seals: [{ ref: refs[0]!, receipt: receipt(0) }, { ref: refs[1]!, receipt: receipt(1) }] };
+    assert.equal((await repo.commitBlocks(commit)).status, 'committed');
+    assert.deepEqual(await repo.getReceipt('zeta', refs[1]!), receipt(1));
+    assert.deepEqual(await repo.listPending('zeta', 2, 10), []);
+    assert.equal(await repo.withdrawPending('zeta', refs[0]!), false, 'a sealed append cannot be withdrawn');
+    // Sealing it again (a second leader with a stale read) fails and commits nothing.
+    const frontier = extendTree(c.head.frontier!, 1, blocks.map((b) => b.hash)).frontier;
+    const again = await repo.commitBlocks({ ...commitOf('zeta', 2, next(blocks[1]!), 'w', now, frontier), seals: [{ ref: refs[0]!, receipt: receipt(0) }] });
+    assert.deepEqual(again, { status: 'pending-gone', sealPosition: 0 });
+    assert.equal((await repo.getHead('zeta'))?.headIndex, 2);
+    assert.equal(await repo.getReceipt('zeta', refs[2]!), undefined, 'a withdrawn append has no receipt');
   });
 
   it('reads block ranges in either order and a block by hash only on its own chain', async () => {

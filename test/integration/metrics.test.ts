@@ -55,7 +55,8 @@ describe('/metrics', () => {
   });
 
   it('moves its counters by exactly the requests made', async () => {
-    const s = await stack();
+    // Every instance adds its counts to the shared ones after each request (SVC_METRICS_FLUSH_MS=0).
+    const s = await stack({ SVC_METRICS_FLUSH_MS: '0' });
     const before = await scrape(s.url);
     await call(s.url, 'POST', '/api/v1/chains/m/create');
     for (let i = 0; i < 3; i += 1) await call(s.url, 'POST', '/api/v1/chains/m/events', { entity_id: `e${i}`, event_type: 't' });
@@ -72,6 +73,23 @@ describe('/metrics', () => {
     assert.equal(Number(histogram.count), afterwards.value('http_requests_success_total') + afterwards.value('http_requests_failed_total'));
     assert.equal(Number(histogram.buckets!['+Inf'] ?? histogram.count), Number(histogram.count));
     assert.ok(afterwards.value('http_request_latency_avg_seconds') > 0);
+  });
+
+  it('holds counts back at most SVC_METRICS_FLUSH_MS (default 1 s), then adds them even if no request follows', async () => {
+    const s = await stack();
+    await call(s.url, 'POST', '/api/v1/chains/later/create');
+    const before = await scrape(s.url);
+    // Four appends in quick succession, then silence: the ledger instance holds the last ones back.
+    for (let i = 0; i < 4; i += 1) await call(s.url, 'POST', '/api/v1/chains/later/events', { entity_id: `e${i}`, event_type: 't' });
+    let delta = 0;
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      // Scrapes reach the metrics function, never the ledger's: only its own timer can add the rest.
+      delta = (await scrape(s.url)).value('ledger_events_appended_total') - before.value('ledger_events_appended_total');
+      if (delta >= 4) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(delta, 4, 'all four appends reached the shared counts');
   });
 
   it('needs a key when auth is on, like any route', async () => {

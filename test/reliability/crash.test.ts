@@ -181,6 +181,53 @@ describe('Crashes under load', () => {
     assert.equal(duplicated, 0);
   });
 
+  it('instances killed mid-request, mid-combine: every acknowledged event once, the chain still linear', async (t) => {
+    // The ledger function as a pool of single-request instances; SIGUSR2 stops a busy one abruptly.
+    const pooled = await startStack({ dataDir: tempDataDir('crash-pool'), env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_LOCAL_MAX_INSTANCES: '8' } });
+    try {
+      const create = await fetch(`${pooled.url}/api/v1/chains/killed/create`, { method: 'POST' });
+      assert.equal(create.status, 201);
+      const { load, stop } = loadOn(() => pooled.url, 'killed', CLIENTS, 'killed');
+      const kills: number[] = [];
+      const until = Date.now() + (CI ? 8_000 : 20_000);
+      while (Date.now() < until) {
+        const wait = 150 + Math.floor(random() * 350);
+        await new Promise((r) => setTimeout(r, wait));
+        process.kill(pooled.pid, 'SIGUSR2');
+        kills.push(wait);
+      }
+      const lastKill = Date.now();
+      // Past the lease of any instance that died holding it (1 s), appends go on at once.
+      await new Promise((r) => setTimeout(r, 3_000));
+      await stop();
+      const stopped = (pooled.output().match(/Fault injected: stopped a busy ledger instance/g) ?? []).length;
+      // A killed instance's caller gets API Gateway's own 500: an outcome, as a lost connection is.
+      const crashed = load.statuses.get('500') ?? 0;
+      const { blocks, forks } = await readWholeChain(pooled.url, 'killed');
+      const { lost, missing, duplicated } = reconcile(blocks, load.acknowledged);
+      report(t, {
+        area: 'faults',
+        what: `ledger instances killed mid-request under ${CLIENTS} clients`,
+        tried: `${stopped} busy instances stopped (of ${kills.length} signals, seed ${SEED}); ${load.acknowledged.size} acknowledged; outcomes ${JSON.stringify(Object.fromEntries(load.statuses))}`,
+        lost,
+        forks,
+        unexpected5xx: load.unexpected5xx - crashed,
+        notes: `${duplicated} duplicated; ${crashed} answers of 500 from killed instances`,
+      });
+      assert.ok(stopped >= 5, `instances were killed mid-request (${stopped})`);
+      assert.deepEqual(missing, [], 'every acknowledged event is on the chain under its id');
+      assert.equal(duplicated, 0);
+      assert.equal(forks, 0);
+      assert.equal(load.unexpected5xx - crashed, 0, 'no 5xx but the killed instances’ own');
+      assert.equal(load.retryAfterMissing, 0);
+      const resumed = load.firstOkAfter(lastKill);
+      assert.ok(resumed !== undefined && resumed - lastKill < 2_500, `appends resumed after the last kill (after ${resumed === undefined ? 'never' : `${resumed - lastKill} ms`})`);
+    } finally {
+      await pooled.stop();
+      removeDir(pooled.dataDir);
+    }
+  });
+
   it('the launcher SIGKILLed with its own DynamoDB Local: the next start stops the leftover JVM and serves the same data', async (t) => {
     const dataDir = tempDataDir('crash-launcher');
     try {

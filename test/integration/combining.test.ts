@@ -1,0 +1,169 @@
+/**
+ * Appends combined across instances, through DynamoDB only. Each ChainAppender here is a separate
+ * instance (its own writer id, its own queue, nothing shared in memory), as separate Lambda instances
+ * are; they meet only in DynamoDB Local. Then what a crashed leader and an impatient follower do.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { ChainAppender } from '#shared/ledger/appender';
+import { createLedger, type Ledger } from '#shared/ledger/ledger';
+import type { LedgerRepository } from '#shared/ledger/repository';
+import type { Block } from '#shared/ledger/types';
+import { ChainContendedError } from '#shared/errors';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
+import { allTableSpecs, ensureTables } from '#shared/storage/tables';
+import { checkBlocks } from '#test/support/chain';
+import { removeDir, tempDataDir } from '#test/support/stack';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+let dynamo: DynamoDbLocal;
+let repo: LedgerRepository;
+const dir = tempDataDir('combining');
+
+before(async () => {
+  dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
+  const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
+  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }));
+  repo = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
+});
+
+after(async () => {
+  await dynamo?.stop();
+  removeDir(dir);
+});
+
+interface Instance {
+  ledger: Ledger;
+  appender: ChainAppender;
+}
+
+function instance(repository: LedgerRepository = repo, options: Partial<ConstructorParameters<typeof ChainAppender>[1]> = {}): Instance {
+  const appender = new ChainAppender(repository, { maxAttempts: 8, batchMax: 25, ...options });
+  return { ledger: createLedger({ repository, appender }), appender };
+}
+
+const draft = (who: string, n: number) => ({
+  entity_id: who,
+  event_type: 'tick',
+  details: { who, n },
+  details_cid: null,
+  details_nonce: null,
+  details_metadata: null,
+  is_offchain: false,
+});
+
+async function chainBlocks(chain: string): Promise<Block[]> {
+  const head = await repo.getHead(chain);
+  assert.ok(head);
+  const blocks = await repo.getBlockRange(chain, 0, head.headIndex + 5, false);
+  assert.deepEqual(blocks.map((b) => b.index), Array.from({ length: head.headIndex + 1 }, (_, i) => i), 'contiguous, nothing past the head');
+  assert.equal(checkBlocks(blocks).forks, 0);
+  return blocks;
+}
+
+/** Every acknowledged event is on the chain exactly once, under the id it was acknowledged with. */
+function assertExactlyOnce(blocks: Block[], acknowledged: Map<string, string>) {
+  const seen = new Map<string, string[]>();
+  for (const block of blocks.slice(1)) {
+    for (const event of block.events) {
+      const k = `${event.details.who}/${event.details.n}`;
+      seen.set(k, [...(seen.get(k) ?? []), event.event_id]);
+    }
+  }
+  for (const [k, id] of acknowledged) assert.deepEqual(seen.get(k), [id], `${k} on chain once, as ${id}`);
+  return seen;
+}
+
+describe('Appends combined across instances (DynamoDB only)', () => {
+  it('8 instances, one request each at a time: every event once, in fewer transactions than events', async () => {
+    const instances = Array.from({ length: 8 }, () => instance());
+    await instances[0]!.ledger.createSubChain('combined');
+    const acknowledged = new Map<string, string>();
+    await Promise.all(
+      instances.map(async (inst, i) => {
+        for (let n = 0; n < 25; n += 1) {
+          const { event_id, block } = await inst.ledger.appendEvent('combined', draft(`i${i}`, n));
+          assert.equal(block.events[0]!.event_id, event_id);
+          assert.equal(block.events[0]!.details.n, n, 'the block answered is the one sealed for this request');
+          acknowledged.set(`i${i}/${n}`, event_id);
+        }
+      }),
+    );
+    const blocks = await chainBlocks('combined');
+    assert.equal(blocks.length, 1 + 8 * 25);
+    assertExactlyOnce(blocks, acknowledged);
+    const commits = instances.reduce((n, x) => n + x.appender.counters.commits, 0);
+    const followed = instances.reduce((n, x) => n + x.appender.counters.followed, 0);
+    assert.ok(followed > 0, 'some appends were handed to another instance');
+    assert.ok(commits < 8 * 25, `${commits} transactions for ${8 * 25} events`);
+    // Each instance answered its own requests in order: its n-th event comes after its (n-1)-th.
+    for (let i = 0; i < 8; i += 1) {
+      const indices = Array.from({ length: 25 }, (_, n) => Number(acknowledged.get(`i${i}/${n}`)!.split('_')[1]));
+      assert.deepEqual(indices, [...indices].sort((a, b) => a - b));
+    }
+  });
+
+  it('keeps batches whole and anchors correct when they are combined', async () => {
+    const [a, b, c] = [instance(), instance(), instance()];
+    await a.ledger.createSubChain('mixed');
+    const [batch, ...singles] = await Promise.all([
+      a.ledger.appendEvents('mixed', Array.from({ length: 30 }, (_, n) => draft('batch', n))),
+      ...Array.from({ length: 10 }, (_, n) => (n % 2 ? b : c).ledger.appendEvent('mixed', draft('single', n))),
+    ]);
+    const indices = (batch as { block: Block }[]).map((r) => r.block.index);
+    assert.deepEqual(indices, indices.map((_, i) => indices[0]! + i), 'a batch occupies consecutive blocks');
+    assert.equal(singles.length, 10);
+    const proofs = await Promise.all([a, b, c].map((x) => x.ledger.submitProof('mixed')));
+    assert.equal(proofs.filter((p) => p.created).length, 1, 'one anchor for one head, however many asked at once');
+    assert.equal(new Set(proofs.map((p) => p.proof_id)).size, 1);
+    await chainBlocks('main');
+  });
+
+  it('a leader that dies holding the lease stalls the others for at most the lease, and loses nothing acknowledged', async () => {
+    const LEASE_MS = 400;
+    // The dying instance takes the lease, then never commits (as if its host were SIGKILLed mid-combine).
+    let dead = false;
+    const dying: LedgerRepository = {
+      ...repo,
+      commitBlocks: async (commit) => {
+        if (dead) return new Promise(() => undefined);
+        return repo.commitBlocks(commit);
+      },
+    };
+    const victim = instance(dying, { leaseMs: LEASE_MS });
+    const others = Array.from({ length: 4 }, () => instance(repo, { leaseMs: LEASE_MS }));
+    await victim.ledger.createSubChain('crashy');
+    dead = true;
+    void victim.ledger.appendEvent('crashy', draft('victim', 0)).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 50)); // it holds the lease now
+    const started = performance.now();
+    const acknowledged = new Map<string, string>();
+    await Promise.all(
+      others.map(async (inst, i) => {
+        for (let n = 0; n < 5; n += 1) acknowledged.set(`o${i}/${n}`, (await inst.ledger.appendEvent('crashy', draft(`o${i}`, n))).event_id);
+      }),
+    );
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < LEASE_MS + 3_000, `the others finished in ${Math.round(elapsed)} ms`);
+    const blocks = await chainBlocks('crashy');
+    const seen = assertExactlyOnce(blocks, acknowledged);
+    assert.ok(!seen.has('victim/0'), 'the dead leader’s own event never landed (it never committed)');
+  });
+
+  it('a follower that waits past its deadline withdraws its append: 503, and it never lands', async () => {
+    const holder = `stuck-${Date.now()}`;
+    const patient = instance(repo, { waitMs: 400 });
+    await patient.ledger.createSubChain('stuck');
+    // Another instance holds the lease for a long while and does nothing.
+    await repo.acquireLease('stuck', holder, Date.now(), Date.now() + 60_000);
+    await assert.rejects(patient.ledger.appendEvent('stuck', draft('late', 0)), ChainContendedError);
+    assert.deepEqual(await repo.listPending('stuck', 1, 10), [], 'the append was withdrawn');
+    await repo.releaseLease('stuck', holder);
+    const { event_id } = await instance().ledger.appendEvent('stuck', draft('later', 0));
+    const blocks = await chainBlocks('stuck');
+    assert.deepEqual(blocks.slice(1).map((b) => b.events[0]!.event_id), [event_id], 'only the later event is on the chain');
+  });
+});
