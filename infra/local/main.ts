@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import { createIdentityDocument } from '#shared/admin/identity';
 import { identityPath, masterKeyPath } from '#shared/config';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
-import { createDynamoBaseClient } from '#shared/storage/client';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { migrateLedgerTable } from '#shared/storage/migrations';
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { fail, settingsOrExit } from './cli.ts';
@@ -135,6 +136,10 @@ async function main(): Promise<void> {
   try {
     const created = await ensureTables(admin, allTableSpecs(tableNamesFrom(config)));
     if (created.length) say(`Created tables: ${created.join(', ')}`);
+    // A table written by an earlier version is brought to the current layout (idempotent, cheap when done).
+    for (const report of await migrateLedgerTable(admin, createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), config.SVC_LEDGER_TABLE)) {
+      if (report.migrated > 0) say(`Migrated the ledger table (${report.name}): ${report.migrated} item(s)`);
+    }
     if (config.SVC_ADMIN_API_KEY) {
       const { getApiKeyRepository } = await import('#shared/runtime');
       await seedAdminKey(getApiKeyRepository(), config.SVC_ADMIN_API_KEY);

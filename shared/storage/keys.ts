@@ -8,7 +8,9 @@
  *   by-hash GSI  gsi_hash = <block hash>                          (blocks)
  *   by-entity GSI gsi_entity_pk = ENTITY#<entity id>,
  *                 gsi_entity_sk = <ms, 15 digits>#<chain>#<index, 12 digits>   (event blocks)
- *   chains GSI   gsi_chains_pk = CHAINS, gsi_chains_sk = 0#main | 1#<sub name>  (heads)
+ *   chain list   pk = CHAINS            sk = 0#main | 1#<sub name>   (written once, when the chain is made)
+ *   chains GSI   gsi_chains_pk = CHAINS, gsi_chains_sk = …  (tables of earlier versions only: their heads carried
+ *                these keys, so every append wrote one GSI partition; `npm run migrate` moves them to the list)
  *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<writer id>   (appends waiting for a combiner; TTL)
  *   receipt      pk = RECEIPT#<name>#<writer id>   sk = RECEIPT                     (what became of one; TTL)
  */
@@ -26,6 +28,7 @@ export const CONNECTIONS_INDEXES = { byFilter: 'by-filter' } as const;
 export const LEDGER_INDEXES = {
   byHash: 'by-hash',
   byEntity: 'by-entity',
+  /** Only in tables made by earlier versions (see the chain list above); read once, by the migration. */
   chains: 'chains',
 } as const;
 

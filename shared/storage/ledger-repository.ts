@@ -68,10 +68,16 @@ function headItem(head: ChainHead): Item {
     event_count: head.eventCount,
     proof_count: head.proofCount,
     created_at: head.createdAt,
-    gsi_chains_pk: CHAINS_PARTITION,
-    gsi_chains_sk: chainsSk(head.kind, head.chainName),
     ...(head.frontier ? { frontier: head.frontier } : {}),
   };
+}
+
+/**
+ * A chain's entry in the chain list: written once, with the chain. The list is never written by an
+ * append (a head that carried list keys made every append of every chain write one index partition).
+ */
+function chainListItem(head: ChainHead): Item {
+  return { pk: CHAINS_PARTITION, sk: chainsSk(head.kind, head.chainName), chain_name: head.chainName, kind: head.kind, created_at: head.createdAt };
 }
 
 function headFromItem(item: Item): ChainHead {
@@ -171,13 +177,26 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     },
 
     async listHeads() {
-      const items = await queryAll({
+      // The list (Main Chain first, then Sub-Chains by name), then the heads themselves, 100 per request.
+      const listed = await queryAll({
         TableName: tableName,
-        IndexName: LEDGER_INDEXES.chains,
-        KeyConditionExpression: 'gsi_chains_pk = :p',
+        KeyConditionExpression: 'pk = :p',
         ExpressionAttributeValues: { ':p': CHAINS_PARTITION },
+        ProjectionExpression: 'chain_name',
       });
-      return items.map(headFromItem);
+      const names = listed.map((item) => String(item.chain_name));
+      const heads = new Map<string, ChainHead>();
+      for (let i = 0; i < names.length; i += 100) {
+        let keys: Record<string, unknown>[] = names.slice(i, i + 100).map((name) => ({ pk: chainPk(name), sk: HEAD_SK }));
+        for (let attempt = 0; keys.length > 0; attempt += 1) {
+          const out = await send(() => client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } })));
+          for (const item of out.Responses?.[tableName] ?? []) heads.set(String(item.chain_name), headFromItem(item));
+          keys = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+          if (keys.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+          else if (keys.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
+        }
+      }
+      return names.flatMap((name) => (heads.has(name) ? [heads.get(name)!] : []));
     },
 
     async countSubChains() {
@@ -188,8 +207,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           client.send(
             new QueryCommand({
               TableName: tableName,
-              IndexName: LEDGER_INDEXES.chains,
-              KeyConditionExpression: 'gsi_chains_pk = :p AND begins_with(gsi_chains_sk, :sub)',
+              KeyConditionExpression: 'pk = :p AND begins_with(sk, :sub)',
               ExpressionAttributeValues: { ':p': CHAINS_PARTITION, ':sub': SUB_CHAINS_SK_PREFIX },
               Select: 'COUNT',
               ExclusiveStartKey: startKey,
@@ -206,6 +224,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       const transactItems = chains.flatMap(({ head, genesis }) => [
         { Put: { TableName: tableName, Item: headItem(head), ConditionExpression: conditions.itemDoesNotExist } },
         { Put: { TableName: tableName, Item: blockItem(genesis), ConditionExpression: conditions.itemDoesNotExist } },
+        { Put: { TableName: tableName, Item: chainListItem(head) } },
       ]);
       try {
         await client.send(new TransactWriteCommand({ TransactItems: transactItems }));
@@ -214,7 +233,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         if (error instanceof TransactionCanceledException) {
           const reasons = error.CancellationReasons ?? [];
           const existing = chains
-            .filter((_, i) => reasons[i * 2]?.Code === 'ConditionalCheckFailed')
+            .filter((_, i) => reasons[i * 3]?.Code === 'ConditionalCheckFailed')
             .map((c) => c.head.chainName);
           if (existing.length > 0) return { status: 'exists', chainNames: existing };
         }

@@ -33,8 +33,6 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
       { AttributeName: 'gsi_hash', AttributeType: 'S' },
       { AttributeName: 'gsi_entity_pk', AttributeType: 'S' },
       { AttributeName: 'gsi_entity_sk', AttributeType: 'S' },
-      { AttributeName: 'gsi_chains_pk', AttributeType: 'S' },
-      { AttributeName: 'gsi_chains_sk', AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: 'pk', KeyType: 'HASH' },
@@ -54,14 +52,6 @@ export function ledgerTableDefinition(tableName: string): CreateTableCommandInpu
         ],
         // The trace answers whole events, so the index carries the block body: one query, no fan-out reads.
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['block_json', 'chain_name'] },
-      },
-      {
-        IndexName: LEDGER_INDEXES.chains,
-        KeySchema: [
-          { AttributeName: 'gsi_chains_pk', KeyType: 'HASH' },
-          { AttributeName: 'gsi_chains_sk', KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
       },
     ],
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },

@@ -1,0 +1,144 @@
+/**
+ * Tables written by an earlier version: the chain list used to be a GSI over the heads (every append of
+ * every chain wrote its one partition). A table in that layout is migrated by `npm run migrate` (and by
+ * the launcher at start): afterwards the chains list, count and append as before, and nothing lands in
+ * the old index any more. Built here the way the earlier version wrote it.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { ChainAppender } from '#shared/ledger/appender';
+import { ZERO_HASH, canonicalJson, sealBlock } from '#shared/ledger/hashing';
+import { createLedger } from '#shared/ledger/ledger';
+import { extendTree } from '#shared/ledger/tree';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { LEDGER_INDEXES, blockSk, chainPk } from '#shared/storage/keys';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
+import { migrateLedgerTable } from '#shared/storage/migrations';
+import { ledgerTableDefinition } from '#shared/storage/tables';
+import { removeDir, tempDataDir } from '#test/support/stack';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+let dynamo: DynamoDbLocal;
+let admin: DynamoDBClient;
+let client: DynamoDBDocumentClient;
+const dir = tempDataDir('migrations');
+
+/** The ledger table as the earlier version defined it: today's, plus the chains GSI over the heads. */
+async function createOldTable(name: string): Promise<void> {
+  const current = ledgerTableDefinition(name);
+  await admin.send(
+    new CreateTableCommand({
+      ...current,
+      AttributeDefinitions: [...current.AttributeDefinitions!, { AttributeName: 'gsi_chains_pk', AttributeType: 'S' }, { AttributeName: 'gsi_chains_sk', AttributeType: 'S' }],
+      GlobalSecondaryIndexes: [
+        ...current.GlobalSecondaryIndexes!,
+        {
+          IndexName: LEDGER_INDEXES.chains,
+          KeySchema: [
+            { AttributeName: 'gsi_chains_pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi_chains_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    }),
+  );
+}
+
+/** A chain as the earlier version wrote it: its head (with the index keys) and its genesis block. */
+async function oldChain(table: string, name: string, kind: 'main' | 'sub'): Promise<void> {
+  const genesis = sealBlock({ index: 0, chain_name: name, timestamp: 1_700_000_000, previous_hash: ZERO_HASH, events: [] });
+  const frontier = extendTree([], 0, [genesis.hash]).frontier;
+  await client.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        pk: chainPk(name),
+        sk: 'HEAD',
+        chain_name: name,
+        kind,
+        head_index: 0,
+        head_hash: genesis.hash,
+        event_count: 0,
+        proof_count: 0,
+        created_at: 1_700_000_000,
+        frontier,
+        gsi_chains_pk: 'CHAINS',
+        gsi_chains_sk: `${kind === 'main' ? '0' : '1'}#${name}`,
+      },
+    }),
+  );
+  await client.send(
+    new PutCommand({
+      TableName: table,
+      Item: { pk: chainPk(name), sk: blockSk(0), chain_name: name, index: 0, hash: genesis.hash, previous_hash: ZERO_HASH, timestamp: genesis.timestamp, event_count: 0, block_json: canonicalJson(genesis), gsi_hash: genesis.hash },
+    }),
+  );
+}
+
+async function inOldIndex(table: string): Promise<number> {
+  const out = await client.send(new QueryCommand({ TableName: table, IndexName: LEDGER_INDEXES.chains, KeyConditionExpression: 'gsi_chains_pk = :p', ExpressionAttributeValues: { ':p': 'CHAINS' } }));
+  return out.Items?.length ?? 0;
+}
+
+before(async () => {
+  dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
+  admin = createDynamoBaseClient({ region: 'us-east-1', endpoint: dynamo.endpoint });
+  client = createDynamoClient({ region: 'us-east-1', endpoint: dynamo.endpoint });
+});
+
+after(async () => {
+  await dynamo?.stop();
+  removeDir(dir);
+});
+
+describe('Migrating a ledger table written by an earlier version', () => {
+  it('moves the chain list out of the per-append index, once, and the chains work as before', async () => {
+    await createOldTable('old_ledger');
+    for (const [name, kind] of [['main', 'main'], ['orders', 'sub'], ['audit', 'sub']] as const) await oldChain('old_ledger', name, kind);
+    const repository = createLedgerRepository({ client, tableName: 'old_ledger' });
+    assert.deepEqual(await repository.listHeads(), [], 'unmigrated, the new layout sees no list');
+
+    assert.deepEqual(await migrateLedgerTable(admin, client, 'old_ledger'), [{ name: 'chain-list', migrated: 3 }]);
+    assert.deepEqual((await repository.listHeads()).map((h) => h.chainName), ['main', 'audit', 'orders'], 'Main Chain first, then by name');
+    assert.equal(await repository.countSubChains(), 2);
+    assert.equal(await inOldIndex('old_ledger'), 0, 'no head is in the old index any more');
+
+    // Appends and new chains go on, and never land in the old index.
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 25 }) });
+    await ledger.appendEvent('orders', { entity_id: 'e', event_type: 't', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false });
+    await ledger.createSubChain('fresh');
+    assert.deepEqual((await ledger.listChains()).map((c) => [c.name, c.block_count]), [['main', 1], ['audit', 1], ['fresh', 1], ['orders', 2]]);
+    assert.equal(await inOldIndex('old_ledger'), 0);
+
+    assert.deepEqual(await migrateLedgerTable(admin, client, 'old_ledger'), [{ name: 'chain-list', migrated: 0 }], 'a second run finds nothing to do');
+  });
+
+  it('npm run migrate does it against a DynamoDB named by SVC_DYNAMODB_ENDPOINT, even after the old index was dropped', async () => {
+    // A table of the earlier version whose index a deploy already removed: today's definition, old heads.
+    await admin.send(new CreateTableCommand(ledgerTableDefinition('cli_ledger')));
+    await oldChain('cli_ledger', 'main', 'main');
+    await oldChain('cli_ledger', 'shipments', 'sub');
+    const run = (): { status: number | null; out: string } => {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/migrate.ts'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_LEDGER_TABLE: 'cli_ledger' },
+        timeout: 60_000,
+      });
+      return { status: r.status, out: `${r.stdout}${r.stderr}` };
+    };
+    const first = run();
+    assert.equal(first.status, 0, first.out);
+    assert.match(first.out, /chain-list: 2 item\(s\) migrated/);
+    assert.match(run().out, /chain-list: nothing to do/);
+    const repository = createLedgerRepository({ client, tableName: 'cli_ledger' });
+    assert.deepEqual((await repository.listHeads()).map((h) => h.chainName), ['main', 'shipments']);
+  });
+});
