@@ -7,7 +7,7 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildBlocks } from '#shared/ledger/appender';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { extendTree } from '#shared/ledger/tree';
-import { blockSk, chainPk } from '#shared/storage/keys';
+import { BLOCK_SHARDS, blockPk, blockSk } from '#shared/storage/keys';
 import type { ChainHead } from '#shared/ledger/types';
 
 export interface LoopResult {
@@ -105,6 +105,6 @@ export class RawWriter {
 
 /** One bare GetItem of a block's body, as the service's read by index does. */
 export async function getItem(client: DynamoDBDocumentClient, table: string, chain: string, index: number): Promise<boolean> {
-  const out = await client.send(new GetCommand({ TableName: table, Key: { pk: chainPk(chain), sk: blockSk(index) }, ProjectionExpression: 'block_json' }));
+  const out = await client.send(new GetCommand({ TableName: table, Key: { pk: blockPk(chain, index, BLOCK_SHARDS), sk: blockSk(index) }, ProjectionExpression: 'block_json' }));
   return out.Item !== undefined;
 }

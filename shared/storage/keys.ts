@@ -3,8 +3,9 @@
  * (the way transparency-dev/tessera keeps its layout in one file). Unit-tested in test/unit/keys.test.ts.
  *
  * ledger table
- *   chain head   pk = CHAIN#<name>   sk = HEAD
- *   block        pk = CHAIN#<name>   sk = BLOCK#<index, 12 digits>
+ *   chain head   pk = CHAIN#<name>                      sk = HEAD      (block_shards: how its blocks are spread)
+ *   block        pk = CHAIN#<name>#<index mod 16>       sk = BLOCK#<index, 12 digits>
+ *                (chains made by earlier versions: pk = CHAIN#<name>, and no block_shards on their head)
  *   by-hash GSI  gsi_hash = <block hash>                          (blocks)
  *   by-entity GSI gsi_entity_pk = ENTITY#<entity id>,
  *                 gsi_entity_sk = <ms, 15 digits>#<chain>#<index, 12 digits>   (event blocks)
@@ -42,6 +43,22 @@ export function pendingPk(chainName: string, shard: number): string {
 /** The receipt of a pending append, by its writer id (the part of its sort key after the time). */
 export function receiptPk(chainName: string, writerId: string): string {
   return `RECEIPT#${chainName}#${writerId}`;
+}
+
+/**
+ * A new chain's blocks are spread over this many partitions by index, so that a busy chain's writes are
+ * not bound by one partition's 1,000 write units a second; pages are read by their exact keys.
+ */
+export const BLOCK_SHARDS = 16;
+
+/** The partition of a block: its chain's, or one of its chain's shards (`shards` is the chain's layout; 1 for older chains). */
+export function blockPk(chainName: string, index: number, shards: number): string {
+  return shards > 1 ? `${chainPk(chainName)}#${index % shards}` : chainPk(chainName);
+}
+
+/** Whether a block item's partition key belongs to this chain (in either layout). */
+export function isBlockPkOf(pk: string, chainName: string): boolean {
+  return pk === chainPk(chainName) || pk.startsWith(`${chainPk(chainName)}#`);
 }
 
 export function chainPk(chainName: string): string {

@@ -29,16 +29,19 @@ import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { queryAll as queryAllPages, send } from './requests.ts';
 import {
+  BLOCK_SHARDS,
   CHAINS_PARTITION,
   HEAD_SK,
   LEDGER_INDEXES,
   RECEIPT_SK,
   SUB_CHAINS_SK_PREFIX,
+  blockPk,
   blockSk,
   chainPk,
   chainsSk,
   entityPk,
   entitySk,
+  isBlockPkOf,
   pendingPk,
   receiptPk,
 } from './keys.ts';
@@ -97,9 +100,9 @@ function headFromItem(item: Item): ChainHead {
   };
 }
 
-function blockItem(block: Block, treeNodes: string[] = []): Item {
+function blockItem(block: Block, shards: number, treeNodes: string[] = []): Item {
   const item: Item = {
-    pk: chainPk(block.chain_name),
+    pk: blockPk(block.chain_name, block.index, shards),
     sk: blockSk(block.index),
     chain_name: block.chain_name,
     index: block.index,
@@ -162,6 +165,51 @@ function receiptFromItem(item: Item): Receipt {
 export function createLedgerRepository({ client, tableName }: LedgerRepositoryOptions): LedgerRepository {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
+  /**
+   * How each chain's blocks are spread (its head's `block_shards`; 1 for chains of earlier versions). It
+   * never changes for a chain, so it is learnt from any head read and kept: block reads then need no head.
+   */
+  const layouts = new Map<string, number>();
+  const noted = (item: Item): ChainHead => {
+    const head = headFromItem(item);
+    if (layouts.size > 10_000) layouts.clear();
+    layouts.set(head.chainName, Number(item.block_shards ?? 1));
+    return head;
+  };
+  async function layoutOf(chainName: string): Promise<number> {
+    const known = layouts.get(chainName);
+    if (known !== undefined) return known;
+    await repository.getHead(chainName);
+    return layouts.get(chainName) ?? BLOCK_SHARDS;
+  }
+
+  /** Items by exact key, 100 a request, unprocessed keys retried; in no particular order. */
+  async function batchGet(keys: Record<string, unknown>[], projection?: { expression: string; names?: Record<string, string> }): Promise<Item[]> {
+    const found: Item[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let batch = keys.slice(i, i + 100);
+      for (let attempt = 0; batch.length > 0; attempt += 1) {
+        const out = await send(() =>
+          client.send(
+            new BatchGetCommand({
+              RequestItems: {
+                [tableName]: {
+                  Keys: batch,
+                  ...(projection ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) } : {}),
+                },
+              },
+            }),
+          ),
+        );
+        found.push(...((out.Responses?.[tableName] ?? []) as Item[]));
+        batch = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+        if (batch.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+        else if (batch.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
+      }
+    }
+    return found;
+  }
+
   const repository: LedgerRepository = {
     async getHead(chainName) {
       const out = await send(() =>
@@ -173,7 +221,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           }),
         ),
       );
-      return out.Item ? headFromItem(out.Item) : undefined;
+      return out.Item ? noted(out.Item) : undefined;
     },
 
     async listHeads() {
@@ -186,16 +234,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       });
       const names = listed.map((item) => String(item.chain_name));
       const heads = new Map<string, ChainHead>();
-      for (let i = 0; i < names.length; i += 100) {
-        let keys: Record<string, unknown>[] = names.slice(i, i + 100).map((name) => ({ pk: chainPk(name), sk: HEAD_SK }));
-        for (let attempt = 0; keys.length > 0; attempt += 1) {
-          const out = await send(() => client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } })));
-          for (const item of out.Responses?.[tableName] ?? []) heads.set(String(item.chain_name), headFromItem(item));
-          keys = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-          if (keys.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-          else if (keys.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
-        }
-      }
+      for (const item of await batchGet(names.map((name) => ({ pk: chainPk(name), sk: HEAD_SK })))) heads.set(String(item.chain_name), noted(item));
       return names.flatMap((name) => (heads.has(name) ? [heads.get(name)!] : []));
     },
 
@@ -221,13 +260,15 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     },
 
     async createChains(chains) {
+      // A new chain's blocks are spread over BLOCK_SHARDS partitions; its head says so.
       const transactItems = chains.flatMap(({ head, genesis }) => [
-        { Put: { TableName: tableName, Item: headItem(head), ConditionExpression: conditions.itemDoesNotExist } },
-        { Put: { TableName: tableName, Item: blockItem(genesis), ConditionExpression: conditions.itemDoesNotExist } },
+        { Put: { TableName: tableName, Item: { ...headItem(head), block_shards: BLOCK_SHARDS }, ConditionExpression: conditions.itemDoesNotExist } },
+        { Put: { TableName: tableName, Item: blockItem(genesis, BLOCK_SHARDS), ConditionExpression: conditions.itemDoesNotExist } },
         { Put: { TableName: tableName, Item: chainListItem(head) } },
       ]);
       try {
         await client.send(new TransactWriteCommand({ TransactItems: transactItems }));
+        for (const { head } of chains) layouts.set(head.chainName, BLOCK_SHARDS);
         return { status: 'created' };
       } catch (error) {
         if (error instanceof TransactionCanceledException) {
@@ -245,6 +286,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       const { chainName, expectedHeadIndex, blocks } = commit;
       const last = blocks[blocks.length - 1];
       if (!last) return { status: 'committed' };
+      const shards = await layoutOf(chainName);
       const events = blocks.reduce((n, b) => n + b.events.length, 0);
       const proofRecords = commit.proofRecords ?? [];
       const seals = commit.seals ?? [];
@@ -274,7 +316,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           },
         },
         ...blocks.map((block, i) => ({
-          Put: { TableName: tableName, Item: blockItem(block, commit.treeNodes[i]), ConditionExpression: conditions.itemDoesNotExist },
+          Put: { TableName: tableName, Item: blockItem(block, shards, commit.treeNodes[i]), ConditionExpression: conditions.itemDoesNotExist },
         })),
         ...proofRecords.map((record) => ({
           Update: {
@@ -301,7 +343,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         const headReason = reasons[0];
         if (headReason?.Code === 'ConditionalCheckFailed') {
           const item = headReason.Item as Record<string, AttributeValue> | undefined;
-          return { status: 'head-moved', head: item ? headFromItem(unmarshall(item)) : undefined };
+          return { status: 'head-moved', head: item ? noted(unmarshall(item)) : undefined };
         }
         // A block key already taken means another writer got there first: the head moved too.
         if (reasons.slice(1, 1 + blocks.length).some((r) => r.Code === 'ConditionalCheckFailed')) {
@@ -333,11 +375,11 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return { acquired: true, head: headFromItem(out.Attributes!) };
+        return { acquired: true, head: noted(out.Attributes!) };
       } catch (error) {
         if (error instanceof ConditionalCheckFailedException) {
           if (!error.Item) return { acquired: false, head: undefined };
-          const head = headFromItem(unmarshall(error.Item));
+          const head = noted(unmarshall(error.Item));
           return { acquired: false, head, holder: head.turnHolder ?? '', untilMs: head.turnExpiresMs ?? 0 };
         }
         throw translateStorageError(error);
@@ -431,9 +473,12 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     },
 
     async getBlock(chainName, index, consistent = false) {
+      // One read: a chain whose layout is not known yet is read as a new chain's. The ledger reads the head
+      // on a miss (which teaches the layout) and reads again, so an older chain's block is still found.
+      const shards = layouts.get(chainName) ?? BLOCK_SHARDS;
       const out = await send(() =>
         client.send(
-          new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: blockSk(index) }, ConsistentRead: consistent, ProjectionExpression: BLOCK_BODY }),
+          new GetCommand({ TableName: tableName, Key: { pk: blockPk(chainName, index, shards), sk: blockSk(index) }, ConsistentRead: consistent, ProjectionExpression: BLOCK_BODY }),
         ),
       );
       return out.Item ? blockFromItem(out.Item) : undefined;
@@ -450,7 +495,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           }),
         ),
       );
-      const onChain = (out.Items ?? []).find((item) => item.pk === chainPk(chainName));
+      const onChain = (out.Items ?? []).find((item) => isBlockPkOf(String(item.pk), chainName));
       if (!onChain) return undefined;
       const block = await send(() =>
         client.send(new GetCommand({ TableName: tableName, Key: { pk: onChain.pk, sk: onChain.sk } })),
@@ -460,6 +505,13 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
 
     async getBlockRange(chainName, from, to, descending) {
       if (to < from) return [];
+      const shards = await layoutOf(chainName);
+      if (shards > 1) {
+        // Spread over partitions: read by their exact keys, 100 a request.
+        const keys = Array.from({ length: to - from + 1 }, (_, i) => ({ pk: blockPk(chainName, from + i, shards), sk: blockSk(from + i) }));
+        const blocks = (await batchGet(keys, { expression: BLOCK_BODY })).map(blockFromItem).sort((a, b) => a.index - b.index);
+        return descending ? blocks.reverse() : blocks;
+      }
       const items = await queryAll({
         TableName: tableName,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
@@ -471,44 +523,38 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     },
 
     async listBlockHashes(chainName, toIndex) {
-      const items = await queryAll({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': chainPk(chainName), ':from': blockSk(0), ':to': blockSk(toIndex) },
-        ProjectionExpression: '#hash',
-        ExpressionAttributeNames: { '#hash': 'hash' },
-        ConsistentRead: true,
-      });
-      return items.map((item) => String(item.hash));
+      const shards = await layoutOf(chainName);
+      // Each partition of the chain in index order, read at once, merged by index.
+      const partitions = await Promise.all(
+        Array.from({ length: shards }, (_, shard) =>
+          queryAll({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': shards > 1 ? `${chainPk(chainName)}#${shard}` : chainPk(chainName), ':from': blockSk(0), ':to': blockSk(toIndex) },
+            ProjectionExpression: '#hash, #index',
+            ExpressionAttributeNames: { '#hash': 'hash', '#index': 'index' },
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      return partitions
+        .flat()
+        .sort((a, b) => Number(a.index) - Number(b.index))
+        .map((item) => String(item.hash));
     },
 
     async readTreeData(chainName, indices) {
+      const shards = await layoutOf(chainName);
       const found = new Map<number, BlockTreeData>();
-      const unique = [...new Set(indices)];
-      for (let i = 0; i < unique.length; i += 100) {
-        let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map((index) => ({ pk: chainPk(chainName), sk: blockSk(index) }));
-        for (let attempt = 0; keys.length > 0; attempt += 1) {
-          const out = await send(() =>
-            client.send(
-              new BatchGetCommand({
-                RequestItems: {
-                  [tableName]: { Keys: keys, ProjectionExpression: '#i, #h, tree_nodes', ExpressionAttributeNames: { '#i': 'index', '#h': 'hash' } },
-                },
-              }),
-            ),
-          );
-          for (const item of out.Responses?.[tableName] ?? []) {
-            found.set(Number(item.index), { hash: String(item.hash), treeNodes: Array.isArray(item.tree_nodes) ? item.tree_nodes.map(String) : [] });
-          }
-          keys = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-          if (keys.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-          else if (keys.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
-        }
+      const keys = [...new Set(indices)].map((index) => ({ pk: blockPk(chainName, index, shards), sk: blockSk(index) }));
+      for (const item of await batchGet(keys, { expression: '#i, #h, tree_nodes', names: { '#i': 'index', '#h': 'hash' } })) {
+        found.set(Number(item.index), { hash: String(item.hash), treeNodes: Array.isArray(item.tree_nodes) ? item.tree_nodes.map(String) : [] });
       }
       return found;
     },
 
     async storeTreeNodes(chainName, entries) {
+      const shards = await layoutOf(chainName);
       const pending = entries.filter((e) => e.treeNodes.length > 0);
       for (let i = 0; i < pending.length; i += 16) {
         await Promise.all(
@@ -517,7 +563,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
               client.send(
                 new UpdateCommand({
                   TableName: tableName,
-                  Key: { pk: chainPk(chainName), sk: blockSk(entry.index) },
+                  Key: { pk: blockPk(chainName, entry.index, shards), sk: blockSk(entry.index) },
                   UpdateExpression: 'SET tree_nodes = :nodes',
                   ConditionExpression: 'attribute_exists(pk)',
                   ExpressionAttributeValues: { ':nodes': entry.treeNodes },

@@ -115,6 +115,12 @@ describe('Migrating a ledger table written by an earlier version', () => {
     await ledger.appendEvent('orders', { entity_id: 'e', event_type: 't', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false });
     await ledger.createSubChain('fresh');
     assert.deepEqual((await ledger.listChains()).map((c) => [c.name, c.block_count]), [['main', 1], ['audit', 1], ['fresh', 1], ['orders', 2]]);
+    // A chain of the earlier version keeps its blocks in one partition; a new one spreads them. Both read back.
+    assert.equal((await ledger.getBlock('orders', { kind: 'index', index: 1 })).events[0]?.entity_id, 'e');
+    assert.equal((await repository.getBlockRange('orders', 0, 1, false)).length, 2);
+    await ledger.appendEvents('fresh', Array.from({ length: 20 }, (_, n) => ({ entity_id: `f${n}`, event_type: 't', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false })));
+    assert.deepEqual((await repository.getBlockRange('fresh', 0, 20, true)).map((b) => b.index), Array.from({ length: 21 }, (_, i) => 20 - i));
+    assert.equal((await repository.listBlockHashes('fresh', 20)).length, 21);
     assert.equal(await inOldIndex('old_ledger'), 0);
 
     assert.deepEqual(await migrateLedgerTable(admin, client, 'old_ledger'), [{ name: 'chain-list', migrated: 0 }], 'a second run finds nothing to do');

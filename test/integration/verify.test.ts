@@ -15,6 +15,7 @@ import { checkpointMessage } from '#shared/ledger/checkpoint';
 import { hashBlock } from '#shared/ledger/hashing';
 import { leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
 import { assertError } from '#test/support/contract';
+import { BLOCK_SHARDS, blockPk, blockSk } from '#shared/storage/keys';
 import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -38,9 +39,14 @@ async function addEvents(chain: string, n: number): Promise<void> {
   }
 }
 
+/** A block's key as the table stores it (a new chain's blocks are spread over BLOCK_SHARDS partitions). */
+function blockKey(chain: string, index: number) {
+  return { pk: { S: blockPk(chain, index, BLOCK_SHARDS) }, sk: { S: blockSk(index) } };
+}
+
 /** Reads a stored block item straight from DynamoDB. */
 async function storedBlock(chain: string, index: number) {
-  const out = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: `BLOCK#${String(index).padStart(12, '0')}` } } }));
+  const out = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: blockKey(chain, index) }));
   return out.Item!;
 }
 
@@ -48,7 +54,7 @@ async function rewriteBlockJson(chain: string, index: number, json: string, hash
   await ddb.send(
     new UpdateItemCommand({
       TableName: 'ledger',
-      Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: `BLOCK#${String(index).padStart(12, '0')}` } },
+      Key: blockKey(chain, index),
       UpdateExpression: hash ? 'SET block_json = :j, #h = :h, gsi_hash = :h' : 'SET block_json = :j',
       ExpressionAttributeValues: { ':j': { S: json }, ...(hash ? { ':h': { S: hash } } : {}) },
       ...(hash ? { ExpressionAttributeNames: { '#h': 'hash' } } : {}),
@@ -190,7 +196,7 @@ describe('Tampering directly in DynamoDB', () => {
   it('reports the gap a deleted block leaves', async () => {
     await call(base, 'POST', '/chains/gappy/create');
     await addEvents('gappy', 6);
-    await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#gappy' }, sk: { S: `BLOCK#${'3'.padStart(12, '0')}` } } }));
+    await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: blockKey('gappy', 3) }));
     const report = (await call(base, 'GET', '/chains/gappy/verify')).body;
     assert.deepEqual({ valid: report.valid, first: report.first_invalid_index, reason: report.reason }, { valid: false, first: 3, reason: 'block 3 is missing' });
     const { code, out } = ledgerVerify('--chain', 'gappy', '--public-key', publicKey);
@@ -248,7 +254,7 @@ describe('Chains made before trees were kept', () => {
     await ddb.send(new UpdateItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#legacy' }, sk: { S: 'HEAD' } }, UpdateExpression: 'REMOVE frontier' }));
     for (let i = 0; i <= 9; i += 1) {
       await ddb.send(
-        new UpdateItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#legacy' }, sk: { S: `BLOCK#${String(i).padStart(12, '0')}` } }, UpdateExpression: 'REMOVE tree_nodes' }),
+        new UpdateItemCommand({ TableName: 'ledger', Key: blockKey('legacy', i), UpdateExpression: 'REMOVE tree_nodes' }),
       );
     }
     const rebuilt = (await call(base, 'GET', '/chains/legacy/checkpoint')).body;

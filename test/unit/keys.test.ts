@@ -1,13 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { blockSk, chainPk, chainsSk, entityPk, entitySk, indexFromBlockSk, HEAD_SK } from '#shared/storage/keys';
+import { BLOCK_SHARDS, blockPk, blockSk, chainPk, chainsSk, entityPk, entitySk, indexFromBlockSk, isBlockPkOf, HEAD_SK } from '#shared/storage/keys';
 
 describe('Ledger table key builders', () => {
-  it('puts a chain head and its blocks in one partition', () => {
+  it('spreads a new chain’s blocks over its shards by index, and keeps an older chain’s in one partition', () => {
     assert.equal(chainPk('orders'), 'CHAIN#orders');
     assert.equal(HEAD_SK, 'HEAD');
     assert.equal(blockSk(0), 'BLOCK#000000000000');
     assert.equal(blockSk(42), 'BLOCK#000000000042');
+    assert.equal(BLOCK_SHARDS, 16);
+    const partitions = new Set(Array.from({ length: 64 }, (_, i) => blockPk('orders', i, BLOCK_SHARDS)));
+    assert.equal(partitions.size, 16, 'consecutive blocks land on every shard');
+    assert.equal(blockPk('orders', 17, BLOCK_SHARDS), 'CHAIN#orders#1');
+    assert.equal(blockPk('orders', 17, 1), 'CHAIN#orders', 'older chains: one partition');
+    assert.ok(isBlockPkOf('CHAIN#orders#1', 'orders') && isBlockPkOf('CHAIN#orders', 'orders'));
+    assert.ok(!isBlockPkOf('CHAIN#orders2#1', 'orders') && !isBlockPkOf('CHAIN#order', 'orders'));
   });
 
   it('sorts block keys in index order', () => {
