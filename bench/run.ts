@@ -402,7 +402,8 @@ async function main(): Promise<void> {
         await mustCreate(pooled, chain);
         // Start the instances first (cold starts are not what this measures).
         await cannonAppends(pooled, chain, n, 1_000);
-        const [[results, usage], moved] = await countersAround([pooled], () => measure(() => cannonAppends(pooled, chain, n, SCENARIO_MS).then((r) => [r]), { pooled: pooled.pid }));
+        // Its CPU and memory are the pooled stack's (all its instances are threads of that one process).
+        const [[results, usage], moved] = await countersAround([pooled], () => measure(() => cannonAppends(pooled, chain, n, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }));
         const figure = withCommits(fromCannon(`service append, one chain, ${n} single-request instance(s)`, 'appends/s', n, results, usage), moved);
         figures.push(figure);
         instanceFigures.push(figure);

@@ -46,14 +46,17 @@ export function receiptPk(chainName: string, writerId: string): string {
 }
 
 /**
- * A new chain's blocks are spread over this many partitions by index, so that a busy chain's writes are
- * not bound by one partition's 1,000 write units a second; pages are read by their exact keys.
+ * A new chain's blocks are spread over this many partitions, in runs of BLOCK_RUN consecutive blocks
+ * (run r in partition r mod 16): a busy chain's writes move to the next partition every 128 blocks, so
+ * within any second they are spread over all 16 and no partition takes more than its 1,000 write units;
+ * a page of up to 100 consecutive blocks still lies in one or two partitions, one Query each.
  */
 export const BLOCK_SHARDS = 16;
+export const BLOCK_RUN = 128;
 
 /** The partition of a block: its chain's, or one of its chain's shards (`shards` is the chain's layout; 1 for older chains). */
 export function blockPk(chainName: string, index: number, shards: number): string {
-  return shards > 1 ? `${chainPk(chainName)}#${index % shards}` : chainPk(chainName);
+  return shards > 1 ? `${chainPk(chainName)}#${Math.floor(index / BLOCK_RUN) % shards}` : chainPk(chainName);
 }
 
 /** Whether a block item's partition key belongs to this chain (in either layout). */

@@ -29,6 +29,7 @@ import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { queryAll as queryAllPages, send } from './requests.ts';
 import {
+  BLOCK_RUN,
   BLOCK_SHARDS,
   CHAINS_PARTITION,
   HEAD_SK,
@@ -507,9 +508,22 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       if (to < from) return [];
       const shards = await layoutOf(chainName);
       if (shards > 1) {
-        // Spread over partitions: read by their exact keys, 100 a request.
-        const keys = Array.from({ length: to - from + 1 }, (_, i) => ({ pk: blockPk(chainName, from + i, shards), sk: blockSk(from + i) }));
-        const blocks = (await batchGet(keys, { expression: BLOCK_BODY })).map(blockFromItem).sort((a, b) => a.index - b.index);
+        // One Query per run of consecutive blocks the range touches (a page of 100: one or two), at once.
+        const segments: [number, number][] = [];
+        for (let start = from; start <= to; start = (Math.floor(start / BLOCK_RUN) + 1) * BLOCK_RUN) {
+          segments.push([start, Math.min(to, (Math.floor(start / BLOCK_RUN) + 1) * BLOCK_RUN - 1)]);
+        }
+        const runs = await Promise.all(
+          segments.map(([a, b]) =>
+            queryAll({
+              TableName: tableName,
+              KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+              ExpressionAttributeValues: { ':pk': blockPk(chainName, a, shards), ':from': blockSk(a), ':to': blockSk(b) },
+              ProjectionExpression: BLOCK_BODY,
+            }),
+          ),
+        );
+        const blocks = runs.flat().map(blockFromItem);
         return descending ? blocks.reverse() : blocks;
       }
       const items = await queryAll({

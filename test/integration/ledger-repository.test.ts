@@ -131,6 +131,26 @@ describe('Class: LedgerRepository (connected)', () => {
     assert.equal(await repo.getReceipt('zeta', refs[2]!), undefined, 'a withdrawn append has no receipt');
   });
 
+  it('reads ranges across runs of 128 blocks (different partitions) in order, and every block hash', async () => {
+    const c = chain('eta');
+    await repo.createChains([c]);
+    let frontier = c.head.frontier!;
+    let previous = c.genesis;
+    const all = [c.genesis];
+    for (let head = 0; head < 297; head += 99) {
+      const blocks = next(previous, 99);
+      const tree = extendTree(frontier, head + 1, blocks.map((b) => b.hash));
+      assert.equal((await repo.commitBlocks({ ...commitOf('eta', head, blocks, 'w', Date.now(), frontier) })).status, 'committed');
+      frontier = tree.frontier;
+      previous = blocks[blocks.length - 1]!;
+      all.push(...blocks);
+    }
+    assert.deepEqual((await repo.getBlockRange('eta', 100, 280, false)).map((b) => b.index), Array.from({ length: 181 }, (_, i) => 100 + i));
+    assert.deepEqual((await repo.getBlockRange('eta', 120, 140, true)).map((b) => b.index), Array.from({ length: 21 }, (_, i) => 140 - i));
+    assert.deepEqual(await repo.listBlockHashes('eta', 297), all.map((b) => b.hash));
+    assert.equal((await repo.getBlock('eta', 200))?.hash, all[200]!.hash);
+  });
+
   it('reads block ranges in either order and a block by hash only on its own chain', async () => {
     const c = chain('epsilon');
     await repo.createChains([c]);

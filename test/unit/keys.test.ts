@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BLOCK_SHARDS, blockPk, blockSk, chainPk, chainsSk, entityPk, entitySk, indexFromBlockSk, isBlockPkOf, HEAD_SK } from '#shared/storage/keys';
+import { BLOCK_RUN, BLOCK_SHARDS, blockPk, blockSk, chainPk, chainsSk, entityPk, entitySk, indexFromBlockSk, isBlockPkOf, HEAD_SK } from '#shared/storage/keys';
 
 describe('Ledger table key builders', () => {
   it('spreads a new chain’s blocks over its shards by index, and keeps an older chain’s in one partition', () => {
@@ -9,9 +9,12 @@ describe('Ledger table key builders', () => {
     assert.equal(blockSk(0), 'BLOCK#000000000000');
     assert.equal(blockSk(42), 'BLOCK#000000000042');
     assert.equal(BLOCK_SHARDS, 16);
-    const partitions = new Set(Array.from({ length: 64 }, (_, i) => blockPk('orders', i, BLOCK_SHARDS)));
-    assert.equal(partitions.size, 16, 'consecutive blocks land on every shard');
-    assert.equal(blockPk('orders', 17, BLOCK_SHARDS), 'CHAIN#orders#1');
+    assert.equal(BLOCK_RUN, 128);
+    const partitions = new Set(Array.from({ length: 16 * 128 }, (_, i) => blockPk('orders', i, BLOCK_SHARDS)));
+    assert.equal(partitions.size, 16, 'every 16 runs of 128 blocks use every shard once');
+    assert.equal(blockPk('orders', 127, BLOCK_SHARDS), 'CHAIN#orders#0');
+    assert.equal(blockPk('orders', 128, BLOCK_SHARDS), 'CHAIN#orders#1');
+    assert.equal(blockPk('orders', 16 * 128 + 5, BLOCK_SHARDS), 'CHAIN#orders#0', 'and then wrap around');
     assert.equal(blockPk('orders', 17, 1), 'CHAIN#orders', 'older chains: one partition');
     assert.ok(isBlockPkOf('CHAIN#orders#1', 'orders') && isBlockPkOf('CHAIN#orders', 'orders'));
     assert.ok(!isBlockPkOf('CHAIN#orders2#1', 'orders') && !isBlockPkOf('CHAIN#order', 'orders'));
