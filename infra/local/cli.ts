@@ -1,5 +1,8 @@
-/** What the local commands (npm start, npm run keys, npm run identity) share: settings or a clear exit. */
+/** What the local commands (npm start, npm run keys, npm run migrate, npm run identity) share: settings or a clear exit, and the DynamoDB to use. */
+import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Settings } from '#shared/config';
+import { LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
+import { readStackFile } from './stack-file.ts';
 
 export function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -12,6 +15,33 @@ export function settingsOrExit(prefix = ''): Readonly<Settings> {
     return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) fail(`${prefix}${error.message}`);
+    throw error;
+  }
+}
+
+/** The DynamoDB a local command works on, and how to let go of it. */
+export interface ToolDynamo {
+  /** undefined: AWS itself (`--aws`). */
+  endpoint: string | undefined;
+  /** Whether the command started DynamoDB Local itself (its tables may be missing). */
+  startedHere: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Where `npm run keys` and `npm run migrate` find DynamoDB: AWS with `--aws`; else SVC_DYNAMODB_ENDPOINT;
+ * else the DynamoDB of the `npm start` running on SVC_DATA_DIR; else DynamoDB Local started on that data
+ * dir for the moment the command needs it.
+ */
+export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Promise<ToolDynamo> {
+  const dataDir = resolve(config.SVC_DATA_DIR);
+  const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? readStackFile(dataDir)?.dynamodb_endpoint);
+  if (known || aws) return { endpoint: known, startedHere: false, stop: async () => undefined };
+  try {
+    const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
+    return { endpoint: dynamo.endpoint, startedHere: true, stop: () => dynamo.stop() };
+  } catch (error) {
+    if (error instanceof LaunchError) fail(error.message);
     throw error;
   }
 }

@@ -14,15 +14,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { parseArgs } from 'node:util';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { join, resolve } from 'node:path';
 import { ROLES, createApiKey, isRole, revokeApiKey } from '#shared/admin/api-keys';
-import { fail, settingsOrExit } from './cli.ts';
+import { fail, settingsOrExit, toolDynamo } from './cli.ts';
 import { DomainError } from '#shared/errors';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
-import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
-import { readStackFile } from './stack-file.ts';
 
 const USAGE = `Usage:
   npm run keys -- create --role ${ROLES.join('|')} [--org ORG_ID]
@@ -42,24 +39,13 @@ async function main(): Promise<void> {
   if (command === 'revoke' && rest.length !== 1) fail(USAGE);
 
   const config = settingsOrExit();
-  const dataDir = resolve(config.SVC_DATA_DIR);
-  let dynamo: DynamoDbLocal | undefined;
   // --aws: the deployed stack's tables (name them with SVC_REGISTRY_TABLE), with the usual AWS credentials.
-  const aws = values.aws === true;
-  let endpoint = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? readStackFile(dataDir)?.dynamodb_endpoint);
-  if (!endpoint && !aws) {
-    try {
-      dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
-    } catch (error) {
-      if (error instanceof LaunchError) fail(error.message);
-      throw error;
-    }
-    endpoint = dynamo.endpoint;
-  }
+  const dynamo = await toolDynamo(config, values.aws === true);
+  const endpoint = dynamo.endpoint;
   const options = { region: config.SVC_AWS_REGION, endpoint };
   try {
     // Only the DynamoDB Local started here may lack tables; a running stack, LocalStack and AWS own theirs.
-    if (dynamo) await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
+    if (dynamo.startedHere) await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));
     const keys = createApiKeyRepository({ client: createDynamoClient(options), tableName: config.SVC_REGISTRY_TABLE });
     if (command === 'create') {
       const { key, record } = await createApiKey(keys, values.role as (typeof ROLES)[number], values.org ?? null);
@@ -90,7 +76,7 @@ async function main(): Promise<void> {
     }
     throw error;
   } finally {
-    await dynamo?.stop();
+    await dynamo.stop();
   }
 }
 

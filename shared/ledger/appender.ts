@@ -299,14 +299,30 @@ export class ChainAppender {
     return this.follow(chainName, drafts, deadline);
   }
 
+  /** The blocks `drafts` become on `head`, all with one timestamp (they commit together), and the tree after them. */
+  private build(chainName: string, head: ChainHead, drafts: BlockDraft[]) {
+    const timestamp = Math.round(this.now() * 1000) / 1000;
+    const blocks = buildBlocks(chainName, head, drafts, () => timestamp);
+    const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
+    return { timestamp, blocks, tree };
+  }
+
+  /** Counts a landed commit, and answers the head it left. */
+  private landed(head: ChainHead, blocks: Block[], frontier: string[], proofs = 0): ChainHead {
+    const last = blocks[blocks.length - 1]!;
+    const events = blocks.reduce((n, b) => n + b.events.length, 0);
+    this.counters.commits += 1;
+    this.counters.blocksAppended += blocks.length;
+    this.counters.eventsAppended += events;
+    return { ...head, headIndex: last.index, headHash: last.hash, frontier, eventCount: head.eventCount + events, proofCount: head.proofCount + proofs };
+  }
+
   /** One commit of the drafts on a remembered head, without the lease; undefined when that head was stale. */
   private async commitDirect(chainName: string, remembered: ChainHead, drafts: BlockDraft[]): Promise<Block[] | undefined> {
     const weather = this.weatherOf(chainName);
     weather.head = undefined; // used once: whatever happens, the next commit learns the head anew unless this one lands
     if (drafts.some((d) => d.proof)) return undefined; // anchors go the long way (their proof records)
-    const timestamp = Math.round(this.now() * 1000) / 1000;
-    const blocks = buildBlocks(chainName, remembered, drafts, () => timestamp);
-    const tree = extendTree(remembered.frontier!, remembered.headIndex + 1, blocks.map((b) => b.hash));
+    const { blocks, tree } = this.build(chainName, remembered, drafts);
     let result;
     try {
       result = await this.repository.commitBlocks({
@@ -332,12 +348,7 @@ export class ChainAppender {
       }
       return undefined;
     }
-    const last = blocks[blocks.length - 1]!;
-    const events = blocks.reduce((n, b) => n + b.events.length, 0);
-    weather.head = { ...remembered, headIndex: last.index, headHash: last.hash, frontier: tree.frontier, eventCount: remembered.eventCount + events };
-    this.counters.commits += 1;
-    this.counters.blocksAppended += blocks.length;
-    this.counters.eventsAppended += events;
+    weather.head = this.landed(remembered, blocks, tree.frontier);
     return blocks;
   }
 
@@ -423,9 +434,7 @@ export class ChainAppender {
       // The last round gives the lease back in its own commit.
       const last = takenAll || overtime;
       const drafts = units.flatMap((u) => u.drafts);
-      const timestamp = Math.round(this.now() * 1000) / 1000;
-      const blocks = buildBlocks(chainName, head, drafts, () => timestamp);
-      const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
+      const { timestamp, blocks, tree } = this.build(chainName, head, drafts);
       const proofRecords: ProofRecord[] = [];
       drafts.forEach((draft, position) => {
         if (draft.proof) {
@@ -478,12 +487,7 @@ export class ChainAppender {
 
       switch (result.status) {
         case 'committed': {
-          const last2 = blocks[blocks.length - 1]!;
-          const events = blocks.reduce((n, b) => n + b.events.length, 0);
-          head = { ...head, headIndex: last2.index, headHash: last2.hash, frontier: tree.frontier, eventCount: head.eventCount + events, proofCount: head.proofCount + proofRecords.length };
-          this.counters.commits += 1;
-          this.counters.blocksAppended += blocks.length;
-          this.counters.eventsAppended += events;
+          head = this.landed(head, blocks, tree.frontier, proofRecords.length);
           if (ownUnit && units[0] === ownUnit) {
             ownBlocks = blocks.slice(0, ownUnit.drafts.length);
             ownUnit = undefined;

@@ -6,39 +6,27 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ChainAppender } from '#shared/ledger/appender';
 import { createLedger, type Ledger } from '#shared/ledger/ledger';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
-import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
-import { createLedgerRepository } from '#shared/storage/ledger-repository';
-import { allTableSpecs, ensureTables } from '#shared/storage/tables';
 import { checkBlocks, readAllBlocks } from '#test/support/chain';
-import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
+import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
+import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 const CLIENTS = 32;
 
-let dynamo: DynamoDbLocal;
+let storage: TestDynamo;
 let repo: LedgerRepository;
-const dir = tempDataDir('group-commit');
 
 before(async () => {
-  dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
-  const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
-  await ensureTables(
-    createDynamoBaseClient(options),
-    allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }),
-  );
-  repo = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
+  storage = await startTestDynamo('group-commit');
+  repo = storage.repository;
 });
 
-after(async () => {
-  await dynamo?.stop();
-  removeDir(dir);
-});
+after(() => storage?.stop());
 
 class InjectedFailure extends Error {}
 

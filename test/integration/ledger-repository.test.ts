@@ -3,22 +3,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ZERO_HASH, sealBlock } from '#shared/ledger/hashing';
 import { extendTree } from '#shared/ledger/tree';
 import { pendingSk } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
-import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import type { LedgerRepository } from '#shared/ledger/repository';
-import { createLedgerRepository } from '#shared/storage/ledger-repository';
-import { allTableSpecs, ensureTables } from '#shared/storage/tables';
-import { removeDir, tempDataDir } from '#test/support/stack';
+import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
-let dynamo: DynamoDbLocal;
+let storage: TestDynamo;
 let repo: LedgerRepository;
-const dir = tempDataDir('repo');
 
 function chain(name: string): { head: ChainHead; genesis: Block } {
   const genesis = sealBlock({ index: 0, chain_name: name, timestamp: 1, previous_hash: ZERO_HASH, events: [] });
@@ -45,16 +40,11 @@ function next(previous: Block, n = 1): Block[] {
 }
 
 before(async () => {
-  dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
-  const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
-  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }));
-  repo = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
+  storage = await startTestDynamo('repo');
+  repo = storage.repository;
 });
 
-after(async () => {
-  await dynamo?.stop();
-  removeDir(dir);
-});
+after(() => storage?.stop());
 
 describe('Class: LedgerRepository (connected)', () => {
   it('creates a chain once, and reports it as existing the second time', async () => {
