@@ -360,6 +360,23 @@ export class ChainAppender {
     const written = this.nowMs();
     await this.repository.putPending(chainName, { ref, drafts: JSON.stringify(drafts) }, Math.ceil(this.now()) + PENDING_TTL_SECONDS);
     this.counters.followed += 1;
+    try {
+      return await this.awaitReceipt(chainName, drafts, ref, written, deadline);
+    } catch (error) {
+      // Before answering an error, make sure the append will not land later: withdraw it. If it is gone,
+      // it was sealed meanwhile, and the receipt is the answer after all.
+      const withdrawn = await this.repository.withdrawPending(chainName, ref).catch(() => undefined);
+      if (withdrawn === false) {
+        const receipt = await this.repository.getReceipt(chainName, ref).catch(() => undefined);
+        if (receipt) return this.fromReceipt(chainName, drafts, receipt);
+      }
+      throw error;
+    }
+  }
+
+  /** Reads the receipt of a pending append until it comes, leading when nobody seals it in time. */
+  private async awaitReceipt(chainName: string, drafts: BlockDraft[], ref: PendingRef, written: number, deadline: number): Promise<Block[]> {
+    const weather = this.weatherOf(chainName);
     let delay = Math.max(2, Math.min(weather.sealMs, 50));
     // Not sealed by the first look: the lease may have been given back before this append was written
     // (its leader's last look missed it), so try it then, and every 100 ms while another holds it.
@@ -381,10 +398,7 @@ export class ChainAppender {
       if (this.nowMs() >= nextLeaseTry) {
         // No leader sealed it in time (none, or one that crashed): lead.
         const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
-        if (!lease.head) {
-          await this.repository.withdrawPending(chainName, ref);
-          throw new ChainNotFoundError(chainName);
-        }
+        if (!lease.head) throw new ChainNotFoundError(chainName);
         if (lease.acquired) {
           await this.lead(chainName, lease.head, undefined);
           nextLeaseTry = this.nowMs();
