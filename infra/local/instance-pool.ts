@@ -90,27 +90,25 @@ export class InstancePool {
       const instance = this.start();
       instance.busy = true;
       this.stats.busy += 1;
-      try {
-        await instance.ready;
-      } catch (error) {
-        this.stats.busy -= 1;
-        this.retire(instance);
-        throw error;
-      }
-      return instance;
+      return this.whenReady(instance);
     }
     this.stats.waiting += 1;
     const handed = await new Promise<Instance>((resolve) => this.waiting.push(resolve)).finally(() => {
       this.stats.waiting -= 1;
     });
+    return this.whenReady(handed);
+  }
+
+  /** A busy instance once it has loaded its bundle; one that failed to is retired, and the invocation fails. */
+  private async whenReady(instance: Instance): Promise<Instance> {
     try {
-      await handed.ready;
+      await instance.ready;
     } catch (error) {
       this.stats.busy -= 1;
-      this.retire(handed);
+      this.retire(instance);
       throw error;
     }
-    return handed;
+    return instance;
   }
 
   private release(instance: Instance): void {

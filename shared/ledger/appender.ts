@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChainContendedError, ChainNotFoundError, UnprocessableError } from '../errors.ts';
-import { pendingSk, type LedgerRepository, type PendingAppend, type PendingRef, type ProofRecord, type Receipt } from './repository.ts';
+import { pendingSk, type BlockCommit, type CommitResult, type LedgerRepository, type PendingAppend, type PendingRef, type ProofRecord, type Receipt } from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
 import { ensureTree, extendTree } from './tree.ts';
@@ -317,29 +317,42 @@ export class ChainAppender {
     return { ...head, headIndex: last.index, headHash: last.hash, frontier, eventCount: head.eventCount + events, proofCount: head.proofCount + proofs };
   }
 
+  /**
+   * Commits blocks built on `head`. A commit whose outcome is unknown (a timeout may still have committed)
+   * is settled by reading the head: landed is `committed`; otherwise `failed`, with the head as it was read.
+   */
+  private async attempt(
+    chainName: string,
+    head: ChainHead,
+    blocks: Block[],
+    tree: { frontier: string[]; treeNodes: string[][] },
+    extra: Pick<BlockCommit, 'proofRecords' | 'seals' | 'lease'> = {},
+  ): Promise<CommitResult | { status: 'failed'; error: unknown; head: ChainHead | undefined }> {
+    try {
+      return await this.repository.commitBlocks({
+        chainName,
+        writerId: this.writerId,
+        nowMs: this.nowMs(),
+        expectedHeadIndex: head.headIndex,
+        blocks,
+        treeNodes: tree.treeNodes,
+        frontier: tree.frontier,
+        ...extra,
+      });
+    } catch (error) {
+      const now = await this.repository.getHead(chainName).catch(() => undefined);
+      return now?.headHash === blocks[blocks.length - 1]!.hash ? { status: 'committed' } : { status: 'failed', error, head: now };
+    }
+  }
+
   /** One commit of the drafts on a remembered head, without the lease; undefined when that head was stale. */
   private async commitDirect(chainName: string, remembered: ChainHead, drafts: BlockDraft[]): Promise<Block[] | undefined> {
     const weather = this.weatherOf(chainName);
     weather.head = undefined; // used once: whatever happens, the next commit learns the head anew unless this one lands
     if (drafts.some((d) => d.proof)) return undefined; // anchors go the long way (their proof records)
     const { blocks, tree } = this.build(chainName, remembered, drafts);
-    let result;
-    try {
-      result = await this.repository.commitBlocks({
-        chainName,
-        writerId: this.writerId,
-        nowMs: this.nowMs(),
-        expectedHeadIndex: remembered.headIndex,
-        blocks,
-        treeNodes: tree.treeNodes,
-        frontier: tree.frontier,
-      });
-    } catch {
-      // Unknown outcome: the head says whether it landed.
-      const now = await this.repository.getHead(chainName);
-      if (now?.headHash !== blocks[blocks.length - 1]!.hash) return undefined;
-      result = { status: 'committed' as const };
-    }
+    const result = await this.attempt(chainName, remembered, blocks, tree);
+    if (result.status === 'failed') return undefined; // did not land: the long way settles it
     if (result.status !== 'committed') {
       this.counters.conflicts += 1;
       weather.othersSeenMs = this.nowMs();
@@ -468,35 +481,21 @@ export class ChainAppender {
         offset += unit.drafts.length;
       }
 
-      let result;
-      try {
-        result = await this.repository.commitBlocks({
-          chainName,
-          writerId: this.writerId,
-          nowMs: this.nowMs(),
-          expectedHeadIndex: head.headIndex,
-          blocks,
-          treeNodes: tree.treeNodes,
-          frontier: tree.frontier,
-          proofRecords,
-          seals,
-          lease: last ? { release: true } : { untilMs: this.nowMs() + this.leaseMs },
-        });
-      } catch (error) {
-        // The outcome is unknown (a timeout may still have committed): the head says which.
-        const now = await this.repository.getHead(chainName).catch(() => undefined);
-        if (now?.headHash !== blocks[blocks.length - 1]!.hash) {
-          // Not committed. Give up after as many tries as a contended commit gets, else try again.
-          if (!now || attempt >= this.options.maxAttempts) {
-            await this.repository.releaseLease(chainName, this.writerId).catch(() => undefined);
-            throw error;
-          }
-          const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
-          if (!lease.acquired) throw error;
-          head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
-          continue;
+      const result = await this.attempt(chainName, head, blocks, tree, {
+        proofRecords,
+        seals,
+        lease: last ? { release: true } : { untilMs: this.nowMs() + this.leaseMs },
+      });
+      if (result.status === 'failed') {
+        // Not committed. Give up after as many tries as a contended commit gets, else try again.
+        if (!result.head || attempt >= this.options.maxAttempts) {
+          await this.repository.releaseLease(chainName, this.writerId).catch(() => undefined);
+          throw result.error;
         }
-        result = { status: 'committed' as const };
+        const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+        if (!lease.acquired) throw result.error;
+        head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
+        continue;
       }
 
       switch (result.status) {
