@@ -14,11 +14,15 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { createDynamoClient } from '#shared/storage/client';
+import { BLOCK_SHARDS } from '#shared/storage/keys';
+import { METRICS_SHARDS } from '#shared/storage/metrics-repository';
+import { settingsSchema } from '#shared/config';
 import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 import { getItem, percentile, RawWriter, runFor, type LoopResult } from './limits.ts';
 import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Window } from './profile.ts';
 import { round, sample, type Usage } from './resources.ts';
 import { markdownTable, printTable } from './table.ts';
+import { capacityDelta, capacityModel, formatModel, readCapacity, type CapacityModel, type ModelSettings } from './capacity.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -52,6 +56,18 @@ const BATCH_EVENTS = 99;
 const BATCH_CONNECTIONS = 4;
 /** Single-request instances on one chain (each a sequential client). */
 const INSTANCE_COUNTS = QUICK ? [1, 4] : [1, 2, 4, 8, 16];
+/** The scenario the capacity model is printed for (the others are in the JSON). */
+const MODEL_INSTANCES = QUICK ? 4 : 8;
+/** The stack's settings the model needs: the bench runs with the defaults. */
+const MODEL_SETTINGS: ModelSettings = {
+  tables: { ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' },
+  blockShards: BLOCK_SHARDS,
+  pendingShards: settingsSchema.shape.SVC_APPEND_PENDING_SHARDS.parse(undefined),
+  metricsShards: METRICS_SHARDS,
+  batchMax: settingsSchema.shape.SVC_APPEND_BATCH_MAX.parse(undefined),
+};
+/** Instances write their capacity reports at most every 500 ms. */
+const settleReports = () => new Promise((resolve) => setTimeout(resolve, 1_200));
 
 export interface Figure {
   name: string;
@@ -278,6 +294,8 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   const windows: Window[] = [];
   let report: Record<string, unknown> | undefined;
+  let instanceFigures: Figure[] = [];
+  const capacityModels: Record<number, CapacityModel> = {};
   let verify: { blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> } | undefined;
   try {
     const endpoint = stack.dynamoEndpoint;
@@ -389,10 +407,18 @@ async function main(): Promise<void> {
     // N single-request instances on one chain, as a burst on one chain runs on Lambda: N sequential
     // clients, each request on its own instance (the pool grows to N), combining only through DynamoDB.
     progress('service: one chain, N single-request instances');
-    const instanceFigures: Figure[] = [];
+    instanceFigures = [];
+    // Every instance prices its DynamoDB requests per partition into this directory (the capacity model).
+    const capacityDir = join(dataDir, 'capacity');
     const pooled = await startStack({
       dataDir: join(dataDir, 'pooled'),
-      env: { SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'instances', SVC_LOCAL_MAX_INSTANCES: String(Math.max(...INSTANCE_COUNTS)) },
+      env: {
+        SVC_DYNAMODB_ENDPOINT: endpoint,
+        SVC_LOG_LEVEL: 'warn',
+        SVC_LOCAL_RUNTIME: 'instances',
+        SVC_LOCAL_MAX_INSTANCES: String(Math.max(...INSTANCE_COUNTS)),
+        SVC_CAPACITY_REPORT_DIR: capacityDir,
+      },
       timeoutMs: 120_000,
     });
     try {
@@ -403,10 +429,21 @@ async function main(): Promise<void> {
         // Start the instances first (cold starts are not what this measures).
         await cannonAppends(pooled, chain, n, 1_000);
         // Its CPU and memory are the pooled stack's (all its instances are threads of that one process).
+        await settleReports();
+        const priced = readCapacity(capacityDir);
         const [[results, usage], moved] = await countersAround([pooled], () => measure(() => cannonAppends(pooled, chain, n, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }));
         const figure = withCommits(fromCannon(`service append, one chain, ${n} single-request instance(s)`, 'appends/s', n, results, usage), moved);
         figures.push(figure);
         instanceFigures.push(figure);
+        await settleReports();
+        const pricedAfter = readCapacity(capacityDir);
+        capacityModels[n] = capacityModel(
+          capacityDelta(pricedAfter.totals, priced.totals),
+          moved.events,
+          moved.commits,
+          pricedAfter.unknownBefore - priced.unknownBefore,
+          MODEL_SETTINGS,
+        );
       }
     } finally {
       await pooled.stop();
@@ -511,6 +548,7 @@ async function main(): Promise<void> {
       ratioTarget('one chain, 8 clients vs raw 1 writer', one8, rawOne, null),
       ratioTarget('one chain, 2 processes vs raw 1 writer', twoProcesses!, rawOne, null),
       ...instanceTargets(instanceFigures),
+      ...capacityTargets(capacityModels[MODEL_INSTANCES]),
     ];
     report = {
       date: startedAt.toISOString(),
@@ -520,6 +558,7 @@ async function main(): Promise<void> {
       storage: 'DynamoDB Local, persisted to disk (-dbPath), same machine',
       figures,
       verify,
+      capacity: capacityModels,
       targets,
     };
   } finally {
@@ -533,6 +572,8 @@ async function main(): Promise<void> {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   printTable(report as never);
+  const model = capacityModels[MODEL_INSTANCES];
+  if (model) process.stdout.write(`\n${formatModel(model, `one chain, ${MODEL_INSTANCES} single-request instances`, MODEL_SETTINGS)}\n`);
   if (report.profile) printProfiles(report.profile as ReturnType<typeof profiles>);
   if (args.markdown) process.stdout.write(`\n${markdownTable(report as never)}`);
   removeDir(dataDir);
@@ -580,6 +621,19 @@ function instanceTargets(byN: Figure[]): Target[] {
     );
   }
   return targets;
+}
+
+/** Issue 18's AWS targets, from the capacity model of the N-instance scenario. */
+function capacityTargets(model: CapacityModel | undefined): Target[] {
+  if (!model) return [];
+  const name = `capacity model (${MODEL_INSTANCES} instances)`;
+  const tenThousand = model.service.find((s) => s.chains === 10_000)!;
+  const shared = model.classes.filter((c) => c.scope === 'service' && c.name !== 'metrics counters' && c.wcu_per_event > 0);
+  return [
+    { name: 'AWS model: one chain', figure: name, limit: null, value: model.one_chain.events_per_s, ratio: null, target: '>= 5000 events/s', met: model.one_chain.events_per_s >= 5_000 },
+    { name: 'AWS model: 10,000 chains', figure: name, limit: null, value: tenThousand.events_per_s, ratio: null, target: '>= 100000 events/s', met: tenThousand.events_per_s >= 100_000 },
+    { name: 'AWS model: partitions every chain\'s appends write', figure: name, limit: null, value: shared.length, ratio: null, target: '0', met: shared.length === 0 },
+  ];
 }
 
 function ratioTarget(name: string, service: Figure, limit: Figure, atLeast: number | null): Target {

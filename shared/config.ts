@@ -31,6 +31,8 @@ export const settingsSchema = z.object({
   SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('instances'),
   SVC_LOCAL_MAX_INSTANCES: positiveInt(1, 256).default(10),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
+  // The bench's capacity model: each process writes what its DynamoDB requests cost, per partition, here.
+  SVC_CAPACITY_REPORT_DIR: z.string().min(1).optional(),
   SVC_REGISTRY_TABLE: tableName.default('registry'),
   SVC_RATE_LIMIT_TABLE: tableName.default('ratelimits'),
   SVC_CONNECTIONS_TABLE: tableName.default('connections'),

@@ -24,6 +24,8 @@ import { createApiKeyRepository } from './storage/api-key-repository.ts';
 import { createBusinessRepository } from './storage/business-repository.ts';
 import { QUIET_SDK_LOGGER, createDynamoAggregatedClient, createDynamoClient, dynamoRequestCounts } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
+import { reportCapacity } from './storage/capacity-report.ts';
+import { allTableSpecs, tableNamesFrom } from './storage/tables.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { createSharedCounters } from './storage/metrics-repository.ts';
 
@@ -48,7 +50,17 @@ export const lazyOffchain: OffchainStore = {
   ping: () => getOffchainStore().ping(),
 };
 
-const dynamoOptions = () => ({ region: getConfig().SVC_AWS_REGION, endpoint: getConfig().SVC_DYNAMODB_ENDPOINT });
+/** The bench's capacity model: every DynamoDB request of this process priced per partition (off unless set). */
+const capacityReport = once(() => {
+  const config = getConfig();
+  if (!config.SVC_CAPACITY_REPORT_DIR) return;
+  reportCapacity(config.SVC_CAPACITY_REPORT_DIR, Object.values(allTableSpecs(tableNamesFrom(config))).map((spec) => spec.definition));
+});
+
+const dynamoOptions = () => {
+  capacityReport();
+  return { region: getConfig().SVC_AWS_REGION, endpoint: getConfig().SVC_DYNAMODB_ENDPOINT };
+};
 
 export const documentClient: () => DynamoDBDocumentClient = once(() => createDynamoClient(dynamoOptions()));
 

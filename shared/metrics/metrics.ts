@@ -3,8 +3,8 @@
  *
  * Counts are kept per instance in memory and, with the `dynamodb` backend (the cloud stack), added into
  * shared counters so that /metrics covers the whole service, not one Lambda instance: each instance
- * flushes its deltas with one ADD update at most every SVC_METRICS_FLUSH_MS, to one of a few shard items
- * (so no single item is hot), and a scrape sums the shards.
+ * flushes its deltas with one ADD update at most every SVC_METRICS_FLUSH_MS, to one of the store's shards
+ * (each its own partition, so thousands of instances never meet on one), and a scrape sums the shards.
  */
 import client from 'prom-client';
 
@@ -59,6 +59,8 @@ export function addTotals(a: Totals, b: Totals): Totals {
 
 /** The port for shared counters (DynamoDB in the cloud stack). */
 export interface SharedCounters {
+  /** How many shards the counters are spread over; an instance adds to one of them. */
+  readonly shards: number;
   add(shard: number, delta: Totals): Promise<void>;
   /** The sum of every shard. */
   read(): Promise<Totals>;
@@ -68,7 +70,6 @@ export interface MetricsOptions {
   shared?: SharedCounters | undefined;
   /** Flush at most this often; 0 flushes after every request. */
   flushMs: number;
-  shards?: number;
   /** The ledger's own counters in this process (events appended, lost races), read at each flush. */
   ledgerCounters?: () => { eventsAppended: number; conflicts: number; commits: number };
   /** This process's DynamoDB requests so far, read at each flush. */
@@ -95,7 +96,7 @@ export function createMetrics(options: MetricsOptions) {
   let lastDynamo = { requests: 0, transactWrites: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
-  const shard = Math.floor(Math.random() * (options.shards ?? 8));
+  const shard = Math.floor(Math.random() * (options.shared?.shards ?? 1));
 
   function takeLedgerDeltas(): void {
     if (!options.ledgerCounters) return;

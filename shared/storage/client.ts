@@ -4,6 +4,8 @@
  */
 import { DynamoDB, DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { CapacityMeter } from './capacity.ts';
 
 export interface DynamoClientOptions {
   region: string;
@@ -43,6 +45,37 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
  */
 export const dynamoRequestCounts = { requests: 0, transactWrites: 0 };
 
+let meter: CapacityMeter | undefined;
+
+/** Prices every later DynamoDB request of this process with `capacity` (the bench's capacity model). */
+export function meterDynamoRequests(capacity: CapacityMeter | undefined): void {
+  meter = capacity;
+}
+
+/** Errors DynamoDB bills: the request reached a partition and was refused by its condition. */
+const BILLED_ERRORS = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException']);
+
+/**
+ * The output as DynamoDB sent it: the document client has already turned its items into plain values
+ * when the output comes back through the build step, so they are marshalled again to be sized.
+ */
+function wireOutput(output: Record<string, any> | undefined, documentClient: boolean): Record<string, any> | undefined {
+  if (!output || !documentClient) return output;
+  const m = (item: Record<string, unknown>) => marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true });
+  return {
+    ...output,
+    ...(output.Item ? { Item: m(output.Item) } : {}),
+    ...(output.Items ? { Items: output.Items.map(m) } : {}),
+    ...(output.Responses
+      ? {
+          Responses: Array.isArray(output.Responses)
+            ? output.Responses.map((r: { Item?: Record<string, unknown> }) => (r.Item ? { Item: m(r.Item) } : r))
+            : Object.fromEntries(Object.entries(output.Responses as Record<string, Record<string, unknown>[]>).map(([t, items]) => [t, items.map(m)])),
+        }
+      : {}),
+  };
+}
+
 function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -51,6 +84,23 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
       return next(args);
     },
     { step: 'initialize', name: 'countDynamoRequests' },
+  );
+  // In the build step the input is marshalled (the wire form DynamoDB sizes) and retries are not seen.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!meter) return next(args);
+      const documentClient = (context as { __aws_sdk_context?: { features?: Record<string, string> } }).__aws_sdk_context?.features?.DDB_MAPPER === 'd';
+      const input = args.input as Record<string, unknown>;
+      try {
+        const result = await next(args);
+        meter.price(context.commandName ?? '', input, wireOutput(result.output as Record<string, any>, documentClient), 'ok');
+        return result;
+      } catch (error) {
+        meter.price(context.commandName ?? '', input, undefined, BILLED_ERRORS.has((error as Error).name) ? 'condition-failed' : 'not-billed');
+        throw error;
+      }
+    },
+    { step: 'build', name: 'priceDynamoRequests' },
   );
   return client;
 }

@@ -1,15 +1,23 @@
 /**
- * Shared metric counters in the registry table: pk = METRICS, sk = shard-<n>, one number attribute per
- * figure, added to with ADD (atomic, no read). A scrape reads the few shard items and sums them.
+ * Shared metric counters in the registry table: pk = METRICS#<shard>, sk = COUNTERS, one number
+ * attribute per figure, added to with ADD (atomic, no read). Each instance adds to one shard, and each
+ * shard is its own partition: with every instance of a busy service flushing once a second, one
+ * partition (1,000 write units/s) would be the whole service's ceiling. A scrape reads every shard in
+ * one BatchGetItem and sums them, with the items of tables written by earlier versions (pk = METRICS,
+ * sk = shard-<n>), which are read but no longer written.
  */
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BUCKETS, addTotals, emptyTotals, type SharedCounters, type Totals } from '../metrics/metrics.ts';
 import { queryAll, send } from './requests.ts';
 
-export const METRICS_PARTITION = 'METRICS';
+const LEGACY_METRICS_PARTITION = 'METRICS';
+export const METRICS_SHARDS = 32;
+const COUNTERS_SK = 'COUNTERS';
+const shardKey = (shard: number) => ({ pk: `METRICS#${shard}`, sk: COUNTERS_SK });
 
 export function createSharedCounters({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SharedCounters {
   return {
+    shards: METRICS_SHARDS,
     async add(shard, delta) {
       const fields: Record<string, number> = {
         success: delta.success,
@@ -28,7 +36,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         client.send(
           new UpdateCommand({
             TableName: tableName,
-            Key: { pk: METRICS_PARTITION, sk: `shard-${shard}` },
+            Key: shardKey(shard),
             UpdateExpression: `ADD ${names.map((n, i) => `#f${i} :v${i}`).join(', ')}`,
             ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
             ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, fields[n]])),
@@ -37,7 +45,13 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
       );
     },
     async read() {
-      const items = await queryAll(client, { TableName: tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': METRICS_PARTITION } });
+      const items = await queryAll(client, { TableName: tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': LEGACY_METRICS_PARTITION } });
+      let keys: Record<string, unknown>[] = Array.from({ length: METRICS_SHARDS }, (_, i) => shardKey(i));
+      for (let attempt = 0; keys.length > 0 && attempt < 5; attempt += 1) {
+        const page = await send(() => client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } })));
+        items.push(...((page.Responses?.[tableName] ?? []) as Record<string, unknown>[]));
+        keys = (page.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+      }
       return items.reduce<Totals>(
         (sum, item) =>
           addTotals(sum, {

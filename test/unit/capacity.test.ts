@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CapacityMeter, applyUpdate, itemSize, tableShape } from '#shared/storage/capacity';
+import { createDynamoClient, meterDynamoRequests } from '#shared/storage/client';
+import { ledgerTableDefinition } from '#shared/storage/tables';
+import { capacityModel } from '../../bench/capacity.ts';
+
+const m = (o: Record<string, unknown>) => marshall(o) as Record<string, AttributeValue>;
+const meter = () => new CapacityMeter({ ledger: tableShape(ledgerTableDefinition('ledger')) });
+const byPartition = (mtr: CapacityMeter) => Object.fromEntries(Object.entries(mtr.totals).map(([k, v]) => [k, v]));
+
+describe('Capacity pricing by DynamoDB rules', () => {
+  it('sizes items the way DynamoDB does: names and values, numbers by significant digits, containers with overhead', () => {
+    assert.equal(itemSize(m({ pk: 'CHAIN#a' })), 2 + 7);
+    assert.equal(itemSize(m({ n: 12345 })), 1 + 4, 'five digits: 3 bytes + 1');
+    assert.equal(itemSize(m({ n: 100 })), 1 + 2, 'trailing zeros are not significant');
+    assert.equal(itemSize(m({ l: ['ab', 'c'] })), 1 + 3 + (1 + 2) + (1 + 1));
+    assert.equal(itemSize(m({ ok: true, gone: null })), 2 + 1 + 4 + 1);
+  });
+
+  it('prices a put by started KB, twice inside a transaction, plus a standard write per index the item lands in', () => {
+    const mtr = meter();
+    const block = m({ pk: 'CHAIN#a#0', sk: 'BLOCK#000000000001', block_json: 'x'.repeat(1500), gsi_hash: 'h1', gsi_entity_pk: 'ENTITY#e', gsi_entity_sk: 's' });
+    mtr.price('TransactWriteItemsCommand', { TransactItems: [{ Put: { TableName: 'ledger', Item: block } }] }, {}, 'ok');
+    const totals = byPartition(mtr);
+    assert.deepEqual(totals['ledger||CHAIN#a#0'], { wcu: 4, rcu: 0 }, '~1.6 KB: 2 WCU, doubled in a transaction');
+    assert.deepEqual(totals['ledger|by-hash|h1'], { wcu: 1, rcu: 0 }, 'keys-only index: one small write');
+    assert.deepEqual(totals['ledger|by-entity|ENTITY#e'], { wcu: 2, rcu: 0 }, 'the entity index carries block_json: 2 KB');
+  });
+
+  it('prices an update at the larger image, and charges no index write when the index does not change', () => {
+    const mtr = meter();
+    const head = m({ pk: 'CHAIN#a', sk: 'HEAD', head_index: 1, frontier: ['f'.repeat(1100)] });
+    mtr.price('PutItemCommand', { TableName: 'ledger', Item: head }, {}, 'ok');
+    assert.equal(mtr.unknownBefore, 0);
+    mtr.price(
+      'UpdateItemCommand',
+      { TableName: 'ledger', Key: m({ pk: 'CHAIN#a', sk: 'HEAD' }), UpdateExpression: 'SET head_index = head_index + :one REMOVE frontier', ExpressionAttributeValues: m({ ':one': 1 }) },
+      {},
+      'ok',
+    );
+    assert.deepEqual(byPartition(mtr)['ledger||CHAIN#a'], { wcu: 2 + 2, rcu: 0 }, 'the shrinking update still pays for the 1.1 KB item before it');
+    assert.equal(Object.keys(mtr.totals).length, 1, 'the head is in no index');
+    assert.equal(mtr.unknownBefore, 0, 'the put showed the item whole');
+    mtr.price('UpdateItemCommand', { TableName: 'ledger', Key: m({ pk: 'CHAIN#b', sk: 'HEAD' }), UpdateExpression: 'SET x = :x', ExpressionAttributeValues: m({ ':x': 1 }) }, {}, 'ok');
+    assert.equal(mtr.unknownBefore, 1, 'an update of an item never seen is priced from what it writes, and counted');
+    const after = applyUpdate(head, { UpdateExpression: 'SET head_index = head_index + :one, #t = :t REMOVE frontier', ExpressionAttributeNames: { '#t': 'turn' }, ExpressionAttributeValues: m({ ':one': 1, ':t': 'w' }) });
+    assert.deepEqual(after, m({ pk: 'CHAIN#a', sk: 'HEAD', head_index: 2, turn: 'w' }));
+  });
+
+  it('bills a failed condition on the table only, and nothing for a throttled request', () => {
+    const mtr = meter();
+    const item = m({ pk: 'CHAIN#a#0', sk: 'BLOCK#000000000002', gsi_hash: 'h2' });
+    mtr.price('PutItemCommand', { TableName: 'ledger', Item: item, ConditionExpression: 'attribute_not_exists(pk)' }, undefined, 'condition-failed');
+    mtr.price('PutItemCommand', { TableName: 'ledger', Item: item }, undefined, 'not-billed');
+    assert.deepEqual(byPartition(mtr), { 'ledger||CHAIN#a#0': { wcu: 1, rcu: 0, failed: 1 } });
+  });
+
+  it('prices reads by started 4 KB, a query for all it read together, half when eventually consistent', () => {
+    const mtr = meter();
+    const items = [0, 1].map((i) => m({ pk: 'CHAIN#a#0', sk: `BLOCK#${i}`, block_json: 'y'.repeat(3000) }));
+    mtr.price('QueryCommand', { TableName: 'ledger', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: m({ ':p': 'CHAIN#a#0' }), ConsistentRead: true }, { Items: items }, 'ok');
+    mtr.price('QueryCommand', { TableName: 'ledger', IndexName: 'by-entity', KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'gsi_entity_pk' }, ExpressionAttributeValues: m({ ':p': 'ENTITY#e' }) }, { Items: [] }, 'ok');
+    mtr.price('GetItemCommand', { TableName: 'ledger', Key: m({ pk: 'CHAIN#b', sk: 'HEAD' }) }, {}, 'ok');
+    const totals = byPartition(mtr);
+    assert.deepEqual(totals['ledger||CHAIN#a#0'], { wcu: 0, rcu: 2 }, '~6 KB strongly consistent: 2 RCU');
+    assert.deepEqual(totals['ledger|by-entity|ENTITY#e'], { wcu: 0, rcu: 0.5 }, 'an empty index query still costs the minimum, eventually consistent');
+    assert.deepEqual(totals['ledger||CHAIN#b'], { wcu: 0, rcu: 0.5 }, 'a missed item costs the minimum');
+  });
+
+  it('prices the requests a real client sends, the document client’s included, through the SDK middleware', async () => {
+    // A stand-in for DynamoDB's HTTP API: the SDK's whole middleware stack runs, as against the real one.
+    const answers: Record<string, unknown> = {
+      PutItem: {},
+      GetItem: { Item: m({ pk: 'CHAIN#z', sk: 'HEAD', note: 'n'.repeat(5000) }) },
+    };
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const op = String(req.headers['x-amz-target']).split('.')[1]!;
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(JSON.stringify(answers[op] ?? {}));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const mtr = meter();
+    meterDynamoRequests(mtr);
+    try {
+      const client = createDynamoClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      await client.send(new PutCommand({ TableName: 'ledger', Item: { pk: 'CHAIN#z#0', sk: 'BLOCK#1', gsi_hash: 'hz' } }));
+      const read = await client.send(new GetCommand({ TableName: 'ledger', Key: { pk: 'CHAIN#z', sk: 'HEAD' }, ConsistentRead: true }));
+      assert.equal(read.Item?.note, 'n'.repeat(5000), 'the caller still gets plain values');
+      assert.deepEqual(byPartition(mtr), {
+        'ledger||CHAIN#z#0': { wcu: 1, rcu: 0 },
+        'ledger|by-hash|hz': { wcu: 1, rcu: 0 },
+        'ledger||CHAIN#z': { wcu: 0, rcu: 2 },
+      });
+    } finally {
+      meterDynamoRequests(undefined);
+      server.close();
+    }
+  });
+});
+
+describe('The capacity model of the bench', () => {
+  const settings = {
+    tables: { ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' },
+    blockShards: 16,
+    pendingShards: 1,
+    metricsShards: 32,
+    batchMax: 25,
+  };
+
+  it('finds the partition class that binds one chain, and scales the service with its chains until a shared class binds', () => {
+    // 100 events in 10 commits: blocks 4 WCU each over 16 shards, pending 3 WCU each on one shard,
+    // the head 5 WCU per commit plus 2 WCU for each of 20 refused lease attempts.
+    const totals = {
+      'ledger||CHAIN#a': { wcu: 50 + 40, rcu: 0, failed: 40 },
+      'ledger||CHAIN#a#0': { wcu: 400, rcu: 0 },
+      'ledger||PENDING#a#0': { wcu: 300, rcu: 10 },
+      'ledger|by-hash|h': { wcu: 100, rcu: 0 },
+      'registry||METRICS#3': { wcu: 20, rcu: 0 },
+    };
+    const model = capacityModel(totals, 100, 10, 0, settings);
+    const head = model.classes.find((c) => c.name === 'chain head')!;
+    assert.equal(head.wcu_per_commit, 5);
+    assert.equal(head.refused_wcu_per_event, 0.4);
+    // At full speed a commit carries 25 events: 5/25 + 0.4 = 0.6 WCU per event -> 1,667 events/s.
+    assert.equal(head.ceiling_events_per_s, 1667);
+    assert.equal(model.classes.find((c) => c.name === 'chain blocks')!.ceiling_events_per_s, 4000);
+    assert.deepEqual(model.one_chain, { events_per_s: 333, bound_by: 'pending appends' });
+    assert.equal(model.busiest_partition.key, 'ledger||CHAIN#a#0');
+    assert.deepEqual(
+      model.service.map((s) => s.events_per_s),
+      [333, 33_300, 160_000],
+      'metrics counters: 0.2 WCU per event over 32 partitions bind at 160,000 events/s',
+    );
+    assert.equal(model.table_quota_events_per_s, Math.round(40_000 / 7.9), 'the table’s own writes (each index has its own quota)');
+  });
+});
