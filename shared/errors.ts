@@ -71,6 +71,13 @@ export class ChainExistsError extends ConflictError {
   }
 }
 
+/** 409: a request with the same Idempotency-Key is still being appended. */
+export class IdempotencyKeyInUseError extends ConflictError {
+  constructor() {
+    super('A request with this Idempotency-Key is still in progress; retry once it has finished');
+  }
+}
+
 export class PayloadTooLargeError extends DomainError {
   readonly statusCode = 413;
 }
@@ -94,6 +101,13 @@ export class ValidationError extends DomainError {
 /** 422 with a plain message (for rules that are not about one field's shape). */
 export class UnprocessableError extends DomainError {
   readonly statusCode = 422;
+}
+
+/** 422: an Idempotency-Key sent again with a different request. */
+export class IdempotencyKeyReusedError extends UnprocessableError {
+  constructor() {
+    super('This Idempotency-Key was already used with a different request; use a new key for a new request');
+  }
 }
 
 /** 503: retrying later is expected to work. */

@@ -7,11 +7,28 @@ import { getAdmin, proofsFor } from '#shared/admin-runtime';
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { parseEventBatch, parseEventRequest } from '#shared/ledger/events';
-import { parseBlockAddress } from '#shared/ledger/ledger';
+import { parseBlockAddress, type AppendOptions } from '#shared/ledger/ledger';
+import { BadRequestError } from '#shared/errors';
 import { getOffchainStore, ledgerFor } from '#shared/runtime';
 import { parseInput } from '#shared/validation';
 import { healthReport } from '#shared/health';
 
+/**
+ * The Idempotency-Key header of an append: 1 to 255 printable ASCII characters (a UUID is the usual
+ * choice). A retry with the same key and the same body answers what the first request answered and
+ * appends nothing; the same key with another body is 422; while the first is in progress, 409.
+ */
+function idempotencyOptions(headers: Record<string, string>): AppendOptions | undefined {
+  const key = headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+    throw new BadRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  }
+  return { idempotency: { key, caller: '' } }; // the caller is set from the principal (guardLedger)
+}
+
+/** A replayed answer says so, so that a client can tell its retry appended nothing. */
+const replayedHeader = (replayed: boolean | undefined) => (replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {});
 
 export const routes: RouteHandlers = {
   'GET /health': async () => healthReport(),
@@ -26,22 +43,26 @@ export const routes: RouteHandlers = {
     return { statusCode: 201, body: { success: true, message, chain_name } };
   },
 
-  'POST /chains/{chain_name}/events': async ({ principal, params, body }) => {
+  'POST /chains/{chain_name}/events': async ({ principal, params, body, headers }) => {
     const draft = parseEventRequest(body ?? {});
-    const { event_id, block } = await ledgerFor(principal).appendEvent(params.chain_name!, draft);
+    const options = idempotencyOptions(headers);
+    const { event_id, block, replayed } = await ledgerFor(principal).appendEvent(params.chain_name!, draft, options);
     return {
       statusCode: 200,
+      ...replayedHeader(replayed),
       body: { success: true, message: `Event added to block ${block.index} of '${block.chain_name}'`, event_id },
     };
   },
 
-  'POST /chains/{chain_name}/events/batch': async ({ principal, params, body }) => {
+  'POST /chains/{chain_name}/events/batch': async ({ principal, params, body, headers }) => {
     const drafts = parseEventBatch(body ?? {});
-    const appended = await ledgerFor(principal).appendEvents(params.chain_name!, drafts);
+    const options = idempotencyOptions(headers);
+    const appended = await ledgerFor(principal).appendEvents(params.chain_name!, drafts, options);
     const first = appended[0]!.block;
     const last = appended[appended.length - 1]!.block;
     return {
       statusCode: 200,
+      ...replayedHeader(appended.replayed),
       body: {
         success: true,
         message: `${appended.length} event(s) added to blocks ${first.index}–${last.index} of '${first.chain_name}'`,

@@ -4,12 +4,15 @@
  * ledger; only the service's own bookkeeping (a channel's activity records, Main Chain anchors) writes
  * through the bare one, after its own check.
  */
-import type { Ledger } from '../ledger/ledger.ts';
+import type { AppendOptions, Ledger } from '../ledger/ledger.ts';
 import type { Proofs } from '../ledger/proofs.ts';
 import type { AccessControl } from './access.ts';
 import type { Principal } from './policy.ts';
 
 export function guardLedger(ledger: Ledger, access: AccessControl, principal: Principal): Ledger {
+  // An Idempotency-Key is its caller's own: two callers' equal keys never meet (nor see each other's answers).
+  const ownKeys = (options: AppendOptions | undefined): AppendOptions | undefined =>
+    options?.idempotency ? { idempotency: { key: options.idempotency.key, caller: principal.key_id ?? '-' } } : options;
   return {
     async listChains() {
       access.check(principal, 'chain.read_metadata', { kind: 'service' });
@@ -32,14 +35,14 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       await access.chain(principal, 'chain.read', chainName);
       return ledger.getBlock(chainName, address, options);
     },
-    async appendEvent(chainName, draft) {
+    async appendEvent(chainName, draft, options) {
       await access.chain(principal, 'chain.append', chainName);
-      return ledger.appendEvent(chainName, draft);
+      return ledger.appendEvent(chainName, draft, ownKeys(options));
     },
-    async appendEvents(chainName, drafts) {
+    async appendEvents(chainName, drafts, options) {
       // Checked once, before anything is prepared or written: a refused batch appends nothing.
       await access.chain(principal, 'chain.append', chainName);
-      return ledger.appendEvents(chainName, drafts);
+      return ledger.appendEvents(chainName, drafts, ownKeys(options));
     },
     async submitProof(chainName) {
       await access.chain(principal, 'chain.anchor', chainName);

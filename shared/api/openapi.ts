@@ -60,6 +60,16 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
       parameters.push({ name, in: 'query', required: (query.required ?? []).includes(name), schema });
     }
   }
+  if (schemas.idempotent) {
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes retries safe: the same key with the same body answers the first result (header Idempotent-Replayed: true) and appends nothing; with another body 422; while the first is in progress 409. 1-255 printable ASCII characters; kept 24 h.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+    });
+  }
   const success = String(schemas.status ?? 200);
   return {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,

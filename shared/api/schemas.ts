@@ -35,14 +35,16 @@ export const graphqlQuery = z.object({ query: z.string().min(1), variables: z.st
 export interface RouteSchemas {
   query?: z.ZodType;
   body?: z.ZodType;
+  /** Takes an Idempotency-Key header (retries answer the first result). */
+  idempotent?: true;
   /** The success status, when not 200. */
   status?: number;
 }
 
 export const ROUTE_SCHEMAS: Record<string, RouteSchemas> = {
   'ledger POST /chains/{chain_name}/create': { status: 201 },
-  'ledger POST /chains/{chain_name}/events': { body: eventRequestSchema },
-  'ledger POST /chains/{chain_name}/events/batch': { body: eventBatchSchema },
+  'ledger POST /chains/{chain_name}/events': { body: eventRequestSchema, idempotent: true },
+  'ledger POST /chains/{chain_name}/events/batch': { body: eventBatchSchema, idempotent: true },
   'ledger GET /chains/{chain_name}/blocks': { query: blocksQuery },
   'ledger GET /chains/{chain_name}/blocks/{index_or_hash}': { query: blockQuery },
   'ledger GET /chains/{chain_name}/blocks/{index_or_hash}/proof': { query: proofQuery },

@@ -15,8 +15,8 @@ export function cors(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceConte
   return httpCors({
     origins: config.SVC_CORS_ORIGINS,
     methods: 'GET,POST,OPTIONS',
-    headers: ['Content-Type', config.API_KEY_NAME, REQUEST_ID_HEADER].join(','),
-    exposeHeaders: [REQUEST_ID_HEADER, 'Retry-After', ...RATE_LIMIT_HEADERS].join(','),
+    headers: ['Content-Type', config.API_KEY_NAME, REQUEST_ID_HEADER, 'Idempotency-Key'].join(','),
+    exposeHeaders: [REQUEST_ID_HEADER, 'Retry-After', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS].join(','),
     maxAge: 600,
   }) as MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext>;
 }

@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChainContendedError, ChainNotFoundError, UnprocessableError } from '../errors.ts';
-import { pendingSk, type BlockCommit, type CommitResult, type LedgerRepository, type PendingAppend, type PendingRef, type ProofRecord, type Receipt } from './repository.ts';
+import { pendingSk, type IdempotencyClaim, type BlockCommit, type CommitResult, type LedgerRepository, type PendingAppend, type PendingRef, type ProofRecord, type Receipt } from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
 import { ensureTree, extendTree } from './tree.ts';
@@ -38,6 +38,18 @@ export interface ProofClaim {
 export interface BlockDraft {
   events: EventDraft[];
   proof?: ProofClaim;
+  /**
+   * On the first draft of a request sent with an Idempotency-Key: the key's claim, and how many blocks
+   * (this one and the next) are that request's. The commit of those blocks completes the key's record.
+   */
+  completes?: IdempotencyClaim & { count: number };
+}
+
+/** Refusal of blocks whose Idempotency-Key hold was taken over (their request outlived its hold). */
+export class IdempotencyClaimLostError extends Error {
+  constructor() {
+    super('the hold on this Idempotency-Key lapsed before the append could land');
+  }
 }
 
 /** Rejection of an anchor whose Sub-Chain was already anchored at that head or later. */
@@ -133,7 +145,8 @@ export function draftBytes(draft: BlockDraft): number {
   return Buffer.byteLength(JSON.stringify(draft.events)) + 512;
 }
 
-const transactionItems = (drafts: readonly BlockDraft[]) => drafts.reduce((n, d) => n + (d.proof ? 2 : 1), 0);
+/** Items a draft takes in the transaction: its block, its proof record, its Idempotency-Key record. */
+const transactionItems = (drafts: readonly BlockDraft[]) => drafts.reduce((n, d) => n + 1 + (d.proof ? 1 : 0) + (d.completes ? 1 : 0), 0);
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
 
@@ -142,6 +155,7 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** The reason a refused pending append's receipt gives, and the error its writer answers with. */
 const PROOF_SUPERSEDED = 'proof-superseded';
+const CLAIM_LOST = 'idempotency-claim-lost';
 
 export class ChainAppender {
   /** Names this instance in leases and pending appends. */
@@ -304,7 +318,10 @@ export class ChainAppender {
     const timestamp = Math.round(this.now() * 1000) / 1000;
     const blocks = buildBlocks(chainName, head, drafts, () => timestamp);
     const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
-    return { timestamp, blocks, tree };
+    const completions = drafts.flatMap((d, blockPosition) =>
+      d.completes ? [{ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count }] : [],
+    );
+    return { timestamp, blocks, tree, completions };
   }
 
   /** Counts a landed commit, and answers the head it left. */
@@ -326,7 +343,7 @@ export class ChainAppender {
     head: ChainHead,
     blocks: Block[],
     tree: { frontier: string[]; treeNodes: string[][] },
-    extra: Pick<BlockCommit, 'proofRecords' | 'seals' | 'lease'> = {},
+    extra: Pick<BlockCommit, 'proofRecords' | 'seals' | 'lease' | 'completions'> = {},
   ): Promise<CommitResult | { status: 'failed'; error: unknown; head: ChainHead | undefined }> {
     try {
       return await this.repository.commitBlocks({
@@ -350,8 +367,8 @@ export class ChainAppender {
     const weather = this.weatherOf(chainName);
     weather.head = undefined; // used once: whatever happens, the next commit learns the head anew unless this one lands
     if (drafts.some((d) => d.proof)) return undefined; // anchors go the long way (their proof records)
-    const { blocks, tree } = this.build(chainName, remembered, drafts);
-    const result = await this.attempt(chainName, remembered, blocks, tree);
+    const { blocks, tree, completions } = this.build(chainName, remembered, drafts);
+    const result = await this.attempt(chainName, remembered, blocks, tree, { completions });
     if (result.status === 'failed') return undefined; // did not land: the long way settles it
     if (result.status !== 'committed') {
       this.counters.conflicts += 1;
@@ -428,6 +445,7 @@ export class ChainAppender {
   private fromReceipt(chainName: string, drafts: BlockDraft[], receipt: Receipt): Block[] {
     if (receipt.status === 'rejected') {
       if (receipt.reason === PROOF_SUPERSEDED) throw new ProofSupersededError(drafts.find((d) => d.proof)?.proof?.subChain ?? '');
+      if (receipt.reason === CLAIM_LOST) throw new IdempotencyClaimLostError();
       if (receipt.reason === 'chain-not-found') throw new ChainNotFoundError(chainName);
       throw new Error(`append to '${chainName}' refused: ${receipt.reason}`);
     }
@@ -461,7 +479,7 @@ export class ChainAppender {
       // The last round gives the lease back in its own commit.
       const last = takenAll || overtime;
       const drafts = units.flatMap((u) => u.drafts);
-      const { timestamp, blocks, tree } = this.build(chainName, head, drafts);
+      const { timestamp, blocks, tree, completions } = this.build(chainName, head, drafts);
       const proofRecords: ProofRecord[] = [];
       drafts.forEach((draft, position) => {
         if (draft.proof) {
@@ -484,6 +502,7 @@ export class ChainAppender {
       const result = await this.attempt(chainName, head, blocks, tree, {
         proofRecords,
         seals,
+        completions,
         lease: last ? { release: true } : { untilMs: this.nowMs() + this.leaseMs },
       });
       if (result.status === 'failed') {
@@ -551,6 +570,19 @@ export class ChainAppender {
             skip.add(owner.ref.sk);
           } else {
             ownError = new ProofSupersededError(subChain);
+            ownUnit = undefined;
+          }
+          attempt -= 1;
+          break;
+        }
+        case 'claim-lost': {
+          // That request's Idempotency-Key is held by a later attempt now: refuse these blocks, keep the rest.
+          const owner = unitAt(units, result.blockPosition);
+          if (owner.ref) {
+            await this.repository.rejectPending(chainName, owner.ref, CLAIM_LOST);
+            skip.add(owner.ref.sk);
+          } else {
+            ownError = new IdempotencyClaimLostError();
             ownUnit = undefined;
           }
           attempt -= 1;

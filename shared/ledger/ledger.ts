@@ -2,18 +2,21 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (service-spec.md, contract.md
  * §2–§3). Handlers call these functions; they validate their own input and throw typed errors.
  */
+import { createHash, randomUUID } from 'node:crypto';
 import {
   BadRequestError,
   BlockNotFoundError,
   ChainExistsError,
   ChainNotFoundError,
   DependencyUnavailableError,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
   UnprocessableError,
   UnreadablePayloadError,
   ValidationError,
 } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
-import { ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
+import { ChainAppender, IdempotencyClaimLostError, MAX_ATOMIC_BLOCKS, ProofSupersededError, type BlockDraft } from './appender.ts';
 import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
@@ -76,9 +79,9 @@ export interface Ledger {
   getStats(chainName: string): Promise<ChainStats>;
   listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean } & ReadOptions): Promise<BlocksPage>;
   getBlock(chainName: string, address: BlockAddress, options?: ReadOptions): Promise<Block>;
-  appendEvent(chainName: string, draft: EventDraft): Promise<AppendResult>;
+  appendEvent(chainName: string, draft: EventDraft, options?: AppendOptions): Promise<AppendResult & Replayed>;
   /** Appends the events, one block each, in one transaction: all are committed, in order, or none. */
-  appendEvents(chainName: string, drafts: EventDraft[]): Promise<AppendResult[]>;
+  appendEvents(chainName: string, drafts: EventDraft[], options?: AppendOptions): Promise<AppendResult[] & Replayed>;
   submitProof(chainName: string): Promise<ProofResult>;
   traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
   /** The events with their off-chain `details` decrypted (or a `resolve_error`), as `resolve_cid=true` answers them. */
@@ -86,6 +89,25 @@ export interface Ledger {
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
+
+/**
+ * An append sent with an Idempotency-Key (`caller`: who sent it, so that keys are each caller's own).
+ * The same key with the same request answers what the first answered and appends nothing; with another
+ * request it is refused (422); while the first is still being appended, the retry is refused (409).
+ */
+export interface AppendOptions {
+  idempotency?: { caller: string; key: string };
+}
+
+/** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */
+export interface Replayed {
+  replayed?: boolean;
+}
+
+/** How long a request holds its Idempotency-Key: longer than any append may take (its deadline is 10 s). */
+const IDEMPOTENCY_HOLD_MS = 60_000;
+/** How long a key's answer is kept (TTL). */
+const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
 
 export interface LedgerOptions {
   repository: LedgerRepository;
@@ -188,6 +210,44 @@ export function createLedger({
    * Checks a client's off-chain reference, or moves large details off chain; then checks the size.
    * `chainChecked`: the caller already knows the chain exists.
    */
+  /**
+   * Runs an append under its Idempotency-Key, if it has one: claims the key, and hands `append` the claim
+   * its first block carries, so that the commit that lands the blocks also records them as the key's
+   * answer (one transaction: no crash can leave an appended request unanswered, so no retry appends it
+   * twice). A key already answered replays the blocks it landed.
+   */
+  async function idempotent(
+    chainName: string,
+    kind: 'event' | 'batch',
+    drafts: EventDraft[],
+    options: AppendOptions | undefined,
+    append: (completes?: BlockDraft['completes']) => Promise<Block[]>,
+  ): Promise<{ blocks: Block[]; replayed?: true }> {
+    if (!options?.idempotency) return { blocks: await append() };
+    const { caller, key } = options.idempotency;
+    const claim = { id: `${chainName}#${caller}#${key}`, token: randomUUID() };
+    const fingerprint = createHash('sha256').update(canonicalJson({ kind, drafts })).digest('hex');
+    const nowMs = now() * 1000;
+    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + IDEMPOTENCY_HOLD_MS, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
+    if (state.status !== 'claimed') {
+      if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
+      if (state.status === 'in-progress') throw new IdempotencyKeyInUseError();
+      // Read strongly consistent: the first request may have landed a moment ago.
+      const found = await Promise.all(Array.from({ length: state.count }, (_, i) => repository.getBlock(chainName, state.firstIndex + i, true)));
+      const blocks = found.filter((b): b is Block => b !== undefined);
+      if (blocks.length !== state.count) throw new Error(`the blocks of Idempotency-Key record ${claim.id} are not all there`);
+      return { blocks, replayed: true };
+    }
+    try {
+      return { blocks: await append({ ...claim, count: drafts.length }) };
+    } catch (error) {
+      // Not appended: let a retry go at once rather than wait for the hold to lapse.
+      await repository.releaseIdempotency(claim).catch(() => undefined);
+      if (error instanceof IdempotencyClaimLostError) throw new IdempotencyKeyInUseError();
+      throw error;
+    }
+  }
+
   async function prepare(chainName: string, draft: EventDraft, chainChecked = false): Promise<EventDraft> {
     if (draft.is_offchain) {
       // A client-supplied reference must be readable now, or nobody could ever resolve it.
@@ -279,13 +339,16 @@ export function createLedger({
       return (await resolveBlocks([block], options))[0]!;
     },
 
-    async appendEvent(chainName, draft) {
+    async appendEvent(chainName, draft, options) {
       assertAppendable(chainName);
-      const block = await appender.append(chainName, { events: [await prepare(chainName, draft)] });
-      return { event_id: block.events[0]!.event_id, block };
+      const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => [
+        await appender.append(chainName, { events: [await prepare(chainName, draft)], ...(completes ? { completes } : {}) }),
+      ]);
+      const block = blocks[0]!;
+      return { event_id: block.events[0]!.event_id, block, ...(replayed ? { replayed } : {}) };
     },
 
-    async appendEvents(chainName, drafts) {
+    async appendEvents(chainName, drafts, options) {
       assertAppendable(chainName);
       if (drafts.length > MAX_ATOMIC_BLOCKS) {
         throw new UnprocessableError(
@@ -293,13 +356,17 @@ export function createLedger({
         );
       }
       await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
-      const prepared: EventDraft[] = [];
-      for (const draft of drafts) prepared.push(await prepare(chainName, draft, true));
-      const blocks = await appender.appendAll(
-        chainName,
-        prepared.map((event) => ({ events: [event] })),
-      );
-      return blocks.map((block) => ({ event_id: block.events[0]!.event_id, block }));
+      const { blocks, replayed } = await idempotent(chainName, 'batch', drafts, options, async (completes) => {
+        const prepared: EventDraft[] = [];
+        for (const draft of drafts) prepared.push(await prepare(chainName, draft, true));
+        return appender.appendAll(
+          chainName,
+          prepared.map((event, i) => ({ events: [event], ...(i === 0 && completes ? { completes } : {}) })),
+        );
+      });
+      const results: AppendResult[] & Replayed = blocks.map((block) => ({ event_id: block.events[0]!.event_id, block }));
+      if (replayed) results.replayed = true;
+      return results;
     },
 
     async submitProof(chainName) {

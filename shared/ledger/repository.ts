@@ -56,6 +56,24 @@ export type LeaseOutcome =
   | { acquired: false; head: ChainHead; holder: string; untilMs: number }
   | { acquired: false; head: undefined };
 
+/**
+ * A request's hold on its Idempotency-Key: `id` names the key's record (the caller, the chain and the
+ * key), `token` this attempt. The commit that lands the request's blocks completes the record, on the
+ * condition that the token is still the one holding it.
+ */
+export interface IdempotencyClaim {
+  id: string;
+  token: string;
+}
+
+/** What a key's record said when a request tried to claim it. */
+export type IdempotencyState =
+  | { status: 'claimed' }
+  /** A request with this key is being appended (until `untilMs`, when its hold lapses). */
+  | { status: 'in-progress'; fingerprint: string; untilMs: number }
+  /** A request with this key landed as the `count` blocks from `firstIndex`. */
+  | { status: 'done'; fingerprint: string; firstIndex: number; count: number };
+
 /** Consecutive blocks appended to one chain in one transaction. */
 export interface BlockCommit {
   chainName: string;
@@ -75,6 +93,8 @@ export interface BlockCommit {
   seals?: { ref: PendingRef; receipt: Receipt & { status: 'sealed' } }[];
   /** The combining lease: kept until `untilMs` (the writer goes on combining), or released. */
   lease?: { untilMs: number } | { release: true };
+  /** Idempotency-Key records these blocks complete: `count` blocks from `blockPosition` are that request's. */
+  completions?: { claim: IdempotencyClaim; blockPosition: number; count: number }[];
 }
 
 export type CommitResult =
@@ -86,7 +106,9 @@ export type CommitResult =
   /** DynamoDB refused a concurrent transaction on the same items; retrying is right. */
   | { status: 'conflict' }
   /** A sealed pending append was no longer there (its writer withdrew it): leave it out and retry. */
-  | { status: 'pending-gone'; sealPosition: number };
+  | { status: 'pending-gone'; sealPosition: number }
+  /** An Idempotency-Key record is no longer held by the claim the blocks at `blockPosition` carry. */
+  | { status: 'claim-lost'; blockPosition: number };
 
 export type CreateChainsResult = { status: 'created' } | { status: 'exists'; chainNames: string[] };
 
@@ -133,6 +155,14 @@ export interface LedgerRepository {
   setFrontier(chainName: string, headIndex: number, frontier: string[]): Promise<boolean>;
   /** Every block holding an event of the entity, in trace order (time, chain, index). */
   queryEntityBlocks(entityId: string): Promise<Block[]>;
+  /**
+   * Claims an Idempotency-Key's record for a request with this fingerprint, unless another request holds
+   * it (and its hold has not lapsed at `nowMs`) or it is done; answers the record's state either way.
+   * The record expires (TTL) at `expiresAt` (epoch seconds).
+   */
+  claimIdempotency(claim: IdempotencyClaim, fingerprint: string, nowMs: number, untilMs: number, expiresAt: number): Promise<IdempotencyState>;
+  /** Lets go of a claim whose request did not land, if it still holds the record (a retry may go at once). */
+  releaseIdempotency(claim: IdempotencyClaim): Promise<void>;
   /** Throws when the table cannot be reached. */
   ping(): Promise<void>;
 }

@@ -14,6 +14,7 @@
  *                these keys, so every append wrote one GSI partition; `npm run migrate` moves them to the list)
  *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<writer id>   (appends waiting for a combiner; TTL)
  *   receipt      pk = RECEIPT#<name>#<writer id>   sk = RECEIPT                     (what became of one; TTL)
+ *   idempotency  pk = IDEMPOTENCY#<chain>#<caller>#<key>   sk = IDEMPOTENCY   (an Idempotency-Key's hold, then its result; TTL)
  */
 import type { ChainKind } from '../ledger/types.ts';
 
@@ -34,6 +35,12 @@ export const LEDGER_INDEXES = {
 } as const;
 
 export const RECEIPT_SK = 'RECEIPT';
+export const IDEMPOTENCY_SK = 'IDEMPOTENCY';
+
+/** An Idempotency-Key's record, by the id the ledger gives it (`<chain>#<caller>#<key>`: keys are each caller's own). */
+export function idempotencyPk(id: string): string {
+  return `IDEMPOTENCY#${id}`;
+}
 
 /** A pending append's partition: one of the chain's pending shards. */
 export function pendingPk(chainName: string, shard: number): string {

@@ -35,6 +35,8 @@ import {
   HEAD_SK,
   LEDGER_INDEXES,
   RECEIPT_SK,
+  IDEMPOTENCY_SK,
+  idempotencyPk,
   SUB_CHAINS_SK_PREFIX,
   blockPk,
   blockSk,
@@ -291,6 +293,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       const events = blocks.reduce((n, b) => n + b.events.length, 0);
       const proofRecords = commit.proofRecords ?? [];
       const seals = commit.seals ?? [];
+      const completions = commit.completions ?? [];
       // The combining lease: renewed while the writer goes on combining, else given back with this commit.
       const keepLease = commit.lease !== undefined && 'untilMs' in commit.lease;
       const leaseUpdate = keepLease ? ', turn_holder = :writer, turn_expires_ms = :until' : ' REMOVE turn_holder, turn_expires_ms';
@@ -334,6 +337,18 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           { Delete: { TableName: tableName, Key: { pk: pendingPk(chainName, ref.shard), sk: ref.sk }, ConditionExpression: 'attribute_exists(pk)' } },
           { Put: { TableName: tableName, Item: receiptItem(chainName, ref, receipt) } },
         ]),
+        // Each Idempotency-Key these blocks answer: done, with where its blocks are, in the same transaction
+        // (a crash after the commit cannot leave the key unanswered, so a retry never appends twice).
+        ...completions.map(({ claim, blockPosition, count }) => ({
+          Update: {
+            TableName: tableName,
+            Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
+            UpdateExpression: 'SET #status = :done, first_index = :first, block_count = :count REMOVE claim_token, claim_until_ms',
+            ConditionExpression: 'claim_token = :token',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':done': 'done', ':first': blocks[blockPosition]!.index, ':count': count, ':token': claim.token },
+          },
+        })),
       ];
       try {
         await client.send(new TransactWriteCommand({ TransactItems: transactItems }));
@@ -358,6 +373,9 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         const sealOffset = proofOffset + proofRecords.length;
         const gone = seals.findIndex((_, i) => reasons[sealOffset + 2 * i]?.Code === 'ConditionalCheckFailed');
         if (gone >= 0) return { status: 'pending-gone', sealPosition: gone };
+        const completionOffset = sealOffset + 2 * seals.length;
+        const lost = completions.findIndex((_, i) => reasons[completionOffset + i]?.Code === 'ConditionalCheckFailed');
+        if (lost >= 0) return { status: 'claim-lost', blockPosition: completions[lost]!.blockPosition };
         if (reasons.some((r) => r.Code === 'TransactionConflict')) return { status: 'conflict' };
         throw translateStorageError(error);
       }
@@ -400,6 +418,45 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         );
       } catch (error) {
         if (error instanceof ConditionalCheckFailedException) return; // not ours any more: nothing to give back
+        throw translateStorageError(error);
+      }
+    },
+
+    async claimIdempotency(claim, fingerprint, nowMs, untilMs, expiresAt) {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK, status: 'in-progress', fingerprint, claim_token: claim.token, claim_until_ms: untilMs, ttl: expiresAt },
+            // Free, or held by a request whose hold lapsed (it died): never over a finished one.
+            ConditionExpression: 'attribute_not_exists(pk) OR (#status = :progress AND claim_until_ms < :now)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':progress': 'in-progress', ':now': nowMs },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return { status: 'claimed' };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw translateStorageError(error);
+        const item = unmarshall(error.Item);
+        return item.status === 'done'
+          ? { status: 'done', fingerprint: String(item.fingerprint), firstIndex: Number(item.first_index), count: Number(item.block_count) }
+          : { status: 'in-progress', fingerprint: String(item.fingerprint), untilMs: Number(item.claim_until_ms) };
+      }
+    },
+
+    async releaseIdempotency(claim) {
+      try {
+        await client.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
+            ConditionExpression: 'claim_token = :token',
+            ExpressionAttributeValues: { ':token': claim.token },
+          }),
+        );
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return; // done meanwhile, or held by another: not ours
         throw translateStorageError(error);
       }
     },

@@ -5,6 +5,7 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   ResourceInUseException,
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
@@ -140,7 +141,8 @@ export function tableNamesFrom(settings: Record<(typeof TABLE_SETTINGS)[TableRol
 /** Every table of the service, keyed by role: the local stack creates them, the cloud stack declares them. */
 export function allTableSpecs(names: TableNames): Record<TableRole, TableSpec> {
   return {
-    ledger: { definition: ledgerTableDefinition(names.ledger) },
+    // Pending appends, receipts and Idempotency-Key records expire on `ttl`.
+    ledger: { definition: ledgerTableDefinition(names.ledger), ttlAttribute: 'ttl' },
     registry: { definition: registryTableDefinition(names.registry), ttlAttribute: 'ttl' },
     rateLimits: { definition: rateLimitTableDefinition(names.rateLimits), ttlAttribute: 'expire' },
     connections: { definition: connectionsTableDefinition(names.connections), ttlAttribute: 'ttl' },
@@ -157,6 +159,13 @@ export async function ensureTables(client: DynamoDBClient, specs: Record<TableRo
     const name = definition.TableName!;
     try {
       await client.send(new DescribeTableCommand({ TableName: name }));
+      // A table made by an earlier version may lack the TTL a later one relies on.
+      if (ttlAttribute) {
+        const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+        if (ttl.TimeToLiveDescription?.TimeToLiveStatus === 'DISABLED') {
+          await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
+        }
+      }
       continue;
     } catch (error) {
       if (!(error instanceof ResourceNotFoundException)) throw translateStorageError(error);

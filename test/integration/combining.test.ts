@@ -10,6 +10,8 @@ import { createLedger, type Ledger } from '#shared/ledger/ledger';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
 import { ChainContendedError } from '#shared/errors';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '#shared/ledger/hashing';
 import { checkBlocks } from '#test/support/chain';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
@@ -155,5 +157,90 @@ describe('Appends combined across instances (DynamoDB only)', () => {
     const { event_id } = await instance().ledger.appendEvent('stuck', draft('later', 0));
     const blocks = await chainBlocks('stuck');
     assert.deepEqual(blocks.slice(1).map((b) => b.events[0]!.event_id), [event_id], 'only the later event is on the chain');
+  });
+});
+
+describe('Idempotency-Key across instances (DynamoDB only)', () => {
+  const key = (name: string) => ({ idempotency: { caller: '-', key: `${name}-${Date.now()}` } });
+
+  it('answers a retry with the first result, from any instance, and appends it once', async () => {
+    const [a, b] = [instance(), instance()];
+    await a.ledger.createSubChain('idem');
+    const options = key('retry');
+    const first = await a.ledger.appendEvent('idem', draft('idem', 1), options);
+    const retry = await b.ledger.appendEvent('idem', draft('idem', 1), options);
+    assert.equal(retry.event_id, first.event_id);
+    assert.equal(retry.block.hash, first.block.hash);
+    assert.equal(retry.replayed, true);
+    assert.equal(first.replayed, undefined);
+    await assert.rejects(b.ledger.appendEvent('idem', draft('idem', 2), options), (e: Error) => e.name === 'IdempotencyKeyReusedError');
+    const batchOptions = key('batch');
+    const batch = await a.ledger.appendEvents('idem', [draft('b', 0), draft('b', 1)], batchOptions);
+    const batchRetry = await b.ledger.appendEvents('idem', [draft('b', 0), draft('b', 1)], batchOptions);
+    assert.deepEqual(batchRetry.map((r) => r.event_id), batch.map((r) => r.event_id));
+    assert.equal((await chainBlocks('idem')).length, 1 + 1 + 2);
+  });
+
+  it('concurrent requests with one key: one append; the others get its answer or 409, never a second block', async () => {
+    const instances = Array.from({ length: 6 }, () => instance());
+    await instances[0]!.ledger.createSubChain('idem-race');
+    const options = key('race');
+    const outcomes = await Promise.allSettled(instances.map((inst) => inst.ledger.appendEvent('idem-race', draft('race', 0), options)));
+    const answered = outcomes.filter((o) => o.status === 'fulfilled').map((o) => (o as PromiseFulfilledResult<{ event_id: string }>).value.event_id);
+    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => ((o as PromiseRejectedResult).reason as Error).name);
+    assert.ok(answered.length >= 1);
+    assert.equal(new Set(answered).size, 1, 'every answer names the same event');
+    assert.ok(refused.every((name) => name === 'IdempotencyKeyInUseError'), refused.join());
+    assert.equal((await chainBlocks('idem-race')).length, 2, 'one block');
+  });
+
+  it('is answered after its instance dies right after the commit: the key is completed in the same transaction', async () => {
+    // This instance's commits land, and then it never answers (as if SIGKILLed right after the commit).
+    const frozen: LedgerRepository = { ...repo, commitBlocks: async (commit) => { await repo.commitBlocks(commit); return new Promise(() => {}); } };
+    const dying = instance(frozen);
+    await instance().ledger.createSubChain('idem-crash');
+    const options = key('crash');
+    void dying.ledger.appendEvent('idem-crash', draft('crash', 0), options);
+    let landed: Block[] = [];
+    for (let i = 0; i < 100 && landed.length < 2; i += 1) {
+      await new Promise((r) => setTimeout(r, 20));
+      landed = await repo.getBlockRange('idem-crash', 0, 5, false);
+    }
+    assert.equal(landed.length, 2, 'the dying instance committed the block');
+    // The client's retry reaches another instance at once: the key already names that block.
+    const retry = await instance().ledger.appendEvent('idem-crash', draft('crash', 0), options);
+    assert.equal(retry.replayed, true);
+    assert.equal(retry.event_id, landed[1]!.events[0]!.event_id);
+    assert.equal((await chainBlocks('idem-crash')).length, 2, 'not appended twice');
+  });
+
+  it('refuses a retry while the first request holds the key (409), and takes over a hold that lapsed', async () => {
+    await instance().ledger.createSubChain('idem-held');
+    const options = key('held');
+    const fingerprint = createHash('sha256').update(canonicalJson({ kind: 'event', drafts: [draft('held', 0)] })).digest('hex');
+    // Another instance claimed the key a moment ago and is still appending (or died: its hold lapses).
+    const claim = { id: `idem-held#-#${options.idempotency.key}`, token: 'other-instance' };
+    assert.deepEqual(await repo.claimIdempotency(claim, fingerprint, Date.now(), Date.now() + 300, Math.floor(Date.now() / 1000) + 60), { status: 'claimed' });
+    await assert.rejects(instance().ledger.appendEvent('idem-held', draft('held', 0), options), (e: Error) => e.name === 'IdempotencyKeyInUseError');
+    await assert.rejects(instance().ledger.appendEvent('idem-held', draft('held', 1), options), (e: Error) => e.name === 'IdempotencyKeyReusedError');
+    await new Promise((r) => setTimeout(r, 350));
+    const retry = await instance().ledger.appendEvent('idem-held', draft('held', 0), options);
+    assert.equal(retry.replayed, undefined, 'the lapsed hold is taken over and the event appended');
+    // The first holder, had it gone on, could not complete the key now: its token no longer holds it.
+    await repo.releaseIdempotency(claim);
+    const replay = await instance().ledger.appendEvent('idem-held', draft('held', 0), options);
+    assert.equal(replay.event_id, retry.event_id);
+    assert.equal((await chainBlocks('idem-held')).length, 2);
+  });
+
+  it('a request that failed lets go of its key, so a retry appends at once', async () => {
+    const failing: LedgerRepository = { ...repo, commitBlocks: async () => Promise.reject(Object.assign(new Error('unreachable'), { name: 'ServiceUnavailableError' })) };
+    const a = instance(failing, { maxAttempts: 1 });
+    await instance().ledger.createSubChain('idem-fail');
+    const options = key('fail');
+    await assert.rejects(a.ledger.appendEvent('idem-fail', draft('fail', 0), options));
+    const retry = await instance().ledger.appendEvent('idem-fail', draft('fail', 0), options);
+    assert.equal(retry.replayed, undefined, 'appended now, not replayed');
+    assert.equal((await chainBlocks('idem-fail')).length, 2);
   });
 });
