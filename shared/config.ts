@@ -24,8 +24,9 @@ export const settingsSchema = z.object({
   SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
   // A transaction holds at most 100 items: every block, its proof record if any, and the head.
   SVC_APPEND_BATCH_MAX: positiveInt(1, 40).default(25),
-  // Partitions pending appends are spread over (each is one query per combining round).
-  SVC_APPEND_PENDING_SHARDS: positiveInt(1, 64).default(1),
+  // Most partitions a busy chain's pending appends spread over (a chain starts with one and doubles while
+  // leaders find many waiting; each is one query per combining round).
+  SVC_APPEND_PENDING_SHARDS: positiveInt(1, 64).default(32),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   // The local stack: each function as a pool of single-request instances (as Lambda runs), or all in one process.
   SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('instances'),

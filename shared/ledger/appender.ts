@@ -64,7 +64,11 @@ export interface AppenderOptions {
   maxAttempts: number;
   /** Most blocks in one transaction (DynamoDB allows 100 items: blocks + head + proof records + pending). */
   batchMax: number;
-  /** Shards pending appends are spread over (more: more appends per second on one chain; each is a query per round). */
+  /**
+   * Most partitions a chain's pending appends spread over. A chain starts with one; a leader that finds
+   * PENDING_PER_SHARD or more waiting per shard doubles the chain's shards, recorded on its head (more:
+   * more appends per second on one chain; each is one query per combining round).
+   */
   pendingShards?: number;
   /** How long the combining lease lasts without a commit: the longest a crashed leader holds others up. */
   leaseMs?: number;
@@ -112,6 +116,8 @@ interface ChainWeather {
   head?: ChainHead;
   /** When another writer was last seen on this chain (a lease, a pending append, a moved head), epoch ms. */
   othersSeenMs: number;
+  /** The chain's pending shards as its head last said (they only grow). */
+  pendingShards?: number;
 }
 
 /** A writer that has seen no other on a chain for this long commits straight on the head it remembers. */
@@ -132,6 +138,8 @@ export const MAX_BATCH_BYTES = 1_500_000;
 /** A pending append is one item (400 KB at most) and takes two transaction items (removal, receipt) besides its blocks. */
 const MAX_PENDING_BYTES = 350_000;
 const MAX_PENDING_BLOCKS = MAX_TRANSACTION_ITEMS - 3;
+/** Pending appends found per shard in one round at which a leader doubles the chain's shards. */
+const PENDING_PER_SHARD = 8;
 /** Pending appends read per round and shard. */
 const PENDING_READ_LIMIT = 50;
 /** Receipts and unclaimed pending appends expire (TTL) after this long. */
@@ -304,6 +312,7 @@ export class ChainAppender {
         if (lease.acquired) return (await this.lead(chainName, lease.head, drafts))!;
         weather.othersLeadUntilMs = lease.untilMs;
         weather.othersSeenMs = this.nowMs();
+        weather.pendingShards = lease.head.pendingShards ?? 1;
         if (fitsPending) break;
         // Too large to hand over as a pending append: wait for the lease.
         if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, attempt);
@@ -375,6 +384,7 @@ export class ChainAppender {
       weather.othersSeenMs = this.nowMs();
       if (result.status === 'head-moved' && result.head?.turnHolder && result.head.turnHolder !== this.writerId && (result.head.turnExpiresMs ?? 0) > this.nowMs()) {
         weather.othersLeadUntilMs = result.head.turnExpiresMs!;
+        weather.pendingShards = result.head.pendingShards ?? 1;
       }
       return undefined;
     }
@@ -386,7 +396,8 @@ export class ChainAppender {
   private async follow(chainName: string, drafts: BlockDraft[], deadline: number): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
     weather.othersSeenMs = this.nowMs();
-    const ref: PendingRef = { shard: Math.floor(this.random() * this.shards), sk: pendingSk(this.nowMs(), randomUUID()) };
+    // Any of the shards the head named when we last saw it: every later leader reads at least those.
+    const ref: PendingRef = { shard: Math.floor(this.random() * (weather.pendingShards ?? 1)), sk: pendingSk(this.nowMs(), randomUUID()) };
     const written = this.nowMs();
     await this.repository.putPending(chainName, { ref, drafts: JSON.stringify(drafts) }, Math.ceil(this.now()) + PENDING_TTL_SECONDS);
     this.counters.followed += 1;
@@ -467,7 +478,10 @@ export class ChainAppender {
     let attempt = 0;
     const skip = new Set<string>(); // pending appends withdrawn under us
     rounds: for (;;) {
-      const pendings = (await this.repository.listPending(chainName, this.shards, PENDING_READ_LIMIT)).filter((p) => !skip.has(p.ref.sk));
+      const shards = head.pendingShards ?? 1;
+      const pendings = (await this.repository.listPending(chainName, shards, PENDING_READ_LIMIT)).filter((p) => !skip.has(p.ref.sk));
+      // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
+      const grown = pendings.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
       const { units, takenAll } = this.plan(chainName, ownUnit, pendings);
       if (pendings.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
       if (units.length === 0) {
@@ -503,6 +517,7 @@ export class ChainAppender {
         proofRecords,
         seals,
         completions,
+        ...(grown ? { pendingShards: grown } : {}),
         lease: last ? { release: true } : { untilMs: this.nowMs() + this.leaseMs },
       });
       if (result.status === 'failed') {
@@ -519,7 +534,7 @@ export class ChainAppender {
 
       switch (result.status) {
         case 'committed': {
-          head = this.landed(head, blocks, tree.frontier, proofRecords.length);
+          head = { ...this.landed(head, blocks, tree.frontier, proofRecords.length), ...(grown ? { pendingShards: grown } : {}) };
           if (ownUnit && units[0] === ownUnit) {
             ownBlocks = blocks.slice(0, ownUnit.drafts.length);
             ownUnit = undefined;

@@ -93,6 +93,8 @@ export interface BlockCommit {
   seals?: { ref: PendingRef; receipt: Receipt & { status: 'sealed' } }[];
   /** The combining lease: kept until `untilMs` (the writer goes on combining), or released. */
   lease?: { untilMs: number } | { release: true };
+  /** Spreads the chain's pending appends over this many partitions from now on (only ever raised). */
+  pendingShards?: number;
   /** Idempotency-Key records these blocks complete: `count` blocks from `blockPosition` are that request's. */
   completions?: { claim: IdempotencyClaim; blockPosition: number; count: number }[];
 }

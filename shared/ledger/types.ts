@@ -57,6 +57,12 @@ export interface ChainHead {
    * subtrees, largest first, hex. Null for a chain made before trees were kept, until it is built.
    */
   frontier: string[] | null;
+  /**
+   * How many partitions the chain's pending appends are spread over now: 1 at first, doubled by a leader
+   * that finds many waiting (up to SVC_APPEND_PENDING_SHARDS), never lowered, so a writer that learned the
+   * number earlier always writes where every later leader reads.
+   */
+  pendingShards?: number;
 }
 
 /** The client-facing summary (ChainInfoResponse). */

@@ -100,6 +100,7 @@ function headFromItem(item: Item): ChainHead {
     turnHolder: item.turn_holder === undefined ? null : String(item.turn_holder),
     turnExpiresMs: item.turn_expires_ms === undefined ? null : Number(item.turn_expires_ms),
     frontier: Array.isArray(item.frontier) ? (item.frontier as unknown[]).map(String) : null,
+    pendingShards: Number(item.pending_shards ?? 1),
   };
 }
 
@@ -297,13 +298,14 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       // The combining lease: renewed while the writer goes on combining, else given back with this commit.
       const keepLease = commit.lease !== undefined && 'untilMs' in commit.lease;
       const leaseUpdate = keepLease ? ', turn_holder = :writer, turn_expires_ms = :until' : ' REMOVE turn_holder, turn_expires_ms';
+      const shardsUpdate = commit.pendingShards !== undefined ? ', pending_shards = :shards' : '';
       const transactItems: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
         {
           Update: {
             TableName: tableName,
             Key: { pk: chainPk(chainName), sk: HEAD_SK },
             // Only on the head the blocks were built on, and only by the lease holder (or with no live lease).
-            UpdateExpression: `SET head_index = :index, head_hash = :hash, frontier = :frontier, event_count = event_count + :events, proof_count = proof_count + :proofs${leaseUpdate}`,
+            UpdateExpression: `SET head_index = :index, head_hash = :hash, frontier = :frontier, event_count = event_count + :events, proof_count = proof_count + :proofs${shardsUpdate}${leaseUpdate}`,
             ConditionExpression: `${conditions.headIsAt} AND (${conditions.turnIsFree})`,
             ExpressionAttributeValues: {
               ':index': last.index,
@@ -315,6 +317,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
               ':writer': commit.writerId,
               ':now': commit.nowMs,
               ...(keepLease ? { ':until': (commit.lease as { untilMs: number }).untilMs } : {}),
+              ...(commit.pendingShards !== undefined ? { ':shards': commit.pendingShards } : {}),
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },

@@ -145,6 +145,33 @@ describe('Appends combined across instances (DynamoDB only)', () => {
     assert.ok(!seen.has('victim/0'), 'the dead leader’s own event never landed (it never committed)');
   });
 
+  it('spreads a busy chain’s pending appends over more partitions, and still seals every one exactly once', async () => {
+    const instances = Array.from({ length: 20 }, () => instance(repo, { pendingShards: 4 }));
+    await instances[0]!.ledger.createSubChain('spread');
+    assert.equal((await repo.getHead('spread'))!.pendingShards, 1, 'a chain starts with one pending partition');
+    const acknowledged = new Map<string, string>();
+    const burst = async (round: number) => {
+      // Another instance holds the lease a moment, so that the burst queues as pending appends.
+      const holder = `busy-${round}-${Date.now()}`;
+      await repo.acquireLease('spread', holder, Date.now(), Date.now() + 300);
+      await Promise.all(
+        instances.map(async (inst, i) => {
+          const { event_id } = await inst.ledger.appendEvent('spread', draft(`r${round}i${i}`, 0));
+          acknowledged.set(`r${round}i${i}/0`, event_id);
+        }),
+      );
+    };
+    await burst(1);
+    const grown = (await repo.getHead('spread'))!.pendingShards!;
+    assert.ok(grown >= 2 && grown <= 4, `the leader that found 20 waiting doubled the partitions (now ${grown})`);
+    await burst(2);
+    await burst(3);
+    assert.ok((await repo.getHead('spread'))!.pendingShards! <= 4, 'never past SVC_APPEND_PENDING_SHARDS');
+    const blocks = await chainBlocks('spread');
+    assert.equal(blocks.length, 1 + 3 * 20);
+    assertExactlyOnce(blocks, acknowledged);
+  });
+
   it('a follower that waits past its deadline withdraws its append: 503, and it never lands', async () => {
     const holder = `stuck-${Date.now()}`;
     const patient = instance(repo, { waitMs: 400 });
