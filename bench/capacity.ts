@@ -208,7 +208,7 @@ export function formatModel(model: CapacityModel, scenario: string, settingsNote
     `  one chain: ${n(model.one_chain.events_per_s)} events/s (bound by ${model.one_chain.bound_by}); one entity id: ${model.one_entity_events_per_s === null ? '-' : n(model.one_entity_events_per_s)} events/s`,
     ...model.service.map((s) => `  service, ${n(s.chains)} chain(s): ${n(s.events_per_s)} events/s (bound by ${s.bound_by})`),
     `  the ledger table's default quota (${n(TABLE_QUOTA_WCU)} WCU/s, raisable): ${n(model.table_quota_events_per_s)} events/s`,
-    ...(model.writes_priced_without_earlier_image ? [`  (${model.writes_priced_without_earlier_image} writes priced without the item's earlier image: new items, or items this instance had not read)`] : []),
+    ...(model.writes_priced_without_earlier_image ? [`  (${model.writes_priced_without_earlier_image} updates priced without the item's earlier image: items this instance had not read whole; a lower bound)`] : []),
   ];
   return lines.join('\n');
 }
