@@ -63,6 +63,25 @@ const conditions = {
   proofIsNewer: 'attribute_not_exists(last_proof_head_index) OR last_proof_head_index < :proven',
 } as const;
 
+/**
+ * The frontier as the head stores it: its 32-byte hashes in one binary value, half the size of hex. Every
+ * commit rewrites the head, and DynamoDB bills a write per started KB (twice inside a transaction): packed,
+ * a head stays under 1 KB up to chains of about 2^20 blocks, where hex passed it at a few hundred.
+ * Heads written by earlier versions hold a list of hex strings; both are read.
+ */
+function packFrontier(frontier: readonly string[]): Uint8Array {
+  return Buffer.from(frontier.join(''), 'hex');
+}
+
+function unpackFrontier(value: unknown): string[] | null {
+  if (Array.isArray(value)) return value.map(String);
+  if (value instanceof Uint8Array) {
+    const hex = Buffer.from(value).toString('hex');
+    return Array.from({ length: hex.length / 64 }, (_, i) => hex.slice(i * 64, i * 64 + 64));
+  }
+  return null;
+}
+
 function headItem(head: ChainHead): Item {
   return {
     pk: chainPk(head.chainName),
@@ -74,7 +93,7 @@ function headItem(head: ChainHead): Item {
     event_count: head.eventCount,
     proof_count: head.proofCount,
     created_at: head.createdAt,
-    ...(head.frontier ? { frontier: head.frontier } : {}),
+    ...(head.frontier ? { frontier: packFrontier(head.frontier) } : {}),
   };
 }
 
@@ -99,7 +118,7 @@ function headFromItem(item: Item): ChainHead {
     createdAt: Number(item.created_at ?? 0),
     turnHolder: item.turn_holder === undefined ? null : String(item.turn_holder),
     turnExpiresMs: item.turn_expires_ms === undefined ? null : Number(item.turn_expires_ms),
-    frontier: Array.isArray(item.frontier) ? (item.frontier as unknown[]).map(String) : null,
+    frontier: unpackFrontier(item.frontier),
     pendingShards: Number(item.pending_shards ?? 1),
   };
 }
@@ -313,7 +332,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
               ':events': events,
               ':proofs': proofRecords.length,
               ':expected': expectedHeadIndex,
-              ':frontier': commit.frontier,
+              ':frontier': packFrontier(commit.frontier),
               ':writer': commit.writerId,
               ':now': commit.nowMs,
               ...(keepLease ? { ':until': (commit.lease as { untilMs: number }).untilMs } : {}),
@@ -657,7 +676,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
             Key: { pk: chainPk(chainName), sk: HEAD_SK },
             UpdateExpression: 'SET frontier = :frontier',
             ConditionExpression: 'head_index = :index AND attribute_not_exists(frontier)',
-            ExpressionAttributeValues: { ':frontier': frontier, ':index': headIndex },
+            ExpressionAttributeValues: { ':frontier': packFrontier(frontier), ':index': headIndex },
           }),
         );
         return true;

@@ -78,7 +78,14 @@ describe('npm run bench -- --quick', () => {
       assert.ok(report.verify.blocks >= 1000 && report.verify.blocks_per_s > 0);
       assert.ok(report.verify.resources.verifier, 'the verifier process was sampled');
       const targets = report.targets.map((t: { name: string }) => t.name);
-      assert.equal(targets.length, 13, JSON.stringify(targets));
+      assert.equal(targets.length, 16, JSON.stringify(targets));
+      // The capacity model priced the 4-instance run's real requests per partition.
+      const model = report.capacity['4'];
+      assert.ok(model.events > 0 && model.wcu_per_event > 1, `priced: ${model.wcu_per_event} WCU per event`);
+      const classes = model.classes.map((c: { name: string }) => c.name);
+      for (const name of ['chain head', 'chain blocks', 'by-hash index']) assert.ok(classes.includes(name), `${name} in ${classes}`);
+      assert.match(model.busiest_partition.key, /^ledger\|/);
+      assert.ok(model.one_chain.events_per_s > 0 && model.service.length === 3);
       for (const t of report.targets) assert.equal(typeof t.met, 'boolean');
     } finally {
       removeDir(dir);

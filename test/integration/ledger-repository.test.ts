@@ -9,6 +9,9 @@ import { pendingSk } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { createDynamoBaseClient } from '#shared/storage/client';
+import { itemSize } from '#shared/storage/capacity';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -139,6 +142,11 @@ describe('Class: LedgerRepository (connected)', () => {
     assert.deepEqual((await repo.getBlockRange('eta', 120, 140, true)).map((b) => b.index), Array.from({ length: 21 }, (_, i) => 140 - i));
     assert.deepEqual(await repo.listBlockHashes('eta', 297), all.map((b) => b.hash));
     assert.equal((await repo.getBlock('eta', 200))?.hash, all[200]!.hash);
+    // The head keeps the frontier packed (binary), so that every commit rewrites under 1 KB of it.
+    assert.deepEqual((await repo.getHead('eta'))!.frontier, frontier);
+    const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }));
+    assert.ok(raw.Item?.frontier?.B, 'binary');
+    assert.ok(itemSize(raw.Item!) < 1024, `head item ${itemSize(raw.Item!)} bytes`);
   });
 
   it('reads block ranges in either order and a block by hash only on its own chain', async () => {
