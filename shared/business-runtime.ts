@@ -6,6 +6,7 @@ import { getConfig } from './config.ts';
 import { documentClient, getAccessControl, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
 import { createBusinessRepository } from './storage/business-repository.ts';
 import { createBusiness, type Business } from './business/business.ts';
+import { createContractPool } from './business/contract-pool.ts';
 
 export const getBusiness = once((): Business => {
   const config = getConfig();
@@ -14,12 +15,16 @@ export const getBusiness = once((): Business => {
     ledger: getLedgerRuntime().ledger,
     access: getAccessControl(),
     offchain: lazyOffchain,
-    limits: {
-      timeoutMs: config.SVC_CONTRACT_TIMEOUT_MS,
-      memoryBytes: config.SVC_CONTRACT_MEMORY_BYTES,
-      stackBytes: config.SVC_CONTRACT_STACK_BYTES,
-      maxResultBytes: 1024 * 1024,
-    },
+    sandbox: createContractPool({
+      limits: {
+        timeoutMs: config.SVC_CONTRACT_TIMEOUT_MS,
+        memoryBytes: config.SVC_CONTRACT_MEMORY_BYTES,
+        stackBytes: config.SVC_CONTRACT_STACK_BYTES,
+        maxResultBytes: 1024 * 1024,
+      },
+      workers: config.SVC_CONTRACT_WORKERS,
+      queue: config.SVC_CONTRACT_QUEUE,
+    }),
     inlineThresholdBytes: config.SVC_OFFCHAIN_THRESHOLD_BYTES,
   });
 });

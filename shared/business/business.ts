@@ -26,7 +26,7 @@ import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/nam
 import type { OffchainStore } from '../ledger/offchain-port.ts';
 import { parseInput } from '../validation.ts';
 import type { BusinessRepository, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from './repository.ts';
-import { checkContract, runContract, type SandboxLimits } from './sandbox.ts';
+import type { ContractSandbox } from './contract-pool.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -106,7 +106,8 @@ export interface BusinessOptions {
   ledger: Ledger;
   access: AccessControl;
   offchain: OffchainStore;
-  limits: SandboxLimits;
+  /** Where contracts are checked and run: worker threads with hard deadlines (shared/business/contract-pool.ts). */
+  sandbox: ContractSandbox;
   /** Private values whose JSON is larger go to IPFS; smaller ones stay inline, encrypted. */
   inlineThresholdBytes: number;
   now?: () => Date;
@@ -122,7 +123,7 @@ function ownerName(owner: ContractOwner | undefined): string | null {
   return owner && 'org_id' in owner ? owner.org_id : null;
 }
 
-export function createBusiness({ repository, ledger, access, offchain, limits, inlineThresholdBytes, now = () => new Date() }: BusinessOptions) {
+export function createBusiness({ repository, ledger, access, offchain, sandbox, inlineThresholdBytes, now = () => new Date() }: BusinessOptions) {
   const stamp = () => now().toISOString();
   /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
   const sources = new Map<string, string>();
@@ -336,7 +337,7 @@ export function createBusiness({ repository, ledger, access, offchain, limits, i
         if (typeof fetched !== 'string') throw new UnprocessableError('implementation_cid must hold the source as a JSON string');
         source = fetched;
       }
-      await checkContract(source, limits);
+      await sandbox.check(source);
       const version: ContractVersionRecord = {
         contract_id: input.contract_id,
         version: input.version,
@@ -386,7 +387,7 @@ export function createBusiness({ repository, ledger, access, offchain, limits, i
       if (!chosen) throw new NotFoundError(`Contract '${input.contract_id}' has no version ${input.version}`);
 
       const started = performance.now();
-      const result = await runContract(await contractSource(chosen), input.event, input.context, limits);
+      const result = await sandbox.run(await contractSource(chosen), input.event, input.context);
 
       let emitted: string[] = [];
       const emit = (result as { emit?: unknown } | null)?.emit;

@@ -8,6 +8,7 @@
  * stack copies it there; inlined as base64 it would add 1.1 MB of JavaScript to parse at every cold
  * start), or else from the installed package.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,7 @@ import {
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
 import { UnprocessableError } from '../errors.ts';
+import { canonicalJson } from '../ledger/hashing.ts';
 
 import { QUICKJS_WASM_FILE, QUICKJS_WASM_MODULE } from './sandbox-wasm.ts';
 
@@ -43,8 +45,38 @@ function wasmBinary(): ArrayBuffer {
 let engine: Promise<QuickJSWASMModule> | undefined;
 const quickjs = () => (engine ??= newQuickJSWASMModuleFromVariant(newVariant(baseVariant, { wasmBinary: async () => wasmBinary() })));
 
+/**
+ * What a run sees of time and chance, fixed by its input so that a run can be replayed: `Date.now()` and
+ * `new Date()` are the context's `timestamp` (seconds; the epoch when absent), `Math.random()` is a
+ * generator (sfc32) seeded with the SHA-256 of the run's canonical input; SharedArrayBuffer and Atomics
+ * are removed (nothing to share, no clocks to build from them).
+ */
+function determinism(seedHex: string, nowMs: number): string {
+  const words = [0, 1, 2, 3].map((i) => Number.parseInt(seedHex.slice(i * 8, i * 8 + 8), 16) >>> 0);
+  return `(() => {
+  let [a, b, c, d] = ${JSON.stringify(words)};
+  const random = function random() {
+    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    let t = (a + b) | 0; a = b ^ (b >>> 9); b = (c + (c << 3)) | 0; c = (c << 21) | (c >>> 11); d = (d + 1) | 0;
+    t = (t + d) | 0; c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
+  Object.defineProperty(Math, 'random', { value: random, writable: false, configurable: false });
+  const NOW = ${JSON.stringify(nowMs)};
+  const RealDate = globalThis.Date;
+  class FixedDate extends RealDate {
+    constructor(...args) { if (args.length === 0) super(NOW); else super(...args); }
+    static now() { return NOW; }
+  }
+  Object.defineProperty(FixedDate, 'name', { value: 'Date' });
+  Object.defineProperty(globalThis, 'Date', { value: FixedDate, writable: false, configurable: false });
+  delete globalThis.SharedArrayBuffer;
+  delete globalThis.Atomics;
+})();`;
+}
+
 /** Evaluates `source`, then `entry` (an expression yielding a string); answers that string. */
-async function evaluate(source: string, entry: string, input: string | null, limits: SandboxLimits): Promise<string> {
+async function evaluate(source: string, entry: string, input: string | null, limits: SandboxLimits, prelude = determinism('0'.repeat(32), 0)): Promise<string> {
   const module = await quickjs();
   const runtime = module.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
@@ -58,6 +90,7 @@ async function evaluate(source: string, entry: string, input: string | null, lim
       handle.dispose();
     }
     for (const [code, name] of [
+      [prelude, 'prelude.js'],
       [source, 'contract.js'],
       [entry, 'entry.js'],
     ] as const) {
@@ -110,7 +143,11 @@ export async function runContract(source: string, event: unknown, context: unkno
     "if (out !== null && typeof out === 'object' && typeof out.then === 'function') throw new TypeError('execute must return a value, not a Promise (there is no I/O to wait for)'); " +
     'const text = JSON.stringify(out === undefined ? null : out); ' +
     "if (typeof text !== 'string') throw new TypeError('execute returned something that is not JSON'); return text; })()";
-  const text = await evaluate(source, entry, JSON.stringify({ event, context }), limits);
+  const input = { event, context };
+  const seed = createHash('sha256').update(canonicalJson(input)).digest('hex');
+  const timestamp = (context as { timestamp?: unknown } | null)?.timestamp;
+  const nowMs = typeof timestamp === 'number' && Number.isFinite(timestamp) ? Math.round(timestamp * 1000) : 0;
+  const text = await evaluate(source, entry, JSON.stringify(input), limits, determinism(seed, nowMs));
   if (Buffer.byteLength(text) > limits.maxResultBytes) {
     throw new ContractExecutionError(`the contract's result is larger than ${limits.maxResultBytes} bytes`);
   }

@@ -300,6 +300,7 @@ describe('Contracts', () => {
     ['an endless loop', 'function execute() { while (true) {} }', /CPU time/],
     ['a 1 GB allocation', 'function execute() { return new ArrayBuffer(1024 * 1024 * 1024).byteLength; }', /memory/],
     ['a growing array', 'function execute() { const a = []; while (true) a.push(new Array(1000).fill(1)); }', /memory|CPU/],
+    ['a loop spent inside builtins', 'function execute() { for (let i = 0; i < 100000; i++) new Array(1e6).fill(7).join(","); return 1; }', /CPU time|memory/],
     ['deep recursion', 'function execute() { function f(n) { return f(n + 1) + 1; } return f(0); }', /stack/],
     ['require', 'function execute() { return require("fs").readFileSync("/etc/passwd", "utf8"); }', /require/],
     ['process', 'function execute() { return process.env; }', /process/],
@@ -324,4 +325,27 @@ describe('Contracts', () => {
       assert.equal(fine.status, 200);
     });
   }
+
+  it('runs hostile contracts off the serving thread: six endless loops at once leave health and appends answering', async () => {
+    await register({ contract_id: 'spinner', version: '1.0.0', implementation: 'function execute() { for (;;) {} }' });
+    const runs = Promise.all(Array.from({ length: 6 }, () => execute({ contract_id: 'spinner', event: { entity_id: 'e', event: 'x', details: {} } })));
+    await new Promise((r) => setTimeout(r, 100));
+    const [health, append] = await Promise.all([
+      call(open.url, 'GET', '/api/v1/health'),
+      call(open.url, 'POST', '/api/v1/chains/channel-supply/events', { entity_id: 'e', event_type: 'x' }).catch(() => undefined),
+    ]);
+    assert.equal(health.status, 200);
+    assert.ok(append);
+    for (const run of await runs) assert.ok(run.status === 422 || run.status === 429, `${run.status} ${run.text}`);
+  });
+
+  it('gives a run the time and randomness of its input, so it can be replayed', async () => {
+    await register({ contract_id: 'dice', version: '1.0.0', implementation: 'function execute(e, c) { return { roll: Math.floor(Math.random() * 1e9), now: Date.now() }; }' });
+    const roll = (n: number) => execute({ contract_id: 'dice', event: { entity_id: 'e', event: 'x', details: { n } }, context: { timestamp: 1795291099 } });
+    const [a, b, c] = await Promise.all([roll(1), roll(1), roll(2)]);
+    assert.equal(a.status, 200, a.text);
+    assert.deepEqual(b.body.result, a.body.result);
+    assert.notEqual(c.body.result.roll, a.body.result.roll);
+    assert.equal(a.body.result.now, 1795291099000);
+  });
 });

@@ -1,0 +1,191 @@
+/**
+ * Contracts run on a small pool of worker threads, never on the thread that serves requests. Each run
+ * has a hard wall-clock deadline enforced from outside: QuickJS checks its own deadline only between
+ * its instructions, so a loop spent inside one builtin (`new Array(1e6).fill(7)`, a huge string join)
+ * would overrun it; at the deadline plus a short grace the worker is terminated and a fresh one takes
+ * its place. A worker's V8 heap is capped (`resourceLimits`), QuickJS's own heap by its memory limit.
+ * Runs beyond the pool wait in a bounded queue; past it the caller gets 429 with Retry-After.
+ *
+ * The worker runs this very module (a bundle in the cloud and in the local instances, the source under
+ * tsx), told apart by its workerData; so no second bundle has to be built or shipped.
+ */
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { DomainError } from '../errors.ts';
+import { ContractExecutionError, checkContract, runContract, type SandboxLimits } from './sandbox.ts';
+
+/** What the business domain needs from the sandbox. */
+export interface ContractSandbox {
+  /** Checks that the source evaluates within the limits and defines `execute`. */
+  check(source: string): Promise<void>;
+  /** Runs `execute(event, context)` and answers its JSON result. */
+  run(source: string, event: unknown, context: unknown): Promise<unknown>;
+  /** Stops the workers (tests, shutdown). */
+  close(): Promise<void>;
+}
+
+/** 429: every contract worker is busy and the queue is full. */
+export class ContractsBusyError extends DomainError {
+  readonly statusCode = 429;
+  constructor(retryAfterSeconds: number) {
+    super(`Every contract worker is busy and ${retryAfterSeconds > 0 ? 'the queue is full' : 'none is free'}; retry in ${retryAfterSeconds} s`);
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+}
+
+export interface ContractPoolOptions {
+  limits: SandboxLimits;
+  /** Worker threads (runs at once). */
+  workers: number;
+  /** Runs that may wait for a worker; one more is refused with 429. */
+  queue: number;
+  /** Time past the limit before a run's worker is terminated (QuickJS normally stops it first). */
+  graceMs?: number;
+  /** V8 heap of a worker (its code and messages; the contract's own heap is QuickJS's, in WebAssembly memory). */
+  workerHeapMb?: number;
+}
+
+const ROLE = 'contract-sandbox';
+
+/**
+ * This module as a worker's script: the bundle it is part of, or (running from sources under tsx, whose
+ * loader a worker thread does not inherit) a bootstrap that registers tsx and then imports it.
+ */
+function workerScript(): [string | URL, { eval?: boolean }] {
+  const self = new URL(import.meta.url);
+  if (!self.pathname.endsWith('.ts')) return [self, {}];
+  return [`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(self.href)}); });`, { eval: true }];
+}
+
+type Operation = { op: 'check'; source: string } | { op: 'run'; source: string; event: unknown; context: unknown };
+type Request = Operation & { id: number };
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; contract: boolean } | { ready: true };
+
+interface Job {
+  request: Operation;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
+  job?: Job & { id: number; timer?: NodeJS.Timeout };
+}
+
+export function createContractPool(options: ContractPoolOptions): ContractSandbox {
+  const graceMs = options.graceMs ?? 250;
+  const slots: Slot[] = [];
+  const queue: Job[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  function spawn(): Slot {
+    const [script, mode] = workerScript();
+    const worker = new Worker(script, {
+      ...mode,
+      workerData: { role: ROLE, limits: options.limits },
+      resourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb ?? 256, maxYoungGenerationSizeMb: 32 },
+    });
+    worker.unref();
+    let markReady: () => void = () => undefined;
+    const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
+    worker.on('message', (reply: Reply) => {
+      if ('ready' in reply) return markReady();
+      const job = slot.job;
+      if (!job || job.id !== reply.id) return;
+      finish(slot);
+      if (reply.ok) job.resolve(reply.value);
+      else job.reject(reply.contract ? new ContractExecutionError(reply.message) : new Error(reply.message));
+    });
+    // A worker that dies (its heap exhausted, or terminated) fails its run and is replaced.
+    worker.on('error', (error) => retire(slot, error.message.includes('memory') ? 'the contract ran out of memory' : 'the contract sandbox failed'));
+    worker.on('exit', () => retire(slot, 'the contract sandbox stopped'));
+    return slot;
+  }
+
+  function finish(slot: Slot): void {
+    if (slot.job) clearTimeout(slot.job.timer);
+    slot.job = undefined;
+    slot.worker.unref();
+    dispatch();
+  }
+
+  function retire(slot: Slot, message: string): void {
+    const index = slots.indexOf(slot);
+    if (index < 0) return;
+    const job = slot.job;
+    if (job) clearTimeout(job.timer);
+    slot.job = undefined;
+    slots.splice(index, 1);
+    void slot.worker.terminate();
+    if (job) job.reject(new ContractExecutionError(message));
+    if (!closed) dispatch();
+  }
+
+  function dispatch(): void {
+    while (queue.length > 0) {
+      let slot = slots.find((s) => !s.job);
+      if (!slot) {
+        if (slots.length >= options.workers) return;
+        slot = spawn();
+        slots.push(slot);
+      }
+      const job = queue.shift()!;
+      const id = nextId++;
+      const chosen = slot;
+      // The deadline runs once the worker is ready: a fresh worker's start-up (compiling QuickJS) is not the contract's.
+      chosen.job = { ...job, id };
+      chosen.worker.ref();
+      void chosen.ready.then(() => {
+        if (chosen.job?.id !== id) return;
+        chosen.job.timer = setTimeout(
+          () => retire(chosen, `the contract ran out of CPU time (its worker was stopped after ${options.limits.timeoutMs} ms)`),
+          options.limits.timeoutMs + graceMs,
+        );
+        chosen.worker.postMessage({ id, ...job.request } as Request);
+      });
+    }
+  }
+
+  function submit(request: Operation): Promise<unknown> {
+    if (closed) return Promise.reject(new Error('the contract pool is closed'));
+    const idle = slots.some((s) => !s.job) || slots.length < options.workers;
+    if (!idle && queue.length >= options.queue) {
+      return Promise.reject(new ContractsBusyError(Math.max(1, Math.ceil(options.limits.timeoutMs / 1000))));
+    }
+    return new Promise((resolve, reject) => {
+      queue.push({ request, resolve, reject });
+      dispatch();
+    });
+  }
+
+  return {
+    async check(source) {
+      await submit({ op: 'check', source });
+    },
+    run: (source, event, context) => submit({ op: 'run', source, event, context }),
+    async close() {
+      closed = true;
+      for (const job of queue.splice(0)) job.reject(new Error('the contract pool is closed'));
+      await Promise.all(slots.splice(0).map((s) => s.worker.terminate()));
+    },
+  };
+}
+
+/** The worker side: runs requests one at a time with QuickJS, answering each. */
+function serve(): void {
+  const limits = (workerData as { limits: SandboxLimits }).limits;
+  const port = parentPort!;
+  port.on('message', async (request: Request) => {
+    try {
+      const value = request.op === 'check' ? await checkContract(request.source, limits) : await runContract(request.source, request.event, request.context, limits);
+      port.postMessage({ id: request.id, ok: true, value: value ?? null } satisfies Reply);
+    } catch (error) {
+      port.postMessage({ id: request.id, ok: false, message: (error as Error).message, contract: error instanceof ContractExecutionError } satisfies Reply);
+    }
+  });
+  // Compile QuickJS before the first run, so that its deadline is the contract's own.
+  void checkContract('function execute() {}', limits).then(() => port.postMessage({ ready: true } satisfies Reply));
+}
+
+if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) serve();
