@@ -52,6 +52,10 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
       await getConnectionStore().disconnect(connectionId);
       return { statusCode: 200 };
     }
+    const config = getConfig();
+    if (!(await getConnectionStore().takeMessage(connectionId, Math.floor(Date.now() / 1000), config.SVC_WS_MESSAGES_PER_SECOND))) {
+      return { statusCode: 200, body: messages.error(`Too many messages: at most ${config.SVC_WS_MESSAGES_PER_SECOND} per second on one connection`) };
+    }
     const request = parseClientMessage(event.body);
     switch (request.kind) {
       case 'ping':
@@ -69,6 +73,10 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
             if (error instanceof DomainError && error.expose) return { statusCode: 200, body: messages.error(error.message) };
             throw error;
           }
+        }
+        const held = await store.subscriptions(connectionId, request.filter);
+        if (!held.has && held.count >= config.SVC_WS_MAX_SUBSCRIPTIONS) {
+          return { statusCode: 200, body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`) };
         }
         await store.subscribe(connectionId, request.filter, identity, expiresAt());
         return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };

@@ -45,6 +45,9 @@ function wsEvent(routeKey: string, eventType: string, connectionId: string, clie
   };
 }
 
+/** Messages of one connection that may wait for the ones before them; past it the connection is closed (1008). */
+const MAX_QUEUED_MESSAGES = 100;
+
 const lambdaContext = (name: string) => ({ functionName: name, awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 });
 
 export function attachWebSocketApi(server: Server, options: { path: string; handler: WebSocketHandler }): LocalWebSocketApi {
@@ -84,15 +87,34 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
     wss.handleUpgrade(req, socket, head, (ws) => {
       const entry: Client = { ...client, socket: ws, lastActiveAt: Date.now() };
       clients.set(connectionId, entry);
-      ws.on('message', async (data) => {
+      // A bad frame (invalid UTF-8, a message over 128 KiB, a protocol error) closes this connection with
+      // the code the protocol names for it (1007, 1009, 1002); it must never reach the process.
+      ws.on('error', () => undefined);
+      // One connection's messages are handled one after another, in the order they came: a subscribe
+      // then an unsubscribe leaves the connection unsubscribed, and a flood on one connection occupies
+      // one instance at a time, not the whole pool.
+      let queue: Promise<void> = Promise.resolve();
+      let waiting = 0;
+      ws.on('message', (data, isBinary) => {
         entry.lastActiveAt = Date.now();
-        try {
-          const answer = await options.handler(wsEvent('$default', 'MESSAGE', connectionId, client, domain, { body: data.toString() }), lambdaContext('ws'));
-          if (answer?.body !== undefined && ws.readyState === ws.OPEN) ws.send(answer.body);
-        } catch {
-          // API Gateway answers an integration failure with its own message and keeps the connection.
-          if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ message: 'Internal server error', connectionId, requestId: randomUUID() }));
+        if (waiting >= MAX_QUEUED_MESSAGES) {
+          // API Gateway throttles a client that outruns its integration; here it is told, then cut off.
+          ws.close(1008, 'Too many messages waiting on this connection');
+          return;
         }
+        waiting += 1;
+        queue = queue.then(async () => {
+          try {
+            if (ws.readyState !== ws.OPEN) return;
+            const answer = await options.handler(wsEvent('$default', 'MESSAGE', connectionId, client, domain, { body: isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString(), isBase64Encoded: isBinary }), lambdaContext('ws'));
+            if (answer?.body !== undefined && ws.readyState === ws.OPEN) ws.send(answer.body);
+          } catch {
+            // API Gateway answers an integration failure with its own message and keeps the connection.
+            if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ message: 'Internal server error', connectionId, requestId: randomUUID() }));
+          } finally {
+            waiting -= 1;
+          }
+        });
       });
       ws.on('close', () => {
         clients.delete(connectionId);

@@ -46,6 +46,26 @@ const ERROR: JsonSchema = {
   },
 };
 
+/** What /graphql answers when it refuses a query: the GraphQL spec's errors list, with a machine-readable code. */
+const GRAPHQL_ERRORS: JsonSchema = {
+  type: 'object',
+  required: ['errors'],
+  properties: {
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['message'],
+        properties: {
+          message: { type: 'string' },
+          locations: { type: 'array', items: { type: 'object', properties: { line: { type: 'integer' }, column: { type: 'integer' } } } },
+          extensions: { type: 'object', properties: { code: { type: 'string' }, status: { type: 'integer' } } },
+        },
+      },
+    },
+  },
+};
+
 function operation(route: Route, components: Record<string, JsonSchema>): Record<string, unknown> {
   const schemas = ROUTE_SCHEMAS[`${route.group} ${route.relativeKey}`] ?? {};
   const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
@@ -79,7 +99,10 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
     ...(schemas.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(schemas.body, components) } } } } : {}),
     responses: {
       [success]: { description: 'Success' },
-      '4XX': { description: 'The request was refused (contract.md §1)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      '4XX':
+        route.group === 'graphql'
+          ? { description: 'The query was refused (parse, validation, depth, cost, method or role): GraphQL errors', content: { 'application/json': { schema: { $ref: '#/components/schemas/GraphqlErrors' } } } }
+          : { description: 'The request was refused (contract.md §1)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       '5XX': { description: 'The service or a dependency failed; 503 carries Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     },
     // The edge's own rule (shared/http/access.ts) decides which operations need no key.
@@ -89,7 +112,7 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
 
 export function buildOpenApi(options: { version: string; apiKeyHeader: string }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  const components: Record<string, JsonSchema> = { Error: ERROR };
+  const components: Record<string, JsonSchema> = { Error: ERROR, GraphqlErrors: GRAPHQL_ERRORS };
   for (const route of expandRoutes()) {
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, components);
   }

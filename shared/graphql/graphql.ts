@@ -1,8 +1,12 @@
 /**
  * GraphQL at /graphql (contract.md §9), without AppSync: the spec's `events` query exactly, plus chains,
  * blocks, traces and the ledger mutations, resolved through the same domain code as REST. Queries deeper
- * than 10 or costlier than 1000 points (one per field) are refused before execution; introspection is
- * refused under SVC_ENV=production. Fields are camelCase, as the spec shows.
+ * than 10 levels (16 inside introspection, which the standard introspection query needs), with more than
+ * 1000 fields, or costlier than 1000 points are refused before execution. An object field costs 1 point
+ * plus its selections, a scalar nothing, and a list field with a `limit` 1 + limit × what each item costs
+ * (the way Shopify and GitHub price connections), so 490 aliases of `blocks(limit: 100)` cost 49,490
+ * points, not 980. Introspection is refused under SVC_ENV=production.
+ * Fields are camelCase, as the spec shows.
  */
 import {
   GraphQLError,
@@ -10,6 +14,8 @@ import {
   NoSchemaIntrospectionCustomRule,
   buildSchema,
   execute,
+  getNamedType,
+  isLeafType,
   parse,
   specifiedRules,
   validate,
@@ -21,7 +27,7 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from 'graphql';
-import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
 import { DomainError, ValidationError } from '../errors.ts';
 import { parseEventRequest } from '../ledger/events.ts';
 import { parseBlockAddress, type Ledger } from '../ledger/ledger.ts';
@@ -29,7 +35,11 @@ import type { Block, LedgerEvent } from '../ledger/types.ts';
 import { logger } from '../log.ts';
 
 export const MAX_DEPTH = 10;
+/** Depth allowed inside `__schema` / `__type`: the standard introspection query (GraphiQL, codegen) is 13 deep. */
+export const MAX_INTROSPECTION_DEPTH = 16;
 export const MAX_COMPLEXITY = 1000;
+/** Fields a query may resolve, every fragment spread in place. */
+export const MAX_FIELDS = 1000;
 /** Lexical tokens a document may have (names, punctuation, values): ten per field of a maximal query. */
 export const MAX_TOKENS = 10_000;
 
@@ -154,7 +164,12 @@ function userError(message: string): GraphQLError {
  * once per fragment: walking each spread instead lets a fragment spread twice in one spread twice in one…
  * (2^n walks) stall the process. A cycle counts as 0 here; the standard NoFragmentCycles rule refuses it.
  */
-function fragmentMeasure(document: DocumentNode, combine: (a: number, b: number) => number): (set: SelectionSetNode | undefined) => number {
+function fragmentMeasure(
+  document: DocumentNode,
+  combine: (a: number, b: number) => number,
+  /** Fields whose selections are not measured (they count as one level, one field). */
+  leaf: (name: string) => boolean = () => false,
+): (set: SelectionSetNode | undefined) => number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -165,7 +180,7 @@ function fragmentMeasure(document: DocumentNode, combine: (a: number, b: number)
     if (!set) return 0;
     let total = 0;
     for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) total = combine(total, 1 + measure(selection.selectionSet));
+      if (selection.kind === Kind.FIELD) total = combine(total, 1 + (leaf(selection.name.value) ? 0 : measure(selection.selectionSet)));
       else if (selection.kind === Kind.INLINE_FRAGMENT) total = combine(total, measure(selection.selectionSet));
       else {
         const name = selection.name.value;
@@ -182,18 +197,39 @@ function fragmentMeasure(document: DocumentNode, combine: (a: number, b: number)
   return measure;
 }
 
-/** Queries nested deeper than `max` levels of fields (fragments followed) are invalid. */
-export function depthLimitRule(max: number): ValidationRule {
+const isIntrospection = (name: string) => name === '__schema' || name === '__type';
+
+/**
+ * Queries nested deeper than `max` levels of fields (fragments followed) are invalid; inside
+ * introspection (`__schema`, `__type`) the limit is `introspectionMax`.
+ */
+export function depthLimitRule(max: number, introspectionMax = MAX_INTROSPECTION_DEPTH): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
-    const depth = fragmentMeasure(context.getDocument(), Math.max);
+    const depth = fragmentMeasure(context.getDocument(), Math.max, isIntrospection);
+    const fullDepth = fragmentMeasure(context.getDocument(), Math.max);
     return {
       OperationDefinition(node) {
         const found = depth(node.selectionSet);
+        const full = fullDepth(node.selectionSet);
         if (found > max) context.reportError(new GraphQLError(`The query is ${found} levels deep; the limit is ${max}`, { nodes: [node] }));
+        else if (full > introspectionMax) {
+          context.reportError(new GraphQLError(`The query is ${full} levels deep; the limit is ${introspectionMax} inside introspection`, { nodes: [node] }));
+        }
       },
     };
   };
 }
+
+/**
+ * The cost of a query, as Shopify prices its GraphQL API: a scalar field costs nothing, an object costs
+ * 1 plus its selections, and a list field with a `limit` costs 1 + limit × what one item costs (at
+ * least 1). The number of fields is capped separately (expandedFieldCount), so scalars are not free in bulk.
+ */
+const costEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  const limit = args.limit;
+  if (typeof limit === 'number' && Number.isFinite(limit) && limit > 0) return 1 + limit * Math.max(1, childComplexity);
+  return isLeafType(getNamedType(field.type)) ? 0 : 1 + childComplexity;
+};
 
 /**
  * The number of fields a query would resolve with every fragment spread in place. It is what the
@@ -353,10 +389,10 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
   const invalid = validate(schema, document, rules);
   if (invalid.length) return { status: 400, body: { errors: invalid.map((e) => ({ ...e.toJSON(), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })) } };
   const expanded = expandedFieldCount(document);
-  if (expanded > MAX_COMPLEXITY) return refuse(400, `The query costs ${expanded} points; the limit is ${MAX_COMPLEXITY}`, 'QUERY_TOO_COMPLEX');
+  if (expanded > MAX_FIELDS) return refuse(400, `The query has ${expanded} fields; the limit is ${MAX_FIELDS}`, 'QUERY_TOO_COMPLEX');
   let complexity: number;
   try {
-    complexity = getComplexity({ schema, query: document, variables: request.variables ?? {}, estimators: [simpleEstimator({ defaultComplexity: 1 })] });
+    complexity = getComplexity({ schema, query: document, variables: request.variables ?? {}, estimators: [costEstimator, simpleEstimator({ defaultComplexity: 1 })] });
   } catch (error) {
     return refuse(400, (error as Error).message, 'GRAPHQL_VALIDATION_FAILED');
   }

@@ -32,6 +32,13 @@ export interface ConnectionStore {
   unsubscribe(connectionId: string, filter: Filter): Promise<void>;
   /** Removes a connection and all its subscriptions. */
   disconnect(connectionId: string): Promise<void>;
+  /** How many subscriptions the connection has, and whether it has this filter already. */
+  subscriptions(connectionId: string, filter: Filter): Promise<{ count: number; has: boolean }>;
+  /**
+   * Counts a message of the connection in the current second; false when it already sent `perSecond`
+   * (on AWS one connection's messages reach many instances at once: the count lives with the connection).
+   */
+  takeMessage(connectionId: string, second: number, perSecond: number): Promise<boolean>;
   /** The connections subscribed to a filter (one index query). */
   subscribers(filter: Filter): Promise<Subscriber[]>;
 }

@@ -1,5 +1,7 @@
 /** WebSocket connections and their subscriptions in the connections table (layout in keys.ts). */
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { translateStorageError } from './errors.ts';
 import type { Role } from '../admin/api-keys.ts';
 import type { ConnectionIdentity, ConnectionStore } from '../realtime/realtime.ts';
 import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, subscriptionSk } from './keys.ts';
@@ -55,6 +57,50 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
         ProjectionExpression: 'pk, sk',
       });
       await Promise.all(items.map((item) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } })))));
+    },
+    async subscriptions(connectionId, filter) {
+      const out = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sub)',
+            ExpressionAttributeValues: { ':pk': connectionPk(connectionId), ':sub': subscriptionSk('') },
+            ProjectionExpression: 'sk',
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      const keys = (out.Items ?? []).map((item) => String(item.sk));
+      return { count: keys.length, has: keys.includes(subscriptionSk(filter)) };
+    },
+    async takeMessage(connectionId, second, perSecond) {
+      const key = { pk: connectionPk(connectionId), sk: CONNECTION_META_SK };
+      const attempt = async (input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<'ok' | 'refused' | 'unknown'> => {
+        try {
+          await client.send(new UpdateCommand({ ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+          return 'ok';
+        } catch (error) {
+          if (error instanceof ConditionalCheckFailedException) return error.Item ? 'refused' : 'unknown';
+          throw translateStorageError(error);
+        }
+      };
+      // This second's count, if the window is this second and not full; else a new window.
+      const added = await attempt({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'ADD msg_count :one',
+        ConditionExpression: 'msg_window = :w AND msg_count < :max',
+        ExpressionAttributeValues: { ':one': 1, ':w': second, ':max': perSecond },
+      });
+      if (added !== 'refused') return true; // counted, or not a recorded connection (the route says so)
+      const opened = await attempt({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET msg_window = :w, msg_count = :one',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(msg_window) OR msg_window < :w)',
+        ExpressionAttributeValues: { ':one': 1, ':w': second },
+      });
+      return opened !== 'refused';
     },
     async subscribers(filter) {
       const items = await queryAll(client, {

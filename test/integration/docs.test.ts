@@ -52,7 +52,16 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('notices a route missing from the document', () => {
+  it('declares what /graphql answers when it refuses a query: the GraphQL errors list, as it is sent', async () => {
+    const declared = (served.paths['/graphql'] as any).post.responses['4XX'].content['application/json'].schema;
+    assert.deepEqual(declared, { $ref: '#/components/schemas/GraphqlErrors' });
+    const refused = await call(stack.url, 'POST', '/graphql', { query: '{ nope }' });
+    assert.equal(refused.status, 400);
+    assert.ok(Array.isArray(refused.body.errors) && typeof refused.body.errors[0].message === 'string');
+    assert.deepEqual((served as any).components.schemas.GraphqlErrors.required, ['errors']);
+  });
+
+    it('notices a route missing from the document', () => {
     const doc = structuredClone(served);
     delete doc.paths['/api/v2/contracts/execute'];
     delete doc.paths['/api/v1/chains/{chain_name}/stats']!.get;

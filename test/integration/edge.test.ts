@@ -123,6 +123,30 @@ describe('Body limit and content types', () => {
     const ok = await call(s.url, 'POST', '/api/v1/chains/justfits/events', { entity_id: 'x', event_type: 'y' }, { 'content-type': 'application/json; charset=utf-8' });
     assert.equal(ok.status, 200);
   });
+  it('refuses a body nested deeper than 64 levels with 422 on every route, and accepts 64', async () => {
+    // The body itself is one level; `details` and what it holds are the other depth - 1.
+    const nested = (depth: number) => `{"entity_id":"d","event_type":"deep","details":${'{"a":'.repeat(depth - 1)}1${'}'.repeat(depth - 1)}}`;
+    for (const depth of [65, 6_000, 9_500]) {
+      for (const path of ['/api/v1/chains/justfits/events', '/api/business/contracts/execute', '/api/admin/chains/justfits/secure-events']) {
+        const res = await call(s.url, 'POST', path, nested(depth));
+        assert.equal(res.status, 422, `${path} at ${depth}: ${res.text.slice(0, 200)}`);
+        assert.match(JSON.stringify(res.body.detail), /nested deeper than 64 levels/);
+      }
+    }
+    const deepest = await call(s.url, 'POST', '/api/v1/chains/justfits/events', nested(64));
+    assert.equal(deepest.status, 200, deepest.text.slice(0, 200));
+  });
+
+  it('refuses a __proto__ key (422, naming where) rather than dropping it; constructor and prototype stay data', async () => {
+    const refused = await call(s.url, 'POST', '/api/v1/chains/justfits/events', '{"entity_id":"p","event_type":"t","details":{"x":{"__proto__":{"admin":true}}}}');
+    assert.equal(refused.status, 422);
+    assert.deepEqual(refused.body.detail[0].loc, ['body', 'details', 'x', '__proto__']);
+    const kept = await call(s.url, 'POST', '/api/v1/chains/justfits/events', { entity_id: 'p', event_type: 't', details: { constructor: 1, prototype: { a: 2 } } });
+    assert.equal(kept.status, 200, kept.text);
+    const index = kept.body.event_id.split('_')[1];
+    const block = await call(s.url, 'GET', `/api/v1/chains/justfits/blocks/${index}`);
+    assert.deepEqual(block.body.events[0].details, { constructor: 1, prototype: { a: 2 } });
+  });
 });
 
 describe('CORS', () => {

@@ -114,24 +114,31 @@ describe('GraphQL (/graphql)', () => {
     assert.equal(syntax.body.errors[0].extensions.code, 'GRAPHQL_PARSE_FAILED');
   });
 
-  it('refuses a query 11 levels deep before running it, and allows 10', async () => {
+  it('refuses an introspection query 17 levels deep before running it, and allows 16 (the standard one is 13)', async () => {
     const ofTypes = (n: number) => `${'ofType { '.repeat(n)}name${' }'.repeat(n)}`;
     // __schema(1) types(2) fields(3) type(4) + ofType… + name
-    const deep = await gql(`{ __schema { types { fields { type { ${ofTypes(6)} } } } } }`);
+    const deep = await gql(`{ __schema { types { fields { type { ${ofTypes(12)} } } } } }`);
     assert.equal(deep.status, 400);
-    assert.match(deep.body.errors[0].message, /11 levels deep; the limit is 10/);
-    const fine = await gql(`{ __schema { types { fields { type { ${ofTypes(5)} } } } } }`);
+    assert.match(deep.body.errors[0].message, /17 levels deep; the limit is 16 inside introspection/);
+    const fine = await gql(`{ __schema { types { fields { type { ${ofTypes(11)} } } } } }`);
     assert.equal(fine.status, 200, fine.text);
   });
 
-  it('refuses a query of complexity 1001 before running it, and allows 1000', async () => {
+  it('refuses a query of 1001 fields, or costing 1001 points, before running it, and allows 1000', async () => {
     const fields = (n: number) => Array.from({ length: n }, (_, i) => `c${i}: chains { name }`).join(' ');
     const at1000 = await gql(`{ ${fields(500)} }`);
     assert.equal(at1000.status, 200);
     const at1001 = await gql(`{ __typename ${fields(500)} }`);
     assert.equal(at1001.status, 400);
-    assert.match(at1001.body.errors[0].message, /1001 points; the limit is 1000/);
+    assert.match(at1001.body.errors[0].message, /1001 fields; the limit is 1000/);
+    // A list with a limit costs 1 + limit × each item: 10 × (1 + 99) = 1000 points, and one more is refused.
+    const pages = (n: number) => Array.from({ length: n }, (_, i) => `p${i}: blocks(chainName: "orders", limit: 99) { hash }`).join(' ');
+    assert.equal((await gql(`{ ${pages(10)} }`)).status, 200);
+    const over = await gql(`{ ${pages(10)} chains { name } }`);
+    assert.equal(over.status, 400);
+    assert.match(over.body.errors[0].message, /1001 points; the limit is 1000/);
   });
+
 
   it('allows introspection outside production', async () => {
     const res = await gql('{ __schema { queryType { name } } }');

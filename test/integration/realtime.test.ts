@@ -136,6 +136,57 @@ describe('WebSocket pushes (/ws)', () => {
     await s.waitFor((m) => m.type === 'pong', 2);
   });
 
+  it('closes only the connection that sends a bad frame: invalid UTF-8 (1007), 200 KiB (1009); the service goes on', async () => {
+    const closeCode = (s: Subscriber) => new Promise<number>((resolve) => s.socket.once('close', (code) => resolve(code)));
+    const bad = await open();
+    const closedBad = closeCode(bad);
+    // A masked text frame whose payload is not UTF-8 (c2 2a is a broken two-byte sequence).
+    (bad.socket as unknown as { _socket: import('node:net').Socket })._socket.write(Buffer.from('818201020304c22a', 'hex'));
+    assert.equal(await closedBad, 1007);
+    const big = await open();
+    const closedBig = closeCode(big);
+    big.socket.send(JSON.stringify({ type: 'ping', pad: 'x'.repeat(200 * 1024) }));
+    assert.equal(await closedBig, 1009);
+    assert.equal((await call(base, 'GET', '/health')).status, 200);
+    const fine = await subscribe({ chain: 'orders' });
+    assert.equal(fine.socket.readyState, WebSocket.OPEN);
+  });
+
+  it('handles one connection’s messages in order: subscribe then unsubscribe always leaves it unsubscribed', async () => {
+    const clients = await Promise.all(Array.from({ length: 10 }, () => open()));
+    for (const c of clients) {
+      c.socket.send(JSON.stringify({ type: 'subscribe', chain: 'returns' }));
+      c.socket.send(JSON.stringify({ type: 'unsubscribe', chain: 'returns' }));
+      c.socket.send(JSON.stringify({ type: 'ping' }));
+    }
+    for (const c of clients) {
+      await c.waitFor((m) => m.type === 'pong', 1);
+      assert.deepEqual(c.messages.map((m) => m.type), ['subscribed', 'unsubscribed', 'pong']);
+    }
+    await post('returns', 'r-1', 'received');
+    await new Promise((r) => setTimeout(r, 800));
+    for (const c of clients) assert.ok(!c.messages.some((m) => m.type === 'event'), 'nobody stayed subscribed');
+  });
+
+  it('caps subscriptions per connection and messages per second, answering an error and keeping the connection', async () => {
+    const s = await open();
+    for (let i = 0; i < 51; i += 1) {
+      s.socket.send(JSON.stringify({ type: 'subscribe', event_type: `t${i}` }));
+      if (i % 10 === 9) await s.waitFor((m) => m.type === 'subscribed' || m.type === 'error', i + 1, 10_000); // stay under the rate
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 1_000));
+    }
+    const answers = await s.waitFor((m) => m.type === 'subscribed' || m.type === 'error', 51, 10_000);
+    assert.equal(answers.filter((m) => m.type === 'subscribed').length, 50);
+    assert.match(answers.at(-1).detail, /At most 50 subscriptions per connection/);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const flood = await open();
+    for (let i = 0; i < 40; i += 1) flood.socket.send(JSON.stringify({ type: 'ping' }));
+    const replies = await flood.waitFor(() => true, 40, 10_000);
+    assert.ok(replies.some((m) => m.type === 'error' && /Too many messages/.test(m.detail)), 'some refused');
+    assert.ok(replies.filter((m) => m.type === 'pong').length >= 20, 'the first 20 of the second answered');
+    assert.equal(flood.socket.readyState, WebSocket.OPEN);
+  });
+
   it('stops pushing after unsubscribe', async () => {
     const s = await subscribe({ chain: 'audit' });
     s.socket.send(JSON.stringify({ type: 'unsubscribe', chain: 'audit' }));

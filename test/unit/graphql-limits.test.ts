@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parse } from 'graphql';
+import { getIntrospectionQuery, parse } from 'graphql';
 import { MAX_TOKENS, expandedFieldCount, runGraphql, type GraphqlOptions } from '#shared/graphql/graphql';
 
 // Refused documents never reach a resolver, so no ledger is needed.
@@ -32,5 +32,28 @@ describe('GraphQL limits against hostile documents', () => {
     const answer = await runGraphql({ query: `{ ${'chains { name } '.repeat(MAX_TOKENS)} }` }, options);
     assert.equal(answer.status, 400);
     assert.match(JSON.stringify(answer.body), /tokens/);
+  });
+
+  it('prices list fields by their limit: 490 aliases of blocks(limit: 100) are refused, a page of 10 is not', async () => {
+    const aliases = Array.from({ length: 490 }, (_, i) => `b${i}: blocks(chainName: "x", limit: 100) { hash }`).join(' ');
+    const flood = await runGraphql({ query: `{ ${aliases} }` }, options);
+    assert.equal(flood.status, 400);
+    assert.match(JSON.stringify(flood.body), /costs 49490 points; the limit is 1000/);
+    const nested = await runGraphql({ query: '{ events(chainName: "x") { eventId details } }' }, options);
+    assert.doesNotMatch(JSON.stringify(nested.body), /QUERY_TOO_COMPLEX/, 'the default 100 events cost 101 points');
+    const page = await runGraphql({ query: '{ b1: blocks(chainName: "x", limit: 10) { hash events { eventId } } b2: blocks(chainName: "x", limit: 100) { hash } }' }, options);
+    assert.doesNotMatch(JSON.stringify(page.body), /QUERY_TOO_COMPLEX/);
+  });
+
+  it('lets the standard introspection query through outside production, and still refuses 17 levels', async () => {
+    const open = { ...options, production: false, ledger: {} as GraphqlOptions['ledger'] };
+    const standard = await runGraphql({ query: getIntrospectionQuery() }, open);
+    assert.equal(standard.status, 200, JSON.stringify(standard.body).slice(0, 300));
+    assert.ok((standard.body as { data: { __schema: { types: unknown[] } } }).data.__schema.types.length > 5);
+    assert.equal((await runGraphql({ query: getIntrospectionQuery() }, options)).status, 400, 'refused in production');
+    const ofTypes = (n: number) => `${'ofType { '.repeat(n)}name${' }'.repeat(n)}`;
+    const deep = await runGraphql({ query: `{ __schema { types { fields { type { ${ofTypes(12)} } } } } }` }, open);
+    assert.equal(deep.status, 400);
+    assert.match(JSON.stringify(deep.body), /17 levels deep; the limit is 16 inside introspection/);
   });
 });
