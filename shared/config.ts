@@ -32,6 +32,8 @@ export const settingsSchema = z.object({
   SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('instances'),
   SVC_LOCAL_MAX_INSTANCES: positiveInt(1, 256).default(10),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
+  // Set by the launcher when it runs DynamoDB Local on disk: where acknowledged transactions are journaled.
+  SVC_LOCAL_JOURNAL_DIR: z.string().min(1).optional(),
   // The bench's capacity model: each process writes what its DynamoDB requests cost, per partition, here.
   SVC_CAPACITY_REPORT_DIR: z.string().min(1).optional(),
   SVC_REGISTRY_TABLE: tableName.default('registry'),

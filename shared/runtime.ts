@@ -25,6 +25,7 @@ import { createBusinessRepository } from './storage/business-repository.ts';
 import { QUIET_SDK_LOGGER, createDynamoAggregatedClient, createDynamoClient, dynamoRequestCounts } from './storage/client.ts';
 import { createLedgerRepository } from './storage/ledger-repository.ts';
 import { reportCapacity } from './storage/capacity-report.ts';
+import { journalTransactions } from './storage/journal.ts';
 import { allTableSpecs, tableNamesFrom } from './storage/tables.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { createSharedCounters } from './storage/metrics-repository.ts';
@@ -57,8 +58,15 @@ const capacityReport = once(() => {
   reportCapacity(config.SVC_CAPACITY_REPORT_DIR, Object.values(allTableSpecs(tableNamesFrom(config))).map((spec) => spec.definition));
 });
 
+/** The local journal of acknowledged transactions (DynamoDB Local on disk only; see shared/storage/journal.ts). */
+const localJournal = once(() => {
+  const dir = getConfig().SVC_LOCAL_JOURNAL_DIR;
+  if (dir) journalTransactions(dir);
+});
+
 const dynamoOptions = () => {
   capacityReport();
+  localJournal();
   return { region: getConfig().SVC_AWS_REGION, endpoint: getConfig().SVC_DYNAMODB_ENDPOINT };
 };
 

@@ -14,6 +14,7 @@ import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { migrateLedgerTable } from '#shared/storage/migrations';
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
+import { replayJournal } from '#shared/storage/journal';
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { fail, settingsOrExit } from './cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
@@ -96,6 +97,9 @@ async function main(): Promise<void> {
     endpoint = dynamo.endpoint;
     // The functions read their settings from the environment, as a Lambda does; hand them this endpoint.
     process.env.SVC_DYNAMODB_ENDPOINT = endpoint;
+    // DynamoDB Local on disk answers a transaction a moment before it keeps it: journal each one before
+    // it is acknowledged, and replay what it lost at the next start (shared/storage/journal.ts).
+    if (!config.SVC_DYNAMODB_IN_MEMORY) process.env.SVC_LOCAL_JOURNAL_DIR ??= join(dataDir, 'journal');
   }
 
   // Everything the functions learn through the environment is settled before anything reads the
@@ -139,6 +143,12 @@ async function main(): Promise<void> {
     // A table written by an earlier version is brought to the current layout (idempotent, cheap when done).
     for (const report of await migrateLedgerTable(admin, createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), config.SVC_LEDGER_TABLE)) {
       if (report.migrated > 0) say(`Migrated the ledger table (${report.name}): ${report.migrated} item(s)`);
+    }
+    if (process.env.SVC_LOCAL_JOURNAL_DIR) {
+      const replay = await replayJournal(process.env.SVC_LOCAL_JOURNAL_DIR, admin);
+      if (replay.replayed > 0 || replay.failed > 0) {
+        say(`Replayed ${replay.replayed} acknowledged transaction(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`);
+      }
     }
     if (config.SVC_ADMIN_API_KEY) {
       const { getApiKeyRepository } = await import('#shared/runtime');

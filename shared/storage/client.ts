@@ -46,6 +46,15 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
 export const dynamoRequestCounts = { requests: 0, transactWrites: 0 };
 
 let meter: CapacityMeter | undefined;
+let journal: ((items: unknown[]) => void) | undefined;
+
+/**
+ * Hands every transaction this process commits (its TransactItems, as sent) to `write` before the caller
+ * sees the answer: the local journal (shared/storage/journal.ts). A write that throws fails the request.
+ */
+export function journalDynamoTransactions(write: ((items: unknown[]) => void) | undefined): void {
+  journal = write;
+}
 
 /** Prices every later DynamoDB request of this process with `capacity` (the bench's capacity model). */
 export function meterDynamoRequests(capacity: CapacityMeter | undefined): void {
@@ -85,15 +94,22 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
     },
     { step: 'initialize', name: 'countDynamoRequests' },
   );
-  // In the build step the input is marshalled (the wire form DynamoDB sizes) and retries are not seen.
+  // In the build step the input is marshalled (the wire form DynamoDB sizes and the journal replays) and
+  // retries are not seen.
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      if (!meter) return next(args);
+      if (!meter && !journal) return next(args);
+      if (!meter) {
+        const result = await next(args);
+        if (context.commandName === 'TransactWriteItemsCommand') journal!((args.input as { TransactItems: unknown[] }).TransactItems);
+        return result;
+      }
       const documentClient = (context as { __aws_sdk_context?: { features?: Record<string, string> } }).__aws_sdk_context?.features?.DDB_MAPPER === 'd';
       const input = args.input as Record<string, unknown>;
       try {
         const result = await next(args);
         meter.price(context.commandName ?? '', input, wireOutput(result.output as Record<string, any>, documentClient), 'ok');
+        if (journal && context.commandName === 'TransactWriteItemsCommand') journal((input as { TransactItems: unknown[] }).TransactItems);
         return result;
       } catch (error) {
         meter.price(context.commandName ?? '', input, undefined, BILLED_ERRORS.has((error as Error).name) ? 'condition-failed' : 'not-billed');
