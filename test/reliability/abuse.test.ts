@@ -1,7 +1,9 @@
 /**
  * Abuse: guessing keys is stopped by 429s; slow-loris clients neither block others nor stay forever;
  * GraphQL batch, alias, fragment and directive bombs are refused by the limits, quickly; 1 000 idle
- * WebSocket connections do not slow appends by more than 20 %.
+ * WebSocket connections do not slow appends by more than 20 %; generated WebSocket frames (bad opcodes,
+ * unmasked, reserved bits, lengths that lie, invalid UTF-8, oversized control frames, broken fragments)
+ * close only their own connection, never the process.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { CI, report } from './support.ts';
 
 const ADMIN = 'abuse-admin-key-0123456789abcdef';
@@ -27,6 +31,15 @@ after(async () => {
 });
 
 const admin = { 'X-API-Key': ADMIN };
+
+const isAliveProcess = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe('Abuse', () => {
   it('slow loris: 200 clients trickling headers do not block others, and are cut off', async (t) => {
@@ -143,6 +156,109 @@ describe('Abuse', () => {
     });
     assert.equal(open, 1_000);
     assert.ok(ratio >= 0.8, `appends kept ${Math.round(ratio * 100)} % of their rate`);
+  });
+
+  it('WebSocket frame fuzzer: every generated frame closes or answers its own connection only; the process lives', async (t) => {
+    const FRAMES = CI ? 300 : 1_500;
+    const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 100_000);
+    const url = new URL(stack.url);
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${stack.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    /** One frame as a client might send it, honest or not. */
+    const frame = fc
+      .record({
+        fin: fc.boolean(),
+        rsv: fc.constantFrom(0, 0, 0, 1, 2, 4, 7),
+        opcode: fc.constantFrom(0x1, 0x1, 0x1, 0x2, 0x0, 0x8, 0x9, 0xa, 0x3, 0x7, 0xb, 0xf),
+        masked: fc.boolean(),
+        payload: fc.oneof(
+          fc.uint8Array({ maxLength: 300 }),
+          fc.string({ maxLength: 200 }).map((s) => new Uint8Array(Buffer.from(s))),
+          fc.constantFrom(new Uint8Array([0xc2, 0x2a]), new Uint8Array([0xed, 0xa0, 0x80]), new Uint8Array([0xff, 0xfe]), new Uint8Array(Buffer.from('{"type":"subscribe","chain":"*"}'))),
+        ),
+        lie: fc.constantFrom('none', 'none', 'none', 'longer', 'huge', 'short'),
+      })
+      .map(({ fin, rsv, opcode, masked, payload, lie }) => {
+        const length = lie === 'longer' ? payload.length + 100 : lie === 'short' ? Math.max(0, payload.length - 1) : payload.length;
+        const head: number[] = [(fin ? 0x80 : 0) | (rsv << 4) | opcode];
+        const maskBit = masked ? 0x80 : 0;
+        if (lie === 'huge') head.push(maskBit | 127, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
+        else if (length < 126) head.push(maskBit | length);
+        else head.push(maskBit | 126, (length >> 8) & 0xff, length & 0xff);
+        const key = [1, 2, 3, 4];
+        const body = masked ? payload.map((b, i) => b ^ key[i % 4]!) : payload;
+        return Buffer.concat([Buffer.from(head), masked ? Buffer.from(key) : Buffer.alloc(0), Buffer.from(body)]);
+      });
+    const frames = fc.sample(fc.array(frame, { minLength: 1, maxLength: 3 }), { numRuns: FRAMES, seed: SEED });
+    const outcomes = new Map<string, number>();
+    const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+    /** Opens a WebSocket by hand, sends the frames, and says how the server ended it. */
+    const attack = (bytes: Buffer[]) =>
+      new Promise<void>((resolve) => {
+        const socket = connect(Number(url.port), url.hostname);
+        let upgraded = false;
+        let seen = Buffer.alloc(0);
+        const finish = (what: string) => {
+          count(what);
+          socket.destroy();
+          resolve();
+        };
+        // The handshake may wait for a cold instance ($connect); the frames then get 1 s.
+        let timer = setTimeout(() => finish('no upgrade'), 10_000);
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          clearTimeout(timer);
+          if (!upgraded) return finish('no upgrade');
+          // The close frame the server sent, if any: 0x88, length, then the code.
+          const at = seen.indexOf(0x88);
+          finish(at >= 0 && seen.length >= at + 4 ? `closed ${seen.readUInt16BE(at + 2)}` : 'closed');
+        });
+        socket.on('data', (chunk: Buffer) => {
+          seen = Buffer.concat([seen, chunk]);
+          if (!upgraded && seen.includes('\r\n\r\n')) {
+            upgraded = seen.toString('latin1').startsWith('HTTP/1.1 101');
+            seen = seen.subarray(seen.indexOf('\r\n\r\n') + 4);
+            if (!upgraded) return finish('refused upgrade');
+            clearTimeout(timer);
+            timer = setTimeout(() => finish('still open after 1 s'), 1_000);
+            for (const b of bytes) socket.write(b);
+          }
+        });
+        socket.write(
+          `GET /ws HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nX-API-Key: ${ADMIN}\r\n\r\n`,
+        );
+      });
+    // Memory is measured from the end of a warm-up (the first 30 %): by then the WebSocket function's
+    // instances have started (each its own heap, bounded by the pool's limit).
+    let rssBefore = rss();
+    let rssMax = rssBefore;
+    const warmUp = Math.floor(frames.length * 0.3);
+    for (let i = 0; i < frames.length; i += 20) {
+      await Promise.all(frames.slice(i, i + 20).map(attack));
+      if (i + 20 >= warmUp && i < warmUp) rssBefore = rssMax = rss();
+      rssMax = Math.max(rssMax, rss());
+    }
+    // Bystanders: a well-behaved connection and the HTTP API still work.
+    const ws = new WebSocket(`${stack.url.replace('http', 'ws')}/ws`, { headers: admin });
+    const pong = await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'ping' })));
+      ws.once('message', (data) => resolve(String(data)));
+      ws.once('error', reject);
+    });
+    ws.close();
+    const health = await call(stack.url, 'GET', '/api/v1/health');
+    report(t, {
+      area: 'abuse',
+      what: `${frames.length} generated WebSocket frame sequences`,
+      tried: `seed ${SEED}; outcomes ${JSON.stringify(Object.fromEntries([...outcomes].sort()))}; service RSS after warm-up ${Math.round(rssBefore)} → max ${Math.round(rssMax)} MiB`,
+      lost: 0,
+      forks: 0,
+      unexpected5xx: health.status >= 500 ? 1 : 0,
+    });
+    assert.ok(isAliveProcess(stack.pid), 'the service process is alive');
+    assert.equal(health.status, 200);
+    assert.equal(JSON.parse(pong).type, 'pong');
+    assert.equal(outcomes.get('no upgrade') ?? 0, 0, 'every handshake was answered');
+    assert.ok(rssMax - rssBefore < 300, `memory grew by ${Math.round(rssMax - rssBefore)} MiB after the warm-up`);
   });
 
   // Last: it locks this address out for the rest of the minute.
