@@ -56,6 +56,9 @@ const BATCH_EVENTS = 99;
 const BATCH_CONNECTIONS = 4;
 /** Single-request instances on one chain (each a sequential client). */
 const INSTANCE_COUNTS = QUICK ? [1, 4] : [1, 2, 4, 8, 16];
+/** Contract workers of the bench's stack, and the hostile runs the contracts scenario keeps going at once. */
+const CONTRACT_WORKERS = 8;
+const HOSTILE_RUNS = 6;
 /** The scenario the capacity model is printed for (the others are in the JSON). */
 const MODEL_INSTANCES = QUICK ? 4 : 8;
 /** The stack's settings the model needs: the bench runs with the defaults. */
@@ -120,6 +123,7 @@ const STEPS = [
   'service: block by index',
   'service: entity trace',
   'service: batch endpoint',
+  'service: 6 hostile contracts at once',
   `build a ${VERIFY_BLOCKS}-block chain`,
   'limit: raw block-page Query',
   'ledger-verify',
@@ -287,7 +291,8 @@ async function main(): Promise<void> {
   // scenario of N single-request instances (as Lambda runs) gets its own stack below.
   const stack = await startStack({
     dataDir,
-    env: { SVC_DYNAMODB_IN_MEMORY: 'false', SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process' },
+    // Eight contract workers: the hostile-contracts scenario runs six at once and still needs one for a benign run.
+    env: { SVC_DYNAMODB_IN_MEMORY: 'false', SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process', SVC_CONTRACT_WORKERS: String(CONTRACT_WORKERS) },
     timeoutMs: 120_000,
     nodeArgs: args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, 'service')}`] : [],
   });
@@ -295,6 +300,7 @@ async function main(): Promise<void> {
   const windows: Window[] = [];
   let report: Record<string, unknown> | undefined;
   let instanceFigures: Figure[] = [];
+  let contracts: ContractsFigure | undefined;
   const capacityModels: Record<number, CapacityModel> = {};
   let verify: { blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> } | undefined;
   try {
@@ -499,6 +505,10 @@ async function main(): Promise<void> {
     );
     figures.push(batchFigure);
 
+    // -- hostile contracts: six endless loops at once, while health, appends and a benign contract are timed
+    progress('service: 6 hostile contracts at once');
+    contracts = await hostileContracts(stack);
+
     // -- ledger-verify on a long chain
     progress(`build a ${VERIFY_BLOCKS}-block chain`);
     const long = await RawWriter.open(repository, 'verify');
@@ -549,6 +559,7 @@ async function main(): Promise<void> {
       ratioTarget('one chain, 2 processes vs raw 1 writer', twoProcesses!, rawOne, null),
       ...instanceTargets(instanceFigures),
       ...capacityTargets(capacityModels[MODEL_INSTANCES]),
+      ...contractTargets(contracts),
     ];
     report = {
       date: startedAt.toISOString(),
@@ -559,6 +570,7 @@ async function main(): Promise<void> {
       figures,
       verify,
       capacity: capacityModels,
+      contracts,
       targets,
     };
   } finally {
@@ -572,6 +584,13 @@ async function main(): Promise<void> {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   printTable(report as never);
+  const c = report.contracts as ContractsFigure | undefined;
+  if (c) {
+    process.stdout.write(
+      `\n${c.hostile_runs} hostile contracts at once (${c.hostile.runs} runs, ${JSON.stringify(c.hostile.statuses)}, slowest ${c.hostile.max_ms} ms): ` +
+        `health p50/p99 ${c.health.p50_ms}/${c.health.p99_ms} ms, append ${c.append.p50_ms}/${c.append.p99_ms} ms, benign contract ${c.benign.p50_ms}/${c.benign.p99_ms} ms\n`,
+    );
+  }
   const model = capacityModels[MODEL_INSTANCES];
   if (model) process.stdout.write(`\n${formatModel(model, `one chain, ${MODEL_INSTANCES} single-request instances`, MODEL_SETTINGS)}\n`);
   if (report.profile) printProfiles(report.profile as ReturnType<typeof profiles>);
@@ -621,6 +640,88 @@ function instanceTargets(byN: Figure[]): Target[] {
     );
   }
   return targets;
+}
+
+export interface ContractsFigure {
+  hostile_runs: number;
+  contract_timeout_ms: number;
+  hostile: { runs: number; statuses: Record<string, number>; max_ms: number };
+  health: { p50_ms: number; p99_ms: number; n: number };
+  append: { p50_ms: number; p99_ms: number; n: number };
+  benign: { p50_ms: number; p99_ms: number; n: number };
+}
+
+/**
+ * Six endless loops kept running as contracts (each stopped at its CPU limit, then sent again) while one
+ * client each times health, appends and a benign contract, one request after another.
+ */
+async function hostileContracts(stack: Stack): Promise<ContractsFigure> {
+  const timeoutMs = settingsSchema.shape.SVC_CONTRACT_TIMEOUT_MS.parse(undefined);
+  for (const [id, implementation] of [
+    ['bench-spin', 'function execute() { for (;;) {} }'],
+    ['bench-calm', 'function execute(event) { return { ok: true, entity: event.entity_id }; }'],
+  ]) {
+    const res = await call(stack.url, 'POST', '/api/v2/contracts', { contract_id: id, version: '1.0.0', implementation });
+    if (res.status !== 201) throw new Error(`registering ${id}: ${res.status} ${res.text}`);
+  }
+  await mustCreate(stack, 'calm');
+  const execute = (id: string) => call(stack.url, 'POST', '/api/v2/contracts/execute', { contract_id: id, event: { entity_id: 'e', event: 'x', details: {} } });
+  await execute('bench-calm'); // the workers start
+  const until = performance.now() + SCENARIO_MS;
+  const statuses: Record<string, number> = {};
+  let hostileMax = 0;
+  let hostileRuns = 0;
+  const timed = async (run: () => Promise<{ status: number }>, into: number[], ok: number) => {
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      const res = await run();
+      if (res.status !== ok) throw new Error(`expected ${ok} during the hostile contracts, got ${res.status}`);
+      into.push(performance.now() - t0);
+    }
+  };
+  const health: number[] = [];
+  const append: number[] = [];
+  const benign: number[] = [];
+  let n = 0;
+  await Promise.all([
+    ...Array.from({ length: HOSTILE_RUNS }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const res = await execute('bench-spin');
+        hostileMax = Math.max(hostileMax, performance.now() - t0);
+        hostileRuns += 1;
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    }),
+    timed(() => call(stack.url, 'GET', '/api/v1/health'), health, 200),
+    timed(() => call(stack.url, 'POST', '/api/v1/chains/calm/events', eventBody('calm', n++)), append, 200),
+    timed(() => execute('bench-calm'), benign, 200),
+  ]);
+  const stats = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return { p50_ms: round(percentile(sorted, 50), 1), p99_ms: round(percentile(sorted, 99), 1), n: xs.length };
+  };
+  return {
+    hostile_runs: HOSTILE_RUNS,
+    contract_timeout_ms: timeoutMs,
+    hostile: { runs: hostileRuns, statuses, max_ms: Math.round(hostileMax) },
+    health: stats(health),
+    append: stats(append),
+    benign: stats(benign),
+  };
+}
+
+/** Issue 19's targets: hostile contracts do not hold up anything else. */
+function contractTargets(c: ContractsFigure | undefined): Target[] {
+  if (!c) return [];
+  const figure = `${c.hostile_runs} hostile contracts at once (SVC_CONTRACT_WORKERS=${CONTRACT_WORKERS})`;
+  const all422 = Object.keys(c.hostile.statuses).every((s) => s === '422');
+  return [
+    { name: 'hostile contracts: health p99', figure, limit: null, value: c.health.p99_ms, ratio: null, target: '<= 100 ms', met: c.health.p99_ms <= 100 },
+    { name: 'hostile contracts: append p99', figure, limit: null, value: c.append.p99_ms, ratio: null, target: '<= 250 ms', met: c.append.p99_ms <= 250 },
+    { name: 'hostile contracts: each ends 422 within its limit + 1 s', figure, limit: null, value: c.hostile.max_ms, ratio: null, target: `422, <= ${c.contract_timeout_ms + 1_000} ms`, met: all422 && c.hostile.max_ms <= c.contract_timeout_ms + 1_000 },
+    { name: 'hostile contracts: benign contract p50', figure, limit: null, value: c.benign.p50_ms, ratio: null, target: '< 50 ms', met: c.benign.p50_ms < 50 },
+  ];
 }
 
 /** Issue 18's AWS targets, from the capacity model of the N-instance scenario. */

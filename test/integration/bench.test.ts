@@ -78,7 +78,10 @@ describe('npm run bench -- --quick', () => {
       assert.ok(report.verify.blocks >= 1000 && report.verify.blocks_per_s > 0);
       assert.ok(report.verify.resources.verifier, 'the verifier process was sampled');
       const targets = report.targets.map((t: { name: string }) => t.name);
-      assert.equal(targets.length, 16, JSON.stringify(targets));
+      assert.equal(targets.length, 20, JSON.stringify(targets));
+      // Hostile contracts ran, were each stopped with 422, and health, appends and a benign contract were timed meanwhile.
+      assert.deepEqual(Object.keys(report.contracts.hostile.statuses), ['422']);
+      for (const probe of ['health', 'append', 'benign']) assert.ok(report.contracts[probe].n > 0, `${probe} was timed`);
       // The capacity model priced the 4-instance run's real requests per partition.
       const model = report.capacity['4'];
       assert.ok(model.events > 0 && model.wcu_per_event > 1, `priced: ${model.wcu_per_event} WCU per event`);
