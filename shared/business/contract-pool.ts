@@ -9,6 +9,7 @@
  * The worker runs this very module (a bundle in the cloud and in the local instances, the source under
  * tsx), told apart by its workerData; so no second bundle has to be built or shipped.
  */
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { DomainError } from '../errors.ts';
 import { ContractExecutionError, checkContract, runContract, type SandboxLimits } from './sandbox.ts';
@@ -175,6 +176,15 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
 /** The worker side: runs requests one at a time with QuickJS, answering each. */
 function serve(): void {
   const limits = (workerData as { limits: SandboxLimits }).limits;
+  // A contract is CPU-bound by design; the threads that serve requests (and, locally, DynamoDB Local)
+  // must not wait behind it. On Linux the nice value is per thread, and setPriority() with no pid sets
+  // this thread's: at 19 a spinning contract gets the CPU only when nothing else wants it. Raising one's
+  // own nice value needs no privilege; where it is refused anyway, runs go on at normal priority.
+  try {
+    setPriority(19);
+  } catch {
+    // not permitted here: the deadline still bounds each run
+  }
   const port = parentPort!;
   port.on('message', async (request: Request) => {
     try {
