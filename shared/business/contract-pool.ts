@@ -74,7 +74,7 @@ interface Slot {
 }
 
 export function createContractPool(options: ContractPoolOptions): ContractSandbox {
-  const graceMs = options.graceMs ?? 250;
+  const graceMs = options.graceMs ?? 500;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
