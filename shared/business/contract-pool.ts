@@ -70,6 +70,8 @@ interface Job {
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
+  /** It started once (a worker that cannot start is not replaced in a loop). */
+  started?: boolean;
   job?: Job & { id: number; timer?: NodeJS.Timeout };
 }
 
@@ -91,7 +93,10 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     let markReady: () => void = () => undefined;
     const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
     worker.on('message', (reply: Reply) => {
-      if ('ready' in reply) return markReady();
+      if ('ready' in reply) {
+        slot.started = true;
+        return markReady();
+      }
       const job = slot.job;
       if (!job || job.id !== reply.id) return;
       finish(slot);
@@ -120,7 +125,10 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     slots.splice(index, 1);
     void slot.worker.terminate();
     if (job) job.reject(new ContractExecutionError(message));
-    if (!closed) dispatch();
+    if (closed) return;
+    // Its replacement starts now, not when the next run arrives and would have to wait for it.
+    if (slot.started) slots.push(spawn());
+    dispatch();
   }
 
   function dispatch(): void {
