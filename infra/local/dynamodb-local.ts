@@ -30,6 +30,8 @@ export interface DynamoDbLocal {
 }
 
 export interface DynamoDbLocalOptions {
+  /** Ports promised to something else (the gateway's): never picked for DynamoDB Local. */
+  avoidPorts?: readonly number[];
   /** Folder for the database file; ignored with `inMemory`. */
   dataDir: string;
   inMemory?: boolean;
@@ -114,7 +116,7 @@ export function assertJavaAvailable(): void {
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   assertJavaAvailable();
   const jarDir = jarDirectory();
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await freePort(options.avoidPorts));
   if (options.port !== undefined && !(await isPortFree(port, '127.0.0.1'))) {
     throw new LaunchError(
       `Port ${port} (SVC_DYNAMODB_LOCAL_PORT) is already in use; choose another or leave it unset to pick a free one.`,

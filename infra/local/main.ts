@@ -24,7 +24,7 @@ import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { attachWebSocketApi } from './websocket.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { isPortFree } from './ports.ts';
+import { freePort, isPortFree } from './ports.ts';
 import { ensureExplorerBuilt } from './explorer-build.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
 
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
         dataDir: join(dataDir, 'dynamodb'),
         inMemory: config.SVC_DYNAMODB_IN_MEMORY,
         port: config.SVC_DYNAMODB_LOCAL_PORT,
+        avoidPorts: [config.SVC_PORT, ...(config.SVC_IPFS_PORT ? [config.SVC_IPFS_PORT] : [])],
         onLeftover: (pid) => say(`Stopping DynamoDB Local (pid ${pid}) left running on this data by a launcher that was killed`),
       });
     } catch (error) {
@@ -108,7 +109,9 @@ async function main(): Promise<void> {
   // master key unless SVC_KMS_KEY_ID names a KMS key.
   let ipfsNote = `${config.SVC_IPFS_API_URL} (SVC_IPFS_API_URL)`;
   if (!config.SVC_IPFS_API_URL) {
-    ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), ...(config.SVC_IPFS_PORT ? { port: config.SVC_IPFS_PORT } : {}) });
+    // Never the gateway's port (the OS may hand back the port a caller just probed for it).
+    const ipfsPort = config.SVC_IPFS_PORT ?? (await freePort([config.SVC_PORT, ...(dynamo ? [dynamo.port] : [])]));
+    ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
     process.env.SVC_IPFS_API_URL = ipfs.url;
     ipfsNote = `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})`;
   }

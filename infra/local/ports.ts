@@ -1,8 +1,20 @@
 /** Port helpers for the local stack. */
 import { createServer } from 'node:net';
 
-/** A port the OS says is free right now on loopback. */
-export function freePort(): Promise<number> {
+/**
+ * A port the OS says is free right now on loopback, other than `avoid`. The OS often hands out a port it
+ * just took back, so a port picked here for the gateway can come back for DynamoDB Local a moment later;
+ * ports the caller has already promised elsewhere are passed in `avoid`.
+ */
+export async function freePort(avoid: readonly number[] = []): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = await anyFreePort();
+    if (!avoid.includes(port)) return port;
+  }
+  throw new Error(`no free port outside ${avoid.join(', ')}`);
+}
+
+function anyFreePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
