@@ -28,7 +28,7 @@ export interface ContractSandbox {
 export class ContractsBusyError extends DomainError {
   readonly statusCode = 429;
   constructor(retryAfterSeconds: number) {
-    super(`Every contract worker is busy and ${retryAfterSeconds > 0 ? 'the queue is full' : 'none is free'}; retry in ${retryAfterSeconds} s`);
+    super(`Every contract worker is busy and the queue is full; retry in ${retryAfterSeconds} s`);
     this.headers['Retry-After'] = String(retryAfterSeconds);
   }
 }

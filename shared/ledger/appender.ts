@@ -576,28 +576,17 @@ export class ChainAppender {
           }
           await this.backoff(attempt);
           break;
-        case 'proof-stale': {
-          // That anchor is redundant: refuse it, keep the rest.
-          const owner = unitAt(units, result.blockPosition);
-          const subChain = drafts[result.blockPosition]?.proof?.subChain ?? '';
-          if (owner.ref) {
-            await this.repository.rejectPending(chainName, owner.ref, PROOF_SUPERSEDED);
-            skip.add(owner.ref.sk);
-          } else {
-            ownError = new ProofSupersededError(subChain);
-            ownUnit = undefined;
-          }
-          attempt -= 1;
-          break;
-        }
+        case 'proof-stale':
         case 'claim-lost': {
-          // That request's Idempotency-Key is held by a later attempt now: refuse these blocks, keep the rest.
+          // An anchor already superseded, or a request whose Idempotency-Key a later attempt holds now:
+          // refuse that unit's blocks, keep the rest.
+          const stale = result.status === 'proof-stale';
           const owner = unitAt(units, result.blockPosition);
           if (owner.ref) {
-            await this.repository.rejectPending(chainName, owner.ref, CLAIM_LOST);
+            await this.repository.rejectPending(chainName, owner.ref, stale ? PROOF_SUPERSEDED : CLAIM_LOST);
             skip.add(owner.ref.sk);
           } else {
-            ownError = new IdempotencyClaimLostError();
+            ownError = stale ? new ProofSupersededError(drafts[result.blockPosition]?.proof?.subChain ?? '') : new IdempotencyClaimLostError();
             ownUnit = undefined;
           }
           attempt -= 1;

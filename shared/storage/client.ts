@@ -99,22 +99,21 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (!meter && !journal) return next(args);
-      if (!meter) {
-        const result = await next(args);
-        if (context.commandName === 'TransactWriteItemsCommand') journal!((args.input as { TransactItems: unknown[] }).TransactItems);
-        return result;
-      }
-      const documentClient = (context as { __aws_sdk_context?: { features?: Record<string, string> } }).__aws_sdk_context?.features?.DDB_MAPPER === 'd';
+      const command = context.commandName ?? '';
       const input = args.input as Record<string, unknown>;
+      let result;
       try {
-        const result = await next(args);
-        meter.price(context.commandName ?? '', input, wireOutput(result.output as Record<string, any>, documentClient), 'ok');
-        if (journal && context.commandName === 'TransactWriteItemsCommand') journal((input as { TransactItems: unknown[] }).TransactItems);
-        return result;
+        result = await next(args);
       } catch (error) {
-        meter.price(context.commandName ?? '', input, undefined, BILLED_ERRORS.has((error as Error).name) ? 'condition-failed' : 'not-billed');
+        meter?.price(command, input, undefined, BILLED_ERRORS.has((error as Error).name) ? 'condition-failed' : 'not-billed');
         throw error;
       }
+      if (meter) {
+        const documentClient = (context as { __aws_sdk_context?: { features?: Record<string, string> } }).__aws_sdk_context?.features?.DDB_MAPPER === 'd';
+        meter.price(command, input, wireOutput(result.output as Record<string, any>, documentClient), 'ok');
+      }
+      if (journal && command === 'TransactWriteItemsCommand') journal((input as { TransactItems: unknown[] }).TransactItems);
+      return result;
     },
     { step: 'build', name: 'priceDynamoRequests' },
   );

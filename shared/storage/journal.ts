@@ -9,7 +9,7 @@
  * the service acknowledges it; the launcher replays, at start, every journaled transaction that is not
  * in the table (probing one item it creates) and then clears the journal.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { GetItemCommand, TransactWriteItemsCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -28,14 +28,16 @@ export function journalTransactions(dir: string): void {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `journal-${process.pid}-${threadId}.jsonl`);
   let fd = openSync(file, 'a');
+  let size = fstatSync(fd).size;
   journalDynamoTransactions((items) => {
     const line = `${JSON.stringify({ t: Date.now(), items: items as TransactWriteItem[] } satisfies Entry, binaryAsBase64)}\n`;
-    writeSync(fd, line);
+    size += writeSync(fd, line);
     fsyncSync(fd);
-    if (statSync(file).size > ROTATE_BYTES) {
+    if (size > ROTATE_BYTES) {
       closeSync(fd);
       renameSync(file, file.replace(/\.jsonl$/, '.old.jsonl'));
       fd = openSync(file, 'a');
+      size = 0;
     }
   });
 }

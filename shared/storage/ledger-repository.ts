@@ -11,7 +11,6 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -26,7 +25,7 @@ import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
 import type { BlockTreeData, LedgerRepository, PendingRef, Receipt } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
-import { queryAll as queryAllPages, send } from './requests.ts';
+import { batchGetAll, queryAll as queryAllPages, send, type BatchProjection } from './requests.ts';
 import {
   BLOCK_RUN,
   BLOCK_SHARDS,
@@ -205,32 +204,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     return layouts.get(chainName) ?? BLOCK_SHARDS;
   }
 
-  /** Items by exact key, 100 a request, unprocessed keys retried; in no particular order. */
-  async function batchGet(keys: Record<string, unknown>[], projection?: { expression: string; names?: Record<string, string> }): Promise<Item[]> {
-    const found: Item[] = [];
-    for (let i = 0; i < keys.length; i += 100) {
-      let batch = keys.slice(i, i + 100);
-      for (let attempt = 0; batch.length > 0; attempt += 1) {
-        const out = await send(() =>
-          client.send(
-            new BatchGetCommand({
-              RequestItems: {
-                [tableName]: {
-                  Keys: batch,
-                  ...(projection ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) } : {}),
-                },
-              },
-            }),
-          ),
-        );
-        found.push(...((out.Responses?.[tableName] ?? []) as Item[]));
-        batch = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-        if (batch.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-        else if (batch.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
-      }
-    }
-    return found;
-  }
+  const batchGet = (keys: Record<string, unknown>[], projection?: BatchProjection) => batchGetAll(client, tableName, keys, projection) as Promise<Item[]>;
 
   const repository: LedgerRepository = {
     async getHead(chainName) {

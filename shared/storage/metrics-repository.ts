@@ -6,9 +6,9 @@
  * one BatchGetItem and sums them, with the items of tables written by earlier versions (pk = METRICS,
  * sk = shard-<n>), which are read but no longer written.
  */
-import { BatchGetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BUCKETS, addTotals, emptyTotals, type SharedCounters, type Totals } from '../metrics/metrics.ts';
-import { queryAll, send } from './requests.ts';
+import { batchGetAll, queryAll, send } from './requests.ts';
 
 const LEGACY_METRICS_PARTITION = 'METRICS';
 export const METRICS_SHARDS = 32;
@@ -46,12 +46,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
     },
     async read() {
       const items = await queryAll(client, { TableName: tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': LEGACY_METRICS_PARTITION } });
-      let keys: Record<string, unknown>[] = Array.from({ length: METRICS_SHARDS }, (_, i) => shardKey(i));
-      for (let attempt = 0; keys.length > 0 && attempt < 5; attempt += 1) {
-        const page = await send(() => client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } })));
-        items.push(...((page.Responses?.[tableName] ?? []) as Record<string, unknown>[]));
-        keys = (page.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-      }
+      items.push(...(await batchGetAll(client, tableName, Array.from({ length: METRICS_SHARDS }, (_, i) => shardKey(i)))));
       return items.reduce<Totals>(
         (sum, item) =>
           addTotals(sum, {

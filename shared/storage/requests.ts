@@ -3,7 +3,7 @@
  * a query's pages to the end.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { translateStorageError } from './errors.ts';
 
 /** Runs a DynamoDB call; an unreachable or throttled DynamoDB becomes a 503 domain error. */
@@ -25,6 +25,48 @@ export async function queryAll(client: DynamoDBDocumentClient, input: QueryComma
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
+}
+
+/** The attributes a batch read asks for (all when absent). */
+export interface BatchProjection {
+  expression: string;
+  names?: Record<string, string>;
+}
+
+/**
+ * Items of one table by exact key, 100 a request, unprocessed keys retried with backoff (DynamoDB leaves
+ * some when a partition is throttled); in no particular order. Keys still unprocessed after 8 tries are
+ * a throttling error, never a silently shorter answer.
+ */
+export async function batchGetAll(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  keys: Record<string, unknown>[],
+  projection?: BatchProjection,
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let batch = keys.slice(i, i + 100);
+    for (let attempt = 0; batch.length > 0; attempt += 1) {
+      const out = await send(() =>
+        client.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [tableName]: {
+                Keys: batch,
+                ...(projection ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) } : {}),
+              },
+            },
+          }),
+        ),
+      );
+      found.push(...((out.Responses?.[tableName] ?? []) as Record<string, unknown>[]));
+      batch = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+      if (batch.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      else if (batch.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
+    }
+  }
+  return found;
 }
 
 /** Puts an item unless one with its key exists; false when it did (nothing is overwritten). */
