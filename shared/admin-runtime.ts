@@ -6,7 +6,9 @@ import { createAdmin, type Admin } from './admin/admin.ts';
 import { createProofs, type Proofs } from './ledger/proofs.ts';
 import { getConfig, identityPath } from './config.ts';
 import { documentClient, getAccessControl, getLedgerRuntime, lazyOffchain, once } from './runtime.ts';
-import { guardProofs } from './access/guarded.ts';
+import { guardProofs, guardTlog } from './access/guarded.ts';
+import { createTlog, type Tlog } from './tlog/tlog.ts';
+import { createTileRepository } from './storage/tile-repository.ts';
 import type { Principal } from './access/policy.ts';
 import { createAdminRepository } from './storage/admin-repository.ts';
 import { createBusinessRepository } from './storage/business-repository.ts';
@@ -35,4 +37,20 @@ export const getProofs = once(
 /** Checkpoints and proofs as this caller may read them (hash-level facts: any reader). */
 export function proofsFor(principal: Principal): Proofs {
   return guardProofs(getProofs(), getAccessControl(), principal);
+}
+
+/** The chains as C2SP transparency logs, signed with the node identity. */
+export const getTlog = once((): Tlog => {
+  const config = getConfig();
+  return createTlog({
+    repository: getLedgerRuntime().repository,
+    tiles: createTileRepository({ client: documentClient(), tableName: config.SVC_LEDGER_TABLE }),
+    signer: () => getAdmin().identity(),
+    // Unset, the name is the node's own: unique per node, and stable as long as its identity is.
+    origin: (nodeId) => config.SVC_TLOG_ORIGIN ?? `verifiable-ledger.invalid/${nodeId}`,
+  });
+});
+
+export function tlogFor(principal: Principal): Tlog {
+  return guardTlog(getTlog(), getAccessControl(), principal);
 }

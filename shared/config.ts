@@ -49,6 +49,12 @@ export const settingsSchema = z.object({
   SVC_IDENTITY_STORE: z.enum(['file', 'registry']).default('file'),
   SVC_LICENSE_KEY: z.string().min(1).optional(),
   SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),
+  // The C2SP checkpoints' key name and origin prefix (a chain's origin is `<this>/<chain>`); unset: derived from the node id.
+  SVC_TLOG_ORIGIN: z
+    .string()
+    .regex(/^[^\s+]{1,200}$/, 'must be 1-200 characters without spaces or "+" (a schema-less URL such as ledger.example.com)')
+    .refine((v) => !v.endsWith('/'), 'must not end in "/"')
+    .optional(),
   SVC_PEER_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
   SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
   SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),

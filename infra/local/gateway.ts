@@ -47,10 +47,11 @@ function compile(route: Route): CompiledRoute {
   const source = route.path
     .split('/')
     .map((segment) => {
-      const param = /^\{([A-Za-z0-9_]+)\}$/.exec(segment);
+      const param = /^\{([A-Za-z0-9_]+)(\+?)\}$/.exec(segment);
       if (param) {
         names.push(param[1]!);
-        return '([^/]+)';
+        // `{name+}`, API Gateway's greedy parameter: the rest of the path.
+        return param[2] ? '(.+)' : '([^/]+)';
       }
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })

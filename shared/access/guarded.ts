@@ -6,6 +6,7 @@
  */
 import type { AppendOptions, Ledger } from '../ledger/ledger.ts';
 import type { Proofs } from '../ledger/proofs.ts';
+import type { Tlog } from '../tlog/tlog.ts';
 import type { AccessControl } from './access.ts';
 import type { Principal } from './policy.ts';
 
@@ -68,6 +69,22 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
     },
     describe: () => ledger.describe(),
     resolveEvents: (events) => ledger.resolveEvents(events),
+  };
+}
+
+/** The chains as C2SP logs: checkpoints and tiles are hash-level facts (any reader); the key is public. */
+export function guardTlog(tlog: Tlog, access: AccessControl, principal: Principal): Tlog {
+  const metadata = (chainName: string) => access.chain(principal, 'chain.read_metadata', chainName);
+  return {
+    verifierKey: () => tlog.verifierKey(),
+    async checkpoint(chainName) {
+      await metadata(chainName);
+      return tlog.checkpoint(chainName);
+    },
+    async tile(chainName, path) {
+      await metadata(chainName);
+      return tlog.tile(chainName, path);
+    },
   };
 }
 

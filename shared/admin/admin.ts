@@ -15,6 +15,7 @@ import { canonicalJson } from '../ledger/hashing.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Sealer } from '../ledger/offchain-port.ts';
 import { NODE_STATEMENT_PREFIX } from '../ledger/checkpoint.ts';
+import { looksLikeCheckpoint } from '../tlog/note.ts';
 import { logger } from '../log.ts';
 import { parseInput } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
@@ -135,6 +136,10 @@ export function createAdmin(options: AdminOptions) {
       if (Buffer.from(challenge, 'hex').subarray(0, NODE_STATEMENT_PREFIX.length).toString('latin1') === NODE_STATEMENT_PREFIX) {
         // Such bytes are how the node states things in its own name (signed checkpoints): never sign them for others.
         throw ValidationError.single(['body', 'challenge'], `A challenge may not start with the bytes '${NODE_STATEMENT_PREFIX}'`);
+      }
+      if (looksLikeCheckpoint(Buffer.from(challenge, 'hex'))) {
+        // Nor anything shaped like a C2SP checkpoint's text: its signature would pass for a signed checkpoint.
+        throw ValidationError.single(['body', 'challenge'], 'A challenge may not be shaped like a checkpoint (a line, a decimal line, a base64 hash line)');
       }
       const id = await identity();
       const signature = id.sign(Buffer.from(challenge, 'hex')).toString('hex');

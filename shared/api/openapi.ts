@@ -68,11 +68,13 @@ const GRAPHQL_ERRORS: JsonSchema = {
 
 function operation(route: Route, components: Record<string, JsonSchema>): Record<string, unknown> {
   const schemas = ROUTE_SCHEMAS[`${route.group} ${route.relativeKey}`] ?? {};
-  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
+  // `{name+}` (API Gateway's greedy parameter) is OpenAPI's `{name}` whose value may hold slashes.
+  const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{([a-z_]+)(\+?)\}/g)].map((m) => ({
     name: m[1],
     in: 'path',
     required: true,
     schema: { type: 'string' },
+    ...(m[2] ? { description: 'The rest of the path: it may contain slashes' } : {}),
   }));
   if (schemas.query) {
     const query = jsonSchema(schemas.query, components) as { properties?: Record<string, JsonSchema>; required?: string[] };
@@ -114,7 +116,7 @@ export function buildOpenApi(options: { version: string; apiKeyHeader: string })
   const paths: Record<string, Record<string, unknown>> = {};
   const components: Record<string, JsonSchema> = { Error: ERROR, GraphqlErrors: GRAPHQL_ERRORS };
   for (const route of expandRoutes()) {
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, components);
+    (paths[route.path.replace(/\{([a-z_]+)\+\}/g, '{$1}')] ??= {})[route.method.toLowerCase()] = operation(route, components);
   }
   return {
     openapi: '3.1.0',

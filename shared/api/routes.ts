@@ -68,6 +68,13 @@ export const GROUPS = {
       { module: 'swagger-ui-dist/swagger-ui.css', as: 'static/swagger-ui/swagger-ui.css' },
     ],
   },
+  tlog: {
+    prefixes: [''],
+    entry: 'functions/tlog/handler.ts',
+    // reads blocks' tree nodes, keeps full tiles; the node identity (in the registry in the cloud) signs
+    tables: ['ledger', ...EDGE_TABLES],
+    usesKmsKey: true,
+  },
   admin: {
     prefixes: ['/api/admin'],
     entry: 'functions/admin/handler.ts',
@@ -150,6 +157,14 @@ export const ROUTE_TABLE: readonly RouteSpec[] = [
   { group: 'docs', method: 'GET', path: '/explorer/config.json', summary: 'Where the explorer finds the WebSocket' },
   { group: 'docs', method: 'GET', path: '/explorer/{file}', summary: 'The explorer\'s files' },
   { group: 'docs', method: 'GET', path: '/explorer/assets/{file}', summary: 'The explorer\'s built assets' },
+  { group: 'tlog', method: 'GET', path: '/tlog/vkey', summary: 'The C2SP signed-note verifier key of the checkpoints' },
+  { group: 'tlog', method: 'GET', path: '/tlog/{chain_name}/checkpoint', summary: 'The chain\'s C2SP tlog checkpoint, a signed note' },
+  {
+    group: 'tlog',
+    method: 'GET',
+    path: '/tlog/{chain_name}/tile/{tile_path+}',
+    summary: 'C2SP tlog-tiles: hash tiles <L>/<N>[.p/<W>] and entry bundles entries/<N>[.p/<W>]',
+  },
   { group: 'admin', method: 'POST', path: '/verify-identity', summary: 'Sign a challenge with the node key' },
   { group: 'admin', method: 'GET', path: '/identity', summary: 'The node id and public key' },
   { group: 'admin', method: 'GET', path: '/status', summary: 'Node status' },

@@ -44,10 +44,27 @@ export function findHandler(
   return best && { handler: best.handler, template: best.template, relativeKey: best.relativeKey };
 }
 
-/** Path parameters read from the raw path against the route template, each percent-decoded once. */
+/**
+ * Path parameters read from the raw path against the route template, each percent-decoded once. A last
+ * template segment `{name+}` (API Gateway's greedy parameter) takes the rest of the path, slashes
+ * included; each of its segments is decoded on its own, so an encoded slash stays inside one segment.
+ */
 export function pathParameters(template: string, rawPath: string): Record<string, string> | undefined {
   const want = template.split('/');
-  const got = rawPath.split('/');
+  let got = rawPath.split('/');
+  const greedy = /^\{([A-Za-z0-9_]+)\+\}$/.exec(want[want.length - 1] ?? '');
+  if (greedy) {
+    if (got.length < want.length) return undefined;
+    const rest = got.slice(want.length - 1);
+    got = got.slice(0, want.length - 1);
+    const head = pathParameters(want.slice(0, -1).join('/'), got.join('/'));
+    if (!head) return undefined;
+    try {
+      return { ...head, [greedy[1]!]: rest.map((segment) => decodeURIComponent(segment)).join('/') };
+    } catch {
+      return undefined;
+    }
+  }
   if (want.length !== got.length) return undefined;
   const params: Record<string, string> = {};
   for (let i = 0; i < want.length; i += 1) {

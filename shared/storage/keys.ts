@@ -15,6 +15,7 @@
  *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<writer id>   (appends waiting for a combiner; TTL)
  *   receipt      pk = RECEIPT#<name>#<writer id>   sk = RECEIPT                     (what became of one; TTL)
  *   idempotency  pk = IDEMPOTENCY#<chain>#<caller>#<key>   sk = IDEMPOTENCY   (an Idempotency-Key's hold, then its result; TTL)
+ *   tile         pk = TILE#<chain>#<tile index mod 16>   sk = <tile path>, e.g. tile/0/x001/234   (a full C2SP tile, written once)
  */
 import type { ChainKind } from '../ledger/types.ts';
 
@@ -40,6 +41,11 @@ export const IDEMPOTENCY_SK = 'IDEMPOTENCY';
 /** An Idempotency-Key's record, by the id the ledger gives it (`<chain>#<caller>#<key>`: keys are each caller's own). */
 export function idempotencyPk(id: string): string {
   return `IDEMPOTENCY#${id}`;
+}
+
+/** A full tile's partition: tiles of a chain spread over 16 partitions by index, so monitors reading a chain's tiles spread their reads. */
+export function tilePk(chainName: string, tileIndex: number): string {
+  return `TILE#${chainName}#${tileIndex % BLOCK_SHARDS}`;
 }
 
 /** A pending append's partition: one of the chain's pending shards. */
