@@ -1,0 +1,157 @@
+/**
+ * The C2SP formats offline: signed notes against the spec's own example, tile paths and widths against
+ * the tlog-tiles spec's worked example, and the tlog service over an in-memory chain (tiles equal the
+ * RFC 6962 tree's nodes; a full tile is computed once, then read back without touching blocks).
+ */
+import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { publicKeyToHex } from '#shared/ed25519';
+import { merkleRoot, rootFromLeafHashes, leafHash } from '#shared/ledger/merkle';
+import type { LedgerRepository } from '#shared/ledger/repository';
+import { extendTree } from '#shared/ledger/tree';
+import type { ChainHead } from '#shared/ledger/types';
+import { checkpointText, looksLikeCheckpoint, openNote, parseCheckpointText, parseVerifierKey, signNote, verifierKey } from '#shared/tlog/note';
+import { availableWidth, decodeEntryBundle, formatTileIndex, parseTilePath, splitHashes, tilePath, TilePathError } from '#shared/tlog/tiles';
+import { createTlog, type TileStore } from '#shared/tlog/tlog';
+import { BadRequestError, InvalidChainNameError, NotFoundError } from '#shared/errors';
+
+// c2sp.org/signed-note's example.
+const SPEC_VKEY = 'example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k';
+const SPEC_NOTE = 'This is an example message.\n\n\u2014 example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n';
+
+describe('signed notes (c2sp.org/signed-note)', () => {
+  it('opens the spec\'s example note with the spec\'s verifier key, and computes the same key id', () => {
+    const verifier = parseVerifierKey(SPEC_VKEY);
+    assert.equal(verifierKey(verifier.name, verifier.publicKeyHex), SPEC_VKEY);
+    assert.deepEqual(openNote(SPEC_NOTE, verifier), { ok: true, text: 'This is an example message.\n' });
+  });
+
+  it('rejects the example note with its text changed, and ignores signatures of other keys', () => {
+    const verifier = parseVerifierKey(SPEC_VKEY);
+    const changed = openNote(SPEC_NOTE.replace('example message', 'example massage'), verifier);
+    assert.equal(changed.ok, false);
+    const other = openNote(SPEC_NOTE.replace('example.com/foo Uw2Q', 'example.com/bar Uw2Q'), verifier);
+    assert.deepEqual(other, { ok: false, reason: `the note is not signed by ${SPEC_VKEY.split('+').slice(0, 2).join('+')}` });
+  });
+
+  it('signs what it opens, and refuses malformed verifier keys', () => {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const pub = publicKeyToHex(privateKey);
+    const note = signNote('origin/x\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n', 'origin', pub, (b) => sign(null, b, privateKey));
+    assert.equal(openNote(note, parseVerifierKey(verifierKey('origin', pub))).ok, true);
+    for (const bad of ['no-plus', 'a+530d903a', 'a b+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k', SPEC_VKEY.replace('530d903a', '530d903b'), SPEC_VKEY.replace('+Aek', '+Bek')]) {
+      assert.throws(() => parseVerifierKey(bad), TypeError, bad);
+    }
+  });
+
+  it('writes and reads checkpoint texts, and knows a checkpoint-shaped challenge', () => {
+    const root = createHash('sha256').update('x').digest();
+    const text = checkpointText({ origin: 'ledger.example/main', size: 42, root });
+    assert.equal(text, `ledger.example/main\n42\n${root.toString('base64')}\n`);
+    assert.deepEqual(parseCheckpointText(text), { origin: 'ledger.example/main', size: 42, root });
+    assert.throws(() => parseCheckpointText('o\n042\nAA==\n'), TypeError);
+    assert.equal(looksLikeCheckpoint(Buffer.from(text)), true);
+    assert.equal(looksLikeCheckpoint(Buffer.from('hello peer')), false);
+  });
+});
+
+describe('tile paths and widths (c2sp.org/tlog-tiles)', () => {
+  it('spells indices as the spec does, and parses them back', () => {
+    assert.equal(formatTileIndex(1234067), 'x001/x234/067');
+    assert.equal(formatTileIndex(5), '005');
+    assert.equal(tilePath({ level: 0, index: 1234067, width: 7 }), 'tile/0/x001/x234/067.p/7');
+    assert.deepEqual(parseTilePath('0/x001/x234/067.p/7'), { level: 0, index: 1234067, width: 7 });
+    assert.deepEqual(parseTilePath('entries/x001/000'), { level: 'entries', index: 1000, width: 256 });
+  });
+
+  it('refuses malformed paths', () => {
+    for (const bad of ['0/1234', '-1/000', '0/000.p/0', '0/000.p/256', '0/../000', '01/000', '0/x000/001', '0/000.p/07', '0', '0/000/', 'entries/12', '64/000']) {
+      assert.throws(() => parseTilePath(bad), (e: unknown) => e instanceof TilePathError && e.kind === 'malformed', bad);
+    }
+  });
+
+  it('gives the spec\'s worked example: a tree of 70,000', () => {
+    const size = 70_000;
+    assert.equal(availableWidth({ level: 0, index: 272 }, size), 256, '273 full level-0 tiles');
+    assert.equal(availableWidth({ level: 0, index: 273 }, size), 112, 'a partial level-0 tile of width 112');
+    assert.equal(availableWidth({ level: 'entries', index: 273 }, size), 112);
+    assert.equal(availableWidth({ level: 1, index: 0 }, size), 256, 'one full level-1 tile');
+    assert.equal(availableWidth({ level: 1, index: 1 }, size), 17, 'a partial level-1 tile of width 17');
+    assert.equal(availableWidth({ level: 2, index: 0 }, size), 1, 'a partial level-2 tile of width 1');
+    assert.equal(availableWidth({ level: 3, index: 0 }, size), 0);
+    assert.equal(availableWidth({ level: 1, index: 0 }, 256), 1, 'a tree of 256: a partial level-1 tile of width 1');
+  });
+});
+
+/** A chain of `size` blocks in memory, its tree kept as the appender keeps it; counts block reads. */
+function memoryChain(size: number) {
+  const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`block ${i}`).digest('hex'));
+  const { frontier, treeNodes } = extendTree([], 0, hashes);
+  const head = { chainName: 'c', headIndex: size - 1, headHash: hashes[size - 1]!, frontier } as ChainHead;
+  const reads = { blocks: 0 };
+  const repository = {
+    getHead: async (name: string) => (name === 'c' ? head : undefined),
+    readTreeData: async (_: string, indices: readonly number[]) => {
+      reads.blocks += indices.length;
+      return new Map(indices.filter((i) => i < size).map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }]));
+    },
+  } as unknown as LedgerRepository;
+  const kept = new Map<string, Buffer>();
+  const tiles: TileStore = { get: async (_, path) => kept.get(path), put: async (_, path, bytes) => void kept.set(path, bytes) };
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const signer = async () => ({ nodeId: 'node-1', publicKey: publicKeyToHex(privateKey), sign: (b: Uint8Array) => sign(null, b, privateKey) });
+  const tlog = createTlog({ repository, tiles, signer, origin: (id) => `ledger.test/${id}` });
+  return { tlog, hashes, reads, kept };
+}
+
+describe('the tlog service', () => {
+  it('signs a checkpoint of the chain\'s RFC 6962 root that opens with its verifier key', async () => {
+    const { tlog, hashes } = memoryChain(300);
+    const opened = openNote(await tlog.checkpoint('c'), parseVerifierKey(await tlog.verifierKey()));
+    assert.equal(opened.ok, true);
+    const body = parseCheckpointText((opened as { text: string }).text);
+    assert.equal(body.origin, 'ledger.test/node-1/c');
+    assert.equal(body.size, 300);
+    assert.ok(body.root.equals(merkleRoot(hashes.map((h) => Buffer.from(h, 'hex')))));
+  });
+
+  it('serves tiles that are the tree\'s nodes, and entries that are the block hashes', async () => {
+    const { tlog, hashes } = memoryChain(70_000);
+    const leaves = hashes.map((h) => leafHash(Buffer.from(h, 'hex')));
+    const level0 = splitHashes((await tlog.tile('c', '0/001')).bytes);
+    assert.ok(level0.every((h, i) => h.equals(leaves[256 + i]!)));
+    const level1 = splitHashes((await tlog.tile('c', '1/001.p/17')).bytes);
+    assert.equal(level1.length, 17);
+    assert.ok(level1[16]!.equals(rootFromLeafHashes(leaves.slice((256 + 16) * 256, (256 + 17) * 256))));
+    const level2 = splitHashes((await tlog.tile('c', '2/000.p/1')).bytes);
+    assert.ok(level2[0]!.equals(rootFromLeafHashes(leaves.slice(0, 65_536))));
+    const entries = decodeEntryBundle((await tlog.tile('c', 'entries/273.p/112')).bytes);
+    assert.equal(entries.length, 112);
+    assert.equal(entries[111]!.toString('hex'), hashes[273 * 256 + 111]);
+  });
+
+  it('computes a full tile once; later reads, partial views included, touch no block', async () => {
+    const { tlog, reads, kept } = memoryChain(600);
+    const first = await tlog.tile('c', '0/000');
+    assert.equal(first.full, true);
+    assert.equal(reads.blocks, 256);
+    assert.ok(kept.has('tile/0/000'));
+    const again = await tlog.tile('c', '0/000');
+    assert.ok(again.bytes.equals(first.bytes));
+    const view = await tlog.tile('c', '0/000.p/10');
+    assert.ok(view.bytes.equals(first.bytes.subarray(0, 320)));
+    assert.equal(view.full, false);
+    assert.equal(reads.blocks, 256, 'no block read after the first');
+  });
+
+  it('answers 404 beyond the tree and typed 400s for bad input', async () => {
+    const { tlog } = memoryChain(300);
+    await assert.rejects(tlog.tile('c', '0/001'), NotFoundError, 'tile 1 is 44 wide so far');
+    await assert.rejects(tlog.tile('c', '0/001.p/45'), NotFoundError);
+    await assert.rejects(tlog.tile('c', '1/000'), NotFoundError);
+    await assert.rejects(tlog.tile('nope', '0/000.p/1'), NotFoundError);
+    await assert.rejects(tlog.tile('c', '0/1234'), BadRequestError);
+    await assert.rejects(tlog.checkpoint('bad name'), InvalidChainNameError);
+  });
+});
