@@ -20,6 +20,7 @@ interface Report {
   quick: boolean;
   figures: Row[];
   verify?: { blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> };
+  verify_tiles?: { name: string; blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> }[];
   targets: { name: string; figure: string; limit: string | null; value: number; ratio: number | null; target: string; met: boolean }[];
 }
 
@@ -56,6 +57,7 @@ export function printTable(report: Report): void {
         ...(report.verify
           ? [[`ledger-verify, ${report.verify.blocks} blocks`, String(report.verify.blocks_per_s), 'blocks/s', '-', '-', '1', '-', '-', '-', ...usage(report.verify.resources.service), ...usage(report.verify.resources.dynamodb), usage(report.verify.resources.verifier)[0]! + ' (verifier)']]
           : []),
+        ...(report.verify_tiles ?? []).map((v) => [`${v.name}, ${v.blocks} blocks`, String(v.blocks_per_s), 'blocks/s', '-', '-', '1', '-', '-', '-', ...usage(v.resources.service), ...usage(v.resources.dynamodb), usage(v.resources.verifier)[0]! + ' (verifier)']),
       ],
     ),
   );
@@ -96,6 +98,17 @@ export function markdownTable(report: Report): string {
       '–', '–', '–', '–',
       `${report.verify.resources.service?.cpu_pct}% · ${report.verify.resources.service?.rss_max_mb} MiB`,
       `${report.verify.resources.dynamodb?.cpu_pct}% · ${report.verify.resources.dynamodb?.rss_max_mb} MiB`,
+      t?.ratio ? `${t.ratio}× ${t.limit}` : '',
+    ]);
+  }
+  for (const v of report.verify_tiles ?? []) {
+    const t = report.targets.find((x) => x.name === v.name);
+    rows.push([
+      `${v.name}, ${v.blocks.toLocaleString('en-US')} blocks`,
+      `${v.blocks_per_s.toLocaleString('en-US')} blocks/s (${v.seconds} s)`,
+      '–', '–', '–', '–',
+      `${v.resources.service?.cpu_pct}% · ${v.resources.service?.rss_max_mb} MiB`,
+      `${v.resources.dynamodb?.cpu_pct}% · ${v.resources.dynamodb?.rss_max_mb} MiB`,
       t?.ratio ? `${t.ratio}× ${t.limit}` : '',
     ]);
   }

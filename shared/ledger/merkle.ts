@@ -175,10 +175,20 @@ export function frontierLevels(size: number): number[] {
  * leaf completed, lowest level first (levels 1, 2, …: node (L, j) with (j+1)·2^L − 1 = size).
  */
 export function appendLeaf(frontier: readonly Buffer[], size: number, leaf: Buffer): { frontier: Buffer[]; completed: Buffer[] } {
+  return appendSubtree(frontier, size, 0, leaf);
+}
+
+/**
+ * Appends the root of a perfect subtree of 2^level leaves to a frontier of a tree of `size` leaves (a
+ * multiple of 2^level): the same as appending its leaves one by one. `completed` holds the nodes above
+ * `level` it completed, lowest first (levels level+1, level+2, …).
+ */
+export function appendSubtree(frontier: readonly Buffer[], size: number, level: number, root: Buffer): { frontier: Buffer[]; completed: Buffer[] } {
+  if (size % 2 ** level !== 0) throw new Error(`a subtree of 2^${level} leaves cannot follow ${size} leaves`);
   const levels = frontierLevels(size);
   if (levels.length !== frontier.length) throw new Error(`a frontier of ${frontier.length} nodes does not fit a tree of ${size}`);
   const stack = frontier.map((hash, i) => ({ level: levels[i]!, hash }));
-  stack.push({ level: 0, hash: leaf });
+  stack.push({ level, hash: root });
   const completed: Buffer[] = [];
   while (stack.length >= 2 && stack[stack.length - 1]!.level === stack[stack.length - 2]!.level) {
     const right = stack.pop()!;

@@ -15,6 +15,7 @@ import { checkpointText, looksLikeCheckpoint, openNote, parseCheckpointText, par
 import { availableWidth, decodeEntryBundle, formatTileIndex, parseTilePath, splitHashes, tilePath, TilePathError } from '#shared/tlog/tiles';
 import { createTlog, type TileStore } from '#shared/tlog/tlog';
 import { BadRequestError, InvalidChainNameError, NotFoundError } from '#shared/errors';
+import { verifyTlog } from '#shared/verify/tlog';
 
 // c2sp.org/signed-note's example.
 const SPEC_VKEY = 'example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k';
@@ -85,8 +86,15 @@ describe('tile paths and widths (c2sp.org/tlog-tiles)', () => {
 });
 
 /** A chain of `size` blocks in memory, its tree kept as the appender keeps it; counts block reads. */
-function memoryChain(size: number) {
-  const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`block ${i}`).digest('hex'));
+type NodeSigner = () => Promise<{ nodeId: string; publicKey: string; sign: (b: Uint8Array) => Buffer }>;
+
+function newSigner(): NodeSigner {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  return async () => ({ nodeId: 'node-1', publicKey: publicKeyToHex(privateKey), sign: (b: Uint8Array) => sign(null, b, privateKey) });
+}
+
+function memoryChain(size: number, { seed = 'block', signer = newSigner() }: { seed?: string; signer?: NodeSigner } = {}) {
+  const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`${seed} ${i}`).digest('hex'));
   const { frontier, treeNodes } = extendTree([], 0, hashes);
   const head = { chainName: 'c', headIndex: size - 1, headHash: hashes[size - 1]!, frontier } as ChainHead;
   const reads = { blocks: 0 };
@@ -99,10 +107,24 @@ function memoryChain(size: number) {
   } as unknown as LedgerRepository;
   const kept = new Map<string, Buffer>();
   const tiles: TileStore = { get: async (_, path) => kept.get(path), put: async (_, path, bytes) => void kept.set(path, bytes) };
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const signer = async () => ({ nodeId: 'node-1', publicKey: publicKeyToHex(privateKey), sign: (b: Uint8Array) => sign(null, b, privateKey) });
   const tlog = createTlog({ repository, tiles, signer, origin: (id) => `ledger.test/${id}` });
-  return { tlog, hashes, reads, kept };
+  return { tlog, hashes, reads, kept, signer };
+}
+
+/** A fetch answering /tlog/… from a tlog service, optionally rewriting a tile's bytes (a lying server). */
+function serve(tlog: ReturnType<typeof memoryChain>['tlog'], tamper?: (path: string, bytes: Buffer) => Buffer): typeof fetch {
+  return (async (input: string | URL) => {
+    const path = new URL(String(input)).pathname;
+    try {
+      if (path === '/tlog/vkey') return new Response(`${await tlog.verifierKey()}\n`);
+      const m = /^\/tlog\/([^/]+)\/(checkpoint|tile\/(.+))$/.exec(path)!;
+      if (m[2] === 'checkpoint') return new Response(await tlog.checkpoint(m[1]!));
+      const { bytes } = await tlog.tile(m[1]!, m[3]!);
+      return new Response(tamper ? tamper(m[3]!, bytes) : bytes);
+    } catch (error) {
+      return new Response(JSON.stringify({ detail: (error as Error).message }), { status: 404 });
+    }
+  }) as typeof fetch;
 }
 
 describe('the tlog service', () => {
@@ -153,5 +175,49 @@ describe('the tlog service', () => {
     await assert.rejects(tlog.tile('nope', '0/000.p/1'), NotFoundError);
     await assert.rejects(tlog.tile('c', '0/1234'), BadRequestError);
     await assert.rejects(tlog.checkpoint('bad name'), InvalidChainNameError);
+  });
+});
+
+describe('ledger-verify --tiles (a monitor)', () => {
+  it('verifies a whole log, then only what was appended since its saved state', async () => {
+    const signer = newSigner();
+    const log = memoryChain(70_000, { signer });
+    const first = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(log.tlog) });
+    assert.equal(first.problem, null);
+    assert.equal(first.checked, 70_000);
+    assert.equal(first.tilesFetched, 2 * 274 + 2 + 1, 'every bundle and level-0 tile, both level-1 tiles, the level-2 tile');
+    assert.equal(first.root, merkleRoot(log.hashes.map((h) => Buffer.from(h, 'hex'))).toString('base64'));
+    // The same log grown by 300 entries (the same first 70,000, the same key), audited from the saved state.
+    const grown = memoryChain(70_300, { signer });
+    const vkey = await log.tlog.verifierKey();
+    const next = await verifyTlog({ url: 'http://log', chain: 'c', vkey, state: first.state!, fetch: serve(grown.tlog), blocks: false });
+    assert.equal(next.problem, null);
+    assert.equal(next.checked, 300, 'only the new entries');
+    assert.equal(next.size, 70_300);
+  });
+
+  it('catches a rewritten history, a lying tile, a forged checkpoint, and a shrunk log', async () => {
+    const signer = newSigner();
+    const log = memoryChain(1_000, { signer });
+    const first = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(log.tlog) });
+    assert.equal(first.verified, true);
+    // The same key signing a different history that is longer: not an extension of the saved state.
+    const rewritten = memoryChain(1_200, { signer, seed: 'other' });
+    const fork = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(rewritten.tlog) });
+    assert.match(fork.problem!, /do not extend it/);
+    // A level-1 tile whose first hash is wrong: every entry checks, the tile does not.
+    const lying = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(log.tlog, (path, bytes) => (path.startsWith('1/') ? Buffer.concat([Buffer.alloc(32), bytes.subarray(32)]) : bytes)) });
+    assert.match(lying.problem!, /tile 1\/0: hash 0/);
+    // An entry that is not what the level-0 tile says.
+    const entry = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(log.tlog, (path, bytes) => (path === 'entries/001' ? Buffer.concat([bytes.subarray(0, 2), Buffer.alloc(32), bytes.subarray(34)]) : bytes)) });
+    assert.equal(entry.firstBadEntry, 256);
+    // Another key's checkpoint, when the user pinned the real key.
+    const impostor = memoryChain(1_000);
+    const forged = await verifyTlog({ url: 'http://log', chain: 'c', vkey: await log.tlog.verifierKey(), fetch: serve(impostor.tlog) });
+    assert.match(forged.problem!, /not signed by/);
+    // A log that shrank.
+    const shorter = memoryChain(900, { signer });
+    const shrunk = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(shorter.tlog) });
+    assert.match(shrunk.problem!, /shrank/);
   });
 });
