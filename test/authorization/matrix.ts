@@ -119,6 +119,11 @@ export const MATRIX: readonly Row[] = [
   row('POST /api/ledger/offchain', '—', WRITERS_CREATE),
   row('GET /api/ledger/identity', '—', ANY_KEY),
 
+  // the chains as C2SP transparency logs: hash-level facts, like the JSON checkpoint
+  row('GET /tlog/vkey', '—', ANY_KEY),
+  ...onChains('GET /tlog/{chain_name}/checkpoint', ANY_KEY),
+  ...onChains('GET /tlog/{chain_name}/tile/{tile_path+}', ANY_KEY),
+
   // business group (and /api/v2)
   row('GET /api/business/health', '—', PUBLIC),
   row('POST /api/business/organizations', 'acme', /*            */ '401 403 403 403 409 403 403 409'),

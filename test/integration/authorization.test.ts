@@ -126,7 +126,8 @@ async function httpCell(row: Row, mk: string): Promise<Cell> {
       .replace('{channel_id}', channelOf(row.on))
       .replace('{channel}', channelOf(row.on))
       .replace('{collection}', 'prices')
-      .replace('{key}', 'k0');
+      .replace('{key}', 'k0')
+      .replace('{tile_path+}', '0/000.p/1');
   const path = fill(template);
   switch (`${method} ${template}`) {
     case 'POST /api/ledger/chains/{chain_name}/create':

@@ -18,7 +18,7 @@ function missingRoutes(doc: Doc): string[] {
   for (const spec of ROUTE_TABLE) {
     const prefixes: readonly string[] = spec.onlyPrefixes ?? GROUPS[spec.group].prefixes;
     for (const prefix of prefixes) {
-      if (!doc.paths[`${prefix}${spec.path}`]?.[spec.method.toLowerCase()]) missing.push(`${spec.method} ${prefix}${spec.path}`);
+      if (!doc.paths[`${prefix}${spec.path.replace(/\+\}/g, '}')}`]?.[spec.method.toLowerCase()]) missing.push(`${spec.method} ${prefix}${spec.path}`);
     }
   }
   return missing;

@@ -55,9 +55,11 @@ const guardedRoutes = routes.filter((r) => !['docs', 'metrics'].includes(r.group
 
 /** A route's path with its parameters filled: `fz` for chains, `1` for indices, something for the rest. */
 function fill(path: string, values: Record<string, string> = {}): string {
-  return path.replace(/\{(\w+)\}/g, (_, name: string) =>
-    encodeURIComponent(values[name] ?? ({ chain_name: 'fz', index_or_hash: '1', entity_id: 'e' } as Record<string, string>)[name] ?? 'x'),
-  );
+  return path.replace(/\{(\w+)(\+?)\}/g, (_, name: string, greedy: string) => {
+    const value = values[name] ?? ({ chain_name: 'fz', index_or_hash: '1', entity_id: 'e', tile_path: '0/000' } as Record<string, string>)[name] ?? 'x';
+    // A greedy parameter (`{tile_path+}`) spans segments: its slashes stay slashes.
+    return greedy ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value);
+  });
 }
 
 const json = { 'content-type': 'application/json', 'x-api-key': ADMIN };
