@@ -149,8 +149,11 @@ export interface LedgerRepository {
   getBlockRange(chainName: string, from: number, to: number, descending: boolean): Promise<Block[]>;
   /** The hashes of blocks 0…toIndex, in index order. */
   listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
-  /** Tree data of the given blocks, read in batches; a block that does not exist is absent from the map. */
-  readTreeData(chainName: string, indices: readonly number[]): Promise<Map<number, BlockTreeData>>;
+  /**
+   * Tree data of the given blocks, read in batches; a block that does not exist is absent from the map.
+   * Eventually consistent unless `consistent`: a block committed a moment ago may be missing.
+   */
+  readTreeData(chainName: string, indices: readonly number[], consistent?: boolean): Promise<Map<number, BlockTreeData>>;
   /** Writes tree nodes onto existing blocks (building the tree of an older chain). */
   storeTreeNodes(chainName: string, entries: readonly { index: number; treeNodes: string[] }[]): Promise<void>;
   /** Sets the frontier of a chain that has none, if its head is still at `headIndex`; false otherwise. */

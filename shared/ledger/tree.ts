@@ -46,8 +46,8 @@ export async function ensureTree(repository: LedgerRepository, head: ChainHead):
 }
 
 /** Reads exactly the blocks that hold `nodes` and answers a NodeReader over them. */
-export async function readNodes(repository: LedgerRepository, chainName: string, nodes: readonly NodeId[]): Promise<NodeReader> {
-  const data = await repository.readTreeData(chainName, nodes.map((n) => nodeHome(n).leaf));
+export async function readNodes(repository: LedgerRepository, chainName: string, nodes: readonly NodeId[], consistent = false): Promise<NodeReader> {
+  const data = await repository.readTreeData(chainName, nodes.map((n) => nodeHome(n).leaf), consistent);
   return (level, index) => {
     const home = nodeHome({ level, index });
     const block = data.get(home.leaf);

@@ -609,11 +609,11 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         .map((item) => String(item.hash));
     },
 
-    async readTreeData(chainName, indices) {
+    async readTreeData(chainName, indices, consistent = false) {
       const shards = await layoutOf(chainName);
       const found = new Map<number, BlockTreeData>();
       const keys = [...new Set(indices)].map((index) => ({ pk: blockPk(chainName, index, shards), sk: blockSk(index) }));
-      for (const item of await batchGet(keys, { expression: '#i, #h, tree_nodes', names: { '#i': 'index', '#h': 'hash' } })) {
+      for (const item of await batchGet(keys, { expression: '#i, #h, tree_nodes', names: { '#i': 'index', '#h': 'hash' }, consistent })) {
         found.set(Number(item.index), { hash: String(item.hash), treeNodes: Array.isArray(item.tree_nodes) ? item.tree_nodes.map(String) : [] });
       }
       return found;

@@ -31,6 +31,8 @@ export async function queryAll(client: DynamoDBDocumentClient, input: QueryComma
 export interface BatchProjection {
   expression: string;
   names?: Record<string, string>;
+  /** Strongly consistent reads (twice the read units): items written a moment ago are seen. */
+  consistent?: boolean;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function batchGetAll(
               [tableName]: {
                 Keys: batch,
                 ...(projection ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) } : {}),
+                ...(projection?.consistent ? { ConsistentRead: true } : {}),
               },
             },
           }),

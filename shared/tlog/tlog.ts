@@ -5,7 +5,8 @@
  *
  * Costs: a full tile never changes, so it is computed once (from the tree nodes the blocks already
  * hold: 256 block items) and kept in the tile store; every later read is one item, with no head read.
- * Partial tiles are computed per read from at most 255 block items plus the head.
+ * Partial tiles are computed per read from at most 255 block items plus the head. Blocks are read
+ * strongly consistent: the newest ones were committed moments before the head said the tree has them.
  */
 import { BadRequestError, InvalidChainNameError, NotFoundError } from '../errors.ts';
 import { requireChainHead } from '../ledger/ledger.ts';
@@ -53,7 +54,7 @@ export function createTlog({ repository, tiles, signer, origin }: TlogOptions) {
     if (tile.level === 'entries') {
       const first = tile.index * TILE_WIDTH;
       const indices = Array.from({ length: tile.width }, (_, i) => first + i);
-      const data = await repository.readTreeData(chainName, indices);
+      const data = await repository.readTreeData(chainName, indices, true);
       return encodeEntryBundle(
         indices.map((index) => {
           const block = data.get(index);
@@ -63,7 +64,7 @@ export function createTlog({ repository, tiles, signer, origin }: TlogOptions) {
       );
     }
     const nodes = tileNodes(tile);
-    const node = await readNodes(repository, chainName, nodes);
+    const node = await readNodes(repository, chainName, nodes, true);
     return Buffer.concat(nodes.map((n) => node(n.level, n.index)));
   }
 

@@ -97,11 +97,12 @@ function memoryChain(size: number, { seed = 'block', signer = newSigner() }: { s
   const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`${seed} ${i}`).digest('hex'));
   const { frontier, treeNodes } = extendTree([], 0, hashes);
   const head = { chainName: 'c', headIndex: size - 1, headHash: hashes[size - 1]!, frontier } as ChainHead;
-  const reads = { blocks: 0 };
+  const reads = { blocks: 0, eventual: 0 };
   const repository = {
     getHead: async (name: string) => (name === 'c' ? head : undefined),
-    readTreeData: async (_: string, indices: readonly number[]) => {
+    readTreeData: async (_: string, indices: readonly number[], consistent?: boolean) => {
       reads.blocks += indices.length;
+      if (!consistent) reads.eventual += indices.length;
       return new Map(indices.filter((i) => i < size).map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }]));
     },
   } as unknown as LedgerRepository;
@@ -165,6 +166,7 @@ describe('the tlog service', () => {
     assert.ok(view.bytes.equals(first.bytes.subarray(0, 320)));
     assert.equal(view.full, false);
     assert.equal(reads.blocks, 256, 'no block read after the first');
+    assert.equal(reads.eventual, 0, 'blocks are read strongly consistent: the newest were committed a moment ago');
   });
 
   it('answers 404 beyond the tree and typed 400s for bad input', async () => {
