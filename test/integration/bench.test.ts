@@ -80,7 +80,7 @@ describe('npm run bench -- --quick', () => {
       assert.deepEqual(report.verify_tiles.map((v: { name: string }) => v.name), ['ledger-verify --tiles, first run', 'ledger-verify --tiles']);
       for (const v of report.verify_tiles) assert.ok(v.exit_code === 0 && v.blocks === report.verify.blocks && v.blocks_per_s > 0, `${v.name} verified the long chain`);
       const targets = report.targets.map((t: { name: string }) => t.name);
-      assert.equal(targets.length, 20, JSON.stringify(targets));
+      assert.equal(targets.length, 22, JSON.stringify(targets));
       // Hostile contracts ran, were each stopped with 422, and health, appends and a benign contract were timed meanwhile.
       assert.deepEqual(Object.keys(report.contracts.hostile.statuses), ['422']);
       for (const probe of ['health', 'append', 'benign']) assert.ok(report.contracts[probe].n > 0, `${probe} was timed`);
