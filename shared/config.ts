@@ -14,6 +14,8 @@ const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 of 
 /** The settings, each with its default; names are the environment variables. */
 export const settingsSchema = z.object({
   SVC_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  // Which function group a cloud function is (set by the stack; a label for logs and tools, read by nothing else).
+  SVC_FUNCTION_GROUP: z.string().min(1).optional(),
   SVC_HOST: z.string().min(1).default('127.0.0.1'),
   SVC_PORT: port.default(2661),
   SVC_DATA_DIR: z.string().min(1).default('.data'),

@@ -110,6 +110,14 @@ export class LedgerStack extends Stack {
       description: 'SVC_LICENSE_KEY: when set, the admin status reports license_active: true',
     });
 
+    const rateLimit = new CfnParameter(this, 'RateLimitPerMinute', {
+      type: 'Number',
+      default: 100,
+      minValue: 0,
+      maxValue: 1_000_000,
+      description: 'Requests per minute per API key, or per source IP without one (SVC_RATE_LIMIT_RPM); 0 turns the limit off',
+    });
+
     const key = new Key(this, 'DataKey', {
       description: 'Verifiable ledger: table encryption, data keys for off-chain payloads, node identity wrapping',
       enableKeyRotation: true,
@@ -144,6 +152,7 @@ export class LedgerStack extends Stack {
           SVC_AUTH_ENABLED: 'true',
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
+          SVC_RATE_LIMIT_RPM: rateLimit.valueAsString,
           // Request counts for the whole service, not one instance (flushed at most once a second).
           SVC_METRICS_BACKEND: 'dynamodb',
           // One node identity for every instance, made on first use in the registry table.

@@ -97,3 +97,8 @@ export async function functionBundles(): Promise<{ functions: Record<FunctionNam
   ]);
   return { worker: worker!, functions: Object.fromEntries(built.map((b) => [b.name, b])) as Record<FunctionName, FunctionBundle> };
 }
+
+/** The instance bootstrap alone (the simulator runs the cloud assembly's bundles, not these). */
+export function instanceWorkerBundle(): Promise<string> {
+  return buildCached('instance-worker', 'infra/local/instance-worker.ts', []);
+}

@@ -8,21 +8,27 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { GroupName, Route } from '../routes.ts';
+import type { Route } from '../routes.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
+
+/** A route as the gateway serves it: the method and path template, API Gateway's route key, and whose function answers. */
+export type GatewayRoute = Pick<Route, 'method' | 'path' | 'routeKey'> & { group: string };
 
 export interface GatewayOptions {
   host: string;
   port: number;
-  routes: Route[];
-  handlers: Record<GroupName, LambdaHttpHandler>;
+  routes: GatewayRoute[];
+  /** The functions, by the routes' `group` (a function group locally, a function's logical id in the simulator). */
+  handlers: Record<string, LambdaHttpHandler>;
   /** Where unmatched requests go (API Gateway's `$default` route). */
-  defaultGroup: GroupName;
+  defaultGroup: string;
   /** API Gateway's own payload cap: larger requests never reach a function. */
   maxPayloadBytes?: number;
   /** A Lambda's timeout, as API Gateway's integration timeout. */
   timeoutMs?: number;
+  /** Told when an integration itself fails (the client gets API Gateway's 500, which says nothing). */
+  onIntegrationError?: (group: string, error: unknown) => void;
 }
 
 export interface Gateway {
@@ -34,7 +40,7 @@ export interface Gateway {
 }
 
 interface CompiledRoute {
-  route: Route;
+  route: GatewayRoute;
   pattern: RegExp;
   names: string[];
 }
@@ -42,7 +48,7 @@ interface CompiledRoute {
 const TEXT_TYPES = /^(application\/(json|.*\+json|x-www-form-urlencoded|xml|graphql)|text\/)/i;
 const DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024;
 
-function compile(route: Route): CompiledRoute {
+function compile(route: GatewayRoute): CompiledRoute {
   const names: string[] = [];
   const source = route.path
     .split('/')
@@ -127,7 +133,7 @@ function gatewayError(res: ServerResponse, statusCode: number, message: string):
 export function buildEvent(
   req: IncomingMessage,
   url: URL,
-  route: Route | undefined,
+  route: GatewayRoute | undefined,
   params: Record<string, string> | undefined,
   body: Buffer,
 ): APIGatewayProxyEventV2 {
@@ -194,10 +200,11 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
   // request on a socket the gateway had just closed, and see "other side closed".
   const server = createServer({ headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1_000, keepAliveTimeout: 65_000 }, async (req, res) => {
     if (gateway?.intercept?.(req, res)) return;
+    let group: string = options.defaultGroup;
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = req.method ?? 'GET';
-      let match: { route: Route; params: Record<string, string> } | undefined;
+      let match: { route: GatewayRoute; params: Record<string, string> } | undefined;
       for (const candidate of compiled) {
         if (candidate.route.method !== method) continue;
         const found = candidate.pattern.exec(url.pathname);
@@ -219,12 +226,13 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
         req.resume();
         return;
       }
-      const group = match?.route.group ?? options.defaultGroup;
+      group = match?.route.group ?? options.defaultGroup;
       const event = buildEvent(req, url, match?.route, match?.params, body);
-      const result = (await options.handlers[group](event, lambdaContext(group, timeoutMs))) as LambdaResult;
+      const result = (await options.handlers[group]!(event, lambdaContext(group, timeoutMs))) as LambdaResult;
       writeResult(res, result ?? {});
-    } catch {
+    } catch (error) {
       // What API Gateway answers when the integration itself fails.
+      options.onIntegrationError?.(group, error);
       if (!res.headersSent) gatewayError(res, 500, 'Internal Server Error');
       else res.destroy();
     }

@@ -26,6 +26,10 @@ export interface InstancePoolOptions {
   /** Instances idle this long are stopped. */
   idleMs?: number;
   memoryLimitMb?: number;
+  /** The instances' environment (a Lambda's configured variables); default: this process's, as it is at each start. */
+  env?: Record<string, string>;
+  /** The handler's export name in the bundle (the part after the dot of `index.handler`); default `handler`. */
+  exportName?: string;
 }
 
 export interface PoolStats {
@@ -133,9 +137,14 @@ export class InstancePool {
 
   private start(): Instance {
     const worker = new Worker(this.options.workerFile, {
-      workerData: { bundle: this.options.bundle, functionName: this.options.functionName, memoryLimitMb: this.options.memoryLimitMb ?? 1024 } satisfies InstanceData,
-      // What the instance's settings are read from: the environment as it is now, like a Lambda's.
-      env: { ...process.env },
+      workerData: {
+        bundle: this.options.bundle,
+        functionName: this.options.functionName,
+        memoryLimitMb: this.options.memoryLimitMb ?? 1024,
+        exportName: this.options.exportName ?? 'handler',
+      } satisfies InstanceData,
+      // What the instance's settings are read from: its own variables, or the environment as it is now.
+      env: this.options.env ? { ...this.options.env } : { ...process.env },
     });
     worker.unref();
     let markReady!: () => void;

@@ -10,6 +10,8 @@ export interface InstanceData {
   bundle: string;
   functionName: string;
   memoryLimitMb: number;
+  /** The handler's export name. */
+  exportName: string;
 }
 
 /** What the pool sends: the event, and the context's plain fields (functions cannot cross threads). */
@@ -49,8 +51,8 @@ function context(invocation: Invocation): Context {
 
 let handler: (event: unknown, context: Context) => Promise<unknown>;
 try {
-  handler = ((await import(data.bundle)) as { handler: typeof handler }).handler;
-  if (typeof handler !== 'function') throw new Error(`${data.bundle} exports no handler`);
+  handler = ((await import(data.bundle)) as Record<string, typeof handler>)[data.exportName]!;
+  if (typeof handler !== 'function') throw new Error(`${data.bundle} exports no function '${data.exportName}'`);
   port.postMessage({ type: 'ready', initMs: performance.now() - started } satisfies InstanceMessage);
 } catch (error) {
   port.postMessage({ type: 'init-failed', message: (error as Error).stack ?? String(error) } satisfies InstanceMessage);

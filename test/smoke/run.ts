@@ -17,6 +17,7 @@ import { secureEventMessage } from '#shared/admin/admin';
 import { verifyEd25519 } from '#shared/ed25519';
 import { hashBlock } from '#shared/ledger/hashing';
 import { checkpointMessage } from '#shared/ledger/checkpoint';
+import { openNote, parseCheckpointText, parseVerifierKey } from '#shared/tlog/note';
 import { blockHashesRoot, leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
 import { call } from '#test/support/stack';
 
@@ -177,6 +178,23 @@ async function ledgerGroup(prefix: string): Promise<void> {
     expectStatus(audit, 200, 'verify');
     expect(audit.body.valid === true && audit.body.anchors_checked === 1, `verify: ${audit.text}`);
   });
+  if (prefix === '/api/v1') {
+    await check('serves the chain as a C2SP transparency log: the signed checkpoint and tiles of the same tree', async () => {
+      const vkey = await request('GET', '/tlog/vkey');
+      expectStatus(vkey, 200, 'tlog vkey');
+      const note = await request('GET', `/tlog/${chain}/checkpoint`);
+      expectStatus(note, 200, 'tlog checkpoint');
+      const opened = openNote(note.text, parseVerifierKey(vkey.text));
+      expect(opened.ok, `the tlog checkpoint does not open with the served key: ${opened.ok ? '' : opened.reason}`);
+      const body = parseCheckpointText(opened.text);
+      const json = (await request('GET', `/api/v1/chains/${chain}/checkpoint`)).body;
+      expect(body.size === 6 && body.root.toString('hex') === json.root && body.origin.endsWith(`/${chain}`), `tlog checkpoint: ${opened.text}`);
+      const tile = await fetch(`${base}/tlog/${chain}/tile/0/000.p/6`, { headers: apiKey ? { [headerName]: apiKey } : {} });
+      expect(tile.status === 200, `tlog tile: ${tile.status}`);
+      const leaves = Buffer.from(await tile.arrayBuffer());
+      expect(leaves.equals(Buffer.concat(blocks.map((b) => leafHash(Buffer.from(b.hash, 'hex'))))), 'tile 0/000.p/6 is not the leaf hashes of the six blocks');
+    });
+  }
   await check('traces the entity', async () => {
     const res = await request('GET', `${prefix}/entities/${entity}/trace`);
     expectStatus(res, 200, 'trace');

@@ -1,0 +1,272 @@
+/**
+ * `npm run sim`: runs what `cdk deploy` uploads, on this machine, the way `sam local` would without
+ * Docker. It synthesizes the CDK app (or reuses a cdk.out newer than every source), reads the template
+ * and its asset manifest (infra/sim/template.ts), and serves them:
+ *
+ * - every AWS::Lambda::Function from its own bundled asset in the cloud assembly — never from the
+ *   sources — as a pool of single-request instances (worker threads, one invocation at a time, as Lambda),
+ *   with the handler and the environment the template declares;
+ * - every route of the HTTP API to its integration's function, with API Gateway's payload 2.0 events
+ *   (unmatched requests to the `$default` route's function), and the WebSocket API's `$connect`,
+ *   `$disconnect` and `$default` routes at /ws, its `@connections` management API answered locally;
+ * - the template's DynamoDB tables (keys, indexes, TTL, streams) created in DynamoDB Local, and each
+ *   stream event source mapping fed from DynamoDB Local's stream;
+ * - what the cloud provides and this machine has not, by one mapping (docs/sim.md): the KMS key → the
+ *   local master key; DynamoDB → DynamoDB Local; the stack's parameters → local values (IpfsApiUrl → the
+ *   embedded IPFS node); the WebSocket stage's URLs → this server's.
+ *
+ * Settings: SVC_PORT, SVC_HOST, SVC_DATA_DIR (default .data/sim), SVC_DYNAMODB_IN_MEMORY,
+ * SVC_ADMIN_API_KEY (seeded into the template's registry table: the template turns auth on),
+ * SVC_LOCAL_MAX_INSTANCES, SVC_LOG_LEVEL (passed to the functions). Flags: --out DIR (default cdk.out),
+ * --stack NAME (default VerifiableLedger), --no-synth (use --out as it is), --parameter Name=Value (a stack
+ * parameter, as `cdk deploy --parameters` takes it; repeatable).
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { seedAdminKey } from '#shared/admin/api-keys';
+import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createApiKeyRepository } from '#shared/storage/api-key-repository';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { ROOT } from '../bundling.ts';
+import { fail } from '../local/cli.ts';
+import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
+import { instanceWorkerBundle } from '../local/bundles.ts';
+import { startGateway, type Gateway, type GatewayRoute } from '../local/gateway.ts';
+import { InstancePool } from '../local/instance-pool.ts';
+import { startIpfsNode, type IpfsNode } from '../local/ipfs-node.ts';
+import { freePort, isPortFree } from '../local/ports.ts';
+import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
+import { attachWebSocketApi } from '../local/websocket.ts';
+import { SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
+import { loadConfig, settingsSchema } from '#shared/config';
+import { TABLE_SETTINGS } from '#shared/storage/tables';
+
+const say = (message: string) => process.stdout.write(`${message}\n`);
+
+/** The files whose change makes a synthesized assembly stale. */
+const SOURCES = ['shared', 'functions', 'infra/cdk', 'infra/routes.ts', 'infra/bundling.ts', 'explorer/dist', 'package-lock.json', 'cdk.json'];
+
+function newestMtime(path: string): number {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stat.mtimeMs);
+}
+
+/** Synthesizes into `out` unless it holds an assembly newer than every source. */
+export function ensureAssembly(out: string): 'synthesized' | 'reused' {
+  const manifest = join(out, 'manifest.json');
+  if (existsSync(manifest) && statSync(manifest).mtimeMs > Math.max(...SOURCES.map((p) => newestMtime(join(ROOT, p))))) return 'reused';
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices', '--output', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    const e = error as { stderr?: Buffer; message: string };
+    fail(`Cannot start the sim: cdk synth failed:\n${e.stderr?.toString() ?? e.message}`);
+  }
+  return 'synthesized';
+}
+
+/** Creates the template's tables as it declares them (keys, indexes, TTL, stream), where missing. */
+async function createTables(admin: DynamoDBClient, tables: SimTable[]): Promise<string[]> {
+  const created: string[] = [];
+  for (const table of tables) {
+    const exists = await admin.send(new DescribeTableCommand({ TableName: table.name })).then(
+      () => true,
+      (error: Error) => {
+        if (error.name === 'ResourceNotFoundException') return false;
+        throw error;
+      },
+    );
+    if (exists) continue;
+    await admin.send(
+      new CreateTableCommand({
+        TableName: table.name,
+        KeySchema: table.keySchema,
+        AttributeDefinitions: table.attributes,
+        BillingMode: 'PAY_PER_REQUEST',
+        ...(table.indexes.length ? { GlobalSecondaryIndexes: table.indexes.map((index) => ({ ...index, Projection: index.Projection as never })) } : {}),
+        ...(table.streamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.streamViewType as never } } : {}),
+      }),
+    );
+    if (table.ttlAttribute) await admin.send(new UpdateTimeToLiveCommand({ TableName: table.name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }));
+    created.push(table.name);
+  }
+  return created;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { out: { type: 'string' }, stack: { type: 'string' }, 'no-synth': { type: 'boolean' }, parameter: { type: 'string', multiple: true } },
+  });
+  // Stack parameters, as `cdk deploy --parameters Name=Value` takes them (the local ones below win for IpfsApiUrl and CorsOrigins).
+  const given: Record<string, string> = {};
+  for (const pair of values.parameter ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) fail(`--parameter takes Name=Value, not '${pair}'`);
+    given[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  const out = resolve(values.out ?? join(ROOT, 'cdk.out'));
+  const stackName = values.stack ?? 'VerifiableLedger';
+  const env = process.env;
+  const host = env.SVC_HOST ?? '127.0.0.1';
+  const port = Number(env.SVC_PORT ?? 2670);
+  const dataDir = resolve(env.SVC_DATA_DIR ?? join(ROOT, '.data', 'sim'));
+  const region = 'us-east-1';
+  mkdirSync(dataDir, { recursive: true });
+  if (!(await isPortFree(port, host))) fail(`Cannot start the sim: port ${port} on ${host} is in use (SVC_PORT=… to choose another)`);
+
+  if (!values['no-synth']) say(`Cloud assembly: ${ensureAssembly(out)} (${out})`);
+  const local = `http://${['0.0.0.0', '::'].includes(host) ? '127.0.0.1' : host}:${port}`;
+
+  // What Lambda itself provides, and the mapping's stand-ins (docs/sim.md). The DynamoDB endpoint is known
+  // once DynamoDB Local runs; the check below sees a placeholder of the same form.
+  let dynamoEndpoint = 'http://127.0.0.1:1';
+  const masterKey = join(dataDir, 'master.key');
+  const environmentOf = (fn: SimModel['functions'][string]): Record<string, string> => ({
+    ...fn.environment,
+    AWS_REGION: region,
+    AWS_DEFAULT_REGION: region,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
+    SVC_DYNAMODB_ENDPOINT: dynamoEndpoint,
+    ...(fn.kmsVariables.length ? { SVC_MASTER_KEY_FILE: masterKey } : {}),
+    ...(env.SVC_LOG_LEVEL ? { SVC_LOG_LEVEL: env.SVC_LOG_LEVEL } : {}),
+  });
+
+  // Everything that can be refused is refused before anything starts.
+  let model: SimModel;
+  let ipfsPort: number;
+  try {
+    ipfsPort = await freePort([port]);
+    const { template, assets } = readAssembly(out, stackName);
+    model = modelFromTemplate(template, assets, {
+      region,
+      parameters: { IpfsApiAuth: '', LicenseKey: '', ...given, CorsOrigins: local, IpfsApiUrl: `http://127.0.0.1:${ipfsPort}` },
+      webSocketUrl: `${local.replace(/^http/, 'ws')}/ws`,
+      managementUrl: local,
+    });
+    if (!model.http.defaultFunction) throw new SimTemplateError(stackName, 'its HTTP API has no $default route: unmatched requests would reach nothing');
+    for (const fn of Object.values(model.functions)) {
+      checkEnvironment(fn, environmentOf(fn), model.tables.map((t) => t.name), {
+        known: Object.keys(settingsSchema.shape),
+        tableSettings: Object.values(TABLE_SETTINGS),
+        validate: (vars) => loadConfig(vars),
+      });
+    }
+  } catch (error) {
+    if (error instanceof SimTemplateError) fail(`Cannot start the sim: ${error.message}`);
+    throw error;
+  }
+
+  let dynamo: DynamoDbLocal | undefined;
+  let ipfs: IpfsNode | undefined;
+  let gateway: Gateway | undefined;
+  const pollers: StreamPoller[] = [];
+  const pools: Record<string, InstancePool> = {};
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const poller of pollers) await poller.stop().catch(() => undefined);
+    await gateway?.close().catch(() => undefined);
+    await Promise.all(Object.values(pools).map((pool) => pool.close().catch(() => undefined)));
+    await ipfs?.close().catch(() => undefined);
+    await dynamo?.stop().catch(() => dynamo?.killNow());
+    process.exit(code);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));
+  process.on('exit', () => dynamo?.killNow());
+
+  try {
+    dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb'), inMemory: ['true', '1', 'yes'].includes(env.SVC_DYNAMODB_IN_MEMORY ?? ''), avoidPorts: [port, ipfsPort] });
+  } catch (error) {
+    if (error instanceof LaunchError) fail(`Cannot start the sim: ${error.message}`);
+    throw error;
+  }
+  dynamoEndpoint = dynamo.endpoint;
+  const admin = createDynamoBaseClient({ region, endpoint: dynamo.endpoint });
+  const created = await createTables(admin, model.tables);
+  if (created.length) say(`Created the template's tables: ${created.join(', ')}`);
+  ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
+  // The KMS key's stand-in: the functions the template gives the key get this file instead.
+  LocalKeyProvider.fromFile(masterKey, { create: true });
+
+  const registry = Object.values(model.functions).map((f) => f.environment.SVC_REGISTRY_TABLE).find(Boolean);
+  if (env.SVC_ADMIN_API_KEY && registry) {
+    await seedAdminKey(createApiKeyRepository({ client: createDynamoClient({ region, endpoint: dynamo.endpoint }), tableName: registry }), env.SVC_ADMIN_API_KEY);
+  }
+
+  const worker = await instanceWorkerBundle();
+  const maxInstances = Number(env.SVC_LOCAL_MAX_INSTANCES ?? 10);
+  const streamed = new Set(model.streams.map((s) => s.functionId));
+  for (const fn of Object.values(model.functions)) {
+    pools[fn.logicalId] = new InstancePool({
+      functionName: fn.logicalId,
+      bundle: fn.file,
+      exportName: fn.exportName,
+      workerFile: worker,
+      // A stream mapping hands one batch at a time to its function, in order.
+      maxInstances: streamed.has(fn.logicalId) ? 1 : maxInstances,
+      timeoutMs: fn.timeoutSeconds * 1000,
+      memoryLimitMb: fn.memoryMb,
+      env: environmentOf(fn),
+    });
+  }
+  const invoke = (id: string) => (event: unknown, context: unknown) => pools[id]!.invoke(event, context as never);
+
+  const routes: GatewayRoute[] = model.http.routes.map((r) => ({ method: r.method as GatewayRoute['method'], path: r.path, routeKey: r.routeKey, group: r.functionId }));
+  gateway = await startGateway({
+    host,
+    port,
+    routes,
+    handlers: Object.fromEntries(Object.keys(model.functions).map((id) => [id, invoke(id)])),
+    defaultGroup: model.http.defaultFunction!,
+    onIntegrationError: (id, error) => process.stderr.write(`sim: ${id} failed: ${(error as Error)?.message ?? error}\n`),
+  });
+  if (model.webSocket) {
+    const wsRoutes = model.webSocket.routes;
+    const webSocketApi = attachWebSocketApi(gateway.server, {
+      path: '/ws',
+      handler: async (event, context) => {
+        const routeKey = String((event.requestContext as { routeKey?: string } | undefined)?.routeKey ?? '$default');
+        const id = wsRoutes[routeKey] ?? wsRoutes.$default;
+        if (!id) return { statusCode: 200 };
+        return pools[id]!.invoke(event, context as never) as never;
+      },
+    });
+    gateway.intercept = webSocketApi.handleManagement;
+    const closeGateway = gateway.close;
+    gateway.close = async () => {
+      await webSocketApi.close();
+      await closeGateway();
+    };
+  }
+  for (const stream of model.streams) {
+    pollers.push(
+      await startStreamPoller({
+        admin,
+        region,
+        endpoint: dynamo.endpoint,
+        tableName: stream.table,
+        handler: invoke(stream.functionId) as never,
+        onError: (error) => process.stderr.write(`sim: stream ${stream.logicalId}: ${(error as Error).message}\n`),
+      }),
+    );
+  }
+
+  say(`Functions: ${Object.keys(model.functions).length} from ${out} (each a pool of single-request instances, up to ${maxInstances})`);
+  say(`Routes: ${model.http.routes.length} HTTP (+ $default → ${model.http.defaultFunction})${model.webSocket ? `, WebSocket ${Object.keys(model.webSocket.routes).join(' ')} at /ws` : ''}`);
+  say(`Tables: ${model.tables.map((t) => t.name).join(', ')}; streams: ${model.streams.map((s) => `${s.table} → ${s.functionId}`).join(', ') || 'none'}`);
+  say(`DynamoDB: ${dynamo.endpoint} (DynamoDB Local, pid ${dynamo.pid})   IPFS: ${ipfs.url}`);
+  say(`Auth: on, as the template sets it${env.SVC_ADMIN_API_KEY ? ' (SVC_ADMIN_API_KEY seeded as an admin key)' : ' (set SVC_ADMIN_API_KEY to seed an admin key)'}`);
+  say(`Sim ready at ${gateway.url}`);
+}
+
+await main();

@@ -1,0 +1,358 @@
+/**
+ * Reads what `cdk deploy` would upload — the synthesized CloudFormation template and its asset manifest —
+ * into what the simulator serves: functions (their bundled code directory, handler and environment),
+ * tables (keys, indexes, TTL, streams), the HTTP API's routes, the WebSocket API's routes and the stream
+ * mappings. Pure: no I/O but reading the asset directory listing.
+ *
+ * Intrinsic functions are evaluated against one mapping of cloud names to local ones (LocalMapping, see
+ * docs/sim.md): a Ref or GetAtt the simulator cannot resolve, a route whose integration is not a Lambda
+ * function it knows, or a function whose code asset is missing stops the start with a SimTemplateError
+ * naming the resource's logical id and what is missing — never a half-served API.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export class SimTemplateError extends Error {
+  constructor(
+    readonly logicalId: string,
+    message: string,
+  ) {
+    super(`${logicalId}: ${message}`);
+  }
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+interface Resource {
+  Type: string;
+  Properties?: Record<string, Json>;
+}
+export interface Template {
+  Parameters?: Record<string, { Type: string; Default?: string }>;
+  Resources: Record<string, Resource>;
+}
+
+/** Values the local stack puts where the cloud has its own (the documented mapping). */
+export interface LocalMapping {
+  region: string;
+  /** The values of the template's parameters (its Defaults otherwise). */
+  parameters: Record<string, string>;
+  /** Where the WebSocket API's stage is reachable (`wss://…/<stage>` in the cloud). */
+  webSocketUrl: string;
+  /** Where its management API (@connections) is (`https://…/<stage>` in the cloud). */
+  managementUrl: string;
+}
+
+/** A KMS key's ARN: the simulator has no KMS; a variable holding one is left out (the local master key stands in). */
+export const LOCAL_KMS = Symbol('local KMS key');
+type Value = string | typeof LOCAL_KMS;
+
+export interface SimFunction {
+  logicalId: string;
+  /** The bundled code's directory in the cloud assembly. */
+  codeDir: string;
+  /** The file holding the handler (`index.mjs` for `index.handler`). */
+  file: string;
+  /** The handler's export name. */
+  exportName: string;
+  /** The environment the template declares, resolved; KMS key variables left out. */
+  environment: Record<string, string>;
+  /** Variables the template gave a KMS key's ARN (left out locally). */
+  kmsVariables: string[];
+  timeoutSeconds: number;
+  memoryMb: number;
+}
+
+export interface SimTable {
+  logicalId: string;
+  name: string;
+  keySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
+  attributes: { AttributeName: string; AttributeType: 'S' | 'N' | 'B' }[];
+  indexes: { IndexName: string; KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[]; Projection: { ProjectionType: string; NonKeyAttributes?: string[] } }[];
+  ttlAttribute: string | undefined;
+  streamViewType: string | undefined;
+}
+
+export interface SimRoute {
+  logicalId: string;
+  method: string;
+  /** The path template, `{name}` and `{name+}` parameters as API Gateway writes them. */
+  path: string;
+  routeKey: string;
+  /** The function's logical id. */
+  functionId: string;
+}
+
+export interface SimModel {
+  functions: Record<string, SimFunction>;
+  tables: SimTable[];
+  http: { routes: SimRoute[]; defaultFunction: string | undefined };
+  webSocket: { routes: Record<string, string>; stage: string } | undefined;
+  streams: { logicalId: string; table: string; functionId: string; batchSize: number }[];
+}
+
+const TABLE_TYPES = new Set(['AWS::DynamoDB::Table', 'AWS::DynamoDB::GlobalTable']);
+
+/** Reads `<dir>/<stack>.template.json` and `<dir>/<stack>.assets.json`. */
+export function readAssembly(dir: string, stack: string): { template: Template; assets: Record<string, string> } {
+  const templateFile = join(dir, `${stack}.template.json`);
+  if (!existsSync(templateFile)) throw new SimTemplateError(stack, `no template at ${templateFile}: synthesize first (npm run synth)`);
+  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as Template;
+  const assets: Record<string, string> = {};
+  const manifestFile = join(dir, `${stack}.assets.json`);
+  if (existsSync(manifestFile)) {
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { files?: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }> };
+    for (const file of Object.values(manifest.files ?? {})) {
+      for (const destination of Object.values(file.destinations)) assets[destination.objectKey] = join(dir, file.source.path);
+    }
+  }
+  return { template, assets };
+}
+
+export function modelFromTemplate(template: Template, assets: Record<string, string>, mapping: LocalMapping): SimModel {
+  const resources = template.Resources ?? {};
+  const of = (id: string, where: string): Resource => {
+    const resource = resources[id];
+    if (!resource) throw new SimTemplateError(where, `refers to '${id}', which the template does not define`);
+    return resource;
+  };
+  const apis = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Api');
+  const wsApiIds = new Set(apis.filter(([, r]) => r.Properties?.ProtocolType === 'WEBSOCKET').map(([id]) => id));
+  const stages = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Stage');
+  const wsStage = stages.find(([, r]) => wsApiIds.has(refOf(r.Properties?.ApiId) ?? ''));
+  const wsStageName = wsStage ? String(wsStage[1].Properties?.StageName ?? '$default') : undefined;
+
+  /** Evaluates an intrinsic-bearing value; `where` names the resource for errors. */
+  function resolve(value: Json, where: string): Value {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    if (value === null || Array.isArray(value)) throw new SimTemplateError(where, `cannot use ${JSON.stringify(value)} as a value`);
+    const [fn, arg] = Object.entries(value)[0] ?? [];
+    if (fn === 'Ref') return ref(String(arg), where);
+    if (fn === 'Fn::GetAtt') {
+      const [id, attribute] = Array.isArray(arg) ? (arg as string[]) : String(arg).split('.');
+      return getAtt(id!, attribute!, where);
+    }
+    if (fn === 'Fn::Join') {
+      const [separator, parts] = arg as [string, Json[]];
+      const resolved = parts.map((p) => resolve(p, where));
+      if (resolved.includes(LOCAL_KMS)) return LOCAL_KMS;
+      return (resolved as string[]).join(separator);
+    }
+    if (fn === 'Fn::Select') {
+      const [index, list] = arg as [number, Json];
+      const items = Array.isArray(list) ? list.map((item) => resolve(item, where)) : split(resolve(list, where), where);
+      const item = items[Number(index)];
+      if (item === undefined) throw new SimTemplateError(where, `Fn::Select index ${index} is out of range`);
+      return item;
+    }
+    if (fn === 'Fn::Sub' && typeof arg === 'string') {
+      return arg.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
+        const out = name.includes('.') ? getAtt(name.split('.')[0]!, name.split('.').slice(1).join('.'), where) : ref(name, where);
+        if (out === LOCAL_KMS) throw new SimTemplateError(where, 'cannot substitute a KMS key into a string');
+        return out;
+      });
+    }
+    throw new SimTemplateError(where, `uses ${fn ?? 'an empty object'}, which the simulator does not evaluate`);
+  }
+
+  function split(value: Value, where: string): Value[] {
+    throw new SimTemplateError(where, `Fn::Select over Fn::Split of ${String(value)} is not evaluated`);
+  }
+
+  function ref(name: string, where: string): Value {
+    switch (name) {
+      case 'AWS::Region':
+        return mapping.region;
+      case 'AWS::AccountId':
+        return '000000000000';
+      case 'AWS::URLSuffix':
+        return 'amazonaws.com';
+      case 'AWS::Partition':
+        return 'aws';
+      case 'AWS::StackName':
+        return 'local';
+    }
+    if (template.Parameters?.[name]) {
+      const value = mapping.parameters[name] ?? template.Parameters[name]!.Default;
+      if (value === undefined) throw new SimTemplateError(where, `needs the parameter '${name}', which has no default and no local value`);
+      return value;
+    }
+    const resource = of(name, where);
+    if (TABLE_TYPES.has(resource.Type)) {
+      const tableName = resource.Properties?.TableName;
+      if (typeof tableName !== 'string') throw new SimTemplateError(name, 'a table without a literal TableName cannot be simulated');
+      return tableName;
+    }
+    if (resource.Type === 'AWS::Lambda::Function') return name;
+    if (resource.Type === 'AWS::KMS::Key') return LOCAL_KMS;
+    if (resource.Type === 'AWS::ApiGatewayV2::Api') return `${name.toLowerCase()}`;
+    if (resource.Type === 'AWS::ApiGatewayV2::Stage') return String(resource.Properties?.StageName ?? '$default');
+    if (resource.Type === 'AWS::ApiGatewayV2::Integration') return name;
+    throw new SimTemplateError(where, `refers to ${name} (${resource.Type}), whose Ref the simulator does not resolve`);
+  }
+
+  function getAtt(id: string, attribute: string, where: string): Value {
+    const resource = of(id, where);
+    if (TABLE_TYPES.has(resource.Type) && (attribute === 'Arn' || attribute === 'StreamArn')) {
+      const table = ref(id, where) as string;
+      return `arn:aws:dynamodb:${mapping.region}:000000000000:table/${table}${attribute === 'StreamArn' ? '/stream/local' : ''}`;
+    }
+    if (resource.Type === 'AWS::Lambda::Function' && attribute === 'Arn') return `arn:aws:lambda:${mapping.region}:000000000000:function:${id}`;
+    if (resource.Type === 'AWS::KMS::Key' && attribute === 'Arn') return LOCAL_KMS;
+    throw new SimTemplateError(where, `uses Fn::GetAtt ${id}.${attribute} (${resource.Type}), which the simulator does not resolve`);
+  }
+
+  /** The documented mapping of the WebSocket API's cloud URLs to this stack's. */
+  function localUrl(value: string): string {
+    for (const id of wsApiIds) {
+      const host = `${id.toLowerCase()}.execute-api.${mapping.region}.amazonaws.com`;
+      if (value === `wss://${host}/${wsStageName}`) return mapping.webSocketUrl;
+      if (value === `https://${host}/${wsStageName}`) return mapping.managementUrl;
+    }
+    return value;
+  }
+
+  const functionIdOfArn = (arn: Value, where: string): string => {
+    const match = typeof arn === 'string' ? /^arn:aws:lambda:[^:]+:\d+:function:([^/:]+)$/.exec(arn) ?? /functions\/arn:aws:lambda:[^:]+:\d+:function:([^/:]+)\/invocations$/.exec(arn) : null;
+    if (!match || resources[match[1]!]?.Type !== 'AWS::Lambda::Function') throw new SimTemplateError(where, `targets ${String(arn)}, which is not a Lambda function of this template`);
+    return match[1]!;
+  };
+
+  // -- functions
+  const functions: Record<string, SimFunction> = {};
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    const p = resource.Properties ?? {};
+    const code = p.Code as { S3Key?: Json; ZipFile?: string } | undefined;
+    // CDK's own helper functions (custom resources with inline code) are not the service's.
+    if (code?.ZipFile !== undefined) continue;
+    const key = code?.S3Key === undefined ? undefined : resolve(code.S3Key, id);
+    const codeDir = typeof key === 'string' ? assets[key] : undefined;
+    if (!codeDir) throw new SimTemplateError(id, `its code (${String(key)}) is not an asset of the assembly`);
+    const handler = String(p.Handler ?? '');
+    const dot = handler.lastIndexOf('.');
+    if (dot <= 0) throw new SimTemplateError(id, `handler '${handler}' is not <file>.<export>`);
+    const base = handler.slice(0, dot);
+    const file = ['.mjs', '.js', '.cjs'].map((ext) => join(codeDir, `${base}${ext}`)).find((f) => existsSync(f));
+    if (!file) throw new SimTemplateError(id, `its bundle is missing: no ${base}.mjs or ${base}.js in ${codeDir}`);
+    const environment: Record<string, string> = {};
+    const kmsVariables: string[] = [];
+    const variables = ((p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables ?? {}) as Record<string, Json>;
+    for (const [name, raw] of Object.entries(variables)) {
+      const value = resolve(raw, `${id} (environment ${name})`);
+      if (value === LOCAL_KMS) kmsVariables.push(name);
+      else environment[name] = localUrl(value);
+    }
+    functions[id] = {
+      logicalId: id,
+      codeDir,
+      file,
+      exportName: handler.slice(dot + 1),
+      environment,
+      kmsVariables,
+      timeoutSeconds: Number(p.Timeout ?? 3),
+      memoryMb: Number(p.MemorySize ?? 128),
+    };
+  }
+
+  // -- tables
+  const tables: SimTable[] = [];
+  for (const [id, resource] of Object.entries(resources)) {
+    if (!TABLE_TYPES.has(resource.Type)) continue;
+    const p = resource.Properties as Record<string, any>;
+    tables.push({
+      logicalId: id,
+      name: ref(id, id) as string,
+      keySchema: p.KeySchema,
+      attributes: p.AttributeDefinitions,
+      indexes: (p.GlobalSecondaryIndexes ?? []).map((index: any) => ({ IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection })),
+      ttlAttribute: p.TimeToLiveSpecification?.Enabled ? p.TimeToLiveSpecification.AttributeName : undefined,
+      streamViewType: p.StreamSpecification?.StreamViewType ?? undefined,
+    });
+  }
+
+  // -- API routes
+  const integrationFunction = (target: Json | undefined, routeId: string): string => {
+    const resolved = target === undefined ? undefined : resolve(target, routeId);
+    const integrationId = typeof resolved === 'string' ? /^integrations\/(.+)$/.exec(resolved)?.[1] : undefined;
+    if (!integrationId) throw new SimTemplateError(routeId, `has no integrations/<id> target (${String(resolved)})`);
+    const integration = of(integrationId, routeId);
+    if (integration.Type !== 'AWS::ApiGatewayV2::Integration') throw new SimTemplateError(routeId, `targets ${integrationId}, a ${integration.Type}, not an integration`);
+    if (integration.Properties?.IntegrationType !== 'AWS_PROXY') {
+      throw new SimTemplateError(integrationId, `is a ${String(integration.Properties?.IntegrationType)} integration; the simulator serves Lambda proxy integrations only`);
+    }
+    return functionIdOfArn(resolve(integration.Properties.IntegrationUri!, integrationId), integrationId);
+  };
+  const httpRoutes: SimRoute[] = [];
+  let defaultFunction: string | undefined;
+  const wsRoutes: Record<string, string> = {};
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::ApiGatewayV2::Route') continue;
+    const p = resource.Properties ?? {};
+    const apiId = refOf(p.ApiId);
+    if (!apiId || !apis.some(([a]) => a === apiId)) throw new SimTemplateError(id, 'belongs to no API of this template');
+    const routeKey = String(p.RouteKey);
+    const functionId = integrationFunction(p.Target, id);
+    if (!functions[functionId]) throw new SimTemplateError(id, `reaches ${functionId}, which has no code the simulator can run`);
+    if (wsApiIds.has(apiId)) {
+      wsRoutes[routeKey] = functionId;
+    } else if (routeKey === '$default') {
+      defaultFunction = functionId;
+    } else {
+      const [method, path] = routeKey.split(' ');
+      if (!method || !path?.startsWith('/')) throw new SimTemplateError(id, `route key '${routeKey}' is not '<METHOD> /<path>'`);
+      httpRoutes.push({ logicalId: id, method, path, routeKey, functionId });
+    }
+  }
+  // An HTTP API's defaultIntegration is written as a $default route too; keep whichever the template says.
+
+  // -- stream mappings
+  const streams: SimModel['streams'] = [];
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
+    const p = resource.Properties ?? {};
+    const source = resolve(p.EventSourceArn!, id);
+    const table = typeof source === 'string' ? /^arn:aws:dynamodb:[^:]+:\d+:table\/([^/]+)\/stream\//.exec(source)?.[1] : undefined;
+    if (!table) throw new SimTemplateError(id, `reads ${String(source)}; the simulator feeds DynamoDB streams only`);
+    const functionId = functionIdOfArn(`arn:aws:lambda:${mapping.region}:000000000000:function:${resolve(p.FunctionName!, id) as string}`, id);
+    streams.push({ logicalId: id, table, functionId, batchSize: Number(p.BatchSize ?? 100) });
+  }
+
+  return {
+    functions,
+    tables,
+    http: { routes: httpRoutes, defaultFunction },
+    webSocket: Object.keys(wsRoutes).length ? { routes: wsRoutes, stage: wsStageName ?? '$default' } : undefined,
+    streams,
+  };
+}
+
+function refOf(value: Json | undefined): string | undefined {
+  return value && typeof value === 'object' && !Array.isArray(value) && typeof value.Ref === 'string' ? value.Ref : undefined;
+}
+
+/**
+ * What a function's environment must be for its code to run: every `SVC_` variable a setting of the
+ * service (a renamed one is caught here, not as a default silently used), every table setting naming a
+ * table of the template, and the whole passing the service's own settings validation.
+ */
+export function checkEnvironment(
+  fn: Pick<SimFunction, 'logicalId'>,
+  env: Record<string, string>,
+  tables: readonly string[],
+  settings: { known: readonly string[]; tableSettings: readonly string[]; validate(env: Record<string, string>): void },
+): void {
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('SVC_') && !settings.known.includes(name)) throw new SimTemplateError(fn.logicalId, `environment: ${name} is not a setting of the service`);
+  }
+  for (const name of settings.tableSettings) {
+    if (env[name] !== undefined && !tables.includes(env[name]!)) {
+      throw new SimTemplateError(fn.logicalId, `environment: ${name} names table '${env[name]}', which the template does not define (it defines ${tables.join(', ')})`);
+    }
+  }
+  try {
+    settings.validate(env);
+  } catch (error) {
+    throw new SimTemplateError(fn.logicalId, `environment: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')}`);
+  }
+}
