@@ -23,8 +23,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -42,34 +41,12 @@ import { startIpfsNode, type IpfsNode } from '../local/ipfs-node.ts';
 import { freePort, isPortFree } from '../local/ports.ts';
 import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
 import { attachWebSocketApi } from '../local/websocket.ts';
+import { ensureAssembly } from './assembly.ts';
 import { SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
 import { loadConfig, settingsSchema } from '#shared/config';
 import { TABLE_SETTINGS } from '#shared/storage/tables';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
-
-/** The files whose change makes a synthesized assembly stale. */
-const SOURCES = ['shared', 'functions', 'infra/cdk', 'infra/routes.ts', 'infra/bundling.ts', 'explorer/dist', 'package-lock.json', 'cdk.json'];
-
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return readdirSync(path).reduce((newest, name) => Math.max(newest, newestMtime(join(path, name))), stat.mtimeMs);
-}
-
-/** Synthesizes into `out` unless it holds an assembly newer than every source. */
-export function ensureAssembly(out: string): 'synthesized' | 'reused' {
-  const manifest = join(out, 'manifest.json');
-  if (existsSync(manifest) && statSync(manifest).mtimeMs > Math.max(...SOURCES.map((p) => newestMtime(join(ROOT, p))))) return 'reused';
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices', '--output', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-  } catch (error) {
-    const e = error as { stderr?: Buffer; message: string };
-    fail(`Cannot start the sim: cdk synth failed:\n${e.stderr?.toString() ?? e.message}`);
-  }
-  return 'synthesized';
-}
 
 /** Creates the template's tables as it declares them (keys, indexes, TTL, stream), where missing. */
 async function createTables(admin: DynamoDBClient, tables: SimTable[]): Promise<string[]> {
@@ -120,7 +97,13 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   if (!(await isPortFree(port, host))) fail(`Cannot start the sim: port ${port} on ${host} is in use (SVC_PORT=… to choose another)`);
 
-  if (!values['no-synth']) say(`Cloud assembly: ${ensureAssembly(out)} (${out})`);
+  if (!values['no-synth']) {
+    try {
+      say(`Cloud assembly: ${ensureAssembly(out)} (${out})`);
+    } catch (error) {
+      fail(`Cannot start the sim: ${(error as Error).message}`);
+    }
+  }
   const local = `http://${['0.0.0.0', '::'].includes(host) ? '127.0.0.1' : host}:${port}`;
 
   // What Lambda itself provides, and the mapping's stand-ins (docs/sim.md). The DynamoDB endpoint is known

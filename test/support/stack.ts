@@ -30,6 +30,9 @@ export interface StackOptions {
   timeoutMs?: number;
   /** Extra node flags for the launcher (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
   nodeArgs?: string[];
+  /** Another launcher than `npm start`'s (the simulator: infra/sim/main.ts), and its arguments. */
+  script?: string;
+  args?: string[];
 }
 
 export function isAlive(pid: number): boolean {
@@ -53,7 +56,7 @@ export function removeDir(dir: string): void {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dataDir = options.dataDir ?? tempDataDir('stack');
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'infra/local/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'infra/local/main.ts', ...(options.args ?? [])], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -127,8 +130,9 @@ export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<v
 export async function expectStartFailure(
   env: Record<string, string>,
   timeoutMs = 30_000,
+  launcher: { script: string; args: string[] } = { script: 'infra/local/main.ts', args: [] },
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', launcher.script, ...launcher.args], {
     cwd: ROOT,
     env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

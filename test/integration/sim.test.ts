@@ -1,0 +1,134 @@
+/**
+ * `npm run sim` on the real artefact: the CDK app synthesized once into a temporary cloud assembly, then
+ * served from it — never from the sources. The smoke test (every group, WebSocket pushes through the
+ * stream mapping, GraphQL, off-chain, the tlog view) must pass against it, and altered copies of the
+ * assembly must fail where they are altered: a removed route is not served, a renamed environment
+ * variable and a deleted bundle stop the start naming the function.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ensureAssembly } from '#infra/sim/assembly';
+import { call, expectStartFailure, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+
+const run = promisify(execFile);
+const ADMIN = 'sim-admin-key-for-tests-0123456789';
+const STACK = 'VerifiableLedger';
+const assembly = mkdtempSync(join(tmpdir(), 'sim-assembly-'));
+const copies: string[] = [];
+const dataDir = (label: string) => {
+  const dir = tempDataDir(label);
+  copies.push(dir);
+  return dir;
+};
+let sim: Stack | undefined;
+let altered: Stack | undefined;
+
+const templateOf = (dir: string) => JSON.parse(readFileSync(join(dir, `${STACK}.template.json`), 'utf8'));
+
+/** A copy of the assembly with its template changed. */
+function alteredAssembly(change: (template: any, dir: string) => void): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sim-altered-'));
+  copies.push(dir);
+  cpSync(assembly, dir, { recursive: true });
+  const template = templateOf(dir);
+  change(template, dir);
+  writeFileSync(join(dir, `${STACK}.template.json`), JSON.stringify(template));
+  return dir;
+}
+
+const simOptions = (out: string) => ({
+  script: 'infra/sim/main.ts',
+  args: ['--out', out, '--no-synth', '--parameter', 'RateLimitPerMinute=0'],
+  env: { SVC_DYNAMODB_IN_MEMORY: 'true', SVC_ADMIN_API_KEY: ADMIN, SVC_LOG_LEVEL: 'warn' },
+  timeoutMs: 120_000,
+});
+
+const functionId = (template: any, prefix: string) => Object.keys(template.Resources).find((id) => id.startsWith(prefix) && template.Resources[id].Type === 'AWS::Lambda::Function')!;
+
+before(async () => {
+  ensureAssembly(assembly);
+  sim = await startStack(simOptions(assembly));
+});
+
+after(async () => {
+  await stopAndRemove(sim, altered);
+  for (const dir of [assembly, ...copies]) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm run sim: the synthesized template, served', () => {
+  it('passes the smoke test: every group, WebSocket pushes from the stream mapping, GraphQL, off-chain, tlog', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/smoke/run.ts', '--url', sim!.url, '--api-key', ADMIN], { timeout: 300_000 }).catch((error) => {
+      throw new Error(`smoke failed against the sim:\n${error.stdout}\n${error.stderr}`);
+    });
+    assert.match(stdout, /\d+ passed, 0 failed/);
+  });
+
+  it('runs the bundles of the assembly with its environment: data lands in the tables the template names', async () => {
+    const created = await call(sim!.url, 'POST', '/api/v1/chains/sim-check/create', undefined, { 'X-API-Key': ADMIN });
+    assert.equal(created.status, 201, created.text);
+    const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const head = await client.send(new GetCommand({ TableName: `${STACK}-ledger`, Key: { pk: 'CHAIN#sim-check', sk: 'HEAD' } }));
+    client.destroy();
+    assert.ok(head.Item, 'the chain head is in the template\'s table, not in a table of the local defaults');
+    assert.match(sim!.output(), /Functions: 9 from .*sim-assembly-/);
+    // Auth is on because the template says so: no key, no data.
+    assert.equal((await call(sim!.url, 'GET', '/api/v1/chains')).status, 401);
+  });
+});
+
+describe('npm run sim: a template altered', () => {
+  it('does not serve a route the template no longer has (it reaches $default, the 404)', async () => {
+    const out = alteredAssembly((template) => {
+      const id = Object.keys(template.Resources).find((k) => template.Resources[k].Properties?.RouteKey === 'GET /api/v1/identity')!;
+      delete template.Resources[id];
+    });
+    altered = await startStack({ ...simOptions(out), dataDir: tempDataDir('sim-altered') });
+    const gone = await call(altered.url, 'GET', '/api/v1/identity', undefined, { 'X-API-Key': ADMIN });
+    assert.equal(gone.status, 404, gone.text);
+    const twin = await call(altered.url, 'GET', '/api/ledger/identity', undefined, { 'X-API-Key': ADMIN });
+    assert.equal(twin.status, 200, twin.text);
+  });
+
+  it('refuses to start when an environment variable was renamed, naming the function and the variable', async () => {
+    let ledger = '';
+    const out = alteredAssembly((template) => {
+      ledger = functionId(template, 'LedgerFunction');
+      const vars = template.Resources[ledger].Properties.Environment.Variables;
+      vars.SVC_LEDGER_TABLE_NAME = vars.SVC_LEDGER_TABLE;
+      delete vars.SVC_LEDGER_TABLE;
+    });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-env'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, { script: 'infra/sim/main.ts', args: ['--out', out, '--no-synth'] });
+    assert.equal(code, 1, output);
+    assert.match(output, new RegExp(`Cannot start the sim: ${ledger}: environment: SVC_LEDGER_TABLE_NAME is not a setting of the service`));
+  });
+
+  it('refuses to start when a function\'s bundle was deleted, naming the function and the file', async () => {
+    let tlog = '';
+    const out = alteredAssembly((template, dir) => {
+      tlog = functionId(template, 'TlogFunction');
+      const key = template.Resources[tlog].Properties.Code.S3Key as string;
+      rmSync(join(dir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'));
+    });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-bundle'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, { script: 'infra/sim/main.ts', args: ['--out', out, '--no-synth'] });
+    assert.equal(code, 1, output);
+    assert.match(output, new RegExp(`Cannot start the sim: ${tlog}: its bundle is missing: no index.mjs or index.js`));
+  });
+
+  it('refuses a route whose integration is not a Lambda function, naming it', async () => {
+    let integration = '';
+    const out = alteredAssembly((template) => {
+      integration = Object.keys(template.Resources).find((k) => template.Resources[k].Type === 'AWS::ApiGatewayV2::Integration' && k.includes('Tlog'))!;
+      template.Resources[integration].Properties.IntegrationType = 'HTTP_PROXY';
+    });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-route'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, { script: 'infra/sim/main.ts', args: ['--out', out, '--no-synth'] });
+    assert.equal(code, 1, output);
+    assert.match(output, new RegExp(`${integration}: is a HTTP_PROXY integration`));
+  });
+});
