@@ -78,6 +78,9 @@ describe('npm run sim: the synthesized template, served', () => {
     client.destroy();
     assert.ok(head.Item, 'the chain head is in the template\'s table, not in a table of the local defaults');
     assert.match(sim!.output(), /Functions: 9 from .*sim-assembly-/);
+    // The documented mapping: the WebSocket stage's URL the template gives the docs function is this server's /ws.
+    const config = await call(sim!.url, 'GET', '/explorer/config.json');
+    assert.equal(config.body.ws_url, `${sim!.url.replace(/^http/, 'ws')}/ws`);
     // Auth is on because the template says so: no key, no data.
     assert.equal((await call(sim!.url, 'GET', '/api/v1/chains')).status, 401);
   });
