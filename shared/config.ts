@@ -92,7 +92,7 @@ export const settingsSchema = z.object({
     .pipe(z.array(z.string().regex(/^(\*|https?:\/\/[^\s,/]+)$/, 'each origin must be * or scheme://host[:port]'))),
 });
 
-/** Rules across settings: production must name its CORS origins explicitly (contract.md §7). */
+/** Rules across settings: production must name its CORS origins explicitly (docs/rules.md, "Keys and limits"). */
 const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
   if (settings.SVC_ENV === 'production' && settings.SVC_CORS_ORIGINS.length === 0) {
     ctx.addIssue({

@@ -1,6 +1,6 @@
 /**
  * Typed domain errors. Domain code throws these; one place (shared/http/errors.ts) turns them into
- * contract.md §1 responses. A 5xx never exposes its message: the client sees a generic text and the
+ * docs/rules.md, "Errors" responses. A 5xx never exposes its message: the client sees a generic text and the
  * cause goes to the log.
  */
 
@@ -138,7 +138,7 @@ export class DependencyUnavailableError extends ServiceUnavailableError {
   }
 }
 
-/** 401: no key, or a key the service does not know (contract.md §1, §7). */
+/** 401: no key, or a key the service does not know (docs/rules.md, "Errors" and "Keys and limits"). */
 export class UnauthorizedError extends DomainError {
   readonly statusCode = 401;
   constructor(message: string, headerName: string) {

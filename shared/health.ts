@@ -1,4 +1,4 @@
-/** GET {prefix}/health (contract.md §10): 200 healthy, or 503 degraded naming the failing check. */
+/** GET {prefix}/health (docs/rules.md, "Health and metrics"): 200 healthy, or 503 degraded naming the failing check. */
 import type { RouteResponse } from './http/types.ts';
 import { logger } from './log.ts';
 import { getLedgerRuntime, getOffchainStore } from './runtime.ts';

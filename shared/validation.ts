@@ -1,5 +1,5 @@
 /**
- * zod → contract.md §1: validation failures become a 422 with FastAPI-style `detail` entries
+ * zod → docs/rules.md, "Errors": validation failures become a 422 with FastAPI-style `detail` entries
  * (`loc`, `msg`, `type`), so clients of the original service keep working.
  */
 import * as z from 'zod';

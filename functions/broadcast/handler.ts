@@ -1,6 +1,6 @@
 /**
  * Fed by the ledger table's stream (NEW_IMAGE): each new block is pushed to its subscribers as
- * `block_added` and `event` messages (contract.md §8), in block order per chain within a batch.
+ * `block_added` and `event` messages (docs/rules.md, "WebSocket"), in block order per chain within a batch.
  * Other writes (chain heads, tree migration) are ignored. A channel's chain reaches its members only.
  */
 import type { DynamoDBStreamEvent } from 'aws-lambda';

@@ -1,6 +1,6 @@
 /**
  * The business group (/api/business and /api/v2): organizations, channels, private data, contracts.
- * Handlers parse, call one domain function, and shape the answer (contract.md §5).
+ * Handlers parse, call one domain function, and shape the answer (docs/rules.md, "Business group").
  */
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';

@@ -1,5 +1,5 @@
 /**
- * What the service says about itself, public (contract.md §7): GET /openapi.json (built from the route
+ * What the service says about itself, public (docs/rules.md, "Keys and limits"): GET /openapi.json (built from the route
  * table and the handlers' schemas), GET /docs (Swagger UI, served from the npm package, no CDN), and the
  * explorer's static files at /explorer. In a bundle the files sit in `static/` beside it (the stack copies
  * them there); in the repository they come from explorer/dist and node_modules.

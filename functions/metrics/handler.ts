@@ -1,4 +1,4 @@
-/** GET /metrics (contract.md §10): Prometheus text 0.0.4, for any valid key when auth is on. */
+/** GET /metrics (docs/rules.md, "Health and metrics"): Prometheus text 0.0.4, for any valid key when auth is on. */
 import { createHttpHandler } from '#shared/http/chain';
 import type { RouteHandlers } from '#shared/http/types';
 import { getMetrics } from '#shared/runtime';

@@ -1,5 +1,5 @@
 /**
- * The WebSocket API's three routes (contract.md §8). $connect checks the key (header or `?api_key=`,
+ * The WebSocket API's three routes (docs/rules.md, "WebSocket"). $connect checks the key (header or `?api_key=`,
  * since browsers cannot set headers) and records the connection; $default answers subscribe,
  * unsubscribe and ping (as the route's response); $disconnect forgets the connection.
  */

@@ -229,7 +229,7 @@ export class LedgerStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
-    // WebSocket (contract.md §8): the API's three routes to one function; $default answers as the route's response.
+    // WebSocket (docs/rules.md, "WebSocket"): the API's three routes to one function; $default answers as the route's response.
     const wsFunction = makeFunction('ws', EVENT_FUNCTIONS.ws);
     const wsIntegration = (id: string) => new WebSocketLambdaIntegration(id, wsFunction);
     const webSocketApi = new WebSocketApi(this, 'WebSocketApi', {

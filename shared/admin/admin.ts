@@ -1,5 +1,5 @@
 /**
- * The admin group's domain (service-spec.md "Admin group", contract.md §6): the node proves who it is,
+ * The admin group's domain (docs/rules.md, "Admin group"): the node proves who it is,
  * reports its state, accepts secure events whose signatures it checks before they touch a chain, and
  * pings its peers.
  */
@@ -76,7 +76,7 @@ export function formatUptime(totalSeconds: number): string {
   return first < 0 ? '0s' : parts.slice(first).map(([n, unit]) => `${n}${unit}`).join(' ');
 }
 
-/** What a secure event's signature covers: the RFC 8785 JSON of these five fields (contract.md §6). */
+/** What a secure event's signature covers: the RFC 8785 JSON of these five fields (docs/rules.md, "Admin group"). */
 export function secureEventMessage(fields: { chain_name: string; entity_id: string; event_type: string; details: Record<string, unknown>; nonce: string }): Buffer {
   const { chain_name, entity_id, event_type, details, nonce } = fields;
   return Buffer.from(canonicalJson({ chain_name, entity_id, event_type, details, nonce }), 'utf8');

@@ -1,5 +1,5 @@
 /**
- * API keys (contract.md §7): stored only as SHA-256 hashes, each with a role and an optional org_id;
+ * API keys (docs/rules.md, "Keys and limits"): stored only as SHA-256 hashes, each with a role and an optional org_id;
  * created and revoked without a redeploy. The key itself is shown once, at creation.
  */
 import { createHash, randomBytes } from 'node:crypto';

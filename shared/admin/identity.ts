@@ -1,5 +1,5 @@
 /**
- * The node's identity (contract.md §6): an Ed25519 key pair. Its document holds the node id, the public
+ * The node's identity (docs/rules.md, "Admin group"): an Ed25519 key pair. Its document holds the node id, the public
  * key and the private key sealed with the off-chain envelope scheme (the data key wrapped by KMS in the
  * cloud, by the local master key on a laptop) — never the raw private key:
  *

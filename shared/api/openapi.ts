@@ -104,7 +104,7 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
       '4XX':
         route.group === 'graphql'
           ? { description: 'The query was refused (parse, validation, depth, cost, method or role): GraphQL errors', content: { 'application/json': { schema: { $ref: '#/components/schemas/GraphqlErrors' } } } }
-          : { description: 'The request was refused (contract.md §1)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+          : { description: 'The request was refused (docs/rules.md, "Errors")', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       '5XX': { description: 'The service or a dependency failed; 503 carries Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     },
     // The edge's own rule (shared/http/access.ts) decides which operations need no key.

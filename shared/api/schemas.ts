@@ -19,7 +19,7 @@ export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });
 export const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
 export const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
-/** contract.md §4: `{"data": <any JSON>}`, stored encrypted in IPFS. */
+/** docs/rules.md, "Off-chain payloads": `{"data": <any JSON>}`, stored encrypted in IPFS. */
 export const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
 export const decodeRequest = z.object({
   cid: z.string().min(1).max(256),

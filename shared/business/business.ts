@@ -1,5 +1,5 @@
 /**
- * The business group's domain (contract.md §5), shaped like Hyperledger Fabric: organizations with an
+ * The business group's domain (docs/rules.md, "Business group"), shaped like Hyperledger Fabric: organizations with an
  * MSP id, channels with their own Sub-Chain (`channel-<name>`), private collections whose values stay
  * off the common ledger, and contracts run in a sandbox. Everything written to a chain goes through the
  * ledger's own append path.

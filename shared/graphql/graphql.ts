@@ -1,5 +1,5 @@
 /**
- * GraphQL at /graphql (contract.md §9), without AppSync: the spec's `events` query exactly, plus chains,
+ * GraphQL at /graphql (docs/rules.md, "GraphQL"), without AppSync: the spec's `events` query exactly, plus chains,
  * blocks, traces and the ledger mutations, resolved through the same domain code as REST. Queries deeper
  * than 10 levels (16 inside introspection, which the standard introspection query needs), with more than
  * 1000 fields, or costlier than 1000 points are refused before execution. An object field costs 1 point

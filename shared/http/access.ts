@@ -1,5 +1,5 @@
 /**
- * Who may call what (contract.md §7), from the route alone: health and CORS preflights are public;
+ * Who may call what (docs/rules.md, "Keys and limits"), from the route alone: health and CORS preflights are public;
  * reads need a reader; writes a writer; the admin group an admin; /metrics any key. An unknown route
  * needs any valid key before it is told 404, so that routes cannot be probed without one.
  */

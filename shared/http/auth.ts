@@ -1,5 +1,5 @@
 /**
- * API keys (contract.md §7): on when SVC_AUTH_ENABLED, key in the API_KEY_NAME header. A missing or
+ * API keys (docs/rules.md, "Keys and limits"): on when SVC_AUTH_ENABLED, key in the API_KEY_NAME header. A missing or
  * unknown key is 401 with WWW-Authenticate; a key whose role is too low is 403. Keys are looked up by
  * their SHA-256 hash; answers are cached for SVC_AUTH_CACHE_SECONDS, which bounds how long a revoked
  * key keeps working on an instance that saw it. A source IP that presents more than

@@ -1,5 +1,5 @@
 /**
- * SVC_MAX_BODY_BYTES (contract.md §7): a larger body is a 413, decided from the declared length and the
+ * SVC_MAX_BODY_BYTES (docs/rules.md, "Keys and limits"): a larger body is a 413, decided from the declared length and the
  * body's size before anything parses it.
  */
 import type { MiddlewareObj } from '@middy/core';

@@ -1,6 +1,6 @@
 /**
  * THE middleware chain, built once here and used unchanged by every function group. The order is a
- * design decision (contract.md §7, architecture.md), written down once:
+ * design decision (docs/rules.md, "Keys and limits"), written down once:
  *
  *   request id → access log → metrics → security headers → body limit → CORS → rate limit → auth
  *     → JSON body → router → (handler) → errors

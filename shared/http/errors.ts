@@ -1,5 +1,5 @@
 /**
- * The one place where errors become responses (contract.md §1): `{"detail": …, "request_id": …}`.
+ * The one place where errors become responses (docs/rules.md, "Errors"): `{"detail": …, "request_id": …}`.
  * Domain errors carry their status; anything else is a 500 whose body says nothing about the cause,
  * which goes to the log instead.
  */

@@ -1,6 +1,6 @@
 /**
  * Parses a JSON body once, before the router. Not valid JSON → 400; another content type → 415
- * (contract.md §1). The parsed value
+ * (docs/rules.md, "Errors"). The parsed value
  * travels in `request.internal.body`; an empty body is `undefined`, and the route decides if that's fine.
  */
 import type { MiddlewareObj } from '@middy/core';

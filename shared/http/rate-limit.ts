@@ -1,5 +1,5 @@
 /**
- * SVC_RATE_LIMIT_RPM requests per minute per API key, per source IP without one (contract.md §7);
+ * SVC_RATE_LIMIT_RPM requests per minute per API key, per source IP without one (docs/rules.md, "Keys and limits");
  * 0 turns it off. Health checks and preflights are not counted. Every counted response carries
  * X-RateLimit-Limit, -Remaining and -Reset (seconds until the window resets); a 429 adds Retry-After.
  */

@@ -1,5 +1,5 @@
 /**
- * X-Request-ID (contract.md §7): a client-sent UUID is echoed, otherwise the service makes a UUID v4.
+ * X-Request-ID (docs/rules.md, "Keys and limits"): a client-sent UUID is echoed, otherwise the service makes a UUID v4.
  * First in the chain, so every later middleware, log line and error body can name the request.
  */
 import { randomUUID } from 'node:crypto';

@@ -34,7 +34,7 @@ export interface ProofClaim {
   headIndex: number;
 }
 
-/** One block to append: its events (one, per contract.md §2) and, for anchors, the proof claim. */
+/** One block to append: its events (one, per docs/rules.md, "Chains and blocks") and, for anchors, the proof claim. */
 export interface BlockDraft {
   events: EventDraft[];
   proof?: ProofClaim;

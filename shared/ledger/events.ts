@@ -1,5 +1,5 @@
 /**
- * EventRequest (service-spec.md) and its rules from contract.md §2: `event` is an alias of
+ * EventRequest and its rules (docs/rules.md, "Chains and blocks"): `event` is an alias of
  * `event_type` (both with different values is 422); a missing `details` becomes `{}`; a `details_cid`
  * marks the event off-chain and then `details` stays `{}` on chain.
  */

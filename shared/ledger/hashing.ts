@@ -1,5 +1,5 @@
 /**
- * Block hashing, exactly as contract.md §2 says: `hash` = lowercase hex SHA-256 of the RFC 8785 (JCS)
+ * Block hashing, exactly as docs/rules.md, "Chains and blocks" says: `hash` = lowercase hex SHA-256 of the RFC 8785 (JCS)
  * canonical JSON of the block without its `hash` field. Any client can recompute it.
  */
 import { hash } from 'node:crypto';
@@ -89,7 +89,7 @@ export function sealBlock(block: UnhashedBlock): Block {
 }
 
 /**
- * The same block with its fields in the order contract.md §2 shows them, for people reading answers.
+ * The same block with its fields in the order docs/rules.md, "Chains and blocks" shows them, for people reading answers.
  * Key order never changes the hash: canonical JSON sorts keys.
  */
 export function inContractOrder(block: Block): Block {

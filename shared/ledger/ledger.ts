@@ -1,6 +1,6 @@
 /**
- * The ledger group's domain: chains, blocks, events, proofs and traces (service-spec.md, contract.md
- * §2–§3). Handlers call these functions; they validate their own input and throw typed errors.
+ * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
+ * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import {
@@ -34,12 +34,12 @@ import type {
   ProofDetails,
 } from './types.ts';
 
-/** The event type of a Main Chain anchor (contract.md §3). */
+/** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
 export const PROOF_EVENT_TYPE = 'sub_chain_proof';
 
 /**
  * Largest event kept on chain. DynamoDB items stop at 400 KB and a block is stored with its indexes;
- * larger payloads belong off chain (contract.md §4).
+ * larger payloads belong off chain (docs/rules.md, "Off-chain payloads").
  */
 export const MAX_ONCHAIN_EVENT_BYTES = 300_000;
 
@@ -114,7 +114,7 @@ export interface LedgerOptions {
   appender: ChainAppender;
   /** Where payloads above the threshold go, and client-referenced ones are read from. */
   offchain?: OffchainStore;
-  /** Events whose serialized `details` is larger go off chain (contract.md §4). */
+  /** Events whose serialized `details` is larger go off chain (docs/rules.md, "Off-chain payloads"). */
   offchainThresholdBytes?: number;
   /** Seconds since the epoch. */
   now?: () => number;

@@ -54,7 +54,7 @@ export function merkleRoot(leaves: readonly Uint8Array[]): Buffer {
   return rootFromLeafHashes(leaves.map(leafHash));
 }
 
-/** The root a Sub-Chain's proof carries (contract.md §3): leaves are the 32 raw bytes of each block hash. */
+/** The root a Sub-Chain's proof carries (docs/rules.md, "Anchors"): leaves are the 32 raw bytes of each block hash. */
 export function blockHashesRoot(blockHashesHex: readonly string[]): string {
   return merkleRoot(blockHashesHex.map((h) => Buffer.from(h, 'hex'))).toString('hex');
 }

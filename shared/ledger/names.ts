@@ -15,7 +15,7 @@ export function isWellFormedChainName(name: string): boolean {
   return CHAIN_NAME_PATTERN.test(name);
 }
 
-/** Throws the 400 of contract.md §1 when a client may not create a Sub-Chain with this name. */
+/** Throws the 400 of docs/rules.md, "Errors" when a client may not create a Sub-Chain with this name. */
 export function assertCreatableSubChainName(name: string, options: { allowChannel?: boolean } = {}): void {
   if (!CHAIN_NAME_PATTERN.test(name)) {
     throw new InvalidChainNameError(

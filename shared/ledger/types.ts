@@ -1,5 +1,5 @@
 /**
- * The shapes of contract.md §2, as stored on chain and as answered. snake_case, because these are the
+ * The shapes of docs/rules.md, "Chains and blocks", as stored on chain and as answered. snake_case, because these are the
  * wire format and the hashed form at once.
  */
 
@@ -95,7 +95,7 @@ export interface EntityTrace {
   events: LedgerEvent[];
 }
 
-/** The `details` of a Main Chain anchor event (contract.md §3). */
+/** The `details` of a Main Chain anchor event (docs/rules.md, "Anchors"). */
 export interface ProofDetails {
   sub_chain: string;
   head_index: number;

@@ -1,5 +1,5 @@
 /**
- * Request and ledger metrics (contract.md §10), rendered by prom-client in Prometheus text 0.0.4.
+ * Request and ledger metrics (docs/rules.md, "Health and metrics"), rendered by prom-client in Prometheus text 0.0.4.
  *
  * Counts are kept per instance in memory and, with the `dynamodb` backend (the cloud stack), added into
  * shared counters so that /metrics covers the whole service, not one Lambda instance: each instance

@@ -1,5 +1,5 @@
 /**
- * The off-chain envelope (contract.md §4): what is stored in IPFS for one payload. JSON, so that an
+ * The off-chain envelope (docs/rules.md, "Off-chain payloads"): what is stored in IPFS for one payload. JSON, so that an
  * auditor can open it with their own tools (README, "Off-chain payloads"):
  *
  *   {

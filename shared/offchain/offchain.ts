@@ -1,5 +1,5 @@
 /**
- * Off-chain payloads (contract.md §4): a JSON value, encrypted into an envelope, stored in IPFS; the
+ * Off-chain payloads (docs/rules.md, "Off-chain payloads"): a JSON value, encrypted into an envelope, stored in IPFS; the
  * chain keeps only the CID and the nonce. Reading checks that the nonce on chain is the envelope's.
  */
 import { UnreadablePayloadError } from '../errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Realtime pushes over WebSocket (contract.md §8): subscriptions by chain, by event type, or to
+ * Realtime pushes over WebSocket (docs/rules.md, "WebSocket"): subscriptions by chain, by event type, or to
  * everything (`*`), and the fan-out of committed blocks as `block_added` and `event` messages.
  * Pure domain: connections are stored through a port, messages sent through another.
  */

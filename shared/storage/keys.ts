@@ -98,13 +98,13 @@ export function entityPk(entityId: string): string {
   return `ENTITY#${entityId}`;
 }
 
-/** Sorts an entity's events by time, then chain, then index: the trace order of contract.md §2. */
+/** Sorts an entity's events by time, then chain, then index: the trace order of docs/rules.md, "Chains and blocks". */
 export function entitySk(timestampSeconds: number, chainName: string, index: number): string {
   const ms = Math.round(timestampSeconds * 1000);
   return `${String(ms).padStart(TIMESTAMP_MS_DIGITS, '0')}#${chainName}#${String(index).padStart(INDEX_DIGITS, '0')}`;
 }
 
-/** Main Chain first, then Sub-Chains by name: the listing order of contract.md §2. */
+/** Main Chain first, then Sub-Chains by name: the listing order of docs/rules.md, "Chains and blocks". */
 export function chainsSk(kind: ChainKind, chainName: string): string {
   return kind === 'main' ? `0#${chainName}` : `1#${chainName}`;
 }

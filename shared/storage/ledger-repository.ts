@@ -136,7 +136,7 @@ function blockItem(block: Block, shards: number, treeNodes: string[] = []): Item
     // Merkle nodes this block completed; beside the block, not in it (they are not part of its hash).
     ...(treeNodes.length ? { tree_nodes: treeNodes } : {}),
   };
-  // One event closes one block (contract.md §2), so a block belongs to at most one entity's trace.
+  // One event closes one block (docs/rules.md, "Chains and blocks"), so a block belongs to at most one entity's trace.
   const [first] = block.events;
   if (first) {
     item.gsi_entity_pk = entityPk(first.entity_id);

@@ -19,7 +19,7 @@ let secured: Stack;
 let open: Stack;
 const keys: Record<Caller, string | undefined> = { none: undefined, unknown: 'lk_not-a-real-key', reader: '', writer: '', admin: ADMIN_KEY };
 
-/** contract.md §7 in plain terms: which caller passes the edge on which route. */
+/** docs/rules.md, "Keys and limits" in plain terms: which caller passes the edge on which route. */
 function expected(route: Route, caller: Caller): 'pass' | 401 | 403 {
   const isHealth = route.method === 'GET' && route.path.endsWith('/health');
   // The docs group is public: the explorer's files, the docs page and the OpenAPI document (no data in them).

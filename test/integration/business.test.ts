@@ -1,6 +1,6 @@
 /**
  * The business group over HTTP against the running local stack: organizations, channels, private data
- * and contracts, on both prefixes, with every error of contract.md for them.
+ * and contracts, on both prefixes, with every error docs/rules.md gives them.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';

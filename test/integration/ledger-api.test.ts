@@ -273,7 +273,7 @@ describe('Ledger group over HTTP, both prefixes', () => {
   });
 });
 
-describe('Ledger group errors (contract.md §1)', () => {
+describe('Ledger group errors (docs/rules.md, "Errors")', () => {
   it('400 for a chain name outside [A-Za-z0-9_-], too long, or reserved', async () => {
     for (const name of ['bad%20name', 'semi%3Bcolon', 'dot.ted', 'x'.repeat(65), 'main', 'channel-sales']) {
       for (const prefix of PREFIXES) {

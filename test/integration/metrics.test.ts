@@ -35,7 +35,7 @@ async function scrape(url: string, headers: Record<string, string> = {}) {
 }
 
 describe('/metrics', () => {
-  it('answers Prometheus text with the figures of contract.md §10', async () => {
+  it('answers Prometheus text with the figures of docs/rules.md, "Health and metrics"', async () => {
     const s = await stack();
     const m = await scrape(s.url);
     for (const [name, type] of [

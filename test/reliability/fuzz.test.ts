@@ -254,7 +254,7 @@ describe('Malformed requests across every route', () => {
             failures.push(`${label} → ${outcome.status} with a body that is not JSON: ${outcome.body.slice(0, 100)}`);
             continue;
           }
-          // GraphQL answers in GraphQL's own shape (contract.md §9): {"errors": [{"message"}]}.
+          // GraphQL answers in GraphQL's own shape (docs/rules.md, "GraphQL"): {"errors": [{"message"}]}.
           const graphql = a.path.startsWith('/graphql') && Array.isArray((parsed as { errors?: unknown }).errors);
           const detailOk = typeof parsed.detail === 'string' || Array.isArray(parsed.detail);
           if (!graphql && (!detailOk || typeof parsed.request_id !== 'string' || parsed.request_id !== outcome.requestId)) {

@@ -1,4 +1,4 @@
-/** Assertions on what contract.md §1 promises every response, for the suites that talk HTTP. */
+/** Assertions on what docs/rules.md, "Errors" promises every response, for the suites that talk HTTP. */
 import assert from 'node:assert/strict';
 import type { call } from './stack.ts';
 

@@ -34,7 +34,7 @@ const BLOCK_CANONICAL =
   '"previous_hash":"0000000000000000000000000000000000000000000000000000000000000000","timestamp":1763740800.123}';
 const BLOCK_HASH = '7c0a8ae7b6f29ab9d7080d3fe69e001401e50e7aaaca4265fc57c3f94864c9dc';
 
-describe('Block hashing (contract.md §2: SHA-256 of RFC 8785 JSON without `hash`)', () => {
+describe('Block hashing (docs/rules.md, "Chains and blocks": SHA-256 of RFC 8785 JSON without `hash`)', () => {
   it('writes the canonical JSON a client would write by hand', () => {
     assert.equal(canonicalJson(BLOCK), BLOCK_CANONICAL);
   });

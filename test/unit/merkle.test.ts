@@ -51,7 +51,7 @@ describe('RFC 6962 Merkle tree head', () => {
     });
   }
 
-  it('uses the 32 raw bytes of each block hash as a leaf (contract.md §3)', () => {
+  it('uses the 32 raw bytes of each block hash as a leaf (docs/rules.md, "Anchors")', () => {
     const hashes = ['aa'.repeat(32), 'bb'.repeat(32), 'cc'.repeat(32)];
     assert.equal(blockHashesRoot(hashes), merkleRoot(hashes.map((h) => Buffer.from(h, 'hex'))).toString('hex'));
     assert.notEqual(blockHashesRoot(hashes), merkleRoot(hashes.map((h) => Buffer.from(h, 'utf8'))).toString('hex'));
