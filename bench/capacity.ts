@@ -83,7 +83,7 @@ function classes(s: ModelSettings): ClassDef[] {
     { name: 'chain list', scope: 'service', partitions: 1, match: (t, i, pk) => ledger(t, i) && pk === 'CHAINS' },
     { name: 'by-hash index', scope: 'spread', partitions: 1, match: (t, i) => t === s.tables.ledger && i === 'by-hash' },
     { name: 'by-entity index (one partition per entity)', scope: 'entity', partitions: 1, match: (t, i) => t === s.tables.ledger && i === 'by-entity' },
-    { name: 'metrics counters', scope: 'service', partitions: s.metricsShards, match: (t, i, pk) => t === s.tables.registry && pk.startsWith('METRICS') },
+    { name: 'metrics counters', scope: 'service', partitions: s.metricsShards, match: (t, _i, pk) => t === s.tables.registry && pk.startsWith('METRICS') },
     { name: 'rate-limit windows (one per client)', scope: 'client', partitions: 1, match: (t) => t === s.tables.rateLimits },
     { name: 'other', scope: 'service', partitions: 1, match: () => true },
   ];
@@ -152,7 +152,10 @@ export function capacityModel(delta: CapacityTotals, events: number, commits: nu
       const rPerEvent = d.perCommit ? c.rcu / Math.max(1, commits) / settings.batchMax : c.rcu / e;
       const bound =
         d.scope === 'chain' || d.scope === 'service' || d.scope === 'entity'
-          ? Math.min(wPerEvent > 0 ? (PARTITION_WCU * d.partitions) / wPerEvent : Infinity, rPerEvent > 0 ? (PARTITION_RCU * d.partitions) / rPerEvent : Infinity)
+          ? Math.min(
+              wPerEvent > 0 ? (PARTITION_WCU * d.partitions) / wPerEvent : Infinity,
+              rPerEvent > 0 ? (PARTITION_RCU * d.partitions) / rPerEvent : Infinity,
+            )
           : Infinity;
       return {
         name: d.name,
@@ -166,7 +169,9 @@ export function capacityModel(delta: CapacityTotals, events: number, commits: nu
       };
     });
   const lowest = (scope: Scope) =>
-    figures.filter((f) => f.scope === scope && f.ceiling_events_per_s !== null).reduce<ClassFigure | undefined>((m, f) => (!m || f.ceiling_events_per_s! < m.ceiling_events_per_s! ? f : m), undefined);
+    figures
+      .filter((f) => f.scope === scope && f.ceiling_events_per_s !== null)
+      .reduce<ClassFigure | undefined>((m, f) => (!m || f.ceiling_events_per_s! < m.ceiling_events_per_s! ? f : m), undefined);
   const chainBound = lowest('chain');
   const serviceBound = lowest('service');
   const tableQuota = Math.round(TABLE_QUOTA_WCU / Math.max(1e-9, ledgerWcu / e));
@@ -208,7 +213,11 @@ export function formatModel(model: CapacityModel, scenario: string, settingsNote
     `  one chain: ${n(model.one_chain.events_per_s)} events/s (bound by ${model.one_chain.bound_by}); one entity id: ${model.one_entity_events_per_s === null ? '-' : n(model.one_entity_events_per_s)} events/s`,
     ...model.service.map((s) => `  service, ${n(s.chains)} chain(s): ${n(s.events_per_s)} events/s (bound by ${s.bound_by})`),
     `  the ledger table's default quota (${n(TABLE_QUOTA_WCU)} WCU/s, raisable): ${n(model.table_quota_events_per_s)} events/s`,
-    ...(model.writes_priced_without_earlier_image ? [`  (${model.writes_priced_without_earlier_image} updates priced without the item's earlier image: items this instance had not read whole; a lower bound)`] : []),
+    ...(model.writes_priced_without_earlier_image
+      ? [
+          `  (${model.writes_priced_without_earlier_image} updates priced without the item's earlier image: items this instance had not read whole; a lower bound)`,
+        ]
+      : []),
   ];
   return lines.join('\n');
 }

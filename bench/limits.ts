@@ -19,6 +19,7 @@ export interface LoopResult {
 }
 
 /** Runs `workers` loops of `op` for `durationMs`; each loop starts its next operation when the last ends. */
+// biome-ignore lint/suspicious/noConfusingVoidType: an op may return nothing (it counted) or false (it did not)
 export async function runFor(durationMs: number, workers: number, op: (worker: number) => Promise<boolean | void>): Promise<LoopResult> {
   const latencies: number[] = [];
   let conflicts = 0;
@@ -82,7 +83,11 @@ export class RawWriter {
       };
     });
     const blocks = buildBlocks(this.head.chainName, this.head, drafts, () => Date.now() / 1000);
-    const tree = extendTree(this.head.frontier!, this.head.headIndex + 1, blocks.map((b) => b.hash));
+    const tree = extendTree(
+      this.head.frontier!,
+      this.head.headIndex + 1,
+      blocks.map((b) => b.hash),
+    );
     const result = await this.repository.commitBlocks({
       chainName: this.head.chainName,
       writerId: this.writerId,
@@ -105,6 +110,8 @@ export class RawWriter {
 
 /** One bare GetItem of a block's body, as the service's read by index does. */
 export async function getItem(client: DynamoDBDocumentClient, table: string, chain: string, index: number): Promise<boolean> {
-  const out = await client.send(new GetCommand({ TableName: table, Key: { pk: blockPk(chain, index, BLOCK_SHARDS), sk: blockSk(index) }, ProjectionExpression: 'block_json' }));
+  const out = await client.send(
+    new GetCommand({ TableName: table, Key: { pk: blockPk(chain, index, BLOCK_SHARDS), sk: blockSk(index) }, ProjectionExpression: 'block_json' }),
+  );
   return out.Item !== undefined;
 }

@@ -40,8 +40,8 @@ if (args.help) {
   process.stdout.write(
     'Usage: npm run bench [-- --quick] [-- --profile] [-- --markdown] [-- --out FILE]\n\n' +
       '  --quick    every scenario briefly: proves the harness (CI), not the speed\n' +
-      '  --profile  run the service and the verifier under V8\'s profiler; the JSON gets where each scenario\'s CPU went\n' +
-      '  --markdown also print the figures as a Markdown table (the README\'s)\n',
+      "  --profile  run the service and the verifier under V8's profiler; the JSON gets where each scenario's CPU went\n" +
+      "  --markdown also print the figures as a Markdown table (the README's)\n",
   );
   process.exit(0);
 }
@@ -188,15 +188,17 @@ function fromLoop(name: string, unit: string, concurrency: number, loop: LoopRes
 function fromCannon(name: string, unit: string, concurrency: number, results: Result[], resources: Record<string, Usage>, perRequest = 1): Figure {
   const seconds = Math.max(...results.map((r) => r.duration));
   const ok = results.reduce((n, r) => n + r['2xx'], 0);
-  const weighted = (pick: (r: Result) => number) =>
-    results.reduce((n, r) => n + pick(r) * r['2xx'], 0) / Math.max(1, ok);
+  const weighted = (pick: (r: Result) => number) => results.reduce((n, r) => n + pick(r) * r['2xx'], 0) / Math.max(1, ok);
   return {
     name,
     kind: 'service',
     unit,
     rate: round((ok * perRequest) / seconds, 0),
     // Several autocannon instances (one per chain): p50 weighted by requests, p99 the worst of them.
-    p50_ms: round(weighted((r) => r.latency.p50), 2),
+    p50_ms: round(
+      weighted((r) => r.latency.p50),
+      2,
+    ),
     p99_ms: round(Math.max(...results.map((r) => r.latency.p99)), 2),
     ops: ok,
     seconds: round(seconds, 2),
@@ -239,7 +241,10 @@ async function countersAround<T>(stacks: Stack[], fn: () => Promise<T>): Promise
   const out = await fn();
   const after = await Promise.all(stacks.map(ledgerCounters));
   const moved = (k: keyof LedgerCounters) => after.reduce((n, a, i) => n + a[k] - before[i]![k], 0);
-  return [out, { events: moved('events'), conflicts: moved('conflicts'), commits: moved('commits'), requests: moved('requests'), transactWrites: moved('transactWrites') }];
+  return [
+    out,
+    { events: moved('events'), conflicts: moved('conflicts'), commits: moved('commits'), requests: moved('requests'), transactWrites: moved('transactWrites') },
+  ];
 }
 
 /** Gives an append figure its lost races, its transactions and the blocks each carried. */
@@ -392,7 +397,12 @@ async function main(): Promise<void> {
     const one1 = await appendScenario('service: one chain, 1 client', 'service append, one chain, 1 client', ['one1'], 1);
     const one8 = await appendScenario('service: one chain, 8 clients', 'service append, one chain, 8 clients', ['one8'], 8);
     const one32 = await appendScenario('service: one chain, 32 clients', 'service append, one chain, 32 clients', ['one32'], 32);
-    const multi = await appendScenario('service: 8 chains x 4 clients', 'service append, 8 chains x 4 clients', Array.from({ length: 8 }, (_, i) => `multi-${i}`), 4);
+    const multi = await appendScenario(
+      'service: 8 chains x 4 clients',
+      'service append, 8 chains x 4 clients',
+      Array.from({ length: 8 }, (_, i) => `multi-${i}`),
+      4,
+    );
 
     // Two processes on one chain, as two Lambda instances would be: group commit inside each, conditional
     // writes between them. Here lost races (conflicts) are expected and every one is retried.
@@ -440,7 +450,9 @@ async function main(): Promise<void> {
         // Its CPU and memory are the pooled stack's (all its instances are threads of that one process).
         await settleReports();
         const priced = readCapacity(capacityDir);
-        const [[results, usage], moved] = await countersAround([pooled], () => measure(() => cannonAppends(pooled, chain, n, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }));
+        const [[results, usage], moved] = await countersAround([pooled], () =>
+          measure(() => cannonAppends(pooled, chain, n, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }),
+        );
         const figure = withCommits(fromCannon(`service append, one chain, ${n} single-request instance(s)`, 'appends/s', n, results, usage), moved);
         figures.push(figure);
         instanceFigures.push(figure);
@@ -536,7 +548,13 @@ async function main(): Promise<void> {
     const verifyFrom = monotonicUs();
     const { run, usage: useV } = await timedVerify(stack.url, 'verify', pids, args.profile ? join(profileDir, 'verifier') : undefined);
     windows.push({ name: 'ledger-verify', fromUs: verifyFrom, toUs: monotonicUs() });
-    verify = { blocks: VERIFY_BLOCKS, seconds: round(run.seconds, 2), blocks_per_s: round(VERIFY_BLOCKS / run.seconds, 0), exit_code: run.code, resources: useV };
+    verify = {
+      blocks: VERIFY_BLOCKS,
+      seconds: round(run.seconds, 2),
+      blocks_per_s: round(VERIFY_BLOCKS / run.seconds, 0),
+      exit_code: run.code,
+      resources: useV,
+    };
     if (run.code !== 0) throw new Error(`ledger-verify did not verify the chain:\n${run.output}`);
 
     // The same chain as a C2SP log: the first run computes and keeps every full tile, the second reads them.
@@ -550,14 +568,37 @@ async function main(): Promise<void> {
       const { run: t, usage } = await timedVerify(stack.url, 'verify', pids, undefined, ['--tiles']);
       windows.push({ name, fromUs: from, toUs: monotonicUs() });
       if (t.code !== 0) throw new Error(`${name} did not verify the chain:\n${t.output}`);
-      verifyTiles.push({ name, blocks: VERIFY_BLOCKS, seconds: round(t.seconds, 2), blocks_per_s: round(VERIFY_BLOCKS / t.seconds, 0), exit_code: t.code, resources: usage });
+      verifyTiles.push({
+        name,
+        blocks: VERIFY_BLOCKS,
+        seconds: round(t.seconds, 2),
+        blocks_per_s: round(VERIFY_BLOCKS / t.seconds, 0),
+        exit_code: t.code,
+        resources: usage,
+      });
     }
 
     endProgress();
     const targets: Target[] = [
       ratioTarget('one chain, 32 clients vs raw 1 writer', one32, rawOne, 2),
-      { name: 'one chain, 32 clients: p99 latency', figure: one32.name, limit: null, value: one32.p99_ms, ratio: null, target: '<= 100 ms', met: one32.p99_ms <= 100 },
-      { name: 'one chain, 32 clients: 5xx', figure: one32.name, limit: null, value: one32.status['5xx'], ratio: null, target: '0', met: one32.status['5xx'] === 0 },
+      {
+        name: 'one chain, 32 clients: p99 latency',
+        figure: one32.name,
+        limit: null,
+        value: one32.p99_ms,
+        ratio: null,
+        target: '<= 100 ms',
+        met: one32.p99_ms <= 100,
+      },
+      {
+        name: 'one chain, 32 clients: 5xx',
+        figure: one32.name,
+        limit: null,
+        value: one32.status['5xx'],
+        ratio: null,
+        target: '0',
+        met: one32.status['5xx'] === 0,
+      },
       ratioTarget('8 chains vs raw 8 writers', multi, rawEight, 0.8),
       ratioTarget('batch endpoint vs raw 1 writer', batchFigure, rawOne, 10),
       {
@@ -639,7 +680,9 @@ function profiles(dir: string, windows: Window[]): { service: Record<string, Pro
 
 function printProfiles(p: ReturnType<typeof profiles>): void {
   const show = (title: string, s: ProfileSummary) => {
-    const origins = Object.entries(s.by_origin).slice(0, 5).map(([k, v]) => `${k} ${Math.round((100 * v) / Math.max(1, s.busy_ms))}%`);
+    const origins = Object.entries(s.by_origin)
+      .slice(0, 5)
+      .map(([k, v]) => `${k} ${Math.round((100 * v) / Math.max(1, s.busy_ms))}%`);
     process.stdout.write(`\n${title}: busy ${s.busy_ms} of ${s.window_ms} ms; ${origins.join(', ')}\n`);
     for (const f of s.top.slice(0, 6)) process.stdout.write(`  ${String(f.pct).padStart(5)}%  ${f.fn}\n`);
   };
@@ -657,14 +700,46 @@ function instanceTargets(byN: Figure[]): Target[] {
   const at = (n: number) => byN.find((f) => f.concurrency === n);
   const eight = at(8);
   const targets: Target[] = [
-    { name: 'N instances: rate never below 0.9x one instance', figure: worst.name, limit: one.name, value: worst.rate, ratio: round(worst.rate / one.rate, 2), target: '>= 0.9x', met: worst.rate / one.rate >= 0.9 },
-    { name: 'N instances: 5xx', figure: 'all N', limit: null, value: byN.reduce((n, f) => n + f.status['5xx'] + f.status.errors, 0), ratio: null, target: '0', met: byN.every((f) => f.status['5xx'] === 0 && f.status.errors === 0) },
+    {
+      name: 'N instances: rate never below 0.9x one instance',
+      figure: worst.name,
+      limit: one.name,
+      value: worst.rate,
+      ratio: round(worst.rate / one.rate, 2),
+      target: '>= 0.9x',
+      met: worst.rate / one.rate >= 0.9,
+    },
+    {
+      name: 'N instances: 5xx',
+      figure: 'all N',
+      limit: null,
+      value: byN.reduce((n, f) => n + f.status['5xx'] + f.status.errors, 0),
+      ratio: null,
+      target: '0',
+      met: byN.every((f) => f.status['5xx'] === 0 && f.status.errors === 0),
+    },
   ];
   if (eight) {
     targets.push(
       { name: '8 instances: p99 latency', figure: eight.name, limit: null, value: eight.p99_ms, ratio: null, target: '<= 300 ms', met: eight.p99_ms <= 300 },
-      { name: '8 instances: write transactions per event', figure: eight.name, limit: null, value: eight.transact_writes_per_event ?? NaN, ratio: null, target: '<= 0.5', met: (eight.transact_writes_per_event ?? 1) <= 0.5 },
-      { name: '8 instances: DynamoDB requests per event', figure: eight.name, limit: null, value: eight.dynamo_requests_per_event ?? NaN, ratio: null, target: '<= 4', met: (eight.dynamo_requests_per_event ?? 99) <= 4 },
+      {
+        name: '8 instances: write transactions per event',
+        figure: eight.name,
+        limit: null,
+        value: eight.transact_writes_per_event ?? NaN,
+        ratio: null,
+        target: '<= 0.5',
+        met: (eight.transact_writes_per_event ?? 1) <= 0.5,
+      },
+      {
+        name: '8 instances: DynamoDB requests per event',
+        figure: eight.name,
+        limit: null,
+        value: eight.dynamo_requests_per_event ?? NaN,
+        ratio: null,
+        target: '<= 4',
+        met: (eight.dynamo_requests_per_event ?? 99) <= 4,
+      },
     );
   }
   return targets;
@@ -749,7 +824,15 @@ function contractTargets(c: ContractsFigure | undefined): Target[] {
   return [
     { name: 'hostile contracts: health p99', figure, limit: null, value: c.health.p99_ms, ratio: null, target: '<= 100 ms', met: c.health.p99_ms <= 100 },
     { name: 'hostile contracts: append p99', figure, limit: null, value: c.append.p99_ms, ratio: null, target: '<= 250 ms', met: c.append.p99_ms <= 250 },
-    { name: 'hostile contracts: each ends 422 within its limit + 1 s', figure, limit: null, value: c.hostile.max_ms, ratio: null, target: `422, <= ${c.contract_timeout_ms + 1_000} ms`, met: all422 && c.hostile.max_ms <= c.contract_timeout_ms + 1_000 },
+    {
+      name: 'hostile contracts: each ends 422 within its limit + 1 s',
+      figure,
+      limit: null,
+      value: c.hostile.max_ms,
+      ratio: null,
+      target: `422, <= ${c.contract_timeout_ms + 1_000} ms`,
+      met: all422 && c.hostile.max_ms <= c.contract_timeout_ms + 1_000,
+    },
     { name: 'hostile contracts: benign contract p50', figure, limit: null, value: c.benign.p50_ms, ratio: null, target: '< 50 ms', met: c.benign.p50_ms < 50 },
   ];
 }
@@ -761,9 +844,33 @@ function capacityTargets(model: CapacityModel | undefined): Target[] {
   const tenThousand = model.service.find((s) => s.chains === 10_000)!;
   const shared = model.classes.filter((c) => c.scope === 'service' && c.name !== 'metrics counters' && c.wcu_per_event > 0);
   return [
-    { name: 'AWS model: one chain', figure: name, limit: null, value: model.one_chain.events_per_s, ratio: null, target: '>= 5000 events/s', met: model.one_chain.events_per_s >= 5_000 },
-    { name: 'AWS model: 10,000 chains', figure: name, limit: null, value: tenThousand.events_per_s, ratio: null, target: '>= 100000 events/s', met: tenThousand.events_per_s >= 100_000 },
-    { name: 'AWS model: partitions every chain\'s appends write', figure: name, limit: null, value: shared.length, ratio: null, target: '0', met: shared.length === 0 },
+    {
+      name: 'AWS model: one chain',
+      figure: name,
+      limit: null,
+      value: model.one_chain.events_per_s,
+      ratio: null,
+      target: '>= 5000 events/s',
+      met: model.one_chain.events_per_s >= 5_000,
+    },
+    {
+      name: 'AWS model: 10,000 chains',
+      figure: name,
+      limit: null,
+      value: tenThousand.events_per_s,
+      ratio: null,
+      target: '>= 100000 events/s',
+      met: tenThousand.events_per_s >= 100_000,
+    },
+    {
+      name: "AWS model: partitions every chain's appends write",
+      figure: name,
+      limit: null,
+      value: shared.length,
+      ratio: null,
+      target: '0',
+      met: shared.length === 0,
+    },
   ];
 }
 

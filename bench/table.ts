@@ -35,7 +35,9 @@ const usage = (u: Usage | undefined) => (u ? [`${u.cpu_pct}%`, `${u.rss_max_mb} 
 export function printTable(report: Report): void {
   const m = report.machine;
   const out: string[] = [];
-  out.push(`\n${m.cores} cores (${m.cpu}), ${m.memory_gib} GiB, Node ${m.node}, Java ${m.java}; ${report.scenario_seconds} s per scenario${report.quick ? ' (--quick: figures prove the harness, not the speed)' : ''}\n`);
+  out.push(
+    `\n${m.cores} cores (${m.cpu}), ${m.memory_gib} GiB, Node ${m.node}, Java ${m.java}; ${report.scenario_seconds} s per scenario${report.quick ? ' (--quick: figures prove the harness, not the speed)' : ''}\n`,
+  );
   out.push(
     table(
       ['figure', 'rate', 'unit', 'p50 ms', 'p99 ms', 'conc', 'blk/txn', 'conflicts', '5xx', 'svc CPU', 'svc RSS', 'ddb CPU', 'ddb RSS', 'bench CPU'],
@@ -55,9 +57,37 @@ export function printTable(report: Report): void {
           usage(f.resources.bench)[0]!,
         ]),
         ...(report.verify
-          ? [[`ledger-verify, ${report.verify.blocks} blocks`, String(report.verify.blocks_per_s), 'blocks/s', '-', '-', '1', '-', '-', '-', ...usage(report.verify.resources.service), ...usage(report.verify.resources.dynamodb), usage(report.verify.resources.verifier)[0]! + ' (verifier)']]
+          ? [
+              [
+                `ledger-verify, ${report.verify.blocks} blocks`,
+                String(report.verify.blocks_per_s),
+                'blocks/s',
+                '-',
+                '-',
+                '1',
+                '-',
+                '-',
+                '-',
+                ...usage(report.verify.resources.service),
+                ...usage(report.verify.resources.dynamodb),
+                `${usage(report.verify.resources.verifier)[0]!} (verifier)`,
+              ],
+            ]
           : []),
-        ...(report.verify_tiles ?? []).map((v) => [`${v.name}, ${v.blocks} blocks`, String(v.blocks_per_s), 'blocks/s', '-', '-', '1', '-', '-', '-', ...usage(v.resources.service), ...usage(v.resources.dynamodb), usage(v.resources.verifier)[0]! + ' (verifier)']),
+        ...(report.verify_tiles ?? []).map((v) => [
+          `${v.name}, ${v.blocks} blocks`,
+          String(v.blocks_per_s),
+          'blocks/s',
+          '-',
+          '-',
+          '1',
+          '-',
+          '-',
+          '-',
+          ...usage(v.resources.service),
+          ...usage(v.resources.dynamodb),
+          `${usage(v.resources.verifier)[0]!} (verifier)`,
+        ]),
       ],
     ),
   );
@@ -95,7 +125,10 @@ export function markdownTable(report: Report): string {
     rows.push([
       `ledger-verify, ${report.verify.blocks.toLocaleString('en-US')} blocks`,
       `${report.verify.blocks_per_s.toLocaleString('en-US')} blocks/s (${report.verify.seconds} s)`,
-      '–', '–', '–', '–',
+      '–',
+      '–',
+      '–',
+      '–',
       `${report.verify.resources.service?.cpu_pct}% · ${report.verify.resources.service?.rss_max_mb} MiB`,
       `${report.verify.resources.dynamodb?.cpu_pct}% · ${report.verify.resources.dynamodb?.rss_max_mb} MiB`,
       t?.ratio ? `${t.ratio}× ${t.limit}` : '',
@@ -106,13 +139,26 @@ export function markdownTable(report: Report): string {
     rows.push([
       `${v.name}, ${v.blocks.toLocaleString('en-US')} blocks`,
       `${v.blocks_per_s.toLocaleString('en-US')} blocks/s (${v.seconds} s)`,
-      '–', '–', '–', '–',
+      '–',
+      '–',
+      '–',
+      '–',
       `${v.resources.service?.cpu_pct}% · ${v.resources.service?.rss_max_mb} MiB`,
       `${v.resources.dynamodb?.cpu_pct}% · ${v.resources.dynamodb?.rss_max_mb} MiB`,
       t?.ratio ? `${t.ratio}× ${t.limit}` : '',
     ]);
   }
-  const header = ['figure', 'rate', 'p50 / p99 ms', 'blocks per txn', 'lost races', '5xx', 'service CPU · RSS', 'DynamoDB Local CPU · RSS', 'ratio to its limit'];
+  const header = [
+    'figure',
+    'rate',
+    'p50 / p99 ms',
+    'blocks per txn',
+    'lost races',
+    '5xx',
+    'service CPU · RSS',
+    'DynamoDB Local CPU · RSS',
+    'ratio to its limit',
+  ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
   const targets = [
     '| target | reached | wanted | met |',
@@ -121,7 +167,10 @@ export function markdownTable(report: Report): string {
       .filter((t) => t.target !== '(reported)')
       .map((t) => {
         const relative = /\dx$/.test(t.target);
-        const wanted = t.target.replace('>=', '≥').replace('<=', '≤').replace(/(\d)x$/, '$1×');
+        const wanted = t.target
+          .replace('>=', '≥')
+          .replace('<=', '≤')
+          .replace(/(\d)x$/, '$1×');
         return `| ${t.name} | ${relative ? `${t.ratio}×` : t.value.toLocaleString('en-US')} | ${wanted} | ${t.met ? 'yes' : '**no**'} |`;
       }),
   ];

@@ -30,9 +30,7 @@ export const getAdmin = once((): Admin => {
   });
 });
 
-export const getProofs = once(
-  (): Proofs => createProofs({ repository: getLedgerRuntime().repository, signer: () => getAdmin().identity() }),
-);
+export const getProofs = once((): Proofs => createProofs({ repository: getLedgerRuntime().repository, signer: () => getAdmin().identity() }));
 
 /** Checkpoints and proofs as this caller may read them (hash-level facts: any reader). */
 export function proofsFor(principal: Principal): Proofs {

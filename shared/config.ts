@@ -6,9 +6,7 @@ import * as z from 'zod';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be 3-255 of A-Z a-z 0-9 _ . -');
 
 /** The settings, each with its default; names are the environment variables. */
@@ -21,7 +19,10 @@ export const settingsSchema = z.object({
   SVC_DATA_DIR: z.string().min(1).default('.data'),
   SVC_DYNAMODB_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SVC_DYNAMODB_LOCAL_PORT: port.optional(),
-  SVC_AWS_REGION: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must look like us-east-1').default('us-east-1'),
+  SVC_AWS_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must look like us-east-1')
+    .default('us-east-1'),
   SVC_LEDGER_TABLE: tableName.default('ledger'),
   SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
   // A transaction holds at most 100 items: every block, its proof record if any, and the head.
@@ -88,7 +89,12 @@ export const settingsSchema = z.object({
   SVC_CORS_ORIGINS: z
     .string()
     .default('')
-    .transform((list) => list.split(',').map((o) => o.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^(\*|https?:\/\/[^\s,/]+)$/, 'each origin must be * or scheme://host[:port]'))),
 });
 

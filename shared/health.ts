@@ -8,10 +8,7 @@ const CHECK_TIMEOUT_MS = 3_000;
 
 async function check(name: string, probe: () => Promise<void>): Promise<'ok' | 'unavailable'> {
   try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} check timed out`)), CHECK_TIMEOUT_MS).unref()),
-    ]);
+    await Promise.race([probe(), new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} check timed out`)), CHECK_TIMEOUT_MS).unref())]);
     return 'ok';
   } catch (error) {
     logger.warn('health check failed', { check: name, error });
@@ -21,10 +18,7 @@ async function check(name: string, probe: () => Promise<void>): Promise<'ok' | '
 
 /** Health of the service: every dependency it cannot work without, checked at once. */
 export async function healthReport(service: 'ledger' | 'business' = 'ledger'): Promise<RouteResponse> {
-  const [dynamodb, ipfs] = await Promise.all([
-    check('dynamodb', () => getLedgerRuntime().repository.ping()),
-    check('ipfs', () => getOffchainStore().ping()),
-  ]);
+  const [dynamodb, ipfs] = await Promise.all([check('dynamodb', () => getLedgerRuntime().repository.ping()), check('ipfs', () => getOffchainStore().ping())]);
   const checks = { dynamodb, ipfs };
   const healthy = Object.values(checks).every((c) => c === 'ok');
   return {

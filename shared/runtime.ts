@@ -55,7 +55,10 @@ export const lazyOffchain: OffchainStore = {
 const capacityReport = once(() => {
   const config = getConfig();
   if (!config.SVC_CAPACITY_REPORT_DIR) return;
-  reportCapacity(config.SVC_CAPACITY_REPORT_DIR, Object.values(allTableSpecs(tableNamesFrom(config))).map((spec) => spec.definition));
+  reportCapacity(
+    config.SVC_CAPACITY_REPORT_DIR,
+    Object.values(allTableSpecs(tableNamesFrom(config))).map((spec) => spec.definition),
+  );
 });
 
 /** The local journal of acknowledged transactions (DynamoDB Local on disk only; see shared/storage/journal.ts). */

@@ -60,7 +60,11 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
 export function queryInteger(min: number, max?: number) {
   let number = z.number().int().min(min);
   if (max !== undefined) number = number.max(max);
-  return z.string().regex(/^-?\d{1,15}$/, 'Input should be a valid integer').transform(Number).pipe(number);
+  return z
+    .string()
+    .regex(/^-?\d{1,15}$/, 'Input should be a valid integer')
+    .transform(Number)
+    .pipe(number);
 }
 
 /** A query-string integer with a default and bounds; "abc" or "1.5" is a 422, not a silent default. */

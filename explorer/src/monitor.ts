@@ -71,7 +71,13 @@ export function startMonitor(): Monitor {
       ws.send(JSON.stringify({ type: 'subscribe', chain: '*' }));
     };
     ws.onmessage = (message) => {
-      const data = JSON.parse(String(message.data)) as { type: string; chain?: string; block?: { index: number }; event?: { event_type: string; entity_id: string }; detail?: string };
+      const data = JSON.parse(String(message.data)) as {
+        type: string;
+        chain?: string;
+        block?: { index: number };
+        event?: { event_type: string; entity_id: string };
+        detail?: string;
+      };
       const second = Math.floor(Date.now() / 1000);
       if (data.type === 'subscribed') text('#ws-status', 'live');
       else if (data.type === 'block_added') {

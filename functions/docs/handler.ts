@@ -44,7 +44,8 @@ const TYPES: Record<string, string> = {
 };
 
 /** Pages may run their own scripts and styles, talk to this origin (and its WebSocket), nothing else. */
-const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 function file(dir: string, name: string, maxAge = 3600): RouteResponse {
   // Only plain names inside the folder: no way out of it.
@@ -57,7 +58,11 @@ function file(dir: string, name: string, maxAge = 3600): RouteResponse {
     statusCode: 200,
     contentType: type,
     body: text ? bytes.toString('utf8') : bytes.toString('base64'),
-    headers: { 'Cache-Control': `public, max-age=${maxAge}`, ...(type.startsWith('text/html') ? { 'Content-Security-Policy': PAGE_POLICY } : {}), ...(text ? {} : { 'X-Body-Encoding': 'base64' }) },
+    headers: {
+      'Cache-Control': `public, max-age=${maxAge}`,
+      ...(type.startsWith('text/html') ? { 'Content-Security-Policy': PAGE_POLICY } : {}),
+      ...(text ? {} : { 'X-Body-Encoding': 'base64' }),
+    },
   };
 }
 

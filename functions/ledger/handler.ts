@@ -37,9 +37,7 @@ export const routes: RouteHandlers = {
 
   'POST /chains/{chain_name}/create': async ({ principal, params }) => {
     const { chain_name, created_main } = await ledgerFor(principal).createSubChain(params.chain_name!);
-    const message = created_main
-      ? `Sub-Chain '${chain_name}' created (and the Main Chain with it)`
-      : `Sub-Chain '${chain_name}' created`;
+    const message = created_main ? `Sub-Chain '${chain_name}' created (and the Main Chain with it)` : `Sub-Chain '${chain_name}' created`;
     return { statusCode: 201, body: { success: true, message, chain_name } };
   },
 
@@ -101,7 +99,10 @@ export const routes: RouteHandlers = {
     return { statusCode: 200, body: await ledgerFor(principal).traceEntity(params.entity_id!, chain_name, { resolveCid: resolve_cid }) };
   },
 
-  'GET /chains/{chain_name}/checkpoint': async ({ principal, params }) => ({ statusCode: 200, body: await proofsFor(principal).checkpoint(params.chain_name!) }),
+  'GET /chains/{chain_name}/checkpoint': async ({ principal, params }) => ({
+    statusCode: 200,
+    body: await proofsFor(principal).checkpoint(params.chain_name!),
+  }),
 
   'GET /chains/{chain_name}/blocks/{index_or_hash}/proof': async ({ principal, params, query }) => {
     const { tree_size } = parseInput(proofQuery, query, 'query');

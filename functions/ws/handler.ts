@@ -35,7 +35,9 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
         const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
         let record;
         try {
-          record = key ? await authenticateFrom(key, (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp ?? 'unknown') : undefined;
+          record = key
+            ? await authenticateFrom(key, (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp ?? 'unknown')
+            : undefined;
         } catch (error) {
           if (error instanceof TooManyRequestsError) return { statusCode: 429, body: 'Too many unknown keys from this address; try again later' };
           throw error;
@@ -76,7 +78,10 @@ export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> 
         }
         const held = await store.subscriptions(connectionId, request.filter);
         if (!held.has && held.count >= config.SVC_WS_MAX_SUBSCRIPTIONS) {
-          return { statusCode: 200, body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`) };
+          return {
+            statusCode: 200,
+            body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`),
+          };
         }
         await store.subscribe(connectionId, request.filter, identity, expiresAt());
         return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };

@@ -12,7 +12,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpApi, type HttpMethod, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -21,8 +21,8 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import {
   AttributeType,
   Billing,
-  ProjectionType,
-  StreamViewType,
+  type ProjectionType,
+  type StreamViewType,
   TableEncryptionV2,
   TableV2,
   type GlobalSecondaryIndexPropsV2,
@@ -135,7 +135,11 @@ export class LedgerStack extends Stack {
     ) as Record<TableRole, TableV2>;
 
     /** One Lambda, bundled locally, with the production settings and its own tables' grants only. */
-    const makeFunction = (name: string, spec: Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey' | 'usesIpfs' | 'bundleFiles'>, extraEnv: Record<string, string> = {}) => {
+    const makeFunction = (
+      name: string,
+      spec: Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey' | 'usesIpfs' | 'bundleFiles'>,
+      extraEnv: Record<string, string> = {},
+    ) => {
       const fn = new NodejsFunction(this, `${pascal(name)}Function`, {
         entry: `${ROOT}${spec.entry}`,
         handler: 'handler',
@@ -213,7 +217,7 @@ export class LedgerStack extends Stack {
     }
 
     new Alarm(this, 'Api5xx', {
-      alarmDescription: 'The API answered 5xx: see the functions\' logs by request id',
+      alarmDescription: "The API answered 5xx: see the functions' logs by request id",
       metric: api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: 5,
       evaluationPeriods: 1,

@@ -101,9 +101,7 @@ function jarDirectory(): string {
   try {
     return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
   } catch {
-    throw new LaunchError(
-      'DynamoDB Local was not found (npm package amplify-dynamodb-simulator). Run `npm ci` first.',
-    );
+    throw new LaunchError('DynamoDB Local was not found (npm package amplify-dynamodb-simulator). Run `npm ci` first.');
   }
 }
 
@@ -118,9 +116,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const jarDir = jarDirectory();
   const port = options.port ?? (await freePort(options.avoidPorts));
   if (options.port !== undefined && !(await isPortFree(port, '127.0.0.1'))) {
-    throw new LaunchError(
-      `Port ${port} (SVC_DYNAMODB_LOCAL_PORT) is already in use; choose another or leave it unset to pick a free one.`,
-    );
+    throw new LaunchError(`Port ${port} (SVC_DYNAMODB_LOCAL_PORT) is already in use; choose another or leave it unset to pick a free one.`);
   }
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
@@ -128,15 +124,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const storage = options.inMemory ? ['-inMemory'] : ['-dbPath', dataDir];
   const child = spawn(
     'java',
-    [
-      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
-      '-jar',
-      join(jarDir, 'DynamoDBLocal.jar'),
-      '-port',
-      String(port),
-      ...storage,
-      '-sharedDb',
-    ],
+    [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'), '-port', String(port), ...storage, '-sharedDb'],
     {
       // DynamoDB Local writes telemetry files into its working directory; keep them in the data dir.
       cwd: dataDir,

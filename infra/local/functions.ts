@@ -41,7 +41,10 @@ export async function instancePools(maxInstances: number): Promise<LocalFunction
       timeoutMs: FUNCTION_TIMEOUT_MS,
     });
   }
-  const invoker = (name: string): Handler => (event, context) => pools[name]!.invoke(event, context);
+  const invoker =
+    (name: string): Handler =>
+    (event, context) =>
+      pools[name]!.invoke(event, context);
   return {
     http: Object.fromEntries(Object.keys(GROUPS).map((group) => [group, invoker(group)])) as Record<GroupName, LambdaHttpHandler>,
     ws: invoker('ws'),

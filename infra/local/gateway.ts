@@ -198,45 +198,48 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Idle keep-alive sockets live 65 s (as behind AWS's load balancers), not Node's 5 s: a client whose event
   // loop was busy for more than 5 s (a test waiting on a child process) would otherwise send its next
   // request on a socket the gateway had just closed, and see "other side closed".
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1_000, keepAliveTimeout: 65_000 }, async (req, res) => {
-    if (gateway?.intercept?.(req, res)) return;
-    let group: string = options.defaultGroup;
-    try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const method = req.method ?? 'GET';
-      let match: { route: GatewayRoute; params: Record<string, string> } | undefined;
-      for (const candidate of compiled) {
-        if (candidate.route.method !== method) continue;
-        const found = candidate.pattern.exec(url.pathname);
-        if (!found) continue;
-        const params: Record<string, string> = {};
-        candidate.names.forEach((name, i) => {
-          try {
-            params[name] = decodeURIComponent(found[i + 1]!);
-          } catch {
-            params[name] = found[i + 1]!;
-          }
-        });
-        match = { route: candidate.route, params };
-        break;
+  const server = createServer(
+    { headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1_000, keepAliveTimeout: 65_000 },
+    async (req, res) => {
+      if (gateway?.intercept?.(req, res)) return;
+      let group: string = options.defaultGroup;
+      try {
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const method = req.method ?? 'GET';
+        let match: { route: GatewayRoute; params: Record<string, string> } | undefined;
+        for (const candidate of compiled) {
+          if (candidate.route.method !== method) continue;
+          const found = candidate.pattern.exec(url.pathname);
+          if (!found) continue;
+          const params: Record<string, string> = {};
+          candidate.names.forEach((name, i) => {
+            try {
+              params[name] = decodeURIComponent(found[i + 1]!);
+            } catch {
+              params[name] = found[i + 1]!;
+            }
+          });
+          match = { route: candidate.route, params };
+          break;
+        }
+        const body = await readBody(req, maxPayload);
+        if (body === 'too-large') {
+          gatewayError(res, 413, 'Request Entity Too Large');
+          req.resume();
+          return;
+        }
+        group = match?.route.group ?? options.defaultGroup;
+        const event = buildEvent(req, url, match?.route, match?.params, body);
+        const result = (await options.handlers[group]!(event, lambdaContext(group, timeoutMs))) as LambdaResult;
+        writeResult(res, result ?? {});
+      } catch (error) {
+        // What API Gateway answers when the integration itself fails.
+        options.onIntegrationError?.(group, error);
+        if (!res.headersSent) gatewayError(res, 500, 'Internal Server Error');
+        else res.destroy();
       }
-      const body = await readBody(req, maxPayload);
-      if (body === 'too-large') {
-        gatewayError(res, 413, 'Request Entity Too Large');
-        req.resume();
-        return;
-      }
-      group = match?.route.group ?? options.defaultGroup;
-      const event = buildEvent(req, url, match?.route, match?.params, body);
-      const result = (await options.handlers[group]!(event, lambdaContext(group, timeoutMs))) as LambdaResult;
-      writeResult(res, result ?? {});
-    } catch (error) {
-      // What API Gateway answers when the integration itself fails.
-      options.onIntegrationError?.(group, error);
-      if (!res.headersSent) gatewayError(res, 500, 'Internal Server Error');
-      else res.destroy();
-    }
-  });
+    },
+  );
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -244,16 +247,18 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
       server.off('error', reject);
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      resolve((gateway = {
-        url: `http://${host}:${address.port}`,
-        server,
-        intercept: undefined,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      }));
+      resolve(
+        (gateway = {
+          url: `http://${host}:${address.port}`,
+          server,
+          intercept: undefined,
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => done());
+              server.closeAllConnections();
+            }),
+        }),
+      );
     });
   });
 }

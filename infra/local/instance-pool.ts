@@ -63,9 +63,12 @@ export class InstancePool {
 
   constructor(private readonly options: InstancePoolOptions) {
     const idleMs = options.idleMs ?? 2 * 60_000;
-    this.reaper = setInterval(() => {
-      for (const instance of this.instances) if (!instance.busy && Date.now() - instance.lastUsed > idleMs) this.retire(instance);
-    }, Math.min(idleMs, 30_000));
+    this.reaper = setInterval(
+      () => {
+        for (const instance of this.instances) if (!instance.busy && Date.now() - instance.lastUsed > idleMs) this.retire(instance);
+      },
+      Math.min(idleMs, 30_000),
+    );
     this.reaper.unref();
   }
 
@@ -130,7 +133,10 @@ export class InstancePool {
       return;
     }
     const next = this.waiting.shift();
-    if (next) return next(instance); // stays busy, handed over
+    if (next) {
+      next(instance); // stays busy, handed over
+      return;
+    }
     instance.busy = false;
     this.stats.busy -= 1;
   }

@@ -36,10 +36,7 @@ async function main(): Promise<void> {
   const config = settingsOrExit('Cannot start: ');
 
   if (!(await isPortFree(config.SVC_PORT, config.SVC_HOST))) {
-    fail(
-      `Cannot start: port ${config.SVC_PORT} on ${config.SVC_HOST} is already in use.\n` +
-        `Stop what uses it, or choose another port: SVC_PORT=2662 npm start`,
-    );
+    fail(`Cannot start: port ${config.SVC_PORT} on ${config.SVC_HOST} is already in use.\nStop what uses it, or choose another port: SVC_PORT=2662 npm start`);
   }
 
   ensureExplorerBuilt(say);
@@ -150,7 +147,9 @@ async function main(): Promise<void> {
     if (process.env.SVC_LOCAL_JOURNAL_DIR) {
       const replay = await replayJournal(process.env.SVC_LOCAL_JOURNAL_DIR, admin);
       if (replay.replayed > 0 || replay.failed > 0) {
-        say(`Replayed ${replay.replayed} acknowledged transaction(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`);
+        say(
+          `Replayed ${replay.replayed} acknowledged transaction(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`,
+        );
       }
     }
     if (config.SVC_ADMIN_API_KEY) {
@@ -214,7 +213,9 @@ async function main(): Promise<void> {
   );
   say(`IPFS: ${ipfsNote}`);
   say(`DynamoDB: ${endpoint}${dynamo ? ` (DynamoDB Local, pid ${dynamo.pid}, data in ${join(dataDir, 'dynamodb')})` : ''}`);
-  say(`Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`);
+  say(
+    `Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`,
+  );
   // The node identity now, so that a missing one is said at start, not at the first signature.
   const { getAdmin } = await import('#shared/admin-runtime');
   const node = await getAdmin().identity();

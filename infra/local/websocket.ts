@@ -9,7 +9,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 
-export type WebSocketHandler = (event: Record<string, unknown>, context: Record<string, unknown>) => Promise<{ statusCode?: number; body?: string } | undefined>;
+export type WebSocketHandler = (
+  event: Record<string, unknown>,
+  context: Record<string, unknown>,
+) => Promise<{ statusCode?: number; body?: string } | undefined>;
 
 interface Client {
   socket: WebSocket;
@@ -25,7 +28,14 @@ export interface LocalWebSocketApi {
   close(): Promise<void>;
 }
 
-function wsEvent(routeKey: string, eventType: string, connectionId: string, client: Pick<Client, 'sourceIp' | 'userAgent' | 'connectedAt'>, domainName: string, extra: Record<string, unknown> = {}) {
+function wsEvent(
+  routeKey: string,
+  eventType: string,
+  connectionId: string,
+  client: Pick<Client, 'sourceIp' | 'userAgent' | 'connectedAt'>,
+  domainName: string,
+  extra: Record<string, unknown> = {},
+) {
   return {
     requestContext: {
       routeKey,
@@ -106,7 +116,13 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
         queue = queue.then(async () => {
           try {
             if (ws.readyState !== ws.OPEN) return;
-            const answer = await options.handler(wsEvent('$default', 'MESSAGE', connectionId, client, domain, { body: isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString(), isBase64Encoded: isBinary }), lambdaContext('ws'));
+            const answer = await options.handler(
+              wsEvent('$default', 'MESSAGE', connectionId, client, domain, {
+                body: isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString(),
+                isBase64Encoded: isBinary,
+              }),
+              lambdaContext('ws'),
+            );
             if (answer?.body !== undefined && ws.readyState === ws.OPEN) ws.send(answer.body);
           } catch {
             // API Gateway answers an integration failure with its own message and keeps the connection.
@@ -148,7 +164,11 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
         });
       } else if (req.method === 'GET') {
         req.resume();
-        answer(200, { ConnectedAt: new Date(client.connectedAt).toISOString(), Identity: { SourceIp: client.sourceIp, UserAgent: client.userAgent }, LastActiveAt: new Date(client.lastActiveAt).toISOString() });
+        answer(200, {
+          ConnectedAt: new Date(client.connectedAt).toISOString(),
+          Identity: { SourceIp: client.sourceIp, UserAgent: client.userAgent },
+          LastActiveAt: new Date(client.lastActiveAt).toISOString(),
+        });
       } else if (req.method === 'DELETE') {
         req.resume();
         client.socket.close(1000);

@@ -19,11 +19,14 @@ export function ensureAssembly(out: string): 'synthesized' | 'reused' {
   const manifest = join(out, 'manifest.json');
   if (existsSync(manifest) && statSync(manifest).mtimeMs > Math.max(...SOURCES.map((p) => newestMtime(join(ROOT, p))))) return 'reused';
   try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices', '--output', out], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--no-notices', '--output', out], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
   } catch (error) {
     const e = error as { stderr?: Buffer; message: string };
     throw new Error(`cdk synth failed:\n${e.stderr?.toString() ?? e.message}`);
   }
   return 'synthesized';
 }
-

@@ -70,7 +70,8 @@ async function createTables(admin: DynamoDBClient, tables: SimTable[]): Promise<
         ...(table.streamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.streamViewType as never } } : {}),
       }),
     );
-    if (table.ttlAttribute) await admin.send(new UpdateTimeToLiveCommand({ TableName: table.name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }));
+    if (table.ttlAttribute)
+      await admin.send(new UpdateTimeToLiveCommand({ TableName: table.name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }));
     created.push(table.name);
   }
   return created;
@@ -137,11 +138,16 @@ async function main(): Promise<void> {
     });
     if (!model.http.defaultFunction) throw new SimTemplateError(stackName, 'its HTTP API has no $default route: unmatched requests would reach nothing');
     for (const fn of Object.values(model.functions)) {
-      checkEnvironment(fn, environmentOf(fn), model.tables.map((t) => t.name), {
-        known: Object.keys(settingsSchema.shape),
-        tableSettings: Object.values(TABLE_SETTINGS),
-        validate: (vars) => loadConfig(vars),
-      });
+      checkEnvironment(
+        fn,
+        environmentOf(fn),
+        model.tables.map((t) => t.name),
+        {
+          known: Object.keys(settingsSchema.shape),
+          tableSettings: Object.values(TABLE_SETTINGS),
+          validate: (vars) => loadConfig(vars),
+        },
+      );
     }
   } catch (error) {
     if (error instanceof SimTemplateError) fail(`Cannot start the sim: ${error.message}`);
@@ -168,7 +174,11 @@ async function main(): Promise<void> {
   process.on('exit', () => dynamo?.killNow());
 
   try {
-    dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb'), inMemory: ['true', '1', 'yes'].includes(env.SVC_DYNAMODB_IN_MEMORY ?? ''), avoidPorts: [port, ipfsPort] });
+    dynamo = await startDynamoDbLocal({
+      dataDir: join(dataDir, 'dynamodb'),
+      inMemory: ['true', '1', 'yes'].includes(env.SVC_DYNAMODB_IN_MEMORY ?? ''),
+      avoidPorts: [port, ipfsPort],
+    });
   } catch (error) {
     if (error instanceof LaunchError) fail(`Cannot start the sim: ${error.message}`);
     throw error;
@@ -181,9 +191,14 @@ async function main(): Promise<void> {
   // The KMS key's stand-in: the functions the template gives the key get this file instead.
   LocalKeyProvider.fromFile(masterKey, { create: true });
 
-  const registry = Object.values(model.functions).map((f) => f.environment.SVC_REGISTRY_TABLE).find(Boolean);
+  const registry = Object.values(model.functions)
+    .map((f) => f.environment.SVC_REGISTRY_TABLE)
+    .find(Boolean);
   if (env.SVC_ADMIN_API_KEY && registry) {
-    await seedAdminKey(createApiKeyRepository({ client: createDynamoClient({ region, endpoint: dynamo.endpoint }), tableName: registry }), env.SVC_ADMIN_API_KEY);
+    await seedAdminKey(
+      createApiKeyRepository({ client: createDynamoClient({ region, endpoint: dynamo.endpoint }), tableName: registry }),
+      env.SVC_ADMIN_API_KEY,
+    );
   }
 
   const worker = await instanceWorkerBundle();
@@ -204,7 +219,12 @@ async function main(): Promise<void> {
   }
   const invoke = (id: string) => (event: unknown, context: unknown) => pools[id]!.invoke(event, context as never);
 
-  const routes: GatewayRoute[] = model.http.routes.map((r) => ({ method: r.method as GatewayRoute['method'], path: r.path, routeKey: r.routeKey, group: r.functionId }));
+  const routes: GatewayRoute[] = model.http.routes.map((r) => ({
+    method: r.method as GatewayRoute['method'],
+    path: r.path,
+    routeKey: r.routeKey,
+    group: r.functionId,
+  }));
   gateway = await startGateway({
     host,
     port,
@@ -245,10 +265,14 @@ async function main(): Promise<void> {
   }
 
   say(`Functions: ${Object.keys(model.functions).length} from ${out} (each a pool of single-request instances, up to ${maxInstances})`);
-  say(`Routes: ${model.http.routes.length} HTTP (+ $default → ${model.http.defaultFunction})${model.webSocket ? `, WebSocket ${Object.keys(model.webSocket.routes).join(' ')} at /ws` : ''}`);
+  say(
+    `Routes: ${model.http.routes.length} HTTP (+ $default → ${model.http.defaultFunction})${model.webSocket ? `, WebSocket ${Object.keys(model.webSocket.routes).join(' ')} at /ws` : ''}`,
+  );
   say(`Tables: ${model.tables.map((t) => t.name).join(', ')}; streams: ${model.streams.map((s) => `${s.table} → ${s.functionId}`).join(', ') || 'none'}`);
   say(`DynamoDB: ${dynamo.endpoint} (DynamoDB Local, pid ${dynamo.pid})   IPFS: ${ipfs.url}`);
-  say(`Auth: on, as the template sets it${env.SVC_ADMIN_API_KEY ? ' (SVC_ADMIN_API_KEY seeded as an admin key)' : ' (set SVC_ADMIN_API_KEY to seed an admin key)'}`);
+  say(
+    `Auth: on, as the template sets it${env.SVC_ADMIN_API_KEY ? ' (SVC_ADMIN_API_KEY seeded as an admin key)' : ' (set SVC_ADMIN_API_KEY to seed an admin key)'}`,
+  );
   say(`Sim ready at ${gateway.url}`);
 }
 

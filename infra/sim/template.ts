@@ -67,7 +67,11 @@ export interface SimTable {
   name: string;
   keySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
   attributes: { AttributeName: string; AttributeType: 'S' | 'N' | 'B' }[];
-  indexes: { IndexName: string; KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[]; Projection: { ProjectionType: string; NonKeyAttributes?: string[] } }[];
+  indexes: {
+    IndexName: string;
+    KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
+    Projection: { ProjectionType: string; NonKeyAttributes?: string[] };
+  }[];
   ttlAttribute: string | undefined;
   streamViewType: string | undefined;
 }
@@ -100,7 +104,9 @@ export function readAssembly(dir: string, stack: string): { template: Template; 
   const assets: Record<string, string> = {};
   const manifestFile = join(dir, `${stack}.assets.json`);
   if (existsSync(manifestFile)) {
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { files?: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }> };
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+      files?: Record<string, { source: { path: string }; destinations: Record<string, { objectKey: string }> }>;
+    };
     for (const file of Object.values(manifest.files ?? {})) {
       for (const destination of Object.values(file.destinations)) assets[destination.objectKey] = join(dir, file.source.path);
     }
@@ -213,8 +219,12 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
   }
 
   const functionIdOfArn = (arn: Value, where: string): string => {
-    const match = typeof arn === 'string' ? /^arn:aws:lambda:[^:]+:\d+:function:([^/:]+)$/.exec(arn) ?? /functions\/arn:aws:lambda:[^:]+:\d+:function:([^/:]+)\/invocations$/.exec(arn) : null;
-    if (!match || resources[match[1]!]?.Type !== 'AWS::Lambda::Function') throw new SimTemplateError(where, `targets ${String(arn)}, which is not a Lambda function of this template`);
+    const match =
+      typeof arn === 'string'
+        ? (/^arn:aws:lambda:[^:]+:\d+:function:([^/:]+)$/.exec(arn) ?? /functions\/arn:aws:lambda:[^:]+:\d+:function:([^/:]+)\/invocations$/.exec(arn))
+        : null;
+    if (!match || resources[match[1]!]?.Type !== 'AWS::Lambda::Function')
+      throw new SimTemplateError(where, `targets ${String(arn)}, which is not a Lambda function of this template`);
     return match[1]!;
   };
 
@@ -277,9 +287,13 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     const integrationId = typeof resolved === 'string' ? /^integrations\/(.+)$/.exec(resolved)?.[1] : undefined;
     if (!integrationId) throw new SimTemplateError(routeId, `has no integrations/<id> target (${String(resolved)})`);
     const integration = of(integrationId, routeId);
-    if (integration.Type !== 'AWS::ApiGatewayV2::Integration') throw new SimTemplateError(routeId, `targets ${integrationId}, a ${integration.Type}, not an integration`);
+    if (integration.Type !== 'AWS::ApiGatewayV2::Integration')
+      throw new SimTemplateError(routeId, `targets ${integrationId}, a ${integration.Type}, not an integration`);
     if (integration.Properties?.IntegrationType !== 'AWS_PROXY') {
-      throw new SimTemplateError(integrationId, `is a ${String(integration.Properties?.IntegrationType)} integration; the simulator serves Lambda proxy integrations only`);
+      throw new SimTemplateError(
+        integrationId,
+        `is a ${String(integration.Properties?.IntegrationType)} integration; the simulator serves Lambda proxy integrations only`,
+      );
     }
     return functionIdOfArn(resolve(integration.Properties.IntegrationUri!, integrationId), integrationId);
   };
@@ -343,11 +357,15 @@ export function checkEnvironment(
   settings: { known: readonly string[]; tableSettings: readonly string[]; validate(env: Record<string, string>): void },
 ): void {
   for (const name of Object.keys(env)) {
-    if (name.startsWith('SVC_') && !settings.known.includes(name)) throw new SimTemplateError(fn.logicalId, `environment: ${name} is not a setting of the service`);
+    if (name.startsWith('SVC_') && !settings.known.includes(name))
+      throw new SimTemplateError(fn.logicalId, `environment: ${name} is not a setting of the service`);
   }
   for (const name of settings.tableSettings) {
     if (env[name] !== undefined && !tables.includes(env[name]!)) {
-      throw new SimTemplateError(fn.logicalId, `environment: ${name} names table '${env[name]}', which the template does not define (it defines ${tables.join(', ')})`);
+      throw new SimTemplateError(
+        fn.logicalId,
+        `environment: ${name} names table '${env[name]}', which the template does not define (it defines ${tables.join(', ')})`,
+      );
     }
   }
   try {

@@ -5,16 +5,7 @@
  */
 import { ChainNotFoundError, NotFoundError } from '../errors.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
-import {
-  authorize,
-  channelIdOfChain,
-  decide,
-  needsChannelMembers,
-  type Action,
-  type ChannelScope,
-  type Principal,
-  type Resource,
-} from './policy.ts';
+import { authorize, channelIdOfChain, decide, needsChannelMembers, type Action, type ChannelScope, type Principal, type Resource } from './policy.ts';
 
 /** What access control reads: the business group's channel records. */
 export interface ChannelDirectory {

@@ -135,7 +135,8 @@ function orgOf(principal: Principal): string {
 
 function membership(principal: Principal, channel: ChannelScope): Decision {
   if (principal.org_id === null) return { allow: false, reason: `only member organizations act in channel '${channel.id}', and this key has no organization` };
-  if (!channel.members.includes(principal.org_id)) return { allow: false, reason: `organization '${principal.org_id}' is not a member of channel '${channel.id}'` };
+  if (!channel.members.includes(principal.org_id))
+    return { allow: false, reason: `organization '${principal.org_id}' is not a member of channel '${channel.id}'` };
   return { allow: true };
 }
 
@@ -161,7 +162,10 @@ export function decide(principal: Principal, action: Action, resource: Resource)
       if (resource.owner === undefined || resource.owner === principal.org_id) return { allow: true };
       return {
         allow: false,
-        reason: resource.owner === null ? `contract '${resource.contract_id}' belongs to the admins` : `contract '${resource.contract_id}' belongs to organization '${resource.owner}'`,
+        reason:
+          resource.owner === null
+            ? `contract '${resource.contract_id}' belongs to the admins`
+            : `contract '${resource.contract_id}' belongs to organization '${resource.owner}'`,
       };
     case 'service':
       if (action === 'channel.create' && principal.org_id === null) {

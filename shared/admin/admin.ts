@@ -41,9 +41,7 @@ export interface AdminOptions {
 }
 
 export const challengeInput = z.object({
-  challenge: z
-    .string()
-    .regex(/^([0-9a-fA-F]{2}){1,1024}$/, 'must be 1 to 1024 bytes, hex encoded'),
+  challenge: z.string().regex(/^([0-9a-fA-F]{2}){1,1024}$/, 'must be 1 to 1024 bytes, hex encoded'),
 });
 
 export const secureEventInput = z.object({
@@ -73,11 +71,22 @@ export function formatUptime(totalSeconds: number): string {
     [s % 60, 's'],
   ];
   const first = parts.findIndex(([n]) => n > 0);
-  return first < 0 ? '0s' : parts.slice(first).map(([n, unit]) => `${n}${unit}`).join(' ');
+  return first < 0
+    ? '0s'
+    : parts
+        .slice(first)
+        .map(([n, unit]) => `${n}${unit}`)
+        .join(' ');
 }
 
 /** What a secure event's signature covers: the RFC 8785 JSON of these five fields (docs/rules.md, "Admin group"). */
-export function secureEventMessage(fields: { chain_name: string; entity_id: string; event_type: string; details: Record<string, unknown>; nonce: string }): Buffer {
+export function secureEventMessage(fields: {
+  chain_name: string;
+  entity_id: string;
+  event_type: string;
+  details: Record<string, unknown>;
+  nonce: string;
+}): Buffer {
   const { chain_name, entity_id, event_type, details, nonce } = fields;
   return Buffer.from(canonicalJson({ chain_name, entity_id, event_type, details, nonce }), 'utf8');
 }
@@ -167,7 +176,7 @@ export function createAdmin(options: AdminOptions) {
       const message = secureEventMessage({ chain_name: chainName, ...input });
       // The signature is checked before the nonce is spent, so forged requests cannot burn nonces.
       if (!verifyEd25519(org.public_key, message, Buffer.from(input.signature, 'hex'))) {
-        throw new UnprocessableError('The signature does not verify with the organization\'s key');
+        throw new UnprocessableError("The signature does not verify with the organization's key");
       }
       // The event is the signing organization's: it lands only where that organization may append
       // (on a channel's chain, only a member's signature), whoever relays it.
@@ -255,4 +264,3 @@ export function createAdmin(options: AdminOptions) {
 }
 
 export type Admin = ReturnType<typeof createAdmin>;
-

@@ -50,11 +50,7 @@ export function isRole(value: string): value is Role {
 }
 
 /** Creates a key; answers the key (to show once) and its record. */
-export async function createApiKey(
-  repository: ApiKeyRepository,
-  role: Role,
-  orgId: string | null = null,
-): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function createApiKey(repository: ApiKeyRepository, role: Role, orgId: string | null = null): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = generateApiKey();
   const record: ApiKeyRecord = {
     key_id: randomBytes(6).toString('hex'),
@@ -78,8 +74,5 @@ export async function seedAdminKey(repository: ApiKeyRepository, key: string): P
   const keyHash = hashApiKey(key);
   if ((await repository.hashOf(SEED_ADMIN_KEY_ID)) === keyHash) return;
   await repository.revoke(SEED_ADMIN_KEY_ID);
-  await repository.put(
-    { key_id: SEED_ADMIN_KEY_ID, role: 'admin', org_id: null, created_at: new Date().toISOString() },
-    keyHash,
-  );
+  await repository.put({ key_id: SEED_ADMIN_KEY_ID, role: 'admin', org_id: null, created_at: new Date().toISOString() }, keyHash);
 }

@@ -14,7 +14,11 @@ type JsonSchema = Record<string, unknown>;
  * types such as JSON values) move into components.schemas, and their `$ref`s follow them there.
  */
 function jsonSchema(schema: z.ZodType, components: Record<string, JsonSchema>): JsonSchema {
-  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  const {
+    $schema: _ignored,
+    $defs,
+    ...rest
+  } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
   if (!$defs) return rest;
   const renamed = new Map<string, string>();
   for (const name of Object.keys($defs)) renamed.set(name, `Def${Object.keys(components).length + renamed.size + 1}`);
@@ -22,7 +26,10 @@ function jsonSchema(schema: z.ZodType, components: Record<string, JsonSchema>): 
     if (Array.isArray(value)) return value.map(rewrite);
     if (value && typeof value === 'object') {
       return Object.fromEntries(
-        Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/') ? `#/components/schemas/${renamed.get(v.slice(8))}` : rewrite(v)]),
+        Object.entries(value).map(([k, v]) => [
+          k,
+          k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/') ? `#/components/schemas/${renamed.get(v.slice(8))}` : rewrite(v),
+        ]),
       );
     }
     return value;
@@ -39,7 +46,13 @@ const ERROR: JsonSchema = {
       description: 'A message, or for 422 a list of {loc, msg, type}',
       oneOf: [
         { type: 'string' },
-        { type: 'array', items: { type: 'object', properties: { loc: { type: 'array', items: { type: ['string', 'number'] } }, msg: { type: 'string' }, type: { type: 'string' } } } },
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { loc: { type: 'array', items: { type: ['string', 'number'] } }, msg: { type: 'string' }, type: { type: 'string' } },
+          },
+        },
       ],
     },
     request_id: { type: 'string', format: 'uuid' },
@@ -103,9 +116,18 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
       [success]: { description: 'Success' },
       '4XX':
         route.group === 'graphql'
-          ? { description: 'The query was refused (parse, validation, depth, cost, method or role): GraphQL errors', content: { 'application/json': { schema: { $ref: '#/components/schemas/GraphqlErrors' } } } }
-          : { description: 'The request was refused (docs/rules.md, "Errors")', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-      '5XX': { description: 'The service or a dependency failed; 503 carries Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+          ? {
+              description: 'The query was refused (parse, validation, depth, cost, method or role): GraphQL errors',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/GraphqlErrors' } } },
+            }
+          : {
+              description: 'The request was refused (docs/rules.md, "Errors")',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+            },
+      '5XX': {
+        description: 'The service or a dependency failed; 503 carries Retry-After',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
     },
     // The edge's own rule (shared/http/access.ts) decides which operations need no key.
     ...(requiredAccess(route.group, route.method, route.relativeKey) === 'public' ? { security: [] } : {}),
@@ -123,7 +145,8 @@ export function buildOpenApi(options: { version: string; apiKeyHeader: string })
     info: {
       title: 'Verifiable Ledger',
       version: options.version,
-      description: 'A hash-chained, Merkle-verifiable ledger. The ledger group is served under /api/ledger and /api/v1, the business group under /api/business and /api/v2.',
+      description:
+        'A hash-chained, Merkle-verifiable ledger. The ledger group is served under /api/ledger and /api/v1, the business group under /api/business and /api/v2.',
     },
     paths,
     components: {

@@ -13,7 +13,10 @@ export const blocksQuery = z.object({
   limit: queryInt(10, 1, 100),
   offset: queryInt(0, 0),
   resolve_cid: queryBool(false),
-  order: z.enum(['asc', 'desc']).optional().transform((v) => v ?? 'asc'),
+  order: z
+    .enum(['asc', 'desc'])
+    .optional()
+    .transform((v) => v ?? 'asc'),
 });
 export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });

@@ -9,13 +9,7 @@ import * as z from 'zod';
 import type { AccessControl } from '../access/access.ts';
 import { guardLedger } from '../access/guarded.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import {
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  UnprocessableError,
-  UnreadablePayloadError,
-} from '../errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import type { EventDraft } from '../ledger/events.ts';
@@ -52,9 +46,15 @@ export const privateDataInput = z
     channel: z.string().min(1).max(64),
     collection: z.string().min(1).max(64),
     key: z.string().min(1).max(512),
-    value: z.string().max(5 * 1024 * 1024).optional(),
+    value: z
+      .string()
+      .max(5 * 1024 * 1024)
+      .optional(),
     value_cid: z.string().min(1).max(256).optional(),
-    value_nonce: z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters').nullish(),
+    value_nonce: z
+      .string()
+      .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
+      .nullish(),
     event_metadata: z.record(z.string(), z.unknown()).default({}),
   })
   .superRefine((v, ctx) => {
@@ -72,7 +72,10 @@ export const contractInput = z
     version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
     implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
     implementation_cid: z.string().min(1).max(256).nullish(),
-    implementation_nonce: z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters').nullish(),
+    implementation_nonce: z
+      .string()
+      .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
+      .nullish(),
     metadata: z.record(z.string(), z.unknown()).default({}),
   })
   .superRefine((v, ctx) => {
@@ -86,13 +89,19 @@ export const contractInput = z
 
 export const executeInput = z.object({
   contract_id: z.string().regex(CONTRACT_ID),
-  version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version').optional(),
+  version: z
+    .string()
+    .refine((v) => semver.valid(v) === v, 'must be a semantic version')
+    .optional(),
   event: z.object({
     entity_id: z.string().min(1).max(256),
     event: z.string().min(1).max(128),
     details: z.record(z.string(), z.unknown()).default({}),
   }),
-  context: z.object({ chain: z.string().min(1).max(64).optional() }).loose().default({}),
+  context: z
+    .object({ chain: z.string().min(1).max(64).optional() })
+    .loose()
+    .default({}),
 });
 
 /** SHA-256 of a private value: of its UTF-8 when a string, else of its RFC 8785 JSON. */
@@ -287,7 +296,8 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
       // The common ledger learns that a value changed and its hash, never the value (nor the key itself).
       const metadata = input.event_metadata;
       const eventId = await record(channel.chain_name, {
-        entity_id: typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
+        entity_id:
+          typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
         event_type: typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : 'private_data_written',
         details: { collection: input.collection, key_hash: sha256Hex(input.key), value_hash: hash, event_metadata: metadata },
       });
@@ -325,7 +335,11 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     /** The first version of an id makes its publisher the owner; later versions come from the owner or an admin. */
     async registerContract(principal: Principal, body: unknown) {
       const input = parseInput(contractInput, body, 'body');
-      const resource = (owner: ContractOwner | undefined) => ({ kind: 'contract' as const, contract_id: input.contract_id, owner: owner === undefined ? undefined : ownerName(owner) });
+      const resource = (owner: ContractOwner | undefined) => ({
+        kind: 'contract' as const,
+        contract_id: input.contract_id,
+        owner: owner === undefined ? undefined : ownerName(owner),
+      });
       // Checked before any of the caller's code is fetched or compiled. An admin may publish into any id,
       // so its check needs no read: the owner it publishes under is looked up only when it writes.
       access.check(principal, 'contract.publish', resource(isAdmin(principal) ? undefined : await contractOwner(input.contract_id)));

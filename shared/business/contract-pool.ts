@@ -196,7 +196,8 @@ function serve(): void {
   const port = parentPort!;
   port.on('message', async (request: Request) => {
     try {
-      const value = request.op === 'check' ? await checkContract(request.source, limits) : await runContract(request.source, request.event, request.context, limits);
+      const value =
+        request.op === 'check' ? await checkContract(request.source, limits) : await runContract(request.source, request.event, request.context, limits);
       port.postMessage({ id: request.id, ok: true, value: value ?? null } satisfies Reply);
     } catch (error) {
       port.postMessage({ id: request.id, ok: false, message: (error as Error).message, contract: error instanceof ContractExecutionError } satisfies Reply);

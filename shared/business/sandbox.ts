@@ -13,12 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import baseVariant from '@jitl/quickjs-wasmfile-release-sync';
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  shouldInterruptAfterDeadline,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core';
+import { newQuickJSWASMModuleFromVariant, newVariant, shouldInterruptAfterDeadline, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { UnprocessableError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
 

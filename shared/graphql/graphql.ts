@@ -293,7 +293,8 @@ function resolvers(): { Query: Record<string, Resolver>; Mutation: Record<string
         }
         return events.slice(-limit);
       },
-      chains: async (_root, _args, { ledger }) => (await ledger.listChains()).map((c) => ({ name: c.name, type: c.type, blockCount: c.block_count, latestBlockHash: c.latest_block_hash })),
+      chains: async (_root, _args, { ledger }) =>
+        (await ledger.listChains()).map((c) => ({ name: c.name, type: c.type, blockCount: c.block_count, latestBlockHash: c.latest_block_hash })),
       async chain(_root, args, { ledger }) {
         const chains = await ledger.listChains();
         const found = chains.find((c) => c.name === args.name);
@@ -306,8 +307,10 @@ function resolvers(): { Query: Record<string, Resolver>; Mutation: Record<string
         return (await ledger.listBlocks(String(args.chainName), { limit, offset, descending: false })).blocks.map(block);
       },
       async block(_root, args, { ledger }) {
-        if ((args.index === null || args.index === undefined) === (args.hash === null || args.hash === undefined)) throw userError('Give exactly one of index and hash');
-        const address = args.index !== null && args.index !== undefined ? { kind: 'index' as const, index: Number(args.index) } : parseBlockAddress(String(args.hash));
+        if ((args.index === null || args.index === undefined) === (args.hash === null || args.hash === undefined))
+          throw userError('Give exactly one of index and hash');
+        const address =
+          args.index !== null && args.index !== undefined ? { kind: 'index' as const, index: Number(args.index) } : parseBlockAddress(String(args.hash));
         return block(await ledger.getBlock(String(args.chainName), address));
       },
       async trace(_root, args, { ledger }) {
@@ -392,7 +395,12 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
   if (expanded > MAX_FIELDS) return refuse(400, `The query has ${expanded} fields; the limit is ${MAX_FIELDS}`, 'QUERY_TOO_COMPLEX');
   let complexity: number;
   try {
-    complexity = getComplexity({ schema, query: document, variables: request.variables ?? {}, estimators: [costEstimator, simpleEstimator({ defaultComplexity: 1 })] });
+    complexity = getComplexity({
+      schema,
+      query: document,
+      variables: request.variables ?? {},
+      estimators: [costEstimator, simpleEstimator({ defaultComplexity: 1 })],
+    });
   } catch (error) {
     return refuse(400, (error as Error).message, 'GRAPHQL_VALIDATION_FAILED');
   }

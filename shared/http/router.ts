@@ -25,10 +25,7 @@ function splitRouteKey(routeKey: string): { method: string; path: string } | und
  * Finds the handler whose relative key ends the event's route key, after a literal prefix
  * (no parameters in the prefix). The longest such key wins.
  */
-export function findHandler(
-  handlers: RouteHandlers,
-  routeKey: string,
-): { handler: RouteHandler; template: string; relativeKey: string } | undefined {
+export function findHandler(handlers: RouteHandlers, routeKey: string): { handler: RouteHandler; template: string; relativeKey: string } | undefined {
   const route = splitRouteKey(routeKey);
   if (!route) return undefined;
   let best: { handler: RouteHandler; template: string; relativeKey: string; length: number } | undefined;

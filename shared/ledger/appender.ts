@@ -22,7 +22,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChainContendedError, ChainNotFoundError, UnprocessableError } from '../errors.ts';
-import { pendingSk, type IdempotencyClaim, type BlockCommit, type CommitResult, type LedgerRepository, type PendingAppend, type PendingRef, type ProofRecord, type Receipt } from './repository.ts';
+import {
+  pendingSk,
+  type IdempotencyClaim,
+  type BlockCommit,
+  type CommitResult,
+  type LedgerRepository,
+  type PendingAppend,
+  type PendingRef,
+  type ProofRecord,
+  type Receipt,
+} from './repository.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
 import { ensureTree, extendTree } from './tree.ts';
@@ -215,9 +225,7 @@ export class ChainAppender {
     }
     if (bytes > MAX_BATCH_BYTES) {
       return Promise.reject(
-        new AtomicLimitError(
-          `The blocks take about ${bytes} bytes; at most ${MAX_BATCH_BYTES} bytes commit atomically (move large details off chain)`,
-        ),
+        new AtomicLimitError(`The blocks take about ${bytes} bytes; at most ${MAX_BATCH_BYTES} bytes commit atomically (move large details off chain)`),
       );
     }
     let queue = this.queues.get(chainName);
@@ -237,7 +245,10 @@ export class ChainAppender {
       while (queue.pending.length > 0) {
         const batch = this.takeBatch(queue);
         try {
-          const blocks = await this.commit(chainName, batch.flatMap((p) => p.drafts));
+          const blocks = await this.commit(
+            chainName,
+            batch.flatMap((p) => p.drafts),
+          );
           let next = 0;
           for (const p of batch) {
             p.resolve(blocks.slice(next, next + p.drafts.length));
@@ -264,9 +275,7 @@ export class ChainAppender {
       // The first caller always goes (appendAll checked it fits); others join while everything fits.
       if (
         batch.length > 0 &&
-        (blocks + next.drafts.length > this.options.batchMax ||
-          items + next.items > MAX_TRANSACTION_ITEMS ||
-          bytes + next.bytes > MAX_BATCH_BYTES)
+        (blocks + next.drafts.length > this.options.batchMax || items + next.items > MAX_TRANSACTION_ITEMS || bytes + next.bytes > MAX_BATCH_BYTES)
       ) {
         break;
       }
@@ -326,7 +335,11 @@ export class ChainAppender {
   private build(chainName: string, head: ChainHead, drafts: BlockDraft[]) {
     const timestamp = Math.round(this.now() * 1000) / 1000;
     const blocks = buildBlocks(chainName, head, drafts, () => timestamp);
-    const tree = extendTree(head.frontier!, head.headIndex + 1, blocks.map((b) => b.hash));
+    const tree = extendTree(
+      head.frontier!,
+      head.headIndex + 1,
+      blocks.map((b) => b.hash),
+    );
     const completions = drafts.flatMap((d, blockPosition) =>
       d.completes ? [{ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count }] : [],
     );
@@ -382,7 +395,12 @@ export class ChainAppender {
     if (result.status !== 'committed') {
       this.counters.conflicts += 1;
       weather.othersSeenMs = this.nowMs();
-      if (result.status === 'head-moved' && result.head?.turnHolder && result.head.turnHolder !== this.writerId && (result.head.turnExpiresMs ?? 0) > this.nowMs()) {
+      if (
+        result.status === 'head-moved' &&
+        result.head?.turnHolder &&
+        result.head.turnHolder !== this.writerId &&
+        (result.head.turnExpiresMs ?? 0) > this.nowMs()
+      ) {
         weather.othersLeadUntilMs = result.head.turnExpiresMs!;
         weather.pendingShards = result.head.pendingShards ?? 1;
       }
@@ -497,7 +515,12 @@ export class ChainAppender {
       const proofRecords: ProofRecord[] = [];
       drafts.forEach((draft, position) => {
         if (draft.proof) {
-          proofRecords.push({ blockPosition: position, subChain: draft.proof.subChain, headIndex: draft.proof.headIndex, proofId: `${draft.proof.subChain}_${blocks[position]!.index}` });
+          proofRecords.push({
+            blockPosition: position,
+            subChain: draft.proof.subChain,
+            headIndex: draft.proof.headIndex,
+            proofId: `${draft.proof.subChain}_${blocks[position]!.index}`,
+          });
         }
       });
       const seals: NonNullable<Parameters<LedgerRepository['commitBlocks']>[0]['seals']> = [];
@@ -604,7 +627,7 @@ export class ChainAppender {
   }
 
   /** The units of the next commit: our own drafts first, then pending appends oldest first, while they fit. */
-  private plan(chainName: string, own: Unit | undefined, pendings: PendingAppend[]): { units: Unit[]; takenAll: boolean } {
+  private plan(_chainName: string, own: Unit | undefined, pendings: PendingAppend[]): { units: Unit[]; takenAll: boolean } {
     const units: Unit[] = [];
     let items = 1;
     let bytes = 0;

@@ -16,23 +16,13 @@ import {
   ValidationError,
 } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
-import { ChainAppender, IdempotencyClaimLostError, MAX_ATOMIC_BLOCKS, ProofSupersededError, type BlockDraft } from './appender.ts';
+import { type ChainAppender, IdempotencyClaimLostError, MAX_ATOMIC_BLOCKS, ProofSupersededError, type BlockDraft } from './appender.ts';
 import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isWellFormedChainName } from './names.ts';
 import type { OffchainStore } from './offchain-port.ts';
-import type {
-  Block,
-  BlocksPage,
-  ChainHead,
-  ChainInfo,
-  ChainKind,
-  ChainStats,
-  EntityTrace,
-  LedgerEvent,
-  ProofDetails,
-} from './types.ts';
+import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
 
 /** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
 export const PROOF_EVENT_TYPE = 'sub_chain_proof';
@@ -49,10 +39,7 @@ export type BlockAddress = { kind: 'index'; index: number } | { kind: 'hash'; ha
 export function parseBlockAddress(raw: string): BlockAddress {
   if (/^\d{1,15}$/.test(raw)) return { kind: 'index', index: Number(raw) };
   if (HASH_PATTERN.test(raw.toLowerCase())) return { kind: 'hash', hash: raw.toLowerCase() };
-  throw ValidationError.single(
-    ['path', 'index_or_hash'],
-    'Expected a block index (digits) or a block hash (64 hex characters)',
-  );
+  throw ValidationError.single(['path', 'index_or_hash'], 'Expected a block index (digits) or a block hash (64 hex characters)');
 }
 
 export interface AppendResult {
@@ -158,13 +145,7 @@ export async function requireChainHead(repository: LedgerRepository, chainName: 
   return head;
 }
 
-export function createLedger({
-  repository,
-  appender,
-  offchain,
-  offchainThresholdBytes = 65_536,
-  now = () => Date.now() / 1000,
-}: LedgerOptions): Ledger {
+export function createLedger({ repository, appender, offchain, offchainThresholdBytes = 65_536, now = () => Date.now() / 1000 }: LedgerOptions): Ledger {
   const payloads = (): OffchainStore => {
     if (!offchain) throw new DependencyUnavailableError('IPFS (off-chain storage is not configured)');
     return offchain;
@@ -266,9 +247,7 @@ export function createLedger({
     }
     const size = Buffer.byteLength(canonicalJson(draft));
     if (size > MAX_ONCHAIN_EVENT_BYTES) {
-      throw new UnprocessableError(
-        `The event is ${size} bytes; events larger than ${MAX_ONCHAIN_EVENT_BYTES} bytes cannot be kept on chain`,
-      );
+      throw new UnprocessableError(`The event is ${size} bytes; events larger than ${MAX_ONCHAIN_EVENT_BYTES} bytes cannot be kept on chain`);
     }
     return draft;
   }
@@ -283,9 +262,7 @@ export function createLedger({
       // The Main Chain comes into being with the first Sub-Chain, in the same transaction.
       for (let attempt = 0; attempt < 3; attempt += 1) {
         const mainExists = (await repository.getHead(MAIN_CHAIN)) !== undefined;
-        const chains = mainExists
-          ? [newChain(name, 'sub', now())]
-          : [newChain(MAIN_CHAIN, 'main', now()), newChain(name, 'sub', now())];
+        const chains = mainExists ? [newChain(name, 'sub', now())] : [newChain(MAIN_CHAIN, 'main', now()), newChain(name, 'sub', now())];
         const result = await repository.createChains(chains);
         if (result.status === 'created') return { chain_name: name, created_main: !mainExists };
         if (result.chainNames.includes(name)) throw new ChainExistsError(name);
@@ -312,9 +289,7 @@ export function createLedger({
       let blocks: Block[] = [];
       if (offset < total) {
         // Indices are consecutive, so a page is an index range: no scan past the offset.
-        const [from, to] = descending
-          ? [Math.max(0, total - offset - limit), total - 1 - offset]
-          : [offset, Math.min(total - 1, offset + limit - 1)];
+        const [from, to] = descending ? [Math.max(0, total - offset - limit), total - 1 - offset] : [offset, Math.min(total - 1, offset + limit - 1)];
         blocks = await resolveBlocks(await repository.getBlockRange(chainName, from, to, descending), { resolveCid });
       }
       return { chain_name: head.chainName, total, limit, offset, blocks };
@@ -323,10 +298,7 @@ export function createLedger({
     async getBlock(chainName, address, options) {
       if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
       // One read when the block is there (its chain then exists); the head only tells which 404 it is.
-      const block =
-        address.kind === 'index'
-          ? await repository.getBlock(chainName, address.index)
-          : await repository.findBlockByHash(chainName, address.hash);
+      const block = address.kind === 'index' ? await repository.getBlock(chainName, address.index) : await repository.findBlockByHash(chainName, address.hash);
       if (!block) {
         const head = await requireHead(chainName);
         if (address.kind === 'index' && address.index <= head.headIndex) {

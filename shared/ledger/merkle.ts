@@ -120,9 +120,7 @@ export function consistencyRanges(first: number, second: number): Range[] {
     const n = end - start;
     if (m === n) return whole ? [] : [[start, end]];
     const k = largestPowerOfTwoBelow(n);
-    return m <= k
-      ? [...subproof(m, start, start + k, whole), [start + k, end]]
-      : [...subproof(m - k, start + k, end, false), [start, start + k]];
+    return m <= k ? [...subproof(m, start, start + k, whole), [start + k, end]] : [...subproof(m - k, start + k, end, false), [start, start + k]];
   };
   return subproof(first, 0, second, true);
 }

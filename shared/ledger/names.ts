@@ -18,9 +18,7 @@ export function isWellFormedChainName(name: string): boolean {
 /** Throws the 400 of docs/rules.md, "Errors" when a client may not create a Sub-Chain with this name. */
 export function assertCreatableSubChainName(name: string, options: { allowChannel?: boolean } = {}): void {
   if (!CHAIN_NAME_PATTERN.test(name)) {
-    throw new InvalidChainNameError(
-      `Invalid chain name '${name}': use 1 to 64 of the characters A-Z a-z 0-9 _ -`,
-    );
+    throw new InvalidChainNameError(`Invalid chain name '${name}': use 1 to 64 of the characters A-Z a-z 0-9 _ -`);
   }
   const folded = name.toLowerCase();
   if (folded === MAIN_CHAIN) {

@@ -8,16 +8,7 @@
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.ts';
 import { checkpointMessage, type CheckpointFields } from './checkpoint.ts';
 import { ZERO_HASH, hashBlock } from './hashing.ts';
-import {
-  appendLeaf,
-  consistencyRanges,
-  frontierRoot,
-  inclusionRanges,
-  leafHash,
-  nodesForRanges,
-  rangeHash,
-  type NodeReader,
-} from './merkle.ts';
+import { appendLeaf, consistencyRanges, frontierRoot, inclusionRanges, leafHash, nodesForRanges, rangeHash, type NodeReader } from './merkle.ts';
 import { MAIN_CHAIN } from './names.ts';
 import type { LedgerRepository } from './repository.ts';
 import { ensureTree, headRoot, readNodes, toHex } from './tree.ts';
@@ -48,7 +39,15 @@ interface Anchor {
 
 const hex = (b: Uint8Array) => toHex(b);
 
-export function createProofs({ repository, signer, now = () => Date.now() / 1000 }: { repository: LedgerRepository; signer: () => Promise<Signer>; now?: () => number }) {
+export function createProofs({
+  repository,
+  signer,
+  now = () => Date.now() / 1000,
+}: {
+  repository: LedgerRepository;
+  signer: () => Promise<Signer>;
+  now?: () => number;
+}) {
   async function treeHead(chainName: string): Promise<ChainHead> {
     return ensureTree(repository, await requireChainHead(repository, chainName));
   }
@@ -227,4 +226,3 @@ export function createProofs({ repository, signer, now = () => Date.now() / 1000
 }
 
 export type Proofs = ReturnType<typeof createProofs>;
-

@@ -37,7 +37,10 @@ export async function ensureTree(repository: LedgerRepository, head: ChainHead):
   while (current && !current.frontier) {
     const hashes = await repository.listBlockHashes(current.chainName, current.headIndex);
     const { frontier, treeNodes } = extendTree([], 0, hashes);
-    await repository.storeTreeNodes(current.chainName, treeNodes.map((nodes, index) => ({ index, treeNodes: nodes })));
+    await repository.storeTreeNodes(
+      current.chainName,
+      treeNodes.map((nodes, index) => ({ index, treeNodes: nodes })),
+    );
     await repository.setFrontier(current.chainName, current.headIndex, frontier);
     current = await repository.getHead(current.chainName);
   }
@@ -47,7 +50,11 @@ export async function ensureTree(repository: LedgerRepository, head: ChainHead):
 
 /** Reads exactly the blocks that hold `nodes` and answers a NodeReader over them. */
 export async function readNodes(repository: LedgerRepository, chainName: string, nodes: readonly NodeId[], consistent = false): Promise<NodeReader> {
-  const data = await repository.readTreeData(chainName, nodes.map((n) => nodeHome(n).leaf), consistent);
+  const data = await repository.readTreeData(
+    chainName,
+    nodes.map((n) => nodeHome(n).leaf),
+    consistent,
+  );
   return (level, index) => {
     const home = nodeHome({ level, index });
     const block = data.get(home.leaf);

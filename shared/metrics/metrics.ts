@@ -77,7 +77,12 @@ export interface MetricsOptions {
 }
 
 /** A prom-client metric whose values come from a callback (for totals summed elsewhere). */
-function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', values: () => Promise<{ value: number; labels?: Record<string, string | number>; metricName?: string }[]>) {
+function computed(
+  name: string,
+  help: string,
+  type: 'counter' | 'gauge' | 'histogram',
+  values: () => Promise<{ value: number; labels?: Record<string, string | number>; metricName?: string }[]>,
+) {
   return {
     name,
     help,
@@ -115,16 +120,20 @@ export function createMetrics(options: MetricsOptions) {
   }
 
   /** A flush due later: counts held back by the interval still reach the shared counters once it passes. */
+  // biome-ignore lint/correctness/noUnusedVariables: read by `??=` below (one pending flush at a time)
   let trailing: NodeJS.Timeout | undefined;
 
   async function flush(force = false): Promise<void> {
     if (!options.shared) return;
     if (!force && Date.now() - lastFlush < options.flushMs) {
       // In Lambda a frozen instance runs this at its next invocation; a live process (the local pool) on time.
-      trailing ??= setTimeout(() => {
-        trailing = undefined;
-        flush().catch(() => undefined);
-      }, options.flushMs - (Date.now() - lastFlush)).unref();
+      trailing ??= setTimeout(
+        () => {
+          trailing = undefined;
+          flush().catch(() => undefined);
+        },
+        options.flushMs - (Date.now() - lastFlush),
+      ).unref();
       return;
     }
     if (flushing) return flushing;
@@ -153,8 +162,12 @@ export function createMetrics(options: MetricsOptions) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   let scraped: Totals = emptyTotals();
-  registry.registerMetric(computed('http_requests_success_total', 'Requests answered with a status below 400', 'counter', async () => [{ value: scraped.success }]));
-  registry.registerMetric(computed('http_requests_failed_total', 'Requests answered with a status of 400 or more', 'counter', async () => [{ value: scraped.failed }]));
+  registry.registerMetric(
+    computed('http_requests_success_total', 'Requests answered with a status below 400', 'counter', async () => [{ value: scraped.success }]),
+  );
+  registry.registerMetric(
+    computed('http_requests_failed_total', 'Requests answered with a status of 400 or more', 'counter', async () => [{ value: scraped.failed }]),
+  );
   registry.registerMetric(
     computed('http_request_latency_avg_seconds', 'Average request latency', 'gauge', async () => {
       const count = scraped.success + scraped.failed;
@@ -178,21 +191,31 @@ export function createMetrics(options: MetricsOptions) {
     }),
   );
   registry.registerMetric(computed('ledger_events_appended_total', 'Events appended to chains', 'counter', async () => [{ value: scraped.eventsAppended }]));
-  registry.registerMetric(computed('ledger_append_commits_total', 'Transactions that committed appended blocks (group commit shares one among several)', 'counter', async () => [{ value: scraped.commits }]));
+  registry.registerMetric(
+    computed('ledger_append_commits_total', 'Transactions that committed appended blocks (group commit shares one among several)', 'counter', async () => [
+      { value: scraped.commits },
+    ]),
+  );
   registry.registerMetric(
     computed('lambda_cold_starts_total', 'Function instances started to serve requests (cold starts), across every instance', 'counter', async () => [
       { value: scraped.coldStarts },
     ]),
   );
   registry.registerMetric(
-    computed('dynamodb_requests_total', 'Requests sent to DynamoDB by every instance (the metrics flushes included)', 'counter', async () => [{ value: scraped.dynamoRequests }]),
+    computed('dynamodb_requests_total', 'Requests sent to DynamoDB by every instance (the metrics flushes included)', 'counter', async () => [
+      { value: scraped.dynamoRequests },
+    ]),
   );
   registry.registerMetric(
     computed('dynamodb_transact_writes_total', 'TransactWriteItems requests sent by every instance, committed or not', 'counter', async () => [
       { value: scraped.dynamoTransactWrites },
     ]),
   );
-  registry.registerMetric(computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [{ value: scraped.conflicts }]));
+  registry.registerMetric(
+    computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [
+      { value: scraped.conflicts },
+    ]),
+  );
 
   return {
     /** Counts one answered request. */

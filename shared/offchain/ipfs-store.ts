@@ -6,7 +6,6 @@ import { create, type KuboRPCClient } from 'kubo-rpc-client';
 import { DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
 import { isUnavailable } from '../storage/errors.ts';
 
-
 export interface IpfsStore {
   /** Stores bytes; answers their CID. */
   add(bytes: Uint8Array): Promise<string>;

@@ -83,7 +83,14 @@ export interface KmsKeyProviderOptions {
   now?: () => number;
 }
 
-const KMS_UNREADABLE = new Set(['InvalidCiphertextException', 'IncorrectKeyException', 'AccessDeniedException', 'NotFoundException', 'DisabledException', 'KMSInvalidStateException']);
+const KMS_UNREADABLE = new Set([
+  'InvalidCiphertextException',
+  'IncorrectKeyException',
+  'AccessDeniedException',
+  'NotFoundException',
+  'DisabledException',
+  'KMSInvalidStateException',
+]);
 
 /**
  * AWS KMS: GenerateDataKey for new payloads, Decrypt to unwrap. Generated keys are reused for a bounded
@@ -109,9 +116,7 @@ export class KmsKeyProvider implements KeyProvider {
       this.current.uses += 1;
       return this.current.key;
     }
-    const out = await this.call(() =>
-      this.options.client.send(new GenerateDataKeyCommand({ KeyId: this.options.keyId, KeySpec: 'AES_256' })),
-    );
+    const out = await this.call(() => this.options.client.send(new GenerateDataKeyCommand({ KeyId: this.options.keyId, KeySpec: 'AES_256' })));
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS GenerateDataKey answered without a key');
     const key: DataKey = {
       plaintext: Buffer.from(out.Plaintext),

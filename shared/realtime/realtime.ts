@@ -127,12 +127,7 @@ export const messages = {
  * messages in block order; connections are served in parallel. Gone connections are removed.
  * Answers what was sent and removed.
  */
-export async function fanOut(
-  blocks: readonly Block[],
-  store: ConnectionStore,
-  send: Send,
-  mayReceive: MayReceive,
-): Promise<{ sent: number; gone: string[] }> {
+export async function fanOut(blocks: readonly Block[], store: ConnectionStore, send: Send, mayReceive: MayReceive): Promise<{ sent: number; gone: string[] }> {
   const ordered = [...blocks].sort((a, b) => (a.chain_name === b.chain_name ? a.index - b.index : a.chain_name < b.chain_name ? -1 : 1));
   const lookups = new Map<Filter, Promise<Subscriber[]>>();
   const subscribersOf = (filter: Filter) => {

@@ -7,7 +7,6 @@ import { putIfAbsent, queryAll, send } from './requests.ts';
 export function createAdminRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): AdminRepository {
   const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
 
-
   const peerFrom = ({ pk: _pk, sk: _sk, ...peer }: Record<string, unknown>) => peer as unknown as PeerRecord;
 
   return {

@@ -76,4 +76,3 @@ export function createApiKeyRepository({ client, tableName }: { client: DynamoDB
     },
   };
 }
-

@@ -1,14 +1,7 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type {
-  BusinessRepository,
-  ChannelRecord,
-  ContractOwner,
-  ContractVersionRecord,
-  OrganizationRecord,
-  PrivateDataRecord,
-} from '../business/repository.ts';
+import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
 import { translateStorageError } from './errors.ts';
 import {
   CHANNELS_PARTITION,
@@ -49,7 +42,6 @@ function record<T>(item: Item): T {
 export function createBusinessRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): BusinessRepository {
   /** Puts an item unless one with its key exists; false when it did. */
   const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
-
 
   async function get<T>(pk: string, sk: string): Promise<T | undefined> {
     const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk, sk }, ConsistentRead: true })));
@@ -110,12 +102,15 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
         ConsistentRead: true,
       });
       const named = (prefix: string) =>
-        items.map((i) => String(i.sk)).filter((sk) => sk.startsWith(prefix)).map((sk) => sk.slice(prefix.length)).sort();
+        items
+          .map((i) => String(i.sk))
+          .filter((sk) => sk.startsWith(prefix))
+          .map((sk) => sk.slice(prefix.length))
+          .sort();
       return { organizations: named(MEMBER_SK_PREFIX), collections: named(COLLECTION_SK_PREFIX) };
     },
     addMember: (channelId, orgId, at) => putNew({ pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}`, org_id: orgId, joined_at: at }),
-    putCollection: (channelId, collection, at) =>
-      putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
+    putCollection: (channelId, collection, at) => putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
 
     async putPrivateData(data) {
       await send(() =>

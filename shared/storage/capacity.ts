@@ -48,8 +48,7 @@ export function tableShape(definition: CreateTableCommandInput): TableShape {
       name: index.IndexName!,
       partition: keyOf(index.KeySchema, 'HASH')!,
       sort: keyOf(index.KeySchema, 'RANGE'),
-      projection:
-        index.Projection?.ProjectionType === 'INCLUDE' ? (index.Projection.NonKeyAttributes ?? []) : (index.Projection?.ProjectionType ?? 'ALL'),
+      projection: index.Projection?.ProjectionType === 'INCLUDE' ? (index.Projection.NonKeyAttributes ?? []) : (index.Projection?.ProjectionType ?? 'ALL'),
     })),
   };
 }
@@ -57,7 +56,12 @@ export function tableShape(definition: CreateTableCommandInput): TableShape {
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
 function numberSize(n: string): number {
-  const digits = n.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  const digits = n
+    .replace(/^-/, '')
+    .replace(/[eE].*$/, '')
+    .replace('.', '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '');
   return Math.ceil(Math.max(1, digits.length) / 2) + 1 + (n.startsWith('-') ? 1 : 0);
 }
 
@@ -207,8 +211,7 @@ function projected(item: Item | undefined, table: TableShape, index: IndexShape)
 }
 
 const sameValue = (a: AttributeValue | undefined, b: AttributeValue | undefined) => JSON.stringify(a) === JSON.stringify(b);
-const sameItem = (a: Item, b: Item) =>
-  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => sameValue(v, b[k]));
+const sameItem = (a: Item, b: Item) => Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => sameValue(v, b[k]));
 
 /**
  * Prices requests and keeps the totals per partition. It remembers the last image of each item it saw
@@ -331,7 +334,12 @@ export class CapacityMeter {
    * Prices one request from its input (marshalled) and output (marshalled; undefined when it failed).
    * `outcome` is 'ok', 'condition-failed' (billed, nothing written) or 'not-billed' (throttled, unreachable).
    */
-  price(command: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, outcome: 'ok' | 'condition-failed' | 'not-billed'): Charge[] {
+  price(
+    command: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    outcome: 'ok' | 'condition-failed' | 'not-billed',
+  ): Charge[] {
     if (outcome === 'not-billed') return [];
     const applied = outcome === 'ok';
     const charges: Charge[] = [];

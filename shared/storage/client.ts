@@ -28,9 +28,7 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
     region: options.region,
     ...(local ? { endpoint: options.endpoint } : {}),
     // A local endpoint needs some credentials but checks none; real ones still win when present.
-    ...(local && !process.env.AWS_ACCESS_KEY_ID
-      ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
+    ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     maxAttempts: 3,
     logger: QUIET_SDK_LOGGER,
     // Fail fast when DynamoDB is unreachable, so the client gets a 503 rather than a hung request.

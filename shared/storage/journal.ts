@@ -56,7 +56,9 @@ const revive = (_: string, v: unknown) => (v && typeof v === 'object' && '$b' in
 /** The entries of every journal file in `dir`, oldest first; a line cut short by the kill is skipped. */
 function readEntries(dir: string): { entries: Entry[]; files: string[] } {
   if (!existsSync(dir)) return { entries: [], files: [] };
-  const files = readdirSync(dir).filter((f) => f.startsWith('journal-') && f.endsWith('.jsonl')).map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.startsWith('journal-') && f.endsWith('.jsonl'))
+    .map((f) => join(dir, f));
   const entries: Entry[] = [];
   for (const file of files) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {

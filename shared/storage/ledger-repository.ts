@@ -5,11 +5,7 @@
  * A block is stored with its exact canonical JSON (`block_json`): what was hashed is what is read
  * back, byte for byte, whatever DynamoDB does to numbers, empty maps or deep nesting.
  */
-import {
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-  type AttributeValue,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   GetCommand,
@@ -269,9 +265,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       } catch (error) {
         if (error instanceof TransactionCanceledException) {
           const reasons = error.CancellationReasons ?? [];
-          const existing = chains
-            .filter((_, i) => reasons[i * 3]?.Code === 'ConditionalCheckFailed')
-            .map((c) => c.head.chainName);
+          const existing = chains.filter((_, i) => reasons[i * 3]?.Code === 'ConditionalCheckFailed').map((c) => c.head.chainName);
           if (existing.length > 0) return { status: 'exists', chainNames: existing };
         }
         throw translateStorageError(error);
@@ -321,8 +315,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           Update: {
             TableName: tableName,
             Key: { pk: chainPk(record.subChain), sk: HEAD_SK },
-            UpdateExpression:
-              'SET last_proof_head_index = :proven, last_proof_id = :proof, proof_count = proof_count + :one',
+            UpdateExpression: 'SET last_proof_head_index = :proven, last_proof_id = :proof, proof_count = proof_count + :one',
             ConditionExpression: `attribute_exists(pk) AND (${conditions.proofIsNewer})`,
             ExpressionAttributeValues: { ':proven': record.headIndex, ':proof': record.proofId, ':one': 1 },
           },
@@ -361,9 +354,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           return { status: 'head-moved', head: await repository.getHead(chainName) };
         }
         const proofOffset = 1 + blocks.length;
-        const staleProof = proofRecords.findIndex(
-          (_, i) => reasons[proofOffset + i]?.Code === 'ConditionalCheckFailed',
-        );
+        const staleProof = proofRecords.findIndex((_, i) => reasons[proofOffset + i]?.Code === 'ConditionalCheckFailed');
         if (staleProof >= 0) return { status: 'proof-stale', blockPosition: proofRecords[staleProof]!.blockPosition };
         const sealOffset = proofOffset + proofRecords.length;
         const gone = seals.findIndex((_, i) => reasons[sealOffset + 2 * i]?.Code === 'ConditionalCheckFailed');
@@ -422,7 +413,15 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK, status: 'in-progress', fingerprint, claim_token: claim.token, claim_until_ms: untilMs, ttl: expiresAt },
+            Item: {
+              pk: idempotencyPk(claim.id),
+              sk: IDEMPOTENCY_SK,
+              status: 'in-progress',
+              fingerprint,
+              claim_token: claim.token,
+              claim_until_ms: untilMs,
+              ttl: expiresAt,
+            },
             // Free, or held by a request whose hold lapsed (it died): never over a finished one.
             ConditionExpression: 'attribute_not_exists(pk) OR (#status = :progress AND claim_until_ms < :now)',
             ExpressionAttributeNames: { '#status': 'status' },
@@ -531,7 +530,12 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       const shards = layouts.get(chainName) ?? BLOCK_SHARDS;
       const out = await send(() =>
         client.send(
-          new GetCommand({ TableName: tableName, Key: { pk: blockPk(chainName, index, shards), sk: blockSk(index) }, ConsistentRead: consistent, ProjectionExpression: BLOCK_BODY }),
+          new GetCommand({
+            TableName: tableName,
+            Key: { pk: blockPk(chainName, index, shards), sk: blockSk(index) },
+            ConsistentRead: consistent,
+            ProjectionExpression: BLOCK_BODY,
+          }),
         ),
       );
       return out.Item ? blockFromItem(out.Item) : undefined;
@@ -550,9 +554,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       );
       const onChain = (out.Items ?? []).find((item) => isBlockPkOf(String(item.pk), chainName));
       if (!onChain) return undefined;
-      const block = await send(() =>
-        client.send(new GetCommand({ TableName: tableName, Key: { pk: onChain.pk, sk: onChain.sk } })),
-      );
+      const block = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk: onChain.pk, sk: onChain.sk } })));
       return block.Item ? blockFromItem(block.Item) : undefined;
     },
 
@@ -596,7 +598,11 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
           queryAll({
             TableName: tableName,
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': shards > 1 ? `${chainPk(chainName)}#${shard}` : chainPk(chainName), ':from': blockSk(0), ':to': blockSk(toIndex) },
+            ExpressionAttributeValues: {
+              ':pk': shards > 1 ? `${chainPk(chainName)}#${shard}` : chainPk(chainName),
+              ':from': blockSk(0),
+              ':to': blockSk(toIndex),
+            },
             ProjectionExpression: '#hash, #index',
             ExpressionAttributeNames: { '#hash': 'hash', '#index': 'index' },
             ConsistentRead: true,
@@ -678,4 +684,3 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
   };
   return repository;
 }
-

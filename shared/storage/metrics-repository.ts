@@ -37,7 +37,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
           new UpdateCommand({
             TableName: tableName,
             Key: shardKey(shard),
-            UpdateExpression: `ADD ${names.map((n, i) => `#f${i} :v${i}`).join(', ')}`,
+            UpdateExpression: `ADD ${names.map((_n, i) => `#f${i} :v${i}`).join(', ')}`,
             ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#f${i}`, n])),
             ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, fields[n]])),
           }),
@@ -45,8 +45,18 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
       );
     },
     async read() {
-      const items = await queryAll(client, { TableName: tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': LEGACY_METRICS_PARTITION } });
-      items.push(...(await batchGetAll(client, tableName, Array.from({ length: METRICS_SHARDS }, (_, i) => shardKey(i)))));
+      const items = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': LEGACY_METRICS_PARTITION },
+      });
+      items.push(
+        ...(await batchGetAll(
+          client,
+          tableName,
+          Array.from({ length: METRICS_SHARDS }, (_, i) => shardKey(i)),
+        )),
+      );
       return items.reduce<Totals>(
         (sum, item) =>
           addTotals(sum, {

@@ -90,6 +90,11 @@ export async function migrateChainList(
 }
 
 /** Every migration, in order. `thorough`: also scan for what an index that is gone would have found (npm run migrate). */
-export async function migrateLedgerTable(admin: DynamoDBClient, client: DynamoDBDocumentClient, tableName: string, thorough = false): Promise<MigrationReport[]> {
+export async function migrateLedgerTable(
+  admin: DynamoDBClient,
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  thorough = false,
+): Promise<MigrationReport[]> {
   return [await migrateChainList(admin, client, tableName, thorough)];
 }

@@ -56,7 +56,9 @@ export async function batchGetAll(
             RequestItems: {
               [tableName]: {
                 Keys: batch,
-                ...(projection ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) } : {}),
+                ...(projection
+                  ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) }
+                  : {}),
                 ...(projection?.consistent ? { ConsistentRead: true } : {}),
               },
             },

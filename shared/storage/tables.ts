@@ -178,9 +178,7 @@ export async function ensureTables(client: DynamoDBClient, specs: Record<TableRo
     }
     await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
     if (ttlAttribute) {
-      await client.send(
-        new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }),
-      );
+      await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
     }
   }
   return created;

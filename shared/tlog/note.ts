@@ -52,7 +52,8 @@ export function parseVerifierKey(vkey: string): Verifier {
   if (!isValidKeyName(name)) throw new TypeError('the verifier key has no usable name');
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw new TypeError('the verifier key id is not 8 lowercase hex digits');
   const key = Buffer.from(keyB64, 'base64');
-  if (key.toString('base64') !== keyB64 || key.length !== 33 || key[0] !== ED25519_TYPE) throw new TypeError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes)');
+  if (key.toString('base64') !== keyB64 || key.length !== 33 || key[0] !== ED25519_TYPE)
+    throw new TypeError('the verifier key is not an Ed25519 key (type 0x01 and 32 bytes)');
   const pub = key.subarray(1);
   if (!keyId(name, pub).equals(Buffer.from(idHex, 'hex'))) throw new TypeError('the verifier key id does not match its name and key');
   return { name, id: Buffer.from(idHex, 'hex'), publicKeyHex: pub.toString('hex') };
@@ -72,7 +73,7 @@ export function signNote(text: string, name: string, publicKeyHex: string, sign:
  */
 export function openNote(note: string, verifier: Verifier): { ok: true; text: string } | { ok: false; reason: string } {
   if (!note.endsWith('\n')) return { ok: false, reason: 'the note does not end in a newline' };
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   if (/[\x00-\x09\x0b-\x1f]/.test(note)) return { ok: false, reason: 'the note holds control characters' };
   const split = note.lastIndexOf('\n\n');
   if (split < 0) return { ok: false, reason: 'the note has no signatures' };

@@ -72,7 +72,8 @@ export function parseTilePath(path: string): TileRef {
   if (rest.length >= 2 && rest[rest.length - 2]!.endsWith('.p')) {
     const w = rest.pop()!;
     rest[rest.length - 1] = rest[rest.length - 1]!.slice(0, -2);
-    if (!/^[1-9][0-9]{0,2}$/.test(w) || Number(w) > 255) throw new TilePathError('malformed', `A partial tile's width is 1…255 without leading zeros, not '${w}'`);
+    if (!/^[1-9][0-9]{0,2}$/.test(w) || Number(w) > 255)
+      throw new TilePathError('malformed', `A partial tile's width is 1…255 without leading zeros, not '${w}'`);
     width = Number(w);
   }
   if (rest.length === 0) throw new TilePathError('malformed', 'A tile path names a tile index');
@@ -80,7 +81,10 @@ export function parseTilePath(path: string): TileRef {
   rest.forEach((element, i) => {
     const last = i === rest.length - 1;
     if (!(last ? /^[0-9]{3}$/ : /^x[0-9]{3}$/).test(element)) {
-      throw new TilePathError('malformed', `Tile index elements are three digits, all but the last after an 'x' (1234067 is x001/x234/067); '${element}' is not`);
+      throw new TilePathError(
+        'malformed',
+        `Tile index elements are three digits, all but the last after an 'x' (1234067 is x001/x234/067); '${element}' is not`,
+      );
     }
     index = index * 1000 + Number(last ? element : element.slice(1));
   });

@@ -69,11 +69,21 @@ class Failure extends Error {
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 
 export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdict> {
-  const base = `${options.url.replace(/\/+$/, '')}/tlog`;
   const http = options.fetch ?? fetch;
   const headers: Record<string, string> = options.apiKey ? { [options.apiKeyHeader ?? 'X-API-Key']: options.apiKey } : {};
   const concurrency = options.concurrency ?? 12;
-  const verdict: TlogVerdict = { verified: false, chain: options.chain, size: 0, checked: 0, tilesFetched: 0, root: null, problem: null, firstBadEntry: null, notes: [], state: null };
+  const verdict: TlogVerdict = {
+    verified: false,
+    chain: options.chain,
+    size: 0,
+    checked: 0,
+    tilesFetched: 0,
+    root: null,
+    problem: null,
+    firstBadEntry: null,
+    notes: [],
+    state: null,
+  };
 
   async function get(path: string): Promise<Buffer> {
     let res: Response;
@@ -235,12 +245,18 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     }
     const root = frontierRoot(frontier);
     if (!root.equals(checkpoint.root)) {
-      throw new Failure(saved ? 'the entries since the saved checkpoint do not extend it to the signed root: the log rewrote its history' : 'the entries do not make the root the checkpoint signs');
+      throw new Failure(
+        saved
+          ? 'the entries since the saved checkpoint do not extend it to the signed root: the log rewrote its history'
+          : 'the entries do not make the root the checkpoint signs',
+      );
     }
 
     // Each higher tile's hashes against the subtree roots computed from the entries.
     for (const L of levels) {
-      const nodes = [...computed.entries()].filter(([key]) => key.startsWith(`${L}/`)).map(([key, hash]) => ({ index: Number(key.slice(key.indexOf('/') + 1)), hash }));
+      const nodes = [...computed.entries()]
+        .filter(([key]) => key.startsWith(`${L}/`))
+        .map(([key, hash]) => ({ index: Number(key.slice(key.indexOf('/') + 1)), hash }));
       const tileIndices = [...new Set(nodes.map((node) => Math.floor(node.index / TILE_WIDTH)))];
       const fetched = new Map<number, Buffer[]>();
       for (let i = 0; i < tileIndices.length; i += concurrency) {
@@ -252,12 +268,20 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
       }
       for (const node of nodes) {
         const served = fetched.get(Math.floor(node.index / TILE_WIDTH))?.[node.index % TILE_WIDTH];
-        if (!served?.equals(node.hash)) throw new Failure(`tile ${L}/${Math.floor(node.index / TILE_WIDTH)}: hash ${node.index % TILE_WIDTH} is not the root of the 256 hashes below it`);
+        if (!served?.equals(node.hash))
+          throw new Failure(`tile ${L}/${Math.floor(node.index / TILE_WIDTH)}: hash ${node.index % TILE_WIDTH} is not the root of the 256 hashes below it`);
       }
     }
 
     verdict.root = b64(root);
-    verdict.state = { format: 'verifiable-ledger/tlog-monitor', version: 1, chain: options.chain, checkpoint: note, frontier: frontier.map((h) => h.toString('hex')), last_hash: lastHash };
+    verdict.state = {
+      format: 'verifiable-ledger/tlog-monitor',
+      version: 1,
+      chain: options.chain,
+      checkpoint: note,
+      frontier: frontier.map((h) => h.toString('hex')),
+      last_hash: lastHash,
+    };
     verdict.verified = true;
   } catch (error) {
     if (!(error instanceof Failure)) throw error;

@@ -105,17 +105,11 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
    * earlier ones are checked. `atSize(n, root, lastHash)` is called after block n−1 for each n in `sizes`
    * (where something was signed or anchored): the tree's root is computed only there.
    */
-  async function walk(
-    chain: string,
-    size: number,
-    sizes: ReadonlySet<number>,
-    atSize: (n: number, root: string, lastHash: string) => void,
-  ): Promise<Block[]> {
+  async function walk(chain: string, size: number, sizes: ReadonlySet<number>, atSize: (n: number, root: string, lastHash: string) => void): Promise<Block[]> {
     const kept: Block[] = [];
     let frontier: Buffer[] = [];
     let previous = ZERO_HASH;
-    const pageAt = (offset: number) =>
-      get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`);
+    const pageAt = (offset: number) => get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`);
     const ahead: Promise<{ blocks: Block[] }>[] = [];
     let nextOffset = 0;
     const refill = () => {
@@ -160,7 +154,8 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     } else if (identity && identity.public_key !== publicKey) {
       throw new Failure(`the node's key is ${identity.public_key}, not the pinned ${publicKey}`);
     }
-    if (identity && /-temporary$/.test(identity.node_id)) notes.push('the node signs with temporary keys (no identity file): its checkpoints will not survive a restart');
+    if (identity && /-temporary$/.test(identity.node_id))
+      notes.push('the node signs with temporary keys (no identity file): its checkpoints will not survive a restart');
 
     const checkpoint = await get<SignedCheckpoint>(`/api/v1/chains/${encodeURIComponent(options.chain)}/checkpoint`);
     checkSignature(checkpoint, publicKey, 'the checkpoint');
@@ -170,7 +165,8 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (saved) {
       checkSignature(saved, publicKey, 'the saved checkpoint');
       if (saved.chain_name !== options.chain) throw new Failure(`the saved checkpoint is of chain '${saved.chain_name}'`);
-      if (saved.tree_size > checkpoint.tree_size) throw new Failure(`the chain shrank: it had ${saved.tree_size} blocks at the saved checkpoint, ${checkpoint.tree_size} now`);
+      if (saved.tree_size > checkpoint.tree_size)
+        throw new Failure(`the chain shrank: it had ${saved.tree_size} blocks at the saved checkpoint, ${checkpoint.tree_size} now`);
     }
 
     // The anchors of a Sub-Chain live on the Main Chain: verify the Main Chain first, then trust them.
@@ -187,7 +183,13 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
         const event = block.events[0];
         const details = event?.details as { sub_chain?: string; head_index?: number; head_hash?: string; tree_size?: number; merkle_root?: string } | undefined;
         if (event?.event_type === 'sub_chain_proof' && details?.sub_chain === options.chain) {
-          anchors.push({ proofId: `${options.chain}_${block.index}`, headIndex: details.head_index!, headHash: details.head_hash!, treeSize: details.tree_size!, root: details.merkle_root! });
+          anchors.push({
+            proofId: `${options.chain}_${block.index}`,
+            headIndex: details.head_index!,
+            headHash: details.head_hash!,
+            treeSize: details.tree_size!,
+            root: details.merkle_root!,
+          });
         }
       }
     }

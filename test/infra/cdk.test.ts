@@ -47,7 +47,15 @@ function functionGroupSafe(id: string): string | undefined {
 /** Calls a bundled handler as API Gateway's HTTP API would (payload 2.0). */
 function invoke(
   handler: (event: unknown, context: unknown) => Promise<any>,
-  request: { group: string; method: string; path: string; routeKey?: string; pathParameters?: Record<string, string>; headers?: Record<string, string>; body?: string },
+  request: {
+    group: string;
+    method: string;
+    path: string;
+    routeKey?: string;
+    pathParameters?: Record<string, string>;
+    headers?: Record<string, string>;
+    body?: string;
+  },
 ): Promise<any> {
   const routeKey = request.routeKey ?? `${request.method} ${request.path}`;
   return handler(
@@ -67,7 +75,7 @@ function invoke(
 }
 
 describe('Stack: LedgerStack (cdk synth)', () => {
-  it('routes every path of the route table, aliases included, to its group\'s function', () => {
+  it("routes every path of the route table, aliases included, to its group's function", () => {
     const all = resources();
     const routes = Object.values(all).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.ApiId?.Ref?.startsWith('HttpApi'));
     const keys = routes.map((r) => r.Properties.RouteKey).sort();
@@ -163,9 +171,7 @@ describe('Stack: LedgerStack (cdk synth)', () => {
       const statements = Object.values(all)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((role: any) => role.Ref === roleId))
         .flatMap((r) => r.Properties.PolicyDocument.Statement);
-      const kmsDataKey = statements.filter(
-        (st: any) => [st.Action].flat().includes('kms:GenerateDataKey') && JSON.stringify(st.Resource).includes(keyId),
-      );
+      const kmsDataKey = statements.filter((st: any) => [st.Action].flat().includes('kms:GenerateDataKey') && JSON.stringify(st.Resource).includes(keyId));
       assert.equal(kmsDataKey.length > 0, Boolean(spec.usesKmsKey), `${group} (${fnId}) KMS grant`);
       for (const st of kmsDataKey) assert.deepEqual([st.Action].flat().sort(), ['kms:Decrypt', 'kms:GenerateDataKey']);
       const env = fn.Properties.Environment.Variables;
@@ -295,7 +301,13 @@ describe('Function bundles', () => {
     assert.ok(existsSync(join(bundle, '..', 'quickjs.wasm')), 'quickjs.wasm beside the bundle');
     const { handler } = await import(pathToFileURL(bundle).href);
     const body = JSON.stringify({ contract_id: 'c', version: '1.0.0', implementation: 'function notExecute() {}' });
-    const result = await invoke(handler, { group: 'business', method: 'POST', path: '/api/business/contracts', headers: { 'content-type': 'application/json' }, body });
+    const result = await invoke(handler, {
+      group: 'business',
+      method: 'POST',
+      path: '/api/business/contracts',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(result.statusCode, 422, result.body);
     assert.match(JSON.parse(result.body).detail, /must define function execute/);
   });

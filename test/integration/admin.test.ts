@@ -31,7 +31,7 @@ function identityInit(dataDir: string): string {
 /** Runs a ```js block of the README that starts with `// <name>` as a script in the repo. */
 function runReadmeSnippet(name: string, args: string[]): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const block = new RegExp('```js\\n(// ' + name.replace('.', '\\.') + '[\\s\\S]*?)```').exec(readme)?.[1];
+  const block = new RegExp(`\`\`\`js\\n(// ${name.replace('.', '\\.')}[\\s\\S]*?)\`\`\``).exec(readme)?.[1];
   assert.ok(block, `README has the ${name} snippet`);
   const file = join(ROOT, `.snippet-${randomUUID()}.mjs`);
   writeFileSync(file, block);
@@ -73,7 +73,11 @@ describe('Node identity', () => {
     assert.equal(res.body.status, 'success');
     assert.equal(res.body.challenge, challenge);
     assert.equal(res.body.node_id, identity.node_id);
-    const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(identity.public_key, 'hex')]), format: 'der', type: 'spki' });
+    const key = createPublicKey({
+      key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(identity.public_key, 'hex')]),
+      format: 'der',
+      type: 'spki',
+    });
     assert.ok(verify(null, Buffer.from(challenge, 'hex'), key, Buffer.from(res.body.signature, 'hex')));
     assert.ok(!verify(null, Buffer.from(`${challenge}00`, 'hex'), key, Buffer.from(res.body.signature, 'hex')));
   });
@@ -138,7 +142,11 @@ describe('Identity in the registry table (the cloud stack)', () => {
       assert.deepEqual(b, a);
       const challenge = 'c0ffee';
       const signed = await call(second.url, 'POST', '/api/admin/verify-identity', { challenge });
-      const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(a.public_key, 'hex')]), format: 'der', type: 'spki' });
+      const key = createPublicKey({
+        key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(a.public_key, 'hex')]),
+        format: 'der',
+        type: 'spki',
+      });
       assert.ok(verify(null, Buffer.from(challenge, 'hex'), key, Buffer.from(signed.body.signature, 'hex')));
       assert.doesNotMatch(first.output(), /TEMPORARY/);
     } finally {
@@ -155,7 +163,10 @@ describe('Status', () => {
     const stack = await startStack({ env: { SVC_LICENSE_KEY: 'lic-123' } });
     try {
       const s0 = (await call(stack.url, 'GET', '/api/admin/status')).body;
-      assert.deepEqual({ ...s0, version: undefined }, { status: 'active', version: undefined, chains_active: 0, license_active: true, uptime: '0s', uptime_seconds: 0 });
+      assert.deepEqual(
+        { ...s0, version: undefined },
+        { status: 'active', version: undefined, chains_active: 0, license_active: true, uptime: '0s', uptime_seconds: 0 },
+      );
       await call(stack.url, 'POST', '/api/v1/chains/one/create');
       await call(stack.url, 'POST', '/api/v1/chains/two/create');
       const s1 = (await call(stack.url, 'GET', '/api/admin/status')).body;
@@ -236,10 +247,14 @@ describe('Secure events', () => {
     const ghost = signed('ghost');
     assertError(await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost), 404);
     await call(base, 'POST', '/api/v1/chains/ghost/create');
-    assert.equal((await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost)).status, 200, 'a nonce whose event was not appended can be used again');
+    assert.equal(
+      (await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost)).status,
+      200,
+      'a nonce whose event was not appended can be used again',
+    );
   });
 
-  it("signs and sends an event as the README shows", () => {
+  it('signs and sends an event as the README shows', () => {
     const out = runReadmeSnippet('sign-event.mjs', [base, 'gates']);
     assert.match(out, /^200 /);
     assert.match(out, /verified: true/);
@@ -274,12 +289,18 @@ describe('Peers', () => {
 
     const ping12 = await call(one.url, 'GET', '/api/ledger/network/ping/two');
     assert.equal(ping12.status, 200);
-    assert.deepEqual({ ...ping12.body, latency_ms: typeof ping12.body.latency_ms }, { target_id: 'two', reachable: true, latency_ms: 'number', verified: true });
+    assert.deepEqual(
+      { ...ping12.body, latency_ms: typeof ping12.body.latency_ms },
+      { target_id: 'two', reachable: true, latency_ms: 'number', verified: true },
+    );
     const ping21 = await call(two.url, 'GET', '/api/ledger/network/ping/one', undefined, { 'X-API-Key': ADMIN_KEY });
     assert.deepEqual({ ...ping21.body, latency_ms: undefined }, { target_id: 'one', reachable: true, latency_ms: undefined, verified: true });
     const listed = await call(one.url, 'GET', '/api/admin/peers');
     assert.ok(!listed.text.includes(ADMIN_KEY), 'a peer key is never answered');
-    assert.deepEqual(listed.body.map((p: any) => p.peer_id), ['two']);
+    assert.deepEqual(
+      listed.body.map((p: any) => p.peer_id),
+      ['two'],
+    );
   });
 
   it('is reachable but not verified with the wrong key, or without the key a peer requires', async () => {

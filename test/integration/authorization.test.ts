@@ -70,7 +70,10 @@ before(async () => {
   await must('POST', '/api/business/channels', { name: CHANNEL['acme channel'] }, 'acme-writer');
   await must('POST', '/api/business/channels', { name: CHANNEL['globex channel'] }, 'globex-writer');
   await must('POST', `/api/ledger/chains/${CHAIN['plain chain']}/create`, undefined);
-  for (const [label, owner] of [['acme channel', 'acme-writer'], ['globex channel', 'globex-writer']] as const) {
+  for (const [label, owner] of [
+    ['acme channel', 'acme-writer'],
+    ['globex channel', 'globex-writer'],
+  ] as const) {
     await must('POST', `/api/business/channels/${CHANNEL[label]}/private-collections`, { collection: 'prices' }, owner);
     await must('POST', '/api/business/private-data', { channel: CHANNEL[label], collection: 'prices', key: 'k0', value: 'secret' }, owner);
   }
@@ -107,7 +110,8 @@ const channelOf = (on: On) => (on === 'acme channel' || on === 'globex channel' 
 function underPrefix(path: string, prefix: string): string {
   for (const group of Object.values(GROUPS)) {
     const canonical = group.prefixes[0]!;
-    if (canonical && path.startsWith(`${canonical}/`) && (group.prefixes as readonly string[]).includes(prefix)) return `${prefix}${path.slice(canonical.length)}`;
+    if (canonical && path.startsWith(`${canonical}/`) && (group.prefixes as readonly string[]).includes(prefix))
+      return `${prefix}${path.slice(canonical.length)}`;
   }
   return path;
 }
@@ -135,7 +139,17 @@ async function httpCell(row: Row, mk: string): Promise<Cell> {
     case 'POST /api/ledger/chains/{chain_name}/events':
       return { method, path, body: { entity_id: mk, event_type: 'cell' }, writes: chain };
     case 'POST /api/ledger/chains/{chain_name}/events/batch':
-      return { method, path, body: { events: [{ entity_id: mk, event_type: 'cell' }, { entity_id: mk, event_type: 'cell' }] }, writes: chain };
+      return {
+        method,
+        path,
+        body: {
+          events: [
+            { entity_id: mk, event_type: 'cell' },
+            { entity_id: mk, event_type: 'cell' },
+          ],
+        },
+        writes: chain,
+      };
     case 'GET /api/ledger/entities/{entity_id}/trace':
       return { method, path: `${path}?chain_name=${chain}` };
     case 'GET /api/ledger/chains/{chain_name}/consistency':
@@ -304,7 +318,10 @@ async function runWebSocketRows(rows: Row[]): Promise<Map<Row, number[]>> {
   const results = new Map<Row, number[]>(rows.map((r) => [r, []]));
   const connectRow = rows.find((r) => r.surface === 'WebSocket connect')!;
   const sockets = Object.fromEntries(await Promise.all(CALLERS.map(async (c) => [c, await connect(c)] as const))) as Record<Caller, Socket>;
-  results.set(connectRow, CALLERS.map((c) => sockets[c].status));
+  results.set(
+    connectRow,
+    CALLERS.map((c) => sockets[c].status),
+  );
 
   // Subscriptions to one chain: `subscribed` or an `error` naming the permission.
   for (const row of rows.filter((r) => r.surface === 'WebSocket subscribe {"chain"}')) {
@@ -388,9 +405,12 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
       const [method, path] = row.surface.split(' ');
       const twins = row.surface.startsWith('GraphQL ')
         ? [null]
-        : served.filter((r) => r.method === method && `${(GROUPS[r.group].prefixes as readonly string[])[0]}${r.path.slice(r.prefix.length)}` === path).map((r) => r.prefix);
+        : served
+            .filter((r) => r.method === method && `${(GROUPS[r.group].prefixes as readonly string[])[0]}${r.path.slice(r.prefix.length)}` === path)
+            .map((r) => r.prefix);
       assert.ok(twins.length > 0, `no served route for ${row.surface}`);
-      for (const prefix of twins) problems.push(...mismatches(row, await runHttpRow(row, prefix), `${method} ${underPrefix(path!, prefix ?? '')} on ${row.on}`));
+      for (const prefix of twins)
+        problems.push(...mismatches(row, await runHttpRow(row, prefix), `${method} ${underPrefix(path!, prefix ?? '')} on ${row.on}`));
     }
     assert.deepEqual(problems, []);
   });
@@ -419,8 +439,10 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     for (const [mk, cell] of cells) {
       const where = [...found].filter(([, markers]) => markers.has(mk)).map(([chain]) => chain);
       const allowed = cell.status < 300;
-      if (!allowed && where.length > 0) problems.push(`refused ${cell.surface} on ${cell.on} as ${cell.caller} (${cell.status}) left ${mk} on ${where.join(', ')}`);
-      if (allowed && cell.chain && !where.includes(cell.chain)) problems.push(`allowed ${cell.surface} on ${cell.on} as ${cell.caller} is not on ${cell.chain}`);
+      if (!allowed && where.length > 0)
+        problems.push(`refused ${cell.surface} on ${cell.on} as ${cell.caller} (${cell.status}) left ${mk} on ${where.join(', ')}`);
+      if (allowed && cell.chain && !where.includes(cell.chain))
+        problems.push(`allowed ${cell.surface} on ${cell.on} as ${cell.caller} is not on ${cell.chain}`);
     }
     assert.deepEqual(problems, []);
     assert.ok([...cells.values()].some((c) => c.chain && c.status < 300) && [...cells.values()].some((c) => c.chain && c.status === 403));
@@ -430,7 +452,11 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
     assert.equal((await as('globex-writer', 'POST', '/api/business/channels/m-acme/organizations', { org_id: 'globex' })).status, 403);
     assert.equal((await as('globex-reader', 'GET', '/api/business/private-data/m-acme/prices/k0')).status, 403);
-    assert.equal((await as('globex-writer', 'POST', '/api/business/private-data', { channel: 'm-acme', collection: 'prices', key: 'k0', value: 'globex was here' })).status, 403);
+    assert.equal(
+      (await as('globex-writer', 'POST', '/api/business/private-data', { channel: 'm-acme', collection: 'prices', key: 'k0', value: 'globex was here' }))
+        .status,
+      403,
+    );
     const read = await as('acme-reader', 'GET', '/api/business/private-data/m-acme/prices/k0');
     assert.equal(read.body.value, 'secret');
     assert.deepEqual((await as('acme-reader', 'GET', '/api/business/channels/m-acme')).body.organizations.includes('globex'), false);
@@ -438,13 +464,21 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
 
   it('gives a contract id to its first publisher: globex cannot replace what acme’s runs execute', async () => {
     const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
-    const hijack = await as('globex-writer', 'POST', '/api/business/contracts', { contract_id: 'm-acme-c', version: '9.9.9', implementation: 'function execute() { return { pwned: true }; }' });
+    const hijack = await as('globex-writer', 'POST', '/api/business/contracts', {
+      contract_id: 'm-acme-c',
+      version: '9.9.9',
+      implementation: 'function execute() { return { pwned: true }; }',
+    });
     assert.equal(hijack.status, 403);
     assert.match(hijack.body.detail, /contract 'm-acme-c' belongs to organization 'acme'/);
     const info = await as('reader', 'GET', '/api/business/contracts/m-acme-c');
     assert.equal(info.body.owner, 'acme');
     assert.ok(!info.body.versions.some((v: { version: string }) => v.version === '9.9.9'));
-    const run = await as('acme-writer', 'POST', '/api/business/contracts/execute', { contract_id: 'm-acme-c', event: { entity_id: 'x', event: 'run', details: {} }, context: { chain: 'm-plain' } });
+    const run = await as('acme-writer', 'POST', '/api/business/contracts/execute', {
+      contract_id: 'm-acme-c',
+      event: { entity_id: 'x', event: 'run', details: {} },
+      context: { chain: 'm-plain' },
+    });
     assert.equal(run.status, 200);
     assert.deepEqual(run.body.result.ok, true);
   });
@@ -462,7 +496,11 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
 
   it('lets ledger-verify check a chain with a reader key (the node key is published to readers)', async () => {
     const { spawnSync } = await import('node:child_process');
-    const out = spawnSync(process.execPath, ['--import', 'tsx', 'shared/verify/cli.ts', '--url', stack.url, '--chain', 'm-plain', '--api-key', keys.reader!], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const out = spawnSync(process.execPath, ['--import', 'tsx', 'shared/verify/cli.ts', '--url', stack.url, '--chain', 'm-plain', '--api-key', keys.reader!], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(out.status, 0, out.stdout + out.stderr);
     assert.match(out.stdout, /verified: 'm-plain'/);
     const identity = await call(stack.url, 'GET', '/api/ledger/identity', undefined, headers('reader'));

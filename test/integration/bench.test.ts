@@ -77,8 +77,12 @@ describe('npm run bench -- --quick', () => {
       assert.equal(report.verify.exit_code, 0, 'ledger-verify verified the long chain');
       assert.ok(report.verify.blocks >= 1000 && report.verify.blocks_per_s > 0);
       assert.ok(report.verify.resources.verifier, 'the verifier process was sampled');
-      assert.deepEqual(report.verify_tiles.map((v: { name: string }) => v.name), ['ledger-verify --tiles, first run', 'ledger-verify --tiles']);
-      for (const v of report.verify_tiles) assert.ok(v.exit_code === 0 && v.blocks === report.verify.blocks && v.blocks_per_s > 0, `${v.name} verified the long chain`);
+      assert.deepEqual(
+        report.verify_tiles.map((v: { name: string }) => v.name),
+        ['ledger-verify --tiles, first run', 'ledger-verify --tiles'],
+      );
+      for (const v of report.verify_tiles)
+        assert.ok(v.exit_code === 0 && v.blocks === report.verify.blocks && v.blocks_per_s > 0, `${v.name} verified the long chain`);
       const targets = report.targets.map((t: { name: string }) => t.name);
       assert.equal(targets.length, 22, JSON.stringify(targets));
       // Hostile contracts ran, were each stopped with 422, and health, appends and a benign contract were timed meanwhile.

@@ -168,15 +168,33 @@ describe('Private data', () => {
     assert.equal(res.status, 201);
     assert.equal((await call(b, 'GET', '/private-data/supply/prices/catalog')).body.value, big);
     const up = await call(open.url, 'POST', '/api/v1/offchain', { data: 'uploaded value' });
-    const ref = await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'ref', value_cid: up.body.cid, value_nonce: up.body.nonce });
+    const ref = await call(b, 'POST', '/private-data', {
+      channel: 'supply',
+      collection: 'prices',
+      key: 'ref',
+      value_cid: up.body.cid,
+      value_nonce: up.body.nonce,
+    });
     assert.equal(ref.status, 201, ref.text);
     assert.equal((await call(b, 'GET', '/private-data/supply/prices/ref')).body.value, 'uploaded value');
   });
 
   it('answers 422 for both or neither of value and value_cid, and 404 for unknown places', async () => {
     assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k' }), 422);
-    assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value: 'a', value_cid: 'Qm', value_nonce: '0'.repeat(24) }), 422);
-    assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X', value_nonce: '0'.repeat(24) }), 422);
+    assertError(
+      await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value: 'a', value_cid: 'Qm', value_nonce: '0'.repeat(24) }),
+      422,
+    );
+    assertError(
+      await call(b, 'POST', '/private-data', {
+        channel: 'supply',
+        collection: 'prices',
+        key: 'k',
+        value_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X',
+        value_nonce: '0'.repeat(24),
+      }),
+      422,
+    );
     assertError(await call(b, 'POST', '/private-data', { channel: 'nowhere', collection: 'prices', key: 'k', value: 'a' }), 404);
     assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'nothing', key: 'k', value: 'a' }), 404);
     assertError(await call(b, 'GET', '/private-data/supply/prices/missing'), 404);
@@ -207,7 +225,13 @@ describe('Private data with auth on', () => {
 
   it('lets a member write and read, and answers 403 to a non-member and to a key with no organization', async () => {
     const s = `${secured.url}/api/business`;
-    const written = await call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'd1', value: 'net 30' }, { 'X-API-Key': keys.member! });
+    const written = await call(
+      s,
+      'POST',
+      '/private-data',
+      { channel: 'deals', collection: 'terms', key: 'd1', value: 'net 30' },
+      { 'X-API-Key': keys.member! },
+    );
     assert.equal(written.status, 201, written.text);
     const mine = await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': keys.member! });
     assert.equal(mine.status, 200);
@@ -234,7 +258,11 @@ describe('Contracts', () => {
     });
     assert.equal(res.status, 201);
     assert.match(res.body.code_hash, /^[0-9a-f]{64}$/);
-    const run = await execute({ contract_id: 'pricing', event: { entity_id: 'o-1', event: 'quote', details: { qty: 3, unit: 7.5 } }, context: { currency: 'EUR' } });
+    const run = await execute({
+      contract_id: 'pricing',
+      event: { entity_id: 'o-1', event: 'quote', details: { qty: 3, unit: 7.5 } },
+      context: { currency: 'EUR' },
+    });
     assert.equal(run.status, 200, run.text);
     assert.deepEqual(run.body.result, { total: 22.5, currency: 'EUR' });
     assert.equal(run.body.version, '1.0.0');
@@ -252,14 +280,21 @@ describe('Contracts', () => {
         '{ entity_id: event.entity_id, event_type: "packed", details: { by: "contract" } },' +
         '{ entity_id: event.entity_id, event_type: "shipped", details: { carrier: event.details.carrier } }] }; }',
     });
-    const run = await execute({ contract_id: 'shipper', event: { entity_id: 'pkg-9', event: 'ship', details: { carrier: 'dhl' } }, context: { chain: 'orders' } });
+    const run = await execute({
+      contract_id: 'shipper',
+      event: { entity_id: 'pkg-9', event: 'ship', details: { carrier: 'dhl' } },
+      context: { chain: 'orders' },
+    });
     assert.equal(run.status, 200, run.text);
     assert.deepEqual(run.body.emitted_event_ids, ['orders_1_0', 'orders_2_0']);
     const trace = await call(open.url, 'GET', '/api/v1/entities/pkg-9/trace');
-    assert.deepEqual(trace.body.events.map((e: any) => [e.event_type, e.details]), [
-      ['packed', { by: 'contract' }],
-      ['shipped', { carrier: 'dhl' }],
-    ]);
+    assert.deepEqual(
+      trace.body.events.map((e: any) => [e.event_type, e.details]),
+      [
+        ['packed', { by: 'contract' }],
+        ['shipped', { carrier: 'dhl' }],
+      ],
+    );
     const noChain = await execute({ contract_id: 'shipper', event: { entity_id: 'p', event: 's', details: {} } });
     assertError(noChain, 422, /context\.chain/);
     assertError(await execute({ contract_id: 'shipper', event: { entity_id: 'p', event: 's', details: {} }, context: { chain: 'ghost' } }), 404);
@@ -280,7 +315,10 @@ describe('Contracts', () => {
     assertError(await execute({ contract_id: 'ver', version: '3.0.0', event: { entity_id: 'e', event: 'x', details: {} } }), 404);
     assertError(await execute({ contract_id: 'nope', event: { entity_id: 'e', event: 'x', details: {} } }), 404);
     const listing = await call(b, 'GET', '/contracts/ver');
-    assert.deepEqual(listing.body.versions.map((x: any) => x.version), ['1.2.0', '1.9.0', '1.10.0']);
+    assert.deepEqual(
+      listing.body.versions.map((x: any) => x.version),
+      ['1.2.0', '1.9.0', '1.10.0'],
+    );
     assert.equal(listing.body.latest, '1.10.0');
   });
 
@@ -293,7 +331,16 @@ describe('Contracts', () => {
     assert.deepEqual(run.body.result, { upper: 'ABC' });
     assertError(await register({ contract_id: 'bad', version: '1.0.0', implementation: 'const x = 1;' }), 422, /must define function execute/);
     assertError(await register({ contract_id: 'bad', version: '1.0.0' }), 422);
-    assertError(await register({ contract_id: 'bad', version: '1.0.0', implementation: 'function execute(){}', implementation_cid: up.body.cid, implementation_nonce: up.body.nonce }), 422);
+    assertError(
+      await register({
+        contract_id: 'bad',
+        version: '1.0.0',
+        implementation: 'function execute(){}',
+        implementation_cid: up.body.cid,
+        implementation_nonce: up.body.nonce,
+      }),
+      422,
+    );
   });
 
   const HOSTILE: [string, string, RegExp][] = [
@@ -340,7 +387,11 @@ describe('Contracts', () => {
   });
 
   it('gives a run the time and randomness of its input, so it can be replayed', async () => {
-    await register({ contract_id: 'dice', version: '1.0.0', implementation: 'function execute(e, c) { return { roll: Math.floor(Math.random() * 1e9), now: Date.now() }; }' });
+    await register({
+      contract_id: 'dice',
+      version: '1.0.0',
+      implementation: 'function execute(e, c) { return { roll: Math.floor(Math.random() * 1e9), now: Date.now() }; }',
+    });
     const roll = (n: number) => execute({ contract_id: 'dice', event: { entity_id: 'e', event: 'x', details: { n } }, context: { timestamp: 1795291099 } });
     const [a, b, c] = await Promise.all([roll(1), roll(1), roll(2)]);
     assert.equal(a.status, 200, a.text);

@@ -51,7 +51,11 @@ async function chainBlocks(chain: string): Promise<Block[]> {
   const head = await repo.getHead(chain);
   assert.ok(head);
   const blocks = await repo.getBlockRange(chain, 0, head.headIndex + 5, false);
-  assert.deepEqual(blocks.map((b) => b.index), Array.from({ length: head.headIndex + 1 }, (_, i) => i), 'contiguous, nothing past the head');
+  assert.deepEqual(
+    blocks.map((b) => b.index),
+    Array.from({ length: head.headIndex + 1 }, (_, i) => i),
+    'contiguous, nothing past the head',
+  );
   assert.equal(checkBlocks(blocks).forks, 0);
   return blocks;
 }
@@ -94,7 +98,10 @@ describe('Appends combined across instances (DynamoDB only)', () => {
     // Each instance answered its own requests in order: its n-th event comes after its (n-1)-th.
     for (let i = 0; i < 8; i += 1) {
       const indices = Array.from({ length: 25 }, (_, n) => Number(acknowledged.get(`i${i}/${n}`)!.split('_')[1]));
-      assert.deepEqual(indices, [...indices].sort((a, b) => a - b));
+      assert.deepEqual(
+        indices,
+        [...indices].sort((a, b) => a - b),
+      );
     }
   });
 
@@ -102,11 +109,18 @@ describe('Appends combined across instances (DynamoDB only)', () => {
     const [a, b, c] = [instance(), instance(), instance()];
     await a.ledger.createSubChain('mixed');
     const [batch, ...singles] = await Promise.all([
-      a.ledger.appendEvents('mixed', Array.from({ length: 30 }, (_, n) => draft('batch', n))),
+      a.ledger.appendEvents(
+        'mixed',
+        Array.from({ length: 30 }, (_, n) => draft('batch', n)),
+      ),
       ...Array.from({ length: 10 }, (_, n) => (n % 2 ? b : c).ledger.appendEvent('mixed', draft('single', n))),
     ]);
     const indices = (batch as { block: Block }[]).map((r) => r.block.index);
-    assert.deepEqual(indices, indices.map((_, i) => indices[0]! + i), 'a batch occupies consecutive blocks');
+    assert.deepEqual(
+      indices,
+      indices.map((_, i) => indices[0]! + i),
+      'a batch occupies consecutive blocks',
+    );
     assert.equal(singles.length, 10);
     const proofs = await Promise.all([a, b, c].map((x) => x.ledger.submitProof('mixed')));
     assert.equal(proofs.filter((p) => p.created).length, 1, 'one anchor for one head, however many asked at once');
@@ -183,7 +197,11 @@ describe('Appends combined across instances (DynamoDB only)', () => {
     await repo.releaseLease('stuck', holder);
     const { event_id } = await instance().ledger.appendEvent('stuck', draft('later', 0));
     const blocks = await chainBlocks('stuck');
-    assert.deepEqual(blocks.slice(1).map((b) => b.events[0]!.event_id), [event_id], 'only the later event is on the chain');
+    assert.deepEqual(
+      blocks.slice(1).map((b) => b.events[0]!.event_id),
+      [event_id],
+      'only the later event is on the chain',
+    );
   });
 });
 
@@ -204,7 +222,10 @@ describe('Idempotency-Key across instances (DynamoDB only)', () => {
     const batchOptions = key('batch');
     const batch = await a.ledger.appendEvents('idem', [draft('b', 0), draft('b', 1)], batchOptions);
     const batchRetry = await b.ledger.appendEvents('idem', [draft('b', 0), draft('b', 1)], batchOptions);
-    assert.deepEqual(batchRetry.map((r) => r.event_id), batch.map((r) => r.event_id));
+    assert.deepEqual(
+      batchRetry.map((r) => r.event_id),
+      batch.map((r) => r.event_id),
+    );
     assert.equal((await chainBlocks('idem')).length, 1 + 1 + 2);
   });
 
@@ -217,13 +238,22 @@ describe('Idempotency-Key across instances (DynamoDB only)', () => {
     const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => ((o as PromiseRejectedResult).reason as Error).name);
     assert.ok(answered.length >= 1);
     assert.equal(new Set(answered).size, 1, 'every answer names the same event');
-    assert.ok(refused.every((name) => name === 'IdempotencyKeyInUseError'), refused.join());
+    assert.ok(
+      refused.every((name) => name === 'IdempotencyKeyInUseError'),
+      refused.join(),
+    );
     assert.equal((await chainBlocks('idem-race')).length, 2, 'one block');
   });
 
   it('is answered after its instance dies right after the commit: the key is completed in the same transaction', async () => {
     // This instance's commits land, and then it never answers (as if SIGKILLed right after the commit).
-    const frozen: LedgerRepository = { ...repo, commitBlocks: async (commit) => { await repo.commitBlocks(commit); return new Promise(() => {}); } };
+    const frozen: LedgerRepository = {
+      ...repo,
+      commitBlocks: async (commit) => {
+        await repo.commitBlocks(commit);
+        return new Promise(() => {});
+      },
+    };
     const dying = instance(frozen);
     await instance().ledger.createSubChain('idem-crash');
     const options = key('crash');
@@ -244,7 +274,9 @@ describe('Idempotency-Key across instances (DynamoDB only)', () => {
   it('refuses a retry while the first request holds the key (409), and takes over a hold that lapsed', async () => {
     await instance().ledger.createSubChain('idem-held');
     const options = key('held');
-    const fingerprint = createHash('sha256').update(canonicalJson({ kind: 'event', drafts: [draft('held', 0)] })).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(canonicalJson({ kind: 'event', drafts: [draft('held', 0)] }))
+      .digest('hex');
     // Another instance claimed the key a moment ago and is still appending (or died: its hold lapses).
     const claim = { id: `idem-held#-#${options.idempotency.key}`, token: 'other-instance' };
     assert.deepEqual(await repo.claimIdempotency(claim, fingerprint, Date.now(), Date.now() + 300, Math.floor(Date.now() / 1000) + 60), { status: 'claimed' });
@@ -261,7 +293,10 @@ describe('Idempotency-Key across instances (DynamoDB only)', () => {
   });
 
   it('a request that failed lets go of its key, so a retry appends at once', async () => {
-    const failing: LedgerRepository = { ...repo, commitBlocks: async () => Promise.reject(Object.assign(new Error('unreachable'), { name: 'ServiceUnavailableError' })) };
+    const failing: LedgerRepository = {
+      ...repo,
+      commitBlocks: async () => Promise.reject(Object.assign(new Error('unreachable'), { name: 'ServiceUnavailableError' })),
+    };
     const a = instance(failing, { maxAttempts: 1 });
     await instance().ledger.createSubChain('idem-fail');
     const options = key('fail');

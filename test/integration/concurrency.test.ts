@@ -59,7 +59,11 @@ function assertLinearChain(blocks: Block[], expected: number, acknowledged: stri
     perClient.set(client, [...(perClient.get(client) ?? []), n]);
   }
   for (const [client, ns] of perClient) {
-    assert.deepEqual(ns, [...ns].sort((a, b) => a - b), `client ${client}'s events keep their order`);
+    assert.deepEqual(
+      ns,
+      [...ns].sort((a, b) => a - b),
+      `client ${client}'s events keep their order`,
+    );
   }
 }
 
@@ -79,6 +83,10 @@ describe('Concurrent appends on one chain', () => {
     const blocks = await readAllBlocks(second.url, 'shared', '/api/ledger');
     assertLinearChain(blocks, CLIENTS * EVENTS_PER_CLIENT, ids);
     const viaFirst = await readAllBlocks(first.url, 'shared', '/api/ledger');
-    assert.deepEqual(viaFirst.map((b) => b.hash), blocks.map((b) => b.hash), 'both processes read the same chain');
+    assert.deepEqual(
+      viaFirst.map((b) => b.hash),
+      blocks.map((b) => b.hash),
+      'both processes read the same chain',
+    );
   });
 });

@@ -47,7 +47,13 @@ describe('GET /openapi.json', () => {
   it('lists every route of the route table under each of its prefixes', () => {
     assert.deepEqual(missingRoutes(served), []);
     // Both twins of each group, spelled out, so that a prefix dropped from GROUPS is noticed too.
-    for (const path of ['/api/ledger/chains/{chain_name}/events', '/api/v1/chains/{chain_name}/events', '/api/business/channels', '/api/v2/channels', '/api/admin/status']) {
+    for (const path of [
+      '/api/ledger/chains/{chain_name}/events',
+      '/api/v1/chains/{chain_name}/events',
+      '/api/business/channels',
+      '/api/v2/channels',
+      '/api/admin/status',
+    ]) {
       assert.ok(served.paths[path], path);
     }
   });
@@ -61,7 +67,7 @@ describe('GET /openapi.json', () => {
     assert.deepEqual((served as any).components.schemas.GraphqlErrors.required, ['errors']);
   });
 
-    it('notices a route missing from the document', () => {
+  it('notices a route missing from the document', () => {
     const doc = structuredClone(served);
     delete doc.paths['/api/v2/contracts/execute'];
     delete doc.paths['/api/v1/chains/{chain_name}/stats']!.get;

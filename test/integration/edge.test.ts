@@ -120,7 +120,13 @@ describe('Body limit and content types', () => {
       assert.equal(res.status, 415, type);
       assert.match(res.body.detail, /application\/json/);
     }
-    const ok = await call(s.url, 'POST', '/api/v1/chains/justfits/events', { entity_id: 'x', event_type: 'y' }, { 'content-type': 'application/json; charset=utf-8' });
+    const ok = await call(
+      s.url,
+      'POST',
+      '/api/v1/chains/justfits/events',
+      { entity_id: 'x', event_type: 'y' },
+      { 'content-type': 'application/json; charset=utf-8' },
+    );
     assert.equal(ok.status, 200);
   });
   it('refuses a body nested deeper than 64 levels with 422 on every route, and accepts 64', async () => {
@@ -138,10 +144,19 @@ describe('Body limit and content types', () => {
   });
 
   it('refuses a __proto__ key (422, naming where) rather than dropping it; constructor and prototype stay data', async () => {
-    const refused = await call(s.url, 'POST', '/api/v1/chains/justfits/events', '{"entity_id":"p","event_type":"t","details":{"x":{"__proto__":{"admin":true}}}}');
+    const refused = await call(
+      s.url,
+      'POST',
+      '/api/v1/chains/justfits/events',
+      '{"entity_id":"p","event_type":"t","details":{"x":{"__proto__":{"admin":true}}}}',
+    );
     assert.equal(refused.status, 422);
     assert.deepEqual(refused.body.detail[0].loc, ['body', 'details', 'x', '__proto__']);
-    const kept = await call(s.url, 'POST', '/api/v1/chains/justfits/events', { entity_id: 'p', event_type: 't', details: { constructor: 1, prototype: { a: 2 } } });
+    const kept = await call(s.url, 'POST', '/api/v1/chains/justfits/events', {
+      entity_id: 'p',
+      event_type: 't',
+      details: { constructor: 1, prototype: { a: 2 } },
+    });
     assert.equal(kept.status, 200, kept.text);
     const index = kept.body.event_id.split('_')[1];
     const block = await call(s.url, 'GET', `/api/v1/chains/justfits/blocks/${index}`);

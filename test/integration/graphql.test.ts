@@ -18,7 +18,12 @@ before(async () => {
   base = `${stack.url}/api/v1`;
   await call(base, 'POST', '/chains/orders/create');
   await call(base, 'POST', '/chains/returns/create');
-  await call(base, 'POST', '/chains/orders/events', { entity_id: 'pkg-1', event_type: 'created', details: { carrier: 'ups' }, details_metadata: { src: 'erp' } });
+  await call(base, 'POST', '/chains/orders/events', {
+    entity_id: 'pkg-1',
+    event_type: 'created',
+    details: { carrier: 'ups' },
+    details_metadata: { src: 'erp' },
+  });
   await call(base, 'POST', '/chains/returns/events', { entity_id: 'pkg-1', event_type: 'returned', details: { reason: 'damaged' } });
   await call(base, 'POST', '/chains/orders/events', { entity_id: 'pkg-1', event_type: 'archived', details: { blob: 'z'.repeat(70_000) } });
 });
@@ -30,7 +35,9 @@ after(async () => {
 
 describe('GraphQL (/graphql)', () => {
   it("answers the spec's events query with the events REST shows, camelCase", async () => {
-    const res = await gql('{ events(entityId: "pkg-1") { eventId chainName blockIndex entityId eventType details detailsCid detailsNonce detailsMetadata timestamp isOffchain } }');
+    const res = await gql(
+      '{ events(entityId: "pkg-1") { eventId chainName blockIndex entityId eventType details detailsCid detailsNonce detailsMetadata timestamp isOffchain } }',
+    );
     assert.equal(res.status, 200, res.text);
     const rest = (await call(base, 'GET', '/entities/pkg-1/trace')).body.events;
     assert.deepEqual(
@@ -77,9 +84,18 @@ describe('GraphQL (/graphql)', () => {
     }`);
     assert.equal(res.status, 200, res.text);
     const d = res.body.data;
-    assert.deepEqual(d.chains.map((c: any) => c.name), ['main', 'orders', 'returns']);
-    assert.deepEqual({ ...d.chain, latestBlockHash: undefined }, { name: 'orders', totalEvents: 2, proofCount: 0, registeredSubChains: null, latestBlockHash: undefined });
-    assert.deepEqual(d.blocks.map((b: any) => b.index), [0, 1]);
+    assert.deepEqual(
+      d.chains.map((c: any) => c.name),
+      ['main', 'orders', 'returns'],
+    );
+    assert.deepEqual(
+      { ...d.chain, latestBlockHash: undefined },
+      { name: 'orders', totalEvents: 2, proofCount: 0, registeredSubChains: null, latestBlockHash: undefined },
+    );
+    assert.deepEqual(
+      d.blocks.map((b: any) => b.index),
+      [0, 1],
+    );
     assert.equal(d.blocks[1].previousHash, d.blocks[0].hash);
     assert.deepEqual(d.block.events[0].details, { carrier: 'ups' });
     assert.deepEqual(d.trace.chains, ['orders', 'returns']);
@@ -105,7 +121,9 @@ describe('GraphQL (/graphql)', () => {
     assert.deepEqual(res.body.errors[0].extensions, { code: 'ChainNotFoundError', status: 404 });
     const dup = await gql('mutation { createSubChain(name: "orders") { success } }');
     assert.equal(dup.body.errors[0].extensions.status, 409);
-    const bad = await gql('mutation($i: EventInput!) { addEvent(chainName: "orders", input: $i) { success } }', { i: { entityId: 'x', eventType: 'y', details: [1] } });
+    const bad = await gql('mutation($i: EventInput!) { addEvent(chainName: "orders", input: $i) { success } }', {
+      i: { entityId: 'x', eventType: 'y', details: [1] },
+    });
     assert.equal(bad.body.errors[0].extensions.status, 422);
     const neither = await gql('{ events { eventId } }');
     assert.match(neither.body.errors[0].message, /chainName, entityId/);
@@ -139,7 +157,6 @@ describe('GraphQL (/graphql)', () => {
     assert.match(over.body.errors[0].message, /1001 points; the limit is 1000/);
   });
 
-
   it('allows introspection outside production', async () => {
     const res = await gql('{ __schema { queryType { name } } }');
     assert.deepEqual(res.body.data, { __schema: { queryType: { name: 'Query' } } });
@@ -151,7 +168,12 @@ describe('GraphQL in production, with keys', () => {
   const keys: Record<string, string> = {};
   before(async () => {
     prod = await startStack({
-      env: { SVC_ENV: 'production', SVC_CORS_ORIGINS: 'https://app.example.com', SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: `gql-admin-${randomBytes(16).toString('hex')}` },
+      env: {
+        SVC_ENV: 'production',
+        SVC_CORS_ORIGINS: 'https://app.example.com',
+        SVC_AUTH_ENABLED: 'true',
+        SVC_ADMIN_API_KEY: `gql-admin-${randomBytes(16).toString('hex')}`,
+      },
     });
     for (const role of ['reader', 'writer']) {
       keys[role] = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(prod.dataDir, ['create', '--role', role]))![1]!;
@@ -177,7 +199,9 @@ describe('GraphQL in production, with keys', () => {
     assert.equal(denied.body.errors[0].extensions.code, 'FORBIDDEN');
     const allowed = await gql('mutation { createSubChain(name: "x") { success } }', undefined, { 'X-API-Key': keys.writer! }, prod.url);
     assert.deepEqual(allowed.body.data, { createSubChain: { success: true } });
-    const viaGet = await call(prod.url, 'GET', `/graphql?query=${encodeURIComponent('mutation { createSubChain(name: "y") { success } }')}`, undefined, { 'X-API-Key': keys.writer! });
+    const viaGet = await call(prod.url, 'GET', `/graphql?query=${encodeURIComponent('mutation { createSubChain(name: "y") { success } }')}`, undefined, {
+      'X-API-Key': keys.writer!,
+    });
     assert.equal(viaGet.status, 405);
   });
 });

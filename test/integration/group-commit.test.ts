@@ -74,7 +74,11 @@ async function linearChain(chain: string): Promise<Block[]> {
   );
   assert.equal(checkBlocks(blocks).forks, 0, 'every block links to the one before');
   assert.equal(head.headHash, blocks[blocks.length - 1]!.hash);
-  assert.equal(head.eventCount, blocks.reduce((n, b) => n + b.events.length, 0), 'the head counts the events on chain');
+  assert.equal(
+    head.eventCount,
+    blocks.reduce((n, b) => n + b.events.length, 0),
+    'the head counts the events on chain',
+  );
   return blocks;
 }
 
@@ -133,7 +137,11 @@ describe('Group commit under injected failures (DynamoDB Local)', () => {
     }
     for (const unknown of log.failedAfter.flat()) {
       const k = key(unknown.events[0]!.details);
-      assert.equal(acknowledged.get(k), unknown.events[0]!.event_id, `event ${k} whose commit landed but answered an error was acknowledged (the head said it landed)`);
+      assert.equal(
+        acknowledged.get(k),
+        unknown.events[0]!.event_id,
+        `event ${k} whose commit landed but answered an error was acknowledged (the head said it landed)`,
+      );
       assert.equal(onChain.get(k)?.length, 1, `event ${k} committed once despite the lost answer`);
     }
     // Transactions were shared: fewer commits than blocks, and some carried many blocks.
@@ -157,7 +165,10 @@ describe('Group commit under injected failures (DynamoDB Local)', () => {
     });
     failing = true;
     await assert.rejects(
-      ledger.appendEvents('atomic', Array.from({ length: 60 }, (_, n) => draft(n, 'batch'))),
+      ledger.appendEvents(
+        'atomic',
+        Array.from({ length: 60 }, (_, n) => draft(n, 'batch')),
+      ),
       InjectedFailure,
     );
     failing = false;
@@ -165,15 +176,25 @@ describe('Group commit under injected failures (DynamoDB Local)', () => {
 
     // Batches and single events at once: each batch's blocks stay consecutive and in order.
     const results = await Promise.all([
-      ledger.appendEvents('atomic', Array.from({ length: 40 }, (_, n) => draft(n, 'a'))),
+      ledger.appendEvents(
+        'atomic',
+        Array.from({ length: 40 }, (_, n) => draft(n, 'a')),
+      ),
       ...Array.from({ length: 10 }, (_, n) => ledger.appendEvent('atomic', draft(n, 'single')).then((r) => [r])),
-      ledger.appendEvents('atomic', Array.from({ length: 99 }, (_, n) => draft(n, 'b'))),
+      ledger.appendEvents(
+        'atomic',
+        Array.from({ length: 99 }, (_, n) => draft(n, 'b')),
+      ),
     ]);
     const blocks = await linearChain('atomic');
     assert.equal(blocks.length, 1 + 40 + 10 + 99);
     for (const batch of [results[0]!, results[results.length - 1]!]) {
       const indices = batch.map((r) => r.block.index);
-      assert.deepEqual(indices, indices.map((_, i) => indices[0]! + i), 'a batch occupies consecutive blocks in its order');
+      assert.deepEqual(
+        indices,
+        indices.map((_, i) => indices[0]! + i),
+        'a batch occupies consecutive blocks in its order',
+      );
       batch.forEach((r, i) => assert.equal(blocks[r.block.index]!.events[0]!.details.n, i));
     }
   });
@@ -182,9 +203,21 @@ describe('Group commit under injected failures (DynamoDB Local)', () => {
     const { ledger } = ledgerOver(repo);
     await ledger.createSubChain('toolarge');
     const draft = { entity_id: 'e', event_type: 't', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false };
-    await assert.rejects(ledger.appendEvents('toolarge', Array.from({ length: 100 }, () => draft)), /at most 99 events/);
+    await assert.rejects(
+      ledger.appendEvents(
+        'toolarge',
+        Array.from({ length: 100 }, () => draft),
+      ),
+      /at most 99 events/,
+    );
     const bulky = { ...draft, details: { text: 'x'.repeat(60_000) } };
-    await assert.rejects(ledger.appendEvents('toolarge', Array.from({ length: 30 }, () => bulky)), /commit atomically/);
+    await assert.rejects(
+      ledger.appendEvents(
+        'toolarge',
+        Array.from({ length: 30 }, () => bulky),
+      ),
+      /commit atomically/,
+    );
     assert.equal((await linearChain('toolarge')).length, 1);
   });
 });
@@ -244,7 +277,10 @@ describe('Group commit over HTTP', () => {
     const events = Array.from({ length: 5 }, (_, n) => ({ entity_id: 'o', event: 'step', details: { n } }));
     const res = await call(stack.url, 'POST', '/api/v1/chains/ordered/events/batch', { events });
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.event_ids, [1, 2, 3, 4, 5].map((i) => `ordered_${i}_0`));
+    assert.deepEqual(
+      res.body.event_ids,
+      [1, 2, 3, 4, 5].map((i) => `ordered_${i}_0`),
+    );
     for (const [i, id] of res.body.event_ids.entries()) {
       const block = await call(stack.url, 'GET', `/api/v1/chains/ordered/blocks/${i + 1}`);
       assert.equal(block.body.events[0].event_id, id);

@@ -71,7 +71,10 @@ describe('Idempotency-Key on appends', () => {
     const before = (await call(stack.url, 'GET', '/api/v1/chains/retries/stats')).body.total_events;
     const answers = await Promise.all(Array.from({ length: 6 }, () => call(stack.url, 'POST', '/api/v1/chains/retries/events', event(40), headers)));
     const statuses = answers.map((a) => a.status);
-    assert.ok(statuses.every((s) => s === 200 || s === 409), statuses.join());
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 409),
+      statuses.join(),
+    );
     for (const refused of answers.filter((a) => a.status === 409)) assert.match(refused.body.detail, /still in progress/);
     assert.equal(new Set(answers.filter((a) => a.status === 200).map((a) => a.body.event_id)).size, 1);
     assert.equal((await call(stack.url, 'GET', '/api/v1/chains/retries/stats')).body.total_events - before, 1);

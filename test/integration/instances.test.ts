@@ -46,7 +46,11 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
     const started = performance.now();
     const answers = await Promise.all(Array.from({ length: 6 }, run));
     const elapsed = performance.now() - started;
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'past the limit, requests wait for an instance');
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 200, 200],
+      'past the limit, requests wait for an instance',
+    );
     // Six runs on at most 3 instances take at least two rounds of one run.
     assert.ok(elapsed >= 1.5 * single, `6 runs on 3 instances took ${Math.round(elapsed)} ms; one alone ${Math.round(single)} ms`);
     const after = await metric(pooled, 'lambda_cold_starts_total');
@@ -60,7 +64,10 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
     const events = await Promise.all(
       Array.from({ length: 3 }, (_, i) => call(pooled.url, 'POST', '/api/v1/chains/apart/events', { entity_id: `e${i}`, event_type: 'apart' })),
     );
-    assert.deepEqual(events.map((e) => e.status), [200, 200, 200]);
+    assert.deepEqual(
+      events.map((e) => e.status),
+      [200, 200, 200],
+    );
     assert.equal((await metric(pooled, 'ledger_append_commits_total')) - commits, 3);
   });
 

@@ -34,7 +34,13 @@ describe('Local journal of acknowledged transactions', () => {
     const options = { region: 'us-east-1', endpoint: storage.endpoint };
     const client = createDynamoClient(options);
     const put = (pk: string, extra: Record<string, unknown> = {}) =>
-      client.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 'ledger', Item: { pk, sk: 'X', data: Buffer.from([1, 2, 3]), ...extra }, ConditionExpression: 'attribute_not_exists(pk)' } }] }));
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: 'ledger', Item: { pk, sk: 'X', data: Buffer.from([1, 2, 3]), ...extra }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
     await put('J#kept');
     await put('J#lost', { note: 'acknowledged, then lost' });
     const files = readdirSync(dir);
@@ -47,7 +53,7 @@ describe('Local journal of acknowledged transactions', () => {
     assert.deepEqual(report, { entries: 2, replayed: 1, failed: 0 });
     const back = (await client.send(new GetCommand({ TableName: 'ledger', Key: { pk: 'J#lost', sk: 'X' }, ConsistentRead: true }))).Item;
     assert.equal(back?.note, 'acknowledged, then lost');
-    assert.deepEqual([...(back?.data as Uint8Array)], [1, 2, 3], 'binary values survive the journal');
+    assert.deepEqual([...(back!.data as Uint8Array)], [1, 2, 3], 'binary values survive the journal');
     assert.deepEqual(readdirSync(dir), [], 'the journal is cleared once replayed');
     assert.deepEqual(await replayJournal(dir, createDynamoBaseClient(options)), { entries: 0, replayed: 0, failed: 0 });
   });

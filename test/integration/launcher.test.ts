@@ -72,7 +72,10 @@ describe('The local launcher (npm start)', () => {
     while (isAlive(jvm) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
     removeDir(dir);
     assert.ok(!isAlive(jvm), 'DynamoDB Local outlived npm start');
-    const refused = await fetch(`http://127.0.0.1:${port}/api/ledger/health`).then(() => false, () => true);
+    const refused = await fetch(`http://127.0.0.1:${port}/api/ledger/health`).then(
+      () => false,
+      () => true,
+    );
     assert.ok(refused, 'the gateway outlived npm start');
   });
 });

@@ -82,10 +82,7 @@ describe('Ledger group over HTTP, both prefixes', () => {
     });
     assert.equal(first.status, 200);
     assertEdgeHeaders(first.headers);
-    assert.deepEqual(
-      { success: first.body.success, event_id: first.body.event_id },
-      { success: true, event_id: 'orders_1_0' },
-    );
+    assert.deepEqual({ success: first.body.success, event_id: first.body.event_id }, { success: true, event_id: 'orders_1_0' });
     assert.equal(typeof first.body.message, 'string');
 
     // The spec's off-chain example spells the type `event`.
@@ -122,7 +119,10 @@ describe('Ledger group over HTTP, both prefixes', () => {
     assert.equal(res.body.limit, 10);
     assert.equal(res.body.offset, 0);
     const blocks = res.body.blocks;
-    assert.deepEqual(blocks.map((b: any) => b.index), [0, 1, 2, 3]);
+    assert.deepEqual(
+      blocks.map((b: any) => b.index),
+      [0, 1, 2, 3],
+    );
     assert.equal(blocks[0].previous_hash, ZERO_HASH);
     assert.deepEqual(blocks[0].events, []);
     for (let i = 0; i < blocks.length; i += 1) {
@@ -134,10 +134,16 @@ describe('Ledger group over HTTP, both prefixes', () => {
       }
     }
     const page = await call(base, 'GET', '/api/v1/chains/orders/blocks?limit=2&offset=1');
-    assert.deepEqual(page.body.blocks.map((b: any) => b.index), [1, 2]);
+    assert.deepEqual(
+      page.body.blocks.map((b: any) => b.index),
+      [1, 2],
+    );
     assert.equal(page.body.total, 4);
     const desc = await call(base, 'GET', '/api/v1/chains/orders/blocks?limit=2&order=desc');
-    assert.deepEqual(desc.body.blocks.map((b: any) => b.index), [3, 2]);
+    assert.deepEqual(
+      desc.body.blocks.map((b: any) => b.index),
+      [3, 2],
+    );
     const past = await call(base, 'GET', '/api/v1/chains/orders/blocks?offset=50');
     assert.equal(past.status, 200);
     assert.deepEqual(past.body.blocks, []);
@@ -236,13 +242,19 @@ describe('Ledger group over HTTP, both prefixes', () => {
       ['orders_1_0', 'orders_2_0', 'returns_1_0', 'orders_4_0'],
     );
     const times = res.body.events.map((e: any) => e.timestamp);
-    assert.deepEqual([...times].sort((a, b) => a - b), times);
+    assert.deepEqual(
+      [...times].sort((a, b) => a - b),
+      times,
+    );
   });
 
   it('traces within one chain when chain_name is given', async () => {
     const res = await call(base, 'GET', '/api/v1/entities/pkg-17/trace?chain_name=returns');
     assert.deepEqual(res.body.chains, ['returns']);
-    assert.deepEqual(res.body.events.map((e: any) => e.event_id), ['returns_1_0']);
+    assert.deepEqual(
+      res.body.events.map((e: any) => e.event_id),
+      ['returns_1_0'],
+    );
   });
 
   it('answers an empty trace for an entity never seen, and 404 for an unknown chain filter', async () => {

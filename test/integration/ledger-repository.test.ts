@@ -22,13 +22,28 @@ function chain(name: string): { head: ChainHead; genesis: Block } {
   const genesis = sealBlock({ index: 0, chain_name: name, timestamp: 1, previous_hash: ZERO_HASH, events: [] });
   return {
     genesis,
-    head: { chainName: name, kind: 'sub', headIndex: 0, headHash: genesis.hash, eventCount: 0, proofCount: 0, lastProofHeadIndex: null, lastProofId: null, createdAt: 1, frontier: extendTree([], 0, [genesis.hash]).frontier },
+    head: {
+      chainName: name,
+      kind: 'sub',
+      headIndex: 0,
+      headHash: genesis.hash,
+      eventCount: 0,
+      proofCount: 0,
+      lastProofHeadIndex: null,
+      lastProofId: null,
+      createdAt: 1,
+      frontier: extendTree([], 0, [genesis.hash]).frontier,
+    },
   };
 }
 
 /** A commit of `blocks` after `previous`, with the tree data the appender would give it. */
 function commitOf(chainName: string, expectedHeadIndex: number, blocks: Block[], writerId: string, nowMs: number, frontierBefore: string[]) {
-  const tree = extendTree(frontierBefore, expectedHeadIndex + 1, blocks.map((b) => b.hash));
+  const tree = extendTree(
+    frontierBefore,
+    expectedHeadIndex + 1,
+    blocks.map((b) => b.hash),
+  );
   return { chainName, expectedHeadIndex, blocks, writerId, nowMs, treeNodes: tree.treeNodes, frontier: tree.frontier };
 }
 
@@ -107,17 +122,37 @@ describe('Class: LedgerRepository (connected)', () => {
     const now = Date.now();
     const refs = [0, 1, 2].map((i) => ({ shard: i % 2, sk: pendingSk(now + i, `w${i}`) }));
     for (const ref of refs) await repo.putPending('zeta', { ref, drafts: `[${ref.shard}]` }, Math.floor(now / 1000) + 60);
-    assert.deepEqual((await repo.listPending('zeta', 2, 10)).map((p) => p.ref), refs, 'oldest first across shards');
+    assert.deepEqual(
+      (await repo.listPending('zeta', 2, 10)).map((p) => p.ref),
+      refs,
+      'oldest first across shards',
+    );
     assert.equal(await repo.withdrawPending('zeta', refs[2]!), true);
     const blocks = next(c.genesis, 2);
-    const receipt = (i: number) => ({ status: 'sealed' as const, firstIndex: i + 1, previousHash: blocks[i]!.previous_hash, timestamp: 1, lastHash: blocks[i]!.hash });
-    const commit = { ...commitOf('zeta', 0, blocks, 'w', now, c.head.frontier!), seals: [{ ref: refs[0]!, receipt: receipt(0) }, { ref: refs[1]!, receipt: receipt(1) }] };
+    const receipt = (i: number) => ({
+      status: 'sealed' as const,
+      firstIndex: i + 1,
+      previousHash: blocks[i]!.previous_hash,
+      timestamp: 1,
+      lastHash: blocks[i]!.hash,
+    });
+    const commit = {
+      ...commitOf('zeta', 0, blocks, 'w', now, c.head.frontier!),
+      seals: [
+        { ref: refs[0]!, receipt: receipt(0) },
+        { ref: refs[1]!, receipt: receipt(1) },
+      ],
+    };
     assert.equal((await repo.commitBlocks(commit)).status, 'committed');
     assert.deepEqual(await repo.getReceipt('zeta', refs[1]!), receipt(1));
     assert.deepEqual(await repo.listPending('zeta', 2, 10), []);
     assert.equal(await repo.withdrawPending('zeta', refs[0]!), false, 'a sealed append cannot be withdrawn');
     // Sealing it again (a second leader with a stale read) fails and commits nothing.
-    const frontier = extendTree(c.head.frontier!, 1, blocks.map((b) => b.hash)).frontier;
+    const frontier = extendTree(
+      c.head.frontier!,
+      1,
+      blocks.map((b) => b.hash),
+    ).frontier;
     const again = await repo.commitBlocks({ ...commitOf('zeta', 2, next(blocks[1]!), 'w', now, frontier), seals: [{ ref: refs[0]!, receipt: receipt(0) }] });
     assert.deepEqual(again, { status: 'pending-gone', sealPosition: 0 });
     assert.equal((await repo.getHead('zeta'))?.headIndex, 2);
@@ -132,19 +167,34 @@ describe('Class: LedgerRepository (connected)', () => {
     const all = [c.genesis];
     for (let head = 0; head < 297; head += 99) {
       const blocks = next(previous, 99);
-      const tree = extendTree(frontier, head + 1, blocks.map((b) => b.hash));
+      const tree = extendTree(
+        frontier,
+        head + 1,
+        blocks.map((b) => b.hash),
+      );
       assert.equal((await repo.commitBlocks({ ...commitOf('eta', head, blocks, 'w', Date.now(), frontier) })).status, 'committed');
       frontier = tree.frontier;
       previous = blocks[blocks.length - 1]!;
       all.push(...blocks);
     }
-    assert.deepEqual((await repo.getBlockRange('eta', 100, 280, false)).map((b) => b.index), Array.from({ length: 181 }, (_, i) => 100 + i));
-    assert.deepEqual((await repo.getBlockRange('eta', 120, 140, true)).map((b) => b.index), Array.from({ length: 21 }, (_, i) => 140 - i));
-    assert.deepEqual(await repo.listBlockHashes('eta', 297), all.map((b) => b.hash));
+    assert.deepEqual(
+      (await repo.getBlockRange('eta', 100, 280, false)).map((b) => b.index),
+      Array.from({ length: 181 }, (_, i) => 100 + i),
+    );
+    assert.deepEqual(
+      (await repo.getBlockRange('eta', 120, 140, true)).map((b) => b.index),
+      Array.from({ length: 21 }, (_, i) => 140 - i),
+    );
+    assert.deepEqual(
+      await repo.listBlockHashes('eta', 297),
+      all.map((b) => b.hash),
+    );
     assert.equal((await repo.getBlock('eta', 200))?.hash, all[200]!.hash);
     // The head keeps the frontier packed (binary), so that every commit rewrites under 1 KB of it.
     assert.deepEqual((await repo.getHead('eta'))!.frontier, frontier);
-    const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }));
+    const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(
+      new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }),
+    );
     assert.ok(raw.Item?.frontier?.B, 'binary');
     assert.ok(itemSize(raw.Item!) < 1024, `head item ${itemSize(raw.Item!)} bytes`);
   });
@@ -154,8 +204,14 @@ describe('Class: LedgerRepository (connected)', () => {
     await repo.createChains([c]);
     const blocks = next(c.genesis, 5);
     await repo.commitBlocks(commitOf('epsilon', 0, blocks, 'a', Date.now(), c.head.frontier!));
-    assert.deepEqual((await repo.getBlockRange('epsilon', 2, 4, false)).map((b) => b.index), [2, 3, 4]);
-    assert.deepEqual((await repo.getBlockRange('epsilon', 2, 4, true)).map((b) => b.index), [4, 3, 2]);
+    assert.deepEqual(
+      (await repo.getBlockRange('epsilon', 2, 4, false)).map((b) => b.index),
+      [2, 3, 4],
+    );
+    assert.deepEqual(
+      (await repo.getBlockRange('epsilon', 2, 4, true)).map((b) => b.index),
+      [4, 3, 2],
+    );
     assert.equal((await repo.findBlockByHash('epsilon', blocks[2]!.hash))?.index, 3);
     assert.equal(await repo.findBlockByHash('alpha', blocks[2]!.hash), undefined);
     assert.equal((await repo.listBlockHashes('epsilon', 5)).length, 6);

@@ -26,7 +26,11 @@ async function scrape(url: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${url}/metrics`, { headers });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-  const families = parsePrometheusTextFormat(await res.text()) as { name: string; type: string; metrics: { value?: string; labels?: Record<string, string>; buckets?: Record<string, string>; count?: string; sum?: string }[] }[];
+  const families = parsePrometheusTextFormat(await res.text()) as {
+    name: string;
+    type: string;
+    metrics: { value?: string; labels?: Record<string, string>; buckets?: Record<string, string>; count?: string; sum?: string }[];
+  }[];
   const byName = new Map(families.map((f) => [f.name, f]));
   return {
     byName,

@@ -35,7 +35,11 @@ async function createOldTable(name: string): Promise<void> {
   await admin.send(
     new CreateTableCommand({
       ...current,
-      AttributeDefinitions: [...current.AttributeDefinitions!, { AttributeName: 'gsi_chains_pk', AttributeType: 'S' }, { AttributeName: 'gsi_chains_sk', AttributeType: 'S' }],
+      AttributeDefinitions: [
+        ...current.AttributeDefinitions!,
+        { AttributeName: 'gsi_chains_pk', AttributeType: 'S' },
+        { AttributeName: 'gsi_chains_sk', AttributeType: 'S' },
+      ],
       GlobalSecondaryIndexes: [
         ...current.GlobalSecondaryIndexes!,
         {
@@ -77,13 +81,31 @@ async function oldChain(table: string, name: string, kind: 'main' | 'sub'): Prom
   await client.send(
     new PutCommand({
       TableName: table,
-      Item: { pk: chainPk(name), sk: blockSk(0), chain_name: name, index: 0, hash: genesis.hash, previous_hash: ZERO_HASH, timestamp: genesis.timestamp, event_count: 0, block_json: canonicalJson(genesis), gsi_hash: genesis.hash },
+      Item: {
+        pk: chainPk(name),
+        sk: blockSk(0),
+        chain_name: name,
+        index: 0,
+        hash: genesis.hash,
+        previous_hash: ZERO_HASH,
+        timestamp: genesis.timestamp,
+        event_count: 0,
+        block_json: canonicalJson(genesis),
+        gsi_hash: genesis.hash,
+      },
     }),
   );
 }
 
 async function inOldIndex(table: string): Promise<number> {
-  const out = await client.send(new QueryCommand({ TableName: table, IndexName: LEDGER_INDEXES.chains, KeyConditionExpression: 'gsi_chains_pk = :p', ExpressionAttributeValues: { ':p': 'CHAINS' } }));
+  const out = await client.send(
+    new QueryCommand({
+      TableName: table,
+      IndexName: LEDGER_INDEXES.chains,
+      KeyConditionExpression: 'gsi_chains_pk = :p',
+      ExpressionAttributeValues: { ':p': 'CHAINS' },
+    }),
+  );
   return out.Items?.length ?? 0;
 }
 
@@ -101,25 +123,64 @@ after(async () => {
 describe('Migrating a ledger table written by an earlier version', () => {
   it('moves the chain list out of the per-append index, once, and the chains work as before', async () => {
     await createOldTable('old_ledger');
-    for (const [name, kind] of [['main', 'main'], ['orders', 'sub'], ['audit', 'sub']] as const) await oldChain('old_ledger', name, kind);
+    for (const [name, kind] of [
+      ['main', 'main'],
+      ['orders', 'sub'],
+      ['audit', 'sub'],
+    ] as const)
+      await oldChain('old_ledger', name, kind);
     const repository = createLedgerRepository({ client, tableName: 'old_ledger' });
     assert.deepEqual(await repository.listHeads(), [], 'unmigrated, the new layout sees no list');
 
     assert.deepEqual(await migrateLedgerTable(admin, client, 'old_ledger'), [{ name: 'chain-list', migrated: 3 }]);
-    assert.deepEqual((await repository.listHeads()).map((h) => h.chainName), ['main', 'audit', 'orders'], 'Main Chain first, then by name');
+    assert.deepEqual(
+      (await repository.listHeads()).map((h) => h.chainName),
+      ['main', 'audit', 'orders'],
+      'Main Chain first, then by name',
+    );
     assert.equal(await repository.countSubChains(), 2);
     assert.equal(await inOldIndex('old_ledger'), 0, 'no head is in the old index any more');
 
     // Appends and new chains go on, and never land in the old index.
     const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 25 }) });
-    await ledger.appendEvent('orders', { entity_id: 'e', event_type: 't', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false });
+    await ledger.appendEvent('orders', {
+      entity_id: 'e',
+      event_type: 't',
+      details: {},
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      is_offchain: false,
+    });
     await ledger.createSubChain('fresh');
-    assert.deepEqual((await ledger.listChains()).map((c) => [c.name, c.block_count]), [['main', 1], ['audit', 1], ['fresh', 1], ['orders', 2]]);
+    assert.deepEqual(
+      (await ledger.listChains()).map((c) => [c.name, c.block_count]),
+      [
+        ['main', 1],
+        ['audit', 1],
+        ['fresh', 1],
+        ['orders', 2],
+      ],
+    );
     // A chain of the earlier version keeps its blocks in one partition; a new one spreads them. Both read back.
     assert.equal((await ledger.getBlock('orders', { kind: 'index', index: 1 })).events[0]?.entity_id, 'e');
     assert.equal((await repository.getBlockRange('orders', 0, 1, false)).length, 2);
-    await ledger.appendEvents('fresh', Array.from({ length: 20 }, (_, n) => ({ entity_id: `f${n}`, event_type: 't', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false })));
-    assert.deepEqual((await repository.getBlockRange('fresh', 0, 20, true)).map((b) => b.index), Array.from({ length: 21 }, (_, i) => 20 - i));
+    await ledger.appendEvents(
+      'fresh',
+      Array.from({ length: 20 }, (_, n) => ({
+        entity_id: `f${n}`,
+        event_type: 't',
+        details: {},
+        details_cid: null,
+        details_nonce: null,
+        details_metadata: null,
+        is_offchain: false,
+      })),
+    );
+    assert.deepEqual(
+      (await repository.getBlockRange('fresh', 0, 20, true)).map((b) => b.index),
+      Array.from({ length: 21 }, (_, i) => 20 - i),
+    );
     assert.equal((await repository.listBlockHashes('fresh', 20)).length, 21);
     assert.equal(await inOldIndex('old_ledger'), 0);
 
@@ -145,6 +206,9 @@ describe('Migrating a ledger table written by an earlier version', () => {
     assert.match(first.out, /chain-list: 2 item\(s\) migrated/);
     assert.match(run().out, /chain-list: nothing to do/);
     const repository = createLedgerRepository({ client, tableName: 'cli_ledger' });
-    assert.deepEqual((await repository.listHeads()).map((h) => h.chainName), ['main', 'shipments']);
+    assert.deepEqual(
+      (await repository.listHeads()).map((h) => h.chainName),
+      ['main', 'shipments'],
+    );
   });
 });

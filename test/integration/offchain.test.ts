@@ -114,7 +114,10 @@ describe('Off-chain payloads on the local stack', () => {
     await call(base, 'POST', '/chains/docs/events', { entity_id: 'mixed', event_type: 'small', details: { a: 1 } });
     const { details } = await appendLarge(70_000, 'mixed');
     const trace = await call(base, 'GET', '/entities/mixed/trace?resolve_cid=true');
-    assert.deepEqual(trace.body.events.map((e: any) => e.details.a ?? e.details.marker), [1, details.marker]);
+    assert.deepEqual(
+      trace.body.events.map((e: any) => e.details.a ?? e.details.marker),
+      [1, details.marker],
+    );
     const page = await call(base, 'GET', '/chains/docs/blocks?resolve_cid=true&order=desc&limit=2');
     assert.equal(page.body.blocks[0].events[0].details.marker, details.marker);
     const plain = await call(base, 'GET', '/entities/mixed/trace');
@@ -135,7 +138,12 @@ describe('Off-chain payloads on the local stack', () => {
     assert.match(up.body.cid, /^Qm/);
     assert.match(up.body.nonce, /^[0-9a-f]{24}$/);
     assert.equal(up.body.size, Buffer.byteLength(JSON.stringify(data)));
-    const ev = await call(base, 'POST', '/chains/docs/events', { entity_id: 'inv-7', event: 'invoiced', details_cid: up.body.cid, details_nonce: up.body.nonce });
+    const ev = await call(base, 'POST', '/chains/docs/events', {
+      entity_id: 'inv-7',
+      event: 'invoiced',
+      details_cid: up.body.cid,
+      details_nonce: up.body.nonce,
+    });
     assert.equal(ev.status, 200, ev.text);
     const trace = await call(base, 'GET', '/entities/inv-7/trace?resolve_cid=true');
     assert.deepEqual(trace.body.events[0].details, data);
@@ -143,7 +151,12 @@ describe('Off-chain payloads on the local stack', () => {
   });
 
   it('answers 422 to a made-up CID, a wrong nonce, or a CID without its nonce', async () => {
-    const made = await call(base, 'POST', '/chains/docs/events', { entity_id: 'x', event_type: 't', details_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X', details_nonce: '0'.repeat(24) });
+    const made = await call(base, 'POST', '/chains/docs/events', {
+      entity_id: 'x',
+      event_type: 't',
+      details_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X',
+      details_nonce: '0'.repeat(24),
+    });
     assert.equal(made.status, 422, made.text);
     assert.match(made.body.detail, /cannot be fetched and decrypted/);
     const up = await call(base, 'POST', '/offchain', { data: { a: 1 } });

@@ -90,8 +90,14 @@ describe('WebSocket pushes (/ws)', () => {
     const blocks = await orders.waitFor((m) => m.type === 'block_added', 20, 2_000);
     const events = await orders.waitFor((m) => m.type === 'event', 20, Math.max(1, 2_000 - (Date.now() - posted)));
     assert.ok(Date.now() - posted <= 2_000, `took ${Date.now() - posted} ms`);
-    assert.deepEqual(blocks.map((m) => m.block.index), Array.from({ length: 20 }, (_, i) => i + 1));
-    assert.deepEqual(events.map((m) => m.event.block_index), Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.deepEqual(
+      blocks.map((m) => m.block.index),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      events.map((m) => m.event.block_index),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     const stored = (await call(base, 'GET', '/chains/orders/blocks/7')).body;
     assert.deepEqual(blocks[6], {
       type: 'block_added',
@@ -103,7 +109,11 @@ describe('WebSocket pushes (/ws)', () => {
     const order = orders.messages.filter((m) => m.type !== 'subscribed').map((m) => `${m.type}:${m.block?.index ?? m.event?.block_index}`);
     assert.deepEqual(order.slice(0, 4), ['block_added:1', 'event:1', 'block_added:2', 'event:2']);
     await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(returns.messages.filter((m) => m.chain === 'orders' || m.type === 'event'), [], "a 'returns' subscriber got 'orders' messages");
+    assert.deepEqual(
+      returns.messages.filter((m) => m.chain === 'orders' || m.type === 'event'),
+      [],
+      "a 'returns' subscriber got 'orders' messages",
+    );
   });
 
   it('gives an event-type subscriber only that type, and `*` everything, Main Chain anchors included', async () => {
@@ -114,10 +124,16 @@ describe('WebSocket pushes (/ws)', () => {
     await post('audit', 'a-1', 'delivered');
     await call(base, 'POST', '/chains/returns/submit-proof');
     const typed = await shipped.waitFor((m) => m.type === 'event', 2);
-    assert.deepEqual(typed.map((m) => [m.chain, m.event.event_type]).sort(), [['audit', 'delivered'], ['returns', 'delivered']]);
+    assert.deepEqual(typed.map((m) => [m.chain, m.event.event_type]).sort(), [
+      ['audit', 'delivered'],
+      ['returns', 'delivered'],
+    ]);
     assert.ok(!shipped.messages.some((m) => m.type === 'block_added'), 'a type subscriber gets events, not blocks');
     const all = await everything.waitFor((m) => m.type === 'event', 4);
-    assert.ok(all.some((m) => m.chain === 'main' && m.event.event_type === 'sub_chain_proof'), 'the anchor reached `*`');
+    assert.ok(
+      all.some((m) => m.chain === 'main' && m.event.event_type === 'sub_chain_proof'),
+      'the anchor reached `*`',
+    );
     assert.ok(everything.messages.some((m) => m.type === 'block_added' && m.chain === 'main'));
   });
 
@@ -161,7 +177,10 @@ describe('WebSocket pushes (/ws)', () => {
     }
     for (const c of clients) {
       await c.waitFor((m) => m.type === 'pong', 1);
-      assert.deepEqual(c.messages.map((m) => m.type), ['subscribed', 'unsubscribed', 'pong']);
+      assert.deepEqual(
+        c.messages.map((m) => m.type),
+        ['subscribed', 'unsubscribed', 'pong'],
+      );
     }
     await post('returns', 'r-1', 'received');
     await new Promise((r) => setTimeout(r, 800));
@@ -182,7 +201,10 @@ describe('WebSocket pushes (/ws)', () => {
     const flood = await open();
     for (let i = 0; i < 40; i += 1) flood.socket.send(JSON.stringify({ type: 'ping' }));
     const replies = await flood.waitFor(() => true, 40, 10_000);
-    assert.ok(replies.some((m) => m.type === 'error' && /Too many messages/.test(m.detail)), 'some refused');
+    assert.ok(
+      replies.some((m) => m.type === 'error' && /Too many messages/.test(m.detail)),
+      'some refused',
+    );
     assert.ok(replies.filter((m) => m.type === 'pong').length >= 20, 'the first 20 of the second answered');
     assert.equal(flood.socket.readyState, WebSocket.OPEN);
   });
@@ -214,7 +236,9 @@ describe('WebSocket pushes (/ws)', () => {
     const deadline = Date.now() + 2_000;
     let left = 1;
     while (left > 0 && Date.now() < deadline) {
-      const out = await ddb.send(new QueryCommand({ TableName: 'connections', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `CONN#${ghost}` } } }));
+      const out = await ddb.send(
+        new QueryCommand({ TableName: 'connections', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `CONN#${ghost}` } } }),
+      );
       left = out.Count ?? 0;
       if (left > 0) await new Promise((r) => setTimeout(r, 100));
     }

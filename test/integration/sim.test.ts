@@ -51,7 +51,8 @@ const simOptions = (out: string) => ({
   timeoutMs: 120_000,
 });
 
-const functionId = (template: any, prefix: string) => Object.keys(template.Resources).find((id) => id.startsWith(prefix) && template.Resources[id].Type === 'AWS::Lambda::Function')!;
+const functionId = (template: any, prefix: string) =>
+  Object.keys(template.Resources).find((id) => id.startsWith(prefix) && template.Resources[id].Type === 'AWS::Lambda::Function')!;
 
 before(async () => {
   ensureAssembly(assembly);
@@ -65,19 +66,23 @@ after(async () => {
 
 describe('npm run sim: the synthesized template, served', () => {
   it('passes the smoke test: every group, WebSocket pushes from the stream mapping, GraphQL, off-chain, tlog', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/smoke/run.ts', '--url', sim!.url, '--api-key', ADMIN], { timeout: 300_000 }).catch((error) => {
-      throw new Error(`smoke failed against the sim:\n${error.stdout}\n${error.stderr}`);
-    });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/smoke/run.ts', '--url', sim!.url, '--api-key', ADMIN], { timeout: 300_000 }).catch(
+      (error) => {
+        throw new Error(`smoke failed against the sim:\n${error.stdout}\n${error.stderr}`);
+      },
+    );
     assert.match(stdout, /\d+ passed, 0 failed/);
   });
 
   it('runs the bundles of the assembly with its environment: data lands in the tables the template names', async () => {
     const created = await call(sim!.url, 'POST', '/api/v1/chains/sim-check/create', undefined, { 'X-API-Key': ADMIN });
     assert.equal(created.status, 201, created.text);
-    const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
     const head = await client.send(new GetCommand({ TableName: `${STACK}-ledger`, Key: { pk: 'CHAIN#sim-check', sk: 'HEAD' } }));
     client.destroy();
-    assert.ok(head.Item, 'the chain head is in the template\'s table, not in a table of the local defaults');
+    assert.ok(head.Item, "the chain head is in the template's table, not in a table of the local defaults");
     assert.match(sim!.output(), /Functions: 9 from .*sim-assembly-/);
     // The documented mapping: the WebSocket stage's URL the template gives the docs function is this server's /ws.
     const config = await call(sim!.url, 'GET', '/explorer/config.json');
@@ -121,7 +126,7 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     assert.equal(mutation.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', mutation.text);
   });
 
-  it('tlog: Go\'s x/mod/sumdb audits a chain the deployed tlog function serves', async () => {
+  it("tlog: Go's x/mod/sumdb audits a chain the deployed tlog function serves", async () => {
     const checker = await buildTlogCheck();
     const { code, result, stderr } = await runTlogCheck(checker, ['-url', sim!.url, '-chain', 'sim-batch', '-api-key', ADMIN]);
     assert.equal(code, 0, stderr);
@@ -150,19 +155,25 @@ describe('npm run sim: a template altered', () => {
       vars.SVC_LEDGER_TABLE_NAME = vars.SVC_LEDGER_TABLE;
       delete vars.SVC_LEDGER_TABLE;
     });
-    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-env'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, { script: 'infra/sim/main.ts', args: ['--out', out, '--no-synth'] });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-env'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, {
+      script: 'infra/sim/main.ts',
+      args: ['--out', out, '--no-synth'],
+    });
     assert.equal(code, 1, output);
     assert.match(output, new RegExp(`Cannot start the sim: ${ledger}: environment: SVC_LEDGER_TABLE_NAME is not a setting of the service`));
   });
 
-  it('refuses to start when a function\'s bundle was deleted, naming the function and the file', async () => {
+  it("refuses to start when a function's bundle was deleted, naming the function and the file", async () => {
     let tlog = '';
     const out = alteredAssembly((template, dir) => {
       tlog = functionId(template, 'TlogFunction');
       const key = template.Resources[tlog].Properties.Code.S3Key as string;
       rmSync(join(dir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'));
     });
-    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-bundle'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, { script: 'infra/sim/main.ts', args: ['--out', out, '--no-synth'] });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-bundle'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, {
+      script: 'infra/sim/main.ts',
+      args: ['--out', out, '--no-synth'],
+    });
     assert.equal(code, 1, output);
     assert.match(output, new RegExp(`Cannot start the sim: ${tlog}: its bundle is missing: no index.mjs or index.js`));
   });
@@ -173,7 +184,10 @@ describe('npm run sim: a template altered', () => {
       integration = Object.keys(template.Resources).find((k) => template.Resources[k].Type === 'AWS::ApiGatewayV2::Integration' && k.includes('Tlog'))!;
       template.Resources[integration].Properties.IntegrationType = 'HTTP_PROXY';
     });
-    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-route'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, { script: 'infra/sim/main.ts', args: ['--out', out, '--no-synth'] });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-route'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, {
+      script: 'infra/sim/main.ts',
+      args: ['--out', out, '--no-synth'],
+    });
     assert.equal(code, 1, output);
     assert.match(output, new RegExp(`${integration}: is a HTTP_PROXY integration`));
   });

@@ -23,7 +23,11 @@ const CHAIN = 'audited';
 
 async function appendBlocks(count: number): Promise<void> {
   for (let done = 0; done < count; done += 99) {
-    const events = Array.from({ length: Math.min(99, count - done) }, (_, i) => ({ entity_id: `item-${done + i}`, event_type: 'recorded', details: { n: done + i } }));
+    const events = Array.from({ length: Math.min(99, count - done) }, (_, i) => ({
+      entity_id: `item-${done + i}`,
+      event_type: 'recorded',
+      details: { n: done + i },
+    }));
     const res = await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/events/batch`, { events });
     assert.equal(res.status, 200, res.text);
   }
@@ -78,13 +82,16 @@ describe('Go x/mod/sumdb audits a chain', () => {
     assert.match(stderr, /note\.Open/);
   });
 
-  it('refuses a checkpoint signed by another key under the node\'s key name', async () => {
+  it("refuses a checkpoint signed by another key under the node's key name", async () => {
     const vkey = (await text('/tlog/vkey')).body.trim();
     const name = vkey.split('+')[0]!;
     const { privateKey } = generateKeyPairSync('ed25519');
     const honest = (await text(`/tlog/${CHAIN}/checkpoint`)).body;
     const body = honest.slice(0, honest.indexOf('\n\n') + 1);
-    writeFileSync(join(dir, 'other-key.checkpoint'), signNote(body, name, publicKeyToHex(privateKey), (b) => sign(null, b, privateKey)));
+    writeFileSync(
+      join(dir, 'other-key.checkpoint'),
+      signNote(body, name, publicKeyToHex(privateKey), (b) => sign(null, b, privateKey)),
+    );
     const { code, stderr } = await runTlogCheck(checker, ['-url', stack.url, '-chain', CHAIN, '-checkpoint', join(dir, 'other-key.checkpoint')]);
     assert.equal(code, 1);
     assert.match(stderr, /note\.Open/);
@@ -127,12 +134,14 @@ describe('the tlog HTTP surface', () => {
     assert.equal(entries.body.length, 256 * 34);
     const block256 = (await call(stack.url, 'GET', `/api/v1/chains/${CHAIN}/blocks/256`)).body;
     assert.equal(entries.body.readUInt16BE(0), 32);
-    assert.equal(entries.body.subarray(2, 34).toString('hex'), block256.hash, 'entry 256 is block 256\'s hash');
+    assert.equal(entries.body.subarray(2, 34).toString('hex'), block256.hash, "entry 256 is block 256's hash");
   });
 
   it('keeps a full tile once computed (an item in the ledger table)', async () => {
     await bytes(`/tlog/${CHAIN}/tile/entries/000`);
-    const client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
     const item = await client.send(new GetCommand({ TableName: 'ledger', Key: { pk: `TILE#${CHAIN}#0`, sk: 'tile/entries/000' } }));
     assert.ok(item.Item, 'the full entry bundle is stored');
     assert.equal((item.Item.bytes as Uint8Array).length, 256 * 34);
@@ -140,12 +149,30 @@ describe('the tlog HTTP surface', () => {
   });
 
   it('answers 404 beyond the tree and for unknown chains, 400 for malformed paths and chain names', async () => {
-    for (const path of [`/tlog/${CHAIN}/tile/0/003`, `/tlog/${CHAIN}/tile/0/002.p/40`, `/tlog/${CHAIN}/tile/1/000`, `/tlog/${CHAIN}/tile/entries/005`, '/tlog/nope/checkpoint', '/tlog/nope/tile/0/000']) {
+    for (const path of [
+      `/tlog/${CHAIN}/tile/0/003`,
+      `/tlog/${CHAIN}/tile/0/002.p/40`,
+      `/tlog/${CHAIN}/tile/1/000`,
+      `/tlog/${CHAIN}/tile/entries/005`,
+      '/tlog/nope/checkpoint',
+      '/tlog/nope/tile/0/000',
+    ]) {
       const res = await call(stack.url, 'GET', path);
       assert.equal(res.status, 404, `${path}: ${res.text}`);
       assert.equal(typeof res.body.detail, 'string');
     }
-    for (const path of ['tile/0/1234', 'tile/-1/000', 'tile/0/000.p/0', 'tile/0/000.p/256', 'tile/0/%2E%2E/000', 'tile/0/..%2F..%2Fvkey', 'tile/00/000', 'tile/0/x000/001', 'tile/0/000.p/01', 'tile/entries/abc']) {
+    for (const path of [
+      'tile/0/1234',
+      'tile/-1/000',
+      'tile/0/000.p/0',
+      'tile/0/000.p/256',
+      'tile/0/%2E%2E/000',
+      'tile/0/..%2F..%2Fvkey',
+      'tile/00/000',
+      'tile/0/x000/001',
+      'tile/0/000.p/01',
+      'tile/entries/abc',
+    ]) {
       const res = await call(stack.url, 'GET', `/tlog/${CHAIN}/${path}`);
       assert.equal(res.status, 400, `${path}: ${res.text}`);
       assert.equal(typeof res.body.detail, 'string');

@@ -28,7 +28,10 @@ let repo: LedgerRepository;
 before(async () => {
   dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
   const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
-  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }));
+  await ensureTables(
+    createDynamoBaseClient(options),
+    allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }),
+  );
   const real = createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' });
   counted = { blockItemsRead: 0, hashListsRead: 0 };
   // Every read of block items, counted: the tree's nodes live on blocks.
@@ -55,7 +58,15 @@ before(async () => {
     const count = Math.min(2_000, BLOCKS - from);
     await Promise.all(
       Array.from({ length: count }, (_, i) =>
-        ledger.appendEvent('big', { entity_id: `e${from + i}`, event_type: 't', details: { n: from + i }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false }),
+        ledger.appendEvent('big', {
+          entity_id: `e${from + i}`,
+          event_type: 't',
+          details: { n: from + i },
+          details_cid: null,
+          details_nonce: null,
+          details_metadata: null,
+          is_offchain: false,
+        }),
       ),
     );
   }
@@ -91,7 +102,13 @@ describe(`A chain of ${BLOCKS} blocks`, () => {
       const proof = await proofs().inclusion('big', String(index));
       assert.ok(counted.blockItemsRead <= logBound(BLOCKS), `block ${index}: ${counted.blockItemsRead} items read`);
       assert.equal(proof.root, checkpoint.root);
-      verifyInclusion(index, BLOCKS, leafHash(Buffer.from(proof.block_hash, 'hex')), proof.proof.map((h) => Buffer.from(h, 'hex')), Buffer.from(checkpoint.root, 'hex'));
+      verifyInclusion(
+        index,
+        BLOCKS,
+        leafHash(Buffer.from(proof.block_hash, 'hex')),
+        proof.proof.map((h) => Buffer.from(h, 'hex')),
+        Buffer.from(checkpoint.root, 'hex'),
+      );
     }
   });
 
@@ -105,7 +122,13 @@ describe(`A chain of ${BLOCKS} blocks`, () => {
       counted.blockItemsRead = 0;
       const p = await proofs().consistency('big', first, second);
       assert.ok(counted.blockItemsRead <= logBound(BLOCKS) + 2, `${first}→${second}: ${counted.blockItemsRead} items read`);
-      verifyConsistency(first, second, p.proof.map((h) => Buffer.from(h, 'hex')), Buffer.from(p.first_root, 'hex'), Buffer.from(p.second_root, 'hex'));
+      verifyConsistency(
+        first,
+        second,
+        p.proof.map((h) => Buffer.from(h, 'hex')),
+        Buffer.from(p.first_root, 'hex'),
+        Buffer.from(p.second_root, 'hex'),
+      );
     }
   });
 

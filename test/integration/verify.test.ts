@@ -35,7 +35,10 @@ function ledgerVerify(...args: string[]): { code: number | null; out: string } {
 
 async function addEvents(chain: string, n: number): Promise<void> {
   for (let i = 0; i < n; i += 1) {
-    assert.equal((await call(base, 'POST', `/chains/${chain}/events`, { entity_id: `${chain}-e${i}`, event_type: 'step', details: { i, note: 'original text' } })).status, 200);
+    assert.equal(
+      (await call(base, 'POST', `/chains/${chain}/events`, { entity_id: `${chain}-e${i}`, event_type: 'step', details: { i, note: 'original text' } })).status,
+      200,
+    );
   }
 }
 
@@ -171,7 +174,7 @@ describe('Proofs a client can check', () => {
     assert.equal(main.code, 0, main.out);
   });
 
-  it('refuses a key that is not the node\'s', () => {
+  it("refuses a key that is not the node's", () => {
     const { code, out } = ledgerVerify('--chain', 'audit', '--public-key', 'ab'.repeat(32));
     assert.equal(code, 1);
     assert.match(out, /not the pinned/);
@@ -198,7 +201,10 @@ describe('Tampering directly in DynamoDB', () => {
     await addEvents('gappy', 6);
     await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: blockKey('gappy', 3) }));
     const report = (await call(base, 'GET', '/chains/gappy/verify')).body;
-    assert.deepEqual({ valid: report.valid, first: report.first_invalid_index, reason: report.reason }, { valid: false, first: 3, reason: 'block 3 is missing' });
+    assert.deepEqual(
+      { valid: report.valid, first: report.first_invalid_index, reason: report.reason },
+      { valid: false, first: 3, reason: 'block 3 is missing' },
+    );
     const { code, out } = ledgerVerify('--chain', 'gappy', '--public-key', publicKey);
     assert.equal(code, 1);
     assert.match(out, /block 3 of 'gappy' is missing/);
@@ -253,9 +259,7 @@ describe('Chains made before trees were kept', () => {
     // Strip the tree: the head's frontier and every block's nodes.
     await ddb.send(new UpdateItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#legacy' }, sk: { S: 'HEAD' } }, UpdateExpression: 'REMOVE frontier' }));
     for (let i = 0; i <= 9; i += 1) {
-      await ddb.send(
-        new UpdateItemCommand({ TableName: 'ledger', Key: blockKey('legacy', i), UpdateExpression: 'REMOVE tree_nodes' }),
-      );
+      await ddb.send(new UpdateItemCommand({ TableName: 'ledger', Key: blockKey('legacy', i), UpdateExpression: 'REMOVE tree_nodes' }));
     }
     const rebuilt = (await call(base, 'GET', '/chains/legacy/checkpoint')).body;
     assert.equal(rebuilt.root, before);

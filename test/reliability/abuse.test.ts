@@ -97,7 +97,12 @@ describe('Abuse', () => {
     const results: string[] = [];
     for (const [name, body] of bombs) {
       const started = performance.now();
-      const res = await fetch(`${stack.url}/graphql`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+      const res = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(20_000),
+      });
       const text = await res.text();
       const ms = Math.round(performance.now() - started);
       results.push(`${name} ${res.status} in ${ms} ms`);
@@ -119,7 +124,14 @@ describe('Abuse', () => {
         url: stack.url,
         connections: 8,
         duration: seconds,
-        requests: [{ method: 'POST', path: '/api/v1/chains/busy/events', headers: { ...admin, 'content-type': 'application/json' }, setupRequest: (q) => ({ ...q, body: JSON.stringify({ entity_id: `e${n++ % 16}`, event_type: 't' }) }) }],
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/chains/busy/events',
+            headers: { ...admin, 'content-type': 'application/json' },
+            setupRequest: (q) => ({ ...q, body: JSON.stringify({ entity_id: `e${n++ % 16}`, event_type: 't' }) }),
+          },
+        ],
       });
       assert.equal(r.non2xx, 0);
       return r['2xx'] / r.duration;
@@ -173,7 +185,12 @@ describe('Abuse', () => {
         payload: fc.oneof(
           fc.uint8Array({ maxLength: 300 }),
           fc.string({ maxLength: 200 }).map((s) => new Uint8Array(Buffer.from(s))),
-          fc.constantFrom(new Uint8Array([0xc2, 0x2a]), new Uint8Array([0xed, 0xa0, 0x80]), new Uint8Array([0xff, 0xfe]), new Uint8Array(Buffer.from('{"type":"subscribe","chain":"*"}'))),
+          fc.constantFrom(
+            new Uint8Array([0xc2, 0x2a]),
+            new Uint8Array([0xed, 0xa0, 0x80]),
+            new Uint8Array([0xff, 0xfe]),
+            new Uint8Array(Buffer.from('{"type":"subscribe","chain":"*"}')),
+          ),
         ),
         lie: fc.constantFrom('none', 'none', 'none', 'longer', 'huge', 'short'),
       })

@@ -20,7 +20,7 @@ let stack: Stack | undefined;
 /** A small seeded generator: the kill moments are random but a failure can be replayed. */
 const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 100_000);
 let state = SEED;
-const random = () => ((state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32);
+const random = () => (state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32;
 
 const startService = () => startStack({ dataDir: svcDir, env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint } });
 
@@ -221,7 +221,10 @@ describe('Crashes under load', () => {
       assert.equal(load.unexpected5xx - crashed, 0, 'no 5xx but the killed instances’ own');
       assert.equal(load.retryAfterMissing, 0);
       const resumed = load.firstOkAfter(lastKill);
-      assert.ok(resumed !== undefined && resumed - lastKill < 2_500, `appends resumed after the last kill (after ${resumed === undefined ? 'never' : `${resumed - lastKill} ms`})`);
+      assert.ok(
+        resumed !== undefined && resumed - lastKill < 2_500,
+        `appends resumed after the last kill (after ${resumed === undefined ? 'never' : `${resumed - lastKill} ms`})`,
+      );
     } finally {
       await pooled.stop();
       removeDir(pooled.dataDir);

@@ -68,15 +68,71 @@ const json = { 'content-type': 'application/json', 'x-api-key': ADMIN };
 const notAnObject = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.string(), fc.array(fc.jsonValue(), { maxLength: 5 }));
 /** An object whose every member is of the wrong kind for a string field (never `data`: POST /offchain takes any JSON there). */
 const wrongTypes = fc.dictionary(
-  fc.constantFrom('entity_id', 'event_type', 'event', 'details', 'details_cid', 'events', 'name', 'msp_id', 'cid', 'nonce', 'challenge', 'query', 'code', 'version', 'key', 'value', 'org_id', 'signature', 'channel_id', 'collection', 'function', 'args', 'url', 'peer_id'),
+  fc.constantFrom(
+    'entity_id',
+    'event_type',
+    'event',
+    'details',
+    'details_cid',
+    'events',
+    'name',
+    'msp_id',
+    'cid',
+    'nonce',
+    'challenge',
+    'query',
+    'code',
+    'version',
+    'key',
+    'value',
+    'org_id',
+    'signature',
+    'channel_id',
+    'collection',
+    'function',
+    'args',
+    'url',
+    'peer_id',
+  ),
   fc.oneof(fc.integer(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }), fc.boolean()),
   { minKeys: 1, maxKeys: 8 },
 );
 const loneSurrogate = fc.constantFrom('\\ud800', '\\udfff', 'a\\ud83d', '\\ude00b');
-const pathTrick = fc.constantFrom('../', '..%2f', '%2e%2e/', '%2e%2e%2f', '%00', '%', '%zz', '%C3%28', '//', '\\..\\', '%2F', ';', '%0d%0aX-Injected:%201', '.%00.', '~', '*', '..;/');
+const pathTrick = fc.constantFrom(
+  '../',
+  '..%2f',
+  '%2e%2e/',
+  '%2e%2e%2f',
+  '%00',
+  '%',
+  '%zz',
+  '%C3%28',
+  '//',
+  '\\..\\',
+  '%2F',
+  ';',
+  '%0d%0aX-Injected:%201',
+  '.%00.',
+  '~',
+  '*',
+  '..;/',
+);
 /** Per route with a query schema, values of its own parameters that the schema refuses. */
 const BAD_QUERIES: Record<string, string[]> = {
-  'GET /chains/{chain_name}/blocks': ['limit=abc', 'limit=-1', 'limit=0', 'limit=101', 'limit=1e999', 'offset=-5', 'offset=NaN', 'resolve_cid=maybe', 'order=sideways', 'limit=%C3%28', 'limit=1&limit=2', 'offset=%00'],
+  'GET /chains/{chain_name}/blocks': [
+    'limit=abc',
+    'limit=-1',
+    'limit=0',
+    'limit=101',
+    'limit=1e999',
+    'offset=-5',
+    'offset=NaN',
+    'resolve_cid=maybe',
+    'order=sideways',
+    'limit=%C3%28',
+    'limit=1&limit=2',
+    'offset=%00',
+  ],
   'GET /chains/{chain_name}/blocks/{index_or_hash}': ['resolve_cid=maybe', 'resolve_cid=', 'resolve_cid=%C3%28', 'resolve_cid=1&resolve_cid=0'],
   'GET /entities/{entity_id}/trace': ['resolve_cid=perhaps', 'chain_name=', 'chain_name=no-such-chain', 'resolve_cid=%00'],
   'GET /chains/{chain_name}/blocks/{index_or_hash}/proof': ['tree_size=0', 'tree_size=x', 'tree_size=-3', 'tree_size=1.5', 'tree_size=99999999'],
@@ -87,9 +143,15 @@ const queryRoutes = routes.filter((r) => hasQuery(r) && r.method === 'GET' && BA
 
 const attempt: fc.Arbitrary<Attempt> = fc.oneof(
   // Broken JSON where a body is read.
-  fc.record({ route: fc.constantFrom(...bodyRoutes), text: fc.oneof(fc.constantFrom('{', '{"a":', '[1,', '{"a" 1}', "{'a':1}", 'nul', '{"a":1}}', '\u0000', '{"a":1,}', 'NaN', '"unterminated'), fc.string({ minLength: 1 }).map((s) => `{${s}`)) }).map(
-    ({ route, text }) => ({ kind: 'broken JSON', method: route.method, path: fill(route.path), headers: json, body: Buffer.from(text) }),
-  ),
+  fc
+    .record({
+      route: fc.constantFrom(...bodyRoutes),
+      text: fc.oneof(
+        fc.constantFrom('{', '{"a":', '[1,', '{"a" 1}', "{'a':1}", 'nul', '{"a":1}}', '\u0000', '{"a":1,}', 'NaN', '"unterminated'),
+        fc.string({ minLength: 1 }).map((s) => `{${s}`),
+      ),
+    })
+    .map(({ route, text }) => ({ kind: 'broken JSON', method: route.method, path: fill(route.path), headers: json, body: Buffer.from(text) })),
   // Valid JSON of the wrong shape.
   fc.record({ route: fc.constantFrom(...bodyRoutes), value: fc.oneof(notAnObject, wrongTypes) }).map(({ route, value }) => ({
     kind: 'wrong types',
@@ -107,36 +169,62 @@ const attempt: fc.Arbitrary<Attempt> = fc.oneof(
     body: Buffer.from(`{"entity_id":"${'x'.repeat(size)}"}`),
   })),
   // Nested deeper than anything sane, within the size limit.
-  fc.record({ route: fc.constantFrom(...bodyRoutes), depth: fc.integer({ min: 2_000, max: MAX_BODY / 2 - 10 }), array: fc.boolean() }).map(({ route, depth, array }) => ({
-    kind: 'deep JSON',
-    method: route.method,
-    path: fill(route.path),
-    headers: json,
-    body: Buffer.from(array ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`),
-  })),
+  fc
+    .record({ route: fc.constantFrom(...bodyRoutes), depth: fc.integer({ min: 2_000, max: MAX_BODY / 2 - 10 }), array: fc.boolean() })
+    .map(({ route, depth, array }) => ({
+      kind: 'deep JSON',
+      method: route.method,
+      path: fill(route.path),
+      headers: json,
+      body: Buffer.from(array ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`),
+    })),
   // Bytes that are not UTF-8 inside an otherwise valid body.
-  fc.record({ route: fc.constantFrom(...bodyRoutes), bad: fc.constantFrom([0xc3, 0x28], [0xff], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xed, 0xa0, 0x80], [0xc0, 0xaf]) }).map(({ route, bad }) => ({
-    kind: 'invalid UTF-8',
-    method: route.method,
-    path: fill(route.path),
-    headers: json,
-    body: Buffer.concat([Buffer.from('{"entity_id":"'), Buffer.from(bad), Buffer.from('","event_type":"t","name":"n","data":1}')]),
-  })),
+  fc
+    .record({
+      route: fc.constantFrom(...bodyRoutes),
+      bad: fc.constantFrom([0xc3, 0x28], [0xff], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xed, 0xa0, 0x80], [0xc0, 0xaf]),
+    })
+    .map(({ route, bad }) => ({
+      kind: 'invalid UTF-8',
+      method: route.method,
+      path: fill(route.path),
+      headers: json,
+      body: Buffer.concat([Buffer.from('{"entity_id":"'), Buffer.from(bad), Buffer.from('","event_type":"t","name":"n","data":1}')]),
+    })),
   // Lone surrogates: JSON allows the escape, canonical JSON (and the contract) cannot carry it.
-  fc.record({ route: fc.constantFrom(...routes.filter((r) => r.relativeKey === 'POST /chains/{chain_name}/events' || r.relativeKey === 'POST /chains/{chain_name}/events/batch')), s: loneSurrogate }).map(({ route, s }) => ({
-    kind: 'odd unicode',
-    method: 'POST',
-    path: fill(route.path),
-    headers: json,
-    body: Buffer.from(route.relativeKey.endsWith('batch') ? `{"events":[{"entity_id":"${s}","event_type":"t"}]}` : `{"entity_id":"e","event_type":"t","details":{"k":"${s}"}}`),
-  })),
+  fc
+    .record({
+      route: fc.constantFrom(
+        ...routes.filter((r) => r.relativeKey === 'POST /chains/{chain_name}/events' || r.relativeKey === 'POST /chains/{chain_name}/events/batch'),
+      ),
+      s: loneSurrogate,
+    })
+    .map(({ route, s }) => ({
+      kind: 'odd unicode',
+      method: 'POST',
+      path: fill(route.path),
+      headers: json,
+      body: Buffer.from(
+        route.relativeKey.endsWith('batch')
+          ? `{"events":[{"entity_id":"${s}","event_type":"t"}]}`
+          : `{"entity_id":"e","event_type":"t","details":{"k":"${s}"}}`,
+      ),
+    })),
   // Odd unicode in names that must follow rules: creating such a chain is refused.
-  fc.record({ route: fc.constantFrom(...routes.filter((r) => r.relativeKey === 'POST /chains/{chain_name}/create')), name: fc.oneof(fc.constantFrom('\u202eevil', 'a\u200bb', 'ÅÄÖ', '😀', 'a b', '\u0000', 'x'.repeat(300), 'main', 'channel-x', '..'), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).map((s) => `${s}\u00a0`)) }).map(({ route, name }) => ({
-    kind: 'odd unicode',
-    method: 'POST',
-    path: fill(route.path, { chain_name: name }),
-    headers: { 'x-api-key': ADMIN },
-  })),
+  fc
+    .record({
+      route: fc.constantFrom(...routes.filter((r) => r.relativeKey === 'POST /chains/{chain_name}/create')),
+      name: fc.oneof(
+        fc.constantFrom('\u202eevil', 'a\u200bb', 'ÅÄÖ', '😀', 'a b', '\u0000', 'x'.repeat(300), 'main', 'channel-x', '..'),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).map((s) => `${s}\u00a0`),
+      ),
+    })
+    .map(({ route, name }) => ({
+      kind: 'odd unicode',
+      method: 'POST',
+      path: fill(route.path, { chain_name: name }),
+      headers: { 'x-api-key': ADMIN },
+    })),
   // Path tricks anywhere in a path.
   fc.record({ route: fc.constantFrom(...routes), trick: pathTrick, at: fc.nat() }).map(({ route, trick, at }) => {
     const parts = fill(route.path).split('/');
@@ -145,40 +233,63 @@ const attempt: fc.Arbitrary<Attempt> = fc.oneof(
     return { kind: 'path tricks', method: route.method, path: parts.join('/'), headers: json, body: route.method === 'POST' ? Buffer.from('{}') : undefined };
   }),
   // A method the path does not have.
-  fc.record({ route: fc.constantFrom(...routes), method: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'GET', 'POST', 'TRACE', 'PROPFIND') }).filter(({ route, method }) => !routes.some((r) => r.path === route.path && r.method === method)).map(({ route, method }) => ({
-    kind: 'wrong method',
-    method,
-    path: fill(route.path),
-    headers: { 'x-api-key': ADMIN },
-  })),
+  fc
+    .record({ route: fc.constantFrom(...routes), method: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'GET', 'POST', 'TRACE', 'PROPFIND') })
+    .filter(({ route, method }) => !routes.some((r) => r.path === route.path && r.method === method))
+    .map(({ route, method }) => ({
+      kind: 'wrong method',
+      method,
+      path: fill(route.path),
+      headers: { 'x-api-key': ADMIN },
+    })),
   // A body that is not JSON by its type.
-  fc.record({ route: fc.constantFrom(...bodyRoutes), type: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'image/png', 'application/jsonx', 'text/json') }).map(({ route, type }) => ({
-    kind: 'wrong content type',
-    method: route.method,
-    path: fill(route.path),
-    headers: { 'content-type': type, 'x-api-key': ADMIN },
-    body: Buffer.from('{"entity_id":"e","event_type":"t"}'),
-  })),
+  fc
+    .record({
+      route: fc.constantFrom(...bodyRoutes),
+      type: fc.constantFrom(
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/xml',
+        'image/png',
+        'application/jsonx',
+        'text/json',
+      ),
+    })
+    .map(({ route, type }) => ({
+      kind: 'wrong content type',
+      method: route.method,
+      path: fill(route.path),
+      headers: { 'content-type': type, 'x-api-key': ADMIN },
+      body: Buffer.from('{"entity_id":"e","event_type":"t"}'),
+    })),
   // Query values out of range or of the wrong kind.
   fc.record({ route: fc.constantFrom(...queryRoutes), pick: fc.nat() }).map(({ route, pick }) => {
     const options = BAD_QUERIES[route.relativeKey]!;
     return { kind: 'bad query', method: 'GET', path: `${fill(route.path)}?${options[pick % options.length]}`, headers: { 'x-api-key': ADMIN } };
   }),
   // Path parameters that cannot name anything.
-  fc.record({ route: fc.constantFrom(...routes.filter((r) => r.path.includes('{index_or_hash}') && r.method === 'GET')), value: fc.constantFrom('-1', 'abc', '1.5', 'f'.repeat(63), 'g'.repeat(64), '9'.repeat(40), '0x10') }).map(({ route, value }) => ({
-    kind: 'bad path value',
-    method: 'GET',
-    path: fill(route.path, { index_or_hash: value }),
-    headers: { 'x-api-key': ADMIN },
-  })),
+  fc
+    .record({
+      route: fc.constantFrom(...routes.filter((r) => r.path.includes('{index_or_hash}') && r.method === 'GET')),
+      value: fc.constantFrom('-1', 'abc', '1.5', 'f'.repeat(63), 'g'.repeat(64), '9'.repeat(40), '0x10'),
+    })
+    .map(({ route, value }) => ({
+      kind: 'bad path value',
+      method: 'GET',
+      path: fill(route.path, { index_or_hash: value }),
+      headers: { 'x-api-key': ADMIN },
+    })),
   // Two key headers: a valid one and a guess. Joined, they are no key at all.
-  fc.record({ route: fc.constantFrom(...guardedRoutes), other: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => /^[\x21-\x7e]+$/.test(s)) }).map(({ route, other }) => ({
-    kind: 'duplicated headers',
-    method: route.method,
-    path: fill(route.path),
-    headers: { 'content-type': 'application/json', 'x-api-key': [ADMIN, other] },
-    body: route.method === 'POST' ? Buffer.from('{}') : undefined,
-  })),
+  fc
+    .record({ route: fc.constantFrom(...guardedRoutes), other: fc.string({ minLength: 1, maxLength: 40 }).filter((s) => /^[\x21-\x7e]+$/.test(s)) })
+    .map(({ route, other }) => ({
+      kind: 'duplicated headers',
+      method: route.method,
+      path: fill(route.path),
+      headers: { 'content-type': 'application/json', 'x-api-key': [ADMIN, other] },
+      body: route.method === 'POST' ? Buffer.from('{}') : undefined,
+    })),
 );
 
 interface Outcome {
@@ -198,7 +309,12 @@ function send(a: Attempt): Promise<Outcome> {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), requestId: res.headers['x-request-id'] as string | undefined, ms: performance.now() - started }),
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            requestId: res.headers['x-request-id'] as string | undefined,
+            ms: performance.now() - started,
+          }),
         );
       },
     );

@@ -21,7 +21,10 @@ const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-re
 });
 
 const rows: Figures[] = existsSync(FIGURES_FILE)
-  ? readFileSync(FIGURES_FILE, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Figures)
+  ? readFileSync(FIGURES_FILE, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Figures)
   : [];
 const headers = ['area', 'what', 'held / injected / tried', 'lost', 'forks', '5xx*'];
 const cells = rows.map((r) => [r.area, r.what, r.tried, String(r.lost), String(r.forks), String(r.unexpected5xx)]);

@@ -30,7 +30,9 @@ export interface Figures {
 
 /** Prints a test's figures under it and keeps them for the summary table. */
 export function report(t: TestContext, figures: Figures): void {
-  t.diagnostic(`${figures.what}: ${figures.tried}; lost ${figures.lost}, forks ${figures.forks}, unexpected 5xx ${figures.unexpected5xx}${figures.notes ? `; ${figures.notes}` : ''}`);
+  t.diagnostic(
+    `${figures.what}: ${figures.tried}; lost ${figures.lost}, forks ${figures.forks}, unexpected 5xx ${figures.unexpected5xx}${figures.notes ? `; ${figures.notes}` : ''}`,
+  );
   mkdirSync(dirname(FIGURES_FILE), { recursive: true });
   appendFileSync(FIGURES_FILE, `${JSON.stringify(figures)}\n`);
 }

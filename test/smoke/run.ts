@@ -166,14 +166,32 @@ async function ledgerGroup(prefix: string): Promise<void> {
     for (let i = 0; i < 6; i += 1) {
       const p = await request('GET', `${prefix}/chains/${chain}/blocks/${i}/proof`);
       expectStatus(p, 200, `proof of block ${i}`);
-      verifyInclusion(i, 6, leafHash(Buffer.from(blocks[i].hash, 'hex')), p.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(c.root, 'hex'));
+      verifyInclusion(
+        i,
+        6,
+        leafHash(Buffer.from(blocks[i].hash, 'hex')),
+        p.body.proof.map((h: string) => Buffer.from(h, 'hex')),
+        Buffer.from(c.root, 'hex'),
+      );
     }
     const consistency = await request('GET', `${prefix}/chains/${chain}/consistency?first=2&second=6`);
     expectStatus(consistency, 200, 'consistency');
-    verifyConsistency(2, 6, consistency.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(blockHashesRoot(blocks.slice(0, 2).map((b) => b.hash)), 'hex'), Buffer.from(c.root, 'hex'));
+    verifyConsistency(
+      2,
+      6,
+      consistency.body.proof.map((h: string) => Buffer.from(h, 'hex')),
+      Buffer.from(blockHashesRoot(blocks.slice(0, 2).map((b) => b.hash)), 'hex'),
+      Buffer.from(c.root, 'hex'),
+    );
     const anchor = await request('GET', `${prefix}/chains/${chain}/blocks/2/anchor`);
     expectStatus(anchor, 200, 'anchor');
-    verifyInclusion(2, anchor.body.anchor.tree_size, leafHash(Buffer.from(blocks[2].hash, 'hex')), anchor.body.proof.map((h: string) => Buffer.from(h, 'hex')), Buffer.from(anchor.body.anchor.merkle_root, 'hex'));
+    verifyInclusion(
+      2,
+      anchor.body.anchor.tree_size,
+      leafHash(Buffer.from(blocks[2].hash, 'hex')),
+      anchor.body.proof.map((h: string) => Buffer.from(h, 'hex')),
+      Buffer.from(anchor.body.anchor.merkle_root, 'hex'),
+    );
     const audit = await request('GET', `${prefix}/chains/${chain}/verify`);
     expectStatus(audit, 200, 'verify');
     expect(audit.body.valid === true && audit.body.anchors_checked === 1, `verify: ${audit.text}`);
@@ -227,7 +245,10 @@ async function offchain(prefix: string): Promise<void> {
     expectStatus(added, 200, 'large event');
     const block = await request('GET', `${prefix}/chains/${chain}/blocks/1`);
     const event = block.body.events[0];
-    expect(event.is_offchain === true && JSON.stringify(event.details) === '{}' && event.details_cid && /^[0-9a-f]{24}$/.test(event.details_nonce), 'the block holds more than the CID and nonce');
+    expect(
+      event.is_offchain === true && JSON.stringify(event.details) === '{}' && event.details_cid && /^[0-9a-f]{24}$/.test(event.details_nonce),
+      'the block holds more than the CID and nonce',
+    );
     expect(!block.text.includes(secret), 'the plaintext is on chain');
     const resolved = await request('GET', `${prefix}/chains/${chain}/blocks/1?resolve_cid=true`);
     expectStatus(resolved, 200, 'resolve');
@@ -237,11 +258,21 @@ async function offchain(prefix: string): Promise<void> {
     const up = await request('POST', `${prefix}/offchain`, { data: { marker, items: [1, 2, 3] } });
     expectStatus(up, 201, 'offchain upload');
     upload = up.body;
-    const added = await request('POST', `${prefix}/chains/${chain}/events`, { entity_id: marker, event: 'referenced', details_cid: up.body.cid, details_nonce: up.body.nonce });
+    const added = await request('POST', `${prefix}/chains/${chain}/events`, {
+      entity_id: marker,
+      event: 'referenced',
+      details_cid: up.body.cid,
+      details_nonce: up.body.nonce,
+    });
     expectStatus(added, 200, 'event with details_cid');
     const trace = await request('GET', `${prefix}/entities/${marker}/trace?resolve_cid=true`);
     expect(trace.body.events.at(-1)?.details?.items?.length === 3, 'the referenced payload does not resolve');
-    const bogus = await request('POST', `${prefix}/chains/${chain}/events`, { entity_id: marker, event_type: 'x', details_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X', details_nonce: '0'.repeat(24) });
+    const bogus = await request('POST', `${prefix}/chains/${chain}/events`, {
+      entity_id: marker,
+      event_type: 'x',
+      details_cid: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5X',
+      details_nonce: '0'.repeat(24),
+    });
     expectStatus(bogus, 422, 'made-up CID');
   });
   await check('decodes a payload for an admin (skipped with a lesser key)', async () => {
@@ -300,9 +331,16 @@ async function businessGroup(prefix: string): Promise<void> {
     expect(run.body.result?.total === 42 && run.body.emitted_event_ids?.length === 1, `execute: ${run.text.slice(0, 200)}`);
     const trace = await request('GET', `/api/v1/entities/calc-${tag}/trace`);
     expect(trace.body.events?.[0]?.details?.total === 42, 'the emitted event is not on the chain');
-    const hostile = await request('POST', `${prefix}/contracts`, { contract_id: `${contract}-loop`, version: '1.0.0', implementation: 'function execute() { while (true) {} }' });
+    const hostile = await request('POST', `${prefix}/contracts`, {
+      contract_id: `${contract}-loop`,
+      version: '1.0.0',
+      implementation: 'function execute() { while (true) {} }',
+    });
     expectStatus(hostile, 201, 'register a looping contract');
-    const stopped = await request('POST', `${prefix}/contracts/execute`, { contract_id: `${contract}-loop`, event: { entity_id: 'x', event: 'x', details: {} } });
+    const stopped = await request('POST', `${prefix}/contracts/execute`, {
+      contract_id: `${contract}-loop`,
+      event: { entity_id: 'x', event: 'x', details: {} },
+    });
     expectStatus(stopped, 422, 'a looping contract');
   });
 }
@@ -359,7 +397,12 @@ async function adminGroup(): Promise<void> {
   await check('pings itself as a peer: reachable and verified', async () => {
     if (!identity) return void process.stdout.write('    (no identity read: ping not checked)\n');
     const peer = `smoke-self-${randomBytes(3).toString('hex')}`;
-    const res = await request('POST', '/api/admin/peers', { peer_id: peer, url: base, public_key: identity.public_key, ...(apiKey ? { api_key: apiKey } : {}) });
+    const res = await request('POST', '/api/admin/peers', {
+      peer_id: peer,
+      url: base,
+      public_key: identity.public_key,
+      ...(apiKey ? { api_key: apiKey } : {}),
+    });
     expectStatus(res, 201, 'peer');
     const ping = await request('GET', `/api/ledger/network/ping/${peer}`);
     expectStatus(ping, 200, 'ping');
@@ -410,7 +453,9 @@ async function graphqlEndpoint(): Promise<void> {
       expectStatus(await request('POST', `/api/v1/chains/${chain}/create`), 201, 'chain');
     } else expect(made.body?.data?.createSubChain?.success === true, `createSubChain: ${made.text.slice(0, 200)}`);
     expectStatus(await request('POST', `/api/v1/chains/${chain}/events`, { entity_id: `${chain}-e`, event_type: 'queried', details: { n: 7 } }), 200, 'event');
-    const res = await request('POST', '/graphql', { query: `{ events(chainName: "${chain}", entityId: "${chain}-e", resolveCid: true) { eventId eventType details timestamp isOffchain } }` });
+    const res = await request('POST', '/graphql', {
+      query: `{ events(chainName: "${chain}", entityId: "${chain}-e", resolveCid: true) { eventId eventType details timestamp isOffchain } }`,
+    });
     expectStatus(res, 200, 'graphql');
     const [event] = res.body?.data?.events ?? [];
     expect(event?.eventId === `${chain}_1_0` && event.details?.n === 7 && event.isOffchain === false, `events: ${res.text.slice(0, 200)}`);
@@ -431,7 +476,8 @@ async function seeIt(): Promise<void> {
     const res = await request('GET', '/openapi.json', undefined, { key: false });
     expectStatus(res, 200, 'openapi');
     expect(res.body?.openapi === '3.1.0', `openapi: ${res.body?.openapi}`);
-    for (const path of ['/api/ledger/chains', '/api/v1/chains', '/api/business/channels', '/api/v2/channels', '/api/admin/status']) expect(res.body.paths?.[path], `no ${path}`);
+    for (const path of ['/api/ledger/chains', '/api/v1/chains', '/api/business/channels', '/api/v2/channels', '/api/admin/status'])
+      expect(res.body.paths?.[path], `no ${path}`);
   });
   await check('/docs and /explorer serve their pages and files, without a key', async () => {
     for (const page of ['/docs', '/explorer']) {

@@ -20,7 +20,10 @@ export async function startTestDynamo(label: string): Promise<TestDynamo> {
   const dir = tempDataDir(label);
   const dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
   const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
-  await ensureTables(createDynamoBaseClient(options), allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }));
+  await ensureTables(
+    createDynamoBaseClient(options),
+    allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }),
+  );
   return {
     endpoint: dynamo.endpoint,
     repository: createLedgerRepository({ client: createDynamoClient(options), tableName: 'ledger' }),

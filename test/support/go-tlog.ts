@@ -12,8 +12,7 @@ const run = promisify(execFile);
 const SOURCE = new URL('../interop/tlog/', import.meta.url).pathname;
 const GOPATH = '/usr/share/gocode';
 
-export const GO_MISSING =
-  'Go and golang.org/x/mod are needed for the interop test: apt-get install -y golang-go golang-golang-x-mod-dev (.ci/run does)';
+export const GO_MISSING = 'Go and golang.org/x/mod are needed for the interop test: apt-get install -y golang-go golang-golang-x-mod-dev (.ci/run does)';
 
 /** Builds the checker; throws GO_MISSING's advice when Go or x/mod is not installed. */
 export async function buildTlogCheck(): Promise<string> {

@@ -56,21 +56,25 @@ export function removeDir(dir: string): void {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dataDir = options.dataDir ?? tempDataDir('stack');
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'infra/local/main.ts', ...(options.args ?? [])], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      SVC_PORT: String(port),
-      SVC_DATA_DIR: dataDir,
-      SVC_LOG_LEVEL: 'warn',
-      // Suites that are not about rate limits must not trip the default 100/min; those that are set it.
-      SVC_RATE_LIMIT_RPM: '0',
-      // Likewise the guessed-key lockout: the auth matrix presents unknown keys on purpose.
-      SVC_AUTH_FAILURES_PER_MINUTE: '0',
-      ...options.env,
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'infra/local/main.ts', ...(options.args ?? [])],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        SVC_PORT: String(port),
+        SVC_DATA_DIR: dataDir,
+        SVC_LOG_LEVEL: 'warn',
+        // Suites that are not about rate limits must not trip the default 100/min; those that are set it.
+        SVC_RATE_LIMIT_RPM: '0',
+        // Likewise the guessed-key lockout: the auth matrix presents unknown keys on purpose.
+        SVC_AUTH_FAILURES_PER_MINUTE: '0',
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

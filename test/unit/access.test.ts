@@ -143,13 +143,15 @@ describe('The guarded ledger', () => {
       is_offchain: false,
     });
     const ledger = new Proxy({} as Ledger, {
-      get: (_target, name: string) => async (...args: unknown[]) => {
-        calls.push(name === 'createSubChain' ? `${name}(${String(args[0])}, ${JSON.stringify(args[1])})` : `${name}(${String(args[0])})`);
-        if (name === 'traceEntity') return { entity_id: 'pkg', chains: ['orders', 'channel-supply'], events: [event('orders'), event('channel-supply')] };
-        if (name === 'appendEvents') return [{ event_id: 'x', block: block(String(args[0]), 1) }];
-        if (name === 'resolveEvents') return args[0];
-        return { event_id: 'x', block: block(String(args[0]), 1) };
-      },
+      get:
+        (_target, name: string) =>
+        async (...args: unknown[]) => {
+          calls.push(name === 'createSubChain' ? `${name}(${String(args[0])}, ${JSON.stringify(args[1])})` : `${name}(${String(args[0])})`);
+          if (name === 'traceEntity') return { entity_id: 'pkg', chains: ['orders', 'channel-supply'], events: [event('orders'), event('channel-supply')] };
+          if (name === 'appendEvents') return [{ event_id: 'x', block: block(String(args[0]), 1) }];
+          if (name === 'resolveEvents') return args[0];
+          return { event_id: 'x', block: block(String(args[0]), 1) };
+        },
     });
     return { ledger, calls };
   }
@@ -158,7 +160,15 @@ describe('The guarded ledger', () => {
     const { ledger, calls } = recordingLedger();
     const access = createAccessControl({ channels: directory({ supply: ['acme'] }).directory });
     const guarded = guardLedger(ledger, access, globexWriter);
-    const draft = { entity_id: 'forged', event_type: 'organization_joined', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false };
+    const draft = {
+      entity_id: 'forged',
+      event_type: 'organization_joined',
+      details: {},
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      is_offchain: false,
+    };
     await assert.rejects(guarded.appendEvent('channel-supply', draft), ForbiddenError);
     await assert.rejects(guarded.appendEvents('channel-supply', [draft, draft]), ForbiddenError);
     await assert.rejects(guarded.submitProof('channel-supply'), ForbiddenError);
@@ -183,7 +193,10 @@ describe('The guarded ledger', () => {
     const access = createAccessControl({ channels: directory({ supply: ['acme'] }).directory });
     const outsider = await guardLedger(ledger, access, globexWriter).traceEntity('pkg');
     assert.deepEqual(outsider.chains, ['orders']);
-    assert.deepEqual(outsider.events.map((e) => e.chain_name), ['orders']);
+    assert.deepEqual(
+      outsider.events.map((e) => e.chain_name),
+      ['orders'],
+    );
     const member = await guardLedger(ledger, access, acmeReader).traceEntity('pkg');
     assert.deepEqual(member.chains, ['orders', 'channel-supply']);
   });
@@ -219,9 +232,31 @@ describe('Pushes per subscriber', () => {
       timestamp: 1,
       previous_hash: '0'.repeat(64),
       hash: 'b'.repeat(64),
-      events: [{ event_id: `${chain}_1_0`, chain_name: chain, block_index: 1, entity_id: 'sku', event_type: 'priced', details: {}, details_cid: null, details_nonce: null, details_metadata: null, timestamp: 1, is_offchain: false }],
+      events: [
+        {
+          event_id: `${chain}_1_0`,
+          chain_name: chain,
+          block_index: 1,
+          entity_id: 'sku',
+          event_type: 'priced',
+          details: {},
+          details_cid: null,
+          details_nonce: null,
+          details_metadata: null,
+          timestamp: 1,
+          is_offchain: false,
+        },
+      ],
     });
-    await fanOut([block('channel-supply'), block('orders')], store, async (id, message) => (sent.push([id, JSON.parse(message).type + ':' + JSON.parse(message).chain]), 'sent'), mayReceive);
+    await fanOut(
+      [block('channel-supply'), block('orders')],
+      store,
+      async (id, message) => {
+        sent.push([id, `${JSON.parse(message).type}:${JSON.parse(message).chain}`]);
+        return 'sent';
+      },
+      mayReceive,
+    );
     const got = (id: string) => sent.filter(([to]) => to === id).map(([, m]) => m);
     assert.deepEqual(got('acme-all'), ['block_added:channel-supply', 'event:channel-supply', 'block_added:orders', 'event:orders']);
     assert.deepEqual(got('admin-all'), got('acme-all'));

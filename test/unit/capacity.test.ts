@@ -40,16 +40,30 @@ describe('Capacity pricing by DynamoDB rules', () => {
     assert.equal(mtr.unknownBefore, 0);
     mtr.price(
       'UpdateItemCommand',
-      { TableName: 'ledger', Key: m({ pk: 'CHAIN#a', sk: 'HEAD' }), UpdateExpression: 'SET head_index = head_index + :one REMOVE frontier', ExpressionAttributeValues: m({ ':one': 1 }) },
+      {
+        TableName: 'ledger',
+        Key: m({ pk: 'CHAIN#a', sk: 'HEAD' }),
+        UpdateExpression: 'SET head_index = head_index + :one REMOVE frontier',
+        ExpressionAttributeValues: m({ ':one': 1 }),
+      },
       {},
       'ok',
     );
     assert.deepEqual(byPartition(mtr)['ledger||CHAIN#a'], { wcu: 2 + 2, rcu: 0 }, 'the shrinking update still pays for the 1.1 KB item before it');
     assert.equal(Object.keys(mtr.totals).length, 1, 'the head is in no index');
     assert.equal(mtr.unknownBefore, 0, 'the put showed the item whole');
-    mtr.price('UpdateItemCommand', { TableName: 'ledger', Key: m({ pk: 'CHAIN#b', sk: 'HEAD' }), UpdateExpression: 'SET x = :x', ExpressionAttributeValues: m({ ':x': 1 }) }, {}, 'ok');
+    mtr.price(
+      'UpdateItemCommand',
+      { TableName: 'ledger', Key: m({ pk: 'CHAIN#b', sk: 'HEAD' }), UpdateExpression: 'SET x = :x', ExpressionAttributeValues: m({ ':x': 1 }) },
+      {},
+      'ok',
+    );
     assert.equal(mtr.unknownBefore, 1, 'an update of an item never seen is priced from what it writes, and counted');
-    const after = applyUpdate(head, { UpdateExpression: 'SET head_index = head_index + :one, #t = :t REMOVE frontier', ExpressionAttributeNames: { '#t': 'turn' }, ExpressionAttributeValues: m({ ':one': 1, ':t': 'w' }) });
+    const after = applyUpdate(head, {
+      UpdateExpression: 'SET head_index = head_index + :one, #t = :t REMOVE frontier',
+      ExpressionAttributeNames: { '#t': 'turn' },
+      ExpressionAttributeValues: m({ ':one': 1, ':t': 'w' }),
+    });
     assert.deepEqual(after, m({ pk: 'CHAIN#a', sk: 'HEAD', head_index: 2, turn: 'w' }));
   });
 
@@ -64,8 +78,24 @@ describe('Capacity pricing by DynamoDB rules', () => {
   it('prices reads by started 4 KB, a query for all it read together, half when eventually consistent', () => {
     const mtr = meter();
     const items = [0, 1].map((i) => m({ pk: 'CHAIN#a#0', sk: `BLOCK#${i}`, block_json: 'y'.repeat(3000) }));
-    mtr.price('QueryCommand', { TableName: 'ledger', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: m({ ':p': 'CHAIN#a#0' }), ConsistentRead: true }, { Items: items }, 'ok');
-    mtr.price('QueryCommand', { TableName: 'ledger', IndexName: 'by-entity', KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'gsi_entity_pk' }, ExpressionAttributeValues: m({ ':p': 'ENTITY#e' }) }, { Items: [] }, 'ok');
+    mtr.price(
+      'QueryCommand',
+      { TableName: 'ledger', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: m({ ':p': 'CHAIN#a#0' }), ConsistentRead: true },
+      { Items: items },
+      'ok',
+    );
+    mtr.price(
+      'QueryCommand',
+      {
+        TableName: 'ledger',
+        IndexName: 'by-entity',
+        KeyConditionExpression: '#p = :p',
+        ExpressionAttributeNames: { '#p': 'gsi_entity_pk' },
+        ExpressionAttributeValues: m({ ':p': 'ENTITY#e' }),
+      },
+      { Items: [] },
+      'ok',
+    );
     mtr.price('GetItemCommand', { TableName: 'ledger', Key: m({ pk: 'CHAIN#b', sk: 'HEAD' }) }, {}, 'ok');
     const totals = byPartition(mtr);
     assert.deepEqual(totals['ledger||CHAIN#a#0'], { wcu: 0, rcu: 2 }, '~6 KB strongly consistent: 2 RCU');

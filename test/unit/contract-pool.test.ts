@@ -19,7 +19,10 @@ const timed = async <T>(run: () => Promise<T>): Promise<{ ms: number; result: Pr
 
 describe('Contract pool (worker threads, hard deadlines)', () => {
   it('runs a contract and answers its JSON', async () => {
-    assert.deepEqual(await pool.run('function execute(e, c) { return { total: e.a + e.b, chain: c.chain } }', { a: 40, b: 2 }, { chain: 'x' }), { total: 42, chain: 'x' });
+    assert.deepEqual(await pool.run('function execute(e, c) { return { total: e.a + e.b, chain: c.chain } }', { a: 40, b: 2 }, { chain: 'x' }), {
+      total: 42,
+      chain: 'x',
+    });
     await pool.check('function execute() { return 1 }');
     await assert.rejects(pool.check('const x = 1;'), ContractExecutionError);
   });
@@ -52,7 +55,8 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
   });
 
   it('makes time and chance part of the input: a run can be replayed', async () => {
-    const source = 'function execute(e) { return { r: [Math.random(), Math.random()], now: Date.now(), d: new Date().toISOString(), sab: typeof SharedArrayBuffer, atomics: typeof Atomics } }';
+    const source =
+      'function execute(e) { return { r: [Math.random(), Math.random()], now: Date.now(), d: new Date().toISOString(), sab: typeof SharedArrayBuffer, atomics: typeof Atomics } }';
     const one = (await pool.run(source, { n: 1 }, { timestamp: 1795291099.5 })) as { r: number[]; now: number; d: string; sab: string; atomics: string };
     const again = await pool.run(source, { n: 1 }, { timestamp: 1795291099.5 });
     const other = (await pool.run(source, { n: 2 }, { timestamp: 1795291099.5 })) as typeof one;

@@ -27,7 +27,10 @@ describe('EventRequest validation', () => {
   });
 
   it('refuses `event` and `event_type` that differ', () => {
-    assert.deepEqual(issues({ entity_id: 'e', event: 'a', event_type: 'b' }).map((i) => i.loc), [['body', 'event']]);
+    assert.deepEqual(
+      issues({ entity_id: 'e', event: 'a', event_type: 'b' }).map((i) => i.loc),
+      [['body', 'event']],
+    );
   });
 
   it('reports missing fields FastAPI style', () => {
@@ -37,10 +40,13 @@ describe('EventRequest validation', () => {
 
   it('reports wrong types with their location', () => {
     const found = issues({ entity_id: 5, event_type: 't', details: [1] });
-    assert.deepEqual(found.map((i) => [i.loc, i.type]), [
-      [['body', 'entity_id'], 'string_type'],
-      [['body', 'details'], 'dict_type'],
-    ]);
+    assert.deepEqual(
+      found.map((i) => [i.loc, i.type]),
+      [
+        [['body', 'entity_id'], 'string_type'],
+        [['body', 'details'], 'dict_type'],
+      ],
+    );
   });
 
   it('marks an event with details_cid off-chain and keeps details empty on chain', () => {

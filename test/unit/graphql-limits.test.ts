@@ -41,7 +41,10 @@ describe('GraphQL limits against hostile documents', () => {
     assert.match(JSON.stringify(flood.body), /costs 49490 points; the limit is 1000/);
     const nested = await runGraphql({ query: '{ events(chainName: "x") { eventId details } }' }, options);
     assert.doesNotMatch(JSON.stringify(nested.body), /QUERY_TOO_COMPLEX/, 'the default 100 events cost 101 points');
-    const page = await runGraphql({ query: '{ b1: blocks(chainName: "x", limit: 10) { hash events { eventId } } b2: blocks(chainName: "x", limit: 100) { hash } }' }, options);
+    const page = await runGraphql(
+      { query: '{ b1: blocks(chainName: "x", limit: 10) { hash events { eventId } } b2: blocks(chainName: "x", limit: 100) { hash } }' },
+      options,
+    );
     assert.doesNotMatch(JSON.stringify(page.body), /QUERY_TOO_COMPLEX/);
   });
 

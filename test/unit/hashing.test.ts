@@ -52,7 +52,9 @@ describe('Block hashing (docs/rules.md, "Chains and blocks": SHA-256 of RFC 8785
     const sealed = sealBlock(BLOCK);
     assert.equal(sealed.hash, BLOCK_HASH);
     assert.equal(hashBlock(sealed), BLOCK_HASH);
-    const reordered = JSON.parse(JSON.stringify({ events: BLOCK.events, timestamp: BLOCK.timestamp, previous_hash: ZERO_HASH, chain_name: 'orders', index: 1 }));
+    const reordered = JSON.parse(
+      JSON.stringify({ events: BLOCK.events, timestamp: BLOCK.timestamp, previous_hash: ZERO_HASH, chain_name: 'orders', index: 1 }),
+    );
     assert.equal(hashBlock(reordered), BLOCK_HASH);
   });
 
@@ -76,9 +78,18 @@ describe('Block hashing (docs/rules.md, "Chains and blocks": SHA-256 of RFC 8785
 
   it('writes numbers as RFC 8785 says (ECMAScript Number serialization)', () => {
     const cases: [number, string][] = [
-      [4.5, '4.5'], [0.002, '0.002'], [1e-7, '1e-7'], [1e21, '1e+21'], [1e30, '1e+30'], [-0, '0'],
-      [5e-324, '5e-324'], [333333333.3333333, '333333333.3333333'], [9007199254740993, '9007199254740992'],
-      [0.1 + 0.2, '0.30000000000000004'], [-1.7976931348623157e308, '-1.7976931348623157e+308'],
+      [4.5, '4.5'],
+      [0.002, '0.002'],
+      [1e-7, '1e-7'],
+      [1e21, '1e+21'],
+      [1e30, '1e+30'],
+      [-0, '0'],
+      [5e-324, '5e-324'],
+      [333333333.3333333, '333333333.3333333'],
+      // biome-ignore lint/correctness/noPrecisionLoss: the literal that cannot be a double is the case under test
+      [9007199254740993, '9007199254740992'],
+      [0.1 + 0.2, '0.30000000000000004'],
+      [-1.7976931348623157e308, '-1.7976931348623157e+308'],
     ];
     for (const [value, text] of cases) assert.equal(canonicalJson(value), text, String(value));
   });
@@ -87,10 +98,11 @@ describe('Block hashing (docs/rules.md, "Chains and blocks": SHA-256 of RFC 8785
     // A seeded generator: keys and strings that sort differently by code unit than by code point,
     // escapes, astral characters, odd numbers, nesting, and members JSON leaves out.
     let seed = 0x2545f491;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rand = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     const atoms = ['', 'a', 'B', 'é', '\u20ac', '\ud83d\ude00', '\ue000', '\u0000', '"', '\\', '\n', '\u2028', 'z'.repeat(40)];
     const text = () => Array.from({ length: Math.floor(rand() * 4) }, () => pick(atoms)).join('');
+    // biome-ignore lint/suspicious/noApproximativeNumericConstant: a number near π, not π, is what is serialized
     const numbers = [0, -0, 1, -1, 0.5, 1e21, 1e-7, 123456789012, 3.14159, -2.5e-300, 1.7976931348623157e308, 5e-324];
     const value = (depth: number): unknown => {
       const r = rand();

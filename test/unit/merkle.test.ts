@@ -166,7 +166,17 @@ describe('Generated corruptions (each kind the peer vectors show), always run', 
       rejects(() => verifyConsistency(m, n, [Buffer.alloc(32, 1), ...proof], root(m), root(n)), 'preceding garbage');
       rejects(() => verifyConsistency(m, n, proof.slice(0, -1), root(m), root(n)), 'truncated');
       for (let p = 0; p < proof.length; p += 1) {
-        rejects(() => verifyConsistency(m, n, proof.map((h, j) => (j === p ? flip(h, 4) : h)), root(m), root(n)), `proof[${p}] bit flipped`);
+        rejects(
+          () =>
+            verifyConsistency(
+              m,
+              n,
+              proof.map((h, j) => (j === p ? flip(h, 4) : h)),
+              root(m),
+              root(n),
+            ),
+          `proof[${p}] bit flipped`,
+        );
       }
     }
     rejects(() => verifyConsistency(2, 1, [], root(2), root(1)), 'first > second');
@@ -191,7 +201,9 @@ function vectorFiles(dir: string): string[] {
 
 const b64 = (s: string) => Buffer.from(s, 'base64');
 
-describe('Peer vectors (../shared/vectors/rfc6962)', { skip: haveVectors ? false : 'not here: ../shared is absent (the generated cases above still ran)' }, () => {
+describe('Peer vectors (../shared/vectors/rfc6962)', {
+  skip: haveVectors ? false : 'not here: ../shared is absent (the generated cases above still ran)',
+}, () => {
   it('accepts every inclusion case with wantErr false and rejects every one with wantErr true', () => {
     const files = vectorFiles(join(VECTORS, 'inclusion'));
     assert.ok(files.length > 50);

@@ -39,7 +39,10 @@ describe('The route table (infra/routes.ts)', () => {
   it('serves every handler a group defines (no handler without a route)', () => {
     for (const [group, handlers] of Object.entries(HANDLERS)) {
       for (const key of Object.keys(handlers)) {
-        assert.ok(served.some((r) => r.group === group && r.relativeKey === key), `${group}: ${key} has no route`);
+        assert.ok(
+          served.some((r) => r.group === group && r.relativeKey === key),
+          `${group}: ${key} has no route`,
+        );
       }
     }
   });

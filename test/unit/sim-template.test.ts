@@ -20,8 +20,14 @@ const assets = { 'aaa.zip': join(dir, 'asset.aaa'), 'empty.zip': join(dir, 'asse
 const mapping = { region: 'us-east-1', parameters: { Cors: 'http://127.0.0.1:9' }, webSocketUrl: 'ws://127.0.0.1:9/ws', managementUrl: 'http://127.0.0.1:9' };
 
 function template(): Template {
-  const integration = (fn: string) => ({ Type: 'AWS::ApiGatewayV2::Integration', Properties: { ApiId: { Ref: 'Http' }, IntegrationType: 'AWS_PROXY', IntegrationUri: { 'Fn::GetAtt': [fn, 'Arn'] } } });
-  const route = (key: string, target: string, api = 'Http') => ({ Type: 'AWS::ApiGatewayV2::Route', Properties: { ApiId: { Ref: api }, RouteKey: key, Target: { 'Fn::Join': ['', ['integrations/', { Ref: target }]] } } });
+  const integration = (fn: string) => ({
+    Type: 'AWS::ApiGatewayV2::Integration',
+    Properties: { ApiId: { Ref: 'Http' }, IntegrationType: 'AWS_PROXY', IntegrationUri: { 'Fn::GetAtt': [fn, 'Arn'] } },
+  });
+  const route = (key: string, target: string, api = 'Http') => ({
+    Type: 'AWS::ApiGatewayV2::Route',
+    Properties: { ApiId: { Ref: api }, RouteKey: key, Target: { 'Fn::Join': ['', ['integrations/', { Ref: target }]] } },
+  });
   return {
     Parameters: { Cors: { Type: 'String' }, Limit: { Type: 'Number', Default: '100' } },
     Resources: {
@@ -30,8 +36,15 @@ function template(): Template {
         Type: 'AWS::DynamoDB::GlobalTable',
         Properties: {
           TableName: 'stack-ledger',
-          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }, { AttributeName: 'h', AttributeType: 'S' }],
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          AttributeDefinitions: [
+            { AttributeName: 'pk', AttributeType: 'S' },
+            { AttributeName: 'sk', AttributeType: 'S' },
+            { AttributeName: 'h', AttributeType: 'S' },
+          ],
           GlobalSecondaryIndexes: [{ IndexName: 'by-hash', KeySchema: [{ AttributeName: 'h', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } }],
           StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
           TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
@@ -63,7 +76,10 @@ function template(): Template {
       GetTile: route('GET /tlog/{chain}/tile/{path+}', 'ApiIntegration'),
       Default: route('$default', 'ApiIntegration'),
       WsConnect: route('$connect', 'ApiIntegration', 'Ws'),
-      Stream: { Type: 'AWS::Lambda::EventSourceMapping', Properties: { EventSourceArn: { 'Fn::GetAtt': ['Ledger', 'StreamArn'] }, FunctionName: { Ref: 'Api' }, BatchSize: 50 } },
+      Stream: {
+        Type: 'AWS::Lambda::EventSourceMapping',
+        Properties: { EventSourceArn: { 'Fn::GetAtt': ['Ledger', 'StreamArn'] }, FunctionName: { Ref: 'Api' }, BatchSize: 50 },
+      },
     },
   } as unknown as Template;
 }
@@ -99,14 +115,21 @@ describe('the simulator reads a cloud assembly', () => {
     );
     assert.equal(model.http.defaultFunction, 'Api');
     assert.deepEqual(model.webSocket, { routes: { $connect: 'Api' }, stage: 'live' });
-    assert.deepEqual(model.tables.map((t) => [t.name, t.ttlAttribute, t.streamViewType, t.indexes.length]), [['stack-ledger', 'ttl', 'NEW_IMAGE', 1]]);
+    assert.deepEqual(
+      model.tables.map((t) => [t.name, t.ttlAttribute, t.streamViewType, t.indexes.length]),
+      [['stack-ledger', 'ttl', 'NEW_IMAGE', 1]],
+    );
     assert.deepEqual(model.streams, [{ logicalId: 'Stream', table: 'stack-ledger', functionId: 'Api', batchSize: 50 }]);
   });
 
   it('stops at a missing bundle, an unresolvable Ref, a route to something not a function, and an unknown intrinsic', () => {
     refusal((t) => (t.Resources.Api.Properties.Code.S3Key = 'empty.zip'), /bundle is missing: no index\.mjs/, 'Api');
     refusal((t) => (t.Resources.Api.Properties.Code.S3Key = 'gone.zip'), /not an asset of the assembly/, 'Api');
-    refusal((t) => (t.Resources.Api.Properties.Environment.Variables.SVC_LEDGER_TABLE = { Ref: 'Nope' }), /refers to 'Nope'/, 'Api (environment SVC_LEDGER_TABLE)');
+    refusal(
+      (t) => (t.Resources.Api.Properties.Environment.Variables.SVC_LEDGER_TABLE = { Ref: 'Nope' }),
+      /refers to 'Nope'/,
+      'Api (environment SVC_LEDGER_TABLE)',
+    );
     refusal(
       (t) => {
         t.Parameters.Needed = { Type: 'String' };
@@ -120,19 +143,38 @@ describe('the simulator reads a cloud assembly', () => {
       /HTTP_PROXY integration; the simulator serves Lambda proxy integrations only/,
       'ApiIntegration',
     );
-    refusal((t) => (t.Resources.Queue = { Type: 'AWS::SQS::Queue' }) && (t.Resources.GetChains.Properties.Target = { 'Fn::Join': ['', ['integrations/', { Ref: 'Queue' }]] }), /Queue \(AWS::SQS::Queue\), whose Ref the simulator does not resolve/, 'GetChains');
+    refusal(
+      (t) =>
+        (t.Resources.Queue = { Type: 'AWS::SQS::Queue' }) &&
+        (t.Resources.GetChains.Properties.Target = { 'Fn::Join': ['', ['integrations/', { Ref: 'Queue' }]] }),
+      /Queue \(AWS::SQS::Queue\), whose Ref the simulator does not resolve/,
+      'GetChains',
+    );
     refusal((t) => (t.Resources.Api.Properties.Environment.Variables.X = { 'Fn::If': ['c', 'a', 'b'] }), /uses Fn::If/, 'Api (environment X)');
   });
 
   it('stops at an environment the function cannot run with', () => {
     const model = modelFromTemplate(template(), assets, mapping);
-    const settings = { known: Object.keys(settingsSchema.shape), tableSettings: Object.values(TABLE_SETTINGS), validate: (env: Record<string, string>) => void loadConfig(env) };
+    const settings = {
+      known: Object.keys(settingsSchema.shape),
+      tableSettings: Object.values(TABLE_SETTINGS),
+      validate: (env: Record<string, string>) => void loadConfig(env),
+    };
     const env = { ...model.functions.Api!.environment };
     assert.doesNotThrow(() => checkEnvironment({ logicalId: 'Api' }, env, ['stack-ledger'], settings));
     const renamed = { ...env, SVC_LEDGER_TABLE_NAME: env.SVC_LEDGER_TABLE! };
     delete (renamed as Record<string, string>).SVC_LEDGER_TABLE;
-    assert.throws(() => checkEnvironment({ logicalId: 'Api' }, renamed, ['stack-ledger'], settings), /Api: environment: SVC_LEDGER_TABLE_NAME is not a setting of the service/);
-    assert.throws(() => checkEnvironment({ logicalId: 'Api' }, { ...env, SVC_LEDGER_TABLE: 'other' }, ['stack-ledger'], settings), /names table 'other', which the template does not define/);
-    assert.throws(() => checkEnvironment({ logicalId: 'Api' }, { ...env, SVC_ENV: 'production', SVC_CORS_ORIGINS: '' }, ['stack-ledger'], settings), /SVC_CORS_ORIGINS: must list the allowed origins/);
+    assert.throws(
+      () => checkEnvironment({ logicalId: 'Api' }, renamed, ['stack-ledger'], settings),
+      /Api: environment: SVC_LEDGER_TABLE_NAME is not a setting of the service/,
+    );
+    assert.throws(
+      () => checkEnvironment({ logicalId: 'Api' }, { ...env, SVC_LEDGER_TABLE: 'other' }, ['stack-ledger'], settings),
+      /names table 'other', which the template does not define/,
+    );
+    assert.throws(
+      () => checkEnvironment({ logicalId: 'Api' }, { ...env, SVC_ENV: 'production', SVC_CORS_ORIGINS: '' }, ['stack-ledger'], settings),
+      /SVC_CORS_ORIGINS: must list the allowed origins/,
+    );
   });
 });

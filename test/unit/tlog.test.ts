@@ -19,10 +19,11 @@ import { verifyTlog } from '#shared/verify/tlog';
 
 // c2sp.org/signed-note's example.
 const SPEC_VKEY = 'example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k';
-const SPEC_NOTE = 'This is an example message.\n\n\u2014 example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n';
+const SPEC_NOTE =
+  'This is an example message.\n\n\u2014 example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n';
 
 describe('signed notes (c2sp.org/signed-note)', () => {
-  it('opens the spec\'s example note with the spec\'s verifier key, and computes the same key id', () => {
+  it("opens the spec's example note with the spec's verifier key, and computes the same key id", () => {
     const verifier = parseVerifierKey(SPEC_VKEY);
     assert.equal(verifierKey(verifier.name, verifier.publicKeyHex), SPEC_VKEY);
     assert.deepEqual(openNote(SPEC_NOTE, verifier), { ok: true, text: 'This is an example message.\n' });
@@ -41,7 +42,13 @@ describe('signed notes (c2sp.org/signed-note)', () => {
     const pub = publicKeyToHex(privateKey);
     const note = signNote('origin/x\n3\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n', 'origin', pub, (b) => sign(null, b, privateKey));
     assert.equal(openNote(note, parseVerifierKey(verifierKey('origin', pub))).ok, true);
-    for (const bad of ['no-plus', 'a+530d903a', 'a b+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k', SPEC_VKEY.replace('530d903a', '530d903b'), SPEC_VKEY.replace('+Aek', '+Bek')]) {
+    for (const bad of [
+      'no-plus',
+      'a+530d903a',
+      'a b+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k',
+      SPEC_VKEY.replace('530d903a', '530d903b'),
+      SPEC_VKEY.replace('+Aek', '+Bek'),
+    ]) {
       assert.throws(() => parseVerifierKey(bad), TypeError, bad);
     }
   });
@@ -67,12 +74,29 @@ describe('tile paths and widths (c2sp.org/tlog-tiles)', () => {
   });
 
   it('refuses malformed paths', () => {
-    for (const bad of ['0/1234', '-1/000', '0/000.p/0', '0/000.p/256', '0/../000', '01/000', '0/x000/001', '0/000.p/07', '0', '0/000/', 'entries/12', '64/000']) {
-      assert.throws(() => parseTilePath(bad), (e: unknown) => e instanceof TilePathError && e.kind === 'malformed', bad);
+    for (const bad of [
+      '0/1234',
+      '-1/000',
+      '0/000.p/0',
+      '0/000.p/256',
+      '0/../000',
+      '01/000',
+      '0/x000/001',
+      '0/000.p/07',
+      '0',
+      '0/000/',
+      'entries/12',
+      '64/000',
+    ]) {
+      assert.throws(
+        () => parseTilePath(bad),
+        (e: unknown) => e instanceof TilePathError && e.kind === 'malformed',
+        bad,
+      );
     }
   });
 
-  it('gives the spec\'s worked example: a tree of 70,000', () => {
+  it("gives the spec's worked example: a tree of 70,000", () => {
     const size = 70_000;
     assert.equal(availableWidth({ level: 0, index: 272 }, size), 256, '273 full level-0 tiles');
     assert.equal(availableWidth({ level: 0, index: 273 }, size), 112, 'a partial level-0 tile of width 112');
@@ -129,7 +153,7 @@ function serve(tlog: ReturnType<typeof memoryChain>['tlog'], tamper?: (path: str
 }
 
 describe('the tlog service', () => {
-  it('signs a checkpoint of the chain\'s RFC 6962 root that opens with its verifier key', async () => {
+  it("signs a checkpoint of the chain's RFC 6962 root that opens with its verifier key", async () => {
     const { tlog, hashes } = memoryChain(300);
     const opened = openNote(await tlog.checkpoint('c'), parseVerifierKey(await tlog.verifierKey()));
     assert.equal(opened.ok, true);
@@ -139,7 +163,7 @@ describe('the tlog service', () => {
     assert.ok(body.root.equals(merkleRoot(hashes.map((h) => Buffer.from(h, 'hex')))));
   });
 
-  it('serves tiles that are the tree\'s nodes, and entries that are the block hashes', async () => {
+  it("serves tiles that are the tree's nodes, and entries that are the block hashes", async () => {
     const { tlog, hashes } = memoryChain(70_000);
     const leaves = hashes.map((h) => leafHash(Buffer.from(h, 'hex')));
     const level0 = splitHashes((await tlog.tile('c', '0/001')).bytes);
@@ -208,10 +232,18 @@ describe('ledger-verify --tiles (a monitor)', () => {
     const fork = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(rewritten.tlog) });
     assert.match(fork.problem!, /do not extend it/);
     // A level-1 tile whose first hash is wrong: every entry checks, the tile does not.
-    const lying = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(log.tlog, (path, bytes) => (path.startsWith('1/') ? Buffer.concat([Buffer.alloc(32), bytes.subarray(32)]) : bytes)) });
+    const lying = await verifyTlog({
+      url: 'http://log',
+      chain: 'c',
+      fetch: serve(log.tlog, (path, bytes) => (path.startsWith('1/') ? Buffer.concat([Buffer.alloc(32), bytes.subarray(32)]) : bytes)),
+    });
     assert.match(lying.problem!, /tile 1\/0: hash 0/);
     // An entry that is not what the level-0 tile says.
-    const entry = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(log.tlog, (path, bytes) => (path === 'entries/001' ? Buffer.concat([bytes.subarray(0, 2), Buffer.alloc(32), bytes.subarray(34)]) : bytes)) });
+    const entry = await verifyTlog({
+      url: 'http://log',
+      chain: 'c',
+      fetch: serve(log.tlog, (path, bytes) => (path === 'entries/001' ? Buffer.concat([bytes.subarray(0, 2), Buffer.alloc(32), bytes.subarray(34)]) : bytes)),
+    });
     assert.equal(entry.firstBadEntry, 256);
     // Another key's checkpoint, when the user pinned the real key.
     const impostor = memoryChain(1_000);
