@@ -56,25 +56,7 @@ export function printTable(report: Report): void {
           ...usage(f.resources.dynamodb),
           usage(f.resources.bench)[0]!,
         ]),
-        ...(report.verify
-          ? [
-              [
-                `ledger-verify, ${report.verify.blocks} blocks`,
-                String(report.verify.blocks_per_s),
-                'blocks/s',
-                '-',
-                '-',
-                '1',
-                '-',
-                '-',
-                '-',
-                ...usage(report.verify.resources.service),
-                ...usage(report.verify.resources.dynamodb),
-                `${usage(report.verify.resources.verifier)[0]!} (verifier)`,
-              ],
-            ]
-          : []),
-        ...(report.verify_tiles ?? []).map((v) => [
+        ...verifierRuns(report).map((v) => [
           `${v.name}, ${v.blocks} blocks`,
           String(v.blocks_per_s),
           'blocks/s',
@@ -101,6 +83,11 @@ export function printTable(report: Report): void {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
+/** The ledger-verify runs of a report: by pages, then in tiles mode (each a target of the same name). */
+function verifierRuns(report: Report): NonNullable<Report['verify_tiles']> {
+  return [...(report.verify ? [{ name: 'ledger-verify', ...report.verify }] : []), ...(report.verify_tiles ?? [])];
+}
+
 /** The same figures as a Markdown table (for the README): each service figure with its limit and ratio. */
 export function markdownTable(report: Report): string {
   const byName = new Map(report.figures.map((f) => [f.name, f]));
@@ -120,21 +107,7 @@ export function markdownTable(report: Report): string {
       limit && target ? `${target.ratio}× ${limit.name}` : f.name.startsWith('raw ') ? '(a limit)' : '',
     ];
   });
-  if (report.verify) {
-    const t = report.targets.find((x) => x.name === 'ledger-verify');
-    rows.push([
-      `ledger-verify, ${report.verify.blocks.toLocaleString('en-US')} blocks`,
-      `${report.verify.blocks_per_s.toLocaleString('en-US')} blocks/s (${report.verify.seconds} s)`,
-      '–',
-      '–',
-      '–',
-      '–',
-      `${report.verify.resources.service?.cpu_pct}% · ${report.verify.resources.service?.rss_max_mb} MiB`,
-      `${report.verify.resources.dynamodb?.cpu_pct}% · ${report.verify.resources.dynamodb?.rss_max_mb} MiB`,
-      t?.ratio ? `${t.ratio}× ${t.limit}` : '',
-    ]);
-  }
-  for (const v of report.verify_tiles ?? []) {
+  for (const v of verifierRuns(report)) {
     const t = report.targets.find((x) => x.name === v.name);
     rows.push([
       `${v.name}, ${v.blocks.toLocaleString('en-US')} blocks`,
