@@ -58,7 +58,8 @@ export function createProofs({
 
   /** Reads the nodes for `ranges` and the roots of `sizes`, in one batch. */
   async function reader(chainName: string, ranges: readonly (readonly [number, number])[]): Promise<NodeReader> {
-    return readNodes(repository, chainName, nodesForRanges(ranges));
+    // Strongly consistent: the newest nodes sit on blocks committed moments before the head was read.
+    return readNodes(repository, chainName, nodesForRanges(ranges), true);
   }
 
   /** The anchors of a Sub-Chain on the Main Chain, oldest first. */
@@ -103,7 +104,7 @@ export function createProofs({
       if (index >= size) throw new NotFoundError(`Block ${index} is not in the first ${size} blocks of '${chainName}'`);
       const ranges = inclusionRanges(index, size);
       const node = await reader(chainName, [...ranges, [index, index + 1], [0, size]]);
-      const blockHash = (await repository.readTreeData(chainName, [index])).get(index)!.hash;
+      const blockHash = (await repository.readTreeData(chainName, [index], true)).get(index)!.hash;
       return {
         chain_name: chainName,
         leaf_index: index,
@@ -143,7 +144,7 @@ export function createProofs({
       const main = await treeHead(MAIN_CHAIN);
       const mainRanges = inclusionRanges(anchor.block.index, sizeOf(main));
       const mainNodes = await reader(MAIN_CHAIN, [...mainRanges, [0, sizeOf(main)]]);
-      const blockHash = (await repository.readTreeData(chainName, [index])).get(index)!.hash;
+      const blockHash = (await repository.readTreeData(chainName, [index], true)).get(index)!.hash;
       return {
         chain_name: chainName,
         block_index: index,

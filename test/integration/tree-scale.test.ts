@@ -37,9 +37,9 @@ before(async () => {
   // Every read of block items, counted: the tree's nodes live on blocks.
   repo = {
     ...real,
-    readTreeData: async (chain, indices) => {
+    readTreeData: async (chain, indices, consistent) => {
       counted.blockItemsRead += new Set(indices).size;
-      return real.readTreeData(chain, indices);
+      return real.readTreeData(chain, indices, consistent);
     },
     listBlockHashes: async (chain, to) => {
       counted.hashListsRead += 1;
