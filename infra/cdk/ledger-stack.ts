@@ -74,7 +74,7 @@ function tableFromSpec(scope: Construct, id: string, spec: TableSpec, key: Key):
     encryption: TableEncryptionV2.customerManagedKey(key),
     ...(stream ? { dynamoStream: stream } : {}),
     ...(spec.ttlAttribute ? { timeToLiveAttribute: spec.ttlAttribute } : {}),
-    // A ledger's data outlives its stack: `cdk destroy` leaves the tables (see README, tear down).
+    // A ledger's data outlives its stack: `cdk destroy` leaves the tables (see docs/deploy.md, tear down).
     removalPolicy: RemovalPolicy.RETAIN,
   });
 }

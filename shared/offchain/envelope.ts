@@ -1,6 +1,6 @@
 /**
  * The off-chain envelope (docs/rules.md, "Off-chain payloads"): what is stored in IPFS for one payload. JSON, so that an
- * auditor can open it with their own tools (README, "Off-chain payloads"):
+ * auditor can open it with their own tools (docs/api.md, "Off-chain payloads"):
  *
  *   {
  *     "format": "verifiable-ledger/offchain", "version": 1, "alg": "AES-256-GCM",

@@ -1,6 +1,6 @@
 /**
  * The admin group over HTTP against the running local stack: node identity, status, secure events, and
- * peers pinging each other across two gateways. The README's client snippets are run as written.
+ * peers pinging each other across two gateways. The manual's client snippets (docs/api.md) are run as written.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -28,11 +28,11 @@ function identityInit(dataDir: string): string {
   return out.stdout;
 }
 
-/** Runs a ```js block of the README that starts with `// <name>` as a script in the repo. */
+/** Runs a ```js block of the manual (docs/api.md) that starts with `// <name>` as a script in the repo. */
 function runReadmeSnippet(name: string, args: string[]): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
   const block = new RegExp(`\`\`\`js\\n(// ${name.replace('.', '\\.')}[\\s\\S]*?)\`\`\``).exec(readme)?.[1];
-  assert.ok(block, `README has the ${name} snippet`);
+  assert.ok(block, `docs/api.md has the ${name} snippet`);
   const file = join(ROOT, `.snippet-${randomUUID()}.mjs`);
   writeFileSync(file, block);
   try {
@@ -90,7 +90,7 @@ describe('Node identity', () => {
     assert.equal((await call(a, 'POST', '/verify-identity', { challenge: 'ab'.repeat(1024) })).status, 200);
   });
 
-  it("verifies with the README's five lines of Node", () => {
+  it("verifies with the manual's five lines of Node", () => {
     assert.equal(runReadmeSnippet('verify-node.mjs', [stack.url]).trim(), 'verified');
   });
 
@@ -254,7 +254,7 @@ describe('Secure events', () => {
     );
   });
 
-  it('signs and sends an event as the README shows', () => {
+  it('signs and sends an event as the manual shows', () => {
     const out = runReadmeSnippet('sign-event.mjs', [base, 'gates']);
     assert.match(out, /^200 /);
     assert.match(out, /verified: true/);

@@ -256,11 +256,11 @@ describe('WebSocket pushes (/ws)', () => {
   });
 });
 
-describe("The README's WebSocket snippet", () => {
+describe("The manual's WebSocket snippet (docs/realtime.md)", () => {
   it('subscribes, posts an event, and sees block_added and the event arrive', async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(join(ROOT, 'docs', 'realtime.md'), 'utf8');
     const block = /```js\n(\/\/ watch\.mjs[\s\S]*?)```/.exec(readme)?.[1];
-    assert.ok(block, 'README has the watch.mjs snippet');
+    assert.ok(block, 'docs/realtime.md has the watch.mjs snippet');
     const file = join(ROOT, `.snippet-${randomBytes(4).toString('hex')}.mjs`);
     writeFileSync(file, block);
     try {
