@@ -22,7 +22,7 @@ import { inProcessFunctions, instancePools } from './functions.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
-import { attachWebSocketApi } from './websocket.ts';
+import { serveWebSocketApi } from './websocket.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { freePort, isPortFree } from './ports.ts';
 import { ensureExplorerBuilt } from './explorer-build.ts';
@@ -174,13 +174,7 @@ async function main(): Promise<void> {
     });
     // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
     const { ws: wsHandler, broadcast } = functions;
-    const webSocketApi = attachWebSocketApi(gateway.server, { path: '/ws', handler: wsHandler as never });
-    gateway.intercept = webSocketApi.handleManagement;
-    const closeGateway = gateway.close;
-    gateway.close = async () => {
-      await webSocketApi.close();
-      await closeGateway();
-    };
+    serveWebSocketApi(gateway, wsHandler as never);
     poller = await startStreamPoller({
       admin,
       region: config.SVC_AWS_REGION,

@@ -9,6 +9,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 
+import type { Gateway } from './gateway.ts';
+
 export type WebSocketHandler = (
   event: Record<string, unknown>,
   context: Record<string, unknown>,
@@ -184,4 +186,19 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
       await new Promise<void>((done) => wss.close(() => done()));
     },
   };
+}
+
+/**
+ * The WebSocket API on a gateway, as API Gateway serves it beside the HTTP API: connections at /ws, the
+ * `@connections` management API answered before the routes, and closed with the gateway.
+ */
+export function serveWebSocketApi(gateway: Gateway, handler: WebSocketHandler): LocalWebSocketApi {
+  const webSocketApi = attachWebSocketApi(gateway.server, { path: '/ws', handler });
+  gateway.intercept = webSocketApi.handleManagement;
+  const closeGateway = gateway.close;
+  gateway.close = async () => {
+    await webSocketApi.close();
+    await closeGateway();
+  };
+  return webSocketApi;
 }

@@ -26,7 +26,6 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
@@ -40,41 +39,27 @@ import { InstancePool } from '../local/instance-pool.ts';
 import { startIpfsNode, type IpfsNode } from '../local/ipfs-node.ts';
 import { freePort, isPortFree } from '../local/ports.ts';
 import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
-import { attachWebSocketApi } from '../local/websocket.ts';
+import { serveWebSocketApi } from '../local/websocket.ts';
 import { ensureAssembly } from './assembly.ts';
 import { SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
 import { loadConfig, settingsSchema } from '#shared/config';
-import { TABLE_SETTINGS } from '#shared/storage/tables';
+import { TABLE_SETTINGS, ensureTables, type TableSpec } from '#shared/storage/tables';
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
-/** Creates the template's tables as it declares them (keys, indexes, TTL, stream), where missing. */
-async function createTables(admin: DynamoDBClient, tables: SimTable[]): Promise<string[]> {
-  const created: string[] = [];
-  for (const table of tables) {
-    const exists = await admin.send(new DescribeTableCommand({ TableName: table.name })).then(
-      () => true,
-      (error: Error) => {
-        if (error.name === 'ResourceNotFoundException') return false;
-        throw error;
-      },
-    );
-    if (exists) continue;
-    await admin.send(
-      new CreateTableCommand({
-        TableName: table.name,
-        KeySchema: table.keySchema,
-        AttributeDefinitions: table.attributes,
-        BillingMode: 'PAY_PER_REQUEST',
-        ...(table.indexes.length ? { GlobalSecondaryIndexes: table.indexes.map((index) => ({ ...index, Projection: index.Projection as never })) } : {}),
-        ...(table.streamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.streamViewType as never } } : {}),
-      }),
-    );
-    if (table.ttlAttribute)
-      await admin.send(new UpdateTimeToLiveCommand({ TableName: table.name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }));
-    created.push(table.name);
-  }
-  return created;
+/** A template table as the service's own table bootstrap takes it (keys, indexes, stream, TTL). */
+function tableSpec(table: SimTable): TableSpec {
+  return {
+    definition: {
+      TableName: table.name,
+      KeySchema: table.keySchema,
+      AttributeDefinitions: table.attributes,
+      BillingMode: 'PAY_PER_REQUEST',
+      ...(table.indexes.length ? { GlobalSecondaryIndexes: table.indexes.map((index) => ({ ...index, Projection: index.Projection as never })) } : {}),
+      ...(table.streamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.streamViewType as never } } : {}),
+    },
+    ttlAttribute: table.ttlAttribute,
+  };
 }
 
 async function main(): Promise<void> {
@@ -185,7 +170,7 @@ async function main(): Promise<void> {
   }
   dynamoEndpoint = dynamo.endpoint;
   const admin = createDynamoBaseClient({ region, endpoint: dynamo.endpoint });
-  const created = await createTables(admin, model.tables);
+  const created = await ensureTables(admin, Object.fromEntries(model.tables.map((t) => [t.logicalId, tableSpec(t)])));
   if (created.length) say(`Created the template's tables: ${created.join(', ')}`);
   ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
   // The KMS key's stand-in: the functions the template gives the key get this file instead.
@@ -235,21 +220,12 @@ async function main(): Promise<void> {
   });
   if (model.webSocket) {
     const wsRoutes = model.webSocket.routes;
-    const webSocketApi = attachWebSocketApi(gateway.server, {
-      path: '/ws',
-      handler: async (event, context) => {
-        const routeKey = String((event.requestContext as { routeKey?: string } | undefined)?.routeKey ?? '$default');
-        const id = wsRoutes[routeKey] ?? wsRoutes.$default;
-        if (!id) return { statusCode: 200 };
-        return pools[id]!.invoke(event, context as never) as never;
-      },
+    serveWebSocketApi(gateway, async (event, context) => {
+      const routeKey = String((event.requestContext as { routeKey?: string } | undefined)?.routeKey ?? '$default');
+      const id = wsRoutes[routeKey] ?? wsRoutes.$default;
+      if (!id) return { statusCode: 200 };
+      return pools[id]!.invoke(event, context as never) as never;
     });
-    gateway.intercept = webSocketApi.handleManagement;
-    const closeGateway = gateway.close;
-    gateway.close = async () => {
-      await webSocketApi.close();
-      await closeGateway();
-    };
   }
   for (const stream of model.streams) {
     pollers.push(

@@ -146,8 +146,8 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     }
     if (fn === 'Fn::Select') {
       const [index, list] = arg as [number, Json];
-      const items = Array.isArray(list) ? list.map((item) => resolve(item, where)) : split(resolve(list, where), where);
-      const item = items[Number(index)];
+      if (!Array.isArray(list)) throw new SimTemplateError(where, 'uses Fn::Select over a computed list, which the simulator does not evaluate');
+      const item = list.map((entry) => resolve(entry, where))[Number(index)];
       if (item === undefined) throw new SimTemplateError(where, `Fn::Select index ${index} is out of range`);
       return item;
     }
@@ -159,10 +159,6 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
       });
     }
     throw new SimTemplateError(where, `uses ${fn ?? 'an empty object'}, which the simulator does not evaluate`);
-  }
-
-  function split(value: Value, where: string): Value[] {
-    throw new SimTemplateError(where, `Fn::Select over Fn::Split of ${String(value)} is not evaluated`);
   }
 
   function ref(name: string, where: string): Value {

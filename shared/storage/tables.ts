@@ -153,7 +153,7 @@ export function allTableSpecs(names: TableNames): Record<TableRole, TableSpec> {
  * Creates every table that does not exist yet, waits until each is ACTIVE, and turns on its TTL.
  * Idempotent: safe at every start, and safe when two processes start at once.
  */
-export async function ensureTables(client: DynamoDBClient, specs: Record<TableRole, TableSpec>): Promise<string[]> {
+export async function ensureTables(client: DynamoDBClient, specs: Record<string, TableSpec>): Promise<string[]> {
   const created: string[] = [];
   for (const { definition, ttlAttribute } of Object.values(specs)) {
     const name = definition.TableName!;
