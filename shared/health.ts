@@ -1,10 +1,15 @@
 /** GET {prefix}/health (docs/rules.md, "Health and metrics"): 200 healthy, or 503 degraded naming the failing check. */
-import type { RouteResponse } from './http/types.ts';
+import type { RouteReply } from './api/define.ts';
 import { logger } from './log.ts';
-import { getLedgerRuntime, getOffchainStore } from './runtime.ts';
 import { SERVICE_VERSION } from './version.ts';
 
 const CHECK_TIMEOUT_MS = 3_000;
+
+/** The dependencies the service cannot work without, each a probe that rejects when it is unavailable. */
+export interface HealthProbes {
+  dynamodb: () => Promise<void>;
+  ipfs: () => Promise<void>;
+}
 
 async function check(name: string, probe: () => Promise<void>): Promise<'ok' | 'unavailable'> {
   try {
@@ -16,13 +21,13 @@ async function check(name: string, probe: () => Promise<void>): Promise<'ok' | '
   }
 }
 
-/** Health of the service: every dependency it cannot work without, checked at once. */
-export async function healthReport(service: 'ledger' | 'business' = 'ledger'): Promise<RouteResponse> {
-  const [dynamodb, ipfs] = await Promise.all([check('dynamodb', () => getLedgerRuntime().repository.ping()), check('ipfs', () => getOffchainStore().ping())]);
+/** Health of the service: every dependency checked at once. */
+export async function healthReport(probes: HealthProbes, service: 'ledger' | 'business' = 'ledger'): Promise<RouteReply> {
+  const [dynamodb, ipfs] = await Promise.all([check('dynamodb', probes.dynamodb), check('ipfs', probes.ipfs)]);
   const checks = { dynamodb, ipfs };
   const healthy = Object.values(checks).every((c) => c === 'ok');
   return {
-    statusCode: healthy ? 200 : 503,
+    status: healthy ? 200 : 503,
     headers: healthy ? {} : { 'Retry-After': '5' },
     body: { status: healthy ? 'healthy' : 'degraded', service, version: SERVICE_VERSION, checks },
   };

@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import type { RouteHandlers } from '#shared/http/types';
+import type { AnyRoute } from '#shared/api/define';
 import { EVENT_FUNCTIONS, GROUPS, type GroupName } from '../routes.ts';
 import { ROOT } from '../bundling.ts';
 import { functionBundles } from './bundles.ts';
@@ -73,14 +73,14 @@ export async function inProcessFunctions(): Promise<LocalFunctions> {
   };
 }
 
-/** Every group's route handlers, from its sources (the route table's tests check they agree both ways). */
-export async function loadGroupRoutes(): Promise<Record<GroupName, RouteHandlers>> {
+/** The routes each group's function serves, read from its entry (the route list's tests check each group's are its own). */
+export async function loadGroupRoutes(): Promise<Record<GroupName, readonly AnyRoute[]>> {
   const entries = await Promise.all(
     Object.entries(GROUPS).map(async ([group, spec]) => {
-      const module = (await import(pathToFileURL(`${ROOT}${spec.entry}`).href)) as { routes?: RouteHandlers };
-      if (typeof module.routes !== 'object') throw new Error(`${spec.entry} must export routes`);
-      return [group, module.routes] as const;
+      const module = (await import(pathToFileURL(`${ROOT}${spec.entry}`).href)) as { handler?: { routes?: readonly AnyRoute[] } };
+      if (!Array.isArray(module.handler?.routes)) throw new Error(`${spec.entry} must export a handler made by createHttpHandler`);
+      return [group, module.handler.routes] as const;
     }),
   );
-  return Object.fromEntries(entries) as Record<GroupName, RouteHandlers>;
+  return Object.fromEntries(entries) as unknown as Record<GroupName, readonly AnyRoute[]>;
 }

@@ -20,7 +20,7 @@
  *   and only that organization (or an admin) publishes further versions.
  * - A contract runs with the caller's rights: what it emits is appended as the caller appending.
  */
-import type { Role } from '../admin/api-keys.ts';
+import { ROLE_RANK, type Role } from '../admin/api-keys.ts';
 import { ForbiddenError } from '../errors.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 
@@ -78,7 +78,17 @@ export type Resource =
 
 export type Decision = { allow: true } | { allow: false; reason: string };
 
-const RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };
+/**
+ * The least role a route asks of a caller at the edge, before any resource is read (declared with each
+ * route in shared/api/routes/): `public` needs no key. What a role may then do to which resource is
+ * `decide`'s.
+ */
+export type Access = 'public' | Role;
+
+/** Whether a key with `role` passes a route whose edge access is `access`. */
+export function passesEdge(role: Role, access: Access): boolean {
+  return access === 'public' || ROLE_RANK[role] >= ROLE_RANK[access];
+}
 
 /** The least role each action needs, whatever the resource. */
 export const MINIMUM_ROLE: Record<Action, Role> = {
@@ -114,7 +124,7 @@ const MEMBERS_ONLY = new Set<Action>([
 ]);
 
 export function hasRole(principal: Principal, role: Role): boolean {
-  return principal.role !== null && RANK[principal.role] >= RANK[role];
+  return principal.role !== null && ROLE_RANK[principal.role] >= ROLE_RANK[role];
 }
 
 export const isAdmin = (principal: Principal): boolean => principal.role === 'admin';

@@ -17,7 +17,6 @@ import type { Sealer } from '../ledger/offchain-port.ts';
 import { NODE_STATEMENT_PREFIX } from '../ledger/checkpoint.ts';
 import { looksLikeCheckpoint } from '../tlog/note.ts';
 import { logger } from '../log.ts';
-import { parseInput } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { createIdentityDocument, openIdentityDocument, temporaryIdentity, type NodeIdentity } from './identity.ts';
 import type { AdminRepository, PeerRecord } from './repository.ts';
@@ -140,8 +139,7 @@ export function createAdmin(options: AdminOptions) {
       return { node_id: id.nodeId, public_key: id.publicKey, algorithm: id.algorithm };
     },
 
-    async verifyIdentity(body: unknown) {
-      const { challenge } = parseInput(challengeInput, body, 'body');
+    async verifyIdentity({ challenge }: z.output<typeof challengeInput>) {
       if (Buffer.from(challenge, 'hex').subarray(0, NODE_STATEMENT_PREFIX.length).toString('latin1') === NODE_STATEMENT_PREFIX) {
         // Such bytes are how the node states things in its own name (signed checkpoints): never sign them for others.
         throw ValidationError.single(['body', 'challenge'], `A challenge may not start with the bytes '${NODE_STATEMENT_PREFIX}'`);
@@ -168,8 +166,7 @@ export function createAdmin(options: AdminOptions) {
       };
     },
 
-    async secureEvent(chainName: string, body: unknown) {
-      const input = parseInput(secureEventInput, body, 'body');
+    async secureEvent(chainName: string, input: z.output<typeof secureEventInput>) {
       const org = await options.organizations.getOrganization(input.org_id);
       if (!org) throw new UnprocessableError(`Unknown organization '${input.org_id}': secure events are signed by registered organizations`);
       if (!org.public_key) throw new UnprocessableError(`Organization '${input.org_id}' has no public key to verify with`);
@@ -209,8 +206,7 @@ export function createAdmin(options: AdminOptions) {
       }
     },
 
-    async registerPeer(body: unknown) {
-      const input = parseInput(peerInput, body, 'body');
+    async registerPeer(input: z.output<typeof peerInput>) {
       const peer: PeerRecord = {
         peer_id: input.peer_id,
         url: input.url.replace(/\/+$/, ''),

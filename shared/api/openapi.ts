@@ -1,11 +1,9 @@
 /**
- * GET /openapi.json: an OpenAPI 3.1 document built from the route table and the zod schemas the handlers
- * parse with (shared/api/schemas.ts), so it lists exactly what is served and accepted.
+ * GET /openapi.json: an OpenAPI 3.1 document built from the route declarations, with the zod schemas the
+ * requests are parsed with, so it lists exactly what is served and accepted.
  */
 import * as z from 'zod';
-import { requiredAccess } from '../http/access.ts';
 import { expandRoutes, type Route } from './routes.ts';
-import { ROUTE_SCHEMAS } from './schemas.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -80,7 +78,8 @@ const GRAPHQL_ERRORS: JsonSchema = {
 };
 
 function operation(route: Route, components: Record<string, JsonSchema>): Record<string, unknown> {
-  const schemas = ROUTE_SCHEMAS[`${route.group} ${route.relativeKey}`] ?? {};
+  const declared = route.definition;
+  const schemas = { query: declared.query ?? declared.describes?.query, body: declared.body ?? declared.describes?.body };
   // `{name+}` (API Gateway's greedy parameter) is OpenAPI's `{name}` whose value may hold slashes.
   const parameters: Record<string, unknown>[] = [...route.path.matchAll(/\{([a-z_]+)(\+?)\}/g)].map((m) => ({
     name: m[1],
@@ -95,7 +94,7 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
       parameters.push({ name, in: 'query', required: (query.required ?? []).includes(name), schema });
     }
   }
-  if (schemas.idempotent) {
+  if (declared.idempotent) {
     parameters.push({
       name: 'Idempotency-Key',
       in: 'header',
@@ -105,7 +104,7 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
     });
   }
-  const success = String(schemas.status ?? 200);
+  const success = String(declared.status ?? 200);
   return {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
     summary: route.summary,
@@ -129,8 +128,8 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       },
     },
-    // The edge's own rule (shared/http/access.ts) decides which operations need no key.
-    ...(requiredAccess(route.group, route.method, route.relativeKey) === 'public' ? { security: [] } : {}),
+    // Public routes need no key.
+    ...(declared.access === 'public' ? { security: [] } : {}),
   };
 }
 

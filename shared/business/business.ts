@@ -18,7 +18,6 @@ import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
 import type { OffchainStore } from '../ledger/offchain-port.ts';
-import { parseInput } from '../validation.ts';
 import type { BusinessRepository, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from './repository.ts';
 import type { ContractSandbox } from './contract-pool.ts';
 
@@ -185,8 +184,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
   }
 
   return {
-    async registerOrganization(principal: Principal, body: unknown) {
-      const input = parseInput(organizationInput, body, 'body');
+    async registerOrganization(principal: Principal, input: z.output<typeof organizationInput>) {
       access.check(principal, 'organization.register', { kind: 'organization', org_id: input.org_id });
       const org: OrganizationRecord = {
         org_id: input.org_id,
@@ -210,8 +208,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     },
 
     /** A writer bound to an organization creates channels with its organization as the first member; admins create empty ones. */
-    async createChannel(principal: Principal, body: unknown) {
-      const { name } = parseInput(channelInput, body, 'body');
+    async createChannel(principal: Principal, { name }: z.output<typeof channelInput>) {
       access.check(principal, 'channel.create', { kind: 'service' });
       if (name.length > MAX_CHANNEL_NAME) {
         throw new UnprocessableError(`A channel name has at most ${MAX_CHANNEL_NAME} characters (its chain is '${CHANNEL_CHAIN_PREFIX}<name>')`);
@@ -249,8 +246,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     },
 
     /** Admins, or writers of a member organization, add organizations to a channel. */
-    async addOrganization(principal: Principal, channelId: string, body: unknown) {
-      const { org_id } = parseInput(memberInput, body, 'body');
+    async addOrganization(principal: Principal, channelId: string, { org_id }: z.output<typeof memberInput>) {
       const channel = await access.channel(principal, 'channel.add_member', channelId);
       await requireOrganization(org_id);
       if (!(await repository.addMember(channelId, org_id, stamp()))) {
@@ -260,8 +256,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
       return { channel_id: channelId, org_id, event_id };
     },
 
-    async createCollection(principal: Principal, channelId: string, body: unknown) {
-      const { collection } = parseInput(collectionInput, body, 'body');
+    async createCollection(principal: Principal, channelId: string, { collection }: z.output<typeof collectionInput>) {
       const channel = await access.channel(principal, 'channel.create_collection', channelId);
       if (!(await repository.putCollection(channelId, collection, stamp()))) {
         throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
@@ -270,8 +265,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
       return { channel_id: channelId, collection };
     },
 
-    async writePrivateData(principal: Principal, body: unknown) {
-      const input = parseInput(privateDataInput, body, 'body');
+    async writePrivateData(principal: Principal, input: z.output<typeof privateDataInput>) {
       // Membership first: a non-member learns nothing, not even which collections exist.
       const channel = await access.channel(principal, 'private_data.write', input.channel);
       if (!channel.collections.includes(input.collection)) {
@@ -333,8 +327,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     },
 
     /** The first version of an id makes its publisher the owner; later versions come from the owner or an admin. */
-    async registerContract(principal: Principal, body: unknown) {
-      const input = parseInput(contractInput, body, 'body');
+    async registerContract(principal: Principal, input: z.output<typeof contractInput>) {
       const resource = (owner: ContractOwner | undefined) => ({
         kind: 'contract' as const,
         contract_id: input.contract_id,
@@ -390,8 +383,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     },
 
     /** Runs with the caller's rights: its emits are appended as the caller appending them, all or none. */
-    async executeContract(principal: Principal, body: unknown) {
-      const input = parseInput(executeInput, body, 'body');
+    async executeContract(principal: Principal, input: z.output<typeof executeInput>) {
       access.check(principal, 'contract.execute', { kind: 'contract', contract_id: input.contract_id, owner: undefined });
       const versions = await repository.listContractVersions(input.contract_id);
       if (versions.length === 0) throw new NotFoundError(`Contract '${input.contract_id}' not found`);

@@ -8,13 +8,12 @@
  */
 import type { MiddlewareObj } from '@middy/core';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { ROLE_RANK, hashApiKey, seedAdminKey, type ApiKeyRecord } from '../admin/api-keys.ts';
-import { ANONYMOUS, OPEN_ACCESS } from '../access/policy.ts';
+import { hashApiKey, seedAdminKey, type ApiKeyRecord } from '../admin/api-keys.ts';
+import { ANONYMOUS, OPEN_ACCESS, passesEdge } from '../access/policy.ts';
 import { getConfig } from '../config.ts';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { getApiKeyRepository, getAuthFailureLimiter } from '../runtime.ts';
-import { requiredAccess } from './access.ts';
 import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
@@ -87,8 +86,7 @@ export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceConte
         return;
       }
       request.context.principal = ANONYMOUS;
-      const method = request.event.requestContext?.http?.method ?? 'GET';
-      const access = requiredAccess(request.context.group, method, request.context.relativeKey);
+      const access = request.context.access;
       if (access === 'public') return;
       const key = headerValue(request.event, config.API_KEY_NAME);
       if (!key) throw new UnauthorizedError(`Missing API key: send it in the ${config.API_KEY_NAME} header`, config.API_KEY_NAME);
@@ -96,7 +94,7 @@ export function auth(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceConte
       if (!record) throw new UnauthorizedError('Invalid API key', config.API_KEY_NAME);
       request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       request.context.principal = { key_id: record.key_id, role: record.role, org_id: record.org_id };
-      if (ROLE_RANK[record.role] < ROLE_RANK[access]) {
+      if (!passesEdge(record.role, access)) {
         throw new ForbiddenError(`Missing permission: this operation needs the '${access}' role; this key has '${record.role}'`);
       }
     },

@@ -14,6 +14,11 @@
  */
 import middy from '@middy/core';
 import { ANONYMOUS } from '../access/policy.ts';
+import type { RouteDefinition, RouteReply } from '../api/define.ts';
+import type { GroupName } from '../api/groups.ts';
+import { servedRoutes } from '../api/served.ts';
+import { RouteNotFoundError } from '../errors.ts';
+import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
 import { auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
@@ -22,13 +27,18 @@ import { errorHandler, jsonResponse } from './errors.ts';
 import { PARSED_BODY, jsonBody, type EventWithBody } from './json-body.ts';
 import { rateLimit } from './rate-limit.ts';
 import { requestId } from './request-id.ts';
-import { matchRoute, resolveRoute } from './router.ts';
+import { indexRoutes, matchRoute, type ResolvedRoute } from './router.ts';
 import { securityHeaders } from './security-headers.ts';
-import type { HttpEvent, HttpResult, RouteHandlers, ServiceContext } from './types.ts';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
-export interface HttpHandlerOptions {
-  /** The function group's name: the auth policy depends on it (the admin group needs admin). */
-  group: string;
+export interface HttpHandlerOptions<Deps> {
+  /** The function group's name. */
+  group: GroupName;
+  /** Its routes (shared/api/routes/<group>.ts). */
+  // biome-ignore lint/suspicious/noExplicitAny: each route's handler was typed at its declaration
+  routes: readonly RouteDefinition<Deps, string, any, any>[];
+  /** What its handlers use, wired by the function's composition root. */
+  deps: Deps;
 }
 
 function lowerCaseHeaders(event: HttpEvent): Record<string, string> {
@@ -37,45 +47,65 @@ function lowerCaseHeaders(event: HttpEvent): Record<string, string> {
   return headers;
 }
 
+/** A handler's reply as API Gateway's result: JSON, or text as it is (binary files base64-encoded, as API Gateway expects them). */
+function toResult(reply: RouteReply, status: number): HttpResult {
+  if (reply.contentType !== undefined) {
+    return {
+      statusCode: status,
+      headers: { 'Content-Type': reply.contentType, ...reply.headers },
+      body: String(reply.body ?? ''),
+      ...(reply.base64 ? { isBase64Encoded: true } : {}),
+    };
+  }
+  return jsonResponse(status, reply.body ?? null, reply.headers);
+}
+
+/** The request's route, matched once (when the request id is set) for the middlewares and the dispatch. */
+const MATCHED = Symbol('matched route');
+type MatchedContext = ServiceContext & { [MATCHED]?: ResolvedRoute };
+
 /** A Lambda handler for one function group: the shared chain around the group's routes. */
-export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerOptions) {
-  const route = async (event: HttpEvent, context: ServiceContext): Promise<HttpResult> => {
+export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
+  const index = indexRoutes(servedRoutes(options.routes));
+
+  const dispatch = async (event: HttpEvent, context: MatchedContext): Promise<HttpResult> => {
     // A CORS preflight: the cors middleware adds the Access-Control-* headers on the way out.
     if (event.requestContext?.http?.method === 'OPTIONS') return { statusCode: 204, headers: {} };
-    const { handler, params } = resolveRoute(handlers, event);
-    const query: Record<string, string> = {};
-    for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) query[key] = value;
-    const result = await handler({
-      params,
-      query,
-      body: (event as EventWithBody)[PARSED_BODY],
-      headers: lowerCaseHeaders(event),
-      requestId: context.requestId,
-      // The auth middleware always sets it; without it (a chain built without auth) nothing is allowed.
-      principal: context.principal ?? ANONYMOUS,
-      event,
-    });
-    if (result.contentType !== undefined) {
-      // Binary files travel base64-encoded, as API Gateway expects them.
-      const { 'X-Body-Encoding': encoding, ...headers } = result.headers ?? {};
-      return {
-        statusCode: result.statusCode,
-        headers: { 'Content-Type': result.contentType, ...headers },
-        body: String(result.body ?? ''),
-        ...(encoding === 'base64' ? { isBase64Encoded: true } : {}),
-      };
-    }
-    return jsonResponse(result.statusCode, result.body ?? null, result.headers);
+    const route = context[MATCHED];
+    if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
+    const { definition, params } = route;
+    const rawQuery: Record<string, string> = {};
+    for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) rawQuery[key] = value;
+    const rawBody = (event as EventWithBody)[PARSED_BODY];
+    const reply = await definition.handler(
+      {
+        params,
+        query: definition.query ? parseInput(definition.query, rawQuery, 'query') : rawQuery,
+        // A route that takes a body and got none is told what is missing (422), as for an empty object.
+        body: definition.body ? parseInput(definition.body, rawBody ?? {}, 'body') : rawBody,
+        headers: lowerCaseHeaders(event),
+        requestId: context.requestId,
+        // The auth middleware always sets it; without it (a chain built without auth) nothing is allowed.
+        principal: context.principal ?? ANONYMOUS,
+        event,
+      },
+      options.deps,
+    );
+    return toResult(reply, reply.status ?? definition.status ?? 200);
   };
 
   const identify = requestId();
-  return middy<HttpEvent, HttpResult, Error, ServiceContext>(route)
+  const handler = middy<HttpEvent, HttpResult, Error, MatchedContext>(dispatch)
     .use({
       ...identify,
       before: (request) => {
         identify.before?.(request);
+        const route = matchRoute(index, request.event);
+        request.context[MATCHED] = route;
         request.context.group = options.group;
-        request.context.relativeKey = matchRoute(handlers, request.event)?.relativeKey ?? null;
+        request.context.relativeKey = route?.relativeKey ?? null;
+        // An unknown route needs any valid key before it is told 404, so that routes cannot be probed without one.
+        request.context.access = request.event.requestContext?.http?.method === 'OPTIONS' ? 'public' : (route?.definition.access ?? 'reader');
       },
     })
     .use(accessLog())
@@ -87,4 +117,6 @@ export function createHttpHandler(handlers: RouteHandlers, options: HttpHandlerO
     .use(auth())
     .use(jsonBody())
     .use(errorHandler());
+  // What this function serves, for the route list's tests.
+  return Object.assign(handler, { routes: options.routes });
 }

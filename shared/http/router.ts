@@ -1,44 +1,18 @@
 /**
- * Dispatches an API Gateway HTTP API event to a group's handler. API Gateway (or the local gateway)
- * has already matched the route from infra/routes.ts and names it in `routeKey`, e.g.
- * `POST /api/v1/chains/{chain_name}/events`; a group's handlers are keyed by the part after its
- * prefix, `POST /chains/{chain_name}/events`, so one handler serves every prefix of the group.
+ * Finds an API Gateway HTTP API event's route. API Gateway (or the local gateway) has already matched
+ * the path against the route list and names the route in `routeKey`, e.g.
+ * `POST /api/v1/chains/{chain_name}/events`: the function looks it up, it does not match again.
  * Anything unmatched (`$default`) is the contract's 404.
  */
-import { RouteNotFoundError } from '../errors.ts';
-import type { HttpEvent, RouteHandler, RouteHandlers } from './types.ts';
+import type { AnyRoute } from '../api/define.ts';
+import type { Route } from '../api/served.ts';
+import type { HttpEvent } from './types.ts';
 
 export interface ResolvedRoute {
-  handler: RouteHandler;
+  definition: AnyRoute;
   params: Record<string, string>;
-  /** The handler's key in its group, e.g. `GET /chains/{chain_name}/stats`. */
+  /** The route's key in its group, e.g. `GET /chains/{chain_name}/stats`. */
   relativeKey: string;
-}
-
-function splitRouteKey(routeKey: string): { method: string; path: string } | undefined {
-  const space = routeKey.indexOf(' ');
-  if (space < 0) return undefined;
-  return { method: routeKey.slice(0, space), path: routeKey.slice(space + 1) };
-}
-
-/**
- * Finds the handler whose relative key ends the event's route key, after a literal prefix
- * (no parameters in the prefix). The longest such key wins.
- */
-export function findHandler(handlers: RouteHandlers, routeKey: string): { handler: RouteHandler; template: string; relativeKey: string } | undefined {
-  const route = splitRouteKey(routeKey);
-  if (!route) return undefined;
-  let best: { handler: RouteHandler; template: string; relativeKey: string; length: number } | undefined;
-  for (const [key, handler] of Object.entries(handlers)) {
-    const relative = splitRouteKey(key);
-    if (!relative || relative.method !== route.method || !route.path.endsWith(relative.path)) continue;
-    const prefix = route.path.slice(0, route.path.length - relative.path.length);
-    if (prefix.includes('{') || (prefix !== '' && !prefix.startsWith('/'))) continue;
-    if (!best || relative.path.length > best.length) {
-      best = { handler, template: route.path, relativeKey: key, length: relative.path.length };
-    }
-  }
-  return best && { handler: best.handler, template: best.template, relativeKey: best.relativeKey };
 }
 
 /**
@@ -80,15 +54,20 @@ export function pathParameters(template: string, rawPath: string): Record<string
   return params;
 }
 
-/** The route of an event, or undefined when none matches (`$default`). */
-export function matchRoute(handlers: RouteHandlers, event: HttpEvent): ResolvedRoute | undefined {
-  const found = event.routeKey && event.routeKey !== '$default' ? findHandler(handlers, event.routeKey) : undefined;
-  const params = found ? pathParameters(found.template, event.rawPath) : undefined;
-  return found && params ? { handler: found.handler, params, relativeKey: found.relativeKey } : undefined;
+/** A group's routes by API Gateway route key (one entry per prefix), as the gateway names them in `routeKey`. */
+export type RouteIndex = ReadonlyMap<string, { definition: AnyRoute; template: string; relativeKey: string }>;
+
+export function indexRoutes(routes: readonly Route[]): RouteIndex {
+  return new Map(routes.map((route) => [route.routeKey, { definition: route.definition, template: route.path, relativeKey: route.relativeKey }]));
 }
 
-export function resolveRoute(handlers: RouteHandlers, event: HttpEvent): ResolvedRoute {
-  const route = matchRoute(handlers, event);
-  if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
-  return route;
+/**
+ * The route of an event, or undefined when none matches (`$default`). The gateway matched the path
+ * already and names the route in `routeKey`; this looks the key up, and reads the parameters off the
+ * raw path (decoded once, as documented above).
+ */
+export function matchRoute(index: RouteIndex, event: HttpEvent): ResolvedRoute | undefined {
+  const found = event.routeKey && event.routeKey !== '$default' ? index.get(event.routeKey) : undefined;
+  const params = found ? pathParameters(found.template, event.rawPath) : undefined;
+  return found && params ? { definition: found.definition, params, relativeKey: found.relativeKey } : undefined;
 }

@@ -53,15 +53,16 @@ export const eventBatchSchema = z.object({
 
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {
-  return toDraft(parseInput(eventRequestSchema, body, 'body'));
+  return draftOf(parseInput(eventRequestSchema, body, 'body'));
 }
 
 /** Validates a batch body into EventDrafts in order, or throws the contract's 422 naming the event. */
 export function parseEventBatch(body: unknown): EventDraft[] {
-  return parseInput(eventBatchSchema, body, 'body').events.map(toDraft);
+  return parseInput(eventBatchSchema, body, 'body').events.map(draftOf);
 }
 
-function toDraft(input: z.infer<typeof eventRequestSchema>): EventDraft {
+/** An event request, already checked by `eventRequestSchema`, as the draft the ledger appends. */
+export function draftOf(input: z.infer<typeof eventRequestSchema>): EventDraft {
   const offchain = Boolean(input.details_cid);
   const draft: EventDraft = {
     entity_id: input.entity_id,

@@ -12,7 +12,6 @@ import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { expandRoutes, type Route } from '#infra/routes';
-import { ROUTE_SCHEMAS } from '#shared/api/schemas';
 import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 import { CI, report } from './support.ts';
 
@@ -48,8 +47,8 @@ interface Attempt {
 }
 
 const routes = expandRoutes();
-const hasBody = (r: Route) => ROUTE_SCHEMAS[`${r.group} ${r.relativeKey}`]?.body !== undefined;
-const hasQuery = (r: Route) => ROUTE_SCHEMAS[`${r.group} ${r.relativeKey}`]?.query !== undefined;
+const hasBody = (r: Route) => (r.definition.body ?? r.definition.describes?.body) !== undefined;
+const hasQuery = (r: Route) => (r.definition.query ?? r.definition.describes?.query) !== undefined;
 const bodyRoutes = routes.filter(hasBody);
 const guardedRoutes = routes.filter((r) => !['docs', 'metrics'].includes(r.group) && !r.path.endsWith('/health'));
 

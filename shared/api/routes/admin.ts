@@ -1,0 +1,84 @@
+/**
+ * The admin group (/api/admin): node identity, status, secure events, peers, and the explorer's CID
+ * decoder. The admin role on every route when auth is on.
+ */
+import * as z from 'zod';
+import { type Admin, challengeInput, peerInput, secureEventInput } from '../../admin/admin.ts';
+import type { OffchainStore } from '../../ledger/offchain-port.ts';
+import { routesOf } from '../define.ts';
+
+/** What the admin group's handlers use; functions/admin/handler.ts wires it. */
+export interface AdminDeps {
+  admin(): Admin;
+  offchain(): OffchainStore;
+}
+
+export const decodeRequest = z.object({
+  cid: z.string().min(1).max(256),
+  nonce: z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters'),
+});
+
+const route = routesOf<AdminDeps>('admin');
+
+export const ADMIN_ROUTES = [
+  route({
+    method: 'POST',
+    path: '/verify-identity',
+    summary: 'Sign a challenge with the node key',
+    access: 'admin',
+    body: challengeInput,
+    handler: async ({ body }, { admin }) => ({ body: await admin().verifyIdentity(body) }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/identity',
+    summary: 'The node id and public key',
+    access: 'admin',
+    handler: async (_, { admin }) => ({ body: await admin().describeIdentity() }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/status',
+    summary: 'Node status',
+    access: 'admin',
+    handler: async (_, { admin }) => ({ body: await admin().status() }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/secure-events',
+    summary: 'Append an event signed by an organization',
+    access: 'admin',
+    body: secureEventInput,
+    handler: async ({ params, body }, { admin }) => ({ body: await admin().secureEvent(params.chain_name, body) }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/peers',
+    summary: 'Register a peer',
+    access: 'admin',
+    status: 201,
+    body: peerInput,
+    handler: async ({ body }, { admin }) => ({ body: { success: true, ...(await admin().registerPeer(body)) } }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/peers',
+    summary: 'List peers',
+    access: 'admin',
+    handler: async (_, { admin }) => ({ body: await admin().listPeers() }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/ipfs/decode',
+    summary: "Decrypt an off-chain payload (the explorer's CID decoder)",
+    access: 'admin',
+    body: decodeRequest,
+    handler: async ({ body: { cid, nonce } }, { offchain }) => ({ body: { cid, nonce, data: await offchain().get(cid, nonce) } }),
+  }),
+];

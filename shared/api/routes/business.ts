@@ -1,0 +1,152 @@
+/**
+ * The business group (/api/business and /api/v2): organizations, channels, private data, contracts
+ * (docs/rules.md, "Business group"). Who may act in which channel is the policy's, inside the domain.
+ */
+import {
+  type Business,
+  channelInput,
+  collectionInput,
+  contractInput,
+  executeInput,
+  memberInput,
+  organizationInput,
+  privateDataInput,
+} from '../../business/business.ts';
+import { type HealthProbes, healthReport } from '../../health.ts';
+import { routesOf } from '../define.ts';
+
+/** What the business group's handlers use; functions/business/handler.ts wires it. */
+export interface BusinessDeps {
+  business(): Business;
+  health: HealthProbes;
+}
+
+const route = routesOf<BusinessDeps>('business');
+
+export const BUSINESS_ROUTES = [
+  route({
+    method: 'GET',
+    path: '/health',
+    summary: 'Health check',
+    access: 'public',
+    handler: async (_, { health }) => healthReport(health, 'business'),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/organizations',
+    summary: 'Register an organization',
+    access: 'writer',
+    status: 201,
+    body: organizationInput,
+    handler: async ({ principal, body }, { business }) => {
+      const org = await business().registerOrganization(principal, body);
+      return { body: { success: true, org_id: org.org_id, name: org.name, msp_id: org.msp_id, public_key: org.public_key } };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/organizations',
+    summary: 'List organizations',
+    access: 'reader',
+    handler: async ({ principal }, { business }) => ({ body: await business().listOrganizations(principal) }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/organizations/{org_id}',
+    summary: 'One organization',
+    access: 'reader',
+    handler: async ({ principal, params }, { business }) => ({ body: await business().getOrganization(principal, params.org_id) }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/channels',
+    summary: 'Create a channel (and its Sub-Chain)',
+    access: 'writer',
+    status: 201,
+    body: channelInput,
+    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().createChannel(principal, body)) } }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/channels/{channel_id}',
+    summary: 'Channel information',
+    access: 'reader',
+    handler: async ({ principal, params }, { business }) => ({ body: await business().getChannel(principal, params.channel_id) }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/channels/{channel_id}/organizations',
+    summary: 'Add a member organization',
+    access: 'writer',
+    status: 201,
+    body: memberInput,
+    handler: async ({ principal, params, body }, { business }) => ({
+      body: { success: true, ...(await business().addOrganization(principal, params.channel_id, body)) },
+    }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/channels/{channel_id}/private-collections',
+    summary: 'Create a private data collection',
+    access: 'writer',
+    status: 201,
+    body: collectionInput,
+    handler: async ({ principal, params, body }, { business }) => ({
+      body: { success: true, ...(await business().createCollection(principal, params.channel_id, body)) },
+    }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/private-data',
+    summary: 'Write private data (encrypted, off the common ledger)',
+    access: 'writer',
+    status: 201,
+    body: privateDataInput,
+    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().writePrivateData(principal, body)) } }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/private-data/{channel}/{collection}/{key}',
+    summary: 'Read private data (members and admins)',
+    access: 'reader',
+    handler: async ({ principal, params }, { business }) => ({
+      body: await business().readPrivateData(principal, params.channel, params.collection, params.key),
+    }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/contracts',
+    summary: 'Register a contract version',
+    access: 'writer',
+    status: 201,
+    body: contractInput,
+    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().registerContract(principal, body)) } }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/contracts/{contract_id}',
+    summary: "A contract's versions",
+    access: 'reader',
+    handler: async ({ principal, params }, { business }) => ({ body: await business().getContract(principal, params.contract_id) }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/contracts/execute',
+    summary: 'Execute a contract',
+    access: 'writer',
+    body: executeInput,
+    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().executeContract(principal, body)) } }),
+  }),
+];

@@ -1,0 +1,263 @@
+/**
+ * The ledger group (/api/ledger and /api/v1): chains, events, blocks, proofs, trace, off-chain payloads.
+ * Handlers parse nothing themselves (the schemas did), call one domain function, and shape the answer.
+ */
+import * as z from 'zod';
+import type { Principal } from '../../access/policy.ts';
+import { BadRequestError } from '../../errors.ts';
+import type { HealthProbes } from '../../health.ts';
+import { healthReport } from '../../health.ts';
+import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/events.ts';
+import { type AppendOptions, type Ledger, parseBlockAddress } from '../../ledger/ledger.ts';
+import type { OffchainStore } from '../../ledger/offchain-port.ts';
+import type { Proofs } from '../../ledger/proofs.ts';
+import { queryBool, queryInt, queryInteger } from '../../validation.ts';
+import { routesOf } from '../define.ts';
+
+/** What the ledger group's handlers use; functions/ledger/handler.ts wires it. */
+export interface LedgerDeps {
+  /** The ledger as this caller may use it: every call checked by the access policy. */
+  ledgerFor(principal: Principal): Ledger;
+  proofsFor(principal: Principal): Proofs;
+  offchain(): OffchainStore;
+  /** The node's own identity and its peers. */
+  node(): { describeIdentity(): Promise<unknown>; ping(targetId: string): Promise<unknown> };
+  health: HealthProbes;
+}
+
+export const blocksQuery = z.object({
+  limit: queryInt(10, 1, 100),
+  offset: queryInt(0, 0),
+  resolve_cid: queryBool(false),
+  order: z
+    .enum(['asc', 'desc'])
+    .optional()
+    .transform((v) => v ?? 'asc'),
+});
+export const blockQuery = z.object({ resolve_cid: queryBool(false) });
+export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });
+export const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
+export const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
+/** docs/rules.md, "Off-chain payloads": `{"data": <any JSON>}`, stored encrypted in IPFS. */
+export const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
+
+/**
+ * The Idempotency-Key header of an append: 1 to 255 printable ASCII characters (a UUID is the usual
+ * choice). A retry with the same key and the same body answers what the first request answered and
+ * appends nothing; the same key with another body is 422; while the first is in progress, 409.
+ */
+function idempotencyOptions(headers: Record<string, string>): AppendOptions | undefined {
+  const key = headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+    throw new BadRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  }
+  return { idempotency: { key, caller: '' } }; // the caller is set from the principal (guardLedger)
+}
+
+/** A replayed answer says so, so that a client can tell its retry appended nothing. */
+const replayedHeader = (replayed: boolean | undefined) => (replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {});
+
+const route = routesOf<LedgerDeps>('ledger');
+
+export const LEDGER_ROUTES = [
+  route({
+    method: 'GET',
+    path: '/health',
+    summary: 'Health check',
+    access: 'public',
+    handler: async (_, { health }) => healthReport(health),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains',
+    summary: 'The Main Chain and all Sub-Chains',
+    access: 'reader',
+    handler: async ({ principal }, { ledgerFor }) => ({ body: await ledgerFor(principal).listChains() }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/create',
+    summary: 'Create a Sub-Chain',
+    access: 'writer',
+    status: 201,
+    handler: async ({ principal, params }, { ledgerFor }) => {
+      const { chain_name, created_main } = await ledgerFor(principal).createSubChain(params.chain_name);
+      const message = created_main ? `Sub-Chain '${chain_name}' created (and the Main Chain with it)` : `Sub-Chain '${chain_name}' created`;
+      return { body: { success: true, message, chain_name } };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/events',
+    summary: 'Add an event',
+    access: 'writer',
+    body: eventRequestSchema,
+    idempotent: true,
+    handler: async ({ principal, params, body, headers }, { ledgerFor }) => {
+      const options = idempotencyOptions(headers);
+      const { event_id, block, replayed } = await ledgerFor(principal).appendEvent(params.chain_name, draftOf(body), options);
+      return {
+        ...replayedHeader(replayed),
+        body: { success: true, message: `Event added to block ${block.index} of '${block.chain_name}'`, event_id },
+      };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/events/batch',
+    summary: 'Add up to 99 events, one block each, in one atomic commit (extension)',
+    access: 'writer',
+    body: eventBatchSchema,
+    idempotent: true,
+    handler: async ({ principal, params, body, headers }, { ledgerFor }) => {
+      const options = idempotencyOptions(headers);
+      const appended = await ledgerFor(principal).appendEvents(params.chain_name, body.events.map(draftOf), options);
+      const first = appended[0]!.block;
+      const last = appended[appended.length - 1]!.block;
+      return {
+        ...replayedHeader(appended.replayed),
+        body: {
+          success: true,
+          message: `${appended.length} event(s) added to blocks ${first.index}–${last.index} of '${first.chain_name}'`,
+          event_ids: appended.map((a) => a.event_id),
+        },
+      };
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/submit-proof',
+    summary: 'Anchor a Sub-Chain in the Main Chain',
+    access: 'writer',
+    handler: async ({ principal, params }, { ledgerFor }) => {
+      const proof = await ledgerFor(principal).submitProof(params.chain_name);
+      const message = proof.created
+        ? `Proof of '${params.chain_name}' at block ${proof.details?.head_index} anchored in the Main Chain`
+        : `Nothing added to '${params.chain_name}' since the last proof; it is still valid`;
+      return { body: { success: true, message, proof_id: proof.proof_id } };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/stats',
+    summary: 'Chain statistics',
+    access: 'reader',
+    handler: async ({ principal, params }, { ledgerFor }) => ({ body: await ledgerFor(principal).getStats(params.chain_name) }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/blocks',
+    summary: 'A page of blocks',
+    access: 'reader',
+    query: blocksQuery,
+    handler: async ({ principal, params, query }, { ledgerFor }) => {
+      const { limit, offset, order, resolve_cid } = query;
+      return { body: await ledgerFor(principal).listBlocks(params.chain_name, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid }) };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/blocks/{index_or_hash}',
+    summary: 'One block by index or hash',
+    access: 'reader',
+    query: blockQuery,
+    handler: async ({ principal, params, query }, { ledgerFor }) => {
+      const address = parseBlockAddress(params.index_or_hash);
+      return { body: await ledgerFor(principal).getBlock(params.chain_name, address, { resolveCid: query.resolve_cid }) };
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/entities/{entity_id}/trace',
+    summary: 'Trace an entity across chains',
+    access: 'reader',
+    query: traceQuery,
+    handler: async ({ principal, params, query }, { ledgerFor }) => ({
+      body: await ledgerFor(principal).traceEntity(params.entity_id, query.chain_name, { resolveCid: query.resolve_cid }),
+    }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/checkpoint',
+    summary: 'A signed checkpoint: tree size and root',
+    access: 'reader',
+    handler: async ({ principal, params }, { proofsFor }) => ({ body: await proofsFor(principal).checkpoint(params.chain_name) }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/blocks/{index_or_hash}/proof',
+    summary: 'Inclusion proof of a block',
+    access: 'reader',
+    query: proofQuery,
+    handler: async ({ principal, params, query }, { proofsFor }) => ({
+      body: await proofsFor(principal).inclusion(params.chain_name, params.index_or_hash, query.tree_size),
+    }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/blocks/{index_or_hash}/anchor',
+    summary: 'The Main Chain anchor covering a block, with proofs',
+    access: 'reader',
+    handler: async ({ principal, params }, { proofsFor }) => ({ body: await proofsFor(principal).anchor(params.chain_name, params.index_or_hash) }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/consistency',
+    summary: 'Consistency proof between two tree sizes',
+    access: 'reader',
+    query: consistencyQuery,
+    handler: async ({ principal, params, query }, { proofsFor }) => ({
+      body: await proofsFor(principal).consistency(params.chain_name, query.first, query.second),
+    }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/verify',
+    summary: 'Re-check every hash, link and anchor of a chain',
+    access: 'reader',
+    handler: async ({ principal, params }, { proofsFor }) => ({ body: await proofsFor(principal).verify(params.chain_name) }),
+  }),
+
+  route({
+    method: 'GET',
+    path: '/network/ping/{target_id}',
+    summary: 'Ping a peer and check its identity',
+    access: 'reader',
+    onlyPrefixes: ['/api/ledger'],
+    handler: async ({ params }, { node }) => ({ body: await node().ping(params.target_id) }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/offchain',
+    summary: 'Store a payload off chain (encrypted, in IPFS)',
+    access: 'writer',
+    status: 201,
+    body: offchainUpload,
+    handler: async ({ body }, { offchain }) => ({ body: await offchain().put(body.data) }),
+  }),
+
+  // The node's public key, for anyone who checks its signed checkpoints (a reader key suffices).
+  route({
+    method: 'GET',
+    path: '/identity',
+    summary: 'The node id and public key that sign checkpoints (any reader)',
+    access: 'reader',
+    handler: async (_, { node }) => ({ body: await node().describeIdentity() }),
+  }),
+];
