@@ -2,9 +2,15 @@
  * The admin group's function (/api/admin): its composition root. The routes are declared in
  * shared/api/routes/admin.ts.
  */
-import { getAdmin } from '#shared/admin-runtime';
 import { ADMIN_ROUTES } from '#shared/api/routes/admin';
 import { createHttpHandler } from '#shared/http/chain';
-import { getOffchainStore } from '#shared/runtime';
+import type { Core } from '#shared/wiring/core';
+import { createNodeWiring } from '#shared/wiring/node';
+import { lambdaHandler } from '#shared/wiring/process';
 
-export const handler = createHttpHandler({ group: 'admin', routes: ADMIN_ROUTES, deps: { admin: getAdmin, offchain: getOffchainStore } });
+export function createHandler(core: Core) {
+  const node = createNodeWiring(core);
+  return createHttpHandler({ group: 'admin', routes: ADMIN_ROUTES, edge: core.edge, deps: { admin: node.admin, offchain: core.offchain } });
+}
+
+export const handler = lambdaHandler(createHandler);

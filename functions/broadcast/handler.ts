@@ -6,13 +6,20 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '#shared/log';
 import { fanOut } from '#shared/realtime/realtime';
-import { getConnectionStore, getSender, pushPolicy } from '#shared/realtime-runtime';
 import { blocksFromStream } from '#shared/storage/stream';
+import type { Core } from '#shared/wiring/core';
+import { lambdaHandler } from '#shared/wiring/process';
+import { createRealtimeWiring } from '#shared/wiring/realtime';
 
-export async function handler(event: DynamoDBStreamEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
-  const blocks = blocksFromStream(event.Records ?? []);
-  if (blocks.length === 0) return { batchItemFailures: [] };
-  const { sent, gone } = await fanOut(blocks, getConnectionStore(), getSender(), pushPolicy());
-  logger.info('broadcast', { blocks: blocks.length, sent, gone: gone.length });
-  return { batchItemFailures: [] };
+export function createHandler(core: Core) {
+  const realtime = createRealtimeWiring(core);
+  return async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> => {
+    const blocks = blocksFromStream(event.Records ?? []);
+    if (blocks.length === 0) return { batchItemFailures: [] };
+    const { sent, gone } = await fanOut(blocks, realtime.connections(), realtime.sender(), realtime.pushPolicy());
+    logger.info('broadcast', { blocks: blocks.length, sent, gone: gone.length });
+    return { batchItemFailures: [] };
+  };
 }
+
+export const handler = lambdaHandler(createHandler);

@@ -3,15 +3,14 @@
  * declared in shared/api/routes/business.ts.
  */
 import { BUSINESS_ROUTES } from '#shared/api/routes/business';
-import { getBusiness } from '#shared/business-runtime';
 import { createHttpHandler } from '#shared/http/chain';
-import { getLedgerRuntime, getOffchainStore } from '#shared/runtime';
+import { createBusinessWiring } from '#shared/wiring/business';
+import type { Core } from '#shared/wiring/core';
+import { lambdaHandler } from '#shared/wiring/process';
 
-export const handler = createHttpHandler({
-  group: 'business',
-  routes: BUSINESS_ROUTES,
-  deps: {
-    business: getBusiness,
-    health: { dynamodb: () => getLedgerRuntime().repository.ping(), ipfs: () => getOffchainStore().ping() },
-  },
-});
+export function createHandler(core: Core) {
+  const { business } = createBusinessWiring(core);
+  return createHttpHandler({ group: 'business', routes: BUSINESS_ROUTES, edge: core.edge, deps: { business, health: core.health } });
+}
+
+export const handler = lambdaHandler(createHandler);

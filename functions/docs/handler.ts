@@ -9,9 +9,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApi } from '#shared/api/openapi';
 import { DOCS_ROUTES } from '#shared/api/routes/docs';
-import { getConfig } from '#shared/config';
 import { createHttpHandler } from '#shared/http/chain';
-import { once } from '#shared/runtime';
+import { type Core, once } from '#shared/wiring/core';
+import { lambdaHandler } from '#shared/wiring/process';
 import { SERVICE_VERSION } from '#shared/version';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -24,15 +24,22 @@ const root = (bundled: string, fallback: () => string) =>
     return existsSync(beside) ? beside : fallback();
   });
 
-const config = getConfig();
+const explorerDir = root('explorer', () => join(repo, 'explorer', 'dist'));
+const swaggerDir = root('swagger-ui', () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json')));
 
-export const handler = createHttpHandler({
-  group: 'docs',
-  routes: DOCS_ROUTES,
-  deps: {
-    openapi: once(() => JSON.stringify(buildOpenApi({ version: SERVICE_VERSION, apiKeyHeader: config.API_KEY_NAME }))),
-    explorerDir: root('explorer', () => join(repo, 'explorer', 'dist')),
-    swaggerDir: root('swagger-ui', () => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))),
-    explorerConfig: { ws_url: config.SVC_WS_PUBLIC_URL ?? null, api_key_header: config.API_KEY_NAME },
-  },
-});
+export function createHandler(core: Core) {
+  const config = core.settings;
+  return createHttpHandler({
+    group: 'docs',
+    routes: DOCS_ROUTES,
+    edge: core.edge,
+    deps: {
+      openapi: once(() => JSON.stringify(buildOpenApi({ version: SERVICE_VERSION, apiKeyHeader: config.API_KEY_NAME }))),
+      explorerDir,
+      swaggerDir,
+      explorerConfig: { ws_url: config.SVC_WS_PUBLIC_URL ?? null, api_key_header: config.API_KEY_NAME },
+    },
+  });
+}
+
+export const handler = lambdaHandler(createHandler);

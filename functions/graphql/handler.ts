@@ -1,11 +1,15 @@
 /** The GraphQL function (/graphql): its composition root. The routes are declared in shared/api/routes/graphql.ts. */
 import { GRAPHQL_ROUTES } from '#shared/api/routes/graphql';
-import { getConfig } from '#shared/config';
 import { createHttpHandler } from '#shared/http/chain';
-import { ledgerFor } from '#shared/runtime';
+import type { Core } from '#shared/wiring/core';
+import { lambdaHandler } from '#shared/wiring/process';
 
-export const handler = createHttpHandler({
-  group: 'graphql',
-  routes: GRAPHQL_ROUTES,
-  deps: { ledgerFor, production: getConfig().SVC_ENV === 'production' },
-});
+export const createHandler = (core: Core) =>
+  createHttpHandler({
+    group: 'graphql',
+    routes: GRAPHQL_ROUTES,
+    edge: core.edge,
+    deps: { ledgerFor: core.ledgerFor, production: core.settings.SVC_ENV === 'production' },
+  });
+
+export const handler = lambdaHandler(createHandler);

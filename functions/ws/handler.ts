@@ -4,14 +4,13 @@
  * unsubscribe and ping (as the route's response); $disconnect forgets the connection.
  */
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
-import { ROLE_RANK } from '#shared/admin/api-keys';
-import { getConfig } from '#shared/config';
-import { authenticateFrom } from '#shared/http/auth';
+import { passesEdge } from '#shared/access/policy';
 import { DomainError, TooManyRequestsError } from '#shared/errors';
 import { logger } from '#shared/log';
 import { messages, parseClientMessage, type ConnectionIdentity } from '#shared/realtime/realtime';
-import { getConnectionStore, principalOfConnection } from '#shared/realtime-runtime';
-import { getAccessControl } from '#shared/runtime';
+import type { Core } from '#shared/wiring/core';
+import { lambdaHandler } from '#shared/wiring/process';
+import { createRealtimeWiring } from '#shared/wiring/realtime';
 
 type WsEvent = APIGatewayProxyWebsocketEventV2 & {
   headers?: Record<string, string | undefined>;
@@ -23,77 +22,85 @@ function header(event: WsEvent, name: string): string | undefined {
   return Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === wanted)?.[1];
 }
 
-const expiresAt = () => Math.floor(Date.now() / 1000) + getConfig().SVC_WS_CONNECTION_TTL_SECONDS;
+/** The WebSocket API's handler, wired from a core (one per process in the cloud: `handler` below). */
+export function createHandler(core: Core) {
+  const config = core.settings;
+  const { connections, principalOf } = createRealtimeWiring(core);
+  const expiresAt = () => Math.floor(Date.now() / 1000) + config.SVC_WS_CONNECTION_TTL_SECONDS;
 
-export async function handler(event: WsEvent): Promise<APIGatewayProxyResultV2> {
-  const { routeKey, connectionId } = event.requestContext;
-  try {
-    if (routeKey === '$connect') {
-      const config = getConfig();
-      let identity: ConnectionIdentity = { key_id: null, role: null, org_id: null };
-      if (config.SVC_AUTH_ENABLED) {
-        const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
-        let record;
-        try {
-          record = key
-            ? await authenticateFrom(key, (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp ?? 'unknown')
-            : undefined;
-        } catch (error) {
-          if (error instanceof TooManyRequestsError) return { statusCode: 429, body: 'Too many unknown keys from this address; try again later' };
-          throw error;
-        }
-        if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
-        if (ROLE_RANK[record.role] < ROLE_RANK.reader) return { statusCode: 403, body: 'This key may not subscribe' };
-        identity = { key_id: record.key_id, role: record.role, org_id: record.org_id };
-      }
-      await getConnectionStore().connect(connectionId, { ...identity, connected_at: new Date().toISOString() }, expiresAt());
-      logger.info('websocket connected', { connection_id: connectionId, key_id: identity.key_id });
-      return { statusCode: 200 };
-    }
-    if (routeKey === '$disconnect') {
-      await getConnectionStore().disconnect(connectionId);
-      return { statusCode: 200 };
-    }
-    const config = getConfig();
-    if (!(await getConnectionStore().takeMessage(connectionId, Math.floor(Date.now() / 1000), config.SVC_WS_MESSAGES_PER_SECOND))) {
-      return { statusCode: 200, body: messages.error(`Too many messages: at most ${config.SVC_WS_MESSAGES_PER_SECOND} per second on one connection`) };
-    }
-    const request = parseClientMessage(event.body);
-    switch (request.kind) {
-      case 'ping':
-        return { statusCode: 200, body: messages.pong() };
-      case 'subscribe': {
-        const store = getConnectionStore();
-        const identity = await store.identity(connectionId);
-        if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
-        // A channel's chain is subscribed to by its members only. `*` and event types may be subscribed
-        // to by anyone: the pushes themselves leave out the chains a subscriber may not read.
-        if (request.chain !== null && request.chain !== '*') {
+  return async (event: WsEvent): Promise<APIGatewayProxyResultV2> => {
+    const { routeKey, connectionId } = event.requestContext;
+    try {
+      if (routeKey === '$connect') {
+        let identity: ConnectionIdentity = { key_id: null, role: null, org_id: null };
+        if (config.SVC_AUTH_ENABLED) {
+          const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
+          let record;
           try {
-            await getAccessControl().chain(principalOfConnection(identity), 'chain.read', request.chain);
+            record = key
+              ? await core.edge.authenticator.authenticateFrom(
+                  key,
+                  (event.requestContext as { identity?: { sourceIp?: string } }).identity?.sourceIp ?? 'unknown',
+                )
+              : undefined;
           } catch (error) {
-            if (error instanceof DomainError && error.expose) return { statusCode: 200, body: messages.error(error.message) };
+            if (error instanceof TooManyRequestsError) return { statusCode: 429, body: 'Too many unknown keys from this address; try again later' };
             throw error;
           }
+          if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
+          if (!passesEdge(record.role, 'reader')) return { statusCode: 403, body: 'This key may not subscribe' };
+          identity = { key_id: record.key_id, role: record.role, org_id: record.org_id };
         }
-        const held = await store.subscriptions(connectionId, request.filter);
-        if (!held.has && held.count >= config.SVC_WS_MAX_SUBSCRIPTIONS) {
-          return {
-            statusCode: 200,
-            body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`),
-          };
-        }
-        await store.subscribe(connectionId, request.filter, identity, expiresAt());
-        return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };
+        await connections().connect(connectionId, { ...identity, connected_at: new Date().toISOString() }, expiresAt());
+        logger.info('websocket connected', { connection_id: connectionId, key_id: identity.key_id });
+        return { statusCode: 200 };
       }
-      case 'unsubscribe':
-        await getConnectionStore().unsubscribe(connectionId, request.filter);
-        return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type, 'unsubscribed') };
-      default:
-        return { statusCode: 200, body: messages.error(request.detail) };
+      if (routeKey === '$disconnect') {
+        await connections().disconnect(connectionId);
+        return { statusCode: 200 };
+      }
+      if (!(await connections().takeMessage(connectionId, Math.floor(Date.now() / 1000), config.SVC_WS_MESSAGES_PER_SECOND))) {
+        return { statusCode: 200, body: messages.error(`Too many messages: at most ${config.SVC_WS_MESSAGES_PER_SECOND} per second on one connection`) };
+      }
+      const request = parseClientMessage(event.body);
+      switch (request.kind) {
+        case 'ping':
+          return { statusCode: 200, body: messages.pong() };
+        case 'subscribe': {
+          const store = connections();
+          const identity = await store.identity(connectionId);
+          if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
+          // A channel's chain is subscribed to by its members only. `*` and event types may be subscribed
+          // to by anyone: the pushes themselves leave out the chains a subscriber may not read.
+          if (request.chain !== null && request.chain !== '*') {
+            try {
+              await core.access().chain(principalOf(identity), 'chain.read', request.chain);
+            } catch (error) {
+              if (error instanceof DomainError && error.expose) return { statusCode: 200, body: messages.error(error.message) };
+              throw error;
+            }
+          }
+          const held = await store.subscriptions(connectionId, request.filter);
+          if (!held.has && held.count >= config.SVC_WS_MAX_SUBSCRIPTIONS) {
+            return {
+              statusCode: 200,
+              body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`),
+            };
+          }
+          await store.subscribe(connectionId, request.filter, identity, expiresAt());
+          return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };
+        }
+        case 'unsubscribe':
+          await connections().unsubscribe(connectionId, request.filter);
+          return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type, 'unsubscribed') };
+        default:
+          return { statusCode: 200, body: messages.error(request.detail) };
+      }
+    } catch (error) {
+      logger.error('websocket route failed', { route: routeKey, connection_id: connectionId, error });
+      return routeKey === '$default' ? { statusCode: 200, body: messages.error('The service could not handle this message; try again') } : { statusCode: 500 };
     }
-  } catch (error) {
-    logger.error('websocket route failed', { route: routeKey, connection_id: connectionId, error });
-    return routeKey === '$default' ? { statusCode: 200, body: messages.error('The service could not handle this message; try again') } : { statusCode: 500 };
-  }
+  };
 }
+
+export const handler = lambdaHandler(createHandler);

@@ -8,6 +8,8 @@
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import type { AnyRoute } from '#shared/api/define';
+import { loadConfig } from '#shared/config';
+import { type Core, createCore } from '#shared/wiring/core';
 import { EVENT_FUNCTIONS, GROUPS, type GroupName } from '../routes.ts';
 import { ROOT } from '../bundling.ts';
 import { functionBundles } from './bundles.ts';
@@ -28,7 +30,8 @@ export interface LocalFunctions {
 /** A Lambda's timeout, as the cloud stack sets it. */
 const FUNCTION_TIMEOUT_MS = 29_000;
 
-export async function instancePools(maxInstances: number): Promise<LocalFunctions> {
+/** `env`: the functions' environment (a Lambda's configured variables). */
+export async function instancePools(maxInstances: number, env: Record<string, string>): Promise<LocalFunctions> {
   const { functions, worker } = await functionBundles();
   const pools: Record<string, InstancePool> = {};
   for (const [name, bundle] of Object.entries(functions)) {
@@ -39,6 +42,7 @@ export async function instancePools(maxInstances: number): Promise<LocalFunction
       // The broadcaster is fed one stream batch at a time, in order, as an event source mapping does.
       maxInstances: name === 'broadcast' ? 1 : maxInstances,
       timeoutMs: FUNCTION_TIMEOUT_MS,
+      env,
     });
   }
   const invoker =
@@ -56,13 +60,16 @@ export async function instancePools(maxInstances: number): Promise<LocalFunction
   };
 }
 
-async function load(entry: string): Promise<Handler> {
-  const module = (await import(pathToFileURL(`${ROOT}${entry}`).href)) as { handler?: Handler };
-  if (typeof module.handler !== 'function') throw new Error(`${entry} must export handler`);
-  return module.handler;
+/** A function's composition root: `createHandler(core)`, beside the Lambda `handler` it also exports. */
+async function composer(entry: string): Promise<(core: Core) => Handler & { routes?: readonly AnyRoute[] }> {
+  const module = (await import(pathToFileURL(`${ROOT}${entry}`).href)) as { createHandler?: (core: Core) => Handler };
+  if (typeof module.createHandler !== 'function') throw new Error(`${entry} must export createHandler`);
+  return module.createHandler;
 }
 
-export async function inProcessFunctions(): Promise<LocalFunctions> {
+/** Every function in this process, built from one core (the settings the launcher settled), as one process would share it. */
+export async function inProcessFunctions(core: Core): Promise<LocalFunctions> {
+  const load = async (entry: string) => (await composer(entry))(core);
   const groups = await Promise.all(Object.entries(GROUPS).map(async ([group, spec]) => [group, await load(spec.entry)] as const));
   return {
     http: Object.fromEntries(groups) as Record<GroupName, LambdaHttpHandler>,
@@ -77,9 +84,9 @@ export async function inProcessFunctions(): Promise<LocalFunctions> {
 export async function loadGroupRoutes(): Promise<Record<GroupName, readonly AnyRoute[]>> {
   const entries = await Promise.all(
     Object.entries(GROUPS).map(async ([group, spec]) => {
-      const module = (await import(pathToFileURL(`${ROOT}${spec.entry}`).href)) as { handler?: { routes?: readonly AnyRoute[] } };
-      if (!Array.isArray(module.handler?.routes)) throw new Error(`${spec.entry} must export a handler made by createHttpHandler`);
-      return [group, module.handler.routes] as const;
+      const routes = (await composer(spec.entry))(createCore(loadConfig({}))).routes;
+      if (!Array.isArray(routes)) throw new Error(`${spec.entry} must build its handler with createHttpHandler`);
+      return [group, routes] as const;
     }),
   );
   return Object.fromEntries(entries) as unknown as Record<GroupName, readonly AnyRoute[]>;

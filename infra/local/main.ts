@@ -9,7 +9,9 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createIdentityDocument } from '#shared/admin/identity';
-import { identityPath, masterKeyPath } from '#shared/config';
+import { identityPath, loadConfig, masterKeyPath } from '#shared/config';
+import { createCore } from '#shared/wiring/core';
+import { createNodeWiring } from '#shared/wiring/node';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { migrateLedgerTable } from '#shared/storage/migrations';
@@ -78,6 +80,14 @@ async function main(): Promise<void> {
   });
 
   const dataDir = resolve(config.SVC_DATA_DIR);
+  /** The functions' variables that differ from the launcher's own environment. */
+  const overrides: Record<string, string> = {};
+  const functionEnv = (): Record<string, string> => {
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+    return { ...env, ...overrides };
+  };
+  const functionSettings = () => loadConfig(functionEnv());
   let endpoint = config.SVC_DYNAMODB_ENDPOINT;
   if (!endpoint) {
     try {
@@ -93,48 +103,50 @@ async function main(): Promise<void> {
       throw error;
     }
     endpoint = dynamo.endpoint;
-    // The functions read their settings from the environment, as a Lambda does; hand them this endpoint.
-    process.env.SVC_DYNAMODB_ENDPOINT = endpoint;
+    // The functions' settings, as a Lambda's environment: this endpoint.
+    overrides.SVC_DYNAMODB_ENDPOINT = endpoint;
     // DynamoDB Local on disk answers a transaction a moment before it keeps it: journal each one before
     // it is acknowledged, and replay what it lost at the next start (shared/storage/journal.ts).
-    if (!config.SVC_DYNAMODB_IN_MEMORY) process.env.SVC_LOCAL_JOURNAL_DIR ??= join(dataDir, 'journal');
+    if (!config.SVC_DYNAMODB_IN_MEMORY && !config.SVC_LOCAL_JOURNAL_DIR) overrides.SVC_LOCAL_JOURNAL_DIR = join(dataDir, 'journal');
   }
 
-  // Everything the functions learn through the environment is settled before anything reads the
-  // settings, which are read once per process (seeding the admin key below is the first reader).
-  // Off-chain payloads: the embedded IPFS node unless SVC_IPFS_API_URL names a Kubo, and the local
-  // master key unless SVC_KMS_KEY_ID names a KMS key.
+  // What the functions are configured with (a Lambda's environment): the launcher's own settings, and
+  // what it started for them. Settled before any function is built; the launcher's environment is not
+  // changed. Off-chain payloads: the embedded IPFS node unless SVC_IPFS_API_URL names a Kubo, and the
+  // local master key unless SVC_KMS_KEY_ID names a KMS key.
   let ipfsNote = `${config.SVC_IPFS_API_URL} (SVC_IPFS_API_URL)`;
   if (!config.SVC_IPFS_API_URL) {
     // Never the gateway's port (the OS may hand back the port a caller just probed for it).
     const ipfsPort = config.SVC_IPFS_PORT ?? (await freePort([config.SVC_PORT, ...(dynamo ? [dynamo.port] : [])]));
     ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
-    process.env.SVC_IPFS_API_URL = ipfs.url;
+    overrides.SVC_IPFS_API_URL = ipfs.url;
     ipfsNote = `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})`;
   }
   // Where the realtime functions push WebSocket messages: this gateway's /@connections.
-  process.env.SVC_WS_MANAGEMENT_ENDPOINT ??= `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}`;
+  if (!config.SVC_WS_MANAGEMENT_ENDPOINT)
+    overrides.SVC_WS_MANAGEMENT_ENDPOINT = `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}`;
   if (!config.SVC_KMS_KEY_ID) {
     const keyFile = resolve(masterKeyPath(config));
     LocalKeyProvider.fromFile(keyFile, { create: true });
-    process.env.SVC_MASTER_KEY_FILE = keyFile;
+    overrides.SVC_MASTER_KEY_FILE = keyFile;
   }
   const instances = config.SVC_LOCAL_RUNTIME === 'instances';
   if (instances) {
     // Every instance is its own process to these, as in the cloud: counts and rate limits must be
     // shared through DynamoDB (the cloud stack's choice) unless a setting says otherwise.
-    process.env.SVC_METRICS_BACKEND ||= 'dynamodb';
-    process.env.SVC_RATE_LIMIT_BACKEND ||= 'dynamodb';
+    if (!process.env.SVC_METRICS_BACKEND) overrides.SVC_METRICS_BACKEND = 'dynamodb';
+    if (!process.env.SVC_RATE_LIMIT_BACKEND) overrides.SVC_RATE_LIMIT_BACKEND = 'dynamodb';
   }
   if (!existsSync(identityPath(config))) {
     // No node identity: keys for this run only, in a sealed document every instance opens, so that all
     // of them sign as one node (in-memory keys would differ per instance).
     const temporary = join(dataDir, 'identity.temporary.json');
-    process.env.SVC_VALIDATOR_IDENTITY_PATH = temporary;
-    const { getOffchainStore } = await import('#shared/runtime');
-    const { document } = await createIdentityDocument(getOffchainStore(), { temporary: true });
+    overrides.SVC_VALIDATOR_IDENTITY_PATH = temporary;
+    const { document } = await createIdentityDocument(createCore(functionSettings()).offchain(), { temporary: true });
     writeFileSync(temporary, document, { mode: 0o600 });
   }
+  const env = functionEnv();
+  const core = createCore(functionSettings());
 
   admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
   try {
@@ -144,25 +156,22 @@ async function main(): Promise<void> {
     for (const report of await migrateLedgerTable(admin, createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), config.SVC_LEDGER_TABLE)) {
       if (report.migrated > 0) say(`Migrated the ledger table (${report.name}): ${report.migrated} item(s)`);
     }
-    if (process.env.SVC_LOCAL_JOURNAL_DIR) {
-      const replay = await replayJournal(process.env.SVC_LOCAL_JOURNAL_DIR, admin);
+    if (core.settings.SVC_LOCAL_JOURNAL_DIR) {
+      const replay = await replayJournal(core.settings.SVC_LOCAL_JOURNAL_DIR, admin);
       if (replay.replayed > 0 || replay.failed > 0) {
         say(
           `Replayed ${replay.replayed} acknowledged transaction(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`,
         );
       }
     }
-    if (config.SVC_ADMIN_API_KEY) {
-      const { getApiKeyRepository } = await import('#shared/runtime');
-      await seedAdminKey(getApiKeyRepository(), config.SVC_ADMIN_API_KEY);
-    }
+    if (config.SVC_ADMIN_API_KEY) await seedAdminKey(core.apiKeys(), config.SVC_ADMIN_API_KEY);
   } catch (error) {
     await dynamo?.stop();
     fail(`Cannot start: DynamoDB at ${endpoint} did not answer (${(error as Error).name}).`);
   }
 
   const { DEFAULT_GROUP, expandRoutes } = await import('#infra/routes');
-  const functions = instances ? await instancePools(config.SVC_LOCAL_MAX_INSTANCES) : await inProcessFunctions();
+  const functions = instances ? await instancePools(config.SVC_LOCAL_MAX_INSTANCES, env) : await inProcessFunctions(core);
   stopFunctions = functions.close;
   try {
     gateway = await startGateway({
@@ -211,8 +220,7 @@ async function main(): Promise<void> {
     `Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`,
   );
   // The node identity now, so that a missing one is said at start, not at the first signature.
-  const { getAdmin } = await import('#shared/admin-runtime');
-  const node = await getAdmin().identity();
+  const node = await createNodeWiring(core).admin().identity();
   say(
     node.temporary
       ? `Node identity: TEMPORARY ${node.nodeId} (no ${identityPath(config)}; create one with: npm run identity -- init)`

@@ -6,7 +6,7 @@
  */
 import type { MiddlewareObj } from '@middy/core';
 import { logger } from '../log.ts';
-import { getMetrics } from '../runtime.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
@@ -27,10 +27,10 @@ export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, Service
 }
 
 /** Counts every answered request (status and latency) for /metrics. */
-export function requestMetrics(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+export function requestMetrics(metrics: () => Metrics): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   const count = async (request: { context: ServiceContext; response: HttpResult | null }) => {
     try {
-      await getMetrics().record(request.response?.statusCode ?? 500, (performance.now() - request.context.startedAt) / 1000);
+      await metrics().record(request.response?.statusCode ?? 500, (performance.now() - request.context.startedAt) / 1000);
     } catch (error) {
       // Metrics must never fail a request.
       logger.warn('metrics not recorded', { request_id: request.context.requestId, error });

@@ -3,7 +3,6 @@
  * body's size before anything parses it.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { getConfig } from '../config.ts';
 import { PayloadTooLargeError } from '../errors.ts';
 import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
@@ -13,10 +12,11 @@ export function bodySize(event: HttpEvent): number {
   return event.isBase64Encoded ? Buffer.byteLength(event.body, 'base64') : Buffer.byteLength(event.body, 'utf8');
 }
 
-export function bodyLimit(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+/** `maxBytes`: SVC_MAX_BODY_BYTES. */
+export function bodyLimit(maxBytes: number): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return {
     before: (request) => {
-      const max = getConfig().SVC_MAX_BODY_BYTES;
+      const max = maxBytes;
       const declared = Number(headerValue(request.event, 'content-length') ?? 0) || 0;
       const size = Math.max(declared, bodySize(request.event));
       if (size > max) throw new PayloadTooLargeError(`Request body is ${size} bytes; the limit is ${max} bytes`);

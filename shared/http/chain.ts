@@ -16,11 +16,14 @@ import middy from '@middy/core';
 import { ANONYMOUS } from '../access/policy.ts';
 import type { RouteDefinition, RouteReply } from '../api/define.ts';
 import type { GroupName } from '../api/groups.ts';
+import type { Settings } from '../config.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { servedRoutes } from '../api/served.ts';
 import { RouteNotFoundError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
-import { auth } from './auth.ts';
+import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
 import { cors } from './cors.ts';
 import { errorHandler, jsonResponse } from './errors.ts';
@@ -31,6 +34,14 @@ import { indexRoutes, matchRoute, type ResolvedRoute } from './router.ts';
 import { securityHeaders } from './security-headers.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
+/** What the middlewares use, the same for every function of a process (shared/wiring/core.ts builds it). */
+export interface Edge {
+  settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'>;
+  metrics: () => Metrics;
+  rateLimiter: () => RateLimiterAbstract;
+  authenticator: Authenticator;
+}
+
 export interface HttpHandlerOptions<Deps> {
   /** The function group's name. */
   group: GroupName;
@@ -39,6 +50,7 @@ export interface HttpHandlerOptions<Deps> {
   routes: readonly RouteDefinition<Deps, string, any, any>[];
   /** What its handlers use, wired by the function's composition root. */
   deps: Deps;
+  edge: Edge;
 }
 
 function lowerCaseHeaders(event: HttpEvent): Record<string, string> {
@@ -67,6 +79,8 @@ type MatchedContext = ServiceContext & { [MATCHED]?: ResolvedRoute };
 /** A Lambda handler for one function group: the shared chain around the group's routes. */
 export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
   const index = indexRoutes(servedRoutes(options.routes));
+  const { edge } = options;
+  const { settings } = edge;
 
   const dispatch = async (event: HttpEvent, context: MatchedContext): Promise<HttpResult> => {
     // A CORS preflight: the cors middleware adds the Access-Control-* headers on the way out.
@@ -109,12 +123,12 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
       },
     })
     .use(accessLog())
-    .use(requestMetrics())
+    .use(requestMetrics(edge.metrics))
     .use(securityHeaders())
-    .use(bodyLimit())
-    .use(cors())
-    .use(rateLimit())
-    .use(auth())
+    .use(bodyLimit(settings.SVC_MAX_BODY_BYTES))
+    .use(cors({ origins: settings.SVC_CORS_ORIGINS, apiKeyHeader: settings.API_KEY_NAME }))
+    .use(rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, limiter: edge.rateLimiter }))
+    .use(auth({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME, authenticator: edge.authenticator }))
     .use(jsonBody())
     .use(errorHandler());
   // What this function serves, for the route list's tests.

@@ -4,18 +4,23 @@
  */
 import type { MiddlewareObj } from '@middy/core';
 import httpCors from '@middy/http-cors';
-import { getConfig } from '../config.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 export const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
 
-export function cors(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
-  const config = getConfig();
+export interface CorsOptions {
+  /** SVC_CORS_ORIGINS. */
+  origins: string[];
+  /** The header keys are sent in (API_KEY_NAME): browsers may send it. */
+  apiKeyHeader: string;
+}
+
+export function cors(options: CorsOptions): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return httpCors({
-    origins: config.SVC_CORS_ORIGINS,
+    origins: options.origins,
     methods: 'GET,POST,OPTIONS',
-    headers: ['Content-Type', config.API_KEY_NAME, REQUEST_ID_HEADER, 'Idempotency-Key'].join(','),
+    headers: ['Content-Type', options.apiKeyHeader, REQUEST_ID_HEADER, 'Idempotency-Key'].join(','),
     exposeHeaders: [REQUEST_ID_HEADER, 'Retry-After', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS].join(','),
     maxAge: 600,
   }) as MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext>;

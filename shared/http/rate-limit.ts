@@ -4,12 +4,10 @@
  * X-RateLimit-Limit, -Remaining and -Reset (seconds until the window resets); a 429 adds Retry-After.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { RateLimiterRes } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { hashApiKey } from '../admin/api-keys.ts';
-import { getConfig } from '../config.ts';
 import { TooManyRequestsError } from '../errors.ts';
 import { logger } from '../log.ts';
-import { getRateLimiter } from '../runtime.ts';
 import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
@@ -19,7 +17,15 @@ function clientKey(event: HttpEvent, headerName: string): string {
   return key ? `key:${hashApiKey(key)}` : `ip:${event.requestContext?.http?.sourceIp ?? 'unknown'}`;
 }
 
-export function rateLimit(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+export interface RateLimitOptions {
+  /** Requests per minute per client (SVC_RATE_LIMIT_RPM); 0 turns the limit off. */
+  perMinute: number;
+  /** The header keys are read from (API_KEY_NAME): a client is its key, or its source IP without one. */
+  header: string;
+  limiter: () => RateLimiterAbstract;
+}
+
+export function rateLimit(options: RateLimitOptions): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   const stamp = (request: { response: HttpResult | null; context: ServiceContext }) => {
     const state = request.context.rateLimit;
     if (!state || !request.response) return;
@@ -32,13 +38,12 @@ export function rateLimit(): MiddlewareObj<HttpEvent, HttpResult, Error, Service
   };
   return {
     before: async (request) => {
-      const config = getConfig();
-      const limit = config.SVC_RATE_LIMIT_RPM;
+      const limit = options.perMinute;
       const method = request.event.requestContext?.http?.method;
       if (limit === 0 || method === 'OPTIONS' || request.context.relativeKey === 'GET /health') return;
-      const key = clientKey(request.event, config.API_KEY_NAME);
+      const key = clientKey(request.event, options.header);
       try {
-        const res = await getRateLimiter().consume(key);
+        const res = await options.limiter().consume(key);
         request.context.rateLimit = { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
       } catch (outcome) {
         if (!(outcome instanceof RateLimiterRes)) {

@@ -1,0 +1,84 @@
+/**
+ * The realtime wiring: the connections table, and the API Gateway management API that pushes to
+ * WebSocket clients (the cloud's, or the local gateway's /@connections, which answers the same calls).
+ */
+import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { DependencyUnavailableError } from '../errors.ts';
+import { createAccessControl, type ChannelDirectory } from '../access/access.ts';
+import type { Principal } from '../access/policy.ts';
+import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
+import { connectionPrincipal, type ConnectionStore, type MayReceive, type Send } from '../realtime/realtime.ts';
+import { type Core, once } from './core.ts';
+import { createBusinessRepository } from '../storage/business-repository.ts';
+import { createConnectionStore } from '../storage/connection-repository.ts';
+import { QUIET_SDK_LOGGER } from '../storage/client.ts';
+import { isUnavailable } from '../storage/errors.ts';
+
+export interface RealtimeWiring {
+  connections(): ConnectionStore;
+  /** Pushes a message to a connection. */
+  sender(): Send;
+  /** A connection's principal under the current settings. */
+  principalOf(identity: Parameters<typeof connectionPrincipal>[0]): Principal;
+  /**
+   * Who may receive which chain's pushes, for one broadcast batch: each channel's members are read once
+   * per batch (not per subscriber), and never kept past it, so a membership change applies to the next.
+   */
+  pushPolicy(): MayReceive;
+}
+
+export function createRealtimeWiring(core: Core): RealtimeWiring {
+  const config = core.settings;
+  const connections = once((): ConnectionStore => createConnectionStore({ client: core.documentClient(), tableName: config.SVC_CONNECTIONS_TABLE }));
+
+  const sender = once((): Send => {
+    if (!config.SVC_WS_MANAGEMENT_ENDPOINT) throw new Error('SVC_WS_MANAGEMENT_ENDPOINT is not set: nowhere to push WebSocket messages');
+    const local = !config.SVC_WS_MANAGEMENT_ENDPOINT.startsWith('https://');
+    const client = new ApiGatewayManagementApiClient({
+      region: config.SVC_AWS_REGION,
+      endpoint: config.SVC_WS_MANAGEMENT_ENDPOINT,
+      ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+      maxAttempts: 2,
+      logger: QUIET_SDK_LOGGER,
+    });
+    return async (connectionId, message) => {
+      try {
+        await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(message) }));
+        return 'sent';
+      } catch (error) {
+        if (error instanceof GoneException || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410) return 'gone';
+        if (isUnavailable(error)) throw new DependencyUnavailableError('the WebSocket management API', { cause: error });
+        throw error;
+      }
+    };
+  });
+
+  const principalOf = (identity: Parameters<typeof connectionPrincipal>[0]): Principal => connectionPrincipal(identity, config.SVC_AUTH_ENABLED);
+
+  function pushPolicy(): MayReceive {
+    const repository = createBusinessRepository({ client: core.documentClient(), tableName: config.SVC_REGISTRY_TABLE });
+    const records = new Map<string, Promise<ChannelRecord | undefined>>();
+    const details = new Map<string, Promise<ChannelDetails>>();
+    const memoized: ChannelDirectory = {
+      getChannel(id) {
+        if (!records.has(id)) records.set(id, repository.getChannel(id));
+        return records.get(id)!;
+      },
+      getChannelDetails(id) {
+        if (!details.has(id)) details.set(id, repository.getChannelDetails(id));
+        return details.get(id)!;
+      },
+    };
+    const access = createAccessControl({ channels: memoized });
+    const readers = new Map<string, (chainName: string) => Promise<boolean>>();
+    return (subscriber, chainName) => {
+      const principal = principalOf(subscriber);
+      const key = `${principal.role}|${principal.org_id ?? ''}`;
+      let reader = readers.get(key);
+      if (!reader) readers.set(key, (reader = access.chainReader(principal)));
+      return reader(chainName);
+    };
+  }
+
+  return { connections, sender, principalOf, pushPolicy };
+}
