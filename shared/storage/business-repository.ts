@@ -1,8 +1,8 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
 import { translateStorageError } from './errors.ts';
+import { Transaction } from './transactions.ts';
 import {
   CHANNELS_PARTITION,
   COLLECTION_SK_PREFIX,
@@ -24,11 +24,6 @@ function ownerToken(owner: ContractOwner): string {
 
 function ownerFromToken(token: string): ContractOwner {
   return token.startsWith('org#') ? { org_id: token.slice(4) } : { admins: true };
-}
-
-/** Which items of a cancelled transaction failed their condition, by the position they were sent in. */
-function failedConditions(error: TransactionCanceledException): boolean[] {
-  return (error.CancellationReasons ?? []).map((reason) => reason.Code === 'ConditionalCheckFailed');
 }
 
 type Item = Record<string, unknown>;
@@ -61,24 +56,23 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     async putChannel(channel, firstMember) {
       if (!firstMember) return putNew({ pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel });
       const notThere = 'attribute_not_exists(pk)';
-      try {
-        await client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Put: { TableName: tableName, Item: { pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel }, ConditionExpression: notThere } },
-              {
-                Put: {
-                  TableName: tableName,
-                  Item: { pk: channelPk(channel.channel_id), sk: `${MEMBER_SK_PREFIX}${firstMember.org_id}`, ...firstMember },
-                  ConditionExpression: notThere,
-                },
-              },
-            ],
-          }),
+      const transaction = new Transaction<'exists'>()
+        .add({ Put: { TableName: tableName, Item: { pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel }, ConditionExpression: notThere } }, 'exists')
+        .add(
+          {
+            Put: {
+              TableName: tableName,
+              Item: { pk: channelPk(channel.channel_id), sk: `${MEMBER_SK_PREFIX}${firstMember.org_id}`, ...firstMember },
+              ConditionExpression: notThere,
+            },
+          },
+          'exists',
         );
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
         return true;
       } catch (error) {
-        if (error instanceof TransactionCanceledException && failedConditions(error).some(Boolean)) return false;
+        if (transaction.cancellation(error)?.failed.length) return false;
         throw translateStorageError(error);
       }
     },
@@ -121,37 +115,37 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
 
     async publishContractVersion(version, owner) {
       const token = ownerToken(owner);
-      try {
-        await client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                // Claims the id, or checks it is already ours (rewriting the same owner changes nothing).
-                Put: {
-                  TableName: tableName,
-                  Item: { pk: contractPk(version.contract_id), sk: CONTRACT_OWNER_SK, owner: token },
-                  ConditionExpression: 'attribute_not_exists(pk) OR #owner = :owner',
-                  ExpressionAttributeNames: { '#owner': 'owner' },
-                  ExpressionAttributeValues: { ':owner': token },
-                },
-              },
-              {
-                Put: {
-                  TableName: tableName,
-                  Item: { pk: contractPk(version.contract_id), sk: contractVersionSk(version.version), ...version },
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                },
-              },
-            ],
-          }),
+      const transaction = new Transaction<'owned_by_another' | 'version_exists'>()
+        .add(
+          {
+            // Claims the id, or checks it is already ours (rewriting the same owner changes nothing).
+            Put: {
+              TableName: tableName,
+              Item: { pk: contractPk(version.contract_id), sk: CONTRACT_OWNER_SK, owner: token },
+              ConditionExpression: 'attribute_not_exists(pk) OR #owner = :owner',
+              ExpressionAttributeNames: { '#owner': 'owner' },
+              ExpressionAttributeValues: { ':owner': token },
+            },
+          },
+          'owned_by_another',
+        )
+        .add(
+          {
+            Put: {
+              TableName: tableName,
+              Item: { pk: contractPk(version.contract_id), sk: contractVersionSk(version.version), ...version },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          'version_exists',
         );
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
         return 'created';
       } catch (error) {
-        if (error instanceof TransactionCanceledException) {
-          const [ownerFailed, versionFailed] = failedConditions(error);
-          if (ownerFailed) return 'owned_by_another';
-          if (versionFailed) return 'version_exists';
-        }
+        // Owned by another wins over an existing version: the first failed condition, in item order.
+        const failed = transaction.cancellation(error)?.failed[0];
+        if (failed) return failed.meaning;
         throw translateStorageError(error);
       }
     },

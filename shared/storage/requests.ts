@@ -3,7 +3,15 @@
  * a query's pages to the end.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DeleteCommand,
+  PutCommand,
+  QueryCommand,
+  type UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { translateStorageError } from './errors.ts';
 
 /** Runs a DynamoDB call; an unreachable or throttled DynamoDB becomes a 503 domain error. */
@@ -74,13 +82,21 @@ export async function batchGetAll(
   return found;
 }
 
-/** Puts an item unless one with its key exists; false when it did (nothing is overwritten). */
-export async function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
+/**
+ * Sends one conditional write (a Put, Update or Delete with a ConditionExpression): false when its
+ * condition failed and nothing was written; any other failure is the storage error it is.
+ */
+export async function writeIf(client: DynamoDBDocumentClient, command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
   try {
-    await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await client.send(command as PutCommand);
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;
     throw translateStorageError(error);
   }
+}
+
+/** Puts an item unless one with its key exists; false when it did (nothing is overwritten). */
+export function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
+  return writeIf(client, new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 }

@@ -1,0 +1,133 @@
+/**
+ * How the ledger's records are stored as DynamoDB items, and read back: chain heads (with their packed
+ * frontier), the chain list, blocks (their exact canonical JSON beside the keys and indexes), and the
+ * receipts of pending appends. Pure: no client here.
+ */
+import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
+import type { PendingRef, Receipt } from '../ledger/repository.ts';
+import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
+import { blockPk, blockSk, CHAINS_PARTITION, chainPk, chainsSk, entityPk, entitySk, HEAD_SK, RECEIPT_SK, receiptPk } from './keys.ts';
+
+export type Item = Record<string, unknown>;
+
+/**
+ * The frontier as the head stores it: its 32-byte hashes in one binary value, half the size of hex. Every
+ * commit rewrites the head, and DynamoDB bills a write per started KB (twice inside a transaction): packed,
+ * a head stays under 1 KB up to chains of about 2^20 blocks, where hex passed it at a few hundred.
+ * Heads written by earlier versions hold a list of hex strings; both are read.
+ */
+export function packFrontier(frontier: readonly string[]): Uint8Array {
+  return Buffer.from(frontier.join(''), 'hex');
+}
+
+export function unpackFrontier(value: unknown): string[] | null {
+  if (Array.isArray(value)) return value.map(String);
+  if (value instanceof Uint8Array) {
+    const hex = Buffer.from(value).toString('hex');
+    return Array.from({ length: hex.length / 64 }, (_, i) => hex.slice(i * 64, i * 64 + 64));
+  }
+  return null;
+}
+
+export function headItem(head: ChainHead): Item {
+  return {
+    pk: chainPk(head.chainName),
+    sk: HEAD_SK,
+    chain_name: head.chainName,
+    kind: head.kind,
+    head_index: head.headIndex,
+    head_hash: head.headHash,
+    event_count: head.eventCount,
+    proof_count: head.proofCount,
+    created_at: head.createdAt,
+    ...(head.frontier ? { frontier: packFrontier(head.frontier) } : {}),
+  };
+}
+
+/**
+ * A chain's entry in the chain list: written once, with the chain. The list is never written by an
+ * append (a head that carried list keys made every append of every chain write one index partition).
+ */
+export function chainListItem(head: ChainHead): Item {
+  return { pk: CHAINS_PARTITION, sk: chainsSk(head.kind, head.chainName), chain_name: head.chainName, kind: head.kind, created_at: head.createdAt };
+}
+
+export function headFromItem(item: Item): ChainHead {
+  return {
+    chainName: String(item.chain_name),
+    kind: item.kind as ChainKind,
+    headIndex: Number(item.head_index),
+    headHash: String(item.head_hash),
+    eventCount: Number(item.event_count ?? 0),
+    proofCount: Number(item.proof_count ?? 0),
+    lastProofHeadIndex: item.last_proof_head_index === undefined ? null : Number(item.last_proof_head_index),
+    lastProofId: item.last_proof_id === undefined ? null : String(item.last_proof_id),
+    createdAt: Number(item.created_at ?? 0),
+    turnHolder: item.turn_holder === undefined ? null : String(item.turn_holder),
+    turnExpiresMs: item.turn_expires_ms === undefined ? null : Number(item.turn_expires_ms),
+    frontier: unpackFrontier(item.frontier),
+    pendingShards: Number(item.pending_shards ?? 1),
+  };
+}
+
+export function blockItem(block: Block, shards: number, treeNodes: string[] = []): Item {
+  const item: Item = {
+    pk: blockPk(block.chain_name, block.index, shards),
+    sk: blockSk(block.index),
+    chain_name: block.chain_name,
+    index: block.index,
+    hash: block.hash,
+    previous_hash: block.previous_hash,
+    timestamp: block.timestamp,
+    event_count: block.events.length,
+    block_json: canonicalJson(block),
+    gsi_hash: block.hash,
+    // Merkle nodes this block completed; beside the block, not in it (they are not part of its hash).
+    ...(treeNodes.length ? { tree_nodes: treeNodes } : {}),
+  };
+  // One event closes one block (docs/rules.md, "Chains and blocks"), so a block belongs to at most one entity's trace.
+  const [first] = block.events;
+  if (first) {
+    item.gsi_entity_pk = entityPk(first.entity_id);
+    item.gsi_entity_sk = entitySk(block.timestamp, block.chain_name, block.index);
+  }
+  return item;
+}
+
+/** Reads of whole blocks fetch only the body: less for DynamoDB to send and the SDK to unmarshall. */
+export const BLOCK_BODY = 'block_json';
+
+export function blockFromItem(item: Item): Block {
+  return inContractOrder(JSON.parse(String(item.block_json)) as Block);
+}
+
+/** A receipt's writer id: the part of the pending append's sort key after its time. */
+export function writerOf(ref: PendingRef): string {
+  return ref.sk.slice(ref.sk.indexOf('#') + 1);
+}
+
+/** How long a receipt is kept for its writer to read (epoch seconds from now). */
+const RECEIPT_TTL_SECONDS = 3600;
+
+export function receiptItem(chainName: string, ref: PendingRef, receipt: Receipt): Item {
+  return {
+    pk: receiptPk(chainName, writerOf(ref)),
+    sk: RECEIPT_SK,
+    ...(receipt.status === 'sealed'
+      ? { status: 'sealed', first_index: receipt.firstIndex, previous_hash: receipt.previousHash, timestamp: receipt.timestamp, last_hash: receipt.lastHash }
+      : { status: 'rejected', reason: receipt.reason }),
+    ttl: Math.floor(Date.now() / 1000) + RECEIPT_TTL_SECONDS,
+  };
+}
+
+export function receiptFromItem(item: Item): Receipt {
+  return item.status === 'sealed'
+    ? {
+        status: 'sealed',
+        firstIndex: Number(item.first_index),
+        previousHash: String(item.previous_hash),
+        timestamp: Number(item.timestamp),
+        lastHash: String(item.last_hash),
+      }
+    : { status: 'rejected', reason: String(item.reason ?? 'rejected') };
+}

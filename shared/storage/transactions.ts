@@ -1,0 +1,42 @@
+/**
+ * DynamoDB transactions whose items say what their failure means. A cancelled TransactWriteItems answers
+ * one reason per item, in the order the items were sent; rather than decoding that by computed offsets,
+ * each item is added with its meaning, and a cancellation answers the meanings of the items whose
+ * condition failed. One place says what "condition failed" is.
+ */
+import type { CancellationReason } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Whether a cancellation reason (or a single write's error name) is a failed condition. */
+export const isConditionFailed = (reason: CancellationReason | undefined): boolean => reason?.Code === 'ConditionalCheckFailed';
+
+/** The items of one transaction, each with what its failed condition would mean (undefined: unconditional). */
+export class Transaction<Meaning> {
+  readonly items: TransactItem[] = [];
+  private readonly meanings: (Meaning | undefined)[] = [];
+
+  add(item: TransactItem, meaning?: Meaning): this {
+    this.items.push(item);
+    this.meanings.push(meaning);
+    return this;
+  }
+
+  /**
+   * What a cancellation says, item by item: the meanings of the items whose condition failed (in the
+   * order they were added, each with the item DynamoDB returned, if it was asked to), and whether any
+   * item lost to a concurrent transaction. Undefined when the error is not a cancellation.
+   */
+  cancellation(error: unknown): { failed: { meaning: Meaning; item: CancellationReason['Item'] }[]; conflict: boolean } | undefined {
+    if (!(error instanceof TransactionCanceledException)) return undefined;
+    const reasons = error.CancellationReasons ?? [];
+    const failed: { meaning: Meaning; item: CancellationReason['Item'] }[] = [];
+    reasons.forEach((reason, i) => {
+      const meaning = this.meanings[i];
+      if (isConditionFailed(reason) && meaning !== undefined) failed.push({ meaning, item: reason.Item });
+    });
+    return { failed, conflict: reasons.some((reason) => reason.Code === 'TransactionConflict') };
+  }
+}
