@@ -1,0 +1,224 @@
+/**
+ * The middleware chain, offline: `createHttpHandler` around routes declared for the test, with its edge
+ * passed in (an in-memory key registry and rate limiters, counted metrics). API Gateway's events are
+ * built by hand, as API Gateway would send them. What a client would notice: the declared status and
+ * parsed input, the contract's error bodies, who is let through, limits, and the headers on every answer.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Context } from 'aws-lambda';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import * as z from 'zod';
+import { type ApiKeyRecord, type ApiKeyRepository, hashApiKey } from '#shared/admin/api-keys';
+import { routesOf } from '#shared/api/define';
+import { createAuthenticator } from '#shared/http/auth';
+import { createHttpHandler, type Edge } from '#shared/http/chain';
+import type { HttpEvent, HttpResult } from '#shared/http/types';
+import type { Metrics } from '#shared/metrics/metrics';
+
+const HEADER = 'X-API-Key';
+const KEYS: Record<string, ApiKeyRecord> = {
+  'reader-key': { key_id: 'r1', role: 'reader', org_id: null, created_at: '2026-01-01T00:00:00Z' },
+  'writer-key': { key_id: 'w1', role: 'writer', org_id: 'acme', created_at: '2026-01-01T00:00:00Z' },
+};
+
+function memoryKeys(): ApiKeyRepository {
+  const byHash = new Map(Object.entries(KEYS).map(([key, record]) => [hashApiKey(key), record]));
+  return {
+    put: async (record, hash) => void byHash.set(hash, record),
+    findByHash: async (hash) => byHash.get(hash),
+    list: async () => [...byHash.values()],
+    hashOf: async (id) => [...byHash].find(([, r]) => r.key_id === id)?.[0],
+    revoke: async (id) => [...byHash].some(([hash, r]) => r.key_id === id && byHash.delete(hash)),
+  };
+}
+
+interface Deps {
+  calls: string[];
+}
+
+const route = routesOf<Deps>('ledger');
+const ROUTES = [
+  route({ method: 'GET', path: '/health', summary: 'health', access: 'public', handler: async () => ({ body: { status: 'healthy' } }) }),
+  route({
+    method: 'GET',
+    path: '/chains/{chain_name}/blocks',
+    summary: 'blocks',
+    access: 'reader',
+    query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(10) }),
+    handler: async ({ params, query, principal }, { calls }) => {
+      calls.push(`blocks ${params.chain_name}`);
+      return { body: { chain: params.chain_name, limit: query.limit, caller: principal.key_id } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/create',
+    summary: 'create',
+    access: 'writer',
+    status: 201,
+    body: z.object({ name: z.string().min(1) }),
+    handler: async ({ body }, { calls }) => {
+      calls.push(`create ${body.name}`);
+      return { body: { created: body.name } };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/boom',
+    summary: 'fails',
+    access: 'reader',
+    handler: async () => {
+      throw new Error('connection string postgres://admin:hunter2@db');
+    },
+  }),
+];
+
+function stack(options: { rpm?: number; maxBody?: number; failures?: number } = {}) {
+  const deps: Deps = { calls: [] };
+  const recorded: number[] = [];
+  const metrics = { record: async (status: number) => void recorded.push(status) } as unknown as Metrics;
+  const failureLimiter = new RateLimiterMemory({ points: options.failures ?? 10, duration: 60, keyPrefix: 'authfail' });
+  const edge: Edge = {
+    settings: {
+      SVC_AUTH_ENABLED: true,
+      API_KEY_NAME: HEADER,
+      SVC_RATE_LIMIT_RPM: options.rpm ?? 100,
+      SVC_MAX_BODY_BYTES: options.maxBody ?? 1024,
+      SVC_CORS_ORIGINS: ['https://app.example'],
+    },
+    metrics: () => metrics,
+    rateLimiter: () => limiter,
+    authenticator: createAuthenticator({
+      apiKeys: memoryKeys,
+      adminApiKey: undefined,
+      cacheSeconds: 0,
+      failuresPerMinute: options.failures ?? 10,
+      failureLimiter: () => failureLimiter,
+    }),
+  };
+  const limiter = new RateLimiterMemory({ points: options.rpm ?? 100, duration: 60 });
+  const handler = createHttpHandler({ group: 'ledger', routes: ROUTES, deps, edge });
+  const call = async (
+    method: string,
+    path: string,
+    init: { routeKey?: string; key?: string; body?: string; headers?: Record<string, string>; query?: Record<string, string>; ip?: string } = {},
+  ) => {
+    const event = {
+      version: '2.0',
+      routeKey: init.routeKey ?? `${method} ${path.replace(/\/chains\/[^/]+/, '/chains/{chain_name}')}`.replace(/^(\w+) /, `$1 /api/ledger`),
+      rawPath: `/api/ledger${path}`,
+      rawQueryString: new URLSearchParams(init.query ?? {}).toString(),
+      headers: { ...(init.key ? { [HEADER.toLowerCase()]: init.key } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
+      queryStringParameters: init.query,
+      body: init.body,
+      isBase64Encoded: false,
+      requestContext: { http: { method, path: `/api/ledger${path}`, sourceIp: init.ip ?? '203.0.113.7' }, requestId: 'gw-1' },
+    } as unknown as HttpEvent;
+    const result = (await handler(event, { awsRequestId: 'aws-1' } as Context)) as HttpResult;
+    return { status: result.statusCode, headers: result.headers, body: result.body ? JSON.parse(String(result.body)) : undefined };
+  };
+  return { call, deps, recorded };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('the middleware chain (offline)', () => {
+  it('answers a declared route with its parsed parameters, query defaults and the headers every answer carries', async () => {
+    const { call, deps, recorded } = stack();
+    const res = await call('GET', '/chains/pkg%2017/blocks', { key: 'reader-key' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { chain: 'pkg 17', limit: 10, caller: 'r1' });
+    assert.deepEqual(deps.calls, ['blocks pkg 17']);
+    assert.match(String(res.headers['X-Request-ID']), UUID);
+    assert.equal(res.headers['X-Frame-Options'], 'DENY');
+    assert.equal(res.headers['X-Content-Type-Options'], 'nosniff');
+    assert.match(String(res.headers['Content-Security-Policy']), /default-src 'none'/);
+    assert.equal(res.headers['X-RateLimit-Limit'], '100');
+    assert.deepEqual(recorded, [200], 'the request was counted for /metrics');
+  });
+
+  it('uses the declared success status, and refuses a body outside its schema with a 422 before the handler runs', async () => {
+    const { call, deps } = stack();
+    const created = await call('POST', '/chains/x/create', { key: 'writer-key', body: '{"name":"orders"}' });
+    assert.equal(created.status, 201);
+    assert.deepEqual(created.body, { created: 'orders' });
+    const refused = await call('POST', '/chains/x/create', { key: 'writer-key', body: '{"name":""}' });
+    assert.equal(refused.status, 422);
+    assert.deepEqual(refused.body.detail[0].loc, ['body', 'name']);
+    assert.equal(refused.body.request_id, refused.headers['X-Request-ID']);
+    const missing = await call('POST', '/chains/x/create', { key: 'writer-key' });
+    assert.equal(missing.status, 422, 'no body at all is told what is missing');
+    const badQuery = await call('GET', '/chains/x/blocks', { key: 'reader-key', query: { limit: '0' } });
+    assert.equal(badQuery.status, 422);
+    assert.deepEqual(badQuery.body.detail[0].loc, ['query', 'limit']);
+    const notJson = await call('POST', '/chains/x/create', { key: 'writer-key', body: '{"name":' });
+    assert.equal(notJson.status, 400);
+    assert.deepEqual(deps.calls, ['create orders'], 'the handler ran for the valid request only');
+  });
+
+  it("lets through what each route's declared access allows, and no more", async () => {
+    const { call } = stack();
+    assert.equal((await call('GET', '/health')).status, 200, 'public: no key needed');
+    const noKey = await call('GET', '/chains/x/blocks');
+    assert.equal(noKey.status, 401);
+    assert.match(String(noKey.headers['WWW-Authenticate']), /X-API-Key/);
+    assert.equal((await call('GET', '/chains/x/blocks', { key: 'nope' })).status, 401);
+    const reader = await call('POST', '/chains/x/create', { key: 'reader-key', body: '{"name":"a"}' });
+    assert.equal(reader.status, 403);
+    assert.match(reader.body.detail, /needs the 'writer' role; this key has 'reader'/);
+    assert.equal((await call('POST', '/chains/x/create', { key: 'writer-key', body: '{"name":"a"}' })).status, 201);
+  });
+
+  it('answers 404 for an unknown route only to a caller with a valid key', async () => {
+    const { call } = stack();
+    assert.equal((await call('GET', '/secret', { routeKey: '$default' })).status, 401, 'routes cannot be probed without a key');
+    const res = await call('GET', '/secret', { routeKey: '$default', key: 'reader-key' });
+    assert.equal(res.status, 404);
+    assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'request_id']);
+  });
+
+  it('hides the cause of a 500 from the client', async () => {
+    const { call } = stack();
+    const res = await call('GET', '/boom', { key: 'reader-key' });
+    assert.equal(res.status, 500);
+    assert.equal(res.body.detail, 'Internal server error');
+    assert.doesNotMatch(JSON.stringify(res), /hunter2|postgres/);
+    assert.equal(res.headers['X-Frame-Options'], 'DENY', 'errors carry the security headers too');
+  });
+
+  it('limits requests per key per minute (health is free), bodies by size, and unknown keys per address', async () => {
+    const limited = stack({ rpm: 2 });
+    for (let i = 0; i < 3; i += 1) assert.equal((await limited.call('GET', '/health')).status, 200);
+    assert.equal((await limited.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200);
+    assert.equal((await limited.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200);
+    const over = await limited.call('GET', '/chains/x/blocks', { key: 'reader-key' });
+    assert.equal(over.status, 429);
+    assert.ok(Number(over.headers['Retry-After']) > 0);
+    assert.equal(over.headers['X-RateLimit-Remaining'], '0');
+    assert.equal((await limited.call('GET', '/chains/x/blocks', { key: 'writer-key' })).status, 200, 'another key has its own budget');
+
+    const small = stack({ maxBody: 16 });
+    const big = await small.call('POST', '/chains/x/create', { key: 'writer-key', body: JSON.stringify({ name: 'x'.repeat(32) }) });
+    assert.equal(big.status, 413);
+    assert.deepEqual(small.deps.calls, []);
+
+    const guessing = stack({ failures: 2 });
+    assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'guess-1' })).status, 401);
+    assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'guess-2' })).status, 401);
+    assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 429, 'over the budget of unknown keys');
+    assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key', ip: '198.51.100.1' })).status, 200, 'another address is not');
+  });
+
+  it('answers a CORS preflight for an allowed origin, and echoes a client request id', async () => {
+    const { call } = stack();
+    const preflight = await call('OPTIONS', '/chains/x/blocks', {
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['Access-Control-Allow-Origin'], 'https://app.example');
+    const id = '0b6f2c1e-2d5b-4c1a-9f3e-7a8b9c0d1e2f';
+    const res = await call('GET', '/health', { headers: { 'x-request-id': id } });
+    assert.equal(res.headers['X-Request-ID'], id);
+  });
+});
