@@ -90,38 +90,61 @@ export function passesEdge(role: Role, access: Access): boolean {
   return access === 'public' || ROLE_RANK[role] >= ROLE_RANK[access];
 }
 
-/** The least role each action needs, whatever the resource. */
-export const MINIMUM_ROLE: Record<Action, Role> = {
-  'chain.read': 'reader',
-  'chain.read_metadata': 'reader',
-  'chain.create': 'writer',
-  'chain.append': 'writer',
-  'chain.anchor': 'writer',
-  'channel.create': 'writer',
-  'channel.read': 'reader',
-  'channel.add_member': 'writer',
-  'channel.create_collection': 'writer',
-  'private_data.read': 'reader',
-  'private_data.write': 'writer',
-  'organization.read': 'reader',
-  'organization.register': 'writer',
-  'contract.read': 'reader',
-  'contract.publish': 'writer',
-  'contract.execute': 'writer',
-  'offchain.write': 'writer',
+/**
+ * How far beyond its role an action reaches, for a key that is not an admin's:
+ * - `any`: the role is enough (plain chains, public facts, contract runs, reads of the directory);
+ * - `members`: on a channel (or its chain), only keys of a member organization;
+ * - `organization`: only keys bound to an organization (it becomes the channel's first member);
+ * - `own-organization`: only for the key's own organization;
+ * - `owner`: only the organization owning the resource (a contract id), or any organization while none does.
+ */
+export type Reach = 'any' | 'members' | 'organization' | 'own-organization' | 'owner';
+
+/** THE rule table: the least role each action needs, and how far it reaches. */
+export const RULES: Record<Action, { role: Role; reach: Reach }> = {
+  'chain.read': { role: 'reader', reach: 'members' },
+  'chain.read_metadata': { role: 'reader', reach: 'any' },
+  'chain.create': { role: 'writer', reach: 'any' },
+  'chain.append': { role: 'writer', reach: 'members' },
+  'chain.anchor': { role: 'writer', reach: 'members' },
+  'channel.create': { role: 'writer', reach: 'organization' },
+  'channel.read': { role: 'reader', reach: 'members' },
+  'channel.add_member': { role: 'writer', reach: 'members' },
+  'channel.create_collection': { role: 'writer', reach: 'members' },
+  'private_data.read': { role: 'reader', reach: 'members' },
+  'private_data.write': { role: 'writer', reach: 'members' },
+  'organization.read': { role: 'reader', reach: 'any' },
+  'organization.register': { role: 'writer', reach: 'own-organization' },
+  'contract.read': { role: 'reader', reach: 'any' },
+  'contract.publish': { role: 'writer', reach: 'owner' },
+  'contract.execute': { role: 'writer', reach: 'any' },
+  'offchain.write': { role: 'writer', reach: 'any' },
 };
 
-/** Actions that, on a channel or its chain, need membership of the channel. */
-const MEMBERS_ONLY = new Set<Action>([
-  'chain.read',
-  'chain.append',
-  'chain.anchor',
-  'channel.read',
-  'channel.add_member',
-  'channel.create_collection',
-  'private_data.read',
-  'private_data.write',
-]);
+/** The channel a resource is in: a channel, or a channel's chain; null for everything else. */
+function channelOf(resource: Resource): ChannelScope | null {
+  return resource.kind === 'channel' || resource.kind === 'chain' ? resource.channel : null;
+}
+
+/**
+ * A key without an organization, decided here once: it may do what reaches `any`, and members-only
+ * actions where there is no channel (plain chains); nothing that needs an organization.
+ */
+function withoutOrganization(reach: Reach, resource: Resource): Decision {
+  const channel = channelOf(resource);
+  switch (reach) {
+    case 'any':
+      return { allow: true };
+    case 'members':
+      return channel ? { allow: false, reason: `only member organizations act in channel '${channel.id}', and this key has no organization` } : { allow: true };
+    case 'organization':
+      return { allow: false, reason: 'channels are created by organizations, and this key has no organization' };
+    case 'own-organization':
+      return { allow: false, reason: 'a writer registers only its own organization, and this key has no organization' };
+    case 'owner':
+      return { allow: false, reason: 'contracts belong to organizations, and this key has no organization' };
+  }
+}
 
 export function hasRole(principal: Principal, role: Role): boolean {
   return principal.role !== null && ROLE_RANK[principal.role] >= ROLE_RANK[role];
@@ -136,40 +159,31 @@ export function channelIdOfChain(chainName: string): string | null {
 
 /** Whether deciding `action` on this chain needs its channel's members (so the caller reads them first). */
 export function needsChannelMembers(principal: Principal, action: Action, chainName: string): boolean {
-  return !isAdmin(principal) && MEMBERS_ONLY.has(action) && channelIdOfChain(chainName) !== null;
-}
-
-function orgOf(principal: Principal): string {
-  return principal.org_id === null ? 'this key has no organization' : `organization '${principal.org_id}'`;
-}
-
-function membership(principal: Principal, channel: ChannelScope): Decision {
-  if (principal.org_id === null) return { allow: false, reason: `only member organizations act in channel '${channel.id}', and this key has no organization` };
-  if (!channel.members.includes(principal.org_id))
-    return { allow: false, reason: `organization '${principal.org_id}' is not a member of channel '${channel.id}'` };
-  return { allow: true };
+  return !isAdmin(principal) && RULES[action].reach === 'members' && channelIdOfChain(chainName) !== null;
 }
 
 export function decide(principal: Principal, action: Action, resource: Resource): Decision {
-  const least = MINIMUM_ROLE[action];
+  const { role: least, reach } = RULES[action];
   if (!hasRole(principal, least)) {
     return { allow: false, reason: principal.role === null ? 'no API key was presented' : `it needs the '${least}' role and this key has '${principal.role}'` };
   }
   if (isAdmin(principal)) return { allow: true };
-
-  switch (resource.kind) {
-    case 'chain':
-      return resource.channel && MEMBERS_ONLY.has(action) ? membership(principal, resource.channel) : { allow: true };
-    case 'channel':
-      return MEMBERS_ONLY.has(action) ? membership(principal, resource.channel) : { allow: true };
+  const org = principal.org_id;
+  if (org === null) return withoutOrganization(reach, resource);
+  switch (reach) {
+    case 'any':
     case 'organization':
-      if (action !== 'organization.register') return { allow: true };
-      if (principal.org_id === resource.org_id) return { allow: true };
-      return { allow: false, reason: `a writer registers only its own organization, and ${orgOf(principal)}` };
-    case 'contract':
-      if (action !== 'contract.publish') return { allow: true };
-      if (principal.org_id === null) return { allow: false, reason: 'contracts belong to organizations, and this key has no organization' };
-      if (resource.owner === undefined || resource.owner === principal.org_id) return { allow: true };
+      return { allow: true };
+    case 'members': {
+      const channel = channelOf(resource);
+      if (!channel || channel.members.includes(org)) return { allow: true };
+      return { allow: false, reason: `organization '${org}' is not a member of channel '${channel.id}'` };
+    }
+    case 'own-organization':
+      if (resource.kind !== 'organization' || resource.org_id === org) return { allow: true };
+      return { allow: false, reason: `a writer registers only its own organization, and organization '${org}'` };
+    case 'owner':
+      if (resource.kind !== 'contract' || resource.owner === undefined || resource.owner === org) return { allow: true };
       return {
         allow: false,
         reason:
@@ -177,11 +191,6 @@ export function decide(principal: Principal, action: Action, resource: Resource)
             ? `contract '${resource.contract_id}' belongs to the admins`
             : `contract '${resource.contract_id}' belongs to organization '${resource.owner}'`,
       };
-    case 'service':
-      if (action === 'channel.create' && principal.org_id === null) {
-        return { allow: false, reason: 'channels are created by organizations, and this key has no organization' };
-      }
-      return { allow: true };
   }
 }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createAccessControl, type ChannelDirectory } from '#shared/access/access';
 import { guardLedger } from '#shared/access/guarded';
-import { ANONYMOUS, OPEN_ACCESS, decide, type Action, type Principal, type Resource } from '#shared/access/policy';
+import { ANONYMOUS, OPEN_ACCESS, RULES, decide, passesEdge, type Action, type Principal, type Resource } from '#shared/access/policy';
 import { ChainNotFoundError, ForbiddenError, InvalidChainNameError } from '#shared/errors';
 import type { Ledger } from '#shared/ledger/ledger';
 import { assertCreatableSubChainName } from '#shared/ledger/names';
@@ -28,6 +28,67 @@ const plainChain: Resource = { kind: 'chain', name: 'orders', channel: null };
 const allowed = (p: Principal, action: Action, resource: Resource) => decide(p, action, resource).allow;
 
 describe('The access policy (pure)', () => {
+  it('decides a writer key without an organization once, for every action: plain chains and public facts yes, anything an organization owns no', () => {
+    // The resource each action is asked about where it matters: a channel (or its chain) when there is one.
+    const channel: Resource = { kind: 'channel', channel: supply };
+    const onChannel: Partial<Record<Action, Resource>> = {
+      'chain.read': channelChain,
+      'chain.append': channelChain,
+      'chain.anchor': channelChain,
+      'channel.read': channel,
+      'channel.add_member': channel,
+      'channel.create_collection': channel,
+      'private_data.read': channel,
+      'private_data.write': channel,
+    };
+    const elsewhere: Partial<Record<Action, Resource>> = {
+      'channel.create': { kind: 'service' },
+      'organization.register': { kind: 'organization', org_id: 'acme' },
+      'organization.read': { kind: 'organization', org_id: 'acme' },
+      'contract.publish': { kind: 'contract', contract_id: 'sum', owner: undefined },
+      'contract.read': { kind: 'contract', contract_id: 'sum', owner: 'acme' },
+      'contract.execute': { kind: 'contract', contract_id: 'sum', owner: 'acme' },
+    };
+    const decided = Object.fromEntries(
+      (Object.keys(RULES) as Action[]).map((action) => {
+        const resource = onChannel[action] ?? elsewhere[action] ?? plainChain;
+        const decision = decide(orglessWriter, action, resource);
+        return [action, decision.allow ? 'yes' : decision.reason];
+      }),
+    );
+    const members = "only member organizations act in channel 'supply', and this key has no organization";
+    assert.deepEqual(decided, {
+      'chain.read': members,
+      'chain.read_metadata': 'yes',
+      'chain.create': 'yes',
+      'chain.append': members,
+      'chain.anchor': members,
+      'channel.create': 'channels are created by organizations, and this key has no organization',
+      'channel.read': members,
+      'channel.add_member': members,
+      'channel.create_collection': members,
+      'private_data.read': members,
+      'private_data.write': members,
+      'organization.read': 'yes',
+      'organization.register': 'a writer registers only its own organization, and this key has no organization',
+      'contract.read': 'yes',
+      'contract.publish': 'contracts belong to organizations, and this key has no organization',
+      'contract.execute': 'yes',
+      'offchain.write': 'yes',
+    });
+    // On plain chains the same key reads, appends and anchors like any writer.
+    for (const action of ['chain.read', 'chain.append', 'chain.anchor'] as const) assert.equal(allowed(orglessWriter, action, plainChain), true, action);
+  });
+
+  it("lets a key through a route's edge by role rank only (public needs none)", () => {
+    assert.equal(passesEdge('reader', 'public'), true);
+    assert.equal(passesEdge('reader', 'reader'), true);
+    assert.equal(passesEdge('reader', 'writer'), false);
+    assert.equal(passesEdge('writer', 'reader'), true);
+    assert.equal(passesEdge('writer', 'admin'), false);
+    assert.equal(passesEdge('admin', 'admin'), true);
+  });
+
   it('lets members act on their channel by role, and refuses everyone else but admins', () => {
     assert.equal(allowed(acmeReader, 'chain.read', channelChain), true);
     assert.equal(allowed(acmeReader, 'chain.append', channelChain), false, 'a member reader does not write');
