@@ -1,107 +1,26 @@
 /**
  * The business group's domain (docs/rules.md, "Business group"), shaped like Hyperledger Fabric: organizations with an
  * MSP id, channels with their own Sub-Chain (`channel-<name>`), private collections whose values stay
- * off the common ledger, and contracts run in a sandbox. Everything written to a chain goes through the
- * ledger's own append path.
+ * off the common ledger, and contracts (shared/business/contracts.ts) run in a sandbox. Everything written to a
+ * chain goes through the ledger's own append path. What it accepts: shared/business/inputs.ts.
  */
-import semver from 'semver';
-import * as z from 'zod';
+import type * as z from 'zod';
 import type { AccessControl } from '../access/access.ts';
-import { guardLedger } from '../access/guarded.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import { ConflictError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
+import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import type { EventDraft } from '../ledger/events.ts';
-import { parseEventRequest } from '../ledger/events.ts';
-import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
 import type { OffchainStore } from '../ledger/offchain-port.ts';
-import type { BusinessRepository, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from './repository.ts';
+import type { BusinessRepository, OrganizationRecord, PrivateDataRecord } from './repository.ts';
 import type { ContractSandbox } from './contract-pool.ts';
+import { createContracts } from './contracts.ts';
+import { type channelInput, type collectionInput, MAX_CHANNEL_NAME, type memberInput, type organizationInput, type privateDataInput } from './inputs.ts';
 
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
-const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
-/** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
-const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
-const MAX_INLINE_SOURCE_BYTES = 200_000;
-/** A contract's emits commit in one transaction, all or none, as a batch does. */
-const MAX_EMITS = MAX_ATOMIC_BLOCKS;
-
-export const organizationInput = z.object({
-  org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
-  name: z.string().min(1).max(256),
-  public_key: z.string().min(1).max(4096).nullish(),
-});
-
-export const channelInput = z.object({ name: z.string().min(1).max(256) });
-export const memberInput = z.object({ org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -') });
-export const collectionInput = z.object({ collection: z.string().regex(NAME, 'must be 1-64 of A-Z a-z 0-9 _ -') });
-
-export const privateDataInput = z
-  .object({
-    channel: z.string().min(1).max(64),
-    collection: z.string().min(1).max(64),
-    key: z.string().min(1).max(512),
-    value: z
-      .string()
-      .max(5 * 1024 * 1024)
-      .optional(),
-    value_cid: z.string().min(1).max(256).optional(),
-    value_nonce: z
-      .string()
-      .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
-      .nullish(),
-    event_metadata: z.record(z.string(), z.unknown()).default({}),
-  })
-  .superRefine((v, ctx) => {
-    if ((v.value === undefined) === (v.value_cid === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'Send exactly one of value and value_cid' });
-    }
-    if (v.value_cid !== undefined && !v.value_nonce) {
-      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['value_nonce'], message: 'Required with value_cid' });
-    }
-  });
-
-export const contractInput = z
-  .object({
-    contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -'),
-    version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
-    implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
-    implementation_cid: z.string().min(1).max(256).nullish(),
-    implementation_nonce: z
-      .string()
-      .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
-      .nullish(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-  })
-  .superRefine((v, ctx) => {
-    if (!v.implementation === !v.implementation_cid) {
-      ctx.addIssue({ code: 'custom', path: ['implementation'], message: 'Send exactly one of implementation and implementation_cid' });
-    }
-    if (v.implementation_cid && !v.implementation_nonce) {
-      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['implementation_nonce'], message: 'Required with implementation_cid' });
-    }
-  });
-
-export const executeInput = z.object({
-  contract_id: z.string().regex(CONTRACT_ID),
-  version: z
-    .string()
-    .refine((v) => semver.valid(v) === v, 'must be a semantic version')
-    .optional(),
-  event: z.object({
-    entity_id: z.string().min(1).max(256),
-    event: z.string().min(1).max(128),
-    details: z.record(z.string(), z.unknown()).default({}),
-  }),
-  context: z
-    .object({ chain: z.string().min(1).max(64).optional() })
-    .loose()
-    .default({}),
-});
+export * from './inputs.ts';
 
 /** SHA-256 of a private value: of its UTF-8 when a string, else of its RFC 8785 JSON. */
 export function valueHash(value: unknown): string {
@@ -121,20 +40,16 @@ export interface BusinessOptions {
   now?: () => Date;
 }
 
-/** The owner a publisher becomes: its organization, or the admins. */
-function ownerFor(principal: Principal): ContractOwner {
-  return isAdmin(principal) || principal.org_id === null ? { admins: true } : { org_id: principal.org_id };
+/** What the business group's parts share: its options, a clock, and how they read off-chain payloads. */
+export interface BusinessContext extends Omit<BusinessOptions, 'now'> {
+  stamp(): string;
+  /** An off-chain payload, or the 422 that says which field could not be fetched and decrypted. */
+  readOffchain(cid: string, nonce: string, what: string): Promise<unknown>;
 }
 
-/** How an owner is shown: the organization id, or null for the admins. */
-function ownerName(owner: ContractOwner | undefined): string | null {
-  return owner && 'org_id' in owner ? owner.org_id : null;
-}
-
-export function createBusiness({ repository, ledger, access, offchain, sandbox, inlineThresholdBytes, now = () => new Date() }: BusinessOptions) {
+export function createBusiness(options: BusinessOptions) {
+  const { repository, ledger, access, offchain, inlineThresholdBytes, now = () => new Date() } = options;
   const stamp = () => now().toISOString();
-  /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
-  const sources = new Map<string, string>();
 
   async function requireOrganization(orgId: string): Promise<OrganizationRecord> {
     const org = await repository.getOrganization(orgId);
@@ -163,27 +78,11 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     }
   }
 
-  async function contractSource(version: ContractVersionRecord): Promise<string> {
-    if (version.implementation !== null) return version.implementation;
-    const cached = sources.get(version.code_hash);
-    if (cached !== undefined) return cached;
-    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid');
-    if (typeof source !== 'string' || sha256Hex(source) !== version.code_hash) {
-      throw new UnprocessableError('the stored implementation no longer matches its code hash');
-    }
-    sources.set(version.code_hash, source);
-    return source;
-  }
-
-  /** Who owns a contract id: the recorded owner; the admins for ids published before owners were recorded; undefined for a new id. */
-  async function contractOwner(contractId: string, versions?: ContractVersionRecord[]): Promise<ContractOwner | undefined> {
-    const recorded = await repository.getContractOwner(contractId);
-    if (recorded) return recorded;
-    const existing = versions ?? (await repository.listContractVersions(contractId));
-    return existing.length > 0 ? { admins: true } : undefined;
-  }
+  const context: BusinessContext = { ...options, stamp, readOffchain };
 
   return {
+    ...createContracts(context),
+
     async registerOrganization(principal: Principal, input: z.output<typeof organizationInput>) {
       access.check(principal, 'organization.register', { kind: 'organization', org_id: input.org_id });
       const org: OrganizationRecord = {
@@ -227,7 +126,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
         await repository.deleteChannel(name).catch(() => undefined);
         throw error;
       }
-      if (founder !== null) await record(chainName, { entity_id: founder, event_type: 'organization_joined', details: { org_id: founder } });
+      if (founder !== null) await record(chainName, { entity_id: founder, event_type: SERVICE_EVENT.organizationJoined, details: { org_id: founder } });
       return channel;
     },
 
@@ -252,7 +151,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
       if (!(await repository.addMember(channelId, org_id, stamp()))) {
         throw new ConflictError(`Organization '${org_id}' is already a member of channel '${channelId}'`);
       }
-      const event_id = await record(channel.chain_name, { entity_id: org_id, event_type: 'organization_joined', details: { org_id } });
+      const event_id = await record(channel.chain_name, { entity_id: org_id, event_type: SERVICE_EVENT.organizationJoined, details: { org_id } });
       return { channel_id: channelId, org_id, event_id };
     },
 
@@ -261,7 +160,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
       if (!(await repository.putCollection(channelId, collection, stamp()))) {
         throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
       }
-      await record(channel.chain_name, { entity_id: collection, event_type: 'collection_created', details: { collection } });
+      await record(channel.chain_name, { entity_id: collection, event_type: SERVICE_EVENT.collectionCreated, details: { collection } });
       return { channel_id: channelId, collection };
     },
 
@@ -292,7 +191,7 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
       const eventId = await record(channel.chain_name, {
         entity_id:
           typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
-        event_type: typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : 'private_data_written',
+        event_type: typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : SERVICE_EVENT.privateDataWritten,
         details: { collection: input.collection, key_hash: sha256Hex(input.key), value_hash: hash, event_metadata: metadata },
       });
       const stored: PrivateDataRecord = {
@@ -327,102 +226,6 @@ export function createBusiness({ repository, ledger, access, offchain, sandbox, 
     },
 
     /** The first version of an id makes its publisher the owner; later versions come from the owner or an admin. */
-    async registerContract(principal: Principal, input: z.output<typeof contractInput>) {
-      const resource = (owner: ContractOwner | undefined) => ({
-        kind: 'contract' as const,
-        contract_id: input.contract_id,
-        owner: owner === undefined ? undefined : ownerName(owner),
-      });
-      // Checked before any of the caller's code is fetched or compiled. An admin may publish into any id,
-      // so its check needs no read: the owner it publishes under is looked up only when it writes.
-      access.check(principal, 'contract.publish', resource(isAdmin(principal) ? undefined : await contractOwner(input.contract_id)));
-      let source: string;
-      if (input.implementation) {
-        source = input.implementation;
-      } else {
-        const fetched = await readOffchain(input.implementation_cid!, input.implementation_nonce!, 'implementation_cid');
-        if (typeof fetched !== 'string') throw new UnprocessableError('implementation_cid must hold the source as a JSON string');
-        source = fetched;
-      }
-      await sandbox.check(source);
-      const version: ContractVersionRecord = {
-        contract_id: input.contract_id,
-        version: input.version,
-        code_hash: sha256Hex(source),
-        implementation: input.implementation ?? null,
-        implementation_cid: input.implementation_cid ?? null,
-        implementation_nonce: input.implementation_nonce ?? null,
-        metadata: input.metadata,
-        created_at: stamp(),
-      };
-      // An admin publishing into an organization's contract keeps it that organization's.
-      const owner = isAdmin(principal) ? ((await contractOwner(input.contract_id)) ?? ownerFor(principal)) : ownerFor(principal);
-      const outcome = await repository.publishContractVersion(version, owner);
-      if (outcome === 'version_exists') {
-        throw new ConflictError(`Contract '${input.contract_id}' version ${input.version} already exists; versions are immutable`);
-      }
-      if (outcome === 'owned_by_another') {
-        // Another organization published the id's first version between our check and our write.
-        access.check(principal, 'contract.publish', resource(await contractOwner(input.contract_id)));
-        throw new ForbiddenError(`Missing permission 'contract.publish' on contract '${input.contract_id}': it belongs to another owner`);
-      }
-      return { contract_id: version.contract_id, version: version.version, code_hash: version.code_hash, owner: ownerName(owner) };
-    },
-
-    async getContract(principal: Principal, contractId: string) {
-      access.check(principal, 'contract.read', { kind: 'contract', contract_id: contractId, owner: undefined });
-      const versions = await repository.listContractVersions(contractId);
-      if (versions.length === 0) throw new NotFoundError(`Contract '${contractId}' not found`);
-      const sorted = [...versions].sort((a, b) => semver.compare(a.version, b.version));
-      return {
-        contract_id: contractId,
-        owner: ownerName(await contractOwner(contractId, versions)),
-        latest: sorted.at(-1)!.version,
-        versions: sorted.map((v) => ({ version: v.version, code_hash: v.code_hash, metadata: v.metadata, created_at: v.created_at })),
-      };
-    },
-
-    /** Runs with the caller's rights: its emits are appended as the caller appending them, all or none. */
-    async executeContract(principal: Principal, input: z.output<typeof executeInput>) {
-      access.check(principal, 'contract.execute', { kind: 'contract', contract_id: input.contract_id, owner: undefined });
-      const versions = await repository.listContractVersions(input.contract_id);
-      if (versions.length === 0) throw new NotFoundError(`Contract '${input.contract_id}' not found`);
-      const chosen = input.version
-        ? versions.find((v) => v.version === input.version)
-        : versions.reduce((best, v) => (semver.gt(v.version, best.version) ? v : best));
-      if (!chosen) throw new NotFoundError(`Contract '${input.contract_id}' has no version ${input.version}`);
-
-      const started = performance.now();
-      const result = await sandbox.run(await contractSource(chosen), input.event, input.context);
-
-      let emitted: string[] = [];
-      const emit = (result as { emit?: unknown } | null)?.emit;
-      if (emit !== undefined) {
-        if (!Array.isArray(emit) || emit.length > MAX_EMITS) {
-          throw new UnprocessableError(`The contract's emit must be a list of at most ${MAX_EMITS} events`);
-        }
-        const chain = input.context.chain;
-        if (!chain) throw new UnprocessableError('The contract emits events but context.chain names no chain');
-        let drafts: EventDraft[];
-        try {
-          drafts = emit.map((e) => parseEventRequest(e));
-        } catch (error) {
-          throw new UnprocessableError(`The contract emitted an invalid event: ${(error as Error).message}`);
-        }
-        if (drafts.length > 0) {
-          // One block per event, in order, in one transaction; refused or failed, nothing is appended.
-          const appended = await guardLedger(ledger, access, principal).appendEvents(chain, drafts);
-          emitted = appended.map((a) => a.event_id);
-        }
-      }
-      return {
-        contract_id: chosen.contract_id,
-        version: chosen.version,
-        result,
-        emitted_event_ids: emitted,
-        duration_ms: Math.round((performance.now() - started) * 10) / 10,
-      };
-    },
   };
 }
 

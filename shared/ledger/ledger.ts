@@ -2,6 +2,7 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
  * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
+import { SERVICE_EVENT } from './event-types.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import {
   BadRequestError,
@@ -25,7 +26,7 @@ import type { OffchainStore } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
 
 /** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
-export const PROOF_EVENT_TYPE = 'sub_chain_proof';
+export const PROOF_EVENT_TYPE = SERVICE_EVENT.subChainProof;
 
 /**
  * Largest event kept on chain. DynamoDB items stop at 400 KB and a block is stored with its indexes;

@@ -5,6 +5,7 @@
  * Sub-Chain — checks every Main Chain anchor of it against the blocks, after verifying the Main Chain
  * the same way. Pure client code: HTTP in, a verdict out.
  */
+import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.ts';
 import { ZERO_HASH, hashBlock } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
@@ -182,7 +183,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       for (const block of mainBlocks) {
         const event = block.events[0];
         const details = event?.details as { sub_chain?: string; head_index?: number; head_hash?: string; tree_size?: number; merkle_root?: string } | undefined;
-        if (event?.event_type === 'sub_chain_proof' && details?.sub_chain === options.chain) {
+        if (event?.event_type === SERVICE_EVENT.subChainProof && details?.sub_chain === options.chain) {
           anchors.push({
             proofId: `${options.chain}_${block.index}`,
             headIndex: details.head_index!,

@@ -1,0 +1,90 @@
+/**
+ * What the business group accepts, as zod schemas: the routes parse requests with them (a failure is the
+ * 422 of docs/rules.md, "Errors"), and the domain takes what they produce.
+ */
+import semver from 'semver';
+import * as z from 'zod';
+import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
+import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
+export const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
+export const MAX_INLINE_SOURCE_BYTES = 200_000;
+/** A contract's emits commit in one transaction, all or none, as a batch does. */
+export const MAX_EMITS = MAX_ATOMIC_BLOCKS;
+
+export const organizationInput = z.object({
+  org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
+  name: z.string().min(1).max(256),
+  public_key: z.string().min(1).max(4096).nullish(),
+});
+
+export const channelInput = z.object({ name: z.string().min(1).max(256) });
+export const memberInput = z.object({ org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -') });
+export const collectionInput = z.object({ collection: z.string().regex(NAME, 'must be 1-64 of A-Z a-z 0-9 _ -') });
+
+export const privateDataInput = z
+  .object({
+    channel: z.string().min(1).max(64),
+    collection: z.string().min(1).max(64),
+    key: z.string().min(1).max(512),
+    value: z
+      .string()
+      .max(5 * 1024 * 1024)
+      .optional(),
+    value_cid: z.string().min(1).max(256).optional(),
+    value_nonce: z
+      .string()
+      .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
+      .nullish(),
+    event_metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.value === undefined) === (v.value_cid === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'Send exactly one of value and value_cid' });
+    }
+    if (v.value_cid !== undefined && !v.value_nonce) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['value_nonce'], message: 'Required with value_cid' });
+    }
+  });
+
+export const contractInput = z
+  .object({
+    contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -'),
+    version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
+    implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
+    implementation_cid: z.string().min(1).max(256).nullish(),
+    implementation_nonce: z
+      .string()
+      .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
+      .nullish(),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .superRefine((v, ctx) => {
+    if (!v.implementation === !v.implementation_cid) {
+      ctx.addIssue({ code: 'custom', path: ['implementation'], message: 'Send exactly one of implementation and implementation_cid' });
+    }
+    if (v.implementation_cid && !v.implementation_nonce) {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['implementation_nonce'], message: 'Required with implementation_cid' });
+    }
+  });
+
+export const executeInput = z.object({
+  contract_id: z.string().regex(CONTRACT_ID),
+  version: z
+    .string()
+    .refine((v) => semver.valid(v) === v, 'must be a semantic version')
+    .optional(),
+  event: z.object({
+    entity_id: z.string().min(1).max(256),
+    event: z.string().min(1).max(128),
+    details: z.record(z.string(), z.unknown()).default({}),
+  }),
+  context: z
+    .object({ chain: z.string().min(1).max(64).optional() })
+    .loose()
+    .default({}),
+});

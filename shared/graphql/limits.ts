@@ -1,0 +1,116 @@
+/**
+ * What a GraphQL query may cost before it runs (docs/rules.md, "GraphQL"): at most 10 levels deep (16
+ * inside introspection, which the standard introspection query needs), 1000 fields with every fragment
+ * spread in place, 1000 points, 10,000 tokens. An object field costs 1 point plus its selections, a
+ * scalar nothing, and a list field with a `limit` 1 + limit × what each item costs (the way Shopify and
+ * GitHub price connections).
+ */
+import {
+  GraphQLError,
+  getNamedType,
+  isLeafType,
+  Kind,
+  type ASTVisitor,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+import type { ComplexityEstimator } from 'graphql-query-complexity';
+
+export const MAX_DEPTH = 10;
+/** Depth allowed inside `__schema` / `__type`: the standard introspection query (GraphiQL, codegen) is 13 deep. */
+export const MAX_INTROSPECTION_DEPTH = 16;
+export const MAX_COMPLEXITY = 1000;
+/** Fields a query may resolve, every fragment spread in place. */
+export const MAX_FIELDS = 1000;
+/** Lexical tokens a document may have (names, punctuation, values): ten per field of a maximal query. */
+export const MAX_TOKENS = 10_000;
+
+/**
+ * A measure of a document with every fragment spread in place: each field is `1 + measure(its selections)`,
+ * siblings are `combine`d. A fragment's measure does not depend on where it is spread, so it is computed
+ * once per fragment: walking each spread instead lets a fragment spread twice in one spread twice in one…
+ * (2^n walks) stall the process. A cycle counts as 0 here; the standard NoFragmentCycles rule refuses it.
+ */
+function fragmentMeasure(
+  document: DocumentNode,
+  combine: (a: number, b: number) => number,
+  /** Fields whose selections are not measured (they count as one level, one field). */
+  leaf: (name: string) => boolean = () => false,
+): (set: SelectionSetNode | undefined) => number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const perFragment = new Map<string, number>();
+  const visiting = new Set<string>();
+  const measure = (set: SelectionSetNode | undefined): number => {
+    if (!set) return 0;
+    let total = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) total = combine(total, 1 + (leaf(selection.name.value) ? 0 : measure(selection.selectionSet)));
+      else if (selection.kind === Kind.INLINE_FRAGMENT) total = combine(total, measure(selection.selectionSet));
+      else {
+        const name = selection.name.value;
+        if (!perFragment.has(name) && !visiting.has(name)) {
+          visiting.add(name);
+          perFragment.set(name, measure(fragments.get(name)?.selectionSet));
+          visiting.delete(name);
+        }
+        total = combine(total, perFragment.get(name) ?? 0);
+      }
+    }
+    return total;
+  };
+  return measure;
+}
+
+export const isIntrospection = (name: string) => name === '__schema' || name === '__type';
+
+/**
+ * Queries nested deeper than `max` levels of fields (fragments followed) are invalid; inside
+ * introspection (`__schema`, `__type`) the limit is `introspectionMax`.
+ */
+export function depthLimitRule(max: number, introspectionMax = MAX_INTROSPECTION_DEPTH): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => {
+    const depth = fragmentMeasure(context.getDocument(), Math.max, isIntrospection);
+    const fullDepth = fragmentMeasure(context.getDocument(), Math.max);
+    return {
+      OperationDefinition(node) {
+        const found = depth(node.selectionSet);
+        const full = fullDepth(node.selectionSet);
+        if (found > max) context.reportError(new GraphQLError(`The query is ${found} levels deep; the limit is ${max}`, { nodes: [node] }));
+        else if (full > introspectionMax) {
+          context.reportError(new GraphQLError(`The query is ${full} levels deep; the limit is ${introspectionMax} inside introspection`, { nodes: [node] }));
+        }
+      },
+    };
+  };
+}
+
+/**
+ * The cost of a query, as Shopify prices its GraphQL API: a scalar field costs nothing, an object costs
+ * 1 plus its selections, and a list field with a `limit` costs 1 + limit × what one item costs (at
+ * least 1). The number of fields is capped separately (expandedFieldCount), so scalars are not free in bulk.
+ */
+export const costEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  const limit = args.limit;
+  if (typeof limit === 'number' && Number.isFinite(limit) && limit > 0) return 1 + limit * Math.max(1, childComplexity);
+  return isLeafType(getNamedType(field.type)) ? 0 : 1 + childComplexity;
+};
+
+/**
+ * The number of fields a query would resolve with every fragment spread in place. It is what the
+ * complexity limit counts; checking it first keeps the complexity library, which expands fragments one
+ * spread at a time, away from documents that expand exponentially.
+ */
+export function expandedFieldCount(document: DocumentNode): number {
+  const count = fragmentMeasure(document, (a, b) => a + b);
+  let total = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) total += count(definition.selectionSet);
+  }
+  return total;
+}

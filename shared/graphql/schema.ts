@@ -1,0 +1,218 @@
+/**
+ * The GraphQL schema (camelCase fields, as the spec shows) and its resolvers: the spec's `events` query,
+ * plus chains, blocks, traces and the ledger mutations, resolved through the same domain code as REST.
+ * Resolvers get the caller's (guarded) ledger through the execution context.
+ */
+import { buildSchema, GraphQLError, type GraphQLFieldResolver } from 'graphql';
+import { parseEventRequest } from '../ledger/events.ts';
+import { type Ledger, parseBlockAddress } from '../ledger/ledger.ts';
+import type { Block, LedgerEvent } from '../ledger/types.ts';
+
+const SDL = /* GraphQL */ `
+  scalar JSON
+
+  type Event {
+    eventId: String!
+    chainName: String!
+    blockIndex: Int!
+    entityId: String!
+    eventType: String!
+    details: JSON
+    detailsCid: String
+    detailsNonce: String
+    detailsMetadata: JSON
+    timestamp: Float!
+    isOffchain: Boolean!
+    resolveError: String
+  }
+
+  type Block {
+    index: Int!
+    chainName: String!
+    timestamp: Float!
+    previousHash: String!
+    hash: String!
+    events: [Event!]!
+  }
+
+  type Chain {
+    name: String!
+    type: String!
+    blockCount: Int!
+    latestBlockHash: String
+    totalEvents: Int!
+    proofCount: Int
+    registeredSubChains: Int
+  }
+
+  type Trace {
+    entityId: String!
+    chains: [String!]!
+    events: [Event!]!
+  }
+
+  type SubChainResult {
+    success: Boolean!
+    message: String!
+    chainName: String!
+  }
+
+  type EventResult {
+    success: Boolean!
+    message: String!
+    eventId: String
+  }
+
+  type ProofResult {
+    success: Boolean!
+    message: String!
+    proofId: String
+  }
+
+  input EventInput {
+    entityId: String!
+    eventType: String!
+    details: JSON
+    detailsCid: String
+    detailsNonce: String
+    detailsMetadata: JSON
+  }
+
+  type Query {
+    "Events of an entity (optionally in one chain) or of a chain; resolveCid decrypts off-chain details."
+    events(chainName: String, entityId: String, resolveCid: Boolean = false, limit: Int = 100): [Event!]!
+    chains: [Chain!]!
+    chain(name: String!): Chain
+    blocks(chainName: String!, limit: Int = 10, offset: Int = 0): [Block!]!
+    block(chainName: String!, index: Int, hash: String): Block
+    trace(entityId: String!, chainName: String): Trace!
+  }
+
+  type Mutation {
+    createSubChain(name: String!): SubChainResult!
+    addEvent(chainName: String!, input: EventInput!): EventResult!
+    submitProof(chainName: String!): ProofResult!
+  }
+`;
+
+const event = (e: LedgerEvent & { resolve_error?: string }) => ({
+  eventId: e.event_id,
+  chainName: e.chain_name,
+  blockIndex: e.block_index,
+  entityId: e.entity_id,
+  eventType: e.event_type,
+  details: e.details,
+  detailsCid: e.details_cid,
+  detailsNonce: e.details_nonce,
+  detailsMetadata: e.details_metadata,
+  timestamp: e.timestamp,
+  isOffchain: e.is_offchain,
+  resolveError: e.resolve_error ?? null,
+});
+
+const block = (b: Block) => ({
+  index: b.index,
+  chainName: b.chain_name,
+  timestamp: b.timestamp,
+  previousHash: b.previous_hash,
+  hash: b.hash,
+  events: b.events.map(event),
+});
+
+function userError(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', status: 422 } });
+}
+
+/** The schema, built once; its resolvers get the ledger through the execution context. */
+export const schema = buildSchema(SDL);
+
+type Resolver = GraphQLFieldResolver<unknown, { ledger: Ledger }, Record<string, unknown>>;
+
+export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record<string, Resolver>; Chain: Record<string, Resolver> } {
+  return {
+    Query: {
+      async events(_root, args, { ledger }) {
+        const limit = Number(args.limit ?? 100);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw userError('limit must be 1 to 1000');
+        const chainName = (args.chainName as string | null | undefined) ?? undefined;
+        const entityId = (args.entityId as string | null | undefined) ?? undefined;
+        const resolveCid = Boolean(args.resolveCid);
+        if (entityId !== undefined) {
+          const trace = await ledger.traceEntity(entityId, chainName, { resolveCid });
+          return trace.events.slice(0, limit).map(event);
+        }
+        if (chainName === undefined) throw userError('Give chainName, entityId, or both');
+        // The chain's latest events, oldest first: its last `limit` event blocks.
+        const total = (await ledger.getStats(chainName)).total_blocks;
+        const events: ReturnType<typeof event>[] = [];
+        for (let offset = Math.max(0, total - limit); offset < total; offset += 100) {
+          const page = await ledger.listBlocks(chainName, { limit: 100, offset, descending: false, resolveCid });
+          for (const b of page.blocks) events.push(...b.events.map(event));
+        }
+        return events.slice(-limit);
+      },
+      chains: async (_root, _args, { ledger }) =>
+        (await ledger.listChains()).map((c) => ({ name: c.name, type: c.type, blockCount: c.block_count, latestBlockHash: c.latest_block_hash })),
+      async chain(_root, args, { ledger }) {
+        const chains = await ledger.listChains();
+        const found = chains.find((c) => c.name === args.name);
+        return found ? { name: found.name, type: found.type, blockCount: found.block_count, latestBlockHash: found.latest_block_hash } : null;
+      },
+      async blocks(_root, args, { ledger }) {
+        const limit = Number(args.limit);
+        const offset = Number(args.offset);
+        if (!(limit >= 1 && limit <= 100) || !(offset >= 0)) throw userError('limit must be 1 to 100 and offset at least 0');
+        return (await ledger.listBlocks(String(args.chainName), { limit, offset, descending: false })).blocks.map(block);
+      },
+      async block(_root, args, { ledger }) {
+        if ((args.index === null || args.index === undefined) === (args.hash === null || args.hash === undefined))
+          throw userError('Give exactly one of index and hash');
+        const address =
+          args.index !== null && args.index !== undefined ? { kind: 'index' as const, index: Number(args.index) } : parseBlockAddress(String(args.hash));
+        return block(await ledger.getBlock(String(args.chainName), address));
+      },
+      async trace(_root, args, { ledger }) {
+        const trace = await ledger.traceEntity(String(args.entityId), (args.chainName as string | null) ?? undefined);
+        return { entityId: trace.entity_id, chains: trace.chains, events: trace.events.map(event) };
+      },
+    },
+    Mutation: {
+      async createSubChain(_root, args, { ledger }) {
+        const { chain_name } = await ledger.createSubChain(String(args.name));
+        return { success: true, message: `Sub-Chain '${chain_name}' created`, chainName: chain_name };
+      },
+      async addEvent(_root, args, { ledger }) {
+        const input = args.input as Record<string, unknown>;
+        const draft = parseEventRequest({
+          entity_id: input.entityId,
+          event_type: input.eventType,
+          details: input.details ?? undefined,
+          details_cid: input.detailsCid ?? undefined,
+          details_nonce: input.detailsNonce ?? undefined,
+          details_metadata: input.detailsMetadata ?? undefined,
+        });
+        const { event_id, block: b } = await ledger.appendEvent(String(args.chainName), draft);
+        return { success: true, message: `Event added to block ${b.index} of '${b.chain_name}'`, eventId: event_id };
+      },
+      async submitProof(_root, args, { ledger }) {
+        const proof = await ledger.submitProof(String(args.chainName));
+        return {
+          success: true,
+          message: proof.created ? `Proof of '${args.chainName}' anchored in the Main Chain` : `Nothing added to '${args.chainName}' since the last proof`,
+          proofId: proof.proof_id,
+        };
+      },
+    },
+    Chain: {
+      totalEvents: async (chain, _args, { ledger }) => (await ledger.getStats((chain as { name: string }).name)).total_events,
+      proofCount: async (chain, _args, { ledger }) => (await ledger.getStats((chain as { name: string }).name)).proof_count,
+      registeredSubChains: async (chain, _args, { ledger }) => (await ledger.getStats((chain as { name: string }).name)).registered_sub_chains,
+    },
+  };
+}
+
+// Bind the resolvers onto the schema's fields once.
+for (const [typeName, fields] of Object.entries(resolvers())) {
+  const type = schema.getType(typeName) as { getFields(): Record<string, { resolve?: Resolver }> };
+  for (const [field, resolve] of Object.entries(fields)) type.getFields()[field]!.resolve = resolve;
+}
