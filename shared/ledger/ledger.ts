@@ -2,22 +2,20 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
  * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
+import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { SERVICE_EVENT } from './event-types.ts';
-import { createHash, randomUUID } from 'node:crypto';
 import {
   BadRequestError,
   BlockNotFoundError,
   ChainExistsError,
   ChainNotFoundError,
   DependencyUnavailableError,
-  IdempotencyKeyInUseError,
-  IdempotencyKeyReusedError,
   UnprocessableError,
   UnreadablePayloadError,
   ValidationError,
 } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
-import { type ChainAppender, IdempotencyClaimLostError, MAX_ATOMIC_BLOCKS, ProofSupersededError, type BlockDraft } from './appender.ts';
+import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
@@ -78,24 +76,7 @@ export interface Ledger {
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
 
-/**
- * An append sent with an Idempotency-Key (`caller`: who sent it, so that keys are each caller's own).
- * The same key with the same request answers what the first answered and appends nothing; with another
- * request it is refused (422); while the first is still being appended, the retry is refused (409).
- */
-export interface AppendOptions {
-  idempotency?: { caller: string; key: string };
-}
-
-/** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */
-export interface Replayed {
-  replayed?: boolean;
-}
-
-/** How long a request holds its Idempotency-Key: longer than any append may take (its deadline is 10 s). */
-const IDEMPOTENCY_HOLD_MS = 60_000;
-/** How long a key's answer is kept (TTL). */
-const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
+export type { AppendOptions, Replayed } from './idempotency.ts';
 
 export interface LedgerOptions {
   repository: LedgerRepository;
@@ -147,6 +128,8 @@ export async function requireChainHead(repository: LedgerRepository, chainName: 
 }
 
 export function createLedger({ repository, appender, offchain, offchainThresholdBytes = 65_536, now = () => Date.now() / 1000 }: LedgerOptions): Ledger {
+  const idempotent = createIdempotency({ repository, now });
+
   const payloads = (): OffchainStore => {
     if (!offchain) throw new DependencyUnavailableError('IPFS (off-chain storage is not configured)');
     return offchain;
@@ -192,44 +175,6 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
    * Checks a client's off-chain reference, or moves large details off chain; then checks the size.
    * `chainChecked`: the caller already knows the chain exists.
    */
-  /**
-   * Runs an append under its Idempotency-Key, if it has one: claims the key, and hands `append` the claim
-   * its first block carries, so that the commit that lands the blocks also records them as the key's
-   * answer (one transaction: no crash can leave an appended request unanswered, so no retry appends it
-   * twice). A key already answered replays the blocks it landed.
-   */
-  async function idempotent(
-    chainName: string,
-    kind: 'event' | 'batch',
-    drafts: EventDraft[],
-    options: AppendOptions | undefined,
-    append: (completes?: BlockDraft['completes']) => Promise<Block[]>,
-  ): Promise<{ blocks: Block[]; replayed?: true }> {
-    if (!options?.idempotency) return { blocks: await append() };
-    const { caller, key } = options.idempotency;
-    const claim = { id: `${chainName}#${caller}#${key}`, token: randomUUID() };
-    const fingerprint = createHash('sha256').update(canonicalJson({ kind, drafts })).digest('hex');
-    const nowMs = now() * 1000;
-    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + IDEMPOTENCY_HOLD_MS, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
-    if (state.status !== 'claimed') {
-      if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
-      if (state.status === 'in-progress') throw new IdempotencyKeyInUseError();
-      // Read strongly consistent: the first request may have landed a moment ago.
-      const found = await Promise.all(Array.from({ length: state.count }, (_, i) => repository.getBlock(chainName, state.firstIndex + i, true)));
-      const blocks = found.filter((b): b is Block => b !== undefined);
-      if (blocks.length !== state.count) throw new Error(`the blocks of Idempotency-Key record ${claim.id} are not all there`);
-      return { blocks, replayed: true };
-    }
-    try {
-      return { blocks: await append({ ...claim, count: drafts.length }) };
-    } catch (error) {
-      // Not appended: let a retry go at once rather than wait for the hold to lapse.
-      await repository.releaseIdempotency(claim).catch(() => undefined);
-      if (error instanceof IdempotencyClaimLostError) throw new IdempotencyKeyInUseError();
-      throw error;
-    }
-  }
-
   async function prepare(chainName: string, draft: EventDraft, chainChecked = false): Promise<EventDraft> {
     if (draft.is_offchain) {
       // A client-supplied reference must be readable now, or nobody could ever resolve it.

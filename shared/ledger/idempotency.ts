@@ -1,0 +1,72 @@
+/**
+ * Retries made safe with an Idempotency-Key (docs/appending.md, "Retries"): a request claims its key,
+ * the commit that lands its blocks also records them as the key's answer, and a retry with the same key
+ * and body answers those blocks again; another body is 422, a request still in progress 409.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.ts';
+import { IdempotencyClaimLostError } from './appender.ts';
+import type { BlockDraft } from './blocks.ts';
+import type { EventDraft } from './events.ts';
+import { canonicalJson } from './hashing.ts';
+import type { LedgerRepository } from './repository.ts';
+import type { Block } from './types.ts';
+
+/**
+ * An append sent with an Idempotency-Key (`caller`: who sent it, so that keys are each caller's own).
+ * The same key with the same request answers what the first answered and appends nothing; with another
+ * request it is refused (422); while the first is still being appended, the retry is refused (409).
+ */
+export interface AppendOptions {
+  idempotency?: { caller: string; key: string };
+}
+
+/** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */
+export interface Replayed {
+  replayed?: boolean;
+}
+
+/** How long a request holds its Idempotency-Key: longer than any append may take (its deadline is 10 s). */
+const IDEMPOTENCY_HOLD_MS = 60_000;
+/** How long a key's answer is kept (TTL). */
+const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
+
+export function createIdempotency({ repository, now }: { repository: LedgerRepository; now: () => number }) {
+  /**
+   * Runs an append under its Idempotency-Key, if it has one: claims the key, and hands `append` the claim
+   * its first block carries, so that the commit that lands the blocks also records them as the key's
+   * answer (one transaction: no crash can leave an appended request unanswered, so no retry appends it
+   * twice). A key already answered replays the blocks it landed.
+   */
+  return async function idempotent(
+    chainName: string,
+    kind: 'event' | 'batch',
+    drafts: EventDraft[],
+    options: AppendOptions | undefined,
+    append: (completes?: BlockDraft['completes']) => Promise<Block[]>,
+  ): Promise<{ blocks: Block[]; replayed?: true }> {
+    if (!options?.idempotency) return { blocks: await append() };
+    const { caller, key } = options.idempotency;
+    const claim = { id: `${chainName}#${caller}#${key}`, token: randomUUID() };
+    const fingerprint = createHash('sha256').update(canonicalJson({ kind, drafts })).digest('hex');
+    const nowMs = now() * 1000;
+    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + IDEMPOTENCY_HOLD_MS, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
+    if (state.status !== 'claimed') {
+      if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
+      if (state.status === 'in-progress') throw new IdempotencyKeyInUseError();
+      // Read strongly consistent: the first request may have landed a moment ago.
+      const found = await Promise.all(Array.from({ length: state.count }, (_, i) => repository.getBlock(chainName, state.firstIndex + i, true)));
+      const blocks = found.filter((b): b is Block => b !== undefined);
+      if (blocks.length !== state.count) throw new Error(`the blocks of Idempotency-Key record ${claim.id} are not all there`);
+      return { blocks, replayed: true };
+    }
+    try {
+      return { blocks: await append({ ...claim, count: drafts.length }) };
+    } catch (error) {
+      // Not appended: let a retry go at once rather than wait for the hold to lapse.
+      await repository.releaseIdempotency(claim).catch(() => undefined);
+      if (error instanceof IdempotencyClaimLostError) throw new IdempotencyKeyInUseError();
+      throw error;
+    }
+  };
+}
