@@ -17,7 +17,7 @@ import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/a
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, type AlarmProps, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
   Billing,
@@ -44,6 +44,16 @@ export interface LedgerStackProps extends StackProps {
 }
 
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** An alarm at or over its threshold (unless it says otherwise); no data is not a breach. */
+function alarm(scope: Construct, id: string, alarmDescription: string, props: Omit<AlarmProps, 'alarmDescription'>): Alarm {
+  return new Alarm(scope, id, {
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+    alarmDescription,
+    ...props,
+  });
+}
 
 /** A DynamoDB table exactly as shared/storage/tables.ts defines it, plus PITR and SSE with the key. */
 function tableFromSpec(scope: Construct, id: string, spec: TableSpec, key: Key): TableV2 {
@@ -191,13 +201,10 @@ export class LedgerStack extends Stack {
       for (const role of spec.tables) tables[role].grantReadWriteData(fn);
       // Envelope encryption needs exactly these two: a new data key, and unwrapping one.
       if (spec.usesKmsKey) key.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
-      new Alarm(this, `${pascal(name)}Throttles`, {
-        alarmDescription: `${name} function throttled: raise its concurrency or find the burst`,
+      alarm(this, `${pascal(name)}Throttles`, `${name} function throttled: raise its concurrency or find the burst`, {
         metric: fn.metricThrottles({ period: Duration.minutes(5) }),
         threshold: 1,
         evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
       });
       return fn;
     };
@@ -216,21 +223,16 @@ export class LedgerStack extends Stack {
       api.addRoutes({ path: route.path, methods: [route.method as HttpMethod], integration: integrations[route.group] });
     }
 
-    new Alarm(this, 'Api5xx', {
-      alarmDescription: "The API answered 5xx: see the functions' logs by request id",
+    alarm(this, 'Api5xx', "The API answered 5xx: see the functions' logs by request id", {
       metric: api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: 5,
       evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    new Alarm(this, 'ApiLatencyP99', {
-      alarmDescription: 'p99 latency over 2 s for 15 minutes',
+    alarm(this, 'ApiLatencyP99', 'p99 latency over 2 s for 15 minutes', {
       metric: api.metricLatency({ period: Duration.minutes(5), statistic: 'p99' }),
       threshold: 2_000,
       evaluationPeriods: 3,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
 
     // WebSocket (docs/rules.md, "WebSocket"): the API's three routes to one function; $default answers as the route's response.

@@ -15,7 +15,7 @@ import {
   contractVersionSk,
   privateDataPk,
 } from './keys.ts';
-import { putIfAbsent, queryAll, send } from './requests.ts';
+import { partitionKeys, putIfAbsent, queryAll, send } from './requests.ts';
 
 /** The owner as stored: `org#<id>` or `admins`. */
 function ownerToken(owner: ContractOwner): string {
@@ -77,12 +77,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
       }
     },
     async deleteChannel(channelId) {
-      const members = await queryAll(client, {
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': channelPk(channelId) },
-        ProjectionExpression: 'pk, sk',
-      });
+      const members = await partitionKeys(client, tableName, channelPk(channelId));
       for (const key of [...members, { pk: CHANNELS_PARTITION, sk: channelId }]) {
         await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })));
       }

@@ -5,7 +5,7 @@ import { translateStorageError } from './errors.ts';
 import type { Role } from '../admin/api-keys.ts';
 import type { ConnectionIdentity, ConnectionStore } from '../realtime/realtime.ts';
 import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, subscriptionSk } from './keys.ts';
-import { queryAll, send } from './requests.ts';
+import { partitionKeys, queryAll, send } from './requests.ts';
 
 /** The identity fields of a stored item (connections stored before org_id was kept have none: null). */
 function identityOf(item: Record<string, unknown>): ConnectionIdentity {
@@ -50,12 +50,7 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: subscriptionSk(filter) } })));
     },
     async disconnect(connectionId) {
-      const items = await queryAll(client, {
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': connectionPk(connectionId) },
-        ProjectionExpression: 'pk, sk',
-      });
+      const items = await partitionKeys(client, tableName, connectionPk(connectionId));
       await Promise.all(items.map((item) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } })))));
     },
     async subscriptions(connectionId, filter) {

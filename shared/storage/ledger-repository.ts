@@ -7,7 +7,15 @@
  * back, byte for byte, whatever DynamoDB does to numbers, empty maps or deep nesting.
  */
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { BlockTreeData, LedgerRepository } from '../ledger/repository.ts';
 import type { ChainHead } from '../ledger/types.ts';
@@ -65,6 +73,10 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     await repository.getHead(chainName);
     return layouts.get(chainName) ?? BLOCK_SHARDS;
   }
+
+  /** A conditional update of a chain's head; false when its condition failed. */
+  const updateHeadIf = (chainName: string, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>) =>
+    writeIf(client, new UpdateCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: HEAD_SK }, ...update }));
 
   const batchGet = (keys: Record<string, unknown>[], projection?: BatchProjection) => batchGetAll(client, tableName, keys, projection) as Promise<Item[]>;
 
@@ -286,16 +298,11 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
 
     async releaseLease(chainName, holder) {
       // Not ours any more (the condition failed): nothing to give back.
-      await writeIf(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: chainPk(chainName), sk: HEAD_SK },
-          UpdateExpression: 'REMOVE turn_holder, turn_expires_ms',
-          ConditionExpression: 'turn_holder = :writer',
-          ExpressionAttributeValues: { ':writer': holder },
-        }),
-      );
+      await updateHeadIf(chainName, {
+        UpdateExpression: 'REMOVE turn_holder, turn_expires_ms',
+        ConditionExpression: 'turn_holder = :writer',
+        ExpressionAttributeValues: { ':writer': holder },
+      });
     },
 
     async getBlock(chainName, index, consistent = false) {
@@ -422,16 +429,11 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
     },
 
     async setFrontier(chainName, headIndex, frontier) {
-      return writeIf(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: chainPk(chainName), sk: HEAD_SK },
-          UpdateExpression: 'SET frontier = :frontier',
-          ConditionExpression: 'head_index = :index AND attribute_not_exists(frontier)',
-          ExpressionAttributeValues: { ':frontier': packFrontier(frontier), ':index': headIndex },
-        }),
-      );
+      return updateHeadIf(chainName, {
+        UpdateExpression: 'SET frontier = :frontier',
+        ConditionExpression: 'head_index = :index AND attribute_not_exists(frontier)',
+        ExpressionAttributeValues: { ':frontier': packFrontier(frontier), ':index': headIndex },
+      });
     },
 
     async queryEntityBlocks(entityId) {

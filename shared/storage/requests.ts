@@ -100,3 +100,14 @@ export async function writeIf(client: DynamoDBDocumentClient, command: PutComman
 export function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
   return writeIf(client, new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
 }
+
+/** The keys of every item in one partition (to delete them), read page by page. */
+export async function partitionKeys(client: DynamoDBDocumentClient, tableName: string, pk: string): Promise<{ pk: string; sk: string }[]> {
+  const items = await queryAll(client, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+  });
+  return items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) }));
+}

@@ -1,0 +1,71 @@
+/**
+ * The BusinessRepository port in memory, for offline tests of the business domain: writes that must not
+ * overwrite answer false, a contract id is claimed by its first publisher in the same step as its
+ * version, as the DynamoDB repository does in one transaction.
+ */
+import type {
+  BusinessRepository,
+  ChannelRecord,
+  ContractOwner,
+  ContractVersionRecord,
+  OrganizationRecord,
+  PrivateDataRecord,
+} from '#shared/business/repository';
+
+const sameOwner = (a: ContractOwner, b: ContractOwner) => ('org_id' in a ? 'org_id' in b && a.org_id === b.org_id : 'admins' in b);
+
+export function createMemoryBusinessRepository(): BusinessRepository & { privateData: Map<string, PrivateDataRecord> } {
+  const organizations = new Map<string, OrganizationRecord>();
+  const channels = new Map<string, ChannelRecord>();
+  const members = new Map<string, Set<string>>();
+  const collections = new Map<string, Set<string>>();
+  const privateData = new Map<string, PrivateDataRecord>();
+  const owners = new Map<string, ContractOwner>();
+  const versions = new Map<string, ContractVersionRecord[]>();
+  const setOf = (map: Map<string, Set<string>>, key: string) => map.get(key) ?? map.set(key, new Set()).get(key)!;
+  const addNew = (set: Set<string>, value: string) => !set.has(value) && Boolean(set.add(value));
+
+  return {
+    privateData,
+    async putOrganization(org) {
+      if (organizations.has(org.org_id)) return false;
+      organizations.set(org.org_id, { ...org });
+      return true;
+    },
+    getOrganization: async (orgId) => organizations.get(orgId),
+    listOrganizations: async () => [...organizations.values()],
+    async putChannel(channel, firstMember) {
+      if (channels.has(channel.channel_id)) return false;
+      channels.set(channel.channel_id, { ...channel });
+      if (firstMember) setOf(members, channel.channel_id).add(firstMember.org_id);
+      return true;
+    },
+    async deleteChannel(channelId) {
+      channels.delete(channelId);
+      members.delete(channelId);
+      collections.delete(channelId);
+    },
+    getChannel: async (channelId) => channels.get(channelId),
+    getChannelDetails: async (channelId) => ({
+      organizations: [...(members.get(channelId) ?? [])].sort(),
+      collections: [...(collections.get(channelId) ?? [])].sort(),
+    }),
+    addMember: async (channelId, orgId) => addNew(setOf(members, channelId), orgId),
+    putCollection: async (channelId, collection) => addNew(setOf(collections, channelId), collection),
+    async putPrivateData(record) {
+      privateData.set(`${record.channel}|${record.collection}|${record.key}`, { ...record });
+    },
+    getPrivateData: async (channel, collection, key) => privateData.get(`${channel}|${collection}|${key}`),
+    async publishContractVersion(record, owner) {
+      const claimed = owners.get(record.contract_id);
+      if (claimed && !sameOwner(claimed, owner)) return 'owned_by_another';
+      const list = versions.get(record.contract_id) ?? [];
+      if (list.some((v) => v.version === record.version)) return 'version_exists';
+      owners.set(record.contract_id, owner);
+      versions.set(record.contract_id, [...list, { ...record }]);
+      return 'created';
+    },
+    getContractOwner: async (contractId) => owners.get(contractId),
+    listContractVersions: async (contractId) => [...(versions.get(contractId) ?? [])],
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The business domain, offline: createBusiness over in-memory repositories (the ledger's and the
+ * registry's ports), the real off-chain envelope with an in-memory IPFS, the real access policy and the
+ * real contract sandbox. What a user would notice: a channel's activity lands on its own chain, a private
+ * value never reaches any chain (only its hash), members and only members act in a channel, a contract
+ * id belongs to its first publisher, and a contract's emits land all or none.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { createAccessControl } from '#shared/access/access';
+import type { Principal } from '#shared/access/policy';
+import { createBusiness } from '#shared/business/business';
+import { createContractPool } from '#shared/business/contract-pool';
+import { ChainAppender } from '#shared/ledger/appender';
+import { createLedger } from '#shared/ledger/ledger';
+import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createOffchainStore } from '#shared/offchain/offchain';
+import { createMemoryBusinessRepository } from '../support/memory-business-repository.ts';
+import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
+
+const sandbox = createContractPool({
+  limits: { timeoutMs: 2_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 512 * 1024, maxResultBytes: 1024 * 1024 },
+  workers: 1,
+  queue: 8,
+});
+after(() => sandbox.close());
+
+function world() {
+  const ledgerRepository = createMemoryLedgerRepository();
+  const ledger = createLedger({ repository: ledgerRepository, appender: new ChainAppender(ledgerRepository, { maxAttempts: 8, batchMax: 99 }) });
+  const repository = createMemoryBusinessRepository();
+  const blobs = new Map<string, Uint8Array>();
+  const offchain = createOffchainStore({
+    keys: new LocalKeyProvider(randomBytes(32)),
+    ipfs: {
+      add: async (bytes) => {
+        // A CIDv0's shape (Qm + 44 base58 characters), from the bytes' hash.
+        const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+        const digest = createHash('sha512').update(bytes).digest();
+        const cid = `Qm${[...digest.subarray(0, 44)].map((b) => alphabet[b % 58]).join('')}`;
+        blobs.set(cid, bytes);
+        return cid;
+      },
+      cat: async (cid) => blobs.get(cid)!,
+      ping: async () => undefined,
+    },
+  });
+  const business = createBusiness({
+    repository,
+    ledger,
+    access: createAccessControl({ channels: repository }),
+    offchain,
+    sandbox,
+    inlineThresholdBytes: 1024,
+  });
+  return { business, ledger, ledgerRepository, repository, blobs };
+}
+
+const key = (role: Principal['role'], org_id: string | null): Principal => ({ key_id: `${role}-${org_id}`, role, org_id });
+const acme = key('writer', 'acme');
+const acmeReader = key('reader', 'acme');
+const globex = key('writer', 'globex');
+const orgless = key('writer', null);
+
+describe('the business domain (offline)', () => {
+  it("records a channel's members and collections on the channel's own chain, and lets members only act in it", async () => {
+    const { business, ledgerRepository } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
+    const channel = await business.createChannel(acme, { name: 'supply' });
+    assert.equal(channel.chain_name, 'channel-supply');
+    await business.createCollection(acme, 'supply', { collection: 'prices' });
+    const events = ledgerRepository.blocksOf('channel-supply').flatMap((b) => b.events.map((e) => `${e.event_type} ${JSON.stringify(e.details)}`));
+    assert.deepEqual(events, ['organization_joined {"org_id":"acme"}', 'collection_created {"collection":"prices"}']);
+
+    await assert.rejects(business.createCollection(globex, 'supply', { collection: 'x' }), /organization 'globex' is not a member of channel 'supply'/);
+    await assert.rejects(business.createChannel(orgless, { name: 'other' }), /channels are created by organizations/);
+    await business.addOrganization(acme, 'supply', { org_id: 'globex' });
+    await business.createCollection(globex, 'supply', { collection: 'x' });
+    assert.deepEqual((await business.getChannel(acmeReader, 'supply')).organizations, ['acme', 'globex']);
+  });
+
+  it('keeps a private value off every chain: the chain records its hash, members read it back', async () => {
+    const { business, ledgerRepository, repository, blobs } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'prices' });
+    const written = await business.writePrivateData(acme, {
+      channel: 'supply',
+      collection: 'prices',
+      key: 'sku-1',
+      value: '42.50 EUR',
+      event_metadata: {},
+    });
+    assert.equal(written.value_hash, createHash('sha256').update('42.50 EUR').digest('hex'));
+    const onChain = JSON.stringify(ledgerRepository.blocksOf('channel-supply'));
+    assert.ok(!onChain.includes('42.50'), 'the value is on no chain');
+    assert.ok(onChain.includes(written.value_hash), 'its hash is');
+    assert.ok(!JSON.stringify([...repository.privateData.values()]).includes('42.50'), 'the registry keeps it encrypted');
+    assert.equal((await business.readPrivateData(acmeReader, 'supply', 'prices', 'sku-1')).value, '42.50 EUR');
+    await assert.rejects(business.readPrivateData(key('reader', 'globex'), 'supply', 'prices', 'sku-1'), /not a member/);
+
+    // Larger than the inline threshold: encrypted into IPFS, still off every chain.
+    const big = 'x'.repeat(4096);
+    await business.writePrivateData(acme, { channel: 'supply', collection: 'prices', key: 'sku-2', value: big, event_metadata: {} });
+    assert.equal(blobs.size, 1, 'the large value went to IPFS, encrypted');
+    assert.ok(![...blobs.values()].some((b) => Buffer.from(b).toString().includes(big)));
+    assert.equal((await business.readPrivateData(acmeReader, 'supply', 'prices', 'sku-2')).value, big);
+    assert.ok(!JSON.stringify(ledgerRepository.blocksOf('channel-supply')).includes(big));
+  });
+
+  it("gives a contract id to its first publisher, runs it, and appends its emits as the caller's, all or none", async () => {
+    const { business, ledger, ledgerRepository } = world();
+    await ledger.createSubChain('calc');
+    const source =
+      'function execute(event) { return { total: event.details.a + event.details.b, emit: [{ entity_id: event.entity_id, event_type: "summed", details: { total: event.details.a + event.details.b } }] }; }';
+    const published = await business.registerContract(acme, { contract_id: 'sum', version: '1.0.0', implementation: source, metadata: {} });
+    assert.equal(published.owner, 'acme');
+    await assert.rejects(
+      business.registerContract(globex, { contract_id: 'sum', version: '2.0.0', implementation: source, metadata: {} }),
+      /belongs to organization 'acme'/,
+    );
+    await assert.rejects(
+      business.registerContract(orgless, { contract_id: 'other', version: '1.0.0', implementation: source, metadata: {} }),
+      /contracts belong to organizations/,
+    );
+
+    const run = await business.executeContract(globex, {
+      contract_id: 'sum',
+      event: { entity_id: 'calc-1', event: 'add', details: { a: 2, b: 40 } },
+      context: { chain: 'calc' },
+    });
+    assert.equal((run.result as { total: number }).total, 42);
+    assert.deepEqual(run.emitted_event_ids, ['calc_1_0']);
+    assert.deepEqual(ledgerRepository.blocksOf('calc')[1]!.events[0]!.details, { total: 42 });
+
+    const bad = 'function execute(event) { return { emit: [{ entity_id: "a", event_type: "ok" }, { entity_id: "" }] }; }';
+    await business.registerContract(acme, { contract_id: 'bad', version: '1.0.0', implementation: bad, metadata: {} });
+    await assert.rejects(
+      business.executeContract(acme, { contract_id: 'bad', event: { entity_id: 'e', event: 'x', details: {} }, context: { chain: 'calc' } }),
+      /emitted an invalid event/,
+    );
+    assert.equal(ledgerRepository.blocksOf('calc').length, 2, 'neither emit of the refused run was appended');
+  });
+});
