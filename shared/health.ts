@@ -1,5 +1,4 @@
 /** GET {prefix}/health (docs/rules.md, "Health and metrics"): 200 healthy, or 503 degraded naming the failing check. */
-import type { RouteReply } from './api/define.ts';
 import { logger } from './log.ts';
 import { SERVICE_VERSION } from './version.ts';
 
@@ -22,7 +21,14 @@ async function check(name: string, probe: () => Promise<void>): Promise<'ok' | '
 }
 
 /** Health of the service: every dependency checked at once. */
-export async function healthReport(probes: HealthProbes, service: 'ledger' | 'business' = 'ledger'): Promise<RouteReply> {
+/** The answer: 200 healthy, or 503 with Retry-After, naming each check. */
+export interface HealthReport {
+  status: 200 | 503;
+  headers: Record<string, string>;
+  body: { status: 'healthy' | 'degraded'; service: string; version: string; checks: Record<keyof HealthProbes, 'ok' | 'unavailable'> };
+}
+
+export async function healthReport(probes: HealthProbes, service: 'ledger' | 'business' = 'ledger'): Promise<HealthReport> {
   const [dynamodb, ipfs] = await Promise.all([check('dynamodb', probes.dynamodb), check('ipfs', probes.ipfs)]);
   const checks = { dynamodb, ipfs };
   const healthy = Object.values(checks).every((c) => c === 'ok');

@@ -4,27 +4,38 @@
  * check (not cached: a member added a moment ago must be able to act at once, on any instance).
  */
 import { ChainNotFoundError, NotFoundError } from '../errors.ts';
-import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
 import { authorize, channelIdOfChain, decide, needsChannelMembers, type Action, type ChannelScope, type Principal, type Resource } from './policy.ts';
 
-/** What access control reads: the business group's channel records. */
-export interface ChannelDirectory {
-  getChannel(channelId: string): Promise<ChannelRecord | undefined>;
-  getChannelDetails(channelId: string): Promise<ChannelDetails>;
+/** What access control needs of a channel's details: its member organizations. */
+export interface Membership {
+  organizations: readonly string[];
 }
 
-export interface AccessControl {
+/**
+ * What access control reads: channel records and their details (the business group's registry, whose
+ * record types it hands back unchanged).
+ */
+export interface ChannelDirectory<Channel extends object = object, Details extends Membership = Membership> {
+  getChannel(channelId: string): Promise<Channel | undefined>;
+  getChannelDetails(channelId: string): Promise<Details>;
+}
+
+export interface AccessControl<Channel extends object = object, Details extends Membership = Membership> {
   /** Refuses (403) unless `principal` may do `action` on the chain; 404 for a channel chain whose channel does not exist. */
   chain(principal: Principal, action: Action, chainName: string): Promise<void>;
   /** A memoizing check for filters (trace, pushes): whether the principal may read each chain. */
   chainReader(principal: Principal): (chainName: string) => Promise<boolean>;
   /** The channel with its members and collections (404 when unknown), once `principal` may do `action` on it. */
-  channel(principal: Principal, action: Action, channelId: string): Promise<ChannelRecord & ChannelDetails>;
+  channel(principal: Principal, action: Action, channelId: string): Promise<Channel & Details>;
   /** Refuses (403) unless allowed; for resources that need no read (the service, an organization, a contract). */
   check(principal: Principal, action: Action, resource: Resource): void;
 }
 
-export function createAccessControl({ channels }: { channels: ChannelDirectory }): AccessControl {
+export function createAccessControl<Channel extends object, Details extends Membership>({
+  channels,
+}: {
+  channels: ChannelDirectory<Channel, Details>;
+}): AccessControl<Channel, Details> {
   async function scopeOf(channelId: string): Promise<ChannelScope | undefined> {
     const [record, details] = await Promise.all([channels.getChannel(channelId), channels.getChannelDetails(channelId)]);
     return record ? { id: channelId, members: details.organizations } : undefined;

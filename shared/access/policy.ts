@@ -20,9 +20,14 @@
  *   and only that organization (or an admin) publishes further versions.
  * - A contract runs with the caller's rights: what it emits is appended as the caller appending.
  */
-import { ROLE_RANK, type Role } from '../admin/api-keys.ts';
 import { ForbiddenError } from '../errors.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
+
+export const ROLES = ['reader', 'writer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** What a caller may do: reader < writer < admin. */
+export const ROLE_RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };
 
 /** Who is asking. `role: null` is a caller with no key on a public route (may do nothing). */
 export interface Principal {

@@ -5,11 +5,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { NotFoundError } from '../errors.ts';
 
-export const ROLES = ['reader', 'writer', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from '../access/policy.ts';
 
-/** What a caller may do: reader < writer < admin. */
-export const ROLE_RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };
+// The roles are the access policy's; a key carries one.
+export { ROLES, ROLE_RANK, type Role } from '../access/policy.ts';
 
 /** The id of the key seeded from SVC_ADMIN_API_KEY. */
 export const SEED_ADMIN_KEY_ID = 'admin-seed';

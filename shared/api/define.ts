@@ -12,7 +12,7 @@
  */
 import type * as z from 'zod';
 import type { Access, Principal } from '../access/policy.ts';
-import type { HttpEvent } from '../http/types.ts';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { GroupName } from './groups.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -38,7 +38,8 @@ export interface RouteRequest<P extends string = string, Q = unknown, B = unknow
   requestId: string;
   /** Who is asking, for the access policy (shared/access/policy.ts): OPEN_ACCESS when auth is off. */
   principal: Principal;
-  event: HttpEvent;
+  /** API Gateway's event, as it came. */
+  event: APIGatewayProxyEventV2;
 }
 
 /**

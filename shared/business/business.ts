@@ -5,19 +5,16 @@
  * chain goes through the ledger's own append path. What it accepts: shared/business/inputs.ts.
  */
 import type * as z from 'zod';
-import type { AccessControl } from '../access/access.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
 import { ConflictError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import type { EventDraft } from '../ledger/events.ts';
-import type { Ledger } from '../ledger/ledger.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
-import type { OffchainStore } from '../ledger/offchain-port.ts';
-import type { BusinessRepository, OrganizationRecord, PrivateDataRecord } from './repository.ts';
-import type { ContractSandbox } from './contract-pool.ts';
+import type { OrganizationRecord, PrivateDataRecord } from './repository.ts';
 import { createContracts } from './contracts.ts';
+import type { BusinessContext, BusinessOptions } from './context.ts';
 import { type channelInput, type collectionInput, MAX_CHANNEL_NAME, type memberInput, type organizationInput, type privateDataInput } from './inputs.ts';
 
 export * from './inputs.ts';
@@ -25,26 +22,6 @@ export * from './inputs.ts';
 /** SHA-256 of a private value: of its UTF-8 when a string, else of its RFC 8785 JSON. */
 export function valueHash(value: unknown): string {
   return sha256Hex(typeof value === 'string' ? value : canonicalJson(value));
-}
-
-export interface BusinessOptions {
-  repository: BusinessRepository;
-  /** The bare ledger: the group's own records go through it after the group's checks; callers' writes through a guarded one. */
-  ledger: Ledger;
-  access: AccessControl;
-  offchain: OffchainStore;
-  /** Where contracts are checked and run: worker threads with hard deadlines (shared/business/contract-pool.ts). */
-  sandbox: ContractSandbox;
-  /** Private values whose JSON is larger go to IPFS; smaller ones stay inline, encrypted. */
-  inlineThresholdBytes: number;
-  now?: () => Date;
-}
-
-/** What the business group's parts share: its options, a clock, and how they read off-chain payloads. */
-export interface BusinessContext extends Omit<BusinessOptions, 'now'> {
-  stamp(): string;
-  /** An off-chain payload, or the 422 that says which field could not be fetched and decrypted. */
-  readOffchain(cid: string, nonce: string, what: string): Promise<unknown>;
 }
 
 export function createBusiness(options: BusinessOptions) {

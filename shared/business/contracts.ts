@@ -10,7 +10,7 @@ import { isAdmin, type Principal } from '../access/policy.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
 import { type EventDraft, parseEventRequest } from '../ledger/events.ts';
 import { sha256Hex } from '../ledger/hashing.ts';
-import type { BusinessContext } from './business.ts';
+import type { BusinessContext } from './context.ts';
 import { type contractInput, type executeInput, MAX_EMITS } from './inputs.ts';
 import type { ContractOwner, ContractVersionRecord } from './repository.ts';
 

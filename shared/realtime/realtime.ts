@@ -4,7 +4,7 @@
  * Pure domain: connections are stored through a port, messages sent through another.
  */
 import * as z from 'zod';
-import type { Role } from '../admin/api-keys.ts';
+import type { Role } from '../access/policy.ts';
 import { ANONYMOUS, OPEN_ACCESS, type Principal } from '../access/policy.ts';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 

@@ -2,7 +2,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { translateStorageError } from './errors.ts';
-import type { Role } from '../admin/api-keys.ts';
+import type { Role } from '../access/policy.ts';
 import type { ConnectionIdentity, ConnectionStore } from '../realtime/realtime.ts';
 import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, subscriptionSk } from './keys.ts';
 import { partitionKeys, queryAll, send } from './requests.ts';

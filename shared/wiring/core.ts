@@ -14,6 +14,7 @@ import { type AccessControl, createAccessControl } from '../access/access.ts';
 import { guardLedger } from '../access/guarded.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ApiKeyRepository } from '../admin/api-keys.ts';
+import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
 import { masterKeyPath, type Settings } from '../config.ts';
 import { DependencyUnavailableError } from '../errors.ts';
 import type { HealthProbes } from '../health.ts';
@@ -54,7 +55,7 @@ export interface Core {
   /** The bare ledger, its repository and appender: the service's own bookkeeping writes through it. */
   ledgerRuntime(): LedgerRuntime;
   /** The access policy with the channel records it reads (the registry table). */
-  access(): AccessControl;
+  access(): AccessControl<ChannelRecord, ChannelDetails>;
   /** The ledger as this caller may use it: every call checked by the access policy. What handlers use. */
   ledgerFor(principal: Principal): Ledger;
   /** Off-chain payloads: IPFS at SVC_IPFS_API_URL, keys from KMS (SVC_KMS_KEY_ID) or the local master key file. */
@@ -129,7 +130,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     return { ledger, repository, appender };
   });
 
-  const access = once((): AccessControl => createAccessControl({ channels: createBusinessRepository(registry()) }));
+  const access = once((): AccessControl<ChannelRecord, ChannelDetails> => createAccessControl({ channels: createBusinessRepository(registry()) }));
   const apiKeys = once((): ApiKeyRepository => createApiKeyRepository(registry()));
 
   /**
