@@ -247,15 +247,21 @@ export class ChainAppender {
     let items = 1; // the head update
     let bytes = 0;
     let blocks = 0;
+    const anchored = new Set<string>();
     while (queue.pending.length > 0) {
       const next = queue.pending[0]!;
-      // The first caller always goes (appendAll checked it fits); others join while everything fits.
+      // The first caller always goes (appendAll checked it fits); others join while everything fits, and
+      // while they anchor no Sub-Chain the batch already anchors (see anchorsAgain).
       if (
         batch.length > 0 &&
-        (blocks + next.drafts.length > this.options.batchMax || items + next.items > MAX_TRANSACTION_ITEMS || bytes + next.bytes > MAX_BATCH_BYTES)
+        (blocks + next.drafts.length > this.options.batchMax ||
+          items + next.items > MAX_TRANSACTION_ITEMS ||
+          bytes + next.bytes > MAX_BATCH_BYTES ||
+          anchorsAgain(anchored, next.drafts))
       ) {
         break;
       }
+      for (const chain of anchoredChains(next.drafts)) anchored.add(chain);
       batch.push(queue.pending.shift()!);
       items += next.items;
       bytes += next.bytes;
@@ -620,7 +626,11 @@ export class ChainAppender {
       bytes += unit.drafts.reduce((n, d) => n + draftBytes(d), 0);
       blocks += unit.drafts.length;
     };
-    if (own) take(own, 0);
+    const anchored = new Set<string>();
+    if (own) {
+      take(own, 0);
+      for (const chain of anchoredChains(own.drafts)) anchored.add(chain);
+    }
     let taken = 0;
     for (const pending of pendings) {
       let drafts: BlockDraft[];
@@ -629,7 +639,9 @@ export class ChainAppender {
       } catch {
         continue; // not ours to read: left to expire
       }
-      if (!fits(drafts, 2)) break;
+      // A second anchor of a Sub-Chain waits for the next round, where the first has landed and it is refused as superseded.
+      if (!fits(drafts, 2) || anchorsAgain(anchored, drafts)) break;
+      for (const chain of anchoredChains(drafts)) anchored.add(chain);
       take({ drafts, ref: pending.ref }, 2);
       taken += 1;
     }
@@ -641,6 +653,20 @@ export class ChainAppender {
     const cap = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
     return this.sleep(Math.floor(this.random() * cap));
   }
+}
+
+/** The Sub-Chains the drafts anchor. */
+function anchoredChains(drafts: readonly BlockDraft[]): string[] {
+  return drafts.flatMap((d) => (d.proof ? [d.proof.subChain] : []));
+}
+
+/**
+ * Whether the drafts anchor a Sub-Chain already anchored in the transaction being built. Two anchors of
+ * one Sub-Chain cannot share a transaction: both would update its head item, which DynamoDB refuses
+ * (and DynamoDB Local let both conditions pass against the old head: two anchors for one head).
+ */
+function anchorsAgain(anchored: ReadonlySet<string>, drafts: readonly BlockDraft[]): boolean {
+  return anchoredChains(drafts).some((chain) => anchored.has(chain));
 }
 
 /** The unit a block position belongs to. */

@@ -113,6 +113,11 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       const { chainName, blocks: newBlocks } = commit;
       const last = newBlocks[newBlocks.length - 1];
       if (!last) return { status: 'committed' };
+      // DynamoDB refuses a transaction with two operations on one item (here: two anchors of one Sub-Chain).
+      const anchored = (commit.proofRecords ?? []).map((p) => p.subChain);
+      if (new Set(anchored).size !== anchored.length) {
+        throw Object.assign(new Error('Transaction request cannot include multiple operations on one item'), { name: 'ValidationException' });
+      }
       // Every condition first, in the order the DynamoDB transaction's items are written; then every write.
       const head = heads.get(chainName);
       if (!head || head.headIndex !== commit.expectedHeadIndex || !turnIsFree(head, commit.writerId, commit.nowMs)) {

@@ -178,6 +178,20 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal((await ledger.getStats('main')).proof_count, 1, 'the Main Chain holds one anchor');
   });
 
+  it('anchors a head once when several instances ask at the same moment (never two anchors in one transaction)', async () => {
+    for (let round = 0; round < 20; round += 1) {
+      const repository = createMemoryLedgerRepository();
+      const clock = virtualClock();
+      const instances = Array.from({ length: 4 }, () => instance(repository, clock));
+      await instances[0]!.createSubChain('orders');
+      await instances[0]!.appendEvent('orders', draft('pkg'));
+      const proofs = await Promise.all(instances.flatMap((ledger) => [ledger.submitProof('orders'), ledger.submitProof('orders')]));
+      assert.equal(proofs.filter((p) => p.created).length, 1, `round ${round}: one anchor for one head`);
+      assert.equal(new Set(proofs.map((p) => p.proof_id)).size, 1, 'every caller is answered that anchor');
+      assert.equal(repository.blocksOf('main').length, 2);
+    }
+  });
+
   it('refuses events on a chain that does not exist, and Sub-Chain names outside the rule', async () => {
     const repository = createMemoryLedgerRepository();
     const ledger = instance(repository);
