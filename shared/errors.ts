@@ -78,6 +78,11 @@ export class IdempotencyKeyInUseError extends ConflictError {
   }
 }
 
+/** 410: what was asked for existed and was destroyed on purpose (a data subject's erased data). */
+export class GoneError extends DomainError {
+  readonly statusCode = 410;
+}
+
 export class PayloadTooLargeError extends DomainError {
   readonly statusCode = 413;
 }

@@ -19,6 +19,8 @@ export interface DataKey {
 export interface KeyProvider {
   /** A data key to encrypt one payload with (fresh, or reused within a bounded lifetime). */
   dataKey(): Promise<DataKey>;
+  /** A data key never handed out before nor after: one that is destroyed by deleting its wrapped form (a data subject's). */
+  freshDataKey(): Promise<DataKey>;
   /** The plaintext of a wrapped data key; UnreadablePayloadError when this provider cannot unwrap it. */
   unwrap(wrapped: Buffer, kek: KekRef): Promise<Buffer>;
 }
@@ -51,7 +53,12 @@ export class LocalKeyProvider implements KeyProvider {
     return new LocalKeyProvider(Buffer.from(hex, 'hex'));
   }
 
-  async dataKey(): Promise<DataKey> {
+  /** Every local data key is fresh. */
+  dataKey(): Promise<DataKey> {
+    return this.freshDataKey();
+  }
+
+  async freshDataKey(): Promise<DataKey> {
     const plaintext = randomBytes(32);
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.master, iv);
@@ -116,16 +123,21 @@ export class KmsKeyProvider implements KeyProvider {
       this.current.uses += 1;
       return this.current.key;
     }
+    const key = await this.freshDataKey();
+    this.current = { key, expires: now + this.cacheMs, uses: 1 };
+    this.unwrapped.set(key.wrapped.toString('base64'), { plaintext: key.plaintext, expires: now + this.cacheMs });
+    return key;
+  }
+
+  /** GenerateDataKey, never cached for reuse. */
+  async freshDataKey(): Promise<DataKey> {
     const out = await this.call(() => this.options.client.send(new GenerateDataKeyCommand({ KeyId: this.options.keyId, KeySpec: 'AES_256' })));
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS GenerateDataKey answered without a key');
-    const key: DataKey = {
+    return {
       plaintext: Buffer.from(out.Plaintext),
       wrapped: Buffer.from(out.CiphertextBlob),
       kek: { provider: 'aws-kms', key_id: out.KeyId ?? this.options.keyId },
     };
-    this.current = { key, expires: now + this.cacheMs, uses: 1 };
-    this.unwrapped.set(key.wrapped.toString('base64'), { plaintext: key.plaintext, expires: now + this.cacheMs });
-    return key;
   }
 
   async unwrap(wrapped: Buffer, kek: KekRef): Promise<Buffer> {

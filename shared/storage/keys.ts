@@ -166,12 +166,18 @@ export function contractVersionSk(version: string): string {
  *   used nonce      pk = NONCE#<org id>   sk = <nonce>     (TTL on ttl)
  *   peer            pk = PEERS            sk = <peer id>
  *   node identity   pk = IDENTITY         sk = NODE        (cloud: one identity for every instance)
+ *   data subject    pk = SUBJECT#<id>     sk = KEY         (its wrapped data key, or the record of its erasure)
  */
 export const PEERS_PARTITION = 'PEERS';
 export const IDENTITY_KEY = { pk: 'IDENTITY', sk: 'NODE' } as const;
 
 export function noncePk(orgId: string): string {
   return `NONCE#${orgId}`;
+}
+
+/** A data subject's key (wrapped) or the record of its erasure: one item per subject, in the registry table. */
+export function subjectKey(subjectId: string): { pk: string; sk: string } {
+  return { pk: `SUBJECT#${subjectId}`, sk: 'KEY' };
 }
 
 /*

@@ -106,6 +106,18 @@ describe('Class: KmsKeyProvider (aws-sdk-client-mock: real KMS cannot run here)'
     kms.restore();
   });
 
+  it("never hands out a data subject's key again: each fresh key is its own GenerateDataKey, not the payload key in use", async () => {
+    const { kms, keys } = provider(() => 0);
+    const payload = await keys.dataKey();
+    const a = await keys.freshDataKey();
+    const b = await keys.freshDataKey();
+    assert.notEqual(a, payload);
+    assert.notEqual(b, a);
+    assert.equal(kms.commandCalls(GenerateDataKeyCommand).length, 3, 'one call per fresh key, none reused');
+    assert.equal(await keys.dataKey(), payload, 'payload keys are still reused for their lifetime');
+    kms.restore();
+  });
+
   it('bounds how many payloads one data key encrypts', async () => {
     const { kms, keys } = provider(() => 0, 3);
     for (let i = 0; i < 7; i += 1) await keys.dataKey();

@@ -1,0 +1,69 @@
+/**
+ * Data subjects' keys in the registry table (shared/subjects/subjects.ts): one item per subject, holding
+ * its data key wrapped, never in the clear. Erasing removes the wrapped key from the item, in one
+ * conditional update that also records who erased it, when and why; the item stays as that record.
+ */
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { StoredSubject, SubjectRepository } from '../subjects/subjects.ts';
+import { subjectKey } from './keys.ts';
+import { send, writeIf } from './requests.ts';
+
+export function createSubjectRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SubjectRepository {
+  return {
+    async get(subjectId) {
+      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: subjectKey(subjectId), ConsistentRead: true })));
+      const item = out.Item;
+      if (!item) return undefined;
+      const events = Number(item.events ?? 0);
+      if (item.wrapped_key === undefined) {
+        return {
+          state: 'erased',
+          subject_id: subjectId,
+          erased_at: String(item.erased_at),
+          erased_by: item.erased_by === null || item.erased_by === undefined ? null : String(item.erased_by),
+          reason: String(item.reason ?? ''),
+          events,
+        } satisfies StoredSubject;
+      }
+      return {
+        state: 'active',
+        wrapped_key: String(item.wrapped_key),
+        kek: item.kek as { provider: string; key_id: string },
+        created_at: String(item.created_at),
+        events,
+      } satisfies StoredSubject;
+    },
+
+    create: (subjectId, key) =>
+      writeIf(
+        client,
+        new PutCommand({ TableName: tableName, Item: { ...subjectKey(subjectId), ...key, events: 0 }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      ),
+
+    async countEvents(subjectId, events) {
+      await writeIf(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: subjectKey(subjectId),
+          UpdateExpression: 'ADD events :n',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':n': events },
+        }),
+      );
+    },
+
+    erase: (subjectId, record) =>
+      writeIf(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: subjectKey(subjectId),
+          // The wrapped key goes; what stays says who erased the subject, when and why.
+          UpdateExpression: 'REMOVE wrapped_key, kek SET erased_at = :at, erased_by = :by, reason = :reason',
+          ConditionExpression: 'attribute_exists(wrapped_key)',
+          ExpressionAttributeValues: { ':at': record.erased_at, ':by': record.erased_by, ':reason': record.reason },
+        }),
+      ),
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * Personal data and erasure by crypto-shredding (issue 23, in progress: the key store and the sealing
+ * are here; appends, reads and the erase route do not use them yet).
+ *
+ * Each data subject has its own 256-bit data key, made on first use and kept only wrapped (by KMS in the
+ * cloud, by the local master key on a laptop) in the registry table. An erasable event's `details` are
+ * sealed under its subject's key with the off-chain envelope (AES-256-GCM, a fresh nonce, the header as
+ * additional data) and only that ciphertext is committed. Erasing a subject removes its wrapped key:
+ * every copy of the ciphertext (on chain, in IPFS, in backups of either) stays, and none can be opened.
+ */
+import { ConflictError, GoneError, NotFoundError } from '../errors.ts';
+import { canonicalJson } from '../ledger/hashing.ts';
+import { type Envelope, type KekRef, open, parseEnvelope, seal } from '../offchain/envelope.ts';
+import type { KeyProvider } from '../offchain/key-providers.ts';
+
+/** A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays after erasure). */
+export const SUBJECT_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+/** 410: the subject's data was erased; nothing can be written or read for it any more. */
+export class SubjectErasedError extends GoneError {
+  constructor(subjectId: string) {
+    super(`The data of subject '${subjectId}' was erased`);
+  }
+}
+
+/** What erasing a subject recorded: who, when, why, and how many events it had. */
+export interface ErasureRecord {
+  subject_id: string;
+  erased_at: string;
+  /** The key id of the admin who erased it; null with auth off. */
+  erased_by: string | null;
+  reason: string;
+  events: number;
+}
+
+/** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
+export type StoredSubject = { state: 'active'; wrapped_key: string; kek: KekRef; created_at: string; events: number } | ({ state: 'erased' } & ErasureRecord);
+
+/** The port: where wrapped subject keys live (the registry table). */
+export interface SubjectRepository {
+  get(subjectId: string): Promise<StoredSubject | undefined>;
+  /** Stores a new subject's wrapped key unless the subject exists; false when it did. */
+  create(subjectId: string, key: { wrapped_key: string; kek: KekRef; created_at: string }): Promise<boolean>;
+  /** Counts events written for the subject. */
+  countEvents(subjectId: string, events: number): Promise<void>;
+  /** Removes the wrapped key and records the erasure, if the key is still there; false when it was not. */
+  erase(subjectId: string, record: Omit<ErasureRecord, 'subject_id' | 'events'>): Promise<boolean>;
+}
+
+/** The envelope's key reference for a subject key: no KMS key, the subject named, bound into the AAD. */
+const subjectKek = (subjectId: string): KekRef => ({ provider: 'subject', key_id: `subject:${subjectId}` });
+
+export interface SubjectKeys {
+  /** The subject's data key, made on its first use; 410 once the subject was erased. */
+  keyFor(subjectId: string): Promise<Buffer>;
+  /** The keys of several subjects for reading: a key, or null for an erased (or unknown) subject. */
+  keysFor(subjectIds: readonly string[]): Promise<Map<string, Buffer | null>>;
+  /** Counts `events` more events for the subject (what the erasure event will report). */
+  recordEvents(subjectId: string, events: number): Promise<void>;
+  /** Destroys the subject's key: `erased`, or `already` with the first erasure's record; 404 for an unknown subject. */
+  erase(subjectId: string, by: { erased_by: string | null; reason: string }): Promise<{ status: 'erased' | 'already'; record: ErasureRecord }>;
+}
+
+export function createSubjectKeys({
+  repository,
+  keys,
+  now = () => new Date(),
+}: {
+  repository: SubjectRepository;
+  keys: KeyProvider;
+  now?: () => Date;
+}): SubjectKeys {
+  const unwrap = (stored: Extract<StoredSubject, { state: 'active' }>) => keys.unwrap(Buffer.from(stored.wrapped_key, 'base64'), stored.kek);
+  const erasure = (subjectId: string, stored: StoredSubject & { state: 'erased' }): ErasureRecord => ({
+    subject_id: subjectId,
+    erased_at: stored.erased_at,
+    erased_by: stored.erased_by,
+    reason: stored.reason,
+    events: stored.events,
+  });
+
+  async function keyFor(subjectId: string): Promise<Buffer> {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const stored = await repository.get(subjectId);
+      if (stored?.state === 'erased') throw new SubjectErasedError(subjectId);
+      if (stored) return unwrap(stored);
+      // A new subject: a data key of its own (never one shared with another payload or subject: a KMS
+      // provider reuses its payload keys for a while), stored wrapped before it encrypts anything.
+      const dataKey = await keys.freshDataKey();
+      const created = await repository.create(subjectId, {
+        wrapped_key: Buffer.from(dataKey.wrapped).toString('base64'),
+        kek: dataKey.kek,
+        created_at: now().toISOString(),
+      });
+      if (created) return Buffer.from(dataKey.plaintext);
+      // Another request made this subject's key a moment ago: use that one.
+    }
+    throw new ConflictError(`The key of subject '${subjectId}' is being made by another request; try again`);
+  }
+
+  return {
+    keyFor,
+    async keysFor(subjectIds) {
+      const found = new Map<string, Buffer | null>();
+      await Promise.all(
+        [...new Set(subjectIds)].map(async (id) => {
+          const stored = await repository.get(id);
+          found.set(id, stored?.state === 'active' ? await unwrap(stored) : null);
+        }),
+      );
+      return found;
+    },
+    recordEvents: (subjectId, events) => repository.countEvents(subjectId, events),
+    async erase(subjectId, by) {
+      const before = await repository.get(subjectId);
+      if (!before) throw new NotFoundError(`No personal data is held for subject '${subjectId}'`);
+      if (before.state === 'active') await repository.erase(subjectId, { erased_at: now().toISOString(), ...by });
+      const after = await repository.get(subjectId);
+      if (after?.state !== 'erased') throw new Error(`subject '${subjectId}' is not erased after its erasure`);
+      // Erased by this request, or by an earlier (or concurrent) one: the record says which erasure it was.
+      return { status: before.state === 'active' ? 'erased' : 'already', record: erasure(subjectId, after) };
+    },
+  };
+}
+
+/** An erasable event's details, sealed under its subject's key: what the block commits to (a JSON string). */
+export function sealDetails(key: Buffer, subjectId: string, details: Record<string, unknown>): string {
+  const envelope: Envelope = seal(Buffer.from(canonicalJson(details), 'utf8'), key, Buffer.alloc(0), subjectKek(subjectId));
+  return canonicalJson(envelope);
+}
+
+/** The details sealed by sealDetails, with the subject's key; UnreadablePayloadError when they are not that subject's. */
+export function openDetails(key: Buffer, subjectId: string, sealed: string): Record<string, unknown> {
+  const envelope = parseEnvelope(Buffer.from(sealed, 'utf8'));
+  if (envelope.kek.provider !== 'subject' || envelope.kek.key_id !== subjectKek(subjectId).key_id) {
+    throw new NotFoundError(`These details are not sealed for subject '${subjectId}'`);
+  }
+  return JSON.parse(open(envelope, key).toString('utf8')) as Record<string, unknown>;
+}

@@ -1,0 +1,126 @@
+/**
+ * Data subjects' keys and sealed details, offline (issue 23's foundation): a key per subject made once
+ * and kept only wrapped, details sealed under it that its key opens and no other, and erasure that
+ * leaves nothing that opens them, answered again the same way, 404 for a subject never seen. The
+ * DynamoDB repository's writes are checked with aws-sdk-client-mock.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { GoneError, NotFoundError } from '#shared/errors';
+import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createSubjectRepository } from '#shared/storage/subject-repository';
+import { createSubjectKeys, openDetails, sealDetails, type StoredSubject, type SubjectRepository } from '#shared/subjects/subjects';
+
+function memorySubjects(): SubjectRepository & { items: Map<string, StoredSubject> } {
+  const items = new Map<string, StoredSubject>();
+  return {
+    items,
+    get: async (id) => items.get(id) && structuredClone(items.get(id)),
+    async create(id, key) {
+      if (items.has(id)) return false;
+      items.set(id, { state: 'active', ...key, events: 0 });
+      return true;
+    },
+    async countEvents(id, n) {
+      const item = items.get(id);
+      if (item) item.events += n;
+    },
+    async erase(id, record) {
+      const item = items.get(id);
+      if (item?.state !== 'active') return false;
+      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events });
+      return true;
+    },
+  };
+}
+
+describe('data subjects (offline)', () => {
+  it('makes one key per subject, kept only wrapped, that opens its details and no other subject’s', async () => {
+    const repository = memorySubjects();
+    const subjects = createSubjectKeys({ repository, keys: new LocalKeyProvider(randomBytes(32)) });
+    const alice = await subjects.keyFor('alice');
+    assert.deepEqual(await subjects.keyFor('alice'), alice, 'the same key every time');
+    const bob = await subjects.keyFor('bob');
+    assert.notDeepEqual(bob, alice);
+    assert.ok(!JSON.stringify([...repository.items.values()]).includes(alice.toString('base64')), 'stored wrapped, never in the clear');
+
+    const sealed = sealDetails(alice, 'alice', { name: 'Alice Smith', email: 'alice@example.com' });
+    assert.ok(!sealed.includes('Alice'), 'the sealed form holds no plaintext');
+    assert.deepEqual(openDetails(alice, 'alice', sealed), { name: 'Alice Smith', email: 'alice@example.com' });
+    assert.throws(() => openDetails(bob, 'alice', sealed), 'another key does not open them');
+    assert.throws(() => openDetails(alice, 'bob', sealed), NotFoundError, 'nor does naming another subject');
+  });
+
+  it('erases a subject: its key is gone, nothing opens its details, a second erase answers the first, 404 for a stranger', async () => {
+    const repository = memorySubjects();
+    const master = randomBytes(32);
+    const subjects = createSubjectKeys({ repository, keys: new LocalKeyProvider(master), now: () => new Date('2026-11-24T12:00:00Z') });
+    const key = await subjects.keyFor('alice');
+    const sealed = sealDetails(key, 'alice', { name: 'Alice Smith' });
+    await subjects.recordEvents('alice', 3);
+
+    const first = await subjects.erase('alice', { erased_by: 'admin-1', reason: 'GDPR art. 17 request #42' });
+    assert.deepEqual(first, {
+      status: 'erased',
+      record: { subject_id: 'alice', erased_at: '2026-11-24T12:00:00.000Z', erased_by: 'admin-1', reason: 'GDPR art. 17 request #42', events: 3 },
+    });
+    const again = await subjects.erase('alice', { erased_by: 'admin-2', reason: 'again' });
+    assert.deepEqual(again, { status: 'already', record: first.record }, 'idempotent: the first erasure is what is answered');
+    await assert.rejects(subjects.erase('carol', { erased_by: null, reason: 'x' }), NotFoundError);
+
+    await assert.rejects(subjects.keyFor('alice'), GoneError, 'no new data for an erased subject');
+    assert.deepEqual(await subjects.keysFor(['alice']), new Map([['alice', null]]));
+    // What is left anywhere: the record, and the sealed details. The master key opens nothing of it.
+    const left = JSON.stringify([...repository.items.values()]);
+    assert.ok(!left.includes('wrapped_key'), 'the wrapped key is gone');
+    assert.throws(() => openDetails(master, 'alice', sealed));
+  });
+});
+
+describe('the subject repository (DynamoDB, aws-sdk-client-mock)', () => {
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+  const dynamo = mockClient(client);
+  const repository = createSubjectRepository({ client, tableName: 'registry' });
+
+  it('creates a key only where none is, and erases by removing the wrapped key on the condition that it is there', async () => {
+    dynamo.reset();
+    dynamo
+      .on(PutCommand)
+      .resolvesOnce({})
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+    const key = { wrapped_key: 'd3JhcHBlZA==', kek: { provider: 'local', key_id: 'local:1' }, created_at: 't' };
+    assert.equal(await repository.create('alice', key), true);
+    assert.equal(await repository.create('alice', key), false);
+    assert.equal(dynamo.commandCalls(PutCommand)[0]!.args[0].input.ConditionExpression, 'attribute_not_exists(pk)');
+
+    dynamo
+      .on(UpdateCommand)
+      .resolvesOnce({})
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'gone', $metadata: {} }));
+    const record = { erased_at: 't2', erased_by: null, reason: 'r' };
+    assert.equal(await repository.erase('alice', record), true);
+    assert.equal(await repository.erase('alice', record), false, 'already erased');
+    const update = dynamo.commandCalls(UpdateCommand)[0]!.args[0].input;
+    assert.match(update.UpdateExpression!, /^REMOVE wrapped_key, kek SET /);
+    assert.equal(update.ConditionExpression, 'attribute_exists(wrapped_key)');
+    assert.deepEqual(update.Key, { pk: 'SUBJECT#alice', sk: 'KEY' });
+  });
+
+  it('reads a subject as active (with its wrapped key) or erased (with the record), strongly consistent', async () => {
+    dynamo.reset();
+    dynamo
+      .on(GetCommand)
+      .resolvesOnce({ Item: { pk: 'SUBJECT#a', sk: 'KEY', wrapped_key: 'w', kek: { provider: 'local', key_id: 'k' }, created_at: 't', events: 2 } })
+      .resolvesOnce({ Item: { pk: 'SUBJECT#a', sk: 'KEY', erased_at: 't2', erased_by: 'admin-1', reason: 'r', events: 2 } })
+      .resolvesOnce({});
+    assert.deepEqual(await repository.get('a'), { state: 'active', wrapped_key: 'w', kek: { provider: 'local', key_id: 'k' }, created_at: 't', events: 2 });
+    assert.deepEqual(await repository.get('a'), { state: 'erased', subject_id: 'a', erased_at: 't2', erased_by: 'admin-1', reason: 'r', events: 2 });
+    assert.equal(await repository.get('a'), undefined);
+    assert.equal(dynamo.commandCalls(GetCommand)[0]!.args[0].input.ConsistentRead, true);
+  });
+});
