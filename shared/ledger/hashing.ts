@@ -111,6 +111,8 @@ export function inContractOrder(block: Block): Block {
       details_metadata: e.details_metadata,
       timestamp: e.timestamp,
       is_offchain: e.is_offchain,
+      // Only on erasable events: an absent field is not hashed, so no other block's hash changes.
+      ...(e.subject_id !== undefined ? { subject_id: e.subject_id, details_sealed: e.details_sealed ?? null } : {}),
     })),
   };
 }

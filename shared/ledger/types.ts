@@ -19,6 +19,13 @@ export interface LedgerEvent {
   /** Seconds since the epoch, millisecond precision, set by the server. */
   timestamp: number;
   is_offchain: boolean;
+  /**
+   * Erasable events only (absent on every other event, so their hashes are what they always were): the
+   * data subject whose personal data the details are, and the details sealed under that subject's key
+   * (null when they went off chain, sealed under the same key). Their `details` are `{}` on chain.
+   */
+  subject_id?: string;
+  details_sealed?: string | null;
 }
 
 export interface UnhashedBlock {

@@ -114,11 +114,11 @@ export function createSubjectKeys({
     async erase(subjectId, by) {
       const before = await repository.get(subjectId);
       if (!before) throw new NotFoundError(`No personal data is held for subject '${subjectId}'`);
-      if (before.state === 'active') await repository.erase(subjectId, { erased_at: now().toISOString(), ...by });
+      // Of two erasures at once, the conditional write lets exactly one remove the key: that one is `erased`.
+      const erasedNow = before.state === 'active' && (await repository.erase(subjectId, { erased_at: now().toISOString(), ...by }));
       const after = await repository.get(subjectId);
       if (after?.state !== 'erased') throw new Error(`subject '${subjectId}' is not erased after its erasure`);
-      // Erased by this request, or by an earlier (or concurrent) one: the record says which erasure it was.
-      return { status: before.state === 'active' ? 'erased' : 'already', record: erasure(subjectId, after) };
+      return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after) };
     },
   };
 }

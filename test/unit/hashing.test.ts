@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import canonicalize from 'canonicalize';
-import { ZERO_HASH, canonicalJson, hashBlock, sealBlock } from '#shared/ledger/hashing';
+import { ZERO_HASH, canonicalJson, hashBlock, inContractOrder, sealBlock } from '#shared/ledger/hashing';
 import type { UnhashedBlock } from '#shared/ledger/types';
 
 // The expected hashes below were computed outside this code base, with `printf '%s' '<json>' | sha256sum`
@@ -56,6 +56,22 @@ describe('Block hashing (docs/rules.md, "Chains and blocks": SHA-256 of RFC 8785
       JSON.stringify({ events: BLOCK.events, timestamp: BLOCK.timestamp, previous_hash: ZERO_HASH, chain_name: 'orders', index: 1 }),
     );
     assert.equal(hashBlock(reordered), BLOCK_HASH);
+  });
+
+  it("keeps an erasable event's subject and sealed details in what is hashed and answered, and adds nothing to other events", () => {
+    const sealed = sealBlock(BLOCK);
+    assert.equal(sealed.hash, BLOCK_HASH, 'an event without a subject hashes as it always did');
+    assert.ok(!('subject_id' in sealed.events[0]!) && !('details_sealed' in sealed.events[0]!));
+    const erasable = { ...BLOCK, events: [{ ...BLOCK.events[0]!, details: {}, subject_id: 'alice', details_sealed: '{"ciphertext":"…"}' }] };
+    const block = sealBlock(erasable);
+    assert.deepEqual(inContractOrder(block).events[0]!.subject_id, 'alice');
+    assert.equal(inContractOrder(block).events[0]!.details_sealed, '{"ciphertext":"…"}');
+    assert.equal(hashBlock(block), block.hash);
+    assert.notEqual(
+      sealBlock({ ...erasable, events: [{ ...erasable.events[0]!, details_sealed: '{"ciphertext":"other"}' }] }).hash,
+      block.hash,
+      'the block commits to the ciphertext',
+    );
   });
 
   it('changes when any hashed field changes', () => {

@@ -63,13 +63,21 @@ describe('data subjects (offline)', () => {
     const key = await subjects.keyFor('alice');
     const sealed = sealDetails(key, 'alice', { name: 'Alice Smith' });
     await subjects.recordEvents('alice', 3);
+    await subjects.keyFor('bob');
+    // Two erasures of one subject at once: one erases, the other answers what that one did.
+    const racing = await Promise.all([subjects.erase('bob', { erased_by: 'a', reason: 'x' }), subjects.erase('bob', { erased_by: 'b', reason: 'y' })]);
+    assert.deepEqual(racing.map((r) => r.status).sort(), ['already', 'erased']);
 
     const first = await subjects.erase('alice', { erased_by: 'admin-1', reason: 'GDPR art. 17 request #42' });
     assert.deepEqual(first, {
       status: 'erased',
       record: { subject_id: 'alice', erased_at: '2026-11-24T12:00:00.000Z', erased_by: 'admin-1', reason: 'GDPR art. 17 request #42', events: 3 },
     });
-    const again = await subjects.erase('alice', { erased_by: 'admin-2', reason: 'again' });
+    const [again, concurrent] = await Promise.all([
+      subjects.erase('alice', { erased_by: 'admin-2', reason: 'again' }),
+      subjects.erase('alice', { erased_by: 'admin-3', reason: 'at once' }),
+    ]);
+    assert.deepEqual(concurrent, again);
     assert.deepEqual(again, { status: 'already', record: first.record }, 'idempotent: the first erasure is what is answered');
     await assert.rejects(subjects.erase('carol', { erased_by: null, reason: 'x' }), NotFoundError);
 
