@@ -50,6 +50,7 @@ export const settingsSchema = z.object({
   SVC_KMS_KEY_ID: z.string().min(1).optional(),
   SVC_VALIDATOR_IDENTITY_PATH: z.string().min(1).optional(),
   SVC_IDENTITY_STORE: z.enum(['file', 'registry']).default('file'),
+  SVC_SUBJECT_KEY_STORE: z.enum(['file', 'registry']).default('file'),
   SVC_LICENSE_KEY: z.string().min(1).optional(),
   SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),
   // The C2SP checkpoints' key name and origin prefix (a chain's origin is `<this>/<chain>`); unset: derived from the node id.
@@ -151,6 +152,11 @@ let cached: Readonly<Settings> | undefined;
 /** Where the local key provider's master key lives: SVC_MASTER_KEY_FILE, else `<SVC_DATA_DIR>/master.key`. */
 export function masterKeyPath(settings: Pick<Settings, 'SVC_MASTER_KEY_FILE' | 'SVC_DATA_DIR'>): string {
   return settings.SVC_MASTER_KEY_FILE ?? `${settings.SVC_DATA_DIR.replace(/\/+$/, '')}/master.key`;
+}
+
+/** Where data subjects' keys are kept with SVC_SUBJECT_KEY_STORE=file: `<SVC_DATA_DIR>/subjects`. */
+export function subjectsDir(settings: Pick<Settings, 'SVC_DATA_DIR'>): string {
+  return `${settings.SVC_DATA_DIR.replace(/\/+$/, '')}/subjects`;
 }
 
 /** The node identity file: SVC_VALIDATOR_IDENTITY_PATH, else `<SVC_DATA_DIR>/identity.json`. */

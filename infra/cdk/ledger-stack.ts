@@ -171,6 +171,8 @@ export class LedgerStack extends Stack {
           SVC_METRICS_BACKEND: 'dynamodb',
           // One node identity for every instance, made on first use in the registry table.
           SVC_IDENTITY_STORE: 'registry',
+          // Data subjects' keys in the registry table: one store for every instance (DynamoDB deletes for real).
+          SVC_SUBJECT_KEY_STORE: 'registry',
           SVC_LICENSE_KEY: licenseKey.valueAsString,
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
           ...(spec.usesIpfs ? { SVC_IPFS_API_URL: ipfsApiUrl.valueAsString, SVC_IPFS_API_AUTH: ipfsApiAuth.valueAsString } : {}),

@@ -67,6 +67,11 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
         events: options?.resolveCid ? await ledger.resolveEvents(events) : events,
       };
     },
+    async eraseSubject(subjectId, by) {
+      access.check(principal, 'subject.erase', { kind: 'service' });
+      // Who erased is the caller's key, whatever the request said.
+      return ledger.eraseSubject(subjectId, { ...by, erased_by: principal.key_id });
+    },
     describe: () => ledger.describe(),
     resolveEvents: (events) => ledger.resolveEvents(events),
   };

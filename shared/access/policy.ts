@@ -64,7 +64,9 @@ export type Action =
   | 'contract.read'
   | 'contract.publish'
   | 'contract.execute'
-  | 'offchain.write';
+  | 'offchain.write'
+  /** Destroy a data subject's key (crypto-shredding). */
+  | 'subject.erase';
 
 export interface ChannelScope {
   id: string;
@@ -124,6 +126,7 @@ export const RULES: Record<Action, { role: Role; reach: Reach }> = {
   'contract.publish': { role: 'writer', reach: 'owner' },
   'contract.execute': { role: 'writer', reach: 'any' },
   'offchain.write': { role: 'writer', reach: 'any' },
+  'subject.erase': { role: 'admin', reach: 'any' },
 };
 
 /** The channel a resource is in: a channel, or a channel's chain; null for everything else. */

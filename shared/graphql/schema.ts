@@ -24,6 +24,10 @@ const SDL = /* GraphQL */ `
     timestamp: Float!
     isOffchain: Boolean!
     resolveError: String
+    "The data subject whose personal data the details are (erasable events only)."
+    subjectId: String
+    "True once the data subject was erased: details are null, the block still verifies."
+    erased: Boolean!
   }
 
   type Block {
@@ -76,6 +80,8 @@ const SDL = /* GraphQL */ `
     detailsCid: String
     detailsNonce: String
     detailsMetadata: JSON
+    "Marks the details as personal data of this data subject: sealed under its key, erasable."
+    subjectId: String
   }
 
   type Query {
@@ -95,7 +101,7 @@ const SDL = /* GraphQL */ `
   }
 `;
 
-const event = (e: LedgerEvent & { resolve_error?: string }) => ({
+const event = (e: LedgerEvent & { resolve_error?: string; erased?: true }) => ({
   eventId: e.event_id,
   chainName: e.chain_name,
   blockIndex: e.block_index,
@@ -108,6 +114,8 @@ const event = (e: LedgerEvent & { resolve_error?: string }) => ({
   timestamp: e.timestamp,
   isOffchain: e.is_offchain,
   resolveError: e.resolve_error ?? null,
+  subjectId: e.subject_id ?? null,
+  erased: e.erased === true,
 });
 
 const block = (b: Block) => ({
@@ -190,6 +198,7 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
           details_cid: input.detailsCid ?? undefined,
           details_nonce: input.detailsNonce ?? undefined,
           details_metadata: input.detailsMetadata ?? undefined,
+          subject_id: input.subjectId ?? undefined,
         });
         const { event_id, block: b } = await ledger.appendEvent(String(args.chainName), draft);
         return { success: true, message: `Event added to block ${b.index} of '${b.chain_name}'`, eventId: event_id };

@@ -71,6 +71,7 @@ export function buildBlocks(chainName: string, head: Pick<ChainHead, 'headIndex'
         details_metadata: event.details_metadata,
         timestamp,
         is_offchain: event.is_offchain,
+        ...(event.subject_id !== undefined ? { subject_id: event.subject_id, details_sealed: event.details_sealed ?? null } : {}),
       })),
     });
     blocks.push(block);

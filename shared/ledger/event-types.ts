@@ -11,6 +11,8 @@ export const SERVICE_EVENT = {
   collectionCreated: 'collection_created',
   /** A channel's chain: a private value was written (details: collection, key_hash, value_hash), unless the writer named another type. */
   privateDataWritten: 'private_data_written',
+  /** Main Chain: a data subject's key was destroyed (details: subject_id, erased_at, erased_by, reason, events). */
+  erasure: 'erasure',
 } as const;
 
 export type ServiceEventType = (typeof SERVICE_EVENT)[keyof typeof SERVICE_EVENT];

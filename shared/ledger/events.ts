@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { UnprocessableError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { canonicalJson } from './hashing.ts';
+import { SUBJECT_ID } from './subject-port.ts';
 import type { LedgerEvent } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -20,8 +21,17 @@ export const eventRequestSchema = z
     details_cid: z.string().min(1).max(256).nullish(),
     details_nonce: z.string().min(1).max(256).nullish(),
     details_metadata: jsonObject.nullish(),
+    /** Marks the details as personal data of this data subject: kept only sealed under its key, erasable. */
+    subject_id: z.string().regex(SUBJECT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . : @ -').optional(),
   })
   .superRefine((value, ctx) => {
+    if (value.subject_id !== undefined && value.details_cid) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['details_cid'],
+        message: "An erasable event's details are sent inline: the service seals them under the subject's key",
+      });
+    }
     if (value.event_type === undefined && value.event === undefined) {
       ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['event_type'], message: 'Required' });
     }
@@ -72,6 +82,7 @@ export function draftOf(input: z.infer<typeof eventRequestSchema>): EventDraft {
     details_nonce: input.details_nonce ?? null,
     details_metadata: input.details_metadata ?? null,
     is_offchain: offchain,
+    ...(input.subject_id !== undefined ? { subject_id: input.subject_id } : {}),
   };
   try {
     canonicalJson(draft);

@@ -83,6 +83,24 @@ export function hashBlock(block: UnhashedBlock | Block): string {
   return sha256Hex(canonicalJson(unhashed));
 }
 
+/**
+ * A block as answered, back to what was hashed. An erasable event (one with a `subject_id`) is answered
+ * with its details opened by its subject's key, or, after erasure, with `details: null` and `erased:
+ * true`; on chain its details are always `{}` (what it commits to is `details_sealed`). Every other event
+ * is answered as it is stored.
+ */
+export function asStored<B extends Block>(block: B): B {
+  if (!block.events.some((e) => e.subject_id !== undefined)) return block;
+  return {
+    ...block,
+    events: block.events.map((event) => {
+      if (event.subject_id === undefined) return event;
+      const { erased: _erased, ...stored } = event as typeof event & { erased?: boolean };
+      return { ...stored, details: {} };
+    }),
+  };
+}
+
 /** Seals a block: computes and attaches its hash. */
 export function sealBlock(block: UnhashedBlock): Block {
   return inContractOrder({ ...block, hash: hashBlock(block) });

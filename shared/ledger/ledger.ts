@@ -2,6 +2,7 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
  * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
+import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { SERVICE_EVENT } from './event-types.ts';
 import {
@@ -10,6 +11,7 @@ import {
   ChainExistsError,
   ChainNotFoundError,
   DependencyUnavailableError,
+  GoneError,
   UnprocessableError,
   UnreadablePayloadError,
   ValidationError,
@@ -72,6 +74,14 @@ export interface Ledger {
   traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
   /** The events with their off-chain `details` decrypted (or a `resolve_error`), as `resolve_cid=true` answers them. */
   resolveEvents(events: LedgerEvent[]): Promise<ResolvedEvent[]>;
+  /**
+   * Erases a data subject: destroys its key (every erasable event of it reads `details: null`, `erased:
+   * true` from then on) and records the erasure on the Main Chain, once; a second erasure answers the first.
+   */
+  eraseSubject(
+    subjectId: string,
+    by: { erased_by: string | null; reason: string },
+  ): Promise<ErasureRecord & { status: 'erased' | 'already_erased'; event_id: string | null }>;
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
@@ -83,6 +93,8 @@ export interface LedgerOptions {
   appender: ChainAppender;
   /** Where payloads above the threshold go, and client-referenced ones are read from. */
   offchain?: OffchainStore;
+  /** Data subjects' keys: erasable events are sealed under them (shared/ledger/subject-port.ts). */
+  personalData?: PersonalData;
   /** Events whose serialized `details` is larger go off chain (docs/rules.md, "Off-chain payloads"). */
   offchainThresholdBytes?: number;
   /** Seconds since the epoch. */
@@ -90,7 +102,7 @@ export interface LedgerOptions {
 }
 
 /** An event as answered with `resolve_cid=true`: the stored event, details replaced, or the reason it could not be. */
-export type ResolvedEvent = LedgerEvent & { resolve_error?: string };
+export type ResolvedEvent = LedgerEvent & { resolve_error?: string; erased?: true };
 
 const RESOLVE_CONCURRENCY = 8;
 
@@ -127,7 +139,14 @@ export async function requireChainHead(repository: LedgerRepository, chainName: 
   return head;
 }
 
-export function createLedger({ repository, appender, offchain, offchainThresholdBytes = 65_536, now = () => Date.now() / 1000 }: LedgerOptions): Ledger {
+export function createLedger({
+  repository,
+  appender,
+  offchain,
+  personalData,
+  offchainThresholdBytes = 65_536,
+  now = () => Date.now() / 1000,
+}: LedgerOptions): Ledger {
   const idempotent = createIdempotency({ repository, now });
 
   const payloads = (): OffchainStore => {
@@ -135,16 +154,60 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
     return offchain;
   };
 
-  /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
-  async function resolve(events: LedgerEvent[]): Promise<ResolvedEvent[]> {
+  const personal = (): PersonalData => {
+    if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
+    return personalData;
+  };
+
+  /** Counts the appended events of each data subject (what an erasure reports); a failure to count loses no event. */
+  async function countPersonal(blocks: Block[]): Promise<void> {
+    const counts = new Map<string, number>();
+    for (const event of blocks.flatMap((b) => b.events))
+      if (event.subject_id !== undefined) counts.set(event.subject_id, (counts.get(event.subject_id) ?? 0) + 1);
+    await Promise.all(
+      [...counts].map(([id, n]) =>
+        personal()
+          .recordEvents(id, n)
+          .catch(() => undefined),
+      ),
+    );
+  }
+
+  /** An erasable event whose subject was erased, as every read answers it: no details, `erased: true`. */
+  const erased = (event: ResolvedEvent) => Object.assign(event, { details: null as unknown as Record<string, unknown>, erased: true as const });
+
+  /**
+   * Events as they are answered. Erasable events (with a `subject_id`) show their details opened with
+   * their subject's key, or, once the subject was erased, `details: null` and `erased: true`. With
+   * `resolveCid`, off-chain details are fetched and decrypted; an unreadable payload marks only its
+   * event, and an erased subject's payload is 410 Gone.
+   */
+  async function reveal(events: LedgerEvent[], resolveCid: boolean): Promise<ResolvedEvent[]> {
     const resolved: ResolvedEvent[] = events.map((e) => ({ ...e }));
+    const subjects = resolved.filter((e) => e.subject_id !== undefined);
+    if (subjects.length > 0) {
+      const inline = subjects.filter((e) => typeof e.details_sealed === 'string');
+      const opened = await personal().openAll(inline.map((e) => ({ subjectId: e.subject_id!, sealed: e.details_sealed! })));
+      inline.forEach((event, i) => (opened[i] ? (event.details = opened[i]) : erased(event)));
+      const gone = await personal().erasedAmong(subjects.filter((e) => e.is_offchain).map((e) => e.subject_id!));
+      for (const event of subjects) if (event.is_offchain && gone.has(event.subject_id!)) erased(event);
+    }
+    if (!resolveCid) return resolved;
     const pending = resolved.filter((e) => e.is_offchain && e.details_cid && e.details_nonce);
+    for (const event of pending) if (event.erased) throw new GoneError(`The details of event '${event.event_id}' were erased with their data subject`);
     for (let i = 0; i < pending.length; i += RESOLVE_CONCURRENCY) {
       await Promise.all(
         pending.slice(i, i + RESOLVE_CONCURRENCY).map(async (event) => {
           try {
             const value = await payloads().get(event.details_cid!, event.details_nonce!);
-            event.details = (value ?? {}) as Record<string, unknown>;
+            if (event.subject_id === undefined) {
+              event.details = (value ?? {}) as Record<string, unknown>;
+              return;
+            }
+            // An erasable event's payload is its sealed details: opened with its subject's key.
+            const [details] = await personal().openAll([{ subjectId: event.subject_id, sealed: String(value) }]);
+            if (!details) throw new GoneError(`The details of event '${event.event_id}' were erased with their data subject`);
+            event.details = details;
           } catch (error) {
             if (!(error instanceof UnreadablePayloadError)) throw error;
             event.resolve_error = error.message;
@@ -155,9 +218,16 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
     return resolved;
   }
 
+  /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
+  const resolve = (events: LedgerEvent[]) => reveal(events, true);
+
   async function resolveBlocks(blocks: Block[], options: ReadOptions | undefined): Promise<Block[]> {
-    if (!options?.resolveCid) return blocks;
-    const events = await resolve(blocks.flatMap((b) => b.events));
+    const resolveCid = options?.resolveCid ?? false;
+    if (!resolveCid && !blocks.some((b) => b.events.some((e) => e.subject_id !== undefined))) return blocks;
+    const events = await reveal(
+      blocks.flatMap((b) => b.events),
+      resolveCid,
+    );
     let next = 0;
     return blocks.map((block) => ({ ...block, events: block.events.map(() => events[next++]!) }));
   }
@@ -176,7 +246,18 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
    * `chainChecked`: the caller already knows the chain exists.
    */
   async function prepare(chainName: string, draft: EventDraft, chainChecked = false): Promise<EventDraft> {
-    if (draft.is_offchain) {
+    if (draft.subject_id !== undefined) {
+      // Personal data: only the details sealed under the subject's key are committed (or, when large, put
+      // in IPFS, sealed again there); `details` stays {} on chain. An erased subject takes no new data (410).
+      if (!chainChecked) await requireHead(chainName); // no key is made for a chain that does not exist
+      const sealed = await personal().seal(draft.subject_id, draft.details);
+      if (Buffer.byteLength(sealed) > offchainThresholdBytes) {
+        const stored = await payloads().put(sealed);
+        draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true, details_sealed: null };
+      } else {
+        draft = { ...draft, details: {}, details_sealed: sealed };
+      }
+    } else if (draft.is_offchain) {
       // A client-supplied reference must be readable now, or nobody could ever resolve it.
       try {
         await payloads().get(draft.details_cid!, draft.details_nonce!);
@@ -263,6 +344,7 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
         await appender.append(chainName, { events: [await prepare(chainName, draft)], ...(completes ? { completes } : {}) }),
       ]);
       const block = blocks[0]!;
+      if (!replayed) await countPersonal(blocks);
       return { event_id: block.events[0]!.event_id, block, ...(replayed ? { replayed } : {}) };
     },
 
@@ -282,6 +364,7 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
           prepared.map((event, i) => ({ events: [event], ...(i === 0 && completes ? { completes } : {}) })),
         );
       });
+      if (!replayed) await countPersonal(blocks);
       const results: AppendResult[] & Replayed = blocks.map((block) => ({ event_id: block.events[0]!.event_id, block }));
       if (replayed) results.replayed = true;
       return results;
@@ -329,6 +412,26 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
 
     resolveEvents: resolve,
 
+    async eraseSubject(subjectId, by) {
+      const { status, record } = await personal().erase(subjectId, by);
+      if (status === 'already') return { status: 'already_erased', ...record, event_id: null };
+      // The audit trail, on the Main Chain: who erased whom, when, why, and how many events it had.
+      const block = await appender.append(MAIN_CHAIN, {
+        events: [
+          {
+            entity_id: subjectId,
+            event_type: SERVICE_EVENT.erasure,
+            details: { ...record },
+            details_cid: null,
+            details_nonce: null,
+            details_metadata: null,
+            is_offchain: false,
+          },
+        ],
+      });
+      return { status: 'erased', ...record, event_id: block.events[0]!.event_id };
+    },
+
     async describe() {
       const [main, subChains] = await Promise.all([repository.getHead(MAIN_CHAIN), repository.countSubChains()]);
       return { sub_chains: subChains, main_created_at: main?.createdAt ?? null };
@@ -347,7 +450,7 @@ export function createLedger({ repository, appender, offchain, offchainThreshold
           if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
         }
       }
-      return { entity_id: entityId, chains, events: options?.resolveCid ? await resolve(events) : events };
+      return { entity_id: entityId, chains, events: await reveal(events, options?.resolveCid ?? false) };
     },
   };
 }

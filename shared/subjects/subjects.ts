@@ -10,27 +10,19 @@
  */
 import { ConflictError, GoneError, NotFoundError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
+import type { ErasureRecord, PersonalData } from '../ledger/subject-port.ts';
+
+export type { ErasureRecord } from '../ledger/subject-port.ts';
 import { type Envelope, type KekRef, open, parseEnvelope, seal } from '../offchain/envelope.ts';
 import type { KeyProvider } from '../offchain/key-providers.ts';
 
-/** A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays after erasure). */
-export const SUBJECT_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+export { SUBJECT_ID } from '../ledger/subject-port.ts';
 
 /** 410: the subject's data was erased; nothing can be written or read for it any more. */
 export class SubjectErasedError extends GoneError {
   constructor(subjectId: string) {
     super(`The data of subject '${subjectId}' was erased`);
   }
-}
-
-/** What erasing a subject recorded: who, when, why, and how many events it had. */
-export interface ErasureRecord {
-  subject_id: string;
-  erased_at: string;
-  /** The key id of the admin who erased it; null with auth off. */
-  erased_by: string | null;
-  reason: string;
-  events: number;
 }
 
 /** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
@@ -136,4 +128,24 @@ export function openDetails(key: Buffer, subjectId: string, sealed: string): Rec
     throw new NotFoundError(`These details are not sealed for subject '${subjectId}'`);
   }
   return JSON.parse(open(envelope, key).toString('utf8')) as Record<string, unknown>;
+}
+
+/** The ledger's PersonalData port over the subjects' keys. */
+export function createPersonalData(subjects: SubjectKeys): PersonalData {
+  return {
+    seal: async (subjectId, details) => sealDetails(await subjects.keyFor(subjectId), subjectId, details),
+    async openAll(items) {
+      const keys = await subjects.keysFor(items.map((item) => item.subjectId));
+      return items.map(({ subjectId, sealed }) => {
+        const key = keys.get(subjectId);
+        return key ? openDetails(key, subjectId, sealed) : null;
+      });
+    },
+    async erasedAmong(subjectIds) {
+      const keys = await subjects.keysFor(subjectIds);
+      return new Set([...keys].filter(([, key]) => key === null).map(([id]) => id));
+    },
+    recordEvents: (subjectId, events) => subjects.recordEvents(subjectId, events),
+    erase: (subjectId, by) => subjects.erase(subjectId, by),
+  };
 }

@@ -8,7 +8,7 @@
  * appended since (a consistency check without trusting a proof from the log). With `blocks`, every block
  * is also downloaded and re-hashed from its contents, linked to the one before, and matched to its entry.
  */
-import { ZERO_HASH, hashBlock } from '../ledger/hashing.ts';
+import { ZERO_HASH, asStored, hashBlock } from '../ledger/hashing.ts';
 import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
@@ -230,7 +230,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
             if (index < expected || index >= to) continue;
             if (index !== expected) throw new Failure(`block ${expected} is missing`, expected);
             const position = index - n * TILE_WIDTH;
-            if (hashBlock(block) !== block.hash) throw new Failure(`block ${index}: its hash does not match its contents`, index);
+            if (hashBlock(asStored(block)) !== block.hash) throw new Failure(`block ${index}: its hash does not match its contents`, index);
             if (block.hash !== entries[position]!.toString('hex')) throw new Failure(`block ${index} is not the log's entry ${index}`, index);
             const previous = index === 0 ? ZERO_HASH : position > 0 ? entries[position - 1]!.toString('hex') : lastHash;
             if (block.previous_hash !== previous) throw new Failure(`block ${index} does not link to block ${index - 1}`, index);

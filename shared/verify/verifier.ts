@@ -7,7 +7,7 @@
  */
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.ts';
-import { ZERO_HASH, hashBlock } from '../ledger/hashing.ts';
+import { ZERO_HASH, asStored, hashBlock } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
 
@@ -108,6 +108,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
    */
   async function walk(chain: string, size: number, sizes: ReadonlySet<number>, atSize: (n: number, root: string, lastHash: string) => void): Promise<Block[]> {
     const kept: Block[] = [];
+    let erasedEvents = 0;
     let frontier: Buffer[] = [];
     let previous = ZERO_HASH;
     const pageAt = (offset: number) => get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`);
@@ -129,7 +130,10 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
         if (expected >= size) break;
         if (block.index !== expected) throw new Failure(`block ${expected} of '${chain}' is missing (the next block is ${block.index})`, expected);
         if (block.chain_name !== chain) throw new Failure(`block ${expected} of '${chain}' names chain '${block.chain_name}'`, expected);
-        if (hashBlock(block as never) !== block.hash) throw new Failure(`block ${expected} of '${chain}': its hash does not match its contents`, expected);
+        // Erasable events are answered opened (or erased): hashed as stored, with their sealed details.
+        if (hashBlock(asStored(block as never)) !== block.hash)
+          throw new Failure(`block ${expected} of '${chain}': its hash does not match its contents`, expected);
+        for (const event of block.events) if ((event as { erased?: boolean }).erased) erasedEvents += 1;
         if (block.previous_hash !== previous) throw new Failure(`block ${expected} of '${chain}' does not link to block ${expected - 1}`, expected);
         frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
         if (sizes.has(expected + 1)) atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
@@ -139,6 +143,9 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       }
       if (expected < Math.min(size, offset + PAGE)) throw new Failure(`block ${expected} of '${chain}' is missing`, expected);
       options.progress?.(chain, expected, size);
+    }
+    if (erasedEvents > 0) {
+      notes.push(`${erasedEvents} event(s) of '${chain}' belong to erased data subjects: their details are gone, their blocks and proofs verify`);
     }
     return kept;
   }

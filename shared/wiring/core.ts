@@ -15,7 +15,7 @@ import { guardLedger } from '../access/guarded.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ApiKeyRepository } from '../admin/api-keys.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
-import { masterKeyPath, type Settings } from '../config.ts';
+import { masterKeyPath, type Settings, subjectsDir } from '../config.ts';
 import { DependencyUnavailableError } from '../errors.ts';
 import type { HealthProbes } from '../health.ts';
 import { type Authenticator, createAuthenticator } from '../http/auth.ts';
@@ -23,6 +23,10 @@ import type { Edge } from '../http/chain.ts';
 import { ChainAppender } from '../ledger/appender.ts';
 import { createLedger, type Ledger } from '../ledger/ledger.ts';
 import type { OffchainStore } from '../ledger/offchain-port.ts';
+import type { PersonalData } from '../ledger/subject-port.ts';
+import { createFileSubjectRepository } from '../subjects/file-repository.ts';
+import { createPersonalData, createSubjectKeys } from '../subjects/subjects.ts';
+import { createSubjectRepository } from '../storage/subject-repository.ts';
 import type { LedgerRepository } from '../ledger/repository.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { createIpfsStore, type IpfsStore } from '../offchain/ipfs-store.ts';
@@ -94,20 +98,25 @@ export function createCore(settings: Readonly<Settings>): Core {
   const documentClient = once(() => createDynamoClient(dynamoOptions()));
   const registry = () => ({ client: documentClient(), tableName: settings.SVC_REGISTRY_TABLE });
 
+  /** What wraps data keys: KMS (SVC_KMS_KEY_ID) or the local master key file. */
+  const keys = once(
+    (): KeyProvider =>
+      settings.SVC_KMS_KEY_ID
+        ? new KmsKeyProvider({
+            client: new KMSClient({ region: settings.SVC_AWS_REGION, maxAttempts: 3, logger: QUIET_SDK_LOGGER }),
+            keyId: settings.SVC_KMS_KEY_ID,
+          })
+        : LocalKeyProvider.fromFile(masterKeyPath(settings), { create: false }),
+  );
+
   const offchain = once((): OffchainStore => {
-    const keys: KeyProvider = settings.SVC_KMS_KEY_ID
-      ? new KmsKeyProvider({
-          client: new KMSClient({ region: settings.SVC_AWS_REGION, maxAttempts: 3, logger: QUIET_SDK_LOGGER }),
-          keyId: settings.SVC_KMS_KEY_ID,
-        })
-      : LocalKeyProvider.fromFile(masterKeyPath(settings), { create: false });
     const url = settings.SVC_IPFS_API_URL;
     const unavailable = async () => Promise.reject(new DependencyUnavailableError('IPFS (SVC_IPFS_API_URL is not set)'));
     const ipfs: IpfsStore = url
       ? createIpfsStore({ url, authorization: settings.SVC_IPFS_API_AUTH || undefined, timeoutMs: settings.SVC_IPFS_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024 })
       : // Not configured is the same to a client as not reachable: the operations that need IPFS answer 503.
         { add: unavailable, cat: unavailable, ping: unavailable };
-    return createOffchainStore({ ipfs, keys });
+    return createOffchainStore({ ipfs, keys: keys() });
   });
   const lazyOffchain: OffchainStore = {
     put: (value) => offchain().put(value),
@@ -115,6 +124,25 @@ export function createCore(settings: Readonly<Settings>): Core {
     seal: (value) => offchain().seal(value),
     unseal: (sealed) => offchain().unseal(sealed),
     ping: () => offchain().ping(),
+  };
+
+  /** Data subjects' keys in the registry, wrapped like data keys; built on first use, as off-chain payloads are. */
+  const personalData = once(
+    (): PersonalData =>
+      createPersonalData(
+        createSubjectKeys({
+          // Locally a file per subject (a database file keeps deleted rows' bytes); in the cloud the registry table.
+          repository: settings.SVC_SUBJECT_KEY_STORE === 'registry' ? createSubjectRepository(registry()) : createFileSubjectRepository(subjectsDir(settings)),
+          keys: keys(),
+        }),
+      ),
+  );
+  const lazyPersonalData: PersonalData = {
+    seal: (subjectId, details) => personalData().seal(subjectId, details),
+    openAll: (items) => personalData().openAll(items),
+    erasedAmong: (subjectIds) => personalData().erasedAmong(subjectIds),
+    recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
+    erase: (subjectId, by) => personalData().erase(subjectId, by),
   };
 
   let ledgerRuntimeBuilt = false;
@@ -126,7 +154,13 @@ export function createCore(settings: Readonly<Settings>): Core {
       batchMax: settings.SVC_APPEND_BATCH_MAX,
       pendingShards: settings.SVC_APPEND_PENDING_SHARDS,
     });
-    const ledger = createLedger({ repository, appender, offchain: lazyOffchain, offchainThresholdBytes: settings.SVC_OFFCHAIN_THRESHOLD_BYTES });
+    const ledger = createLedger({
+      repository,
+      appender,
+      offchain: lazyOffchain,
+      personalData: lazyPersonalData,
+      offchainThresholdBytes: settings.SVC_OFFCHAIN_THRESHOLD_BYTES,
+    });
     return { ledger, repository, appender };
   });
 

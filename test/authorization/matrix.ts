@@ -117,6 +117,7 @@ export const MATRIX: readonly Row[] = [
   ...onChains('GET /api/ledger/chains/{chain_name}/verify', ANY_KEY),
   row('GET /api/ledger/network/ping/{target_id}', '—', ANY_KEY),
   row('POST /api/ledger/offchain', '—', WRITERS_CREATE),
+  row('POST /api/ledger/subjects/{subject_id}/erase', '—', ADMIN_ONLY),
   row('GET /api/ledger/identity', '—', ANY_KEY),
 
   // the chains as C2SP transparency logs: hash-level facts, like the JSON checkpoint

@@ -132,6 +132,7 @@ describe('Stack: LedgerStack (cdk synth)', () => {
             SVC_RATE_LIMIT_BACKEND: 'dynamodb',
             SVC_CORS_ORIGINS: { Ref: 'CorsOrigins' },
             SVC_IDENTITY_STORE: 'registry',
+            SVC_SUBJECT_KEY_STORE: 'registry',
           }),
         },
       });

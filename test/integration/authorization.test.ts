@@ -86,6 +86,13 @@ before(async () => {
   await must('POST', '/api/business/contracts', { contract_id: CONTRACT["admins' contract"], version: '1.0.0', implementation: EMITTER });
   await must('POST', '/api/admin/peers', { peer_id: 'm-peer', url: 'http://127.0.0.1:9', public_key: acmeKey });
   offchainRef = await must('POST', '/api/ledger/offchain', { data: { note: 'decode me' } });
+  // A data subject for the erase row (a second erasure answers 200 too).
+  await must('POST', `/api/ledger/chains/${CHAIN['plain chain']}/events`, {
+    entity_id: 'm-person',
+    event_type: 'registered',
+    details: { name: 'M' },
+    subject_id: 'm-subject',
+  });
   explorerAsset = readdirSync(`${ROOT}explorer/dist/assets`)[0]!;
 });
 
@@ -131,7 +138,8 @@ async function httpCell(row: Row, mk: string): Promise<Cell> {
       .replace('{channel}', channelOf(row.on))
       .replace('{collection}', 'prices')
       .replace('{key}', 'k0')
-      .replace('{tile_path+}', '0/000.p/1');
+      .replace('{tile_path+}', '0/000.p/1')
+      .replace('{subject_id}', 'm-subject');
   const path = fill(template);
   switch (`${method} ${template}`) {
     case 'POST /api/ledger/chains/{chain_name}/create':
@@ -156,6 +164,8 @@ async function httpCell(row: Row, mk: string): Promise<Cell> {
       return { method, path: `${path}?first=1&second=2` };
     case 'POST /api/ledger/offchain':
       return { method, path, body: { data: { mk } } };
+    case 'POST /api/ledger/subjects/{subject_id}/erase':
+      return { method, path, body: { reason: `matrix ${mk}` } };
     case 'POST /api/business/organizations': {
       const org = row.on === 'acme' ? 'acme' : row.on === 'globex' ? 'globex' : mk;
       return { method, path, body: { org_id: org, name: org } };

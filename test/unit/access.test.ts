@@ -75,6 +75,7 @@ describe('The access policy (pure)', () => {
       'contract.publish': 'contracts belong to organizations, and this key has no organization',
       'contract.execute': 'yes',
       'offchain.write': 'yes',
+      'subject.erase': "it needs the 'admin' role and this key has 'writer'",
     });
     // On plain chains the same key reads, appends and anchors like any writer.
     for (const action of ['chain.read', 'chain.append', 'chain.anchor'] as const) assert.equal(allowed(orglessWriter, action, plainChain), true, action);

@@ -14,6 +14,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { GoneError, NotFoundError } from '#shared/errors';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createSubjectRepository } from '#shared/storage/subject-repository';
+import { createFileSubjectRepository } from '#shared/subjects/file-repository';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createSubjectKeys, openDetails, sealDetails, type StoredSubject, type SubjectRepository } from '#shared/subjects/subjects';
 
 function memorySubjects(): SubjectRepository & { items: Map<string, StoredSubject> } {
@@ -130,5 +134,31 @@ describe('the subject repository (DynamoDB, aws-sdk-client-mock)', () => {
     assert.deepEqual(await repository.get('a'), { state: 'erased', subject_id: 'a', erased_at: 't2', erased_by: 'admin-1', reason: 'r', events: 2 });
     assert.equal(await repository.get('a'), undefined);
     assert.equal(dynamo.commandCalls(GetCommand)[0]!.args[0].input.ConsistentRead, true);
+  });
+});
+
+describe('the subject file store (the local stack)', () => {
+  it('keeps each key in a file of its own, and erasure removes that file, leaving only the record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'subjects-'));
+    try {
+      const master = randomBytes(32);
+      const subjects = createSubjectKeys({ repository: createFileSubjectRepository(dir), keys: new LocalKeyProvider(master) });
+      const key = await subjects.keyFor('alice');
+      assert.deepEqual(await subjects.keyFor('alice'), key);
+      await subjects.recordEvents('alice', 2);
+      const [file] = readdirSync(dir);
+      const wrapped = JSON.parse(readFileSync(join(dir, file!), 'utf8')).wrapped_key as string;
+      const racing = await Promise.all([subjects.erase('alice', { erased_by: 'a', reason: 'x' }), subjects.erase('alice', { erased_by: 'b', reason: 'y' })]);
+      assert.deepEqual(racing.map((r) => r.status).sort(), ['already', 'erased']);
+      assert.equal(racing[0]!.record.events, 2);
+      assert.ok(!existsSync(join(dir, file!)), 'the key file is removed');
+      const left = readdirSync(dir)
+        .map((name) => readFileSync(join(dir, name), 'utf8'))
+        .join('');
+      assert.ok(!left.includes(wrapped), 'no file holds the wrapped key');
+      await assert.rejects(subjects.keyFor('alice'), GoneError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

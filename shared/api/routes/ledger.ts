@@ -11,6 +11,7 @@ import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/even
 import { type AppendOptions, type Ledger, parseBlockAddress } from '../../ledger/ledger.ts';
 import type { OffchainStore } from '../../ledger/offchain-port.ts';
 import type { Proofs } from '../../ledger/proofs.ts';
+import { SUBJECT_ID } from '../../ledger/subject-port.ts';
 import { queryBool, queryInt, queryInteger } from '../../validation.ts';
 import { routesOf } from '../define.ts';
 
@@ -38,6 +39,8 @@ export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });
 export const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
 export const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
+/** Why a data subject is erased: recorded on the Main Chain with who and when (write no personal data here). */
+export const eraseRequest = z.object({ reason: z.string().min(1).max(1000) });
 /** docs/rules.md, "Off-chain payloads": `{"data": <any JSON>}`, stored encrypted in IPFS. */
 export const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
 
@@ -250,6 +253,19 @@ export const LEDGER_ROUTES = [
     status: 201,
     body: offchainUpload,
     handler: async ({ body }, { offchain }) => ({ body: await offchain().put(body.data) }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/subjects/{subject_id}/erase',
+    summary: "Erase a data subject: destroy its key, so its events' details read as erased (extension)",
+    access: 'admin',
+    body: eraseRequest,
+    handler: async ({ principal, params, body }, { ledgerFor }) => {
+      if (!SUBJECT_ID.test(params.subject_id)) throw new BadRequestError(`'${params.subject_id}' is not a subject id: 1-128 of A-Z a-z 0-9 _ . : @ -`);
+      const erasure = await ledgerFor(principal).eraseSubject(params.subject_id, { erased_by: principal.key_id, reason: body.reason });
+      return { body: { success: true, ...erasure } };
+    },
   }),
 
   // The node's public key, for anyone who checks its signed checkpoints (a reader key suffices).

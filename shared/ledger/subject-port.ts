@@ -1,0 +1,31 @@
+/**
+ * What the ledger needs to keep personal data erasable (shared/subjects implements it): an event marked
+ * with a `subject_id` has its details sealed under that subject's own key, and only the sealed form is
+ * committed. Erasing the subject destroys the key; the blocks, their hashes and every proof stay.
+ */
+
+/** A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays on chain after erasure). */
+export const SUBJECT_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+/** What erasing a subject recorded: who, when, why, and how many events it had. */
+export interface ErasureRecord {
+  subject_id: string;
+  erased_at: string;
+  /** The key id of the admin who erased it; null with auth off. */
+  erased_by: string | null;
+  reason: string;
+  events: number;
+}
+
+export interface PersonalData {
+  /** The details sealed under the subject's key (made on its first use); 410 once the subject was erased. */
+  seal(subjectId: string, details: Record<string, unknown>): Promise<string>;
+  /** Sealed details opened, in order: the details, or null for each whose subject was erased. */
+  openAll(items: readonly { subjectId: string; sealed: string }[]): Promise<(Record<string, unknown> | null)[]>;
+  /** Which of these subjects were erased. */
+  erasedAmong(subjectIds: readonly string[]): Promise<Set<string>>;
+  /** Counts events written for a subject (what its erasure reports). */
+  recordEvents(subjectId: string, events: number): Promise<void>;
+  /** Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for an unknown subject. */
+  erase(subjectId: string, by: { erased_by: string | null; reason: string }): Promise<{ status: 'erased' | 'already'; record: ErasureRecord }>;
+}

@@ -1,0 +1,81 @@
+/**
+ * Data subjects' keys in files (the local stack's default, SVC_SUBJECT_KEY_STORE=file): one file per
+ * subject under `<SVC_DATA_DIR>/subjects/`, named by the SHA-256 of its id. A database file is no place
+ * for a key meant to be destroyed: DynamoDB Local keeps deleted rows' bytes in its SQLite file, where the
+ * master key beside it could unwrap them; a removed file is removed. The cloud keeps them in the registry
+ * table (DynamoDB deletes), with backups addressed in docs/personal-data.md.
+ *
+ * Layout: `<hash>.key.json` holds the wrapped key; `<hash>.erased.json` the erasure record. The record
+ * is written first, exclusively (of two erasures at once, one writes it), then the key file is removed;
+ * a subject with a record is erased, whatever else is there.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StoredSubject, SubjectRepository } from './subjects.ts';
+
+type ActiveSubject = Extract<StoredSubject, { state: 'active' }>;
+
+export function createFileSubjectRepository(dir: string): SubjectRepository {
+  const paths = (subjectId: string) => {
+    const name = createHash('sha256').update(subjectId, 'utf8').digest('hex');
+    return { key: join(dir, `${name}.key.json`), erased: join(dir, `${name}.erased.json`) };
+  };
+  const read = <T>(path: string): T | undefined => {
+    try {
+      return JSON.parse(readFileSync(path, 'utf8')) as T;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  };
+  const remove = (path: string) => {
+    try {
+      unlinkSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  };
+  /** Writes a file that must not exist yet; false when it did. */
+  const writeNew = (path: string, value: unknown): boolean => {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      writeFileSync(path, `${JSON.stringify(value)}\n`, { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  };
+
+  return {
+    async get(subjectId) {
+      const { key, erased } = paths(subjectId);
+      const record = read<StoredSubject>(erased);
+      if (record) {
+        remove(key); // a key made while the subject was being erased is never used: gone too
+        return record;
+      }
+      return read<ActiveSubject>(key);
+    },
+    async create(subjectId, wrapped) {
+      const { key, erased } = paths(subjectId);
+      if (existsSync(erased)) return false;
+      return writeNew(key, { state: 'active', ...wrapped, events: 0 } satisfies ActiveSubject);
+    },
+    async countEvents(subjectId, events) {
+      const { key } = paths(subjectId);
+      const current = read<ActiveSubject>(key);
+      // A count, not a key: kept best-effort (two instances counting at once may lose one).
+      if (current) writeFileSync(key, `${JSON.stringify({ ...current, events: current.events + events })}\n`, { mode: 0o600 });
+    },
+    async erase(subjectId, record) {
+      const { key, erased } = paths(subjectId);
+      const current = read<ActiveSubject>(key);
+      if (!current || existsSync(erased)) return false;
+      if (!writeNew(erased, { state: 'erased', subject_id: subjectId, ...record, events: current.events } satisfies StoredSubject)) return false;
+      remove(key);
+      return true;
+    },
+  };
+}

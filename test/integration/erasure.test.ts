@@ -1,0 +1,148 @@
+/**
+ * Personal data and erasure over HTTP, on the local stack (DynamoDB Local, the embedded IPFS node):
+ * events marked with a `subject_id` (single, batch, GraphQL, large ones off chain) read back in the clear
+ * on both prefixes and GraphQL while the subject's key exists; after POST …/subjects/{id}/erase every read
+ * shows `details: null, erased: true`, resolving the payload is 410, `npx ledger-verify` still verifies
+ * the chains (and says how many events were erased), and the plaintext is nowhere in the data directory.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ROOT } from '../../infra/bundling.ts';
+import { call, type Stack, startStack, stopAndRemove } from '../support/stack.ts';
+
+const SECRET = 'Alice Quintessa Smith';
+const SECRET_EMAIL = 'alice.quintessa@example.org';
+
+/** Every file under a folder, read as bytes, searched for a string (UTF-8 and, for JSON escaping, as is). */
+function filesContaining(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  const walk = (path: string) => {
+    for (const name of readdirSync(path)) {
+      const full = join(path, name);
+      const stat = statSync(full);
+      if (stat.isDirectory()) walk(full);
+      else if (readFileSync(full).includes(Buffer.from(needle, 'utf8'))) found.push(full);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+function verify(stack: Stack, chain: string): { status: number | null; out: string } {
+  const run = spawnSync('npx', ['--no-install', 'ledger-verify', '--url', stack.url, '--chain', chain], { cwd: ROOT, encoding: 'utf8' });
+  return { status: run.status, out: `${run.stdout}${run.stderr}` };
+}
+
+describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
+  let stack: Stack;
+  const person = (details: Record<string, unknown>, subject = 'subj-alice') => ({
+    entity_id: 'customer-7',
+    event_type: 'registered',
+    details,
+    subject_id: subject,
+  });
+
+  before(async () => {
+    // A low threshold sends the large event's sealed details to IPFS.
+    stack = await startStack({ env: { SVC_OFFCHAIN_THRESHOLD_BYTES: '4096' } });
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/create')).status, 201);
+  });
+  after(() => stopAndRemove(stack));
+
+  it('keeps personal data readable while the subject exists, then erased everywhere, with every chain still verifying', async () => {
+    const inline = await call(stack.url, 'POST', '/api/ledger/chains/people/events', person({ name: SECRET, email: SECRET_EMAIL }));
+    assert.equal(inline.status, 200, inline.text);
+    const batch = await call(stack.url, 'POST', '/api/v1/chains/people/events/batch', {
+      events: [person({ step: 'kyc', name: SECRET }), { entity_id: 'order-1', event_type: 'ordered', details: { sku: 'x' } }],
+    });
+    assert.equal(batch.status, 200, batch.text);
+    const large = await call(stack.url, 'POST', '/api/v1/chains/people/events', person({ cv: `${SECRET} `.repeat(500) }));
+    assert.equal(large.status, 200, large.text);
+    const gql = await call(stack.url, 'POST', '/graphql', {
+      query: 'mutation($i: EventInput!) { addEvent(chainName: "people", input: $i) { success eventId } }',
+      variables: { i: { entityId: 'customer-7', eventType: 'note', details: { said: SECRET }, subjectId: 'subj-alice' } },
+    });
+    assert.equal(gql.body.data?.addEvent?.success, true, gql.text);
+    // Another subject, not erased: its data stays readable throughout.
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/events', person({ name: 'Bob' }, 'subj-bob'))).status, 200);
+
+    for (const prefix of ['/api/ledger', '/api/v1']) {
+      const page = await call(stack.url, 'GET', `${prefix}/chains/people/blocks?limit=10`);
+      assert.deepEqual(page.body.blocks[1].events[0].details, { name: SECRET, email: SECRET_EMAIL });
+      assert.equal(page.body.blocks[1].events[0].subject_id, 'subj-alice');
+    }
+    const resolved = await call(stack.url, 'GET', '/api/v1/chains/people/blocks/4?resolve_cid=true');
+    assert.equal(resolved.body.events[0].is_offchain, true);
+    assert.match(resolved.body.events[0].details.cv, /^Alice Quintessa Smith /);
+    assert.deepEqual(filesContaining(stack.dataDir, SECRET), [], 'even before erasure the plaintext is stored nowhere');
+    assert.equal(verify(stack, 'people').status, 0);
+
+    // The subject's wrapped key, as the local stack keeps it (a file of its own, not a database row whose
+    // bytes a database may keep): after erasure it must be gone from every file.
+    const keyFile = join(stack.dataDir, 'subjects', `${createHash('sha256').update('subj-alice').digest('hex')}.key.json`);
+    const wrappedKey = String(JSON.parse(readFileSync(keyFile, 'utf8')).wrapped_key);
+    assert.match(wrappedKey, /^[A-Za-z0-9+/=]{40,}$/);
+
+    // Erase: bad input first.
+    assert.equal((await call(stack.url, 'POST', '/api/ledger/subjects/bad%20id/erase', { reason: 'x' })).status, 400);
+    assert.equal((await call(stack.url, 'POST', '/api/ledger/subjects/nobody/erase', { reason: 'x' })).status, 404);
+    assert.equal((await call(stack.url, 'POST', '/api/ledger/subjects/subj-alice/erase', {})).status, 422);
+    const erased = await call(stack.url, 'POST', '/api/ledger/subjects/subj-alice/erase', { reason: 'GDPR art. 17, ticket 42' });
+    assert.equal(erased.status, 200, erased.text);
+    assert.equal(erased.body.status, 'erased');
+    assert.equal(erased.body.events, 4);
+    const again = await call(stack.url, 'POST', '/api/v1/subjects/subj-alice/erase', { reason: 'again' });
+    assert.equal(again.status, 200);
+    assert.equal(again.body.status, 'already_erased');
+    assert.equal(again.body.erased_at, erased.body.erased_at);
+    assert.equal(again.body.event_id, null);
+
+    // The audit trail on the Main Chain.
+    const main = await call(stack.url, 'GET', '/api/v1/chains/main/blocks?order=desc&limit=1');
+    assert.equal(main.body.blocks[0].events[0].event_type, 'erasure');
+    assert.equal(main.body.blocks[0].events[0].details.reason, 'GDPR art. 17, ticket 42');
+
+    // Every read: REST on both prefixes, one block, trace, GraphQL.
+    for (const prefix of ['/api/ledger', '/api/v1']) {
+      const page = await call(stack.url, 'GET', `${prefix}/chains/people/blocks?limit=10`);
+      const events = page.body.blocks.flatMap((b: { events: Record<string, unknown>[] }) => b.events);
+      for (const event of events.filter((e: Record<string, unknown>) => e.subject_id === 'subj-alice')) {
+        assert.equal(event.details, null);
+        assert.equal(event.erased, true);
+      }
+      assert.deepEqual(events.find((e: Record<string, unknown>) => e.subject_id === 'subj-bob').details, { name: 'Bob' });
+      assert.deepEqual(events.find((e: Record<string, unknown>) => e.entity_id === 'order-1').details, { sku: 'x' });
+    }
+    assert.equal((await call(stack.url, 'GET', '/api/v1/chains/people/blocks/4?resolve_cid=true')).status, 410);
+    const trace = await call(stack.url, 'GET', '/api/v1/entities/customer-7/trace');
+    assert.ok(trace.body.events.filter((e: Record<string, unknown>) => e.subject_id === 'subj-alice').every((e: Record<string, unknown>) => e.erased === true));
+    const viaGraphql = await call(stack.url, 'POST', '/graphql', {
+      query: '{ events(chainName: "people", entityId: "customer-7") { subjectId details erased } }',
+    });
+    assert.ok(
+      viaGraphql.body.data.events
+        .filter((e: { subjectId: string }) => e.subjectId === 'subj-alice')
+        .every((e: { details: unknown; erased: boolean }) => e.details === null && e.erased),
+    );
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/events', person({ name: SECRET }))).status, 410, 'no new data for an erased subject');
+
+    // Proofs still hold: the chains verify end to end, and the verifier says what was erased.
+    const people = verify(stack, 'people');
+    assert.equal(people.status, 0, people.out);
+    assert.match(people.out, /4 event\(s\) of 'people' belong to erased data subjects/);
+    assert.equal(verify(stack, 'main').status, 0);
+    const proof = await call(stack.url, 'GET', '/api/v1/chains/people/blocks/1/proof');
+    assert.equal(proof.status, 200);
+
+    // No way back: the plaintext is in no file of the data directory (DynamoDB Local, IPFS, journal), nor in the logs.
+    assert.deepEqual(filesContaining(stack.dataDir, SECRET), []);
+    assert.deepEqual(filesContaining(stack.dataDir, SECRET_EMAIL), []);
+    assert.ok(!stack.output().includes(SECRET));
+    assert.ok(!existsSync(keyFile), 'the key file is gone; the record of the erasure stays');
+    assert.deepEqual(filesContaining(stack.dataDir, wrappedKey), [], 'the wrapped key is in no file of the data directory');
+  });
+});

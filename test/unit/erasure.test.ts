@@ -1,0 +1,136 @@
+/**
+ * Personal data and erasure through the ledger, offline: createLedger over in-memory ports with the real
+ * subject keys, the real envelope and an in-memory IPFS. What a user would notice: reads show the details
+ * while the subject's key exists; after erasure every read shows `details: null, erased: true`, resolving
+ * the payload is 410, every block still hashes to what it was, the erasure is on the Main Chain once,
+ * and the plaintext is in none of the stores.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { GoneError, NotFoundError } from '#shared/errors';
+import { ChainAppender } from '#shared/ledger/appender';
+import { asStored, hashBlock } from '#shared/ledger/hashing';
+import { createLedger } from '#shared/ledger/ledger';
+import type { Block } from '#shared/ledger/types';
+import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createOffchainStore } from '#shared/offchain/offchain';
+import { createPersonalData, createSubjectKeys, type StoredSubject, type SubjectRepository } from '#shared/subjects/subjects';
+import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
+
+function memorySubjects(): SubjectRepository & { items: Map<string, StoredSubject> } {
+  const items = new Map<string, StoredSubject>();
+  return {
+    items,
+    get: async (id) => items.get(id) && structuredClone(items.get(id)),
+    create: async (id, key) => !items.has(id) && Boolean(items.set(id, { state: 'active', ...key, events: 0 })),
+    async countEvents(id, n) {
+      const item = items.get(id);
+      if (item) item.events += n;
+    },
+    async erase(id, record) {
+      const item = items.get(id);
+      if (item?.state !== 'active') return false;
+      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events });
+      return true;
+    },
+  };
+}
+
+const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+function world() {
+  const repository = createMemoryLedgerRepository();
+  const subjects = memorySubjects();
+  const blobs = new Map<string, Uint8Array>();
+  const keys = new LocalKeyProvider(randomBytes(32));
+  const offchain = createOffchainStore({
+    keys,
+    ipfs: {
+      async add(bytes) {
+        const cid = `Qm${[...createHash('sha512').update(bytes).digest().subarray(0, 44)].map((b) => ALPHABET[b % 58]).join('')}`;
+        blobs.set(cid, bytes);
+        return cid;
+      },
+      cat: async (cid) => blobs.get(cid)!,
+      ping: async () => undefined,
+    },
+  });
+  const ledger = createLedger({
+    repository,
+    appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }),
+    offchain,
+    personalData: createPersonalData(createSubjectKeys({ repository: subjects, keys })),
+    offchainThresholdBytes: 2048,
+  });
+  /** Everything the service keeps, as text: blocks, subject records, IPFS objects. */
+  const everything = () =>
+    JSON.stringify([repository.blocksOf('people'), repository.blocksOf('main'), [...subjects.items.values()]]) +
+    [...blobs.values()].map((b) => Buffer.from(b).toString('utf8')).join('');
+  return { ledger, repository, everything };
+}
+
+const person = (details: Record<string, unknown>) => ({
+  entity_id: 'customer-17',
+  event_type: 'registered',
+  details,
+  details_cid: null,
+  details_nonce: null,
+  details_metadata: null,
+  is_offchain: false,
+  subject_id: 'subj-17',
+});
+
+const verifies = (block: Block) => assert.equal(hashBlock(asStored(block)), block.hash, `block ${block.index} hashes as it did`);
+
+describe('personal data through the ledger (offline)', () => {
+  it('commits only sealed details, shows them while the key exists, and after erasure shows none, verifiably', async () => {
+    const { ledger, repository, everything } = world();
+    await ledger.createSubChain('people');
+    const small = await ledger.appendEvent('people', person({ name: 'Alice Smith', email: 'alice@example.com' }));
+    const large = await ledger.appendEvent('people', person({ name: 'Alice Smith', cv: 'Alice Smith '.repeat(400) }));
+    await ledger.appendEvent('people', { ...person({ sku: 'x' }), subject_id: undefined } as never);
+    assert.ok(!everything().includes('Alice'), 'the plaintext is in no store, on chain or off');
+
+    const stored = repository.blocksOf('people');
+    assert.deepEqual(stored[1]!.events[0]!.details, {});
+    assert.equal(typeof stored[1]!.events[0]!.details_sealed, 'string');
+    assert.equal(stored[2]!.events[0]!.is_offchain, true, 'the large one went to IPFS, sealed');
+
+    const shown = await ledger.getBlock('people', { kind: 'index', index: small.block.index });
+    assert.deepEqual(shown.events[0]!.details, { name: 'Alice Smith', email: 'alice@example.com' });
+    verifies(shown);
+    const resolved = await ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true });
+    assert.equal((resolved.events[0]!.details as { name: string }).name, 'Alice Smith');
+
+    const erasure = await ledger.eraseSubject('subj-17', { erased_by: 'admin-1', reason: 'request #42' });
+    assert.equal(erasure.status, 'erased');
+    assert.equal(erasure.events, 2);
+    const anchor = repository.blocksOf('main').at(-1)!;
+    assert.deepEqual(anchor.events[0]!.event_type, 'erasure');
+    assert.deepEqual(anchor.events[0]!.details, {
+      subject_id: 'subj-17',
+      erased_at: erasure.erased_at,
+      erased_by: 'admin-1',
+      reason: 'request #42',
+      events: 2,
+    });
+
+    const page = await ledger.listBlocks('people', { limit: 10, offset: 0, descending: false });
+    for (const block of page.blocks) verifies(block);
+    const [, first, second, third] = page.blocks;
+    for (const block of [first!, second!]) {
+      assert.equal(block.events[0]!.details, null);
+      assert.equal((block.events[0] as { erased?: boolean }).erased, true);
+    }
+    assert.deepEqual(third!.events[0]!.details, { sku: 'x' }, 'other events are untouched');
+    await assert.rejects(ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true }), GoneError);
+    const trace = await ledger.traceEntity('customer-17');
+    assert.ok(trace.events.filter((e) => e.subject_id).every((e) => e.details === null && (e as { erased?: boolean }).erased));
+
+    assert.equal((await ledger.eraseSubject('subj-17', { erased_by: 'admin-2', reason: 'again' })).status, 'already_erased');
+    assert.equal(repository.blocksOf('main').filter((b) => b.events[0]?.event_type === 'erasure').length, 1, 'recorded once');
+    await assert.rejects(ledger.appendEvent('people', person({ name: 'Alice again' })), GoneError);
+    await assert.rejects(ledger.eraseSubject('nobody', { erased_by: null, reason: 'x' }), NotFoundError);
+  });
+});
