@@ -29,3 +29,19 @@ export interface PersonalData {
   /** Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for an unknown subject. */
   erase(subjectId: string, by: { erased_by: string | null; reason: string }): Promise<{ status: 'erased' | 'already'; record: ErasureRecord }>;
 }
+
+/** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
+export type StoredSubject =
+  | { state: 'active'; wrapped_key: string; kek: { provider: string; key_id: string }; created_at: string; events: number }
+  | ({ state: 'erased' } & ErasureRecord);
+
+/** The port: where wrapped subject keys live (the registry table). */
+export interface SubjectRepository {
+  get(subjectId: string): Promise<StoredSubject | undefined>;
+  /** Stores a new subject's wrapped key unless the subject exists; false when it did. */
+  create(subjectId: string, key: { wrapped_key: string; kek: { provider: string; key_id: string }; created_at: string }): Promise<boolean>;
+  /** Counts events written for the subject. */
+  countEvents(subjectId: string, events: number): Promise<void>;
+  /** Removes the wrapped key and records the erasure, if the key is still there; false when it was not. */
+  erase(subjectId: string, record: Omit<ErasureRecord, 'subject_id' | 'events'>): Promise<boolean>;
+}

@@ -4,7 +4,7 @@
  * conditional update that also records who erased it, when and why; the item stays as that record.
  */
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { StoredSubject, SubjectRepository } from '../subjects/subjects.ts';
+import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 import { subjectKey } from './keys.ts';
 import { send, writeIf } from './requests.ts';
 

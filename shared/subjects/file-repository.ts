@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StoredSubject, SubjectRepository } from './subjects.ts';
+import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 
 type ActiveSubject = Extract<StoredSubject, { state: 'active' }>;
 

@@ -1,6 +1,6 @@
 /**
- * Personal data and erasure by crypto-shredding (issue 23, in progress: the key store and the sealing
- * are here; appends, reads and the erase route do not use them yet).
+ * Personal data and erasure by crypto-shredding (docs/personal-data.md): the subjects' keys, and the
+ * sealing of details under them, behind the ledger's PersonalData port (shared/ledger/subject-port.ts).
  *
  * Each data subject has its own 256-bit data key, made on first use and kept only wrapped (by KMS in the
  * cloud, by the local master key on a laptop) in the registry table. An erasable event's `details` are
@@ -10,9 +10,9 @@
  */
 import { ConflictError, GoneError, NotFoundError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
-import type { ErasureRecord, PersonalData } from '../ledger/subject-port.ts';
+import type { ErasureRecord, PersonalData, StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 
-export type { ErasureRecord } from '../ledger/subject-port.ts';
+export type { ErasureRecord, StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 import { type Envelope, type KekRef, open, parseEnvelope, seal } from '../offchain/envelope.ts';
 import type { KeyProvider } from '../offchain/key-providers.ts';
 
@@ -23,20 +23,6 @@ export class SubjectErasedError extends GoneError {
   constructor(subjectId: string) {
     super(`The data of subject '${subjectId}' was erased`);
   }
-}
-
-/** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
-export type StoredSubject = { state: 'active'; wrapped_key: string; kek: KekRef; created_at: string; events: number } | ({ state: 'erased' } & ErasureRecord);
-
-/** The port: where wrapped subject keys live (the registry table). */
-export interface SubjectRepository {
-  get(subjectId: string): Promise<StoredSubject | undefined>;
-  /** Stores a new subject's wrapped key unless the subject exists; false when it did. */
-  create(subjectId: string, key: { wrapped_key: string; kek: KekRef; created_at: string }): Promise<boolean>;
-  /** Counts events written for the subject. */
-  countEvents(subjectId: string, events: number): Promise<void>;
-  /** Removes the wrapped key and records the erasure, if the key is still there; false when it was not. */
-  erase(subjectId: string, record: Omit<ErasureRecord, 'subject_id' | 'events'>): Promise<boolean>;
 }
 
 /** The envelope's key reference for a subject key: no KMS key, the subject named, bound into the AAD. */
