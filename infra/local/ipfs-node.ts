@@ -1,5 +1,5 @@
 /**
- * The local stack's embedded IPFS node: the Kubo RPC subset the service uses (add, cat, pin add/ls/rm,
+ * The local stack's embedded IPFS node: the Kubo RPC subset the service uses (add, cat, pin add/ls/rm, refs, block rm,
  * id, version) on loopback, over real IPFS libraries — ipfs-unixfs-importer/-exporter and blockstore-fs —
  * so that data survives restarts and CIDs are the ones Kubo gives for the same bytes and options
  * (default: CIDv0, 256 KiB chunks, balanced DAG; `cid-version=1`: CIDv1 with raw leaves).
@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import * as dagPb from '@ipld/dag-pb';
 import { FsBlockstore } from 'blockstore-fs';
 import { exporter } from 'ipfs-unixfs-exporter';
 import { importer, type ImporterOptions } from 'ipfs-unixfs-importer';
@@ -161,6 +162,45 @@ export async function startIpfsNode(options: IpfsNodeOptions): Promise<IpfsNode>
     res.end();
   }
 
+  /** The CIDs a DAG links to (`recursive`: all below it), as Kubo's `refs` streams them. */
+  async function refs(url: URL, res: ServerResponse): Promise<void> {
+    const root = parseCid(url.searchParams.get('arg'));
+    const recursive = url.searchParams.get('recursive') === 'true';
+    const lines: string[] = [];
+    const walk = async (cid: CID, deep: boolean): Promise<void> => {
+      if (cid.code !== dagPb.code) return; // raw leaves link to nothing
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of blockstore.get(cid)) chunks.push(chunk);
+      const node = dagPb.decode(Buffer.concat(chunks));
+      for (const link of node.Links) {
+        lines.push(JSON.stringify({ Ref: link.Hash.toString(), Err: '' }));
+        if (deep) await walk(link.Hash, deep);
+      }
+    };
+    if (!(await blockstore.has(root))) throw new RpcError(`block was not found locally (offline): ${root}`, 500);
+    await walk(root, recursive);
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'X-Chunked-Output': '1' });
+    res.end(lines.map((l) => `${l}\n`).join(''));
+  }
+
+  /** Deletes blocks from the blockstore, as Kubo's `block rm` does (a pinned root is refused). */
+  async function blockRm(url: URL, res: ServerResponse): Promise<void> {
+    const lines: string[] = [];
+    for (const arg of url.searchParams.getAll('arg')) {
+      const cid = parseCid(arg);
+      if (pins.has(cid.toString())) {
+        lines.push(JSON.stringify({ Hash: cid.toString(), Error: 'pinned: recursive' }));
+      } else if (!(await blockstore.has(cid))) {
+        lines.push(JSON.stringify({ Hash: cid.toString(), Error: 'ipld: could not find block' }));
+      } else {
+        await blockstore.delete(cid);
+        lines.push(JSON.stringify({ Hash: cid.toString() }));
+      }
+    }
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'X-Chunked-Output': '1' });
+    res.end(lines.map((l) => `${l}\n`).join(''));
+  }
+
   const server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -186,6 +226,10 @@ export async function startIpfsNode(options: IpfsNodeOptions): Promise<IpfsNode>
           for (const cid of listed) if (!pins.has(cid)) throw new RpcError(`path '${cid}' is not pinned`);
           return json(res, 200, { Keys: Object.fromEntries(listed.map((cid) => [cid, { Type: 'recursive' }])) });
         }
+        case '/api/v0/refs':
+          return await refs(url, res);
+        case '/api/v0/block/rm':
+          return await blockRm(url, res);
         case '/api/v0/pin/rm': {
           const cid = parseCid(url.searchParams.get('arg')).toString();
           if (!pins.remove(cid)) throw new RpcError('not pinned or pinned indirectly');

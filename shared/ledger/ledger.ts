@@ -81,7 +81,7 @@ export interface Ledger {
   eraseSubject(
     subjectId: string,
     by: { erased_by: string | null; reason: string },
-  ): Promise<ErasureRecord & { status: 'erased' | 'already_erased'; event_id: string | null }>;
+  ): Promise<ErasureRecord & { status: 'erased' | 'already_erased'; event_id: string | null; payloads: number; payloads_removed: number }>;
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
@@ -253,6 +253,8 @@ export function createLedger({
       const sealed = await personal().seal(draft.subject_id, draft.details);
       if (Buffer.byteLength(sealed) > offchainThresholdBytes) {
         const stored = await payloads().put(sealed);
+        // Noted before it is committed: no payload of the subject's is left unknown to its erasure.
+        await personal().recordPayload(draft.subject_id, stored.cid);
         draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true, details_sealed: null };
       } else {
         draft = { ...draft, details: {}, details_sealed: sealed };
@@ -413,8 +415,13 @@ export function createLedger({
     resolveEvents: resolve,
 
     async eraseSubject(subjectId, by) {
-      const { status, record } = await personal().erase(subjectId, by);
-      if (status === 'already') return { status: 'already_erased', ...record, event_id: null };
+      const { status, record, payloads: held } = await personal().erase(subjectId, by);
+      // Where we control the ciphertext, it goes too: our IPFS node's copies (again on a second erasure,
+      // should the first have found IPFS down). Inline ciphertext is part of its block: it stays, unreadable.
+      let removed = 0;
+      for (const cid of held) if (await payloads().remove(cid)) removed += 1;
+      const stats = { payloads: held.length, payloads_removed: removed };
+      if (status === 'already') return { status: 'already_erased', ...record, event_id: null, ...stats };
       // The audit trail, on the Main Chain: who erased whom, when, why, and how many events it had.
       const block = await appender.append(MAIN_CHAIN, {
         events: [
@@ -429,7 +436,7 @@ export function createLedger({
           },
         ],
       });
-      return { status: 'erased', ...record, event_id: block.events[0]!.event_id };
+      return { status: 'erased', ...record, event_id: block.events[0]!.event_id, ...stats };
     },
 
     async describe() {

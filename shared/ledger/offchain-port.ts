@@ -25,4 +25,9 @@ export interface OffchainStore extends Sealer {
   get(cid: string, nonce: string): Promise<unknown>;
   /** Throws when IPFS cannot be reached. */
   ping(): Promise<void>;
+  /**
+   * Removes a payload's blocks from our IPFS node (unpinned, then deleted): false when they were not
+   * there. Copies other nodes made are out of reach; encrypted payloads stay ciphertext there.
+   */
+  remove(cid: string): Promise<boolean>;
 }

@@ -26,14 +26,26 @@ export interface PersonalData {
   erasedAmong(subjectIds: readonly string[]): Promise<Set<string>>;
   /** Counts events written for a subject (what its erasure reports). */
   recordEvents(subjectId: string, events: number): Promise<void>;
-  /** Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for an unknown subject. */
-  erase(subjectId: string, by: { erased_by: string | null; reason: string }): Promise<{ status: 'erased' | 'already'; record: ErasureRecord }>;
+  /** Notes an IPFS payload holding the subject's sealed details (removed from our node when it is erased). */
+  recordPayload(subjectId: string, cid: string): Promise<void>;
+  /**
+   * Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for
+   * an unknown subject. `payloads`: the IPFS payloads of its sealed details, to remove.
+   */
+  erase(
+    subjectId: string,
+    by: { erased_by: string | null; reason: string },
+  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[] }>;
 }
 
 /** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
-export type StoredSubject =
+export type StoredSubject = (
   | { state: 'active'; wrapped_key: string; kek: { provider: string; key_id: string }; created_at: string; events: number }
-  | ({ state: 'erased' } & ErasureRecord);
+  | ({ state: 'erased' } & ErasureRecord)
+) & {
+  /** IPFS payloads holding the subject's sealed details. */
+  payloads?: string[];
+};
 
 /** The port: where wrapped subject keys live (the registry table). */
 export interface SubjectRepository {
@@ -42,6 +54,8 @@ export interface SubjectRepository {
   create(subjectId: string, key: { wrapped_key: string; kek: { provider: string; key_id: string }; created_at: string }): Promise<boolean>;
   /** Counts events written for the subject. */
   countEvents(subjectId: string, events: number): Promise<void>;
+  /** Adds an IPFS payload of the subject's (a set: adding one twice keeps one). */
+  recordPayload(subjectId: string, cid: string): Promise<void>;
   /** Removes the wrapped key and records the erasure, if the key is still there; false when it was not. */
   erase(subjectId: string, record: Omit<ErasureRecord, 'subject_id' | 'events'>): Promise<boolean>;
 }

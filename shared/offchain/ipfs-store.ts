@@ -2,6 +2,7 @@
  * IPFS through kubo-rpc-client: against a real Kubo (SVC_IPFS_API_URL) or the local stack's embedded
  * node, which answers the same RPC. Adds pin by default, with Kubo's defaults (CIDv0, 256 KiB chunks).
  */
+import { CID } from 'multiformats/cid';
 import { create, type KuboRPCClient } from 'kubo-rpc-client';
 import { DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
 import { isUnavailable } from '../storage/errors.ts';
@@ -13,6 +14,8 @@ export interface IpfsStore {
   cat(cid: string): Promise<Uint8Array>;
   /** Throws when the node cannot be reached. */
   ping(): Promise<void>;
+  /** Unpins a DAG and deletes its blocks from this node; false when its root was not there. */
+  remove(cid: string): Promise<boolean>;
 }
 
 export interface IpfsStoreOptions {
@@ -72,6 +75,33 @@ export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
         await client.version({ signal: AbortSignal.timeout(Math.min(options.timeoutMs, 3_000)) });
       } catch (error) {
         throw new DependencyUnavailableError('IPFS', { cause: error });
+      }
+    },
+
+    async remove(cid) {
+      const signal = () => AbortSignal.timeout(options.timeoutMs);
+      try {
+        await client.pin.rm(cid, { signal: signal() }).catch((error: unknown) => {
+          // Not pinned (already removed, or added unpinned): nothing to unpin.
+          if (!/not pinned/.test(error instanceof Error ? error.message : '')) throw error;
+        });
+        const blocks = [cid];
+        try {
+          for await (const ref of client.refs(cid, { recursive: true, signal: signal() })) if (ref.ref) blocks.push(ref.ref);
+        } catch (error) {
+          if (/not found|could not find/.test(error instanceof Error ? error.message : '')) return false;
+          throw error;
+        }
+        let removed = false;
+        for await (const result of client.block.rm(
+          blocks.map((b) => CID.parse(b)),
+          { force: true, signal: signal() },
+        ))
+          if (!result.error && result.cid.toString() === cid) removed = true;
+        return removed;
+      } catch (error) {
+        // Whatever stops a removal is the dependency failing: the erasure answers 503 and can be run again.
+        throw error instanceof DependencyUnavailableError ? error : new DependencyUnavailableError('IPFS', { cause: error });
       }
     },
   };

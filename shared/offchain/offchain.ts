@@ -53,5 +53,7 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
     },
 
     ping: () => ipfs.ping(),
+
+    remove: (cid) => ipfs.remove(cid),
   };
 }

@@ -15,6 +15,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
       const item = out.Item;
       if (!item) return undefined;
       const events = Number(item.events ?? 0);
+      const payloads = item.payloads instanceof Set ? [...item.payloads].map(String).sort() : [];
       if (item.wrapped_key === undefined) {
         return {
           state: 'erased',
@@ -23,6 +24,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
           erased_by: item.erased_by === null || item.erased_by === undefined ? null : String(item.erased_by),
           reason: String(item.reason ?? ''),
           events,
+          payloads,
         } satisfies StoredSubject;
       }
       return {
@@ -31,6 +33,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
         kek: item.kek as { provider: string; key_id: string },
         created_at: String(item.created_at),
         events,
+        payloads,
       } satisfies StoredSubject;
     },
 
@@ -50,6 +53,20 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':n': events },
         }),
+      );
+    },
+
+    async recordPayload(subjectId, cid) {
+      await send(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: subjectKey(subjectId),
+            UpdateExpression: 'ADD payloads :cid',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':cid': new Set([cid]) },
+          }),
+        ),
       );
     },
 

@@ -10,7 +10,7 @@
  * a subject with a record is erased, whatever else is there.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 
@@ -19,7 +19,7 @@ type ActiveSubject = Extract<StoredSubject, { state: 'active' }>;
 export function createFileSubjectRepository(dir: string): SubjectRepository {
   const paths = (subjectId: string) => {
     const name = createHash('sha256').update(subjectId, 'utf8').digest('hex');
-    return { key: join(dir, `${name}.key.json`), erased: join(dir, `${name}.erased.json`) };
+    return { key: join(dir, `${name}.key.json`), erased: join(dir, `${name}.erased.json`), payloads: join(dir, `${name}.payloads`) };
   };
   const read = <T>(path: string): T | undefined => {
     try {
@@ -50,13 +50,21 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
 
   return {
     async get(subjectId) {
-      const { key, erased } = paths(subjectId);
+      const { key, erased, payloads } = paths(subjectId);
+      // One empty file per payload, named by its CID: adding one is atomic, whoever adds another at once.
+      const listed = existsSync(payloads) ? readdirSync(payloads).sort() : [];
       const record = read<StoredSubject>(erased);
       if (record) {
         remove(key); // a key made while the subject was being erased is never used: gone too
-        return record;
+        return { ...record, payloads: listed };
       }
-      return read<ActiveSubject>(key);
+      const active = read<ActiveSubject>(key);
+      return active && { ...active, payloads: listed };
+    },
+    async recordPayload(subjectId, cid) {
+      const { payloads } = paths(subjectId);
+      mkdirSync(payloads, { recursive: true, mode: 0o700 });
+      writeFileSync(join(payloads, cid.replace(/[^A-Za-z0-9]/g, '')), '', { mode: 0o600 });
     },
     async create(subjectId, wrapped) {
       const { key, erased } = paths(subjectId);

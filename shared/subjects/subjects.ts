@@ -36,7 +36,11 @@ export interface SubjectKeys {
   /** Counts `events` more events for the subject (what the erasure event will report). */
   recordEvents(subjectId: string, events: number): Promise<void>;
   /** Destroys the subject's key: `erased`, or `already` with the first erasure's record; 404 for an unknown subject. */
-  erase(subjectId: string, by: { erased_by: string | null; reason: string }): Promise<{ status: 'erased' | 'already'; record: ErasureRecord }>;
+  recordPayload(subjectId: string, cid: string): Promise<void>;
+  erase(
+    subjectId: string,
+    by: { erased_by: string | null; reason: string },
+  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[] }>;
 }
 
 export function createSubjectKeys({
@@ -89,6 +93,7 @@ export function createSubjectKeys({
       return found;
     },
     recordEvents: (subjectId, events) => repository.countEvents(subjectId, events),
+    recordPayload: (subjectId, cid) => repository.recordPayload(subjectId, cid),
     async erase(subjectId, by) {
       const before = await repository.get(subjectId);
       if (!before) throw new NotFoundError(`No personal data is held for subject '${subjectId}'`);
@@ -96,7 +101,7 @@ export function createSubjectKeys({
       const erasedNow = before.state === 'active' && (await repository.erase(subjectId, { erased_at: now().toISOString(), ...by }));
       const after = await repository.get(subjectId);
       if (after?.state !== 'erased') throw new Error(`subject '${subjectId}' is not erased after its erasure`);
-      return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after) };
+      return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after), payloads: after.payloads ?? [] };
     },
   };
 }
@@ -132,6 +137,7 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
       return new Set([...keys].filter(([, key]) => key === null).map(([id]) => id));
     },
     recordEvents: (subjectId, events) => subjects.recordEvents(subjectId, events),
+    recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),
     erase: (subjectId, by) => subjects.erase(subjectId, by),
   };
 }

@@ -115,7 +115,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     const ipfs: IpfsStore = url
       ? createIpfsStore({ url, authorization: settings.SVC_IPFS_API_AUTH || undefined, timeoutMs: settings.SVC_IPFS_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024 })
       : // Not configured is the same to a client as not reachable: the operations that need IPFS answer 503.
-        { add: unavailable, cat: unavailable, ping: unavailable };
+        { add: unavailable, cat: unavailable, ping: unavailable, remove: unavailable };
     return createOffchainStore({ ipfs, keys: keys() });
   });
   const lazyOffchain: OffchainStore = {
@@ -124,6 +124,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     seal: (value) => offchain().seal(value),
     unseal: (sealed) => offchain().unseal(sealed),
     ping: () => offchain().ping(),
+    remove: (cid) => offchain().remove(cid),
   };
 
   /** Data subjects' keys in the registry, wrapped like data keys; built on first use, as off-chain payloads are. */
@@ -142,6 +143,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     openAll: (items) => personalData().openAll(items),
     erasedAmong: (subjectIds) => personalData().erasedAmong(subjectIds),
     recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
+    recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),
     erase: (subjectId, by) => personalData().erase(subjectId, by),
   };
 

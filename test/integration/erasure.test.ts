@@ -95,6 +95,11 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
     assert.equal(erased.status, 200, erased.text);
     assert.equal(erased.body.status, 'erased');
     assert.equal(erased.body.events, 4);
+    assert.deepEqual([erased.body.payloads, erased.body.payloads_removed], [1, 1], 'the large payload is removed from our IPFS node');
+    const ipfsUrl = /IPFS: (http:\/\/[^ ]+)/.exec(stack.output())![1]!;
+    const cat = await fetch(`${ipfsUrl}/api/v0/cat?arg=${resolved.body.events[0].details_cid}`, { method: 'POST' });
+    assert.equal(cat.status, 500);
+    assert.match(await cat.text(), /not found/);
     const again = await call(stack.url, 'POST', '/api/v1/subjects/subj-alice/erase', { reason: 'again' });
     assert.equal(again.status, 200);
     assert.equal(again.body.status, 'already_erased');

@@ -44,6 +44,7 @@ function world() {
       },
       cat: async (cid) => blobs.get(cid)!,
       ping: async () => undefined,
+      remove: async (cid) => blobs.delete(cid),
     },
   });
   const business = createBusiness({

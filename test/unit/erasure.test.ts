@@ -15,33 +15,15 @@ import { createLedger } from '#shared/ledger/ledger';
 import type { Block } from '#shared/ledger/types';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore } from '#shared/offchain/offchain';
-import { createPersonalData, createSubjectKeys, type StoredSubject, type SubjectRepository } from '#shared/subjects/subjects';
+import { createPersonalData, createSubjectKeys } from '#shared/subjects/subjects';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
-
-function memorySubjects(): SubjectRepository & { items: Map<string, StoredSubject> } {
-  const items = new Map<string, StoredSubject>();
-  return {
-    items,
-    get: async (id) => items.get(id) && structuredClone(items.get(id)),
-    create: async (id, key) => !items.has(id) && Boolean(items.set(id, { state: 'active', ...key, events: 0 })),
-    async countEvents(id, n) {
-      const item = items.get(id);
-      if (item) item.events += n;
-    },
-    async erase(id, record) {
-      const item = items.get(id);
-      if (item?.state !== 'active') return false;
-      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events });
-      return true;
-    },
-  };
-}
+import { createMemorySubjects } from '../support/memory-subjects.ts';
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
 function world() {
   const repository = createMemoryLedgerRepository();
-  const subjects = memorySubjects();
+  const subjects = createMemorySubjects();
   const blobs = new Map<string, Uint8Array>();
   const keys = new LocalKeyProvider(randomBytes(32));
   const offchain = createOffchainStore({
@@ -54,6 +36,7 @@ function world() {
       },
       cat: async (cid) => blobs.get(cid)!,
       ping: async () => undefined,
+      remove: async (cid) => blobs.delete(cid),
     },
   });
   const ledger = createLedger({
@@ -67,7 +50,7 @@ function world() {
   const everything = () =>
     JSON.stringify([repository.blocksOf('people'), repository.blocksOf('main'), [...subjects.items.values()]]) +
     [...blobs.values()].map((b) => Buffer.from(b).toString('utf8')).join('');
-  return { ledger, repository, everything };
+  return { ledger, repository, everything, blobs };
 }
 
 const person = (details: Record<string, unknown>) => ({
@@ -85,7 +68,7 @@ const verifies = (block: Block) => assert.equal(hashBlock(asStored(block)), bloc
 
 describe('personal data through the ledger (offline)', () => {
   it('commits only sealed details, shows them while the key exists, and after erasure shows none, verifiably', async () => {
-    const { ledger, repository, everything } = world();
+    const { ledger, repository, everything, blobs } = world();
     await ledger.createSubChain('people');
     const small = await ledger.appendEvent('people', person({ name: 'Alice Smith', email: 'alice@example.com' }));
     const large = await ledger.appendEvent('people', person({ name: 'Alice Smith', cv: 'Alice Smith '.repeat(400) }));
@@ -103,9 +86,13 @@ describe('personal data through the ledger (offline)', () => {
     const resolved = await ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true });
     assert.equal((resolved.events[0]!.details as { name: string }).name, 'Alice Smith');
 
+    const payload = stored[2]!.events[0]!.details_cid!;
+    assert.ok(blobs.has(payload));
     const erasure = await ledger.eraseSubject('subj-17', { erased_by: 'admin-1', reason: 'request #42' });
     assert.equal(erasure.status, 'erased');
     assert.equal(erasure.events, 2);
+    assert.deepEqual([erasure.payloads, erasure.payloads_removed], [1, 1]);
+    assert.ok(!blobs.has(payload), 'the IPFS copy we hold is removed');
     const anchor = repository.blocksOf('main').at(-1)!;
     assert.deepEqual(anchor.events[0]!.event_type, 'erasure');
     assert.deepEqual(anchor.events[0]!.details, {
@@ -128,7 +115,8 @@ describe('personal data through the ledger (offline)', () => {
     const trace = await ledger.traceEntity('customer-17');
     assert.ok(trace.events.filter((e) => e.subject_id).every((e) => e.details === null && (e as { erased?: boolean }).erased));
 
-    assert.equal((await ledger.eraseSubject('subj-17', { erased_by: 'admin-2', reason: 'again' })).status, 'already_erased');
+    const again = await ledger.eraseSubject('subj-17', { erased_by: 'admin-2', reason: 'again' });
+    assert.deepEqual([again.status, again.payloads, again.payloads_removed], ['already_erased', 1, 0]);
     assert.equal(repository.blocksOf('main').filter((b) => b.events[0]?.event_type === 'erasure').length, 1, 'recorded once');
     await assert.rejects(ledger.appendEvent('people', person({ name: 'Alice again' })), GoneError);
     await assert.rejects(ledger.eraseSubject('nobody', { erased_by: null, reason: 'x' }), NotFoundError);

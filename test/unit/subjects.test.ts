@@ -18,34 +18,12 @@ import { createFileSubjectRepository } from '#shared/subjects/file-repository';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSubjectKeys, openDetails, sealDetails, type StoredSubject, type SubjectRepository } from '#shared/subjects/subjects';
-
-function memorySubjects(): SubjectRepository & { items: Map<string, StoredSubject> } {
-  const items = new Map<string, StoredSubject>();
-  return {
-    items,
-    get: async (id) => items.get(id) && structuredClone(items.get(id)),
-    async create(id, key) {
-      if (items.has(id)) return false;
-      items.set(id, { state: 'active', ...key, events: 0 });
-      return true;
-    },
-    async countEvents(id, n) {
-      const item = items.get(id);
-      if (item) item.events += n;
-    },
-    async erase(id, record) {
-      const item = items.get(id);
-      if (item?.state !== 'active') return false;
-      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events });
-      return true;
-    },
-  };
-}
+import { createSubjectKeys, openDetails, sealDetails } from '#shared/subjects/subjects';
+import { createMemorySubjects } from '../support/memory-subjects.ts';
 
 describe('data subjects (offline)', () => {
   it('makes one key per subject, kept only wrapped, that opens its details and no other subject’s', async () => {
-    const repository = memorySubjects();
+    const repository = createMemorySubjects();
     const subjects = createSubjectKeys({ repository, keys: new LocalKeyProvider(randomBytes(32)) });
     const alice = await subjects.keyFor('alice');
     assert.deepEqual(await subjects.keyFor('alice'), alice, 'the same key every time');
@@ -61,7 +39,7 @@ describe('data subjects (offline)', () => {
   });
 
   it('erases a subject: its key is gone, nothing opens its details, a second erase answers the first, 404 for a stranger', async () => {
-    const repository = memorySubjects();
+    const repository = createMemorySubjects();
     const master = randomBytes(32);
     const subjects = createSubjectKeys({ repository, keys: new LocalKeyProvider(master), now: () => new Date('2026-11-24T12:00:00Z') });
     const key = await subjects.keyFor('alice');
@@ -76,13 +54,14 @@ describe('data subjects (offline)', () => {
     assert.deepEqual(first, {
       status: 'erased',
       record: { subject_id: 'alice', erased_at: '2026-11-24T12:00:00.000Z', erased_by: 'admin-1', reason: 'GDPR art. 17 request #42', events: 3 },
+      payloads: [],
     });
     const [again, concurrent] = await Promise.all([
       subjects.erase('alice', { erased_by: 'admin-2', reason: 'again' }),
       subjects.erase('alice', { erased_by: 'admin-3', reason: 'at once' }),
     ]);
     assert.deepEqual(concurrent, again);
-    assert.deepEqual(again, { status: 'already', record: first.record }, 'idempotent: the first erasure is what is answered');
+    assert.deepEqual(again, { status: 'already', record: first.record, payloads: [] }, 'idempotent: the first erasure is what is answered');
     await assert.rejects(subjects.erase('carol', { erased_by: null, reason: 'x' }), NotFoundError);
 
     await assert.rejects(subjects.keyFor('alice'), GoneError, 'no new data for an erased subject');
@@ -128,10 +107,25 @@ describe('the subject repository (DynamoDB, aws-sdk-client-mock)', () => {
     dynamo
       .on(GetCommand)
       .resolvesOnce({ Item: { pk: 'SUBJECT#a', sk: 'KEY', wrapped_key: 'w', kek: { provider: 'local', key_id: 'k' }, created_at: 't', events: 2 } })
-      .resolvesOnce({ Item: { pk: 'SUBJECT#a', sk: 'KEY', erased_at: 't2', erased_by: 'admin-1', reason: 'r', events: 2 } })
+      .resolvesOnce({ Item: { pk: 'SUBJECT#a', sk: 'KEY', erased_at: 't2', erased_by: 'admin-1', reason: 'r', events: 2, payloads: new Set(['Qm2', 'Qm1']) } })
       .resolvesOnce({});
-    assert.deepEqual(await repository.get('a'), { state: 'active', wrapped_key: 'w', kek: { provider: 'local', key_id: 'k' }, created_at: 't', events: 2 });
-    assert.deepEqual(await repository.get('a'), { state: 'erased', subject_id: 'a', erased_at: 't2', erased_by: 'admin-1', reason: 'r', events: 2 });
+    assert.deepEqual(await repository.get('a'), {
+      state: 'active',
+      wrapped_key: 'w',
+      kek: { provider: 'local', key_id: 'k' },
+      created_at: 't',
+      events: 2,
+      payloads: [],
+    });
+    assert.deepEqual(await repository.get('a'), {
+      state: 'erased',
+      subject_id: 'a',
+      erased_at: 't2',
+      erased_by: 'admin-1',
+      reason: 'r',
+      events: 2,
+      payloads: ['Qm1', 'Qm2'],
+    });
     assert.equal(await repository.get('a'), undefined);
     assert.equal(dynamo.commandCalls(GetCommand)[0]!.args[0].input.ConsistentRead, true);
   });
