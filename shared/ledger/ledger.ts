@@ -81,7 +81,9 @@ export interface Ledger {
   eraseSubject(
     subjectId: string,
     by: { erased_by: string | null; reason: string },
-  ): Promise<ErasureRecord & { status: 'erased' | 'already_erased'; event_id: string | null; payloads: number; payloads_removed: number }>;
+  ): Promise<
+    ErasureRecord & { status: 'erased' | 'already_erased'; event_id: string | null; payloads: number; payloads_removed: number; payloads_unreachable?: number }
+  >;
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
 }
@@ -105,6 +107,9 @@ export interface LedgerOptions {
 export type ResolvedEvent = LedgerEvent & { resolve_error?: string; erased?: true };
 
 const RESOLVE_CONCURRENCY = 8;
+
+/** How long a subject's erasure may go without its Main Chain event before a later erasure writes it. */
+const ERASURE_EVENT_GRACE_MS = 60_000;
 
 function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
   const timestamp = Math.round(now * 1000) / 1000;
@@ -415,28 +420,48 @@ export function createLedger({
     resolveEvents: resolve,
 
     async eraseSubject(subjectId, by) {
-      const { status, record, payloads: held } = await personal().erase(subjectId, by);
-      // Where we control the ciphertext, it goes too: our IPFS node's copies (again on a second erasure,
-      // should the first have found IPFS down). Inline ciphertext is part of its block: it stays, unreadable.
+      const { status, record, payloads: held, eventId } = await personal().erase(subjectId, by);
+      // The audit trail, on the Main Chain: who erased whom, when, why, and how many events it had. Written
+      // by the erasure that destroyed the key; a later erasure writes it only if it is still missing well
+      // after (the first died between destroying the key and appending), so it is never lost nor doubled.
+      let event_id = eventId;
+      const overdue = now() * 1000 - Date.parse(record.erased_at) > ERASURE_EVENT_GRACE_MS;
+      if (event_id === null && (status === 'erased' || overdue)) {
+        const block = await appender.append(MAIN_CHAIN, {
+          events: [
+            {
+              entity_id: subjectId,
+              event_type: SERVICE_EVENT.erasure,
+              details: { ...record },
+              details_cid: null,
+              details_nonce: null,
+              details_metadata: null,
+              is_offchain: false,
+            },
+          ],
+        });
+        event_id = block.events[0]!.event_id;
+        await personal().recordErasureEvent(subjectId, event_id);
+      }
+      // Where we control the ciphertext, it goes too: our IPFS node's copies (again on a later erasure,
+      // should IPFS have been down). Inline ciphertext is part of its block: it stays, unreadable.
       let removed = 0;
-      for (const cid of held) if (await payloads().remove(cid)) removed += 1;
-      const stats = { payloads: held.length, payloads_removed: removed };
-      if (status === 'already') return { status: 'already_erased', ...record, event_id: null, ...stats };
-      // The audit trail, on the Main Chain: who erased whom, when, why, and how many events it had.
-      const block = await appender.append(MAIN_CHAIN, {
-        events: [
-          {
-            entity_id: subjectId,
-            event_type: SERVICE_EVENT.erasure,
-            details: { ...record },
-            details_cid: null,
-            details_nonce: null,
-            details_metadata: null,
-            is_offchain: false,
-          },
-        ],
-      });
-      return { status: 'erased', ...record, event_id: block.events[0]!.event_id, ...stats };
+      let unreachable = 0;
+      for (const cid of held) {
+        try {
+          if (await payloads().remove(cid)) removed += 1;
+        } catch {
+          unreachable += 1;
+        }
+      }
+      return {
+        status: status === 'erased' ? 'erased' : 'already_erased',
+        ...record,
+        event_id,
+        payloads: held.length,
+        payloads_removed: removed,
+        ...(unreachable > 0 ? { payloads_unreachable: unreachable } : {}),
+      };
     },
 
     async describe() {

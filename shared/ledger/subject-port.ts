@@ -35,7 +35,9 @@ export interface PersonalData {
   erase(
     subjectId: string,
     by: { erased_by: string | null; reason: string },
-  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[] }>;
+  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[]; eventId: string | null }>;
+  /** Notes the Main Chain event that records the erasure (so that it is written once, and never missing). */
+  recordErasureEvent(subjectId: string, eventId: string): Promise<void>;
 }
 
 /** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
@@ -45,6 +47,8 @@ export type StoredSubject = (
 ) & {
   /** IPFS payloads holding the subject's sealed details. */
   payloads?: string[];
+  /** Erased: the Main Chain event recording it, once appended. */
+  event_id?: string;
 };
 
 /** The port: where wrapped subject keys live (the registry table). */
@@ -56,6 +60,8 @@ export interface SubjectRepository {
   countEvents(subjectId: string, events: number): Promise<void>;
   /** Adds an IPFS payload of the subject's (a set: adding one twice keeps one). */
   recordPayload(subjectId: string, cid: string): Promise<void>;
+  /** Notes the Main Chain event of an erased subject's erasure. */
+  recordErasureEvent(subjectId: string, eventId: string): Promise<void>;
   /** Removes the wrapped key and records the erasure, if the key is still there; false when it was not. */
   erase(subjectId: string, record: Omit<ErasureRecord, 'subject_id' | 'events'>): Promise<boolean>;
 }

@@ -25,6 +25,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
           reason: String(item.reason ?? ''),
           events,
           payloads,
+          ...(item.event_id !== undefined ? { event_id: String(item.event_id) } : {}),
         } satisfies StoredSubject;
       }
       return {
@@ -67,6 +68,19 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
             ExpressionAttributeValues: { ':cid': new Set([cid]) },
           }),
         ),
+      );
+    },
+
+    async recordErasureEvent(subjectId, eventId) {
+      await writeIf(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: subjectKey(subjectId),
+          UpdateExpression: 'SET event_id = :id',
+          ConditionExpression: 'attribute_exists(erased_at) AND attribute_not_exists(event_id)',
+          ExpressionAttributeValues: { ':id': eventId },
+        }),
       );
     },
 

@@ -77,6 +77,12 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       // A count, not a key: kept best-effort (two instances counting at once may lose one).
       if (current) writeFileSync(key, `${JSON.stringify({ ...current, events: current.events + events })}\n`, { mode: 0o600 });
     },
+    async recordErasureEvent(subjectId, eventId) {
+      const { erased } = paths(subjectId);
+      const record = read<StoredSubject>(erased);
+      // The record, not a key: rewritten in place (once; a second note keeps the first).
+      if (record && record.event_id === undefined) writeFileSync(erased, `${JSON.stringify({ ...record, event_id: eventId })}\n`, { mode: 0o600 });
+    },
     async erase(subjectId, record) {
       const { key, erased } = paths(subjectId);
       const current = read<ActiveSubject>(key);

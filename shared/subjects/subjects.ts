@@ -40,7 +40,8 @@ export interface SubjectKeys {
   erase(
     subjectId: string,
     by: { erased_by: string | null; reason: string },
-  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[] }>;
+  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[]; eventId: string | null }>;
+  recordErasureEvent(subjectId: string, eventId: string): Promise<void>;
 }
 
 export function createSubjectKeys({
@@ -94,6 +95,7 @@ export function createSubjectKeys({
     },
     recordEvents: (subjectId, events) => repository.countEvents(subjectId, events),
     recordPayload: (subjectId, cid) => repository.recordPayload(subjectId, cid),
+    recordErasureEvent: (subjectId, eventId) => repository.recordErasureEvent(subjectId, eventId),
     async erase(subjectId, by) {
       const before = await repository.get(subjectId);
       if (!before) throw new NotFoundError(`No personal data is held for subject '${subjectId}'`);
@@ -101,7 +103,7 @@ export function createSubjectKeys({
       const erasedNow = before.state === 'active' && (await repository.erase(subjectId, { erased_at: now().toISOString(), ...by }));
       const after = await repository.get(subjectId);
       if (after?.state !== 'erased') throw new Error(`subject '${subjectId}' is not erased after its erasure`);
-      return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after), payloads: after.payloads ?? [] };
+      return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after), payloads: after.payloads ?? [], eventId: after.event_id ?? null };
     },
   };
 }
@@ -139,5 +141,6 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
     recordEvents: (subjectId, events) => subjects.recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),
     erase: (subjectId, by) => subjects.erase(subjectId, by),
+    recordErasureEvent: (subjectId, eventId) => subjects.recordErasureEvent(subjectId, eventId),
   };
 }

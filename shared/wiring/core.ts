@@ -144,6 +144,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     erasedAmong: (subjectIds) => personalData().erasedAmong(subjectIds),
     recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),
+    recordErasureEvent: (subjectId, eventId) => personalData().recordErasureEvent(subjectId, eventId),
     erase: (subjectId, by) => personalData().erase(subjectId, by),
   };
 

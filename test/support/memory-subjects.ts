@@ -19,6 +19,10 @@ export function createMemorySubjects(): SubjectRepository & { items: Map<string,
       const item = items.get(id);
       if (item && !item.payloads?.includes(cid)) item.payloads = [...(item.payloads ?? []), cid];
     },
+    async recordErasureEvent(id, eventId) {
+      const item = items.get(id);
+      if (item?.state === 'erased' && item.event_id === undefined) item.event_id = eventId;
+    },
     async erase(id, record) {
       const item = items.get(id);
       if (item?.state !== 'active') return false;

@@ -50,7 +50,7 @@ function world() {
   const everything = () =>
     JSON.stringify([repository.blocksOf('people'), repository.blocksOf('main'), [...subjects.items.values()]]) +
     [...blobs.values()].map((b) => Buffer.from(b).toString('utf8')).join('');
-  return { ledger, repository, everything, blobs };
+  return { ledger, repository, everything, blobs, subjects };
 }
 
 const person = (details: Record<string, unknown>) => ({
@@ -116,9 +116,25 @@ describe('personal data through the ledger (offline)', () => {
     assert.ok(trace.events.filter((e) => e.subject_id).every((e) => e.details === null && (e as { erased?: boolean }).erased));
 
     const again = await ledger.eraseSubject('subj-17', { erased_by: 'admin-2', reason: 'again' });
-    assert.deepEqual([again.status, again.payloads, again.payloads_removed], ['already_erased', 1, 0]);
+    assert.deepEqual([again.status, again.payloads, again.payloads_removed, again.event_id], ['already_erased', 1, 0, erasure.event_id]);
     assert.equal(repository.blocksOf('main').filter((b) => b.events[0]?.event_type === 'erasure').length, 1, 'recorded once');
     await assert.rejects(ledger.appendEvent('people', person({ name: 'Alice again' })), GoneError);
     await assert.rejects(ledger.eraseSubject('nobody', { erased_by: null, reason: 'x' }), NotFoundError);
+  });
+
+  it('writes the erasure on the Main Chain once, even when the erasure that destroyed the key died before writing it', async () => {
+    const { ledger, repository, subjects } = world();
+    await ledger.createSubChain('people');
+    await ledger.appendEvent('people', person({ name: 'Alice' }));
+    // As if an erasure destroyed the key two minutes ago and its instance died before the Main Chain append.
+    await subjects.erase('subj-17', { erased_at: new Date(Date.now() - 120_000).toISOString(), erased_by: 'admin-1', reason: 'crashed' });
+    const recovered = await ledger.eraseSubject('subj-17', { erased_by: 'admin-2', reason: 'again' });
+    assert.equal(recovered.status, 'already_erased');
+    assert.equal(recovered.reason, 'crashed', 'the record is the first erasure’s');
+    const erasures = () => repository.blocksOf('main').filter((b) => b.events[0]?.event_type === 'erasure');
+    assert.equal(erasures().length, 1);
+    assert.equal(recovered.event_id, erasures()[0]!.events[0]!.event_id);
+    await ledger.eraseSubject('subj-17', { erased_by: 'admin-3', reason: 'third' });
+    assert.equal(erasures().length, 1, 'and never twice');
   });
 });

@@ -55,13 +55,14 @@ describe('data subjects (offline)', () => {
       status: 'erased',
       record: { subject_id: 'alice', erased_at: '2026-11-24T12:00:00.000Z', erased_by: 'admin-1', reason: 'GDPR art. 17 request #42', events: 3 },
       payloads: [],
+      eventId: null,
     });
     const [again, concurrent] = await Promise.all([
       subjects.erase('alice', { erased_by: 'admin-2', reason: 'again' }),
       subjects.erase('alice', { erased_by: 'admin-3', reason: 'at once' }),
     ]);
     assert.deepEqual(concurrent, again);
-    assert.deepEqual(again, { status: 'already', record: first.record, payloads: [] }, 'idempotent: the first erasure is what is answered');
+    assert.deepEqual(again, { status: 'already', record: first.record, payloads: [], eventId: null }, 'idempotent: the first erasure is what is answered');
     await assert.rejects(subjects.erase('carol', { erased_by: null, reason: 'x' }), NotFoundError);
 
     await assert.rejects(subjects.keyFor('alice'), GoneError, 'no new data for an erased subject');
