@@ -6,7 +6,7 @@
  */
 import type * as z from 'zod';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import { ConflictError, DependencyUnavailableError, GoneError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
@@ -25,7 +25,7 @@ export function valueHash(value: unknown): string {
 }
 
 export function createBusiness(options: BusinessOptions) {
-  const { repository, ledger, access, offchain, inlineThresholdBytes, now = () => new Date() } = options;
+  const { repository, ledger, access, offchain, personalData, inlineThresholdBytes, now = () => new Date() } = options;
   const stamp = () => now().toISOString();
 
   async function requireOrganization(orgId: string): Promise<OrganizationRecord> {
@@ -152,7 +152,20 @@ export function createBusiness(options: BusinessOptions) {
       let cid: string | null = input.value_cid ?? null;
       let nonce: string | null = input.value_nonce ?? null;
       let hash: string;
-      if (input.value !== undefined) {
+      const subject = input.subject_id;
+      if (subject !== undefined) {
+        // Personal data: sealed under the subject's key, and hashed as sealed. A hash of the value itself
+        // would let anyone confirm a guess at it on the common ledger, after erasure too.
+        if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
+        const forSubject = await personalData.seal(subject, { value: input.value });
+        hash = sha256Hex(forSubject);
+        if (Buffer.byteLength(forSubject) > inlineThresholdBytes) {
+          ({ cid, nonce } = await offchain.put(forSubject));
+          await personalData.recordPayload(subject, cid);
+        } else {
+          sealed = forSubject;
+        }
+      } else if (input.value !== undefined) {
         hash = valueHash(input.value);
         if (Buffer.byteLength(JSON.stringify(input.value)) > inlineThresholdBytes) {
           ({ cid, nonce } = await offchain.put(input.value));
@@ -170,6 +183,8 @@ export function createBusiness(options: BusinessOptions) {
           typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
         event_type: typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : SERVICE_EVENT.privateDataWritten,
         details: { collection: input.collection, key_hash: sha256Hex(input.key), value_hash: hash, event_metadata: metadata },
+        // Its metadata may be personal too: the event is the subject's, sealed and erased with it.
+        ...(subject !== undefined ? { subject_id: subject } : {}),
       });
       const stored: PrivateDataRecord = {
         channel: input.channel,
@@ -181,6 +196,7 @@ export function createBusiness(options: BusinessOptions) {
         value_nonce: nonce,
         event_id: eventId,
         updated_at: stamp(),
+        ...(subject !== undefined ? { subject_id: subject } : {}),
       };
       await repository.putPrivateData(stored);
       return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
@@ -190,7 +206,15 @@ export function createBusiness(options: BusinessOptions) {
       await access.channel(principal, 'private_data.read', channelId);
       const stored = await repository.getPrivateData(channelId, collection, key);
       if (!stored) throw new NotFoundError(`No private data '${key}' in collection '${collection}' of channel '${channelId}'`);
-      const value = stored.sealed !== null ? await offchain.unseal(stored.sealed) : await offchain.get(stored.value_cid!, stored.value_nonce!);
+      let value: unknown;
+      if (stored.subject_id !== undefined) {
+        const forSubject = stored.sealed ?? String(await offchain.get(stored.value_cid!, stored.value_nonce!));
+        const [opened] = await (personalData ?? { openAll: async () => [null] }).openAll([{ subjectId: stored.subject_id, sealed: forSubject }]);
+        if (!opened) throw new GoneError(`The value of '${key}' was erased with its data subject`);
+        value = opened.value;
+      } else {
+        value = stored.sealed !== null ? await offchain.unseal(stored.sealed) : await offchain.get(stored.value_cid!, stored.value_nonce!);
+      }
       return {
         channel: channelId,
         collection,

@@ -2,6 +2,7 @@
 import type { AccessControl } from '../access/access.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { OffchainStore } from '../ledger/offchain-port.ts';
+import type { PersonalData } from '../ledger/subject-port.ts';
 import type { ContractSandbox } from './contract-pool.ts';
 import type { BusinessRepository, ChannelDetails, ChannelRecord } from './repository.ts';
 
@@ -15,6 +16,8 @@ export interface BusinessOptions {
   sandbox: ContractSandbox;
   /** Private values whose JSON is larger go to IPFS; smaller ones stay inline, encrypted. */
   inlineThresholdBytes: number;
+  /** Data subjects' keys: private values marked with a subject are sealed under them. */
+  personalData?: PersonalData;
   now?: () => Date;
 }
 

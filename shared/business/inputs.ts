@@ -6,6 +6,7 @@ import semver from 'semver';
 import * as z from 'zod';
 import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
+import { SUBJECT_ID } from '../ledger/subject-port.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -41,8 +42,13 @@ export const privateDataInput = z
       .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
       .nullish(),
     event_metadata: z.record(z.string(), z.unknown()).default({}),
+    /** The value is personal data of this data subject: sealed under its key, erasable (docs/personal-data.md). */
+    subject_id: z.string().regex(SUBJECT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . : @ -').optional(),
   })
   .superRefine((v, ctx) => {
+    if (v.subject_id !== undefined && v.value_cid !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['value_cid'], message: "A data subject's value is sent inline: the service seals it under the subject's key" });
+    }
     if ((v.value === undefined) === (v.value_cid === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['value'], message: 'Send exactly one of value and value_cid' });
     }

@@ -36,6 +36,8 @@ export interface PrivateDataRecord {
   value_nonce: string | null;
   event_id: string;
   updated_at: string;
+  /** Personal data of this data subject: `sealed` (or the IPFS payload) is sealed under the subject's key. */
+  subject_id?: string;
 }
 
 export interface ContractVersionRecord {

@@ -16,6 +16,7 @@ export function createBusinessWiring(core: Core): { business(): Business } {
         ledger: core.ledgerRuntime().ledger,
         access: core.access(),
         offchain: core.lazyOffchain,
+        personalData: core.personalData,
         sandbox: createContractPool({
           limits: {
             timeoutMs: settings.SVC_CONTRACT_TIMEOUT_MS,

@@ -66,6 +66,8 @@ export interface Core {
   offchain(): OffchainStore;
   /** The same, built on its first call rather than on the first read of `offchain`. */
   lazyOffchain: OffchainStore;
+  /** Data subjects' keys (docs/personal-data.md), built on first use. */
+  personalData: PersonalData;
   apiKeys(): ApiKeyRepository;
   /** Request and ledger metrics; summed across instances in the registry table with the dynamodb backend. */
   metrics(): Metrics;
@@ -216,6 +218,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     ledgerFor: (principal) => guardLedger(ledgerRuntime().ledger, access(), principal),
     offchain,
     lazyOffchain,
+    personalData: lazyPersonalData,
     apiKeys,
     metrics,
     health: { dynamodb: () => ledgerRuntime().repository.ping(), ipfs: () => offchain().ping() },

@@ -18,6 +18,9 @@ import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore } from '#shared/offchain/offchain';
 import { createMemoryBusinessRepository } from '../support/memory-business-repository.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
+import { createMemorySubjects } from '../support/memory-subjects.ts';
+import { createPersonalData, createSubjectKeys } from '#shared/subjects/subjects';
+import { GoneError } from '#shared/errors';
 
 const sandbox = createContractPool({
   limits: { timeoutMs: 2_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 512 * 1024, maxResultBytes: 1024 * 1024 },
@@ -28,11 +31,12 @@ after(() => sandbox.close());
 
 function world() {
   const ledgerRepository = createMemoryLedgerRepository();
-  const ledger = createLedger({ repository: ledgerRepository, appender: new ChainAppender(ledgerRepository, { maxAttempts: 8, batchMax: 99 }) });
+  const keys = new LocalKeyProvider(randomBytes(32));
+  const personalData = createPersonalData(createSubjectKeys({ repository: createMemorySubjects(), keys }));
   const repository = createMemoryBusinessRepository();
   const blobs = new Map<string, Uint8Array>();
   const offchain = createOffchainStore({
-    keys: new LocalKeyProvider(randomBytes(32)),
+    keys,
     ipfs: {
       add: async (bytes) => {
         // A CIDv0's shape (Qm + 44 base58 characters), from the bytes' hash.
@@ -47,9 +51,16 @@ function world() {
       remove: async (cid) => blobs.delete(cid),
     },
   });
+  const ledger = createLedger({
+    repository: ledgerRepository,
+    appender: new ChainAppender(ledgerRepository, { maxAttempts: 8, batchMax: 99 }),
+    offchain,
+    personalData,
+  });
   const business = createBusiness({
     repository,
     ledger,
+    personalData,
     access: createAccessControl({ channels: repository }),
     offchain,
     sandbox,
@@ -109,6 +120,30 @@ describe('the business domain (offline)', () => {
     assert.ok(![...blobs.values()].some((b) => Buffer.from(b).toString().includes(big)));
     assert.equal((await business.readPrivateData(acmeReader, 'supply', 'prices', 'sku-2')).value, big);
     assert.ok(!JSON.stringify(ledgerRepository.blocksOf('channel-supply')).includes(big));
+  });
+
+  it("seals a data subject's private value under its key, and erasing the subject makes it unreadable (410)", async () => {
+    const { business, ledger, ledgerRepository, repository } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'patients' });
+    const written = await business.writePrivateData(acme, {
+      channel: 'supply',
+      collection: 'patients',
+      key: 'p-1',
+      value: 'Alice Smith, blood type 0+',
+      event_metadata: { entity_id: 'p-1', ward: 'Alice ward' },
+      subject_id: 'subj-alice',
+    });
+    assert.notEqual(written.value_hash, createHash('sha256').update('Alice Smith, blood type 0+').digest('hex'), 'no hash a guess could confirm');
+    const everything = () => JSON.stringify([ledgerRepository.blocksOf('channel-supply'), [...repository.privateData.values()]]);
+    assert.ok(!everything().includes('Alice'), 'neither the value nor the metadata is stored in the clear');
+    assert.equal((await business.readPrivateData(acmeReader, 'supply', 'patients', 'p-1')).value, 'Alice Smith, blood type 0+');
+
+    await ledger.eraseSubject('subj-alice', { erased_by: null, reason: 'patient request' });
+    await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'p-1'), GoneError);
+    const event = (await ledger.getBlock('channel-supply', { kind: 'index', index: ledgerRepository.blocksOf('channel-supply').length - 1 })).events[0]!;
+    assert.deepEqual([event.details, (event as { erased?: boolean }).erased], [null, true], 'its channel event is erased with it');
   });
 
   it("gives a contract id to its first publisher, runs it, and appends its emits as the caller's, all or none", async () => {
