@@ -150,4 +150,23 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
     assert.ok(!existsSync(keyFile), 'the key file is gone; the record of the erasure stays');
     assert.deepEqual(filesContaining(stack.dataDir, wrappedKey), [], 'the wrapped key is in no file of the data directory');
   });
+
+  it("erases a data subject's private data too: readable by members until then, 410 after, never stored in the clear", async () => {
+    const B = '/api/business';
+    assert.equal((await call(stack.url, 'POST', `${B}/organizations`, { org_id: 'clinic', name: 'Clinic' })).status, 201);
+    assert.equal((await call(stack.url, 'POST', `${B}/channels`, { name: 'care' })).status, 201);
+    assert.equal((await call(stack.url, 'POST', `${B}/channels/care/organizations`, { org_id: 'clinic' })).status, 201);
+    assert.equal((await call(stack.url, 'POST', `${B}/channels/care/private-collections`, { collection: 'records' })).status, 201);
+    const value = 'Carol Ximena Jones, allergy: penicillin';
+    const written = await call(stack.url, 'POST', `${B}/private-data`, { channel: 'care', collection: 'records', key: 'r-1', value, subject_id: 'subj-carol' });
+    assert.equal(written.status, 201, written.text);
+    assert.equal((await call(stack.url, 'GET', `/api/v2/private-data/care/records/r-1`)).body.value, value);
+    assert.deepEqual(filesContaining(stack.dataDir, 'Carol Ximena'), []);
+
+    const erased = await call(stack.url, 'POST', '/api/v1/subjects/subj-carol/erase', { reason: 'patient request' });
+    assert.equal(erased.status, 200, erased.text);
+    assert.equal(erased.body.events, 1, 'its channel event');
+    assert.equal((await call(stack.url, 'GET', `${B}/private-data/care/records/r-1`)).status, 410);
+    assert.equal(verify(stack, 'channel-care').status, 0);
+  });
 });
