@@ -142,6 +142,14 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
     assert.equal(verify(stack, 'main').status, 0);
     const proof = await call(stack.url, 'GET', '/api/v1/chains/people/blocks/1/proof');
     assert.equal(proof.status, 200);
+    // And as a C2SP transparency log, every block re-hashed against its entry.
+    const vkey = (await (await fetch(`${stack.url}/tlog/vkey`)).text()).trim();
+    const tiles = spawnSync('npx', ['--no-install', 'ledger-verify', '--url', stack.url, '--chain', 'people', '--tiles', '--vkey', vkey, '--blocks'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    assert.equal(tiles.status, 0, `${tiles.stdout}${tiles.stderr}`);
+    assert.match(tiles.stdout, /every block re-hashed/);
 
     // No way back: the plaintext is in no file of the data directory (DynamoDB Local, IPFS, journal), nor in the logs.
     assert.deepEqual(filesContaining(stack.dataDir, SECRET), []);
