@@ -3,12 +3,16 @@
  * its data key wrapped, never in the clear. Erasing removes the wrapped key from the item, in one
  * conditional update that also records who erased it, when and why; the item stays as that record.
  */
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 import { subjectKey } from './keys.ts';
 import { send, writeIf } from './requests.ts';
 
 export function createSubjectRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SubjectRepository {
+  /** A conditional update of a subject's item; false when its condition failed. */
+  const updateIf = (subjectId: string, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>) =>
+    writeIf(client, new UpdateCommand({ TableName: tableName, Key: subjectKey(subjectId), ...update }));
+
   return {
     async get(subjectId) {
       const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: subjectKey(subjectId), ConsistentRead: true })));
@@ -45,43 +49,28 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
       ),
 
     async countEvents(subjectId, events) {
-      await writeIf(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: subjectKey(subjectId),
-          UpdateExpression: 'ADD events :n',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':n': events },
-        }),
-      );
+      await updateIf(subjectId, {
+        UpdateExpression: 'ADD events :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':n': events },
+      });
     },
 
     async recordPayload(subjectId, cid) {
-      await send(() =>
-        client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: subjectKey(subjectId),
-            UpdateExpression: 'ADD payloads :cid',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':cid': new Set([cid]) },
-          }),
-        ),
-      );
+      // A string set: adding a CID twice keeps one.
+      await updateIf(subjectId, {
+        UpdateExpression: 'ADD payloads :cid',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':cid': new Set([cid]) },
+      });
     },
 
     async recordErasureEvent(subjectId, eventId) {
-      await writeIf(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: subjectKey(subjectId),
-          UpdateExpression: 'SET event_id = :id',
-          ConditionExpression: 'attribute_exists(erased_at) AND attribute_not_exists(event_id)',
-          ExpressionAttributeValues: { ':id': eventId },
-        }),
-      );
+      await updateIf(subjectId, {
+        UpdateExpression: 'SET event_id = :id',
+        ConditionExpression: 'attribute_exists(erased_at) AND attribute_not_exists(event_id)',
+        ExpressionAttributeValues: { ':id': eventId },
+      });
     },
 
     erase: (subjectId, record) =>

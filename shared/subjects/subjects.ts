@@ -33,15 +33,11 @@ export interface SubjectKeys {
   keyFor(subjectId: string): Promise<Buffer>;
   /** The keys of several subjects for reading: a key, or null for an erased (or unknown) subject. */
   keysFor(subjectIds: readonly string[]): Promise<Map<string, Buffer | null>>;
-  /** Counts `events` more events for the subject (what the erasure event will report). */
-  recordEvents(subjectId: string, events: number): Promise<void>;
-  /** Destroys the subject's key: `erased`, or `already` with the first erasure's record; 404 for an unknown subject. */
-  recordPayload(subjectId: string, cid: string): Promise<void>;
-  erase(
-    subjectId: string,
-    by: { erased_by: string | null; reason: string },
-  ): Promise<{ status: 'erased' | 'already'; record: ErasureRecord; payloads: string[]; eventId: string | null }>;
-  recordErasureEvent(subjectId: string, eventId: string): Promise<void>;
+  /** What the PersonalData port says they do (shared/ledger/subject-port.ts). */
+  recordEvents: PersonalData['recordEvents'];
+  recordPayload: PersonalData['recordPayload'];
+  erase: PersonalData['erase'];
+  recordErasureEvent: PersonalData['recordErasureEvent'];
 }
 
 export function createSubjectKeys({

@@ -17,6 +17,7 @@ import { createLedger } from '#shared/ledger/ledger';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore } from '#shared/offchain/offchain';
 import { createMemoryBusinessRepository } from '../support/memory-business-repository.ts';
+import { createMemoryIpfs } from '../support/memory-ipfs.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 import { createMemorySubjects } from '../support/memory-subjects.ts';
 import { createPersonalData, createSubjectKeys } from '#shared/subjects/subjects';
@@ -34,23 +35,9 @@ function world() {
   const keys = new LocalKeyProvider(randomBytes(32));
   const personalData = createPersonalData(createSubjectKeys({ repository: createMemorySubjects(), keys }));
   const repository = createMemoryBusinessRepository();
-  const blobs = new Map<string, Uint8Array>();
-  const offchain = createOffchainStore({
-    keys,
-    ipfs: {
-      add: async (bytes) => {
-        // A CIDv0's shape (Qm + 44 base58 characters), from the bytes' hash.
-        const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-        const digest = createHash('sha512').update(bytes).digest();
-        const cid = `Qm${[...digest.subarray(0, 44)].map((b) => alphabet[b % 58]).join('')}`;
-        blobs.set(cid, bytes);
-        return cid;
-      },
-      cat: async (cid) => blobs.get(cid)!,
-      ping: async () => undefined,
-      remove: async (cid) => blobs.delete(cid),
-    },
-  });
+  const ipfs = createMemoryIpfs();
+  const blobs = ipfs.blobs;
+  const offchain = createOffchainStore({ keys, ipfs });
   const ledger = createLedger({
     repository: ledgerRepository,
     appender: new ChainAppender(ledgerRepository, { maxAttempts: 8, batchMax: 99 }),

@@ -6,7 +6,7 @@
  * and the plaintext is in none of the stores.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { GoneError, NotFoundError } from '#shared/errors';
 import { ChainAppender } from '#shared/ledger/appender';
@@ -16,29 +16,17 @@ import type { Block } from '#shared/ledger/types';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore } from '#shared/offchain/offchain';
 import { createPersonalData, createSubjectKeys } from '#shared/subjects/subjects';
+import { createMemoryIpfs } from '../support/memory-ipfs.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 import { createMemorySubjects } from '../support/memory-subjects.ts';
-
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
 function world() {
   const repository = createMemoryLedgerRepository();
   const subjects = createMemorySubjects();
-  const blobs = new Map<string, Uint8Array>();
+  const ipfs = createMemoryIpfs();
+  const blobs = ipfs.blobs;
   const keys = new LocalKeyProvider(randomBytes(32));
-  const offchain = createOffchainStore({
-    keys,
-    ipfs: {
-      async add(bytes) {
-        const cid = `Qm${[...createHash('sha512').update(bytes).digest().subarray(0, 44)].map((b) => ALPHABET[b % 58]).join('')}`;
-        blobs.set(cid, bytes);
-        return cid;
-      },
-      cat: async (cid) => blobs.get(cid)!,
-      ping: async () => undefined,
-      remove: async (cid) => blobs.delete(cid),
-    },
-  });
+  const offchain = createOffchainStore({ keys, ipfs });
   const ledger = createLedger({
     repository,
     appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }),
