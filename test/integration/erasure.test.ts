@@ -178,3 +178,37 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
     assert.equal(verify(stack, 'channel-care').status, 0);
   });
 });
+
+describe("Erasure with the cloud stack's key store (the registry table, on DynamoDB Local)", () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ env: { SVC_SUBJECT_KEY_STORE: 'registry', SVC_OFFCHAIN_THRESHOLD_BYTES: '4096' } });
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/create')).status, 201);
+  });
+  after(() => stopAndRemove(stack));
+
+  it('keeps keys, counts and payloads in the registry item, and erases them there once', async () => {
+    const subject = { entity_id: 'customer-9', event_type: 'registered', subject_id: 'subj-dave' };
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/events', { ...subject, details: { name: 'Dave' } })).status, 200);
+    const large = await call(stack.url, 'POST', '/api/v1/chains/people/events', { ...subject, details: { cv: 'Dave '.repeat(2000) } });
+    assert.equal(large.status, 200, large.text);
+    assert.deepEqual((await call(stack.url, 'GET', '/api/v1/chains/people/blocks/1')).body.events[0].details, { name: 'Dave' });
+
+    const [first, second] = await Promise.all([
+      call(stack.url, 'POST', '/api/v1/subjects/subj-dave/erase', { reason: 'one' }),
+      call(stack.url, 'POST', '/api/v1/subjects/subj-dave/erase', { reason: 'two' }),
+    ]);
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    assert.deepEqual([first.body.status, second.body.status].sort(), ['already_erased', 'erased'], 'two erasures at once: one erases');
+    assert.equal(first.body.event_id, second.body.event_id, 'one Main Chain event');
+    assert.equal(first.body.events, 2);
+    assert.equal(first.body.payloads, 1);
+    assert.equal(first.body.payloads_removed + second.body.payloads_removed, 1, 'the payload removed once');
+    const page = await call(stack.url, 'GET', '/api/v1/chains/people/blocks?limit=5');
+    for (const block of page.body.blocks.slice(1)) assert.deepEqual([block.events[0].details, block.events[0].erased], [null, true]);
+    assert.equal((await call(stack.url, 'GET', '/api/v1/chains/people/blocks/2?resolve_cid=true')).status, 410);
+    const main = await call(stack.url, 'GET', '/api/v1/chains/main/blocks?limit=10');
+    assert.equal(main.body.blocks.filter((b: { events: { event_type: string }[] }) => b.events[0]?.event_type === 'erasure').length, 1);
+    assert.equal(verify(stack, 'people').status, 0);
+  });
+});
