@@ -58,7 +58,7 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
     assert.ok(after - before >= 2 && after - before <= 3, `cold starts went from ${before} to ${after}`);
   });
 
-  it('never lets two concurrent requests share a process: each append is its own commit', async () => {
+  it('serves concurrent appends from separate instances, each in its own block, combined only through DynamoDB', async () => {
     assert.equal((await call(pooled.url, 'POST', '/api/v1/chains/apart/create')).status, 201);
     const commits = await metric(pooled, 'ledger_append_commits_total');
     const events = await Promise.all(
@@ -68,7 +68,13 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
       events.map((e) => e.status),
       [200, 200, 200],
     );
-    assert.equal((await metric(pooled, 'ledger_append_commits_total')) - commits, 3);
+    const blocks = await call(pooled.url, 'GET', '/api/v1/chains/apart/blocks?limit=10');
+    assert.equal(blocks.body.total, 4, 'one block per event');
+    // Each instance serves one request. Appends on separate instances may still share a transaction, but
+    // only through DynamoDB: a leader seals the pending appends other instances wrote (docs/appending.md).
+    // So 1 to 3 commits, depending on timing.
+    const made = (await metric(pooled, 'ledger_append_commits_total')) - commits;
+    assert.ok(made >= 1 && made <= 3, `${made} commits for 3 appends`);
   });
 
   it('keeps the one-process mode for debugging, where concurrent appends share a process', async () => {
