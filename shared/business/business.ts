@@ -209,7 +209,8 @@ export function createBusiness(options: BusinessOptions) {
       let value: unknown;
       if (stored.subject_id !== undefined) {
         const forSubject = stored.sealed ?? String(await offchain.get(stored.value_cid!, stored.value_nonce!));
-        const [opened] = await (personalData ?? { openAll: async () => [null] }).openAll([{ subjectId: stored.subject_id, sealed: forSubject }]);
+        if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
+        const [opened] = await personalData.openAll([{ subjectId: stored.subject_id, sealed: forSubject }]);
         if (!opened) throw new GoneError(`The value of '${key}' was erased with its data subject`);
         value = opened.value;
       } else {

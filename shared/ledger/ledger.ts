@@ -191,11 +191,13 @@ export function createLedger({
     const resolved: ResolvedEvent[] = events.map((e) => ({ ...e }));
     const subjects = resolved.filter((e) => e.subject_id !== undefined);
     if (subjects.length > 0) {
-      const inline = subjects.filter((e) => typeof e.details_sealed === 'string');
-      const opened = await personal().openAll(inline.map((e) => ({ subjectId: e.subject_id!, sealed: e.details_sealed! })));
-      inline.forEach((event, i) => (opened[i] ? (event.details = opened[i]) : erased(event)));
-      const gone = await personal().erasedAmong(subjects.filter((e) => e.is_offchain).map((e) => e.subject_id!));
-      for (const event of subjects) if (event.is_offchain && gone.has(event.subject_id!)) erased(event);
+      // One read per subject, inline and off-chain events alike: off-chain details stay {} unless resolved.
+      const opened = await personal().openAll(subjects.map((e) => ({ subjectId: e.subject_id!, sealed: e.details_sealed ?? null })));
+      subjects.forEach((event, i) => {
+        const details = opened[i];
+        if (details === null) erased(event);
+        else if (details !== undefined) event.details = details;
+      });
     }
     if (!resolveCid) return resolved;
     const pending = resolved.filter((e) => e.is_offchain && e.details_cid && e.details_nonce);

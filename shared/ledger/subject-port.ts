@@ -20,10 +20,12 @@ export interface ErasureRecord {
 export interface PersonalData {
   /** The details sealed under the subject's key (made on its first use); 410 once the subject was erased. */
   seal(subjectId: string, details: Record<string, unknown>): Promise<string>;
-  /** Sealed details opened, in order: the details, or null for each whose subject was erased. */
-  openAll(items: readonly { subjectId: string; sealed: string }[]): Promise<(Record<string, unknown> | null)[]>;
-  /** Which of these subjects were erased. */
-  erasedAmong(subjectIds: readonly string[]): Promise<Set<string>>;
+  /**
+   * Sealed details opened, in order, each subject's state read once: the details; null for each whose
+   * subject was erased; undefined for one with nothing sealed inline (`sealed: null`: its details are in
+   * IPFS) whose subject was not.
+   */
+  openAll(items: readonly { subjectId: string; sealed: string | null }[]): Promise<(Record<string, unknown> | null | undefined)[]>;
   /** Counts events written for a subject (what its erasure reports). */
   recordEvents(subjectId: string, events: number): Promise<void>;
   /** Notes an IPFS payload holding the subject's sealed details (removed from our node when it is erased). */

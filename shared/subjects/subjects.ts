@@ -127,12 +127,9 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
       const keys = await subjects.keysFor(items.map((item) => item.subjectId));
       return items.map(({ subjectId, sealed }) => {
         const key = keys.get(subjectId);
-        return key ? openDetails(key, subjectId, sealed) : null;
+        if (!key) return null;
+        return sealed === null ? undefined : openDetails(key, subjectId, sealed);
       });
-    },
-    async erasedAmong(subjectIds) {
-      const keys = await subjects.keysFor(subjectIds);
-      return new Set([...keys].filter(([, key]) => key === null).map(([id]) => id));
     },
     recordEvents: (subjectId, events) => subjects.recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),

@@ -143,7 +143,6 @@ export function createCore(settings: Readonly<Settings>): Core {
   const lazyPersonalData: PersonalData = {
     seal: (subjectId, details) => personalData().seal(subjectId, details),
     openAll: (items) => personalData().openAll(items),
-    erasedAmong: (subjectIds) => personalData().erasedAmong(subjectIds),
     recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),
     recordErasureEvent: (subjectId, eventId) => personalData().recordErasureEvent(subjectId, eventId),
