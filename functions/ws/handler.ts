@@ -5,6 +5,7 @@
  */
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
 import { passesEdge } from '#shared/access/policy';
+import { headerValue } from '#shared/http/request-id';
 import { DomainError, TooManyRequestsError } from '#shared/errors';
 import { logger } from '#shared/log';
 import { messages, parseClientMessage, type ConnectionIdentity } from '#shared/realtime/realtime';
@@ -16,11 +17,6 @@ type WsEvent = APIGatewayProxyWebsocketEventV2 & {
   headers?: Record<string, string | undefined>;
   queryStringParameters?: Record<string, string | undefined>;
 };
-
-function header(event: WsEvent, name: string): string | undefined {
-  const wanted = name.toLowerCase();
-  return Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === wanted)?.[1];
-}
 
 /** The WebSocket API's handler, wired from a core (one per process in the cloud: `handler` below). */
 export function createHandler(core: Core) {
@@ -34,7 +30,7 @@ export function createHandler(core: Core) {
       if (routeKey === '$connect') {
         let identity: ConnectionIdentity = { key_id: null, role: null, org_id: null };
         if (config.SVC_AUTH_ENABLED) {
-          const key = header(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
+          const key = headerValue(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
           let record;
           try {
             record = key

@@ -9,7 +9,8 @@ import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 export const REQUEST_ID_HEADER = 'X-Request-ID';
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function headerValue(event: HttpEvent, name: string): string | undefined {
+/** A header of an API Gateway event (HTTP or WebSocket), by name in any case. */
+export function headerValue(event: { headers?: Record<string, string | undefined> }, name: string): string | undefined {
   const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(event.headers ?? {})) {
     if (key.toLowerCase() === wanted) return value;
