@@ -24,6 +24,8 @@ export const settingsSchema = z.object({
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must look like us-east-1')
     .default('us-east-1'),
   SVC_LEDGER_TABLE: tableName.default('ledger'),
+  // One DynamoDB request attempt that has not answered by then fails and is retried (3 attempts in all).
+  SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS: positiveInt(100, 60_000).default(5_000),
   SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
   // A transaction holds at most 100 items: every block, its proof record if any, and the head.
   SVC_APPEND_BATCH_MAX: positiveInt(1, 40).default(25),
@@ -34,6 +36,8 @@ export const settingsSchema = z.object({
   // The local stack: each function as a pool of single-request instances (as Lambda runs), or all in one process.
   SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('instances'),
   SVC_LOCAL_MAX_INSTANCES: positiveInt(1, 256).default(10),
+  // An instance idle this long is stopped, as Lambda reclaims idle instances; its next request is a cold start.
+  SVC_LOCAL_IDLE_MS: positiveInt(100, 3_600_000).default(120_000),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
   // Set by the launcher when it runs DynamoDB Local on disk: where acknowledged transactions are journaled.
   SVC_LOCAL_JOURNAL_DIR: z.string().min(1).optional(),

@@ -143,6 +143,20 @@ export class DependencyUnavailableError extends ServiceUnavailableError {
   }
 }
 
+/**
+ * The invocation reached its deadline (shared/deadline.ts) while waiting for something: a dependency that
+ * did not answer in time, a lease, a receipt. Nothing half-written is left: writes are conditional and the
+ * caller may retry (with an Idempotency-Key, an append is never applied twice).
+ */
+export class DeadlineExceededError extends ServiceUnavailableError {
+  constructor(
+    readonly waitingFor?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`The request ran out of time${waitingFor ? ` waiting for ${waitingFor}` : ''}; retry later`, 2, options);
+  }
+}
+
 /** 401: no key, or a key the service does not know (docs/rules.md, "Errors" and "Keys and limits"). */
 export class UnauthorizedError extends DomainError {
   readonly statusCode = 401;

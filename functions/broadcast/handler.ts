@@ -3,7 +3,8 @@
  * `block_added` and `event` messages (docs/rules.md, "WebSocket"), in block order per chain within a batch.
  * Other writes (chain heads, tree migration) are ignored. A channel's chain reaches its members only.
  */
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
+import { invocationDeadline, withDeadline } from '#shared/deadline';
 import { logger } from '#shared/log';
 import { fanOut } from '#shared/realtime/realtime';
 import { blocksFromStream } from '#shared/storage/stream';
@@ -13,13 +14,16 @@ import { createRealtimeWiring } from '#shared/wiring/realtime';
 
 export function createHandler(core: Core) {
   const realtime = createRealtimeWiring(core);
-  return async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> => {
+  const broadcast = async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> => {
     const blocks = blocksFromStream(event.Records ?? []);
     if (blocks.length === 0) return { batchItemFailures: [] };
     const { sent, gone } = await fanOut(blocks, realtime.connections(), realtime.sender(), realtime.pushPolicy());
     logger.info('broadcast', { blocks: blocks.length, sent, gone: gone.length });
     return { batchItemFailures: [] };
   };
+  // Every push and read ends at the invocation's deadline (shared/deadline.ts): a failed batch is retried by
+  // the event source mapping, never left hanging to the function's timeout.
+  return (event: DynamoDBStreamEvent, context?: Context) => withDeadline(invocationDeadline(context), () => broadcast(event));
 }
 
 export const handler = lambdaHandler(createHandler);

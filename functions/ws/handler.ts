@@ -3,7 +3,8 @@
  * since browsers cannot set headers) and records the connection; $default answers subscribe,
  * unsubscribe and ping (as the route's response); $disconnect forgets the connection.
  */
-import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2 } from 'aws-lambda';
+import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
+import { invocationDeadline, withDeadline } from '#shared/deadline';
 import { passesEdge } from '#shared/access/policy';
 import { headerValue } from '#shared/http/request-id';
 import { DomainError, TooManyRequestsError } from '#shared/errors';
@@ -24,7 +25,7 @@ export function createHandler(core: Core) {
   const { connections, principalOf } = createRealtimeWiring(core);
   const expiresAt = () => Math.floor(Date.now() / 1000) + config.SVC_WS_CONNECTION_TTL_SECONDS;
 
-  return async (event: WsEvent): Promise<APIGatewayProxyResultV2> => {
+  const route = async (event: WsEvent): Promise<APIGatewayProxyResultV2> => {
     const { routeKey, connectionId } = event.requestContext;
     try {
       if (routeKey === '$connect') {
@@ -97,6 +98,8 @@ export function createHandler(core: Core) {
       return routeKey === '$default' ? { statusCode: 200, body: messages.error('The service could not handle this message; try again') } : { statusCode: 500 };
     }
   };
+  // Every wait ends at the invocation's deadline (shared/deadline.ts); a failure is answered above.
+  return (event: WsEvent, context?: Context) => withDeadline(invocationDeadline(context), () => route(event));
 }
 
 export const handler = lambdaHandler(createHandler);

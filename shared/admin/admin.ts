@@ -3,6 +3,7 @@
  * reports its state, accepts secure events whose signatures it checks before they touch a chain, and
  * pings its peers.
  */
+import { timeoutSignal } from '../deadline.ts';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as z from 'zod';
@@ -230,7 +231,7 @@ export function createAdmin(options: AdminOptions) {
       if (peer.sealed_api_key) headers[options.apiKeyHeader] = String(await sealer.unseal(peer.sealed_api_key));
       const started = performance.now();
       try {
-        await (await fetcher(`${peer.url}/api/ledger/health`, { signal: AbortSignal.timeout(options.peerTimeoutMs) })).arrayBuffer();
+        await (await fetcher(`${peer.url}/api/ledger/health`, { signal: timeoutSignal(options.peerTimeoutMs) })).arrayBuffer();
       } catch {
         return { target_id: targetId, reachable: false, latency_ms: null, verified: false };
       }
@@ -242,7 +243,7 @@ export function createAdmin(options: AdminOptions) {
           method: 'POST',
           headers,
           body: JSON.stringify({ challenge }),
-          signal: AbortSignal.timeout(options.peerTimeoutMs),
+          signal: timeoutSignal(options.peerTimeoutMs),
         });
         const answer = (await res.json()) as { challenge?: string; signature?: string };
         verified =

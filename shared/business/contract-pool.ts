@@ -11,7 +11,8 @@
  */
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { DomainError } from '../errors.ts';
+import { remainingMs } from '../deadline.ts';
+import { DeadlineExceededError, DomainError } from '../errors.ts';
 import { ContractExecutionError, checkContract, runContract, type SandboxLimits } from './sandbox.ts';
 
 /** What the business domain needs from the sandbox. */
@@ -46,6 +47,8 @@ export interface ContractPoolOptions {
 }
 
 const ROLE = 'contract-sandbox';
+/** A sandbox starts in well under a second (QuickJS compiled); one that has not after this is replaced. */
+const START_TIMEOUT_MS = 10_000;
 
 /**
  * This module as a worker's script: the bundle it is part of, or (running from sources under tsx, whose
@@ -92,8 +95,12 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     worker.unref();
     let markReady: () => void = () => undefined;
     const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
+    // A sandbox that neither starts nor fails (QuickJS stuck compiling) must not hold its job forever.
+    const startTimer = setTimeout(() => retire(slot, 'the contract sandbox did not start in time'), START_TIMEOUT_MS);
+    startTimer.unref();
     worker.on('message', (reply: Reply) => {
       if ('ready' in reply) {
+        clearTimeout(startTimer);
         slot.started = true;
         return markReady();
       }
@@ -105,7 +112,10 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     });
     // A worker that dies (its heap exhausted, or terminated) fails its run and is replaced.
     worker.on('error', (error) => retire(slot, error.message.includes('memory') ? 'the contract ran out of memory' : 'the contract sandbox failed'));
-    worker.on('exit', () => retire(slot, 'the contract sandbox stopped'));
+    worker.on('exit', () => {
+      clearTimeout(startTimer);
+      retire(slot, 'the contract sandbox stopped');
+    });
     return slot;
   }
 
@@ -163,7 +173,29 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
       return Promise.reject(new ContractsBusyError(Math.max(1, Math.ceil(options.limits.timeoutMs / 1000))));
     }
     return new Promise((resolve, reject) => {
-      queue.push({ request, resolve, reject });
+      // A run still waiting for a sandbox when the invocation's deadline comes is withdrawn (503), not left queued.
+      const left = remainingMs();
+      let timer: NodeJS.Timeout | undefined;
+      const job: Job = {
+        request,
+        resolve: (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      if (Number.isFinite(left)) {
+        timer = setTimeout(() => {
+          const at = queue.indexOf(job);
+          if (at < 0) return; // running: its own CPU limit ends it
+          queue.splice(at, 1);
+          reject(new DeadlineExceededError('a contract sandbox'));
+        }, left);
+      }
+      queue.push(job);
       dispatch();
     });
   }

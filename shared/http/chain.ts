@@ -13,20 +13,23 @@
  * router, which answers 404 after auth.
  */
 import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 import { ANONYMOUS } from '../access/policy.ts';
+import { ANSWER_MARGIN_MS, invocationDeadline, withDeadline } from '../deadline.ts';
 import type { RouteDefinition, RouteReply } from '../api/define.ts';
 import type { GroupName } from '../api/groups.ts';
 import type { Settings } from '../config.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { servedRoutes } from '../api/served.ts';
-import { RouteNotFoundError } from '../errors.ts';
+import { DeadlineExceededError, RouteNotFoundError } from '../errors.ts';
+import { logger } from '../log.ts';
 import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
 import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
 import { cors } from './cors.ts';
-import { errorHandler, jsonResponse } from './errors.ts';
+import { errorHandler, errorResponse, jsonResponse } from './errors.ts';
 import { PARSED_BODY, jsonBody, type EventWithBody } from './json-body.ts';
 import { rateLimit } from './rate-limit.ts';
 import { requestId } from './request-id.ts';
@@ -109,7 +112,10 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
   };
 
   const identify = requestId();
-  const handler = middy<HttpEvent, HttpResult, Error, MatchedContext>(dispatch)
+  const security = securityHeaders();
+  // middy's own early timeout races the route's handler alone (not the middlewares) and answers a bare 500;
+  // the invocation's deadline below covers the whole chain instead.
+  const handler = middy<HttpEvent, HttpResult, Error, MatchedContext>(dispatch, { timeoutEarlyInMillis: 0 })
     .use({
       ...identify,
       before: (request) => {
@@ -124,13 +130,44 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     })
     .use(accessLog())
     .use(requestMetrics(edge.metrics))
-    .use(securityHeaders())
+    .use(security)
     .use(bodyLimit(settings.SVC_MAX_BODY_BYTES))
     .use(cors({ origins: settings.SVC_CORS_ORIGINS, apiKeyHeader: settings.API_KEY_NAME }))
     .use(rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, limiter: edge.rateLimiter }))
     .use(auth({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME, authenticator: edge.authenticator }))
     .use(jsonBody())
     .use(errorHandler());
+  /**
+   * The last line of defence: every wait inside the chain ends at the invocation's deadline by itself
+   * (shared/deadline.ts), and if something still has not answered shortly after it, the client gets a 503
+   * with Retry-After now, and the log says which request and route, rather than Lambda's timeout later.
+   */
+  const answerInTime = async (event: HttpEvent, lambdaContext: Context): Promise<HttpResult> => {
+    const context = lambdaContext as MatchedContext;
+    const deadline = invocationDeadline(context);
+    if (!Number.isFinite(deadline)) return handler(event, context);
+    return withDeadline(deadline, () => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<HttpResult>((resolve) => {
+        timer = setTimeout(
+          async () => {
+            logger.error('request did not finish by its deadline', {
+              request_id: context.requestId,
+              route: event.routeKey,
+              waited_ms: Math.round(performance.now() - (context.startedAt ?? performance.now())),
+            });
+            const response = errorResponse(new DeadlineExceededError(), context, event);
+            const request = { event, context, response, error: null };
+            await security.onError?.(request as never);
+            await identify.onError?.(request as never);
+            resolve(request.response);
+          },
+          Math.max(0, deadline - Date.now()) + ANSWER_MARGIN_MS / 2,
+        );
+      });
+      return Promise.race([handler(event, context), late]).finally(() => clearTimeout(timer));
+    });
+  };
   // What this function serves, for the route list's tests.
-  return Object.assign(handler, { routes: options.routes });
+  return Object.assign(answerInTime, { routes: options.routes });
 }

@@ -21,7 +21,8 @@
  * exactly one block. A commit whose outcome is unknown (a timeout) is settled by reading the head.
  */
 import { randomUUID } from 'node:crypto';
-import { ChainContendedError, ChainNotFoundError } from '../errors.ts';
+import { remainingMs, withGrace } from '../deadline.ts';
+import { ChainContendedError, ChainNotFoundError, DeadlineExceededError } from '../errors.ts';
 import {
   pendingSk,
   type BlockCommit,
@@ -142,6 +143,13 @@ const PENDING_READ_LIMIT = 50;
 /** Receipts and unclaimed pending appends expire (TTL) after this long. */
 const PENDING_TTL_SECONDS = 3600;
 
+/**
+ * Kept back from the invocation's deadline (shared/deadline.ts): an append that has not landed by then is
+ * withdrawn with time left to do it, so a caller told 503 never has its event land later.
+ */
+const WITHDRAW_RESERVE_MS = 1_000;
+/** A leader starts no new commit round with less time left than this (one round is one transaction). */
+const ROUND_RESERVE_MS = 1_000;
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
 
@@ -288,7 +296,8 @@ export class ChainAppender {
   private async commit(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
     const fitsPending = drafts.length <= MAX_PENDING_BLOCKS && drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
-    const deadline = this.nowMs() + this.waitMs;
+    // Its own wait (waitMs), and never past the invocation's deadline less the time to withdraw.
+    const deadline = this.nowMs() + Math.max(0, Math.min(this.waitMs, remainingMs() - WITHDRAW_RESERVE_MS));
     // A lone writer (this instance made the last commit it knows of, and saw nobody else lately) commits
     // straight on the head it remembers: one request. The commit's conditions (head unmoved, no live
     // lease) make it safe; if another instance got there first, the answer says so and we go the long way.
@@ -362,7 +371,8 @@ export class ChainAppender {
         ...extra,
       });
     } catch (error) {
-      const now = await this.repository.getHead(chainName).catch(() => undefined);
+      // Settled even when the error was the invocation's deadline cutting the commit off: a short grace.
+      const now = await withGrace(500, () => this.repository.getHead(chainName)).catch(() => undefined);
       return now?.headHash === blocks[blocks.length - 1]!.hash ? { status: 'committed' } : { status: 'failed', error, head: now };
     }
   }
@@ -407,9 +417,10 @@ export class ChainAppender {
     } catch (error) {
       // Before answering an error, make sure the append will not land later: withdraw it. If it is gone,
       // it was sealed meanwhile, and the receipt is the answer after all.
-      const withdrawn = await this.repository.withdrawPending(chainName, ref).catch(() => undefined);
+      // A grace past the deadline, if that is what failed: the withdrawal must happen before the answer.
+      const withdrawn = await withGrace(500, () => this.repository.withdrawPending(chainName, ref)).catch(() => undefined);
       if (withdrawn === false) {
-        const receipt = await this.repository.getReceipt(chainName, ref).catch(() => undefined);
+        const receipt = await withGrace(500, () => this.repository.getReceipt(chainName, ref)).catch(() => undefined);
         if (receipt) return this.fromReceipt(chainName, drafts, receipt);
       }
       throw error;
@@ -479,6 +490,14 @@ export class ChainAppender {
     let attempt = 0;
     const skip = new Set<string>(); // pending appends withdrawn under us
     rounds: for (;;) {
+      if (remainingMs() < ROUND_RESERVE_MS) {
+        // No time for another round before the invocation's deadline: give the lease back (pending writers
+        // lead or withdraw themselves); our own drafts, if not committed yet, are answered 503.
+        await withGrace(500, () => this.repository.releaseLease(chainName, this.writerId)).catch(() => undefined);
+        if (ownUnit) ownError = new DeadlineExceededError(`a commit of '${chainName}'`);
+        ownUnit = undefined;
+        break;
+      }
       const shards = head.pendingShards ?? 1;
       const pendings = (await this.repository.listPending(chainName, shards, PENDING_READ_LIMIT)).filter((p) => !skip.has(p.ref.sk));
       // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
@@ -564,7 +583,7 @@ export class ChainAppender {
               // Our own drafts still need a leader: hand them over as a pending append.
               const drafts2 = ownUnit.drafts;
               ownUnit = undefined;
-              ownBlocks = await this.follow(chainName, drafts2, this.nowMs() + this.waitMs);
+              ownBlocks = await this.follow(chainName, drafts2, this.nowMs() + Math.max(0, Math.min(this.waitMs, remainingMs() - WITHDRAW_RESERVE_MS)));
             }
             return ownBlocks;
           }

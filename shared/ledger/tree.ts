@@ -3,6 +3,7 @@
  * the frontier on the head, and each perfect-subtree node on the block that completed it. Reading a
  * proof costs the O(log n) blocks that hold its nodes, never the whole chain.
  */
+import { checkDeadline } from '../deadline.ts';
 import type { ChainHead } from './types.ts';
 import type { LedgerRepository } from './repository.ts';
 import { appendLeaf, frontierRoot, leafHash, nodeHome, type NodeId, type NodeReader } from './merkle.ts';
@@ -35,6 +36,7 @@ export function headRoot(head: ChainHead): string {
 export async function ensureTree(repository: LedgerRepository, head: ChainHead): Promise<ChainHead> {
   let current: ChainHead | undefined = head;
   while (current && !current.frontier) {
+    checkDeadline(`the tree of '${head.chainName}'`);
     const hashes = await repository.listBlockHashes(current.chainName, current.headIndex);
     const { frontier, treeNodes } = extendTree([], 0, hashes);
     await repository.storeTreeNodes(

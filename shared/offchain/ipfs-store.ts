@@ -4,7 +4,8 @@
  */
 import { CID } from 'multiformats/cid';
 import { create, type KuboRPCClient } from 'kubo-rpc-client';
-import { DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
+import { currentDeadline, timeoutSignal } from '../deadline.ts';
+import { DeadlineExceededError, DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
 import { isUnavailable } from '../storage/errors.ts';
 
 export interface IpfsStore {
@@ -29,7 +30,9 @@ export interface IpfsStoreOptions {
 }
 
 function translate(error: unknown, what: string): Error {
-  if (error instanceof UnreadablePayloadError) return error;
+  if (error instanceof UnreadablePayloadError || error instanceof DeadlineExceededError) return error;
+  // Cut off by the invocation's deadline rather than by IPFS's own timeout: the request ran out of time (503).
+  if (Date.now() >= currentDeadline()) return new DeadlineExceededError('IPFS', { cause: error });
   if (isUnavailable(error)) return new DependencyUnavailableError('IPFS', { cause: error });
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return new UnreadablePayloadError(`${what}: IPFS did not deliver it in time`);
@@ -46,12 +49,16 @@ export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
   return {
     async add(bytes) {
       try {
-        const added = await client.add(bytes, { pin: true, signal: AbortSignal.timeout(options.timeoutMs) });
+        const added = await client.add(bytes, { pin: true, signal: timeoutSignal(options.timeoutMs) });
         return added.cid.toString();
       } catch (error) {
         const translated = translate(error, 'storing the payload');
         // A store that fails for another reason than reachability is still the dependency failing.
-        throw translated instanceof UnreadablePayloadError ? new DependencyUnavailableError('IPFS', { cause: error }) : translated;
+        throw translated instanceof DeadlineExceededError
+          ? translated
+          : translated instanceof UnreadablePayloadError
+            ? new DependencyUnavailableError('IPFS', { cause: error })
+            : translated;
       }
     },
 
@@ -59,7 +66,7 @@ export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
       const chunks: Uint8Array[] = [];
       let size = 0;
       try {
-        for await (const chunk of client.cat(cid, { signal: AbortSignal.timeout(options.timeoutMs) })) {
+        for await (const chunk of client.cat(cid, { signal: timeoutSignal(options.timeoutMs) })) {
           size += chunk.length;
           if (size > options.maxBytes) throw new UnreadablePayloadError(`CID ${cid} is larger than ${options.maxBytes} bytes`);
           chunks.push(chunk);
@@ -72,14 +79,14 @@ export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
 
     async ping() {
       try {
-        await client.version({ signal: AbortSignal.timeout(Math.min(options.timeoutMs, 3_000)) });
+        await client.version({ signal: timeoutSignal(Math.min(options.timeoutMs, 3_000)) });
       } catch (error) {
         throw new DependencyUnavailableError('IPFS', { cause: error });
       }
     },
 
     async remove(cid) {
-      const signal = () => AbortSignal.timeout(options.timeoutMs);
+      const signal = () => timeoutSignal(options.timeoutMs);
       try {
         await client.pin.rm(cid, { signal: signal() }).catch((error: unknown) => {
           // Not pinned (already removed, or added unpinned): nothing to unpin.
@@ -101,7 +108,8 @@ export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
         return removed;
       } catch (error) {
         // Whatever stops a removal is the dependency failing: the erasure answers 503 and can be run again.
-        throw error instanceof DependencyUnavailableError ? error : new DependencyUnavailableError('IPFS', { cause: error });
+        if (error instanceof DependencyUnavailableError) throw error;
+        throw Date.now() >= currentDeadline() ? new DeadlineExceededError('IPFS', { cause: error }) : new DependencyUnavailableError('IPFS', { cause: error });
       }
     },
   };

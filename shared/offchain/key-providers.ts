@@ -6,8 +6,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
-import { isUnavailable } from '../storage/errors.ts';
-import { DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
+import { translateAwsError } from '../storage/errors.ts';
+import { UnreadablePayloadError } from '../errors.ts';
 import type { KekRef } from './envelope.ts';
 
 export interface DataKey {
@@ -161,8 +161,7 @@ export class KmsKeyProvider implements KeyProvider {
       if (error instanceof Error && KMS_UNREADABLE.has(error.name)) {
         throw new UnreadablePayloadError(`KMS refused the data key (${error.name})`);
       }
-      if (isUnavailable(error)) throw new DependencyUnavailableError('KMS', { cause: error });
-      throw error;
+      throw translateAwsError(error, 'KMS');
     }
   }
 }

@@ -5,12 +5,16 @@
 import { DynamoDB, DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { DYNAMODB_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import type { CapacityMeter } from './capacity.ts';
 
 export interface DynamoClientOptions {
   region: string;
   /** Set for DynamoDB Local and LocalStack; unset for AWS. */
   endpoint?: string | undefined;
+  /** One attempt's timeout (SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS); default 5 s. */
+  attemptTimeoutMs?: number | undefined;
 }
 
 /**
@@ -31,8 +35,9 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
     ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     maxAttempts: 3,
     logger: QUIET_SDK_LOGGER,
-    // Fail fast when DynamoDB is unreachable, so the client gets a 503 rather than a hung request.
-    requestHandler: { connectionTimeout: 2_000, requestTimeout: 10_000 },
+    // Each attempt fails after 5 s without an answer (and is retried); the invocation's deadline aborts the
+    // rest (shared/aws-http.ts). Without this a DynamoDB that never answered held the instance to its timeout.
+    requestHandler: new DeadlineHttpHandler({ ...DYNAMODB_HTTP, ...(options.attemptTimeoutMs ? { requestTimeoutMs: options.attemptTimeoutMs } : {}) }),
   };
 }
 
@@ -84,6 +89,19 @@ function wireOutput(output: Record<string, any> | undefined, documentClient: boo
 }
 
 function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
+  // A transaction retried by the SDK after an attempt that timed out may have committed already: with a
+  // ClientRequestToken DynamoDB answers the retry as the first (idempotent for 10 minutes) instead of
+  // applying it again or failing its conditions against its own writes. Set once, before the retries.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        const input = args.input as { ClientRequestToken?: string };
+        input.ClientRequestToken ??= randomUUID();
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'transactionToken' },
+  );
   client.middlewareStack.add(
     (next, context) => async (args) => {
       dynamoRequestCounts.requests += 1;

@@ -2,7 +2,7 @@
  * Turns AWS SDK failures into domain errors: an unreachable or throttled DynamoDB is a 503 the client
  * can retry; anything else stays an internal error (500), logged with its cause, never shown.
  */
-import { DependencyUnavailableError } from '../errors.ts';
+import { DeadlineExceededError, DependencyUnavailableError } from '../errors.ts';
 
 const RETRYABLE_NAMES = new Set([
   'ProvisionedThroughputExceededException',
@@ -14,6 +14,8 @@ const RETRYABLE_NAMES = new Set([
   'TimeoutError',
   'RequestTimeout',
   'RequestTimeoutException',
+  // A transaction retried with its ClientRequestToken while the first attempt is still being applied.
+  'TransactionInProgressException',
 ]);
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
@@ -30,7 +32,23 @@ export function isUnavailable(error: unknown): boolean {
   return cause !== undefined && cause !== error && isUnavailable(cause);
 }
 
-export function translateStorageError(error: unknown): Error {
-  if (isUnavailable(error)) return new DependencyUnavailableError('DynamoDB', { cause: error });
+/** An SDK request aborted by the invocation's deadline (shared/deadline.ts). */
+function abortedByDeadline(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError' && (error as { cause?: unknown }).cause instanceof DeadlineExceededError;
+}
+
+/**
+ * An AWS SDK failure as the domain sees it: a request cut off by the invocation's deadline is a
+ * DeadlineExceededError, an unreachable or overloaded service a DependencyUnavailableError (both 503 with
+ * Retry-After, naming `dependency`, never its error text); anything else stays what it is (a 500).
+ */
+export function translateAwsError(error: unknown, dependency: string): Error {
+  if (error instanceof DeadlineExceededError) return error;
+  if (abortedByDeadline(error)) return new DeadlineExceededError(dependency, { cause: error });
+  if (isUnavailable(error)) return new DependencyUnavailableError(dependency, { cause: error });
   return error instanceof Error ? error : new Error(String(error));
+}
+
+export function translateStorageError(error: unknown): Error {
+  return translateAwsError(error, 'DynamoDB');
 }

@@ -12,6 +12,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { checkDeadline, pause } from '../deadline.ts';
 import { translateStorageError } from './errors.ts';
 
 /** Runs a DynamoDB call; an unreachable or throttled DynamoDB becomes a 503 domain error. */
@@ -28,6 +29,7 @@ export async function queryAll(client: DynamoDBDocumentClient, input: QueryComma
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
+    checkDeadline('DynamoDB (a query of many pages)');
     const page = await send(() => client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })));
     items.push(...((page.Items ?? []) as Record<string, unknown>[]));
     startKey = page.LastEvaluatedKey;
@@ -45,8 +47,9 @@ export interface BatchProjection {
 
 /**
  * Items of one table by exact key, 100 a request, unprocessed keys retried with backoff (DynamoDB leaves
- * some when a partition is throttled); in no particular order. Keys still unprocessed after 8 tries are
- * a throttling error, never a silently shorter answer.
+ * some when a partition is throttled); in no particular order. Keys still unprocessed after 8 tries (about
+ * 5 s of backoff), or when the next backoff would pass the invocation's deadline, are a 503, never a
+ * silently shorter answer.
  */
 export async function batchGetAll(
   client: DynamoDBDocumentClient,
@@ -75,7 +78,7 @@ export async function batchGetAll(
       );
       found.push(...((out.Responses?.[tableName] ?? []) as Record<string, unknown>[]));
       batch = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-      if (batch.length && attempt < 8) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      if (batch.length && attempt < 8) await pause(20 * 2 ** attempt, 'DynamoDB (keys left unprocessed)');
       else if (batch.length) throw translateStorageError(Object.assign(new Error('BatchGet left keys unprocessed'), { name: 'ThrottlingException' }));
     }
   }

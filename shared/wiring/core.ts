@@ -16,6 +16,7 @@ import type { Principal } from '../access/policy.ts';
 import type { ApiKeyRepository } from '../admin/api-keys.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
 import { masterKeyPath, type Settings, subjectsDir } from '../config.ts';
+import { AWS_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import { DependencyUnavailableError } from '../errors.ts';
 import type { HealthProbes } from '../health.ts';
 import { type Authenticator, createAuthenticator } from '../http/auth.ts';
@@ -95,7 +96,7 @@ function installSdkHooks(settings: Readonly<Settings>): void {
 export function createCore(settings: Readonly<Settings>): Core {
   const dynamoOptions = () => {
     installSdkHooks(settings);
-    return { region: settings.SVC_AWS_REGION, endpoint: settings.SVC_DYNAMODB_ENDPOINT };
+    return { region: settings.SVC_AWS_REGION, endpoint: settings.SVC_DYNAMODB_ENDPOINT, attemptTimeoutMs: settings.SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS };
   };
   const documentClient = once(() => createDynamoClient(dynamoOptions()));
   const registry = () => ({ client: documentClient(), tableName: settings.SVC_REGISTRY_TABLE });
@@ -105,7 +106,12 @@ export function createCore(settings: Readonly<Settings>): Core {
     (): KeyProvider =>
       settings.SVC_KMS_KEY_ID
         ? new KmsKeyProvider({
-            client: new KMSClient({ region: settings.SVC_AWS_REGION, maxAttempts: 3, logger: QUIET_SDK_LOGGER }),
+            client: new KMSClient({
+              region: settings.SVC_AWS_REGION,
+              maxAttempts: 3,
+              logger: QUIET_SDK_LOGGER,
+              requestHandler: new DeadlineHttpHandler(AWS_HTTP),
+            }),
             keyId: settings.SVC_KMS_KEY_ID,
           })
         : LocalKeyProvider.fromFile(masterKeyPath(settings), { create: false }),

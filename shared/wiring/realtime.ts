@@ -3,7 +3,7 @@
  * WebSocket clients (the cloud's, or the local gateway's /@connections, which answers the same calls).
  */
 import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { DependencyUnavailableError } from '../errors.ts';
+import { AWS_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import { createAccessControl, type ChannelDirectory } from '../access/access.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
@@ -12,7 +12,7 @@ import { type Core, once } from './core.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createConnectionStore } from '../storage/connection-repository.ts';
 import { QUIET_SDK_LOGGER } from '../storage/client.ts';
-import { isUnavailable } from '../storage/errors.ts';
+import { translateAwsError } from '../storage/errors.ts';
 
 export interface RealtimeWiring {
   connections(): ConnectionStore;
@@ -40,6 +40,7 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
       ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
       maxAttempts: 2,
       logger: QUIET_SDK_LOGGER,
+      requestHandler: new DeadlineHttpHandler(AWS_HTTP),
     });
     return async (connectionId, message) => {
       try {
@@ -47,8 +48,7 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
         return 'sent';
       } catch (error) {
         if (error instanceof GoneException || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410) return 'gone';
-        if (isUnavailable(error)) throw new DependencyUnavailableError('the WebSocket management API', { cause: error });
-        throw error;
+        throw translateAwsError(error, 'the WebSocket management API');
       }
     };
   });

@@ -15,6 +15,7 @@ import { createAuthenticator } from '#shared/http/auth';
 import { createHttpHandler, type Edge } from '#shared/http/chain';
 import type { HttpEvent, HttpResult } from '#shared/http/types';
 import type { Metrics } from '#shared/metrics/metrics';
+import { pause } from '#shared/deadline';
 
 const HEADER = 'X-API-Key';
 const KEYS: Record<string, ApiKeyRecord> = {
@@ -65,6 +66,22 @@ const ROUTES = [
   }),
   route({
     method: 'GET',
+    path: '/waits',
+    summary: 'waits for something that never comes, a pause at a time (a receipt poll)',
+    access: 'reader',
+    handler: async () => {
+      for (;;) await pause(50, 'a receipt');
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/stuck',
+    summary: 'never answers, and ignores the deadline (a wait nothing bounds)',
+    access: 'reader',
+    handler: () => new Promise(() => undefined),
+  }),
+  route({
+    method: 'GET',
     path: '/boom',
     summary: 'fails',
     access: 'reader',
@@ -102,7 +119,16 @@ function stack(options: { rpm?: number; maxBody?: number; failures?: number } = 
   const call = async (
     method: string,
     path: string,
-    init: { routeKey?: string; key?: string; body?: string; headers?: Record<string, string>; query?: Record<string, string>; ip?: string } = {},
+    init: {
+      routeKey?: string;
+      key?: string;
+      body?: string;
+      headers?: Record<string, string>;
+      query?: Record<string, string>;
+      ip?: string;
+      /** The function's remaining time, as Lambda's context tells it (default: no timeout). */
+      remainingMs?: number;
+    } = {},
   ) => {
     const event = {
       version: '2.0',
@@ -115,7 +141,9 @@ function stack(options: { rpm?: number; maxBody?: number; failures?: number } = 
       isBase64Encoded: false,
       requestContext: { http: { method, path: `/api/ledger${path}`, sourceIp: init.ip ?? '203.0.113.7' }, requestId: 'gw-1' },
     } as unknown as HttpEvent;
-    const result = (await handler(event, { awsRequestId: 'aws-1' } as Context)) as HttpResult;
+    const endsAt = Date.now() + (init.remainingMs ?? 0);
+    const context = { awsRequestId: 'aws-1', ...(init.remainingMs ? { getRemainingTimeInMillis: () => endsAt - Date.now() } : {}) } as Context;
+    const result = (await handler(event, context)) as HttpResult;
     return { status: result.statusCode, headers: result.headers, body: result.body ? JSON.parse(String(result.body)) : undefined };
   };
   return { call, deps, recorded };
@@ -220,5 +248,34 @@ describe('the middleware chain (offline)', () => {
     const id = '0b6f2c1e-2d5b-4c1a-9f3e-7a8b9c0d1e2f';
     const res = await call('GET', '/health', { headers: { 'x-request-id': id } });
     assert.equal(res.headers['X-Request-ID'], id);
+  });
+
+  it("answers 503 with Retry-After when a wait reaches the invocation's deadline, before the function's timeout", async () => {
+    const { call, recorded } = stack();
+    const started = Date.now();
+    const res = await call('GET', '/waits', { key: 'reader-key', remainingMs: 2_500 });
+    const took = Date.now() - started;
+    assert.equal(res.status, 503);
+    assert.match(res.body.detail, /ran out of time waiting for a receipt/);
+    assert.ok(Number(res.headers['Retry-After']) >= 1);
+    assert.match(String(res.headers['X-Request-ID']), UUID);
+    // The deadline is the remaining time less the 1.5 s kept to answer: about 1 s here, never the 2.5 s.
+    assert.ok(took >= 900 && took < 2_000, `answered after ${took} ms`);
+    assert.deepEqual(recorded, [503], 'counted for /metrics like any answer');
+  });
+
+  it('answers 503 for a handler that ignores the deadline too, with every header, while the function still has time', async () => {
+    const { call } = stack();
+    const started = Date.now();
+    const res = await call('GET', '/stuck', { key: 'reader-key', remainingMs: 2_500 });
+    const took = Date.now() - started;
+    assert.equal(res.status, 503);
+    assert.match(res.body.detail, /ran out of time/);
+    assert.ok(Number(res.headers['Retry-After']) >= 1);
+    assert.match(String(res.headers['X-Request-ID']), UUID);
+    assert.equal(res.body.request_id, res.headers['X-Request-ID']);
+    assert.equal(res.headers['X-Frame-Options'], 'DENY');
+    assert.match(String(res.headers['Content-Security-Policy']), /default-src 'none'/);
+    assert.ok(took < 2_500, `answered after ${took} ms, before the function's 2.5 s were up`);
   });
 });

@@ -1,0 +1,103 @@
+/**
+ * Every invocation has a deadline, and every wait inside it ends by then.
+ *
+ * Lambda stops a function at its timeout (29 s here); API Gateway gives up at 30 s. A wait with no end of its
+ * own (a DynamoDB request nobody answers, a lease, a receipt poll, a retry loop) would otherwise run until
+ * Lambda kills the instance, bill the whole timeout, and give the client a bare 500. So each invocation runs
+ * inside a budget: its deadline is the function's remaining time less a margin kept to answer, and
+ *
+ * - every AWS SDK request of the invocation is aborted at the deadline (the clients' request handler reads
+ *   `deadlineSignal()`), besides each attempt's own timeout;
+ * - loops that wait (`pause`) or retry (`checkDeadline`) stop at it;
+ * - whatever still runs then is answered for: the HTTP chain answers 503 with Retry-After
+ *   (`DeadlineExceededError`), never a hang.
+ *
+ * The budget travels with the invocation's async context (AsyncLocalStorage), so code deep in a repository
+ * needs no parameter for it. Outside any budget (scripts, the launcher) nothing is bounded here.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DeadlineExceededError } from './errors.ts';
+
+/** What an invocation keeps back to answer (the 503, its log line, the metrics) before the function's timeout. */
+export const ANSWER_MARGIN_MS = 1_500;
+
+interface Budget {
+  readonly deadlineMs: number;
+  readonly signal: AbortSignal;
+}
+
+const budgets = new AsyncLocalStorage<Budget>();
+
+/** The deadline for an invocation whose context says how long the function has left. */
+export function invocationDeadline(context: { getRemainingTimeInMillis?: () => number } | undefined, nowMs = Date.now()): number {
+  const remaining = context?.getRemainingTimeInMillis?.();
+  if (typeof remaining !== 'number' || !Number.isFinite(remaining)) return Number.POSITIVE_INFINITY;
+  return nowMs + Math.max(0, remaining - ANSWER_MARGIN_MS);
+}
+
+/**
+ * Runs `work` with a deadline (epoch ms). Nested budgets keep the earlier deadline: an inner one can only
+ * shorten the wait. The signal aborts with a DeadlineExceededError as reason.
+ */
+export function withDeadline<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
+  const outer = budgets.getStore();
+  const effective = Math.min(deadlineMs, outer?.deadlineMs ?? Number.POSITIVE_INFINITY);
+  if (!Number.isFinite(effective)) return work();
+  const controller = new AbortController();
+  const abort = () => controller.abort(new DeadlineExceededError());
+  const left = effective - Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  if (left <= 0) abort();
+  else timer = setTimeout(abort, left);
+  // The timer lives only as long as the invocation: cleared when the work settles, so a frozen instance holds none.
+  return budgets.run({ deadlineMs: effective, signal: controller.signal }, work).finally(() => clearTimeout(timer));
+}
+
+/** The current invocation's deadline (epoch ms), or Infinity outside one. */
+export function currentDeadline(): number {
+  return budgets.getStore()?.deadlineMs ?? Number.POSITIVE_INFINITY;
+}
+
+/** Milliseconds left before the current deadline (Infinity outside a budget, 0 once passed). */
+export function remainingMs(): number {
+  return Math.max(0, currentDeadline() - Date.now());
+}
+
+/** Aborts at the current deadline; undefined outside a budget. */
+export function deadlineSignal(): AbortSignal | undefined {
+  return budgets.getStore()?.signal;
+}
+
+/** Throws DeadlineExceededError (503) naming what was being waited for, once the deadline has passed. */
+export function checkDeadline(waitingFor: string): void {
+  if (Date.now() >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
+}
+
+/**
+ * Waits `ms`, unless that would pass the deadline: then it throws at once (DeadlineExceededError), rather than
+ * sleeping into a wait that cannot be finished anyway.
+ */
+export async function pause(ms: number, waitingFor: string): Promise<void> {
+  if (Date.now() + ms >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
+  await new Promise<void>((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Runs `work` past the current deadline by at most `graceMs` (never past the margin kept to answer): for the
+ * one read that settles what an aborted write did, so that an outcome is not left unknown for want of a
+ * few milliseconds.
+ */
+export function withGrace<T>(graceMs: number, work: () => Promise<T>): Promise<T> {
+  const budget = budgets.getStore();
+  if (!budget) return work();
+  const deadlineMs = Math.max(budget.deadlineMs, Date.now()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DeadlineExceededError()), deadlineMs - Date.now());
+  return budgets.run({ deadlineMs, signal: controller.signal }, work).finally(() => clearTimeout(timer));
+}
+
+/** A signal that aborts after `ms` or at the invocation's deadline, whichever comes first (for non-AWS clients). */
+export function timeoutSignal(ms: number): AbortSignal {
+  const deadline = deadlineSignal();
+  return deadline ? AbortSignal.any([AbortSignal.timeout(ms), deadline]) : AbortSignal.timeout(ms);
+}
