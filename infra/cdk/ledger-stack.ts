@@ -34,7 +34,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
-import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, bundleFileSources } from '../bundling.ts';
+import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, bundleFileSources } from '../bundling.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -184,7 +184,7 @@ export class LedgerStack extends Stack {
           forceDockerBundling: false,
           format: OutputFormat.ESM,
           target: 'node22',
-          minify: true,
+          minify: BUNDLE_MINIFY,
           sourceMap: true,
           mainFields: BUNDLE_MAIN_FIELDS,
           // Bundle the AWS SDK too: the deployed code runs the exact SDK version the tests ran,

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, syml
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
-import { BUNDLE_BANNER, BUNDLE_FORMAT, BUNDLE_MAIN_FIELDS, ROOT, bundleFileSources } from '../bundling.ts';
+import { BUNDLE_BANNER, BUNDLE_FORMAT, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, ROOT, bundleFileSources } from '../bundling.ts';
 
 export const BUNDLE_CACHE = join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', 'functions');
 const BUNDLE_FILE = 'index.mjs';
@@ -26,6 +26,15 @@ export interface FunctionBundle {
 
 type Inputs = Record<string, { size: number; mtimeMs: number }>;
 
+/** How bundles are built: a bundle built another way (say, before minifying) is built again. */
+const BUILD = JSON.stringify({
+  format: BUNDLE_FORMAT,
+  mainFields: BUNDLE_MAIN_FIELDS,
+  banner: BUNDLE_BANNER,
+  minify: BUNDLE_MINIFY,
+  node: process.versions.node.split('.')[0],
+});
+
 function fingerprint(paths: string[]): Inputs {
   return Object.fromEntries(
     paths.map((path) => {
@@ -38,7 +47,8 @@ function fingerprint(paths: string[]): Inputs {
 function isCurrent(dir: string): boolean {
   if (!existsSync(join(dir, BUNDLE_FILE)) || !existsSync(join(dir, INPUTS_FILE))) return false;
   try {
-    const recorded = JSON.parse(readFileSync(join(dir, INPUTS_FILE), 'utf8')) as Inputs;
+    const { build, inputs: recorded } = JSON.parse(readFileSync(join(dir, INPUTS_FILE), 'utf8')) as { build?: string; inputs: Inputs };
+    if (build !== BUILD) return false;
     const now = fingerprint(Object.keys(recorded));
     return Object.entries(recorded).every(([path, was]) => now[path]!.size === was.size && now[path]!.mtimeMs === was.mtimeMs);
   } catch {
@@ -64,11 +74,12 @@ async function buildCached(name: string, entry: string, files: { from: string; a
     mainFields: BUNDLE_MAIN_FIELDS,
     banner: { js: BUNDLE_BANNER },
     sourcemap: 'linked',
+    minify: BUNDLE_MINIFY,
     metafile: true,
     logLevel: 'silent',
   });
   const inputs = Object.keys(result.metafile.inputs).map((path) => join(ROOT, path));
-  writeFileSync(join(staging, INPUTS_FILE), JSON.stringify(fingerprint(inputs)));
+  writeFileSync(join(staging, INPUTS_FILE), JSON.stringify({ build: BUILD, inputs: fingerprint(inputs) }));
   // The files the function reads beside its bundle, linked rather than copied (the explorer is rebuilt in place).
   for (const { from, as } of files) {
     mkdirSync(dirname(join(staging, as)), { recursive: true });

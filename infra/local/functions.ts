@@ -31,7 +31,7 @@ export interface LocalFunctions {
 const FUNCTION_TIMEOUT_MS = 29_000;
 
 /** `env`: the functions' environment (a Lambda's configured variables). */
-export async function instancePools(maxInstances: number, env: Record<string, string>): Promise<LocalFunctions> {
+export async function instancePools(maxInstances: number, env: Record<string, string>, idleMs?: number): Promise<LocalFunctions> {
   const { functions, worker } = await functionBundles();
   const pools: Record<string, InstancePool> = {};
   for (const [name, bundle] of Object.entries(functions)) {
@@ -42,7 +42,10 @@ export async function instancePools(maxInstances: number, env: Record<string, st
       // The broadcaster is fed one stream batch at a time, in order, as an event source mapping does.
       maxInstances: name === 'broadcast' ? 1 : maxInstances,
       timeoutMs: FUNCTION_TIMEOUT_MS,
+      ...(idleMs ? { idleMs } : {}),
       env,
+      // Plain node, as Lambda runs a function; a profiler the launcher was started with profiles its instances too.
+      execArgv: process.execArgv.filter((flag) => flag.startsWith('--cpu-prof')),
     });
   }
   const invoker =

@@ -25,10 +25,35 @@ export interface GatewayOptions {
   defaultGroup: string;
   /** API Gateway's own payload cap: larger requests never reach a function. */
   maxPayloadBytes?: number;
-  /** A Lambda's timeout, as API Gateway's integration timeout. */
+  /** A Lambda's timeout, as the functions' contexts report it. */
   timeoutMs?: number;
-  /** Told when an integration itself fails (the client gets API Gateway's 500, which says nothing). */
-  onIntegrationError?: (group: string, error: unknown) => void;
+  /**
+   * API Gateway's own limit on an integration (30 s for HTTP APIs): an answer not back by then is a 504 to
+   * the client, whatever the function is still doing.
+   */
+  integrationTimeoutMs?: number;
+  /**
+   * Told when an integration itself fails: the function crashed, timed out or could not start, or did not
+   * answer within the integration timeout. The client only gets API Gateway's bare 500 or 504, so this is
+   * where the cause is told (infra/local/integration-errors.ts logs and counts it).
+   */
+  onIntegrationError?: (failure: IntegrationFailure) => void;
+}
+
+/** An integration that failed: which function, for which route and request, and why. */
+export interface IntegrationFailure {
+  group: string;
+  routeKey: string;
+  /** API Gateway's request id: the event's `requestContext.requestId`, and the `apigw-requestid` header the client got. */
+  requestId: string;
+  /** The status the client was given. */
+  status: number;
+  error: unknown;
+}
+
+/** The integration did not answer within API Gateway's integration timeout. */
+export class IntegrationTimeoutError extends Error {
+  override name = 'IntegrationTimeoutError';
 }
 
 export interface Gateway {
@@ -122,12 +147,21 @@ function writeResult(res: ServerResponse, result: LambdaResult): void {
 }
 
 /** API Gateway's own answers (never from a function), in its own shape. */
-function gatewayError(res: ServerResponse, statusCode: number, message: string): void {
+function gatewayError(res: ServerResponse, statusCode: number, message: string, requestId: string = randomUUID()): void {
   writeResult(res, {
     statusCode,
-    headers: { 'Content-Type': 'application/json', 'apigw-requestid': randomUUID() },
+    headers: { 'Content-Type': 'application/json', 'apigw-requestid': requestId },
     body: JSON.stringify({ message }),
   });
+}
+
+/** The integration's answer, or IntegrationTimeoutError once API Gateway would have stopped waiting. */
+function withinIntegrationTimeout<T>(answer: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new IntegrationTimeoutError(`no answer within the integration timeout of ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }
 
 export function buildEvent(
@@ -191,6 +225,7 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
   const compiled = options.routes.map(compile).sort((a, b) => a.names.length - b.names.length);
   const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
   const timeoutMs = options.timeoutMs ?? 29_000;
+  const integrationTimeoutMs = options.integrationTimeoutMs ?? 30_000;
 
   let gateway: Gateway | undefined;
   // A client that sends its headers a byte at a time (slow loris) is cut off after 10 s; Node checks every
@@ -203,6 +238,8 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
     async (req, res) => {
       if (gateway?.intercept?.(req, res)) return;
       let group: string = options.defaultGroup;
+      let routeKey = '$default';
+      let requestId: string = randomUUID();
       try {
         const url = new URL(req.url ?? '/', 'http://localhost');
         const method = req.method ?? 'GET';
@@ -230,12 +267,19 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
         }
         group = match?.route.group ?? options.defaultGroup;
         const event = buildEvent(req, url, match?.route, match?.params, body);
-        const result = (await options.handlers[group]!(event, lambdaContext(group, timeoutMs))) as LambdaResult;
+        routeKey = event.routeKey;
+        requestId = event.requestContext.requestId;
+        const result = (await withinIntegrationTimeout(
+          Promise.resolve(options.handlers[group]!(event, lambdaContext(group, timeoutMs))),
+          integrationTimeoutMs,
+        )) as LambdaResult;
         writeResult(res, result ?? {});
       } catch (error) {
-        // What API Gateway answers when the integration itself fails.
-        options.onIntegrationError?.(group, error);
-        if (!res.headersSent) gatewayError(res, 500, 'Internal Server Error');
+        // What API Gateway answers when the integration itself fails: a bare 500, or 504 when it timed out.
+        const timedOut = error instanceof IntegrationTimeoutError;
+        const status = timedOut ? 504 : 500;
+        options.onIntegrationError?.({ group, routeKey, requestId, status, error });
+        if (!res.headersSent) gatewayError(res, status, timedOut ? 'Endpoint request timed out' : 'Internal Server Error', requestId);
         else res.destroy();
       }
     },

@@ -6,6 +6,15 @@
  * keeps local load tests about the service, not about retries). An instance idle for long is stopped,
  * as Lambda reclaims idle instances. One that fails or exceeds the timeout is replaced.
  *
+ * Every wait here ends: an instance that has not loaded its bundle within Lambda's init limit (10 s) fails
+ * its invocation and is stopped; an invocation that waited for a free instance as long as the timeout
+ * fails (where Lambda would have throttled it); a running one fails at the timeout.
+ *
+ * An instance runs its bundle the way the Lambda runtime does: plain `node`, none of the launcher's own
+ * flags. The launcher runs under `--import tsx`, whose loader hooks would otherwise start a thread of
+ * their own in every instance and sit under every module the instance loads, at its first request too (the
+ * AWS SDK imports `node:http` lazily, on an instance's first request).
+ *
  * So a speed-up that needs two requests in one process does nothing here, exactly as in the cloud.
  */
 import { randomUUID } from 'node:crypto';
@@ -30,6 +39,10 @@ export interface InstancePoolOptions {
   env?: Record<string, string>;
   /** The handler's export name in the bundle (the part after the dot of `index.handler`); default `handler`. */
   exportName?: string;
+  /** Node flags of the instances; default none, as the Lambda runtime starts a function. */
+  execArgv?: string[];
+  /** Longest an instance may take to load its bundle (Lambda's init phase); default 10 s. */
+  initTimeoutMs?: number;
 }
 
 export interface PoolStats {
@@ -100,16 +113,38 @@ export class InstancePool {
       return this.whenReady(instance);
     }
     this.stats.waiting += 1;
-    const handed = await new Promise<Instance>((resolve) => this.waiting.push(resolve)).finally(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const handed = await new Promise<Instance>((resolve, reject) => {
+      this.waiting.push(resolve);
+      // Waiting for a free instance ends too: as long as an invocation may run, no longer.
+      timer = setTimeout(() => {
+        const at = this.waiting.indexOf(resolve);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(
+          new InstanceFailure(`${this.options.functionName}: no instance was free within ${this.options.timeoutMs} ms (${this.options.maxInstances} busy)`),
+        );
+      }, this.options.timeoutMs);
+    }).finally(() => {
+      clearTimeout(timer);
       this.stats.waiting -= 1;
     });
     return this.whenReady(handed);
   }
 
-  /** A busy instance once it has loaded its bundle; one that failed to is retired, and the invocation fails. */
+  /** A busy instance once it has loaded its bundle; one that failed to (or took too long) is retired, and the invocation fails. */
   private async whenReady(instance: Instance): Promise<Instance> {
+    const initTimeoutMs = this.options.initTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await instance.ready;
+      await Promise.race([
+        instance.ready,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new InstanceFailure(`${this.options.functionName}: an instance did not load its bundle within ${initTimeoutMs} ms`)),
+            initTimeoutMs,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
     } catch (error) {
       this.stats.busy -= 1;
       this.retire(instance);
@@ -151,6 +186,7 @@ export class InstancePool {
       } satisfies InstanceData,
       // What the instance's settings are read from: its own variables, or the environment as it is now.
       env: this.options.env ? { ...this.options.env } : { ...process.env },
+      execArgv: this.options.execArgv ?? [],
     });
     worker.unref();
     let markReady!: () => void;

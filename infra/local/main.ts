@@ -22,6 +22,9 @@ import { fail, settingsOrExit } from './cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
 import { inProcessFunctions, instancePools } from './functions.ts';
 import { startGateway, type Gateway } from './gateway.ts';
+import { reportIntegrationErrors } from './integration-errors.ts';
+import { createMetrics } from '#shared/metrics/metrics';
+import { createSharedCounters } from '#shared/storage/metrics-repository';
 import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { serveWebSocketApi } from './websocket.ts';
@@ -171,7 +174,7 @@ async function main(): Promise<void> {
   }
 
   const { DEFAULT_GROUP, expandRoutes } = await import('#infra/routes');
-  const functions = instances ? await instancePools(config.SVC_LOCAL_MAX_INSTANCES, env) : await inProcessFunctions(core);
+  const functions = instances ? await instancePools(config.SVC_LOCAL_MAX_INSTANCES, env, config.SVC_LOCAL_IDLE_MS) : await inProcessFunctions(core);
   stopFunctions = functions.close;
   try {
     gateway = await startGateway({
@@ -180,6 +183,16 @@ async function main(): Promise<void> {
       routes: expandRoutes(),
       handlers: functions.http,
       defaultGroup: DEFAULT_GROUP,
+      // Counted where the functions' request counts are: the shared counters (instances), or this process's metrics.
+      onIntegrationError: reportIntegrationErrors(
+        instances && core.settings.SVC_METRICS_BACKEND === 'dynamodb'
+          ? createMetrics({
+              shared: createSharedCounters({ client: core.documentClient(), tableName: core.settings.SVC_REGISTRY_TABLE }),
+              flushMs: 0,
+              coldStart: false,
+            })
+          : core.metrics(),
+      ),
     });
     // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
     const { ws: wsHandler, broadcast } = functions;

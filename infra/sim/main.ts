@@ -35,6 +35,9 @@ import { fail } from '../local/cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
 import { instanceWorkerBundle } from '../local/bundles.ts';
 import { startGateway, type Gateway, type GatewayRoute } from '../local/gateway.ts';
+import { reportIntegrationErrors } from '../local/integration-errors.ts';
+import { createMetrics } from '#shared/metrics/metrics';
+import { createSharedCounters } from '#shared/storage/metrics-repository';
 import { InstancePool } from '../local/instance-pool.ts';
 import { startIpfsNode, type IpfsNode } from '../local/ipfs-node.ts';
 import { freePort, isPortFree } from '../local/ports.ts';
@@ -216,7 +219,16 @@ async function main(): Promise<void> {
     routes,
     handlers: Object.fromEntries(Object.keys(model.functions).map((id) => [id, invoke(id)])),
     defaultGroup: model.http.defaultFunction!,
-    onIntegrationError: (id, error) => process.stderr.write(`sim: ${id} failed: ${(error as Error)?.message ?? error}\n`),
+    // Logged and counted as the local stack does, in the template's registry table the functions' metrics use.
+    onIntegrationError: reportIntegrationErrors(
+      registry
+        ? createMetrics({
+            shared: createSharedCounters({ client: createDynamoClient({ region, endpoint: dynamo.endpoint }), tableName: registry }),
+            flushMs: 0,
+            coldStart: false,
+          })
+        : undefined,
+    ),
   });
   if (model.webSocket) {
     const wsRoutes = model.webSocket.routes;

@@ -27,6 +27,11 @@ export interface Totals {
   /** Requests sent to DynamoDB, and the write transactions among them (every attempt, committed or not). */
   dynamoRequests: number;
   dynamoTransactWrites: number;
+  /**
+   * Requests whose integration failed at the gateway (a function that crashed, timed out or could not start),
+   * by function: the client got API Gateway's bare 500 or 504, never a response of the service's own.
+   */
+  integrationErrors: Record<string, number>;
 }
 
 export const emptyTotals = (): Totals => ({
@@ -40,7 +45,14 @@ export const emptyTotals = (): Totals => ({
   coldStarts: 0,
   dynamoRequests: 0,
   dynamoTransactWrites: 0,
+  integrationErrors: {},
 });
+
+function addCounts(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const sum = { ...a };
+  for (const [key, n] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + n;
+  return sum;
+}
 
 export function addTotals(a: Totals, b: Totals): Totals {
   return {
@@ -54,6 +66,7 @@ export function addTotals(a: Totals, b: Totals): Totals {
     coldStarts: a.coldStarts + b.coldStarts,
     dynamoRequests: a.dynamoRequests + b.dynamoRequests,
     dynamoTransactWrites: a.dynamoTransactWrites + b.dynamoTransactWrites,
+    integrationErrors: addCounts(a.integrationErrors, b.integrationErrors),
   };
 }
 
@@ -74,6 +87,8 @@ export interface MetricsOptions {
   ledgerCounters?: () => { eventsAppended: number; conflicts: number; commits: number };
   /** This process's DynamoDB requests so far, read at each flush. */
   dynamoCounters?: () => { requests: number; transactWrites: number };
+  /** Whether this process is a function instance (its first request is a cold start); not for the gateway's own counts. */
+  coldStart?: boolean;
 }
 
 /** A prom-client metric whose values come from a callback (for totals summed elsewhere). */
@@ -96,7 +111,7 @@ function computed(
 export function createMetrics(options: MetricsOptions) {
   // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
   // Metrics are made once per instance, at its first request: that is its cold start.
-  let pending: Totals = { ...emptyTotals(), coldStarts: 1 };
+  let pending: Totals = { ...emptyTotals(), coldStarts: options.coldStart === false ? 0 : 1 };
   let lastLedger = { eventsAppended: 0, conflicts: 0, commits: 0 };
   let lastDynamo = { requests: 0, transactWrites: 0 };
   let lastFlush = 0;
@@ -212,6 +227,14 @@ export function createMetrics(options: MetricsOptions) {
     ]),
   );
   registry.registerMetric(
+    computed(
+      'gateway_integration_errors_total',
+      "Requests whose integration failed at the gateway (the function crashed, timed out or did not start), by function; the client got API Gateway's bare 500 or 504",
+      'counter',
+      async () => Object.entries(scraped.integrationErrors).map(([fn, value]) => ({ value, labels: { function: fn } })),
+    ),
+  );
+  registry.registerMetric(
     computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [
       { value: scraped.conflicts },
     ]),
@@ -226,6 +249,12 @@ export function createMetrics(options: MetricsOptions) {
       pending.latencySum += seconds;
       pending.buckets[bucket < 0 ? BUCKETS.length : bucket]! += 1;
       await flush();
+    },
+
+    /** Counts an integration that failed at the gateway; sent to the shared counters at once (rare, and told now). */
+    async recordIntegrationError(functionName: string): Promise<void> {
+      pending.integrationErrors[functionName] = (pending.integrationErrors[functionName] ?? 0) + 1;
+      await flush(true);
     },
 
     /** The Prometheus text exposition (0.0.4). */

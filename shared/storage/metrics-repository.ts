@@ -14,6 +14,8 @@ const LEGACY_METRICS_PARTITION = 'METRICS';
 export const METRICS_SHARDS = 32;
 const COUNTERS_SK = 'COUNTERS';
 const shardKey = (shard: number) => ({ pk: `METRICS#${shard}`, sk: COUNTERS_SK });
+/** Integration failures are kept per function: one attribute each, `integration_errors__<function>`. */
+const INTEGRATION_ERRORS = 'integration_errors__';
 
 export function createSharedCounters({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SharedCounters {
   return {
@@ -30,6 +32,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         dynamo_requests: delta.dynamoRequests,
         dynamo_transact_writes: delta.dynamoTransactWrites,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
+        ...Object.fromEntries(Object.entries(delta.integrationErrors).map(([fn, n]) => [`${INTEGRATION_ERRORS}${fn}`, n])),
       };
       const names = Object.keys(fields);
       await send(() =>
@@ -70,6 +73,11 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             coldStarts: Number(item.cold_starts ?? 0),
             dynamoRequests: Number(item.dynamo_requests ?? 0),
             dynamoTransactWrites: Number(item.dynamo_transact_writes ?? 0),
+            integrationErrors: Object.fromEntries(
+              Object.entries(item)
+                .filter(([name]) => name.startsWith(INTEGRATION_ERRORS))
+                .map(([name, n]) => [name.slice(INTEGRATION_ERRORS.length), Number(n)]),
+            ),
           }),
         emptyTotals(),
       );
