@@ -6,6 +6,7 @@
  */
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import { DYNAMODB_HTTP, DeadlineHttpHandler } from '#shared/aws-http';
 import { QUIET_SDK_LOGGER } from '#shared/storage/client';
 
 export type StreamHandler = (event: { Records: unknown[] }) => Promise<unknown>;
@@ -36,6 +37,8 @@ export async function startStreamPoller(options: {
     endpoint: options.endpoint,
     credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
     logger: QUIET_SDK_LOGGER,
+    // A stream read that is never answered fails at its timeout (and the loop goes on), never stops the feed.
+    requestHandler: new DeadlineHttpHandler(DYNAMODB_HTTP),
   });
   const interval = options.intervalMs ?? 100;
   // Shards being read → their iterator; shards already read to the end are remembered and skipped.

@@ -26,15 +26,25 @@ export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, Service
   return { after: log, onError: log };
 }
 
+/**
+ * Longest an answer waits for its metrics to reach the shared counters. The request is counted at once, in
+ * the instance; only the flush to DynamoDB is waited for, and a slow one goes on without the answer (the
+ * counts stay pending until a flush succeeds), so a DynamoDB that hangs never doubles every answer's latency.
+ */
+const METRICS_WAIT_MS = 500;
+
 /** Counts every answered request (status and latency) for /metrics. */
 export function requestMetrics(metrics: () => Metrics): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   const count = async (request: { context: ServiceContext; response: HttpResult | null }) => {
-    try {
-      await metrics().record(request.response?.statusCode ?? 500, (performance.now() - request.context.startedAt) / 1000);
-    } catch (error) {
-      // Metrics must never fail a request.
-      logger.warn('metrics not recorded', { request_id: request.context.requestId, error });
-    }
+    const recorded = metrics()
+      .record(request.response?.statusCode ?? 500, (performance.now() - request.context.startedAt) / 1000)
+      .catch((error: unknown) => {
+        // Metrics must never fail a request.
+        logger.warn('metrics not recorded', { request_id: request.context.requestId, error });
+      });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([recorded, new Promise<void>((resolve) => (timer = setTimeout(resolve, METRICS_WAIT_MS)))]);
+    clearTimeout(timer);
   };
   return { after: count, onError: count };
 }

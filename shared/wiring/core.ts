@@ -7,17 +7,14 @@
  * makes one per process through shared/wiring/process.ts, the local launcher makes one from the
  * settings it settled, tests make their own. Nothing here reads the environment.
  */
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { RateLimiterDynamo, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterDynamo, RateLimiterMemory, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type AccessControl, createAccessControl } from '../access/access.ts';
 import { guardLedger } from '../access/guarded.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ApiKeyRepository } from '../admin/api-keys.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
-import { masterKeyPath, type Settings, subjectsDir } from '../config.ts';
-import { AWS_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
-import { DependencyUnavailableError } from '../errors.ts';
+import { type Settings, subjectsDir } from '../config.ts';
 import type { HealthProbes } from '../health.ts';
 import { type Authenticator, createAuthenticator } from '../http/auth.ts';
 import type { Edge } from '../http/chain.ts';
@@ -30,17 +27,19 @@ import { createPersonalData, createSubjectKeys } from '../subjects/subjects.ts';
 import { createSubjectRepository } from '../storage/subject-repository.ts';
 import type { LedgerRepository } from '../ledger/repository.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
-import { createIpfsStore, type IpfsStore } from '../offchain/ipfs-store.ts';
-import { KmsKeyProvider, type KeyProvider, LocalKeyProvider } from '../offchain/key-providers.ts';
-import { createOffchainStore } from '../offchain/offchain.ts';
+import type { KeyProvider } from '../offchain/key-providers.ts';
+import type { OffchainParts } from './offchain.ts';
 import { createApiKeyRepository } from '../storage/api-key-repository.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { reportCapacity } from '../storage/capacity-report.ts';
-import { createDynamoAggregatedClient, createDynamoClient, dynamoRequestCounts, QUIET_SDK_LOGGER } from '../storage/client.ts';
+import { createDynamoAggregatedClient, createDynamoClient, dynamoRequestCounts } from '../storage/client.ts';
 import { journalTransactions } from '../storage/journal.ts';
 import { createLedgerRepository } from '../storage/ledger-repository.ts';
 import { createSharedCounters } from '../storage/metrics-repository.ts';
 import { allTableSpecs, tableNamesFrom } from '../storage/tables.ts';
+
+/** Longest a request waits for the shared rate-limit store before counting in memory. */
+const RATE_LIMIT_WAIT_MS = 1_000;
 
 /** A value made on first use and kept. */
 export const once = <T>(make: () => T): (() => T) => {
@@ -101,39 +100,33 @@ export function createCore(settings: Readonly<Settings>): Core {
   const documentClient = once(() => createDynamoClient(dynamoOptions()));
   const registry = () => ({ client: documentClient(), tableName: settings.SVC_REGISTRY_TABLE });
 
-  /** What wraps data keys: KMS (SVC_KMS_KEY_ID) or the local master key file. */
-  const keys = once(
-    (): KeyProvider =>
-      settings.SVC_KMS_KEY_ID
-        ? new KmsKeyProvider({
-            client: new KMSClient({
-              region: settings.SVC_AWS_REGION,
-              maxAttempts: 3,
-              logger: QUIET_SDK_LOGGER,
-              requestHandler: new DeadlineHttpHandler(AWS_HTTP),
-            }),
-            keyId: settings.SVC_KMS_KEY_ID,
-          })
-        : LocalKeyProvider.fromFile(masterKeyPath(settings), { create: false }),
-  );
-
-  const offchain = once((): OffchainStore => {
-    const url = settings.SVC_IPFS_API_URL;
-    const unavailable = async () => Promise.reject(new DependencyUnavailableError('IPFS (SVC_IPFS_API_URL is not set)'));
-    const ipfs: IpfsStore = url
-      ? createIpfsStore({ url, authorization: settings.SVC_IPFS_API_AUTH || undefined, timeoutMs: settings.SVC_IPFS_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024 })
-      : // Not configured is the same to a client as not reachable: the operations that need IPFS answer 503.
-        { add: unavailable, cat: unavailable, ping: unavailable, remove: unavailable };
-    return createOffchainStore({ ipfs, keys: keys() });
-  });
-  const lazyOffchain: OffchainStore = {
-    put: (value) => offchain().put(value),
-    get: (cid, nonce) => offchain().get(cid, nonce),
-    seal: (value) => offchain().seal(value),
-    unseal: (sealed) => offchain().unseal(sealed),
-    ping: () => offchain().ping(),
-    remove: (cid) => offchain().remove(cid),
+  /**
+   * Off-chain payloads and data keys (IPFS, KMS or the local master key), loaded and built on first use
+   * (shared/wiring/offchain.ts): a request that needs neither never loads their clients. A failure to build
+   * them (a missing master key) fails that use and is tried again at the next.
+   */
+  let parts: Promise<OffchainParts> | undefined;
+  const offchainParts = (): Promise<OffchainParts> =>
+    (parts ??= import('./offchain.ts')
+      .then((module) => module.buildOffchain(settings))
+      .catch((error: unknown) => {
+        parts = undefined;
+        throw error;
+      }));
+  const keys: KeyProvider = {
+    dataKey: async () => (await offchainParts()).keys.dataKey(),
+    freshDataKey: async () => (await offchainParts()).keys.freshDataKey(),
+    unwrap: async (wrapped, kek) => (await offchainParts()).keys.unwrap(wrapped, kek),
   };
+  const lazyOffchain: OffchainStore = {
+    put: async (value) => (await offchainParts()).offchain.put(value),
+    get: async (cid, nonce) => (await offchainParts()).offchain.get(cid, nonce),
+    seal: async (value) => (await offchainParts()).offchain.seal(value),
+    unseal: async (sealed) => (await offchainParts()).offchain.unseal(sealed),
+    ping: async () => (await offchainParts()).offchain.ping(),
+    remove: async (cid) => (await offchainParts()).offchain.remove(cid),
+  };
+  const offchain = () => lazyOffchain;
 
   /** Data subjects' keys in the registry, wrapped like data keys; built on first use, as off-chain payloads are. */
   const personalData = once(
@@ -142,7 +135,7 @@ export function createCore(settings: Readonly<Settings>): Core {
         createSubjectKeys({
           // Locally a file per subject (a database file keeps deleted rows' bytes); in the cloud the registry table.
           repository: settings.SVC_SUBJECT_KEY_STORE === 'registry' ? createSubjectRepository(registry()) : createFileSubjectRepository(subjectsDir(settings)),
-          keys: keys(),
+          keys,
         }),
       ),
   );
@@ -179,20 +172,23 @@ export function createCore(settings: Readonly<Settings>): Core {
 
   /**
    * A request limiter: `points` per 60 s per client, in memory (one process) or in DynamoDB (shared by
-   * every instance). If DynamoDB cannot be reached the limiter falls back to counting in memory rather
-   * than failing requests.
+   * every instance). If DynamoDB cannot be reached, or has not answered within a second, the limiter
+   * counts in memory instead rather than failing or holding up the request (a DynamoDB that hangs would
+   * otherwise add its retries to every request before its handler even starts).
    */
   const limiter = (points: number, keyPrefix: string): RateLimiterAbstract => {
     const window = { points, duration: 60, keyPrefix };
     if (settings.SVC_RATE_LIMIT_BACKEND === 'memory') return new RateLimiterMemory(window);
-    return new RateLimiterDynamo({
+    const insuranceLimiter = new RateLimiterMemory(window);
+    const shared = new RateLimiterDynamo({
       ...window,
       storeClient: createDynamoAggregatedClient(dynamoOptions()),
       tableName: settings.SVC_RATE_LIMIT_TABLE,
       tableCreated: true,
       ttlSet: true,
-      insuranceLimiter: new RateLimiterMemory(window),
+      insuranceLimiter,
     });
+    return new RLWrapperTimeouts({ limiter: shared, timeoutMs: RATE_LIMIT_WAIT_MS, insuranceLimiter }) as unknown as RateLimiterAbstract;
   };
 
   const metrics = once(
