@@ -147,6 +147,37 @@ describe('npm run sim: a template altered', () => {
     assert.equal(twin.status, 200, twin.text);
   });
 
+  it('tells and counts an integration that fails: a function whose bundle throws as it loads', async () => {
+    let tlog = '';
+    const out = alteredAssembly((template, dir) => {
+      tlog = functionId(template, 'TlogFunction');
+      const key = template.Resources[tlog].Properties.Code.S3Key as string;
+      const file = join(dir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+      writeFileSync(file, `throw new Error('this bundle is broken');\n${readFileSync(file, 'utf8')}`);
+    });
+    await altered?.stop();
+    altered = await startStack({ ...simOptions(out), dataDir: tempDataDir('sim-broken') });
+    const res = await fetch(`${altered.url}/tlog/vkey`, { headers: { 'X-API-Key': ADMIN } });
+    assert.equal(res.status, 500);
+    assert.deepEqual(await res.json(), { message: 'Internal Server Error' }, "API Gateway's bare answer");
+    const requestId = res.headers.get('apigw-requestid');
+    await new Promise((r) => setTimeout(r, 200));
+    const line = altered
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((l) => l.message === 'integration failed' && l.request_id === requestId);
+    assert.ok(line, `one structured error line names the request:\n${altered.output().slice(-2_000)}`);
+    assert.equal(line.function, tlog);
+    assert.equal(line.route, 'GET /tlog/vkey');
+    assert.equal(line.status, 500);
+    assert.equal(line.cause.name, 'InstanceFailure');
+    assert.match(line.cause.message, /failed to start: .*this bundle is broken/s);
+    const metrics = await call(altered.url, 'GET', '/metrics', undefined, { 'X-API-Key': ADMIN });
+    assert.match(metrics.text, new RegExp(`^gateway_integration_errors_total\\{function="${tlog}"\\} 1$`, 'm'));
+  });
+
   it('refuses to start when an environment variable was renamed, naming the function and the variable', async () => {
     let ledger = '';
     const out = alteredAssembly((template) => {
