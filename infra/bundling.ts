@@ -13,6 +13,11 @@ export const BUNDLE_FORMAT = 'esm' as const;
 export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
 /** Minified, as Lambda gets it: a smaller file to compile at every cold start (a linked source map keeps stacks readable). */
 export const BUNDLE_MINIFY = true;
+/**
+ * Minified, but with function and class names kept: domain errors name themselves after their class
+ * (`DomainError`'s `this.name = new.target.name`), and GraphQL tells clients that name as the error's `code`.
+ */
+export const BUNDLE_KEEP_NAMES = true;
 /** ESM bundles still meet CommonJS dependencies that call require(). */
 export const BUNDLE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
 
