@@ -34,7 +34,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
-import { BUNDLE_BANNER, BUNDLE_KEEP_NAMES, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, bundleFileSources } from '../bundling.ts';
+import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, bundleFileSources } from '../bundling.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -184,8 +184,12 @@ export class LedgerStack extends Stack {
           forceDockerBundling: false,
           format: OutputFormat.ESM,
           target: 'node22',
-          minify: BUNDLE_MINIFY,
-          keepNames: BUNDLE_KEEP_NAMES,
+          // The same minification as the local bundles (infra/bundling.ts): whitespace and syntax, names kept.
+          minify: false,
+          esbuildArgs: {
+            '--minify-whitespace': BUNDLE_MINIFY.minifyWhitespace,
+            '--minify-syntax': BUNDLE_MINIFY.minifySyntax,
+          },
           sourceMap: true,
           mainFields: BUNDLE_MAIN_FIELDS,
           // Bundle the AWS SDK too: the deployed code runs the exact SDK version the tests ran,

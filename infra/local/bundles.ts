@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, syml
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
-import { BUNDLE_BANNER, BUNDLE_FORMAT, BUNDLE_KEEP_NAMES, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, ROOT, bundleFileSources } from '../bundling.ts';
+import { BUNDLE_BANNER, BUNDLE_FORMAT, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, ROOT, bundleFileSources } from '../bundling.ts';
 
 export const BUNDLE_CACHE = join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', 'functions');
 const BUNDLE_FILE = 'index.mjs';
@@ -32,7 +32,6 @@ const BUILD = JSON.stringify({
   mainFields: BUNDLE_MAIN_FIELDS,
   banner: BUNDLE_BANNER,
   minify: BUNDLE_MINIFY,
-  keepNames: BUNDLE_KEEP_NAMES,
   node: process.versions.node.split('.')[0],
 });
 
@@ -75,8 +74,7 @@ async function buildCached(name: string, entry: string, files: { from: string; a
     mainFields: BUNDLE_MAIN_FIELDS,
     banner: { js: BUNDLE_BANNER },
     sourcemap: 'linked',
-    minify: BUNDLE_MINIFY,
-    keepNames: BUNDLE_KEEP_NAMES,
+    ...BUNDLE_MINIFY,
     metafile: true,
     logLevel: 'silent',
   });

@@ -148,7 +148,13 @@ export function createDynamoAggregatedClient(options: DynamoClientOptions): Dyna
 
 /** The document client repositories use: plain JavaScript values in and out. */
 export function createDynamoClient(options: DynamoClientOptions): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(createDynamoBaseClient(options), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  return documentClientOf(createDynamoBaseClient(options));
+}
+
+/**
+ * A document client on a client made here (it shares that client's connections, settings and counting):
+ * a function's repositories and its rate limiter use one client, so a cold instance sets up one, not two.
+ */
+export function documentClientOf(client: DynamoDBClient | DynamoDB): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }

@@ -32,7 +32,7 @@ import type { OffchainParts } from './offchain.ts';
 import { createApiKeyRepository } from '../storage/api-key-repository.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { reportCapacity } from '../storage/capacity-report.ts';
-import { createDynamoAggregatedClient, createDynamoClient, dynamoRequestCounts } from '../storage/client.ts';
+import { createDynamoAggregatedClient, documentClientOf, dynamoRequestCounts } from '../storage/client.ts';
 import { journalTransactions } from '../storage/journal.ts';
 import { createLedgerRepository } from '../storage/ledger-repository.ts';
 import { createSharedCounters } from '../storage/metrics-repository.ts';
@@ -97,7 +97,9 @@ export function createCore(settings: Readonly<Settings>): Core {
     installSdkHooks(settings);
     return { region: settings.SVC_AWS_REGION, endpoint: settings.SVC_DYNAMODB_ENDPOINT, attemptTimeoutMs: settings.SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS };
   };
-  const documentClient = once(() => createDynamoClient(dynamoOptions()));
+  // One DynamoDB client per process: the repositories' document client and the rate limiter's store share it.
+  const dynamoClient = once(() => createDynamoAggregatedClient(dynamoOptions()));
+  const documentClient = once(() => documentClientOf(dynamoClient()));
   const registry = () => ({ client: documentClient(), tableName: settings.SVC_REGISTRY_TABLE });
 
   /**
@@ -182,7 +184,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     const insuranceLimiter = new RateLimiterMemory(window);
     const shared = new RateLimiterDynamo({
       ...window,
-      storeClient: createDynamoAggregatedClient(dynamoOptions()),
+      storeClient: dynamoClient(),
       tableName: settings.SVC_RATE_LIMIT_TABLE,
       tableCreated: true,
       ttlSet: true,
