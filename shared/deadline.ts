@@ -40,17 +40,20 @@ export function invocationDeadline(context: { getRemainingTimeInMillis?: () => n
  * shorten the wait. The signal aborts with a DeadlineExceededError as reason.
  */
 export function withDeadline<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
-  const outer = budgets.getStore();
-  const effective = Math.min(deadlineMs, outer?.deadlineMs ?? Number.POSITIVE_INFINITY);
-  if (!Number.isFinite(effective)) return work();
+  const effective = Math.min(deadlineMs, budgets.getStore()?.deadlineMs ?? Number.POSITIVE_INFINITY);
+  return Number.isFinite(effective) ? runBudget(effective, work) : work();
+}
+
+/** Runs `work` in a budget ending at `deadlineMs`, its signal aborted then. */
+function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const abort = () => controller.abort(new DeadlineExceededError());
-  const left = effective - Date.now();
+  const left = deadlineMs - Date.now();
   let timer: NodeJS.Timeout | undefined;
   if (left <= 0) abort();
   else timer = setTimeout(abort, left);
   // The timer lives only as long as the invocation: cleared when the work settles, so a frozen instance holds none.
-  return budgets.run({ deadlineMs: effective, signal: controller.signal }, work).finally(() => clearTimeout(timer));
+  return budgets.run({ deadlineMs, signal: controller.signal }, work).finally(() => clearTimeout(timer));
 }
 
 /** The current invocation's deadline (epoch ms), or Infinity outside one. */
@@ -90,10 +93,7 @@ export async function pause(ms: number, waitingFor: string): Promise<void> {
 export function withGrace<T>(graceMs: number, work: () => Promise<T>): Promise<T> {
   const budget = budgets.getStore();
   if (!budget) return work();
-  const deadlineMs = Math.max(budget.deadlineMs, Date.now()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2);
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DeadlineExceededError()), deadlineMs - Date.now());
-  return budgets.run({ deadlineMs, signal: controller.signal }, work).finally(() => clearTimeout(timer));
+  return runBudget(Math.max(budget.deadlineMs, Date.now()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2), work);
 }
 
 /** A signal that aborts after `ms` or at the invocation's deadline, whichever comes first (for non-AWS clients). */

@@ -282,6 +282,11 @@ export class ChainAppender {
     return this.now() * 1000;
   }
 
+  /** How long an append may wait for a lease or a receipt: waitMs, never past the invocation's deadline less the time to withdraw. */
+  private waitDeadline(): number {
+    return this.nowMs() + Math.max(0, Math.min(this.waitMs, remainingMs() - WITHDRAW_RESERVE_MS));
+  }
+
   private weatherOf(chainName: string): ChainWeather {
     let w = this.weather.get(chainName);
     if (!w) {
@@ -296,8 +301,7 @@ export class ChainAppender {
   private async commit(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
     const fitsPending = drafts.length <= MAX_PENDING_BLOCKS && drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
-    // Its own wait (waitMs), and never past the invocation's deadline less the time to withdraw.
-    const deadline = this.nowMs() + Math.max(0, Math.min(this.waitMs, remainingMs() - WITHDRAW_RESERVE_MS));
+    const deadline = this.waitDeadline();
     // A lone writer (this instance made the last commit it knows of, and saw nobody else lately) commits
     // straight on the head it remembers: one request. The commit's conditions (head unmoved, no live
     // lease) make it safe; if another instance got there first, the answer says so and we go the long way.
@@ -583,7 +587,7 @@ export class ChainAppender {
               // Our own drafts still need a leader: hand them over as a pending append.
               const drafts2 = ownUnit.drafts;
               ownUnit = undefined;
-              ownBlocks = await this.follow(chainName, drafts2, this.nowMs() + Math.max(0, Math.min(this.waitMs, remainingMs() - WITHDRAW_RESERVE_MS)));
+              ownBlocks = await this.follow(chainName, drafts2, this.waitDeadline());
             }
             return ownBlocks;
           }
