@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
-import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { call, integrationFailureLine, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 import { startStallProxy, type StallProxy } from '#test/support/stall-proxy';
 
 const CHAIN = 'stalled';
@@ -100,12 +100,7 @@ describe('an instance that dies mid-request', () => {
     assert.ok(requestId);
     await new Promise((r) => setTimeout(r, 200));
     assert.match(stack.output(), /Fault injected: stopped a busy ledger instance/);
-    const line = stack
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l))
-      .find((l) => l.message === 'integration failed' && l.request_id === requestId);
+    const line = integrationFailureLine(stack, requestId);
     assert.ok(line, `a structured error line names the request:\n${stack.output().slice(-2_000)}`);
     assert.equal(line.level, 'error');
     assert.equal(line.function, 'ledger');

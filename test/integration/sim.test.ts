@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureAssembly } from '#infra/sim/assembly';
-import { call, expectStartFailure, keysCli, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import { call, expectStartFailure, integrationFailureLine, keysCli, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 
 const run = promisify(execFile);
@@ -162,12 +162,7 @@ describe('npm run sim: a template altered', () => {
     assert.deepEqual(await res.json(), { message: 'Internal Server Error' }, "API Gateway's bare answer");
     const requestId = res.headers.get('apigw-requestid');
     await new Promise((r) => setTimeout(r, 200));
-    const line = altered
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l))
-      .find((l) => l.message === 'integration failed' && l.request_id === requestId);
+    const line = integrationFailureLine(altered, requestId);
     assert.ok(line, `one structured error line names the request:\n${altered.output().slice(-2_000)}`);
     assert.equal(line.function, tlog);
     assert.equal(line.route, 'GET /tlog/vkey');

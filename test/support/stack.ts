@@ -124,6 +124,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 }
 
+/** The gateway's structured line for a failed integration of the request `requestId` (its `apigw-requestid`), if printed. */
+export function integrationFailureLine(stack: Pick<Stack, 'output'>, requestId: string | null): Record<string, any> | undefined {
+  return stack
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, any>)
+    .find((line) => line.message === 'integration failed' && line.request_id === requestId);
+}
+
 /** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs. */
 export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<void> {
   for (const stack of [...stacks].reverse()) await stack?.stop();
