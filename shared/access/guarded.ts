@@ -90,6 +90,10 @@ export function guardTlog(tlog: Tlog, access: AccessControl, principal: Principa
       await metadata(chainName);
       return tlog.tile(chainName, path);
     },
+    async signedNote(chainName, size, rootHex) {
+      await metadata(chainName);
+      return tlog.signedNote(chainName, size, rootHex);
+    },
   };
 }
 
@@ -103,6 +107,11 @@ export function guardProofs(proofs: Proofs, access: AccessControl, principal: Pr
     async inclusion(chainName, rawIndex, treeSize) {
       await metadata(chainName);
       return proofs.inclusion(chainName, rawIndex, treeSize);
+    },
+    async evidence(chainName, request) {
+      // Proofs are hash-level facts; the blocks themselves are the chain's contents.
+      await access.chain(principal, request.withBlocks ? 'chain.read' : 'chain.read_metadata', chainName);
+      return proofs.evidence(chainName, request);
     },
     async consistency(chainName, first, second) {
       await metadata(chainName);

@@ -75,6 +75,8 @@ export interface RouteDefinition<Deps = never, P extends string = string, Q = un
    * answers a malformed request with GraphQL errors, not with the REST 422.
    */
   describes?: { query?: z.ZodType; body?: z.ZodType };
+  /** The success body's shape, for the OpenAPI document (and the client typed from it); not checked at run time. */
+  response?: z.ZodType;
   /** Takes an Idempotency-Key header (retries answer the first result). */
   idempotent?: true;
   /** Serve under only these of the group's prefixes (default: all). */

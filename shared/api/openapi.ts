@@ -11,15 +11,14 @@ type JsonSchema = Record<string, unknown>;
  * A zod schema as JSON Schema (what clients send: before transforms and defaults). Its `$defs` (recursive
  * types such as JSON values) move into components.schemas, and their `$ref`s follow them there.
  */
-function jsonSchema(schema: z.ZodType, components: Record<string, JsonSchema>): JsonSchema {
-  const {
-    $schema: _ignored,
-    $defs,
-    ...rest
-  } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+function jsonSchema(schema: z.ZodType, components: Record<string, JsonSchema>, io: 'input' | 'output' = 'input'): JsonSchema {
+  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
   if (!$defs) return rest;
   const renamed = new Map<string, string>();
-  for (const name of Object.keys($defs)) renamed.set(name, `Def${Object.keys(components).length + renamed.size + 1}`);
+  // Named schemas (`.meta({ id: 'Block' })`) keep their names; anonymous ones (recursive JSON values) are numbered.
+  for (const name of Object.keys($defs)) {
+    renamed.set(name, name.startsWith('__') ? `Def${Object.keys(components).length + renamed.size + 1}` : name);
+  }
   const rewrite = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(rewrite);
     if (value && typeof value === 'object') {
@@ -34,6 +33,11 @@ function jsonSchema(schema: z.ZodType, components: Record<string, JsonSchema>): 
   };
   for (const [name, def] of Object.entries($defs)) components[renamed.get(name)!] = rewrite(def) as JsonSchema;
   return rewrite(rest) as JsonSchema;
+}
+
+/** An answer's schema: what the service sends (after transforms). */
+function responseSchema(schema: z.ZodType, components: Record<string, JsonSchema>): JsonSchema {
+  return jsonSchema(schema, components, 'output');
 }
 
 const ERROR: JsonSchema = {
@@ -112,7 +116,9 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
     ...(parameters.length ? { parameters } : {}),
     ...(schemas.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(schemas.body, components) } } } } : {}),
     responses: {
-      [success]: { description: 'Success' },
+      [success]: declared.response
+        ? { description: 'Success', content: { 'application/json': { schema: responseSchema(declared.response, components) } } }
+        : { description: 'Success' },
       '4XX':
         route.group === 'graphql'
           ? {

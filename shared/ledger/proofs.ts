@@ -15,6 +15,50 @@ import { ensureTree, headRoot, readNodes, toHex } from './tree.ts';
 import type { Block, ChainHead, ProofDetails } from './types.ts';
 import { PROOF_EVENT_TYPE, requireChainHead } from './ledger.ts';
 
+/** The most leaves one evidence request proves or returns. */
+export const MAX_EVIDENCE_LEAVES = 100;
+
+export interface EvidenceRequest {
+  /** Block indices, ascending and distinct (at most MAX_EVIDENCE_LEAVES). */
+  leaves: readonly number[];
+  /** Prove against this size (one the client already trusts) instead of the latest signed checkpoint. */
+  treeSize?: number;
+  /** The size the client trusts: with the latest checkpoint, the consistency proof from it. */
+  knownSize?: number;
+  /** Also answer the blocks, as stored (as hashed). */
+  withBlocks?: boolean;
+}
+
+/**
+ * Everything a verifying client needs to check some blocks, in one answer (docs/clients.md):
+ * - `checkpoint`: the latest signed checkpoint (a C2SP signed note, the same as /tlog/<chain>/checkpoint),
+ *   unless the client named a `tree_size` it already trusts;
+ * - `consistency`: the RFC 9162 consistency proof from `known_size` to that checkpoint;
+ * - `inclusion`: for each run of consecutive leaves, the inclusion proof of its last leaf only: the
+ *   blocks before it in the run are pinned by their hash links (block i+1 names block i's hash);
+ * - `blocks`: the blocks as stored, if asked.
+ * Hashes are base64 (32 bytes each), as in the tlog formats.
+ */
+export interface Evidence {
+  chain_name: string;
+  tree_size: number;
+  checkpoint: string | null;
+  consistency: { from: number; proof: string[] } | null;
+  inclusion: { leaf_index: number; proof: string[] }[];
+  blocks?: Block[];
+}
+
+/** Runs of consecutive indices in ascending `leaves`: [[3,4,5],[9]]. */
+export function runsOf(leaves: readonly number[]): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const leaf of leaves) {
+    const last = runs[runs.length - 1];
+    if (last && leaf === last[1] + 1) last[1] = leaf;
+    else runs.push([leaf, leaf]);
+  }
+  return runs;
+}
+
 /** What signs checkpoints: the node identity. */
 export interface Signer {
   nodeId: string;
@@ -42,10 +86,13 @@ const hex = (b: Uint8Array) => toHex(b);
 export function createProofs({
   repository,
   signer,
+  signedNote,
   now = () => Date.now() / 1000,
 }: {
   repository: LedgerRepository;
   signer: () => Promise<Signer>;
+  /** The chain's C2SP checkpoint (a signed note) at a size and root: the tlog's, so both always agree. */
+  signedNote?: (chainName: string, size: number, rootHex: string) => Promise<string>;
   now?: () => number;
 }) {
   async function treeHead(chainName: string): Promise<ChainHead> {
@@ -114,6 +161,41 @@ export function createProofs({
         proof: ranges.map((r) => hex(rangeHash(r, node))),
         root: hex(rangeHash([0, size], node)),
       };
+    },
+
+    async evidence(chainName: string, request: EvidenceRequest): Promise<Evidence> {
+      const head = await treeHead(chainName);
+      const latest = sizeOf(head);
+      const size = request.treeSize ?? latest;
+      if (size > latest) throw ValidationError.single(['query', 'tree_size'], `The chain has ${latest} blocks`, 'less_than_equal');
+      const last = request.leaves[request.leaves.length - 1];
+      if (last !== undefined && last >= size) throw new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
+      // A known size above the log's is answered with no consistency proof: the client sees the rollback.
+      const known = request.treeSize === undefined ? request.knownSize : undefined;
+      const runs = runsOf(request.leaves);
+      const inclusion = runs.map(([, end]) => ({ leaf: end, ranges: inclusionRanges(end, size) }));
+      const consistency = known !== undefined && known >= 1 && known < size ? consistencyRanges(known, size) : [];
+      const ranges = [...inclusion.flatMap((i) => i.ranges), ...consistency];
+      const node = ranges.length ? await reader(chainName, ranges) : undefined;
+      const b64 = (range: readonly [number, number]) => rangeHash(range, node!).toString('base64');
+      let checkpoint: string | null = null;
+      if (request.treeSize === undefined) {
+        if (!signedNote) throw new Error('evidence needs the signed-note checkpoints of the tlog');
+        checkpoint = await signedNote(head.chainName, size, headRoot(head));
+      }
+      const evidence: Evidence = {
+        chain_name: head.chainName,
+        tree_size: size,
+        checkpoint,
+        consistency: known !== undefined && known >= 1 && known <= size ? { from: known, proof: consistency.map(b64) } : null,
+        inclusion: inclusion.map((i) => ({ leaf_index: i.leaf, proof: i.ranges.map(b64) })),
+      };
+      if (request.withBlocks) {
+        const blocks = (await Promise.all(runs.map(([from, to]) => repository.getBlockRange(chainName, from, to, false, true)))).flat();
+        if (blocks.length !== request.leaves.length) throw new Error(`'${chainName}' is missing blocks below its head`);
+        evidence.blocks = blocks;
+      }
+      return evidence;
     },
 
     async consistency(chainName: string, first: number, second: number) {

@@ -145,8 +145,8 @@ export interface LedgerRepository {
   getBlock(chainName: string, index: number, consistent?: boolean): Promise<Block | undefined>;
   /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */
   findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
-  /** Blocks with indices in [from, to], ascending or descending. */
-  getBlockRange(chainName: string, from: number, to: number, descending: boolean): Promise<Block[]>;
+  /** Blocks with indices in [from, to], ascending or descending; eventually consistent unless `consistent`. */
+  getBlockRange(chainName: string, from: number, to: number, descending: boolean, consistent?: boolean): Promise<Block[]>;
   /** The hashes of blocks 0…toIndex, in index order. */
   listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
   /**

@@ -339,7 +339,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
       return block.Item ? blockFromItem(block.Item) : undefined;
     },
 
-    async getBlockRange(chainName, from, to, descending) {
+    async getBlockRange(chainName, from, to, descending, consistent = false) {
       if (to < from) return [];
       const shards = await layoutOf(chainName);
       if (shards > 1) {
@@ -355,6 +355,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
               KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
               ExpressionAttributeValues: { ':pk': blockPk(chainName, a, shards), ':from': blockSk(a), ':to': blockSk(b) },
               ProjectionExpression: BLOCK_BODY,
+              ConsistentRead: consistent,
             }),
           ),
         );
@@ -367,6 +368,7 @@ export function createLedgerRepository({ client, tableName }: LedgerRepositoryOp
         ExpressionAttributeValues: { ':pk': chainPk(chainName), ':from': blockSk(from), ':to': blockSk(to) },
         ProjectionExpression: BLOCK_BODY,
         ScanIndexForward: !descending,
+        ConsistentRead: consistent,
       });
       return items.map(blockFromItem);
     },

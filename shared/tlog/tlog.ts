@@ -50,6 +50,12 @@ export function createTlog({ repository, tiles, signer, origin }: TlogOptions) {
     return { name: origin(node.nodeId), node };
   }
 
+  async function signedNote(chainName: string, size: number, rootHex: string): Promise<string> {
+    const { name, node } = await keyName();
+    const text = checkpointText({ origin: `${name}/${chainName}`, size, root: Buffer.from(rootHex, 'hex') });
+    return signNote(text, name, node.publicKey, (bytes) => node.sign(bytes));
+  }
+
   async function compute(chainName: string, tile: TileRef): Promise<Buffer> {
     if (tile.level === 'entries') {
       const first = tile.index * TILE_WIDTH;
@@ -79,10 +85,11 @@ export function createTlog({ repository, tiles, signer, origin }: TlogOptions) {
     async checkpoint(chainName: string): Promise<string> {
       assertChainName(chainName);
       const head = await ensureTree(repository, await requireChainHead(repository, chainName));
-      const { name, node } = await keyName();
-      const text = checkpointText({ origin: `${name}/${head.chainName}`, size: head.headIndex + 1, root: Buffer.from(headRoot(head), 'hex') });
-      return signNote(text, name, node.publicKey, (bytes) => node.sign(bytes));
+      return signedNote(head.chainName, head.headIndex + 1, headRoot(head));
     },
+
+    /** The signed note of a chain's tree at a size whose root the caller computed. */
+    signedNote,
 
     /** A hash tile or entry bundle by its path below `tile/` (`0/x001/234.p/7`, `entries/005`). */
     async tile(chainName: string, rawPath: string): Promise<TileAnswer> {

@@ -38,7 +38,14 @@ export function createNodeWiring(core: Core): NodeWiring {
       apiKeyHeader: settings.API_KEY_NAME,
     });
   });
-  const proofs = once((): Proofs => createProofs({ repository: core.ledgerRuntime().repository, signer: () => admin().identity() }));
+  const proofs = once(
+    (): Proofs =>
+      createProofs({
+        repository: core.ledgerRuntime().repository,
+        signer: () => admin().identity(),
+        signedNote: (chainName, size, rootHex) => tlog().signedNote(chainName, size, rootHex),
+      }),
+  );
   const tlog = once(
     (): Tlog =>
       createTlog({

@@ -114,6 +114,8 @@ export const MATRIX: readonly Row[] = [
   ...onChains('GET /api/ledger/chains/{chain_name}/blocks/{index_or_hash}/proof', ANY_KEY),
   ...onChains('GET /api/ledger/chains/{chain_name}/blocks/{index_or_hash}/anchor', ANY_KEY),
   ...onChains('GET /api/ledger/chains/{chain_name}/consistency', ANY_KEY),
+  // asked with blocks=true: the blocks are contents (without it, hash-level facts like the proofs)
+  ...contents('GET /api/ledger/chains/{chain_name}/evidence'),
   ...onChains('GET /api/ledger/chains/{chain_name}/verify', ANY_KEY),
   row('GET /api/ledger/network/ping/{target_id}', '—', ANY_KEY),
   row('POST /api/ledger/offchain', '—', WRITERS_CREATE),

@@ -162,6 +162,8 @@ async function httpCell(row: Row, mk: string): Promise<Cell> {
       return { method, path: `${path}?chain_name=${chain}` };
     case 'GET /api/ledger/chains/{chain_name}/consistency':
       return { method, path: `${path}?first=1&second=2` };
+    case 'GET /api/ledger/chains/{chain_name}/evidence':
+      return { method, path: `${path}?leaves=0-1&known_size=1&blocks=true` };
     case 'POST /api/ledger/offchain':
       return { method, path, body: { data: { mk } } };
     case 'POST /api/ledger/subjects/{subject_id}/erase':

@@ -10,10 +10,27 @@ import { healthReport } from '../../health.ts';
 import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/events.ts';
 import { type AppendOptions, type Ledger, parseBlockAddress } from '../../ledger/ledger.ts';
 import type { OffchainStore } from '../../ledger/offchain-port.ts';
-import type { Proofs } from '../../ledger/proofs.ts';
+import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
 import { SUBJECT_ID } from '../../ledger/subject-port.ts';
 import { queryBool, queryInt, queryInteger } from '../../validation.ts';
 import { routesOf } from '../define.ts';
+import {
+  appendedBatchSchema,
+  appendedSchema,
+  blockSchema,
+  blocksPageSchema,
+  chainInfoSchema,
+  consistencySchema,
+  createdChainSchema,
+  evidenceSchema,
+  healthSchema,
+  identitySchema,
+  inclusionSchema,
+  jsonCheckpointSchema,
+  proofSubmittedSchema,
+  statsSchema,
+  traceSchema,
+} from '../responses.ts';
 
 /** What the ledger group's handlers use; functions/ledger/handler.ts wires it. */
 export interface LedgerDeps {
@@ -39,6 +56,33 @@ export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });
 export const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
 export const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
+/** `leaves`: block indices and ranges, `3,5-9` (ascending order not needed; at most 100 leaves). */
+export const evidenceQuery = z.object({
+  leaves: z
+    .string()
+    .regex(/^(\d{1,15}(-\d{1,15})?)?(,\d{1,15}(-\d{1,15})?)*$/, 'Expected block indices and ranges: 3,5-9')
+    .transform((raw, ctx) => {
+      const leaves = new Set<number>();
+      for (const part of raw.split(',').filter(Boolean)) {
+        const [a, b = a] = part.split('-').map(Number) as [number, number?];
+        if (b! < a) {
+          ctx.addIssue({ code: 'custom', message: `The range ${part} runs backwards` });
+          return z.NEVER;
+        }
+        for (let i = a; i <= b! && leaves.size <= MAX_EVIDENCE_LEAVES; i += 1) leaves.add(i);
+        if (leaves.size > MAX_EVIDENCE_LEAVES) {
+          ctx.addIssue({ code: 'custom', message: `At most ${MAX_EVIDENCE_LEAVES} leaves per request` });
+          return z.NEVER;
+        }
+      }
+      return [...leaves].sort((x, y) => x - y);
+    })
+    .optional()
+    .transform((v) => v ?? []),
+  tree_size: queryInteger(1).optional(),
+  known_size: queryInteger(0).optional(),
+  blocks: queryBool(false),
+});
 /** Why a data subject is erased: recorded on the Main Chain with who and when (write no personal data here). */
 export const eraseRequest = z.object({ reason: z.string().min(1).max(1000) });
 /** docs/rules.md, "Off-chain payloads": `{"data": <any JSON>}`, stored encrypted in IPFS. */
@@ -67,6 +111,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/health',
+    response: healthSchema,
     summary: 'Health check',
     access: 'public',
     handler: async (_, { health }) => healthReport(health),
@@ -75,6 +120,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/chains',
+    response: z.array(chainInfoSchema),
     summary: 'The Main Chain and all Sub-Chains',
     access: 'reader',
     handler: async ({ principal }, { ledgerFor }) => ({ body: await ledgerFor(principal).listChains() }),
@@ -83,6 +129,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'POST',
     path: '/chains/{chain_name}/create',
+    response: createdChainSchema,
     summary: 'Create a Sub-Chain',
     access: 'writer',
     status: 201,
@@ -96,6 +143,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'POST',
     path: '/chains/{chain_name}/events',
+    response: appendedSchema,
     summary: 'Add an event',
     access: 'writer',
     body: eventRequestSchema,
@@ -113,6 +161,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'POST',
     path: '/chains/{chain_name}/events/batch',
+    response: appendedBatchSchema,
     summary: 'Add up to 99 events, one block each, in one atomic commit (extension)',
     access: 'writer',
     body: eventBatchSchema,
@@ -136,6 +185,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'POST',
     path: '/chains/{chain_name}/submit-proof',
+    response: proofSubmittedSchema,
     summary: 'Anchor a Sub-Chain in the Main Chain',
     access: 'writer',
     handler: async ({ principal, params }, { ledgerFor }) => {
@@ -150,6 +200,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/chains/{chain_name}/stats',
+    response: statsSchema,
     summary: 'Chain statistics',
     access: 'reader',
     handler: async ({ principal, params }, { ledgerFor }) => ({ body: await ledgerFor(principal).getStats(params.chain_name) }),
@@ -158,6 +209,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/chains/{chain_name}/blocks',
+    response: blocksPageSchema,
     summary: 'A page of blocks',
     access: 'reader',
     query: blocksQuery,
@@ -170,6 +222,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/chains/{chain_name}/blocks/{index_or_hash}',
+    response: blockSchema,
     summary: 'One block by index or hash',
     access: 'reader',
     query: blockQuery,
@@ -182,6 +235,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/entities/{entity_id}/trace',
+    response: traceSchema,
     summary: 'Trace an entity across chains',
     access: 'reader',
     query: traceQuery,
@@ -193,6 +247,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/chains/{chain_name}/checkpoint',
+    response: jsonCheckpointSchema,
     summary: 'A signed checkpoint: tree size and root',
     access: 'reader',
     handler: async ({ principal, params }, { proofsFor }) => ({ body: await proofsFor(principal).checkpoint(params.chain_name) }),
@@ -201,6 +256,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/chains/{chain_name}/blocks/{index_or_hash}/proof',
+    response: inclusionSchema,
     summary: 'Inclusion proof of a block',
     access: 'reader',
     query: proofQuery,
@@ -219,7 +275,25 @@ export const LEDGER_ROUTES = [
 
   route({
     method: 'GET',
+    path: '/chains/{chain_name}/evidence',
+    response: evidenceSchema,
+    summary: 'What a verifying client checks blocks with, in one answer: signed checkpoint, inclusion and consistency proofs, blocks (extension)',
+    access: 'reader',
+    query: evidenceQuery,
+    handler: async ({ principal, params, query }, { proofsFor }) => ({
+      body: await proofsFor(principal).evidence(params.chain_name, {
+        leaves: query.leaves,
+        treeSize: query.tree_size,
+        knownSize: query.known_size,
+        withBlocks: query.blocks,
+      }),
+    }),
+  }),
+
+  route({
+    method: 'GET',
     path: '/chains/{chain_name}/consistency',
+    response: consistencySchema,
     summary: 'Consistency proof between two tree sizes',
     access: 'reader',
     query: consistencyQuery,
@@ -272,6 +346,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/identity',
+    response: identitySchema,
     summary: 'The node id and public key that sign checkpoints (any reader)',
     access: 'reader',
     handler: async (_, { node }) => ({ body: await node().describeIdentity() }),

@@ -1,0 +1,128 @@
+/**
+ * What the ledger group answers, as zod schemas: the routes declare them (`response`), the OpenAPI
+ * document carries them, and the typed client (client/, generated from that document) is typed by them.
+ * They describe the wire format of docs/rules.md, "Chains and blocks"; the tests parse real answers with
+ * them, so a shape that drifts from what is served fails there.
+ */
+import * as z from 'zod';
+
+const hash = z.string().regex(/^[0-9a-f]{64}$/);
+const json = z.record(z.string(), z.unknown());
+
+export const eventSchema = z
+  .object({
+    event_id: z.string(),
+    chain_name: z.string(),
+    block_index: z.number().int(),
+    entity_id: z.string(),
+    event_type: z.string(),
+    details: json.nullable().describe('null only for an erased data subject (then `erased: true`)'),
+    details_cid: z.string().nullable(),
+    details_nonce: z.string().nullable(),
+    details_metadata: json.nullable(),
+    timestamp: z.number(),
+    is_offchain: z.boolean(),
+    subject_id: z.string().optional().describe('Erasable events only: the data subject'),
+    details_sealed: z.string().nullable().optional().describe('Erasable events only: the details sealed under the subject key'),
+    erased: z.boolean().optional(),
+    resolve_error: z.string().optional().describe('With resolve_cid: why the off-chain details could not be read'),
+  })
+  .meta({ id: 'Event', description: 'An event as answered' });
+
+export const blockSchema = z
+  .object({
+    index: z.number().int(),
+    chain_name: z.string(),
+    timestamp: z.number(),
+    previous_hash: hash,
+    hash,
+    events: z.array(eventSchema),
+  })
+  .meta({ id: 'Block', description: 'A block: hash = SHA-256 of the RFC 8785 JSON of every other field, events as stored' });
+
+export const healthSchema = z.object({
+  status: z.enum(['healthy', 'degraded']),
+  service: z.string(),
+  version: z.string(),
+  checks: z.record(z.string(), z.string()),
+});
+
+export const chainInfoSchema = z.object({
+  name: z.string(),
+  type: z.enum(['main', 'sub']),
+  block_count: z.number().int(),
+  latest_block_hash: hash.nullable(),
+});
+
+export const createdChainSchema = z.object({ success: z.literal(true), message: z.string(), chain_name: z.string() });
+export const appendedSchema = z.object({ success: z.literal(true), message: z.string(), event_id: z.string() });
+export const appendedBatchSchema = z.object({ success: z.literal(true), message: z.string(), event_ids: z.array(z.string()) });
+export const proofSubmittedSchema = z.object({ success: z.literal(true), message: z.string(), proof_id: z.string() });
+
+export const statsSchema = z.object({
+  chain_name: z.string(),
+  total_blocks: z.number().int(),
+  total_events: z.number().int(),
+  proof_count: z.number().int().nullable(),
+  registered_sub_chains: z.number().int().nullable(),
+});
+
+export const blocksPageSchema = z.object({
+  chain_name: z.string(),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  blocks: z.array(blockSchema),
+});
+
+export const traceSchema = z.object({ entity_id: z.string(), chains: z.array(z.string()), events: z.array(eventSchema) });
+
+export const jsonCheckpointSchema = z.object({
+  chain_name: z.string(),
+  tree_size: z.number().int(),
+  root: hash,
+  timestamp: z.number(),
+  node_id: z.string(),
+  signature: z.string(),
+  public_key: z.string(),
+  algorithm: z.literal('ed25519'),
+});
+
+export const inclusionSchema = z.object({
+  chain_name: z.string(),
+  leaf_index: z.number().int(),
+  tree_size: z.number().int(),
+  block_hash: hash,
+  leaf_hash: hash,
+  proof: z.array(hash),
+  root: hash,
+});
+
+export const consistencySchema = z.object({
+  chain_name: z.string(),
+  first: z.number().int(),
+  second: z.number().int(),
+  first_root: hash,
+  second_root: hash,
+  proof: z.array(hash),
+});
+
+const b64hash = z.string().regex(/^[A-Za-z0-9+/]{43}=$/);
+
+export const evidenceSchema = z
+  .object({
+    chain_name: z.string(),
+    tree_size: z.number().int(),
+    checkpoint: z.string().nullable().describe('The latest C2SP checkpoint (signed note), unless tree_size was given'),
+    consistency: z
+      .object({ from: z.number().int(), proof: z.array(b64hash) })
+      .nullable()
+      .describe('RFC 9162 consistency proof from known_size to tree_size'),
+    inclusion: z
+      .array(z.object({ leaf_index: z.number().int(), proof: z.array(b64hash) }))
+      .describe("One per run of consecutive leaves: its last leaf's inclusion proof"),
+    blocks: z.array(blockSchema).optional().describe('With blocks=true: the blocks as stored (as hashed)'),
+  })
+  .meta({ id: 'Evidence', description: 'Everything a verifying client needs for some blocks, in one answer' });
+
+export const identitySchema = z.object({ node_id: z.string(), public_key: z.string(), algorithm: z.string() });
