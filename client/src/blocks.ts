@@ -1,0 +1,58 @@
+/**
+ * Blocks as the service hashes them (docs/verification.md, "The byte rules"): `hash` is the lowercase hex
+ * SHA-256 of the RFC 8785 (JCS) JSON of the block without `hash`, events as stored. An erasable event
+ * (one with a `subject_id`) is stored with `details: {}` and without `erased`, whatever it is answered with.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import canonicalize from 'canonicalize';
+import { VerificationError } from './errors.ts';
+import type { Block, LedgerEvent } from './types.ts';
+import { toHex, utf8 } from './tlog.ts';
+
+/** An event as it was hashed. */
+export function storedEvent(event: LedgerEvent): LedgerEvent {
+  const { erased: _erased, resolve_error: _resolveError, ...stored } = event;
+  return event.subject_id === undefined ? stored : { ...stored, details: {} };
+}
+
+/** The hash a block's contents give. */
+export function computeBlockHash(block: Block): string {
+  const { hash: _hash, ...unhashed } = block;
+  const text = canonicalize({ ...unhashed, events: unhashed.events.map(storedEvent) });
+  if (text === undefined) throw new VerificationError('block-hash', `block ${block.index} has no canonical JSON form`, block.chain_name);
+  return toHex(sha256(utf8(text)));
+}
+
+/** Checks a block is the one asked for and hashes to its `hash`. */
+export function checkBlock(block: Block, chain: string, index?: number): void {
+  if (block.chain_name !== chain || (index !== undefined && block.index !== index)) {
+    throw new VerificationError('wrong-block', `asked for block ${index ?? '?'} of '${chain}', got block ${block.index} of '${block.chain_name}'`, chain);
+  }
+  if (block.events.some((e) => e.chain_name !== chain || e.block_index !== block.index)) {
+    throw new VerificationError('wrong-block', `an event of block ${block.index} names another block`, chain);
+  }
+  if (computeBlockHash(block) !== block.hash) {
+    throw new VerificationError('block-hash', `block ${block.index}'s hash does not match its contents`, chain);
+  }
+}
+
+/** Checks blocks of consecutive indices (either order) link: each names the hash of the one before it. */
+export function checkLinks(blocks: readonly Block[], chain: string): void {
+  const ascending = [...blocks].sort((a, b) => a.index - b.index);
+  for (let i = 1; i < ascending.length; i += 1) {
+    const [before, after] = [ascending[i - 1]!, ascending[i]!];
+    if (after.index !== before.index + 1) throw new VerificationError('wrong-block', `blocks ${before.index} and ${after.index} are not consecutive`, chain);
+    if (after.previous_hash !== before.hash) {
+      throw new VerificationError('block-link', `block ${after.index} does not link to block ${before.index}`, chain);
+    }
+  }
+}
+
+/**
+ * Whether an event answered by a read is the event of its hashed block: equal in every stored field. For
+ * an erasable event the answer may carry its opened details (or null once erased): only what was hashed
+ * is compared.
+ */
+export function sameEvent(answered: LedgerEvent, stored: LedgerEvent): boolean {
+  return canonicalize(storedEvent(answered)) === canonicalize(storedEvent(stored));
+}

@@ -1,0 +1,523 @@
+/**
+ * LedgerClient: every route of the service, typed from its OpenAPI document, and in verified mode (the
+ * default) every append and read checked against state the client keeps, so that a server that lies is
+ * caught at once, not at the next audit (docs/clients.md).
+ *
+ * Verified mode, per chain (a log, named by its checkpoint origin `<key name>/<chain>`):
+ * - The log's key is pinned: given (`vkey`, as /tlog/vkey serves it) or taken on first use and stored.
+ * - The trusted state is the latest checkpoint verified: signed by the pinned key, naming this log, with
+ *   the required witness cosignatures, and consistent (RFC 9162) with the state before it.
+ * - A block is accepted when its contents hash to its `hash`, and that hash is a leaf of the trusted tree
+ *   (an inclusion proof), or of a newer checkpoint that is then verified and becomes the trusted state.
+ * Each check costs at most one request beyond the plain one: GET …/evidence answers the checkpoint, the
+ * consistency proof and the inclusion proofs together.
+ */
+import createClient, { type Client } from 'openapi-fetch';
+import { checkBlock, checkLinks, sameEvent } from './blocks.ts';
+import { ApiError, VerificationError } from './errors.ts';
+import { MemoryStore, type StateStore, type TrustedState } from './state.ts';
+import {
+  type NoteKey,
+  equalBytes,
+  fromBase64,
+  fromHex,
+  leafHash,
+  openNote,
+  parseCheckpoint,
+  parseVkey,
+  toBase64,
+  verifiedCosigners,
+  verifyConsistency,
+  verifyInclusion,
+} from './tlog.ts';
+import type { Block, BlocksPage, ChainInfo, ChainStats, EntityTrace, EventInput, Evidence, Health, LedgerEvent, paths } from './types.ts';
+
+export interface RetryOptions {
+  /** Tries per call, the first included (default 4). */
+  attempts?: number;
+  /** The longest single wait, whatever Retry-After says (default 10 000 ms). */
+  maxDelayMs?: number;
+}
+
+export interface WitnessPolicy {
+  /** The witnesses' cosigner verifier keys (`<name>+<id>+<base64(0x04 ‖ key)>`). */
+  keys: readonly string[];
+  /** How many of them must have cosigned every checkpoint the client accepts (default: all). */
+  required?: number;
+}
+
+export interface ClientOptions {
+  /** The service's base URL, e.g. `http://localhost:2661`. */
+  baseUrl: string;
+  /** Sent as `X-API-Key` (or `apiKeyHeader`). */
+  apiKey?: string;
+  apiKeyHeader?: string;
+  /** Check every answer (default true). Off, the client is a typed HTTP client and nothing more. */
+  verify?: boolean;
+  /** The log's verifier key (GET /tlog/vkey). Unset: the node's own, on first use, kept in the store. */
+  vkey?: string;
+  witnesses?: WitnessPolicy;
+  /** Where the pinned key and the trusted states live (default: in memory). */
+  store?: StateStore;
+  retry?: RetryOptions;
+  /** A fetch to use instead of the global one (tests, proxies, custom agents). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * What an append resolves to. Verified: the event's block and the signed checkpoint that proves it in
+ * (`verified: true`); unverified mode answers the event id alone.
+ */
+export type Receipt =
+  | { verified: true; event_id: string; block: Block; checkpoint: { size: number; root: string; note: string } }
+  | { verified: false; event_id: string; block?: undefined; checkpoint?: undefined };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `orders_4_0` → chain `orders`, block 4 (chain names may hold `_`: read from the right). */
+export function parseEventId(eventId: string): { chain: string; block: number } {
+  const match = /^(.+)_(\d+)_(\d+)$/.exec(eventId);
+  if (!match) throw new TypeError(`'${eventId}' is not an event id <chain>_<block>_<position>`);
+  return { chain: match[1]!, block: Number(match[2]) };
+}
+
+export class LedgerClient {
+  /** Every route, typed from the OpenAPI document (openapi-fetch): answers are not verified here. */
+  readonly api: Client<paths>;
+  readonly #options: ClientOptions;
+  readonly #store: StateStore;
+  readonly #fetch: typeof fetch;
+  readonly #witnesses: { keys: NoteKey[]; required: number } | undefined;
+  #key: Promise<NoteKey> | undefined;
+  /** One checkpoint update at a time per log: two answers verified at once must not undo each other. */
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  constructor(options: ClientOptions) {
+    this.#options = options;
+    this.#store = options.store ?? new MemoryStore();
+    const baseFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    const { attempts = 4, maxDelayMs = 10_000 } = options.retry ?? {};
+    const keyHeader = options.apiKeyHeader ?? 'X-API-Key';
+    this.#fetch = async (input, init) => {
+      const request = new Request(input, init);
+      if (options.apiKey && !request.headers.has(keyHeader)) request.headers.set(keyHeader, options.apiKey);
+      // Safe to send again: reads, and appends that carry an Idempotency-Key (the service answers the first result).
+      const repeatable = request.method === 'GET' || request.headers.has('Idempotency-Key');
+      for (let attempt = 1; ; attempt += 1) {
+        let response: Response;
+        try {
+          response = await baseFetch(request.clone());
+        } catch (error) {
+          if (!repeatable || attempt >= attempts) throw error;
+          await sleep(Math.min(maxDelayMs, 200 * 2 ** attempt));
+          continue;
+        }
+        const retryable = response.status === 429 || (response.status === 503 && repeatable) || (response.status === 504 && repeatable);
+        if (!retryable || attempt >= attempts) return response;
+        const after = Number(response.headers.get('Retry-After'));
+        await response.body?.cancel();
+        await sleep(Math.min(maxDelayMs, Number.isFinite(after) && after > 0 ? after * 1000 : 200 * 2 ** attempt));
+      }
+    };
+    this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: this.#fetch });
+    if (options.witnesses) {
+      const keys = options.witnesses.keys.map(parseVkey);
+      const required = options.witnesses.required ?? keys.length;
+      if (!(required >= 0 && required <= keys.length)) throw new TypeError(`cannot require ${required} of ${keys.length} witnesses`);
+      this.#witnesses = { keys, required };
+    }
+  }
+
+  get verifying(): boolean {
+    return this.#options.verify !== false;
+  }
+
+  /** Unwraps an openapi-fetch answer, or throws the service's error as ApiError. */
+  async #data<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+    const { data, error, response } = await call;
+    if (response.ok) return data as T;
+    const body = (error ?? {}) as { detail?: unknown; request_id?: string; message?: string };
+    const after = Number(response.headers.get('Retry-After'));
+    const url = new URL(response.url || 'http://unknown/');
+    throw new ApiError(
+      response.status,
+      body.detail ?? body.message ?? response.statusText,
+      body.request_id ?? response.headers.get('X-Request-ID') ?? undefined,
+      Number.isFinite(after) && after > 0 ? after : undefined,
+      'request',
+      url.pathname,
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Plain calls (nothing to verify: they are not the ledger's contents)
+
+  health(): Promise<Health> {
+    return this.#data(this.api.GET('/api/v1/health'));
+  }
+
+  chains(): Promise<ChainInfo[]> {
+    return this.#data(this.api.GET('/api/v1/chains'));
+  }
+
+  stats(chain: string): Promise<ChainStats> {
+    return this.#data(this.api.GET('/api/v1/chains/{chain_name}/stats', { params: { path: { chain_name: chain } } }));
+  }
+
+  createChain(chain: string): Promise<{ chain_name: string; message: string }> {
+    return this.#data(this.api.POST('/api/v1/chains/{chain_name}/create', { params: { path: { chain_name: chain } } }));
+  }
+
+  submitProof(chain: string): Promise<{ proof_id: string; message: string }> {
+    return this.#data(this.api.POST('/api/v1/chains/{chain_name}/submit-proof', { params: { path: { chain_name: chain } } }));
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Appends
+
+  /**
+   * Appends one event. Retries reuse one Idempotency-Key (yours, or a fresh UUID), so a retried append
+   * never lands twice. Verified, it resolves only once the event's block is proven into a signed
+   * checkpoint consistent with the trusted state.
+   */
+  async append(chain: string, event: EventInput, options: { idempotencyKey?: string } = {}): Promise<Receipt> {
+    const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const answer = await this.#data(
+      this.api.POST('/api/v1/chains/{chain_name}/events', {
+        params: { path: { chain_name: chain }, header: { 'Idempotency-Key': key } },
+        body: event,
+      }),
+    );
+    const [receipt] = await this.#receipts(chain, [answer.event_id], [event]);
+    return receipt!;
+  }
+
+  /** Appends up to 99 events atomically, one block each; verified like `append`. */
+  async appendBatch(chain: string, events: EventInput[], options: { idempotencyKey?: string } = {}): Promise<Receipt[]> {
+    const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const answer = await this.#data(
+      this.api.POST('/api/v1/chains/{chain_name}/events/batch', {
+        params: { path: { chain_name: chain }, header: { 'Idempotency-Key': key } },
+        body: { events },
+      }),
+    );
+    return this.#receipts(chain, answer.event_ids, events);
+  }
+
+  async #receipts(chain: string, eventIds: string[], sent: EventInput[]): Promise<Receipt[]> {
+    const indices = eventIds.map((id) => parseEventId(id).block);
+    if (!this.verifying) {
+      return eventIds.map((event_id) => ({ verified: false, event_id }));
+    }
+    const { blocks, state } = await this.#prove(chain, indices, { withBlocks: true, advance: true });
+    return eventIds.map((event_id, i) => {
+      const block = blocks.get(indices[i]!)!;
+      const event = block.events.find((e) => e.event_id === event_id);
+      if (!event || !matchesInput(event, sent[i]!)) {
+        throw new VerificationError('event-mismatch', `event ${event_id} in block ${block.index} is not the event that was sent`, chain);
+      }
+      return { verified: true, event_id, block, checkpoint: { size: state.size, root: state.root, note: state.checkpoint } };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Reads
+
+  /** One block, by index or hash. */
+  async block(chain: string, indexOrHash: number | string): Promise<Block> {
+    const block = await this.#data(
+      this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),
+    );
+    if (!this.verifying) return block;
+    checkBlock(block, chain, typeof indexOrHash === 'number' ? indexOrHash : undefined);
+    if (typeof indexOrHash === 'string' && !/^\d+$/.test(indexOrHash) && block.hash !== indexOrHash) {
+      throw new VerificationError('wrong-block', `asked for the block with hash ${indexOrHash}, got ${block.hash}`, chain);
+    }
+    await this.#prove(chain, [block.index], { have: [block] });
+    return block;
+  }
+
+  /** A page of blocks: proven by its highest block's inclusion and the links between them. */
+  async blocks(chain: string, page: { limit?: number; offset?: number; order?: 'asc' | 'desc' } = {}): Promise<BlocksPage> {
+    const query = {
+      limit: page.limit === undefined ? undefined : String(page.limit),
+      offset: page.offset === undefined ? undefined : String(page.offset),
+      order: page.order,
+    };
+    const answer = await this.#data(this.api.GET('/api/v1/chains/{chain_name}/blocks', { params: { path: { chain_name: chain }, query } }));
+    if (!this.verifying || answer.blocks.length === 0) return answer;
+    for (const block of answer.blocks) checkBlock(block, chain);
+    checkLinks(answer.blocks, chain);
+    await this.#prove(
+      chain,
+      answer.blocks.map((b) => b.index).sort((a, b) => a - b),
+      { have: answer.blocks },
+    );
+    return answer;
+  }
+
+  /** One event by its id, from its verified block. */
+  async event(eventId: string): Promise<LedgerEvent> {
+    const { chain, block: index } = parseEventId(eventId);
+    const block = await this.block(chain, index);
+    const event = block.events.find((e) => e.event_id === eventId);
+    if (!event) throw new ApiError(404, `Event '${eventId}' is not in block ${index} of '${chain}'`, undefined, undefined, 'GET', eventId);
+    return event;
+  }
+
+  /**
+   * An entity's events across chains (or on `chain`). Each event is checked against its block, proven
+   * into its chain's tree: one evidence request per chain the trace touches. What it cannot show is that
+   * no event was left out.
+   */
+  async trace(entityId: string, options: { chain?: string } = {}): Promise<EntityTrace> {
+    const answer = await this.#data(
+      this.api.GET('/api/v1/entities/{entity_id}/trace', { params: { path: { entity_id: entityId }, query: { chain_name: options.chain } } }),
+    );
+    if (!this.verifying) return answer;
+    const byChain = new Map<string, LedgerEvent[]>();
+    for (const event of answer.events) byChain.set(event.chain_name, [...(byChain.get(event.chain_name) ?? []), event]);
+    await Promise.all(
+      [...byChain].map(async ([chain, events]) => {
+        const indices = [...new Set(events.map((e) => e.block_index))].sort((a, b) => a - b);
+        const { blocks } = await this.#prove(chain, indices, { withBlocks: true });
+        for (const event of events) {
+          const stored = blocks.get(event.block_index)?.events.find((e) => e.event_id === event.event_id);
+          if (!stored || !sameEvent(event, stored)) {
+            throw new VerificationError('event-mismatch', `event ${event.event_id} differs from the event in block ${event.block_index}`, chain);
+          }
+        }
+      }),
+    );
+    return answer;
+  }
+
+  /** The chain's latest checkpoint, verified against the trusted state, which moves on to it. */
+  async checkpoint(chain: string): Promise<TrustedState> {
+    if (!this.verifying) throw new TypeError('checkpoint() verifies: it needs verified mode');
+    return (await this.#prove(chain, [], { advance: true })).state;
+  }
+
+  /** The trusted state of a chain, if the client has one. */
+  async trustedState(chain: string): Promise<TrustedState | undefined> {
+    const key = await this.#logKey();
+    const text = await this.#store.get(`log:${key.name}/${chain}`);
+    return text ? (JSON.parse(text) as TrustedState) : undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // The C2SP view (plain: the tiles are for auditors that check them themselves)
+
+  readonly tlog = {
+    vkey: async (): Promise<string> => (await this.#text('/tlog/vkey')).trim(),
+    checkpoint: (chain: string): Promise<string> => this.#text(`/tlog/${encodeURIComponent(chain)}/checkpoint`),
+    tile: async (chain: string, path: string): Promise<Uint8Array> => {
+      const response = await this.#raw(`/tlog/${encodeURIComponent(chain)}/tile/${path}`);
+      return new Uint8Array(await response.arrayBuffer());
+    },
+  };
+
+  async #raw(path: string): Promise<Response> {
+    const response = await this.#fetch(`${this.#options.baseUrl.replace(/\/+$/, '')}${path}`);
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { detail?: unknown; request_id?: string };
+      throw new ApiError(response.status, body.detail ?? response.statusText, body.request_id, undefined, 'GET', path);
+    }
+    return response;
+  }
+
+  async #text(path: string): Promise<string> {
+    return (await this.#raw(path)).text();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Verification
+
+  /** The pinned log key: given, stored, or (first use) the node's own, then stored. */
+  #logKey(): Promise<NoteKey> {
+    this.#key ??= (async () => {
+      const given = this.#options.vkey;
+      const stored = await this.#store.get('vkey');
+      if (given) {
+        const key = parseVkey(given);
+        if (stored !== key.vkey) await this.#store.set('vkey', key.vkey);
+        return key;
+      }
+      if (stored) return parseVkey(stored);
+      const key = parseVkey(await this.tlog.vkey());
+      await this.#store.set('vkey', key.vkey);
+      return key;
+    })();
+    this.#key.catch(() => {
+      this.#key = undefined;
+    });
+    return this.#key;
+  }
+
+  async #locked<T>(log: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#locks.get(log) ?? Promise.resolve();
+    const run = before.then(work, work);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#locks.set(log, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.#locks.get(log) === settled) this.#locks.delete(log);
+    }
+  }
+
+  /**
+   * Proves `indices` (ascending) of `chain` in one evidence request: against the trusted tree when they
+   * are all in it, else against the latest checkpoint, verified and made the trusted state. `have` are
+   * blocks the caller already checked; `withBlocks` asks the service for the blocks as stored.
+   */
+  async #prove(
+    chain: string,
+    indices: number[],
+    options: { have?: readonly Block[]; withBlocks?: boolean; advance?: boolean },
+  ): Promise<{ blocks: Map<number, Block>; state: TrustedState }> {
+    const key = await this.#logKey();
+    const log = `${key.name}/${chain}`;
+    const highest = indices[indices.length - 1] ?? -1;
+    const current = await this.trustedState(chain);
+    if (current && !options.advance && highest < current.size) {
+      const evidence = await this.#evidence(chain, indices, { tree_size: current.size, blocks: options.withBlocks });
+      if (evidence.tree_size !== current.size || evidence.checkpoint !== null) {
+        throw new VerificationError('missing-proof', `asked for proofs at the trusted size ${current.size}, got size ${evidence.tree_size}`, chain);
+      }
+      return { blocks: this.#checkLeaves(chain, indices, evidence, current, options), state: current };
+    }
+    return this.#locked(log, async () => {
+      const trusted = await this.trustedState(chain);
+      const evidence = await this.#evidence(chain, indices, { known_size: trusted?.size, blocks: options.withBlocks });
+      const state = this.#acceptCheckpoint(chain, log, key, evidence, trusted);
+      const blocks = this.#checkLeaves(chain, indices, evidence, state, options);
+      if (!trusted || state.size > trusted.size) await this.#store.set(`log:${log}`, JSON.stringify(state));
+      return { blocks, state };
+    });
+  }
+
+  async #evidence(chain: string, indices: number[], query: { tree_size?: number; known_size?: number; blocks?: boolean }): Promise<Evidence> {
+    return this.#data(
+      this.api.GET('/api/v1/chains/{chain_name}/evidence', {
+        params: {
+          path: { chain_name: chain },
+          query: {
+            leaves: indices.length ? indices.join(',') : undefined,
+            tree_size: query.tree_size === undefined ? undefined : String(query.tree_size),
+            known_size: query.known_size === undefined ? undefined : String(query.known_size),
+            blocks: query.blocks ? 'true' : undefined,
+          },
+        },
+      }),
+    );
+  }
+
+  /** The evidence's checkpoint, checked as a new trusted state: signature, origin, witnesses, no rollback or fork, consistency. */
+  #acceptCheckpoint(chain: string, log: string, key: NoteKey, evidence: Evidence, trusted: TrustedState | undefined): TrustedState {
+    if (typeof evidence.checkpoint !== 'string') throw new VerificationError('missing-proof', 'the answer has no signed checkpoint', chain);
+    const { text, signatures } = openNote(evidence.checkpoint, key, chain);
+    const checkpoint = parseCheckpoint(text, chain);
+    if (checkpoint.origin !== log) throw new VerificationError('origin', `the checkpoint is of '${checkpoint.origin}', not of '${log}'`, chain);
+    if (checkpoint.size !== evidence.tree_size) {
+      throw new VerificationError('missing-proof', `the proofs are for ${evidence.tree_size} blocks, the checkpoint for ${checkpoint.size}`, chain);
+    }
+    if (this.#witnesses) {
+      const cosigners = verifiedCosigners(text, signatures, this.#witnesses.keys, chain);
+      if (cosigners.length < this.#witnesses.required) {
+        throw new VerificationError(
+          'witnesses',
+          `the checkpoint of ${checkpoint.size} blocks has ${cosigners.length} of the ${this.#witnesses.required} witness cosignatures required`,
+          chain,
+        );
+      }
+    }
+    if (trusted) {
+      const trustedRoot = fromBase64(trusted.root)!;
+      if (checkpoint.size < trusted.size) {
+        throw new VerificationError('rollback', `the log shows ${checkpoint.size} blocks, after showing ${trusted.size}`, chain);
+      }
+      if (checkpoint.size === trusted.size && !equalBytes(checkpoint.root, trustedRoot)) {
+        throw new VerificationError('fork', `two different roots for ${checkpoint.size} blocks`, chain);
+      }
+      if (checkpoint.size > trusted.size) {
+        if (!evidence.consistency || evidence.consistency.from !== trusted.size) {
+          throw new VerificationError('missing-proof', `no consistency proof from the trusted size ${trusted.size}`, chain);
+        }
+        verifyConsistency(trusted.size, checkpoint.size, evidence.consistency.proof.map(hash32(chain)), trustedRoot, checkpoint.root, chain);
+      }
+    }
+    return { origin: log, size: checkpoint.size, root: toBase64(checkpoint.root), checkpoint: evidence.checkpoint };
+  }
+
+  /**
+   * Checks the leaves against `state`'s root: each run of consecutive indices by its last block's
+   * inclusion and the links below it. The blocks come from the caller (`have`, already hash-checked) or
+   * from the evidence (`withBlocks`), checked here.
+   */
+  #checkLeaves(
+    chain: string,
+    indices: number[],
+    evidence: Evidence,
+    state: TrustedState,
+    options: { have?: readonly Block[]; withBlocks?: boolean },
+  ): Map<number, Block> {
+    const blocks = new Map<number, Block>();
+    for (const block of options.have ?? []) blocks.set(block.index, block);
+    if (options.withBlocks) {
+      for (const block of evidence.blocks ?? []) {
+        checkBlock(block, chain);
+        blocks.set(block.index, block);
+      }
+    }
+    const root = fromBase64(state.root)!;
+    let runStart = 0;
+    for (let i = 0; i < indices.length; i += 1) {
+      const index = indices[i]!;
+      const block = blocks.get(index);
+      if (!block) throw new VerificationError('missing-proof', `block ${index} is missing from the answer`, chain);
+      if (i + 1 < indices.length && indices[i + 1] === index + 1) continue;
+      // `index` ends a run: prove it, and link the run down to its first block.
+      const proof = evidence.inclusion.find((p) => p.leaf_index === index);
+      if (!proof) throw new VerificationError('missing-proof', `no inclusion proof for block ${index}`, chain);
+      verifyInclusion(index, state.size, leafHash(fromHex(block.hash)), proof.proof.map(hash32(chain)), root, chain);
+      checkLinks(
+        indices.slice(runStart, i + 1).map((n) => blocks.get(n)!),
+        chain,
+      );
+      runStart = i + 1;
+    }
+    return blocks;
+  }
+}
+
+const hash32 = (chain: string) => (b64: string) => {
+  const bytes = fromBase64(b64);
+  if (bytes?.length !== 32) throw new VerificationError('missing-proof', 'a proof hash is not 32 bytes of base64', chain);
+  return bytes;
+};
+
+/** Whether a stored event is what the client sent: entity, type, and details (or the off-chain reference). */
+function matchesInput(event: LedgerEvent, sent: EventInput): boolean {
+  const input = sent as Record<string, unknown>;
+  if (event.entity_id !== input.entity_id || event.event_type !== input.event_type) return false;
+  if (event.subject_id !== undefined) return event.subject_id === input.subject_id; // details are sealed on chain
+  if (input.details_cid !== undefined && input.details_cid !== null) return event.details_cid === input.details_cid;
+  if (event.is_offchain) return true; // large details were moved off chain by the service: the CID stands for them
+  return JSON.stringify(sortKeys(event.details ?? {})) === JSON.stringify(sortKeys(input.details ?? {}));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}

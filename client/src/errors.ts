@@ -1,0 +1,59 @@
+/**
+ * The two ways a call fails: the service said no (ApiError, from its error body), or its answer did not
+ * verify (VerificationError). Verified mode never returns data it could not check.
+ */
+
+/** The service refused or failed: its status, its `detail` and the request id to quote to its operators. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    /** The error body's `detail`: a message, or for 422 a list of `{loc, msg, type}`. */
+    readonly detail: unknown,
+    readonly requestId: string | undefined,
+    /** Seconds, from a 429's or 503's Retry-After. */
+    readonly retryAfter: number | undefined,
+    method: string,
+    path: string,
+  ) {
+    super(`${method} ${path}: ${status} ${typeof detail === 'string' ? detail : JSON.stringify(detail)}${requestId ? ` (request ${requestId})` : ''}`);
+  }
+}
+
+/** What failed to verify. Each names one check; docs/clients.md says what each means. */
+export type VerificationFailure =
+  /** A block's hash does not match its contents. */
+  | 'block-hash'
+  /** A block is not the one asked for (another index or chain), or an event is not in the block it names. */
+  | 'wrong-block'
+  /** Consecutive blocks do not link (previous_hash). */
+  | 'block-link'
+  /** An event differs from the event in its hashed block, or an appended event is not what was sent. */
+  | 'event-mismatch'
+  /** An inclusion proof does not lead to the trusted root. */
+  | 'inclusion'
+  /** A consistency proof does not show the new tree extends the trusted one: a rewritten or forked history. */
+  | 'consistency'
+  /** The log answered a tree smaller than one it showed before. */
+  | 'rollback'
+  /** Two different roots for one tree size: a split view. */
+  | 'fork'
+  /** The checkpoint's signature is missing, malformed or by another key. */
+  | 'signature'
+  /** The checkpoint names another log (origin). */
+  | 'origin'
+  /** Fewer valid witness cosignatures than required. */
+  | 'witnesses'
+  /** A proof, checkpoint or block the check needs is missing or malformed. */
+  | 'missing-proof';
+
+export class VerificationError extends Error {
+  override name = 'VerificationError';
+  constructor(
+    readonly failure: VerificationFailure,
+    message: string,
+    readonly chain?: string,
+  ) {
+    super(`${chain ? `'${chain}': ` : ''}${message}`);
+  }
+}
