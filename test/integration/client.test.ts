@@ -1,0 +1,241 @@
+/**
+ * The verified client against the running stack, and against a lying server (test/support/lying-log.ts)
+ * that lies one way per case: every lie is a VerificationError naming what failed, and the honest path
+ * passes. Also: retries reuse the Idempotency-Key (an append whose answer was lost lands once), the
+ * trusted state persists in a file, and a verified read costs one request more than a plain one.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { LedgerClient } from '#client/client';
+import { ApiError, VerificationError } from '#client/errors';
+import { FileStore } from '#client/file-store';
+import { blockSchema, blocksPageSchema, evidenceSchema, traceSchema } from '#shared/api/responses';
+import { type LyingLog, cosigner, startLyingLog } from '#test/support/lying-log';
+import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+
+let stack: Stack;
+let liar: LyingLog;
+const dir = mkdtempSync(join(tmpdir(), 'client-test-'));
+
+/** A fetch that counts requests, to price verification. */
+function counting() {
+  const count = { n: 0 };
+  const fetchCounted: typeof fetch = (input, init) => {
+    count.n += 1;
+    return fetch(input, init);
+  };
+  return { count, fetch: fetchCounted };
+}
+
+async function rejects(promise: Promise<unknown>, failure: VerificationError['failure']): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof VerificationError, `expected a VerificationError (${failure}), got ${error}`);
+    assert.equal(error.failure, failure, error.message);
+    return true;
+  });
+}
+
+before(async () => {
+  stack = await startStack();
+  const plain = new LedgerClient({ baseUrl: stack.url, verify: false });
+  await plain.createChain('orders');
+  await plain.appendBatch(
+    'orders',
+    Array.from({ length: 12 }, (_, i) => ({ entity_id: `pkg-${i % 3}`, event_type: 'moved', details: { step: i } })),
+  );
+  liar = await startLyingLog(stack.url);
+});
+
+after(async () => {
+  await liar?.close();
+  await stopAndRemove(stack);
+});
+
+describe('the verified client against the real service', () => {
+  it('appends and reads, every answer checked, the trusted state moving on', async () => {
+    const { count, fetch } = counting();
+    const store = new FileStore(join(dir, 'state.json'));
+    const client = new LedgerClient({ baseUrl: stack.url, store, fetch });
+    const receipt = await client.append('orders', { entity_id: 'pkg-9', event_type: 'delivered', details: { to: 'dock 4' } });
+    assert.equal(receipt.verified, true);
+    assert.equal(receipt.block?.events[0]?.details?.to, 'dock 4');
+    assert.equal(receipt.checkpoint?.size, receipt.block!.index + 1);
+    assert.match(receipt.checkpoint!.note, /\/orders\n\d+\n[A-Za-z0-9+/]{43}=\n\n\u2014 /);
+
+    const block = await client.block('orders', 5);
+    blockSchema.parse(block);
+    assert.equal((await client.block('orders', block.hash)).index, 5);
+    const page = await client.blocks('orders', { limit: 6, offset: 2 });
+    blocksPageSchema.parse(page);
+    assert.deepEqual(
+      page.blocks.map((b) => b.index),
+      [2, 3, 4, 5, 6, 7],
+    );
+    assert.equal((await client.blocks('orders', { limit: 4, order: 'desc' })).blocks[0]!.index, receipt.block!.index);
+    const event = await client.event(receipt.event_id);
+    assert.equal(event.entity_id, 'pkg-9');
+    const trace = await client.trace('pkg-1');
+    traceSchema.parse(trace);
+    assert.equal(trace.events.length, 4);
+
+    // A batch: one evidence request for all of it (its last block proven, the rest linked).
+    const before = count.n;
+    const receipts = await client.appendBatch('orders', [
+      { entity_id: 'pkg-10', event_type: 'packed' },
+      { entity_id: 'pkg-10', event_type: 'shipped', details: { carrier: 'ups' } },
+    ]);
+    assert.equal(count.n - before, 2);
+    assert.deepEqual(
+      receipts.map((r) => r.block?.index),
+      [receipt.block!.index + 1, receipt.block!.index + 2],
+    );
+
+    // The trusted state is kept in the file: a new client (a new process) carries on from it.
+    const saved = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8'));
+    assert.match(saved.vkey, /\+[0-9a-f]{8}\+/);
+    const state = JSON.parse(Object.entries(saved).find(([k]) => k.startsWith('log:'))![1] as string);
+    assert.equal(state.size, receipt.block!.index + 3);
+    const again = new LedgerClient({ baseUrl: stack.url, store: new FileStore(join(dir, 'state.json')) });
+    assert.equal((await again.trustedState('orders'))?.size, state.size);
+    assert.equal((await again.checkpoint('orders')).size, state.size);
+  });
+
+  it('a verified read costs one request more than a plain one', async () => {
+    const plain = counting();
+    const verified = counting();
+    const a = new LedgerClient({ baseUrl: stack.url, verify: false, fetch: plain.fetch });
+    const b = new LedgerClient({ baseUrl: stack.url, fetch: verified.fetch });
+    await b.checkpoint('orders'); // pin the key and a first state
+    verified.count.n = 0;
+    await a.block('orders', 3);
+    await b.block('orders', 3);
+    assert.equal(plain.count.n, 1);
+    assert.equal(verified.count.n, 2);
+  });
+
+  it('the evidence answer matches its schema, and is refused for bad leaves', async () => {
+    const res = await call(stack.url, 'GET', '/api/v1/chains/orders/evidence?leaves=0-3,7&known_size=2&blocks=true');
+    assert.equal(res.status, 200, res.text);
+    const evidence = evidenceSchema.parse(res.body);
+    assert.deepEqual(
+      evidence.inclusion.map((p) => p.leaf_index),
+      [3, 7],
+    );
+    assert.equal(evidence.blocks?.length, 5);
+    for (const bad of ['leaves=5-2', 'leaves=a', `leaves=0-200`]) {
+      assert.equal((await call(stack.url, 'GET', `/api/v1/chains/orders/evidence?${bad}`)).status, 422, bad);
+    }
+    assert.equal((await call(stack.url, 'GET', '/api/v1/chains/orders/evidence?leaves=9999')).status, 404);
+  });
+
+  it('a retried append lands once: the lost answer is retried with the same Idempotency-Key', async () => {
+    liar.lie = 'retry-after-append';
+    const client = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, witnesses: { keys: [liar.witness.vkey] } });
+    const before = (await call(stack.url, 'GET', '/api/v1/chains/orders/stats')).body.total_blocks;
+    const receipt = await client.append('orders', { entity_id: 'pkg-retry', event_type: 'once' });
+    assert.equal(receipt.verified, true);
+    assert.equal((await call(stack.url, 'GET', '/api/v1/chains/orders/stats')).body.total_blocks, before + 1);
+  });
+
+  it('an error answer is a typed ApiError with status, detail and request id', async () => {
+    const client = new LedgerClient({ baseUrl: stack.url });
+    await assert.rejects(client.block('nope', 1), (error: unknown) => {
+      assert.ok(error instanceof ApiError);
+      assert.equal(error.status, 404);
+      assert.match(String(error.detail), /nope/);
+      assert.match(error.requestId ?? '', /^[0-9a-f-]{36}$/);
+      return true;
+    });
+  });
+});
+
+describe('a lying server is caught', () => {
+  /** A client that trusts the lying log's key and one witness, with a trusted state of the honest history. */
+  async function trustingClient() {
+    liar.lie = 'honest';
+    const client = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, witnesses: { keys: [liar.witness.vkey], required: 1 } });
+    await client.checkpoint('orders');
+    return client;
+  }
+
+  it('the honest path passes through it', async () => {
+    const client = await trustingClient();
+    await client.block('orders', 4);
+    await client.append('orders', { entity_id: 'pkg-honest', event_type: 'ok' });
+  });
+
+  it('a changed field of a block', async () => {
+    const client = await trustingClient();
+    liar.lie = 'tamper-block';
+    await rejects(client.block('orders', 4), 'block-hash');
+  });
+
+  it('a forked history (an old block rewritten) shown to a client that trusts the real one', async () => {
+    const client = await trustingClient();
+    await new LedgerClient({ baseUrl: stack.url, verify: false }).append('orders', { entity_id: 'pkg-x', event_type: 'grows' });
+    liar.lie = 'fork';
+    await rejects(client.checkpoint('orders'), 'consistency');
+    // Its trusted state is unchanged, and the forged block 1 is not a leaf of it.
+    await rejects(client.block('orders', 1), 'inclusion');
+  });
+
+  it('alone, a fresh client cannot tell a forked history from the real one (that is what witnesses are for)', async () => {
+    liar.lie = 'fork';
+    const fresh = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, witnesses: { keys: [liar.witness.vkey] } });
+    const block = await fresh.block('orders', 1);
+    assert.equal(block.events[0]?.details?.forged, true);
+  });
+
+  it('a checkpoint rolled back', async () => {
+    const client = await trustingClient();
+    liar.lie = 'rollback';
+    await rejects(client.checkpoint('orders'), 'rollback');
+  });
+
+  it('two roots for one size', async () => {
+    const client = await trustingClient();
+    liar.lie = 'same-size-other-root';
+    await rejects(client.checkpoint('orders'), 'fork');
+  });
+
+  it('a checkpoint signed by another key', async () => {
+    const client = await trustingClient();
+    await new LedgerClient({ baseUrl: stack.url, verify: false }).append('orders', { entity_id: 'pkg-x', event_type: 'grows' });
+    liar.lie = 'other-key';
+    await rejects(client.checkpoint('orders'), 'signature');
+  });
+
+  it('a missing inclusion proof', async () => {
+    const client = await trustingClient();
+    liar.lie = 'drop-proof';
+    await rejects(client.block('orders', 2), 'missing-proof');
+  });
+
+  it('an append answered with another event', async () => {
+    const client = await trustingClient();
+    liar.lie = 'wrong-event';
+    await rejects(client.append('orders', { entity_id: 'pkg-w', event_type: 'mine' }), 'event-mismatch');
+  });
+
+  it('a dropped or forged witness cosignature', async () => {
+    const client = await trustingClient();
+    await new LedgerClient({ baseUrl: stack.url, verify: false }).append('orders', { entity_id: 'pkg-x', event_type: 'grows' });
+    liar.lie = 'drop-cosignature';
+    await rejects(client.checkpoint('orders'), 'witnesses');
+    liar.lie = 'forge-cosignature';
+    await rejects(client.checkpoint('orders'), 'witnesses');
+    // A witness the client does not know does not count.
+    const other = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, witnesses: { keys: [cosigner('witness.test/w2').vkey] } });
+    liar.lie = 'honest';
+    await rejects(other.checkpoint('orders'), 'witnesses');
+  });
+
+  it('a server whose key is not the pinned one', async () => {
+    const pinnedReal = new LedgerClient({ baseUrl: liar.url, vkey: (await (await fetch(`${stack.url}/tlog/vkey`)).text()).trim() });
+    liar.lie = 'honest';
+    await rejects(pinnedReal.block('orders', 1), 'signature');
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * A lying server for the verified client's tests: an HTTP proxy in front of the real stack that plays the
+ * log itself. It signs checkpoints with its own key (the client pins it), computes the evidence from a
+ * *view* of the chain's leaves, and in each mode lies one way: a changed block, a forked or rolled-back
+ * history, another signing key, a dropped proof, another event for an append, cosignatures dropped or
+ * forged. In `honest` mode it tells the truth, so the client's acceptance of the truth is tested too.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { consistencyProof, inclusionProof, leafHash, nodesFromLeafHashes, rootFromLeafHashes } from '#shared/ledger/merkle';
+import { sealBlock } from '#shared/ledger/hashing';
+import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
+
+export type Lie =
+  | 'honest'
+  | 'tamper-block'
+  | 'fork'
+  | 'rollback'
+  | 'same-size-other-root'
+  | 'other-key'
+  | 'drop-proof'
+  | 'wrong-event'
+  | 'drop-cosignature'
+  | 'forge-cosignature'
+  | 'retry-after-append';
+
+export interface Ed25519Signer {
+  pub: Buffer;
+  sign(bytes: Uint8Array): Buffer;
+}
+
+export function ed25519Signer(): Ed25519Signer {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { pub: publicKey.export({ format: 'der', type: 'spki' }).subarray(-32), sign: (bytes) => sign(null, bytes, privateKey) };
+}
+
+/** A C2SP cosigner (tlog-cosignature, Ed25519): its vkey (type 0x04) and the signature line it adds to a note. */
+export function cosigner(name: string) {
+  const key = ed25519Signer();
+  const id = createHash('sha256')
+    .update(Buffer.concat([Buffer.from(`${name}\n`), Buffer.from([0x04]), key.pub]))
+    .digest()
+    .subarray(0, 4);
+  return {
+    vkey: `${name}+${id.toString('hex')}+${Buffer.concat([Buffer.from([0x04]), key.pub]).toString('base64')}`,
+    line(text: string, time = BigInt(Math.floor(Date.now() / 1000)), forge = false): string {
+      const stamp = Buffer.alloc(8);
+      stamp.writeBigUInt64BE(time);
+      const signature = key.sign(Buffer.from(`cosignature/v1\ntime ${time}\n${text}`));
+      if (forge) signature[0]! ^= 1;
+      return `\u2014 ${name} ${Buffer.concat([id, stamp, signature]).toString('base64')}\n`;
+    },
+  };
+}
+
+interface RealBlock {
+  index: number;
+  hash: string;
+  chain_name: string;
+  timestamp: number;
+  previous_hash: string;
+  events: { details: Record<string, unknown>; event_id: string }[];
+}
+
+export interface LyingLog {
+  url: string;
+  /** The verifier key the lying log signs with (what a client pins). */
+  vkey: string;
+  lie: Lie;
+  witness: ReturnType<typeof cosigner>;
+  close(): Promise<void>;
+}
+
+export async function startLyingLog(upstream: string): Promise<LyingLog> {
+  const own = ed25519Signer();
+  const stranger = ed25519Signer();
+  const realVkey = (await (await fetch(`${upstream}/tlog/vkey`)).text()).trim();
+  const name = realVkey.split('+')[0]!;
+  const vkey = verifierKey(name, own.pub.toString('hex'));
+  const witness = cosigner('witness.test/w1');
+  let appendsAnswered = 0;
+
+  const blocksOf = async (chain: string): Promise<RealBlock[]> => {
+    const page = (await (await fetch(`${upstream}/api/v1/chains/${chain}/blocks?limit=100`)).json()) as { blocks: RealBlock[] };
+    return page.blocks;
+  };
+  /** Block 1 with other details: the lie of a forked history (its hash is a leaf of the fake tree). */
+  const forged = (block: RealBlock) => {
+    const { hash: _hash, ...rest } = block;
+    return sealBlock({ ...rest, events: rest.events.map((e) => ({ ...e, details: { ...e.details, forged: true } })) } as never) as unknown as RealBlock;
+  };
+
+  async function evidence(chain: string, query: URLSearchParams, state: LyingLog): Promise<unknown> {
+    let blocks = await blocksOf(chain);
+    if (state.lie === 'fork' || state.lie === 'same-size-other-root') {
+      const at = state.lie === 'fork' ? 1 : blocks.length - 1;
+      blocks = blocks.map((b) => (b.index === at ? forged(b) : b));
+    }
+    if (state.lie === 'rollback') blocks = blocks.slice(0, -1);
+    const leaves = blocks.map((b) => leafHash(Buffer.from(b.hash, 'hex')));
+    const node = nodesFromLeafHashes(leaves);
+    const asked = (query.get('leaves') ?? '').split(',').filter(Boolean).map(Number);
+    const treeSize = query.get('tree_size') ? Number(query.get('tree_size')) : leaves.length;
+    const known = query.get('known_size') ? Number(query.get('known_size')) : undefined;
+    const runEnds = asked.filter((leaf, i) => asked[i + 1] !== leaf + 1);
+    let checkpoint: string | null = null;
+    if (!query.get('tree_size')) {
+      const text = checkpointText({ origin: `${name}/${chain}`, size: treeSize, root: rootFromLeafHashes(leaves.slice(0, treeSize)) });
+      const signer = state.lie === 'other-key' ? stranger : own;
+      checkpoint = signNote(text, name, signer.pub.toString('hex'), (bytes) => signer.sign(bytes));
+      if (state.lie !== 'drop-cosignature') checkpoint += witness.line(text, undefined, state.lie === 'forge-cosignature');
+    }
+    const b64 = (hashes: Buffer[]) => hashes.map((h) => h.toString('base64'));
+    return {
+      chain_name: chain,
+      tree_size: treeSize,
+      checkpoint,
+      consistency:
+        known !== undefined && known >= 1 && known <= treeSize
+          ? { from: known, proof: b64(known === treeSize ? [] : consistencyProof(known, treeSize, node)) }
+          : null,
+      inclusion: state.lie === 'drop-proof' ? [] : runEnds.map((leaf) => ({ leaf_index: leaf, proof: b64(inclusionProof(leaf, treeSize, node)) })),
+      ...(query.get('blocks') === 'true' ? { blocks: blocks.filter((b) => asked.includes(b.index)) } : {}),
+    };
+  }
+
+  const state = { url: '', vkey, lie: 'honest' as Lie, witness } as LyingLog;
+  const server: Server = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', upstream);
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+        const text = typeof body === 'string' ? body : JSON.stringify(body);
+        res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json', ...headers });
+        res.end(text);
+      };
+      if (url.pathname === '/tlog/vkey') return send(200, `${vkey}\n`);
+      const evidenceMatch = /^\/api\/v1\/chains\/([^/]+)\/evidence$/.exec(url.pathname);
+      if (evidenceMatch && req.method === 'GET') return send(200, await evidence(evidenceMatch[1]!, url.searchParams, state));
+
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+      const forwarded = await fetch(url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      const text = await forwarded.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {}
+      const isAppend = req.method === 'POST' && /\/events$/.test(url.pathname);
+      if (isAppend && state.lie === 'retry-after-append' && appendsAnswered++ === 0) {
+        // The append landed, but the answer is lost: a 503 asking to retry.
+        return send(503, { detail: 'Service unavailable', request_id: 'lying' }, { 'Retry-After': '1' });
+      }
+      if (isAppend && state.lie === 'wrong-event' && forwarded.ok) {
+        const chain = url.pathname.split('/')[4]!;
+        body = { ...(body as object), event_id: `${chain}_1_0` };
+      }
+      if (state.lie === 'tamper-block' && req.method === 'GET' && /\/blocks\/\d+$/.test(url.pathname) && forwarded.ok) {
+        const block = body as RealBlock;
+        body = { ...block, events: block.events.map((e) => ({ ...e, details: { ...e.details, amount: 1_000_000 } })) };
+      }
+      if (state.lie === 'fork' && req.method === 'GET' && /\/blocks\/1$/.test(url.pathname) && forwarded.ok) body = forged(body as RealBlock);
+      return send(forwarded.status, body);
+    } catch (error) {
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ detail: String(error) }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () => new Promise((resolve) => server.close(() => resolve()));
+  return state;
+}

@@ -1,0 +1,205 @@
+/**
+ * The client's checks (client/src/tlog.ts, blocks.ts), offline: its Merkle verification agrees with the
+ * service's (itself checked against the peer vectors in merkle.test.ts) on every leaf and size pair of
+ * small trees and refuses every corruption; it opens the notes the service signs, and C2SP cosignatures
+ * (tlog-cosignature: `cosignature/v1`, key id type 0x04, timestamp ‖ signature); and it hashes blocks as
+ * the service does, erasable events included. Also: the generated types match the routes.
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { computeBlockHash } from '#client/blocks';
+import { VerificationError } from '#client/errors';
+import {
+  cosignedMessage,
+  keyId,
+  leafHash as clientLeafHash,
+  openNote,
+  parseCheckpoint,
+  parseVkey,
+  toBase64,
+  verifiedCosigners,
+  verifyConsistency,
+  verifyInclusion,
+} from '#client/tlog';
+import { SCHEMA_FILE, generateSchema } from '../../client/scripts/generate.ts';
+import { hashBlock, sealBlock } from '#shared/ledger/hashing';
+import { consistencyProof, inclusionProof, leafHash, nodesFromLeafHashes, rootFromLeafHashes } from '#shared/ledger/merkle';
+import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
+
+function tree(size: number) {
+  const leaves = Array.from({ length: size }, (_, i) => leafHash(Buffer.from(`leaf ${i}`)));
+  const node = nodesFromLeafHashes(leaves);
+  const root = (n: number) => rootFromLeafHashes(leaves.slice(0, n));
+  return { leaves, node, root };
+}
+
+const failure = (fn: () => void) => {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof VerificationError, `expected a VerificationError, got ${error}`);
+    return error.failure;
+  }
+  assert.fail('expected the check to fail');
+};
+
+function ed25519Key() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  return { pub, sign: (bytes: Uint8Array) => sign(null, bytes, privateKey) };
+}
+
+describe('client Merkle checks agree with the service', () => {
+  it('every inclusion proof of trees of 1 to 40 leaves verifies, and a flipped bit or a wrong index does not', () => {
+    const { leaves, node, root } = tree(40);
+    for (let size = 1; size <= 40; size += 1) {
+      for (let index = 0; index < size; index += 1) {
+        const proof = inclusionProof(index, size, node);
+        verifyInclusion(index, size, leaves[index]!, proof, root(size));
+        if (proof.length > 0) {
+          const bad = proof.map((p) => Buffer.from(p));
+          bad[0]![0]! ^= 1;
+          assert.equal(
+            failure(() => verifyInclusion(index, size, leaves[index]!, bad, root(size))),
+            'inclusion',
+          );
+        }
+        if (size > 1)
+          assert.equal(
+            failure(() => verifyInclusion((index + 1) % size, size, leaves[index]!, proof, root(size))),
+            'inclusion',
+          );
+      }
+    }
+  });
+
+  it('every consistency proof between sizes 1…33 verifies; a proof against another old root does not', () => {
+    const { node, root } = tree(33);
+    for (let second = 1; second <= 33; second += 1) {
+      for (let first = 1; first <= second; first += 1) {
+        const proof = consistencyProof(first, second, node);
+        verifyConsistency(first, second, proof, root(first), root(second));
+        if (first < second) {
+          const otherRoot = Buffer.from(root(first));
+          otherRoot[5]! ^= 1;
+          assert.equal(
+            failure(() => verifyConsistency(first, second, proof, otherRoot, root(second))),
+            'consistency',
+          );
+        }
+      }
+    }
+    // A tree that shrank, and one size with two roots.
+    assert.equal(
+      failure(() => verifyConsistency(5, 4, [], root(5), root(4))),
+      'consistency',
+    );
+    assert.equal(
+      failure(() => verifyConsistency(5, 5, [], root(5), root(6))),
+      'consistency',
+    );
+  });
+
+  it('leaf hashes are the same bytes', () => {
+    const leaf = Buffer.from('abc');
+    assert.deepEqual(Buffer.from(clientLeafHash(leaf)), leafHash(leaf));
+  });
+});
+
+describe('client note checks (c2sp.org/signed-note, tlog-checkpoint, tlog-cosignature)', () => {
+  const log = ed25519Key();
+  const name = 'ledger.example/node-1';
+  const vkey = verifierKey(name, log.pub.toString('hex'));
+  const text = checkpointText({ origin: `${name}/orders`, size: 42, root: Buffer.alloc(32, 7) });
+  const note = signNote(text, name, log.pub.toString('hex'), log.sign);
+
+  it('opens a checkpoint the service signs, and parses it', () => {
+    const opened = openNote(note, parseVkey(vkey));
+    assert.equal(opened.text, text);
+    assert.deepEqual(parseCheckpoint(opened.text), { origin: `${name}/orders`, size: 42, root: new Uint8Array(32).fill(7) });
+  });
+
+  it('refuses a note signed by another key under the same name, a changed text, and no signature', () => {
+    const other = ed25519Key();
+    assert.equal(
+      failure(() => openNote(signNote(text, name, other.pub.toString('hex'), other.sign), parseVkey(vkey))),
+      'signature',
+    );
+    assert.equal(
+      failure(() => openNote(note.replace('\n42\n', '\n43\n'), parseVkey(vkey))),
+      'signature',
+    );
+    assert.equal(
+      failure(() => openNote(text, parseVkey(vkey))),
+      'signature',
+    );
+  });
+
+  it('verifies cosignature/v1 lines: the spec example message, key id type 0x04, timestamp then signature', () => {
+    // tlog-cosignature, "Ed25519 signed message": the message for the spec's example checkpoint.
+    const example = 'example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n';
+    assert.equal(
+      new TextDecoder().decode(cosignedMessage(example, 1679315147n)),
+      'cosignature/v1\ntime 1679315147\nexample.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n',
+    );
+    const witness = ed25519Key();
+    const witnessName = 'witness.example/w1';
+    const witnessVkey = `${witnessName}+${Buffer.from(keyId(witnessName, 0x04, witness.pub)).toString('hex')}+${toBase64(Buffer.concat([Buffer.from([0x04]), witness.pub]))}`;
+    const time = Buffer.alloc(8);
+    time.writeBigUInt64BE(1_790_000_000n);
+    const signature = witness.sign(cosignedMessage(text, 1_790_000_000n));
+    const line = `\u2014 ${witnessName} ${toBase64(Buffer.concat([Buffer.from(keyId(witnessName, 0x04, witness.pub)), time, signature]))}\n`;
+    const cosigned = note + line;
+    const opened = openNote(cosigned, parseVkey(vkey));
+    assert.deepEqual(
+      verifiedCosigners(opened.text, opened.signatures, [parseVkey(witnessVkey)]).map((k) => k.name),
+      [witnessName],
+    );
+    // A cosignature over another time (the signed message commits to it) fails.
+    const forged = `\u2014 ${witnessName} ${toBase64(Buffer.concat([Buffer.from(keyId(witnessName, 0x04, witness.pub)), Buffer.alloc(8, 1), signature]))}\n`;
+    const openedForged = openNote(note + forged, parseVkey(vkey));
+    assert.equal(
+      failure(() => verifiedCosigners(openedForged.text, openedForged.signatures, [parseVkey(witnessVkey)])),
+      'witnesses',
+    );
+    // No line by the witness: no cosigner (the policy decides whether that is enough).
+    assert.deepEqual(verifiedCosigners(opened.text, openNote(note, parseVkey(vkey)).signatures, [parseVkey(witnessVkey)]), []);
+  });
+});
+
+describe('client block hashing', () => {
+  it('hashes blocks as the service does, erasable events by what was stored', () => {
+    const event = {
+      event_id: 'orders_1_0',
+      chain_name: 'orders',
+      block_index: 1,
+      entity_id: 'pkg-1',
+      event_type: 'shipped',
+      details: { carrier: 'ups', weights: [1.5, 2], ü: 'ß' },
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      timestamp: 1795291099.829,
+      is_offchain: false,
+    };
+    const block = sealBlock({ index: 1, chain_name: 'orders', timestamp: 1795291099.829, previous_hash: 'a'.repeat(64), events: [event] });
+    assert.equal(computeBlockHash(block), block.hash);
+    assert.notEqual(computeBlockHash({ ...block, events: [{ ...event, details: { carrier: 'dhl' } }] }), block.hash);
+
+    const erasable = { ...event, details: {}, subject_id: 'alice', details_sealed: 'c2VhbGVk' };
+    const stored = sealBlock({ index: 1, chain_name: 'orders', timestamp: 1, previous_hash: 'a'.repeat(64), events: [erasable] });
+    assert.equal(hashBlock(stored), stored.hash);
+    // Answered opened, or erased: the same hash.
+    assert.equal(computeBlockHash({ ...stored, events: [{ ...erasable, details: { name: 'Alice' } }] }), stored.hash);
+    assert.equal(computeBlockHash({ ...stored, events: [{ ...erasable, details: null, erased: true }] }), stored.hash);
+    assert.notEqual(computeBlockHash({ ...stored, events: [{ ...erasable, details_sealed: 'b3RoZXI=' }] }), stored.hash);
+  });
+});
+
+describe('client types', () => {
+  it('client/src/schema.ts is what the routes generate now (npm run client:types rewrites it)', async () => {
+    assert.equal(readFileSync(SCHEMA_FILE, 'utf8'), await generateSchema(), 'client/src/schema.ts is out of date: run npm run client:types');
+  });
+});
