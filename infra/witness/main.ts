@@ -1,0 +1,120 @@
+/**
+ * `npm run witness -- --log <log vkey> [--log …] [--port 2670] [--dir .data/witness] [--name witness.local/w1]`
+ *
+ * A C2SP tlog-witness for local use and tests (infra/witness/witness.ts). It serves
+ *   POST /add-checkpoint   the protocol (submission and monitoring prefix: the server's root)
+ *   GET  /vkey             its cosigner verifier key (type 0x04), what logs and clients are given
+ * Its Ed25519 key is made at first start (<dir>/key.json, mode 0600) and its state, the latest cosigned
+ * size and root per origin, is kept in <dir>/state.json, written (temporary file, then rename) before
+ * each answer. Each `--log` is a log's note vkey (GET /tlog/vkey of the service), trusted for every
+ * origin under its key name (`<name>/`), or for the origins under a prefix given as `<vkey>=<prefix>`.
+ * Prints `witness ready at <url> vkey <vkey>` when it listens; SIGTERM/SIGINT stop it.
+ */
+import { generateKeyPairSync, createPrivateKey, sign } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type CosignedState, type TrustedLog, type WitnessKey, cosignerVkey, createWitness, trustedLog } from './witness.ts';
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+function loadKey(dir: string, name: string): WitnessKey {
+  const file = join(dir, 'key.json');
+  if (!existsSync(file)) {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    writeFileSync(file, `${JSON.stringify({ name, private_key: privateKey.export({ format: 'pem', type: 'pkcs8' }) }, null, 2)}\n`, { mode: 0o600 });
+  }
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as { name: string; private_key: string };
+  if (saved.name !== name) throw new Error(`${file} is the key of '${saved.name}', not '${name}': give --name ${saved.name}, or another --dir`);
+  const privateKey = createPrivateKey(saved.private_key);
+  const publicKey = Buffer.from((privateKey.export({ format: 'jwk' }) as { x: string }).x, 'base64url');
+  return { name, publicKey, sign: (message) => sign(null, message, privateKey) };
+}
+
+function fileStore(dir: string) {
+  const file = join(dir, 'state.json');
+  const state: Record<string, CosignedState> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  return {
+    async get(origin: string) {
+      return state[origin];
+    },
+    async set(origin: string, value: CosignedState) {
+      state[origin] = value;
+      const temporary = `${file}.tmp`;
+      writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`);
+      renameSync(temporary, file);
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      log: { type: 'string', multiple: true, default: [] },
+      port: { type: 'string', default: '2670' },
+      host: { type: 'string', default: '127.0.0.1' },
+      dir: { type: 'string', default: '.data/witness' },
+      name: { type: 'string', default: 'witness.local/w1' },
+    },
+  });
+  if (values.log!.length === 0) {
+    console.error('Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2670] [--dir .data/witness] [--name witness.local/w1]');
+    console.error('A log vkey is what GET /tlog/vkey of the service answers.');
+    process.exit(2);
+  }
+  let logs: TrustedLog[];
+  try {
+    // An Ed25519 vkey's base64 (33 bytes) has no '=': the first one starts the prefix.
+    logs = values.log!.map((entry) => {
+      const [vkey, prefix] = entry.split('=', 2) as [string, string | undefined];
+      return trustedLog(vkey, prefix);
+    });
+  } catch (error) {
+    console.error(`witness: a --log is not a verifier key: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  mkdirSync(values.dir!, { recursive: true });
+  const key = loadKey(values.dir!, values.name!);
+  const witness = createWitness({ key, logs, store: fileStore(values.dir!) });
+  const vkey = cosignerVkey(key);
+
+  const server = createServer(async (req, res) => {
+    const answer = (status: number, body: string, contentType = 'text/plain; charset=utf-8') => {
+      res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    try {
+      if (req.url === '/vkey' && req.method === 'GET') return answer(200, `${vkey}\n`);
+      if (req.url !== '/add-checkpoint') return answer(404, 'not found\n');
+      if (req.method !== 'POST') return answer(405, 'add-checkpoint is a POST\n');
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_BODY_BYTES) return answer(413, `the body is over ${MAX_BODY_BYTES} bytes\n`);
+        chunks.push(chunk as Buffer);
+      }
+      const result = await witness.addCheckpoint(Buffer.concat(chunks).toString('utf8'));
+      console.log(
+        JSON.stringify({ level: 'info', message: 'add-checkpoint', status: result.status, detail: result.status === 200 ? undefined : result.body.trim() }),
+      );
+      answer(result.status, result.body, result.contentType);
+    } catch (error) {
+      console.error(JSON.stringify({ level: 'error', message: 'add-checkpoint failed', error: String(error) }));
+      answer(500, 'internal error\n');
+    }
+  });
+  server.keepAliveTimeout = 30_000;
+  server.listen(Number(values.port), values.host, () => {
+    const { port } = server.address() as AddressInfo;
+    console.log(`witness ready at http://${values.host}:${port} vkey ${vkey}`);
+  });
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+await main();

@@ -1,0 +1,152 @@
+/**
+ * The witness (infra/witness/witness.ts) against C2SP tlog-witness, "add-checkpoint", one rule per test,
+ * quoted; the spec's example request body is the parsing vector. Cosignatures are checked the way a log
+ * and a client check them: C2SP tlog-cosignature `cosignature/v1` (the client's own verifier).
+ */
+import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { openNote as clientOpenNote, parseVkey, verifiedCosigners } from '#client/tlog';
+import { consistencyProof, leafHash, nodesFromLeafHashes, rootFromLeafHashes } from '#shared/ledger/merkle';
+import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
+import { type CosignedState, cosignerVkey, createWitness, trustedLog } from '#infra/witness/witness';
+
+function ed25519() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  return { pub: publicKey.export({ format: 'der', type: 'spki' }).subarray(-32), sign: (m: Uint8Array) => sign(null, m, privateKey) };
+}
+
+const LOG = ed25519();
+const LOG_NAME = 'ledger.test/node-1';
+const LOG_VKEY = verifierKey(LOG_NAME, LOG.pub.toString('hex'));
+const leaves = Array.from({ length: 40 }, (_, i) => leafHash(Buffer.from(`block ${i}`)));
+const node = nodesFromLeafHashes(leaves);
+
+function checkpoint(size: number, { origin = `${LOG_NAME}/orders`, signer = LOG, root = rootFromLeafHashes(leaves.slice(0, size)) } = {}) {
+  const text = checkpointText({ origin, size, root });
+  return { text, note: signNote(text, LOG_NAME, signer.pub.toString('hex'), signer.sign) };
+}
+
+function request(oldSize: number, note: string, proof: Buffer[] = []): string {
+  return `old ${oldSize}\n${proof.map((p) => `${p.toString('base64')}\n`).join('')}\n${note}`;
+}
+
+function witness() {
+  const key = ed25519();
+  const states = new Map<string, CosignedState>();
+  const w = createWitness({
+    key: { name: 'witness.test/w1', publicKey: key.pub, sign: key.sign },
+    logs: [trustedLog(LOG_VKEY)],
+    store: { get: async (o) => states.get(o), set: async (o, s) => void states.set(o, s) },
+    now: () => 1_790_000_000_000,
+  });
+  return { w, states, vkey: cosignerVkey({ name: 'witness.test/w1', publicKey: key.pub }) };
+}
+
+describe('C2SP tlog-witness, add-checkpoint', () => {
+  it('"If all the checks above pass, the witness MUST update its record … and respond with 200": a cosignature/v1 line that verifies', async () => {
+    const { w, states, vkey } = witness();
+    const first = checkpoint(10);
+    const answer = await w.addCheckpoint(request(0, first.note));
+    assert.equal(answer.status, 200, answer.body);
+    assert.match(answer.body, /^\u2014 witness\.test\/w1 [A-Za-z0-9+/=]+\n$/);
+    assert.deepEqual(states.get(`${LOG_NAME}/orders`), { size: 10, root: rootFromLeafHashes(leaves.slice(0, 10)).toString('base64') });
+    // "the client MAY concatenate it to the checkpoint, and use a note verification function configured with the witness keys"
+    const opened = clientOpenNote(first.note + answer.body, parseVkey(LOG_VKEY));
+    assert.deepEqual(
+      verifiedCosigners(opened.text, opened.signatures, [parseVkey(vkey)]).map((k) => k.name),
+      ['witness.test/w1'],
+    );
+    // Then a consistent extension, with the proof from the cosigned size.
+    const second = await w.addCheckpoint(request(10, checkpoint(25).note, consistencyProof(10, 25, node)));
+    assert.equal(second.status, 200, second.body);
+    assert.equal(states.get(`${LOG_NAME}/orders`)?.size, 25);
+  });
+
+  it('"If the checkpoint origin is unknown, the witness MUST respond with 404" (the spec\'s example body)', async () => {
+    const { w } = witness();
+    const example =
+      'old 20852014\nPlRNCrwHpqhGrupue0L7gxbjbMiKA9temvuZZDDpkaw=\njrJZDmY8Y7SyJE0MWLpLozkIVMSMZcD5kvuKxPC3swk=\n5+pKlUdi2LeF/BcMHBn+Ku6yhPGNCswZZD1X/6QgPd8=\n/6WVhPs2CwSsb5rYBH5cjHV/wSmA79abXAwhXw3Kj/0=\n\n' +
+      'example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n\n' +
+      '\u2014 example.com/behind-the-sofa Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/Zhcyv2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n' +
+      '\u2014 example.com/behind-the-sofa opLqBQsREYCgu6xQkYQwJr9fo45a62DN9EdmHXnZdXNqlcVGlCum2Wks+49/V6267UEjw6QUXTS5Rovnzv++qbSzm9Q=\n';
+    assert.equal((await w.addCheckpoint(example)).status, 404);
+  });
+
+  it('"If none of the signatures verify against a trusted public key, the witness MUST respond with 403"', async () => {
+    const { w } = witness();
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10, { signer: ed25519() }).note))).status, 403);
+  });
+
+  it('"The old size MUST be equal to or lower than the checkpoint size. Otherwise … 400"', async () => {
+    const { w } = witness();
+    assert.equal((await w.addCheckpoint(request(11, checkpoint(10).note))).status, 400);
+    assert.equal((await w.addCheckpoint('old 01\n\n' + checkpoint(10).note)).status, 400, 'no leading zeros');
+    assert.equal((await w.addCheckpoint(`old 0\n${'AAAA\n'}\n${checkpoint(10).note}`)).status, 400, 'a proof line is a base64 hash');
+  });
+
+  it('"The client MUST NOT send more than 63 consistency proof lines": more is refused', async () => {
+    const { w } = witness();
+    const proof = Array.from({ length: 64 }, () => Buffer.alloc(32));
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note, proof))).status, 400);
+  });
+
+  it('"If it doesn\'t match [the latest cosigned size] … 409 Conflict … the tree size of the latest cosigned checkpoint … text/x.tlog.size"', async () => {
+    const { w } = witness();
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+    const answer = await w.addCheckpoint(request(5, checkpoint(20).note, consistencyProof(5, 20, node)));
+    assert.deepEqual(answer, { status: 409, contentType: 'text/x.tlog.size', body: '10\n' });
+    // A rollback: an old size of 0 again.
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(5).note))).status, 409);
+  });
+
+  it('"If the old size matches the checkpoint size, … the root hashes … If they don\'t match … 409"', async () => {
+    const { w } = witness();
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+    assert.equal((await w.addCheckpoint(request(10, checkpoint(10).note))).status, 200, 'the same tree again is cosigned');
+    const other = checkpoint(10, { root: Buffer.alloc(32, 9) });
+    assert.equal((await w.addCheckpoint(request(10, other.note))).status, 409);
+  });
+
+  it('"If the Merkle Consistency Proof doesn\'t verify, the witness MUST respond with 422" and cosigns nothing', async () => {
+    const { w, states } = witness();
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+    // A forked tree of 20: block 3 rewritten. Its proof from 10 cannot match the cosigned root.
+    const forked = leaves.map((l, i) => (i === 3 ? leafHash(Buffer.from('forged')) : l));
+    const forkedNode = nodesFromLeafHashes(forked);
+    const fork = checkpoint(20, { root: rootFromLeafHashes(forked.slice(0, 20)) });
+    assert.equal((await w.addCheckpoint(request(10, fork.note, consistencyProof(10, 20, forkedNode)))).status, 422);
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note, [Buffer.alloc(32)]))).status, 409);
+    assert.equal(states.get(`${LOG_NAME}/orders`)?.size, 10);
+  });
+
+  it('"checking the old size … and persisting the new checkpoint must be performed atomically": of two racing extensions from one size, one wins', async () => {
+    const { w, states } = witness();
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+    const [a, b] = await Promise.all([
+      w.addCheckpoint(request(10, checkpoint(30).note, consistencyProof(10, 30, node))),
+      w.addCheckpoint(request(10, checkpoint(20).note, consistencyProof(10, 20, node))),
+    ]);
+    assert.deepEqual([a.status, b.status], [200, 409]);
+    assert.equal(states.get(`${LOG_NAME}/orders`)?.size, 30, 'no rollback to 20');
+  });
+
+  it('keeps each origin apart: the chains of one log are separate logs', async () => {
+    const { w, states } = witness();
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/invoices` }).note))).status, 200);
+    assert.deepEqual([...states.keys()].sort(), [`${LOG_NAME}/invoices`, `${LOG_NAME}/orders`]);
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: 'other.test/orders' }).note))).status, 404);
+  });
+
+  it('its vkey is a cosigner key (type 0x04) whose id is SHA-256(name ‖ "\\n" ‖ 0x04 ‖ key)[:4]', () => {
+    const key = ed25519();
+    const vkey = cosignerVkey({ name: 'w.test/a', publicKey: key.pub });
+    const id = createHash('sha256')
+      .update(Buffer.concat([Buffer.from('w.test/a\n'), Buffer.from([4]), key.pub]))
+      .digest()
+      .subarray(0, 4);
+    assert.equal(vkey, `w.test/a+${id.toString('hex')}+${Buffer.concat([Buffer.from([4]), key.pub]).toString('base64')}`);
+    assert.equal(parseVkey(vkey).type, 4);
+  });
+});
