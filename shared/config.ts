@@ -3,6 +3,7 @@
  * message naming the setting; nothing reads `process.env` anywhere else.
  */
 import * as z from 'zod';
+import { parseWitnesses } from './tlog/witnessing.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -63,6 +64,19 @@ export const settingsSchema = z.object({
     .regex(/^[^\s+]{1,200}$/, 'must be 1-200 characters without spaces or "+" (a schema-less URL such as ledger.example.com)')
     .refine((v) => !v.endsWith('/'), 'must not end in "/"')
     .optional(),
+  // Witnesses of the checkpoints (C2SP tlog-witness): `<cosigner vkey>=<url>` entries, commas or spaces between them.
+  SVC_WITNESSES: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      try {
+        parseWitnesses(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+  SVC_WITNESS_INTERVAL_MS: positiveInt(0, 3_600_000).default(1_000),
+  SVC_WITNESS_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
   SVC_PEER_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
   SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
   SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),

@@ -136,6 +136,18 @@ export class ChainContendedError extends ServiceUnavailableError {
   }
 }
 
+/** A client asked for a witnessed checkpoint covering blocks no witness has cosigned yet. */
+export class NotWitnessedYetError extends ServiceUnavailableError {
+  constructor(chainName: string, needed: number, cosigned: number | undefined) {
+    super(
+      cosigned === undefined
+        ? `No checkpoint of '${chainName}' is cosigned by its witnesses yet; retry later`
+        : `The latest checkpoint of '${chainName}' its witnesses cosigned has ${cosigned} blocks, not ${needed}; retry later`,
+      1,
+    );
+  }
+}
+
 /** DynamoDB (or another dependency) did not answer; the message names it, never its error text. */
 export class DependencyUnavailableError extends ServiceUnavailableError {
   constructor(dependency: string, options?: { cause?: unknown }) {

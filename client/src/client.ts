@@ -410,6 +410,8 @@ export class LedgerClient {
             tree_size: query.tree_size === undefined ? undefined : String(query.tree_size),
             known_size: query.known_size === undefined ? undefined : String(query.known_size),
             blocks: query.blocks ? 'true' : undefined,
+            // With a witness policy, the newest checkpoint the witnesses cosigned (the service witnesses it now if needed).
+            witnessed: this.#witnesses && query.tree_size === undefined ? 'true' : undefined,
           },
         },
       }),

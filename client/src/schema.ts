@@ -2844,6 +2844,7 @@ export interface operations {
                 known_size?: string;
                 leaves?: string;
                 tree_size?: string;
+                witnessed?: string;
             };
             header?: never;
             path: {
@@ -3782,6 +3783,7 @@ export interface operations {
                 known_size?: string;
                 leaves?: string;
                 tree_size?: string;
+                witnessed?: string;
             };
             header?: never;
             path: {

@@ -1,5 +1,6 @@
 /**
  * `npm run witness -- --log <log vkey> [--log …] [--port 2670] [--dir .data/witness] [--name witness.local/w1]`
+ * `npm run witness -- --print-vkey [--dir …] [--name …]`: its cosigner vkey (making its key on first use), then exit.
  *
  * A C2SP tlog-witness for local use and tests (infra/witness/witness.ts). It serves
  *   POST /add-checkpoint   the protocol (submission and monitoring prefix: the server's root)
@@ -58,8 +59,15 @@ async function main(): Promise<void> {
       host: { type: 'string', default: '127.0.0.1' },
       dir: { type: 'string', default: '.data/witness' },
       name: { type: 'string', default: 'witness.local/w1' },
+      'print-vkey': { type: 'boolean', default: false },
     },
   });
+  if (values['print-vkey']) {
+    // Makes the key if there is none yet, and prints its vkey: what a log's SVC_WITNESSES and clients are given.
+    mkdirSync(values.dir!, { recursive: true });
+    console.log(cosignerVkey(loadKey(values.dir!, values.name!)));
+    return;
+  }
   if (values.log!.length === 0) {
     console.error('Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2670] [--dir .data/witness] [--name witness.local/w1]');
     console.error('A log vkey is what GET /tlog/vkey of the service answers.');

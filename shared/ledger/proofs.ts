@@ -5,7 +5,7 @@
  *
  * Checkpoints are signed as shared/ledger/checkpoint.ts says.
  */
-import { BadRequestError, NotFoundError, ValidationError } from '../errors.ts';
+import { BadRequestError, NotFoundError, NotWitnessedYetError, ValidationError } from '../errors.ts';
 import { checkpointMessage, type CheckpointFields } from './checkpoint.ts';
 import { ZERO_HASH, hashBlock } from './hashing.ts';
 import { appendLeaf, consistencyRanges, frontierRoot, inclusionRanges, leafHash, nodesForRanges, rangeHash, type NodeReader } from './merkle.ts';
@@ -27,6 +27,15 @@ export interface EvidenceRequest {
   knownSize?: number;
   /** Also answer the blocks, as stored (as hashed). */
   withBlocks?: boolean;
+  /** Prove against the newest checkpoint the witnesses cosigned (witnessing it now if it does not cover the leaves). */
+  witnessed?: boolean;
+}
+
+/** The witnesses' side of the checkpoints (shared/tlog/witnessing.ts), when the node has witnesses. */
+export interface WitnessedCheckpoints {
+  latest(chainName: string): Promise<{ size: number; root: string; lines: string[] } | undefined>;
+  /** Sends the chain's current checkpoint to the witnesses now, if its turn is free. */
+  witnessNow(chainName: string): Promise<void>;
 }
 
 /**
@@ -87,12 +96,14 @@ export function createProofs({
   repository,
   signer,
   signedNote,
+  witnessed,
   now = () => Date.now() / 1000,
 }: {
   repository: LedgerRepository;
   signer: () => Promise<Signer>;
   /** The chain's C2SP checkpoint (a signed note) at a size and root: the tlog's, so both always agree. */
   signedNote?: (chainName: string, size: number, rootHex: string) => Promise<string>;
+  witnessed?: WitnessedCheckpoints;
   now?: () => number;
 }) {
   async function treeHead(chainName: string): Promise<ChainHead> {
@@ -166,22 +177,38 @@ export function createProofs({
     async evidence(chainName: string, request: EvidenceRequest): Promise<Evidence> {
       const head = await treeHead(chainName);
       const latest = sizeOf(head);
-      const size = request.treeSize ?? latest;
-      if (size > latest) throw ValidationError.single(['query', 'tree_size'], `The chain has ${latest} blocks`, 'less_than_equal');
       const last = request.leaves[request.leaves.length - 1];
+      let size = request.treeSize ?? latest;
+      let cosigned: Awaited<ReturnType<WitnessedCheckpoints['latest']>>;
+      if (request.treeSize === undefined && witnessed) {
+        cosigned = await witnessed.latest(head.chainName);
+        if (request.witnessed) {
+          const covers = (c: typeof cosigned) => c !== undefined && (last === undefined || last < c.size) && (request.knownSize ?? 0) <= c.size;
+          if (!covers(cosigned)) {
+            await witnessed.witnessNow(head.chainName);
+            cosigned = await witnessed.latest(head.chainName);
+          }
+          if (!covers(cosigned)) throw new NotWitnessedYetError(head.chainName, Math.max(last ?? 0, request.knownSize ?? 0) + 1, cosigned?.size);
+          size = cosigned!.size;
+        }
+      }
+      if (size > latest) throw ValidationError.single(['query', 'tree_size'], `The chain has ${latest} blocks`, 'less_than_equal');
       if (last !== undefined && last >= size) throw new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
       // A known size above the log's is answered with no consistency proof: the client sees the rollback.
       const known = request.treeSize === undefined ? request.knownSize : undefined;
       const runs = runsOf(request.leaves);
       const inclusion = runs.map(([, end]) => ({ leaf: end, ranges: inclusionRanges(end, size) }));
       const consistency = known !== undefined && known >= 1 && known < size ? consistencyRanges(known, size) : [];
-      const ranges = [...inclusion.flatMap((i) => i.ranges), ...consistency];
+      const ranges = [...inclusion.flatMap((i) => i.ranges), ...consistency, ...(size < latest ? [[0, size] as const] : [])];
       const node = ranges.length ? await reader(chainName, ranges) : undefined;
       const b64 = (range: readonly [number, number]) => rangeHash(range, node!).toString('base64');
       let checkpoint: string | null = null;
       if (request.treeSize === undefined) {
         if (!signedNote) throw new Error('evidence needs the signed-note checkpoints of the tlog');
-        checkpoint = await signedNote(head.chainName, size, headRoot(head));
+        const rootHex = size === latest ? headRoot(head) : hex(rangeHash([0, size], node!));
+        // The cosignatures go with the tree they are of (the same size and root), else none.
+        const same = cosigned && cosigned.size === size && cosigned.root === Buffer.from(rootHex, 'hex').toString('base64');
+        checkpoint = (await signedNote(head.chainName, size, rootHex)) + (same ? cosigned!.lines.join('') : '');
       }
       const evidence: Evidence = {
         chain_name: head.chainName,

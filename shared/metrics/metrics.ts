@@ -89,6 +89,8 @@ export interface MetricsOptions {
   dynamoCounters?: () => { requests: number; transactWrites: number };
   /** Whether this process is a function instance (its first request is a cold start); not for the gateway's own counts. */
   coldStart?: boolean;
+  /** Per witness (with SVC_WITNESSES): the last tree size it cosigned, its cosignatures and its failures. */
+  witnesses?: () => Promise<{ witness: string; lastSize: number; cosigned: number; failures: number }[]>;
 }
 
 /** A prom-client metric whose values come from a callback (for totals summed elsewhere). */
@@ -234,6 +236,32 @@ export function createMetrics(options: MetricsOptions) {
       async () => Object.entries(scraped.integrationErrors).map(([fn, value]) => ({ value, labels: { function: fn } })),
     ),
   );
+  if (options.witnesses) {
+    // Read once per scrape (its three metrics are collected at once) from where the witnessing keeps them.
+    let read: { at: number; value: ReturnType<NonNullable<MetricsOptions['witnesses']>> } | undefined;
+    const witnesses = () => {
+      if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), value: options.witnesses!() };
+      return read.value;
+    };
+    registry.registerMetric(
+      computed('witness_last_cosigned_size', 'The tree size of the last checkpoint each witness cosigned (any chain)', 'gauge', async () =>
+        (await witnesses()).map((w) => ({ value: w.lastSize, labels: { witness: w.witness } })),
+      ),
+    );
+    registry.registerMetric(
+      computed('witness_cosignatures_total', 'Checkpoints each witness cosigned', 'counter', async () =>
+        (await witnesses()).map((w) => ({ value: w.cosigned, labels: { witness: w.witness } })),
+      ),
+    );
+    registry.registerMetric(
+      computed(
+        'witness_failures_total',
+        'Checkpoints sent to each witness that it refused, or that failed (down, slow, a bad cosignature)',
+        'counter',
+        async () => (await witnesses()).map((w) => ({ value: w.failures, labels: { witness: w.witness } })),
+      ),
+    );
+  }
   registry.registerMetric(
     computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [
       { value: scraped.conflicts },

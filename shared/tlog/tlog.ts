@@ -13,7 +13,7 @@ import { requireChainHead } from '../ledger/ledger.ts';
 import { isWellFormedChainName } from '../ledger/names.ts';
 import type { LedgerRepository } from '../ledger/repository.ts';
 import { ensureTree, headRoot, readNodes } from '../ledger/tree.ts';
-import type { Signer } from '../ledger/proofs.ts';
+import type { Signer, WitnessedCheckpoints } from '../ledger/proofs.ts';
 import { checkpointText, signNote, verifierKey } from './note.ts';
 import { TILE_WIDTH, TilePathError, availableWidth, encodeEntryBundle, parseTilePath, tileNodes, tilePath, type TileRef } from './tiles.ts';
 
@@ -30,6 +30,8 @@ export interface TlogOptions {
   signer: () => Promise<Signer>;
   /** The log's key name and origin prefix; a chain's origin is `<origin>/<chain>`. Given the node id. */
   origin: (nodeId: string) => string;
+  /** With witnesses: the newest checkpoint they cosigned, which the checkpoint route then serves. */
+  witnessed?: Pick<WitnessedCheckpoints, 'latest'>;
 }
 
 export interface TileAnswer {
@@ -44,7 +46,7 @@ function assertChainName(chainName: string): void {
   }
 }
 
-export function createTlog({ repository, tiles, signer, origin }: TlogOptions) {
+export function createTlog({ repository, tiles, signer, origin, witnessed }: TlogOptions) {
   async function keyName(): Promise<{ name: string; node: Signer }> {
     const node = await signer();
     return { name: origin(node.nodeId), node };
@@ -81,10 +83,18 @@ export function createTlog({ repository, tiles, signer, origin }: TlogOptions) {
       return verifierKey(name, node.publicKey);
     },
 
-    /** The chain's checkpoint as a signed note: `<origin>/<chain>`, tree size, base64 root. */
+    /**
+     * The chain's checkpoint as a signed note: `<origin>/<chain>`, tree size, base64 root. With witnesses,
+     * the newest one they cosigned, with their cosignatures (as Tessera publishes only witnessed
+     * checkpoints); the head's until they have cosigned one.
+     */
     async checkpoint(chainName: string): Promise<string> {
       assertChainName(chainName);
       const head = await ensureTree(repository, await requireChainHead(repository, chainName));
+      const cosigned = await witnessed?.latest(head.chainName);
+      if (cosigned && cosigned.size <= head.headIndex + 1) {
+        return (await signedNote(head.chainName, cosigned.size, Buffer.from(cosigned.root, 'base64').toString('hex'))) + cosigned.lines.join('');
+      }
       return signedNote(head.chainName, head.headIndex + 1, headRoot(head));
     },
 

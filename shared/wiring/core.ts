@@ -36,6 +36,7 @@ import { createDynamoAggregatedClient, documentClientOf, dynamoRequestCounts } f
 import { journalTransactions } from '../storage/journal.ts';
 import { createLedgerRepository } from '../storage/ledger-repository.ts';
 import { createSharedCounters } from '../storage/metrics-repository.ts';
+import { createWitnessRepository } from '../storage/witness-repository.ts';
 import { allTableSpecs, tableNamesFrom } from '../storage/tables.ts';
 
 /** Longest a request waits for the shared rate-limit store before counting in memory. */
@@ -201,6 +202,9 @@ export function createCore(settings: Readonly<Settings>): Core {
         // The appender exists only where chains are written; elsewhere there is nothing to count.
         ledgerCounters: () => (ledgerRuntimeBuilt ? ledgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0, commits: 0 }),
         dynamoCounters: () => dynamoRequestCounts,
+        witnesses: settings.SVC_WITNESSES?.trim()
+          ? () => createWitnessRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE }).summary()
+          : undefined,
       }),
   );
 

@@ -82,6 +82,7 @@ export const evidenceQuery = z.object({
   tree_size: queryInteger(1).optional(),
   known_size: queryInteger(0).optional(),
   blocks: queryBool(false),
+  witnessed: queryBool(false),
 });
 /** Why a data subject is erased: recorded on the Main Chain with who and when (write no personal data here). */
 export const eraseRequest = z.object({ reason: z.string().min(1).max(1000) });
@@ -286,6 +287,7 @@ export const LEDGER_ROUTES = [
         treeSize: query.tree_size,
         knownSize: query.known_size,
         withBlocks: query.blocks,
+        witnessed: query.witnessed,
       }),
     }),
   }),

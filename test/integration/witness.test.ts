@@ -1,0 +1,131 @@
+/**
+ * Witnessed checkpoints end to end: the local stack given a witness (SVC_WITNESSES) and `npm run witness`
+ * as its own process. The stream sends new checkpoints to it, a client that requires its cosignature gets
+ * appends and reads proven in cosigned checkpoints, /tlog serves them (and Go's note.Open still verifies
+ * the log's signature among the cosignatures), /metrics counts per witness, and a witness that is down
+ * delays nothing but the clients that require it.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { LedgerClient } from '#client/client';
+import { ApiError } from '#client/errors';
+import { freePort } from '#infra/local/ports';
+import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
+import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
+
+let stack: Stack;
+let witness: WitnessProcess;
+let witnessPort: number;
+let logVkey: string;
+const witnessDir = tempDataDir('witness');
+const CHAIN = 'witnessed';
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const served = async () => (await fetch(`${stack.url}/tlog/${CHAIN}/checkpoint`)).text();
+
+before(async () => {
+  const vkey = witnessVkey(witnessDir);
+  witnessPort = await freePort();
+  stack = await startStack({
+    env: { SVC_WITNESSES: `${vkey}=http://127.0.0.1:${witnessPort}`, SVC_WITNESS_INTERVAL_MS: '300', SVC_WITNESS_TIMEOUT_MS: '1000' },
+  });
+  logVkey = (await (await fetch(`${stack.url}/tlog/vkey`)).text()).trim();
+  witness = await startWitness({ dir: witnessDir, logs: [logVkey], port: witnessPort });
+  assert.equal(witness.vkey, vkey);
+  assert.equal((await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/create`)).status, 201);
+  const events = Array.from({ length: 20 }, (_, i) => ({ entity_id: `w-${i}`, event_type: 'seen' }));
+  assert.equal((await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/events/batch`, { events })).status, 200);
+});
+
+after(async () => {
+  await witness?.stop();
+  await stopAndRemove(stack);
+  removeDir(witnessDir);
+});
+
+describe('witnessed checkpoints', () => {
+  it('the stream sends new checkpoints to the witness, and /tlog serves them cosigned', async () => {
+    const note = await until('a cosigned checkpoint of 21 blocks', async () => {
+      const text = await served();
+      return text.includes('\n21\n') && text.includes('\u2014 witness.local/w1 ') ? text : undefined;
+    });
+    const lines = note.split('\n\n')[1]!.trim().split('\n');
+    assert.equal(lines.length, 2, 'the log signature and the witness cosignature');
+    // The witness persisted what it cosigned.
+    const state = JSON.parse(readFileSync(`${witnessDir}/state.json`, 'utf8'));
+    assert.equal(state[note.split('\n')[0]!].size, 21);
+  });
+
+  it("Go's x/mod note.Open verifies the log's signature on a cosigned checkpoint, and the tiles audit", async () => {
+    const checker = await buildTlogCheck();
+    const { code, result, stderr } = await runTlogCheck(checker, ['-url', stack.url, '-chain', CHAIN]);
+    assert.equal(code, 0, stderr);
+    assert.ok(Number(result?.tree_size) >= 21);
+  });
+
+  it('a client that requires the witness gets appends and reads proven in cosigned checkpoints', async () => {
+    const client = new LedgerClient({ baseUrl: stack.url, witnesses: { keys: [witness.vkey], required: 1 } });
+    const receipt = await client.append(CHAIN, { entity_id: 'w-new', event_type: 'witnessed' });
+    assert.equal(receipt.verified, true);
+    assert.ok(receipt.checkpoint!.size > receipt.block!.index);
+    assert.match(receipt.checkpoint!.note, /\u2014 witness\.local\/w1 /);
+    assert.equal((await client.block(CHAIN, 3)).index, 3);
+    const page = await client.blocks(CHAIN, { limit: 5, order: 'desc' });
+    assert.equal(page.blocks.length, 5);
+  });
+
+  it('/metrics shows per witness the last size cosigned and the failures', async () => {
+    const text = (await call(stack.url, 'GET', '/metrics')).text;
+    const size = Number(/^witness_last_cosigned_size\{witness="witness\.local\/w1"\} (\d+)$/m.exec(text)?.[1]);
+    assert.ok(
+      size >= 21,
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('witness'))
+        .join('\n'),
+    );
+    assert.match(text, /^witness_cosignatures_total\{witness="witness\.local\/w1"\} [1-9]\d*$/m);
+    assert.match(text, /^witness_failures_total\{witness="witness\.local\/w1"\} \d+$/m);
+  });
+
+  it('a witness that is down delays nothing else; clients that require it are told, and it catches up when back', async () => {
+    await witness.stop();
+    const failuresBefore = Number(
+      /^witness_failures_total\{witness="witness\.local\/w1"\} (\d+)$/m.exec((await call(stack.url, 'GET', '/metrics')).text)?.[1] ?? 0,
+    );
+    const started = Date.now();
+    for (let i = 0; i < 5; i += 1) {
+      assert.equal((await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/events`, { entity_id: 'down', event_type: 'still' })).status, 200);
+    }
+    const plainMs = Date.now() - started;
+    assert.ok(plainMs < 5_000, `5 appends took ${plainMs} ms with the witness down`);
+    const strict = new LedgerClient({ baseUrl: stack.url, witnesses: { keys: [witness.vkey] }, retry: { attempts: 2 } });
+    await assert.rejects(strict.append(CHAIN, { entity_id: 'down', event_type: 'strict' }), (error: unknown) => {
+      assert.ok(error instanceof ApiError, String(error));
+      assert.equal(error.status, 503);
+      assert.match(String(error.detail), /witnesses cosigned/);
+      return true;
+    });
+    await until('the failures counted', async () => {
+      const failures = Number(
+        /^witness_failures_total\{witness="witness\.local\/w1"\} (\d+)$/m.exec((await call(stack.url, 'GET', '/metrics')).text)?.[1] ?? 0,
+      );
+      return failures > failuresBefore ? failures : undefined;
+    });
+
+    witness = await startWitness({ dir: witnessDir, logs: [logVkey], port: witnessPort });
+    const receipt = await strict.append(CHAIN, { entity_id: 'back', event_type: 'witnessed' });
+    assert.match(receipt.checkpoint!.note, /\u2014 witness\.local\/w1 /);
+  });
+});
