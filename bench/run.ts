@@ -22,6 +22,7 @@ import { getItem, percentile, RawWriter, runFor, type LoopResult } from './limit
 import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Window } from './profile.ts';
 import { round, sample, type Usage } from './resources.ts';
 import { markdownTable, printTable } from './table.ts';
+import { type ClientFigures, clientFigures } from './client.ts';
 import { capacityDelta, capacityModel, formatModel, readCapacity, type CapacityModel, type ModelSettings } from './capacity.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -52,6 +53,7 @@ const VERIFY_BLOCKS = QUICK ? 3_000 : 100_000;
 const WARMUP_MS = QUICK ? 2_000 : 20_000;
 const READ_CHAIN_BLOCKS = QUICK ? 500 : 2_000;
 const READ_CONNECTIONS = 16;
+const CLIENT_CALLS = QUICK ? 30 : 300;
 const BATCH_EVENTS = 99;
 const BATCH_CONNECTIONS = 4;
 /** Single-request instances on one chain (each a sequential client). */
@@ -129,6 +131,7 @@ const STEPS = [
   'ledger-verify',
   'ledger-verify --tiles, first run',
   'ledger-verify --tiles',
+  'verified client: reads and appends',
 ] as const;
 const tty = process.stderr.isTTY === true;
 let step = 0;
@@ -578,6 +581,9 @@ async function main(): Promise<void> {
       });
     }
 
+    progress('verified client: reads and appends');
+    const verifiedClient: ClientFigures = await clientFigures(stack.url, 'verify', VERIFY_BLOCKS, CLIENT_CALLS);
+
     endProgress();
     const targets: Target[] = [
       ratioTarget('one chain, 32 clients vs raw 1 writer', one32, rawOne, 2),
@@ -628,6 +634,7 @@ async function main(): Promise<void> {
       ...instanceTargets(instanceFigures),
       ...capacityTargets(capacityModels[MODEL_INSTANCES]),
       ...contractTargets(contracts),
+      ...clientTargets(verifiedClient),
     ];
     report = {
       date: startedAt.toISOString(),
@@ -640,6 +647,7 @@ async function main(): Promise<void> {
       verify_tiles: verifyTiles,
       capacity: capacityModels,
       contracts,
+      client: verifiedClient,
       targets,
     };
   } finally {
@@ -758,6 +766,43 @@ export interface ContractsFigure {
  * Six endless loops kept running as contracts (each stopped at its CPU limit, then sent again) while one
  * client each times health, appends and a benign contract, one request after another.
  */
+/** Verification's price per call on the long chain: requests added, and bytes of proof per read. */
+function clientTargets(client: ClientFigures): Target[] {
+  const { read, append } = client;
+  const figure = (name: string, value: number, target: string, met: boolean): Target => ({
+    name,
+    figure: 'verified client',
+    limit: null,
+    value,
+    ratio: null,
+    target,
+    met,
+  });
+  return [
+    figure(
+      'verified read: requests added',
+      round(read.verified.requests_per_call - read.plain.requests_per_call, 2),
+      '<= 1',
+      read.verified.requests_per_call - read.plain.requests_per_call <= 1,
+    ),
+    figure(
+      `verified read: bytes of proof (${client.chain_blocks}-block chain)`,
+      read.verified.proof_bytes_per_call,
+      '<= 2048',
+      read.verified.proof_bytes_per_call <= 2048,
+    ),
+    figure('verified read: p50 added (ms)', read.added_p50_ms, '(reported)', true),
+    figure(
+      'verified append: requests added',
+      round(append.verified.requests_per_call - append.plain.requests_per_call, 2),
+      '<= 1',
+      append.verified.requests_per_call - append.plain.requests_per_call <= 1,
+    ),
+    figure('verified append: bytes of proof', append.verified.proof_bytes_per_call, '(reported)', true),
+    figure('verified append: p50 added (ms)', append.added_p50_ms, '(reported)', true),
+  ];
+}
+
 async function hostileContracts(stack: Stack): Promise<ContractsFigure> {
   const timeoutMs = settingsSchema.shape.SVC_CONTRACT_TIMEOUT_MS.parse(undefined);
   for (const [id, implementation] of [

@@ -120,6 +120,12 @@ export class LedgerStack extends Stack {
       description: 'SVC_LICENSE_KEY: when set, the admin status reports license_active: true',
     });
 
+    const witnesses = new CfnParameter(this, 'Witnesses', {
+      type: 'String',
+      default: '',
+      description: 'SVC_WITNESSES: the witnesses of the checkpoints, <cosigner vkey>=<url> entries separated by spaces (none by default)',
+    });
+
     const rateLimit = new CfnParameter(this, 'RateLimitPerMinute', {
       type: 'Number',
       default: 100,
@@ -174,6 +180,7 @@ export class LedgerStack extends Stack {
           // Data subjects' keys in the registry table: one store for every instance (DynamoDB deletes for real).
           SVC_SUBJECT_KEY_STORE: 'registry',
           SVC_LICENSE_KEY: licenseKey.valueAsString,
+          SVC_WITNESSES: witnesses.valueAsString,
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
           ...(spec.usesIpfs ? { SVC_IPFS_API_URL: ipfsApiUrl.valueAsString, SVC_IPFS_API_AUTH: ipfsApiAuth.valueAsString } : {}),
           ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),
@@ -264,7 +271,7 @@ export class LedgerStack extends Stack {
         resources: [tables.ledger.tableStreamArn!, `${tables.ledger.tableArn}/stream/*`],
       }),
     );
-    key.grant(broadcast, 'kms:Decrypt'); // the stream's records are encrypted with the table's key
+    // (kms:Decrypt, which the stream's encrypted records need, comes with usesKmsKey: the identity needs it too.)
     const deadLetters = new Queue(this, 'BroadcastDeadLetters', { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED });
     new EventSourceMapping(this, 'LedgerStreamToBroadcast', {
       target: broadcast,

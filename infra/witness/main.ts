@@ -1,5 +1,5 @@
 /**
- * `npm run witness -- --log <log vkey> [--log …] [--port 2670] [--dir .data/witness] [--name witness.local/w1]`
+ * `npm run witness -- --log <log vkey> [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1]`
  * `npm run witness -- --print-vkey [--dir …] [--name …]`: its cosigner vkey (making its key on first use), then exit.
  *
  * A C2SP tlog-witness for local use and tests (infra/witness/witness.ts). It serves
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     args: process.argv.slice(2),
     options: {
       log: { type: 'string', multiple: true, default: [] },
-      port: { type: 'string', default: '2670' },
+      port: { type: 'string', default: '2680' },
       host: { type: 'string', default: '127.0.0.1' },
       dir: { type: 'string', default: '.data/witness' },
       name: { type: 'string', default: 'witness.local/w1' },
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     return;
   }
   if (values.log!.length === 0) {
-    console.error('Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2670] [--dir .data/witness] [--name witness.local/w1]');
+    console.error('Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1]');
     console.error('A log vkey is what GET /tlog/vkey of the service answers.');
     process.exit(2);
   }

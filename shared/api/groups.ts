@@ -90,8 +90,10 @@ export type GroupName = keyof typeof GROUPS;
 export const EVENT_FUNCTIONS = {
   ws: { entry: 'functions/ws/handler.ts', tables: ['connections', 'registry'] },
   // The registry: pushes of a channel's chain go to its members only, so the broadcaster reads memberships.
-  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections', 'registry'] },
-} as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables'>>;
+  // The ledger table and the key: it also sends new checkpoints to the witnesses (SVC_WITNESSES), which
+  // reads the chains' trees, keeps the cosignatures, and signs with the node identity (wrapped by the key).
+  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections', 'registry', 'ledger'], usesKmsKey: true },
+} as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey'>>;
 
 /** Unmatched requests go to this group, which answers the contract's 404 (API Gateway's `$default`). */
 export const DEFAULT_GROUP: GroupName = 'ledger';

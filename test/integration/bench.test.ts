@@ -84,7 +84,13 @@ describe('npm run bench -- --quick', () => {
       for (const v of report.verify_tiles)
         assert.ok(v.exit_code === 0 && v.blocks === report.verify.blocks && v.blocks_per_s > 0, `${v.name} verified the long chain`);
       const targets = report.targets.map((t: { name: string }) => t.name);
-      assert.equal(targets.length, 22, JSON.stringify(targets));
+      assert.equal(targets.length, 28, JSON.stringify(targets));
+      // The verified client, priced on the long chain: one request more per read, its proof's bytes counted.
+      const { read, append } = report.client;
+      assert.equal(read.plain.requests_per_call, 1);
+      assert.equal(read.verified.requests_per_call, 2);
+      assert.ok(read.verified.proof_bytes_per_call > 300 && read.plain.proof_bytes_per_call === 0, JSON.stringify(read));
+      assert.equal(append.verified.requests_per_call - append.plain.requests_per_call, 1);
       // Hostile contracts ran, were each stopped with 422, and health, appends and a benign contract were timed meanwhile.
       assert.deepEqual(Object.keys(report.contracts.hostile.statuses), ['422']);
       for (const probe of ['health', 'append', 'benign']) assert.ok(report.contracts[probe].n > 0, `${probe} was timed`);

@@ -14,7 +14,8 @@ import { ApiError, VerificationError } from '#client/errors';
 import { FileStore } from '#client/file-store';
 import { blockSchema, blocksPageSchema, evidenceSchema, traceSchema } from '#shared/api/responses';
 import { type LyingLog, cosigner, startLyingLog } from '#test/support/lying-log';
-import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import { type WitnessProcess, startWitness } from '#test/support/witness';
 
 let stack: Stack;
 let liar: LyingLog;
@@ -231,6 +232,38 @@ describe('a lying server is caught', () => {
     const other = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, witnesses: { keys: [cosigner('witness.test/w2').vkey] } });
     liar.lie = 'honest';
     await rejects(other.checkpoint('orders'), 'witnesses');
+  });
+
+  it('two clients sharing one witness catch a split view that neither would alone', async () => {
+    // A second lying log, whose checkpoints a real witness process (npm run witness) is asked to cosign.
+    const witnessDir = tempDataDir('split-witness');
+    let witness: WitnessProcess | undefined;
+    let split: LyingLog | undefined;
+    try {
+      split = await startLyingLog(stack.url);
+      witness = await startWitness({ dir: witnessDir, logs: [split.vkey] });
+      split.witnessUrl = witness.url;
+      split.lie = 'split-view';
+      const viewB: typeof fetch = (input, init) => {
+        const request = new Request(input, init);
+        request.headers.set('x-view', 'b');
+        return fetch(request);
+      };
+      const policy = { keys: [witness.vkey], required: 1 };
+      const alice = new LedgerClient({ baseUrl: split.url, vkey: split.vkey, witnesses: policy });
+      const bob = new LedgerClient({ baseUrl: split.url, vkey: split.vkey, witnesses: policy, fetch: viewB });
+      // alice is shown the real history, which the witness cosigns.
+      assert.equal((await alice.block('orders', 1)).events[0]?.details?.forged, undefined);
+      // Alone, bob cannot tell: without a witness policy the forked history verifies (its proofs are its own).
+      const bobAlone = new LedgerClient({ baseUrl: split.url, vkey: split.vkey, fetch: viewB });
+      assert.equal((await bobAlone.block('orders', 1)).events[0]?.details?.forged, true);
+      // Requiring the witness alice relies on, bob is refused the fork: the witness will not cosign it.
+      await rejects(bob.block('orders', 1), 'witnesses');
+    } finally {
+      await split?.close();
+      await witness?.stop();
+      removeDir(witnessDir);
+    }
   });
 
   it('a server whose key is not the pinned one', async () => {

@@ -23,7 +23,9 @@ export type Lie =
   | 'wrong-event'
   | 'drop-cosignature'
   | 'forge-cosignature'
-  | 'retry-after-append';
+  | 'retry-after-append'
+  /** A split view: the honest history to requests without `x-view: b`, a forked one to those with it; each checkpoint is sent to the witness. */
+  | 'split-view';
 
 export interface Ed25519Signer {
   pub: Buffer;
@@ -69,6 +71,8 @@ export interface LyingLog {
   vkey: string;
   lie: Lie;
   witness: ReturnType<typeof cosigner>;
+  /** The real witness (`npm run witness`) that `split-view` sends its checkpoints to. */
+  witnessUrl?: string;
   close(): Promise<void>;
 }
 
@@ -80,6 +84,33 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
   const vkey = verifierKey(name, own.pub.toString('hex'));
   const witness = cosigner('witness.test/w1');
   let appendsAnswered = 0;
+  /** The size the real witness last cosigned for each origin (what it answers 409 with). */
+  const witnessed = new Map<string, number>();
+
+  /** Sends a checkpoint of `leaves` to the real witness (C2SP add-checkpoint); its cosignature line, if it gives one. */
+  async function cosignByWitness(origin: string, note: string, leaves: Buffer[]): Promise<string> {
+    const size = leaves.length;
+    const nodes = nodesFromLeafHashes(leaves);
+    for (let round = 0; round < 2; round += 1) {
+      const old = witnessed.get(origin) ?? 0;
+      const proof = old > 0 && old < size ? consistencyProof(old, size, nodes) : [];
+      const res = await fetch(`${state.witnessUrl}/add-checkpoint`, {
+        method: 'POST',
+        body: `old ${old}\n${proof.map((p) => `${p.toString('base64')}\n`).join('')}\n${note}`,
+      });
+      const text = await res.text();
+      if (res.status === 409) {
+        witnessed.set(origin, Number(text.trim()));
+        continue;
+      }
+      if (res.status === 200) {
+        witnessed.set(origin, size);
+        return text;
+      }
+      return ''; // refused (422: the tree does not extend what it cosigned): no cosignature
+    }
+    return '';
+  }
 
   const blocksOf = async (chain: string): Promise<RealBlock[]> => {
     const page = (await (await fetch(`${upstream}/api/v1/chains/${chain}/blocks?limit=100`)).json()) as { blocks: RealBlock[] };
@@ -91,10 +122,10 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
     return sealBlock({ ...rest, events: rest.events.map((e) => ({ ...e, details: { ...e.details, forged: true } })) } as never) as unknown as RealBlock;
   };
 
-  async function evidence(chain: string, query: URLSearchParams, state: LyingLog): Promise<unknown> {
+  async function evidence(chain: string, query: URLSearchParams, state: LyingLog, view: string | undefined): Promise<unknown> {
     let blocks = await blocksOf(chain);
-    if (state.lie === 'fork' || state.lie === 'same-size-other-root') {
-      const at = state.lie === 'fork' ? 1 : blocks.length - 1;
+    if (state.lie === 'fork' || state.lie === 'same-size-other-root' || (state.lie === 'split-view' && view === 'b')) {
+      const at = state.lie === 'same-size-other-root' ? blocks.length - 1 : 1;
       blocks = blocks.map((b) => (b.index === at ? forged(b) : b));
     }
     if (state.lie === 'rollback') blocks = blocks.slice(0, -1);
@@ -109,7 +140,8 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       const text = checkpointText({ origin: `${name}/${chain}`, size: treeSize, root: rootFromLeafHashes(leaves.slice(0, treeSize)) });
       const signer = state.lie === 'other-key' ? stranger : own;
       checkpoint = signNote(text, name, signer.pub.toString('hex'), (bytes) => signer.sign(bytes));
-      if (state.lie !== 'drop-cosignature') checkpoint += witness.line(text, undefined, state.lie === 'forge-cosignature');
+      if (state.lie === 'split-view') checkpoint += await cosignByWitness(`${name}/${chain}`, checkpoint, leaves.slice(0, treeSize));
+      else if (state.lie !== 'drop-cosignature') checkpoint += witness.line(text, undefined, state.lie === 'forge-cosignature');
     }
     const b64 = (hashes: Buffer[]) => hashes.map((h) => h.toString('base64'));
     return {
@@ -138,7 +170,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       };
       if (url.pathname === '/tlog/vkey') return send(200, `${vkey}\n`);
       const evidenceMatch = /^\/api\/v1\/chains\/([^/]+)\/evidence$/.exec(url.pathname);
-      if (evidenceMatch && req.method === 'GET') return send(200, await evidence(evidenceMatch[1]!, url.searchParams, state));
+      if (evidenceMatch && req.method === 'GET') return send(200, await evidence(evidenceMatch[1]!, url.searchParams, state, req.headers['x-view'] as string | undefined));
 
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
@@ -161,7 +193,8 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
         const block = body as RealBlock;
         body = { ...block, events: block.events.map((e) => ({ ...e, details: { ...e.details, amount: 1_000_000 } })) };
       }
-      if (state.lie === 'fork' && req.method === 'GET' && /\/blocks\/1$/.test(url.pathname) && forwarded.ok) body = forged(body as RealBlock);
+      const forkedView = state.lie === 'fork' || (state.lie === 'split-view' && req.headers['x-view'] === 'b');
+      if (forkedView && req.method === 'GET' && /\/blocks\/1$/.test(url.pathname) && forwarded.ok) body = forged(body as RealBlock);
       return send(forwarded.status, body);
     } catch (error) {
       res.writeHead(502, { 'content-type': 'application/json' });

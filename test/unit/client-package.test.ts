@@ -29,7 +29,14 @@ describe('the client package', () => {
   });
 
   it('bundles for a browser: no Node built-ins in the main entry', async () => {
-    const result = await build({ entryPoints: [join(CLIENT, 'src/index.ts')], bundle: true, platform: 'browser', format: 'esm', write: false, logLevel: 'silent' });
+    const result = await build({
+      entryPoints: [join(CLIENT, 'src/index.ts')],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+    });
     assert.equal(result.errors.length, 0);
     assert.ok(result.outputFiles[0]!.text.length < 200_000, `the browser bundle is ${result.outputFiles[0]!.text.length} bytes`);
   });

@@ -1,0 +1,78 @@
+/**
+ * The verified client beside the plain one, on the bench's long chain: what verification adds to an
+ * append and to a read (p50), in requests and in bytes of proof per call (the evidence answers' bodies).
+ * One client at a time, sequential calls: this prices one call, it is not a throughput figure.
+ */
+import { LedgerClient } from '#client/client';
+import { percentile } from './limits.ts';
+import { round } from './resources.ts';
+
+export interface CallFigure {
+  calls: number;
+  p50_ms: number;
+  p99_ms: number;
+  requests_per_call: number;
+  /** Bytes of evidence (proofs, checkpoint) answered per call: 0 for plain calls. */
+  proof_bytes_per_call: number;
+}
+
+export interface ClientFigures {
+  chain_blocks: number;
+  read: { plain: CallFigure; verified: CallFigure; added_p50_ms: number };
+  append: { plain: CallFigure; verified: CallFigure; added_p50_ms: number };
+}
+
+function counted() {
+  const count = { requests: 0, proofBytes: 0 };
+  const fetchCounted: typeof fetch = async (input, init) => {
+    count.requests += 1;
+    const response = await fetch(input, init);
+    if (new URL(response.url).pathname.endsWith('/evidence')) {
+      count.proofBytes += (await response.clone().arrayBuffer()).byteLength;
+    }
+    return response;
+  };
+  return { count, fetch: fetchCounted };
+}
+
+async function timeCalls(
+  calls: number,
+  client: { count: { requests: number; proofBytes: number } },
+  call: (i: number) => Promise<unknown>,
+): Promise<CallFigure> {
+  const before = { ...client.count };
+  const ms: number[] = [];
+  for (let i = 0; i < calls; i += 1) {
+    const start = performance.now();
+    await call(i);
+    ms.push(performance.now() - start);
+  }
+  ms.sort((a, b) => a - b);
+  return {
+    calls,
+    p50_ms: round(percentile(ms, 50), 2),
+    p99_ms: round(percentile(ms, 99), 2),
+    requests_per_call: round((client.count.requests - before.requests) / calls, 2),
+    proof_bytes_per_call: round((client.count.proofBytes - before.proofBytes) / calls, 0),
+  };
+}
+
+/** Random reads of `chain` (of `blocks` blocks) and appends to it, plain and verified, interleaved in rounds. */
+export async function clientFigures(baseUrl: string, chain: string, blocks: number, calls: number): Promise<ClientFigures> {
+  const plainCounted = counted();
+  const verifiedCounted = counted();
+  const plain = Object.assign(new LedgerClient({ baseUrl, verify: false, fetch: plainCounted.fetch }), { count: plainCounted.count });
+  const verified = Object.assign(new LedgerClient({ baseUrl, fetch: verifiedCounted.fetch }), { count: verifiedCounted.count });
+  await verified.checkpoint(chain); // the pinned key and a trusted state, as a long-lived client has
+  const indices = Array.from({ length: calls }, () => Math.floor(Math.random() * blocks));
+  const readPlain = await timeCalls(calls, plain, (i) => plain.block(chain, indices[i]!));
+  const readVerified = await timeCalls(calls, verified, (i) => verified.block(chain, indices[i]!));
+  const event = (i: number) => ({ entity_id: `bench-client-${i}`, event_type: 'measured', details: { i } });
+  const appendPlain = await timeCalls(calls, plain, (i) => plain.append(chain, event(i)));
+  const appendVerified = await timeCalls(calls, verified, (i) => verified.append(chain, event(i)));
+  return {
+    chain_blocks: blocks,
+    read: { plain: readPlain, verified: readVerified, added_p50_ms: round(readVerified.p50_ms - readPlain.p50_ms, 2) },
+    append: { plain: appendPlain, verified: appendVerified, added_p50_ms: round(appendVerified.p50_ms - appendPlain.p50_ms, 2) },
+  };
+}
