@@ -72,6 +72,9 @@ export type Receipt =
   | { verified: true; event_id: string; block: Block; checkpoint: { size: number; root: string; note: string } }
   | { verified: false; event_id: string; block?: undefined; checkpoint?: undefined };
 
+/** The most leaves one evidence request takes (the service's limit). */
+const MAX_EVIDENCE_LEAVES = 100;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `orders_4_0` → chain `orders`, block 4 (chain names may hold `_`: read from the right). */
@@ -133,7 +136,7 @@ export class LedgerClient {
   }
 
   /** Unwraps an openapi-fetch answer, or throws the service's error as ApiError. */
-  async #data<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  async #data<T>(method: string, call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
     const { data, error, response } = await call;
     if (response.ok) return data as T;
     const body = (error ?? {}) as { detail?: unknown; request_id?: string; message?: string };
@@ -144,7 +147,7 @@ export class LedgerClient {
       body.detail ?? body.message ?? response.statusText,
       body.request_id ?? response.headers.get('X-Request-ID') ?? undefined,
       Number.isFinite(after) && after > 0 ? after : undefined,
-      'request',
+      method,
       url.pathname,
     );
   }
@@ -153,23 +156,23 @@ export class LedgerClient {
   // Plain calls (nothing to verify: they are not the ledger's contents)
 
   health(): Promise<Health> {
-    return this.#data(this.api.GET('/api/v1/health'));
+    return this.#data('GET', this.api.GET('/api/v1/health'));
   }
 
   chains(): Promise<ChainInfo[]> {
-    return this.#data(this.api.GET('/api/v1/chains'));
+    return this.#data('GET', this.api.GET('/api/v1/chains'));
   }
 
   stats(chain: string): Promise<ChainStats> {
-    return this.#data(this.api.GET('/api/v1/chains/{chain_name}/stats', { params: { path: { chain_name: chain } } }));
+    return this.#data('GET', this.api.GET('/api/v1/chains/{chain_name}/stats', { params: { path: { chain_name: chain } } }));
   }
 
   createChain(chain: string): Promise<{ chain_name: string; message: string }> {
-    return this.#data(this.api.POST('/api/v1/chains/{chain_name}/create', { params: { path: { chain_name: chain } } }));
+    return this.#data('POST', this.api.POST('/api/v1/chains/{chain_name}/create', { params: { path: { chain_name: chain } } }));
   }
 
   submitProof(chain: string): Promise<{ proof_id: string; message: string }> {
-    return this.#data(this.api.POST('/api/v1/chains/{chain_name}/submit-proof', { params: { path: { chain_name: chain } } }));
+    return this.#data('POST', this.api.POST('/api/v1/chains/{chain_name}/submit-proof', { params: { path: { chain_name: chain } } }));
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -183,6 +186,7 @@ export class LedgerClient {
   async append(chain: string, event: EventInput, options: { idempotencyKey?: string } = {}): Promise<Receipt> {
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
     const answer = await this.#data(
+      'POST',
       this.api.POST('/api/v1/chains/{chain_name}/events', {
         params: { path: { chain_name: chain }, header: { 'Idempotency-Key': key } },
         body: event,
@@ -196,6 +200,7 @@ export class LedgerClient {
   async appendBatch(chain: string, events: EventInput[], options: { idempotencyKey?: string } = {}): Promise<Receipt[]> {
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
     const answer = await this.#data(
+      'POST',
       this.api.POST('/api/v1/chains/{chain_name}/events/batch', {
         params: { path: { chain_name: chain }, header: { 'Idempotency-Key': key } },
         body: { events },
@@ -226,6 +231,7 @@ export class LedgerClient {
   /** One block, by index or hash. */
   async block(chain: string, indexOrHash: number | string): Promise<Block> {
     const block = await this.#data(
+      'GET',
       this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),
     );
     if (!this.verifying) return block;
@@ -244,7 +250,7 @@ export class LedgerClient {
       offset: page.offset === undefined ? undefined : String(page.offset),
       order: page.order,
     };
-    const answer = await this.#data(this.api.GET('/api/v1/chains/{chain_name}/blocks', { params: { path: { chain_name: chain }, query } }));
+    const answer = await this.#data('GET', this.api.GET('/api/v1/chains/{chain_name}/blocks', { params: { path: { chain_name: chain }, query } }));
     if (!this.verifying || answer.blocks.length === 0) return answer;
     for (const block of answer.blocks) checkBlock(block, chain);
     checkLinks(answer.blocks, chain);
@@ -267,11 +273,12 @@ export class LedgerClient {
 
   /**
    * An entity's events across chains (or on `chain`). Each event is checked against its block, proven
-   * into its chain's tree: one evidence request per chain the trace touches. What it cannot show is that
+   * into its chain's tree: one evidence request per chain the trace touches (per 100 blocks). What it cannot show is that
    * no event was left out.
    */
   async trace(entityId: string, options: { chain?: string } = {}): Promise<EntityTrace> {
     const answer = await this.#data(
+      'GET',
       this.api.GET('/api/v1/entities/{entity_id}/trace', { params: { path: { entity_id: entityId }, query: { chain_name: options.chain } } }),
     );
     if (!this.verifying) return answer;
@@ -280,7 +287,13 @@ export class LedgerClient {
     await Promise.all(
       [...byChain].map(async ([chain, events]) => {
         const indices = [...new Set(events.map((e) => e.block_index))].sort((a, b) => a - b);
-        const { blocks } = await this.#prove(chain, indices, { withBlocks: true });
+        // An evidence answer covers at most 100 leaves: a longer trace takes one request per 100 blocks.
+        const blocks = new Map<number, Block>();
+        for (let at = 0; at < indices.length; at += MAX_EVIDENCE_LEAVES) {
+          for (const [index, block] of (await this.#prove(chain, indices.slice(at, at + MAX_EVIDENCE_LEAVES), { withBlocks: true })).blocks) {
+            blocks.set(index, block);
+          }
+        }
         for (const event of events) {
           const stored = blocks.get(event.block_index)?.events.find((e) => e.event_id === event.event_id);
           if (!stored || !sameEvent(event, stored)) {
@@ -402,6 +415,7 @@ export class LedgerClient {
 
   async #evidence(chain: string, indices: number[], query: { tree_size?: number; known_size?: number; blocks?: boolean }): Promise<Evidence> {
     return this.#data(
+      'GET',
       this.api.GET('/api/v1/chains/{chain_name}/evidence', {
         params: {
           path: { chain_name: chain },

@@ -170,7 +170,8 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       };
       if (url.pathname === '/tlog/vkey') return send(200, `${vkey}\n`);
       const evidenceMatch = /^\/api\/v1\/chains\/([^/]+)\/evidence$/.exec(url.pathname);
-      if (evidenceMatch && req.method === 'GET') return send(200, await evidence(evidenceMatch[1]!, url.searchParams, state, req.headers['x-view'] as string | undefined));
+      if (evidenceMatch && req.method === 'GET')
+        return send(200, await evidence(evidenceMatch[1]!, url.searchParams, state, req.headers['x-view'] as string | undefined));
 
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;

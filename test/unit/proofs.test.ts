@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
-import { createProofs } from '#shared/ledger/proofs';
+import { frontierRoot, leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
+import { createProofs, runsOf } from '#shared/ledger/proofs';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { extendTree } from '#shared/ledger/tree';
 import type { ChainHead } from '#shared/ledger/types';
@@ -50,5 +50,60 @@ describe('proofs read the tree strongly consistent', () => {
     );
     assert.ok(reads.consistent > 0);
     assert.equal(reads.eventual, 0);
+  });
+});
+
+describe('evidence: what a verifying client needs, in one answer', () => {
+  it('proves each run of leaves by its last leaf, the consistency from the known size, and signs the latest checkpoint', async () => {
+    const { hashes } = chain(300);
+    const { frontier, treeNodes } = extendTree([], 0, hashes);
+    const head = { chainName: 'c', headIndex: 299, headHash: hashes[299]!, frontier } as ChainHead;
+    const repository = {
+      getHead: async () => head,
+      readTreeData: async (_: string, indices: readonly number[]) => new Map(indices.map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }])),
+    } as unknown as LedgerRepository;
+    const notes: [string, number, string][] = [];
+    const proofs = createProofs({
+      repository,
+      signer: async () => ({ nodeId: 'n', publicKey: '00'.repeat(32), sign: () => Buffer.alloc(64) }),
+      signedNote: async (chainName, size, rootHex) => {
+        notes.push([chainName, size, rootHex]);
+        return `note of ${size}\n`;
+      },
+    });
+    const evidence = await proofs.evidence('c', { leaves: [3, 4, 5, 9, 200], knownSize: 120 });
+    assert.deepEqual(runsOf([3, 4, 5, 9, 200]), [
+      [3, 5],
+      [9, 9],
+      [200, 200],
+    ]);
+    assert.deepEqual(
+      evidence.inclusion.map((p) => p.leaf_index),
+      [5, 9, 200],
+    );
+    assert.equal(evidence.checkpoint, 'note of 300\n');
+    const root = Buffer.from(notes[0]![2], 'hex');
+    for (const { leaf_index, proof } of evidence.inclusion) {
+      verifyInclusion(
+        leaf_index,
+        300,
+        leafHash(Buffer.from(hashes[leaf_index]!, 'hex')),
+        proof.map((h) => Buffer.from(h, 'base64')),
+        root,
+      );
+    }
+    const { frontier: old } = extendTree([], 0, hashes.slice(0, 120));
+    verifyConsistency(
+      120,
+      300,
+      evidence.consistency!.proof.map((h) => Buffer.from(h, 'base64')),
+      frontierRoot(old.map((h) => Buffer.from(h, 'hex'))),
+      root,
+    );
+    // Against a size the client trusts: no checkpoint, no consistency proof.
+    const atTrusted = await proofs.evidence('c', { leaves: [7], treeSize: 120 });
+    assert.equal(atTrusted.checkpoint, null);
+    assert.equal(atTrusted.tree_size, 120);
+    await assert.rejects(proofs.evidence('c', { leaves: [150], treeSize: 120 }), /not in the first 120 blocks/);
   });
 });
