@@ -78,6 +78,8 @@ export const settingsSchema = z.object({
   SVC_WITNESS_INTERVAL_MS: positiveInt(0, 3_600_000).default(1_000),
   SVC_WITNESS_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
   SVC_PEER_TIMEOUT_MS: positiveInt(100, 30_000).default(3_000),
+  // Checks every success answer against its route's declared schema, answering 500 when one drifts (the tests turn it on).
+  SVC_CHECK_RESPONSES: bool.default(false),
   SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
   SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),
   SVC_WS_MANAGEMENT_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),

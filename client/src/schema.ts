@@ -1470,6 +1470,19 @@ export interface components {
                 message: string;
             }[];
         };
+        Organization: {
+            created_at: string;
+            msp_id: string;
+            name: string;
+            org_id: string;
+            public_key: string | null;
+        };
+        Peer: {
+            created_at: string;
+            peer_id: string;
+            public_key: string;
+            url: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1530,7 +1543,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        event_id: string;
+                        message: string;
+                        signer: string;
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        verified: true;
+                    };
+                };
             };
         };
     };
@@ -1566,7 +1589,13 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        algorithm: string;
+                        node_id: string;
+                        public_key: string;
+                    };
+                };
             };
         };
     };
@@ -1609,7 +1638,13 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        cid: string;
+                        data: unknown;
+                        nonce: string;
+                    };
+                };
             };
         };
     };
@@ -1645,7 +1680,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Peer"][];
+                };
             };
         };
     };
@@ -1691,7 +1728,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        created_at: string;
+                        peer_id: string;
+                        public_key: string;
+                        /** @constant */
+                        success: true;
+                        url: string;
+                    };
+                };
             };
         };
     };
@@ -1727,7 +1773,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        chains_active: number;
+                        license_active: boolean;
+                        /** @constant */
+                        status: "active";
+                        uptime: string;
+                        uptime_seconds: number;
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -1769,7 +1825,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        algorithm: string;
+                        challenge: string;
+                        node_id: string;
+                        public_key: string;
+                        signature: string;
+                        /** @constant */
+                        status: "success";
+                    };
+                };
             };
         };
     };
@@ -1811,7 +1877,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        chain_name: string;
+                        channel_id: string;
+                        created_at: string;
+                        name: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -1849,7 +1924,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        block_count: number;
+                        chain_name: string;
+                        channel_id: string;
+                        collections: string[];
+                        created_at: string;
+                        name: string;
+                        organizations: string[];
+                    };
+                };
             };
         };
     };
@@ -1893,7 +1978,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel_id: string;
+                        event_id: string;
+                        org_id: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -1937,7 +2030,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel_id: string;
+                        collection: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -1987,7 +2087,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        code_hash: string;
+                        contract_id: string;
+                        owner: string | null;
+                        /** @constant */
+                        success: true;
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -2025,7 +2134,21 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        contract_id: string;
+                        latest: string;
+                        owner: string | null;
+                        versions: {
+                            code_hash: string;
+                            created_at: string;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            version: string;
+                        }[];
+                    };
+                };
             };
         };
     };
@@ -2082,7 +2205,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        contract_id: string;
+                        duration_ms: number;
+                        emitted_event_ids: string[];
+                        result: unknown;
+                        /** @constant */
+                        success: true;
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -2118,7 +2251,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        checks: {
+                            [key: string]: string;
+                        };
+                        service: string;
+                        /** @enum {string} */
+                        status: "healthy" | "degraded";
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -2154,7 +2297,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Organization"][];
+                };
             };
         };
     };
@@ -2198,7 +2343,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        msp_id: string;
+                        name: string;
+                        org_id: string;
+                        public_key: string | null;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -2236,7 +2390,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
             };
         };
     };
@@ -2288,7 +2444,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel: string;
+                        collection: string;
+                        event_id: string;
+                        key: string;
+                        /** @constant */
+                        success: true;
+                        value_hash: string;
+                    };
+                };
             };
         };
     };
@@ -2328,7 +2494,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel: string;
+                        collection: string;
+                        event_id: string;
+                        key: string;
+                        updated_at: string;
+                        value: unknown;
+                        value_hash: string;
+                    };
+                };
             };
         };
     };
@@ -3181,7 +3357,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        latency_ms: number | null;
+                        reachable: boolean;
+                        target_id: string;
+                        verified: boolean;
+                    };
+                };
             };
         };
     };
@@ -3223,7 +3406,13 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        cid: string;
+                        nonce: string;
+                        size: number;
+                    };
+                };
             };
         };
     };
@@ -4124,7 +4313,13 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        cid: string;
+                        nonce: string;
+                        size: number;
+                    };
+                };
             };
         };
     };
@@ -4210,7 +4405,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        chain_name: string;
+                        channel_id: string;
+                        created_at: string;
+                        name: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -4248,7 +4452,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        block_count: number;
+                        chain_name: string;
+                        channel_id: string;
+                        collections: string[];
+                        created_at: string;
+                        name: string;
+                        organizations: string[];
+                    };
+                };
             };
         };
     };
@@ -4292,7 +4506,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel_id: string;
+                        event_id: string;
+                        org_id: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -4336,7 +4558,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel_id: string;
+                        collection: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -4386,7 +4615,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        code_hash: string;
+                        contract_id: string;
+                        owner: string | null;
+                        /** @constant */
+                        success: true;
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -4424,7 +4662,21 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        contract_id: string;
+                        latest: string;
+                        owner: string | null;
+                        versions: {
+                            code_hash: string;
+                            created_at: string;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            version: string;
+                        }[];
+                    };
+                };
             };
         };
     };
@@ -4481,7 +4733,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        contract_id: string;
+                        duration_ms: number;
+                        emitted_event_ids: string[];
+                        result: unknown;
+                        /** @constant */
+                        success: true;
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -4517,7 +4779,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        checks: {
+                            [key: string]: string;
+                        };
+                        service: string;
+                        /** @enum {string} */
+                        status: "healthy" | "degraded";
+                        version: string;
+                    };
+                };
             };
         };
     };
@@ -4553,7 +4825,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Organization"][];
+                };
             };
         };
     };
@@ -4597,7 +4871,16 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        msp_id: string;
+                        name: string;
+                        org_id: string;
+                        public_key: string | null;
+                        /** @constant */
+                        success: true;
+                    };
+                };
             };
         };
     };
@@ -4635,7 +4918,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Organization"];
+                };
             };
         };
     };
@@ -4687,7 +4972,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel: string;
+                        collection: string;
+                        event_id: string;
+                        key: string;
+                        /** @constant */
+                        success: true;
+                        value_hash: string;
+                    };
+                };
             };
         };
     };
@@ -4727,7 +5022,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channel: string;
+                        collection: string;
+                        event_id: string;
+                        key: string;
+                        updated_at: string;
+                        value: unknown;
+                        value_hash: string;
+                    };
+                };
             };
         };
     };

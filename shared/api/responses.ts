@@ -126,3 +126,78 @@ export const evidenceSchema = z
   .meta({ id: 'Evidence', description: 'Everything a verifying client needs for some blocks, in one answer' });
 
 export const identitySchema = z.object({ node_id: z.string(), public_key: z.string(), algorithm: z.string() });
+
+// ---------------------------------------------------------------------------------------------------
+// The business group (/api/business, /api/v2) and the admin group (/api/admin)
+
+const created = <T extends z.ZodRawShape>(shape: T) => z.object({ success: z.literal(true), ...shape });
+
+export const organizationSchema = z
+  .object({ org_id: z.string(), name: z.string(), msp_id: z.string(), public_key: z.string().nullable(), created_at: z.string() })
+  .meta({ id: 'Organization' });
+export const organizationCreatedSchema = created({ org_id: z.string(), name: z.string(), msp_id: z.string(), public_key: z.string().nullable() });
+export const channelCreatedSchema = created({ channel_id: z.string(), name: z.string(), chain_name: z.string(), created_at: z.string() });
+export const channelSchema = z.object({
+  channel_id: z.string(),
+  name: z.string(),
+  chain_name: z.string(),
+  created_at: z.string(),
+  organizations: z.array(z.string()),
+  collections: z.array(z.string()),
+  block_count: z.number().int(),
+});
+export const memberAddedSchema = created({ channel_id: z.string(), org_id: z.string(), event_id: z.string() });
+export const collectionCreatedSchema = created({ channel_id: z.string(), collection: z.string() });
+export const privateDataWrittenSchema = created({ channel: z.string(), collection: z.string(), key: z.string(), value_hash: z.string(), event_id: z.string() });
+export const privateDataSchema = z.object({
+  channel: z.string(),
+  collection: z.string(),
+  key: z.string(),
+  value: z.unknown(),
+  value_hash: z.string(),
+  event_id: z.string(),
+  updated_at: z.string(),
+});
+export const contractRegisteredSchema = created({ contract_id: z.string(), version: z.string(), code_hash: z.string(), owner: z.string().nullable() });
+export const contractSchema = z.object({
+  contract_id: z.string(),
+  owner: z.string().nullable(),
+  latest: z.string(),
+  versions: z.array(z.object({ version: z.string(), code_hash: z.string(), metadata: z.record(z.string(), z.unknown()), created_at: z.string() })),
+});
+export const contractExecutedSchema = created({
+  contract_id: z.string(),
+  version: z.string(),
+  result: z.unknown(),
+  emitted_event_ids: z.array(z.string()),
+  duration_ms: z.number(),
+});
+
+export const signedChallengeSchema = z.object({
+  status: z.literal('success'),
+  node_id: z.string(),
+  signature: z.string(),
+  challenge: z.string(),
+  public_key: z.string(),
+  algorithm: z.string(),
+});
+export const nodeStatusSchema = z.object({
+  status: z.literal('active'),
+  version: z.string(),
+  chains_active: z.number().int(),
+  license_active: z.boolean(),
+  uptime: z.string(),
+  uptime_seconds: z.number().int(),
+});
+export const secureEventSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  event_id: z.string(),
+  verified: z.literal(true),
+  signer: z.string(),
+});
+export const peerSchema = z.object({ peer_id: z.string(), url: z.string(), public_key: z.string(), created_at: z.string() }).meta({ id: 'Peer' });
+export const peerRegisteredSchema = created({ peer_id: z.string(), url: z.string(), public_key: z.string(), created_at: z.string() });
+export const decodedSchema = z.object({ cid: z.string(), nonce: z.string(), data: z.unknown() });
+export const pingSchema = z.object({ target_id: z.string(), reachable: z.boolean(), latency_ms: z.number().nullable(), verified: z.boolean() });
+export const offchainStoredSchema = z.object({ cid: z.string(), nonce: z.string(), size: z.number().int() });

@@ -39,7 +39,8 @@ import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 /** What the middlewares use, the same for every function of a process (shared/wiring/core.ts builds it). */
 export interface Edge {
-  settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'>;
+  settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'> &
+    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES'>>;
   metrics: () => Metrics;
   rateLimiter: () => RateLimiterAbstract;
   authenticator: Authenticator;
@@ -108,7 +109,17 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
       },
       options.deps,
     );
-    return toResult(reply, reply.status ?? definition.status ?? 200);
+    const status = reply.status ?? definition.status ?? 200;
+    if (settings.SVC_CHECK_RESPONSES && definition.response && reply.contentType === undefined && status < 300) {
+      // The OpenAPI document (and the client typed from it) promises this shape: an answer that drifts is a bug.
+      const checked = definition.response.safeParse(reply.body);
+      if (!checked.success) {
+        throw new Error(
+          `the answer of ${definition.method} ${definition.path} does not match its declared schema: ${JSON.stringify(checked.error.issues).slice(0, 500)}`,
+        );
+      }
+    }
+    return toResult(reply, status);
   };
 
   const identify = requestId();

@@ -70,6 +70,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         SVC_RATE_LIMIT_RPM: '0',
         // Likewise the guessed-key lockout: the auth matrix presents unknown keys on purpose.
         SVC_AUTH_FAILURES_PER_MINUTE: '0',
+        // Every answer a test gets must match what its route declares (the OpenAPI document, the client's types).
+        SVC_CHECK_RESPONSES: 'true',
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

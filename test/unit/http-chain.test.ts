@@ -82,6 +82,14 @@ const ROUTES = [
   }),
   route({
     method: 'GET',
+    path: '/drifts',
+    summary: 'answers another shape than it declares',
+    access: 'reader',
+    response: z.object({ name: z.string() }),
+    handler: async () => ({ body: { nom: 'x' } }),
+  }),
+  route({
+    method: 'GET',
     path: '/boom',
     summary: 'fails',
     access: 'reader',
@@ -91,7 +99,7 @@ const ROUTES = [
   }),
 ];
 
-function stack(options: { rpm?: number; maxBody?: number; failures?: number } = {}) {
+function stack(options: { rpm?: number; maxBody?: number; failures?: number; checkResponses?: boolean } = {}) {
   const deps: Deps = { calls: [] };
   const recorded: number[] = [];
   const metrics = { record: async (status: number) => void recorded.push(status) } as unknown as Metrics;
@@ -103,6 +111,7 @@ function stack(options: { rpm?: number; maxBody?: number; failures?: number } = 
       SVC_RATE_LIMIT_RPM: options.rpm ?? 100,
       SVC_MAX_BODY_BYTES: options.maxBody ?? 1024,
       SVC_CORS_ORIGINS: ['https://app.example'],
+      SVC_CHECK_RESPONSES: options.checkResponses ?? false,
     },
     metrics: () => metrics,
     rateLimiter: () => limiter,
@@ -196,6 +205,13 @@ describe('the middleware chain (offline)', () => {
     assert.equal(reader.status, 403);
     assert.match(reader.body.detail, /needs the 'writer' role; this key has 'reader'/);
     assert.equal((await call('POST', '/chains/x/create', { key: 'writer-key', body: '{"name":"a"}' })).status, 201);
+  });
+
+  it('with SVC_CHECK_RESPONSES (as the tests run), an answer that drifts from its declared shape is a 500', async () => {
+    assert.equal((await stack().call('GET', '/drifts', { key: 'reader-key' })).status, 200);
+    const res = await stack({ checkResponses: true }).call('GET', '/drifts', { key: 'reader-key' });
+    assert.equal(res.status, 500);
+    assert.equal(res.body.detail, 'Internal server error');
   });
 
   it('answers 404 for an unknown route only to a caller with a valid key', async () => {

@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { type Admin, challengeInput, peerInput, secureEventInput } from '../../admin/admin.ts';
 import type { OffchainStore } from '../../ledger/offchain-port.ts';
 import { routesOf } from '../define.ts';
+import { decodedSchema, identitySchema, nodeStatusSchema, peerRegisteredSchema, peerSchema, secureEventSchema, signedChallengeSchema } from '../responses.ts';
 
 /** What the admin group's handlers use; functions/admin/handler.ts wires it. */
 export interface AdminDeps {
@@ -24,6 +25,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'POST',
     path: '/verify-identity',
+    response: signedChallengeSchema,
     summary: 'Sign a challenge with the node key',
     access: 'admin',
     body: challengeInput,
@@ -33,6 +35,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'GET',
     path: '/identity',
+    response: identitySchema,
     summary: 'The node id and public key',
     access: 'admin',
     handler: async (_, { admin }) => ({ body: await admin().describeIdentity() }),
@@ -41,6 +44,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'GET',
     path: '/status',
+    response: nodeStatusSchema,
     summary: 'Node status',
     access: 'admin',
     handler: async (_, { admin }) => ({ body: await admin().status() }),
@@ -49,6 +53,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'POST',
     path: '/chains/{chain_name}/secure-events',
+    response: secureEventSchema,
     summary: 'Append an event signed by an organization',
     access: 'admin',
     body: secureEventInput,
@@ -58,6 +63,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'POST',
     path: '/peers',
+    response: peerRegisteredSchema,
     summary: 'Register a peer',
     access: 'admin',
     status: 201,
@@ -68,6 +74,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'GET',
     path: '/peers',
+    response: z.array(peerSchema),
     summary: 'List peers',
     access: 'admin',
     handler: async (_, { admin }) => ({ body: await admin().listPeers() }),
@@ -76,6 +83,7 @@ export const ADMIN_ROUTES = [
   route({
     method: 'POST',
     path: '/ipfs/decode',
+    response: decodedSchema,
     summary: "Decrypt an off-chain payload (the explorer's CID decoder)",
     access: 'admin',
     body: decodeRequest,

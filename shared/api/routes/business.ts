@@ -2,6 +2,7 @@
  * The business group (/api/business and /api/v2): organizations, channels, private data, contracts
  * (docs/rules.md, "Business group"). Who may act in which channel is the policy's, inside the domain.
  */
+import * as z from 'zod';
 import {
   type Business,
   channelInput,
@@ -14,6 +15,20 @@ import {
 } from '../../business/business.ts';
 import { type HealthProbes, healthReport } from '../../health.ts';
 import { routesOf } from '../define.ts';
+import {
+  channelCreatedSchema,
+  channelSchema,
+  collectionCreatedSchema,
+  contractExecutedSchema,
+  contractRegisteredSchema,
+  contractSchema,
+  healthSchema,
+  memberAddedSchema,
+  organizationCreatedSchema,
+  organizationSchema,
+  privateDataSchema,
+  privateDataWrittenSchema,
+} from '../responses.ts';
 
 /** What the business group's handlers use; functions/business/handler.ts wires it. */
 export interface BusinessDeps {
@@ -27,6 +42,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'GET',
     path: '/health',
+    response: healthSchema,
     summary: 'Health check',
     access: 'public',
     handler: async (_, { health }) => healthReport(health, 'business'),
@@ -35,6 +51,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/organizations',
+    response: organizationCreatedSchema,
     summary: 'Register an organization',
     access: 'writer',
     status: 201,
@@ -48,6 +65,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'GET',
     path: '/organizations',
+    response: z.array(organizationSchema),
     summary: 'List organizations',
     access: 'reader',
     handler: async ({ principal }, { business }) => ({ body: await business().listOrganizations(principal) }),
@@ -56,6 +74,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'GET',
     path: '/organizations/{org_id}',
+    response: organizationSchema,
     summary: 'One organization',
     access: 'reader',
     handler: async ({ principal, params }, { business }) => ({ body: await business().getOrganization(principal, params.org_id) }),
@@ -64,6 +83,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/channels',
+    response: channelCreatedSchema,
     summary: 'Create a channel (and its Sub-Chain)',
     access: 'writer',
     status: 201,
@@ -74,6 +94,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'GET',
     path: '/channels/{channel_id}',
+    response: channelSchema,
     summary: 'Channel information',
     access: 'reader',
     handler: async ({ principal, params }, { business }) => ({ body: await business().getChannel(principal, params.channel_id) }),
@@ -82,6 +103,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/channels/{channel_id}/organizations',
+    response: memberAddedSchema,
     summary: 'Add a member organization',
     access: 'writer',
     status: 201,
@@ -94,6 +116,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/channels/{channel_id}/private-collections',
+    response: collectionCreatedSchema,
     summary: 'Create a private data collection',
     access: 'writer',
     status: 201,
@@ -106,6 +129,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/private-data',
+    response: privateDataWrittenSchema,
     summary: 'Write private data (encrypted, off the common ledger)',
     access: 'writer',
     status: 201,
@@ -116,6 +140,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'GET',
     path: '/private-data/{channel}/{collection}/{key}',
+    response: privateDataSchema,
     summary: 'Read private data (members and admins)',
     access: 'reader',
     handler: async ({ principal, params }, { business }) => ({
@@ -126,6 +151,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/contracts',
+    response: contractRegisteredSchema,
     summary: 'Register a contract version',
     access: 'writer',
     status: 201,
@@ -136,6 +162,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'GET',
     path: '/contracts/{contract_id}',
+    response: contractSchema,
     summary: "A contract's versions",
     access: 'reader',
     handler: async ({ principal, params }, { business }) => ({ body: await business().getContract(principal, params.contract_id) }),
@@ -144,6 +171,7 @@ export const BUSINESS_ROUTES = [
   route({
     method: 'POST',
     path: '/contracts/execute',
+    response: contractExecutedSchema,
     summary: 'Execute a contract',
     access: 'writer',
     body: executeInput,

@@ -27,6 +27,8 @@ import {
   identitySchema,
   inclusionSchema,
   jsonCheckpointSchema,
+  offchainStoredSchema,
+  pingSchema,
   proofSubmittedSchema,
   statsSchema,
   traceSchema,
@@ -315,6 +317,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'GET',
     path: '/network/ping/{target_id}',
+    response: pingSchema,
     summary: 'Ping a peer and check its identity',
     access: 'reader',
     onlyPrefixes: ['/api/ledger'],
@@ -324,6 +327,7 @@ export const LEDGER_ROUTES = [
   route({
     method: 'POST',
     path: '/offchain',
+    response: offchainStoredSchema,
     summary: 'Store a payload off chain (encrypted, in IPFS)',
     access: 'writer',
     status: 201,
