@@ -27,7 +27,7 @@ interface Resource {
   Properties?: Record<string, Json>;
 }
 export interface Template {
-  Parameters?: Record<string, { Type: string; Default?: string }>;
+  Parameters?: Record<string, { Type: string; Default?: string | number }>;
   Resources: Record<string, Resource>;
 }
 
@@ -175,9 +175,15 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
         return 'local';
     }
     if (template.Parameters?.[name]) {
-      const value = mapping.parameters[name] ?? template.Parameters[name]!.Default;
+      const parameter = template.Parameters[name]!;
+      const value = mapping.parameters[name] ?? parameter.Default;
       if (value === undefined) throw new SimTemplateError(where, `needs the parameter '${name}', which has no default and no local value`);
-      return value;
+      // As CloudFormation resolves a parameter: a string (a Number parameter's `Default: 100`, as CDK writes it,
+      // is "100" wherever it is referenced). A list parameter would be a list, which nothing here evaluates.
+      if (parameter.Type === 'CommaDelimitedList' || parameter.Type.startsWith('List<')) {
+        throw new SimTemplateError(where, `refers to the list parameter '${name}', which the simulator does not evaluate`);
+      }
+      return String(value);
     }
     const resource = of(name, where);
     if (TABLE_TYPES.has(resource.Type)) {
@@ -247,7 +253,8 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     for (const [name, raw] of Object.entries(variables)) {
       const value = resolve(raw, `${id} (environment ${name})`);
       if (value === LOCAL_KMS) kmsVariables.push(name);
-      else environment[name] = localUrl(value);
+      // A Lambda's environment holds strings only: CloudFormation writes a literal number or boolean as its text.
+      else environment[name] = localUrl(typeof value === 'number' || typeof value === 'boolean' ? String(value) : value);
     }
     functions[id] = {
       logicalId: id,

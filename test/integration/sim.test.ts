@@ -135,6 +135,17 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
 });
 
 describe('npm run sim: a template altered', () => {
+  it("starts as docs/sim.md says, with the template's parameter defaults (no --parameter): its Number parameter reaches the functions as a string", async () => {
+    // `SVC_ADMIN_API_KEY=<key> npm run sim` and nothing else: RateLimitPerMinute keeps its Default, 100 (a JSON number in the template).
+    altered = await startStack({ ...simOptions(assembly), args: ['--out', assembly, '--no-synth'], dataDir: tempDataDir('sim-defaults') });
+    const health = await call(altered.url, 'GET', '/api/v1/health', undefined, { 'X-API-Key': ADMIN });
+    assert.equal(health.status, 200, health.text);
+    const chains = await call(altered.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': ADMIN });
+    assert.equal(chains.status, 200, chains.text);
+    assert.equal(chains.headers.get('x-ratelimit-limit'), '100', 'the default rate limit is in force');
+    await stopAndRemove(altered);
+  });
+
   it('does not serve a route the template no longer has (it reaches $default, the 404)', async () => {
     const out = alteredAssembly((template) => {
       const id = Object.keys(template.Resources).find((k) => template.Resources[k].Properties?.RouteKey === 'GET /api/v1/identity')!;

@@ -29,7 +29,8 @@ function template(): Template {
     Properties: { ApiId: { Ref: api }, RouteKey: key, Target: { 'Fn::Join': ['', ['integrations/', { Ref: target }]] } },
   });
   return {
-    Parameters: { Cors: { Type: 'String' }, Limit: { Type: 'Number', Default: '100' } },
+    // CDK writes a Number parameter's default as a JSON number; CloudFormation hands it on as a string.
+    Parameters: { Cors: { Type: 'String' }, Limit: { Type: 'Number', Default: 100 } },
     Resources: {
       Key: { Type: 'AWS::KMS::Key', Properties: {} },
       Ledger: {
@@ -63,6 +64,7 @@ function template(): Template {
               SVC_KMS_KEY_ID: { 'Fn::GetAtt': ['Key', 'Arn'] },
               SVC_CORS_ORIGINS: { Ref: 'Cors' },
               SVC_RATE_LIMIT_RPM: { Ref: 'Limit' },
+              SVC_PEER_TIMEOUT_MS: 3000,
               SVC_WS_PUBLIC_URL: { 'Fn::Join': ['', ['wss://', { Ref: 'Ws' }, '.execute-api.us-east-1.', { Ref: 'AWS::URLSuffix' }, '/live']] },
             },
           },
@@ -104,8 +106,11 @@ describe('the simulator reads a cloud assembly', () => {
       SVC_LEDGER_TABLE: 'stack-ledger',
       SVC_CORS_ORIGINS: 'http://127.0.0.1:9',
       SVC_RATE_LIMIT_RPM: '100',
+      SVC_PEER_TIMEOUT_MS: '3000',
       SVC_WS_PUBLIC_URL: 'ws://127.0.0.1:9/ws',
     });
+    // Every value a string, as CloudFormation gives a Lambda its environment, so the settings read it as they would there.
+    assert.ok(Object.values(fn.environment).every((v) => typeof v === 'string'));
     assert.deepEqual(
       model.http.routes.map((r) => [r.routeKey, r.path, r.functionId]),
       [
