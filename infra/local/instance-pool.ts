@@ -17,10 +17,14 @@
  *
  * So a speed-up that needs two requests in one process does nothing here, exactly as in the cloud.
  */
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import type { InstanceData, InstanceMessage, Invocation } from './instance-worker.ts';
+
+/** The variable a child-process instance reads its InstanceData from (instance-worker.ts). */
+const INSTANCE_DATA_VARIABLE = 'LOCAL_LAMBDA_INSTANCE_DATA';
 
 export interface InstancePoolOptions {
   functionName: string;
@@ -43,6 +47,21 @@ export interface InstancePoolOptions {
   execArgv?: string[];
   /** Longest an instance may take to load its bundle (Lambda's init phase); default 10 s. */
   initTimeoutMs?: number;
+  /**
+   * The Node binary instances run on, each a child process of its own (`npm run sim`: the Node major the
+   * template's runtime names). Unset, instances are worker threads of this process's Node.
+   */
+  nodeBinary?: string;
+  /** Told once per instance that loaded its bundle, and once per invocation it served (the sim's log-call record). */
+  onInstanceEvent?: (event: { type: 'started' | 'invoked'; instance: string }) => void;
+}
+
+/** What the pool holds of a running instance: a worker thread or a child process, driven alike. */
+interface InstanceHandle {
+  post(invocation: Invocation): void;
+  /** 'message' (an InstanceMessage), 'error' (an Error) or 'exit' (the exit code). */
+  on(event: 'message' | 'error' | 'exit', listener: (...args: never[]) => void): void;
+  terminate(): Promise<unknown>;
 }
 
 export interface PoolStats {
@@ -54,7 +73,9 @@ export interface PoolStats {
 }
 
 interface Instance {
-  worker: Worker;
+  /** Its name in log lines and records (Lambda's log stream name has one too). */
+  name: string;
+  worker: InstanceHandle;
   ready: Promise<void>;
   busy: boolean;
   lastUsed: number;
@@ -176,22 +197,55 @@ export class InstancePool {
     this.stats.busy -= 1;
   }
 
+  private spawn(data: InstanceData, env: Record<string, string | undefined>): InstanceHandle {
+    const execArgv = this.options.execArgv ?? [];
+    if (!this.options.nodeBinary) {
+      const worker = new Worker(this.options.workerFile, { workerData: data, env, execArgv });
+      worker.unref();
+      return {
+        post: (invocation) => worker.postMessage(invocation),
+        on: (event, listener) => void worker.on(event, listener as (...args: unknown[]) => void),
+        terminate: () => worker.terminate(),
+      };
+    }
+    // A process of its own on the given Node, as Lambda starts its runtime: its output is the function's log.
+    const child = fork(this.options.workerFile, [], {
+      execPath: this.options.nodeBinary,
+      execArgv,
+      env: { ...env, [INSTANCE_DATA_VARIABLE]: JSON.stringify(data) },
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    child.unref();
+    (child as unknown as { channel?: { unref(): void } }).channel?.unref();
+    let exited: Promise<unknown> | undefined;
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    return {
+      post: (invocation) => child.send(invocation),
+      on: (event, listener) => void child.on(event, listener as (...args: unknown[]) => void),
+      terminate: () => {
+        exited ??= child.exitCode === null && child.signalCode === null && child.kill('SIGKILL') ? gone : Promise.resolve();
+        return exited;
+      },
+    };
+  }
+
   private start(): Instance {
-    const worker = new Worker(this.options.workerFile, {
-      workerData: {
+    const name = randomUUID().slice(0, 8);
+    const worker = this.spawn(
+      {
         bundle: this.options.bundle,
         functionName: this.options.functionName,
         memoryLimitMb: this.options.memoryLimitMb ?? 1024,
         exportName: this.options.exportName ?? 'handler',
-      } satisfies InstanceData,
+      },
       // What the instance's settings are read from: its own variables, or the environment as it is now.
-      env: this.options.env ? { ...this.options.env } : { ...process.env },
-      execArgv: this.options.execArgv ?? [],
-    });
-    worker.unref();
+      this.options.env ? { ...this.options.env } : { ...process.env },
+    );
     let markReady!: () => void;
     let markFailed!: (error: Error) => void;
     const instance: Instance = {
+      name,
       worker,
       busy: false,
       lastUsed: Date.now(),
@@ -205,8 +259,10 @@ export class InstancePool {
     this.stats.instances = this.instances.size;
     this.stats.coldStarts += 1;
     worker.on('message', (message: InstanceMessage) => {
-      if (message.type === 'ready') markReady();
-      else if (message.type === 'init-failed') markFailed(new InstanceFailure(`${this.options.functionName} failed to start: ${message.message}`));
+      if (message.type === 'ready') {
+        markReady();
+        this.options.onInstanceEvent?.({ type: 'started', instance: name });
+      } else if (message.type === 'init-failed') markFailed(new InstanceFailure(`${this.options.functionName} failed to start: ${message.message}`));
       else if (message.type === 'result' && instance.current?.id === message.id) {
         const { resolve, reject, timer } = instance.current;
         clearTimeout(timer);
@@ -225,8 +281,8 @@ export class InstancePool {
       this.instances.delete(instance);
       this.stats.instances = this.instances.size;
     };
-    worker.on('error', (error) => fail(new InstanceFailure(`${this.options.functionName} instance crashed: ${error.message}`)));
-    worker.on('exit', (code) => fail(new InstanceFailure(`${this.options.functionName} instance exited (${code})`)));
+    worker.on('error', (error: Error) => fail(new InstanceFailure(`${this.options.functionName} instance crashed: ${error.message}`)));
+    worker.on('exit', (code: number | null) => fail(new InstanceFailure(`${this.options.functionName} instance exited (${code})`)));
     return instance;
   }
 
@@ -241,7 +297,8 @@ export class InstancePool {
         this.retire(instance);
       }, this.options.timeoutMs);
       instance.current = { id, resolve, reject, timer };
-      instance.worker.postMessage({ id, event, awsRequestId, deadlineMs } satisfies Invocation);
+      this.options.onInstanceEvent?.({ type: 'invoked', instance: instance.name });
+      instance.worker.post({ id, event, awsRequestId, deadlineMs } satisfies Invocation);
     });
   }
 

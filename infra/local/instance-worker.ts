@@ -1,7 +1,8 @@
 /**
- * One local Lambda instance: a worker thread that loads one function bundle (its own module state, its
- * own AWS clients) and serves the invocations its pool sends it, one at a time, as the Lambda runtime
- * does. Bundled by infra/local/bundles.ts and run by infra/local/instance-pool.ts.
+ * One local Lambda instance: a worker thread, or a child process (`npm run sim`, on the Node binary of
+ * the template's runtime), that loads one function bundle (its own module state, its own AWS clients) and
+ * serves the invocations its pool sends it, one at a time, as the Lambda runtime does. Bundled by
+ * infra/local/bundles.ts and run by infra/local/instance-pool.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
@@ -28,8 +29,18 @@ export type InstanceMessage =
   | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; error: { name: string; message: string; stack?: string } };
 
-const data = workerData as InstanceData;
-const port = parentPort!;
+/** The variable a child-process instance finds its InstanceData in (a worker thread gets it as workerData). */
+export const INSTANCE_DATA_VARIABLE = 'LOCAL_LAMBDA_INSTANCE_DATA';
+
+/** The pool's end: the thread's port, or the child process's IPC channel. */
+const port: { postMessage(message: InstanceMessage): void; on(event: 'message', listener: (invocation: Invocation) => void): void } = parentPort ?? {
+  postMessage: (message) => process.send!(message),
+  on: (event, listener) => process.on(event, listener as never),
+};
+// A child whose pool is gone (the sim stopped, or was killed) stops too, as a worker thread would with its process.
+if (!parentPort) process.on('disconnect', () => process.exit(0));
+const data = (parentPort ? workerData : JSON.parse(process.env[INSTANCE_DATA_VARIABLE] ?? '{}')) as InstanceData;
+if (!parentPort) delete process.env[INSTANCE_DATA_VARIABLE]; // the function sees only its own environment
 const started = performance.now();
 
 function context(invocation: Invocation): Context {
@@ -55,8 +66,12 @@ try {
   if (typeof handler !== 'function') throw new Error(`${data.bundle} exports no function '${data.exportName}'`);
   port.postMessage({ type: 'ready', initMs: performance.now() - started } satisfies InstanceMessage);
 } catch (error) {
-  port.postMessage({ type: 'init-failed', message: (error as Error).stack ?? String(error) } satisfies InstanceMessage);
-  process.exit(1);
+  const failed = { type: 'init-failed', message: (error as Error).stack ?? String(error) } satisfies InstanceMessage;
+  // A child process exits once the message is out (an exit at once could drop it); a thread's port delivers it regardless.
+  if (parentPort) {
+    port.postMessage(failed);
+    process.exit(1);
+  } else process.send!(failed, () => process.exit(1));
 }
 
 port.on('message', async (invocation: Invocation) => {

@@ -4,7 +4,8 @@
  * and its asset manifest (infra/sim/template.ts), and serves them:
  *
  * - every AWS::Lambda::Function from its own bundled asset in the cloud assembly — never from the
- *   sources — as a pool of single-request instances (worker threads, one invocation at a time, as Lambda),
+ *   sources — as a pool of single-request instances (processes on the Node major the template's runtime
+ *   names, one invocation at a time, as Lambda),
  *   with the handler and the environment the template declares;
  * - every route of the HTTP API to its integration's function, with API Gateway's payload 2.0 events
  *   (unmatched requests to the `$default` route's function), and the WebSocket API's `$connect`,
@@ -17,9 +18,10 @@
  *
  * Settings: SVC_PORT, SVC_HOST, SVC_DATA_DIR (default .data/sim), SVC_DYNAMODB_IN_MEMORY,
  * SVC_ADMIN_API_KEY (seeded into the template's registry table: the template turns auth on),
- * SVC_LOCAL_MAX_INSTANCES, SVC_LOG_LEVEL (passed to the functions). Flags: --out DIR (default cdk.out),
- * --stack NAME (default VerifiableLedger), --no-synth (use --out as it is), --parameter Name=Value (a stack
- * parameter, as `cdk deploy --parameters` takes it; repeatable).
+ * SVC_LOCAL_MAX_INSTANCES, SVC_LOG_LEVEL (passed to the functions), SVC_SIM_NODE (as --node). Flags: --out DIR
+ * (default cdk.out), --stack NAME (default VerifiableLedger), --no-synth (use --out as it is), --parameter
+ * Name=Value (a stack parameter, as `cdk deploy --parameters` takes it; repeatable), --node PATH (the Node
+ * binary of the template's runtime major), --allow-runtime-mismatch (run on this Node when none is found).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -44,6 +46,7 @@ import { freePort, isPortFree } from '../local/ports.ts';
 import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
 import { serveWebSocketApi } from '../local/websocket.ts';
 import { ensureAssembly } from './assembly.ts';
+import { type NodeChoice, RuntimeChoiceError, chooseNode, templateNodeMajor } from './runtime.ts';
 import { SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
 import { loadConfig, settingsSchema } from '#shared/config';
 import { TABLE_SETTINGS, ensureTables, type TableSpec } from '#shared/storage/tables';
@@ -67,7 +70,14 @@ function tableSpec(table: SimTable): TableSpec {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { out: { type: 'string' }, stack: { type: 'string' }, 'no-synth': { type: 'boolean' }, parameter: { type: 'string', multiple: true } },
+    options: {
+      out: { type: 'string' },
+      stack: { type: 'string' },
+      'no-synth': { type: 'boolean' },
+      parameter: { type: 'string', multiple: true },
+      node: { type: 'string' },
+      'allow-runtime-mismatch': { type: 'boolean' },
+    },
   });
   // Stack parameters, as `cdk deploy --parameters Name=Value` takes them (the local ones below win for IpfsApiUrl and CorsOrigins).
   const given: Record<string, string> = {};
@@ -115,6 +125,8 @@ async function main(): Promise<void> {
   // Everything that can be refused is refused before anything starts.
   let model: SimModel;
   let ipfsPort: number;
+  let node: NodeChoice;
+  let runtimeLine = '';
   try {
     ipfsPort = await freePort([port]);
     const { template, assets } = readAssembly(out, stackName);
@@ -125,6 +137,14 @@ async function main(): Promise<void> {
       managementUrl: local,
     });
     if (!model.http.defaultFunction) throw new SimTemplateError(stackName, 'its HTTP API has no $default route: unmatched requests would reach nothing');
+    // The Node the functions run on: the major the template's runtime names (infra/sim/runtime.ts).
+    const runtimes = Object.fromEntries(Object.values(model.functions).map((fn) => [fn.logicalId, fn.runtime]));
+    const major = templateNodeMajor(runtimes);
+    node = chooseNode(major, { given: values.node ?? env.SVC_SIM_NODE, allowMismatch: values['allow-runtime-mismatch'], say });
+    runtimeLine =
+      node.source === 'mismatch allowed'
+        ? `Runtime: the template names nodejs${major}.x, but the functions run on this Node ${node.version} (--allow-runtime-mismatch): what only Node ${major} does is not tested`
+        : `Runtime: nodejs${major}.x, the functions on Node ${node.version} (${node.source}: ${node.path})`;
     for (const fn of Object.values(model.functions)) {
       checkEnvironment(
         fn,
@@ -138,7 +158,7 @@ async function main(): Promise<void> {
       );
     }
   } catch (error) {
-    if (error instanceof SimTemplateError) fail(`Cannot start the sim: ${error.message}`);
+    if (error instanceof SimTemplateError || error instanceof RuntimeChoiceError) fail(`Cannot start the sim: ${error.message}`);
     throw error;
   }
 
@@ -203,6 +223,7 @@ async function main(): Promise<void> {
       timeoutMs: fn.timeoutSeconds * 1000,
       memoryLimitMb: fn.memoryMb,
       env: environmentOf(fn),
+      nodeBinary: node.path,
     });
   }
   const invoke = (id: string) => (event: unknown, context: unknown) => pools[id]!.invoke(event, context as never);
@@ -253,6 +274,7 @@ async function main(): Promise<void> {
   }
 
   say(`Functions: ${Object.keys(model.functions).length} from ${out} (each a pool of single-request instances, up to ${maxInstances})`);
+  say(runtimeLine);
   say(
     `Routes: ${model.http.routes.length} HTTP (+ $default → ${model.http.defaultFunction})${model.webSocket ? `, WebSocket ${Object.keys(model.webSocket.routes).join(' ')} at /ws` : ''}`,
   );

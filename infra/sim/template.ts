@@ -60,6 +60,8 @@ export interface SimFunction {
   kmsVariables: string[];
   timeoutSeconds: number;
   memoryMb: number;
+  /** Its Lambda runtime identifier (`nodejs22.x`). */
+  runtime: string;
 }
 
 export interface SimTable {
@@ -265,6 +267,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
       kmsVariables,
       timeoutSeconds: Number(p.Timeout ?? 3),
       memoryMb: Number(p.MemorySize ?? 128),
+      runtime: String(p.Runtime ?? ''),
     };
   }
 

@@ -90,6 +90,16 @@ describe('npm run sim: the synthesized template, served', () => {
     // Auth is on because the template says so: no key, no data.
     assert.equal((await call(sim!.url, 'GET', '/api/v1/chains')).status, 401);
   });
+
+  it("runs the functions on the Node major the template's runtime names, whatever Node runs the sim", async () => {
+    const runtime = templateOf(assembly).Resources[functionId(templateOf(assembly), 'MetricsFunction')].Properties.Runtime as string;
+    const major = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];
+    assert.ok(major, runtime);
+    assert.match(sim!.output(), new RegExp(`Runtime: nodejs${major}\\.x, the functions on Node v${major}\\.`));
+    // The metrics function reports the Node it runs on (prom-client's nodejs_version_info): the runtime's, not the sim's.
+    const metrics = await call(sim!.url, 'GET', '/metrics', undefined, { 'X-API-Key': ADMIN });
+    assert.match(metrics.text, new RegExp(`^nodejs_version_info\\{version="v${major}\\.\\d+\\.\\d+",major="${major}"`, 'm'));
+  });
 });
 
 describe('npm run sim: a slice of the integration suites, against the deployed artefact', () => {
@@ -213,6 +223,26 @@ describe('npm run sim: a template altered', () => {
     });
     assert.equal(code, 1, output);
     assert.match(output, new RegExp(`Cannot start the sim: ${tlog}: its bundle is missing: no index.mjs or index.js`));
+  });
+
+  it('refuses a runtime whose Node it has no binary for, and runs anyway only when told, saying so', async () => {
+    const out = alteredAssembly((template) => {
+      for (const resource of Object.values(template.Resources) as any[]) {
+        if (resource.Type === 'AWS::Lambda::Function' && resource.Properties.Runtime?.startsWith('nodejs')) resource.Properties.Runtime = 'nodejs99.x';
+      }
+    });
+    const { code, output } = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-runtime'), SVC_DYNAMODB_IN_MEMORY: 'true' }, 60_000, {
+      script: 'infra/sim/main.ts',
+      args: ['--out', out, '--no-synth'],
+    });
+    assert.equal(code, 1, output);
+    assert.match(output, /Cannot start the sim: the template's runtime is nodejs99\.x, but this is Node v\d+.*--allow-runtime-mismatch/);
+    await altered?.stop();
+    altered = await startStack({ ...simOptions(out), args: [...simOptions(out).args, '--allow-runtime-mismatch'], dataDir: tempDataDir('sim-mismatch') });
+    assert.match(altered.output(), new RegExp(`Runtime: the template names nodejs99\\.x, but the functions run on this Node ${process.version}`));
+    assert.equal((await call(altered.url, 'GET', '/api/v1/health', undefined, { 'X-API-Key': ADMIN })).status, 200);
+    await stopAndRemove(altered);
+    altered = undefined;
   });
 
   it('refuses a route whose integration is not a Lambda function, naming it', async () => {
