@@ -82,6 +82,11 @@ export const settingsSchema = z.object({
   SVC_CHECK_RESPONSES: bool.default(false),
   SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
   SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),
+  // Per-request CloudWatch metrics as embedded metric format lines on stdout (Powertools Metrics), in this namespace; empty: none.
+  SVC_CLOUDWATCH_METRICS_NAMESPACE: z
+    .string()
+    .regex(/^$|^[A-Za-z0-9._/#:-]{1,255}$/, 'a CloudWatch namespace: letters, digits and . _ / # : - (at most 255)')
+    .default(''),
   SVC_WS_MANAGEMENT_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SVC_WS_PUBLIC_URL: z.url({ protocol: /^wss?$/ }).optional(),
   // One WebSocket connection: most subscriptions, and most messages per second (past them: an error reply).

@@ -17,7 +17,7 @@ import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/a
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { Alarm, type AlarmProps, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, type AlarmProps, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
   Billing,
@@ -35,6 +35,10 @@ import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, bundleFileSources } from '../bundling.ts';
+import { CLOUDWATCH_SERVICE } from '../../shared/metrics/cloudwatch.ts';
+
+/** The CloudWatch namespace of the functions' own metrics (SVC_CLOUDWATCH_METRICS_NAMESPACE). */
+export const CLOUDWATCH_NAMESPACE = 'VerifiableLedger';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -173,8 +177,10 @@ export class LedgerStack extends Stack {
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
           SVC_RATE_LIMIT_RPM: rateLimit.valueAsString,
-          // Request counts for the whole service, not one instance (flushed at most once a second).
+          // Request counts for the whole service, not one instance (flushed at the end of a request, at most once a second).
           SVC_METRICS_BACKEND: 'dynamodb',
+          // Per-request CloudWatch metrics (embedded metric format on stdout): the alarms below read them.
+          SVC_CLOUDWATCH_METRICS_NAMESPACE: CLOUDWATCH_NAMESPACE,
           // One node identity for every instance, made on first use in the registry table.
           SVC_IDENTITY_STORE: 'registry',
           // Data subjects' keys in the registry table: one store for every instance (DynamoDB deletes for real).
@@ -248,6 +254,34 @@ export class LedgerStack extends Stack {
       evaluationPeriods: 3,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
+    // The functions' own figures (shared/metrics/cloudwatch.ts, Powertools Metrics in EMF): appends as the client waits for them.
+    alarm(this, 'AppendLatencyP99', 'p99 append latency (the ledger function, request to answer) over 1 s for 15 minutes: see docs/capacity.md', {
+      metric: new Metric({
+        namespace: CLOUDWATCH_NAMESPACE,
+        metricName: 'AppendLatency',
+        dimensionsMap: { service: CLOUDWATCH_SERVICE, function: 'ledger' },
+        statistic: 'p99',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1_000,
+      evaluationPeriods: 3,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    // A hot partition throttles even an on-demand table: appends to one chain meet on its head's partition.
+    for (const [role, table] of Object.entries(tables)) {
+      for (const kind of ['Read', 'Write'] as const) {
+        alarm(
+          this,
+          `${pascal(role)}Table${kind}Throttles`,
+          `${role} table: ${kind.toLowerCase()} requests throttled (a hot partition, or the account's table limits)`,
+          {
+            metric: table.metric(`${kind}ThrottleEvents`, { period: Duration.minutes(5), statistic: 'Sum' }),
+            threshold: 1,
+            evaluationPeriods: 1,
+          },
+        );
+      }
+    }
 
     // WebSocket (docs/rules.md, "WebSocket"): the API's three routes to one function; $default answers as the route's response.
     const wsFunction = makeFunction('ws', EVENT_FUNCTIONS.ws);

@@ -19,6 +19,7 @@ import { ANSWER_MARGIN_MS, invocationDeadline, withDeadline } from '../deadline.
 import type { RouteDefinition, RouteReply } from '../api/define.ts';
 import type { GroupName } from '../api/groups.ts';
 import type { Settings } from '../config.ts';
+import type { CloudWatchMetrics } from '../metrics/cloudwatch.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { servedRoutes } from '../api/served.ts';
@@ -42,6 +43,8 @@ export interface Edge {
   settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'> &
     Partial<Pick<Settings, 'SVC_CHECK_RESPONSES'>>;
   metrics: () => Metrics;
+  /** Per-request CloudWatch metrics of a function group (EMF), when SVC_CLOUDWATCH_METRICS_NAMESPACE is set. */
+  cloudWatch?: ((group: string) => CloudWatchMetrics) | undefined;
   rateLimiter: () => RateLimiterAbstract;
   authenticator: Authenticator;
 }
@@ -135,12 +138,14 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         request.context[MATCHED] = route;
         request.context.group = options.group;
         request.context.relativeKey = route?.relativeKey ?? null;
+        // The routes that take an Idempotency-Key are the ones that append events.
+        request.context.appends = route?.definition.idempotent === true;
         // An unknown route needs any valid key before it is told 404, so that routes cannot be probed without one.
         request.context.access = request.event.requestContext?.http?.method === 'OPTIONS' ? 'public' : (route?.definition.access ?? 'reader');
       },
     })
     .use(accessLog())
-    .use(requestMetrics(edge.metrics))
+    .use(requestMetrics(edge.metrics, edge.cloudWatch?.(options.group)))
     .use(security)
     .use(bodyLimit(settings.SVC_MAX_BODY_BYTES))
     .use(cors({ origins: settings.SVC_CORS_ORIGINS, apiKeyHeader: settings.API_KEY_NAME }))

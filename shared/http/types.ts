@@ -13,6 +13,8 @@ export interface ServiceContext extends Context {
   group: string;
   /** The matched route's key in its group (`GET /chains`), or null when no route matched. */
   relativeKey: string | null;
+  /** Whether the matched route appends events (its latency is the append latency CloudWatch alarms on). */
+  appends?: boolean;
   /** The least role the edge asks of this request: the route's declared access (a reader for an unknown route). */
   access: Access;
   /** The caller's key, once auth has checked it. Never the key itself. */

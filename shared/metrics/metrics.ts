@@ -8,6 +8,12 @@
  */
 import client from 'prom-client';
 
+/**
+ * At most this many requests' counts wait in an instance for the flush interval: the bound on what a
+ * reaped instance can take with it, whatever its request rate.
+ */
+export const MAX_PENDING_REQUESTS = 50;
+
 /** Latency buckets of http_request_duration_seconds (upper bounds, seconds). */
 export const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
@@ -136,23 +142,19 @@ export function createMetrics(options: MetricsOptions) {
     }
   }
 
-  /** A flush due later: counts held back by the interval still reach the shared counters once it passes. */
-  // biome-ignore lint/correctness/noUnusedVariables: read by `??=` below (one pending flush at a time)
-  let trailing: NodeJS.Timeout | undefined;
+  /** Requests counted since the last flush. */
+  const pendingRequests = () => pending.success + pending.failed;
 
+  /**
+   * Adds what this instance counted to the shared counters, when due: SVC_METRICS_FLUSH_MS since the last
+   * flush, or MAX_PENDING_REQUESTS held back. Called at the end of each request, before the answer leaves:
+   * never from a timer, which a frozen Lambda instance may never run. So a frozen instance holds at most
+   * what its last requests counted since its last flush (fewer than MAX_PENDING_REQUESTS, all answered
+   * within SVC_METRICS_FLUSH_MS of that flush), until its next request adds them, or its reaping loses them.
+   */
   async function flush(force = false): Promise<void> {
     if (!options.shared) return;
-    if (!force && Date.now() - lastFlush < options.flushMs) {
-      // In Lambda a frozen instance runs this at its next invocation; a live process (the local pool) on time.
-      trailing ??= setTimeout(
-        () => {
-          trailing = undefined;
-          flush().catch(() => undefined);
-        },
-        options.flushMs - (Date.now() - lastFlush),
-      ).unref();
-      return;
-    }
+    if (!force && Date.now() - lastFlush < options.flushMs && pendingRequests() < MAX_PENDING_REQUESTS) return;
     if (flushing) return flushing;
     takeLedgerDeltas();
     const delta = pending;

@@ -27,6 +27,7 @@ import { createPersonalData, createSubjectKeys } from '../subjects/subjects.ts';
 import { createSubjectRepository } from '../storage/subject-repository.ts';
 import type { LedgerRepository } from '../ledger/repository.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
+import { type CloudWatchMetrics, createCloudWatchMetrics } from '../metrics/cloudwatch.ts';
 import type { KeyProvider } from '../offchain/key-providers.ts';
 import type { OffchainParts } from './offchain.ts';
 import { createApiKeyRepository } from '../storage/api-key-repository.ts';
@@ -232,6 +233,17 @@ export function createCore(settings: Readonly<Settings>): Core {
     edge: {
       settings,
       metrics,
+      cloudWatch: settings.SVC_CLOUDWATCH_METRICS_NAMESPACE
+        ? (() => {
+            const byGroup = new Map<string, CloudWatchMetrics>();
+            return (group: string) => {
+              let metrics = byGroup.get(group);
+              if (!metrics)
+                byGroup.set(group, (metrics = createCloudWatchMetrics({ namespace: settings.SVC_CLOUDWATCH_METRICS_NAMESPACE, functionGroup: group })));
+              return metrics;
+            };
+          })()
+        : undefined,
       // Requests per key (per source IP without one) and minute.
       rateLimiter: once(() => limiter(settings.SVC_RATE_LIMIT_RPM, 'rlflx')),
       authenticator,

@@ -91,6 +91,45 @@ describe('npm run sim: the synthesized template, served', () => {
     assert.equal((await call(sim!.url, 'GET', '/api/v1/chains')).status, 401);
   });
 
+  it("writes each request's CloudWatch metrics as EMF lines, under the namespace, names and dimensions the stack's alarm reads", async () => {
+    const template = templateOf(assembly);
+    const alarm = Object.values(template.Resources).find((r: any) => r.Type === 'AWS::CloudWatch::Alarm' && r.Properties.MetricName === 'AppendLatency') as any;
+    assert.ok(alarm, 'the stack alarms on the append latency');
+    const { Namespace, MetricName, Dimensions, ExtendedStatistic } = alarm.Properties;
+    assert.equal(ExtendedStatistic, 'p99');
+    // An append through the deployed ledger function writes one EMF line among its logs.
+    assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-emf/create', undefined, { 'X-API-Key': ADMIN })).status, 201);
+    const appended = await call(sim!.url, 'POST', '/api/v1/chains/sim-emf/events', { entity_id: 'e', event_type: 't' }, { 'X-API-Key': ADMIN });
+    assert.equal(appended.status, 200, appended.text);
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = sim!
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{') && l.includes('"_aws"'))
+      .map((l) => JSON.parse(l));
+    const match = lines.find((l) => {
+      const directive = l._aws.CloudWatchMetrics[0];
+      return (
+        directive.Namespace === Namespace &&
+        directive.Metrics.some((m: { Name: string }) => m.Name === MetricName) &&
+        Dimensions.every((d: { Name: string; Value: string }) => l[d.Name] === d.Value) &&
+        directive.Dimensions.some((set: string[]) => set.length === Dimensions.length && Dimensions.every((d: { Name: string }) => set.includes(d.Name)))
+      );
+    });
+    assert.ok(
+      match,
+      `an EMF line the alarm reads (${Namespace} ${MetricName} ${JSON.stringify(Dimensions)}):\n${lines
+        .slice(-3)
+        .map((l) => JSON.stringify(l))
+        .join('\n')}`,
+    );
+    assert.equal(typeof match[MetricName], 'number');
+    assert.ok(
+      lines.some((l) => 'ColdStart' in l),
+      'cold starts too (Lambda sets AWS_LAMBDA_INITIALIZATION_TYPE=on-demand, and so does the sim)',
+    );
+  });
+
   it("runs the functions on the Node major the template's runtime names, whatever Node runs the sim", async () => {
     const runtime = templateOf(assembly).Resources[functionId(templateOf(assembly), 'MetricsFunction')].Properties.Runtime as string;
     const major = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];

@@ -14,6 +14,7 @@ import { routesOf } from '#shared/api/define';
 import { createAuthenticator } from '#shared/http/auth';
 import { createHttpHandler, type Edge } from '#shared/http/chain';
 import type { HttpEvent, HttpResult } from '#shared/http/types';
+import { createCloudWatchMetrics } from '#shared/metrics/cloudwatch';
 import type { Metrics } from '#shared/metrics/metrics';
 import { pause } from '#shared/deadline';
 
@@ -65,6 +66,17 @@ const ROUTES = [
     },
   }),
   route({
+    method: 'POST',
+    path: '/chains/{chain_name}/events',
+    summary: 'append',
+    access: 'writer',
+    idempotent: true,
+    handler: async ({ params }, { calls }) => {
+      calls.push(`append ${params.chain_name}`);
+      return { body: { appended: true } };
+    },
+  }),
+  route({
     method: 'GET',
     path: '/waits',
     summary: 'waits for something that never comes, a pause at a time (a receipt poll)',
@@ -99,7 +111,7 @@ const ROUTES = [
   }),
 ];
 
-function stack(options: { rpm?: number; maxBody?: number; failures?: number; checkResponses?: boolean } = {}) {
+function stack(options: { rpm?: number; maxBody?: number; failures?: number; checkResponses?: boolean; cloudWatchNamespace?: string } = {}) {
   const deps: Deps = { calls: [] };
   const recorded: number[] = [];
   const metrics = { record: async (status: number) => void recorded.push(status) } as unknown as Metrics;
@@ -114,6 +126,7 @@ function stack(options: { rpm?: number; maxBody?: number; failures?: number; che
       SVC_CHECK_RESPONSES: options.checkResponses ?? false,
     },
     metrics: () => metrics,
+    cloudWatch: options.cloudWatchNamespace ? (group) => createCloudWatchMetrics({ namespace: options.cloudWatchNamespace!, functionGroup: group }) : undefined,
     rateLimiter: () => limiter,
     authenticator: createAuthenticator({
       apiKeys: memoryKeys,
@@ -293,5 +306,51 @@ describe('the middleware chain (offline)', () => {
     assert.equal(res.headers['X-Frame-Options'], 'DENY');
     assert.match(String(res.headers['Content-Security-Policy']), /default-src 'none'/);
     assert.ok(took < 2_500, `answered after ${took} ms, before the function's 2.5 s were up`);
+  });
+
+  it("writes each request's CloudWatch figures as one embedded-metric-format line before answering, append latency for appends", async () => {
+    const lines: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      const text = String(chunk);
+      if (text.includes('"_aws"')) {
+        lines.push(text);
+        return true;
+      }
+      return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+    }) as typeof process.stdout.write;
+    // Lambda sets it in every on-demand instance; Powertools writes its cold-start metric only then.
+    process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'on-demand';
+    try {
+      const { call } = stack({ cloudWatchNamespace: 'LedgerTest' });
+      assert.equal((await call('POST', '/chains/orders/events', { key: 'writer-key', body: '{}' })).status, 200);
+      assert.equal((await call('GET', '/boom', { key: 'reader-key' })).status, 500);
+    } finally {
+      process.stdout.write = write;
+      delete process.env.AWS_LAMBDA_INITIALIZATION_TYPE;
+    }
+    const emf = lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l));
+    const requests = emf.filter((e) => 'Requests' in e);
+    assert.equal(requests.length, 2, 'one line per request');
+    const [append, failed] = requests;
+    const directive = append._aws.CloudWatchMetrics[0];
+    assert.equal(directive.Namespace, 'LedgerTest');
+    assert.deepEqual(directive.Dimensions, [['service', 'function']]);
+    assert.deepEqual(directive.Metrics.map((m: { Name: string; Unit: string }) => `${m.Name}:${m.Unit}`).sort(), [
+      'AppendLatency:Milliseconds',
+      'Latency:Milliseconds',
+      'Requests:Count',
+      'ServerErrors:Count',
+    ]);
+    assert.equal(append.function, 'ledger');
+    assert.equal(append.service, 'verifiable-ledger');
+    assert.equal(append.ServerErrors, 0);
+    assert.ok(append.AppendLatency >= 0 && append.AppendLatency === append.Latency);
+    assert.equal(failed.ServerErrors, 1);
+    assert.equal('AppendLatency' in failed, false, 'only appends carry the append latency');
+    assert.ok(
+      emf.some((e) => 'ColdStart' in e),
+      "the instance's first request writes Powertools' cold-start metric",
+    );
   });
 });
