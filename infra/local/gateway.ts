@@ -25,16 +25,18 @@ export interface GatewayOptions {
   defaultGroup: string;
   /** API Gateway's own payload cap: larger requests never reach a function. */
   maxPayloadBytes?: number;
+  /** Lambda's cap on a synchronous response, as the serialized result counts (default 6,291,556 bytes). */
+  maxResponseBytes?: number;
   /** A Lambda's timeout, as the functions' contexts report it. */
   timeoutMs?: number;
   /**
-   * API Gateway's own limit on an integration (30 s for HTTP APIs): an answer not back by then is a 504 to
+   * API Gateway's own limit on an integration (30 s for HTTP APIs): an answer not back by then is a 503 to
    * the client, whatever the function is still doing.
    */
   integrationTimeoutMs?: number;
   /**
    * Told when an integration itself fails: the function crashed, timed out or could not start, or did not
-   * answer within the integration timeout. The client only gets API Gateway's bare 500 or 504, so this is
+   * answer within the integration timeout. The client only gets API Gateway's bare 500 or 503, so this is
    * where the cause is told (infra/local/integration-errors.ts logs and counts it).
    */
   onIntegrationError?: (failure: IntegrationFailure) => void;
@@ -56,6 +58,20 @@ export class IntegrationTimeoutError extends Error {
   override name = 'IntegrationTimeoutError';
 }
 
+/** The function answered more than Lambda returns from a synchronous invocation. */
+export class ResponseTooLargeError extends Error {
+  override name = 'ResponseTooLargeError';
+}
+
+/**
+ * The quotas AWS enforces and no local part would (docs/sim.md, "Quotas", gives each one's source):
+ * - an HTTP API request payload: 10 MB, else 413 `{"message":"Request Entity Too Large"}`;
+ * - a Lambda synchronous response: 6 MB as Lambda counts it (6,291,556 bytes of the serialized response),
+ *   else the invocation fails and the client gets 500 `{"message":"Internal Server Error"}`;
+ * - an HTTP API integration: 30 s, else 503 `{"message":"Service Unavailable"}`.
+ */
+export const HTTP_API_QUOTAS = { requestPayloadBytes: 10 * 1024 * 1024, lambdaResponseBytes: 6_291_556, integrationTimeoutMs: 30_000 } as const;
+
 export interface Gateway {
   url: string;
   server: Server;
@@ -71,7 +87,6 @@ interface CompiledRoute {
 }
 
 const TEXT_TYPES = /^(application\/(json|.*\+json|x-www-form-urlencoded|xml|graphql)|text\/)/i;
-const DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024;
 
 function compile(route: GatewayRoute): CompiledRoute {
   const names: string[] = [];
@@ -223,9 +238,10 @@ export function buildEvent(
 export function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Like API Gateway, a literal segment beats a parameter: `/explorer/config.json` before `/explorer/{file}`.
   const compiled = options.routes.map(compile).sort((a, b) => a.names.length - b.names.length);
-  const maxPayload = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD;
+  const maxPayload = options.maxPayloadBytes ?? HTTP_API_QUOTAS.requestPayloadBytes;
+  const maxResponse = options.maxResponseBytes ?? HTTP_API_QUOTAS.lambdaResponseBytes;
   const timeoutMs = options.timeoutMs ?? 29_000;
-  const integrationTimeoutMs = options.integrationTimeoutMs ?? 30_000;
+  const integrationTimeoutMs = options.integrationTimeoutMs ?? HTTP_API_QUOTAS.integrationTimeoutMs;
 
   let gateway: Gateway | undefined;
   // A client that sends its headers a byte at a time (slow loris) is cut off after 10 s; Node checks every
@@ -273,13 +289,19 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
           Promise.resolve(options.handlers[group]!(event, lambdaContext(group, timeoutMs))),
           integrationTimeoutMs,
         )) as LambdaResult;
+        // Lambda refuses a synchronous response over its payload quota: the invocation fails, and the client
+        // gets the integration failure, whatever the function meant to answer.
+        const size = Buffer.byteLength(JSON.stringify(result ?? {}));
+        if (size > maxResponse) {
+          throw new ResponseTooLargeError(`Response payload size exceeded maximum allowed payload size (${maxResponse} bytes): ${size} bytes`);
+        }
         writeResult(res, result ?? {});
       } catch (error) {
-        // What API Gateway answers when the integration itself fails: a bare 500, or 504 when it timed out.
+        // What an HTTP API answers when the integration itself fails: a bare 500, or 503 when it timed out.
         const timedOut = error instanceof IntegrationTimeoutError;
-        const status = timedOut ? 504 : 500;
+        const status = timedOut ? 503 : 500;
         options.onIntegrationError?.({ group, routeKey, requestId, status, error });
-        if (!res.headersSent) gatewayError(res, status, timedOut ? 'Endpoint request timed out' : 'Internal Server Error', requestId);
+        if (!res.headersSent) gatewayError(res, status, timedOut ? 'Service Unavailable' : 'Internal Server Error', requestId);
         else res.destroy();
       }
     },

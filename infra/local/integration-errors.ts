@@ -1,6 +1,6 @@
 /**
  * What the local gateway (and `npm run sim`) does when an integration fails, as API Gateway's own logs
- * and metrics would: the client gets a bare 500 or 504, so the cause must be told here or nowhere.
+ * and metrics would: the client gets a bare 500 or 503, so the cause must be told here or nowhere.
  *
  * - one structured error line: the function, the route, API Gateway's request id (the `apigw-requestid`
  *   the client got), the status and the cause;

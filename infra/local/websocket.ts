@@ -24,6 +24,60 @@ interface Client {
   userAgent: string;
 }
 
+/**
+ * The WebSocket API's quotas as API Gateway enforces them (docs/sim.md, "Quotas", gives the source): a frame
+ * of at most 32 KB and a message of at most 128 KB, else the connection is closed with 1009; a connection
+ * lives at most 2 hours, and one with no message either way for 10 minutes is closed (protocol pings are
+ * not messages: API Gateway does not answer them); `@connections` refuses data over 128 KB with 413.
+ */
+export const WEBSOCKET_QUOTAS = { frameBytes: 32 * 1024, messageBytes: 128 * 1024, lifetimeMs: 2 * 3_600_000, idleMs: 10 * 60_000 } as const;
+
+/** The close code for a connection API Gateway ends (its idle timeout or lifetime): going away. */
+const GOING_AWAY = 1001;
+
+/**
+ * Reads WebSocket frame headers from the raw bytes of one direction of a connection, chunk by chunk,
+ * skipping payloads: told each frame's payload length (RFC 6455, section 5.2).
+ */
+export function frameScanner(onFrame: (frame: { opcode: number; fin: boolean; length: number }) => void): (chunk: Buffer) => void {
+  let header: Buffer = Buffer.alloc(0);
+  let skip = 0;
+  return (chunk: Buffer) => {
+    let rest: Buffer = chunk;
+    while (rest.length > 0) {
+      if (skip > 0) {
+        const n = Math.min(skip, rest.length);
+        skip -= n;
+        rest = rest.subarray(n);
+        continue;
+      }
+      header = header.length ? Buffer.concat([header, rest]) : rest;
+      rest = Buffer.alloc(0);
+      if (header.length < 2) return;
+      const len7 = header[1]! & 0x7f;
+      const size = 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + ((header[1]! & 0x80) !== 0 ? 4 : 0);
+      if (header.length < size) return;
+      const length = len7 === 126 ? header.readUInt16BE(2) : len7 === 127 ? Number(header.readBigUInt64BE(2)) : len7;
+      onFrame({ opcode: header[0]! & 0x0f, fin: (header[0]! & 0x80) !== 0, length });
+      rest = header.subarray(size);
+      header = Buffer.alloc(0);
+      skip = length;
+    }
+  };
+}
+
+/** Sends a text message as API Gateway does: in frames of at most 32 KB. */
+function sendFramed(ws: WebSocket, text: string, frameBytes: number): void {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= frameBytes) {
+    ws.send(bytes, { binary: false });
+    return;
+  }
+  for (let at = 0; at < bytes.length; at += frameBytes) {
+    ws.send(bytes.subarray(at, at + frameBytes), { binary: false, fin: at + frameBytes >= bytes.length });
+  }
+}
+
 export interface LocalWebSocketApi {
   /** Answers `/@connections/…` requests; false when the request is not one. */
   handleManagement(req: IncomingMessage, res: ServerResponse): boolean;
@@ -62,9 +116,13 @@ const MAX_QUEUED_MESSAGES = 100;
 
 const lambdaContext = (name: string) => ({ functionName: name, awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 });
 
-export function attachWebSocketApi(server: Server, options: { path: string; handler: WebSocketHandler }): LocalWebSocketApi {
+export function attachWebSocketApi(
+  server: Server,
+  options: { path: string; handler: WebSocketHandler; quotas?: Partial<typeof WEBSOCKET_QUOTAS> },
+): LocalWebSocketApi {
+  const quotas = { ...WEBSOCKET_QUOTAS, ...options.quotas };
   const clients = new Map<string, Client>();
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 128 * 1024 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: quotas.messageBytes });
 
   server.on('upgrade', async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -99,6 +157,27 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
     wss.handleUpgrade(req, socket, head, (ws) => {
       const entry: Client = { ...client, socket: ws, lastActiveAt: Date.now() };
       clients.set(connectionId, entry);
+      // A frame over 32 KB closes the connection (1009), even within a message under 128 KB: the frame
+      // headers are read from the raw bytes as they come, beside the WebSocket library's own parsing.
+      const scan = frameScanner(({ length }) => {
+        if (length > quotas.frameBytes && ws.readyState === ws.OPEN) ws.close(1009, 'Frame too big');
+      });
+      if (head.length) scan(head);
+      socket.on('data', scan);
+      // API Gateway ends a connection at 2 hours, and one idle for 10 minutes (no message either way).
+      const lifetime = setTimeout(() => ws.close(GOING_AWAY, 'Connection lifetime reached'), quotas.lifetimeMs);
+      const idle = setInterval(
+        () => {
+          if (Date.now() - entry.lastActiveAt >= quotas.idleMs) ws.close(GOING_AWAY, 'Idle connection timeout');
+        },
+        Math.max(50, Math.min(quotas.idleMs / 4, 30_000)),
+      );
+      lifetime.unref();
+      idle.unref();
+      ws.once('close', () => {
+        clearTimeout(lifetime);
+        clearInterval(idle);
+      });
       // A bad frame (invalid UTF-8, a message over 128 KiB, a protocol error) closes this connection with
       // the code the protocol names for it (1007, 1009, 1002); it must never reach the process.
       ws.on('error', () => undefined);
@@ -125,7 +204,10 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
               }),
               lambdaContext('ws'),
             );
-            if (answer?.body !== undefined && ws.readyState === ws.OPEN) ws.send(answer.body);
+            if (answer?.body !== undefined && ws.readyState === ws.OPEN) {
+              entry.lastActiveAt = Date.now();
+              sendFramed(ws, answer.body, quotas.frameBytes);
+            }
           } catch {
             // API Gateway answers an integration failure with its own message and keeps the connection.
             if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ message: 'Internal server error', connectionId, requestId: randomUUID() }));
@@ -161,7 +243,13 @@ export function attachWebSocketApi(server: Server, options: { path: string; hand
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
-          client.socket.send(Buffer.concat(chunks).toString('utf8'));
+          const data = Buffer.concat(chunks);
+          if (data.length > quotas.messageBytes) {
+            answer(413, { message: 'Request Entity Too Large' }, { 'x-amzn-ErrorType': 'PayloadTooLargeException' });
+            return;
+          }
+          client.lastActiveAt = Date.now();
+          sendFramed(client.socket, data.toString('utf8'), quotas.frameBytes);
           answer(200);
         });
       } else if (req.method === 'GET') {

@@ -35,7 +35,7 @@ export interface Totals {
   dynamoTransactWrites: number;
   /**
    * Requests whose integration failed at the gateway (a function that crashed, timed out or could not start),
-   * by function: the client got API Gateway's bare 500 or 504, never a response of the service's own.
+   * by function: the client got API Gateway's bare 500 or 503, never a response of the service's own.
    */
   integrationErrors: Record<string, number>;
 }
@@ -233,7 +233,7 @@ export function createMetrics(options: MetricsOptions) {
   registry.registerMetric(
     computed(
       'gateway_integration_errors_total',
-      "Requests whose integration failed at the gateway (the function crashed, timed out or did not start), by function; the client got API Gateway's bare 500 or 504",
+      "Requests whose integration failed at the gateway (the function crashed, timed out or did not start), by function; the client got API Gateway's bare 500 or 503",
       'counter',
       async () => Object.entries(scraped.integrationErrors).map(([fn, value]) => ({ value, labels: { function: fn } })),
     ),

@@ -98,7 +98,7 @@ describe('the instance pool', () => {
 });
 
 describe('the gateway, when an integration fails', () => {
-  it('answers 504 once the integration timeout has passed, 500 when the function failed, and reports each with its cause', async () => {
+  it('answers 503 once the integration timeout has passed, 500 when the function failed, and reports each with its cause', async () => {
     const failures: IntegrationFailure[] = [];
     const gateway = await startGateway({
       host: '127.0.0.1',
@@ -121,8 +121,9 @@ describe('the gateway, when an integration fails', () => {
     try {
       const started = Date.now();
       const slow = await fetch(`${gateway.url}/slow`);
-      assert.equal(slow.status, 504);
-      assert.deepEqual(await slow.json(), { message: 'Endpoint request timed out' });
+      // An HTTP API's answer to an integration that outlives its timeout.
+      assert.equal(slow.status, 503);
+      assert.deepEqual(await slow.json(), { message: 'Service Unavailable' });
       assert.ok(Date.now() - started < 1_500);
       const crash = await fetch(`${gateway.url}/crash`);
       assert.equal(crash.status, 500);
@@ -132,7 +133,7 @@ describe('the gateway, when an integration fails', () => {
       assert.deepEqual(
         failures.map(({ group, routeKey, status }) => ({ group, routeKey, status })),
         [
-          { group: 'slow', routeKey: 'GET /slow', status: 504 },
+          { group: 'slow', routeKey: 'GET /slow', status: 503 },
           { group: 'crash', routeKey: 'GET /crash', status: 500 },
         ],
       );

@@ -1,0 +1,199 @@
+/**
+ * The quotas API Gateway and Lambda enforce, as the local gateway and `npm run sim` enforce them, with the
+ * status and body AWS gives (docs/sim.md, "Quotas", gives each value's source). The HTTP API's at their real
+ * values; the WebSocket API's lifetime and idle timeout at small ones (the gateway takes them as options).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { type IntegrationFailure, HTTP_API_QUOTAS, startGateway } from '#infra/local/gateway';
+import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner } from '#infra/local/websocket';
+
+describe('HTTP API and Lambda quotas at the local gateway', async () => {
+  const failures: IntegrationFailure[] = [];
+  let invoked = 0;
+  const gateway = await startGateway({
+    host: '127.0.0.1',
+    port: 0,
+    routes: [
+      { method: 'POST', path: '/echo', routeKey: 'POST /echo', group: 'echo' },
+      { method: 'GET', path: '/big/{bytes}', routeKey: 'GET /big/{bytes}', group: 'big' },
+    ],
+    handlers: {
+      echo: async (event) => {
+        invoked += 1;
+        return { statusCode: 200, body: String(Buffer.from(String(event.body ?? ''), event.isBase64Encoded ? 'base64' : 'utf8').length) };
+      },
+      big: async (event) => ({ statusCode: 200, body: 'x'.repeat(Number(event.pathParameters?.bytes)) }),
+      fallback: async () => ({ statusCode: 404 }),
+    },
+    defaultGroup: 'fallback',
+    onIntegrationError: (failure) => failures.push(failure),
+  });
+  after(() => gateway.close());
+  const post = (bytes: number) => fetch(`${gateway.url}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'a'.repeat(bytes) });
+
+  it('refuses a request payload over 10 MB with 413 before any function runs, and passes one of exactly 10 MB', async () => {
+    assert.equal(HTTP_API_QUOTAS.requestPayloadBytes, 10 * 1024 * 1024);
+    const before = invoked;
+    const over = await post(HTTP_API_QUOTAS.requestPayloadBytes + 1);
+    assert.equal(over.status, 413);
+    assert.deepEqual(await over.json(), { message: 'Request Entity Too Large' });
+    assert.equal(invoked, before, 'no function ran');
+    const at = await post(HTTP_API_QUOTAS.requestPayloadBytes);
+    assert.equal(at.status, 200);
+    assert.equal(await at.text(), String(HTTP_API_QUOTAS.requestPayloadBytes));
+  });
+
+  it("answers 500 for a function's response over Lambda's 6 MB, and reports why; one just under passes", async () => {
+    assert.equal(HTTP_API_QUOTAS.lambdaResponseBytes, 6_291_556);
+    const under = await fetch(`${gateway.url}/big/${HTTP_API_QUOTAS.lambdaResponseBytes - 1_000}`);
+    assert.equal(under.status, 200);
+    assert.equal((await under.text()).length, HTTP_API_QUOTAS.lambdaResponseBytes - 1_000);
+    const over = await fetch(`${gateway.url}/big/${HTTP_API_QUOTAS.lambdaResponseBytes}`);
+    assert.equal(over.status, 500);
+    assert.deepEqual(await over.json(), { message: 'Internal Server Error' }, 'the client learns nothing of the cause');
+    const failure = failures.at(-1)!;
+    assert.equal(failure.routeKey, 'GET /big/{bytes}');
+    assert.equal(failure.requestId, over.headers.get('apigw-requestid'));
+    assert.match(String((failure.error as Error).message), /Response payload size exceeded maximum allowed payload size \(6291556 bytes\)/);
+  });
+
+  it('waits 30 s for an integration, as an HTTP API does', () => {
+    // The 503 itself is shown with a short timeout in local-runtime.test.ts ("the gateway, when an integration fails").
+    assert.equal(HTTP_API_QUOTAS.integrationTimeoutMs, 30_000);
+  });
+});
+
+describe('WebSocket API quotas at the local gateway', async () => {
+  const events: string[] = [];
+  const server: Server = createServer();
+  const api = attachWebSocketApi(server, {
+    path: '/ws',
+    quotas: { lifetimeMs: 1_500, idleMs: 400 },
+    handler: async (event) => {
+      const context = event.requestContext as { routeKey: string; connectionId: string };
+      events.push(`${context.routeKey} ${context.connectionId}`);
+      if (context.routeKey === '$default') {
+        const body = String(event.body);
+        // "echo <n>": answers n bytes, which API Gateway sends in frames of at most 32 KB.
+        return { statusCode: 200, body: body.startsWith('echo ') ? 'y'.repeat(Number(body.slice(5))) : `got ${body.length}` };
+      }
+      return { statusCode: 200 };
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+  after(async () => {
+    await api.close();
+    server.close();
+  });
+
+  /** A connected client, its frames as they arrive (read from its socket's raw bytes), and how it closed. */
+  async function client() {
+    const ws = new WebSocket(url);
+    const frames: number[] = [];
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const scan = frameScanner(({ length, opcode }) => {
+      if (opcode !== 8) frames.push(length);
+    });
+    (ws as unknown as { _socket: NodeJS.ReadableStream })._socket.on('data', scan);
+    const closed = new Promise<{ code: number; ms: number }>((resolve) => {
+      const opened = Date.now();
+      ws.once('close', (code) => resolve({ code, ms: Date.now() - opened }));
+    });
+    const next = () => new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+    return { ws, frames, closed, next };
+  }
+
+  it('takes a 128 KB message in frames of at most 32 KB, and answers in frames of at most 32 KB', async () => {
+    const { ws, frames, next } = await client();
+    const chunk = Buffer.alloc(WEBSOCKET_QUOTAS.frameBytes, 'a');
+    const message = next();
+    for (let i = 0; i < 4; i += 1) ws.send(chunk, { binary: false, fin: i === 3 });
+    assert.equal(await message, `got ${WEBSOCKET_QUOTAS.messageBytes}`);
+    const answer = next();
+    ws.send('echo 100000');
+    assert.equal((await answer).length, 100_000);
+    assert.deepEqual(frames.slice(-4), [32_768, 32_768, 32_768, 100_000 - 3 * 32_768], 'the answer came in 32 KB frames');
+    ws.close();
+  });
+
+  it('closes with 1009 a connection that sends a frame over 32 KB, even in a message under 128 KB', async () => {
+    const { ws, closed } = await client();
+    ws.send(Buffer.alloc(WEBSOCKET_QUOTAS.frameBytes + 1, 'a'), { binary: false });
+    assert.equal((await closed).code, 1009);
+  });
+
+  it('closes with 1009 a connection that sends a message over 128 KB, in frames of 32 KB', async () => {
+    const { ws, closed } = await client();
+    const chunk = Buffer.alloc(WEBSOCKET_QUOTAS.frameBytes, 'a');
+    for (let i = 0; i < 5; i += 1) ws.send(chunk, { binary: false, fin: i === 4 });
+    assert.equal((await closed).code, 1009);
+  });
+
+  it('closes an idle connection (no message either way; pings are not messages) with 1001, and calls $disconnect', async () => {
+    const { ws, closed } = await client();
+    const pinging = setInterval(() => ws.ping(), 100);
+    const { code, ms } = await closed;
+    clearInterval(pinging);
+    assert.equal(code, 1001);
+    assert.ok(ms >= 400 && ms < 1_200, `closed after ${ms} ms idle`);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(events.some((e) => e.startsWith('$disconnect ')));
+  });
+
+  it('closes a busy connection at its lifetime, 1001', async () => {
+    const { ws, closed } = await client();
+    const talking = setInterval(() => ws.readyState === ws.OPEN && ws.send('hello'), 100);
+    const { code, ms } = await closed;
+    clearInterval(talking);
+    assert.equal(code, 1001);
+    assert.ok(ms >= 1_500 && ms < 2_500, `closed after ${ms} ms`);
+  });
+
+  it('has the quotas of AWS: 32 KB frames, 128 KB messages, 2 hours, 10 minutes idle', () => {
+    assert.deepEqual(WEBSOCKET_QUOTAS, { frameBytes: 32 * 1024, messageBytes: 128 * 1024, lifetimeMs: 7_200_000, idleMs: 600_000 });
+  });
+});
+
+describe('the @connections management API', async () => {
+  const connected: string[] = [];
+  const server: Server = createServer();
+  const api = attachWebSocketApi(server, {
+    path: '/ws',
+    handler: async (event) => {
+      const context = event.requestContext as { routeKey: string; connectionId: string };
+      if (context.routeKey === '$connect') connected.push(context.connectionId);
+      return { statusCode: 200 };
+    },
+  });
+  server.on('request', (req, res) => {
+    if (!api.handleManagement(req, res)) res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  after(async () => {
+    await api.close();
+    server.close();
+  });
+
+  it('refuses to post more than 128 KB with 413 PayloadTooLargeException, and delivers 128 KB', async () => {
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const id = encodeURIComponent(connected.at(-1)!);
+    const over = await fetch(`${base}/@connections/${id}`, { method: 'POST', body: 'z'.repeat(WEBSOCKET_QUOTAS.messageBytes + 1) });
+    assert.equal(over.status, 413);
+    assert.equal(over.headers.get('x-amzn-errortype'), 'PayloadTooLargeException');
+    const received = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+    const at = await fetch(`${base}/@connections/${id}`, { method: 'POST', body: 'z'.repeat(WEBSOCKET_QUOTAS.messageBytes) });
+    assert.equal(at.status, 200);
+    assert.equal((await received).length, WEBSOCKET_QUOTAS.messageBytes);
+    ws.close();
+  });
+});
