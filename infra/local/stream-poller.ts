@@ -24,6 +24,8 @@ export async function startStreamPoller(options: {
   admin: DynamoDBClient;
   region: string;
   endpoint: string;
+  /** Who reads the stream (default: this process's AWS credentials, or dummy local ones). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
   tableName: string;
   handler: StreamHandler;
   intervalMs?: number;
@@ -35,7 +37,10 @@ export async function startStreamPoller(options: {
   const streams = new DynamoDBStreamsClient({
     region: options.region,
     endpoint: options.endpoint,
-    credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
+    credentials: options.credentials ?? {
+      accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    },
     logger: QUIET_SDK_LOGGER,
     // A stream read that is never answered fails at its timeout (and the loop goes on), never stops the feed.
     requestHandler: new DeadlineHttpHandler(DYNAMODB_HTTP),

@@ -29,7 +29,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seedAdminKey } from '#shared/admin/api-keys';
-import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createHash } from 'node:crypto';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { ROOT } from '../bundling.ts';
@@ -46,8 +46,11 @@ import { freePort, isPortFree } from '../local/ports.ts';
 import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
 import { serveWebSocketApi } from '../local/websocket.ts';
 import { ensureAssembly } from './assembly.ts';
+import { accessKeyOf as awsAccessKeyOf, startAwsEndpoint } from './aws-endpoint.ts';
+import { createLocalKms } from './local-kms.ts';
+import { createPermissionChecker, sessionOf } from './permissions.ts';
 import { type NodeChoice, RuntimeChoiceError, chooseNode, templateNodeMajor } from './runtime.ts';
-import { SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
+import { SIM_ACCOUNT, SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
 import { loadConfig, settingsSchema } from '#shared/config';
 import { TABLE_SETTINGS, ensureTables, type TableSpec } from '#shared/storage/tables';
 
@@ -107,21 +110,25 @@ async function main(): Promise<void> {
 
   // What Lambda itself provides, and the mapping's stand-ins (docs/sim.md). The DynamoDB endpoint is known
   // once DynamoDB Local runs; the check below sees a placeholder of the same form.
-  let dynamoEndpoint = 'http://127.0.0.1:1';
-  const masterKey = join(dataDir, 'master.key');
+  // Every AWS call of a function goes to the sim's AWS endpoint (DynamoDB, Streams, KMS), signed with that
+  // function's own access key id, so that each call is checked against that function's role.
+  let awsEndpoint = 'http://127.0.0.1:1';
+  const accessKeyOf = (fn: { logicalId: string }) => `ASIASIM${createHash('sha256').update(fn.logicalId).digest('hex').slice(0, 13).toUpperCase()}`;
   const environmentOf = (fn: SimModel['functions'][string]): Record<string, string> => ({
     ...fn.environment,
     AWS_REGION: region,
     AWS_DEFAULT_REGION: region,
-    AWS_ACCESS_KEY_ID: 'local',
+    AWS_ACCESS_KEY_ID: accessKeyOf(fn),
     AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SESSION_TOKEN: 'local',
     AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
-    SVC_DYNAMODB_ENDPOINT: dynamoEndpoint,
-    ...(fn.kmsVariables.length ? { SVC_MASTER_KEY_FILE: masterKey } : {}),
+    SVC_DYNAMODB_ENDPOINT: awsEndpoint,
+    // The AWS SDK's endpoint for KMS (service-specific endpoint variable): the sim's KMS, behind the same endpoint.
+    AWS_ENDPOINT_URL_KMS: awsEndpoint,
     ...(env.SVC_LOG_LEVEL ? { SVC_LOG_LEVEL: env.SVC_LOG_LEVEL } : {}),
   });
 
@@ -171,6 +178,7 @@ async function main(): Promise<void> {
   const pollers: StreamPoller[] = [];
   const pools: Record<string, InstancePool> = {};
   let stopping = false;
+  let closeAws: (() => Promise<void>) | undefined;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -178,6 +186,7 @@ async function main(): Promise<void> {
     await gateway?.close().catch(() => undefined);
     await Promise.all(Object.values(pools).map((pool) => pool.close().catch(() => undefined)));
     await ipfs?.close().catch(() => undefined);
+    await closeAws?.().catch(() => undefined);
     await dynamo?.stop().catch(() => dynamo?.killNow());
     process.exit(code);
   };
@@ -194,13 +203,27 @@ async function main(): Promise<void> {
     if (error instanceof LaunchError) fail(`Cannot start the sim: ${error.message}`);
     throw error;
   }
-  dynamoEndpoint = dynamo.endpoint;
+  const checker = createPermissionChecker(model);
+  const principals = new Map(Object.values(model.functions).map((fn) => [accessKeyOf(fn), fn.logicalId]));
+  const sessionOfFunction = (id: string) => sessionOf(model.roles[model.functions[id]!.roleId]!.arn, id);
+  const aws = await startAwsEndpoint({
+    host: '127.0.0.1',
+    region,
+    dynamoEndpoint: dynamo.endpoint,
+    kms: createLocalKms({ keyFile: join(dataDir, 'kms-root.key'), keys: model.keys.map((k) => k.arn) }),
+    principals,
+    authorize: (call) => checker.authorize(call),
+    sessionOf: sessionOfFunction,
+    // Told at once, as one line: in the cloud this call would have failed with AccessDeniedException.
+    onDenied: (call, reason) =>
+      process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), message: 'AWS call denied', ...call, reason })}\n`),
+  });
+  closeAws = () => aws.close();
+  awsEndpoint = aws.url;
   const admin = createDynamoBaseClient({ region, endpoint: dynamo.endpoint });
   const created = await ensureTables(admin, Object.fromEntries(model.tables.map((t) => [t.logicalId, tableSpec(t)])));
   if (created.length) say(`Created the template's tables: ${created.join(', ')}`);
   ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
-  // The KMS key's stand-in: the functions the template gives the key get this file instead.
-  LocalKeyProvider.fromFile(masterKey, { create: true });
 
   const registry = Object.values(model.functions)
     .map((f) => f.environment.SVC_REGISTRY_TABLE)
@@ -227,6 +250,11 @@ async function main(): Promise<void> {
       memoryLimitMb: fn.memoryMb,
       env: environmentOf(fn),
       nodeBinary: node.path,
+      // Lambda writes each instance's output to a log stream of the function's log group, as its role.
+      onInstanceEvent: ({ type, instance }) => {
+        const logStream = `arn:aws:logs:${region}:${SIM_ACCOUNT}:log-group:${fn.logGroup}:log-stream:${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${instance}`;
+        void aws.record({ function: fn.logicalId, action: type === 'started' ? 'logs:CreateLogStream' : 'logs:PutLogEvents', resource: logStream });
+      },
     });
   }
   const invoke = (id: string) => (event: unknown, context: unknown) => pools[id]!.invoke(event, context as never);
@@ -262,13 +290,39 @@ async function main(): Promise<void> {
       if (!id) return { statusCode: 200 };
       return pools[id]!.invoke(event, context as never) as never;
     });
+    // The management API (@connections) is AWS's too: authorized against the caller's role, as execute-api does.
+    const manage = gateway.intercept;
+    const { stage } = model.webSocket;
+    gateway.intercept = (req, res) => {
+      const path = new URL(req.url ?? '/', 'http://sim').pathname;
+      if (!path.startsWith('/@connections')) return manage?.(req, res) ?? false;
+      const fn = principals.get(awsAccessKeyOf(req.headers.authorization) ?? '');
+      const resource = `arn:aws:execute-api:${region}:${SIM_ACCOUNT}:${model.webSocketApiId}/${stage}/${req.method}${path}`;
+      const refuse = (message: string) => {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ Message: message }));
+      };
+      if (!fn) {
+        refuse('Missing Authentication Token');
+        return true;
+      }
+      void aws.record({ function: fn, action: 'execute-api:ManageConnections', resource }).then((decision) => {
+        if (decision.allowed) manage?.(req, res);
+        else refuse(`User: ${sessionOfFunction(fn)} is not authorized to perform: execute-api:ManageConnections on resource: ${resource}`);
+      });
+      return true;
+    };
   }
   for (const stream of model.streams) {
+    // Lambda checks, as it creates the mapping, that the function's role may list and read the stream.
+    await aws.record({ function: stream.functionId, action: 'dynamodb:ListStreams', resource: '*' });
     pollers.push(
       await startStreamPoller({
         admin,
         region,
-        endpoint: dynamo.endpoint,
+        // Lambda's event source mapping reads the stream with the function's role: through the AWS endpoint, as it.
+        endpoint: aws.url,
+        credentials: { accessKeyId: accessKeyOf({ logicalId: stream.functionId }), secretAccessKey: 'local' },
         tableName: stream.table,
         handler: invoke(stream.functionId) as never,
         onError: (error) => process.stderr.write(`sim: stream ${stream.logicalId}: ${(error as Error).message}\n`),
@@ -283,6 +337,9 @@ async function main(): Promise<void> {
   );
   say(`Tables: ${model.tables.map((t) => t.name).join(', ')}; streams: ${model.streams.map((s) => `${s.table} → ${s.functionId}`).join(', ') || 'none'}`);
   say(`DynamoDB: ${dynamo.endpoint} (DynamoDB Local, pid ${dynamo.pid})   IPFS: ${ipfs.url}`);
+  say(
+    `AWS: ${aws.url} (DynamoDB, Streams and KMS as the functions reach them; every call, and each @connections and log write, checked against the caller's role: ${aws.url}/__sim/calls)`,
+  );
   say(
     `Auth: on, as the template sets it${env.SVC_ADMIN_API_KEY ? ' (SVC_ADMIN_API_KEY seeded as an admin key)' : ' (set SVC_ADMIN_API_KEY to seed an admin key)'}`,
   );

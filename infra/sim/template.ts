@@ -9,6 +9,7 @@
  * function it knows, or a function whose code asset is missing stops the start with a SimTemplateError
  * naming the resource's logical id and what is missing — never a half-served API.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -42,9 +43,41 @@ export interface LocalMapping {
   managementUrl: string;
 }
 
-/** A KMS key's ARN: the simulator has no KMS; a variable holding one is left out (the local master key stands in). */
-export const LOCAL_KMS = Symbol('local KMS key');
-type Value = string | typeof LOCAL_KMS;
+type Value = string;
+
+/** The account every ARN of the sim names. */
+export const SIM_ACCOUNT = '000000000000';
+
+/** A KMS key's id in the sim: a UUID derived from its logical id, so its ARN is the same at every start. */
+export function simKeyId(logicalId: string): string {
+  const hex = createHash('sha256').update(logicalId).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** An IAM policy document as the template gives it, intrinsics resolved. */
+export interface PolicyDocument {
+  Version?: string;
+  Statement: PolicyStatement[] | PolicyStatement;
+}
+export interface PolicyStatement {
+  Sid?: string;
+  Effect: 'Allow' | 'Deny';
+  Action?: string | string[];
+  NotAction?: string | string[];
+  Resource?: string | string[];
+  NotResource?: string | string[];
+  Principal?: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+/** A function's execution role: its ARN and every policy attached to it (inline and AWS::IAM::Policy). */
+export interface SimRole {
+  logicalId: string;
+  arn: string;
+  policies: { name: string; document: PolicyDocument }[];
+  /** Managed policy ARNs, which the sim cannot read (the permission check refuses them). */
+  managedPolicyArns: string[];
+}
 
 export interface SimFunction {
   logicalId: string;
@@ -54,13 +87,15 @@ export interface SimFunction {
   file: string;
   /** The handler's export name. */
   exportName: string;
-  /** The environment the template declares, resolved; KMS key variables left out. */
+  /** The environment the template declares, resolved. */
   environment: Record<string, string>;
-  /** Variables the template gave a KMS key's ARN (left out locally). */
-  kmsVariables: string[];
+  /** Its execution role's logical id. */
+  roleId: string;
+  /** The log group Lambda writes its logs to (its LoggingConfig, else /aws/lambda/<name>). */
+  logGroup: string;
   timeoutSeconds: number;
   memoryMb: number;
-  /** Its Lambda runtime identifier (`nodejs22.x`). */
+  /** Its Lambda runtime identifier (`nodejs24.x`). */
   runtime: string;
 }
 
@@ -94,6 +129,12 @@ export interface SimModel {
   http: { routes: SimRoute[]; defaultFunction: string | undefined };
   webSocket: { routes: Record<string, string>; stage: string } | undefined;
   streams: { logicalId: string; table: string; functionId: string; batchSize: number }[];
+  /** The execution roles, by logical id. */
+  roles: Record<string, SimRole>;
+  /** The KMS keys: ARN, and key policy. */
+  keys: { logicalId: string; arn: string; policy: PolicyDocument }[];
+  /** The WebSocket API's id and stage, as the @connections ARN names them. */
+  webSocketApiId: string | undefined;
 }
 
 const TABLE_TYPES = new Set(['AWS::DynamoDB::Table', 'AWS::DynamoDB::GlobalTable']);
@@ -142,9 +183,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     }
     if (fn === 'Fn::Join') {
       const [separator, parts] = arg as [string, Json[]];
-      const resolved = parts.map((p) => resolve(p, where));
-      if (resolved.includes(LOCAL_KMS)) return LOCAL_KMS;
-      return (resolved as string[]).join(separator);
+      return parts.map((p) => resolve(p, where)).join(separator);
     }
     if (fn === 'Fn::Select') {
       const [index, list] = arg as [number, Json];
@@ -155,9 +194,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     }
     if (fn === 'Fn::Sub' && typeof arg === 'string') {
       return arg.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
-        const out = name.includes('.') ? getAtt(name.split('.')[0]!, name.split('.').slice(1).join('.'), where) : ref(name, where);
-        if (out === LOCAL_KMS) throw new SimTemplateError(where, 'cannot substitute a KMS key into a string');
-        return out;
+        return name.includes('.') ? getAtt(name.split('.')[0]!, name.split('.').slice(1).join('.'), where) : ref(name, where);
       });
     }
     throw new SimTemplateError(where, `uses ${fn ?? 'an empty object'}, which the simulator does not evaluate`);
@@ -194,7 +231,10 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
       return tableName;
     }
     if (resource.Type === 'AWS::Lambda::Function') return name;
-    if (resource.Type === 'AWS::KMS::Key') return LOCAL_KMS;
+    if (resource.Type === 'AWS::KMS::Key') return simKeyId(name);
+    if (resource.Type === 'AWS::IAM::Role') return String(resource.Properties?.RoleName ?? name);
+    if (resource.Type === 'AWS::Logs::LogGroup') return logGroupName(name);
+    if (resource.Type === 'AWS::SQS::Queue') return `https://sqs.${mapping.region}.amazonaws.com/${SIM_ACCOUNT}/${queueName(name)}`;
     if (resource.Type === 'AWS::ApiGatewayV2::Api') return `${name.toLowerCase()}`;
     if (resource.Type === 'AWS::ApiGatewayV2::Stage') return String(resource.Properties?.StageName ?? '$default');
     if (resource.Type === 'AWS::ApiGatewayV2::Integration') return name;
@@ -208,8 +248,33 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
       return `arn:aws:dynamodb:${mapping.region}:000000000000:table/${table}${attribute === 'StreamArn' ? '/stream/local' : ''}`;
     }
     if (resource.Type === 'AWS::Lambda::Function' && attribute === 'Arn') return `arn:aws:lambda:${mapping.region}:000000000000:function:${id}`;
-    if (resource.Type === 'AWS::KMS::Key' && attribute === 'Arn') return LOCAL_KMS;
+    if (resource.Type === 'AWS::KMS::Key' && attribute === 'Arn') return `arn:aws:kms:${mapping.region}:${SIM_ACCOUNT}:key/${simKeyId(id)}`;
+    if (resource.Type === 'AWS::IAM::Role' && attribute === 'Arn') return `arn:aws:iam::${SIM_ACCOUNT}:role/${ref(id, where)}`;
+    if (resource.Type === 'AWS::Logs::LogGroup' && attribute === 'Arn') return `arn:aws:logs:${mapping.region}:${SIM_ACCOUNT}:log-group:${logGroupName(id)}:*`;
+    if (resource.Type === 'AWS::SQS::Queue' && attribute === 'Arn') return `arn:aws:sqs:${mapping.region}:${SIM_ACCOUNT}:${queueName(id)}`;
+    if (resource.Type === 'AWS::SQS::Queue' && attribute === 'QueueName') return queueName(id);
     throw new SimTemplateError(where, `uses Fn::GetAtt ${id}.${attribute} (${resource.Type}), which the simulator does not resolve`);
+  }
+
+  /** A log group's name: its LogGroupName, else the name CloudFormation would make up (here: the logical id). */
+  function logGroupName(id: string): string {
+    const name = resources[id]?.Properties?.LogGroupName;
+    return typeof name === 'string' ? name : `local-${id}`;
+  }
+  function queueName(id: string): string {
+    const name = resources[id]?.Properties?.QueueName;
+    return typeof name === 'string' ? name : `local-${id}`;
+  }
+
+  /** A JSON document with intrinsics anywhere in it (a policy), every intrinsic evaluated. */
+  function resolveDeep(value: Json, where: string): unknown {
+    if (Array.isArray(value)) return value.map((v) => resolveDeep(v, where));
+    if (value && typeof value === 'object') {
+      const keys = Object.keys(value);
+      if (keys.length === 1 && (keys[0] === 'Ref' || keys[0]!.startsWith('Fn::'))) return resolve(value, where);
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveDeep(v, where)]));
+    }
+    return value;
   }
 
   /** The documented mapping of the WebSocket API's cloud URLs to this stack's. */
@@ -250,21 +315,23 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     const file = ['.mjs', '.js', '.cjs'].map((ext) => join(codeDir, `${base}${ext}`)).find((f) => existsSync(f));
     if (!file) throw new SimTemplateError(id, `its bundle is missing: no ${base}.mjs or ${base}.js in ${codeDir}`);
     const environment: Record<string, string> = {};
-    const kmsVariables: string[] = [];
     const variables = ((p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables ?? {}) as Record<string, Json>;
     for (const [name, raw] of Object.entries(variables)) {
-      const value = resolve(raw, `${id} (environment ${name})`);
-      if (value === LOCAL_KMS) kmsVariables.push(name);
       // A Lambda's environment holds strings only: CloudFormation writes a literal number or boolean as its text.
-      else environment[name] = localUrl(typeof value === 'number' || typeof value === 'boolean' ? String(value) : value);
+      environment[name] = localUrl(resolve(raw, `${id} (environment ${name})`));
     }
+    const roleArn = p.Role === undefined ? undefined : resolve(p.Role, `${id} (Role)`);
+    const roleId = roleArn ? Object.keys(resources).find((r) => resources[r]!.Type === 'AWS::IAM::Role' && getAtt(r, 'Arn', id) === roleArn) : undefined;
+    if (!roleId) throw new SimTemplateError(id, `its role (${String(roleArn)}) is not a role of this template: its permissions could not be checked`);
+    const loggingGroup = (p.LoggingConfig as { LogGroup?: Json } | undefined)?.LogGroup;
     functions[id] = {
       logicalId: id,
       codeDir,
       file,
       exportName: handler.slice(dot + 1),
       environment,
-      kmsVariables,
+      roleId,
+      logGroup: loggingGroup === undefined ? `/aws/lambda/${id}` : resolve(loggingGroup, `${id} (LoggingConfig)`),
       timeoutSeconds: Number(p.Timeout ?? 3),
       memoryMb: Number(p.MemorySize ?? 128),
       runtime: String(p.Runtime ?? ''),
@@ -338,9 +405,35 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     streams.push({ logicalId: id, table, functionId, batchSize: Number(p.BatchSize ?? 100) });
   }
 
+  // -- execution roles and their policies, keys and their key policies
+  const roles: Record<string, SimRole> = {};
+  for (const fn of Object.values(functions)) {
+    if (roles[fn.roleId]) continue;
+    const role = of(fn.roleId, fn.logicalId);
+    const inline = ((role.Properties?.Policies ?? []) as { PolicyName: string; PolicyDocument: Json }[]).map((policy) => ({
+      name: policy.PolicyName,
+      document: resolveDeep(policy.PolicyDocument, fn.roleId) as PolicyDocument,
+    }));
+    const attached = Object.entries(resources)
+      .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && ((r.Properties?.Roles ?? []) as Json[]).some((x) => refOf(x) === fn.roleId))
+      .map(([policyId, r]) => ({ name: policyId, document: resolveDeep(r.Properties!.PolicyDocument!, policyId) as PolicyDocument }));
+    roles[fn.roleId] = {
+      logicalId: fn.roleId,
+      arn: getAtt(fn.roleId, 'Arn', fn.logicalId),
+      policies: [...inline, ...attached],
+      managedPolicyArns: ((role.Properties?.ManagedPolicyArns ?? []) as Json[]).map((arn) => resolve(arn, fn.roleId)),
+    };
+  }
+  const keys = Object.entries(resources)
+    .filter(([, r]) => r.Type === 'AWS::KMS::Key')
+    .map(([id, r]) => ({ logicalId: id, arn: getAtt(id, 'Arn', id), policy: resolveDeep(r.Properties?.KeyPolicy ?? { Statement: [] }, id) as PolicyDocument }));
+
   return {
     functions,
     tables,
+    roles,
+    keys,
+    webSocketApiId: [...wsApiIds][0] ? ref([...wsApiIds][0]!, 'WebSocket API') : undefined,
     http: { routes: httpRoutes, defaultFunction },
     webSocket: Object.keys(wsRoutes).length ? { routes: wsRoutes, stage: wsStageName ?? '$default' } : undefined,
     streams,

@@ -52,7 +52,8 @@ export const GROUPS = {
   metrics: {
     prefixes: [''],
     entry: 'functions/metrics/handler.ts',
-    tables: [...EDGE_TABLES],
+    // with witnesses (SVC_WITNESSES), their last cosigned sizes and failures are read from the ledger table
+    tables: ['ledger', ...EDGE_TABLES],
   },
   docs: {
     prefixes: [''],
@@ -88,7 +89,8 @@ export type GroupName = keyof typeof GROUPS;
  * and the broadcaster fed by the ledger table's stream.
  */
 export const EVENT_FUNCTIONS = {
-  ws: { entry: 'functions/ws/handler.ts', tables: ['connections', 'registry'] },
+  // The rate-limit table: a connecting client's unknown keys are counted per source address, as at the HTTP edge.
+  ws: { entry: 'functions/ws/handler.ts', tables: ['connections', ...EDGE_TABLES] },
   // The registry: pushes of a channel's chain go to its members only, so the broadcaster reads memberships.
   // The ledger table and the key: it also sends new checkpoints to the witnesses (SVC_WITNESSES), which
   // reads the chains' trees, keeps the cosignatures, and signs with the node identity (wrapped by the key).

@@ -1,13 +1,18 @@
 /**
- * `npm run sim` on the real artefact: the CDK app synthesized once into a temporary cloud assembly, then
- * served from it — never from the sources. The smoke test (every group, WebSocket pushes through the
- * stream mapping, GraphQL, off-chain, the tlog view) must pass against it, and altered copies of the
- * assembly must fail where they are altered: a removed route is not served, a renamed environment
- * variable and a deleted bundle stop the start naming the function.
+ * `npm run check:cloud`: `npm run sim` on the real artefact, the CDK app synthesized once into a temporary
+ * cloud assembly, then served from it — never from the sources — with the functions on the Node major the
+ * template's runtime names. The smoke test (every group, WebSocket pushes through the stream mapping,
+ * GraphQL, off-chain, the tlog view) and a slice of the integration suites must pass against it; altered
+ * copies of the assembly must fail where they are altered.
+ *
+ * IAM: every AWS call the functions make in these runs (DynamoDB, Streams, KMS, the WebSocket management
+ * API, their log writes) is evaluated against their roles in the template with an IAM policy simulator;
+ * one denied fails the check, naming the function, action and resource. Every grant no call used must be
+ * listed with its reason in infra/cdk/permissions.ts (KEPT_WITHOUT_USE), and every listed one still unused.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,10 +20,18 @@ import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureAssembly } from '#infra/sim/assembly';
-import { call, expectStartFailure, integrationFailureLine, keysCli, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import type { RecordedCall } from '#infra/sim/aws-endpoint';
+import { createPermissionChecker } from '#infra/sim/permissions';
+import { modelFromTemplate, readAssembly } from '#infra/sim/template';
+import { KEPT_WITHOUT_USE } from '#infra/cdk/permissions';
+import { freePort } from '#infra/local/ports';
+import { call, expectStartFailure, integrationFailureLine, keysCli, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
+import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
+import WebSocket from 'ws';
 
 const run = promisify(execFile);
+const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 const ADMIN = 'sim-admin-key-for-tests-0123456789';
 const STACK = 'VerifiableLedger';
 const assembly = mkdtempSync(join(tmpdir(), 'sim-assembly-'));
@@ -30,6 +43,15 @@ const dataDir = (label: string) => {
 };
 let sim: Stack | undefined;
 let altered: Stack | undefined;
+/** Every AWS call the functions made, from each run on the unaltered assembly. */
+const recorded: RecordedCall[] = [];
+
+/** The record of a sim's AWS endpoint (the `AWS: <url>` line it prints). */
+async function awsCalls(stack: Stack): Promise<RecordedCall[]> {
+  const url = /^AWS: (http:\/\/\S+)/m.exec(stack.output())?.[1];
+  assert.ok(url, 'the sim names its AWS endpoint');
+  return (await (await fetch(`${url}/__sim/calls`)).json()) as RecordedCall[];
+}
 
 const templateOf = (dir: string) => JSON.parse(readFileSync(join(dir, `${STACK}.template.json`), 'utf8'));
 
@@ -175,24 +197,131 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     assert.equal(mutation.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', mutation.text);
   });
 
-  it("tlog: Go's x/mod/sumdb audits a chain the deployed tlog function serves", async () => {
+  it("tlog: Go's x/mod/sumdb audits a chain the deployed tlog function serves, a full tile among them", async () => {
+    // Past 256 entries, so that a full tile is kept by the tlog function on its first read.
+    for (let batch = 0; batch < 2; batch += 1) {
+      const events = Array.from({ length: 98 }, (_, i) => ({ entity_id: `lot-${i % 3}`, event_type: 'sorted', details: { batch, i } }));
+      assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-batch/events/batch', { events }, admin)).status, 200);
+    }
     const checker = await buildTlogCheck();
     const { code, result, stderr } = await runTlogCheck(checker, ['-url', sim!.url, '-chain', 'sim-batch', '-api-key', ADMIN]);
     assert.equal(code, 0, stderr);
-    assert.equal(result!.records_proven, 99);
+    assert.equal(result!.records_proven, 295);
+  });
+
+  it('appends from eight clients at once on one chain: every event once, in one linear chain', async () => {
+    assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-burst/create', undefined, admin)).status, 201);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, c) =>
+        Promise.all(
+          Array.from({ length: 5 }, (_, i) => call(sim!.url, 'POST', '/api/v1/chains/sim-burst/events', { entity_id: `c${c}`, event_type: `e${i}` }, admin)),
+        ),
+      ),
+    );
+    assert.ok(answers.flat().every((a) => a.status === 200));
+    const verdict = await call(sim!.url, 'GET', '/api/v1/chains/sim-burst/verify', undefined, admin);
+    assert.equal(verdict.body.valid, true, verdict.text);
+    assert.equal(verdict.body.checked_blocks, 41);
+  });
+
+  it("erasure: a data subject's event, its key destroyed, its details gone, the chain still valid", async () => {
+    assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-people/create', undefined, admin)).status, 201);
+    const event = { entity_id: 'patient-1', event_type: 'admitted', subject_id: 'subj-sim', details: { name: 'Alice' } };
+    const added = await call(sim!.url, 'POST', '/api/v1/chains/sim-people/events', event, admin);
+    assert.equal(added.status, 200, added.text);
+    const erased = await call(sim!.url, 'POST', '/api/ledger/subjects/subj-sim/erase', { reason: 'check:cloud' }, admin);
+    assert.equal(erased.status, 200, erased.text);
+    assert.equal(erased.body.status, 'erased');
+    const block = await call(sim!.url, 'GET', '/api/v1/chains/sim-people/blocks/1', undefined, admin);
+    assert.equal(block.body.events?.[0]?.details ?? null, null, block.text);
+    assert.equal((await call(sim!.url, 'GET', '/api/v1/chains/sim-people/verify', undefined, admin)).body.valid, true);
+  });
+
+  it('GraphQL: lists the chains and appends an event', async () => {
+    const listed = await call(sim!.url, 'POST', '/graphql', { query: '{ chains { name blockCount } }' }, admin);
+    assert.ok(
+      listed.body.data.chains.some((c: { name: string }) => c.name === 'sim-burst'),
+      listed.text,
+    );
+    const query = 'mutation($i: EventInput!) { addEvent(chainName: "sim-burst", input: $i) { success eventId } }';
+    const added = await call(sim!.url, 'POST', '/graphql', { query, variables: { i: { entityId: 'g', eventType: 'graphql' } } }, admin);
+    assert.equal(added.body.data?.addEvent?.success, true, added.text);
+    // A data subject's event: its key is made, and kept in the registry, by the GraphQL function.
+    const personal = { i: { entityId: 'g', eventType: 'graphql', subjectId: 'subj-graphql', details: { name: 'Bob' } } };
+    const sealed = await call(sim!.url, 'POST', '/graphql', { query, variables: personal }, admin);
+    assert.equal(sealed.body.data?.addEvent?.success, true, sealed.text);
+  });
+
+  after(async () => {
+    if (sim) recorded.push(...(await awsCalls(sim)));
   });
 });
 
 describe('npm run sim: a template altered', () => {
-  it("starts as docs/sim.md says, with the template's parameter defaults (no --parameter): its Number parameter reaches the functions as a string", async () => {
-    // `SVC_ADMIN_API_KEY=<key> npm run sim` and nothing else: RateLimitPerMinute keeps its Default, 100 (a JSON number in the template).
-    altered = await startStack({ ...simOptions(assembly), args: ['--out', assembly, '--no-synth'], dataDir: tempDataDir('sim-defaults') });
-    const health = await call(altered.url, 'GET', '/api/v1/health', undefined, { 'X-API-Key': ADMIN });
-    assert.equal(health.status, 200, health.text);
-    const chains = await call(altered.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': ADMIN });
-    assert.equal(chains.status, 200, chains.text);
-    assert.equal(chains.headers.get('x-ratelimit-limit'), '100', 'the default rate limit is in force');
-    await stopAndRemove(altered);
+  it("starts as docs/sim.md says, with the template's parameter defaults: the rate limit in force, and a witness given as the stack's parameter", async () => {
+    // `SVC_ADMIN_API_KEY=<key> npm run sim` and no other flag but the witness: RateLimitPerMinute keeps its Default,
+    // 100 (a JSON number in the template), which reaches the functions as a string.
+    const witnessDir = tempDataDir('sim-witness');
+    const witnessPort = await freePort();
+    const vkey = witnessVkey(witnessDir);
+    let witness: WitnessProcess | undefined;
+    altered = await startStack({
+      ...simOptions(assembly),
+      args: ['--out', assembly, '--no-synth', '--parameter', `Witnesses=${vkey}=http://127.0.0.1:${witnessPort}`],
+      dataDir: tempDataDir('sim-defaults'),
+    });
+    try {
+      const admin = { 'X-API-Key': ADMIN };
+      const health = await call(altered.url, 'GET', '/api/v1/health', undefined, admin);
+      assert.equal(health.status, 200, health.text);
+      const chains = await call(altered.url, 'GET', '/api/v1/chains', undefined, admin);
+      assert.equal(chains.status, 200, chains.text);
+      assert.equal(chains.headers.get('x-ratelimit-limit'), '100', 'the default rate limit is in force');
+      const logVkey = (await call(altered.url, 'GET', '/tlog/vkey', undefined, admin)).text.trim();
+      witness = await startWitness({ dir: witnessDir, logs: [logVkey], port: witnessPort });
+      assert.equal((await call(altered.url, 'POST', '/api/v1/chains/sim-witnessed/create', undefined, admin)).status, 201);
+      // The broadcaster sends new checkpoints to the witness after commits (at most once a second per chain), and
+      // the tlog function serves the newest one it cosigned. Until it has cosigned twice: the second time with a
+      // consistency proof from the size it cosigned first.
+      const cosignedSize = async () => {
+        const text = (await call(altered!.url, 'GET', '/tlog/sim-witnessed/checkpoint', undefined, admin)).text;
+        return /\n— witness\.local\/w1 /.test(text) ? Number(text.split('\n')[1]) : 0;
+      };
+      let first = 0;
+      let later = 0;
+      for (let i = 0, end = Date.now() + 25_000; Date.now() < end && !later; i += 1) {
+        await call(altered.url, 'POST', '/api/v1/chains/sim-witnessed/events', { entity_id: `w${i}`, event_type: 'seen' }, admin);
+        const size = await cosignedSize();
+        if (!first) first = size;
+        else if (size > first) later = size;
+        if (!later) await new Promise((r) => setTimeout(r, 800));
+      }
+      assert.ok(first > 0 && later > first, `the witness cosigned at ${first}, then at ${later}:\n${witness.output().slice(-1_000)}`);
+      const metrics = await call(altered.url, 'GET', '/metrics', undefined, admin);
+      assert.ok(
+        Number(/^witness_cosignatures_total\{[^}]*\} (\d+)$/m.exec(metrics.text)?.[1]) >= 2,
+        `/metrics reads the witnesses' state:\n${metrics.text.slice(-800)}`,
+      );
+      // Every group once with the rate limit on (each counts the key's requests), and a WebSocket client with an
+      // unknown key, whose failed attempts are counted per address too.
+      for (const path of ['/api/v2/organizations', '/api/admin/identity', '/api/admin/peers', '/openapi.json', '/docs']) {
+        assert.ok((await call(altered.url, 'GET', path, undefined, admin)).status < 400, path);
+      }
+      assert.equal((await call(altered.url, 'POST', '/graphql', { query: '{ chains { name } }' }, admin)).status, 200);
+      const refused = await new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${altered!.url.replace(/^http/, 'ws')}/ws`, { headers: { 'X-API-Key': 'not-a-key-of-this-service-0000' } });
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('open', () => resolve(101));
+        ws.once('error', () => resolve(-1));
+      });
+      assert.equal(refused, 401, 'an unknown key is refused at $connect');
+      recorded.push(...(await awsCalls(altered)));
+    } finally {
+      await witness?.stop();
+      await stopAndRemove(altered);
+      removeDir(witnessDir);
+      altered = undefined;
+    }
   });
 
   it('does not serve a route the template no longer has (it reaches $default, the 404)', async () => {
@@ -296,5 +425,68 @@ describe('npm run sim: a template altered', () => {
     });
     assert.equal(code, 1, output);
     assert.match(output, new RegExp(`${integration}: is a HTTP_PROXY integration`));
+  });
+});
+
+describe("IAM: the functions' AWS calls against their roles in the template", () => {
+  const shortArn = (arn: string) => arn.replace(/^arn:aws:[a-z-]+:[a-z0-9-]*:\d*:/, '');
+
+  it('denies none of the calls the runs made (each evaluated by an IAM policy simulator)', () => {
+    assert.ok(recorded.length > 50, `the runs recorded their calls (${recorded.length})`);
+    const denied = recorded.filter((c) => !c.allowed);
+    assert.deepEqual(
+      denied.map((c) => `${c.function} ${c.action} ${c.resource}: ${c.reason}`),
+      [],
+      'a call AWS would deny with AccessDeniedException',
+    );
+    // Each kind of call the service makes is among them.
+    for (const action of [
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'kms:GenerateDataKey',
+      'kms:Decrypt',
+      'execute-api:ManageConnections',
+      'dynamodb:GetRecords',
+      'logs:PutLogEvents',
+    ]) {
+      assert.ok(
+        recorded.some((c) => c.action === action),
+        `${action} was made`,
+      );
+    }
+  });
+
+  it('uses every grant, or keeps it with a reason in infra/cdk/permissions.ts', async () => {
+    const { template, assets } = readAssembly(assembly, STACK);
+    const model = modelFromTemplate(template, assets, {
+      region: 'us-east-1',
+      parameters: { IpfsApiUrl: 'http://127.0.0.1:1', CorsOrigins: 'http://127.0.0.1:1', IpfsApiAuth: '', LicenseKey: '' },
+      webSocketUrl: 'ws://127.0.0.1:1/ws',
+      managementUrl: 'http://127.0.0.1:1',
+    });
+    const unused = await createPermissionChecker(model).unusedGrants(recorded.filter((c) => c.allowed));
+    // Kept for reading (test-output/ is not committed): every call, and every grant no call used.
+    mkdirSync(join(ROOT_DIR, 'test-output', 'cloud'), { recursive: true });
+    writeFileSync(join(ROOT_DIR, 'test-output', 'cloud', 'aws-calls.json'), JSON.stringify({ calls: recorded, unused }, null, 1));
+    const keptBy = (u: { function: string; action: string; resource: string }) =>
+      KEPT_WITHOUT_USE.find(
+        (k) => k.functions.some((f) => u.function.toLowerCase().startsWith(f.toLowerCase())) && k.action === u.action && k.resource.test(u.resource),
+      );
+    const unexplained = unused.filter((u) => !keptBy(u)).map((u) => `${u.function} ${u.action} ${shortArn(u.resource)}`);
+    assert.deepEqual(unexplained, [], 'granted, never used, and no reason kept: trim it from infra/cdk/permissions.ts, or say why it stays');
+    // A reason for a grant that is used now, or no longer granted, is stale.
+    const stale = KEPT_WITHOUT_USE.filter((k) => !k.sometimes).flatMap((k) =>
+      k.functions
+        .filter((f) => !unused.some((u) => u.function.toLowerCase().startsWith(f.toLowerCase()) && u.action === k.action && k.resource.test(u.resource)))
+        .map((f) => `${f} ${k.action} ${k.resource}`),
+    );
+    assert.deepEqual(stale, [], 'a kept grant that the runs used, or that is no longer granted: remove its entry');
+    const byFunction = new Map<string, Set<string>>();
+    for (const c of recorded) byFunction.set(c.function, (byFunction.get(c.function) ?? new Set()).add(c.action));
+    process.stdout.write(
+      `IAM: ${recorded.length} distinct calls, 0 denied; ${unused.length} grants kept unused, each with its reason\n${[...byFunction]
+        .map(([fn, actions]) => `  ${fn}: ${[...actions].sort().join(' ')}`)
+        .join('\n')}\n`,
+    );
   });
 });

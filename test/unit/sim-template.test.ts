@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig, settingsSchema } from '#shared/config';
 import { TABLE_SETTINGS } from '#shared/storage/tables';
-import { SimTemplateError, checkEnvironment, modelFromTemplate, type Template } from '#infra/sim/template';
+import { SimTemplateError, checkEnvironment, modelFromTemplate, simKeyId, type Template } from '#infra/sim/template';
+import { createPermissionChecker } from '#infra/sim/permissions';
+import { dynamoCalls } from '#infra/sim/aws-endpoint';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-template-'));
 mkdirSync(join(dir, 'asset.aaa'));
@@ -32,7 +34,53 @@ function template(): Template {
     // CDK writes a Number parameter's default as a JSON number; CloudFormation hands it on as a string.
     Parameters: { Cors: { Type: 'String' }, Limit: { Type: 'Number', Default: 100 } },
     Resources: {
-      Key: { Type: 'AWS::KMS::Key', Properties: {} },
+      Key: {
+        Type: 'AWS::KMS::Key',
+        Properties: {
+          KeyPolicy: {
+            Statement: [
+              {
+                Effect: 'Allow',
+                Principal: { AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] } },
+                Action: 'kms:*',
+                Resource: '*',
+              },
+            ],
+          },
+        },
+      },
+      ApiRole: {
+        Type: 'AWS::IAM::Role',
+        Properties: {
+          AssumeRolePolicyDocument: { Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }] },
+          Policies: [
+            {
+              PolicyName: 'logs',
+              PolicyDocument: {
+                Statement: [{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': ['ApiLogs', 'Arn'] } }],
+              },
+            },
+          ],
+        },
+      },
+      ApiRolePolicy: {
+        Type: 'AWS::IAM::Policy',
+        Properties: {
+          Roles: [{ Ref: 'ApiRole' }],
+          PolicyName: 'data',
+          PolicyDocument: {
+            Statement: [
+              {
+                Effect: 'Allow',
+                Action: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'],
+                Resource: [{ 'Fn::GetAtt': ['Ledger', 'Arn'] }, { 'Fn::Join': ['', [{ 'Fn::GetAtt': ['Ledger', 'Arn'] }, '/index/*']] }],
+              },
+              { Effect: 'Allow', Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: { 'Fn::GetAtt': ['Key', 'Arn'] } },
+            ],
+          },
+        },
+      },
+      ApiLogs: { Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: 30 } },
       Ledger: {
         Type: 'AWS::DynamoDB::GlobalTable',
         Properties: {
@@ -56,6 +104,9 @@ function template(): Template {
         Properties: {
           Code: { S3Bucket: 'b', S3Key: 'aaa.zip' },
           Handler: 'index.handler',
+          Runtime: 'nodejs22.x',
+          Role: { 'Fn::GetAtt': ['ApiRole', 'Arn'] },
+          LoggingConfig: { LogGroup: { Ref: 'ApiLogs' } },
           Timeout: 29,
           MemorySize: 1024,
           Environment: {
@@ -101,9 +152,12 @@ describe('the simulator reads a cloud assembly', () => {
     const fn = model.functions.Api!;
     assert.equal(fn.file, join(dir, 'asset.aaa', 'index.mjs'));
     assert.equal(fn.exportName, 'handler');
-    assert.deepEqual(fn.kmsVariables, ['SVC_KMS_KEY_ID'], 'the KMS key is left to the local master key');
+    assert.equal(fn.runtime, 'nodejs22.x');
+    assert.equal(fn.logGroup, 'local-ApiLogs');
     assert.deepEqual(fn.environment, {
       SVC_LEDGER_TABLE: 'stack-ledger',
+      // The sim's KMS answers for the template's key, under an ARN of its own account and region.
+      SVC_KMS_KEY_ID: `arn:aws:kms:us-east-1:000000000000:key/${simKeyId('Key')}`,
       SVC_CORS_ORIGINS: 'http://127.0.0.1:9',
       SVC_RATE_LIMIT_RPM: '100',
       SVC_PEER_TIMEOUT_MS: '3000',
@@ -125,6 +179,26 @@ describe('the simulator reads a cloud assembly', () => {
       [['stack-ledger', 'ttl', 'NEW_IMAGE', 1]],
     );
     assert.deepEqual(model.streams, [{ logicalId: 'Stream', table: 'stack-ledger', functionId: 'Api', batchSize: 50 }]);
+  });
+
+  it("reads each function's role with every policy attached to it, intrinsics resolved, and the keys' key policies", () => {
+    const model = modelFromTemplate(template(), assets, mapping);
+    const role = model.roles[model.functions.Api!.roleId]!;
+    assert.equal(role.arn, 'arn:aws:iam::000000000000:role/ApiRole');
+    assert.deepEqual(
+      role.policies.map((p) => p.name),
+      ['logs', 'ApiRolePolicy'],
+    );
+    assert.deepEqual((role.policies[0]!.document.Statement as any[])[0].Resource, 'arn:aws:logs:us-east-1:000000000000:log-group:local-ApiLogs:*');
+    assert.deepEqual((role.policies[1]!.document.Statement as any[])[0].Resource, [
+      'arn:aws:dynamodb:us-east-1:000000000000:table/stack-ledger',
+      'arn:aws:dynamodb:us-east-1:000000000000:table/stack-ledger/index/*',
+    ]);
+    assert.deepEqual(
+      model.keys.map((k) => [k.logicalId, k.arn, (k.policy.Statement as any[])[0].Principal.AWS]),
+      [['Key', `arn:aws:kms:us-east-1:000000000000:key/${simKeyId('Key')}`, 'arn:aws:iam::000000000000:root']],
+    );
+    refusal((t) => delete t.Resources.Api.Properties.Role, /its role \(undefined\) is not a role of this template/, 'Api');
   });
 
   it('stops at a missing bundle, an unresolvable Ref, a route to something not a function, and an unknown intrinsic', () => {
@@ -150,9 +224,9 @@ describe('the simulator reads a cloud assembly', () => {
     );
     refusal(
       (t) =>
-        (t.Resources.Queue = { Type: 'AWS::SQS::Queue' }) &&
-        (t.Resources.GetChains.Properties.Target = { 'Fn::Join': ['', ['integrations/', { Ref: 'Queue' }]] }),
-      /Queue \(AWS::SQS::Queue\), whose Ref the simulator does not resolve/,
+        (t.Resources.Bucket = { Type: 'AWS::S3::Bucket' }) &&
+        (t.Resources.GetChains.Properties.Target = { 'Fn::Join': ['', ['integrations/', { Ref: 'Bucket' }]] }),
+      /Bucket \(AWS::S3::Bucket\), whose Ref the simulator does not resolve/,
       'GetChains',
     );
     refusal((t) => (t.Resources.Api.Properties.Environment.Variables.X = { 'Fn::If': ['c', 'a', 'b'] }), /uses Fn::If/, 'Api (environment X)');
@@ -181,5 +255,110 @@ describe('the simulator reads a cloud assembly', () => {
       () => checkEnvironment({ logicalId: 'Api' }, { ...env, SVC_ENV: 'production', SVC_CORS_ORIGINS: '' }, ['stack-ledger'], settings),
       /SVC_CORS_ORIGINS: must list the allowed origins/,
     );
+  });
+});
+
+describe("the sim's IAM check, on that template", () => {
+  const model = modelFromTemplate(template(), assets, mapping);
+  const checker = createPermissionChecker(model);
+  const table = 'arn:aws:dynamodb:us-east-1:000000000000:table/stack-ledger';
+  const key = model.keys[0]!.arn;
+  const logStream = 'arn:aws:logs:us-east-1:000000000000:log-group:local-ApiLogs:log-stream:2026/11/25/[$LATEST]abc';
+  const ask = async (action: string, resource: string) => (await checker.authorize({ function: 'Api', action, resource })).allowed;
+
+  it("allows exactly what the function's role grants, and the key's key policy lets IAM grant", async () => {
+    assert.equal(await ask('dynamodb:GetItem', table), true);
+    assert.equal(await ask('dynamodb:Query', `${table}/index/by-hash`), true);
+    assert.equal(await ask('dynamodb:DeleteItem', table), false, 'not granted');
+    assert.equal(await ask('dynamodb:GetItem', 'arn:aws:dynamodb:us-east-1:000000000000:table/other'), false, 'another table');
+    assert.equal(await ask('kms:Decrypt', key), true);
+    assert.equal(await ask('kms:GenerateDataKey', key), true, 'kms:GenerateDataKey* covers it');
+    assert.equal(await ask('kms:Encrypt', key), false);
+    assert.equal(await ask('logs:PutLogEvents', logStream), true);
+    assert.equal(await ask('logs:PutLogEvents', logStream.replace('local-ApiLogs', 'other')), false);
+    const refused = await checker.authorize({ function: 'Api', action: 'dynamodb:TransactWriteItems', resource: table });
+    assert.equal(refused.allowed, false);
+    assert.match(refused.reason ?? '', /simulator refused/, 'not an IAM action: the request itself is refused, never allowed');
+  });
+
+  it('denies a KMS key its key policy does not open to IAM policies, whatever the role says', async () => {
+    const t = template() as any;
+    t.Resources.Key.Properties.KeyPolicy.Statement[0].Principal.AWS = 'arn:aws:iam::111111111111:root';
+    const strict = createPermissionChecker(modelFromTemplate(t, assets, mapping));
+    assert.equal((await strict.authorize({ function: 'Api', action: 'kms:Decrypt', resource: key })).allowed, false);
+  });
+
+  it("lists what the role grants and no call used, its wildcards expanded from AWS's service reference", async () => {
+    const unused = await checker.unusedGrants([
+      { function: 'Api', action: 'dynamodb:GetItem', resource: table },
+      { function: 'Api', action: 'dynamodb:Query', resource: `${table}/index/by-hash` },
+      { function: 'Api', action: 'kms:Decrypt', resource: key },
+      { function: 'Api', action: 'logs:CreateLogStream', resource: logStream },
+      { function: 'Api', action: 'logs:PutLogEvents', resource: logStream },
+    ]);
+    const names = unused.map((u) => `${u.action} ${u.resource.replace(/.*:table\//, 'table/').replace(/.*:key\/.*/, 'key')}`);
+    assert.ok(names.includes('dynamodb:PutItem table/stack-ledger'));
+    assert.ok(names.includes('dynamodb:GetItem table/stack-ledger/index/*'), 'an index grant no call used');
+    assert.ok(names.includes('dynamodb:Query table/stack-ledger'), 'Query was used on the index only');
+    assert.ok(!names.includes('dynamodb:GetItem table/stack-ledger'));
+    assert.deepEqual(names.filter((n) => n.startsWith('kms:')).sort(), [
+      'kms:GenerateDataKey key',
+      'kms:GenerateDataKeyPair key',
+      'kms:GenerateDataKeyPairWithoutPlaintext key',
+      'kms:GenerateDataKeyWithoutPlaintext key',
+    ]);
+    assert.ok(!names.some((n) => n.startsWith('logs:')));
+  });
+
+  it('counts a conditioned grant as used only by a call that meets its condition (kms:ViaService)', async () => {
+    const t = template() as any;
+    t.Resources.ApiRolePolicy.Properties.PolicyDocument.Statement.push({
+      Effect: 'Allow',
+      Action: 'kms:Decrypt',
+      Resource: { 'Fn::GetAtt': ['Key', 'Arn'] },
+      Condition: { StringEquals: { 'kms:ViaService': 'dynamodb.us-east-1.amazonaws.com' } },
+    });
+    const viaDynamo = createPermissionChecker(modelFromTemplate(t, assets, mapping));
+    const direct = { function: 'Api', action: 'kms:Decrypt', resource: key };
+    const conditioned = (unused: { action: string; resource: string }[]) => unused.filter((u) => u.action === 'kms:Decrypt').length;
+    assert.equal(conditioned(await viaDynamo.unusedGrants([direct])), 1, 'a direct Decrypt does not use the statement for calls through DynamoDB');
+    assert.equal(conditioned(await viaDynamo.unusedGrants([{ ...direct, context: { 'kms:ViaService': 'dynamodb.us-east-1.amazonaws.com' } }])), 0);
+  });
+
+  it('turns each DynamoDB request into the IAM actions and resources AWS authorizes it by', () => {
+    const arns = {
+      table: (name: string) => `arn:t/${name}`,
+      stream: (arn: string) => arn.replace('ddblocal', 'us-east-1'),
+      iterator: (it: string) => (it === 'it-1' ? 'arn:s' : undefined),
+    };
+    assert.deepEqual(
+      dynamoCalls(
+        'TransactWriteItems',
+        {
+          TransactItems: [{ Put: { TableName: 'a' } }, { Update: { TableName: 'b' } }, { Delete: { TableName: 'a' } }, { ConditionCheck: { TableName: 'c' } }],
+        },
+        arns,
+      ),
+      [
+        { action: 'dynamodb:PutItem', resource: 'arn:t/a' },
+        { action: 'dynamodb:UpdateItem', resource: 'arn:t/b' },
+        { action: 'dynamodb:DeleteItem', resource: 'arn:t/a' },
+        { action: 'dynamodb:ConditionCheckItem', resource: 'arn:t/c' },
+      ],
+    );
+    assert.deepEqual(dynamoCalls('Query', { TableName: 'a', IndexName: 'i' }, arns), [{ action: 'dynamodb:Query', resource: 'arn:t/a/index/i' }]);
+    assert.deepEqual(dynamoCalls('BatchGetItem', { RequestItems: { a: {}, b: {} } }, arns), [
+      { action: 'dynamodb:BatchGetItem', resource: 'arn:t/a' },
+      { action: 'dynamodb:BatchGetItem', resource: 'arn:t/b' },
+    ]);
+    assert.deepEqual(dynamoCalls('TransactGetItems', { TransactItems: [{ Get: { TableName: 'a' } }] }, arns), [
+      { action: 'dynamodb:GetItem', resource: 'arn:t/a' },
+    ]);
+    assert.deepEqual(dynamoCalls('GetRecords', { ShardIterator: 'it-1' }, arns), [{ action: 'dynamodb:GetRecords', resource: 'arn:s' }]);
+    assert.deepEqual(dynamoCalls('DescribeStream', { StreamArn: 'arn:aws:dynamodb:ddblocal:0:table/a/stream/1' }, arns), [
+      { action: 'dynamodb:DescribeStream', resource: 'arn:aws:dynamodb:us-east-1:0:table/a/stream/1' },
+    ]);
+    assert.throws(() => dynamoCalls('ExecuteStatement', {}, arns), /DynamoDB ExecuteStatement/);
+    assert.throws(() => dynamoCalls('GetRecords', { ShardIterator: 'unknown' }, arns), /shard iterator/);
   });
 });

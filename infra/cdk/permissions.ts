@@ -1,0 +1,155 @@
+/**
+ * What each function may do in AWS, and why: the cloud stack grants exactly this (ledger-stack.ts), and
+ * `npm run check:cloud` holds it to what the functions do. There the deployed bundles run in the sim
+ * (npm run sim), every AWS call they make is evaluated against their role in the synthesized template
+ * with an IAM policy simulator (a denied call fails the check), and every grant no call used must be
+ * listed in KEPT_WITHOUT_USE below with the reason it stays (an unlisted one fails the check: trim it).
+ */
+import { CONNECTIONS_INDEXES, LEDGER_INDEXES } from '../../shared/storage/keys.ts';
+import type { TableRole } from '../../shared/storage/tables.ts';
+import type { EVENT_FUNCTIONS, GroupName } from '../routes.ts';
+
+export type FunctionName = GroupName | keyof typeof EVENT_FUNCTIONS;
+
+/** A DynamoDB action on a table; `Query:<index>` is a Query on one of its indexes (`<table ARN>/index/<index>`). */
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | `Query:${string}` | 'PutItem' | 'UpdateItem' | 'DeleteItem';
+
+/** Every HTTP function passes the edge: an API key read, the shared request counters added to, rate-limit windows. */
+const EDGE = {
+  // API keys (GetItem), and /metrics' shared counters, added to at the end of a request (UpdateItem ADD).
+  registry: ['GetItem', 'UpdateItem'],
+  // rate-limiter-flexible's DynamoDB store: a window read (GetItem) and consumed (UpdateItem).
+  rateLimits: ['GetItem', 'UpdateItem'],
+} as const satisfies Partial<Record<TableRole, readonly TableAction[]>>;
+
+/** Each chain writer appends through the same appender: blocks, heads, pending appends, receipts, idempotency records. */
+const APPENDS = ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly TableAction[];
+
+export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'graphql', 'metrics', 'docs', 'tlog', 'admin', 'ws', 'broadcast'];
+
+/** DynamoDB access per function and table. */
+export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readonly TableAction[]>>> = {
+  // Appends; reads of blocks, pages, proofs and checkpoints (BatchGetItem: chain heads, tree nodes); traces
+  // (by-entity) and blocks by hash (by-hash). The registry: keys and counters, the node identity (made on
+  // first use), data subjects' keys.
+  ledger: {
+    ledger: [...APPENDS, 'BatchGetItem', `Query:${LEDGER_INDEXES.byEntity}`, `Query:${LEDGER_INDEXES.byHash}`],
+    registry: ['GetItem', 'PutItem', 'UpdateItem'],
+    rateLimits: EDGE.rateLimits,
+  },
+  // Channel chains' appends; organizations, channels, memberships, contracts, private data in the registry.
+  business: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], rateLimits: EDGE.rateLimits },
+  // Queries of chains (BatchGetItem: heads), blocks and traces (by-entity); addEvent and submitProof append.
+  graphql: {
+    ledger: [...APPENDS, 'BatchGetItem', `Query:${LEDGER_INDEXES.byEntity}`],
+    registry: ['GetItem', 'PutItem', 'UpdateItem'],
+    rateLimits: EDGE.rateLimits,
+  },
+  // Secure events append; the identity, nonces (released when an append fails) and peers in the registry.
+  admin: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], rateLimits: EDGE.rateLimits },
+  // Reads blocks' tree nodes and keeps full tiles (PutItem); serves witnessed checkpoints; signs with the node identity.
+  tlog: { ledger: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'], registry: ['GetItem', 'PutItem', 'UpdateItem'], rateLimits: EDGE.rateLimits },
+  // Sums the counters' shards; with witnesses, queries their state in the ledger table.
+  metrics: { registry: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'], ledger: ['Query'], rateLimits: EDGE.rateLimits },
+  // Public routes only: no key is looked up, and no failed attempt counted; requests counted and limited.
+  docs: { registry: ['UpdateItem'], rateLimits: ['UpdateItem'] },
+  // Connections and their subscriptions; the API key of a connecting client, and its failed attempts' window.
+  ws: { connections: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], registry: ['GetItem'], rateLimits: EDGE.rateLimits },
+  // Subscribers by filter, gone connections removed; channel memberships; with witnesses, the chains' trees
+  // read and the cosignatures and each chain's turn kept in the ledger table.
+  broadcast: {
+    connections: [`Query:${CONNECTIONS_INDEXES.byFilter}`, 'DeleteItem'],
+    registry: ['GetItem', 'Query'],
+    ledger: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'],
+  },
+};
+
+/**
+ * What a function may do with the key through DynamoDB (`kms:ViaService`): the tables and the stream are
+ * encrypted with it, and DynamoDB uses it on the caller's behalf. The actions the AWS managed key
+ * `aws/dynamodb` grants principals that use DynamoDB, its wildcards spelled out.
+ */
+export const DYNAMODB_KEY_USE = [
+  'kms:Decrypt',
+  'kms:DescribeKey',
+  'kms:Encrypt',
+  'kms:GenerateDataKey',
+  'kms:GenerateDataKeyWithoutPlaintext',
+  'kms:ReEncryptFrom',
+  'kms:ReEncryptTo',
+];
+
+/**
+ * Grants that the check's run does not use, and why each stays. Matched by function (logical id prefix,
+ * as the template names it), action and resource (a pattern over the template's ARNs).
+ */
+export const KEPT_WITHOUT_USE: readonly {
+  functions: readonly FunctionName[];
+  action: string;
+  resource: RegExp;
+  why: string;
+  /** The check's run uses it on some runs only (timing): not reported as stale when it does. */
+  sometimes?: boolean;
+}[] = [
+  ...DYNAMODB_KEY_USE.map((action) => ({
+    functions: ALL_FUNCTIONS,
+    action,
+    resource: /:key\//,
+    why: "DynamoDB uses the tables' key on the caller's behalf (kms:ViaService), which no request of the function shows; the sim has no server-side encryption",
+  })),
+  {
+    functions: ['graphql', 'business', 'admin'],
+    action: 'dynamodb:DeleteItem',
+    resource: /:table\/[^/]*-ledger$/,
+    why: 'a pending append is deleted by the commit that seals it, which only concurrent appends on one chain make; the check bursts through the ledger group only',
+  },
+  {
+    functions: ['ledger'],
+    action: 'dynamodb:DeleteItem',
+    resource: /:table\/[^/]*-ledger$/,
+    why: "a pending append is deleted by the commit that seals it: the check's burst of eight clients makes some, or none, as the commits fall",
+    sometimes: true,
+  },
+  {
+    functions: ['business'],
+    action: 'dynamodb:DeleteItem',
+    resource: /:table\/[^/]*-registry$/,
+    why: "a channel whose chain could not be created is deleted again (a failure path: business-repository's deleteChannel)",
+  },
+  {
+    functions: ['admin'],
+    action: 'dynamodb:DeleteItem',
+    resource: /:table\/[^/]*-registry$/,
+    why: "a secure event's nonce is released when its append fails, so that it can be sent again (a failure path: admin-repository's releaseNonce)",
+  },
+  {
+    functions: ['broadcast'],
+    action: 'dynamodb:DeleteItem',
+    resource: /:table\/[^/]*-connections$/,
+    why: 'a connection that vanished without $disconnect (the management API answers 410 Gone) is removed by the broadcaster; locally every closed connection sends $disconnect',
+  },
+  {
+    functions: ['broadcast'],
+    action: 'dynamodb:Query',
+    resource: /:table\/[^/]*-registry$/,
+    why: "a channel chain's blocks reach its members only: the broadcaster reads the channel's memberships when one has a subscriber",
+  },
+  {
+    functions: ['business', 'graphql'],
+    action: 'kms:Decrypt',
+    resource: /:key\//,
+    why: 'unwraps the data key of a payload another instance wrapped (an instance keeps its own for 5 minutes); the check reads back on the instance that wrote',
+  },
+  {
+    functions: ['broadcast'],
+    action: 'kms:GenerateDataKey',
+    resource: /:key\//,
+    why: 'the node identity is made, and wrapped with a new data key, by whichever function needs it first; here the ledger group always comes first',
+  },
+  {
+    functions: ['broadcast'],
+    action: 'sqs:SendMessage',
+    resource: /:sqs:/,
+    why: "Lambda sends a stream batch that failed every retry to the dead-letter queue, as the function's role; the sim has no queue",
+  },
+];

@@ -1,0 +1,237 @@
+/**
+ * "AWS" as the sim's functions see it: one local endpoint for DynamoDB, DynamoDB Streams (both passed on
+ * to DynamoDB Local) and KMS (the sim's own, infra/sim/local-kms.ts). Every request is signed with the
+ * calling function's own access key id (the sim gives each function one, as Lambda gives each its role's
+ * session), so the endpoint knows who calls; it turns the request into the IAM actions and resources AWS
+ * authorizes it by (a TransactWriteItems is a PutItem, UpdateItem, DeleteItem or ConditionCheckItem per
+ * item, a Query on an index is authorized on the index's ARN, …), asks the permission checker about each,
+ * and answers AccessDeniedException, as AWS does, when one is denied. Every call is recorded.
+ *
+ * The WebSocket management API and CloudWatch Logs are recorded through `record` by the sim itself.
+ * `GET /__sim/calls` answers the record (for `npm run check:cloud`).
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type LocalKms, KmsError } from './local-kms.ts';
+import type { AwsCall, Decision } from './permissions.ts';
+import { SIM_ACCOUNT } from './template.ts';
+
+export interface RecordedCall extends AwsCall {
+  allowed: boolean;
+  reason?: string;
+  /** How many requests made this call. */
+  count: number;
+}
+
+export interface AwsEndpoint {
+  url: string;
+  /** Authorizes and records a call made elsewhere (the management API, Lambda's own log writes). */
+  record(call: AwsCall): Promise<Decision>;
+  calls(): RecordedCall[];
+  close(): Promise<void>;
+}
+
+/** The access key id in a SigV4 Authorization header (`Credential=<id>/<date>/<region>/<service>/aws4_request`). */
+export function accessKeyOf(authorization: string | undefined): string | undefined {
+  return /Credential=([^/,\s]+)\//.exec(authorization ?? '')?.[1];
+}
+
+class UnknownOperation extends Error {}
+
+/** The IAM actions and resources of one DynamoDB or DynamoDB Streams request, as AWS authorizes it. */
+export function dynamoCalls(
+  operation: string,
+  body: Record<string, any>,
+  arns: { table(name: string): string; stream(arn: string): string; iterator(iterator: string): string | undefined },
+): { action: string; resource: string }[] {
+  const on = (action: string, resource: string) => ({ action: `dynamodb:${action}`, resource });
+  switch (operation) {
+    case 'GetItem':
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+    case 'DescribeTable':
+    case 'DescribeTimeToLive':
+      return [on(operation, arns.table(body.TableName))];
+    case 'Query':
+    case 'Scan':
+      return [on(operation, body.IndexName ? `${arns.table(body.TableName)}/index/${body.IndexName}` : arns.table(body.TableName))];
+    case 'BatchGetItem':
+    case 'BatchWriteItem':
+      return Object.keys(body.RequestItems ?? {}).map((table) => on(operation, arns.table(table)));
+    case 'TransactWriteItems':
+      return (body.TransactItems ?? []).map((item: Record<string, { TableName: string }>) => {
+        const [kind, detail] = Object.entries(item)[0] ?? [];
+        const action = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' }[kind ?? ''];
+        if (!action || !detail) throw new UnknownOperation(`a TransactWriteItems item of kind ${kind}`);
+        return on(action, arns.table(detail.TableName));
+      });
+    case 'TransactGetItems':
+      return (body.TransactItems ?? []).map((item: { Get: { TableName: string } }) => on('GetItem', arns.table(item.Get.TableName)));
+    case 'ListTables':
+    case 'ListStreams':
+      return [on(operation, '*')];
+    case 'DescribeStream':
+    case 'GetShardIterator':
+      return [on(operation, arns.stream(body.StreamArn))];
+    case 'GetRecords': {
+      const stream = arns.iterator(body.ShardIterator);
+      if (!stream) throw new UnknownOperation('GetRecords with a shard iterator no GetShardIterator through this endpoint gave');
+      return [on(operation, stream)];
+    }
+    default:
+      throw new UnknownOperation(`DynamoDB ${operation}`);
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startAwsEndpoint(options: {
+  host: string;
+  region: string;
+  /** DynamoDB Local, where DynamoDB and Streams requests go on to. */
+  dynamoEndpoint: string;
+  kms: LocalKms;
+  /** Access key id → the function's logical id. */
+  principals: ReadonlyMap<string, string>;
+  authorize(call: AwsCall): Promise<Decision>;
+  /** The session ARN the function's calls are made as (for AccessDeniedException's message). */
+  sessionOf(functionId: string): string;
+  onDenied?(call: AwsCall, reason: string): void;
+}): Promise<AwsEndpoint> {
+  const recorded = new Map<string, RecordedCall>();
+  const iterators = new Map<string, string>();
+  const table = (name: string) => (String(name).startsWith('arn:') ? String(name) : `arn:aws:dynamodb:${options.region}:${SIM_ACCOUNT}:table/${name}`);
+  // A table's stream, as the sim's mapping names it (template.ts: GetAtt StreamArn): DynamoDB Local's own ARN has
+  // its region ("ddblocal") and a label the template cannot know.
+  const stream = (arn: string) =>
+    String(arn).replace(/^arn:aws:dynamodb:[^:]*:\d+:table\/([^/]+)\/stream\/.*$/, `arn:aws:dynamodb:${options.region}:${SIM_ACCOUNT}:table/$1/stream/local`);
+
+  async function record(call: AwsCall): Promise<Decision> {
+    const decision = await options.authorize(call);
+    const id = JSON.stringify([call.function, call.action, call.resource]);
+    const seen = recorded.get(id);
+    if (seen) seen.count += 1;
+    else recorded.set(id, { ...call, allowed: decision.allowed, ...(decision.reason ? { reason: decision.reason } : {}), count: 1 });
+    if (!decision.allowed) options.onDenied?.(call, decision.reason ?? 'denied');
+    return decision;
+  }
+
+  const json = (res: ServerResponse, status: number, body: unknown, type = 'application/x-amz-json-1.0') => {
+    res.writeHead(status, { 'content-type': type });
+    res.end(JSON.stringify(body));
+  };
+  const denied = (fn: string, call: { action: string; resource: string }) =>
+    `User: ${options.sessionOf(fn)} is not authorized to perform: ${call.action} on resource: ${call.resource} because no identity-based policy allows the ${call.action} action`;
+
+  function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, operation: string): void {
+    const target = new URL(options.dynamoEndpoint);
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          const out = Buffer.concat(chunks);
+          // A shard iterator names no stream: remember which stream each one came from, for GetRecords' ARN.
+          if ((operation === 'GetShardIterator' || operation === 'GetRecords') && answer.statusCode === 200) {
+            try {
+              const parsed = JSON.parse(out.toString('utf8')) as { ShardIterator?: string; NextShardIterator?: string };
+              const sent = JSON.parse(body.toString('utf8')) as { StreamArn?: string; ShardIterator?: string };
+              const from = sent.StreamArn ? stream(sent.StreamArn) : iterators.get(sent.ShardIterator ?? '');
+              const next = parsed.ShardIterator ?? parsed.NextShardIterator;
+              if (from && next) iterators.set(next, from);
+              if (sent.ShardIterator) iterators.delete(sent.ShardIterator);
+            } catch {
+              // not JSON: passed on as it is
+            }
+          }
+          res.writeHead(answer.statusCode ?? 500, answer.headers);
+          res.end(out);
+        });
+      },
+    );
+    upstream.on('error', (error) => {
+      if (!res.headersSent) json(res, 503, { __type: 'com.amazonaws.dynamodb#ServiceUnavailable', Message: error.message });
+      else res.destroy();
+    });
+    upstream.end(body);
+  }
+
+  const server = createServer(async (req, res) => {
+    try {
+      if (req.method === 'GET' && req.url === '/__sim/calls') return json(res, 200, [...recorded.values()], 'application/json');
+      const body = await readBody(req);
+      const accessKey = accessKeyOf(req.headers.authorization);
+      const fn = accessKey ? options.principals.get(accessKey) : undefined;
+      if (!fn)
+        return json(res, 400, {
+          __type: 'com.amazon.coral.service#UnrecognizedClientException',
+          Message: 'The security token included in the request is invalid.',
+        });
+      const [service, operation = ''] = String(req.headers['x-amz-target'] ?? '').split('.');
+      const input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, any>) : {};
+
+      if (service === 'TrentService') {
+        let resource: string;
+        try {
+          resource = options.kms.keyOf(operation, input);
+        } catch (error) {
+          if (error instanceof KmsError) return json(res, 400, { __type: error.type, message: error.message }, 'application/x-amz-json-1.1');
+          throw error;
+        }
+        const call = { function: fn, action: `kms:${operation}`, resource };
+        const decision = await record(call);
+        if (!decision.allowed) return json(res, 400, { __type: 'AccessDeniedException', message: denied(fn, call) }, 'application/x-amz-json-1.1');
+        try {
+          return json(res, 200, options.kms.answer(operation, input), 'application/x-amz-json-1.1');
+        } catch (error) {
+          if (error instanceof KmsError) return json(res, 400, { __type: error.type, message: error.message }, 'application/x-amz-json-1.1');
+          throw error;
+        }
+      }
+
+      if (service === 'DynamoDB_20120810' || service === 'DynamoDBStreams_20120810') {
+        let calls: { action: string; resource: string }[];
+        try {
+          calls = dynamoCalls(operation, input, { table, stream, iterator: (it) => iterators.get(it) });
+        } catch (error) {
+          if (!(error instanceof UnknownOperation)) throw error;
+          const call = { function: fn, action: `dynamodb:${operation}`, resource: '?' };
+          await record(call);
+          return json(res, 400, {
+            __type: 'com.amazon.coral.validate#ValidationException',
+            Message: `the sim does not know how IAM authorizes ${error.message}`,
+          });
+        }
+        // Every item of a transaction or batch must be allowed, as AWS checks each.
+        const decisions = await Promise.all(calls.map((call) => record({ function: fn, ...call })));
+        const refused = calls.find((_, i) => !decisions[i]!.allowed);
+        if (refused) return json(res, 400, { __type: 'com.amazon.coral.service#AccessDeniedException', Message: denied(fn, refused) });
+        return forward(req, res, body, operation);
+      }
+      return json(res, 400, {
+        __type: 'UnknownOperationException',
+        Message: `the sim's AWS endpoint does not serve ${req.headers['x-amz-target'] ?? req.url}`,
+      });
+    } catch (error) {
+      if (!res.headersSent) json(res, 500, { __type: 'InternalFailure', Message: (error as Error).message });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, options.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}`,
+    record,
+    calls: () => [...recorded.values()],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
