@@ -3,7 +3,7 @@
  * message naming the setting; nothing reads `process.env` anywhere else.
  */
 import * as z from 'zod';
-import { parseWitnesses } from './tlog/witnessing.ts';
+import { parseWitnesses } from './tlog/witness-config.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);

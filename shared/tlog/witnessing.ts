@@ -13,20 +13,12 @@
  * Attempts are made when blocks commit (the stream consumer) and when a client asks for a witnessed
  * checkpoint that does not cover what it needs yet (GET …/evidence?witnessed=true): no timer.
  */
-import { createHash } from 'node:crypto';
 import { timeoutSignal } from '../deadline.ts';
 import { verifyEd25519 } from '../ed25519.ts';
 import { logger } from '../log.ts';
+import { type WitnessConfig, cosignerKeyId } from './witness-config.ts';
 
-export interface WitnessConfig {
-  /** The witness's cosigner key name (from its vkey). */
-  name: string;
-  /** Its Ed25519 public key, 64 hex. */
-  publicKeyHex: string;
-  vkey: string;
-  /** The submission prefix: `<url>/add-checkpoint` is posted to. */
-  url: string;
-}
+export { type WitnessConfig, cosignerKeyId, parseWitnesses } from './witness-config.ts';
 
 /** What one witness cosigned for one chain. */
 export interface Cosigned {
@@ -62,39 +54,6 @@ export interface CheckpointToWitness {
   root: string;
   /** The RFC 6962 consistency proof from `from` to `size`, base64 hashes. */
   consistency(from: number): Promise<string[]>;
-}
-
-const COSIGNATURE_TYPE = 0x04;
-
-/** Parses `<vkey>=<url>` entries (commas or spaces between them): a cosigner vkey (type 0x04) and its URL. */
-export function parseWitnesses(setting: string | undefined): WitnessConfig[] {
-  if (!setting?.trim()) return [];
-  return setting
-    .split(/[\s,]+/)
-    .filter(Boolean)
-    .map((entry) => {
-      const at = entry.indexOf('=');
-      if (at < 0) throw new TypeError(`'${entry}' is not <witness vkey>=<url>`);
-      const vkey = entry.slice(0, at);
-      const url = entry.slice(at + 1).replace(/\/+$/, '');
-      const parts = /^([^+\s]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/]{44})$/.exec(vkey);
-      const key = parts ? Buffer.from(parts[3]!, 'base64') : undefined;
-      if (!parts || !key || key.length !== 33 || key[0] !== COSIGNATURE_TYPE) {
-        throw new TypeError(`'${vkey}' is not a witness's cosigner vkey (<name>+<id>+base64(0x04 ‖ Ed25519 key))`);
-      }
-      const name = parts[1]!;
-      const publicKey = key.subarray(1);
-      if (cosignerKeyId(name, publicKey).toString('hex') !== parts[2]) throw new TypeError(`the key id of witness '${name}' does not match its key`);
-      if (!/^https?:\/\/[^\s]+$/.test(url)) throw new TypeError(`'${url}' is not the http(s) URL of witness '${name}'`);
-      return { name, publicKeyHex: publicKey.toString('hex'), vkey, url };
-    });
-}
-
-export function cosignerKeyId(name: string, publicKey: Uint8Array): Buffer {
-  return createHash('sha256')
-    .update(Buffer.concat([Buffer.from(`${name}\n`), Buffer.from([COSIGNATURE_TYPE]), publicKey]))
-    .digest()
-    .subarray(0, 4);
 }
 
 /** The line of `witness` among a witness's answer, if it is a cosignature/v1 of `text` by its key. */
