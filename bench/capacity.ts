@@ -15,6 +15,76 @@ export const PARTITION_RCU = 3_000;
 /** An on-demand table's default throughput quota per table (raisable through Service Quotas). */
 export const TABLE_QUOTA_WCU = 40_000;
 
+/**
+ * What a request takes on AWS, for the latency bound: conservative figures, not measurements (DynamoDB's own
+ * promise is "single-digit millisecond" latency per request; a transaction is two-phase, its latency growing
+ * with its items: docs/capacity.md, "The latency bound", gives the reasoning and a public comparison).
+ */
+export const AWS_LATENCY_MS = { singleItem: 5, transactionFew: 15, transactionHundred: 25 } as const;
+
+/** A TransactWriteItems of `items` items: 15 ms for a few, rising linearly to 25 ms at DynamoDB's limit of 100. */
+export function transactionMs(items: number): number {
+  const { transactionFew, transactionHundred } = AWS_LATENCY_MS;
+  return transactionFew + ((transactionHundred - transactionFew) * Math.min(99, Math.max(0, items - 1))) / 99;
+}
+
+/** The requests of one scenario on a chain's serial path, from the service's own counters (/metrics). */
+export interface SerialCounts {
+  events: number;
+  commits: number;
+  /** TransactWriteItems requests (committed or not) and their items. */
+  transactWrites: number;
+  transactItems: number;
+  /** Leases taken, and leaders' reads of pending appends (one round of parallel Queries each). */
+  leaseTakes: number;
+  pendingReads: number;
+}
+
+/** One chain's commits are serial: each is conditional on the head the one before left. */
+export interface LatencyBound {
+  per_commit: { transactions: number; items_per_transaction: number; lease_takes: number; pending_reads: number; events: number };
+  /** A commit's serial path on AWS, at the measured mix, and what it gives. */
+  measured: { round_ms: number; rounds_per_s: number; events_per_s: number };
+  /** The same with every commit full (SVC_APPEND_BATCH_MAX events), as at the ceiling. */
+  full: { events_per_commit: number; items_per_transaction: number; round_ms: number; rounds_per_s: number; events_per_s: number };
+  /** A follower's append at full speed: its pending write, a round it waits for, its own round, its receipt read. */
+  p99_append_ms: number;
+}
+
+export function latencyBound(counts: SerialCounts, batchMax: number): LatencyBound {
+  const commits = Math.max(1, counts.commits);
+  const perCommit = {
+    transactions: counts.transactWrites / commits,
+    items_per_transaction: counts.transactItems / Math.max(1, counts.transactWrites),
+    lease_takes: counts.leaseTakes / commits,
+    pending_reads: counts.pendingReads / commits,
+    events: counts.events / commits,
+  };
+  const single = AWS_LATENCY_MS.singleItem;
+  const roundMs = (items: number) => perCommit.transactions * transactionMs(items) + (perCommit.lease_takes + perCommit.pending_reads) * single;
+  const measuredRound = roundMs(perCommit.items_per_transaction);
+  // A full commit: the head, and each event's items as measured (its block, its pending append's delete, its receipt…).
+  const itemsPerEvent = Math.max(0, counts.transactItems - counts.transactWrites) / Math.max(1, counts.events);
+  const fullItems = Math.min(100, 1 + itemsPerEvent * batchMax);
+  const fullRound = roundMs(fullItems);
+  return {
+    per_commit: Object.fromEntries(Object.entries(perCommit).map(([k, v]) => [k, round(v, 2)])) as LatencyBound['per_commit'],
+    measured: {
+      round_ms: round(measuredRound, 1),
+      rounds_per_s: round(1000 / measuredRound, 1),
+      events_per_s: Math.round((1000 / measuredRound) * perCommit.events),
+    },
+    full: {
+      events_per_commit: batchMax,
+      items_per_transaction: round(fullItems, 1),
+      round_ms: round(fullRound, 1),
+      rounds_per_s: round(1000 / fullRound, 1),
+      events_per_s: Math.round((1000 / fullRound) * batchMax),
+    },
+    p99_append_ms: Math.round(2 * single + 2 * fullRound),
+  };
+}
+
 /** The sum of every instance's report in `dir`. */
 export function readCapacity(dir: string): { totals: CapacityTotals; unknownBefore: number } {
   const totals: CapacityTotals = {};
@@ -112,7 +182,9 @@ export interface CapacityModel {
   writes_priced_without_earlier_image: number;
   busiest_partition: { key: string; wcu_per_event: number; rcu_per_event: number };
   classes: ClassFigure[];
-  one_chain: { events_per_s: number; bound_by: string };
+  /** The lower of the write-unit bound and the latency bound (when the scenario's serial counts were given). */
+  one_chain: { events_per_s: number; bound_by: string; write_unit_bound: number; latency_bound?: number };
+  latency?: LatencyBound;
   /** Per entity id: the by-entity index partition of one entity. */
   one_entity_events_per_s: number | null;
   service: { chains: number; events_per_s: number; bound_by: string }[];
@@ -120,7 +192,14 @@ export interface CapacityModel {
 }
 
 /** Turns one scenario's priced requests into the model: units per event, the busiest partition, ceilings. */
-export function capacityModel(delta: CapacityTotals, events: number, commits: number, unknownBefore: number, settings: ModelSettings): CapacityModel {
+export function capacityModel(
+  delta: CapacityTotals,
+  events: number,
+  commits: number,
+  unknownBefore: number,
+  settings: ModelSettings,
+  serial?: SerialCounts,
+): CapacityModel {
   const defs = classes(settings);
   const perClass = new Map<string, { wcu: number; rcu: number; failed: number; partitions: Map<string, { wcu: number; rcu: number }> }>();
   let wcu = 0;
@@ -175,7 +254,11 @@ export function capacityModel(delta: CapacityTotals, events: number, commits: nu
   const chainBound = lowest('chain');
   const serviceBound = lowest('service');
   const tableQuota = Math.round(TABLE_QUOTA_WCU / Math.max(1e-9, ledgerWcu / e));
-  const oneChain = chainBound?.ceiling_events_per_s ?? Infinity;
+  const writeUnitBound = chainBound?.ceiling_events_per_s ?? Infinity;
+  const latency = serial ? latencyBound(serial, settings.batchMax) : undefined;
+  const latencyLimits = latency !== undefined && latency.full.events_per_s < writeUnitBound;
+  const oneChain = latencyLimits ? latency.full.events_per_s : writeUnitBound;
+  const oneChainBy = latencyLimits ? 'commit latency (serial commits)' : (chainBound?.name ?? '-');
   return {
     events,
     commits,
@@ -185,13 +268,19 @@ export function capacityModel(delta: CapacityTotals, events: number, commits: nu
     writes_priced_without_earlier_image: unknownBefore,
     busiest_partition: { key: busiest.key, wcu_per_event: round(busiest.wcu / e, 3), rcu_per_event: round(busiest.rcu / e, 3) },
     classes: figures,
-    one_chain: { events_per_s: oneChain, bound_by: chainBound?.name ?? '-' },
+    one_chain: {
+      events_per_s: oneChain,
+      bound_by: oneChainBy,
+      write_unit_bound: writeUnitBound,
+      ...(latency ? { latency_bound: latency.full.events_per_s } : {}),
+    },
+    ...(latency ? { latency } : {}),
     one_entity_events_per_s: lowest('entity')?.ceiling_events_per_s ?? null,
     service: [1, 100, 10_000].map((chains) => {
       const byChains = chains * oneChain;
       const byService = serviceBound?.ceiling_events_per_s ?? Infinity;
       return byChains <= byService
-        ? { chains, events_per_s: byChains, bound_by: `${chains} × one chain (${chainBound?.name ?? '-'})` }
+        ? { chains, events_per_s: byChains, bound_by: `${chains} × one chain (${oneChainBy})` }
         : { chains, events_per_s: byService, bound_by: serviceBound!.name };
     }),
     table_quota_events_per_s: tableQuota,
@@ -210,7 +299,13 @@ export function formatModel(model: CapacityModel, scenario: string, settingsNote
       (c) =>
         `  ${c.name.padEnd(44)} ${String(c.wcu_per_event).padStart(9)} ${String(c.rcu_per_event).padStart(9)} ${String(c.partitions_at_speed).padStart(5)}  ${c.ceiling_events_per_s === null ? `(${c.scope})` : n(c.ceiling_events_per_s)}${c.wcu_per_commit !== undefined ? `  (${c.wcu_per_commit} WCU per commit of ${settingsNote.batchMax} events, + ${c.refused_wcu_per_event} per event refused)` : ''}`,
     ),
-    `  one chain: ${n(model.one_chain.events_per_s)} events/s (bound by ${model.one_chain.bound_by}); one entity id: ${model.one_entity_events_per_s === null ? '-' : n(model.one_entity_events_per_s)} events/s`,
+    ...(model.latency
+      ? [
+          `  serial path per commit (measured): ${model.latency.per_commit.transactions} transactions of ${model.latency.per_commit.items_per_transaction} items, ${model.latency.per_commit.lease_takes} lease takes, ${model.latency.per_commit.pending_reads} pending reads, ${model.latency.per_commit.events} events`,
+          `  latency bound at AWS latencies (${AWS_LATENCY_MS.singleItem} ms a request, ${AWS_LATENCY_MS.transactionFew}–${AWS_LATENCY_MS.transactionHundred} ms a transaction): measured mix ${model.latency.measured.round_ms} ms a commit = ${n(model.latency.measured.events_per_s)} events/s; full commits (${model.latency.full.events_per_commit} events, ${model.latency.full.items_per_transaction} items) ${model.latency.full.round_ms} ms = ${model.latency.full.rounds_per_s} commits/s = ${n(model.latency.full.events_per_s)} events/s; p99 append ≈ ${model.latency.p99_append_ms} ms`,
+        ]
+      : []),
+    `  one chain: ${n(model.one_chain.events_per_s)} events/s (bound by ${model.one_chain.bound_by}; write units ${n(model.one_chain.write_unit_bound)}${model.one_chain.latency_bound !== undefined ? `, latency ${n(model.one_chain.latency_bound)}` : ''}); one entity id: ${model.one_entity_events_per_s === null ? '-' : n(model.one_entity_events_per_s)} events/s`,
     ...model.service.map((s) => `  service, ${n(s.chains)} chain(s): ${n(s.events_per_s)} events/s (bound by ${s.bound_by})`),
     `  the ledger table's default quota (${n(TABLE_QUOTA_WCU)} WCU/s, raisable): ${n(model.table_quota_events_per_s)} events/s`,
     ...(model.writes_priced_without_earlier_image

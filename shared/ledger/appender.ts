@@ -92,6 +92,10 @@ export interface AppenderCounters {
   conflicts: number;
   /** Appends this instance handed to another instance's combiner. */
   followed: number;
+  /** Leases this instance took (each a request on the chain's serial path before its commits). */
+  leaseTakes: number;
+  /** Reads of the pending appends a leader made (each one round of parallel Queries before a commit). */
+  pendingReads: number;
 }
 
 /** One caller's blocks: committed together in one transaction, never split across two. */
@@ -163,7 +167,7 @@ const CLAIM_LOST = 'idempotency-claim-lost';
 export class ChainAppender {
   /** Names this instance in leases and pending appends. */
   readonly writerId = randomUUID();
-  readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0, followed: 0 };
+  readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0, followed: 0, leaseTakes: 0, pendingReads: 0 };
   private readonly queues = new Map<string, ChainQueue>();
   private readonly weather = new Map<string, ChainWeather>();
   private readonly now: () => number;
@@ -312,7 +316,7 @@ export class ChainAppender {
     // Lead at once unless another instance was seen leading this chain a moment ago.
     if (!fitsPending || this.nowMs() >= weather.othersLeadUntilMs) {
       for (let attempt = 1; ; attempt += 1) {
-        const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+        const lease = await this.takeLease(chainName);
         if (!lease.head) throw new ChainNotFoundError(chainName);
         if (lease.acquired) return (await this.lead(chainName, lease.head, drafts))!;
         weather.othersLeadUntilMs = lease.untilMs;
@@ -454,7 +458,7 @@ export class ChainAppender {
       }
       if (this.nowMs() >= nextLeaseTry) {
         // No leader sealed it in time (none, or one that crashed): lead.
-        const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+        const lease = await this.takeLease(chainName);
         if (!lease.head) throw new ChainNotFoundError(chainName);
         if (lease.acquired) {
           await this.lead(chainName, lease.head, undefined);
@@ -481,6 +485,13 @@ export class ChainAppender {
     return blocks;
   }
 
+  /** Asks for the chain's lease (a conditional update of its head), counting each one taken. */
+  private async takeLease(chainName: string): ReturnType<LedgerRepository['acquireLease']> {
+    const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+    if (lease.acquired) this.counters.leaseTakes += 1;
+    return lease;
+  }
+
   /**
    * Holds the lease: commits `own` (if any) and every pending append it finds, round after round, then
    * gives the lease back. Answers the blocks of `own`.
@@ -503,6 +514,7 @@ export class ChainAppender {
         break;
       }
       const shards = head.pendingShards ?? 1;
+      this.counters.pendingReads += 1;
       const pendings = (await this.repository.listPending(chainName, shards, PENDING_READ_LIMIT)).filter((p) => !skip.has(p.ref.sk));
       // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
       const grown = pendings.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
@@ -555,7 +567,7 @@ export class ChainAppender {
           await this.repository.releaseLease(chainName, this.writerId).catch(() => undefined);
           throw result.error;
         }
-        const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+        const lease = await this.takeLease(chainName);
         if (!lease.acquired) throw result.error;
         head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
         continue;
@@ -580,7 +592,7 @@ export class ChainAppender {
           this.counters.conflicts += 1;
           this.weatherOf(chainName).othersSeenMs = this.nowMs();
           // Someone committed without our lease (ours had expired): take it again, or stop leading.
-          const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+          const lease = await this.takeLease(chainName);
           if (!lease.head) throw new ChainNotFoundError(chainName);
           if (!lease.acquired) {
             if (ownUnit) {

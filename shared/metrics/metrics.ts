@@ -33,6 +33,11 @@ export interface Totals {
   /** Requests sent to DynamoDB, and the write transactions among them (every attempt, committed or not). */
   dynamoRequests: number;
   dynamoTransactWrites: number;
+  /** The items of those transactions. */
+  dynamoTransactItems: number;
+  /** Chain leases taken, and pending-append reads: with the commits, a commit's requests on a chain's serial path. */
+  leaseTakes: number;
+  pendingReads: number;
   /**
    * Requests whose integration failed at the gateway (a function that crashed, timed out or could not start),
    * by function: the client got API Gateway's bare 500 or 503, never a response of the service's own.
@@ -51,6 +56,9 @@ export const emptyTotals = (): Totals => ({
   coldStarts: 0,
   dynamoRequests: 0,
   dynamoTransactWrites: 0,
+  dynamoTransactItems: 0,
+  leaseTakes: 0,
+  pendingReads: 0,
   integrationErrors: {},
 });
 
@@ -72,8 +80,20 @@ export function addTotals(a: Totals, b: Totals): Totals {
     coldStarts: a.coldStarts + b.coldStarts,
     dynamoRequests: a.dynamoRequests + b.dynamoRequests,
     dynamoTransactWrites: a.dynamoTransactWrites + b.dynamoTransactWrites,
+    dynamoTransactItems: a.dynamoTransactItems + b.dynamoTransactItems,
+    leaseTakes: a.leaseTakes + b.leaseTakes,
+    pendingReads: a.pendingReads + b.pendingReads,
     integrationErrors: addCounts(a.integrationErrors, b.integrationErrors),
   };
+}
+
+/** The appender's counters that /metrics reports. */
+export interface LedgerCounts {
+  eventsAppended: number;
+  conflicts: number;
+  commits: number;
+  leaseTakes: number;
+  pendingReads: number;
 }
 
 /** The port for shared counters (DynamoDB in the cloud stack). */
@@ -90,9 +110,9 @@ export interface MetricsOptions {
   /** Flush at most this often; 0 flushes after every request. */
   flushMs: number;
   /** The ledger's own counters in this process (events appended, lost races), read at each flush. */
-  ledgerCounters?: () => { eventsAppended: number; conflicts: number; commits: number };
+  ledgerCounters?: () => LedgerCounts;
   /** This process's DynamoDB requests so far, read at each flush. */
-  dynamoCounters?: () => { requests: number; transactWrites: number };
+  dynamoCounters?: () => { requests: number; transactWrites: number; transactItems: number };
   /** Whether this process is a function instance (its first request is a cold start); not for the gateway's own counts. */
   coldStart?: boolean;
   /** Per witness (with SVC_WITNESSES): the last tree size it cosigned, its cosignatures and its failures. */
@@ -120,8 +140,8 @@ export function createMetrics(options: MetricsOptions) {
   // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
   // Metrics are made once per instance, at its first request: that is its cold start.
   let pending: Totals = { ...emptyTotals(), coldStarts: options.coldStart === false ? 0 : 1 };
-  let lastLedger = { eventsAppended: 0, conflicts: 0, commits: 0 };
-  let lastDynamo = { requests: 0, transactWrites: 0 };
+  let lastLedger: LedgerCounts = { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0 };
+  let lastDynamo = { requests: 0, transactWrites: 0, transactItems: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
   const shard = Math.floor(Math.random() * (options.shared?.shards ?? 1));
@@ -133,11 +153,14 @@ export function createMetrics(options: MetricsOptions) {
     pending.eventsAppended += now.eventsAppended - lastLedger.eventsAppended;
     pending.conflicts += now.conflicts - lastLedger.conflicts;
     pending.commits += now.commits - lastLedger.commits;
+    pending.leaseTakes += now.leaseTakes - lastLedger.leaseTakes;
+    pending.pendingReads += now.pendingReads - lastLedger.pendingReads;
     lastLedger = now;
     if (options.dynamoCounters) {
       const dynamo = { ...options.dynamoCounters() };
       pending.dynamoRequests += dynamo.requests - lastDynamo.requests;
       pending.dynamoTransactWrites += dynamo.transactWrites - lastDynamo.transactWrites;
+      pending.dynamoTransactItems += dynamo.transactItems - lastDynamo.transactItems;
       lastDynamo = dynamo;
     }
   }
@@ -264,6 +287,19 @@ export function createMetrics(options: MetricsOptions) {
       ),
     );
   }
+  registry.registerMetric(
+    computed('dynamodb_transact_items_total', 'Items of those TransactWriteItems requests', 'counter', async () => [{ value: scraped.dynamoTransactItems }]),
+  );
+  registry.registerMetric(
+    computed('ledger_append_lease_takes_total', "Chain leases taken by a combining leader (a conditional update of the chain's head)", 'counter', async () => [
+      { value: scraped.leaseTakes },
+    ]),
+  );
+  registry.registerMetric(
+    computed('ledger_append_pending_reads_total', "A leader's reads of a chain's pending appends (one round of parallel Queries each)", 'counter', async () => [
+      { value: scraped.pendingReads },
+    ]),
+  );
   registry.registerMetric(
     computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [
       { value: scraped.conflicts },

@@ -46,7 +46,7 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
  * middleware on every client made here: every request, and the write transactions among them. /metrics
  * adds them up across instances; the bench divides them by the events appended.
  */
-export const dynamoRequestCounts = { requests: 0, transactWrites: 0 };
+export const dynamoRequestCounts = { requests: 0, transactWrites: 0, transactItems: 0 };
 
 let meter: CapacityMeter | undefined;
 let journal: ((items: unknown[]) => void) | undefined;
@@ -105,7 +105,10 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       dynamoRequestCounts.requests += 1;
-      if (context.commandName === 'TransactWriteItemsCommand') dynamoRequestCounts.transactWrites += 1;
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        dynamoRequestCounts.transactWrites += 1;
+        dynamoRequestCounts.transactItems += ((args.input as { TransactItems?: unknown[] }).TransactItems ?? []).length;
+      }
       return next(args);
     },
     { step: 'initialize', name: 'countDynamoRequests' },

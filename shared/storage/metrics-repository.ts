@@ -31,6 +31,9 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         cold_starts: delta.coldStarts,
         dynamo_requests: delta.dynamoRequests,
         dynamo_transact_writes: delta.dynamoTransactWrites,
+        dynamo_transact_items: delta.dynamoTransactItems,
+        lease_takes: delta.leaseTakes,
+        pending_reads: delta.pendingReads,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
         ...Object.fromEntries(Object.entries(delta.integrationErrors).map(([fn, n]) => [`${INTEGRATION_ERRORS}${fn}`, n])),
       };
@@ -73,6 +76,9 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             coldStarts: Number(item.cold_starts ?? 0),
             dynamoRequests: Number(item.dynamo_requests ?? 0),
             dynamoTransactWrites: Number(item.dynamo_transact_writes ?? 0),
+            dynamoTransactItems: Number(item.dynamo_transact_items ?? 0),
+            leaseTakes: Number(item.lease_takes ?? 0),
+            pendingReads: Number(item.pending_reads ?? 0),
             integrationErrors: Object.fromEntries(
               Object.entries(item)
                 .filter(([name]) => name.startsWith(INTEGRATION_ERRORS))

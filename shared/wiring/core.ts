@@ -201,7 +201,8 @@ export function createCore(settings: Readonly<Settings>): Core {
         shared: settings.SVC_METRICS_BACKEND === 'dynamodb' ? createSharedCounters(registry()) : undefined,
         flushMs: settings.SVC_METRICS_FLUSH_MS,
         // The appender exists only where chains are written; elsewhere there is nothing to count.
-        ledgerCounters: () => (ledgerRuntimeBuilt ? ledgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0, commits: 0 }),
+        ledgerCounters: () =>
+          ledgerRuntimeBuilt ? ledgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0 },
         dynamoCounters: () => dynamoRequestCounts,
         witnesses: settings.SVC_WITNESSES?.trim()
           ? () => createWitnessRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE }).summary()

@@ -84,7 +84,7 @@ describe('npm run bench -- --quick', () => {
       for (const v of report.verify_tiles)
         assert.ok(v.exit_code === 0 && v.blocks === report.verify.blocks && v.blocks_per_s > 0, `${v.name} verified the long chain`);
       const targets = report.targets.map((t: { name: string }) => t.name);
-      assert.equal(targets.length, 28, JSON.stringify(targets));
+      assert.equal(targets.length, 31, JSON.stringify(targets));
       // The verified client, priced on the long chain: one request more per read, its proof's bytes counted.
       const { read, append } = report.client;
       assert.equal(read.plain.requests_per_call, 1);
@@ -101,6 +101,17 @@ describe('npm run bench -- --quick', () => {
       for (const name of ['chain head', 'chain blocks', 'by-hash index']) assert.ok(classes.includes(name), `${name} in ${classes}`);
       assert.match(model.busiest_partition.key, /^ledger\|/);
       assert.ok(model.one_chain.events_per_s > 0 && model.service.length === 3);
+      // The latency bound: a commit's serial path counted from /metrics and priced at AWS latencies, the lower bound wins.
+      assert.ok(model.latency.per_commit.transactions > 0 && model.latency.per_commit.items_per_transaction > 1, JSON.stringify(model.latency));
+      assert.ok(model.latency.full.round_ms > 15 && model.latency.full.events_per_s > 0);
+      assert.equal(model.one_chain.events_per_s, Math.min(model.one_chain.write_unit_bound, model.one_chain.latency_bound));
+      // The price per million events, beside QLDB's.
+      assert.deepEqual(
+        report.prices.map((p: { work: string }) => p.work.split(' ')[0]),
+        ['single', 'batches', 'verified'],
+      );
+      assert.ok(report.prices.every((p: { total_on_demand: number }) => p.total_on_demand > 0));
+      assert.equal(report.qldb.length, 2);
       for (const t of report.targets) assert.equal(typeof t.met, 'boolean');
     } finally {
       removeDir(dir);

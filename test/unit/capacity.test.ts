@@ -8,7 +8,8 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter, applyUpdate, itemSize, tableShape } from '#shared/storage/capacity';
 import { createDynamoClient, meterDynamoRequests } from '#shared/storage/client';
 import { ledgerTableDefinition } from '#shared/storage/tables';
-import { capacityModel } from '../../bench/capacity.ts';
+import { capacityModel, latencyBound, transactionMs } from '../../bench/capacity.ts';
+import { priceRows, qldbRows } from '../../bench/prices.ts';
 
 const m = (o: Record<string, unknown>) => marshall(o) as Record<string, AttributeValue>;
 const meter = () => new CapacityMeter({ ledger: tableShape(ledgerTableDefinition('ledger')) });
@@ -163,7 +164,7 @@ describe('The capacity model of the bench', () => {
     // At full speed a commit carries 25 events: 5/25 + 0.4 = 0.6 WCU per event -> 1,667 events/s.
     assert.equal(head.ceiling_events_per_s, 1667);
     assert.equal(model.classes.find((c) => c.name === 'chain blocks')!.ceiling_events_per_s, 4000);
-    assert.deepEqual(model.one_chain, { events_per_s: 333, bound_by: 'pending appends' });
+    assert.deepEqual(model.one_chain, { events_per_s: 333, bound_by: 'pending appends', write_unit_bound: 333 });
     assert.equal(model.busiest_partition.key, 'ledger||CHAIN#a#0');
     assert.deepEqual(
       model.service.map((s) => s.events_per_s),
@@ -171,5 +172,51 @@ describe('The capacity model of the bench', () => {
       'metrics counters: 0.2 WCU per event over 32 partitions bind at 160,000 events/s',
     );
     assert.equal(model.table_quota_events_per_s, Math.round(40_000 / 7.9), 'the table’s own writes (each index has its own quota)');
+  });
+
+  it("bounds one chain by its serial commits too: a commit's requests at AWS latencies, the lower bound wins", () => {
+    assert.equal(transactionMs(1), 15);
+    assert.equal(transactionMs(100), 25);
+    assert.equal(transactionMs(50.5), 20);
+    // 100 events in 10 commits, each: one transaction of 26 items (head + 25 block/pending/receipt items over
+    // 10 events… as counted), a lease take and a pending read.
+    const serial = { events: 100, commits: 10, transactWrites: 10, transactItems: 260, leaseTakes: 10, pendingReads: 10 };
+    const bound = latencyBound(serial, 25);
+    assert.deepEqual(bound.per_commit, { transactions: 1, items_per_transaction: 26, lease_takes: 1, pending_reads: 1, events: 10 });
+    // measured: 15 + 10·25/99 ≈ 17.53 ms of transaction, + 2 × 5 ms = 27.5 ms a commit; 10 events each
+    assert.equal(bound.measured.round_ms, 27.5);
+    assert.equal(bound.measured.events_per_s, Math.round((1000 / (15 + 250 / 99 + 10)) * 10));
+    // full: 2.5 items per event × 25 + the head = 63.5 items: 15 + 10·62.5/99 ≈ 21.3 ms, + 10 = 31.3 ms; 25 events
+    assert.equal(bound.full.items_per_transaction, 63.5);
+    assert.equal(bound.full.round_ms, 31.3);
+    assert.equal(bound.full.events_per_s, Math.round((1000 / (15 + 625 / 99 + 10)) * 25));
+    assert.equal(bound.p99_append_ms, Math.round(10 + 2 * (15 + 625 / 99 + 10)));
+    const totals = { 'ledger||CHAIN#a#0': { wcu: 100, rcu: 0 } };
+    const model = capacityModel(totals, 100, 10, 0, settings, serial);
+    assert.equal(model.one_chain.write_unit_bound, 16_000, 'blocks: 1 WCU per event over 16 partitions');
+    assert.equal(model.one_chain.latency_bound, bound.full.events_per_s);
+    assert.equal(model.one_chain.events_per_s, bound.full.events_per_s, 'the lower of the two');
+    assert.equal(model.one_chain.bound_by, 'commit latency (serial commits)');
+  });
+
+  it('prices a million events from the units per event, and QLDB beside it', () => {
+    const serial = { events: 100, commits: 10, transactWrites: 10, transactItems: 260, leaseTakes: 10, pendingReads: 10 };
+    const model = capacityModel({ 'ledger||CHAIN#a#0': { wcu: 400, rcu: 100 } }, 100, 10, 0, settings, serial);
+    const [single, batch, read] = priceRows(model, 100, { requests: 2, rcu: 18, ms: 12 });
+    // 4 WCU and 1 RCU per event on demand: 4 × $0.625 + 1 × $0.125 per million.
+    assert.equal(single!.dynamodb_on_demand, 2.63);
+    // provisioned at 70 %: (4 × 0.00065 + 1 × 0.00013) × 10^6 / 3,600 / 0.7
+    assert.equal(single!.dynamodb_provisioned, Math.round((((4 * 0.00065 + 0.00013) * 1e6) / 3600 / 0.7) * 100) / 100);
+    assert.equal(single!.api_gateway, 1);
+    assert.equal(batch!.api_gateway, 0.01, 'one request for 100 events');
+    assert.equal(read!.api_gateway, 2, 'two requests per verified read');
+    assert.ok(Math.abs(single!.total_on_demand - (single!.dynamodb_on_demand + single!.lambda + single!.api_gateway)) <= 0.011, 'the total of its parts');
+    assert.deepEqual(
+      qldbRows().map((q) => [q.low, q.high]),
+      [
+        [0.84, 3.07],
+        [0.27, 0.54],
+      ],
+    );
   });
 });
