@@ -218,14 +218,14 @@ export class InstancePool {
     });
     child.unref();
     (child as unknown as { channel?: { unref(): void } }).channel?.unref();
-    let exited: Promise<unknown> | undefined;
     const gone = new Promise((resolve) => child.once('exit', resolve));
     return {
       post: (invocation) => child.send(invocation),
       on: (event, listener) => void child.on(event, listener as (...args: unknown[]) => void),
+      // Resolves once it has exited (at once if it had already).
       terminate: () => {
-        exited ??= child.exitCode === null && child.signalCode === null && child.kill('SIGKILL') ? gone : Promise.resolve();
-        return exited;
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        return gone;
       },
     };
   }

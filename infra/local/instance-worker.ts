@@ -29,8 +29,8 @@ export type InstanceMessage =
   | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; error: { name: string; message: string; stack?: string } };
 
-/** The variable a child-process instance finds its InstanceData in (a worker thread gets it as workerData). */
-export const INSTANCE_DATA_VARIABLE = 'LOCAL_LAMBDA_INSTANCE_DATA';
+/** The variable a child-process instance finds its InstanceData in (a worker thread gets it as workerData; the pool names it too). */
+const INSTANCE_DATA_VARIABLE = 'LOCAL_LAMBDA_INSTANCE_DATA';
 
 /** The pool's end: the thread's port, or the child process's IPC channel. */
 const port: { postMessage(message: InstanceMessage): void; on(event: 'message', listener: (invocation: Invocation) => void): void } = parentPort ?? {

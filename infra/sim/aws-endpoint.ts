@@ -27,8 +27,12 @@ export interface AwsEndpoint {
   url: string;
   /** Authorizes and records a call made elsewhere (the management API, Lambda's own log writes). */
   record(call: AwsCall): Promise<Decision>;
-  calls(): RecordedCall[];
   close(): Promise<void>;
+}
+
+/** AccessDeniedException's message, as AWS words it. */
+export function denialMessage(session: string, call: { action: string; resource: string }): string {
+  return `User: ${session} is not authorized to perform: ${call.action} on resource: ${call.resource} because no identity-based policy allows the ${call.action} action`;
 }
 
 /** The access key id in a SigV4 Authorization header (`Credential=<id>/<date>/<region>/<service>/aws4_request`). */
@@ -125,10 +129,10 @@ export async function startAwsEndpoint(options: {
     res.writeHead(status, { 'content-type': type });
     res.end(JSON.stringify(body));
   };
-  const denied = (fn: string, call: { action: string; resource: string }) =>
-    `User: ${options.sessionOf(fn)} is not authorized to perform: ${call.action} on resource: ${call.resource} because no identity-based policy allows the ${call.action} action`;
+  const denied = (fn: string, call: { action: string; resource: string }) => denialMessage(options.sessionOf(fn), call);
 
-  function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, operation: string): void {
+  /** Passes a DynamoDB request on to DynamoDB Local; `input` is its body, parsed. */
+  function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, input: { StreamArn?: string; ShardIterator?: string }, operation: string): void {
     const target = new URL(options.dynamoEndpoint);
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
@@ -141,11 +145,10 @@ export async function startAwsEndpoint(options: {
           if ((operation === 'GetShardIterator' || operation === 'GetRecords') && answer.statusCode === 200) {
             try {
               const parsed = JSON.parse(out.toString('utf8')) as { ShardIterator?: string; NextShardIterator?: string };
-              const sent = JSON.parse(body.toString('utf8')) as { StreamArn?: string; ShardIterator?: string };
-              const from = sent.StreamArn ? stream(sent.StreamArn) : iterators.get(sent.ShardIterator ?? '');
+              const from = input.StreamArn ? stream(input.StreamArn) : iterators.get(input.ShardIterator ?? '');
               const next = parsed.ShardIterator ?? parsed.NextShardIterator;
               if (from && next) iterators.set(next, from);
-              if (sent.ShardIterator) iterators.delete(sent.ShardIterator);
+              if (input.ShardIterator) iterators.delete(input.ShardIterator);
             } catch {
               // not JSON: passed on as it is
             }
@@ -177,20 +180,13 @@ export async function startAwsEndpoint(options: {
       const input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, any>) : {};
 
       if (service === 'TrentService') {
-        let resource: string;
+        const kmsJson = 'application/x-amz-json-1.1';
         try {
-          resource = options.kms.keyOf(operation, input);
+          const call = { function: fn, action: `kms:${operation}`, resource: options.kms.keyOf(operation, input) };
+          if (!(await record(call)).allowed) return json(res, 400, { __type: 'AccessDeniedException', message: denied(fn, call) }, kmsJson);
+          return json(res, 200, options.kms.answer(operation, input), kmsJson);
         } catch (error) {
-          if (error instanceof KmsError) return json(res, 400, { __type: error.type, message: error.message }, 'application/x-amz-json-1.1');
-          throw error;
-        }
-        const call = { function: fn, action: `kms:${operation}`, resource };
-        const decision = await record(call);
-        if (!decision.allowed) return json(res, 400, { __type: 'AccessDeniedException', message: denied(fn, call) }, 'application/x-amz-json-1.1');
-        try {
-          return json(res, 200, options.kms.answer(operation, input), 'application/x-amz-json-1.1');
-        } catch (error) {
-          if (error instanceof KmsError) return json(res, 400, { __type: error.type, message: error.message }, 'application/x-amz-json-1.1');
+          if (error instanceof KmsError) return json(res, 400, { __type: error.type, message: error.message }, kmsJson);
           throw error;
         }
       }
@@ -212,7 +208,7 @@ export async function startAwsEndpoint(options: {
         const decisions = await Promise.all(calls.map((call) => record({ function: fn, ...call })));
         const refused = calls.find((_, i) => !decisions[i]!.allowed);
         if (refused) return json(res, 400, { __type: 'com.amazon.coral.service#AccessDeniedException', Message: denied(fn, refused) });
-        return forward(req, res, body, operation);
+        return forward(req, res, body, input, operation);
       }
       return json(res, 400, {
         __type: 'UnknownOperationException',
@@ -227,7 +223,6 @@ export async function startAwsEndpoint(options: {
   return {
     url: `http://${options.host}:${port}`,
     record,
-    calls: () => [...recorded.values()],
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

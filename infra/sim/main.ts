@@ -46,7 +46,7 @@ import { freePort, isPortFree } from '../local/ports.ts';
 import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
 import { serveWebSocketApi } from '../local/websocket.ts';
 import { ensureAssembly } from './assembly.ts';
-import { accessKeyOf as awsAccessKeyOf, startAwsEndpoint } from './aws-endpoint.ts';
+import { accessKeyOf as awsAccessKeyOf, denialMessage, startAwsEndpoint } from './aws-endpoint.ts';
 import { createLocalKms } from './local-kms.ts';
 import { createPermissionChecker, sessionOf } from './permissions.ts';
 import { type NodeChoice, RuntimeChoiceError, chooseNode, templateNodeMajor } from './runtime.ts';
@@ -308,7 +308,7 @@ async function main(): Promise<void> {
       }
       void aws.record({ function: fn, action: 'execute-api:ManageConnections', resource }).then((decision) => {
         if (decision.allowed) manage?.(req, res);
-        else refuse(`User: ${sessionOfFunction(fn)} is not authorized to perform: execute-api:ManageConnections on resource: ${resource}`);
+        else refuse(denialMessage(sessionOfFunction(fn), { action: 'execute-api:ManageConnections', resource }));
       });
       return true;
     };

@@ -43,8 +43,6 @@ export interface LocalMapping {
   managementUrl: string;
 }
 
-type Value = string;
-
 /** The account every ARN of the sim names. */
 export const SIM_ACCOUNT = '000000000000';
 
@@ -171,7 +169,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
   const wsStageName = wsStage ? String(wsStage[1].Properties?.StageName ?? '$default') : undefined;
 
   /** Evaluates an intrinsic-bearing value; `where` names the resource for errors. */
-  function resolve(value: Json, where: string): Value {
+  function resolve(value: Json, where: string): string {
     if (typeof value === 'string') return value;
     if (typeof value === 'number' || typeof value === 'boolean') return String(value);
     if (value === null || Array.isArray(value)) throw new SimTemplateError(where, `cannot use ${JSON.stringify(value)} as a value`);
@@ -200,7 +198,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     throw new SimTemplateError(where, `uses ${fn ?? 'an empty object'}, which the simulator does not evaluate`);
   }
 
-  function ref(name: string, where: string): Value {
+  function ref(name: string, where: string): string {
     switch (name) {
       case 'AWS::Region':
         return mapping.region;
@@ -241,7 +239,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     throw new SimTemplateError(where, `refers to ${name} (${resource.Type}), whose Ref the simulator does not resolve`);
   }
 
-  function getAtt(id: string, attribute: string, where: string): Value {
+  function getAtt(id: string, attribute: string, where: string): string {
     const resource = of(id, where);
     if (TABLE_TYPES.has(resource.Type) && (attribute === 'Arn' || attribute === 'StreamArn')) {
       const table = ref(id, where) as string;
@@ -287,13 +285,10 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     return value;
   }
 
-  const functionIdOfArn = (arn: Value, where: string): string => {
-    const match =
-      typeof arn === 'string'
-        ? (/^arn:aws:lambda:[^:]+:\d+:function:([^/:]+)$/.exec(arn) ?? /functions\/arn:aws:lambda:[^:]+:\d+:function:([^/:]+)\/invocations$/.exec(arn))
-        : null;
+  const functionIdOfArn = (arn: string, where: string): string => {
+    const match = /^arn:aws:lambda:[^:]+:\d+:function:([^/:]+)$/.exec(arn) ?? /functions\/arn:aws:lambda:[^:]+:\d+:function:([^/:]+)\/invocations$/.exec(arn);
     if (!match || resources[match[1]!]?.Type !== 'AWS::Lambda::Function')
-      throw new SimTemplateError(where, `targets ${String(arn)}, which is not a Lambda function of this template`);
+      throw new SimTemplateError(where, `targets ${arn}, which is not a Lambda function of this template`);
     return match[1]!;
   };
 
@@ -306,7 +301,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     // CDK's own helper functions (custom resources with inline code) are not the service's.
     if (code?.ZipFile !== undefined) continue;
     const key = code?.S3Key === undefined ? undefined : resolve(code.S3Key, id);
-    const codeDir = typeof key === 'string' ? assets[key] : undefined;
+    const codeDir = key === undefined ? undefined : assets[key];
     if (!codeDir) throw new SimTemplateError(id, `its code (${String(key)}) is not an asset of the assembly`);
     const handler = String(p.Handler ?? '');
     const dot = handler.lastIndexOf('.');
@@ -357,7 +352,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
   // -- API routes
   const integrationFunction = (target: Json | undefined, routeId: string): string => {
     const resolved = target === undefined ? undefined : resolve(target, routeId);
-    const integrationId = typeof resolved === 'string' ? /^integrations\/(.+)$/.exec(resolved)?.[1] : undefined;
+    const integrationId = resolved === undefined ? undefined : /^integrations\/(.+)$/.exec(resolved)?.[1];
     if (!integrationId) throw new SimTemplateError(routeId, `has no integrations/<id> target (${String(resolved)})`);
     const integration = of(integrationId, routeId);
     if (integration.Type !== 'AWS::ApiGatewayV2::Integration')
@@ -399,8 +394,8 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
     const p = resource.Properties ?? {};
     const source = resolve(p.EventSourceArn!, id);
-    const table = typeof source === 'string' ? /^arn:aws:dynamodb:[^:]+:\d+:table\/([^/]+)\/stream\//.exec(source)?.[1] : undefined;
-    if (!table) throw new SimTemplateError(id, `reads ${String(source)}; the simulator feeds DynamoDB streams only`);
+    const table = /^arn:aws:dynamodb:[^:]+:\d+:table\/([^/]+)\/stream\//.exec(source)?.[1];
+    if (!table) throw new SimTemplateError(id, `reads ${source}; the simulator feeds DynamoDB streams only`);
     const functionId = functionIdOfArn(`arn:aws:lambda:${mapping.region}:000000000000:function:${resolve(p.FunctionName!, id) as string}`, id);
     streams.push({ logicalId: id, table, functionId, batchSize: Number(p.BatchSize ?? 100) });
   }

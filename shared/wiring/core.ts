@@ -27,7 +27,7 @@ import { createPersonalData, createSubjectKeys } from '../subjects/subjects.ts';
 import { createSubjectRepository } from '../storage/subject-repository.ts';
 import type { LedgerRepository } from '../ledger/repository.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
-import { type CloudWatchMetrics, createCloudWatchMetrics } from '../metrics/cloudwatch.ts';
+import { createCloudWatchMetrics } from '../metrics/cloudwatch.ts';
 import type { KeyProvider } from '../offchain/key-providers.ts';
 import type { OffchainParts } from './offchain.ts';
 import { createApiKeyRepository } from '../storage/api-key-repository.ts';
@@ -234,16 +234,9 @@ export function createCore(settings: Readonly<Settings>): Core {
     edge: {
       settings,
       metrics,
+      // Made once per function group, as each group's handler is built once.
       cloudWatch: settings.SVC_CLOUDWATCH_METRICS_NAMESPACE
-        ? (() => {
-            const byGroup = new Map<string, CloudWatchMetrics>();
-            return (group: string) => {
-              let metrics = byGroup.get(group);
-              if (!metrics)
-                byGroup.set(group, (metrics = createCloudWatchMetrics({ namespace: settings.SVC_CLOUDWATCH_METRICS_NAMESPACE, functionGroup: group })));
-              return metrics;
-            };
-          })()
+        ? (group: string) => createCloudWatchMetrics({ namespace: settings.SVC_CLOUDWATCH_METRICS_NAMESPACE, functionGroup: group })
         : undefined,
       // Requests per key (per source IP without one) and minute.
       rateLimiter: once(() => limiter(settings.SVC_RATE_LIMIT_RPM, 'rlflx')),
