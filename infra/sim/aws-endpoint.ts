@@ -96,6 +96,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 export async function startAwsEndpoint(options: {
   host: string;
+  /** Its port: one the caller has promised to nothing else (0, the OS's choice, could be a port promised elsewhere). */
+  port: number;
   region: string;
   /** DynamoDB Local, where DynamoDB and Streams requests go on to. */
   dynamoEndpoint: string;
@@ -218,7 +220,10 @@ export async function startAwsEndpoint(options: {
       if (!res.headersSent) json(res, 500, { __type: 'InternalFailure', Message: (error as Error).message });
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, options.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host}:${port}`,

@@ -208,6 +208,8 @@ async function main(): Promise<void> {
   const sessionOfFunction = (id: string) => sessionOf(model.roles[model.functions[id]!.roleId]!.arn, id);
   const aws = await startAwsEndpoint({
     host: '127.0.0.1',
+    // Not a port already promised to the gateway, the IPFS node or DynamoDB Local, which may not listen yet.
+    port: await freePort([port, ipfsPort, Number(new URL(dynamo.endpoint).port)]),
     region,
     dynamoEndpoint: dynamo.endpoint,
     kms: createLocalKms({ keyFile: join(dataDir, 'kms-root.key'), keys: model.keys.map((k) => k.arn) }),
