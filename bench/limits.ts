@@ -1,14 +1,19 @@
 /**
  * The limits: what DynamoDB Local does with no service in front of it. Appends are the exact
- * conditional transaction the service commits (head update on the expected index + block put, through
- * the repository), one block at a time; reads are a bare GetItem and the entity-index Query of a trace.
+ * conditional transaction a lone writer commits (the head updated on the expected index and cursor, the
+ * blocks' records put, through the repository; the head's metadata written to a segment when it fills),
+ * one block at a time; reads are a bare GetItem of a record and the entity-index Query of a trace.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { buildBlocks } from '#shared/ledger/appender';
+import { type BlockMeta, type MetaRun, packedSize } from '#shared/ledger/block-meta';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { extendTree } from '#shared/ledger/tree';
-import { BLOCK_SHARDS, blockPk, blockSk } from '#shared/storage/keys';
+import { blockSk, recordPk } from '#shared/storage/keys';
 import type { ChainHead } from '#shared/ledger/types';
+
+/** As the appender keeps a small round's metadata on the head (shared/ledger/appender.ts). */
+const INLINE_BYTES = 520;
 
 export interface LoopResult {
   ops: number;
@@ -82,36 +87,65 @@ export class RawWriter {
         ],
       };
     });
-    const blocks = buildBlocks(this.head.chainName, this.head, drafts, () => Date.now() / 1000);
+    const timestamp = Math.round(Date.now()) / 1000;
+    const blocks = buildBlocks(this.head.chainName, this.head, drafts, () => timestamp);
     const tree = extendTree(
       this.head.frontier!,
       this.head.headIndex + 1,
       blocks.map((b) => b.hash),
     );
-    const result = await this.repository.commitBlocks({
+    const metas: BlockMeta[] = blocks.map((b, i) => ({ index: b.index, hash: b.hash, timestamp, nodes: tree.treeNodes[i]!, ref: null, position: 0 }));
+    // The head's metadata goes to a segment before it is replaced (as the appender does), unless these blocks join it.
+    const recentNow = this.head.recent;
+    let tail = recentNow && 'run' in recentNow ? recentNow.run : undefined;
+    if (recentNow && (!tail || packedSize([...tail.blocks, ...metas]) > INLINE_BYTES)) {
+      const flushed = tail ?? (await this.repository.getRound(this.head.chainName, (recentNow as { round: { id: string } }).round.id));
+      if (flushed) await this.repository.writeSegment(this.head.chainName, flushed);
+      tail = undefined;
+    }
+    const run: MetaRun = tail ? { prev: tail.prev, blocks: [...tail.blocks, ...metas] } : { prev: this.head.headHash, blocks: metas };
+    const last = blocks[blocks.length - 1]!;
+    if (packedSize(run.blocks) > INLINE_BYTES) {
+      const id = `raw-${this.n}`;
+      await this.repository.putRound(this.head.chainName, id, run, Math.floor(Date.now() / 1000) + 3600);
+    }
+    const recent = packedSize(run.blocks) > INLINE_BYTES ? { round: { id: `raw-${this.n}`, first: run.blocks[0]!.index, last: last.index } } : { run };
+    const result = await this.repository.commitRound({
       chainName: this.head.chainName,
       writerId: this.writerId,
       nowMs: Date.now(),
       expectedHeadIndex: this.head.headIndex,
+      expectedCursor: this.head.cursor ?? '',
+      mode: { direct: true },
       blocks,
-      treeNodes: tree.treeNodes,
       frontier: tree.frontier,
+      recent,
+      cursor: this.head.cursor ?? '',
+      materialized: last.index,
+      records: blocks,
     });
     if (result.status !== 'committed') {
       const fresh = await this.repository.getHead(this.head.chainName);
       if (fresh) this.head = fresh;
       return false;
     }
-    const last = blocks[blocks.length - 1]!;
-    this.head = { ...this.head, headIndex: last.index, headHash: last.hash, frontier: tree.frontier, eventCount: this.head.eventCount + count };
+    this.head = {
+      ...this.head,
+      headIndex: last.index,
+      headHash: last.hash,
+      frontier: tree.frontier,
+      eventCount: this.head.eventCount + count,
+      recent,
+      materialized: last.index,
+    };
     return true;
   }
 }
 
-/** One bare GetItem of a block's body, as the service's read by index does. */
-export async function getItem(client: DynamoDBDocumentClient, table: string, chain: string, index: number): Promise<boolean> {
+/** One bare GetItem of a block's record (its hash and index known), as the service's read by index ends. */
+export async function getItem(client: DynamoDBDocumentClient, table: string, block: { hash: string; index: number }): Promise<boolean> {
   const out = await client.send(
-    new GetCommand({ TableName: table, Key: { pk: blockPk(chain, index, BLOCK_SHARDS), sk: blockSk(index) }, ProjectionExpression: 'block_json' }),
+    new GetCommand({ TableName: table, Key: { pk: recordPk(block.hash), sk: blockSk(block.index) }, ProjectionExpression: 'block_json' }),
   );
   return out.Item !== undefined;
 }

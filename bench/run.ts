@@ -364,7 +364,8 @@ async function main(): Promise<void> {
     await mustCreate(stack, 'warmup');
     const warm = await RawWriter.open(repository, 'warmup');
     await runFor(WARMUP_MS / 2, 1, () => warm.append());
-    await runFor(WARMUP_MS / 4, 8, () => getItem(client, 'ledger', 'warmup', 1));
+    const warmBlock = { index: 1, hash: (await repository.listBlockHashes('warmup', 1))[1]! };
+    await runFor(WARMUP_MS / 4, 8, () => getItem(client, 'ledger', warmBlock));
     await Promise.all([
       cannonAppends(stack, 'warmup', 8, WARMUP_MS / 4),
       autocannon({ url: `${stack.url}/api/v1/chains/warmup/blocks/1`, connections: 4, duration: WARMUP_MS / 4000 }),
@@ -394,11 +395,16 @@ async function main(): Promise<void> {
       await reads.append(Math.min(BATCH_EVENTS, READ_CHAIN_BLOCKS - done));
       setDetail(`${Math.min(done + BATCH_EVENTS, READ_CHAIN_BLOCKS)}/${READ_CHAIN_BLOCKS} blocks`);
     }
+    const readHashes = await repository.listBlockHashes('reads', READ_CHAIN_BLOCKS);
     const randomIndex = () => 1 + Math.floor(Math.random() * READ_CHAIN_BLOCKS);
+    const randomBlock = () => {
+      const index = randomIndex();
+      return { index, hash: readHashes[index]! };
+    };
     const randomEntity = () => RawWriter.entity('reads', Math.floor(Math.random() * 64));
 
     progress('limit: raw GetItem');
-    const [loopG, useG] = await measure(() => runFor(SCENARIO_MS, READ_CONNECTIONS, () => getItem(client, 'ledger', 'reads', randomIndex())));
+    const [loopG, useG] = await measure(() => runFor(SCENARIO_MS, READ_CONNECTIONS, () => getItem(client, 'ledger', randomBlock())));
     const rawGet = fromLoop('raw GetItem (block by index)', 'reads/s', READ_CONNECTIONS, loopG, useG);
     figures.push(rawGet);
 

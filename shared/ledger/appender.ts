@@ -1,38 +1,41 @@
 /**
- * Appending keeps every chain linear, and combines appends into few transactions, within one process
- * and across instances (Lambda runs one request per instance, so requests never meet in a process).
+ * Appending keeps every chain linear, and combines appends into few commits, within one process and
+ * across instances (Lambda runs one request per instance, so requests never meet in a process).
+ * docs/appending.md tells the whole protocol and why; in short:
  *
- * Within a process: one queue per chain; whatever waits while a commit is in flight goes into the next
- * commit together (group commit): each event still closes its own block.
- *
- * Across instances, through DynamoDB (flat combining with a lease):
- * - A writer first tries to take the chain's combining lease (a conditional update of the head item,
- *   which also hands it the head). With the lease it *leads*: it reads the chain's pending appends,
- *   builds its own blocks and theirs on the head, and commits them all in one transaction that moves the
- *   head, removes each pending append it sealed and writes its receipt. It goes on while appends are
- *   pending (for a bounded time), then gives the lease back in its last commit and looks once more, so
- *   an append written meanwhile is never left without a leader.
- * - A writer that finds the lease taken *follows*: it writes its drafts as a pending append, and reads
- *   its receipt until the leader has sealed it. If none has by the time the lease expires (a leader
- *   that crashed), it takes the lease itself. At its deadline it withdraws its append: if that fails,
- *   the append was sealed, and its receipt is the answer.
- * Every transaction is conditional on the head it was built on and on each pending append still being
- * there, so an append is sealed at most once and the chain never forks; an acknowledged event is in
- * exactly one block. A commit whose outcome is unknown (a timeout) is settled by reading the head.
+ * - Within a process: one queue per chain; whatever waits while a commit is in flight goes together.
+ * - A writer that finds the chain's lease free takes it and *leads*: it puts its own drafts as a pending
+ *   append just above the chain's cursor, reads the pending appends others wrote (above the cursor, old
+ *   enough to have landed), builds the blocks on the head and commits them with one conditional write of
+ *   the head (their metadata on it; their bodies stay in the pending appends), moving the cursor past
+ *   every append it sealed. Then it writes the blocks' records and their metadata segment, and gives the
+ *   lease back saying so. It may go on for more rounds while appends wait (a bounded time).
+ * - A writer that finds the lease taken *follows*: it writes a pending append and reads the chain's new
+ *   segments until one names it (written only after the records: its block is readable when it answers).
+ * - Sealed exactly once: a leader seals only appends above the cursor and its commit, conditional on the
+ *   cursor it read, moves the cursor past them. An append that landed below the cursor after the leader
+ *   read (a slow write) was skipped: its writer sees that on the head and writes it again. At its deadline
+ *   a follower moves the cursor past its own append (withdraws it), so it cannot land after a 503.
+ * - A lone writer (the last commit it knows of was its own) commits straight on the head it remembers:
+ *   one transaction with its blocks' records.
+ * - A leader that died between its commit and its records leaves its blocks' metadata on the head and its
+ *   lease to expire: the next holder writes the records from the pending appends first.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { remainingMs, withGrace } from '../deadline.ts';
 import { ChainContendedError, ChainNotFoundError, DeadlineExceededError } from '../errors.ts';
 import {
-  pendingSk,
-  type BlockCommit,
-  type CommitResult,
-  type LedgerRepository,
-  type PendingAppend,
+  type BlockMeta,
+  completedNodeCount,
+  type MetaRun,
+  nextPendingSk,
+  packedSize,
   type PendingRef,
-  type ProofRecord,
-  type Receipt,
-} from './repository.ts';
+  pendingSk,
+  pendingSkMs,
+  type SealEntry,
+} from './block-meta.ts';
+import type { CommitResult, LedgerRepository, PendingAppend, ProofRecord, Recent, RoundCommit } from './repository.ts';
 import {
   AtomicLimitError,
   type BlockDraft,
@@ -65,20 +68,24 @@ export class ProofSupersededError extends Error {
 
 export interface AppenderOptions {
   maxAttempts: number;
-  /** Most blocks in one transaction (DynamoDB allows 100 items: blocks + head + proof records + pending). */
+  /** Most blocks one round commits. */
   batchMax: number;
   /**
    * Most partitions a chain's pending appends spread over. A chain starts with one; a leader that finds
-   * PENDING_PER_SHARD or more waiting per shard doubles the chain's shards, recorded on its head (more:
-   * more appends per second on one chain; each is one query per combining round).
+   * PENDING_PER_SHARD or more waiting per shard doubles the chain's shards, recorded on its head.
    */
   pendingShards?: number;
   /** How long the combining lease lasts without a commit: the longest a crashed leader holds others up. */
   leaseMs?: number;
-  /** How long a leader goes on sealing others' appends before it answers its own caller. */
+  /** How long a leader goes on with more rounds (while appends wait) before it answers its own caller. */
   maxLeadMs?: number;
   /** How long a follower waits for its append to be sealed before withdrawing it (then 503). */
   waitMs?: number;
+  /**
+   * How old a pending append must be before a leader seals it: writes still on their way with older keys
+   * would otherwise land below the cursor and have to be written again.
+   */
+  settleMs?: number;
   /** Seconds since the epoch, millisecond precision. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -88,21 +95,26 @@ export interface AppenderOptions {
 export interface AppenderCounters {
   blocksAppended: number;
   eventsAppended: number;
+  /** Commits of the head that landed (rounds of a leader, and direct commits). */
   commits: number;
   conflicts: number;
-  /** Appends this instance handed to another instance's combiner. */
+  /** Appends this instance handed to another instance's leader. */
   followed: number;
   /** Leases this instance took (each a request on the chain's serial path before its commits). */
   leaseTakes: number;
   /** Reads of the pending appends a leader made (each one round of parallel Queries before a commit). */
   pendingReads: number;
+  /** Writes on a round's serial path besides its commit: the round item, the records, the segment, the head's release. */
+  roundWrites: number;
+  /** Pending appends written again because they landed below the cursor (after a leader read past them). */
+  rewrites: number;
+  /** Rounds whose leader died before writing their records, finished by this instance. */
+  recoveries: number;
 }
 
-/** One caller's blocks: committed together in one transaction, never split across two. */
+/** One caller's blocks: committed together, never split across two commits. */
 interface Pending {
   drafts: BlockDraft[];
-  /** Transaction items the drafts take: one per block, one more per proof record. */
-  items: number;
   bytes: number;
   resolve(blocks: Block[]): void;
   reject(error: unknown): void;
@@ -124,35 +136,42 @@ interface ChainWeather {
   /** When another writer was last seen on this chain (a lease, a pending append, a moved head), epoch ms. */
   othersSeenMs: number;
   /** The chain's pending shards as its head last said (they only grow). */
-  pendingShards?: number;
+  pendingShards: number;
+  /** The newest head index and cursor seen. */
+  headIndex: number;
+  cursor: string;
 }
 
 /** A writer that has seen no other on a chain for this long commits straight on the head it remembers. */
 const ALONE_AFTER_MS = 2_000;
 
-/** One unit a leader commits: a caller's blocks, its own or from a pending append. */
+/** One unit a leader commits: a caller's drafts in one pending append (its own, or another instance's). */
 interface Unit {
   drafts: BlockDraft[];
-  /** The pending append it came from; undefined for the leader's own drafts. */
-  ref?: PendingRef;
+  ref: PendingRef;
+  /** The leader's own unit written with the commit as records (too large for a pending append). */
+  inline?: boolean;
 }
 
-/** A pending append is one item (400 KB at most) and takes two transaction items (removal, receipt) besides its blocks. */
+/** A pending append is one item (400 KB at most). */
 const MAX_PENDING_BYTES = 350_000;
-const MAX_PENDING_BLOCKS = MAX_TRANSACTION_ITEMS - 3;
+/** Bytes of drafts one round holds (in the leader's memory, then its record writes). */
+const MAX_ROUND_BYTES = 4_000_000;
 /** Pending appends found per shard in one round at which a leader doubles the chain's shards. */
 const PENDING_PER_SHARD = 8;
 /** Pending appends read per round and shard. */
-const PENDING_READ_LIMIT = 50;
-/** Receipts and unclaimed pending appends expire (TTL) after this long. */
+const PENDING_READ_LIMIT = 100;
+/** Pending appends and large rounds' metadata expire (TTL) after this long. */
 const PENDING_TTL_SECONDS = 3600;
+/** A round's metadata goes on the head when it packs into this many bytes (the head stays under 1 KB); else into a round item. */
+const INLINE_BYTES = 520;
 
 /**
  * Kept back from the invocation's deadline (shared/deadline.ts): an append that has not landed by then is
  * withdrawn with time left to do it, so a caller told 503 never has its event land later.
  */
 const WITHDRAW_RESERVE_MS = 1_000;
-/** A leader starts no new commit round with less time left than this (one round is one transaction). */
+/** A leader starts no new round with less time left than this (a round is a few requests). */
 const ROUND_RESERVE_MS = 1_000;
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
@@ -160,14 +179,27 @@ const BACKOFF_CAP_MS = 250;
 const defaultNow = () => Date.now() / 1000;
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** The reason a refused pending append's receipt gives, and the error its writer answers with. */
+/** The reason a refused pending append's refusal gives, and the error its writer answers with. */
 const PROOF_SUPERSEDED = 'proof-superseded';
 const CLAIM_LOST = 'idempotency-claim-lost';
 
+const refKey = (ref: PendingRef) => `${ref.shard}|${ref.sk}`;
+
 export class ChainAppender {
-  /** Names this instance in leases and pending appends. */
+  /** Names this instance in leases. */
   readonly writerId = randomUUID();
-  readonly counters: AppenderCounters = { blocksAppended: 0, eventsAppended: 0, commits: 0, conflicts: 0, followed: 0, leaseTakes: 0, pendingReads: 0 };
+  readonly counters: AppenderCounters = {
+    blocksAppended: 0,
+    eventsAppended: 0,
+    commits: 0,
+    conflicts: 0,
+    followed: 0,
+    leaseTakes: 0,
+    pendingReads: 0,
+    roundWrites: 0,
+    rewrites: 0,
+    recoveries: 0,
+  };
   private readonly queues = new Map<string, ChainQueue>();
   private readonly weather = new Map<string, ChainWeather>();
   private readonly now: () => number;
@@ -177,6 +209,7 @@ export class ChainAppender {
   private readonly leaseMs: number;
   private readonly maxLeadMs: number;
   private readonly waitMs: number;
+  private readonly settleMs: number;
 
   constructor(
     private readonly repository: LedgerRepository,
@@ -189,6 +222,7 @@ export class ChainAppender {
     this.leaseMs = options.leaseMs ?? 1_000;
     this.maxLeadMs = options.maxLeadMs ?? 0;
     this.waitMs = options.waitMs ?? 10_000;
+    this.settleMs = options.settleMs ?? 10;
   }
 
   /** Appends one block to a chain; resolves with the committed block. */
@@ -198,8 +232,8 @@ export class ChainAppender {
   }
 
   /**
-   * Appends consecutive blocks to a chain in one transaction: all of them commit, or none. Other
-   * callers' blocks may share the transaction, but never come between these. Resolves in order.
+   * Appends consecutive blocks to a chain in one commit: all of them land, or none. Other callers'
+   * blocks may share the commit, but never come between these. Resolves in order.
    */
   appendAll(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
     const items = transactionItems(drafts);
@@ -223,7 +257,7 @@ export class ChainAppender {
       this.queues.set(chainName, queue);
     }
     const target = queue;
-    const promise = new Promise<Block[]>((resolve, reject) => target.pending.push({ drafts, items, bytes, resolve, reject }));
+    const promise = new Promise<Block[]>((resolve, reject) => target.pending.push({ drafts, bytes, resolve, reject }));
     if (!queue.running) void this.drain(chainName, queue);
     return promise;
   }
@@ -254,6 +288,7 @@ export class ChainAppender {
     }
   }
 
+  /** Callers waiting in this process that go together: one unit, as long as it fits one commit. */
   private takeBatch(queue: ChainQueue): Pending[] {
     const batch: Pending[] = [];
     let items = 1; // the head update
@@ -266,8 +301,8 @@ export class ChainAppender {
       // while they anchor no Sub-Chain the batch already anchors (see anchorsAgain).
       if (
         batch.length > 0 &&
-        (blocks + next.drafts.length > this.options.batchMax ||
-          items + next.items > MAX_TRANSACTION_ITEMS ||
+        (blocks + next.drafts.length > Math.min(this.options.batchMax, MAX_ATOMIC_BLOCKS) ||
+          items + transactionItems(next.drafts) > MAX_TRANSACTION_ITEMS ||
           bytes + next.bytes > MAX_BATCH_BYTES ||
           anchorsAgain(anchored, next.drafts))
       ) {
@@ -275,7 +310,7 @@ export class ChainAppender {
       }
       for (const chain of anchoredChains(next.drafts)) anchored.add(chain);
       batch.push(queue.pending.shift()!);
-      items += next.items;
+      items += transactionItems(next.drafts);
       bytes += next.bytes;
       blocks += next.drafts.length;
     }
@@ -294,21 +329,33 @@ export class ChainAppender {
   private weatherOf(chainName: string): ChainWeather {
     let w = this.weather.get(chainName);
     if (!w) {
-      w = { othersLeadUntilMs: 0, sealMs: 10, othersSeenMs: 0 };
+      w = { othersLeadUntilMs: 0, sealMs: 10, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '' };
       this.weather.set(chainName, w);
       if (this.weather.size > 10_000) this.weather.delete(this.weather.keys().next().value!);
     }
     return w;
   }
 
-  /** Commits one unit of drafts (this instance's batch) and answers its blocks: leading, or following. */
+  /** Notes what a head read says about the chain. */
+  private saw(chainName: string, head: ChainHead): void {
+    const w = this.weatherOf(chainName);
+    if (head.headIndex > w.headIndex) w.headIndex = head.headIndex;
+    if ((head.cursor ?? '') > w.cursor) w.cursor = head.cursor ?? '';
+    w.pendingShards = Math.max(w.pendingShards, head.pendingShards ?? 1);
+    if (head.turnHolder && head.turnHolder !== this.writerId && (head.turnExpiresMs ?? 0) > this.nowMs()) {
+      w.othersLeadUntilMs = head.turnExpiresMs!;
+      w.othersSeenMs = this.nowMs();
+    }
+  }
+
+  /** Commits one unit of drafts (this instance's batch) and answers its blocks: directly, leading, or following. */
   private async commit(chainName: string, drafts: BlockDraft[]): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
-    const fitsPending = drafts.length <= MAX_PENDING_BLOCKS && drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
+    const fitsPending = drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
     const deadline = this.waitDeadline();
     // A lone writer (this instance made the last commit it knows of, and saw nobody else lately) commits
-    // straight on the head it remembers: one request. The commit's conditions (head unmoved, no live
-    // lease) make it safe; if another instance got there first, the answer says so and we go the long way.
+    // straight on the head it remembers: one request. The commit's conditions (head and cursor unmoved,
+    // no live lease) make it safe; if another instance got there first, we go the long way.
     if (weather.head && this.nowMs() - weather.othersSeenMs > ALONE_AFTER_MS) {
       const direct = await this.commitDirect(chainName, weather.head, drafts);
       if (direct) return direct;
@@ -318,10 +365,13 @@ export class ChainAppender {
       for (let attempt = 1; ; attempt += 1) {
         const lease = await this.takeLease(chainName);
         if (!lease.head) throw new ChainNotFoundError(chainName);
-        if (lease.acquired) return (await this.lead(chainName, lease.head, drafts))!;
-        weather.othersLeadUntilMs = lease.untilMs;
-        weather.othersSeenMs = this.nowMs();
-        weather.pendingShards = lease.head.pendingShards ?? 1;
+        if (lease.acquired) {
+          const own = await this.lead(chainName, lease.head, drafts);
+          if (own.blocks) return own.blocks;
+          // Our own append is pending and another leader took over: wait for it as a follower does.
+          return this.follow(chainName, drafts, deadline, own.ref);
+        }
+        this.saw(chainName, lease.head);
         if (fitsPending) break;
         // Too large to hand over as a pending append: wait for the lease.
         if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, attempt);
@@ -332,156 +382,358 @@ export class ChainAppender {
   }
 
   /** The blocks `drafts` become on `head`, all with one timestamp (they commit together), and the tree after them. */
-  private build(chainName: string, head: ChainHead, drafts: BlockDraft[]) {
+  private build(chainName: string, head: ChainHead, units: readonly Unit[]) {
     const timestamp = Math.round(this.now() * 1000) / 1000;
+    const drafts = units.flatMap((u) => u.drafts);
     const blocks = buildBlocks(chainName, head, drafts, () => timestamp);
     const tree = extendTree(
       head.frontier!,
       head.headIndex + 1,
       blocks.map((b) => b.hash),
     );
+    const metas: BlockMeta[] = [];
+    let at = 0;
+    for (const unit of units) {
+      unit.drafts.forEach((_, position) => {
+        const block = blocks[at]!;
+        metas.push({
+          index: block.index,
+          hash: block.hash,
+          timestamp,
+          nodes: tree.treeNodes[at]!,
+          ref: unit.inline ? null : unit.ref,
+          position: unit.inline ? 0 : position,
+        });
+        at += 1;
+      });
+    }
     const completions = drafts.flatMap((d, blockPosition) =>
       d.completes ? [{ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count }] : [],
     );
-    return { timestamp, blocks, tree, completions };
+    const proofRecords: ProofRecord[] = [];
+    drafts.forEach((draft, position) => {
+      if (draft.proof) {
+        proofRecords.push({
+          blockPosition: position,
+          subChain: draft.proof.subChain,
+          headIndex: draft.proof.headIndex,
+          proofId: `${draft.proof.subChain}_${blocks[position]!.index}`,
+        });
+      }
+    });
+    return { blocks, frontier: tree.frontier, metas, completions, proofRecords };
   }
 
   /** Counts a landed commit, and answers the head it left. */
-  private landed(head: ChainHead, blocks: Block[], frontier: string[], proofs = 0): ChainHead {
+  private landed(head: ChainHead, blocks: Block[], frontier: string[], extra: Partial<ChainHead>, proofs = 0): ChainHead {
     const last = blocks[blocks.length - 1]!;
     const events = blocks.reduce((n, b) => n + b.events.length, 0);
     this.counters.commits += 1;
     this.counters.blocksAppended += blocks.length;
     this.counters.eventsAppended += events;
-    return { ...head, headIndex: last.index, headHash: last.hash, frontier, eventCount: head.eventCount + events, proofCount: head.proofCount + proofs };
+    return {
+      ...head,
+      headIndex: last.index,
+      headHash: last.hash,
+      frontier,
+      eventCount: head.eventCount + events,
+      proofCount: head.proofCount + proofs,
+      ...extra,
+    };
   }
 
   /**
-   * Commits blocks built on `head`. A commit whose outcome is unknown (a timeout may still have committed)
-   * is settled by reading the head: landed is `committed`; otherwise `failed`, with the head as it was read.
+   * Commits a round. A commit whose outcome is unknown (a timeout may still have committed) is settled by
+   * reading the head: landed is `committed`; otherwise `failed`, with the head as it was read.
    */
-  private async attempt(
-    chainName: string,
-    head: ChainHead,
-    blocks: Block[],
-    tree: { frontier: string[]; treeNodes: string[][] },
-    extra: Pick<BlockCommit, 'proofRecords' | 'seals' | 'lease' | 'completions'> = {},
-  ): Promise<CommitResult | { status: 'failed'; error: unknown; head: ChainHead | undefined }> {
+  private async attempt(commit: RoundCommit): Promise<CommitResult | { status: 'failed'; error: unknown; head: ChainHead | undefined }> {
     try {
-      return await this.repository.commitBlocks({
-        chainName,
-        writerId: this.writerId,
-        nowMs: this.nowMs(),
-        expectedHeadIndex: head.headIndex,
-        blocks,
-        treeNodes: tree.treeNodes,
-        frontier: tree.frontier,
-        ...extra,
-      });
+      return await this.repository.commitRound(commit);
     } catch (error) {
       // Settled even when the error was the invocation's deadline cutting the commit off: a short grace.
-      const now = await withGrace(500, () => this.repository.getHead(chainName)).catch(() => undefined);
-      return now?.headHash === blocks[blocks.length - 1]!.hash ? { status: 'committed' } : { status: 'failed', error, head: now };
+      const now = await withGrace(500, () => this.repository.getHead(commit.chainName)).catch(() => undefined);
+      return now?.headHash === commit.blocks[commit.blocks.length - 1]!.hash ? { status: 'committed' } : { status: 'failed', error, head: now };
     }
+  }
+
+  /** The head's unflushed metadata as a run (from a round item when it is not on the head). */
+  private async recentRun(head: ChainHead): Promise<MetaRun | undefined> {
+    const recent = head.recent;
+    if (!recent) return undefined;
+    if ('run' in recent) return recent.run;
+    const run = await this.repository.getRound(head.chainName, recent.round.id);
+    if (!run) throw new Error(`the metadata of blocks ${recent.round.first}…${recent.round.last} of '${head.chainName}' is missing`);
+    return run;
+  }
+
+  /** Where a round's metadata goes: on the head if it packs small, else into a round item written now. */
+  private async placeRecent(chainName: string, run: MetaRun): Promise<Exclude<Recent, null>> {
+    if (packedSize(run.blocks) <= INLINE_BYTES) return { run };
+    const id = randomUUID();
+    this.counters.roundWrites += 1;
+    await this.repository.putRound(chainName, id, run, Math.ceil(this.now()) + PENDING_TTL_SECONDS);
+    return { round: { id, first: run.blocks[0]!.index, last: run.blocks.at(-1)!.index } };
+  }
+
+  /**
+   * Makes the head's newest blocks safe to replace: writes their segment, and first their records if their
+   * leader died before it could (its lease expired with them unwritten). Answers the head as if flushed.
+   */
+  private async flushRecent(head: ChainHead): Promise<ChainHead> {
+    const run = await this.recentRun(head);
+    if (!run || run.blocks.length === 0) return { ...head, recent: null };
+    const materialized = head.materialized ?? head.headIndex;
+    const unwritten = run.blocks.filter((b) => b.index > materialized);
+    if (unwritten.length > 0) {
+      const refs = unwritten.flatMap((b) => (b.ref ? [b.ref] : []));
+      const drafts = await this.repository.getPendings(head.chainName, refs);
+      const blocks: Block[] = [];
+      let prev = run.prev;
+      for (const meta of run.blocks) {
+        if (meta.index > materialized && meta.ref) {
+          const json = drafts.get(refKey(meta.ref));
+          const draft = json === undefined ? undefined : (JSON.parse(json) as BlockDraft[])[meta.position];
+          if (!draft) throw new Error(`the drafts of block ${meta.index} of '${head.chainName}' are missing: its record cannot be written`);
+          const [block] = buildBlocks(head.chainName, { headIndex: meta.index - 1, headHash: prev }, [draft], () => meta.timestamp);
+          if (block!.hash !== meta.hash) throw new Error(`block ${meta.index} of '${head.chainName}' does not rebuild to its hash`);
+          blocks.push(block!);
+        }
+        prev = meta.hash;
+      }
+      await this.repository.writeRecords(blocks);
+      this.counters.recoveries += 1;
+    }
+    await this.writeReceipts(head.chainName, run, head.pendingShards ?? 1);
+    return { ...head, recent: null, materialized: head.headIndex };
+  }
+
+  /**
+   * What tells writers their appends are sealed and written: the run's segment, and on a chain spread over
+   * several pending shards, each shard's seal (its writers read that, not the segment all would read).
+   */
+  private async writeReceipts(chainName: string, run: MetaRun, shards: number): Promise<void> {
+    const seals = shards >= 2 ? sealsOf(run) : undefined;
+    this.counters.roundWrites += 1;
+    await Promise.all([
+      this.repository.writeSegment(chainName, run),
+      seals && seals.size > 0 ? this.repository.writeSeals(chainName, run.blocks.at(-1)!.index, seals) : undefined,
+    ]);
   }
 
   /** One commit of the drafts on a remembered head, without the lease; undefined when that head was stale. */
   private async commitDirect(chainName: string, remembered: ChainHead, drafts: BlockDraft[]): Promise<Block[] | undefined> {
     const weather = this.weatherOf(chainName);
     weather.head = undefined; // used once: whatever happens, the next commit learns the head anew unless this one lands
-    if (drafts.some((d) => d.proof)) return undefined; // anchors go the long way (their proof records)
-    const { blocks, tree, completions } = this.build(chainName, remembered, drafts);
-    const result = await this.attempt(chainName, remembered, blocks, tree, { completions });
+    if ((remembered.materialized ?? remembered.headIndex) < remembered.headIndex) return undefined; // a round to finish first: the long way
+    const unit: Unit = { drafts, ref: { shard: 0, sk: '' }, inline: true };
+    const { blocks, frontier, metas, completions, proofRecords } = this.build(chainName, remembered, [unit]);
+    // The newest blocks' metadata stays on the head while it packs small; else it goes to a segment in the same
+    // transaction (metadata in a round item, a leader's, is written to its segment first).
+    let base: ChainHead = remembered;
+    let tail = remembered.recent && 'run' in remembered.recent ? remembered.recent.run : undefined;
+    if (remembered.recent && !tail) {
+      base = await this.flushRecent(remembered);
+      tail = undefined;
+    }
+    const run: MetaRun = tail ? { prev: tail.prev, blocks: [...tail.blocks, ...metas] } : { prev: remembered.headHash, blocks: metas };
+    const inline = packedSize(run.blocks) <= INLINE_BYTES;
+    const recent: Recent = inline ? { run } : null;
+    const last = blocks[blocks.length - 1]!.index;
+    const result = await this.attempt({
+      chainName,
+      writerId: this.writerId,
+      nowMs: this.nowMs(),
+      expectedHeadIndex: remembered.headIndex,
+      expectedCursor: remembered.cursor ?? '',
+      mode: { direct: true },
+      blocks,
+      frontier,
+      recent,
+      cursor: remembered.cursor ?? '',
+      materialized: last,
+      ...(remembered.recordsFrom === undefined ? { recordsFrom: remembered.headIndex + 1 } : {}),
+      records: blocks,
+      ...(inline ? {} : { segment: run }),
+      proofRecords,
+      completions,
+    });
     if (result.status === 'failed') return undefined; // did not land: the long way settles it
     if (result.status !== 'committed') {
       this.counters.conflicts += 1;
       weather.othersSeenMs = this.nowMs();
-      if (
-        result.status === 'head-moved' &&
-        result.head?.turnHolder &&
-        result.head.turnHolder !== this.writerId &&
-        (result.head.turnExpiresMs ?? 0) > this.nowMs()
-      ) {
-        weather.othersLeadUntilMs = result.head.turnExpiresMs!;
-        weather.pendingShards = result.head.pendingShards ?? 1;
-      }
+      if (result.status === 'head-moved' && result.head) this.saw(chainName, result.head);
+      if (result.status === 'proof-stale') throw new ProofSupersededError(drafts[result.blockPosition]?.proof?.subChain ?? '');
+      if (result.status === 'claim-lost') throw new IdempotencyClaimLostError();
       return undefined;
     }
-    weather.head = this.landed(remembered, blocks, tree.frontier);
+    weather.head = this.landed(
+      base,
+      blocks,
+      frontier,
+      { recent, materialized: last, recordsFrom: remembered.recordsFrom ?? remembered.headIndex + 1 },
+      proofRecords.length,
+    );
+    weather.headIndex = last;
     return blocks;
   }
 
-  /** Hands the drafts to the chain's leader as a pending append and waits for its receipt. */
-  private async follow(chainName: string, drafts: BlockDraft[], deadline: number): Promise<Block[]> {
+  /** Writes the drafts as a pending append (above `cursor`, in one of `shards` shards), a fresh key on a collision. */
+  private async putPending(chainName: string, drafts: BlockDraft[], ref: (attempt: number) => PendingRef): Promise<PendingRef> {
+    const json = JSON.stringify(drafts);
+    for (let attempt = 0; ; attempt += 1) {
+      const candidate = ref(attempt);
+      if (await this.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(this.now()) + PENDING_TTL_SECONDS)) return candidate;
+      if (attempt >= 8) throw new Error(`no free key for a pending append of '${chainName}'`);
+    }
+  }
+
+  /** A follower's pending append: a random key a little above the cursor it knows, in a random shard. */
+  private followerRef(chainName: string): PendingRef {
+    const weather = this.weatherOf(chainName);
+    const ms = Math.max(Math.floor(this.nowMs()), pendingSkMs(weather.cursor) + 1);
+    return { shard: Math.floor(this.random() * weather.pendingShards), sk: pendingSk(ms, BigInt(`0x${randomBytes(6).toString('hex')}`)) };
+  }
+
+  /** Hands the drafts to the chain's leader as a pending append (or waits for one already written) and answers its blocks. */
+  private async follow(chainName: string, drafts: BlockDraft[], deadline: number, written?: PendingRef): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
     weather.othersSeenMs = this.nowMs();
-    // Any of the shards the head named when we last saw it: every later leader reads at least those.
-    const ref: PendingRef = { shard: Math.floor(this.random() * (weather.pendingShards ?? 1)), sk: pendingSk(this.nowMs(), randomUUID()) };
-    const written = this.nowMs();
-    await this.repository.putPending(chainName, { ref, drafts: JSON.stringify(drafts) }, Math.ceil(this.now()) + PENDING_TTL_SECONDS);
+    const after = weather.headIndex;
+    // On a chain spread over several pending shards, the leader writes each shard's seal: read ours.
+    const viaSeals = weather.pendingShards >= 2;
+    const ref = written ?? (await this.putPending(chainName, drafts, () => this.followerRef(chainName)));
+    const writtenMs = this.nowMs();
     this.counters.followed += 1;
+    const state = { ref, after, viaSeals };
     try {
-      return await this.awaitReceipt(chainName, drafts, ref, written, deadline);
+      return await this.awaitSeal(chainName, drafts, state, writtenMs, deadline);
     } catch (error) {
-      // Before answering an error, make sure the append will not land later: withdraw it. If it is gone,
-      // it was sealed meanwhile, and the receipt is the answer after all.
+      // Before answering an error, make sure the append will not land later: withdraw it (move the cursor
+      // past it). If the cursor is past it already, it was sealed (then that is the answer) or skipped.
       // A grace past the deadline, if that is what failed: the withdrawal must happen before the answer.
-      const withdrawn = await withGrace(500, () => this.repository.withdrawPending(chainName, ref)).catch(() => undefined);
+      const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, state.ref.sk)).catch(() => undefined);
       if (withdrawn === false) {
-        const receipt = await withGrace(500, () => this.repository.getReceipt(chainName, ref)).catch(() => undefined);
-        if (receipt) return this.fromReceipt(chainName, drafts, receipt);
+        const sealed = await withGrace(500, () => this.findSealed(chainName, state.ref, state.after, { onHead: true })).catch(() => undefined);
+        if (sealed) return this.fromMeta(chainName, drafts, sealed);
       }
       throw error;
     }
   }
 
-  /** Reads the receipt of a pending append until it comes, leading when nobody seals it in time. */
-  private async awaitReceipt(chainName: string, drafts: BlockDraft[], ref: PendingRef, written: number, deadline: number): Promise<Block[]> {
+  /**
+   * Where a pending append was sealed: its blocks' metadata (and the hash before the first), from the
+   * segments after `after`, or with `onHead`, from the head's newest blocks too.
+   */
+  private async findSealed(
+    chainName: string,
+    ref: PendingRef,
+    after: number,
+    how: { onHead?: boolean; viaSeals?: boolean } = {},
+  ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
+    const key = refKey(ref);
+    if (how.viaSeals) {
+      const seals = await this.repository.readSeals(chainName, ref.shard, after + 1, 4);
+      for (const entries of seals) {
+        const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
+        if (mine.length > 0) return { metas: mine, prev: mine[0]!.prev };
+      }
+      if (!how.onHead) return undefined;
+    }
+    const pick = (run: MetaRun) => {
+      const metas = run.blocks.filter((b) => b.ref && refKey(b.ref) === key);
+      if (metas.length === 0) return undefined;
+      const first = metas[0]!.index - run.blocks[0]!.index;
+      return { metas, prev: first === 0 ? run.prev : run.blocks[first - 1]!.hash };
+    };
+    let from = after + 1;
+    for (let reads = 0; reads < 16; reads += 1) {
+      const runs = await this.repository.readSegments(chainName, Math.max(0, from), 8, true);
+      for (const run of runs) {
+        const found = pick(run);
+        if (found) return found;
+      }
+      if (runs.length < 8) break;
+      from = runs[runs.length - 1]!.blocks.at(-1)!.index + 1;
+    }
+    if (!how.onHead) return undefined;
+    const head = await this.repository.getHead(chainName);
+    const run = head ? await this.recentRun(head).catch(() => undefined) : undefined;
+    return run ? pick(run) : undefined;
+  }
+
+  /**
+   * Waits until the pending append is sealed and its records written (its segment names it). Meanwhile:
+   * leads when nobody holds the lease, and writes the append again if a leader read past it before it landed.
+   */
+  private async awaitSeal(
+    chainName: string,
+    drafts: BlockDraft[],
+    state: { ref: PendingRef; after: number; viaSeals: boolean },
+    writtenMs: number,
+    deadline: number,
+  ): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
     let delay = Math.max(2, Math.min(weather.sealMs, 50));
-    // Not sealed by the first look: the lease may have been given back before this append was written
-    // (its leader's last look missed it), so try it then, and every 100 ms while another holds it.
-    let nextLeaseTry = written + delay;
+    let nextHeadCheck = writtenMs + Math.max(2 * weather.sealMs, 30);
     for (;;) {
       await this.sleep(delay);
-      const receipt = await this.repository.getReceipt(chainName, ref);
-      if (receipt) {
-        weather.sealMs = 0.8 * weather.sealMs + 0.2 * (this.nowMs() - written);
-        return this.fromReceipt(chainName, drafts, receipt);
+      const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: state.viaSeals });
+      if (sealed) {
+        weather.sealMs = 0.8 * weather.sealMs + 0.2 * (this.nowMs() - writtenMs);
+        return this.fromMeta(chainName, drafts, sealed);
       }
-      if (this.nowMs() >= deadline) {
-        if (await this.repository.withdrawPending(chainName, ref)) throw new ChainContendedError(chainName, this.options.maxAttempts);
-        // Gone already: it was sealed (or refused) meanwhile, and its receipt says which.
-        const late = await this.repository.getReceipt(chainName, ref);
-        if (!late) throw new Error(`pending append ${ref.sk} of '${chainName}' vanished without a receipt`);
-        return this.fromReceipt(chainName, drafts, late);
-      }
-      if (this.nowMs() >= nextLeaseTry) {
-        // No leader sealed it in time (none, or one that crashed): lead.
-        const lease = await this.takeLease(chainName);
-        if (!lease.head) throw new ChainNotFoundError(chainName);
-        if (lease.acquired) {
-          await this.lead(chainName, lease.head, undefined);
-          nextLeaseTry = this.nowMs();
-          continue; // read the receipt at once
+      if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, this.options.maxAttempts);
+      if (this.nowMs() >= nextHeadCheck) {
+        nextHeadCheck = this.nowMs() + Math.max(weather.sealMs, 30);
+        const head = await this.repository.getHead(chainName);
+        if (!head) throw new ChainNotFoundError(chainName);
+        this.saw(chainName, head);
+        const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs();
+        if ((head.cursor ?? '') >= state.ref.sk) {
+          // Past the cursor: sealed (its segment is coming, or its leader died before writing it), refused, or skipped.
+          const onHead = await this.findSealed(chainName, state.ref, state.after, { onHead: true });
+          if (onHead) {
+            if (leaseLive) continue;
+            // Its leader died before its records: finish its round.
+            const lease = await this.takeLease(chainName);
+            if (lease.acquired) await this.lead(chainName, lease.head, undefined);
+            continue;
+          }
+          const refusal = await this.repository.getRefusal(chainName, state.ref);
+          if (refusal) throw refusalError(chainName, drafts, refusal);
+          // Landed below the cursor after a leader read past it: write it again, above the cursor now.
+          this.counters.rewrites += 1;
+          state.after = head.headIndex;
+          state.viaSeals = this.weatherOf(chainName).pendingShards >= 2;
+          state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
+          continue;
         }
-        weather.othersLeadUntilMs = lease.untilMs;
-        nextLeaseTry = Math.min(lease.untilMs + 1, this.nowMs() + 100);
+        if (!leaseLive) {
+          // Nobody leads (the last leader gave the lease back before this append landed): lead.
+          const lease = await this.takeLease(chainName);
+          if (!lease.head) throw new ChainNotFoundError(chainName);
+          if (lease.acquired) {
+            await this.lead(chainName, lease.head, undefined, state.ref.sk);
+            delay = 0;
+            continue;
+          }
+          this.saw(chainName, lease.head);
+        }
       }
-      delay = Math.min(delay * 1.5, 50);
+      delay = Math.min(Math.max(delay, 2) * 1.5, 50);
     }
   }
 
-  /** The blocks a receipt says the drafts became, rebuilt and checked against the receipt's last hash. */
-  private fromReceipt(chainName: string, drafts: BlockDraft[], receipt: Receipt): Block[] {
-    if (receipt.status === 'rejected') {
-      if (receipt.reason === PROOF_SUPERSEDED) throw new ProofSupersededError(drafts.find((d) => d.proof)?.proof?.subChain ?? '');
-      if (receipt.reason === CLAIM_LOST) throw new IdempotencyClaimLostError();
-      if (receipt.reason === 'chain-not-found') throw new ChainNotFoundError(chainName);
-      throw new Error(`append to '${chainName}' refused: ${receipt.reason}`);
-    }
-    const blocks = buildBlocks(chainName, { headIndex: receipt.firstIndex - 1, headHash: receipt.previousHash }, drafts, () => receipt.timestamp);
-    if (blocks[blocks.length - 1]!.hash !== receipt.lastHash) throw new Error(`the receipt of an append to '${chainName}' does not match its drafts`);
+  /** The blocks a sealed append became, rebuilt from its drafts and checked against their hashes. */
+  private fromMeta(chainName: string, drafts: BlockDraft[], sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }): Block[] {
+    const first = sealed.metas[0]!;
+    const times = sealed.metas.map((m) => m.timestamp);
+    let i = 0;
+    const blocks = buildBlocks(chainName, { headIndex: first.index - 1, headHash: sealed.prev }, drafts, () => times[Math.min(i++, times.length - 1)]!);
+    blocks.forEach((block, k) => {
+      if (block.hash !== sealed.metas[k]?.hash) throw new Error(`the metadata of an append to '${chainName}' does not match its drafts`);
+    });
+    this.weatherOf(chainName).headIndex = Math.max(this.weatherOf(chainName).headIndex, blocks.at(-1)!.index);
     return blocks;
   }
 
@@ -489,198 +741,272 @@ export class ChainAppender {
   private async takeLease(chainName: string): ReturnType<LedgerRepository['acquireLease']> {
     const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
     if (lease.acquired) this.counters.leaseTakes += 1;
+    if (lease.head) this.saw(chainName, lease.head);
     return lease;
   }
 
   /**
-   * Holds the lease: commits `own` (if any) and every pending append it finds, round after round, then
-   * gives the lease back. Answers the blocks of `own`.
+   * Holds the lease: commits `own` (if any) and the pending appends it finds, round after round, writes
+   * their records and segments, then gives the lease back. Answers the blocks of `own`; or, when the
+   * lease was lost with `own` still pending, where `own` waits (its writer follows it from there).
+   * `mustSeal`: a pending append of this instance's that may be sealed however fresh it is.
    */
-  private async lead(chainName: string, acquiredHead: ChainHead, own: BlockDraft[] | undefined): Promise<Block[] | undefined> {
+  private async lead(
+    chainName: string,
+    acquiredHead: ChainHead,
+    own: BlockDraft[] | undefined,
+    mustSeal?: string,
+  ): Promise<{ blocks?: Block[]; ref?: PendingRef }> {
     const started = this.nowMs();
     let head: ChainHead = acquiredHead.frontier ? acquiredHead : await ensureTree(this.repository, acquiredHead);
-    let ownUnit: Unit | undefined = own ? { drafts: own } : undefined;
+    const ownFits = !own || own.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
+    let ownUnit: Unit | undefined = own ? { drafts: own, ref: { shard: 0, sk: '' }, inline: !ownFits } : undefined;
     let ownBlocks: Block[] | undefined;
     let ownError: unknown;
     let attempt = 0;
-    const skip = new Set<string>(); // pending appends withdrawn under us
-    rounds: for (;;) {
-      if (remainingMs() < ROUND_RESERVE_MS) {
-        // No time for another round before the invocation's deadline: give the lease back (pending writers
-        // lead or withdraw themselves); our own drafts, if not committed yet, are answered 503.
-        await withGrace(500, () => this.repository.releaseLease(chainName, this.writerId)).catch(() => undefined);
-        if (ownUnit) ownError = new DeadlineExceededError(`a commit of '${chainName}'`);
-        ownUnit = undefined;
-        break;
-      }
-      const shards = head.pendingShards ?? 1;
-      this.counters.pendingReads += 1;
-      const pendings = (await this.repository.listPending(chainName, shards, PENDING_READ_LIMIT)).filter((p) => !skip.has(p.ref.sk));
-      // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
-      const grown = pendings.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
-      const { units, takenAll } = this.plan(chainName, ownUnit, pendings);
-      if (pendings.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
-      if (units.length === 0) {
-        await this.repository.releaseLease(chainName, this.writerId);
-        break;
-      }
-      attempt += 1;
-      const overtime = this.nowMs() - started > this.maxLeadMs && !ownUnit;
-      // The last round gives the lease back in its own commit.
-      const last = takenAll || overtime;
-      const drafts = units.flatMap((u) => u.drafts);
-      const { timestamp, blocks, tree, completions } = this.build(chainName, head, drafts);
-      const proofRecords: ProofRecord[] = [];
-      drafts.forEach((draft, position) => {
-        if (draft.proof) {
-          proofRecords.push({
-            blockPosition: position,
-            subChain: draft.proof.subChain,
-            headIndex: draft.proof.headIndex,
-            proofId: `${draft.proof.subChain}_${blocks[position]!.index}`,
-          });
+    let leased = true;
+    const refused = new Set<string>();
+    try {
+      rounds: for (;;) {
+        if (remainingMs() < ROUND_RESERVE_MS) {
+          // No time for another round before the invocation's deadline: give the lease back (pending writers
+          // lead or withdraw themselves); our own drafts, if not committed yet, are answered 503.
+          if (ownUnit) ownError = new DeadlineExceededError(`a commit of '${chainName}'`);
+          break;
         }
-      });
-      const seals: NonNullable<Parameters<LedgerRepository['commitBlocks']>[0]['seals']> = [];
-      let offset = 0;
-      for (const unit of units) {
-        const mine = blocks.slice(offset, offset + unit.drafts.length);
-        if (unit.ref) {
-          seals.push({
-            ref: unit.ref,
-            receipt: { status: 'sealed', firstIndex: mine[0]!.index, previousHash: mine[0]!.previous_hash, timestamp, lastHash: mine[mine.length - 1]!.hash },
-          });
+        // The head's newest blocks go to a segment first (their records too, if their leader died before).
+        if (head.recent || (head.materialized ?? head.headIndex) < head.headIndex) head = await this.flushRecent(head);
+        const cursor = head.cursor ?? '';
+        // Our own drafts as a pending append just above the cursor (sealing it skips nobody), beside the read.
+        const ownPut =
+          ownUnit && !ownUnit.inline && (ownUnit.ref.sk === '' || ownUnit.ref.sk <= cursor)
+            ? this.putPending(chainName, ownUnit.drafts, (n) => ({ shard: 0, sk: nthAfter(cursor, n + 1) }))
+            : undefined;
+        const shards = head.pendingShards ?? 1;
+        const upTo = pendingSk(Math.max(this.nowMs() - this.settleMs, pendingSkMs(mustSeal ?? '')), 'ffffffffffff');
+        this.counters.pendingReads += 1;
+        const [read, ownRef] = await Promise.all([this.repository.listPending(chainName, shards, cursor, upTo, PENDING_READ_LIMIT), ownPut]);
+        if (ownUnit && ownRef) ownUnit.ref = ownRef;
+        const waiting = read.appends.filter((p) => !ownUnit || refKey(p.ref) !== refKey(ownUnit.ref));
+        if (waiting.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
+        // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
+        const grown = read.appends.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
+        const { units, cursorAfter } = this.plan(ownUnit, waiting, read.truncatedAt, cursor, refused);
+        if (units.length === 0) {
+          // Only refused appends: the cursor passes them, so that their writers read why.
+          if (cursorAfter > cursor) await this.repository.withdraw(chainName, cursorAfter);
+          break;
         }
-        offset += unit.drafts.length;
-      }
-
-      const result = await this.attempt(chainName, head, blocks, tree, {
-        proofRecords,
-        seals,
-        completions,
-        ...(grown ? { pendingShards: grown } : {}),
-        lease: last ? { release: true } : { untilMs: this.nowMs() + this.leaseMs },
-      });
-      if (result.status === 'failed') {
-        // Not committed. Give up after as many tries as a contended commit gets, else try again.
-        if (!result.head || attempt >= this.options.maxAttempts) {
-          await this.repository.releaseLease(chainName, this.writerId).catch(() => undefined);
-          throw result.error;
+        attempt += 1;
+        const { blocks, frontier, metas, completions, proofRecords } = this.build(chainName, head, units);
+        const run: MetaRun = { prev: head.headHash, blocks: metas };
+        const recent = await this.placeRecent(chainName, run);
+        // Our own drafts too large for a pending append are written as records with the commit (they come first).
+        const inlineRecords = ownUnit?.inline && units[0] === ownUnit ? blocks.slice(0, ownUnit.drafts.length) : [];
+        const servedOthers = units.some((u) => u !== ownUnit);
+        const takenOthers = units.filter((u) => u !== ownUnit).length;
+        const result = await this.attempt({
+          chainName,
+          writerId: this.writerId,
+          nowMs: this.nowMs(),
+          expectedHeadIndex: head.headIndex,
+          expectedCursor: cursor,
+          mode: { untilMs: this.nowMs() + this.leaseMs },
+          blocks,
+          frontier,
+          recent,
+          cursor: cursorAfter,
+          materialized: head.headIndex,
+          ...(head.recordsFrom === undefined ? { recordsFrom: head.headIndex + 1 } : {}),
+          ...(inlineRecords.length ? { records: inlineRecords } : {}),
+          ...(grown ? { pendingShards: grown } : {}),
+          proofRecords,
+          completions,
+        });
+        if (result.status === 'failed') {
+          if (!result.head || attempt >= this.options.maxAttempts) throw result.error;
+          head = await this.retake(chainName, result.head);
+          continue;
         }
-        const lease = await this.takeLease(chainName);
-        if (!lease.acquired) throw result.error;
-        head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
-        continue;
-      }
-
-      switch (result.status) {
-        case 'committed': {
-          head = { ...this.landed(head, blocks, tree.frontier, proofRecords.length), ...(grown ? { pendingShards: grown } : {}) };
-          if (ownUnit && units[0] === ownUnit) {
-            ownBlocks = blocks.slice(0, ownUnit.drafts.length);
-            ownUnit = undefined;
-          }
-          attempt = 0;
-          if (!last) continue;
-          // Given back. An append written after our last read has no leader now, but its writer tries
-          // the lease itself when its first look finds no receipt. If we served nobody else, we may be
-          // alone: remember the head for a direct commit next time.
-          this.weatherOf(chainName).head = head;
-          break rounds;
-        }
-        case 'head-moved': {
-          this.counters.conflicts += 1;
-          this.weatherOf(chainName).othersSeenMs = this.nowMs();
-          // Someone committed without our lease (ours had expired): take it again, or stop leading.
-          const lease = await this.takeLease(chainName);
-          if (!lease.head) throw new ChainNotFoundError(chainName);
-          if (!lease.acquired) {
-            if (ownUnit) {
-              // Our own drafts still need a leader: hand them over as a pending append.
-              const drafts2 = ownUnit.drafts;
+        switch (result.status) {
+          case 'committed': {
+            const committed = this.landed(
+              head,
+              blocks,
+              frontier,
+              {
+                recent,
+                cursor: cursorAfter,
+                materialized: head.headIndex,
+                recordsFrom: head.recordsFrom ?? head.headIndex + 1,
+                ...(grown ? { pendingShards: grown } : {}),
+              },
+              proofRecords.length,
+            );
+            // The bodies, then the segment (and seals) that say they are written: followers answer when they see it.
+            this.counters.roundWrites += 1;
+            await this.repository.writeRecords(blocks);
+            await this.writeReceipts(chainName, run, shards);
+            head = { ...committed, recent: null, materialized: committed.headIndex };
+            if (ownUnit && units[0] === ownUnit) {
+              ownBlocks = blocks.slice(0, ownUnit.drafts.length);
               ownUnit = undefined;
-              ownBlocks = await this.follow(chainName, drafts2, this.waitDeadline());
             }
-            return ownBlocks;
+            attempt = 0;
+            this.weatherOf(chainName).headIndex = head.headIndex;
+            // Go on while appends wait and the time allows; else give the lease back, saying the records are written.
+            const more = waiting.length > takenOthers || read.truncatedAt.size > 0;
+            if (!ownUnit && !(more && this.nowMs() - started < this.maxLeadMs)) {
+              // Serving nobody else, we may be alone: remember the head for a direct commit next time.
+              this.weatherOf(chainName).head = own && !servedOthers ? { ...head, turnHolder: null, turnExpiresMs: null } : undefined;
+              break rounds;
+            }
+            break;
           }
-          head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
-          break;
+          case 'head-moved': {
+            this.counters.conflicts += 1;
+            this.weatherOf(chainName).othersSeenMs = this.nowMs();
+            if (!result.head) throw new ChainNotFoundError(chainName);
+            if (result.head.turnHolder === this.writerId) {
+              // Still ours: the cursor moved (a follower withdrew). Build again on the head as it is.
+              head = result.head.frontier ? result.head : await ensureTree(this.repository, result.head);
+              continue;
+            }
+            // The lease lapsed and another instance leads now.
+            const lease = await this.takeLease(chainName);
+            if (!lease.head) throw new ChainNotFoundError(chainName);
+            if (!lease.acquired) {
+              leased = false;
+              if (ownUnit && !ownUnit.inline && ownUnit.ref.sk !== '' && ownUnit.ref.sk > (lease.head.cursor ?? '')) return { ref: ownUnit.ref };
+              if (ownUnit) ownError = new ChainContendedError(chainName, this.options.maxAttempts);
+              break rounds;
+            }
+            head = lease.head.frontier ? lease.head : await ensureTree(this.repository, lease.head);
+            break;
+          }
+          case 'conflict':
+            this.counters.conflicts += 1;
+            if (attempt >= this.options.maxAttempts) {
+              // Too contended to go on: our own caller gets a 503; pending writers lead or withdraw themselves.
+              if (ownUnit) ownError = new ChainContendedError(chainName, this.options.maxAttempts);
+              break rounds;
+            }
+            await this.backoff(attempt);
+            break;
+          case 'proof-stale':
+          case 'claim-lost': {
+            // An anchor already superseded, or a request whose Idempotency-Key a later attempt holds now:
+            // refuse that unit's blocks, keep the rest.
+            const stale = result.status === 'proof-stale';
+            const owner = unitAt(units, result.blockPosition);
+            if (owner === ownUnit) {
+              ownError = stale ? new ProofSupersededError(owner.drafts.find((d) => d.proof)?.proof?.subChain ?? '') : new IdempotencyClaimLostError();
+              ownUnit = undefined;
+            } else {
+              // Its writer reads why from the refusal; the cursor passes it with the next commit.
+              await this.repository.putRefusal(chainName, owner.ref, stale ? PROOF_SUPERSEDED : CLAIM_LOST);
+              refused.add(refKey(owner.ref));
+            }
+            attempt -= 1;
+            break;
+          }
         }
-        case 'conflict':
-          this.counters.conflicts += 1;
-          if (attempt >= this.options.maxAttempts) {
-            // Too contended to go on: our own caller gets a 503; pending writers lead or withdraw themselves.
-            if (ownUnit) ownError = new ChainContendedError(chainName, this.options.maxAttempts);
-            ownUnit = undefined;
-            await this.repository.releaseLease(chainName, this.writerId);
-            break rounds;
+      }
+    } catch (error) {
+      ownError = error;
+    } finally {
+      // Our own append not committed: before the lease goes, make sure it cannot land after our caller is
+      // told it failed (move the cursor past it). If the cursor is past it already, it landed: that is the answer.
+      if (ownUnit && ownError && !ownUnit.inline && ownUnit.ref.sk !== '') {
+        const ref = ownUnit.ref;
+        const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
+        if (withdrawn === false) {
+          const sealed = await withGrace(500, () => this.findSealed(chainName, ref, acquiredHead.headIndex, { onHead: true })).catch(() => undefined);
+          if (sealed) {
+            ownBlocks = this.fromMeta(chainName, ownUnit.drafts, sealed);
+            ownError = undefined;
           }
-          await this.backoff(attempt);
-          break;
-        case 'proof-stale':
-        case 'claim-lost': {
-          // An anchor already superseded, or a request whose Idempotency-Key a later attempt holds now:
-          // refuse that unit's blocks, keep the rest.
-          const stale = result.status === 'proof-stale';
-          const owner = unitAt(units, result.blockPosition);
-          if (owner.ref) {
-            await this.repository.rejectPending(chainName, owner.ref, stale ? PROOF_SUPERSEDED : CLAIM_LOST);
-            skip.add(owner.ref.sk);
-          } else {
-            ownError = stale ? new ProofSupersededError(drafts[result.blockPosition]?.proof?.subChain ?? '') : new IdempotencyClaimLostError();
-            ownUnit = undefined;
-          }
-          attempt -= 1;
-          break;
         }
-        case 'pending-gone':
-          skip.add(seals[result.sealPosition]!.ref.sk);
-          attempt -= 1;
-          break;
+      }
+      // Given back saying what is written: with the newest blocks in a segment, the head drops their metadata.
+      if (leased) {
+        this.counters.roundWrites += 1;
+        const flushed = head.recent === null && head.materialized === head.headIndex;
+        await withGrace<unknown>(500, () =>
+          flushed
+            ? this.repository.finishRound(chainName, this.writerId, head.headIndex, head.headIndex)
+            : this.repository.releaseLease(chainName, this.writerId),
+        ).catch(() => undefined);
       }
     }
     if (ownError) throw ownError;
     if (own && !ownBlocks) throw new ChainContendedError(chainName, this.options.maxAttempts);
-    return ownBlocks;
+    return { blocks: ownBlocks };
   }
 
-  /** The units of the next commit: our own drafts first, then pending appends oldest first, while they fit. */
-  private plan(_chainName: string, own: Unit | undefined, pendings: PendingAppend[]): { units: Unit[]; takenAll: boolean } {
+  /** After a commit whose outcome stayed unknown: the lease again (ours still, or free), or give up. */
+  private async retake(chainName: string, head: ChainHead): Promise<ChainHead> {
+    if (head.turnHolder === this.writerId) return head.frontier ? head : ensureTree(this.repository, head);
+    const lease = await this.takeLease(chainName);
+    if (!lease.acquired) throw new ChainContendedError(chainName, this.options.maxAttempts);
+    return lease.head.frontier ? lease.head : ensureTree(this.repository, lease.head);
+  }
+
+  /**
+   * The units of the next round: our own drafts first, then pending appends oldest first while they fit,
+   * and the cursor after them. Refused appends the cursor passes too; an append in a shard that had more
+   * than was read waits unless it is below what was read there.
+   */
+  private plan(
+    own: Unit | undefined,
+    pendings: PendingAppend[],
+    truncatedAt: Map<number, string>,
+    cursor: string,
+    refused: ReadonlySet<string>,
+  ): { units: Unit[]; cursorAfter: string } {
     const units: Unit[] = [];
     let items = 1;
     let bytes = 0;
     let blocks = 0;
-    const fits = (drafts: BlockDraft[], extra: number) =>
+    let cursorAfter = cursor;
+    // A shard read only in part: nothing above the last key read there may be taken (its older appends were not read).
+    const limit = [...truncatedAt.values()].reduce((min, sk) => (sk < min ? sk : min), '\uffff');
+    const fits = (drafts: BlockDraft[]) =>
       units.length === 0 ||
-      (blocks + drafts.length <= Math.max(this.options.batchMax, MAX_PENDING_BLOCKS) &&
-        items + transactionItems(drafts) + extra <= MAX_TRANSACTION_ITEMS &&
-        bytes + drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_BATCH_BYTES);
-    const take = (unit: Unit, extra: number) => {
+      (blocks + drafts.length <= this.options.batchMax &&
+        items + transactionItems(drafts) - drafts.length <= MAX_TRANSACTION_ITEMS &&
+        bytes + drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_ROUND_BYTES);
+    const take = (unit: Unit) => {
       units.push(unit);
-      items += transactionItems(unit.drafts) + extra;
+      items += transactionItems(unit.drafts) - unit.drafts.length + (unit.inline ? unit.drafts.length : 0);
       bytes += unit.drafts.reduce((n, d) => n + draftBytes(d), 0);
       blocks += unit.drafts.length;
+      if (!unit.inline && unit.ref.sk > cursorAfter) cursorAfter = unit.ref.sk;
     };
     const anchored = new Set<string>();
     if (own) {
-      take(own, 0);
+      take(own);
       for (const chain of anchoredChains(own.drafts)) anchored.add(chain);
     }
-    let taken = 0;
     for (const pending of pendings) {
-      let drafts: BlockDraft[];
+      if (pending.ref.sk > limit) break;
+      let drafts: BlockDraft[] | undefined;
       try {
         drafts = JSON.parse(pending.drafts) as BlockDraft[];
       } catch {
-        continue; // not ours to read: left to expire
+        drafts = undefined; // not ours to read: passed by, never sealed
+      }
+      if (!drafts || refused.has(refKey(pending.ref))) {
+        // Refused (its writer reads why) or unreadable: the cursor passes it with the others.
+        if (pending.ref.sk > cursorAfter) cursorAfter = pending.ref.sk;
+        continue;
       }
       // A second anchor of a Sub-Chain waits for the next round, where the first has landed and it is refused as superseded.
-      if (!fits(drafts, 2) || anchorsAgain(anchored, drafts)) break;
+      if (!fits(drafts) || anchorsAgain(anchored, drafts)) break;
       for (const chain of anchoredChains(drafts)) anchored.add(chain);
-      take({ drafts, ref: pending.ref }, 2);
-      taken += 1;
+      take({ drafts, ref: pending.ref });
     }
-    return { units, takenAll: taken === pendings.length && pendings.length < PENDING_READ_LIMIT };
+    return { units, cursorAfter };
   }
 
   /** Full jitter: a random wait up to an exponentially growing cap. */
@@ -690,15 +1016,43 @@ export class ChainAppender {
   }
 }
 
+/** Each pending shard's sealed blocks of a run, with the hash before each. */
+function sealsOf(run: MetaRun): Map<number, SealEntry[]> {
+  const seals = new Map<number, SealEntry[]>();
+  let prev = run.prev;
+  for (const { nodes: _nodes, ...meta } of run.blocks) {
+    if (meta.ref) {
+      const entries = seals.get(meta.ref.shard) ?? seals.set(meta.ref.shard, []).get(meta.ref.shard)!;
+      entries.push({ ...meta, prev });
+    }
+    prev = meta.hash;
+  }
+  return seals;
+}
+
+/** The n-th sort key above the cursor (1: the next one). */
+function nthAfter(cursor: string, n: number): string {
+  let sk = cursor;
+  for (let i = 0; i < n; i += 1) sk = nextPendingSk(sk);
+  return sk;
+}
+
+/** The error a refused pending append's writer answers with. */
+function refusalError(chainName: string, drafts: BlockDraft[], reason: string): Error {
+  if (reason === PROOF_SUPERSEDED) return new ProofSupersededError(drafts.find((d) => d.proof)?.proof?.subChain ?? '');
+  if (reason === CLAIM_LOST) return new IdempotencyClaimLostError();
+  return new Error(`append to '${chainName}' refused: ${reason}`);
+}
+
 /** The Sub-Chains the drafts anchor. */
 function anchoredChains(drafts: readonly BlockDraft[]): string[] {
   return drafts.flatMap((d) => (d.proof ? [d.proof.subChain] : []));
 }
 
 /**
- * Whether the drafts anchor a Sub-Chain already anchored in the transaction being built. Two anchors of
- * one Sub-Chain cannot share a transaction: both would update its head item, which DynamoDB refuses
- * (and DynamoDB Local let both conditions pass against the old head: two anchors for one head).
+ * Whether the drafts anchor a Sub-Chain already anchored in the round being built. Two anchors of one
+ * Sub-Chain cannot share a transaction: both would update its head item, which DynamoDB refuses (and
+ * DynamoDB Local let both conditions pass against the old head: two anchors for one head).
  */
 function anchorsAgain(anchored: ReadonlySet<string>, drafts: readonly BlockDraft[]): boolean {
   return anchoredChains(drafts).some((chain) => anchored.has(chain));
@@ -713,3 +1067,5 @@ function unitAt(units: Unit[], position: number): Unit {
   }
   return units[units.length - 1]!;
 }
+
+export { completedNodeCount };

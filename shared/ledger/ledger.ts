@@ -128,6 +128,12 @@ function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead
       lastProofId: null,
       createdAt: timestamp,
       frontier,
+      // Stored as records from its genesis on (docs/appending.md, "Storage"): the genesis record is written
+      // with the head, its metadata on the head until the first round moves it to a segment.
+      recordsFrom: 0,
+      recent: { run: { prev: ZERO_HASH, blocks: [{ index: 0, hash: genesis.hash, timestamp, nodes: [], ref: null, position: 0 }] } },
+      cursor: '',
+      materialized: 0,
     },
   };
 }

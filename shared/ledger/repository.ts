@@ -1,8 +1,19 @@
 /**
- * What the ledger domain needs from storage: the port. shared/storage implements it against DynamoDB;
- * the domain never sees a DynamoDB shape. Each method states its contract.
+ * What the ledger domain needs from storage: the ports. shared/storage implements `LedgerStorage` against
+ * DynamoDB (test/support has it in memory); the domain never sees a DynamoDB shape. Each method states its
+ * contract. `LedgerRepository` is what the domain reads and appends through: the storage, plus block reads
+ * composed over it (shared/ledger/block-reads.ts), the same for every storage.
+ *
+ * How a chain is stored (docs/appending.md, "Storage"): each block's body is one record, keyed by its hash,
+ * written once; beside it, packed metadata (shared/ledger/block-meta.ts) maps indices to hashes, keeps the
+ * tree nodes, and says where an unwritten record's drafts wait. Chains made before this layout keep their
+ * earlier blocks as block items ("legacy") up to `recordsFrom`.
  */
+import type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
 import type { Block, ChainHead } from './types.ts';
+
+export type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
+export { pendingSk } from './block-meta.ts';
 
 /** A new chain: its head record and its genesis block, written together. */
 export interface NewChain {
@@ -12,7 +23,7 @@ export interface NewChain {
 
 /** Marks a Sub-Chain as anchored by a Main Chain block, inside the same transaction as that block. */
 export interface ProofRecord {
-  /** Position of the anchoring block within `BlockCommit.blocks`. */
+  /** Position of the anchoring block within `RoundCommit.blocks`. */
   blockPosition: number;
   subChain: string;
   /** Sub-Chain head index covered by the proof. */
@@ -27,28 +38,12 @@ export interface BlockTreeData {
   treeNodes: string[];
 }
 
-/** Where a pending append waits: one of the chain's shards, and its sort key there (time, then writer id). */
-export interface PendingRef {
-  shard: number;
-  sk: string;
-}
-
-/** A pending append's sort key: oldest first (13-digit epoch ms), then by writer id. */
-export function pendingSk(epochMs: number, writerId: string): string {
-  return `${String(Math.floor(epochMs)).padStart(13, '0')}#${writerId}`;
-}
-
 /** An append written for whichever instance combines next: its blocks' drafts, serialized by the appender. */
 export interface PendingAppend {
   ref: PendingRef;
   /** JSON of the drafts; opaque to storage. */
   drafts: string;
 }
-
-/** What became of a pending append, written in the transaction that sealed (or refused) it. */
-export type Receipt =
-  | { status: 'sealed'; firstIndex: number; previousHash: string; timestamp: number; lastHash: string }
-  | { status: 'rejected'; reason: string };
 
 /** Who holds a chain's combining lease, when the lease was not ours to take. */
 export type LeaseOutcome =
@@ -74,56 +69,76 @@ export type IdempotencyState =
   /** A request with this key landed as the `count` blocks from `firstIndex`. */
   | { status: 'done'; fingerprint: string; firstIndex: number; count: number };
 
-/** Consecutive blocks appended to one chain in one transaction. */
-export interface BlockCommit {
+/** Where the head keeps the metadata of its newest blocks, not yet in a segment. */
+export type Recent = { run: MetaRun } | { round: { id: string; first: number; last: number } } | null;
+
+/**
+ * Consecutive blocks committed on a chain: one conditional write of its head (a transaction when other
+ * items change with it). The blocks' bodies are not in it: they wait in pending appends (their metadata
+ * says where) until `writeRecords`, or are written with it (`records`).
+ */
+export interface RoundCommit {
   chainName: string;
-  /** The head index the blocks were built on; the commit fails if the head moved. */
-  expectedHeadIndex: number;
-  /** Who commits: the commit fails while another writer holds a live turn reservation. */
+  /** Who commits: with `lease`, the holder of the chain's lease; a direct commit needs that no lease is live. */
   writerId: string;
-  /** The writer's clock, epoch milliseconds, to judge whether a reservation has expired. */
+  /** The writer's clock, epoch milliseconds, to judge whether a lease has expired. */
   nowMs: number;
+  /** The head the blocks were built on: its index and its cursor (a withdrawal moves the cursor). */
+  expectedHeadIndex: number;
+  expectedCursor: string;
+  /** `untilMs`: the writer holds the lease and keeps it until then; `direct`: no live lease, no pending sealed. */
+  mode: { untilMs: number } | { direct: true };
   blocks: Block[];
-  /** For each block, the tree nodes it completes (aligned with `blocks`). */
-  treeNodes: string[][];
   /** The frontier after the last block. */
   frontier: string[];
-  proofRecords?: ProofRecord[];
-  /** Pending appends these blocks seal: each is removed and its receipt written, in the same transaction. */
-  seals?: { ref: PendingRef; receipt: Receipt & { status: 'sealed' } }[];
-  /** The combining lease: kept until `untilMs` (the writer goes on combining), or released. */
-  lease?: { untilMs: number } | { release: true };
+  /** Where the head keeps its unflushed metadata after this commit (these blocks' included), or none (`segment` holds it). */
+  recent: Recent;
+  /** A segment written in the same transaction (a direct commit whose metadata does not fit the head). */
+  segment?: MetaRun;
+  /** Pending appends with sort keys up to this one are sealed (or refused) from now on. */
+  cursor: string;
+  /** Every block up to this index has its record (after this commit). */
+  materialized: number;
+  /** For a chain made before records: blocks from this index on are records (set by its first such commit). */
+  recordsFrom?: number;
+  /** Records written in the same transaction (a direct commit's blocks). */
+  records?: Block[];
   /** Spreads the chain's pending appends over this many partitions from now on (only ever raised). */
   pendingShards?: number;
+  proofRecords?: ProofRecord[];
   /** Idempotency-Key records these blocks complete: `count` blocks from `blockPosition` are that request's. */
   completions?: { claim: IdempotencyClaim; blockPosition: number; count: number }[];
 }
 
 export type CommitResult =
   | { status: 'committed' }
-  /** Another writer moved the head; `head` is the head now (undefined if the chain vanished). */
+  /** The head is not the one the blocks were built on (moved, cursor moved, lease lost); `head` is the head now. */
   | { status: 'head-moved'; head: ChainHead | undefined }
   /** A proof record's condition failed: that Sub-Chain was already anchored at this head or later. */
   | { status: 'proof-stale'; blockPosition: number }
   /** DynamoDB refused a concurrent transaction on the same items; retrying is right. */
   | { status: 'conflict' }
-  /** A sealed pending append was no longer there (its writer withdrew it): leave it out and retry. */
-  | { status: 'pending-gone'; sealPosition: number }
   /** An Idempotency-Key record is no longer held by the claim the blocks at `blockPosition` carry. */
   | { status: 'claim-lost'; blockPosition: number };
 
 export type CreateChainsResult = { status: 'created' } | { status: 'exists'; chainNames: string[] };
 
-export interface LedgerRepository {
+/** The pending appends a leader found, and for each shard whether it read all there were up to the bound. */
+export interface PendingRead {
+  appends: PendingAppend[];
+  /** Per shard: the last sort key read when that shard had more than the limit (appends above it were not read). */
+  truncatedAt: Map<number, string>;
+}
+
+export interface LedgerStorage {
   /** The head of a chain, read strongly consistent; undefined when the chain does not exist. */
   getHead(chainName: string): Promise<ChainHead | undefined>;
   /** Every chain head, Main Chain first, then Sub-Chains by name. */
   listHeads(): Promise<ChainHead[]>;
   countSubChains(): Promise<number>;
-  /** Writes all the chains or none; `exists` names the chains that were already there. */
+  /** Writes all the chains or none (heads and genesis records); `exists` names the chains that were already there. */
   createChains(chains: NewChain[]): Promise<CreateChainsResult>;
-  /** Appends blocks on the expected head in one conditional transaction. */
-  commitBlocks(commit: BlockCommit): Promise<CommitResult>;
+
   /**
    * Takes the chain's combining lease for `holder` until `untilMs`, unless another holder's lease is live.
    * Answers the head either way (undefined head: no such chain).
@@ -131,33 +146,67 @@ export interface LedgerRepository {
   acquireLease(chainName: string, holder: string, nowMs: number, untilMs: number): Promise<LeaseOutcome>;
   /** Gives the lease back, if `holder` still has it. */
   releaseLease(chainName: string, holder: string): Promise<void>;
-  /** Writes an append for the next combiner to seal; it expires (TTL) at `expiresAt` (epoch seconds). */
-  putPending(chainName: string, pending: PendingAppend, expiresAt: number): Promise<void>;
-  /** The oldest pending appends of the chain across `shards` shards, oldest first, at most `limit`; read strongly consistent. */
-  listPending(chainName: string, shards: number, limit: number): Promise<PendingAppend[]>;
-  /** Removes a pending append that was not sealed; false when it was gone (sealed or refused: read its receipt). */
-  withdrawPending(chainName: string, ref: PendingRef): Promise<boolean>;
-  /** Removes a pending append and records why it was refused; false when it was already gone. */
-  rejectPending(chainName: string, ref: PendingRef, reason: string): Promise<boolean>;
-  /** The receipt of a pending append, read strongly consistent; undefined while it waits. */
-  getReceipt(chainName: string, ref: PendingRef): Promise<Receipt | undefined>;
-  /** A block by index; eventually consistent unless `consistent` (a block acknowledged moments ago may lag). */
-  getBlock(chainName: string, index: number, consistent?: boolean): Promise<Block | undefined>;
-  /** The block of that chain with that hash, if any (by-hash index, then a consistent read). */
-  findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
-  /** Blocks with indices in [from, to], ascending or descending; eventually consistent unless `consistent`. */
-  getBlockRange(chainName: string, from: number, to: number, descending: boolean, consistent?: boolean): Promise<Block[]>;
-  /** The hashes of blocks 0…toIndex, in index order. */
-  listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
+  /** Commits blocks on the expected head, all or nothing. */
+  commitRound(commit: RoundCommit): Promise<CommitResult>;
   /**
-   * Tree data of the given blocks, read in batches; a block that does not exist is absent from the map.
-   * Eventually consistent unless `consistent`: a block committed a moment ago may be missing.
+   * Ends a round whose records and segment are written: the lease is given back, every block up to
+   * `materialized` has its record, and the head's metadata is dropped (it is in a segment). Only if `holder`
+   * still holds the lease and the head is still at `headIndex`; false otherwise.
    */
-  readTreeData(chainName: string, indices: readonly number[], consistent?: boolean): Promise<Map<number, BlockTreeData>>;
-  /** Writes tree nodes onto existing blocks (building the tree of an older chain). */
+  finishRound(chainName: string, holder: string, headIndex: number, materialized: number): Promise<boolean>;
+  /**
+   * Moves the cursor up to `sk` unless it is there already: no pending append up to it can be sealed from
+   * then on (and a leader's commit built on the old cursor fails). False when the cursor was at `sk` or past.
+   */
+  withdraw(chainName: string, sk: string): Promise<boolean>;
+
+  /** Writes an append for a leader to seal; false when its key is taken (pick another). It expires (TTL) at `expiresAt`. */
+  putPending(chainName: string, pending: PendingAppend, expiresAt: number): Promise<boolean>;
+  /**
+   * The pending appends of `shards` shards with sort keys above `after` and up to `upTo`, oldest first,
+   * at most `limit` per shard; read strongly consistent.
+   */
+  listPending(chainName: string, shards: number, after: string, upTo: string, limit: number): Promise<PendingRead>;
+  /** The drafts of these pending appends (strongly consistent), by `shard|sk`; an expired one is absent. */
+  getPendings(chainName: string, refs: readonly PendingRef[]): Promise<Map<string, string>>;
+  /** Records why a pending append was refused (its writer reads it instead of its receipt). */
+  putRefusal(chainName: string, ref: PendingRef, reason: string): Promise<void>;
+  getRefusal(chainName: string, ref: PendingRef): Promise<string | undefined>;
+
+  /** Writes a round's metadata that is too large for the head, before the commit that names it (TTL `expiresAt`). */
+  putRound(chainName: string, id: string, run: MetaRun, expiresAt: number): Promise<void>;
+  getRound(chainName: string, id: string): Promise<MetaRun | undefined>;
+  /** Writes blocks' records (idempotent: a record is its block). */
+  writeRecords(blocks: readonly Block[]): Promise<void>;
+  /** Writes a segment of metadata; a segment of the same blocks or more already there is kept. */
+  writeSegment(chainName: string, run: MetaRun): Promise<void>;
+  /**
+   * Writes a round's seals, one per shard its pending appends were in (keyed by the round's last index):
+   * on a busy chain each writer reads only its shard's, not the segments every writer would read.
+   */
+  writeSeals(chainName: string, lastIndex: number, seals: ReadonlyMap<number, readonly SealEntry[]>): Promise<void>;
+  /** The seals of one shard for rounds ending at `fromIndex` or later, ascending, at most `limit` (strongly consistent). */
+  readSeals(chainName: string, shard: number, fromIndex: number, limit: number): Promise<SealEntry[][]>;
+  /** Segments with blocks at `fromIndex` or later, ascending, at most `limit`. */
+  readSegments(chainName: string, fromIndex: number, limit: number, consistent: boolean): Promise<MetaRun[]>;
+  /** Records by their metadata (index and hash), by index; a missing record is absent. */
+  getRecords(chainName: string, metas: readonly Pick<BlockMeta, 'index' | 'hash'>[], consistent: boolean): Promise<Map<number, Block>>;
+  /** The record with that hash, if any. */
+  findRecord(hash: string): Promise<Block | undefined>;
+
+  /** Legacy block items with indices in [from, to], ascending or descending. */
+  getLegacyBlocks(chainName: string, from: number, to: number, descending: boolean, consistent: boolean): Promise<Block[]>;
+  /** The legacy block item of that chain with that hash (by-hash index, then a consistent read). */
+  findLegacyBlock(chainName: string, hash: string): Promise<Block | undefined>;
+  /** Tree data of legacy block items; a block that does not exist is absent from the map. */
+  readLegacyTreeData(chainName: string, indices: readonly number[], consistent: boolean): Promise<Map<number, BlockTreeData>>;
+  /** The hashes of legacy blocks 0…toIndex, in index order. */
+  listLegacyHashes(chainName: string, toIndex: number): Promise<string[]>;
+  /** Writes tree nodes onto existing legacy blocks (building the tree of an older chain). */
   storeTreeNodes(chainName: string, entries: readonly { index: number; treeNodes: string[] }[]): Promise<void>;
   /** Sets the frontier of a chain that has none, if its head is still at `headIndex`; false otherwise. */
   setFrontier(chainName: string, headIndex: number, frontier: string[]): Promise<boolean>;
+
   /** Every block holding an event of the entity, in trace order (time, chain, index). */
   queryEntityBlocks(entityId: string): Promise<Block[]>;
   /**
@@ -171,3 +220,24 @@ export interface LedgerRepository {
   /** Throws when the table cannot be reached. */
   ping(): Promise<void>;
 }
+
+/** Block reads over the storage, whatever layout each block is in. */
+export interface BlockReads {
+  /** A block by index; eventually consistent unless `consistent` (a block acknowledged moments ago may lag). */
+  getBlock(chainName: string, index: number, consistent?: boolean): Promise<Block | undefined>;
+  /** The block of that chain with that hash, if any. */
+  findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
+  /** Blocks with indices in [from, to] that exist, ascending or descending; eventually consistent unless `consistent`. */
+  getBlockRange(chainName: string, from: number, to: number, descending: boolean, consistent?: boolean): Promise<Block[]>;
+  /** The hashes of blocks 0…toIndex, in index order. */
+  listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
+  /**
+   * Tree data of the given blocks; a block that does not exist is absent from the map. Eventually
+   * consistent unless `consistent`: a block committed a moment ago may be missing.
+   */
+  readTreeData(chainName: string, indices: readonly number[], consistent?: boolean): Promise<Map<number, BlockTreeData>>;
+  /** Metadata of blocks from…to of a chain stored as records (what exists of it), read from segments and the head. */
+  readMeta(chainName: string, from: number, to: number, consistent: boolean): Promise<{ blocks: BlockMeta[]; runs: MetaRun[] }>;
+}
+
+export interface LedgerRepository extends LedgerStorage, BlockReads {}

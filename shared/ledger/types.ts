@@ -3,6 +3,8 @@
  * wire format and the hashed form at once.
  */
 
+import type { Recent } from './repository.ts';
+
 export type ChainKind = 'main' | 'sub';
 
 /** An event inside a block, exactly as hashed and stored. */
@@ -54,8 +56,8 @@ export interface ChainHead {
   lastProofId: string | null;
   createdAt: number;
   /**
-   * A writer that lost repeated races reserves the next commit (fairness across processes). Other
-   * writers' commits fail while the reservation is live; it expires on its own at `turnExpiresMs`.
+   * The combining lease (docs/appending.md): its holder leads the chain's appends, and other writers'
+   * commits fail while it is live; it expires on its own at `turnExpiresMs`.
    */
   turnHolder?: string | null;
   turnExpiresMs?: number | null;
@@ -70,6 +72,17 @@ export interface ChainHead {
    * number earlier always writes where every later leader reads.
    */
   pendingShards?: number;
+  /**
+   * Blocks from this index on are stored as records with packed metadata (docs/appending.md, "Storage");
+   * before it, as the block items of earlier versions. Undefined: every block so far is a block item.
+   */
+  recordsFrom?: number;
+  /** Where the metadata of the newest blocks is until a segment holds it: on the head, or in a round item. */
+  recent?: Recent;
+  /** Pending appends with sort keys up to this one are sealed or never will be ('' before any). */
+  cursor?: string;
+  /** Every block up to this index has its record; the blocks after it wait in pending appends. */
+  materialized?: number;
 }
 
 /** The client-facing summary (ChainInfoResponse). */

@@ -12,8 +12,13 @@
  *   chain list   pk = CHAINS            sk = 0#main | 1#<sub name>   (written once, when the chain is made)
  *   chains GSI   gsi_chains_pk = CHAINS, gsi_chains_sk = …  (tables of earlier versions only: their heads carried
  *                these keys, so every append wrote one GSI partition; `npm run migrate` moves them to the list)
- *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<writer id>   (appends waiting for a combiner; TTL)
- *   receipt      pk = RECEIPT#<name>#<writer id>   sk = RECEIPT                     (what became of one; TTL)
+ *   record       pk = HASH#<block hash>   sk = BLOCK#<index, 12 digits>      (a block's body, once; chains since records)
+ *   by-entity GSI on records too (the same keys as on block items)
+ *   segment      pk = SEG#<name>   sk = <last index, 12 digits>   (packed metadata of consecutive blocks: hash, time, tree nodes, pending ref)
+ *   round        pk = ROUND#<name>   sk = <round id>   (a large round's metadata until its segment is written; TTL)
+ *   seal         pk = SEAL#<name>#<shard>   sk = <round's last index, 12 digits>   (the blocks a round sealed from one shard's pending appends; TTL)
+ *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<12 hex>   (an append's drafts, for a leader to seal; TTL)
+ *   refusal      pk = REFUSED#<name>   sk = <shard>#<pending sk>   (why a pending append was refused; TTL)
  *   idempotency  pk = IDEMPOTENCY#<chain>#<caller>#<key>   sk = IDEMPOTENCY   (an Idempotency-Key's hold, then its result; TTL)
  *   tile         pk = TILE#<chain>#<tile index mod 16>   sk = <tile path>, e.g. tile/0/x001/234   (a full C2SP tile, written once)
  */
@@ -35,7 +40,6 @@ export const LEDGER_INDEXES = {
   chains: 'chains',
 } as const;
 
-export const RECEIPT_SK = 'RECEIPT';
 export const IDEMPOTENCY_SK = 'IDEMPOTENCY';
 
 /** An Idempotency-Key's record, by the id the ledger gives it (`<chain>#<caller>#<key>`: keys are each caller's own). */
@@ -53,9 +57,32 @@ export function pendingPk(chainName: string, shard: number): string {
   return `PENDING#${chainName}#${shard}`;
 }
 
-/** The receipt of a pending append, by its writer id (the part of its sort key after the time). */
-export function receiptPk(chainName: string, writerId: string): string {
-  return `RECEIPT#${chainName}#${writerId}`;
+/** A block's record: its hash names it (a hash covers the chain's name, so it is unique across chains). */
+export function recordPk(hash: string): string {
+  return `HASH#${hash}`;
+}
+
+/** A chain's segments of block metadata, by last index. */
+export function segmentPk(chainName: string): string {
+  return `SEG#${chainName}`;
+}
+
+export function indexSk(index: number): string {
+  return blockSk(index).slice(BLOCK_SK_PREFIX.length);
+}
+
+/** A round's seal for the writers of one pending shard. */
+export function sealPk(chainName: string, shard: number): string {
+  return `SEAL#${chainName}#${shard}`;
+}
+
+/** A large round's metadata, by the id its commit names. */
+export function roundPk(chainName: string): string {
+  return `ROUND#${chainName}`;
+}
+
+export function refusalKey(chainName: string, shard: number, sk: string): { pk: string; sk: string } {
+  return { pk: `REFUSED#${chainName}`, sk: `${shard}#${sk}` };
 }
 
 /**

@@ -1,86 +1,82 @@
 /**
- * The records appends leave for each other (docs/appending.md): pending appends waiting for a combiner,
- * the receipts a combiner writes for them, and the Idempotency-Key records that make retries safe. Part
- * of the LedgerRepository port; shared/storage/ledger-repository.ts composes it with heads and blocks.
+ * The records appends leave for each other (docs/appending.md): pending appends waiting for a leader,
+ * the refusals a leader writes for the ones it cannot seal, and the Idempotency-Key records that make
+ * retries safe. Part of the LedgerStorage port; shared/storage/ledger-repository.ts composes it.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { LedgerRepository } from '../ledger/repository.ts';
+import { nextPendingSk } from '../ledger/block-meta.ts';
+import type { LedgerStorage, PendingAppend } from '../ledger/repository.ts';
 import { translateStorageError } from './errors.ts';
-import { IDEMPOTENCY_SK, idempotencyPk, pendingPk, RECEIPT_SK, receiptPk } from './keys.ts';
-import { receiptFromItem, receiptItem, writerOf } from './ledger-items.ts';
-import { send, writeIf } from './requests.ts';
-import { Transaction } from './transactions.ts';
+import { IDEMPOTENCY_SK, idempotencyPk, pendingPk, refusalKey } from './keys.ts';
+import { batchGetAll, putIfAbsent, send, writeIf } from './requests.ts';
 
 export type CombiningRecords = Pick<
-  LedgerRepository,
-  'putPending' | 'listPending' | 'withdrawPending' | 'rejectPending' | 'getReceipt' | 'claimIdempotency' | 'releaseIdempotency'
+  LedgerStorage,
+  'putPending' | 'listPending' | 'getPendings' | 'putRefusal' | 'getRefusal' | 'claimIdempotency' | 'releaseIdempotency'
 >;
+
+/** How long a refusal is kept for its writer to read (its append waits at most seconds). */
+const REFUSAL_TTL_SECONDS = 3600;
 
 export function createCombiningRecords({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): CombiningRecords {
   return {
     async putPending(chainName, pending, expiresAt) {
-      await send(() =>
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: { pk: pendingPk(chainName, pending.ref.shard), sk: pending.ref.sk, drafts: pending.drafts, ttl: expiresAt },
-          }),
-        ),
-      );
+      // Never over another append's key: its writer would be answered with our blocks.
+      return putIfAbsent(client, tableName, { pk: pendingPk(chainName, pending.ref.shard), sk: pending.ref.sk, drafts: pending.drafts, ttl: expiresAt });
     },
 
-    async listPending(chainName, shards, limit) {
+    async listPending(chainName, shards, after, upTo, limit) {
+      const truncatedAt = new Map<number, string>();
       const pages = await Promise.all(
         Array.from({ length: shards }, (_, shard) =>
           send(() =>
             client.send(
               new QueryCommand({
                 TableName: tableName,
-                KeyConditionExpression: 'pk = :pk',
-                ExpressionAttributeValues: { ':pk': pendingPk(chainName, shard) },
+                KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+                ExpressionAttributeValues: { ':pk': pendingPk(chainName, shard), ':from': nextPendingSk(after), ':to': upTo },
                 ConsistentRead: true,
                 Limit: limit,
               }),
             ),
-          ).then((out) => (out.Items ?? []).map((item) => ({ ref: { shard, sk: String(item.sk) }, drafts: String(item.drafts) }))),
+          ).then((out) => {
+            const items = (out.Items ?? []).map((item): PendingAppend => ({ ref: { shard, sk: String(item.sk) }, drafts: String(item.drafts) }));
+            if (out.LastEvaluatedKey && items.length > 0) truncatedAt.set(shard, items[items.length - 1]!.ref.sk);
+            return items;
+          }),
         ),
       );
-      return pages
-        .flat()
-        .sort((a, b) => (a.ref.sk < b.ref.sk ? -1 : a.ref.sk > b.ref.sk ? 1 : a.ref.shard - b.ref.shard))
-        .slice(0, limit);
+      const appends = pages.flat().sort((a, b) => (a.ref.sk < b.ref.sk ? -1 : a.ref.sk > b.ref.sk ? 1 : a.ref.shard - b.ref.shard));
+      return { appends, truncatedAt };
     },
 
-    async withdrawPending(chainName, ref) {
-      return writeIf(
-        client,
-        new DeleteCommand({ TableName: tableName, Key: { pk: pendingPk(chainName, ref.shard), sk: ref.sk }, ConditionExpression: 'attribute_exists(pk)' }),
-      );
-    },
-
-    async rejectPending(chainName, ref, reason) {
-      const transaction = new Transaction<'gone'>()
-        .add(
-          { Delete: { TableName: tableName, Key: { pk: pendingPk(chainName, ref.shard), sk: ref.sk }, ConditionExpression: 'attribute_exists(pk)' } },
-          'gone',
-        )
-        .add({ Put: { TableName: tableName, Item: receiptItem(chainName, ref, { status: 'rejected', reason }) } });
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return true;
-      } catch (error) {
-        if (transaction.cancellation(error)?.failed.length) return false; // gone: sealed or refused meanwhile
-        throw translateStorageError(error);
+    async getPendings(chainName, refs) {
+      const found = new Map<string, string>();
+      if (refs.length === 0) return found;
+      const keys = [...new Map(refs.map((r) => [`${r.shard}|${r.sk}`, { pk: pendingPk(chainName, r.shard), sk: r.sk }])).values()];
+      for (const item of await batchGetAll(client, tableName, keys, { expression: 'pk, sk, drafts', consistent: true })) {
+        const shard = Number(String(item.pk).slice(String(item.pk).lastIndexOf('#') + 1));
+        found.set(`${shard}|${String(item.sk)}`, String(item.drafts));
       }
+      return found;
     },
 
-    async getReceipt(chainName, ref) {
-      const out = await send(() =>
-        client.send(new GetCommand({ TableName: tableName, Key: { pk: receiptPk(chainName, writerOf(ref)), sk: RECEIPT_SK }, ConsistentRead: true })),
+    async putRefusal(chainName, ref, reason) {
+      await send(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { ...refusalKey(chainName, ref.shard, ref.sk), reason, ttl: Math.floor(Date.now() / 1000) + REFUSAL_TTL_SECONDS },
+          }),
+        ),
       );
-      return out.Item ? receiptFromItem(out.Item) : undefined;
+    },
+
+    async getRefusal(chainName, ref) {
+      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: refusalKey(chainName, ref.shard, ref.sk), ConsistentRead: true })));
+      return out.Item ? String(out.Item.reason) : undefined;
     },
 
     async claimIdempotency(claim, fingerprint, nowMs, untilMs, expiresAt) {

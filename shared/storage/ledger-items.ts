@@ -1,12 +1,14 @@
 /**
- * How the ledger's records are stored as DynamoDB items, and read back: chain heads (with their packed
- * frontier), the chain list, blocks (their exact canonical JSON beside the keys and indexes), and the
- * receipts of pending appends. Pure: no client here.
+ * How the ledger is stored as DynamoDB items, and read back: chain heads (with their packed frontier and
+ * the metadata of their newest blocks), the chain list, block records (their exact canonical JSON beside
+ * the keys and the by-entity index), segments of block metadata, and the block items of earlier versions.
+ * Pure: no client here.
  */
+import { type MetaRun, packRun, unpackRun } from '../ledger/block-meta.ts';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
-import type { PendingRef, Receipt } from '../ledger/repository.ts';
+import type { Recent } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
-import { blockPk, blockSk, CHAINS_PARTITION, chainPk, chainsSk, entityPk, entitySk, HEAD_SK, RECEIPT_SK, receiptPk } from './keys.ts';
+import { blockPk, blockSk, CHAINS_PARTITION, chainPk, chainsSk, entityPk, entitySk, HEAD_SK, indexSk, recordPk, segmentPk } from './keys.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -41,7 +43,26 @@ export function headItem(head: ChainHead): Item {
     proof_count: head.proofCount,
     created_at: head.createdAt,
     ...(head.frontier ? { frontier: packFrontier(head.frontier) } : {}),
+    ...(head.recordsFrom !== undefined ? { records_from: head.recordsFrom } : {}),
+    ...(head.cursor !== undefined ? { sealed_to: head.cursor } : {}),
+    ...(head.materialized !== undefined ? { written_to: head.materialized } : {}),
+    ...recentAttributes(head.recent ?? null),
   };
+}
+
+/** How the head keeps its newest blocks' metadata: packed on it (`recent`), or the id and range of a round item. */
+export function recentAttributes(recent: Recent): Item {
+  if (!recent) return {};
+  if ('run' in recent) return { recent_blocks: packRun(recent.run) };
+  return { recent_round: recent.round.id, recent_first: recent.round.first, recent_last: recent.round.last };
+}
+
+function recentFromItem(item: Item): Recent {
+  if (item.recent_blocks instanceof Uint8Array) return { run: unpackRun(item.recent_blocks) };
+  if (typeof item.recent_round === 'string') {
+    return { round: { id: item.recent_round, first: Number(item.recent_first), last: Number(item.recent_last) } };
+  }
+  return null;
 }
 
 /**
@@ -67,6 +88,10 @@ export function headFromItem(item: Item): ChainHead {
     turnExpiresMs: item.turn_expires_ms === undefined ? null : Number(item.turn_expires_ms),
     frontier: unpackFrontier(item.frontier),
     pendingShards: Number(item.pending_shards ?? 1),
+    ...(item.records_from !== undefined ? { recordsFrom: Number(item.records_from) } : {}),
+    recent: recentFromItem(item),
+    cursor: item.sealed_to === undefined ? '' : String(item.sealed_to),
+    ...(item.written_to !== undefined ? { materialized: Number(item.written_to) } : {}),
   };
 }
 
@@ -101,33 +126,27 @@ export function blockFromItem(item: Item): Block {
   return inContractOrder(JSON.parse(String(item.block_json)) as Block);
 }
 
-/** A receipt's writer id: the part of the pending append's sort key after its time. */
-export function writerOf(ref: PendingRef): string {
-  return ref.sk.slice(ref.sk.indexOf('#') + 1);
-}
-
-/** How long a receipt is kept for its writer to read (epoch seconds from now). */
-const RECEIPT_TTL_SECONDS = 3600;
-
-export function receiptItem(chainName: string, ref: PendingRef, receipt: Receipt): Item {
-  return {
-    pk: receiptPk(chainName, writerOf(ref)),
-    sk: RECEIPT_SK,
-    ...(receipt.status === 'sealed'
-      ? { status: 'sealed', first_index: receipt.firstIndex, previous_hash: receipt.previousHash, timestamp: receipt.timestamp, last_hash: receipt.lastHash }
-      : { status: 'rejected', reason: receipt.reason }),
-    ttl: Math.floor(Date.now() / 1000) + RECEIPT_TTL_SECONDS,
+/**
+ * A block's record: its exact canonical JSON, keyed by its hash, with the by-entity index keys. Written
+ * once per block (a repair writes the same item again).
+ */
+export function recordItem(block: Block): Item {
+  const item: Item = {
+    pk: recordPk(block.hash),
+    sk: blockSk(block.index),
+    chain_name: block.chain_name,
+    index: block.index,
+    block_json: canonicalJson(block),
   };
+  const [first] = block.events;
+  if (first) {
+    item.gsi_entity_pk = entityPk(first.entity_id);
+    item.gsi_entity_sk = entitySk(block.timestamp, block.chain_name, block.index);
+  }
+  return item;
 }
 
-export function receiptFromItem(item: Item): Receipt {
-  return item.status === 'sealed'
-    ? {
-        status: 'sealed',
-        firstIndex: Number(item.first_index),
-        previousHash: String(item.previous_hash),
-        timestamp: Number(item.timestamp),
-        lastHash: String(item.last_hash),
-      }
-    : { status: 'rejected', reason: String(item.reason ?? 'rejected') };
+/** A segment of block metadata, keyed by its last index (the blocks up to an index have one history: one segment per key). */
+export function segmentItem(chainName: string, run: MetaRun): Item {
+  return { pk: segmentPk(chainName), sk: indexSk(run.blocks.at(-1)!.index), run: packRun(run) };
 }

@@ -38,14 +38,14 @@ function faulty(real: LedgerRepository, plan: (commit: number) => 'ok' | 'before
   const log = { commits: 0, blocksPerCommit: [] as number[], failedBefore: [] as Block[][], failedAfter: [] as Block[][] };
   const repository: LedgerRepository = {
     ...real,
-    async commitBlocks(commit) {
+    async commitRound(commit) {
       log.commits += 1;
       const fate = plan(log.commits);
       if (fate === 'before') {
         log.failedBefore.push(commit.blocks);
         throw new InjectedFailure('injected: the transaction never reached DynamoDB');
       }
-      const result = await real.commitBlocks(commit);
+      const result = await real.commitRound(commit);
       if (result.status === 'committed') log.blocksPerCommit.push(commit.blocks.length);
       if (fate === 'after' && result.status === 'committed') {
         log.failedAfter.push(commit.blocks);

@@ -1,17 +1,22 @@
 /**
- * The ledger repository against DynamoDB Local directly: the conditions that keep a chain linear.
+ * The ledger storage against DynamoDB Local directly: the conditions that keep a chain linear, the cursor
+ * that seals a pending append once, the lease, and the block reads over records, segments and the head
+ * (and over the block items of a chain from an earlier version).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BlockMeta, MetaRun } from '#shared/ledger/block-meta';
+import { buildBlocks, type BlockDraft } from '#shared/ledger/blocks';
 import { ZERO_HASH, sealBlock } from '#shared/ledger/hashing';
 import { extendTree } from '#shared/ledger/tree';
-import { pendingSk } from '#shared/ledger/repository';
+import { pendingSk, type LedgerRepository, type RoundCommit } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
-import type { LedgerRepository } from '#shared/ledger/repository';
-import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { createDynamoBaseClient } from '#shared/storage/client';
 import { itemSize } from '#shared/storage/capacity';
+import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { blockItem, headItem } from '#shared/storage/ledger-items';
+import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -33,28 +38,51 @@ function chain(name: string): { head: ChainHead; genesis: Block } {
       lastProofId: null,
       createdAt: 1,
       frontier: extendTree([], 0, [genesis.hash]).frontier,
+      recordsFrom: 0,
+      recent: { run: { prev: ZERO_HASH, blocks: [{ index: 0, hash: genesis.hash, timestamp: 1, nodes: [], ref: null, position: 0 }] } },
+      cursor: '',
+      materialized: 0,
     },
   };
 }
 
-/** A commit of `blocks` after `previous`, with the tree data the appender would give it. */
-function commitOf(chainName: string, expectedHeadIndex: number, blocks: Block[], writerId: string, nowMs: number, frontierBefore: string[]) {
+const draft = (n: number): BlockDraft => ({
+  events: [{ entity_id: `e${n}`, event_type: 't', details: { n }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false }],
+});
+
+/** Blocks of `drafts` on a head, their metadata (with where their drafts wait, if `refs`), and the round that commits them. */
+function round(head: ChainHead, drafts: BlockDraft[], over: Partial<RoundCommit> & { refs?: BlockMeta['ref'][] } = {}) {
+  const blocks = buildBlocks(head.chainName, head, drafts, () => 2);
   const tree = extendTree(
-    frontierBefore,
-    expectedHeadIndex + 1,
+    head.frontier!,
+    head.headIndex + 1,
     blocks.map((b) => b.hash),
   );
-  return { chainName, expectedHeadIndex, blocks, writerId, nowMs, treeNodes: tree.treeNodes, frontier: tree.frontier };
-}
-
-function next(previous: Block, n = 1): Block[] {
-  const blocks: Block[] = [];
-  let prev = previous;
-  for (let i = 0; i < n; i += 1) {
-    prev = sealBlock({ index: prev.index + 1, chain_name: prev.chain_name, timestamp: 2, previous_hash: prev.hash, events: [] });
-    blocks.push(prev);
-  }
-  return blocks;
+  const metas: BlockMeta[] = blocks.map((b, i) => ({
+    index: b.index,
+    hash: b.hash,
+    timestamp: 2,
+    nodes: tree.treeNodes[i]!,
+    ref: over.refs?.[i] ?? null,
+    position: 0,
+  }));
+  const run: MetaRun = { prev: head.headHash, blocks: metas };
+  const { refs: _refs, ...rest } = over;
+  const commit: RoundCommit = {
+    chainName: head.chainName,
+    writerId: 'w',
+    nowMs: Date.now(),
+    expectedHeadIndex: head.headIndex,
+    expectedCursor: head.cursor ?? '',
+    mode: { direct: true },
+    blocks,
+    frontier: tree.frontier,
+    recent: { run },
+    cursor: head.cursor ?? '',
+    materialized: head.materialized ?? head.headIndex,
+    ...rest,
+  };
+  return { blocks, run, commit };
 }
 
 before(async () => {
@@ -64,27 +92,34 @@ before(async () => {
 
 after(() => storage?.stop());
 
-describe('Class: LedgerRepository (connected)', () => {
+describe('Class: LedgerStorage (connected)', () => {
   it('creates a chain once, and reports it as existing the second time', async () => {
     const c = chain('alpha');
     assert.deepEqual(await repo.createChains([c]), { status: 'created' });
     assert.deepEqual(await repo.createChains([c]), { status: 'exists', chainNames: ['alpha'] });
+    assert.equal((await repo.getBlock('alpha', 0))?.hash, c.genesis.hash, 'the genesis record, found by its metadata on the head');
   });
 
-  it('refuses blocks built on a stale head and hands back the head as it is', async () => {
+  it('refuses a round built on a stale head or cursor, and hands back the head as it is', async () => {
     const c = chain('beta');
     await repo.createChains([c]);
-    const mine = next(c.genesis, 2);
-    assert.deepEqual(await repo.commitBlocks(commitOf('beta', 0, mine, 'a', Date.now(), c.head.frontier!)), { status: 'committed' });
-    const rival = next(c.genesis, 1);
-    const lost = await repo.commitBlocks(commitOf('beta', 0, rival, 'b', Date.now(), c.head.frontier!));
-    assert.equal(lost.status, 'head-moved');
+    const mine = round(c.head, [draft(1), draft(2)], { materialized: 2 });
+    await repo.writeRecords(mine.blocks);
+    assert.deepEqual(await repo.commitRound({ ...mine.commit, records: mine.blocks }), { status: 'committed' });
+    const rival = round(c.head, [draft(3)]);
+    const lost = await repo.commitRound(rival.commit);
     assert.equal(lost.status === 'head-moved' && lost.head?.headIndex, 2);
-    assert.equal(lost.status === 'head-moved' && lost.head?.headHash, mine[1]!.hash);
-    assert.equal((await repo.getBlock('beta', 1))!.hash, mine[0]!.hash, 'the rival block was not written');
+    assert.equal(lost.status === 'head-moved' && lost.head?.headHash, mine.blocks[1]!.hash);
+    assert.equal((await repo.getBlock('beta', 1))!.hash, mine.blocks[0]!.hash, 'the rival block was not written');
+    // A withdrawal moves the cursor: a round built on the cursor before it fails.
+    const head = (await repo.getHead('beta'))!;
+    assert.equal(await repo.withdraw('beta', pendingSk(5, 1n)), true);
+    assert.equal(await repo.withdraw('beta', pendingSk(4, 1n)), false, 'the cursor only moves up');
+    const stale = await repo.commitRound(round(head, [draft(4)]).commit);
+    assert.equal(stale.status === 'head-moved' && stale.head?.cursor, pendingSk(5, 1n));
   });
 
-  it('gives the combining lease to one holder at a time, lets only it commit, and frees it when it says so', async () => {
+  it('gives the lease to one holder at a time, lets only it commit, and ends the round with its records written', async () => {
     const c = chain('gamma');
     await repo.createChains([c]);
     const now = Date.now();
@@ -94,16 +129,28 @@ describe('Class: LedgerRepository (connected)', () => {
     assert.ok(!refused.acquired && refused.head, 'a live lease is exclusive');
     assert.equal(!refused.acquired && refused.head && refused.holder, 'slow', 'and says who holds it');
     assert.equal((await repo.acquireLease('nowhere', 'x', now, now + 1)).head, undefined, 'no chain, no head');
-    const blocked = await repo.commitBlocks(commitOf('gamma', 0, next(c.genesis), 'fast', now, c.head.frontier!));
-    assert.equal(blocked.status, 'head-moved');
-    const first = next(c.genesis);
-    const own = await repo.commitBlocks({ ...commitOf('gamma', 0, first, 'slow', now, c.head.frontier!), lease: { untilMs: now + 60_000 } });
-    assert.equal(own.status, 'committed');
-    assert.equal((await repo.getHead('gamma'))?.turnHolder, 'slow', 'a commit may keep the lease');
-    const second = next(first[0]!);
-    const last = await repo.commitBlocks({ ...commitOf('gamma', 1, second, 'slow', now, c.head.frontier!), lease: { release: true } });
-    assert.equal(last.status, 'committed');
-    assert.equal((await repo.getHead('gamma'))?.turnHolder, null, 'and give it back');
+    assert.equal((await repo.commitRound(round(c.head, [draft(1)]).commit)).status, 'head-moved', 'no direct commit under a live lease');
+    const byOther = round(c.head, [draft(1)], { writerId: 'fast', mode: { untilMs: now + 60_000 } });
+    assert.equal((await repo.commitRound(byOther.commit)).status, 'head-moved', 'nor by another writer');
+    const own = round(c.head, [draft(1), draft(2)], { writerId: 'slow', mode: { untilMs: now + 60_000 } });
+    await repo.writeSegment('gamma', (c.head.recent as { run: MetaRun }).run); // the genesis metadata, before the round replaces it
+    assert.equal((await repo.commitRound(own.commit)).status, 'committed');
+    const committed = (await repo.getHead('gamma'))!;
+    assert.equal(committed.turnHolder, 'slow', 'a commit keeps the lease');
+    assert.equal(committed.materialized, 0, 'its records are not written yet');
+    assert.deepEqual(committed.recent, { run: own.run }, 'its metadata is on the head');
+    await repo.writeRecords(own.blocks);
+    await repo.writeSegment('gamma', own.run);
+    assert.equal(await repo.finishRound('gamma', 'other', 2, 2), false, 'only the holder ends its round');
+    assert.equal(await repo.finishRound('gamma', 'slow', 2, 2), true);
+    const finished = (await repo.getHead('gamma'))!;
+    assert.equal(finished.turnHolder, null, 'the lease is given back');
+    assert.equal(finished.materialized, 2);
+    assert.equal(finished.recent, null, 'the metadata is in its segment now');
+    assert.deepEqual(
+      (await repo.getBlockRange('gamma', 0, 2, false)).map((b) => b.hash),
+      [c.genesis.hash, ...own.blocks.map((b) => b.hash)],
+    );
   });
 
   it('ignores an expired lease (its holder may have crashed)', async () => {
@@ -111,109 +158,129 @@ describe('Class: LedgerRepository (connected)', () => {
     await repo.createChains([c]);
     const now = Date.now();
     await repo.acquireLease('delta', 'crashed', now - 5_000, now - 4_000);
-    const result = await repo.commitBlocks(commitOf('delta', 0, next(c.genesis), 'alive', now, c.head.frontier!));
-    assert.equal(result.status, 'committed');
+    const { blocks, commit } = round(c.head, [draft(1)], { materialized: 1 });
+    assert.equal((await repo.commitRound({ ...commit, records: blocks })).status, 'committed');
     assert.ok((await repo.acquireLease('delta', 'alive', now, now + 1_000)).acquired);
   });
 
-  it('seals a pending append once: removed, its receipt written, in the commit; a withdrawn one is left out', async () => {
-    const c = chain('zeta');
-    await repo.createChains([c]);
-    const now = Date.now();
-    const refs = [0, 1, 2].map((i) => ({ shard: i % 2, sk: pendingSk(now + i, `w${i}`) }));
-    for (const ref of refs) await repo.putPending('zeta', { ref, drafts: `[${ref.shard}]` }, Math.floor(now / 1000) + 60);
+  it('keeps a pending append key once, and lists them above the cursor up to a bound, oldest first across shards', async () => {
+    await repo.createChains([chain('zeta')]);
+    const refs = [0, 1, 2, 3].map((i) => ({ shard: i % 2, sk: pendingSk(1_000 + i, BigInt(i + 1)) }));
+    for (const ref of refs) assert.equal(await repo.putPending('zeta', { ref, drafts: `[${ref.shard}]` }, Math.floor(Date.now() / 1000) + 60), true);
+    assert.equal(await repo.putPending('zeta', { ref: refs[0]!, drafts: '[9]' }, 1), false, 'a key is one append’s');
+    const read = await repo.listPending('zeta', 2, refs[0]!.sk, refs[2]!.sk, 10);
     assert.deepEqual(
-      (await repo.listPending('zeta', 2, 10)).map((p) => p.ref),
-      refs,
-      'oldest first across shards',
+      read.appends.map((p) => p.ref),
+      refs.slice(1, 3),
+      'above the cursor, up to the bound',
     );
-    assert.equal(await repo.withdrawPending('zeta', refs[2]!), true);
-    const blocks = next(c.genesis, 2);
-    const receipt = (i: number) => ({
-      status: 'sealed' as const,
-      firstIndex: i + 1,
-      previousHash: blocks[i]!.previous_hash,
-      timestamp: 1,
-      lastHash: blocks[i]!.hash,
-    });
-    const commit = {
-      ...commitOf('zeta', 0, blocks, 'w', now, c.head.frontier!),
-      seals: [
-        { ref: refs[0]!, receipt: receipt(0) },
-        { ref: refs[1]!, receipt: receipt(1) },
-      ],
-    };
-    assert.equal((await repo.commitBlocks(commit)).status, 'committed');
-    assert.deepEqual(await repo.getReceipt('zeta', refs[1]!), receipt(1));
-    assert.deepEqual(await repo.listPending('zeta', 2, 10), []);
-    assert.equal(await repo.withdrawPending('zeta', refs[0]!), false, 'a sealed append cannot be withdrawn');
-    // Sealing it again (a second leader with a stale read) fails and commits nothing.
-    const frontier = extendTree(
-      c.head.frontier!,
-      1,
-      blocks.map((b) => b.hash),
-    ).frontier;
-    const again = await repo.commitBlocks({ ...commitOf('zeta', 2, next(blocks[1]!), 'w', now, frontier), seals: [{ ref: refs[0]!, receipt: receipt(0) }] });
-    assert.deepEqual(again, { status: 'pending-gone', sealPosition: 0 });
-    assert.equal((await repo.getHead('zeta'))?.headIndex, 2);
-    assert.equal(await repo.getReceipt('zeta', refs[2]!), undefined, 'a withdrawn append has no receipt');
+    assert.equal(read.truncatedAt.size, 0);
+    const limited = await repo.listPending('zeta', 2, '', refs[3]!.sk, 1);
+    assert.deepEqual([...limited.truncatedAt.keys()].sort(), [0, 1], 'each shard says it had more');
+    const drafts = await repo.getPendings('zeta', refs.slice(0, 2));
+    assert.equal(drafts.get(`0|${refs[0]!.sk}`), '[0]', 'the first writer’s drafts, kept');
+    await repo.putRefusal('zeta', refs[1]!, 'proof-superseded');
+    assert.equal(await repo.getRefusal('zeta', refs[1]!), 'proof-superseded');
+    assert.equal(await repo.getRefusal('zeta', refs[0]!), undefined);
   });
 
-  it('reads ranges across runs of 128 blocks (different partitions) in order, and every block hash', async () => {
+  it('reads blocks by index, range, hash and tree data over segments and the head; rebuilds a block whose record is missing', async () => {
     const c = chain('eta');
     await repo.createChains([c]);
-    let frontier = c.head.frontier!;
-    let previous = c.genesis;
+    let head = c.head;
     const all = [c.genesis];
-    for (let head = 0; head < 297; head += 99) {
-      const blocks = next(previous, 99);
-      const tree = extendTree(
-        frontier,
-        head + 1,
-        blocks.map((b) => b.hash),
-      );
-      assert.equal((await repo.commitBlocks({ ...commitOf('eta', head, blocks, 'w', Date.now(), frontier) })).status, 'committed');
-      frontier = tree.frontier;
-      previous = blocks[blocks.length - 1]!;
+    // Three rounds to segments, the last left on the head with its records unwritten (its drafts pending).
+    for (let r = 0; r < 4; r += 1) {
+      const drafts = Array.from({ length: 40 }, (_, i) => draft(r * 100 + i));
+      const refs = drafts.map((_, i) => ({ shard: 0, sk: pendingSk(2_000 + r * 100 + i, 1n) }));
+      for (const [i, ref] of refs.entries()) await repo.putPending('eta', { ref, drafts: JSON.stringify([drafts[i]]) }, Math.floor(Date.now() / 1000) + 600);
+      const { blocks, run, commit } = round(head, drafts, { refs, cursor: refs.at(-1)!.sk });
+      await repo.writeSegment('eta', (head.recent as { run: MetaRun }).run); // the head's metadata to a segment before a round replaces it
+      assert.equal((await repo.commitRound(commit)).status, 'committed');
+      if (r < 3) await repo.writeRecords(blocks);
       all.push(...blocks);
+      head = { ...head, headIndex: blocks.at(-1)!.index, headHash: blocks.at(-1)!.hash, frontier: commit.frontier, recent: { run }, cursor: commit.cursor };
     }
     assert.deepEqual(
-      (await repo.getBlockRange('eta', 100, 280, false)).map((b) => b.index),
-      Array.from({ length: 181 }, (_, i) => 100 + i),
+      (await repo.getBlockRange('eta', 30, 150, false)).map((b) => b.hash),
+      all.slice(30, 151).map((b) => b.hash),
+      'across segments, the head, and records not written yet',
     );
     assert.deepEqual(
       (await repo.getBlockRange('eta', 120, 140, true)).map((b) => b.index),
       Array.from({ length: 21 }, (_, i) => 140 - i),
     );
     assert.deepEqual(
-      await repo.listBlockHashes('eta', 297),
+      await repo.listBlockHashes('eta', 160),
       all.map((b) => b.hash),
     );
-    assert.equal((await repo.getBlock('eta', 200))?.hash, all[200]!.hash);
-    // The head keeps the frontier packed (binary), so that every commit rewrites under 1 KB of it.
-    assert.deepEqual((await repo.getHead('eta'))!.frontier, frontier);
+    assert.equal((await repo.getBlock('eta', 150))?.hash, all[150]!.hash, 'rebuilt from its pending append');
+    assert.equal((await repo.findRecord(all[150]!.hash))?.index, 150, 'and its record written (a repair)');
+    assert.equal((await repo.findBlockByHash('eta', all[155]!.hash))?.index, 155, 'a block without its record is found by hash on the head');
+    assert.equal(await repo.findBlockByHash('alpha', all[20]!.hash), undefined, 'a hash is found on its own chain only');
+    const tree = extendTree(
+      [],
+      0,
+      all.map((b) => b.hash),
+    );
+    const data = await repo.readTreeData('eta', [7, 63, 127, 159]);
+    for (const i of [7, 63, 127, 159]) assert.deepEqual(data.get(i), { hash: all[i]!.hash, treeNodes: tree.treeNodes[i] }, `tree data of ${i}`);
+    // The head stays under 1 KB with a small round's metadata on it.
+    const small = round(head, [draft(1), draft(2), draft(3), draft(4)]);
+    await repo.writeSegment('eta', (head.recent as { run: MetaRun }).run);
+    assert.equal((await repo.commitRound({ ...small.commit, records: small.blocks, materialized: head.headIndex + 4 })).status, 'committed');
     const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(
       new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }),
     );
-    assert.ok(raw.Item?.frontier?.B, 'binary');
+    assert.ok(raw.Item?.recent_blocks?.B && raw.Item?.frontier?.B, 'binary');
     assert.ok(itemSize(raw.Item!) < 1024, `head item ${itemSize(raw.Item!)} bytes`);
   });
 
-  it('reads block ranges in either order and a block by hash only on its own chain', async () => {
-    const c = chain('epsilon');
-    await repo.createChains([c]);
-    const blocks = next(c.genesis, 5);
-    await repo.commitBlocks(commitOf('epsilon', 0, blocks, 'a', Date.now(), c.head.frontier!));
-    assert.deepEqual(
-      (await repo.getBlockRange('epsilon', 2, 4, false)).map((b) => b.index),
-      [2, 3, 4],
+  it('reads a chain of an earlier version: its block items, then records from its first new round on', async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const genesis = sealBlock({ index: 0, chain_name: 'theta', timestamp: 1, previous_hash: ZERO_HASH, events: [] });
+    const legacy = buildBlocks('theta', { headIndex: 0, headHash: genesis.hash }, [draft(1), draft(2), draft(3)], () => 1);
+    const blocks = [genesis, ...legacy];
+    const tree = extendTree(
+      [],
+      0,
+      blocks.map((b) => b.hash),
     );
+    for (const [i, b] of blocks.entries())
+      await client.send(new PutCommand({ TableName: 'ledger', Item: { ...blockItem(b, 16, tree.treeNodes[i]), gsi_hash: b.hash } }));
+    const old: ChainHead = {
+      ...chain('theta').head,
+      headIndex: 3,
+      headHash: legacy[2]!.hash,
+      frontier: tree.frontier,
+      recordsFrom: undefined,
+      recent: null,
+      materialized: undefined,
+    };
+    await client.send(new PutCommand({ TableName: 'ledger', Item: { ...headItem(old), block_shards: 16 } }));
+    const read = (await repo.getHead('theta'))!;
+    assert.equal(read.recordsFrom, undefined);
+    const next = round(read, [draft(4), draft(5)], { recordsFrom: 4, materialized: 5 });
+    assert.equal((await repo.commitRound({ ...next.commit, records: next.blocks })).status, 'committed');
+    assert.equal((await repo.getHead('theta'))?.recordsFrom, 4);
     assert.deepEqual(
-      (await repo.getBlockRange('epsilon', 2, 4, true)).map((b) => b.index),
-      [4, 3, 2],
+      (await repo.getBlockRange('theta', 0, 5, false)).map((b) => b.hash),
+      [...blocks, ...next.blocks].map((b) => b.hash),
+      'block items, then records',
     );
-    assert.equal((await repo.findBlockByHash('epsilon', blocks[2]!.hash))?.index, 3);
-    assert.equal(await repo.findBlockByHash('alpha', blocks[2]!.hash), undefined);
-    assert.equal((await repo.listBlockHashes('epsilon', 5)).length, 6);
+    assert.equal((await repo.findBlockByHash('theta', legacy[1]!.hash))?.index, 2, 'a block item by its hash');
+    assert.equal((await repo.findBlockByHash('theta', next.blocks[0]!.hash))?.index, 4, 'a record by its hash');
+    assert.deepEqual(
+      await repo.listBlockHashes('theta', 5),
+      [...blocks, ...next.blocks].map((b) => b.hash),
+    );
+    const all = extendTree(
+      [],
+      0,
+      [...blocks, ...next.blocks].map((b) => b.hash),
+    );
+    const data = await repo.readTreeData('theta', [3, 5]);
+    assert.deepEqual(data.get(3)?.treeNodes, all.treeNodes[3]);
+    assert.deepEqual(data.get(5)?.treeNodes, all.treeNodes[5]);
   });
 });

@@ -10,12 +10,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DeleteItemCommand, DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { type BlockMeta, packRun, unpackRun } from '#shared/ledger/block-meta';
+import { buildBlocks } from '#shared/ledger/blocks';
 import { checkpointMessage } from '#shared/ledger/checkpoint';
-import { hashBlock } from '#shared/ledger/hashing';
+import { hashBlock, sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
 import { leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
+import type { Block } from '#shared/ledger/types';
 import { assertError } from '#test/support/contract';
-import { BLOCK_SHARDS, blockPk, blockSk } from '#shared/storage/keys';
+import { createDynamoClient } from '#shared/storage/client';
+import { blockPk, blockSk, pendingPk, recordPk, segmentPk } from '#shared/storage/keys';
+import { blockItem, recordItem } from '#shared/storage/ledger-items';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -42,27 +49,68 @@ async function addEvents(chain: string, n: number): Promise<void> {
   }
 }
 
-/** A block's key as the table stores it (a new chain's blocks are spread over BLOCK_SHARDS partitions). */
-function blockKey(chain: string, index: number) {
-  return { pk: { S: blockPk(chain, index, BLOCK_SHARDS) }, sk: { S: blockSk(index) } };
+/** A block's metadata (its hash, where its drafts waited) as the chain keeps it. */
+async function metaOf(chain: string, index: number): Promise<BlockMeta> {
+  const repository = createLedgerRepository({ client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }), tableName: 'ledger' });
+  const { blocks } = await repository.readMeta(chain, index, index, true);
+  return blocks[0]!;
 }
 
-/** Reads a stored block item straight from DynamoDB. */
+const recordKey = (meta: Pick<BlockMeta, 'hash' | 'index'>) => ({ pk: { S: recordPk(meta.hash) }, sk: { S: blockSk(meta.index) } });
+
+/** Reads a stored block record straight from DynamoDB. */
 async function storedBlock(chain: string, index: number) {
-  const out = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: blockKey(chain, index) }));
+  const out = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: recordKey(await metaOf(chain, index)) }));
   return out.Item!;
 }
 
-async function rewriteBlockJson(chain: string, index: number, json: string, hash?: string): Promise<void> {
+async function rewriteBlockJson(chain: string, index: number, json: string): Promise<void> {
   await ddb.send(
     new UpdateItemCommand({
       TableName: 'ledger',
-      Key: blockKey(chain, index),
-      UpdateExpression: hash ? 'SET block_json = :j, #h = :h, gsi_hash = :h' : 'SET block_json = :j',
-      ExpressionAttributeValues: { ':j': { S: json }, ...(hash ? { ':h': { S: hash } } : {}) },
-      ...(hash ? { ExpressionAttributeNames: { '#h': 'hash' } } : {}),
+      Key: recordKey(await metaOf(chain, index)),
+      UpdateExpression: 'SET block_json = :j',
+      ExpressionAttributeValues: { ':j': { S: json } },
     }),
   );
+}
+
+/** Deletes a block's body: its record, and the pending append its drafts waited in, if any. */
+async function deleteBlock(chain: string, index: number): Promise<void> {
+  const meta = await metaOf(chain, index);
+  await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: recordKey(meta) }));
+  if (meta.ref) await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: { pk: { S: pendingPk(chain, meta.ref.shard) }, sk: { S: meta.ref.sk } } }));
+}
+
+/**
+ * Replaces a block with another of a new hash, as an attacker with table access would: the new record,
+ * and the hash in every run of metadata that names it (segments, the head), and as `prev` of the next.
+ */
+async function replaceBlock(chain: string, block: Block): Promise<void> {
+  const old = await metaOf(chain, block.index);
+  await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: recordKey(old) }));
+  await ddb.send(new PutItemCommand({ TableName: 'ledger', Item: marshall(recordItem(block)) }));
+  const patch = (bytes: Uint8Array): Uint8Array => {
+    const run = unpackRun(bytes);
+    if (run.blocks[0]?.index === block.index + 1) run.prev = block.hash;
+    for (const meta of run.blocks) if (meta.index === block.index) meta.hash = block.hash;
+    return packRun(run);
+  };
+  const segments = await ddb.send(
+    new QueryCommand({ TableName: 'ledger', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: segmentPk(chain) } } }),
+  );
+  for (const item of segments.Items ?? []) await ddb.send(new PutItemCommand({ TableName: 'ledger', Item: { ...item, run: { B: patch(item.run!.B!) } } }));
+  const head = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: 'HEAD' } } }));
+  if (head.Item?.recent_blocks?.B) {
+    await ddb.send(
+      new UpdateItemCommand({
+        TableName: 'ledger',
+        Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: 'HEAD' } },
+        UpdateExpression: 'SET recent_blocks = :r',
+        ExpressionAttributeValues: { ':r': { B: patch(head.Item.recent_blocks.B) } },
+      }),
+    );
+  }
 }
 
 before(async () => {
@@ -199,7 +247,7 @@ describe('Tampering directly in DynamoDB', () => {
   it('reports the gap a deleted block leaves', async () => {
     await call(base, 'POST', '/chains/gappy/create');
     await addEvents('gappy', 6);
-    await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: blockKey('gappy', 3) }));
+    await deleteBlock('gappy', 3);
     const report = (await call(base, 'GET', '/chains/gappy/verify')).body;
     assert.deepEqual(
       { valid: report.valid, first: report.first_invalid_index, reason: report.reason },
@@ -227,7 +275,7 @@ describe('Tampering directly in DynamoDB', () => {
       block.previous_hash = previous;
       const { hash: _old, ...rest } = block;
       const hash = hashBlock(rest);
-      await rewriteBlockJson('rewritten', i, JSON.stringify({ ...rest, hash }), hash);
+      await replaceBlock('rewritten', { ...rest, hash });
       previous = hash;
     }
     await ddb.send(
@@ -252,21 +300,52 @@ describe('Tampering directly in DynamoDB', () => {
 });
 
 describe('Chains made before trees were kept', () => {
-  it('get their tree built once, then prove and append as any chain', async () => {
-    await call(base, 'POST', '/chains/legacy/create');
-    await addEvents('legacy', 9);
-    const before = (await call(base, 'GET', '/chains/legacy/checkpoint')).body.root;
-    // Strip the tree: the head's frontier and every block's nodes.
-    await ddb.send(new UpdateItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#legacy' }, sk: { S: 'HEAD' } }, UpdateExpression: 'REMOVE frontier' }));
-    for (let i = 0; i <= 9; i += 1) {
-      await ddb.send(new UpdateItemCommand({ TableName: 'ledger', Key: blockKey('legacy', i), UpdateExpression: 'REMOVE tree_nodes' }));
-    }
-    const rebuilt = (await call(base, 'GET', '/chains/legacy/checkpoint')).body;
-    assert.equal(rebuilt.root, before);
-    assert.ok((await storedBlock('legacy', 1)).tree_nodes, 'the nodes are back on the blocks');
+  it('get their tree built once, then prove, append (as records from then on) and verify as any chain', async () => {
+    // A chain as the earliest versions stored it: block items spread over 16 partitions, no tree nodes, no frontier.
+    const genesis = sealBlock({ index: 0, chain_name: 'legacy', timestamp: 1_700_000_000, previous_hash: ZERO_HASH, events: [] });
+    const drafts = Array.from({ length: 9 }, (_, i) => ({
+      events: [
+        { entity_id: `legacy-e${i}`, event_type: 'step', details: { i }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false },
+      ],
+    }));
+    const blocks = [genesis, ...buildBlocks('legacy', { headIndex: 0, headHash: genesis.hash }, drafts, () => 1_700_000_001)];
+    for (const block of blocks) await ddb.send(new PutItemCommand({ TableName: 'ledger', Item: marshall({ ...blockItem(block, 16), gsi_hash: block.hash }) }));
+    const last = blocks.at(-1)!;
+    await ddb.send(
+      new PutItemCommand({
+        TableName: 'ledger',
+        Item: marshall({
+          pk: 'CHAIN#legacy',
+          sk: 'HEAD',
+          chain_name: 'legacy',
+          kind: 'sub',
+          head_index: last.index,
+          head_hash: last.hash,
+          event_count: 9,
+          proof_count: 0,
+          created_at: 1_700_000_000,
+          block_shards: 16,
+        }),
+      }),
+    );
+    await ddb.send(
+      new PutItemCommand({
+        TableName: 'ledger',
+        Item: marshall({ pk: 'CHAINS', sk: '1#legacy', chain_name: 'legacy', kind: 'sub', created_at: 1_700_000_000 }),
+      }),
+    );
+    const checkpoint = (await call(base, 'GET', '/chains/legacy/checkpoint')).body;
+    assert.equal(checkpoint.tree_size, 10);
+    const item = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: blockPk('legacy', 1, 16) }, sk: { S: blockSk(1) } } }));
+    assert.ok(item.Item?.tree_nodes, 'the nodes are on the blocks now');
     await addEvents('legacy', 3);
     const p = (await call(base, 'GET', '/chains/legacy/blocks/4/proof')).body;
     verifyInclusion(4, p.tree_size, leafHash(hex(p.block_hash)), p.proof.map(hex), hex(p.root));
+    const q = (await call(base, 'GET', '/chains/legacy/blocks/11/proof')).body;
+    verifyInclusion(11, q.tree_size, leafHash(hex(q.block_hash)), q.proof.map(hex), hex(q.root));
+    assert.equal((await call(base, 'GET', `/chains/legacy/blocks/${blocks[5]!.hash}`)).body.index, 5, 'an old block by hash');
     assert.equal((await call(base, 'GET', '/chains/legacy/verify')).body.valid, true);
+    const { code, out } = ledgerVerify('--chain', 'legacy', '--public-key', publicKey);
+    assert.equal(code, 0, out);
   });
 });

@@ -1,29 +1,28 @@
 /**
- * The LedgerRepository port in memory, for offline tests of the appender and the domain. It keeps the
- * contract each method states in shared/ledger/repository.ts, with the same conditions the DynamoDB
- * repository writes: a commit lands whole or not at all, only on the head it was built on and only by the
- * lease holder (or with no live lease); a block key is taken once; a pending append is sealed once; an
- * Idempotency-Key record is completed only by the claim that holds it.
+ * The LedgerStorage port in memory, for offline tests of the appender and the domain, with the block reads
+ * every storage shares on top (shared/ledger/block-reads.ts). It keeps the contract each method states in
+ * shared/ledger/repository.ts, with the same conditions the DynamoDB storage writes: a commit lands only on
+ * the head and cursor it was built on and only by the lease holder (or, direct, with no live lease); a
+ * pending append's key is taken once; an Idempotency-Key record is completed only by the claim that holds it.
  *
  * Every method yields to the event loop before it acts, as a network call would, so concurrent appends
  * interleave. `faults` lets a test make the next calls of a method fail (a throttle, a timeout).
  */
+import { withBlockReads } from '#shared/ledger/block-reads';
+import { type BlockDraft, buildBlocks } from '#shared/ledger/blocks';
 import type {
   BlockTreeData,
   CommitResult,
   CreateChainsResult,
   IdempotencyState,
   LedgerRepository,
+  LedgerStorage,
+  MetaRun,
   PendingAppend,
   PendingRef,
-  Receipt,
+  SealEntry,
 } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
-
-interface StoredBlock {
-  block: Block;
-  treeNodes: string[];
-}
 
 interface IdempotencyRecord {
   status: 'in-progress' | 'done';
@@ -44,25 +43,34 @@ export interface MemoryLedgerRepository extends LedgerRepository {
   faults: Map<string, Error[]>;
   /** Errors the next commits throw after they landed: an answer lost on the way back (a timeout). */
   lostAnswers: Error[];
-  /** The committed blocks of a chain, in index order (test inspection, no yield). */
+  /** The committed blocks of a chain, in index order (test inspection, no yield): records, or rebuilt from pending appends. */
   blocksOf(chainName: string): Block[];
+  /** The blocks of a chain that have their records (test inspection). */
+  recordsOf(chainName: string): Block[];
+  /** Legacy block items, as a chain of an earlier version has them (test setup). */
+  legacy: Map<string, Map<number, { block: Block; treeNodes: string[] }>>;
 }
 
 export function createMemoryLedgerRepository(): MemoryLedgerRepository {
   const heads = new Map<string, ChainHead>();
-  const blocks = new Map<string, Map<number, StoredBlock>>();
+  const records = new Map<string, Block>();
+  const segments = new Map<string, Map<number, MetaRun>>();
+  const rounds = new Map<string, MetaRun>();
+  const seals = new Map<string, Map<number, SealEntry[]>>();
   const pending = new Map<string, Map<string, PendingAppend>>();
-  const receipts = new Map<string, Receipt>();
+  const refusals = new Map<string, string>();
   const claims = new Map<string, IdempotencyRecord>();
+  const legacy = new Map<string, Map<number, { block: Block; treeNodes: string[] }>>();
   const calls = new Map<string, number>();
   const faults = new Map<string, Error[]>();
+  const lostAnswers: Error[] = [];
 
   const pendingKey = (ref: PendingRef) => `${ref.shard}|${ref.sk}`;
   const pendingOf = (chainName: string) => pending.get(chainName) ?? pending.set(chainName, new Map()).get(chainName)!;
-  const blocksIn = (chainName: string) => blocks.get(chainName) ?? blocks.set(chainName, new Map()).get(chainName)!;
-  // A receipt is its writer's: the part of the pending append's sort key after the time.
-  const receiptKey = (chainName: string, ref: PendingRef) => `${chainName}|${ref.sk.slice(ref.sk.indexOf('#') + 1)}`;
-  const turnIsFree = (head: ChainHead, writer: string, nowMs: number) => !head.turnHolder || head.turnHolder === writer || (head.turnExpiresMs ?? 0) < nowMs;
+  const segmentsOf = (chainName: string) => segments.get(chainName) ?? segments.set(chainName, new Map()).get(chainName)!;
+  const legacyOf = (chainName: string) => legacy.get(chainName) ?? legacy.set(chainName, new Map()).get(chainName)!;
+  const liveLease = (head: ChainHead, nowMs: number) => !!head.turnHolder && (head.turnExpiresMs ?? 0) >= nowMs;
+  const leaseIsFree = (head: ChainHead, writer: string, nowMs: number) => !head.turnHolder || head.turnHolder === writer || (head.turnExpiresMs ?? 0) < nowMs;
 
   /** Counts the call, yields, and throws the method's next fault if one is queued. */
   async function enter(method: string): Promise<void> {
@@ -72,14 +80,51 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     if (fault) throw fault;
   }
 
-  const lostAnswers: Error[] = [];
+  /** Every metadata run of a chain: its segments, then what its head keeps. */
+  function runsOf(chainName: string): MetaRun[] {
+    const runs = [...segmentsOf(chainName).values()];
+    const recent = heads.get(chainName)?.recent;
+    if (recent && 'run' in recent) runs.push(recent.run);
+    if (recent && 'round' in recent) {
+      const run = rounds.get(`${chainName}|${recent.round.id}`);
+      if (run) runs.push(run);
+    }
+    return runs;
+  }
 
-  const repository: MemoryLedgerRepository = {
-    calls,
-    faults,
-    lostAnswers,
-    blocksOf: (chainName) => [...blocksIn(chainName).values()].map((s) => clone(s.block)).sort((a, b) => a.index - b.index),
+  function blocksOf(chainName: string): Block[] {
+    const head = heads.get(chainName);
+    if (!head) return [];
+    const out: Block[] = [];
+    for (let i = 0; i <= head.headIndex; i += 1) {
+      if (head.recordsFrom === undefined || i < head.recordsFrom) {
+        const stored = legacyOf(chainName).get(i);
+        if (stored) out.push(clone(stored.block));
+        continue;
+      }
+      let meta: MetaRun['blocks'][number] | undefined;
+      let prev: string | undefined;
+      for (const run of runsOf(chainName)) {
+        const at = run.blocks.findIndex((b) => b.index === i);
+        if (at >= 0) {
+          meta = run.blocks[at];
+          prev = at === 0 ? run.prev : run.blocks[at - 1]!.hash;
+        }
+      }
+      if (!meta) continue;
+      const record = records.get(meta.hash);
+      if (record) {
+        out.push(clone(record));
+        continue;
+      }
+      const json = meta.ref ? pendingOf(chainName).get(pendingKey(meta.ref))?.drafts : undefined;
+      const draft = json ? (JSON.parse(json) as BlockDraft[])[meta.position] : undefined;
+      if (draft && prev) out.push(buildBlocks(chainName, { headIndex: i - 1, headHash: prev }, [draft], () => meta!.timestamp)[0]!);
+    }
+    return out;
+  }
 
+  const storage: LedgerStorage = {
     async getHead(chainName) {
       await enter('getHead');
       const head = heads.get(chainName);
@@ -103,13 +148,13 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       if (existing.length > 0) return { status: 'exists', chainNames: existing };
       for (const { head, genesis } of chains) {
         heads.set(head.chainName, clone(head));
-        blocksIn(head.chainName).set(genesis.index, { block: clone(genesis), treeNodes: [] });
+        records.set(genesis.hash, clone(genesis));
       }
       return { status: 'created' };
     },
 
-    async commitBlocks(commit): Promise<CommitResult> {
-      await enter('commitBlocks');
+    async commitRound(commit): Promise<CommitResult> {
+      await enter('commitRound');
       const { chainName, blocks: newBlocks } = commit;
       const last = newBlocks[newBlocks.length - 1];
       if (!last) return { status: 'committed' };
@@ -120,28 +165,30 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       }
       // Every condition first, in the order the DynamoDB transaction's items are written; then every write.
       const head = heads.get(chainName);
-      if (!head || head.headIndex !== commit.expectedHeadIndex || !turnIsFree(head, commit.writerId, commit.nowMs)) {
+      const direct = 'direct' in commit.mode;
+      if (
+        !head ||
+        head.headIndex !== commit.expectedHeadIndex ||
+        (head.cursor ?? '') !== commit.expectedCursor ||
+        (direct ? liveLease(head, commit.nowMs) : head.turnHolder !== commit.writerId)
+      ) {
         return { status: 'head-moved', head: head && clone(head) };
       }
-      const stored = blocksIn(chainName);
-      if (newBlocks.some((b) => stored.has(b.index))) return { status: 'head-moved', head: clone(head) };
       const proofs = commit.proofRecords ?? [];
       const stale = proofs.find((p) => {
         const sub = heads.get(p.subChain);
         return !sub || (sub.lastProofHeadIndex !== null && sub.lastProofHeadIndex >= p.headIndex);
       });
       if (stale) return { status: 'proof-stale', blockPosition: stale.blockPosition };
-      const seals = commit.seals ?? [];
-      const gone = seals.findIndex(({ ref }) => !pendingOf(chainName).has(pendingKey(ref)));
-      if (gone >= 0) return { status: 'pending-gone', sealPosition: gone };
       const completions = commit.completions ?? [];
       const claimLost = completions.find(({ claim }) => claims.get(claim.id)?.token !== claim.token);
       if (claimLost) return { status: 'claim-lost', blockPosition: claimLost.blockPosition };
 
-      newBlocks.forEach((block, i) => {
-        stored.set(block.index, { block: clone(block), treeNodes: [...(commit.treeNodes[i] ?? [])] });
-      });
-      const keepLease = commit.lease !== undefined && 'untilMs' in commit.lease;
+      if (commit.recent && 'round' in commit.recent && !rounds.has(`${chainName}|${commit.recent.round.id}`)) {
+        throw new Error('a commit names a round item that was not written');
+      }
+      for (const block of commit.records ?? []) records.set(block.hash, clone(block));
+      if (commit.segment) segmentsOf(chainName).set(commit.segment.blocks.at(-1)!.index, clone(commit.segment));
       heads.set(chainName, {
         ...head,
         headIndex: last.index,
@@ -149,17 +196,16 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         frontier: [...commit.frontier],
         eventCount: head.eventCount + newBlocks.reduce((n, b) => n + b.events.length, 0),
         proofCount: head.proofCount + proofs.length,
+        recent: clone(commit.recent),
+        cursor: commit.cursor,
+        materialized: commit.materialized,
+        ...(commit.recordsFrom !== undefined ? { recordsFrom: commit.recordsFrom } : {}),
         ...(commit.pendingShards !== undefined ? { pendingShards: commit.pendingShards } : {}),
-        turnHolder: keepLease ? commit.writerId : null,
-        turnExpiresMs: keepLease ? (commit.lease as { untilMs: number }).untilMs : null,
+        ...(direct ? {} : { turnExpiresMs: (commit.mode as { untilMs: number }).untilMs }),
       });
       for (const proof of proofs) {
         const sub = heads.get(proof.subChain)!;
         heads.set(proof.subChain, { ...sub, lastProofHeadIndex: proof.headIndex, lastProofId: proof.proofId, proofCount: sub.proofCount + 1 });
-      }
-      for (const { ref, receipt } of seals) {
-        pendingOf(chainName).delete(pendingKey(ref));
-        receipts.set(receiptKey(chainName, ref), clone(receipt));
       }
       for (const { claim, blockPosition, count } of completions) {
         const record = claims.get(claim.id)!;
@@ -170,11 +216,27 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       return { status: 'committed' };
     },
 
+    async finishRound(chainName, holder, headIndex, materialized) {
+      await enter('finishRound');
+      const head = heads.get(chainName);
+      if (!head || head.turnHolder !== holder || head.headIndex !== headIndex) return false;
+      heads.set(chainName, { ...head, materialized, recent: null, turnHolder: null, turnExpiresMs: null });
+      return true;
+    },
+
+    async withdraw(chainName, sk) {
+      await enter('withdraw');
+      const head = heads.get(chainName);
+      if (!head || (head.cursor ?? '') >= sk) return false;
+      heads.set(chainName, { ...head, cursor: sk });
+      return true;
+    },
+
     async acquireLease(chainName, holder, nowMs, untilMs) {
       await enter('acquireLease');
       const head = heads.get(chainName);
       if (!head) return { acquired: false, head: undefined };
-      if (!turnIsFree(head, holder, nowMs)) return { acquired: false, head: clone(head), holder: head.turnHolder ?? '', untilMs: head.turnExpiresMs ?? 0 };
+      if (!leaseIsFree(head, holder, nowMs)) return { acquired: false, head: clone(head), holder: head.turnHolder ?? '', untilMs: head.turnExpiresMs ?? 0 };
       const taken = { ...head, turnHolder: holder, turnExpiresMs: untilMs };
       heads.set(chainName, taken);
       return { acquired: true, head: clone(taken) };
@@ -188,75 +250,150 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
 
     async putPending(chainName, append) {
       await enter('putPending');
+      if (pendingOf(chainName).has(pendingKey(append.ref))) return false;
       pendingOf(chainName).set(pendingKey(append.ref), clone(append));
-    },
-
-    async listPending(chainName, _shards, limit) {
-      await enter('listPending');
-      return [...pendingOf(chainName).values()]
-        .sort((a, b) => (a.ref.sk < b.ref.sk ? -1 : a.ref.sk > b.ref.sk ? 1 : a.ref.shard - b.ref.shard))
-        .slice(0, limit)
-        .map(clone);
-    },
-
-    async withdrawPending(chainName, ref) {
-      await enter('withdrawPending');
-      return pendingOf(chainName).delete(pendingKey(ref));
-    },
-
-    async rejectPending(chainName, ref, reason) {
-      await enter('rejectPending');
-      if (!pendingOf(chainName).delete(pendingKey(ref))) return false;
-      receipts.set(receiptKey(chainName, ref), { status: 'rejected', reason });
       return true;
     },
 
-    async getReceipt(chainName, ref) {
-      await enter('getReceipt');
-      const receipt = receipts.get(receiptKey(chainName, ref));
-      return receipt && clone(receipt);
+    async listPending(chainName, shards, after, upTo, limit) {
+      await enter('listPending');
+      const truncatedAt = new Map<number, string>();
+      const appends: PendingAppend[] = [];
+      for (let shard = 0; shard < shards; shard += 1) {
+        const inShard = [...pendingOf(chainName).values()]
+          .filter((p) => p.ref.shard === shard && p.ref.sk > after && p.ref.sk <= upTo)
+          .sort((a, b) => (a.ref.sk < b.ref.sk ? -1 : 1));
+        const read = inShard.slice(0, limit);
+        if (inShard.length > limit) truncatedAt.set(shard, read[read.length - 1]!.ref.sk);
+        appends.push(...read.map(clone));
+      }
+      appends.sort((a, b) => (a.ref.sk < b.ref.sk ? -1 : a.ref.sk > b.ref.sk ? 1 : a.ref.shard - b.ref.shard));
+      return { appends, truncatedAt };
     },
 
-    async getBlock(chainName, index) {
-      await enter('getBlock');
-      const stored = blocksIn(chainName).get(index);
-      return stored && clone(stored.block);
+    async getPendings(chainName, refs) {
+      await enter('getPendings');
+      const found = new Map<string, string>();
+      for (const ref of refs) {
+        const append = pendingOf(chainName).get(pendingKey(ref));
+        if (append) found.set(pendingKey(ref), append.drafts);
+      }
+      return found;
     },
 
-    async findBlockByHash(chainName, hash) {
-      await enter('findBlockByHash');
-      const found = [...blocksIn(chainName).values()].find((s) => s.block.hash === hash);
-      return found && clone(found.block);
+    async putRefusal(chainName, ref, reason) {
+      await enter('putRefusal');
+      refusals.set(`${chainName}|${pendingKey(ref)}`, reason);
     },
 
-    async getBlockRange(chainName, from, to, descending) {
-      await enter('getBlockRange');
-      const range = repository.blocksOf(chainName).filter((b) => b.index >= from && b.index <= to);
+    async getRefusal(chainName, ref) {
+      await enter('getRefusal');
+      return refusals.get(`${chainName}|${pendingKey(ref)}`);
+    },
+
+    async putRound(chainName, id, run) {
+      await enter('putRound');
+      rounds.set(`${chainName}|${id}`, clone(run));
+    },
+
+    async getRound(chainName, id) {
+      await enter('getRound');
+      const run = rounds.get(`${chainName}|${id}`);
+      return run && clone(run);
+    },
+
+    async writeRecords(blocks) {
+      await enter('writeRecords');
+      for (const block of blocks) records.set(block.hash, clone(block));
+    },
+
+    async writeSegment(chainName, run) {
+      await enter('writeSegment');
+      const last = run.blocks.at(-1);
+      if (last) segmentsOf(chainName).set(last.index, clone(run));
+    },
+
+    async writeSeals(chainName, lastIndex, byShard) {
+      await enter('writeSeals');
+      for (const [shard, entries] of byShard) {
+        const key = `${chainName}|${shard}`;
+        const shardSeals = seals.get(key) ?? seals.set(key, new Map()).get(key)!;
+        shardSeals.set(lastIndex, clone([...entries]));
+      }
+    },
+
+    async readSeals(chainName, shard, fromIndex, limit) {
+      await enter('readSeals');
+      return [...(seals.get(`${chainName}|${shard}`) ?? new Map<number, SealEntry[]>()).entries()]
+        .filter(([last]) => last >= fromIndex)
+        .sort(([a], [b]) => a - b)
+        .slice(0, limit)
+        .map(([, entries]) => clone(entries));
+    },
+
+    async readSegments(chainName, fromIndex, limit) {
+      await enter('readSegments');
+      return [...segmentsOf(chainName).entries()]
+        .filter(([last]) => last >= fromIndex)
+        .sort(([a], [b]) => a - b)
+        .slice(0, limit)
+        .map(([, run]) => clone(run));
+    },
+
+    async getRecords(chainName, metas) {
+      await enter('getRecords');
+      const found = new Map<number, Block>();
+      for (const meta of metas) {
+        const record = records.get(meta.hash);
+        if (record && record.chain_name === chainName && record.index === meta.index) found.set(meta.index, clone(record));
+      }
+      return found;
+    },
+
+    async findRecord(hash) {
+      await enter('findRecord');
+      const record = records.get(hash);
+      return record && clone(record);
+    },
+
+    async getLegacyBlocks(chainName, from, to, descending) {
+      await enter('getLegacyBlocks');
+      const range = [...legacyOf(chainName).values()]
+        .map((s) => clone(s.block))
+        .filter((b) => b.index >= from && b.index <= to)
+        .sort((a, b) => a.index - b.index);
       return descending ? range.reverse() : range;
     },
 
-    async listBlockHashes(chainName, toIndex) {
-      await enter('listBlockHashes');
-      return repository
-        .blocksOf(chainName)
-        .filter((b) => b.index <= toIndex)
-        .map((b) => b.hash);
+    async findLegacyBlock(chainName, hash) {
+      await enter('findLegacyBlock');
+      const found = [...legacyOf(chainName).values()].find((s) => s.block.hash === hash);
+      return found && clone(found.block);
     },
 
-    async readTreeData(chainName, indices) {
-      await enter('readTreeData');
+    async readLegacyTreeData(chainName, indices) {
+      await enter('readLegacyTreeData');
       const found = new Map<number, BlockTreeData>();
       for (const index of indices) {
-        const stored = blocksIn(chainName).get(index);
+        const stored = legacyOf(chainName).get(index);
         if (stored) found.set(index, { hash: stored.block.hash, treeNodes: [...stored.treeNodes] });
       }
       return found;
     },
 
+    async listLegacyHashes(chainName, toIndex) {
+      await enter('listLegacyHashes');
+      return [...legacyOf(chainName).values()]
+        .map((s) => s.block)
+        .filter((b) => b.index <= toIndex)
+        .sort((a, b) => a.index - b.index)
+        .map((b) => b.hash);
+    },
+
     async storeTreeNodes(chainName, entries) {
       await enter('storeTreeNodes');
       for (const { index, treeNodes } of entries) {
-        const stored = blocksIn(chainName).get(index);
+        const stored = legacyOf(chainName).get(index);
         if (stored && treeNodes.length > 0) stored.treeNodes = [...treeNodes];
       }
     },
@@ -271,9 +408,9 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
 
     async queryEntityBlocks(entityId) {
       await enter('queryEntityBlocks');
-      // In trace order: time, then chain, then index (the entity index's sort key).
-      return [...blocks.values()]
-        .flatMap((chain) => [...chain.values()].map((s) => s.block))
+      // In trace order: time, then chain, then index (the entity index's sort key). Records and legacy blocks alike.
+      const all = [...records.values(), ...[...legacy.values()].flatMap((chain) => [...chain.values()].map((s) => s.block))];
+      return all
         .filter((b) => b.events[0]?.entity_id === entityId)
         .sort((a, b) => a.timestamp - b.timestamp || (a.chain_name < b.chain_name ? -1 : a.chain_name > b.chain_name ? 1 : 0) || a.index - b.index)
         .map(clone);
@@ -301,5 +438,17 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       await enter('ping');
     },
   };
-  return repository;
+
+  return Object.assign(withBlockReads(storage), {
+    calls,
+    faults,
+    lostAnswers,
+    legacy,
+    blocksOf,
+    recordsOf: (chainName: string) =>
+      [...records.values()]
+        .filter((b) => b.chain_name === chainName)
+        .sort((a, b) => a.index - b.index)
+        .map(clone),
+  });
 }

@@ -80,7 +80,7 @@ describe('appending (offline, in-memory repository)', () => {
     assert.deepEqual(eventIds(blocks).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
     // The instances raced, and combined through the table: others' pending appends sealed in fewer commits.
     assert.ok((repository.calls.get('putPending') ?? 0) > 0, 'appends were handed to another instance');
-    assert.ok((repository.calls.get('commitBlocks') ?? 0) < 96, 'appends were combined into fewer commits');
+    assert.ok((repository.calls.get('commitRound') ?? 0) < 96, 'appends were combined into fewer commits');
     const stats = await instances[3]!.getStats('orders');
     assert.equal(stats.total_events, 96);
     assert.equal(stats.total_blocks, 97);
@@ -98,7 +98,7 @@ describe('appending (offline, in-memory repository)', () => {
       appended.map((a) => a.block.index),
       [1, 2, 3, 4, 5],
     );
-    assert.equal(repository.calls.get('commitBlocks'), 1, 'one transaction for the whole batch');
+    assert.equal(repository.calls.get('commitRound'), 1, 'one commit for the whole batch');
     await assert.rejects(
       ledger.appendEvents(
         'orders',
@@ -129,7 +129,7 @@ describe('appending (offline, in-memory repository)', () => {
     await ledger.createSubChain('orders');
     await ledger.appendEvent('orders', draft('pkg', 1));
     repository.faults.set(
-      'commitBlocks',
+      'commitRound',
       Array.from({ length: 50 }, () => new DependencyUnavailableError('DynamoDB')),
     );
     await assert.rejects(ledger.appendEvents('orders', [draft('pkg', 2), draft('pkg', 3)]), (error: unknown) => {

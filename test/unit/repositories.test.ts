@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { type CancellationReason, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DependencyUnavailableError } from '#shared/errors';
-import type { BlockCommit } from '#shared/ledger/repository';
+import type { RoundCommit } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
 import { createBusinessRepository } from '#shared/storage/business-repository';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
@@ -29,7 +30,9 @@ const headItem = (index: number, extra: Record<string, unknown> = {}) => ({
   event_count: index,
   proof_count: 0,
   created_at: 1,
-  block_shards: 16,
+  records_from: 0,
+  cursor: '',
+  materialized: index,
   ...extra,
 });
 
@@ -42,25 +45,34 @@ const block = (index: number): Block => ({
   events: [],
 });
 
-/** A commit of two blocks on head 7 that also anchors, seals two pending appends and completes a key. */
-const commit: BlockCommit = {
+const meta = (b: Block) => ({ index: b.index, hash: b.hash, timestamp: b.timestamp, nodes: b.index % 2 ? ['11'.repeat(32)] : [], ref: null, position: 0 });
+
+/** A round of two blocks on head 7, their metadata on the head, the lease kept. */
+const round: RoundCommit = {
   chainName: 'orders',
-  expectedHeadIndex: 7,
   writerId: 'w',
   nowMs: 1,
+  expectedHeadIndex: 7,
+  expectedCursor: '',
+  mode: { untilMs: 5 },
   blocks: [block(8), block(9)],
-  treeNodes: [[], []],
   frontier: [],
+  recent: { run: { prev: 'cd'.repeat(32), blocks: [meta(block(8)), meta(block(9))] } },
+  cursor: '0000000000001#000000000001',
+  materialized: 7,
+};
+
+/** The same with its records written in it, an anchor and a completed key: one transaction. */
+const withExtras: RoundCommit = {
+  ...round,
+  mode: { direct: true },
+  records: [block(8), block(9)],
   proofRecords: [{ blockPosition: 1, subChain: 'shipments', headIndex: 3, proofId: 'p' }],
-  seals: [
-    { ref: { shard: 0, sk: '1#a' }, receipt: { status: 'sealed', firstIndex: 8, previousHash: 'x', timestamp: 1, lastHash: 'y' } },
-    { ref: { shard: 0, sk: '2#b' }, receipt: { status: 'sealed', firstIndex: 9, previousHash: 'x', timestamp: 1, lastHash: 'y' } },
-  ],
   completions: [{ claim: { id: 'k', token: 't' }, blockPosition: 1, count: 1 }],
 };
 
-/** Items in the order the transaction sends them: head, 2 blocks, 1 proof, 2 × (pending, receipt), 1 completion. */
-const ITEMS = 1 + 2 + 1 + 4 + 1;
+/** Items in the order the transaction sends them: head, 2 records, 1 proof, 1 completion. */
+const ITEMS = 1 + 2 + 1 + 1;
 
 function cancelled(failing: Record<number, CancellationReason>): TransactionCanceledException {
   return new TransactionCanceledException({
@@ -72,46 +84,57 @@ function cancelled(failing: Record<number, CancellationReason>): TransactionCanc
 
 const failed: CancellationReason = { Code: 'ConditionalCheckFailed' };
 
-describe('the ledger repository reads a cancelled commit item by item', () => {
+describe('the ledger storage commits a round in one conditional write, and reads a refusal item by item', () => {
   beforeEach(() => {
     dynamo.reset();
     dynamo.on(GetCommand).resolves({ Item: headItem(9) });
   });
   const repository = () => createLedgerRepository({ client: documentClient, tableName: 'ledger' });
 
-  it('sends one transaction with every item of the commit', async () => {
-    dynamo.on(TransactWriteCommand).resolves({});
-    assert.deepEqual(await repository().commitBlocks(commit), { status: 'committed' });
-    assert.equal(dynamo.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!.length, ITEMS);
+  it('commits a plain round with one conditional update of the head: its index, its cursor, the lease', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    assert.deepEqual(await repository().commitRound(round), { status: 'committed' });
+    assert.equal(dynamo.commandCalls(TransactWriteCommand).length, 0, 'no transaction');
+    const input = dynamo.commandCalls(UpdateCommand)[0]!.args[0].input;
+    assert.match(input.ConditionExpression!, /head_index = :expected/);
+    assert.match(input.ConditionExpression!, /sealed_to = :cursor/);
+    assert.match(input.ConditionExpression!, /turn_holder = :writer/);
+    assert.match(input.UpdateExpression!, /recent_blocks = /, "the blocks' metadata goes on the head");
+    assert.match(input.UpdateExpression!, /REMOVE recent_round, recent_first, recent_last/, 'and no round item is named any more');
   });
 
-  it('answers head-moved with the head DynamoDB returned when the head moved', async () => {
-    dynamo.on(TransactWriteCommand).rejects(cancelled({ 0: { ...failed, Item: marshall(headItem(12)) } }));
-    const result = await repository().commitBlocks(commit);
+  it('answers head-moved with the head DynamoDB returned when its condition failed', async () => {
+    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'x', $metadata: {}, Item: marshall(headItem(12)) }));
+    const result = await repository().commitRound(round);
     assert.equal(result.status, 'head-moved');
     assert.equal(result.status === 'head-moved' && result.head?.headIndex, 12);
   });
 
-  it('answers head-moved with the head read anew when a block key was taken', async () => {
-    dynamo.on(TransactWriteCommand).rejects(cancelled({ 2: failed }));
-    const result = await repository().commitBlocks(commit);
-    assert.equal(result.status === 'head-moved' && result.head?.headIndex, 9);
+  it('sends one transaction when records, an anchor or a key go with the commit', async () => {
+    dynamo.on(TransactWriteCommand).resolves({});
+    assert.deepEqual(await repository().commitRound(withExtras), { status: 'committed' });
+    const items = dynamo.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!;
+    assert.equal(items.length, ITEMS);
+    assert.match(items[0]!.Update!.ConditionExpression!, /attribute_not_exists\(turn_holder\) OR turn_expires_ms < :now/, 'direct: no live lease');
   });
 
-  it('names the anchoring block of a stale proof, the seal of a pending append gone, the block of a lost claim', async () => {
+  it('answers head-moved, a stale proof or a lost claim by the item whose condition failed', async () => {
+    dynamo.on(TransactWriteCommand).rejects(cancelled({ 0: { ...failed, Item: marshall(headItem(12)) } }));
+    const moved = await repository().commitRound(withExtras);
+    assert.equal(moved.status === 'head-moved' && moved.head?.headIndex, 12);
     dynamo.on(TransactWriteCommand).rejects(cancelled({ 3: failed }));
-    assert.deepEqual(await repository().commitBlocks(commit), { status: 'proof-stale', blockPosition: 1 });
-    dynamo.on(TransactWriteCommand).rejects(cancelled({ 6: failed }));
-    assert.deepEqual(await repository().commitBlocks(commit), { status: 'pending-gone', sealPosition: 1 }, 'the second seal: item 6, after a receipt');
-    dynamo.on(TransactWriteCommand).rejects(cancelled({ 8: failed }));
-    assert.deepEqual(await repository().commitBlocks(commit), { status: 'claim-lost', blockPosition: 1 });
+    assert.deepEqual(await repository().commitRound(withExtras), { status: 'proof-stale', blockPosition: 1 });
+    dynamo.on(TransactWriteCommand).rejects(cancelled({ 4: failed }));
+    assert.deepEqual(await repository().commitRound(withExtras), { status: 'claim-lost', blockPosition: 1 });
   });
 
   it('answers conflict when only a concurrent transaction got in the way, and a 503 when DynamoDB is overloaded', async () => {
     dynamo.on(TransactWriteCommand).rejects(cancelled({ 0: { Code: 'TransactionConflict' } }));
-    assert.deepEqual(await repository().commitBlocks(commit), { status: 'conflict' });
+    assert.deepEqual(await repository().commitRound(withExtras), { status: 'conflict' });
     dynamo.on(TransactWriteCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
-    await assert.rejects(repository().commitBlocks(commit), DependencyUnavailableError);
+    await assert.rejects(repository().commitRound(withExtras), DependencyUnavailableError);
+    dynamo.on(UpdateCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+    await assert.rejects(repository().commitRound(round), DependencyUnavailableError);
   });
 
   it('names the chains that already exist when creating several', async () => {
@@ -128,7 +151,7 @@ describe('the ledger repository reads a cancelled commit item by item', () => {
       createdAt: 1,
       frontier: [],
     });
-    // Items per chain: head, genesis block, list entry. The second chain's head (item 3) exists.
+    // Items per chain: head, genesis record, list entry. The second chain's head (item 3) exists.
     dynamo.on(TransactWriteCommand).rejects(
       new TransactionCanceledException({
         message: 'x',

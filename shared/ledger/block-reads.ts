@@ -1,0 +1,220 @@
+/**
+ * Block reads over any LedgerStorage, whatever layout each block is in (docs/appending.md, "Storage"):
+ * - a chain's blocks from `recordsFrom` on: the metadata (index → hash, tree nodes, where the drafts wait)
+ *   from segments, or for the newest blocks from the head; the body from the block's record, or, when
+ *   its record is not written yet (its leader is writing it, or died first), rebuilt from the pending
+ *   append its metadata names and checked against its hash, and then written (a repair);
+ * - blocks before `recordsFrom` (chains of earlier versions): their block items.
+ */
+import { blocksIn, type BlockMeta, type MetaRun, prevHashOf } from './block-meta.ts';
+import { type BlockDraft, buildBlocks } from './blocks.ts';
+import type { BlockReads, BlockTreeData, LedgerRepository, LedgerStorage } from './repository.ts';
+import type { Block, ChainHead } from './types.ts';
+
+/** Segments read per query. */
+const SEGMENTS_PER_READ = 16;
+/** Wanted blocks this close together are read as one span of metadata rather than apart. */
+const SPAN_GAP = 64;
+
+interface Layout {
+  /** Set once a head names it; it never changes after. */
+  recordsFrom?: number;
+  /** Blocks up to here are legacy block items (seen on a head without `recordsFrom`). */
+  legacyThrough: number;
+}
+
+export function withBlockReads(storage: LedgerStorage): LedgerRepository {
+  const layouts = new Map<string, Layout>();
+
+  const note = (head: ChainHead | undefined): ChainHead | undefined => {
+    if (!head) return head;
+    const known = layouts.get(head.chainName) ?? { legacyThrough: -1 };
+    if (head.recordsFrom !== undefined) known.recordsFrom = head.recordsFrom;
+    else known.legacyThrough = Math.max(known.legacyThrough, head.headIndex);
+    if (layouts.size > 10_000) layouts.clear();
+    layouts.set(head.chainName, known);
+    return head;
+  };
+
+  /** Where blocks from `index` on are: 'legacy', 'records', or unknown without reading the head. */
+  function layoutAt(chainName: string, index: number): 'legacy' | 'records' | undefined {
+    const known = layouts.get(chainName);
+    if (!known) return undefined;
+    if (index <= known.legacyThrough) return 'legacy';
+    if (known.recordsFrom !== undefined) return index < known.recordsFrom ? 'legacy' : 'records';
+    return undefined;
+  }
+
+  async function recordsFrom(chainName: string): Promise<number | undefined> {
+    const known = layouts.get(chainName);
+    if (known?.recordsFrom !== undefined) return known.recordsFrom;
+    const head = note(await storage.getHead(chainName));
+    return head?.recordsFrom ?? (head ? head.headIndex + 1 : undefined);
+  }
+
+  const segmentsFrom = (chainName: string, fromIndex: number, consistent: boolean) => storage.readSegments(chainName, fromIndex, SEGMENTS_PER_READ, consistent);
+
+  /** The head's unflushed metadata, read now. */
+  async function headRun(head: ChainHead): Promise<MetaRun | undefined> {
+    const recent = head.recent;
+    if (!recent) return undefined;
+    if ('run' in recent) return recent.run;
+    return storage.getRound(head.chainName, recent.round.id);
+  }
+
+  /** Metadata of blocks from…to of a records chain: segments, then the head's newest. */
+  async function readMeta(chainName: string, from: number, to: number, consistent: boolean): Promise<{ blocks: BlockMeta[]; runs: MetaRun[] }> {
+    const runs: MetaRun[] = [];
+    let next = from;
+    // A read that wants the newest blocks (consistent) reads the head beside the segments: it is often needed.
+    let early: Promise<ChainHead | undefined> | undefined = consistent ? storage.getHead(chainName).then(note) : undefined;
+    early?.catch(() => undefined);
+    // Segments, as many reads as it takes (a page of blocks is one or two).
+    for (let reads = 0; next <= to && reads < 64; reads += 1) {
+      const found = await segmentsFrom(chainName, next, consistent);
+      if (found.length === 0) break;
+      runs.push(...found);
+      next = Math.max(next, found[found.length - 1]!.blocks.at(-1)!.index + 1);
+      if (found.length < SEGMENTS_PER_READ) break;
+    }
+    if (next <= to) {
+      // The newest blocks are on the head until their segment is written. A segment written between the two
+      // reads took them off the head: then they are in it.
+      for (let attempt = 0; attempt < 3 && next <= to; attempt += 1) {
+        const head = early ? await early : note(await storage.getHead(chainName));
+        early = undefined;
+        if (!head || head.headIndex < next) break;
+        const run = await headRun(head);
+        if (run && run.blocks.length > 0 && run.blocks[0]!.index <= next) {
+          runs.push(run);
+          next = Math.max(next, run.blocks.at(-1)!.index + 1);
+          break;
+        }
+        const more = await segmentsFrom(chainName, next, true);
+        runs.push(...more);
+        if (more.length > 0) next = Math.max(next, more[more.length - 1]!.blocks.at(-1)!.index + 1);
+      }
+    }
+    return { blocks: blocksIn(runs, from, to), runs };
+  }
+
+  /**
+   * The blocks the metadata names: their records, or, for a record not written yet, the block rebuilt from
+   * its pending append (checked against its hash), whose record is then written.
+   */
+  async function bodies(chainName: string, metas: BlockMeta[], runs: MetaRun[], consistent: boolean): Promise<Block[]> {
+    if (metas.length === 0) return [];
+    const found = await storage.getRecords(chainName, metas, consistent);
+    const missing = metas.filter((m) => !found.has(m.index));
+    if (missing.length > 0) {
+      const rebuilt = await rebuild(chainName, missing, runs);
+      for (const block of rebuilt) found.set(block.index, block);
+      if (rebuilt.length > 0) await storage.writeRecords(rebuilt).catch(() => undefined); // a repair; the read stands without it
+    }
+    return metas.flatMap((m) => (found.has(m.index) ? [found.get(m.index)!] : []));
+  }
+
+  async function rebuild(chainName: string, metas: BlockMeta[], runs: MetaRun[]): Promise<Block[]> {
+    const refs = metas.flatMap((m) => (m.ref ? [m.ref] : []));
+    if (refs.length === 0) return [];
+    const drafts = await storage.getPendings(chainName, refs);
+    const blocks: Block[] = [];
+    for (const meta of metas) {
+      if (!meta.ref) continue;
+      const json = drafts.get(`${meta.ref.shard}|${meta.ref.sk}`);
+      const prev = prevHashOf(runs, meta.index);
+      if (json === undefined || prev === undefined) continue;
+      const draft = (JSON.parse(json) as BlockDraft[])[meta.position];
+      if (!draft) continue;
+      const [block] = buildBlocks(chainName, { headIndex: meta.index - 1, headHash: prev }, [draft], () => meta.timestamp);
+      if (block && block.hash === meta.hash) blocks.push(block);
+    }
+    return blocks;
+  }
+
+  async function recordsRange(chainName: string, from: number, to: number, consistent: boolean): Promise<Block[]> {
+    const { blocks, runs } = await readMeta(chainName, from, to, consistent);
+    return bodies(chainName, blocks, runs, consistent);
+  }
+
+  const reads: BlockReads = {
+    readMeta,
+
+    async getBlock(chainName, index, consistent = false) {
+      let layout = layoutAt(chainName, index);
+      if (layout === undefined) {
+        const from = await recordsFrom(chainName);
+        if (from === undefined) return undefined;
+        layout = index < from ? 'legacy' : 'records';
+      }
+      if (layout === 'legacy') return (await storage.getLegacyBlocks(chainName, index, index, false, consistent))[0];
+      return (await recordsRange(chainName, index, index, consistent))[0];
+    },
+
+    async findBlockByHash(chainName, hash) {
+      const record = await storage.findRecord(hash);
+      if (record) return record.chain_name === chainName ? record : undefined;
+      const head = note(await storage.getHead(chainName));
+      if (!head) return undefined;
+      // Not written yet: it may be among the newest blocks, whose metadata is on the head.
+      const run = await headRun(head);
+      const meta = run?.blocks.find((b) => b.hash === hash);
+      if (meta && run) return (await bodies(chainName, [meta], [run], true))[0];
+      if (head.recordsFrom === 0) return undefined;
+      return storage.findLegacyBlock(chainName, hash);
+    },
+
+    async getBlockRange(chainName, from, to, descending, consistent = false) {
+      if (to < from) return [];
+      const split = (await recordsFrom(chainName)) ?? to + 1;
+      const legacy = from < split ? await storage.getLegacyBlocks(chainName, from, Math.min(to, split - 1), false, consistent) : [];
+      const records = to >= split ? await recordsRange(chainName, Math.max(from, split), to, consistent) : [];
+      const blocks = [...legacy, ...records];
+      return descending ? blocks.reverse() : blocks;
+    },
+
+    async listBlockHashes(chainName, toIndex) {
+      const split = (await recordsFrom(chainName)) ?? toIndex + 1;
+      const legacy = split > 0 ? await storage.listLegacyHashes(chainName, Math.min(toIndex, split - 1)) : [];
+      if (toIndex < split) return legacy;
+      const { blocks } = await readMeta(chainName, split, toIndex, true);
+      return [...legacy, ...blocks.map((b) => b.hash)];
+    },
+
+    async readTreeData(chainName, indices, consistent = false) {
+      const found = new Map<number, BlockTreeData>();
+      if (indices.length === 0) return found;
+      const split = (await recordsFrom(chainName)) ?? Math.max(...indices) + 1;
+      const legacy = indices.filter((i) => i < split);
+      if (legacy.length > 0) for (const [i, data] of await storage.readLegacyTreeData(chainName, legacy, consistent)) found.set(i, data);
+      const wanted = [...new Set(indices.filter((i) => i >= split))].sort((a, b) => a - b);
+      // Close indices (a tile's leaves) are one span read in order; far ones (a proof's nodes) a read each, in parallel.
+      const spans: [number, number][] = [];
+      for (const i of wanted) {
+        const last = spans[spans.length - 1];
+        if (last && i - last[1] <= SPAN_GAP) last[1] = i;
+        else spans.push([i, i]);
+      }
+      const runs: MetaRun[] = [];
+      const read = await Promise.all(spans.map(([from, to]) => readMeta(chainName, from, to, consistent)));
+      for (const r of read) runs.push(...r.runs);
+      for (const i of wanted) {
+        const meta = blocksIn(runs, i, i)[0];
+        if (meta) found.set(i, { hash: meta.hash, treeNodes: meta.nodes });
+      }
+      return found;
+    },
+  };
+
+  return {
+    ...storage,
+    ...reads,
+    getHead: async (chainName) => note(await storage.getHead(chainName)),
+    listHeads: async () => (await storage.listHeads()).map((h) => note(h)!),
+    acquireLease: async (...args) => {
+      const outcome = await storage.acquireLease(...args);
+      note(outcome.head);
+      return outcome;
+    },
+  };
+}
