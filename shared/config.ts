@@ -28,11 +28,15 @@ export const settingsSchema = z.object({
   // One DynamoDB request attempt that has not answered by then fails and is retried (3 attempts in all).
   SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS: positiveInt(100, 60_000).default(5_000),
   SVC_APPEND_MAX_ATTEMPTS: positiveInt(1, 50).default(8),
-  // A transaction holds at most 100 items: every block, its proof record if any, and the head.
-  SVC_APPEND_BATCH_MAX: positiveInt(1, 40).default(25),
+  // Most blocks one round of a chain commits (one conditional write of its head; their records follow).
+  SVC_APPEND_BATCH_MAX: positiveInt(1, 1000).default(256),
   // Most partitions a busy chain's pending appends spread over (a chain starts with one and doubles while
   // leaders find many waiting; each is one query per combining round).
   SVC_APPEND_PENDING_SHARDS: positiveInt(1, 64).default(32),
+  // How old a pending append must be before a leader seals it (writes still on their way would land below the cursor).
+  SVC_APPEND_SETTLE_MS: z.coerce.number().int().min(0).max(1_000).default(10),
+  // How long a leader goes on with more rounds while appends wait, before it answers its own caller.
+  SVC_APPEND_MAX_LEAD_MS: z.coerce.number().int().min(0).max(5_000).default(200),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   // The local stack: each function as a pool of single-request instances (as Lambda runs), or all in one process.
   SVC_LOCAL_RUNTIME: z.enum(['instances', 'single-process']).default('instances'),

@@ -12,7 +12,7 @@ import type { EVENT_FUNCTIONS, GroupName } from '../routes.ts';
 export type FunctionName = GroupName | keyof typeof EVENT_FUNCTIONS;
 
 /** A DynamoDB action on a table; `Query:<index>` is a Query on one of its indexes (`<table ARN>/index/<index>`). */
-export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | `Query:${string}` | 'PutItem' | 'UpdateItem' | 'DeleteItem';
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | `Query:${string}` | 'PutItem' | 'BatchWriteItem' | 'UpdateItem' | 'DeleteItem';
 
 /** Every HTTP function passes the edge: an API key read, the shared request counters added to, rate-limit windows. */
 const EDGE = {
@@ -22,8 +22,12 @@ const EDGE = {
   rateLimits: ['GetItem', 'UpdateItem'],
 } as const satisfies Partial<Record<TableRole, readonly TableAction[]>>;
 
-/** Each chain writer appends through the same appender: blocks, heads, pending appends, receipts, idempotency records. */
-const APPENDS = ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly TableAction[];
+/**
+ * Each chain writer appends through the same appender: heads (the lease, the commit), pending appends (put,
+ * read, and read back by key when a round is finished for a leader that died), records and seals
+ * (BatchWriteItem), segments, round items, refusals, Idempotency-Key records (let go with DeleteItem).
+ */
+const APPENDS = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly TableAction[];
 
 export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'graphql', 'metrics', 'docs', 'tlog', 'admin', 'ws', 'broadcast'];
 
@@ -33,7 +37,7 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
   // (by-entity) and blocks by hash (by-hash). The registry: keys and counters, the node identity (made on
   // first use), data subjects' keys.
   ledger: {
-    ledger: [...APPENDS, 'BatchGetItem', `Query:${LEDGER_INDEXES.byEntity}`, `Query:${LEDGER_INDEXES.byHash}`],
+    ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`, `Query:${LEDGER_INDEXES.byHash}`],
     registry: ['GetItem', 'PutItem', 'UpdateItem'],
     rateLimits: EDGE.rateLimits,
   },
@@ -41,7 +45,7 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
   business: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], rateLimits: EDGE.rateLimits },
   // Queries of chains (BatchGetItem: heads), blocks and traces (by-entity); addEvent and submitProof append.
   graphql: {
-    ledger: [...APPENDS, 'BatchGetItem', `Query:${LEDGER_INDEXES.byEntity}`],
+    ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`],
     registry: ['GetItem', 'PutItem', 'UpdateItem'],
     rateLimits: EDGE.rateLimits,
   },
@@ -98,17 +102,10 @@ export const KEPT_WITHOUT_USE: readonly {
     why: "DynamoDB uses the tables' key on the caller's behalf (kms:ViaService), which no request of the function shows; the sim has no server-side encryption",
   })),
   {
-    functions: ['graphql', 'business', 'admin'],
+    functions: ['ledger', 'graphql', 'business', 'admin'],
     action: 'dynamodb:DeleteItem',
     resource: /:table\/[^/]*-ledger$/,
-    why: 'a pending append is deleted by the commit that seals it, which only concurrent appends on one chain make; the check bursts through the ledger group only',
-  },
-  {
-    functions: ['ledger'],
-    action: 'dynamodb:DeleteItem',
-    resource: /:table\/[^/]*-ledger$/,
-    why: "a pending append is deleted by the commit that seals it: the check's burst of eight clients makes some, or none, as the commits fall",
-    sometimes: true,
+    why: "an Idempotency-Key's hold is let go when its request fails to append (a failure path: ledger-combining's releaseIdempotency)",
   },
   {
     functions: ['business'],

@@ -129,8 +129,13 @@ interface ChainQueue {
 interface ChainWeather {
   /** Until when another instance's lease was seen live (epoch ms): follow first until then. */
   othersLeadUntilMs: number;
-  /** Typical time from writing a pending append to its receipt (ms), to time the first look. */
+  /**
+   * Typical time from writing a pending append to the commit that seals it (ms, from the block's timestamp,
+   * so not from when the writer looked), and from a commit to its records written (this instance's rounds):
+   * a writer first looks for its receipt after both.
+   */
   sealMs: number;
+  writeMs: number;
   /** The head as this instance's last commit left it: a lone writer commits straight on it. */
   head?: ChainHead;
   /** When another writer was last seen on this chain (a lease, a pending append, a moved head), epoch ms. */
@@ -163,6 +168,10 @@ const PENDING_PER_SHARD = 8;
 const PENDING_READ_LIMIT = 100;
 /** Pending appends and large rounds' metadata expire (TTL) after this long. */
 const PENDING_TTL_SECONDS = 3600;
+/** The longest a writer waits before a look for its receipt (a free lease is noticed within it). */
+const MAX_FIRST_LOOK_MS = 200;
+/** Above every pending append's key: a leader reads them all (and seals those old enough). */
+const NO_LATER_KEY = pendingSk(10 ** 13 - 1, 'ffffffffffff');
 /** A round's metadata goes on the head when it packs into this many bytes (the head stays under 1 KB); else into a round item. */
 const INLINE_BYTES = 520;
 
@@ -329,7 +338,7 @@ export class ChainAppender {
   private weatherOf(chainName: string): ChainWeather {
     let w = this.weather.get(chainName);
     if (!w) {
-      w = { othersLeadUntilMs: 0, sealMs: 10, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '' };
+      w = { othersLeadUntilMs: 0, sealMs: 10, writeMs: 20, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '' };
       this.weather.set(chainName, w);
       if (this.weather.size > 10_000) this.weather.delete(this.weather.keys().next().value!);
     }
@@ -480,14 +489,15 @@ export class ChainAppender {
    * leader died before it could (its lease expired with them unwritten). Answers the head as if flushed.
    */
   private async flushRecent(head: ChainHead): Promise<ChainHead> {
+    if (head.recentFlushed) return { ...head, recent: null, recentFlushed: false };
     const run = await this.recentRun(head);
     if (!run || run.blocks.length === 0) return { ...head, recent: null };
     const materialized = head.materialized ?? head.headIndex;
     const unwritten = run.blocks.filter((b) => b.index > materialized);
+    const blocks: Block[] = [];
     if (unwritten.length > 0) {
       const refs = unwritten.flatMap((b) => (b.ref ? [b.ref] : []));
       const drafts = await this.repository.getPendings(head.chainName, refs);
-      const blocks: Block[] = [];
       let prev = run.prev;
       for (const meta of run.blocks) {
         if (meta.index > materialized && meta.ref) {
@@ -500,24 +510,21 @@ export class ChainAppender {
         }
         prev = meta.hash;
       }
-      await this.repository.writeRecords(blocks);
       this.counters.recoveries += 1;
     }
-    await this.writeReceipts(head.chainName, run, head.pendingShards ?? 1);
+    await this.writeRound(head.chainName, blocks, run, head.pendingShards ?? 1);
     return { ...head, recent: null, materialized: head.headIndex };
   }
 
   /**
-   * What tells writers their appends are sealed and written: the run's segment, and on a chain spread over
-   * several pending shards, each shard's seal (its writers read that, not the segment all would read).
+   * A round's records, with what tells its writers their appends are sealed: the run's segment, and on a
+   * chain spread over several pending shards, each shard's seal (its writers read that, not the segment all
+   * would read). One wave of requests.
    */
-  private async writeReceipts(chainName: string, run: MetaRun, shards: number): Promise<void> {
+  private async writeRound(chainName: string, records: Block[], run: MetaRun, shards: number): Promise<void> {
     const seals = shards >= 2 ? sealsOf(run) : undefined;
     this.counters.roundWrites += 1;
-    await Promise.all([
-      this.repository.writeSegment(chainName, run),
-      seals && seals.size > 0 ? this.repository.writeSeals(chainName, run.blocks.at(-1)!.index, seals) : undefined,
-    ]);
+    await this.repository.writeRound(chainName, { records, segment: run, ...(seals && seals.size > 0 ? { seals } : {}) });
   }
 
   /** One commit of the drafts on a remembered head, without the lease; undefined when that head was stale. */
@@ -530,7 +537,7 @@ export class ChainAppender {
     // The newest blocks' metadata stays on the head while it packs small; else it goes to a segment in the same
     // transaction (metadata in a round item, a leader's, is written to its segment first).
     let base: ChainHead = remembered;
-    let tail = remembered.recent && 'run' in remembered.recent ? remembered.recent.run : undefined;
+    let tail = remembered.recent && 'run' in remembered.recent && !remembered.recentFlushed ? remembered.recent.run : undefined;
     if (remembered.recent && !tail) {
       base = await this.flushRecent(remembered);
       tail = undefined;
@@ -631,6 +638,7 @@ export class ChainAppender {
     how: { onHead?: boolean; viaSeals?: boolean } = {},
   ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
     const key = refKey(ref);
+    const pick = (run: MetaRun) => pickRef(run, ref);
     if (how.viaSeals) {
       const seals = await this.repository.readSeals(chainName, ref.shard, after + 1, 4);
       for (const entries of seals) {
@@ -639,12 +647,6 @@ export class ChainAppender {
       }
       if (!how.onHead) return undefined;
     }
-    const pick = (run: MetaRun) => {
-      const metas = run.blocks.filter((b) => b.ref && refKey(b.ref) === key);
-      if (metas.length === 0) return undefined;
-      const first = metas[0]!.index - run.blocks[0]!.index;
-      return { metas, prev: first === 0 ? run.prev : run.blocks[first - 1]!.hash };
-    };
     let from = after + 1;
     for (let reads = 0; reads < 16; reads += 1) {
       const runs = await this.repository.readSegments(chainName, Math.max(0, from), 8, true);
@@ -662,8 +664,12 @@ export class ChainAppender {
   }
 
   /**
-   * Waits until the pending append is sealed and its records written (its segment names it). Meanwhile:
-   * leads when nobody holds the lease, and writes the append again if a leader read past it before it landed.
+   * Waits until the pending append is sealed and its records written, looking as seldom as it can: first
+   * after about the time appends have lately taken, then every quarter of it. Each look is one read: of the
+   * head (it says where the newest blocks came from, whether their records are written, and who leads), or
+   * on a chain spread over several pending shards, of this shard's seals (the head every so often besides).
+   * Meanwhile it leads when nobody holds the lease (or its holder died before writing its records), and
+   * writes the append again if a leader read past it before it landed.
    */
   private async awaitSeal(
     chainName: string,
@@ -673,54 +679,70 @@ export class ChainAppender {
     deadline: number,
   ): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
-    let delay = Math.max(2, Math.min(weather.sealMs, 50));
-    let nextHeadCheck = writtenMs + Math.max(2 * weather.sealMs, 30);
+    const expected = () => weather.sealMs + weather.writeMs;
+    let delay = Math.max(2, Math.min(expected(), MAX_FIRST_LOOK_MS));
+    let nextHeadCheck = writtenMs;
+    const done = (sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }) => {
+      // When the commit was (its blocks' timestamp), not when we looked: looking late must not teach us to look later.
+      const sealedAfter = Math.max(1, sealed.metas[0]!.timestamp * 1000 - writtenMs);
+      weather.sealMs = 0.8 * weather.sealMs + 0.2 * Math.min(sealedAfter, this.nowMs() - writtenMs);
+      return this.fromMeta(chainName, drafts, sealed);
+    };
     for (;;) {
       await this.sleep(delay);
-      const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: state.viaSeals });
-      if (sealed) {
-        weather.sealMs = 0.8 * weather.sealMs + 0.2 * (this.nowMs() - writtenMs);
-        return this.fromMeta(chainName, drafts, sealed);
+      delay = Math.min(Math.max(expected() / 4, 5), 100);
+      if (state.viaSeals) {
+        const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: true });
+        if (sealed) return done(sealed);
+        if (this.nowMs() < nextHeadCheck && this.nowMs() < deadline) continue;
+        nextHeadCheck = this.nowMs() + Math.min(Math.max(expected(), 20), 200);
       }
       if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, this.options.maxAttempts);
-      if (this.nowMs() >= nextHeadCheck) {
-        nextHeadCheck = this.nowMs() + Math.max(weather.sealMs, 30);
-        const head = await this.repository.getHead(chainName);
-        if (!head) throw new ChainNotFoundError(chainName);
-        this.saw(chainName, head);
-        const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs();
-        if ((head.cursor ?? '') >= state.ref.sk) {
-          // Past the cursor: sealed (its segment is coming, or its leader died before writing it), refused, or skipped.
-          const onHead = await this.findSealed(chainName, state.ref, state.after, { onHead: true });
-          if (onHead) {
-            if (leaseLive) continue;
-            // Its leader died before its records: finish its round.
-            const lease = await this.takeLease(chainName);
-            if (lease.acquired) await this.lead(chainName, lease.head, undefined);
-            continue;
-          }
-          const refusal = await this.repository.getRefusal(chainName, state.ref);
-          if (refusal) throw refusalError(chainName, drafts, refusal);
-          // Landed below the cursor after a leader read past it: write it again, above the cursor now.
-          this.counters.rewrites += 1;
-          state.after = head.headIndex;
-          state.viaSeals = this.weatherOf(chainName).pendingShards >= 2;
-          state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
+      const head = await this.repository.getHead(chainName);
+      if (!head) throw new ChainNotFoundError(chainName);
+      this.saw(chainName, head);
+      const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs();
+      if ((head.cursor ?? '') < state.ref.sk) {
+        // Not sealed yet: a round is on (ours comes after it: look again after about a round), or nobody
+        // leads (the last leader gave the lease back before this append landed): lead.
+        if (leaseLive) {
+          delay = Math.min(Math.max(expected(), 5), MAX_FIRST_LOOK_MS);
           continue;
         }
-        if (!leaseLive) {
-          // Nobody leads (the last leader gave the lease back before this append landed): lead.
-          const lease = await this.takeLease(chainName);
-          if (!lease.head) throw new ChainNotFoundError(chainName);
-          if (lease.acquired) {
-            await this.lead(chainName, lease.head, undefined, state.ref.sk);
-            delay = 0;
-            continue;
-          }
-          this.saw(chainName, lease.head);
+        const lease = await this.takeLease(chainName);
+        if (!lease.head) throw new ChainNotFoundError(chainName);
+        if (lease.acquired) {
+          await this.lead(chainName, lease.head, undefined, state.ref.sk);
+          delay = 0;
         }
+        continue;
       }
-      delay = Math.min(Math.max(delay, 2) * 1.5, 50);
+      // Past the cursor: sealed in the newest round (on the head), in an earlier one (a segment), refused, or skipped.
+      const recent = await this.recentRun(head).catch(() => undefined);
+      const newest = recent ? pickRef(recent, state.ref) : undefined;
+      if (newest) {
+        if ((head.materialized ?? head.headIndex) >= newest.metas.at(-1)!.index) return done(newest);
+        if (leaseLive) {
+          // Sealed; its records are being written.
+          delay = Math.min(Math.max(weather.writeMs / 2, 5), 200);
+          continue;
+        }
+        // Its leader died before writing its records: finish its round.
+        const lease = await this.takeLease(chainName);
+        if (lease.acquired) await this.lead(chainName, lease.head, undefined);
+        delay = 0;
+        continue;
+      }
+      const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: state.viaSeals });
+      if (sealed) return done(sealed);
+      const refusal = await this.repository.getRefusal(chainName, state.ref);
+      if (refusal) throw refusalError(chainName, drafts, refusal);
+      // Landed below the cursor after a leader read past it: write it again, above the cursor now.
+      this.counters.rewrites += 1;
+      state.after = head.headIndex;
+      state.viaSeals = weather.pendingShards >= 2;
+      state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
+      delay = Math.max(2, Math.min(expected(), MAX_FIRST_LOOK_MS));
     }
   }
 
@@ -783,18 +805,26 @@ export class ChainAppender {
             ? this.putPending(chainName, ownUnit.drafts, (n) => ({ shard: 0, sk: nthAfter(cursor, n + 1) }))
             : undefined;
         const shards = head.pendingShards ?? 1;
-        const upTo = pendingSk(Math.max(this.nowMs() - this.settleMs, pendingSkMs(mustSeal ?? '')), 'ffffffffffff');
         this.counters.pendingReads += 1;
-        const [read, ownRef] = await Promise.all([this.repository.listPending(chainName, shards, cursor, upTo, PENDING_READ_LIMIT), ownPut]);
+        const [read, ownRef] = await Promise.all([this.repository.listPending(chainName, shards, cursor, NO_LATER_KEY, PENDING_READ_LIMIT), ownPut]);
         if (ownUnit && ownRef) ownUnit.ref = ownRef;
-        const waiting = read.appends.filter((p) => !ownUnit || refKey(p.ref) !== refKey(ownUnit.ref));
-        if (waiting.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
+        // Appends written a moment ago wait (older keys may still be on their way); a writer that leads for its own may seal it.
+        const settledTo = pendingSk(Math.max(this.nowMs() - this.settleMs, pendingSkMs(mustSeal ?? '')), 'ffffffffffff');
+        const others = read.appends.filter((p) => !ownUnit || refKey(p.ref) !== refKey(ownUnit.ref));
+        const waiting = others.filter((p) => p.ref.sk <= settledTo);
+        const fresh = others.filter((p) => p.ref.sk > settledTo);
+        if (others.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
         // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
         const grown = read.appends.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
         const { units, cursorAfter } = this.plan(ownUnit, waiting, read.truncatedAt, cursor, refused);
         if (units.length === 0) {
           // Only refused appends: the cursor passes them, so that their writers read why.
           if (cursorAfter > cursor) await this.repository.withdraw(chainName, cursorAfter);
+          // Only appends too fresh to seal, and time to go on: wait for them to settle.
+          if (fresh.length > 0 && this.nowMs() - started < this.maxLeadMs) {
+            await this.sleep(Math.max(1, pendingSkMs(fresh[0]!.ref.sk) + this.settleMs - this.nowMs() + 1));
+            continue;
+          }
           break;
         }
         attempt += 1;
@@ -804,7 +834,6 @@ export class ChainAppender {
         // Our own drafts too large for a pending append are written as records with the commit (they come first).
         const inlineRecords = ownUnit?.inline && units[0] === ownUnit ? blocks.slice(0, ownUnit.drafts.length) : [];
         const servedOthers = units.some((u) => u !== ownUnit);
-        const takenOthers = units.filter((u) => u !== ownUnit).length;
         const result = await this.attempt({
           chainName,
           writerId: this.writerId,
@@ -844,9 +873,10 @@ export class ChainAppender {
               proofRecords.length,
             );
             // The bodies, then the segment (and seals) that say they are written: followers answer when they see it.
-            this.counters.roundWrites += 1;
-            await this.repository.writeRecords(blocks);
-            await this.writeReceipts(chainName, run, shards);
+            const committedMs = this.nowMs();
+            await this.writeRound(chainName, blocks, run, shards);
+            const weather = this.weatherOf(chainName);
+            weather.writeMs = 0.8 * weather.writeMs + 0.2 * (this.nowMs() - committedMs);
             head = { ...committed, recent: null, materialized: committed.headIndex };
             if (ownUnit && units[0] === ownUnit) {
               ownBlocks = blocks.slice(0, ownUnit.drafts.length);
@@ -854,9 +884,9 @@ export class ChainAppender {
             }
             attempt = 0;
             this.weatherOf(chainName).headIndex = head.headIndex;
-            // Go on while appends wait and the time allows; else give the lease back, saying the records are written.
-            const more = waiting.length > takenOthers || read.truncatedAt.size > 0;
-            if (!ownUnit && !(more && this.nowMs() - started < this.maxLeadMs)) {
+            // Go on while the time allows (the next read says whether appends wait); else give the lease back,
+            // saying the records are written.
+            if (!ownUnit && this.nowMs() - started >= this.maxLeadMs) {
               // Serving nobody else, we may be alone: remember the head for a direct commit next time.
               this.weatherOf(chainName).head = own && !servedOthers ? { ...head, turnHolder: null, turnExpiresMs: null } : undefined;
               break rounds;
@@ -1014,6 +1044,15 @@ export class ChainAppender {
     const cap = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
     return this.sleep(Math.floor(this.random() * cap));
   }
+}
+
+/** The blocks of a run that a pending append became, and the hash before the first; undefined when it is not in the run. */
+function pickRef(run: MetaRun, ref: PendingRef): { metas: BlockMeta[]; prev: string } | undefined {
+  const key = refKey(ref);
+  const metas = run.blocks.filter((b) => b.ref && refKey(b.ref) === key);
+  if (metas.length === 0) return undefined;
+  const first = metas[0]!.index - run.blocks[0]!.index;
+  return { metas, prev: first === 0 ? run.prev : run.blocks[first - 1]!.hash };
 }
 
 /** Each pending shard's sealed blocks of a run, with the hash before each. */

@@ -2,8 +2,8 @@
  * Block reads over any LedgerStorage, whatever layout each block is in (docs/appending.md, "Storage"):
  * - a chain's blocks from `recordsFrom` on: the metadata (index → hash, tree nodes, where the drafts wait)
  *   from segments, or for the newest blocks from the head; the body from the block's record, or, when
- *   its record is not written yet (its leader is writing it, or died first), rebuilt from the pending
- *   append its metadata names and checked against its hash, and then written (a repair);
+ *   its record is not written yet (its leader is writing it, or died first: the next leader writes it),
+ *   rebuilt from the pending append its metadata names and checked against its hash;
  * - blocks before `recordsFrom` (chains of earlier versions): their block items.
  */
 import { blocksIn, type BlockMeta, type MetaRun, prevHashOf } from './block-meta.ts';
@@ -100,17 +100,13 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
 
   /**
    * The blocks the metadata names: their records, or, for a record not written yet, the block rebuilt from
-   * its pending append (checked against its hash), whose record is then written.
+   * its pending append (checked against its hash). Reads write nothing.
    */
   async function bodies(chainName: string, metas: BlockMeta[], runs: MetaRun[], consistent: boolean): Promise<Block[]> {
     if (metas.length === 0) return [];
     const found = await storage.getRecords(chainName, metas, consistent);
     const missing = metas.filter((m) => !found.has(m.index));
-    if (missing.length > 0) {
-      const rebuilt = await rebuild(chainName, missing, runs);
-      for (const block of rebuilt) found.set(block.index, block);
-      if (rebuilt.length > 0) await storage.writeRecords(rebuilt).catch(() => undefined); // a repair; the read stands without it
-    }
+    if (missing.length > 0) for (const block of await rebuild(chainName, missing, runs)) found.set(block.index, block);
     return metas.flatMap((m) => (found.has(m.index) ? [found.get(m.index)!] : []));
   }
 

@@ -150,8 +150,9 @@ export interface LedgerStorage {
   commitRound(commit: RoundCommit): Promise<CommitResult>;
   /**
    * Ends a round whose records and segment are written: the lease is given back, every block up to
-   * `materialized` has its record, and the head's metadata is dropped (it is in a segment). Only if `holder`
-   * still holds the lease and the head is still at `headIndex`; false otherwise.
+   * `materialized` has its record, and the head's metadata is marked as in its segment (it stays on the head,
+   * where writers read their receipts, until the next commit). Only if `holder` still holds the lease and the
+   * head is still at `headIndex`; false otherwise.
    */
   finishRound(chainName: string, holder: string, headIndex: number, materialized: number): Promise<boolean>;
   /**
@@ -181,10 +182,11 @@ export interface LedgerStorage {
   /** Writes a segment of metadata; a segment of the same blocks or more already there is kept. */
   writeSegment(chainName: string, run: MetaRun): Promise<void>;
   /**
-   * Writes a round's seals, one per shard its pending appends were in (keyed by the round's last index):
-   * on a busy chain each writer reads only its shard's, not the segments every writer would read.
+   * Writes a round's records, its segment and its seals in one wave of requests (in no order among them):
+   * a seal per shard its pending appends were in (keyed by the round's last index), on a busy chain, where
+   * each writer reads only its shard's rather than the segments every writer would read.
    */
-  writeSeals(chainName: string, lastIndex: number, seals: ReadonlyMap<number, readonly SealEntry[]>): Promise<void>;
+  writeRound(chainName: string, round: { records: readonly Block[]; segment: MetaRun; seals?: ReadonlyMap<number, readonly SealEntry[]> }): Promise<void>;
   /** The seals of one shard for rounds ending at `fromIndex` or later, ascending, at most `limit` (strongly consistent). */
   readSeals(chainName: string, shard: number, fromIndex: number, limit: number): Promise<SealEntry[][]>;
   /** Segments with blocks at `fromIndex` or later, ascending, at most `limit`. */

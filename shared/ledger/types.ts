@@ -79,6 +79,8 @@ export interface ChainHead {
   recordsFrom?: number;
   /** Where the metadata of the newest blocks is until a segment holds it: on the head, or in a round item. */
   recent?: Recent;
+  /** The newest blocks' metadata is in a segment already (it stays on the head until the next commit: writers read it there). */
+  recentFlushed?: boolean;
   /** Pending appends with sort keys up to this one are sealed or never will be ('' before any). */
   cursor?: string;
   /** Every block up to this index has its record; the blocks after it wait in pending appends. */

@@ -38,6 +38,8 @@ export interface Totals {
   /** Chain leases taken, and pending-append reads: with the commits, a commit's requests on a chain's serial path. */
   leaseTakes: number;
   pendingReads: number;
+  /** Writes on a round's serial path besides its commit (a round item, the records, the segment, the release). */
+  roundWrites: number;
   /**
    * Requests whose integration failed at the gateway (a function that crashed, timed out or could not start),
    * by function: the client got API Gateway's bare 500 or 503, never a response of the service's own.
@@ -59,6 +61,7 @@ export const emptyTotals = (): Totals => ({
   dynamoTransactItems: 0,
   leaseTakes: 0,
   pendingReads: 0,
+  roundWrites: 0,
   integrationErrors: {},
 });
 
@@ -83,6 +86,7 @@ export function addTotals(a: Totals, b: Totals): Totals {
     dynamoTransactItems: a.dynamoTransactItems + b.dynamoTransactItems,
     leaseTakes: a.leaseTakes + b.leaseTakes,
     pendingReads: a.pendingReads + b.pendingReads,
+    roundWrites: a.roundWrites + b.roundWrites,
     integrationErrors: addCounts(a.integrationErrors, b.integrationErrors),
   };
 }
@@ -94,6 +98,7 @@ export interface LedgerCounts {
   commits: number;
   leaseTakes: number;
   pendingReads: number;
+  roundWrites: number;
 }
 
 /** The port for shared counters (DynamoDB in the cloud stack). */
@@ -140,7 +145,7 @@ export function createMetrics(options: MetricsOptions) {
   // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
   // Metrics are made once per instance, at its first request: that is its cold start.
   let pending: Totals = { ...emptyTotals(), coldStarts: options.coldStart === false ? 0 : 1 };
-  let lastLedger: LedgerCounts = { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0 };
+  let lastLedger: LedgerCounts = { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0 };
   let lastDynamo = { requests: 0, transactWrites: 0, transactItems: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
@@ -155,6 +160,7 @@ export function createMetrics(options: MetricsOptions) {
     pending.commits += now.commits - lastLedger.commits;
     pending.leaseTakes += now.leaseTakes - lastLedger.leaseTakes;
     pending.pendingReads += now.pendingReads - lastLedger.pendingReads;
+    pending.roundWrites += now.roundWrites - lastLedger.roundWrites;
     lastLedger = now;
     if (options.dynamoCounters) {
       const dynamo = { ...options.dynamoCounters() };
@@ -299,6 +305,14 @@ export function createMetrics(options: MetricsOptions) {
     computed('ledger_append_pending_reads_total', "A leader's reads of a chain's pending appends (one round of parallel Queries each)", 'counter', async () => [
       { value: scraped.pendingReads },
     ]),
+  );
+  registry.registerMetric(
+    computed(
+      'ledger_append_round_writes_total',
+      "Writes on a round's serial path besides its commit: a large round's metadata, its records, its segment, the lease given back",
+      'counter',
+      async () => [{ value: scraped.roundWrites }],
+    ),
   );
   registry.registerMetric(
     computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [

@@ -29,7 +29,7 @@ export type BlockStorage = Pick<
   | 'writeRecords'
   | 'writeSegment'
   | 'readSegments'
-  | 'writeSeals'
+  | 'writeRound'
   | 'readSeals'
   | 'getRecords'
   | 'findRecord'
@@ -98,9 +98,14 @@ export function createBlockStorage({
       await send(() => client.send(new PutCommand({ TableName: tableName, Item: segmentItem(chainName, run) })));
     },
 
-    async writeSeals(chainName, lastIndex, seals) {
+    async writeRound(chainName, { records, segment, seals }) {
       const ttl = Math.floor(Date.now() / 1000) + SEAL_TTL_SECONDS;
-      await putAll([...seals].map(([shard, entries]) => ({ pk: sealPk(chainName, shard), sk: indexSk(lastIndex), seal: packSeal(entries), ttl })));
+      const last = segment.blocks.at(-1)!.index;
+      await putAll([
+        ...records.map(recordItem),
+        segmentItem(chainName, segment),
+        ...[...(seals ?? [])].map(([shard, entries]) => ({ pk: sealPk(chainName, shard), sk: indexSk(last), seal: packSeal(entries), ttl })),
+      ]);
     },
 
     async readSeals(chainName, shard, fromIndex, limit) {

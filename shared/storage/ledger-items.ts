@@ -47,6 +47,7 @@ export function headItem(head: ChainHead): Item {
     ...(head.cursor !== undefined ? { sealed_to: head.cursor } : {}),
     ...(head.materialized !== undefined ? { written_to: head.materialized } : {}),
     ...recentAttributes(head.recent ?? null),
+    ...(head.recentFlushed ? { recent_flushed: true } : {}),
   };
 }
 
@@ -90,6 +91,7 @@ export function headFromItem(item: Item): ChainHead {
     pendingShards: Number(item.pending_shards ?? 1),
     ...(item.records_from !== undefined ? { recordsFrom: Number(item.records_from) } : {}),
     recent: recentFromItem(item),
+    recentFlushed: item.recent_flushed === true,
     cursor: item.sealed_to === undefined ? '' : String(item.sealed_to),
     ...(item.written_to !== undefined ? { materialized: Number(item.written_to) } : {}),
   };

@@ -48,6 +48,7 @@ const conditions = {
 
 /** The head's attributes a round commit can leave out (and removes when it does). */
 const RECENT_ATTRIBUTES = ['recent_blocks', 'recent_round', 'recent_first', 'recent_last'] as const;
+const RECENT_FLUSHED = 'recent_flushed';
 
 export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptions): LedgerStorage {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
@@ -183,7 +184,8 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
         sets.push(`${name} = :r_${name}`);
         values[`:r_${name}`] = value;
       }
-      const removes = RECENT_ATTRIBUTES.filter((name) => !(name in recent));
+      // What this commit adds is in no segment yet.
+      const removes = [...RECENT_ATTRIBUTES.filter((name) => !(name in recent)), RECENT_FLUSHED];
       if (commit.recordsFrom !== undefined) {
         sets.push('records_from = :recordsFrom');
         values[':recordsFrom'] = commit.recordsFrom;
@@ -279,9 +281,10 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
 
     async finishRound(chainName, holder, headIndex, materialized) {
       return updateHeadIf(chainName, {
-        UpdateExpression: `SET written_to = :materialized REMOVE turn_holder, turn_expires_ms, ${RECENT_ATTRIBUTES.join(', ')}`,
+        // The newest blocks' metadata stays on the head (writers read their receipts there), marked as in its segment.
+        UpdateExpression: `SET written_to = :materialized, ${RECENT_FLUSHED} = :true REMOVE turn_holder, turn_expires_ms`,
         ConditionExpression: 'turn_holder = :writer AND head_index = :index',
-        ExpressionAttributeValues: { ':writer': holder, ':index': headIndex, ':materialized': materialized },
+        ExpressionAttributeValues: { ':writer': holder, ':index': headIndex, ':materialized': materialized, ':true': true },
       });
     },
 

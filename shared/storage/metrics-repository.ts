@@ -34,6 +34,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         dynamo_transact_items: delta.dynamoTransactItems,
         lease_takes: delta.leaseTakes,
         pending_reads: delta.pendingReads,
+        round_writes: delta.roundWrites,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
         ...Object.fromEntries(Object.entries(delta.integrationErrors).map(([fn, n]) => [`${INTEGRATION_ERRORS}${fn}`, n])),
       };
@@ -79,6 +80,7 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             dynamoTransactItems: Number(item.dynamo_transact_items ?? 0),
             leaseTakes: Number(item.lease_takes ?? 0),
             pendingReads: Number(item.pending_reads ?? 0),
+            roundWrites: Number(item.round_writes ?? 0),
             integrationErrors: Object.fromEntries(
               Object.entries(item)
                 .filter(([name]) => name.startsWith(INTEGRATION_ERRORS))

@@ -160,6 +160,8 @@ export function createCore(settings: Readonly<Settings>): Core {
       maxAttempts: settings.SVC_APPEND_MAX_ATTEMPTS,
       batchMax: settings.SVC_APPEND_BATCH_MAX,
       pendingShards: settings.SVC_APPEND_PENDING_SHARDS,
+      settleMs: settings.SVC_APPEND_SETTLE_MS,
+      maxLeadMs: settings.SVC_APPEND_MAX_LEAD_MS,
     });
     const ledger = createLedger({
       repository,
@@ -202,7 +204,9 @@ export function createCore(settings: Readonly<Settings>): Core {
         flushMs: settings.SVC_METRICS_FLUSH_MS,
         // The appender exists only where chains are written; elsewhere there is nothing to count.
         ledgerCounters: () =>
-          ledgerRuntimeBuilt ? ledgerRuntime().appender.counters : { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0 },
+          ledgerRuntimeBuilt
+            ? ledgerRuntime().appender.counters
+            : { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0 },
         dynamoCounters: () => dynamoRequestCounts,
         witnesses: settings.SVC_WITNESSES?.trim()
           ? () => createWitnessRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE }).summary()

@@ -146,7 +146,8 @@ describe('Class: LedgerStorage (connected)', () => {
     const finished = (await repo.getHead('gamma'))!;
     assert.equal(finished.turnHolder, null, 'the lease is given back');
     assert.equal(finished.materialized, 2);
-    assert.equal(finished.recent, null, 'the metadata is in its segment now');
+    assert.deepEqual(finished.recent, { run: own.run }, 'its metadata stays on the head, where writers read it');
+    assert.equal(finished.recentFlushed, true, 'marked as in its segment');
     assert.deepEqual(
       (await repo.getBlockRange('gamma', 0, 2, false)).map((b) => b.hash),
       [c.genesis.hash, ...own.blocks.map((b) => b.hash)],
@@ -215,7 +216,7 @@ describe('Class: LedgerStorage (connected)', () => {
       all.map((b) => b.hash),
     );
     assert.equal((await repo.getBlock('eta', 150))?.hash, all[150]!.hash, 'rebuilt from its pending append');
-    assert.equal((await repo.findRecord(all[150]!.hash))?.index, 150, 'and its record written (a repair)');
+    assert.equal(await repo.findRecord(all[150]!.hash), undefined, 'a read writes nothing');
     assert.equal((await repo.findBlockByHash('eta', all[155]!.hash))?.index, 155, 'a block without its record is found by hash on the head');
     assert.equal(await repo.findBlockByHash('alpha', all[20]!.hash), undefined, 'a hash is found on its own chain only');
     const tree = extendTree(

@@ -43,6 +43,8 @@ export interface MemoryLedgerRepository extends LedgerRepository {
   faults: Map<string, Error[]>;
   /** Errors the next commits throw after they landed: an answer lost on the way back (a timeout). */
   lostAnswers: Error[];
+  /** Waits a method's calls make before they act (a slow network, an instance frozen mid-request): resolve to go on. */
+  holds: Map<string, (...args: unknown[]) => Promise<void> | undefined>;
   /** The committed blocks of a chain, in index order (test inspection, no yield): records, or rebuilt from pending appends. */
   blocksOf(chainName: string): Block[];
   /** The blocks of a chain that have their records (test inspection). */
@@ -72,10 +74,13 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
   const liveLease = (head: ChainHead, nowMs: number) => !!head.turnHolder && (head.turnExpiresMs ?? 0) >= nowMs;
   const leaseIsFree = (head: ChainHead, writer: string, nowMs: number) => !head.turnHolder || head.turnHolder === writer || (head.turnExpiresMs ?? 0) < nowMs;
 
-  /** Counts the call, yields, and throws the method's next fault if one is queued. */
-  async function enter(method: string): Promise<void> {
+  const holds = new Map<string, (...args: unknown[]) => Promise<void> | undefined>();
+
+  /** Counts the call, yields, waits if a test holds the method, and throws the method's next fault if one is queued. */
+  async function enter(method: string, ...args: unknown[]): Promise<void> {
     calls.set(method, (calls.get(method) ?? 0) + 1);
     await tick();
+    await holds.get(method)?.(...args);
     const fault = faults.get(method)?.shift();
     if (fault) throw fault;
   }
@@ -197,6 +202,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         eventCount: head.eventCount + newBlocks.reduce((n, b) => n + b.events.length, 0),
         proofCount: head.proofCount + proofs.length,
         recent: clone(commit.recent),
+        recentFlushed: false,
         cursor: commit.cursor,
         materialized: commit.materialized,
         ...(commit.recordsFrom !== undefined ? { recordsFrom: commit.recordsFrom } : {}),
@@ -220,7 +226,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       await enter('finishRound');
       const head = heads.get(chainName);
       if (!head || head.turnHolder !== holder || head.headIndex !== headIndex) return false;
-      heads.set(chainName, { ...head, materialized, recent: null, turnHolder: null, turnExpiresMs: null });
+      heads.set(chainName, { ...head, materialized, recentFlushed: true, turnHolder: null, turnExpiresMs: null });
       return true;
     },
 
@@ -249,7 +255,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     },
 
     async putPending(chainName, append) {
-      await enter('putPending');
+      await enter('putPending', chainName, append);
       if (pendingOf(chainName).has(pendingKey(append.ref))) return false;
       pendingOf(chainName).set(pendingKey(append.ref), clone(append));
       return true;
@@ -313,12 +319,15 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       if (last) segmentsOf(chainName).set(last.index, clone(run));
     },
 
-    async writeSeals(chainName, lastIndex, byShard) {
-      await enter('writeSeals');
-      for (const [shard, entries] of byShard) {
+    async writeRound(chainName, round) {
+      await enter('writeRound', chainName, round);
+      for (const block of round.records) records.set(block.hash, clone(block));
+      const last = round.segment.blocks.at(-1)!.index;
+      segmentsOf(chainName).set(last, clone(round.segment));
+      for (const [shard, entries] of round.seals ?? []) {
         const key = `${chainName}|${shard}`;
         const shardSeals = seals.get(key) ?? seals.set(key, new Map()).get(key)!;
-        shardSeals.set(lastIndex, clone([...entries]));
+        shardSeals.set(last, clone([...entries]));
       }
     },
 
@@ -443,6 +452,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     calls,
     faults,
     lostAnswers,
+    holds,
     legacy,
     blocksOf,
     recordsOf: (chainName: string) =>

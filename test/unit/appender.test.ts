@@ -15,30 +15,70 @@ import { createLedger, type Ledger } from '#shared/ledger/ledger';
 import type { Block } from '#shared/ledger/types';
 import { createMemoryLedgerRepository, type MemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 
-/** A clock that moves only when someone sleeps: no test waits for real time. */
-function virtualClock(start = 1_750_000_000) {
+/**
+ * A clock that moves only when every instance is asleep, to the earliest wake-up (a discrete-event clock):
+ * no test waits for real time, and work between sleeps takes no time, as a fast storage would. Time moves
+ * once the repository has seen no call for a few turns of the event loop (every instance waits on a sleep).
+ */
+function virtualClock(repository: MemoryLedgerRepository, start = 1_750_000_000) {
   let seconds = start;
+  const sleepers: { wake: number; resolve: () => void }[] = [];
+  let ticking = false;
+  const calls = () => [...repository.calls.values()].reduce((n, c) => n + c, 0);
+  const tick = (quiet: number, seen: number) =>
+    setImmediate(() => {
+      const now = calls();
+      if (now !== seen) return tick(0, now);
+      if (quiet < 3) return tick(quiet + 1, seen);
+      ticking = false;
+      sleepers.sort((a, b) => a.wake - b.wake);
+      const next = sleepers.shift();
+      if (!next) return;
+      seconds = Math.max(seconds, next.wake);
+      next.resolve();
+      if (sleepers.length > 0) schedule();
+    });
+  const schedule = () => {
+    if (ticking) return;
+    ticking = true;
+    tick(0, calls());
+  };
   return {
     now: () => seconds,
-    sleep: async (ms: number) => {
-      seconds += ms / 1000;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    },
+    sleep: (ms: number) =>
+      new Promise<void>((resolve) => {
+        sleepers.push({ wake: seconds + ms / 1000, resolve });
+        schedule();
+      }),
   };
 }
 
+/** Each instance's appender, by its ledger (to read its counters). */
+const appenders = new WeakMap<Ledger, ChainAppender>();
+
 /** One "Lambda instance": its own appender (its own writer id) and ledger over the shared table. */
-function instance(repository: MemoryLedgerRepository, clock = virtualClock(), options: { maxAttempts?: number } = {}): Ledger {
+function instance(
+  repository: MemoryLedgerRepository,
+  clock = virtualClock(repository),
+  options: { maxAttempts?: number; leaseMs?: number; waitMs?: number; maxLeadMs?: number } = {},
+): Ledger {
   let seed = 1;
   const appender = new ChainAppender(repository, {
     maxAttempts: options.maxAttempts ?? 8,
     batchMax: 99,
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.waitMs ? { waitMs: options.waitMs } : {}),
+    ...(options.maxLeadMs ? { maxLeadMs: options.maxLeadMs } : {}),
     now: clock.now,
     sleep: clock.sleep,
     random: () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647,
   });
-  return createLedger({ repository, appender, now: clock.now });
+  const ledger = createLedger({ repository, appender, now: clock.now });
+  appenders.set(ledger, appender);
+  return ledger;
 }
+
+const counters = (ledgers: Ledger[]) => ledgers.map((l) => appenders.get(l)!.counters);
 
 const draft = (entity: string, n = 0): EventDraft => ({
   entity_id: entity,
@@ -64,7 +104,7 @@ const eventIds = (blocks: Block[]) => blocks.flatMap((b) => b.events.map((e) => 
 describe('appending (offline, in-memory repository)', () => {
   it('keeps one linear chain with every acknowledged event exactly once when 8 instances append at once', async () => {
     const repository = createMemoryLedgerRepository();
-    const clock = virtualClock();
+    const clock = virtualClock(repository);
     const instances = Array.from({ length: 8 }, () => instance(repository, clock));
     await instances[0]!.createSubChain('orders');
     const acknowledged: string[] = [];
@@ -79,8 +119,17 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal(blocks.length, 1 + 96, 'the genesis block and one block per event');
     assert.deepEqual(eventIds(blocks).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
     // The instances raced, and combined through the table: others' pending appends sealed in fewer commits.
-    assert.ok((repository.calls.get('putPending') ?? 0) > 0, 'appends were handed to another instance');
+    assert.ok(
+      counters(instances).some((c) => c.followed > 0),
+      'appends were handed to another instance',
+    );
     assert.ok((repository.calls.get('commitRound') ?? 0) < 96, 'appends were combined into fewer commits');
+    // Every block's record is written: found by hash, as a client finds it.
+    assert.deepEqual(
+      repository.recordsOf('orders').map((b) => b.hash),
+      blocks.map((b) => b.hash),
+    );
+    assert.equal((await instances[5]!.getBlock('orders', { kind: 'hash', hash: blocks[40]!.hash })).index, 40);
     const stats = await instances[3]!.getStats('orders');
     assert.equal(stats.total_events, 96);
     assert.equal(stats.total_blocks, 97);
@@ -125,7 +174,7 @@ describe('appending (offline, in-memory repository)', () => {
 
   it('fails an append whose every commit is refused by an unavailable DynamoDB, and leaves nothing half-written', async () => {
     const repository = createMemoryLedgerRepository();
-    const ledger = instance(repository, virtualClock(), { maxAttempts: 3 });
+    const ledger = instance(repository, virtualClock(repository), { maxAttempts: 3 });
     await ledger.createSubChain('orders');
     await ledger.appendEvent('orders', draft('pkg', 1));
     repository.faults.set(
@@ -181,7 +230,7 @@ describe('appending (offline, in-memory repository)', () => {
   it('anchors a head once when several instances ask at the same moment (never two anchors in one transaction)', async () => {
     for (let round = 0; round < 20; round += 1) {
       const repository = createMemoryLedgerRepository();
-      const clock = virtualClock();
+      const clock = virtualClock(repository);
       const instances = Array.from({ length: 4 }, () => instance(repository, clock));
       await instances[0]!.createSubChain('orders');
       await instances[0]!.appendEvent('orders', draft('pkg'));
@@ -190,6 +239,81 @@ describe('appending (offline, in-memory repository)', () => {
       assert.equal(new Set(proofs.map((p) => p.proof_id)).size, 1, 'every caller is answered that anchor');
       assert.equal(repository.blocksOf('main').length, 2);
     }
+  });
+
+  it('finishes the round of a leader that died between its commit and its records: nothing acknowledged lost, every record written', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [victim, ...others] = Array.from({ length: 4 }, () => instance(repository, clock, { leaseMs: 500 }));
+    await victim!.createSubChain('orders');
+    // The victim commits its round, then freezes for good before its records are written.
+    let frozen = false;
+    repository.holds.set('writeRound', (_chain, round) => {
+      if (!(round as { records: Block[] }).records.some((b) => b.events[0]?.entity_id === 'victim')) return undefined;
+      frozen = true;
+      return new Promise<void>(() => undefined);
+    });
+    void victim!.appendEvent('orders', draft('victim', 0));
+    while (!frozen) await clock.sleep(5);
+    repository.holds.delete('writeRound');
+    const stuck = (await repository.getHead('orders'))!;
+    assert.equal(stuck.headIndex, 1, 'the victim committed');
+    assert.equal(stuck.materialized, 0, 'and wrote no record');
+    assert.equal(
+      (await others[0]!.getBlock('orders', { kind: 'index', index: 1 })).events[0]!.entity_id,
+      'victim',
+      'its block reads back meanwhile, from its pending append',
+    );
+    const acknowledged = await Promise.all(
+      others.flatMap((ledger, i) => [0, 1, 2].map(async (n) => (await ledger.appendEvent('orders', draft(`o${i}`, n))).event_id)),
+    );
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(2)).sort(), [...acknowledged].sort());
+    assert.deepEqual(
+      repository.recordsOf('orders').map((b) => b.index),
+      blocks.map((b) => b.index),
+      'the next holder wrote the dead leader’s records',
+    );
+    assert.ok(counters(others).some((c) => c.recoveries > 0));
+  });
+
+  it('writes again an append that landed below the cursor after a leader read past it, and seals it once', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [slow, fast, leader] = Array.from({ length: 3 }, () => instance(repository, clock));
+    await leader!.createSubChain('orders');
+    // Another instance leads, so that both appends go as pending appends.
+    await repository.acquireLease('orders', 'someone', clock.now() * 1000, clock.now() * 1000 + 300);
+    // The slow writer's append takes a long way to the table: it lands after a leader sealed a later one.
+    let landed = false;
+    repository.holds.set('putPending', async (_chain, append) => {
+      if ((append as { drafts: string }).drafts.includes('"slow"') && !landed) {
+        landed = true;
+        await clock.sleep(2_000);
+      }
+    });
+    const slowAppend = slow!.appendEvent('orders', draft('slow'));
+    await clock.sleep(5);
+    const fastAppend = fast!.appendEvent('orders', draft('fast'));
+    const [a, b] = await Promise.all([slowAppend, fastAppend]);
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(1)).sort(), [a.event_id, b.event_id].sort(), 'each event once');
+    assert.ok(blocks.findIndex((x) => x.events[0]?.entity_id === 'fast') < blocks.findIndex((x) => x.events[0]?.entity_id === 'slow'));
+    assert.equal(counters([slow!])[0]!.rewrites, 1, 'the slow append was written again, above the cursor');
+  });
+
+  it('a follower that waits past its deadline moves the cursor past its append: 503, and it never lands', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const patient = instance(repository, clock, { waitMs: 400 });
+    await patient.createSubChain('orders');
+    await repository.acquireLease('orders', 'stuck', clock.now() * 1000, clock.now() * 1000 + 60_000);
+    await assert.rejects(patient.appendEvent('orders', draft('late')), (error: unknown) => (error as { statusCode?: number }).statusCode === 503);
+    await repository.releaseLease('orders', 'stuck');
+    const later = await instance(repository, clock).appendEvent('orders', draft('later'));
+    assert.deepEqual(eventIds(repository.blocksOf('orders').slice(1)), [later.event_id], 'only the later event is on the chain');
   });
 
   it('refuses events on a chain that does not exist, and Sub-Chain names outside the rule', async () => {
