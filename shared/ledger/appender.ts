@@ -788,6 +788,17 @@ export class ChainAppender {
     let attempt = 0;
     let leased = true;
     const refused = new Set<string>();
+    // The last round's records, segment and seals, still being written while the next round is read and built.
+    let inFlight: { done: Promise<void>; last: number } | undefined;
+    /** Whether any round sealed another instance's append: if none, this instance may be alone on the chain. */
+    let servedOthers = false;
+    const settle = async () => {
+      if (!inFlight) return;
+      const { done, last } = inFlight;
+      inFlight = undefined;
+      await done;
+      head = { ...head, recent: null, materialized: last };
+    };
     try {
       rounds: for (;;) {
         if (remainingMs() < ROUND_RESERVE_MS) {
@@ -796,8 +807,9 @@ export class ChainAppender {
           if (ownUnit) ownError = new DeadlineExceededError(`a commit of '${chainName}'`);
           break;
         }
-        // The head's newest blocks go to a segment first (their records too, if their leader died before).
-        if (head.recent || (head.materialized ?? head.headIndex) < head.headIndex) head = await this.flushRecent(head);
+        // The head's newest blocks go to a segment first (their records too, if their leader died before),
+        // unless they are ours and being written.
+        if (!inFlight && (head.recent || (head.materialized ?? head.headIndex) < head.headIndex)) head = await this.flushRecent(head);
         const cursor = head.cursor ?? '';
         // Our own drafts as a pending append just above the cursor (sealing it skips nobody), beside the read.
         const ownPut =
@@ -818,6 +830,9 @@ export class ChainAppender {
         const grown = read.appends.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
         const { units, cursorAfter } = this.plan(ownUnit, waiting, read.truncatedAt, cursor, refused);
         if (units.length === 0) {
+          await settle();
+          // Serving nobody else, we may be alone: remember the head for a direct commit next time.
+          if (own && ownBlocks && !servedOthers && fresh.length === 0) this.weatherOf(chainName).head = { ...head, turnHolder: null, turnExpiresMs: null };
           // Only refused appends: the cursor passes them, so that their writers read why.
           if (cursorAfter > cursor) await this.repository.withdraw(chainName, cursorAfter);
           // Only appends too fresh to seal, and time to go on: wait for them to settle.
@@ -833,7 +848,9 @@ export class ChainAppender {
         const recent = await this.placeRecent(chainName, run);
         // Our own drafts too large for a pending append are written as records with the commit (they come first).
         const inlineRecords = ownUnit?.inline && units[0] === ownUnit ? blocks.slice(0, ownUnit.drafts.length) : [];
-        const servedOthers = units.some((u) => u !== ownUnit);
+        servedOthers ||= units.some((u) => u !== ownUnit);
+        // The last round's metadata leaves the head with this commit: its segment must be written first.
+        await settle();
         const result = await this.attempt({
           chainName,
           writerId: this.writerId,
@@ -872,12 +889,16 @@ export class ChainAppender {
               },
               proofRecords.length,
             );
-            // The bodies, then the segment (and seals) that say they are written: followers answer when they see it.
+            // The bodies, the segment (and seals) that say they are written (followers answer when they see
+            // them): written while the next round is read and built.
             const committedMs = this.nowMs();
-            await this.writeRound(chainName, blocks, run, shards);
             const weather = this.weatherOf(chainName);
-            weather.writeMs = 0.8 * weather.writeMs + 0.2 * (this.nowMs() - committedMs);
-            head = { ...committed, recent: null, materialized: committed.headIndex };
+            const done = this.writeRound(chainName, blocks, run, shards).then(() => {
+              weather.writeMs = 0.8 * weather.writeMs + 0.2 * (this.nowMs() - committedMs);
+            });
+            done.catch(() => undefined);
+            inFlight = { done, last: committed.headIndex };
+            head = committed;
             if (ownUnit && units[0] === ownUnit) {
               ownBlocks = blocks.slice(0, ownUnit.drafts.length);
               ownUnit = undefined;
@@ -887,6 +908,7 @@ export class ChainAppender {
             // Go on while the time allows (the next read says whether appends wait); else give the lease back,
             // saying the records are written.
             if (!ownUnit && this.nowMs() - started >= this.maxLeadMs) {
+              await settle();
               // Serving nobody else, we may be alone: remember the head for a direct commit next time.
               this.weatherOf(chainName).head = own && !servedOthers ? { ...head, turnHolder: null, turnExpiresMs: null } : undefined;
               break rounds;
@@ -945,6 +967,11 @@ export class ChainAppender {
     } catch (error) {
       ownError = error;
     } finally {
+      // Our last round's records: written before the lease goes (or, failing, left for the next holder).
+      // Our own blocks, committed, are answered even so: they are on the chain, their drafts where the records come from.
+      await settle().catch((error: unknown) => {
+        if (!ownBlocks) ownError ??= error;
+      });
       // Our own append not committed: before the lease goes, make sure it cannot land after our caller is
       // told it failed (move the cursor past it). If the cursor is past it already, it landed: that is the answer.
       if (ownUnit && ownError && !ownUnit.inline && ownUnit.ref.sk !== '') {
