@@ -16,16 +16,24 @@ export const PARTITION_RCU = 3_000;
 export const TABLE_QUOTA_WCU = 40_000;
 
 /**
- * What a request takes on AWS, for the latency bound: conservative figures, not measurements (DynamoDB's own
- * promise is "single-digit millisecond" latency per request; a transaction is two-phase, its latency growing
- * with its items: docs/capacity.md, "The latency bound", gives the reasoning and a public comparison).
+ * What a request takes on AWS, for the latency bound: Alex DeBrie's measurements from Lambda in the table's
+ * region (p50 of 400 calls each; dynamodb-performance-testing): PutItem 7.55 ms (p99 16.2), BatchWriteItem
+ * of 25 items 10.2 ms (p90 16), TransactWriteItems of 5 items 25.3 ms and of 25 items 32.1 ms. A conditional
+ * update, a GetItem and a Query are priced as a PutItem; a wave of BatchWriteItems sent at once at the p90
+ * of one. docs/capacity.md, "The latency bound", gives the sources.
  */
-export const AWS_LATENCY_MS = { singleItem: 5, transactionFew: 15, transactionHundred: 25 } as const;
+export const AWS_LATENCY_MS = {
+  request: 8,
+  requestP99: 16,
+  batchWave: 16,
+  transactionFew: 25,
+  transactionMany: 32,
+} as const;
 
-/** A TransactWriteItems of `items` items: 15 ms for a few, rising linearly to 25 ms at DynamoDB's limit of 100. */
+/** A TransactWriteItems of `items` items: 25 ms up to 5, rising as measured to 32 ms at 25, and on at that slope. */
 export function transactionMs(items: number): number {
-  const { transactionFew, transactionHundred } = AWS_LATENCY_MS;
-  return transactionFew + ((transactionHundred - transactionFew) * Math.min(99, Math.max(0, items - 1))) / 99;
+  const { transactionFew, transactionMany } = AWS_LATENCY_MS;
+  return transactionFew + ((transactionMany - transactionFew) * Math.max(0, items - 5)) / 20;
 }
 
 /** The requests of one scenario on a chain's serial path, from the service's own counters (/metrics). */
@@ -38,50 +46,75 @@ export interface SerialCounts {
   /** Leases taken, and leaders' reads of pending appends (one round of parallel Queries each). */
   leaseTakes: number;
   pendingReads: number;
+  /** Writes besides the commits: round items, records waves, releases. */
+  roundWrites: number;
 }
 
 /** One chain's commits are serial: each is conditional on the head the one before left. */
 export interface LatencyBound {
-  per_commit: { transactions: number; items_per_transaction: number; lease_takes: number; pending_reads: number; events: number };
-  /** A commit's serial path on AWS, at the measured mix, and what it gives. */
-  measured: { round_ms: number; rounds_per_s: number; events_per_s: number };
-  /** The same with every commit full (SVC_APPEND_BATCH_MAX events), as at the ceiling. */
-  full: { events_per_commit: number; items_per_transaction: number; round_ms: number; rounds_per_s: number; events_per_s: number };
-  /** A follower's append at full speed: its pending write, a round it waits for, its own round, its receipt read. */
+  per_commit: { transactions: number; lease_takes: number; pending_reads: number; round_writes: number; events: number };
+  /** A round's serial path on AWS with the measured mix of requests per commit. */
+  measured: { round_ms: number; events_per_s: number };
+  /**
+   * A full round (SVC_APPEND_BATCH_MAX events) under continuous load: its commit, then its records' wave,
+   * which the next round's read and metadata item overlap; a lease take and a release once per lead (a
+   * leader goes on for SVC_APPEND_MAX_LEAD_MS while appends wait).
+   */
+  full: { events_per_round: number; rounds_per_lead: number; round_ms: number; rounds_per_s: number; events_per_s: number };
+  /** A writer's append at full speed: its pending write (p99), up to a round it waits out, its own round, a look's interval, the look (p99). */
   p99_append_ms: number;
 }
 
-export function latencyBound(counts: SerialCounts, batchMax: number): LatencyBound {
+export function latencyBound(counts: SerialCounts, batchMax: number, maxLeadMs: number): LatencyBound {
   const commits = Math.max(1, counts.commits);
+  const { request, requestP99, batchWave } = AWS_LATENCY_MS;
   const perCommit = {
     transactions: counts.transactWrites / commits,
-    items_per_transaction: counts.transactItems / Math.max(1, counts.transactWrites),
     lease_takes: counts.leaseTakes / commits,
     pending_reads: counts.pendingReads / commits,
+    round_writes: counts.roundWrites / commits,
     events: counts.events / commits,
   };
-  const single = AWS_LATENCY_MS.singleItem;
-  const roundMs = (items: number) => perCommit.transactions * transactionMs(items) + (perCommit.lease_takes + perCommit.pending_reads) * single;
-  const measuredRound = roundMs(perCommit.items_per_transaction);
-  // A full commit: the head, and each event's items as measured (its block, its pending append's delete, its receipt…).
-  const itemsPerEvent = Math.max(0, counts.transactItems - counts.transactWrites) / Math.max(1, counts.events);
-  const fullItems = Math.min(100, 1 + itemsPerEvent * batchMax);
-  const fullRound = roundMs(fullItems);
+  const itemsPerTransaction = counts.transactItems / Math.max(1, counts.transactWrites);
+  // Measured mix, not pipelined: every request of a commit in turn (a direct commit is one transaction).
+  const measuredRound =
+    Math.min(1, perCommit.transactions) * transactionMs(itemsPerTransaction) +
+    Math.max(0, 1 - perCommit.transactions) * request +
+    (perCommit.lease_takes + perCommit.pending_reads + perCommit.round_writes) * request;
+  // Full, pipelined: the commit, then the wave that the next read and metadata item overlap.
+  const pipelined = request + Math.max(batchWave, 2 * request);
+  const roundsPerLead = Math.max(1, Math.floor(maxLeadMs / pipelined));
+  const fullRound = pipelined + (2 * request) / roundsPerLead;
+  const r1 = (x: number) => Math.round(x * 10) / 10;
   return {
     per_commit: Object.fromEntries(Object.entries(perCommit).map(([k, v]) => [k, round(v, 2)])) as LatencyBound['per_commit'],
-    measured: {
-      round_ms: round(measuredRound, 1),
-      rounds_per_s: round(1000 / measuredRound, 1),
-      events_per_s: Math.round((1000 / measuredRound) * perCommit.events),
-    },
+    measured: { round_ms: r1(measuredRound), events_per_s: Math.round((1000 / measuredRound) * perCommit.events) },
     full: {
-      events_per_commit: batchMax,
-      items_per_transaction: round(fullItems, 1),
-      round_ms: round(fullRound, 1),
-      rounds_per_s: round(1000 / fullRound, 1),
+      events_per_round: batchMax,
+      rounds_per_lead: roundsPerLead,
+      round_ms: r1(fullRound),
+      rounds_per_s: r1(1000 / fullRound),
       events_per_s: Math.round((1000 / fullRound) * batchMax),
     },
-    p99_append_ms: Math.round(2 * single + 2 * fullRound),
+    p99_append_ms: Math.round(requestP99 + 2 * fullRound + fullRound / 4 + requestP99),
+  };
+}
+
+/**
+ * What a full round writes besides its events' own items, sized for `events` (the packed metadata of
+ * shared/ledger/block-meta.ts: 41 bytes and about 84 a block; a seal 3 bytes and 90 a block): its segment,
+ * its round item (the metadata too large for the head), and one seal per pending shard (write units per
+ * round); and what the leader reads of the pending shards (read units per round).
+ */
+export function roundWriteUnits(events: number, shards: number): { segment: number; round: number; seals: number; pendingReads: number } {
+  const packed = 41 + 84 * events;
+  const perShard = Math.ceil(events / shards);
+  return {
+    segment: Math.ceil(packed / 1024),
+    round: Math.ceil(packed / 1024),
+    seals: Math.min(shards, events) * Math.ceil((3 + 90 * perShard) / 1024),
+    // A leader reads every pending shard once a round, strongly consistent: 1 RCU per 4 KB (a pending append is under 1 KB).
+    pendingReads: shards * Math.ceil((perShard * 1024) / 4096),
   };
 }
 
@@ -119,6 +152,9 @@ export function capacityDelta(after: CapacityTotals, before: CapacityTotals): Ca
   return delta;
 }
 
+/** Records per invocation of the stream's consumer (the event source mapping's batch size, infra/cdk). */
+const STREAM_BATCH = 100;
+
 /** How a class of partitions grows with the service. */
 type Scope = 'chain' | 'entity' | 'writer' | 'client' | 'spread' | 'service';
 
@@ -128,10 +164,11 @@ interface ClassDef {
   /** Partitions one chain (or the service, for service scope) spreads this class's load over at full speed. */
   partitions: number;
   /**
-   * Its successful writes are paid per combining commit rather than per event (at the ceiling every
-   * commit is full); its refused writes (a lease already taken) stay per event.
+   * Its writes are paid per round rather than per event, and at full speed every round is full
+   * (SVC_APPEND_BATCH_MAX events): `head`, as measured per commit (its refused writes, a lease already
+   * taken, stay per event); `segment`, `round` or `seals`, sized for a full round (roundWriteUnits).
    */
-  perCommit?: boolean;
+  perRound?: 'head' | 'segment' | 'round' | 'seals' | 'broadcast' | 'pending';
   match: (table: string, index: string, pk: string) => boolean;
 }
 
@@ -141,19 +178,45 @@ export interface ModelSettings {
   pendingShards: number;
   metricsShards: number;
   batchMax: number;
+  maxLeadMs: number;
 }
 
 function classes(s: ModelSettings): ClassDef[] {
   const ledger = (table: string, index: string) => table === s.tables.ledger && index === '';
   return [
-    { name: 'chain head', scope: 'chain', partitions: 1, perCommit: true, match: (t, i, pk) => ledger(t, i) && /^CHAIN#[^#]+$/.test(pk) },
-    { name: 'chain blocks', scope: 'chain', partitions: s.blockShards, match: (t, i, pk) => ledger(t, i) && /^CHAIN#[^#]+#\d+$/.test(pk) },
-    { name: 'pending appends', scope: 'chain', partitions: s.pendingShards, match: (t, i, pk) => ledger(t, i) && pk.startsWith('PENDING#') },
-    { name: 'receipts (one partition per instance)', scope: 'writer', partitions: 1, match: (t, i, pk) => ledger(t, i) && pk.startsWith('RECEIPT#') },
+    { name: 'chain head', scope: 'chain', partitions: 1, perRound: 'head', match: (t, i, pk) => ledger(t, i) && /^CHAIN#[^#]+$/.test(pk) },
+    { name: 'block records (by hash)', scope: 'spread', partitions: 1, match: (t, i, pk) => ledger(t, i) && pk.startsWith('HASH#') },
+    { name: 'metadata segments', scope: 'chain', partitions: 1, perRound: 'segment', match: (t, i, pk) => ledger(t, i) && pk.startsWith('SEG#') },
+    { name: 'round items (large rounds)', scope: 'chain', partitions: 1, perRound: 'round', match: (t, i, pk) => ledger(t, i) && pk.startsWith('ROUND#') },
+    {
+      name: 'seals (one per pending shard)',
+      scope: 'chain',
+      partitions: s.pendingShards,
+      perRound: 'seals',
+      match: (t, i, pk) => ledger(t, i) && pk.startsWith('SEAL#'),
+    },
+    {
+      name: 'pending appends',
+      scope: 'chain',
+      partitions: s.pendingShards,
+      perRound: 'pending',
+      match: (t, i, pk) => ledger(t, i) && pk.startsWith('PENDING#'),
+    },
+    { name: 'refusals', scope: 'chain', partitions: 1, match: (t, i, pk) => ledger(t, i) && pk.startsWith('REFUSED#') },
+    { name: 'legacy block items', scope: 'chain', partitions: s.blockShards, match: (t, i, pk) => ledger(t, i) && /^CHAIN#[^#]+#\d+$/.test(pk) },
     { name: 'chain list', scope: 'service', partitions: 1, match: (t, i, pk) => ledger(t, i) && pk === 'CHAINS' },
-    { name: 'by-hash index', scope: 'spread', partitions: 1, match: (t, i) => t === s.tables.ledger && i === 'by-hash' },
+    { name: 'by-hash index (legacy blocks)', scope: 'spread', partitions: 1, match: (t, i) => t === s.tables.ledger && i === 'by-hash' },
     { name: 'by-entity index (one partition per entity)', scope: 'entity', partitions: 1, match: (t, i) => t === s.tables.ledger && i === 'by-entity' },
     { name: 'metrics counters', scope: 'service', partitions: s.metricsShards, match: (t, _i, pk) => t === s.tables.registry && pk.startsWith('METRICS') },
+    {
+      // The broadcaster's look-ups of who subscribed (a chain, `*`, an event type) for each batch of the stream:
+      // `*` is one partition for the whole service.
+      name: 'subscriber look-ups (per stream batch)',
+      scope: 'service',
+      partitions: 1,
+      perRound: 'broadcast',
+      match: (t, i) => t === s.tables.connections && i === 'by-filter',
+    },
     { name: 'rate-limit windows (one per client)', scope: 'client', partitions: 1, match: (t) => t === s.tables.rateLimits },
     { name: 'other', scope: 'service', partitions: 1, match: () => true },
   ];
@@ -164,8 +227,11 @@ export interface ClassFigure {
   scope: Scope;
   partitions_seen: number;
   partitions_at_speed: number;
+  /** As measured in the scenario. */
   wcu_per_event: number;
   rcu_per_event: number;
+  /** Per event at full speed (every round full), what the ceiling is computed from. */
+  full_wcu_per_event: number;
   /** For the head: what one commit costs it, and what refused lease attempts cost it per event. */
   wcu_per_commit?: number;
   refused_wcu_per_event?: number;
@@ -201,6 +267,7 @@ export function capacityModel(
   serial?: SerialCounts,
 ): CapacityModel {
   const defs = classes(settings);
+  const full = roundWriteUnits(settings.batchMax, settings.pendingShards);
   const perClass = new Map<string, { wcu: number; rcu: number; failed: number; partitions: Map<string, { wcu: number; rcu: number }> }>();
   let wcu = 0;
   let rcu = 0;
@@ -226,9 +293,22 @@ export function capacityModel(
     .filter((d) => perClass.has(d.name))
     .map((d) => {
       const c = perClass.get(d.name)!;
-      // Per event at full speed: the head's cost is per commit, and at the ceiling each commit is full.
-      const wPerEvent = d.perCommit ? (c.wcu - c.failed) / Math.max(1, commits) / settings.batchMax + c.failed / e : c.wcu / e;
-      const rPerEvent = d.perCommit ? c.rcu / Math.max(1, commits) / settings.batchMax : c.rcu / e;
+      // Per event at full speed: per-round writes spread over a full round's events; reads as measured.
+      const wPerEvent =
+        d.perRound === 'head'
+          ? (c.wcu - c.failed) / Math.max(1, commits) / settings.batchMax + c.failed / e
+          : d.perRound === 'segment' || d.perRound === 'round' || d.perRound === 'seals'
+            ? full[d.perRound] / settings.batchMax
+            : c.wcu / e;
+      // Reads as measured, but those made once a round: a leader's read of every pending shard (sized for a
+      // full round), and a stream batch's look-ups (a round's records come in one batch here, in batches of
+      // 100 records, the event source mapping's, at full speed).
+      const rPerEvent =
+        d.perRound === 'broadcast'
+          ? ((c.rcu / Math.max(1, commits)) * Math.ceil(settings.batchMax / STREAM_BATCH)) / settings.batchMax
+          : d.perRound === 'pending'
+            ? full.pendingReads / settings.batchMax
+            : c.rcu / e;
       const bound =
         d.scope === 'chain' || d.scope === 'service' || d.scope === 'entity'
           ? Math.min(
@@ -243,7 +323,10 @@ export function capacityModel(
         partitions_at_speed: d.partitions,
         wcu_per_event: round(c.wcu / e, 3),
         rcu_per_event: round(c.rcu / e, 3),
-        ...(d.perCommit ? { wcu_per_commit: round((c.wcu - c.failed) / Math.max(1, commits), 2), refused_wcu_per_event: round(c.failed / e, 3) } : {}),
+        full_wcu_per_event: round(wPerEvent, 3),
+        ...(d.perRound === 'head'
+          ? { wcu_per_commit: round((c.wcu - c.failed) / Math.max(1, commits), 2), refused_wcu_per_event: round(c.failed / e, 3) }
+          : {}),
         ceiling_events_per_s: Number.isFinite(bound) ? Math.round(bound) : null,
       };
     });
@@ -255,7 +338,7 @@ export function capacityModel(
   const serviceBound = lowest('service');
   const tableQuota = Math.round(TABLE_QUOTA_WCU / Math.max(1e-9, ledgerWcu / e));
   const writeUnitBound = chainBound?.ceiling_events_per_s ?? Infinity;
-  const latency = serial ? latencyBound(serial, settings.batchMax) : undefined;
+  const latency = serial ? latencyBound(serial, settings.batchMax, settings.maxLeadMs) : undefined;
   const latencyLimits = latency !== undefined && latency.full.events_per_s < writeUnitBound;
   const oneChain = latencyLimits ? latency.full.events_per_s : writeUnitBound;
   const oneChainBy = latencyLimits ? 'commit latency (serial commits)' : (chainBound?.name ?? '-');
@@ -294,15 +377,15 @@ export function formatModel(model: CapacityModel, scenario: string, settingsNote
   const lines = [
     `Capacity model (${scenario}: ${n(model.events)} events, ${n(model.commits)} commits)`,
     `  per event: ${model.wcu_per_event} WCU, ${model.rcu_per_event} RCU (ledger table ${model.ledger_table_wcu_per_event} WCU); busiest partition ${model.busiest_partition.key} ${model.busiest_partition.wcu_per_event} WCU/event`,
-    `  ${'class'.padEnd(44)} ${'WCU/event'.padStart(9)} ${'RCU/event'.padStart(9)} ${'parts'.padStart(5)}  ceiling events/s`,
+    `  ${'class'.padEnd(44)} ${'WCU/event'.padStart(9)} ${'RCU/event'.padStart(9)} ${'at speed'.padStart(9)} ${'parts'.padStart(5)}  ceiling events/s`,
     ...model.classes.map(
       (c) =>
-        `  ${c.name.padEnd(44)} ${String(c.wcu_per_event).padStart(9)} ${String(c.rcu_per_event).padStart(9)} ${String(c.partitions_at_speed).padStart(5)}  ${c.ceiling_events_per_s === null ? `(${c.scope})` : n(c.ceiling_events_per_s)}${c.wcu_per_commit !== undefined ? `  (${c.wcu_per_commit} WCU per commit of ${settingsNote.batchMax} events, + ${c.refused_wcu_per_event} per event refused)` : ''}`,
+        `  ${c.name.padEnd(44)} ${String(c.wcu_per_event).padStart(9)} ${String(c.rcu_per_event).padStart(9)} ${String(c.full_wcu_per_event).padStart(9)} ${String(c.partitions_at_speed).padStart(5)}  ${c.ceiling_events_per_s === null ? `(${c.scope})` : n(c.ceiling_events_per_s)}${c.wcu_per_commit !== undefined ? `  (${c.wcu_per_commit} WCU per commit; rounds of ${settingsNote.batchMax} events at speed; + ${c.refused_wcu_per_event} per event refused)` : ''}`,
     ),
     ...(model.latency
       ? [
-          `  serial path per commit (measured): ${model.latency.per_commit.transactions} transactions of ${model.latency.per_commit.items_per_transaction} items, ${model.latency.per_commit.lease_takes} lease takes, ${model.latency.per_commit.pending_reads} pending reads, ${model.latency.per_commit.events} events`,
-          `  latency bound at AWS latencies (${AWS_LATENCY_MS.singleItem} ms a request, ${AWS_LATENCY_MS.transactionFew}–${AWS_LATENCY_MS.transactionHundred} ms a transaction): measured mix ${model.latency.measured.round_ms} ms a commit = ${n(model.latency.measured.events_per_s)} events/s; full commits (${model.latency.full.events_per_commit} events, ${model.latency.full.items_per_transaction} items) ${model.latency.full.round_ms} ms = ${model.latency.full.rounds_per_s} commits/s = ${n(model.latency.full.events_per_s)} events/s; p99 append ≈ ${model.latency.p99_append_ms} ms`,
+          `  serial path per commit (measured): ${model.latency.per_commit.transactions} transactions, ${model.latency.per_commit.lease_takes} lease takes, ${model.latency.per_commit.pending_reads} pending reads, ${model.latency.per_commit.round_writes} other writes, ${model.latency.per_commit.events} events: ${model.latency.measured.round_ms} ms at AWS latencies`,
+          `  latency bound (${AWS_LATENCY_MS.request} ms a request, ${AWS_LATENCY_MS.batchWave} ms a wave of batch writes, ${AWS_LATENCY_MS.transactionFew}–${AWS_LATENCY_MS.transactionMany} ms a transaction): full rounds of ${model.latency.full.events_per_round} events, ${model.latency.full.rounds_per_lead} per lead, ${model.latency.full.round_ms} ms = ${model.latency.full.rounds_per_s} rounds/s = ${n(model.latency.full.events_per_s)} events/s; p99 append ≈ ${model.latency.p99_append_ms} ms`,
         ]
       : []),
     `  one chain: ${n(model.one_chain.events_per_s)} events/s (bound by ${model.one_chain.bound_by}; write units ${n(model.one_chain.write_unit_bound)}${model.one_chain.latency_bound !== undefined ? `, latency ${n(model.one_chain.latency_bound)}` : ''}); one entity id: ${model.one_entity_events_per_s === null ? '-' : n(model.one_entity_events_per_s)} events/s`,

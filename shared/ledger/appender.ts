@@ -681,7 +681,7 @@ export class ChainAppender {
     const weather = this.weatherOf(chainName);
     const expected = () => weather.sealMs + weather.writeMs;
     let delay = Math.max(2, Math.min(expected(), MAX_FIRST_LOOK_MS));
-    let nextHeadCheck = writtenMs;
+    let nextHeadCheck = state.viaSeals ? writtenMs + Math.max(4 * expected(), 200) : writtenMs;
     const done = (sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }) => {
       // When the commit was (its blocks' timestamp), not when we looked: looking late must not teach us to look later.
       const sealedAfter = Math.max(1, sealed.metas[0]!.timestamp * 1000 - writtenMs);
@@ -695,7 +695,8 @@ export class ChainAppender {
         const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: true });
         if (sealed) return done(sealed);
         if (this.nowMs() < nextHeadCheck && this.nowMs() < deadline) continue;
-        nextHeadCheck = this.nowMs() + Math.min(Math.max(expected(), 20), 200);
+        // The head only every few rounds: on a busy chain every writer reading it would make it the hot partition.
+        nextHeadCheck = this.nowMs() + Math.max(4 * expected(), 200);
       }
       if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, this.options.maxAttempts);
       const head = await this.repository.getHead(chainName);

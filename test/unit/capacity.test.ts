@@ -8,7 +8,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter, applyUpdate, itemSize, tableShape } from '#shared/storage/capacity';
 import { createDynamoClient, meterDynamoRequests } from '#shared/storage/client';
 import { ledgerTableDefinition } from '#shared/storage/tables';
-import { capacityModel, latencyBound, transactionMs } from '../../bench/capacity.ts';
+import { capacityModel, latencyBound, roundWriteUnits, transactionMs } from '../../bench/capacity.ts';
 import { priceRows, qldbRows } from '../../bench/prices.ts';
 
 const m = (o: Record<string, unknown>) => marshall(o) as Record<string, AttributeValue>;
@@ -142,65 +142,81 @@ describe('The capacity model of the bench', () => {
   const settings = {
     tables: { ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' },
     blockShards: 16,
-    pendingShards: 1,
+    pendingShards: 4,
     metricsShards: 32,
-    batchMax: 25,
+    batchMax: 100,
+    maxLeadMs: 200,
   };
 
   it('finds the partition class that binds one chain, and scales the service with its chains until a shared class binds', () => {
-    // 100 events in 10 commits: blocks 4 WCU each over 16 shards, pending 3 WCU each on one shard,
-    // the head 5 WCU per commit plus 2 WCU for each of 20 refused lease attempts.
+    // 100 events in 10 commits: records 2 WCU each (spread), pending 1 WCU each over 4 shards (and 2 RCU
+    // each of followers' looks), the head 4 WCU per commit plus 1 WCU for each of 20 refused lease
+    // attempts and 1.5 RCU per event of looks, a segment per round.
     const totals = {
-      'ledger||CHAIN#a': { wcu: 50 + 40, rcu: 0, failed: 40 },
-      'ledger||CHAIN#a#0': { wcu: 400, rcu: 0 },
-      'ledger||PENDING#a#0': { wcu: 300, rcu: 10 },
-      'ledger|by-hash|h': { wcu: 100, rcu: 0 },
+      'ledger||CHAIN#a': { wcu: 40 + 20, rcu: 150, failed: 20 },
+      'ledger||HASH#x': { wcu: 200, rcu: 0 },
+      'ledger||SEG#a': { wcu: 10, rcu: 0 },
+      'ledger||PENDING#a#0': { wcu: 100, rcu: 200 },
+      'ledger|by-entity|ENTITY#e': { wcu: 100, rcu: 0 },
       'registry||METRICS#3': { wcu: 20, rcu: 0 },
     };
     const model = capacityModel(totals, 100, 10, 0, settings);
     const head = model.classes.find((c) => c.name === 'chain head')!;
-    assert.equal(head.wcu_per_commit, 5);
-    assert.equal(head.refused_wcu_per_event, 0.4);
-    // At full speed a commit carries 25 events: 5/25 + 0.4 = 0.6 WCU per event -> 1,667 events/s.
-    assert.equal(head.ceiling_events_per_s, 1667);
-    assert.equal(model.classes.find((c) => c.name === 'chain blocks')!.ceiling_events_per_s, 4000);
-    assert.deepEqual(model.one_chain, { events_per_s: 333, bound_by: 'pending appends', write_unit_bound: 333 });
-    assert.equal(model.busiest_partition.key, 'ledger||CHAIN#a#0');
+    assert.equal(head.wcu_per_commit, 4);
+    assert.equal(head.refused_wcu_per_event, 0.2);
+    // At full speed a round carries 100 events: 4/100 + 0.2 = 0.24 WCU per event; reads 1.5 per event bind first.
+    assert.equal(head.full_wcu_per_event, 0.24);
+    assert.equal(head.ceiling_events_per_s, 2000, '3,000 RCU/s at 1.5 RCU per event');
+    // A full round's segment: 41 + 84 × 100 bytes = 9 KB, 9 WCU per round of 100 events.
+    const segments = model.classes.find((c) => c.name === 'metadata segments')!;
+    assert.equal(segments.wcu_per_event, 0.1, 'as measured');
+    assert.equal(segments.full_wcu_per_event, 0.09, 'sized for a full round');
+    assert.equal(
+      model.classes.find((c) => c.name === 'pending appends')!.ceiling_events_per_s,
+      4_000,
+      'writes bind before reads: 1 WCU per event over 4 shards',
+    );
+    assert.deepEqual(model.one_chain, { events_per_s: 2000, bound_by: 'chain head', write_unit_bound: 2000 });
+    assert.equal(model.busiest_partition.key, 'ledger||HASH#x');
     assert.deepEqual(
       model.service.map((s) => s.events_per_s),
-      [333, 33_300, 160_000],
+      [2000, 160_000, 160_000],
       'metrics counters: 0.2 WCU per event over 32 partitions bind at 160,000 events/s',
     );
-    assert.equal(model.table_quota_events_per_s, Math.round(40_000 / 7.9), 'the table’s own writes (each index has its own quota)');
   });
 
-  it("bounds one chain by its serial commits too: a commit's requests at AWS latencies, the lower bound wins", () => {
-    assert.equal(transactionMs(1), 15);
-    assert.equal(transactionMs(100), 25);
-    assert.equal(transactionMs(50.5), 20);
-    // 100 events in 10 commits, each: one transaction of 26 items (head + 25 block/pending/receipt items over
-    // 10 events… as counted), a lease take and a pending read.
-    const serial = { events: 100, commits: 10, transactWrites: 10, transactItems: 260, leaseTakes: 10, pendingReads: 10 };
-    const bound = latencyBound(serial, 25);
-    assert.deepEqual(bound.per_commit, { transactions: 1, items_per_transaction: 26, lease_takes: 1, pending_reads: 1, events: 10 });
-    // measured: 15 + 10·25/99 ≈ 17.53 ms of transaction, + 2 × 5 ms = 27.5 ms a commit; 10 events each
-    assert.equal(bound.measured.round_ms, 27.5);
-    assert.equal(bound.measured.events_per_s, Math.round((1000 / (15 + 250 / 99 + 10)) * 10));
-    // full: 2.5 items per event × 25 + the head = 63.5 items: 15 + 10·62.5/99 ≈ 21.3 ms, + 10 = 31.3 ms; 25 events
-    assert.equal(bound.full.items_per_transaction, 63.5);
-    assert.equal(bound.full.round_ms, 31.3);
-    assert.equal(bound.full.events_per_s, Math.round((1000 / (15 + 625 / 99 + 10)) * 25));
-    assert.equal(bound.p99_append_ms, Math.round(10 + 2 * (15 + 625 / 99 + 10)));
-    const totals = { 'ledger||CHAIN#a#0': { wcu: 100, rcu: 0 } };
+  it('sizes what a full round writes besides its events: its segment, its round item, a seal per shard', () => {
+    assert.deepEqual(roundWriteUnits(256, 16), { segment: 22, round: 22, seals: 16 * 2, pendingReads: 16 * 4 });
+    assert.deepEqual(roundWriteUnits(5, 16), { segment: 1, round: 1, seals: 5, pendingReads: 16 });
+  });
+
+  it('bounds one chain by its serial rounds too, priced at measured AWS latencies, the lower bound wins', () => {
+    assert.equal(transactionMs(2), 25);
+    assert.equal(transactionMs(25), 32);
+    assert.equal(transactionMs(45), 39);
+    // 100 events in 10 commits, each: a lease take, a pending read, its records wave and a release; no transaction.
+    const serial = { events: 100, commits: 10, transactWrites: 0, transactItems: 0, leaseTakes: 10, pendingReads: 10, roundWrites: 20 };
+    const bound = latencyBound(serial, 100, 200);
+    assert.deepEqual(bound.per_commit, { transactions: 0, lease_takes: 1, pending_reads: 1, round_writes: 2, events: 10 });
+    // measured, each request in turn: the commit, and 4 more requests, 8 ms each
+    assert.equal(bound.measured.round_ms, 40);
+    assert.equal(bound.measured.events_per_s, 250);
+    // full, pipelined: the commit (8) and the wave (16) that the next read and round item (8 + 8) overlap: 24 ms;
+    // a lead of 200 ms holds 8 rounds, so a lease take and a release (16 ms) cost each round 2 ms.
+    assert.equal(bound.full.rounds_per_lead, 8);
+    assert.equal(bound.full.round_ms, 26);
+    assert.equal(bound.full.events_per_s, Math.round((1000 / 26) * 100));
+    assert.equal(bound.p99_append_ms, Math.round(16 + 2 * 26 + 26 / 4 + 16));
+    const totals = { 'ledger||HASH#x': { wcu: 100, rcu: 0 }, 'ledger||PENDING#a#0': { wcu: 100, rcu: 0 } };
     const model = capacityModel(totals, 100, 10, 0, settings, serial);
-    assert.equal(model.one_chain.write_unit_bound, 16_000, 'blocks: 1 WCU per event over 16 partitions');
+    assert.equal(model.one_chain.write_unit_bound, 4_000, 'pending: 1 WCU per event over 4 partitions');
     assert.equal(model.one_chain.latency_bound, bound.full.events_per_s);
-    assert.equal(model.one_chain.events_per_s, bound.full.events_per_s, 'the lower of the two');
+    assert.equal(model.one_chain.events_per_s, 3_846, 'the lower of the two: rounds of 100 events every 26 ms');
     assert.equal(model.one_chain.bound_by, 'commit latency (serial commits)');
   });
 
   it('prices a million events from the units per event, and QLDB beside it', () => {
-    const serial = { events: 100, commits: 10, transactWrites: 10, transactItems: 260, leaseTakes: 10, pendingReads: 10 };
+    const serial = { events: 100, commits: 10, transactWrites: 10, transactItems: 260, leaseTakes: 10, pendingReads: 10, roundWrites: 20 };
     const model = capacityModel({ 'ledger||CHAIN#a#0': { wcu: 400, rcu: 100 } }, 100, 10, 0, settings, serial);
     const [single, batch, read] = priceRows(model, 100, { requests: 2, rcu: 18, ms: 12 });
     // 4 WCU and 1 RCU per event on demand: 4 × $0.625 + 1 × $0.125 per million.
