@@ -44,7 +44,7 @@ export const settingsSchema = z.object({
   // An instance idle this long is stopped, as Lambda reclaims idle instances; its next request is a cold start.
   SVC_LOCAL_IDLE_MS: positiveInt(100, 3_600_000).default(120_000),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
-  // Set by the launcher when it runs DynamoDB Local on disk: where acknowledged transactions are journaled.
+  // Set by the launcher when it runs DynamoDB Local on disk: where acknowledged writes are journaled.
   SVC_LOCAL_JOURNAL_DIR: z.string().min(1).optional(),
   // The bench's capacity model: each process writes what its DynamoDB requests cost, per partition, here.
   SVC_CAPACITY_REPORT_DIR: z.string().min(1).optional(),

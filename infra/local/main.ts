@@ -163,7 +163,7 @@ async function main(): Promise<void> {
       const replay = await replayJournal(core.settings.SVC_LOCAL_JOURNAL_DIR, admin);
       if (replay.replayed > 0 || replay.failed > 0) {
         say(
-          `Replayed ${replay.replayed} acknowledged transaction(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`,
+          `Replayed ${replay.replayed} acknowledged write(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`,
         );
       }
     }

@@ -49,13 +49,22 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
 export const dynamoRequestCounts = { requests: 0, transactWrites: 0, transactItems: 0 };
 
 let meter: CapacityMeter | undefined;
-let journal: ((items: unknown[]) => void) | undefined;
+/** A write DynamoDB acknowledged, as it was sent (marshalled), for the local journal. */
+export interface JournaledWrite {
+  command: 'TransactWriteItemsCommand' | 'PutItemCommand' | 'UpdateItemCommand' | 'DeleteItemCommand' | 'BatchWriteItemCommand';
+  input: Record<string, unknown>;
+}
+
+const JOURNALED = new Set<string>(['TransactWriteItemsCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
+
+let journal: ((write: JournaledWrite) => void) | undefined;
 
 /**
- * Hands every transaction this process commits (its TransactItems, as sent) to `write` before the caller
- * sees the answer: the local journal (shared/storage/journal.ts). A write that throws fails the request.
+ * Hands every write this process makes and DynamoDB acknowledges (transactions, single items, batches; as
+ * sent) to `write` before the caller sees the answer: the local journal (shared/storage/journal.ts). A
+ * write that throws fails the request.
  */
-export function journalDynamoTransactions(write: ((items: unknown[]) => void) | undefined): void {
+export function journalDynamoWrites(write: ((write: JournaledWrite) => void) | undefined): void {
   journal = write;
 }
 
@@ -131,7 +140,7 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
         const documentClient = (context as { __aws_sdk_context?: { features?: Record<string, string> } }).__aws_sdk_context?.features?.DDB_MAPPER === 'd';
         meter.price(command, input, wireOutput(result.output as Record<string, any>, documentClient), 'ok');
       }
-      if (journal && command === 'TransactWriteItemsCommand') journal((input as { TransactItems: unknown[] }).TransactItems);
+      if (journal && JOURNALED.has(command)) journal({ command: command as JournaledWrite['command'], input });
       return result;
     },
     { step: 'build', name: 'priceDynamoRequests' },

@@ -34,7 +34,7 @@ import { createApiKeyRepository } from '../storage/api-key-repository.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { reportCapacity } from '../storage/capacity-report.ts';
 import { createDynamoAggregatedClient, documentClientOf, dynamoRequestCounts } from '../storage/client.ts';
-import { journalTransactions } from '../storage/journal.ts';
+import { journalWrites } from '../storage/journal.ts';
 import { createLedgerRepository } from '../storage/ledger-repository.ts';
 import { createSharedCounters } from '../storage/metrics-repository.ts';
 import { createWitnessRepository } from '../storage/witness-repository.ts';
@@ -90,8 +90,8 @@ function installSdkHooks(settings: Readonly<Settings>): void {
       Object.values(allTableSpecs(tableNamesFrom(settings))).map((spec) => spec.definition),
     );
   }
-  // The local journal of acknowledged transactions (DynamoDB Local on disk only; see shared/storage/journal.ts).
-  if (settings.SVC_LOCAL_JOURNAL_DIR) journalTransactions(settings.SVC_LOCAL_JOURNAL_DIR);
+  // The local journal of acknowledged writes (DynamoDB Local on disk only; see shared/storage/journal.ts).
+  if (settings.SVC_LOCAL_JOURNAL_DIR) journalWrites(settings.SVC_LOCAL_JOURNAL_DIR, settings.SVC_LEDGER_TABLE);
 }
 
 export function createCore(settings: Readonly<Settings>): Core {

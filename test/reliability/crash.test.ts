@@ -278,7 +278,7 @@ describe('Crashes under load', () => {
 
   it('the whole stack SIGKILLed under load (launcher, instances and its DynamoDB Local at once): no acknowledged event lost', async (t) => {
     // DynamoDB Local answers a transaction a moment before its file holds it; the launcher journals each
-    // acknowledged transaction (fsync'd) and replays what DynamoDB Local lost at the next start.
+    // acknowledged write (fsync'd) and replays what DynamoDB Local lost at the next start.
     const dataDir = tempDataDir('crash-group');
     const env = { SVC_DYNAMODB_IN_MEMORY: 'false' };
     let current = await startStack({ dataDir, env });
