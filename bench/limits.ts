@@ -100,7 +100,7 @@ export class RawWriter {
     let tail = recentNow && 'run' in recentNow ? recentNow.run : undefined;
     if (recentNow && (!tail || packedSize([...tail.blocks, ...metas]) > INLINE_BYTES)) {
       const flushed = tail ?? (await this.repository.getRound(this.head.chainName, (recentNow as { round: { id: string } }).round.id));
-      if (flushed) await this.repository.writeSegment(this.head.chainName, flushed);
+      if (flushed) await this.repository.writeRound(this.head.chainName, { records: [], segment: flushed });
       tail = undefined;
     }
     const run: MetaRun = tail ? { prev: tail.prev, blocks: [...tail.blocks, ...metas] } : { prev: this.head.headHash, blocks: metas };

@@ -620,7 +620,7 @@ export class ChainAppender {
       // A grace past the deadline, if that is what failed: the withdrawal must happen before the answer.
       const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, state.ref.sk)).catch(() => undefined);
       if (withdrawn === false) {
-        const sealed = await withGrace(500, () => this.findSealed(chainName, state.ref, state.after, { onHead: true })).catch(() => undefined);
+        const sealed = await withGrace(500, () => this.findSealed(chainName, state.ref, state.after)).catch(() => undefined);
         if (sealed) return this.fromMeta(chainName, drafts, sealed);
       }
       throw error;
@@ -628,39 +628,45 @@ export class ChainAppender {
   }
 
   /**
-   * Where a pending append was sealed: its blocks' metadata (and the hash before the first), from the
-   * segments after `after`, or with `onHead`, from the head's newest blocks too.
+   * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `viaSeals`:
+   * from its shard's newest few seals (the cheap look of a busy chain's writers). Otherwise the complete
+   * answer: the head's newest blocks (`head`, or the head read now; `headLooked`: the caller looked there),
+   * then every segment after `after`.
+   * Read in that order, an append not found was sealed by no round committed before that head (a round's
+   * segment is written before the next commit takes its metadata off the head): what writing it again,
+   * or answering an error, rests on.
    */
   private async findSealed(
     chainName: string,
     ref: PendingRef,
     after: number,
-    how: { onHead?: boolean; viaSeals?: boolean } = {},
+    how: { viaSeals: true } | { head?: ChainHead; headLooked?: boolean } = {},
   ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
     const key = refKey(ref);
     const pick = (run: MetaRun) => pickRef(run, ref);
-    if (how.viaSeals) {
+    if ('viaSeals' in how) {
       const seals = await this.repository.readSeals(chainName, ref.shard, after + 1, 4);
       for (const entries of seals) {
         const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
         if (mine.length > 0) return { metas: mine, prev: mine[0]!.prev };
       }
-      if (!how.onHead) return undefined;
+      return undefined;
     }
-    let from = after + 1;
-    for (let reads = 0; reads < 16; reads += 1) {
+    const head = how.head ?? (await this.repository.getHead(chainName));
+    if (head && !how.headLooked) {
+      const recent = await this.recentRun(head);
+      const newest = recent ? pick(recent) : undefined;
+      if (newest) return newest;
+    }
+    for (let from = after + 1; ; ) {
       const runs = await this.repository.readSegments(chainName, Math.max(0, from), 8, true);
       for (const run of runs) {
         const found = pick(run);
         if (found) return found;
       }
-      if (runs.length < 8) break;
+      if (runs.length < 8) return undefined;
       from = runs[runs.length - 1]!.blocks.at(-1)!.index + 1;
     }
-    if (!how.onHead) return undefined;
-    const head = await this.repository.getHead(chainName);
-    const run = head ? await this.recentRun(head).catch(() => undefined) : undefined;
-    return run ? pick(run) : undefined;
   }
 
   /**
@@ -734,7 +740,8 @@ export class ChainAppender {
         delay = 0;
         continue;
       }
-      const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: state.viaSeals });
+      // Every segment since it was written (not only the newest seals): writing it again must not duplicate it.
+      const sealed = await this.findSealed(chainName, state.ref, state.after, { head, headLooked: recent !== undefined || !head.recent });
       if (sealed) return done(sealed);
       const refusal = await this.repository.getRefusal(chainName, state.ref);
       if (refusal) throw refusalError(chainName, drafts, refusal);
@@ -979,7 +986,7 @@ export class ChainAppender {
         const ref = ownUnit.ref;
         const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
         if (withdrawn === false) {
-          const sealed = await withGrace(500, () => this.findSealed(chainName, ref, acquiredHead.headIndex, { onHead: true })).catch(() => undefined);
+          const sealed = await withGrace(500, () => this.findSealed(chainName, ref, acquiredHead.headIndex)).catch(() => undefined);
           if (sealed) {
             ownBlocks = this.fromMeta(chainName, ownUnit.drafts, sealed);
             ownError = undefined;

@@ -75,7 +75,7 @@ export type Recent = { run: MetaRun } | { round: { id: string; first: number; la
 /**
  * Consecutive blocks committed on a chain: one conditional write of its head (a transaction when other
  * items change with it). The blocks' bodies are not in it: they wait in pending appends (their metadata
- * says where) until `writeRecords`, or are written with it (`records`).
+ * says where) until `writeRound` writes their records, or are written with it (`records`).
  */
 export interface RoundCommit {
   chainName: string;
@@ -177,10 +177,6 @@ export interface LedgerStorage {
   /** Writes a round's metadata that is too large for the head, before the commit that names it (TTL `expiresAt`). */
   putRound(chainName: string, id: string, run: MetaRun, expiresAt: number): Promise<void>;
   getRound(chainName: string, id: string): Promise<MetaRun | undefined>;
-  /** Writes blocks' records (idempotent: a record is its block). */
-  writeRecords(blocks: readonly Block[]): Promise<void>;
-  /** Writes a segment of metadata; a segment of the same blocks or more already there is kept. */
-  writeSegment(chainName: string, run: MetaRun): Promise<void>;
   /**
    * Writes a round's records, its segment and its seals in one wave of requests (in no order among them):
    * a seal per shard its pending appends were in (keyed by the round's last index), on a busy chain, where

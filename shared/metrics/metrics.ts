@@ -40,6 +40,9 @@ export interface Totals {
   pendingReads: number;
   /** Writes on a round's serial path besides its commit (a round item, the records, the segment, the release). */
   roundWrites: number;
+  /** Pending appends written again (they landed below the cursor), and rounds of a dead leader finished by another. */
+  rewrites: number;
+  recoveries: number;
   /**
    * Requests whose integration failed at the gateway (a function that crashed, timed out or could not start),
    * by function: the client got API Gateway's bare 500 or 503, never a response of the service's own.
@@ -62,6 +65,8 @@ export const emptyTotals = (): Totals => ({
   leaseTakes: 0,
   pendingReads: 0,
   roundWrites: 0,
+  rewrites: 0,
+  recoveries: 0,
   integrationErrors: {},
 });
 
@@ -87,6 +92,8 @@ export function addTotals(a: Totals, b: Totals): Totals {
     leaseTakes: a.leaseTakes + b.leaseTakes,
     pendingReads: a.pendingReads + b.pendingReads,
     roundWrites: a.roundWrites + b.roundWrites,
+    rewrites: a.rewrites + b.rewrites,
+    recoveries: a.recoveries + b.recoveries,
     integrationErrors: addCounts(a.integrationErrors, b.integrationErrors),
   };
 }
@@ -99,6 +106,8 @@ export interface LedgerCounts {
   leaseTakes: number;
   pendingReads: number;
   roundWrites: number;
+  rewrites: number;
+  recoveries: number;
 }
 
 /** The port for shared counters (DynamoDB in the cloud stack). */
@@ -145,7 +154,7 @@ export function createMetrics(options: MetricsOptions) {
   // What this instance counted: everything (memory backend), or what is not yet in the shared counters.
   // Metrics are made once per instance, at its first request: that is its cold start.
   let pending: Totals = { ...emptyTotals(), coldStarts: options.coldStart === false ? 0 : 1 };
-  let lastLedger: LedgerCounts = { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0 };
+  let lastLedger: LedgerCounts = { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0, rewrites: 0, recoveries: 0 };
   let lastDynamo = { requests: 0, transactWrites: 0, transactItems: 0 };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
@@ -161,6 +170,8 @@ export function createMetrics(options: MetricsOptions) {
     pending.leaseTakes += now.leaseTakes - lastLedger.leaseTakes;
     pending.pendingReads += now.pendingReads - lastLedger.pendingReads;
     pending.roundWrites += now.roundWrites - lastLedger.roundWrites;
+    pending.rewrites += now.rewrites - lastLedger.rewrites;
+    pending.recoveries += now.recoveries - lastLedger.recoveries;
     lastLedger = now;
     if (options.dynamoCounters) {
       const dynamo = { ...options.dynamoCounters() };
@@ -312,6 +323,22 @@ export function createMetrics(options: MetricsOptions) {
       "Writes on a round's serial path besides its commit: a large round's metadata, its records, its segment, the lease given back",
       'counter',
       async () => [{ value: scraped.roundWrites }],
+    ),
+  );
+  registry.registerMetric(
+    computed(
+      'ledger_append_rewrites_total',
+      'Pending appends written again because they landed below the cursor after a leader read past them (a slow write)',
+      'counter',
+      async () => [{ value: scraped.rewrites }],
+    ),
+  );
+  registry.registerMetric(
+    computed(
+      'ledger_append_recoveries_total',
+      'Rounds whose leader died between its commit and its records, finished by the next lease holder',
+      'counter',
+      async () => [{ value: scraped.recoveries }],
     ),
   );
   registry.registerMetric(

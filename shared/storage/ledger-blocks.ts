@@ -26,8 +26,6 @@ export type BlockStorage = Pick<
   LedgerStorage,
   | 'putRound'
   | 'getRound'
-  | 'writeRecords'
-  | 'writeSegment'
   | 'readSegments'
   | 'writeRound'
   | 'readSeals'
@@ -85,17 +83,6 @@ export function createBlockStorage({
     async getRound(chainName, id) {
       const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk: roundPk(chainName), sk: id }, ConsistentRead: true })));
       return out.Item?.run instanceof Uint8Array ? unpackRun(out.Item.run) : undefined;
-    },
-
-    async writeRecords(blocks) {
-      await putAll(blocks.map(recordItem));
-    },
-
-    async writeSegment(chainName, run) {
-      const last = run.blocks.at(-1);
-      if (!last) return;
-      // A segment's key is its last index, and the blocks up to an index have one history: the same key is the same segment.
-      await send(() => client.send(new PutCommand({ TableName: tableName, Item: segmentItem(chainName, run) })));
     },
 
     async writeRound(chainName, { records, segment, seals }) {

@@ -35,6 +35,8 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         lease_takes: delta.leaseTakes,
         pending_reads: delta.pendingReads,
         round_writes: delta.roundWrites,
+        rewrites: delta.rewrites,
+        recoveries: delta.recoveries,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
         ...Object.fromEntries(Object.entries(delta.integrationErrors).map(([fn, n]) => [`${INTEGRATION_ERRORS}${fn}`, n])),
       };
@@ -81,6 +83,8 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             leaseTakes: Number(item.lease_takes ?? 0),
             pendingReads: Number(item.pending_reads ?? 0),
             roundWrites: Number(item.round_writes ?? 0),
+            rewrites: Number(item.rewrites ?? 0),
+            recoveries: Number(item.recoveries ?? 0),
             integrationErrors: Object.fromEntries(
               Object.entries(item)
                 .filter(([name]) => name.startsWith(INTEGRATION_ERRORS))

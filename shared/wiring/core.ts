@@ -206,7 +206,7 @@ export function createCore(settings: Readonly<Settings>): Core {
         ledgerCounters: () =>
           ledgerRuntimeBuilt
             ? ledgerRuntime().appender.counters
-            : { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0 },
+            : { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0, rewrites: 0, recoveries: 0 },
         dynamoCounters: () => dynamoRequestCounts,
         witnesses: settings.SVC_WITNESSES?.trim()
           ? () => createWitnessRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE }).summary()

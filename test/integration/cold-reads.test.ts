@@ -6,7 +6,7 @@
  * pool stopped as idle (SVC_LOCAL_IDLE_MS, as Lambda reclaims idle instances), every tile and entry bundle
  * of the chain read at once, each a first read on a cold instance; then, cold again, Go's
  * x/mod/sumdb audit with its tiles fetched in parallel, as x/mod's own sumdb client fetches them. Every
- * answer must be right and come within 1 s.
+ * answer must be right and come within 5 s (far below the timeout that once ran out).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -17,7 +17,12 @@ const ROUNDS = 3;
 const IDLE_MS = 1_000;
 /** Stopped as idle: past the idle time and the reaper's next look (it looks every IDLE_MS). */
 const COLD_AFTER_MS = 2 * IDLE_MS + 800;
-const WITHIN_MS = 1_000;
+/**
+ * The failure this guards against held a read for the function's 29 s timeout. A cold instance's start
+ * (a worker, its bundle loaded) takes 1–2 s on a busy 2-core machine, so the bound tells a hang from a slow
+ * start, not speed: how fast cold reads are is measured by `npm run bench`.
+ */
+const WITHIN_MS = 5_000;
 
 let stack: Stack;
 let checker: string;

@@ -163,10 +163,11 @@ describe('Appends combined across instances (DynamoDB only)', () => {
 
   it('a leader that dies between its commit and its records: the next holder writes them, and every block reads back', async () => {
     const LEASE_MS = 300;
-    // The dying instance commits, then never writes the records or the segment (SIGKILLed right after the commit).
+    // The dying instance commits, then never writes its round's records or segment (SIGKILLed right after the commit).
     const frozen: LedgerRepository = {
       ...repo,
-      writeRecords: async () => new Promise(() => undefined),
+      writeRound: async (chainName, round) =>
+        round.records.some((b) => b.events[0]?.entity_id === 'victim') ? new Promise(() => undefined) : repo.writeRound(chainName, round),
     };
     const victim = instance(frozen, { leaseMs: LEASE_MS });
     const others = Array.from({ length: 3 }, () => instance(repo, { leaseMs: LEASE_MS }));

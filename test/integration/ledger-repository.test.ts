@@ -104,7 +104,6 @@ describe('Class: LedgerStorage (connected)', () => {
     const c = chain('beta');
     await repo.createChains([c]);
     const mine = round(c.head, [draft(1), draft(2)], { materialized: 2 });
-    await repo.writeRecords(mine.blocks);
     assert.deepEqual(await repo.commitRound({ ...mine.commit, records: mine.blocks }), { status: 'committed' });
     const rival = round(c.head, [draft(3)]);
     const lost = await repo.commitRound(rival.commit);
@@ -133,14 +132,13 @@ describe('Class: LedgerStorage (connected)', () => {
     const byOther = round(c.head, [draft(1)], { writerId: 'fast', mode: { untilMs: now + 60_000 } });
     assert.equal((await repo.commitRound(byOther.commit)).status, 'head-moved', 'nor by another writer');
     const own = round(c.head, [draft(1), draft(2)], { writerId: 'slow', mode: { untilMs: now + 60_000 } });
-    await repo.writeSegment('gamma', (c.head.recent as { run: MetaRun }).run); // the genesis metadata, before the round replaces it
+    await repo.writeRound('gamma', { records: [], segment: (c.head.recent as { run: MetaRun }).run }); // the genesis metadata, before the round replaces it
     assert.equal((await repo.commitRound(own.commit)).status, 'committed');
     const committed = (await repo.getHead('gamma'))!;
     assert.equal(committed.turnHolder, 'slow', 'a commit keeps the lease');
     assert.equal(committed.materialized, 0, 'its records are not written yet');
     assert.deepEqual(committed.recent, { run: own.run }, 'its metadata is on the head');
-    await repo.writeRecords(own.blocks);
-    await repo.writeSegment('gamma', own.run);
+    await repo.writeRound('gamma', { records: own.blocks, segment: own.run });
     assert.equal(await repo.finishRound('gamma', 'other', 2, 2), false, 'only the holder ends its round');
     assert.equal(await repo.finishRound('gamma', 'slow', 2, 2), true);
     const finished = (await repo.getHead('gamma'))!;
@@ -196,9 +194,9 @@ describe('Class: LedgerStorage (connected)', () => {
       const refs = drafts.map((_, i) => ({ shard: 0, sk: pendingSk(2_000 + r * 100 + i, 1n) }));
       for (const [i, ref] of refs.entries()) await repo.putPending('eta', { ref, drafts: JSON.stringify([drafts[i]]) }, Math.floor(Date.now() / 1000) + 600);
       const { blocks, run, commit } = round(head, drafts, { refs, cursor: refs.at(-1)!.sk });
-      await repo.writeSegment('eta', (head.recent as { run: MetaRun }).run); // the head's metadata to a segment before a round replaces it
+      await repo.writeRound('eta', { records: [], segment: (head.recent as { run: MetaRun }).run }); // the head's metadata to a segment before a round replaces it
       assert.equal((await repo.commitRound(commit)).status, 'committed');
-      if (r < 3) await repo.writeRecords(blocks);
+      if (r < 3) await repo.writeRound('eta', { records: blocks, segment: run });
       all.push(...blocks);
       head = { ...head, headIndex: blocks.at(-1)!.index, headHash: blocks.at(-1)!.hash, frontier: commit.frontier, recent: { run }, cursor: commit.cursor };
     }
@@ -228,7 +226,7 @@ describe('Class: LedgerStorage (connected)', () => {
     for (const i of [7, 63, 127, 159]) assert.deepEqual(data.get(i), { hash: all[i]!.hash, treeNodes: tree.treeNodes[i] }, `tree data of ${i}`);
     // The head stays under 1 KB with a small round's metadata on it.
     const small = round(head, [draft(1), draft(2), draft(3), draft(4)]);
-    await repo.writeSegment('eta', (head.recent as { run: MetaRun }).run);
+    await repo.writeRound('eta', { records: [], segment: (head.recent as { run: MetaRun }).run });
     assert.equal((await repo.commitRound({ ...small.commit, records: small.blocks, materialized: head.headIndex + 4 })).status, 'committed');
     const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(
       new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }),

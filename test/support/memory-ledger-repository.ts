@@ -308,17 +308,6 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       return run && clone(run);
     },
 
-    async writeRecords(blocks) {
-      await enter('writeRecords');
-      for (const block of blocks) records.set(block.hash, clone(block));
-    },
-
-    async writeSegment(chainName, run) {
-      await enter('writeSegment');
-      const last = run.blocks.at(-1);
-      if (last) segmentsOf(chainName).set(last.index, clone(run));
-    },
-
     async writeRound(chainName, round) {
       await enter('writeRound', chainName, round);
       for (const block of round.records) records.set(block.hash, clone(block));

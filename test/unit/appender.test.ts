@@ -60,7 +60,7 @@ const appenders = new WeakMap<Ledger, ChainAppender>();
 function instance(
   repository: MemoryLedgerRepository,
   clock = virtualClock(repository),
-  options: { maxAttempts?: number; leaseMs?: number; waitMs?: number; maxLeadMs?: number } = {},
+  options: { maxAttempts?: number; leaseMs?: number; waitMs?: number; maxLeadMs?: number; pendingShards?: number } = {},
 ): Ledger {
   let seed = 1;
   const appender = new ChainAppender(repository, {
@@ -69,6 +69,7 @@ function instance(
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     ...(options.waitMs ? { waitMs: options.waitMs } : {}),
     ...(options.maxLeadMs ? { maxLeadMs: options.maxLeadMs } : {}),
+    ...(options.pendingShards ? { pendingShards: options.pendingShards } : {}),
     now: clock.now,
     sleep: clock.sleep,
     random: () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647,
@@ -302,6 +303,37 @@ describe('appending (offline, in-memory repository)', () => {
     assert.deepEqual(eventIds(blocks.slice(1)).sort(), [a.event_id, b.event_id].sort(), 'each event once');
     assert.ok(blocks.findIndex((x) => x.events[0]?.entity_id === 'fast') < blocks.findIndex((x) => x.events[0]?.entity_id === 'slow'));
     assert.equal(counters([slow!])[0]!.rewrites, 1, 'the slow append was written again, above the cursor');
+  });
+
+  it('on a busy chain, a writer whose seal is older than the few it reads finds it in the segments, and does not append it twice', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const options = { pendingShards: 2, leaseMs: 5_000 };
+    const instances = Array.from({ length: 16 }, () => instance(repository, clock, options));
+    const [writer, ...others] = instances;
+    await writer!.createSubChain('orders');
+    // A burst while another instance holds the lease: 16 pending appends in one partition, so the next
+    // leader spreads the chain over two.
+    await repository.acquireLease('orders', 'someone', clock.now() * 1000, clock.now() * 1000 + 300);
+    const acknowledged: string[] = [];
+    await Promise.all(instances.map(async (ledger, i) => acknowledged.push((await ledger.appendEvent('orders', draft(`burst-${i}`))).event_id)));
+    assert.equal((await repository.getHead('orders'))!.pendingShards, 2, 'the chain is spread over two pending partitions');
+    // Then the others keep the chain busy, round after round, while the writer appends now and then: what
+    // it last saw of the head is many rounds old when it looks for its seal.
+    const busy = others.slice(0, 8).map(async (ledger, i) => {
+      for (let n = 0; n < 12; n += 1) acknowledged.push((await ledger.appendEvent('orders', draft(`busy-${i}`, n))).event_id);
+    });
+    const writing = (async () => {
+      for (let n = 0; n < 6; n += 1) {
+        await clock.sleep(40);
+        acknowledged.push((await writer!.appendEvent('orders', draft('writer', n))).event_id);
+      }
+    })();
+    await Promise.all([...busy, writing]);
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(1)).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
+    assert.equal(counters([writer!])[0]!.rewrites, 0, 'no append of the writer was written again');
   });
 
   it('a follower that waits past its deadline moves the cursor past its append: 503, and it never lands', async () => {

@@ -51,6 +51,20 @@ describe('metrics flush at the end of a request, never from a timer', () => {
     assert.equal(writes(), 1 + 3, 'one write for the first request, then one per MAX_PENDING_REQUESTS');
   });
 
+  it("reports the appender's counters, its rare paths too, summed across instances", async () => {
+    const { shared } = counters();
+    const ledger = { eventsAppended: 10, conflicts: 1, commits: 4, leaseTakes: 2, pendingReads: 4, roundWrites: 5, rewrites: 2, recoveries: 1 };
+    const one = createMetrics({ shared, flushMs: 0, ledgerCounters: () => ledger });
+    const other = createMetrics({ shared, flushMs: 0, ledgerCounters: () => ({ ...ledger, rewrites: 1, recoveries: 0 }) });
+    await one.record(200, 0.01);
+    await other.record(200, 0.01);
+    const { body } = await one.render();
+    assert.match(body, /^ledger_append_rewrites_total 3$/m, 'appends written again after landing below the cursor');
+    assert.match(body, /^ledger_append_recoveries_total 1$/m, 'rounds of a dead leader finished by another');
+    assert.match(body, /^ledger_append_round_writes_total 10$/m);
+    assert.match(body, /^ledger_events_appended_total 20$/m);
+  });
+
   it('keeps the counts of a flush the store refused, for the next one', async () => {
     let fail = true;
     let stored: Totals = emptyTotals();
