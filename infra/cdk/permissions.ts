@@ -34,7 +34,7 @@ export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'gr
 /** DynamoDB access per function and table. */
 export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readonly TableAction[]>>> = {
   // Appends; reads of blocks, pages, proofs and checkpoints (BatchGetItem: chain heads, tree nodes); traces
-  // (by-entity) and blocks by hash (by-hash). The registry: keys and counters, the node identity (made on
+  // (by-entity) and, on chains written before records, blocks by hash (by-hash). The registry: keys and counters, the node identity (made on
   // first use), data subjects' keys.
   ledger: {
     ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`, `Query:${LEDGER_INDEXES.byHash}`],
@@ -148,5 +148,23 @@ export const KEPT_WITHOUT_USE: readonly {
     action: 'sqs:SendMessage',
     resource: /:sqs:/,
     why: "Lambda sends a stream batch that failed every retry to the dead-letter queue, as the function's role; the sim has no queue",
+  },
+  {
+    functions: ['ledger'],
+    action: 'dynamodb:Query',
+    resource: /:table\/[^/]*-ledger\/index\/by-hash$/,
+    why: 'a block found by its hash among the block items of a chain written before records (a table upgraded from an earlier version); the sim makes new chains only, whose records are keyed by hash',
+  },
+  {
+    functions: ['tlog', 'broadcast'],
+    action: 'dynamodb:BatchGetItem',
+    resource: /:table\/[^/]*-ledger$/,
+    why: "the tree nodes of a chain written before records are read from its block items by key (an upgraded table); a new chain's come from its segments, so the sim's run never reads them",
+  },
+  {
+    functions: ['business', 'admin'],
+    action: 'dynamodb:BatchGetItem',
+    resource: /:table\/[^/]*-ledger$/,
+    why: "a round whose leader died between its commit and its records is finished by the next lease holder from the round's pending appends, read back by key (a failure path: the appender's flushRecent)",
   },
 ];
