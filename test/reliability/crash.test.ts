@@ -306,7 +306,7 @@ describe('Crashes under load', () => {
       report(t, {
         area: 'faults',
         what: `the whole local stack SIGKILLed ${rounds} times under ${CLIENTS} clients`,
-        tried: `seed ${SEED}; ${load.acknowledged.size} acknowledged; transactions replayed from the journal per restart: ${replayed.join(', ')}; outcomes ${JSON.stringify(Object.fromEntries(load.statuses))}`,
+        tried: `seed ${SEED}; ${load.acknowledged.size} acknowledged; writes replayed from the journal per restart: ${replayed.join(', ')}; outcomes ${JSON.stringify(Object.fromEntries(load.statuses))}`,
         lost,
         forks,
         unexpected5xx: load.unexpected5xx,
