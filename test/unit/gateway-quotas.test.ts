@@ -93,6 +93,9 @@ describe('WebSocket API quotas at the local gateway', async () => {
 
   /** A connected client, its frames as they arrive (read from its socket's raw bytes), and how it closed. */
   async function client() {
+    // The clock starts before the connection does: the gateway's timers start when it accepts, which is
+    // before the client sees 'open', so a clock started at 'open' reads a few ms short on a busy machine.
+    const opened = Date.now();
     const ws = new WebSocket(url);
     const frames: number[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -104,7 +107,6 @@ describe('WebSocket API quotas at the local gateway', async () => {
     });
     (ws as unknown as { _socket: NodeJS.ReadableStream })._socket.on('data', scan);
     const closed = new Promise<{ code: number; ms: number }>((resolve) => {
-      const opened = Date.now();
       ws.once('close', (code) => resolve({ code, ms: Date.now() - opened }));
     });
     const next = () => new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
