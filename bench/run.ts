@@ -24,7 +24,7 @@ import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Wind
 import { round, sample, type Usage } from './resources.ts';
 import { markdownTable, printTable } from './table.ts';
 import { type ClientFigures, clientFigures } from './client.ts';
-import { capacityDelta, capacityModel, formatModel, readCapacity, type CapacityModel, type ModelSettings } from './capacity.ts';
+import { capacityDelta, capacityModel, formatModel, readCapacity, roundWriteUnits, type CapacityModel, type ModelSettings } from './capacity.ts';
 import { formatPrices, priceRows, qldbRows } from './prices.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -57,13 +57,18 @@ const READ_CHAIN_BLOCKS = QUICK ? 500 : 2_000;
 const READ_CONNECTIONS = 16;
 const CLIENT_CALLS = QUICK ? 30 : 300;
 const BATCH_EVENTS = 99;
+const MODEL_BATCH_MAX = settingsSchema.shape.SVC_APPEND_BATCH_MAX.parse(undefined);
 /**
  * A verified read of one block on AWS: the block, then its evidence (bench/client.ts measures the two
- * requests); the block item and the 17 tree-node items of an inclusion proof in a 100,000-block tree, each
- * read strongly consistent and under 4 KB (1 RCU each); about 12 ms of Lambda each (a request or two to
- * DynamoDB). An estimate from the reads the service makes, not a measurement.
+ * requests); about 12 ms of Lambda each (a request or two to DynamoDB). Its reads, each strongly
+ * consistent: the head twice, the block's record, and the metadata segments holding the block and the 17
+ * tree nodes of an inclusion proof in a 100,000-block tree, 19 segments in all. A segment is as large as
+ * the round that wrote it: priced here at a full round's (SVC_APPEND_BATCH_MAX blocks, the worst case; a
+ * chain written in small rounds has segments under 4 KB, 1 RCU each). An estimate from the reads the
+ * service makes, not a measurement.
  */
-const VERIFIED_READ = { requests: 2, rcu: 18, ms: 12 };
+const SEGMENT_RCU = Math.ceil(roundWriteUnits(MODEL_BATCH_MAX, 1).segment / 4);
+const VERIFIED_READ = { requests: 2, rcu: 2 + 1 + 19 * SEGMENT_RCU, ms: 12 };
 const BATCH_CONNECTIONS = 4;
 /** Single-request instances on one chain (each a sequential client). */
 const INSTANCE_COUNTS = QUICK ? [1, 4] : [1, 2, 4, 8, 16];
@@ -80,7 +85,7 @@ const MODEL_SETTINGS: ModelSettings = {
   blockShards: BLOCK_SHARDS,
   pendingShards: settingsSchema.shape.SVC_APPEND_PENDING_SHARDS.parse(undefined),
   metricsShards: METRICS_SHARDS,
-  batchMax: settingsSchema.shape.SVC_APPEND_BATCH_MAX.parse(undefined),
+  batchMax: MODEL_BATCH_MAX,
   maxLeadMs: settingsSchema.shape.SVC_APPEND_MAX_LEAD_MS.parse(undefined),
 };
 /**

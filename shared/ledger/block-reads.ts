@@ -15,6 +15,10 @@ import type { Block, ChainHead } from './types.ts';
 const SEGMENTS_PER_READ = 16;
 /** Wanted blocks this close together are read as one span of metadata rather than apart. */
 const SPAN_GAP = 64;
+/** Spans of metadata read at once by one call. */
+const SPANS_AT_ONCE = 16;
+
+const segmentLimit = (from: number, to: number) => Math.max(1, Math.min(SEGMENTS_PER_READ, to - from + 1));
 
 interface Layout {
   /** Set once a head names it; it never changes after. */
@@ -52,7 +56,9 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     return head?.recordsFrom ?? (head ? head.headIndex + 1 : undefined);
   }
 
-  const segmentsFrom = (chainName: string, fromIndex: number, consistent: boolean) => storage.readSegments(chainName, fromIndex, SEGMENTS_PER_READ, consistent);
+  /** Segments from the one holding `fromIndex` on: no more than could hold blocks up to `toIndex` (each holds one at least). */
+  const segmentsFrom = (chainName: string, fromIndex: number, toIndex: number, consistent: boolean) =>
+    storage.readSegments(chainName, fromIndex, segmentLimit(fromIndex, toIndex), consistent);
 
   /** The head's unflushed metadata, read now. */
   async function headRun(head: ChainHead): Promise<MetaRun | undefined> {
@@ -62,20 +68,32 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     return storage.getRound(head.chainName, recent.round.id);
   }
 
-  /** Metadata of blocks from…to of a records chain: segments, then the head's newest. */
-  async function readMeta(chainName: string, from: number, to: number, consistent: boolean): Promise<{ blocks: BlockMeta[]; runs: MetaRun[] }> {
+  /**
+   * Metadata of blocks from…to of a records chain: segments, then the head's newest. A read that wants the
+   * newest blocks (consistent) reads the head beside the segments, as it is often needed; a caller reading
+   * several spans at once passes one read of the head for all of them (`head`).
+   */
+  async function readMeta(
+    chainName: string,
+    from: number,
+    to: number,
+    consistent: boolean,
+    head?: Promise<ChainHead | undefined>,
+  ): Promise<{ blocks: BlockMeta[]; runs: MetaRun[] }> {
     const runs: MetaRun[] = [];
     let next = from;
-    // A read that wants the newest blocks (consistent) reads the head beside the segments: it is often needed.
-    let early: Promise<ChainHead | undefined> | undefined = consistent ? storage.getHead(chainName).then(note) : undefined;
+    let early: Promise<ChainHead | undefined> | undefined = consistent ? (head ?? storage.getHead(chainName).then(note)) : undefined;
     early?.catch(() => undefined);
-    // Segments, as many reads as it takes (a page of blocks is one or two).
-    for (let reads = 0; next <= to && reads < 64; reads += 1) {
-      const found = await segmentsFrom(chainName, next, consistent);
+    // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on.
+    while (next <= to) {
+      const limit = segmentLimit(next, to);
+      const found = await segmentsFrom(chainName, next, to, consistent);
       if (found.length === 0) break;
       runs.push(...found);
-      next = Math.max(next, found[found.length - 1]!.blocks.at(-1)!.index + 1);
-      if (found.length < SEGMENTS_PER_READ) break;
+      const after = found[found.length - 1]!.blocks.at(-1)!.index + 1;
+      if (after <= next) break;
+      next = after;
+      if (found.length < limit) break;
     }
     if (next <= to) {
       // The newest blocks are on the head until their segment is written. A segment written between the two
@@ -90,7 +108,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
           next = Math.max(next, run.blocks.at(-1)!.index + 1);
           break;
         }
-        const more = await segmentsFrom(chainName, next, true);
+        const more = await segmentsFrom(chainName, next, to, true);
         runs.push(...more);
         if (more.length > 0) next = Math.max(next, more[more.length - 1]!.blocks.at(-1)!.index + 1);
       }
@@ -191,9 +209,15 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
         if (last && i - last[1] <= SPAN_GAP) last[1] = i;
         else spans.push([i, i]);
       }
+      // A tile of level 1 is 256 spans, 256 blocks apart: one read of the head serves them all, and at most
+      // SPANS_AT_ONCE are read at a time (hundreds of requests at once time out on a busy table).
+      const head = consistent ? storage.getHead(chainName).then(note) : undefined;
+      head?.catch(() => undefined);
       const runs: MetaRun[] = [];
-      const read = await Promise.all(spans.map(([from, to]) => readMeta(chainName, from, to, consistent)));
-      for (const r of read) runs.push(...r.runs);
+      for (let i = 0; i < spans.length; i += SPANS_AT_ONCE) {
+        const read = await Promise.all(spans.slice(i, i + SPANS_AT_ONCE).map(([from, to]) => readMeta(chainName, from, to, consistent, head)));
+        for (const r of read) runs.push(...r.runs);
+      }
       for (const i of wanted) {
         const meta = blocksIn(runs, i, i)[0];
         if (meta) found.set(i, { hash: meta.hash, treeNodes: meta.nodes });

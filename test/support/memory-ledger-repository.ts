@@ -330,7 +330,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     },
 
     async readSegments(chainName, fromIndex, limit) {
-      await enter('readSegments');
+      await enter('readSegments', chainName, fromIndex, limit);
       return [...segmentsOf(chainName).entries()]
         .filter(([last]) => last >= fromIndex)
         .sort(([a], [b]) => a - b)

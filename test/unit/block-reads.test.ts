@@ -1,0 +1,67 @@
+/**
+ * Reading a chain's metadata back when a caller wants many blocks far apart (a tile of level 1: 256 blocks,
+ * 256 apart; a proof: ~17 nodes across the chain). Each is one read of the segment holding it, no more
+ * segments than the span can need, a bounded number at once, and one read of the head for them all:
+ * hundreds of requests at once time out on a busy table (the bench's tile audit answered 503 before).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ChainAppender } from '#shared/ledger/appender';
+import { createLedger } from '#shared/ledger/ledger';
+import type { EventDraft } from '#shared/ledger/events';
+import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
+
+const draft = (n: number): EventDraft => ({
+  entity_id: `e${n}`,
+  event_type: 't',
+  details: { n },
+  details_cid: null,
+  details_nonce: null,
+  details_metadata: null,
+  is_offchain: false,
+});
+
+describe('block reads of far-apart blocks', () => {
+  it('reads 256 blocks 100 apart with one segment each, at most 16 at once, and the head once', async () => {
+    const repository = createMemoryLedgerRepository();
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 256 }) });
+    await ledger.createSubChain('far');
+    // Batches of 50: segments of 50 blocks, so a read of 16 segments would be 800 blocks where one is wanted.
+    for (let n = 0; n < 520; n += 1)
+      await ledger.appendEvents(
+        'far',
+        Array.from({ length: 50 }, (_, i) => draft(n * 50 + i)),
+      );
+    const head = await repository.getHead('far');
+    assert.ok(head && head.headIndex >= 25_600);
+
+    let inFlight = 0;
+    let most = 0;
+    const limits: number[] = [];
+    repository.holds.set('readSegments', async (...args: unknown[]) => {
+      limits.push(args[2] as number);
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      inFlight -= 1;
+    });
+    const headReads = repository.calls.get('getHead') ?? 0;
+    const indices = Array.from({ length: 256 }, (_, i) => i * 100 + 99);
+    const data = await repository.readTreeData('far', indices, true);
+    repository.holds.delete('readSegments');
+    const headReadsAfter = repository.calls.get('getHead') ?? 0;
+
+    assert.equal(data.size, 256, 'every block wanted was found');
+    for (const index of [99, 12_899, 25_599]) {
+      const block = await repository.getBlock('far', index, true);
+      assert.equal(data.get(index)?.hash, block?.hash, `block ${index}'s hash`);
+    }
+    assert.equal(limits.length, 256, 'one segment read per block');
+    assert.ok(
+      limits.every((l) => l === 1),
+      'each read asks for the one segment that holds its block',
+    );
+    assert.ok(most <= 16, `${most} reads at once`);
+    assert.equal(headReadsAfter - headReads, 1, 'one read of the head for all of them');
+  });
+});
