@@ -24,7 +24,7 @@ import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Wind
 import { round, sample, type Usage } from './resources.ts';
 import { markdownTable, printTable } from './table.ts';
 import { type ClientFigures, clientFigures } from './client.ts';
-import { capacityDelta, capacityModel, formatModel, readCapacity, roundWriteUnits, type CapacityModel, type ModelSettings } from './capacity.ts';
+import { capacityDelta, capacityModel, formatModel, readCapacity, type CapacityModel, type ModelSettings } from './capacity.ts';
 import { formatPrices, priceRows, qldbRows } from './prices.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -61,14 +61,12 @@ const MODEL_BATCH_MAX = settingsSchema.shape.SVC_APPEND_BATCH_MAX.parse(undefine
 /**
  * A verified read of one block on AWS: the block, then its evidence (bench/client.ts measures the two
  * requests); about 12 ms of Lambda each (a request or two to DynamoDB). Its reads, each strongly
- * consistent: the head twice, the block's record, and the metadata segments holding the block and the 17
- * tree nodes of an inclusion proof in a 100,000-block tree, 19 segments in all. A segment is as large as
- * the round that wrote it: priced here at a full round's (SVC_APPEND_BATCH_MAX blocks, the worst case; a
- * chain written in small rounds has segments under 4 KB, 1 RCU each). An estimate from the reads the
- * service makes, not a measurement.
+ * consistent and under 4 KB (1 RCU): the head twice, the block's record, and the metadata segments holding
+ * the block and the 17 tree nodes of an inclusion proof in a 100,000-block tree, 19 in all (a segment packs
+ * under 4 KB: shared/ledger/block-meta.ts, splitRun). An estimate from the reads the service makes, not a
+ * measurement.
  */
-const SEGMENT_RCU = Math.ceil(roundWriteUnits(MODEL_BATCH_MAX, 1).segment / 4);
-const VERIFIED_READ = { requests: 2, rcu: 2 + 1 + 19 * SEGMENT_RCU, ms: 12 };
+const VERIFIED_READ = { requests: 2, rcu: 2 + 1 + 19, ms: 12 };
 const BATCH_CONNECTIONS = 4;
 /** Single-request instances on one chain (each a sequential client). */
 const INSTANCE_COUNTS = QUICK ? [1, 4] : [1, 2, 4, 8, 16];

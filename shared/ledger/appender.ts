@@ -34,6 +34,7 @@ import {
   pendingSk,
   pendingSkMs,
   type SealEntry,
+  splitRun,
 } from './block-meta.ts';
 import type { CommitResult, LedgerRepository, PendingAppend, ProofRecord, Recent, RoundCommit } from './repository.ts';
 import {
@@ -544,6 +545,9 @@ export class ChainAppender {
     }
     const run: MetaRun = tail ? { prev: tail.prev, blocks: [...tail.blocks, ...metas] } : { prev: remembered.headHash, blocks: metas };
     const inline = packedSize(run.blocks) <= INLINE_BYTES;
+    // Its records, the head and its segments in one transaction of at most 100 items; a larger one goes the
+    // long way (a round writes its records after the commit), rather than being refused by DynamoDB.
+    if (1 + transactionItems(drafts) + (inline ? 0 : splitRun(run).length) > MAX_TRANSACTION_ITEMS) return undefined;
     const recent: Recent = inline ? { run } : null;
     const last = blocks[blocks.length - 1]!.index;
     const result = await this.attempt({

@@ -18,7 +18,7 @@ import type { LedgerStorage } from '../ledger/repository.ts';
 import type { Block } from '../ledger/types.ts';
 import { pause, remainingMs } from '../deadline.ts';
 import { translateStorageError } from './errors.ts';
-import { BLOCK_BODY, blockFromItem, recordItem, segmentItem, type Item } from './ledger-items.ts';
+import { BLOCK_BODY, blockFromItem, recordItem, segmentItems, type Item } from './ledger-items.ts';
 import { batchGetAll, queryAll as queryAllPages, send } from './requests.ts';
 import { BLOCK_RUN, LEDGER_INDEXES, blockPk, blockSk, chainPk, indexSk, isBlockPkOf, recordPk, roundPk, sealPk, segmentPk } from './keys.ts';
 
@@ -90,7 +90,7 @@ export function createBlockStorage({
       const last = segment.blocks.at(-1)!.index;
       await putAll([
         ...records.map(recordItem),
-        segmentItem(chainName, segment),
+        ...segmentItems(chainName, segment),
         ...[...(seals ?? [])].map(([shard, entries]) => ({ pk: sealPk(chainName, shard), sk: indexSk(last), seal: packSeal(entries), ttl })),
       ]);
     },

@@ -4,7 +4,7 @@
  * the keys and the by-entity index), segments of block metadata, and the block items of earlier versions.
  * Pure: no client here.
  */
-import { type MetaRun, packRun, unpackRun } from '../ledger/block-meta.ts';
+import { type MetaRun, packRun, splitRun, unpackRun } from '../ledger/block-meta.ts';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
 import type { Recent } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
@@ -148,7 +148,10 @@ export function recordItem(block: Block): Item {
   return item;
 }
 
-/** A segment of block metadata, keyed by its last index (the blocks up to an index have one history: one segment per key). */
-export function segmentItem(chainName: string, run: MetaRun): Item {
-  return { pk: segmentPk(chainName), sk: indexSk(run.blocks.at(-1)!.index), run: packRun(run) };
+/**
+ * The segments of a run of block metadata, each keyed by its last index (the blocks up to an index have one
+ * history: one segment per key), each under 4 KB (splitRun): a read of one is one read unit.
+ */
+export function segmentItems(chainName: string, run: MetaRun): Item[] {
+  return splitRun(run).map((piece) => ({ pk: segmentPk(chainName), sk: indexSk(piece.blocks.at(-1)!.index), run: packRun(piece) }));
 }

@@ -26,7 +26,7 @@ import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import { createBlockStorage } from './ledger-blocks.ts';
 import { createCombiningRecords } from './ledger-combining.ts';
-import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItem } from './ledger-items.ts';
+import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { batchGetAll, queryAll as queryAllPages, send, writeIf } from './requests.ts';
 import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, IDEMPOTENCY_SK, idempotencyPk, SUB_CHAINS_SK_PREFIX, chainPk, entityPk } from './keys.ts';
 
@@ -225,7 +225,7 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
       type Meaning = { kind: 'head' } | { kind: 'proof'; blockPosition: number } | { kind: 'completion'; blockPosition: number };
       const transaction = new Transaction<Meaning>().add({ Update: head }, { kind: 'head' });
       for (const block of records) transaction.add({ Put: { TableName: tableName, Item: recordItem(block) } });
-      for (const run of segment) transaction.add({ Put: { TableName: tableName, Item: segmentItem(chainName, run) } });
+      for (const item of segment.flatMap((run) => segmentItems(chainName, run))) transaction.add({ Put: { TableName: tableName, Item: item } });
       for (const record of proofRecords) {
         transaction.add(
           {

@@ -9,6 +9,7 @@
  * interleave. `faults` lets a test make the next calls of a method fail (a throttle, a timeout).
  */
 import { withBlockReads } from '#shared/ledger/block-reads';
+import { splitRun } from '#shared/ledger/block-meta';
 import { type BlockDraft, buildBlocks } from '#shared/ledger/blocks';
 import type {
   BlockTreeData,
@@ -193,7 +194,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         throw new Error('a commit names a round item that was not written');
       }
       for (const block of commit.records ?? []) records.set(block.hash, clone(block));
-      if (commit.segment) segmentsOf(chainName).set(commit.segment.blocks.at(-1)!.index, clone(commit.segment));
+      if (commit.segment) for (const piece of splitRun(commit.segment)) segmentsOf(chainName).set(piece.blocks.at(-1)!.index, clone(piece));
       heads.set(chainName, {
         ...head,
         headIndex: last.index,
@@ -312,7 +313,8 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       await enter('writeRound', chainName, round);
       for (const block of round.records) records.set(block.hash, clone(block));
       const last = round.segment.blocks.at(-1)!.index;
-      segmentsOf(chainName).set(last, clone(round.segment));
+      // As DynamoDB stores it: in segments under 4 KB each.
+      for (const piece of splitRun(round.segment)) segmentsOf(chainName).set(piece.blocks.at(-1)!.index, clone(piece));
       for (const [shard, entries] of round.seals ?? []) {
         const key = `${chainName}|${shard}`;
         const shardSeals = seals.get(key) ?? seals.set(key, new Map()).get(key)!;

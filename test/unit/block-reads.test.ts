@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChainAppender } from '#shared/ledger/appender';
+import { completedNodeCount, type MetaRun, packRun, SEGMENT_MAX_BYTES, splitRun, unpackRun } from '#shared/ledger/block-meta';
 import { createLedger } from '#shared/ledger/ledger';
 import type { EventDraft } from '#shared/ledger/events';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
@@ -63,5 +64,36 @@ describe('block reads of far-apart blocks', () => {
     );
     assert.ok(most <= 16, `${most} reads at once`);
     assert.equal(headReadsAfter - headReads, 1, 'one read of the head for all of them');
+  });
+
+  it('stores a round in segments of under 4 KB each, consecutive and linked, so a proof reads one read unit per node', () => {
+    const hex = (n: number) => n.toString(16).padStart(64, '0');
+    const blocks = Array.from({ length: 256 }, (_, i) => {
+      const index = 1_000 + i;
+      return {
+        index,
+        hash: hex(index),
+        timestamp: 1_700_000_000 + i / 1000,
+        nodes: Array.from({ length: completedNodeCount(index) }, (_, k) => hex(index * 64 + k)),
+        ref: { shard: 0, sk: `1700000000000#${index.toString(16).padStart(12, '0')}` },
+        position: 0,
+      };
+    });
+    const run: MetaRun = { prev: hex(999), blocks };
+    assert.ok(packRun(run).length > 20_000, 'a full round packs over 20 KB');
+    const pieces = splitRun(run);
+    assert.ok(pieces.length >= 6, `${pieces.length} segments`);
+    let prev = run.prev;
+    for (const piece of pieces) {
+      assert.ok(packRun(piece).length <= SEGMENT_MAX_BYTES, `a segment of ${packRun(piece).length} bytes`);
+      assert.equal(piece.prev, prev, 'each segment names the hash before its first block');
+      prev = piece.blocks.at(-1)!.hash;
+      assert.deepEqual(unpackRun(packRun(piece)), piece, 'each segment reads back whole');
+    }
+    assert.deepEqual(
+      pieces.flatMap((p) => p.blocks),
+      blocks,
+      'together, every block once, in order',
+    );
   });
 });
