@@ -37,6 +37,9 @@ function say(message: string): void {
   process.stdout.write(`${message}\n`);
 }
 
+/** How long stopping may take before the launcher exits regardless (the tests' stop waits 15 s, then kills). */
+const STOP_DEADLINE_MS = 10_000;
+
 async function main(): Promise<void> {
   const config = settingsOrExit('Cannot start: ');
 
@@ -58,11 +61,23 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say('Stopping…');
+    // Every step has a deadline: one that hangs (a connection that never closes, a worker that never ends)
+    // must not keep the launcher and its JVM alive. Past it, say which step it was and exit anyway.
+    let step = 'the stream poller';
+    setTimeout(() => {
+      say(`Stopping took over ${STOP_DEADLINE_MS / 1000} s (at ${step}); exiting now.`);
+      dynamo?.killNow();
+      process.exit(code === 0 ? 1 : code);
+    }, STOP_DEADLINE_MS).unref();
     await poller?.stop().catch(() => undefined);
+    step = 'the gateway';
     await gateway?.close().catch(() => undefined);
+    step = 'the functions';
     await stopFunctions?.().catch(() => undefined);
     admin?.destroy();
+    step = 'the IPFS node';
     await ipfs?.close().catch(() => undefined);
+    step = 'DynamoDB Local';
     await dynamo?.stop().catch(() => dynamo?.killNow());
     process.exit(code);
   };

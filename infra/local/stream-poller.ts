@@ -20,6 +20,9 @@ async function settled(skipping: Set<string>): Promise<void> {
   while (skipping.size > 0) await new Promise((r) => setTimeout(r, 20));
 }
 
+/** How long stopping waits for the poll under way. */
+const STOP_WAIT_MS = 3_000;
+
 export async function startStreamPoller(options: {
   admin: DynamoDBClient;
   region: string;
@@ -131,7 +134,8 @@ export async function startStreamPoller(options: {
   return {
     async stop() {
       running = false;
-      await loop;
+      // The loop ends after the poll under way, unless its handler never returns: then stop without it.
+      await Promise.race([loop, new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
       streams.destroy();
     },
   };

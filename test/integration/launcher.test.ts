@@ -78,4 +78,31 @@ describe('The local launcher (npm start)', () => {
     );
     assert.ok(refused, 'the gateway outlived npm start');
   });
+
+  it('stops everything within seconds when the process that started it dies, right after it served appends', async () => {
+    // A parent that starts the stack, appends, and exits without stopping it (its pipes close with it).
+    const script = `
+      import { call, startStack } from '#test/support/stack';
+      const stack = await startStack();
+      await call(stack.url, 'POST', '/api/v1/chains/orphan/create');
+      await Promise.all(Array.from({ length: 20 }, (_, i) =>
+        call(stack.url, 'POST', '/api/v1/chains/orphan/events', { entity_id: 'e' + i, event_type: 't', details: {} })));
+      process.stdout.write(JSON.stringify({ launcher: stack.pid, jvm: stack.dynamoPid, dir: stack.dataDir }) + '\\n');
+      process.exit(0);
+    `;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../../', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    parent.stdout.on('data', (c) => (output += c));
+    await new Promise((resolve) => parent.once('exit', resolve));
+    const { launcher, jvm, dir } = JSON.parse(output.trim().split('\n').at(-1)!) as { launcher: number; jvm: number; dir: string };
+    const since = Date.now();
+    while ((isAlive(launcher) || isAlive(jvm)) && Date.now() - since < 15_000) await new Promise((r) => setTimeout(r, 200));
+    const ms = Date.now() - since;
+    for (const pid of [launcher, jvm]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    removeDir(dir);
+    assert.ok(ms < 15_000, `the launcher or its JVM was still running ${ms} ms after its parent died`);
+  });
 });
