@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SEGMENT_MAX_BYTES } from '#shared/ledger/block-meta';
 import type { CapacityReport } from '#shared/storage/capacity-report';
 import type { CapacityTotals } from '#shared/storage/capacity';
 import { round } from './resources.ts';
@@ -110,8 +111,8 @@ export function roundWriteUnits(events: number, shards: number): { segment: numb
   const packed = 41 + 84 * events;
   const perShard = Math.ceil(events / shards);
   return {
-    // Segments of under 4 KB each (shared/ledger/block-meta.ts, splitRun): 4 WCU each when full.
-    segment: Math.floor(packed / 3_900) * 4 + Math.ceil((packed % 3_900) / 1024),
+    // Segments of under 4 KB each (splitRun): 4 WCU each when full.
+    segment: Math.floor(packed / SEGMENT_MAX_BYTES) * 4 + Math.ceil((packed % SEGMENT_MAX_BYTES) / 1024),
     round: Math.ceil(packed / 1024),
     seals: Math.min(shards, events) * Math.ceil((3 + 90 * perShard) / 1024),
     // A leader reads every pending shard once a round, strongly consistent: 1 RCU per 4 KB (a pending append is under 1 KB).

@@ -57,7 +57,6 @@ const READ_CHAIN_BLOCKS = QUICK ? 500 : 2_000;
 const READ_CONNECTIONS = 16;
 const CLIENT_CALLS = QUICK ? 30 : 300;
 const BATCH_EVENTS = 99;
-const MODEL_BATCH_MAX = settingsSchema.shape.SVC_APPEND_BATCH_MAX.parse(undefined);
 /**
  * A verified read of one block on AWS: the block, then its evidence (bench/client.ts measures the two
  * requests); about 12 ms of Lambda each (a request or two to DynamoDB). Its reads, each strongly
@@ -83,7 +82,7 @@ const MODEL_SETTINGS: ModelSettings = {
   blockShards: BLOCK_SHARDS,
   pendingShards: settingsSchema.shape.SVC_APPEND_PENDING_SHARDS.parse(undefined),
   metricsShards: METRICS_SHARDS,
-  batchMax: MODEL_BATCH_MAX,
+  batchMax: settingsSchema.shape.SVC_APPEND_BATCH_MAX.parse(undefined),
   maxLeadMs: settingsSchema.shape.SVC_APPEND_MAX_LEAD_MS.parse(undefined),
 };
 /**

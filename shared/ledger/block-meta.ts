@@ -88,9 +88,12 @@ function writeUint48(buf: Buffer, value: number, offset: number): void {
   buf.writeUIntBE(value, offset, 6);
 }
 
+/** The bytes one block takes in a packed run: its fixed fields and the tree nodes it completed. */
+const blockBytes = (index: number) => FIXED + 32 * completedNodeCount(index);
+
 /** The bytes a run takes packed. */
 export function packedSize(blocks: readonly Pick<BlockMeta, 'index'>[]): number {
-  return HEADER + blocks.reduce((n, b) => n + FIXED + 32 * completedNodeCount(b.index), 0);
+  return HEADER + blocks.reduce((n, b) => n + blockBytes(b.index), 0);
 }
 
 /**
@@ -105,7 +108,7 @@ export function splitRun(run: MetaRun, maxBytes = SEGMENT_MAX_BYTES): MetaRun[] 
   let piece: MetaRun = { prev: run.prev, blocks: [] };
   let size = HEADER;
   for (const block of run.blocks) {
-    const adds = FIXED + 32 * completedNodeCount(block.index);
+    const adds = blockBytes(block.index);
     if (piece.blocks.length > 0 && size + adds > maxBytes) {
       pieces.push(piece);
       piece = { prev: piece.blocks.at(-1)!.hash, blocks: [] };

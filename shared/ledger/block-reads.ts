@@ -18,6 +18,7 @@ const SPAN_GAP = 64;
 /** Spans of metadata read at once by one call. */
 const SPANS_AT_ONCE = 16;
 
+/** Segments to read from the one holding `from` on: no more than could hold blocks up to `to` (each holds one at least). */
 const segmentLimit = (from: number, to: number) => Math.max(1, Math.min(SEGMENTS_PER_READ, to - from + 1));
 
 interface Layout {
@@ -56,10 +57,6 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     return head?.recordsFrom ?? (head ? head.headIndex + 1 : undefined);
   }
 
-  /** Segments from the one holding `fromIndex` on: no more than could hold blocks up to `toIndex` (each holds one at least). */
-  const segmentsFrom = (chainName: string, fromIndex: number, toIndex: number, consistent: boolean) =>
-    storage.readSegments(chainName, fromIndex, segmentLimit(fromIndex, toIndex), consistent);
-
   /** The head's unflushed metadata, read now. */
   async function headRun(head: ChainHead): Promise<MetaRun | undefined> {
     const recent = head.recent;
@@ -87,7 +84,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on.
     while (next <= to) {
       const limit = segmentLimit(next, to);
-      const found = await segmentsFrom(chainName, next, to, consistent);
+      const found = await storage.readSegments(chainName, next, limit, consistent);
       if (found.length === 0) break;
       runs.push(...found);
       const after = found[found.length - 1]!.blocks.at(-1)!.index + 1;
@@ -108,7 +105,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
           next = Math.max(next, run.blocks.at(-1)!.index + 1);
           break;
         }
-        const more = await segmentsFrom(chainName, next, to, true);
+        const more = await storage.readSegments(chainName, next, segmentLimit(next, to), true);
         runs.push(...more);
         if (more.length > 0) next = Math.max(next, more[more.length - 1]!.blocks.at(-1)!.index + 1);
       }

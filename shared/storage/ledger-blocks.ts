@@ -56,6 +56,22 @@ export function createBlockStorage({
 }): BlockStorage {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
+  /** Up to `limit` items of a partition keyed by index (segments, seals), from the first whose last index is `fromIndex` or above. */
+  async function itemsFrom(pk: string, fromIndex: number, limit: number, consistent: boolean): Promise<Item[]> {
+    const out = await send(() =>
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk AND sk >= :from',
+          ExpressionAttributeValues: { ':pk': pk, ':from': indexSk(fromIndex) },
+          ConsistentRead: consistent,
+          Limit: limit,
+        }),
+      ),
+    );
+    return (out.Items ?? []) as Item[];
+  }
+
   /** Puts items 25 a request, a few requests at once; items DynamoDB leaves unprocessed are sent again, with backoff. */
   async function putAll(items: Item[]): Promise<void> {
     const batches: Item[][] = [];
@@ -96,33 +112,11 @@ export function createBlockStorage({
     },
 
     async readSeals(chainName, shard, fromIndex, limit) {
-      const out = await send(() =>
-        client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk AND sk >= :from',
-            ExpressionAttributeValues: { ':pk': sealPk(chainName, shard), ':from': indexSk(fromIndex) },
-            ConsistentRead: true,
-            Limit: limit,
-          }),
-        ),
-      );
-      return (out.Items ?? []).map((item) => unpackSeal(item.seal as Uint8Array));
+      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, true)).map((item) => unpackSeal(item.seal as Uint8Array));
     },
 
     async readSegments(chainName, fromIndex, limit, consistent) {
-      const out = await send(() =>
-        client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk AND sk >= :from',
-            ExpressionAttributeValues: { ':pk': segmentPk(chainName), ':from': indexSk(fromIndex) },
-            ConsistentRead: consistent,
-            Limit: limit,
-          }),
-        ),
-      );
-      return (out.Items ?? []).map((item) => unpackRun(item.run as Uint8Array));
+      return (await itemsFrom(segmentPk(chainName), fromIndex, limit, consistent)).map((item) => unpackRun(item.run as Uint8Array));
     },
 
     async getRecords(_chainName, metas, consistent) {

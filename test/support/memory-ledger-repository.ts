@@ -71,6 +71,10 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
   const pendingKey = (ref: PendingRef) => `${ref.shard}|${ref.sk}`;
   const pendingOf = (chainName: string) => pending.get(chainName) ?? pending.set(chainName, new Map()).get(chainName)!;
   const segmentsOf = (chainName: string) => segments.get(chainName) ?? segments.set(chainName, new Map()).get(chainName)!;
+  /** A run of metadata stored as DynamoDB stores it: in segments under 4 KB each, keyed by their last index. */
+  const putSegment = (chainName: string, run: MetaRun) => {
+    for (const piece of splitRun(run)) segmentsOf(chainName).set(piece.blocks.at(-1)!.index, clone(piece));
+  };
   const legacyOf = (chainName: string) => legacy.get(chainName) ?? legacy.set(chainName, new Map()).get(chainName)!;
   const liveLease = (head: ChainHead, nowMs: number) => !!head.turnHolder && (head.turnExpiresMs ?? 0) >= nowMs;
   const leaseIsFree = (head: ChainHead, writer: string, nowMs: number) => !head.turnHolder || head.turnHolder === writer || (head.turnExpiresMs ?? 0) < nowMs;
@@ -194,7 +198,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         throw new Error('a commit names a round item that was not written');
       }
       for (const block of commit.records ?? []) records.set(block.hash, clone(block));
-      if (commit.segment) for (const piece of splitRun(commit.segment)) segmentsOf(chainName).set(piece.blocks.at(-1)!.index, clone(piece));
+      if (commit.segment) putSegment(chainName, commit.segment);
       heads.set(chainName, {
         ...head,
         headIndex: last.index,
@@ -313,8 +317,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       await enter('writeRound', chainName, round);
       for (const block of round.records) records.set(block.hash, clone(block));
       const last = round.segment.blocks.at(-1)!.index;
-      // As DynamoDB stores it: in segments under 4 KB each.
-      for (const piece of splitRun(round.segment)) segmentsOf(chainName).set(piece.blocks.at(-1)!.index, clone(piece));
+      putSegment(chainName, round.segment);
       for (const [shard, entries] of round.seals ?? []) {
         const key = `${chainName}|${shard}`;
         const shardSeals = seals.get(key) ?? seals.set(key, new Map()).get(key)!;
