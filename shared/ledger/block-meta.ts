@@ -88,6 +88,18 @@ function writeUint48(buf: Buffer, value: number, offset: number): void {
   buf.writeUIntBE(value, offset, 6);
 }
 
+/** Where a block's drafts wait, packed in 13 bytes at `at`: shard (1), the sort key's ms (6) and random part (6). */
+function writeRef(buf: Buffer, ref: PendingRef, at: number): void {
+  const [, ms, rand] = parsePendingSk(ref.sk);
+  buf.writeUInt8(ref.shard, at);
+  writeUint48(buf, ms, at + 1);
+  Buffer.from(rand, 'hex').copy(buf, at + 7);
+}
+
+function readRef(buf: Buffer, at: number): PendingRef {
+  return { shard: buf.readUInt8(at), sk: pendingSk(buf.readUIntBE(at + 1, 6), buf.subarray(at + 7, at + 13).toString('hex')) };
+}
+
 /** The bytes one block takes in a packed run: its fixed fields and the tree nodes it completed. */
 const blockBytes = (index: number) => FIXED + 32 * completedNodeCount(index);
 
@@ -136,11 +148,8 @@ export function packRun(run: MetaRun): Uint8Array {
     Buffer.from(block.hash, 'hex').copy(buf, at);
     writeUint48(buf, Math.round(block.timestamp * 1000), at + 32);
     if (block.ref) {
-      const [, ms, rand] = parsePendingSk(block.ref.sk);
       if (block.ref.shard < 0 || block.ref.shard >= NO_SHARD) throw new RangeError(`pending shard out of range: ${block.ref.shard}`);
-      buf.writeUInt8(block.ref.shard, at + 38);
-      writeUint48(buf, ms, at + 39);
-      Buffer.from(rand, 'hex').copy(buf, at + 45);
+      writeRef(buf, block.ref, at + 38);
     } else {
       buf.writeUInt8(NO_SHARD, at + 38);
     }
@@ -165,7 +174,7 @@ export function unpackRun(bytes: Uint8Array): MetaRun {
   for (let i = 0; i < count; i += 1) {
     const index = first + i;
     const shard = buf.readUInt8(at + 38);
-    const ref = shard === NO_SHARD ? null : { shard, sk: pendingSk(buf.readUIntBE(at + 39, 6), buf.subarray(at + 45, at + 51).toString('hex')) };
+    const ref = shard === NO_SHARD ? null : readRef(buf, at + 38);
     const block: BlockMeta = {
       index,
       hash: buf.subarray(at, at + 32).toString('hex'),
@@ -224,10 +233,7 @@ export function packSeal(entries: readonly SealEntry[]): Uint8Array {
     Buffer.from(entry.hash, 'hex').copy(buf, at + 38);
     writeUint48(buf, Math.round(entry.timestamp * 1000), at + 70);
     if (!entry.ref) throw new RangeError(`a sealed block has its pending append: block ${entry.index}`);
-    const [, ms, rand] = parsePendingSk(entry.ref.sk);
-    buf.writeUInt8(entry.ref.shard, at + 76);
-    writeUint48(buf, ms, at + 77);
-    Buffer.from(rand, 'hex').copy(buf, at + 83);
+    writeRef(buf, entry.ref, at + 76);
     buf.writeUInt8(entry.position, at + 89);
   });
   return buf;
@@ -245,7 +251,7 @@ export function unpackSeal(bytes: Uint8Array): SealEntry[] {
       prev: buf.subarray(at + 6, at + 38).toString('hex'),
       hash: buf.subarray(at + 38, at + 70).toString('hex'),
       timestamp: buf.readUIntBE(at + 70, 6) / 1000,
-      ref: { shard: buf.readUInt8(at + 76), sk: pendingSk(buf.readUIntBE(at + 77, 6), buf.subarray(at + 83, at + 89).toString('hex')) },
+      ref: readRef(buf, at + 76),
       position: buf.readUInt8(at + 89),
     };
   });
