@@ -662,13 +662,21 @@ export class ChainAppender {
       const newest = recent ? pick(recent) : undefined;
       if (newest) return newest;
     }
+    // A batch's blocks are consecutive, but a round's metadata is cut into segments under 4 KB: the
+    // batch may go on in the next segment (and the next page). Its blocks are all there or none are.
+    let found: { metas: BlockMeta[]; prev: string } | undefined;
     for (let from = after + 1; ; ) {
       const runs = await this.repository.readSegments(chainName, Math.max(0, from), 8, true);
       for (const run of runs) {
-        const found = pick(run);
-        if (found) return found;
+        const part = pick(run);
+        if (!part) {
+          if (found) return found;
+          continue;
+        }
+        found = found ? { metas: [...found.metas, ...part.metas], prev: found.prev } : part;
+        if (part.metas.at(-1)!.index < run.blocks.at(-1)!.index) return found;
       }
-      if (runs.length < 8) return undefined;
+      if (runs.length < 8) return found;
       from = runs[runs.length - 1]!.blocks.at(-1)!.index + 1;
     }
   }

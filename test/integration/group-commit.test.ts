@@ -12,7 +12,7 @@ import type { LedgerRepository } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
 import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
-import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { call, removeDir, serverLinesFor, startStack, type Stack } from '#test/support/stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -244,12 +244,14 @@ describe('Group commit over HTTP', () => {
     assert.equal((await call(stack.url, 'POST', '/api/v1/chains/busy/create')).status, 201);
     const acknowledged: string[] = [];
     const statuses = new Map<number, number>();
+    const refused: string[] = [];
     await Promise.all([
       ...Array.from({ length: CLIENTS }, async (_, client) => {
         for (let n = 0; n < 10; n += 1) {
           const res = await call(stack.url, 'POST', '/api/ledger/chains/busy/events', { entity_id: `c${client}`, event_type: 'tick', details: { client, n } });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           if (res.status === 200) acknowledged.push(res.body.event_id);
+          else refused.push(res.body?.request_id);
         }
       }),
       ...Array.from({ length: 2 }, async (_, writer) => {
@@ -257,13 +259,17 @@ describe('Group commit over HTTP', () => {
           const events = Array.from({ length: 50 }, (_, n) => ({ entity_id: `b${writer}`, event_type: 'bulk', details: { writer, round, n } }));
           const res = await call(stack.url, 'POST', '/api/v1/chains/busy/events/batch', { events });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-          assert.equal(res.status, 200, res.text);
+          assert.equal(res.status, 200, `${res.text}\n${serverLinesFor(stack, res.body?.request_id)}`);
           assert.equal(res.body.event_ids.length, 50);
           acknowledged.push(...res.body.event_ids);
         }
       }),
     ]);
-    assert.deepEqual([...statuses.keys()], [200], `every request succeeded: ${JSON.stringify([...statuses])}`);
+    assert.deepEqual(
+      [...statuses.keys()],
+      [200],
+      `every request succeeded: ${JSON.stringify([...statuses])}\n${refused.map((id) => serverLinesFor(stack, id)).join('\n')}`,
+    );
     const blocks = await blocksOverHttp('busy');
     const ids = blocks.slice(1).map((b) => b.events[0]!.event_id);
     assert.equal(new Set(ids).size, ids.length, 'no event id twice');

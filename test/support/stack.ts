@@ -126,6 +126,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 }
 
+/** What the stack printed about one request (its log lines naming `requestId`), to show beside a failed assertion. */
+export function serverLinesFor(stack: Pick<Stack, 'output'>, requestId: string | undefined): string {
+  if (!requestId) return '(the answer named no request id)';
+  const lines = stack
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(requestId));
+  return lines.length > 0 ? lines.join('\n') : `(the stack printed nothing about request ${requestId})`;
+}
+
 /** The gateway's structured line for a failed integration of the request `requestId` (its `apigw-requestid`), if printed. */
 export function integrationFailureLine(stack: Pick<Stack, 'output'>, requestId: string | null): Record<string, any> | undefined {
   return stack

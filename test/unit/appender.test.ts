@@ -336,6 +336,41 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal(counters([writer!])[0]!.rewrites, 0, 'no append of the writer was written again');
   });
 
+  it('a batch found in the segments after newer rounds, its metadata split over two of them, is answered whole and once', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    // A slow writer (a throttled instance): each look at the head takes a while, and rounds go on meanwhile,
+    // so its batch is no longer on the head when it looks, but in the segments; 60 blocks pack over 4 KB.
+    const slow = new Proxy(repository, {
+      get: (target, key, receiver) =>
+        key === 'getHead'
+          ? async (...args: Parameters<MemoryLedgerRepository['getHead']>) => {
+              await clock.sleep(80);
+              return target.getHead(...args);
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    const writer = instance(slow, clock, { leaseMs: 5_000 });
+    const others = Array.from({ length: 8 }, () => instance(repository, clock, { leaseMs: 5_000 }));
+    await writer.createSubChain('orders');
+    await repository.acquireLease('orders', 'someone', clock.now() * 1000, clock.now() * 1000 + 100);
+    const acknowledged: string[] = [];
+    const busy = others.map(async (ledger, i) => {
+      for (let n = 0; n < 12; n += 1) acknowledged.push((await ledger.appendEvent('orders', draft(`busy-${i}`, n))).event_id);
+    });
+    const appended = await writer.appendEvents(
+      'orders',
+      Array.from({ length: 60 }, (_, n) => draft('writer', n)),
+    );
+    assert.equal(appended.length, 60, 'the whole batch is answered');
+    acknowledged.push(...appended.map((a) => a.event_id));
+    await Promise.all(busy);
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(1)).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
+    assert.equal(counters([writer])[0]!.rewrites, 0, 'the batch was not written again');
+  });
+
   it('a follower that waits past its deadline moves the cursor past its append: 503, and it never lands', async () => {
     const repository = createMemoryLedgerRepository();
     const clock = virtualClock(repository);
