@@ -137,7 +137,9 @@ describe('Abuse', () => {
       return r['2xx'] / r.duration;
     };
     await rate(); // warm-up
-    const before = Math.max(await rate(), await rate());
+    // The best of three windows each: one window's rate swings by a quarter on this shared machine.
+    const best = async () => Math.max(await rate(), await rate(), await rate());
+    const before = await best();
     const wsUrl = `${stack.url.replace('http', 'ws')}/ws`;
     const sockets: WebSocket[] = [];
     for (let i = 0; i < 1_000; i += 50) {
@@ -155,8 +157,23 @@ describe('Abuse', () => {
       );
     }
     const open = sockets.filter((s) => s.readyState === WebSocket.OPEN).length;
-    const during = Math.max(await rate(), await rate());
+    const during = await best();
     sockets.forEach((s) => s.terminate());
+    // 1 000 $disconnect invocations now queue for the local WebSocket function's instances (on AWS each
+    // would get its own). Leave the stack as found: a handshake answered means the queue before it drained.
+    const settled = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (;;) {
+      const ws = new WebSocket(wsUrl, { headers: admin, handshakeTimeout: 29_000 });
+      const took = Date.now();
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      });
+      ws.terminate();
+      if (Date.now() - took < 1_000) break;
+      assert.ok(Date.now() - settled < 60_000, 'the disconnects of 1 000 connections were handled within a minute');
+    }
     const ratio = during / before;
     report(t, {
       area: 'abuse',
@@ -214,7 +231,11 @@ describe('Abuse', () => {
         const socket = connect(Number(url.port), url.hostname);
         let upgraded = false;
         let seen = Buffer.alloc(0);
+        let finished = false;
         const finish = (what: string) => {
+          // Once per connection: a timeout destroys the socket, whose close then comes here too.
+          if (finished) return;
+          finished = true;
           count(what);
           socket.destroy();
           resolve();
