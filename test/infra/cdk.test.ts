@@ -258,20 +258,28 @@ describe('Function bundles', () => {
           'ChainNotFoundError keeps its name',
         );
       }
-      const probe = spawnSync(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); ` +
-            `console.log(JSON.stringify({ ms: performance.now() - t, handler: typeof m.handler }));`,
-        ],
-        { encoding: 'utf8', env: { PATH: process.env.PATH, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
-      );
-      assert.equal(probe.status, 0, probe.stderr);
-      const { ms, handler } = JSON.parse(probe.stdout.trim().split('\n').at(-1)!);
-      assert.equal(handler, 'function');
-      assert.ok(ms < 500, `loaded in ${ms.toFixed(0)} ms`);
+      /** One load of the bundle in a fresh Node process: its time, and what it exports as `handler`. */
+      const load = () => {
+        const probe = spawnSync(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); ` +
+              `console.log(JSON.stringify({ ms: performance.now() - t, handler: typeof m.handler }));`,
+          ],
+          { encoding: 'utf8', env: { PATH: process.env.PATH, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+        );
+        assert.equal(probe.status, 0, probe.stderr);
+        return JSON.parse(probe.stdout.trim().split('\n').at(-1)!) as { ms: number; handler: string };
+      };
+      // The fastest of up to three loads: one load can stall behind other work on this shared machine, and a
+      // bundle that grew too slow to load is slow every time.
+      const loads = [load()];
+      while (loads.at(-1)!.ms >= 500 && loads.length < 3) loads.push(load());
+      assert.equal(loads[0]!.handler, 'function');
+      const ms = Math.min(...loads.map((l) => l.ms));
+      assert.ok(ms < 500, `loaded in ${loads.map((l) => l.ms.toFixed(0)).join(', ')} ms`);
     });
   }
 
