@@ -26,14 +26,21 @@ export interface FunctionBundle {
 
 type Inputs = Record<string, { size: number; mtimeMs: number }>;
 
-/** How bundles are built: a bundle built another way (say, before minifying) is built again. */
-const BUILD = JSON.stringify({
-  format: BUNDLE_FORMAT,
-  mainFields: BUNDLE_MAIN_FIELDS,
-  banner: BUNDLE_BANNER,
-  minify: BUNDLE_MINIFY,
-  node: process.versions.node.split('.')[0],
-});
+/**
+ * How bundles are built, and from which checkout: a bundle built another way (say, before minifying), or
+ * from another checkout's files (two worktrees sharing one node_modules, whose cache records the other's
+ * paths), is built again.
+ */
+export const buildKey = (root = ROOT) =>
+  JSON.stringify({
+    root,
+    format: BUNDLE_FORMAT,
+    mainFields: BUNDLE_MAIN_FIELDS,
+    banner: BUNDLE_BANNER,
+    minify: BUNDLE_MINIFY,
+    node: process.versions.node.split('.')[0],
+  });
+const BUILD = buildKey();
 
 function fingerprint(paths: string[]): Inputs {
   return Object.fromEntries(
@@ -44,7 +51,8 @@ function fingerprint(paths: string[]): Inputs {
   );
 }
 
-function isCurrent(dir: string): boolean {
+/** Whether the bundle in `dir` was built this way, from this checkout's files as they are now. */
+export function isCurrent(dir: string): boolean {
   if (!existsSync(join(dir, BUNDLE_FILE)) || !existsSync(join(dir, INPUTS_FILE))) return false;
   try {
     const { build, inputs: recorded } = JSON.parse(readFileSync(join(dir, INPUTS_FILE), 'utf8')) as { build?: string; inputs: Inputs };

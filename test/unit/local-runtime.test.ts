@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '#infra/bundling';
-import { instanceWorkerBundle } from '#infra/local/bundles';
+import { buildKey, instanceWorkerBundle, isCurrent } from '#infra/local/bundles';
 import { type IntegrationFailure, startGateway } from '#infra/local/gateway';
 import { InstanceFailure, InstancePool } from '#infra/local/instance-pool';
 import { createMetrics, emptyTotals, type SharedCounters, type Totals, addTotals } from '#shared/metrics/metrics';
@@ -31,6 +31,25 @@ before(async () => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the instance pool', () => {
+  it('builds a cached bundle again when it was built from another checkout (worktrees sharing node_modules)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-cache-'));
+    try {
+      const input = join(dir, 'input.ts');
+      writeFileSync(input, 'export {};');
+      writeFileSync(join(dir, 'index.mjs'), '');
+      const record = (build: string) => {
+        const { size, mtimeMs } = statSync(input);
+        writeFileSync(join(dir, 'inputs.json'), JSON.stringify({ build, inputs: { [input]: { size, mtimeMs } } }));
+      };
+      record(buildKey());
+      assert.equal(isCurrent(dir), true, 'built here, inputs unchanged: current');
+      record(buildKey('/another/checkout/'));
+      assert.equal(isCurrent(dir), false, "another checkout's bundle is not this one's");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("runs a function the way Lambda's runtime does: none of the launcher's node flags", async () => {
     const pool = new InstancePool({
       functionName: 'flags',
