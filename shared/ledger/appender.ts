@@ -717,7 +717,12 @@ export class ChainAppender {
         nextHeadCheck = this.nowMs() + Math.max(4 * expected(), 200);
       }
       if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, this.options.maxAttempts);
-      const head = await this.repository.getHead(chainName);
+      // A look reads the head eventually consistent (half the read units), so it may be a moment old. What
+      // is done on it holds regardless: leading or finishing a round is a conditional write; a head, however
+      // old, that has the cursor past the append has the rounds that sealed it on it or in the segments (a
+      // round's segment is written before the next commit), and no later round can seal it. A chain created
+      // a moment ago may not be there yet for a look: only a strong read says it is not.
+      const head = (await this.repository.lookHead(chainName)) ?? (await this.repository.getHead(chainName));
       if (!head) throw new ChainNotFoundError(chainName);
       this.saw(chainName, head);
       const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs();

@@ -133,6 +133,12 @@ export interface PendingRead {
 export interface LedgerStorage {
   /** The head of a chain, read strongly consistent; undefined when the chain does not exist. */
   getHead(chainName: string): Promise<ChainHead | undefined>;
+  /**
+   * The head read eventually consistent, at half the read units: it may be a moment old (an earlier head
+   * than the last one written), never one that was not written. For a waiting writer's looks, whose every
+   * decision on it is to look again, or a conditional write, or is checked on a strong read first.
+   */
+  lookHead(chainName: string): Promise<ChainHead | undefined>;
   /** Every chain head, Main Chain first, then Sub-Chains by name. */
   listHeads(): Promise<ChainHead[]>;
   countSubChains(): Promise<number>;
@@ -183,7 +189,11 @@ export interface LedgerStorage {
    * each writer reads only its shard's rather than the segments every writer would read.
    */
   writeRound(chainName: string, round: { records: readonly Block[]; segment: MetaRun; seals?: ReadonlyMap<number, readonly SealEntry[]> }): Promise<void>;
-  /** The seals of one shard for rounds ending at `fromIndex` or later, ascending, at most `limit` (strongly consistent). */
+  /**
+   * The seals of one shard for rounds ending at `fromIndex` or later, ascending, at most `limit`. Eventually
+   * consistent (half the read units): a seal is written once and never changed, so a read either has it
+   * whole or not yet, and its writer looks again.
+   */
   readSeals(chainName: string, shard: number, fromIndex: number, limit: number): Promise<SealEntry[][]>;
   /** Segments with blocks at `fromIndex` or later, ascending, at most `limit`. */
   readSegments(chainName: string, fromIndex: number, limit: number, consistent: boolean): Promise<MetaRun[]>;

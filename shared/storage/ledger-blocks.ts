@@ -112,7 +112,7 @@ export function createBlockStorage({
     },
 
     async readSeals(chainName, shard, fromIndex, limit) {
-      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, true)).map((item) => unpackSeal(item.seal as Uint8Array));
+      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, false)).map((item) => unpackSeal(item.seal as Uint8Array));
     },
 
     async readSegments(chainName, fromIndex, limit, consistent) {

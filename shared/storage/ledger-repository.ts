@@ -64,6 +64,13 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
     layouts.set(head.chainName, Number(item.block_shards ?? 1));
     return head;
   };
+  async function readHead(chainName: string, consistent: boolean): Promise<ChainHead | undefined> {
+    const out = await send(() =>
+      client.send(new GetCommand({ TableName: tableName, Key: { pk: chainPk(chainName), sk: HEAD_SK }, ConsistentRead: consistent })),
+    );
+    // A look may be a moment old: only a strong read teaches the chain's record layout.
+    return out.Item ? (consistent ? noted(out.Item) : headFromItem(out.Item)) : undefined;
+  }
   async function layoutOf(chainName: string): Promise<number> {
     const known = layouts.get(chainName);
     if (known !== undefined) return known;
@@ -81,18 +88,8 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
     ...createCombiningRecords({ client, tableName }),
     ...createBlockStorage({ client, tableName, layoutOf }),
 
-    async getHead(chainName) {
-      const out = await send(() =>
-        client.send(
-          new GetCommand({
-            TableName: tableName,
-            Key: { pk: chainPk(chainName), sk: HEAD_SK },
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      return out.Item ? noted(out.Item) : undefined;
-    },
+    getHead: (chainName) => readHead(chainName, true),
+    lookHead: (chainName) => readHead(chainName, false),
 
     async listHeads() {
       // The list (Main Chain first, then Sub-Chains by name), then the heads themselves, 100 per request.

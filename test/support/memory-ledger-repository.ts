@@ -52,10 +52,24 @@ export interface MemoryLedgerRepository extends LedgerRepository {
   recordsOf(chainName: string): Block[];
   /** Legacy block items, as a chain of an earlier version has them (test setup). */
   legacy: Map<string, Map<number, { block: Block; treeNodes: string[] }>>;
+  /**
+   * Eventually consistent looks, at their worst: when set, every other `lookHead` answers the head as it was
+   * before its last write (DynamoDB may answer a moment-old item to a read that is not strongly consistent).
+   */
+  staleLooks: boolean;
 }
 
 export function createMemoryLedgerRepository(): MemoryLedgerRepository {
-  const heads = new Map<string, ChainHead>();
+  /** Each chain's head, and the one before its last write (what a stale look may answer). */
+  const earlier = new Map<string, ChainHead>();
+  const heads = new (class extends Map<string, ChainHead> {
+    override set(chainName: string, head: ChainHead) {
+      const before = this.get(chainName);
+      if (before) earlier.set(chainName, before);
+      return super.set(chainName, head);
+    }
+  })();
+  let looks = 0;
   const records = new Map<string, Block>();
   const segments = new Map<string, Map<number, MetaRun>>();
   const rounds = new Map<string, MetaRun>();
@@ -138,6 +152,13 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     async getHead(chainName) {
       await enter('getHead');
       const head = heads.get(chainName);
+      return head && clone(head);
+    },
+
+    async lookHead(chainName) {
+      await enter('lookHead');
+      looks += 1;
+      const head = repository.staleLooks && looks % 2 === 0 ? (earlier.get(chainName) ?? heads.get(chainName)) : heads.get(chainName);
       return head && clone(head);
     },
 
@@ -442,12 +463,13 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     },
   };
 
-  return Object.assign(withBlockReads(storage), {
+  const repository: MemoryLedgerRepository = Object.assign(withBlockReads(storage), {
     calls,
     faults,
     lostAnswers,
     holds,
     legacy,
+    staleLooks: false,
     blocksOf,
     recordsOf: (chainName: string) =>
       [...records.values()]
@@ -455,4 +477,5 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         .sort((a, b) => a.index - b.index)
         .map(clone),
   });
+  return repository;
 }

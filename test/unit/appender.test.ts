@@ -136,6 +136,34 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal(stats.total_blocks, 97);
   });
 
+  for (const shards of [1, 2]) {
+    it(`waiting writers look at a head that may be a moment old (${shards} pending partition${shards > 1 ? 's' : ''}): still every acknowledged event exactly once`, async () => {
+      const repository = createMemoryLedgerRepository();
+      repository.staleLooks = true; // every other look answers the head as it was before its last write
+      const clock = virtualClock(repository);
+      const instances = Array.from({ length: 12 }, () => instance(repository, clock, { pendingShards: shards }));
+      await instances[0]!.createSubChain('orders');
+      const acknowledged: string[] = [];
+      await Promise.all(
+        instances.map(async (ledger, i) => {
+          for (let n = 0; n < 10; n += 1) {
+            if (i === 0 && n % 3 === 0) {
+              const batch = await ledger.appendEvents(
+                'orders',
+                Array.from({ length: 60 }, (_, k) => draft(`batch-${n}`, k)),
+              );
+              acknowledged.push(...batch.map((a) => a.event_id));
+            } else acknowledged.push((await ledger.appendEvent('orders', draft(`pkg-${i}`, n))).event_id);
+          }
+        }),
+      );
+      const blocks = repository.blocksOf('orders');
+      assertLinear(blocks);
+      assert.deepEqual(eventIds(blocks.slice(1)).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
+      assert.ok((repository.calls.get('lookHead') ?? 0) > 0, 'writers waited by looking');
+    });
+  }
+
   it('lands a batch as consecutive blocks in one commit, and refuses one over the atomic limit without writing', async () => {
     const repository = createMemoryLedgerRepository();
     const ledger = instance(repository);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { type CancellationReason, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -101,6 +101,18 @@ describe('the ledger storage commits a round in one conditional write, and reads
     assert.match(input.ConditionExpression!, /turn_holder = :writer/);
     assert.match(input.UpdateExpression!, /recent_blocks = /, "the blocks' metadata goes on the head");
     assert.match(input.UpdateExpression!, /REMOVE recent_round, recent_first, recent_last/, 'and no round item is named any more');
+  });
+
+  it("reads the head strongly, a waiting writer's look at it and a shard's seals eventually consistent (half the read units)", async () => {
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    const repo = repository();
+    assert.equal((await repo.getHead('orders'))?.headIndex, 9);
+    assert.equal((await repo.lookHead('orders'))?.headIndex, 9);
+    await repo.readSeals('orders', 1, 10, 4);
+    const [strong, look] = dynamo.commandCalls(GetCommand).map((c) => c.args[0].input);
+    assert.equal(strong!.ConsistentRead, true);
+    assert.equal(look!.ConsistentRead, false);
+    assert.equal(dynamo.commandCalls(QueryCommand)[0]!.args[0].input.ConsistentRead, false);
   });
 
   it('answers head-moved with the head DynamoDB returned when its condition failed', async () => {
