@@ -435,7 +435,7 @@ export class LedgerStack extends Stack {
     });
 
     // What the best-practice packs (cdk-nag's AwsSolutions and Serverless, run on every synth by app.ts and by
-    // test/infra/nag.test.ts) ask and this stack answers otherwise, each with its reason.
+    // test/cloud/nag.test.ts) ask and this stack answers otherwise, each with its reason.
     Validations.of(this).acknowledge(
       {
         id: 'AwsSolutions::AwsSolutions-APIG4',
