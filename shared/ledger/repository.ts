@@ -136,7 +136,8 @@ export interface LedgerStorage {
   /**
    * The head read eventually consistent, at half the read units: it may be a moment old (an earlier head
    * than the last one written), never one that was not written. For a waiting writer's looks, whose every
-   * decision on it is to look again, or a conditional write, or is checked on a strong read first.
+   * decision on it is to look again, a conditional write, or a search of the segments that any head with the
+   * cursor past the append makes complete; a chain it does not find is read again strongly.
    */
   lookHead(chainName: string): Promise<ChainHead | undefined>;
   /** Every chain head, Main Chain first, then Sub-Chains by name. */
