@@ -146,6 +146,8 @@ interface ChainWeather {
   /** The newest head index and cursor seen. */
   headIndex: number;
   cursor: string;
+  /** Typical time of one request on this chain's items (ms): how long this instance's leases last follows it. */
+  requestMs: number;
 }
 
 /** A writer that has seen no other on a chain for this long commits straight on the head it remembers. */
@@ -183,6 +185,17 @@ const INLINE_BYTES = 520;
 const WITHDRAW_RESERVE_MS = 1_000;
 /** A leader starts no new round with less time left than this (a round is a few requests). */
 const ROUND_RESERVE_MS = 1_000;
+/**
+ * A lease lasts at least leaseMs, and LEASE_REQUESTS times a request's typical time (the few requests of a
+ * round, with room to spare) up to MAX_LEASE_MS. When requests are slow (an overloaded store, a starved CPU),
+ * a lease as short as on a quick day would lapse while its holder works: the next holder would redo the
+ * unfinished round, and lapse the same way (measured: 64 clients on a loaded machine committed 8 rounds in
+ * 20 s, with 30 rounds redone). The cap bounds how long a crashed holder holds others up.
+ */
+const LEASE_REQUESTS = 20;
+const MAX_LEASE_MS = 5_000;
+/** After a fruitless look, a follower looks again after a quarter of a round, or a quarter of its wait so far, at most this. */
+const MAX_LOOK_INTERVAL_MS = 1_000;
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
 
@@ -336,10 +349,24 @@ export class ChainAppender {
     return this.nowMs() + Math.max(0, Math.min(this.waitMs, remainingMs() - WITHDRAW_RESERVE_MS));
   }
 
+  /** How long a lease this instance takes (or extends with a commit) lasts: see LEASE_REQUESTS. */
+  private leaseFor(chainName: string): number {
+    return Math.max(this.leaseMs, Math.min(MAX_LEASE_MS, LEASE_REQUESTS * this.weatherOf(chainName).requestMs));
+  }
+
+  /** Runs one request on the chain's items, noting how long it took (the typical request time leases follow). */
+  private async timed<T>(chainName: string, request: () => Promise<T>): Promise<T> {
+    const started = this.nowMs();
+    const result = await request();
+    const w = this.weatherOf(chainName);
+    w.requestMs = 0.8 * w.requestMs + 0.2 * Math.max(0, this.nowMs() - started);
+    return result;
+  }
+
   private weatherOf(chainName: string): ChainWeather {
     let w = this.weather.get(chainName);
     if (!w) {
-      w = { othersLeadUntilMs: 0, sealMs: 10, writeMs: 20, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '' };
+      w = { othersLeadUntilMs: 0, sealMs: 10, writeMs: 20, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '', requestMs: 10 };
       this.weather.set(chainName, w);
       if (this.weather.size > 10_000) this.weather.delete(this.weather.keys().next().value!);
     }
@@ -649,7 +676,7 @@ export class ChainAppender {
     const key = refKey(ref);
     const pick = (run: MetaRun) => pickRef(run, ref);
     if ('viaSeals' in how) {
-      const seals = await this.repository.readSeals(chainName, ref.shard, after + 1, 4);
+      const seals = await this.timed(chainName, () => this.repository.readSeals(chainName, ref.shard, after + 1, 4));
       for (const entries of seals) {
         const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
         if (mine.length > 0) return { metas: mine, prev: mine[0]!.prev };
@@ -706,9 +733,12 @@ export class ChainAppender {
       weather.sealMs = 0.8 * weather.sealMs + 0.2 * Math.min(sealedAfter, this.nowMs() - writtenMs);
       return this.fromMeta(chainName, drafts, sealed);
     };
+    // Looks thin out as the wait grows: a long wait is a slow or crowded chain, where every waiting writer
+    // looking often would be most of its load (and push its rounds further out). None sleeps past the deadline.
+    const after = (ms: number) => Math.min(Math.max(ms, (this.nowMs() - writtenMs) / 4, 5), MAX_LOOK_INTERVAL_MS, Math.max(1, deadline - this.nowMs()));
     for (;;) {
       await this.sleep(delay);
-      delay = Math.min(Math.max(expected() / 4, 5), 100);
+      delay = after(expected() / 4);
       if (state.viaSeals) {
         const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: true });
         if (sealed) return done(sealed);
@@ -722,7 +752,7 @@ export class ChainAppender {
       // old, that has the cursor past the append has the rounds that sealed it on it or in the segments (a
       // round's segment is written before the next commit), and no later round can seal it. A chain created
       // a moment ago may not be there yet for a look: only a strong read says it is not.
-      const head = (await this.repository.lookHead(chainName)) ?? (await this.repository.getHead(chainName));
+      const head = (await this.timed(chainName, () => this.repository.lookHead(chainName))) ?? (await this.repository.getHead(chainName));
       if (!head) throw new ChainNotFoundError(chainName);
       this.saw(chainName, head);
       const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs();
@@ -730,7 +760,7 @@ export class ChainAppender {
         // Not sealed yet: a round is on (ours comes after it: look again after about a round), or nobody
         // leads (the last leader gave the lease back before this append landed): lead.
         if (leaseLive) {
-          delay = Math.min(Math.max(expected(), 5), MAX_FIRST_LOOK_MS);
+          delay = after(Math.min(expected(), MAX_FIRST_LOOK_MS));
           continue;
         }
         const lease = await this.takeLease(chainName);
@@ -748,7 +778,7 @@ export class ChainAppender {
         if ((head.materialized ?? head.headIndex) >= newest.metas.at(-1)!.index) return done(newest);
         if (leaseLive) {
           // Sealed; its records are being written.
-          delay = Math.min(Math.max(weather.writeMs / 2, 5), 200);
+          delay = after(Math.min(weather.writeMs / 2, 200));
           continue;
         }
         // Its leader died before writing its records: finish its round.
@@ -786,7 +816,9 @@ export class ChainAppender {
 
   /** Asks for the chain's lease (a conditional update of its head), counting each one taken. */
   private async takeLease(chainName: string): ReturnType<LedgerRepository['acquireLease']> {
-    const lease = await this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseMs);
+    const lease = await this.timed(chainName, () =>
+      this.repository.acquireLease(chainName, this.writerId, this.nowMs(), this.nowMs() + this.leaseFor(chainName)),
+    );
     if (lease.acquired) this.counters.leaseTakes += 1;
     if (lease.head) this.saw(chainName, lease.head);
     return lease;
@@ -882,7 +914,7 @@ export class ChainAppender {
           nowMs: this.nowMs(),
           expectedHeadIndex: head.headIndex,
           expectedCursor: cursor,
-          mode: { untilMs: this.nowMs() + this.leaseMs },
+          mode: { untilMs: this.nowMs() + this.leaseFor(chainName) },
           blocks,
           frontier,
           recent,

@@ -197,7 +197,7 @@ describe('Crashes under load', () => {
         kills.push(wait);
       }
       const lastKill = Date.now();
-      // Past the lease of any instance that died holding it (1 s), appends go on at once.
+      // Past the lease of any instance that died holding it (1 s, more only while requests are slow), appends go on.
       await new Promise((r) => setTimeout(r, 3_000));
       await stop();
       const stopped = (pooled.output().match(/Fault injected: stopped a busy ledger instance/g) ?? []).length;

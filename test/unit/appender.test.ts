@@ -307,6 +307,64 @@ describe('appending (offline, in-memory repository)', () => {
     assert.ok(counters(others).some((c) => c.recoveries > 0));
   });
 
+  it('on a store whose every request takes 800 ms, leases outlast their rounds: every append lands once, none is redone or refused', async () => {
+    // A round is a few requests; at 800 ms each it takes several times a quick day's 1 s lease. Leases that
+    // lapsed mid-round would let the next writer take over and redo the round, and lapse the same way, until
+    // writers gave up with 503 (measured with a fixed 1 s lease: "too busy to append now").
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const instances = Array.from({ length: 6 }, () => instance(repository, clock, { leaseMs: 1_000 }));
+    await instances[0]!.createSubChain('orders');
+    for (const method of Object.keys(repository)) {
+      if (typeof (repository as unknown as Record<string, unknown>)[method] === 'function') repository.holds.set(method, () => clock.sleep(800));
+    }
+    const acknowledged: string[] = [];
+    await Promise.all(
+      instances.map(async (ledger, i) => {
+        for (let n = 0; n < 4; n += 1) acknowledged.push((await ledger.appendEvent('orders', draft(`pkg-${i}`, n))).event_id);
+      }),
+    );
+    repository.holds.clear();
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(1)).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
+    const all = counters(instances);
+    assert.equal(
+      all.reduce((n, c) => n + c.recoveries, 0),
+      0,
+      'no holder found its predecessor’s round unfinished',
+    );
+    assert.ok(
+      all.some((c) => c.followed > 0),
+      'writers waited on others’ rounds',
+    );
+  });
+
+  it('a writer waiting long on a slow round looks seldom, not every few milliseconds', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [leader, ...followers] = Array.from({ length: 4 }, () => instance(repository, clock, { leaseMs: 20_000, waitMs: 15_000 }));
+    await leader!.createSubChain('orders');
+    // The leader's commit takes 8 s (a stalled request); its lease stays live all that time.
+    let stalled = false;
+    repository.holds.set('commitRound', () => {
+      if (stalled) return undefined;
+      stalled = true;
+      return clock.sleep(8_000);
+    });
+    const first = leader!.appendEvent('orders', draft('leader'));
+    while (!stalled) await clock.sleep(5);
+    const looksBefore = (repository.calls.get('lookHead') ?? 0) + (repository.calls.get('readSeals') ?? 0);
+    const waited = await Promise.all(followers.map((ledger, i) => ledger.appendEvent('orders', draft(`f-${i}`))));
+    const looks = (repository.calls.get('lookHead') ?? 0) + (repository.calls.get('readSeals') ?? 0) - looksBefore;
+    await first;
+    assert.equal(waited.length, 3, 'the followers were answered once the round went on');
+    // Looking once per typical round (30 ms here) for 8 s would be about 270 looks each; spaced by a quarter
+    // of the wait so far (at most 1 s), about 25.
+    assert.ok(looks <= 3 * 30, `looks while waiting 8 s: ${looks}`);
+    assertLinear(repository.blocksOf('orders'));
+  });
+
   it('writes again an append that landed below the cursor after a leader read past it, and seals it once', async () => {
     const repository = createMemoryLedgerRepository();
     const clock = virtualClock(repository);
