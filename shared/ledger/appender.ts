@@ -397,6 +397,14 @@ export class ChainAppender {
       const direct = await this.commitDirect(chainName, weather.head, drafts);
       if (direct) return direct;
     }
+    // On a chain others wrote to lately, a look first, unless one a moment ago saw a live lease: a lease
+    // request that a live lease refuses still costs a write unit on the head's partition (the busy chain's
+    // limit), a look half a read unit. A look a moment old only costs time: a lease it shows live that was
+    // given back is found free at the first look of the wait; one it shows free that is held is refused.
+    if (fitsPending && this.nowMs() >= weather.othersLeadUntilMs && this.nowMs() - weather.othersSeenMs <= ALONE_AFTER_MS) {
+      const look = await this.timed(chainName, () => this.repository.lookHead(chainName));
+      if (look) this.saw(chainName, look);
+    }
     // Lead at once unless another instance was seen leading this chain a moment ago.
     if (!fitsPending || this.nowMs() >= weather.othersLeadUntilMs) {
       for (let attempt = 1; ; attempt += 1) {

@@ -365,6 +365,42 @@ describe('appending (offline, in-memory repository)', () => {
     assertLinear(repository.blocksOf('orders'));
   });
 
+  it('a writer that saw others lately looks before it asks for the lease, and asks none that a live lease would refuse', async () => {
+    // A lease request refused by a live lease still costs a write on the head's partition (a busy chain's limit).
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [leader, writer, another] = [instance(repository, clock), instance(repository, clock), instance(repository, clock)];
+    await leader!.createSubChain('orders');
+    const stallCommit = (ms: number) => {
+      let stalled = false;
+      repository.holds.set('commitRound', () => {
+        if (stalled) return undefined;
+        stalled = true;
+        return clock.sleep(ms);
+      });
+      return () => stalled;
+    };
+    // First the writer meets the leader: it follows the leader's round.
+    let stalled = stallCommit(300);
+    const first = leader!.appendEvent('orders', draft('leader', 0));
+    while (!stalled()) await clock.sleep(5);
+    await Promise.all([first, writer!.appendEvent('orders', draft('writer', 0))]);
+    // A moment later (past the lease it saw, within the time it counts others as about) another instance leads.
+    await clock.sleep(1_200);
+    stalled = stallCommit(600);
+    const second = another!.appendEvent('orders', draft('another', 0));
+    while (!stalled()) await clock.sleep(5);
+    const asked = repository.calls.get('acquireLease') ?? 0;
+    const taken = counters([leader!, writer!, another!]).reduce((n, c) => n + c.leaseTakes, 0);
+    await Promise.all([second, writer!.appendEvent('orders', draft('writer', 1))]);
+    const refused =
+      (repository.calls.get('acquireLease') ?? 0) - asked - (counters([leader!, writer!, another!]).reduce((n, c) => n + c.leaseTakes, 0) - taken);
+    assert.equal(refused, 0, 'no lease request was refused');
+    assert.equal(counters([writer!])[0]!.followed, 2, 'the writer followed both times');
+    assertLinear(repository.blocksOf('orders'));
+    assert.equal(repository.blocksOf('orders').length, 5);
+  });
+
   it('writes again an append that landed below the cursor after a leader read past it, and seals it once', async () => {
     const repository = createMemoryLedgerRepository();
     const clock = virtualClock(repository);
