@@ -199,6 +199,9 @@ const MAX_LOOK_INTERVAL_MS = 1_000;
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
 
+/** A typical time, moved a fifth of the way towards a new sample (the weather's moving averages). */
+const typical = (average: number, sample: number) => 0.8 * average + 0.2 * sample;
+
 const defaultNow = () => Date.now() / 1000;
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -359,7 +362,7 @@ export class ChainAppender {
     const started = this.nowMs();
     const result = await request();
     const w = this.weatherOf(chainName);
-    w.requestMs = 0.8 * w.requestMs + 0.2 * Math.max(0, this.nowMs() - started);
+    w.requestMs = typical(w.requestMs, Math.max(0, this.nowMs() - started));
     return result;
   }
 
@@ -738,7 +741,7 @@ export class ChainAppender {
     const done = (sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }) => {
       // When the commit was (its blocks' timestamp), not when we looked: looking late must not teach us to look later.
       const sealedAfter = Math.max(1, sealed.metas[0]!.timestamp * 1000 - writtenMs);
-      weather.sealMs = 0.8 * weather.sealMs + 0.2 * Math.min(sealedAfter, this.nowMs() - writtenMs);
+      weather.sealMs = typical(weather.sealMs, Math.min(sealedAfter, this.nowMs() - writtenMs));
       return this.fromMeta(chainName, drafts, sealed);
     };
     // Looks thin out as the wait grows: a long wait is a slow or crowded chain, where every waiting writer
@@ -959,7 +962,7 @@ export class ChainAppender {
             const committedMs = this.nowMs();
             const weather = this.weatherOf(chainName);
             const done = this.writeRound(chainName, blocks, run, shards).then(() => {
-              weather.writeMs = 0.8 * weather.writeMs + 0.2 * (this.nowMs() - committedMs);
+              weather.writeMs = typical(weather.writeMs, this.nowMs() - committedMs);
             });
             done.catch(() => undefined);
             inFlight = { done, last: committed.headIndex };
