@@ -90,6 +90,8 @@ const MODEL_SETTINGS: ModelSettings = {
  * would have grown it, so that writers read their shard's seals rather than the head (docs/capacity.md).
  */
 const BUSY_SHARDS = 16;
+/** How often an instance adds its counts to the shared ones: the default (its writes are priced), 1 s in a quick run (its waits are shorter). */
+const METRICS_FLUSH_MS = QUICK ? 1_000 : settingsSchema.shape.SVC_METRICS_FLUSH_MS.parse(undefined);
 /** Instances write their capacity reports at most every 500 ms. */
 const settleReports = () => new Promise((resolve) => setTimeout(resolve, 1_200));
 
@@ -267,11 +269,11 @@ async function ledgerCounters(stack: Stack): Promise<LedgerCounters> {
 
 /**
  * Gets every one of `n` single-request instances to add what it counted to the shared counters: an instance
- * flushes at the end of a request once a second has passed (no timer, as on Lambda), so after a pause, `n`
- * requests at once (one per idle instance) to a route that touches no table.
+ * flushes at the end of a request once SVC_METRICS_FLUSH_MS has passed (no timer, as on Lambda), so after a
+ * pause that long, `n` requests at once (one per idle instance) to a route that touches no table.
  */
 async function flushInstances(stack: Stack, n: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, 1_100));
+  await new Promise((r) => setTimeout(r, METRICS_FLUSH_MS + 100));
   await Promise.all(Array.from({ length: n }, () => call(stack.url, 'GET', '/api/v1/bench-flush-no-such-route')));
 }
 
@@ -482,6 +484,7 @@ async function main(): Promise<void> {
         SVC_LOG_LEVEL: 'warn',
         SVC_LOCAL_RUNTIME: 'instances',
         SVC_LOCAL_MAX_INSTANCES: String(Math.max(...INSTANCE_COUNTS)),
+        SVC_METRICS_FLUSH_MS: String(METRICS_FLUSH_MS),
         SVC_CAPACITY_REPORT_DIR: capacityDir,
       },
       timeoutMs: 120_000,

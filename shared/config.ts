@@ -85,7 +85,7 @@ export const settingsSchema = z.object({
   // Checks every success answer against its route's declared schema, answering 500 when one drifts (the tests turn it on).
   SVC_CHECK_RESPONSES: bool.default(false),
   SVC_METRICS_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
-  SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(1_000),
+  SVC_METRICS_FLUSH_MS: positiveInt(0, 60_000).default(5_000),
   // Per-request CloudWatch metrics as embedded metric format lines on stdout (Powertools Metrics), in this namespace; empty: none.
   SVC_CLOUDWATCH_METRICS_NAMESPACE: z
     .string()
