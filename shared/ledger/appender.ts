@@ -131,11 +131,14 @@ interface ChainWeather {
   /** Until when another instance's lease was seen live (epoch ms): follow first until then. */
   othersLeadUntilMs: number;
   /**
-   * Typical time from writing a pending append to the commit that seals it (ms, from the block's timestamp,
-   * so not from when the writer looked), and from a commit to its records written (this instance's rounds):
-   * a writer first looks for its receipt after both.
+   * Typical time from writing a pending append to its receipt readable (ms), and how far one strays from it:
+   * a writer first looks after both, so that most find their receipt at the first look (each look is a read).
+   * Each wait teaches it a time between the commit (the block's timestamp) or its last fruitless look,
+   * whichever was later, and the look that found it, so looking late does not teach it to look later.
    */
-  sealMs: number;
+  receiptMs: number;
+  receiptDevMs: number;
+  /** Typical time from a commit to its records written (this instance's rounds). */
   writeMs: number;
   /** The head as this instance's last commit left it: a lone writer commits straight on it. */
   head?: ChainHead;
@@ -165,8 +168,20 @@ interface Unit {
 const MAX_PENDING_BYTES = 350_000;
 /** Bytes of drafts one round holds (in the leader's memory, then its record writes). */
 const MAX_ROUND_BYTES = 4_000_000;
-/** Pending appends found per shard in one round at which a leader doubles the chain's shards. */
+/**
+ * When a leader doubles a chain's pending shards: it found PENDING_PER_SHARD or more waiting per shard, written
+ * at GROW_RATE_PER_SHARD a second per shard or faster (a quarter of the 1,000 write units a second one
+ * partition takes, an append of up to 1 KB one unit: room for the burst while the doubling takes effect), or
+ * twice as many however fast (a backlog). Each shard costs a seal per round, and a chain with one shard has
+ * its waiting writers read the segments instead (see findSealed): spreading a chain whose rounds are slow,
+ * not busy, would only add writes.
+ */
 const PENDING_PER_SHARD = 8;
+const GROW_RATE_PER_SHARD = 250;
+/** Rounds of this many blocks or more have their records written while the next round is read (see lead). */
+const OVERLAP_FROM_EVENTS = 16;
+/** Seals (or, on a chain with one pending shard, segments) a waiting writer's look reads. */
+const RECEIPTS_READ = 4;
 /** Pending appends read per round and shard. */
 const PENDING_READ_LIMIT = 100;
 /** Pending appends and large rounds' metadata expire (TTL) after this long. */
@@ -369,7 +384,7 @@ export class ChainAppender {
   private weatherOf(chainName: string): ChainWeather {
     let w = this.weather.get(chainName);
     if (!w) {
-      w = { othersLeadUntilMs: 0, sealMs: 10, writeMs: 20, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '', requestMs: 10 };
+      w = { othersLeadUntilMs: 0, receiptMs: 30, receiptDevMs: 10, writeMs: 20, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '', requestMs: 10 };
       this.weather.set(chainName, w);
       if (this.weather.size > 10_000) this.weather.delete(this.weather.keys().next().value!);
     }
@@ -648,12 +663,10 @@ export class ChainAppender {
     const weather = this.weatherOf(chainName);
     weather.othersSeenMs = this.nowMs();
     const after = weather.headIndex;
-    // On a chain spread over several pending shards, the leader writes each shard's seal: read ours.
-    const viaSeals = weather.pendingShards >= 2;
     const ref = written ?? (await this.putPending(chainName, drafts, () => this.followerRef(chainName)));
     const writtenMs = this.nowMs();
     this.counters.followed += 1;
-    const state = { ref, after, viaSeals };
+    const state = { ref, after };
     try {
       return await this.awaitSeal(chainName, drafts, state, writtenMs, deadline);
     } catch (error) {
@@ -672,7 +685,7 @@ export class ChainAppender {
   /**
    * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `viaSeals`:
    * from its shard's newest few seals (the cheap look of a busy chain's writers). Otherwise the complete
-   * answer: the head's newest blocks (`head`, or the head read now; `headLooked`: the caller looked there),
+   * answer: the head's newest blocks (`head`, or the head read now; `missedOnce`: the caller looked there),
    * then every segment after `after`.
    * Read in that order, an append not found was sealed by no round committed before that head (a round's
    * segment is written before the next commit takes its metadata off the head): what writing it again,
@@ -682,20 +695,28 @@ export class ChainAppender {
     chainName: string,
     ref: PendingRef,
     after: number,
-    how: { viaSeals: true } | { head?: ChainHead; headLooked?: boolean } = {},
+    how: { receipt: number } | { head?: ChainHead; missedOnce?: boolean } = {},
   ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
     const key = refKey(ref);
     const pick = (run: MetaRun) => pickRef(run, ref);
-    if ('viaSeals' in how) {
-      const seals = await this.timed(chainName, () => this.repository.readSeals(chainName, ref.shard, after + 1, 4));
-      for (const entries of seals) {
-        const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
-        if (mine.length > 0) return { metas: mine, prev: mine[0]!.prev };
+    if ('receipt' in how) {
+      if (this.weatherOf(chainName).pendingShards >= 2) {
+        const seals = await this.timed(chainName, () => this.repository.readSeals(chainName, ref.shard, after + 1, RECEIPTS_READ));
+        for (const entries of seals) {
+          const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
+          if (mine.length > 0) return mine.length === how.receipt ? { metas: mine, prev: mine[0]!.prev } : undefined;
+        }
+        return undefined;
       }
-      return undefined;
+      // One pending shard: the newest segments are the receipts (a seal would copy them). A batch cut over two
+      // segments, one of them outside what was read, is looked for again (or found by the head check).
+      const runs = await this.timed(chainName, () => this.repository.readNewestSegments(chainName, after + 1, RECEIPTS_READ));
+      const metas = runs.flatMap((run) => pick(run)?.metas ?? []);
+      if (metas.length !== how.receipt) return undefined;
+      return { metas, prev: runs.map(pick).find((part) => part)!.prev };
     }
     const head = how.head ?? (await this.repository.getHead(chainName));
-    if (head && !how.headLooked) {
+    if (head && !how.missedOnce) {
       const recent = await this.recentRun(head);
       const newest = recent ? pick(recent) : undefined;
       if (newest) return newest;
@@ -730,18 +751,26 @@ export class ChainAppender {
   private async awaitSeal(
     chainName: string,
     drafts: BlockDraft[],
-    state: { ref: PendingRef; after: number; viaSeals: boolean },
+    state: { ref: PendingRef; after: number },
     writtenMs: number,
     deadline: number,
   ): Promise<Block[]> {
     const weather = this.weatherOf(chainName);
-    const expected = () => weather.sealMs + weather.writeMs;
-    let delay = Math.max(2, Math.min(expected(), MAX_FIRST_LOOK_MS));
-    let nextHeadCheck = state.viaSeals ? writtenMs + Math.max(4 * expected(), 200) : writtenMs;
+    const expected = () => weather.receiptMs;
+    const firstLook = () => Math.max(2, Math.min(weather.receiptMs + weather.receiptDevMs, MAX_FIRST_LOOK_MS));
+    let delay = firstLook();
+    let nextHeadCheck = writtenMs + Math.max(4 * expected(), 200);
+    /** When the last look that did not find the receipt was sent. */
+    let missedMs = writtenMs;
+    let missedOnce = false;
+    /** When a look at the head first found the cursor past this append. */
+    let passedMs: number | undefined;
     const done = (sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }) => {
-      // When the commit was (its blocks' timestamp), not when we looked: looking late must not teach us to look later.
-      const sealedAfter = Math.max(1, sealed.metas[0]!.timestamp * 1000 - writtenMs);
-      weather.sealMs = typical(weather.sealMs, Math.min(sealedAfter, this.nowMs() - writtenMs));
+      const committed = sealed.metas[0]!.timestamp * 1000;
+      const found = this.nowMs();
+      const ready = Math.max(1, (Math.min(Math.max(committed, missedMs), found) + found) / 2 - writtenMs);
+      weather.receiptDevMs = typical(weather.receiptDevMs, Math.abs(ready - weather.receiptMs));
+      weather.receiptMs = typical(weather.receiptMs, ready);
       return this.fromMeta(chainName, drafts, sealed);
     };
     // Looks thin out as the wait grows: a long wait is a slow or crowded chain, where every waiting writer
@@ -749,14 +778,22 @@ export class ChainAppender {
     const after = (ms: number) => Math.min(Math.max(ms, (this.nowMs() - writtenMs) / 4, 5), MAX_LOOK_INTERVAL_MS, Math.max(1, deadline - this.nowMs()));
     for (;;) {
       await this.sleep(delay);
-      delay = after(expected() / 4);
-      if (state.viaSeals) {
-        const sealed = await this.findSealed(chainName, state.ref, state.after, { viaSeals: true });
-        if (sealed) return done(sealed);
-        if (this.nowMs() < nextHeadCheck && this.nowMs() < deadline) continue;
-        // The head only every few rounds: on a busy chain every writer reading it would make it the hot partition.
-        nextHeadCheck = this.nowMs() + Math.max(4 * expected(), 200);
+      delay = after(Math.max(expected() / 4, weather.receiptDevMs));
+      if (this.nowMs() < nextHeadCheck && this.nowMs() < deadline) {
+        const looked = this.nowMs();
+        const receipt = await this.findSealed(chainName, state.ref, state.after, { receipt: drafts.length });
+        if (receipt) return done(receipt);
+        missedMs = looked;
+        // On a chain with one pending shard (a quiet one), a receipt not there at the first look may mean that
+        // nobody leads any more (the last leader gave the lease back before this append landed): the next
+        // look is at the head.
+        if (weather.pendingShards < 2 && !missedOnce) nextHeadCheck = this.nowMs();
+        missedOnce = true;
+        continue;
       }
+      // The head only every few rounds (less often as the wait grows): on a busy chain every writer reading it
+      // would make it the hot partition.
+      nextHeadCheck = this.nowMs() + Math.max(4 * expected(), 200, Math.min((this.nowMs() - writtenMs) / 2, MAX_LOOK_INTERVAL_MS));
       if (this.nowMs() >= deadline) throw new ChainContendedError(chainName, this.options.maxAttempts);
       // A look reads the head eventually consistent (half the read units), so it may be a moment old. What
       // is done on it holds regardless: leading or finishing a round is a conditional write; a head, however
@@ -783,6 +820,14 @@ export class ChainAppender {
         continue;
       }
       // Past the cursor: sealed in the newest round (on the head), in an earlier one (a segment), refused, or skipped.
+      // Most likely sealed: its receipt says so, at once if its leader is done, else once the records are
+      // written (the head's metadata may be in a round item, a read more). Only if none comes, the whole
+      // answer below.
+      passedMs ??= this.nowMs();
+      if (this.nowMs() - passedMs < Math.max(4 * weather.writeMs, 200)) {
+        delay = leaseLive ? after(Math.min(weather.writeMs / 2, 200)) : 0;
+        continue;
+      }
       const recent = await this.recentRun(head).catch(() => undefined);
       const newest = recent ? pickRef(recent, state.ref) : undefined;
       if (newest) {
@@ -799,16 +844,15 @@ export class ChainAppender {
         continue;
       }
       // Every segment since it was written (not only the newest seals): writing it again must not duplicate it.
-      const sealed = await this.findSealed(chainName, state.ref, state.after, { head, headLooked: recent !== undefined || !head.recent });
+      const sealed = await this.findSealed(chainName, state.ref, state.after, { head, missedOnce: recent !== undefined || !head.recent });
       if (sealed) return done(sealed);
       const refusal = await this.repository.getRefusal(chainName, state.ref);
       if (refusal) throw refusalError(chainName, drafts, refusal);
       // Landed below the cursor after a leader read past it: write it again, above the cursor now.
       this.counters.rewrites += 1;
       state.after = head.headIndex;
-      state.viaSeals = weather.pendingShards >= 2;
       state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
-      delay = Math.max(2, Math.min(expected(), MAX_FIRST_LOOK_MS));
+      delay = firstLook();
     }
   }
 
@@ -857,7 +901,7 @@ export class ChainAppender {
     let leased = true;
     const refused = new Set<string>();
     // The last round's records, segment and seals, still being written while the next round is read and built.
-    let inFlight: { done: Promise<void>; last: number } | undefined;
+    let inFlight: { done: Promise<void>; last: number; events: number } | undefined;
     /** Whether any round sealed another instance's append: if none, this instance may be alone on the chain. */
     let servedOthers = false;
     const settle = async () => {
@@ -878,6 +922,10 @@ export class ChainAppender {
         // The head's newest blocks go to a segment first (their records too, if their leader died before),
         // unless they are ours and being written.
         if (!inFlight && (head.recent || (head.materialized ?? head.headIndex) < head.headIndex)) head = await this.flushRecent(head);
+        // A small round's records are written before the next round's read: that wait is short, and the appends
+        // that come meanwhile join the next round rather than wait for another (each round writes the head and
+        // a segment whatever its size). A large one's are written while the next round is read and built.
+        if (inFlight && inFlight.events < OVERLAP_FROM_EVENTS) await settle();
         const cursor = head.cursor ?? '';
         // Our own drafts as a pending append just above the cursor (sealing it skips nobody), beside the read.
         const ownPut =
@@ -895,7 +943,7 @@ export class ChainAppender {
         const fresh = others.filter((p) => p.ref.sk > settledTo);
         if (others.length > 0) this.weatherOf(chainName).othersSeenMs = this.nowMs();
         // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
-        const grown = read.appends.length >= shards * PENDING_PER_SHARD && shards * 2 <= this.shards ? shards * 2 : undefined;
+        const grown = shards * 2 <= this.shards && crowded(read.appends.length, others, shards) ? shards * 2 : undefined;
         const { units, cursorAfter } = this.plan(ownUnit, waiting, read.truncatedAt, cursor, refused);
         if (units.length === 0) {
           await settle();
@@ -965,7 +1013,7 @@ export class ChainAppender {
               weather.writeMs = typical(weather.writeMs, this.nowMs() - committedMs);
             });
             done.catch(() => undefined);
-            inFlight = { done, last: committed.headIndex };
+            inFlight = { done, last: committed.headIndex, events: blocks.length };
             head = committed;
             if (ownUnit && units[0] === ownUnit) {
               ownBlocks = blocks.slice(0, ownUnit.drafts.length);
@@ -1165,6 +1213,20 @@ function sealsOf(run: MetaRun): Map<number, SealEntry[]> {
 }
 
 /** The n-th sort key above the cursor (1: the next one). */
+/** Whether a round's read found the chain's pending shards crowded (PENDING_PER_SHARD): `others`' keys say when they were written. */
+function crowded(found: number, others: readonly PendingAppend[], shards: number): boolean {
+  if (found >= 2 * PENDING_PER_SHARD * shards) return true;
+  if (others.length < PENDING_PER_SHARD * shards) return false;
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  for (const p of others) {
+    const ms = pendingSkMs(p.ref.sk);
+    first = Math.min(first, ms);
+    last = Math.max(last, ms);
+  }
+  return ((others.length - 1) * 1000) / Math.max(1, last - first) >= GROW_RATE_PER_SHARD * shards;
+}
+
 function nthAfter(cursor: string, n: number): string {
   let sk = cursor;
   for (let i = 0; i < n; i += 1) sk = nextPendingSk(sk);

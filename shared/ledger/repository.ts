@@ -191,13 +191,16 @@ export interface LedgerStorage {
    */
   writeRound(chainName: string, round: { records: readonly Block[]; segment: MetaRun; seals?: ReadonlyMap<number, readonly SealEntry[]> }): Promise<void>;
   /**
-   * The seals of one shard for rounds ending at `fromIndex` or later, ascending, at most `limit`. Eventually
-   * consistent (half the read units): a seal is written once and never changed, so a read either has it
-   * whole or not yet, and its writer looks again.
+   * The newest seals of one shard (at most `limit`) of rounds ending at `fromIndex` or later, ascending: a
+   * waiting writer's append is sealed in one of the rounds after it was written, so among the newest when it
+   * looks. Eventually consistent (half the read units): a seal is written once and never changed, so a read
+   * either has it whole or not yet, and its writer looks again.
    */
   readSeals(chainName: string, shard: number, fromIndex: number, limit: number): Promise<SealEntry[][]>;
   /** Segments with blocks at `fromIndex` or later, ascending, at most `limit`. */
   readSegments(chainName: string, fromIndex: number, limit: number, consistent: boolean): Promise<MetaRun[]>;
+  /** The newest segments (at most `limit`) with blocks at `fromIndex` or later, ascending; eventually consistent, as readSeals. */
+  readNewestSegments(chainName: string, fromIndex: number, limit: number): Promise<MetaRun[]>;
   /** Records by their metadata (index and hash), by index; a missing record is absent. */
   getRecords(chainName: string, metas: readonly Pick<BlockMeta, 'index' | 'hash'>[], consistent: boolean): Promise<Map<number, Block>>;
   /** The record with that hash, if any. */

@@ -29,6 +29,7 @@ export type BlockStorage = Pick<
   | 'readSegments'
   | 'writeRound'
   | 'readSeals'
+  | 'readNewestSegments'
   | 'getRecords'
   | 'findRecord'
   | 'getLegacyBlocks'
@@ -57,7 +58,8 @@ export function createBlockStorage({
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
   /** Up to `limit` items of a partition keyed by index (segments, seals), from the first whose last index is `fromIndex` or above. */
-  async function itemsFrom(pk: string, fromIndex: number, limit: number, consistent: boolean): Promise<Item[]> {
+  /** Items keyed by index at `fromIndex` or later, ascending: the first `limit` of them, or with `newest` the last. */
+  async function itemsFrom(pk: string, fromIndex: number, limit: number, consistent: boolean, newest = false): Promise<Item[]> {
     const out = await send(() =>
       client.send(
         new QueryCommand({
@@ -66,10 +68,12 @@ export function createBlockStorage({
           ExpressionAttributeValues: { ':pk': pk, ':from': indexSk(fromIndex) },
           ConsistentRead: consistent,
           Limit: limit,
+          ...(newest ? { ScanIndexForward: false } : {}),
         }),
       ),
     );
-    return (out.Items ?? []) as Item[];
+    const items = (out.Items ?? []) as Item[];
+    return newest ? items.reverse() : items;
   }
 
   /** Puts items 25 a request, a few requests at once; items DynamoDB leaves unprocessed are sent again, with backoff. */
@@ -112,7 +116,11 @@ export function createBlockStorage({
     },
 
     async readSeals(chainName, shard, fromIndex, limit) {
-      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, false)).map((item) => unpackSeal(item.seal as Uint8Array));
+      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, false, true)).map((item) => unpackSeal(item.seal as Uint8Array));
+    },
+
+    async readNewestSegments(chainName, fromIndex, limit) {
+      return (await itemsFrom(segmentPk(chainName), fromIndex, limit, false, true)).map((item) => unpackRun(item.run as Uint8Array));
     },
 
     async readSegments(chainName, fromIndex, limit, consistent) {

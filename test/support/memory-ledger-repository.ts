@@ -351,8 +351,17 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       return [...(seals.get(`${chainName}|${shard}`) ?? new Map<number, SealEntry[]>()).entries()]
         .filter(([last]) => last >= fromIndex)
         .sort(([a], [b]) => a - b)
-        .slice(0, limit)
+        .slice(-limit)
         .map(([, entries]) => clone(entries));
+    },
+
+    async readNewestSegments(chainName, fromIndex, limit) {
+      await enter('readNewestSegments', chainName, fromIndex, limit);
+      return [...segmentsOf(chainName).entries()]
+        .filter(([last]) => last >= fromIndex)
+        .sort(([a], [b]) => a - b)
+        .slice(-limit)
+        .map(([, run]) => clone(run));
     },
 
     async readSegments(chainName, fromIndex, limit) {

@@ -354,15 +354,81 @@ describe('appending (offline, in-memory repository)', () => {
     });
     const first = leader!.appendEvent('orders', draft('leader'));
     while (!stalled) await clock.sleep(5);
-    const looksBefore = (repository.calls.get('lookHead') ?? 0) + (repository.calls.get('readSeals') ?? 0);
+    const allLooks = () => ['lookHead', 'readSeals', 'readNewestSegments'].reduce((n, m) => n + (repository.calls.get(m) ?? 0), 0);
+    const looksBefore = allLooks();
     const waited = await Promise.all(followers.map((ledger, i) => ledger.appendEvent('orders', draft(`f-${i}`))));
-    const looks = (repository.calls.get('lookHead') ?? 0) + (repository.calls.get('readSeals') ?? 0) - looksBefore;
+    const looks = allLooks() - looksBefore;
     await first;
     assert.equal(waited.length, 3, 'the followers were answered once the round went on');
     // Looking once per typical round (30 ms here) for 8 s would be about 270 looks each; spaced by a quarter
     // of the wait so far (at most 1 s), about 25.
     assert.ok(looks <= 3 * 30, `looks while waiting 8 s: ${looks}`);
     assertLinear(repository.blocksOf('orders'));
+  });
+
+  it('on a chain with one pending shard, a waiting writer finds its receipt in the newest segments: no head read, no round item', async () => {
+    // Each look is a read: at the head, a waiting writer would also read the round's item when its metadata
+    // is too large for the head, and the segments since when its round was not the newest.
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const instances = Array.from({ length: 8 }, () => instance(repository, clock));
+    await instances[0]!.createSubChain('orders');
+    await Promise.all(
+      instances.map(async (ledger, i) => {
+        for (let n = 0; n < 12; n += 1) await ledger.appendEvent('orders', draft(`pkg-${i}`, n));
+      }),
+    );
+    assertLinear(repository.blocksOf('orders'));
+    assert.equal((await repository.getHead('orders'))!.pendingShards ?? 1, 1, 'eight writers one after another do not crowd one shard');
+    const followed = counters(instances).reduce((n, c) => n + c.followed, 0);
+    const receipts = repository.calls.get('readNewestSegments') ?? 0;
+    assert.ok(followed >= 20, `appends were handed over: ${followed}`);
+    assert.ok(receipts >= followed, `every waiting writer looked at the segments: ${receipts} looks, ${followed} writers`);
+    // Rounds here are large enough for their metadata to go to a round item, which a look at the head would read.
+    assert.ok((repository.calls.get('putRound') ?? 0) > 0, 'some rounds had their metadata in a round item');
+    assert.equal(repository.calls.get('getRound') ?? 0, 0, 'no waiting writer read a round item');
+  });
+
+  it('on a quiet chain, a writer whose leader went away before its append landed leads after one fruitless look', async () => {
+    // Its receipts are in the segments; the head (who leads) is read when the first look finds none, not only
+    // every few rounds: else it would wait 200 ms for a round nobody was going to make.
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [first, writer] = [instance(repository, clock), instance(repository, clock)];
+    await first!.createSubChain('orders');
+    await repository.acquireLease('orders', 'gone', clock.now() * 1000, clock.now() * 1000 + 20);
+    const started = clock.now();
+    await writer!.appendEvent('orders', draft('writer'));
+    const tookMs = (clock.now() - started) * 1000;
+    assert.ok(tookMs < 120, `answered after ${tookMs} ms`);
+    assert.equal(counters([writer!])[0]!.followed, 1, 'it waited as a follower first');
+    assertLinear(repository.blocksOf('orders'));
+  });
+
+  it('a chain whose appends trickle in while a round is slow stays on one pending shard; a burst spreads it', async () => {
+    // Every pending shard costs a seal per round: a chain is spread when appends arrive faster than a quarter of
+    // what one partition takes (250 a second per shard), not when a slow round lets a few queue.
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const instances = Array.from({ length: 24 }, () => instance(repository, clock, { pendingShards: 4 }));
+    await instances[0]!.createSubChain('orders');
+    const queued = async (writers: Ledger[], everyMs: number, tag: string) => {
+      await repository.acquireLease('orders', 'someone', clock.now() * 1000, clock.now() * 1000 + 400);
+      await Promise.all(
+        writers.map(async (ledger, i) => {
+          await clock.sleep(1 + i * everyMs);
+          await ledger.appendEvent('orders', draft(`${tag}-${i}`));
+        }),
+      );
+    };
+    // Ten appends 20 ms apart (50 a second) while another holds the lease: ten wait, slowly written.
+    await queued(instances.slice(0, 10), 20, 'trickle');
+    assert.equal((await repository.getHead('orders'))!.pendingShards ?? 1, 1, 'ten appends at 50 a second leave the chain on one shard');
+    // Twelve within a few milliseconds: a burst.
+    await queued(instances.slice(10, 22), 0.2, 'burst');
+    assert.equal((await repository.getHead('orders'))!.pendingShards, 2, 'twelve appends at once spread the chain over two shards');
+    assertLinear(repository.blocksOf('orders'));
+    assert.equal(repository.blocksOf('orders').length, 1 + 22);
   });
 
   it('a writer that saw others lately looks before it asks for the lease, and asks none that a live lease would refuse', async () => {

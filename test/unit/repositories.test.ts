@@ -12,6 +12,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DependencyUnavailableError } from '#shared/errors';
+import { packRun } from '#shared/ledger/block-meta';
 import type { RoundCommit } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
 import { createBusinessRepository } from '#shared/storage/business-repository';
@@ -113,6 +114,28 @@ describe('the ledger storage commits a round in one conditional write, and reads
     assert.equal(strong!.ConsistentRead, true);
     assert.equal(look!.ConsistentRead, false);
     assert.equal(dynamo.commandCalls(QueryCommand)[0]!.args[0].input.ConsistentRead, false);
+  });
+
+  it("reads a waiting writer's receipts newest first (its round is among the newest when it looks), and answers them oldest first", async () => {
+    const run = (last: number) => ({
+      prev: 'p'.repeat(64),
+      blocks: [
+        { index: last, hash: 'h'.repeat(64), timestamp: 1, nodes: Array.from({ length: last === 11 ? 2 : 0 }, () => 'n'.repeat(64)), ref: null, position: 0 },
+      ],
+    });
+    dynamo.on(QueryCommand).resolves({ Items: [{ run: packRun(run(12)) }, { run: packRun(run(11)) }] });
+    const runs = await repository().readNewestSegments('orders', 10, 4);
+    const input = dynamo.commandCalls(QueryCommand)[0]!.args[0].input;
+    assert.equal(input.ScanIndexForward, false, 'newest first');
+    assert.equal(input.Limit, 4);
+    assert.equal(input.ConsistentRead, false, 'half the read units');
+    assert.deepEqual(
+      runs.map((r) => r.blocks[0]!.index),
+      [11, 12],
+    );
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    await repository().readSeals('orders', 1, 10, 4);
+    assert.equal(dynamo.commandCalls(QueryCommand)[1]!.args[0].input.ScanIndexForward, false, "a shard's seals newest first too");
   });
 
   it('answers head-moved with the head DynamoDB returned when its condition failed', async () => {
