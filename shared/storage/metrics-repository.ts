@@ -1,7 +1,7 @@
 /**
  * Shared metric counters in the registry table: pk = METRICS#<shard>, sk = COUNTERS, one number
  * attribute per figure, added to with ADD (atomic, no read). Each instance adds to one shard, and each
- * shard is its own partition: with every instance of a busy service flushing once a second, one
+ * shard is its own partition: with every instance of a busy service flushing every few seconds, one
  * partition (1,000 write units/s) would be the whole service's ceiling. A scrape reads every shard in
  * one BatchGetItem and sums them, with the items of tables written by earlier versions (pk = METRICS,
  * sk = shard-<n>), which are read but no longer written.
