@@ -683,9 +683,10 @@ export class ChainAppender {
   }
 
   /**
-   * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `viaSeals`:
-   * from its shard's newest few seals (the cheap look of a busy chain's writers). Otherwise the complete
-   * answer: the head's newest blocks (`head`, or the head read now; `missedOnce`: the caller looked there),
+   * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `receipt` (its
+   * number of blocks): from the newest few seals of its shard, or on a chain with one pending shard the newest
+   * segments (a waiting writer's cheap look); undefined if not all of them are there. Otherwise the complete
+   * answer: the head's newest blocks (`head`, or the head read now; `headLooked`: the caller looked there),
    * then every segment after `after`.
    * Read in that order, an append not found was sealed by no round committed before that head (a round's
    * segment is written before the next commit takes its metadata off the head): what writing it again,
@@ -695,7 +696,7 @@ export class ChainAppender {
     chainName: string,
     ref: PendingRef,
     after: number,
-    how: { receipt: number } | { head?: ChainHead; missedOnce?: boolean } = {},
+    how: { receipt: number } | { head?: ChainHead; headLooked?: boolean } = {},
   ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
     const key = refKey(ref);
     const pick = (run: MetaRun) => pickRef(run, ref);
@@ -716,7 +717,7 @@ export class ChainAppender {
       return { metas, prev: runs.map(pick).find((part) => part)!.prev };
     }
     const head = how.head ?? (await this.repository.getHead(chainName));
-    if (head && !how.missedOnce) {
+    if (head && !how.headLooked) {
       const recent = await this.recentRun(head);
       const newest = recent ? pick(recent) : undefined;
       if (newest) return newest;
@@ -844,7 +845,7 @@ export class ChainAppender {
         continue;
       }
       // Every segment since it was written (not only the newest seals): writing it again must not duplicate it.
-      const sealed = await this.findSealed(chainName, state.ref, state.after, { head, missedOnce: recent !== undefined || !head.recent });
+      const sealed = await this.findSealed(chainName, state.ref, state.after, { head, headLooked: recent !== undefined || !head.recent });
       if (sealed) return done(sealed);
       const refusal = await this.repository.getRefusal(chainName, state.ref);
       if (refusal) throw refusalError(chainName, drafts, refusal);
@@ -1212,7 +1213,6 @@ function sealsOf(run: MetaRun): Map<number, SealEntry[]> {
   return seals;
 }
 
-/** The n-th sort key above the cursor (1: the next one). */
 /** Whether a round's read found the chain's pending shards crowded (PENDING_PER_SHARD): `others`' keys say when they were written. */
 function crowded(found: number, others: readonly PendingAppend[], shards: number): boolean {
   if (found >= 2 * PENDING_PER_SHARD * shards) return true;
@@ -1227,6 +1227,7 @@ function crowded(found: number, others: readonly PendingAppend[], shards: number
   return ((others.length - 1) * 1000) / Math.max(1, last - first) >= GROW_RATE_PER_SHARD * shards;
 }
 
+/** The n-th sort key above the cursor (1: the next one). */
 function nthAfter(cursor: string, n: number): string {
   let sk = cursor;
   for (let i = 0; i < n; i += 1) sk = nextPendingSk(sk);

@@ -57,8 +57,10 @@ export function createBlockStorage({
 }): BlockStorage {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
-  /** Up to `limit` items of a partition keyed by index (segments, seals), from the first whose last index is `fromIndex` or above. */
-  /** Items keyed by index at `fromIndex` or later, ascending: the first `limit` of them, or with `newest` the last. */
+  /**
+   * Up to `limit` items of a partition keyed by index (segments, seals) whose last index is `fromIndex` or above,
+   * ascending: the first of them, or with `newest` the last.
+   */
   async function itemsFrom(pk: string, fromIndex: number, limit: number, consistent: boolean, newest = false): Promise<Item[]> {
     const out = await send(() =>
       client.send(
