@@ -712,9 +712,9 @@ export class ChainAppender {
       // One pending shard: the newest segments are the receipts (a seal would copy them). A batch cut over two
       // segments, one of them outside what was read, is looked for again (or found by the head check).
       const runs = await this.timed(chainName, () => this.repository.readNewestSegments(chainName, after + 1, RECEIPTS_READ));
-      const metas = runs.flatMap((run) => pick(run)?.metas ?? []);
-      if (metas.length !== how.receipt) return undefined;
-      return { metas, prev: runs.map(pick).find((part) => part)!.prev };
+      const parts = runs.flatMap((run) => pick(run) ?? []);
+      const metas = parts.flatMap((part) => part.metas);
+      return metas.length === how.receipt ? { metas, prev: parts[0]!.prev } : undefined;
     }
     const head = how.head ?? (await this.repository.getHead(chainName));
     if (head && !how.headLooked) {

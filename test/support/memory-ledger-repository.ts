@@ -35,6 +35,13 @@ interface IdempotencyRecord {
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
+
+/** The values of an index-keyed map (segments, seals: by their last index) at `fromIndex` or above, ascending. */
+const byIndexFrom = <T>(items: ReadonlyMap<number, T>, fromIndex: number): T[] =>
+  [...items.entries()]
+    .filter(([last]) => last >= fromIndex)
+    .sort(([a], [b]) => a - b)
+    .map(([, value]) => value);
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface MemoryLedgerRepository extends LedgerRepository {
@@ -348,29 +355,19 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
 
     async readSeals(chainName, shard, fromIndex, limit) {
       await enter('readSeals');
-      return [...(seals.get(`${chainName}|${shard}`) ?? new Map<number, SealEntry[]>()).entries()]
-        .filter(([last]) => last >= fromIndex)
-        .sort(([a], [b]) => a - b)
+      return byIndexFrom(seals.get(`${chainName}|${shard}`) ?? new Map<number, SealEntry[]>(), fromIndex)
         .slice(-limit)
-        .map(([, entries]) => clone(entries));
+        .map(clone);
     },
 
     async readNewestSegments(chainName, fromIndex, limit) {
       await enter('readNewestSegments', chainName, fromIndex, limit);
-      return [...segmentsOf(chainName).entries()]
-        .filter(([last]) => last >= fromIndex)
-        .sort(([a], [b]) => a - b)
-        .slice(-limit)
-        .map(([, run]) => clone(run));
+      return byIndexFrom(segmentsOf(chainName), fromIndex).slice(-limit).map(clone);
     },
 
     async readSegments(chainName, fromIndex, limit) {
       await enter('readSegments', chainName, fromIndex, limit);
-      return [...segmentsOf(chainName).entries()]
-        .filter(([last]) => last >= fromIndex)
-        .sort(([a], [b]) => a - b)
-        .slice(0, limit)
-        .map(([, run]) => clone(run));
+      return byIndexFrom(segmentsOf(chainName), fromIndex).slice(0, limit).map(clone);
     },
 
     async getRecords(chainName, metas) {
