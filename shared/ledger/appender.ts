@@ -184,8 +184,12 @@ const OVERLAP_FROM_EVENTS = 16;
 const RECEIPTS_READ = 4;
 /** Pending appends read per round and shard. */
 const PENDING_READ_LIMIT = 100;
-/** Pending appends and large rounds' metadata expire (TTL) after this long. */
-const PENDING_TTL_SECONDS = 3600;
+/**
+ * Pending appends and large rounds' metadata expire (TTL) after this long: a week. A round whose records were
+ * not written (its leader died, or its writes were refused) is finished from them by the chain's next leader,
+ * so they must outlive the quiet spells of a chain; a week of them costs about $0.05 per million events stored.
+ */
+const PENDING_TTL_SECONDS = 7 * 24 * 3600;
 /** The longest a writer waits before a look for its receipt (a free lease is noticed within it). */
 const MAX_FIRST_LOOK_MS = 200;
 /** Above every pending append's key: a leader reads them all (and seals those old enough). */
@@ -525,6 +529,8 @@ export class ChainAppender {
     if (!recent) return undefined;
     if ('run' in recent) return recent.run;
     const run = await this.repository.getRound(head.chainName, recent.round.id);
+    // Gone (TTL) after its segment was written: the segments have it.
+    if (!run && head.recentFlushed) return undefined;
     if (!run) throw new Error(`the metadata of blocks ${recent.round.first}…${recent.round.last} of '${head.chainName}' is missing`);
     return run;
   }
@@ -541,21 +547,37 @@ export class ChainAppender {
   /**
    * Makes the head's newest blocks safe to replace: writes their segment, and first their records if their
    * leader died before it could (its lease expired with them unwritten). Answers the head as if flushed.
+   *
+   * A leader may have written them and lost only the write that says so (its finish refused or timed out):
+   * then their pending appends and round item, kept a week, may have expired since. Records already there
+   * need no drafts, and a round item gone is read back from its segments: a chain is never left unwritable
+   * by a round that was written whole. Only metadata or bodies that are nowhere are an error (lost data).
    */
   private async flushRecent(head: ChainHead): Promise<ChainHead> {
     if (head.recentFlushed) return { ...head, recent: null, recentFlushed: false };
-    const run = await this.recentRun(head);
-    if (!run || run.blocks.length === 0) return { ...head, recent: null };
+    const recent = head.recent;
+    const run =
+      recent && 'round' in recent
+        ? ((await this.repository.getRound(head.chainName, recent.round.id)) ?? (await this.segmentsOf(head.chainName, recent.round.first, recent.round.last)))
+        : await this.recentRun(head);
+    if (!run)
+      throw new Error(
+        `the metadata of blocks ${recent && 'round' in recent ? `${recent.round.first}…${recent.round.last}` : ''} of '${head.chainName}' is missing`,
+      );
+    if (run.blocks.length === 0) return { ...head, recent: null };
     const materialized = head.materialized ?? head.headIndex;
     const unwritten = run.blocks.filter((b) => b.index > materialized);
     const blocks: Block[] = [];
     if (unwritten.length > 0) {
-      const refs = unwritten.flatMap((b) => (b.ref ? [b.ref] : []));
-      const drafts = await this.repository.getPendings(head.chainName, refs);
+      this.counters.recoveries += 1;
+      const written = await this.repository.getRecords(head.chainName, unwritten, true);
+      const missing = unwritten.filter((b) => !written.has(b.index));
+      const refs = missing.flatMap((b) => (b.ref ? [b.ref] : []));
+      const drafts = refs.length > 0 ? await this.repository.getPendings(head.chainName, refs) : new Map<string, string>();
       let prev = run.prev;
       for (const meta of run.blocks) {
-        if (meta.index > materialized && meta.ref) {
-          const json = drafts.get(refKey(meta.ref));
+        if (meta.index > materialized && !written.has(meta.index)) {
+          const json = meta.ref ? drafts.get(refKey(meta.ref)) : undefined;
           const draft = json === undefined ? undefined : (JSON.parse(json) as BlockDraft[])[meta.position];
           if (!draft) throw new Error(`the drafts of block ${meta.index} of '${head.chainName}' are missing: its record cannot be written`);
           const [block] = buildBlocks(head.chainName, { headIndex: meta.index - 1, headHash: prev }, [draft], () => meta.timestamp);
@@ -564,10 +586,19 @@ export class ChainAppender {
         }
         prev = meta.hash;
       }
-      this.counters.recoveries += 1;
     }
     await this.writeRound(head.chainName, blocks, run, head.pendingShards ?? 1);
     return { ...head, recent: null, materialized: head.headIndex };
+  }
+
+  /** The metadata of blocks first…last from their segments (strongly consistent), if they are all there. */
+  private async segmentsOf(chainName: string, first: number, last: number): Promise<MetaRun | undefined> {
+    const runs = await this.repository.readSegments(chainName, first, Math.max(1, Math.ceil((last - first + 1) / 8) + 1), true);
+    const blocks = runs.flatMap((r) => r.blocks).filter((b) => b.index >= first && b.index <= last);
+    const start = runs.find((r) => r.blocks.some((b) => b.index === first));
+    if (!start || blocks.length !== last - first + 1) return undefined;
+    const at = start.blocks.findIndex((b) => b.index === first);
+    return { prev: at === 0 ? start.prev : start.blocks[at - 1]!.hash, blocks };
   }
 
   /**

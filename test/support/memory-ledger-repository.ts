@@ -57,6 +57,8 @@ export interface MemoryLedgerRepository extends LedgerRepository {
   blocksOf(chainName: string): Block[];
   /** The blocks of a chain that have their records (test inspection). */
   recordsOf(chainName: string): Block[];
+  /** Deletes what DynamoDB's TTL deletes once it has passed: pending appends, round items, seals, refusals (test setup). */
+  expireAll(): void;
   /** Legacy block items, as a chain of an earlier version has them (test setup). */
   legacy: Map<string, Map<number, { block: Block; treeNodes: string[] }>>;
   /**
@@ -476,6 +478,12 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     holds,
     legacy,
     staleLooks: false,
+    expireAll: () => {
+      pending.clear();
+      rounds.clear();
+      seals.clear();
+      refusals.clear();
+    },
     blocksOf,
     recordsOf: (chainName: string) =>
       [...records.values()]

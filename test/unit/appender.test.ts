@@ -467,6 +467,38 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal(repository.blocksOf('orders').length, 5);
   });
 
+  for (const [size, where] of [
+    [1, 'on the head'],
+    [12, 'in a round item'],
+  ] as const) {
+    it(`a round written whole whose finish was lost (metadata ${where}) is finished by the next leader after its pending appends expired`, async () => {
+      // The leader wrote the records and the segment, but the write saying so failed: the head still names the
+      // round as unwritten. A week later TTL has deleted the pending appends (and the round item): the next
+      // leader must not need them, or the chain could never be appended to again.
+      const repository = createMemoryLedgerRepository();
+      const clock = virtualClock(repository);
+      const [leader, later] = [instance(repository, clock), instance(repository, clock)];
+      await leader!.createSubChain('orders');
+      repository.faults.set('finishRound', [Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' })]);
+      const first = await leader!.appendEvents(
+        'orders',
+        Array.from({ length: size }, (_, i) => draft('leader', i)),
+      );
+      assert.equal(first.length, size);
+      const head = (await repository.getHead('orders'))!;
+      assert.ok((head.materialized ?? head.headIndex) < head.headIndex && !head.recentFlushed, 'the head still says the round is unwritten');
+      if (size > 1) assert.ok(head.recent && 'round' in head.recent, 'its metadata is in a round item');
+      await clock.sleep(7 * 24 * 3600 * 1000);
+      repository.expireAll();
+      const next = await later!.appendEvent('orders', draft('later'));
+      assert.equal(next.block.index, size + 1);
+      const blocks = repository.blocksOf('orders');
+      assertLinear(blocks);
+      assert.equal(blocks.length, size + 2);
+      assert.equal(repository.recordsOf('orders').length, size + 2, 'every block has its record');
+    });
+  }
+
   it('writes again an append that landed below the cursor after a leader read past it, and seals it once', async () => {
     const repository = createMemoryLedgerRepository();
     const clock = virtualClock(repository);
