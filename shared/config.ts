@@ -43,6 +43,8 @@ export const settingsSchema = z.object({
   SVC_LOCAL_MAX_INSTANCES: positiveInt(1, 256).default(10),
   // An instance idle this long is stopped, as Lambda reclaims idle instances; its next request is a cold start.
   SVC_LOCAL_IDLE_MS: positiveInt(100, 3_600_000).default(120_000),
+  // The local stack runs the sweep of unwritten rounds this often (the cloud stack: an hourly EventBridge rule); 0: never.
+  SVC_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
   // Set by the launcher when it runs DynamoDB Local on disk: where acknowledged writes are journaled.
   SVC_LOCAL_JOURNAL_DIR: z.string().min(1).optional(),

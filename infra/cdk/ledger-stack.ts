@@ -28,6 +28,8 @@ import {
   type GlobalSecondaryIndexPropsV2,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Architecture, EventSourceMapping, Runtime, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -192,7 +194,7 @@ export class LedgerStack extends Stack {
           SVC_CORS_ORIGINS: corsOrigins.valueAsString,
           SVC_RATE_LIMIT_BACKEND: 'dynamodb',
           SVC_RATE_LIMIT_RPM: rateLimit.valueAsString,
-          // Request counts for the whole service, not one instance (flushed at the end of a request, at most once a second).
+          // Request counts for the whole service, not one instance (flushed at the end of a request, at most every 5 s).
           SVC_METRICS_BACKEND: 'dynamodb',
           // Per-request CloudWatch metrics (embedded metric format on stdout): the alarms below read them.
           SVC_CLOUDWATCH_METRICS_NAMESPACE: CLOUDWATCH_NAMESPACE,
@@ -434,6 +436,25 @@ export class LedgerStack extends Stack {
       },
     });
 
+    // The sweep of unwritten rounds (shared/ledger/sweep.ts): every hour, well inside the 7 days the pending
+    // appends that hold a round's bodies are kept. Invoked asynchronously by EventBridge: a failed sweep is tried
+    // again by Lambda (twice), then by the next hour's; its Errors raise the alarm, its log names each chain.
+    const sweep = makeFunction('sweep', EVENT_FUNCTIONS.sweep);
+    const sweepSchedule = new Rule(this, 'SweepSchedule', {
+      description: "Verifiable ledger: finish rounds whose leaders left their records unwritten, before their pending appends' TTL",
+      schedule: Schedule.rate(Duration.hours(1)),
+      targets: [new LambdaFunction(sweep, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+    });
+    Validations.of(sweepSchedule).acknowledge({
+      id: 'Serverless::Serverless-EventBusDLQ',
+      reason: "A scheduled event carries nothing to replay: one the target missed is the next hour's sweep, which looks at every chain again.",
+    });
+    alarm(this, 'SweepErrors', 'The sweep of unwritten rounds failed: its log names each chain and the cause', {
+      metric: sweep.metricErrors({ period: Duration.hours(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+
     // What the best-practice packs (cdk-nag's AwsSolutions and Serverless, run on every synth by app.ts and by
     // test/cloud/nag.test.ts) ask and this stack answers otherwise, each with its reason.
     Validations.of(this).acknowledge(
@@ -446,8 +467,9 @@ export class LedgerStack extends Stack {
       {
         id: 'Serverless::Serverless-LambdaDLQ',
         reason:
-          'No function is invoked asynchronously, which a function DLQ is for: API Gateway invokes them synchronously (errors go back to the ' +
-          "client), and the stream's event source mapping has its own on-failure destination (BroadcastDeadLetters).",
+          "API Gateway invokes the HTTP functions synchronously (errors go back to the client), and the stream's event source mapping has " +
+          'its own on-failure destination (BroadcastDeadLetters). The sweep, invoked asynchronously by its schedule, keeps nothing a DLQ ' +
+          "could replay: a failed sweep is retried, then the next hour's sweeps the same chains again, and its alarm says so.",
       },
       {
         id: 'Serverless::Serverless-LambdaTracing',

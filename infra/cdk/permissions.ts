@@ -29,7 +29,7 @@ const EDGE = {
  */
 const APPENDS = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly TableAction[];
 
-export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'graphql', 'metrics', 'docs', 'tlog', 'admin', 'ws', 'broadcast'];
+export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'graphql', 'metrics', 'docs', 'tlog', 'admin', 'ws', 'broadcast', 'sweep'];
 
 /** DynamoDB access per function and table. */
 export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readonly TableAction[]>>> = {
@@ -66,6 +66,9 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
     registry: ['GetItem', 'Query'],
     ledger: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'],
   },
+  // The scheduled sweep: the chain list and segments (Query), heads, records and pending appends (BatchGetItem),
+  // a head and a round item (GetItem), the lease and the finish (UpdateItem), records and segments (BatchWriteItem).
+  sweep: { ledger: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'BatchWriteItem'] },
 };
 
 /**

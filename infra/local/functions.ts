@@ -22,6 +22,8 @@ export interface LocalFunctions {
   http: Record<GroupName, LambdaHttpHandler>;
   ws: Handler;
   broadcast: Handler;
+  /** The scheduled sweep of unwritten rounds (the launcher runs it every SVC_SWEEP_INTERVAL_MS). */
+  sweep: Handler;
   /** The pools, by function name (none in single-process mode): for stats and failure tests. */
   pools: Record<string, InstancePool>;
   close(): Promise<void>;
@@ -39,8 +41,8 @@ export async function instancePools(maxInstances: number, env: Record<string, st
       functionName: name,
       bundle: bundle.file,
       workerFile: worker,
-      // The broadcaster is fed one stream batch at a time, in order, as an event source mapping does.
-      maxInstances: name === 'broadcast' ? 1 : maxInstances,
+      // The broadcaster is fed one stream batch at a time, in order, as an event source mapping does; one sweep at a time.
+      maxInstances: name === 'broadcast' || name === 'sweep' ? 1 : maxInstances,
       timeoutMs: FUNCTION_TIMEOUT_MS,
       ...(idleMs ? { idleMs } : {}),
       env,
@@ -56,6 +58,7 @@ export async function instancePools(maxInstances: number, env: Record<string, st
     http: Object.fromEntries(Object.keys(GROUPS).map((group) => [group, invoker(group)])) as Record<GroupName, LambdaHttpHandler>,
     ws: invoker('ws'),
     broadcast: invoker('broadcast'),
+    sweep: invoker('sweep'),
     pools,
     close: async () => {
       await Promise.all(Object.values(pools).map((pool) => pool.close()));
@@ -78,6 +81,7 @@ export async function inProcessFunctions(core: Core): Promise<LocalFunctions> {
     http: Object.fromEntries(groups) as Record<GroupName, LambdaHttpHandler>,
     ws: await load(EVENT_FUNCTIONS.ws.entry),
     broadcast: await load(EVENT_FUNCTIONS.broadcast.entry),
+    sweep: await load(EVENT_FUNCTIONS.sweep.entry),
     pools: {},
     close: async () => undefined,
   };

@@ -227,6 +227,22 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // The sweep of unwritten rounds, as the cloud stack's hourly rule runs it: one at a time, never from an
+  // instance's own timer (this is the scheduler's, outside every instance).
+  if (config.SVC_SWEEP_INTERVAL_MS > 0) {
+    let sweeping = false;
+    setInterval(() => {
+      if (sweeping) return;
+      sweeping = true;
+      functions
+        .sweep({ source: 'local.schedule', 'detail-type': 'Scheduled Event' }, {} as never)
+        .catch((error: unknown) => process.stderr.write(`sweep: ${(error as Error).message}\n`))
+        .finally(() => {
+          sweeping = false;
+        });
+    }, config.SVC_SWEEP_INTERVAL_MS).unref();
+  }
+
   // Fault injection for failure tests: SIGUSR2 stops one busy ledger instance abruptly, mid-request, as a
   // crashed Lambda host would (its caller gets API Gateway's 500; what it had sent to DynamoDB stays sent).
   process.on('SIGUSR2', () => {

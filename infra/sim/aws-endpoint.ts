@@ -8,7 +8,8 @@
  * and answers AccessDeniedException, as AWS does, when one is denied. Every call is recorded.
  *
  * The WebSocket management API and CloudWatch Logs are recorded through `record` by the sim itself.
- * `GET /__sim/calls` answers the record (for `npm run check:cloud`).
+ * `GET /__sim/calls` answers the record (for `npm run check:cloud`). `POST /__sim/schedules/<rule>` fires a
+ * scheduled rule now, as EventBridge would at its next period, and answers what its function returned.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -108,6 +109,8 @@ export async function startAwsEndpoint(options: {
   /** The session ARN the function's calls are made as (for AccessDeniedException's message). */
   sessionOf(functionId: string): string;
   onDenied?(call: AwsCall, reason: string): void;
+  /** The scheduled rules, by logical id: each invokes its function (filled once the functions are up). */
+  schedules?: ReadonlyMap<string, () => Promise<unknown>>;
 }): Promise<AwsEndpoint> {
   const recorded = new Map<string, RecordedCall>();
   const iterators = new Map<string, string>();
@@ -170,6 +173,16 @@ export async function startAwsEndpoint(options: {
   const server = createServer(async (req, res) => {
     try {
       if (req.method === 'GET' && req.url === '/__sim/calls') return json(res, 200, [...recorded.values()], 'application/json');
+      const fire = req.method === 'POST' ? /^\/__sim\/schedules\/([^/?]+)$/.exec(req.url ?? '') : null;
+      if (fire) {
+        const run = options.schedules?.get(decodeURIComponent(fire[1]!));
+        if (!run) return json(res, 404, { message: `no scheduled rule ${fire[1]}` }, 'application/json');
+        try {
+          return json(res, 200, { result: (await run()) ?? null }, 'application/json');
+        } catch (error) {
+          return json(res, 500, { error: (error as Error).message }, 'application/json');
+        }
+      }
       const body = await readBody(req);
       const accessKey = accessKeyOf(req.headers.authorization);
       const fn = accessKey ? options.principals.get(accessKey) : undefined;

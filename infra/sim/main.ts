@@ -29,7 +29,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seedAdminKey } from '#shared/admin/api-keys';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { ROOT } from '../bundling.ts';
@@ -204,6 +204,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const checker = createPermissionChecker(model);
+  /** Each scheduled rule's run: its function invoked with the event EventBridge sends (set once the pools are up). */
+  const schedules = new Map<string, () => Promise<unknown>>();
   const principals = new Map(Object.values(model.functions).map((fn) => [accessKeyOf(fn), fn.logicalId]));
   const sessionOfFunction = (id: string) => sessionOf(model.roles[model.functions[id]!.roleId]!.arn, id);
   const aws = await startAwsEndpoint({
@@ -216,6 +218,7 @@ async function main(): Promise<void> {
     principals,
     authorize: (call) => checker.authorize(call),
     sessionOf: sessionOfFunction,
+    schedules,
     // Told at once, as one line: in the cloud this call would have failed with AccessDeniedException.
     onDenied: (call, reason) =>
       process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), message: 'AWS call denied', ...call, reason })}\n`),
@@ -332,12 +335,39 @@ async function main(): Promise<void> {
     );
   }
 
+  for (const rule of model.schedules) {
+    const event = () => ({
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: SIM_ACCOUNT,
+      time: new Date().toISOString(),
+      region,
+      resources: [`arn:aws:events:${region}:${SIM_ACCOUNT}:rule/${rule.logicalId}`],
+      detail: {},
+    });
+    schedules.set(rule.logicalId, () => invoke(rule.functionId)(event(), {}));
+    // At the rule's rate, as EventBridge fires it (one run at a time); POST <AWS>/__sim/schedules/<rule> fires it now.
+    let running = false;
+    setInterval(() => {
+      if (running || stopping) return;
+      running = true;
+      void schedules.get(rule.logicalId)!()
+        .catch((error: unknown) => process.stderr.write(`sim: schedule ${rule.logicalId}: ${(error as Error).message}\n`))
+        .finally(() => {
+          running = false;
+        });
+    }, rule.everyMs).unref();
+  }
+
   say(`Functions: ${Object.keys(model.functions).length} from ${out} (each a pool of single-request instances, up to ${maxInstances})`);
   say(runtimeLine);
   say(
     `Routes: ${model.http.routes.length} HTTP (+ $default → ${model.http.defaultFunction})${model.webSocket ? `, WebSocket ${Object.keys(model.webSocket.routes).join(' ')} at /ws` : ''}`,
   );
   say(`Tables: ${model.tables.map((t) => t.name).join(', ')}; streams: ${model.streams.map((s) => `${s.table} → ${s.functionId}`).join(', ') || 'none'}`);
+  say(`Schedules: ${model.schedules.map((r) => `${r.logicalId} ${r.expression} → ${r.functionId}`).join(', ') || 'none'}`);
   say(`DynamoDB: ${dynamo.endpoint} (DynamoDB Local, pid ${dynamo.pid})   IPFS: ${ipfs.url}`);
   say(
     `AWS: ${aws.url} (DynamoDB, Streams and KMS as the functions reach them; every call, and each @connections and log write, checked against the caller's role: ${aws.url}/__sim/calls)`,

@@ -127,6 +127,8 @@ export interface SimModel {
   http: { routes: SimRoute[]; defaultFunction: string | undefined };
   webSocket: { routes: Record<string, string>; stage: string } | undefined;
   streams: { logicalId: string; table: string; functionId: string; batchSize: number }[];
+  /** EventBridge rules on a schedule that invoke a function: `rate(…)` ones, as their period in ms. */
+  schedules: { logicalId: string; expression: string; everyMs: number; functionId: string }[];
   /** The execution roles, by logical id. */
   roles: Record<string, SimRole>;
   /** The KMS keys: ARN, and key policy. */
@@ -400,6 +402,32 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     streams.push({ logicalId: id, table, functionId, batchSize: Number(p.BatchSize ?? 100) });
   }
 
+  // -- scheduled rules: each target a function of the template that lets EventBridge invoke it from this rule
+  const schedules: SimModel['schedules'] = [];
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::Events::Rule') continue;
+    const p = resource.Properties ?? {};
+    if (p.State !== undefined && p.State !== 'ENABLED') continue;
+    const expression = String(p.ScheduleExpression ?? '');
+    const rate = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
+    if (!rate) throw new SimTemplateError(id, `schedule '${expression}': the simulator runs rate(…) schedules only`);
+    const everyMs = Number(rate[1]) * { minute: 60_000, hour: 3_600_000, day: 86_400_000 }[rate[2]!.replace(/s$/, '') as 'minute' | 'hour' | 'day'];
+    for (const target of (p.Targets ?? []) as Json[]) {
+      const functionId = functionIdOfArn(resolve((target as Record<string, Json>).Arn!, id), id);
+      // EventBridge invokes a function only if the function's resource policy lets this rule do it.
+      const permitted = Object.values(resources).some(
+        (r) =>
+          r.Type === 'AWS::Lambda::Permission' &&
+          r.Properties?.Principal === 'events.amazonaws.com' &&
+          r.Properties?.Action === 'lambda:InvokeFunction' &&
+          JSON.stringify(r.Properties?.FunctionName) === JSON.stringify((target as Record<string, Json>).Arn) &&
+          JSON.stringify(r.Properties?.SourceArn) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }),
+      );
+      if (!permitted) throw new SimTemplateError(id, `targets ${functionId}, whose resource policy does not let this rule invoke it`);
+      schedules.push({ logicalId: id, expression, everyMs, functionId });
+    }
+  }
+
   // -- execution roles and their policies, keys and their key policies
   const roles: Record<string, SimRole> = {};
   for (const fn of Object.values(functions)) {
@@ -432,6 +460,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     http: { routes: httpRoutes, defaultFunction },
     webSocket: Object.keys(wsRoutes).length ? { routes: wsRoutes, stage: wsStageName ?? '$default' } : undefined,
     streams,
+    schedules,
   };
 }
 

@@ -85,8 +85,8 @@ export const GROUPS = {
 export type GroupName = keyof typeof GROUPS;
 
 /**
- * Functions that no HTTP route reaches: the WebSocket API's handler ($connect, $default, $disconnect)
- * and the broadcaster fed by the ledger table's stream.
+ * Functions that no HTTP route reaches: the WebSocket API's handler ($connect, $default, $disconnect),
+ * the broadcaster fed by the ledger table's stream, and the scheduled sweep of unwritten rounds.
  */
 export const EVENT_FUNCTIONS = {
   // The rate-limit table: a connecting client's unknown keys are counted per source address, as at the HTTP edge.
@@ -95,6 +95,8 @@ export const EVENT_FUNCTIONS = {
   // The ledger table and the key: it also sends new checkpoints to the witnesses (SVC_WITNESSES), which
   // reads the chains' trees, keeps the cosignatures, and signs with the node identity (wrapped by the key).
   broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections', 'registry', 'ledger'], usesKmsKey: true },
+  // Run on a schedule: finishes rounds whose leaders left their records unwritten (shared/ledger/sweep.ts).
+  sweep: { entry: 'functions/sweep/handler.ts', tables: ['ledger'] },
 } as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey'>>;
 
 /** Unmatched requests go to this group, which answers the contract's 404 (API Gateway's `$default`). */

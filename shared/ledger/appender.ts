@@ -190,6 +190,15 @@ const PENDING_READ_LIMIT = 100;
  * so they must outlive the quiet spells of a chain; a week of them costs about $0.05 per million events stored.
  */
 const PENDING_TTL_SECONDS = 7 * 24 * 3600;
+/**
+ * Whether a round on the head has blocks without records (their bodies only in pending appends, which
+ * expire): a round its leader did not finish. Its segment alone unwritten puts nothing at risk (the head
+ * holds its metadata until the next commit, which writes the segment first).
+ */
+export function recordsUnwritten(head: ChainHead): boolean {
+  return !head.recentFlushed && (head.materialized ?? head.headIndex) < head.headIndex;
+}
+
 /** The longest a writer waits before a look for its receipt (a free lease is noticed within it). */
 const MAX_FIRST_LOOK_MS = 200;
 /** Above every pending append's key: a leader reads them all (and seals those old enough). */
@@ -560,11 +569,9 @@ export class ChainAppender {
       recent && 'round' in recent
         ? ((await this.repository.getRound(head.chainName, recent.round.id)) ?? (await this.segmentsOf(head.chainName, recent.round.first, recent.round.last)))
         : await this.recentRun(head);
-    if (!run)
-      throw new Error(
-        `the metadata of blocks ${recent && 'round' in recent ? `${recent.round.first}…${recent.round.last}` : ''} of '${head.chainName}' is missing`,
-      );
-    if (run.blocks.length === 0) return { ...head, recent: null };
+    if (!run && recent && 'round' in recent)
+      throw new Error(`the metadata of blocks ${recent.round.first}…${recent.round.last} of '${head.chainName}' is missing`);
+    if (!run || run.blocks.length === 0) return { ...head, recent: null };
     const materialized = head.materialized ?? head.headIndex;
     const unwritten = run.blocks.filter((b) => b.index > materialized);
     const blocks: Block[] = [];
@@ -1147,6 +1154,34 @@ export class ChainAppender {
     if (ownError) throw ownError;
     if (own && !ownBlocks) throw new ChainContendedError(chainName, this.options.maxAttempts);
     return { blocks: ownBlocks };
+  }
+
+  /**
+   * Finishes the chain's newest round if its leader left it unwritten (died between its commit and its
+   * records, or its writes were refused) and nobody holds the lease: its records from the pending appends,
+   * its segment, and the head saying so. Nothing else: no pending append is sealed. The scheduled sweep
+   * calls it, so that such a round never waits for the chain's next append (its bodies expire with TTL).
+   * 'written': nothing to finish; 'leased': someone holds the lease (its holder finishes it, or a later sweep).
+   */
+  async finishAbandoned(chainName: string): Promise<'finished' | 'written' | 'leased'> {
+    const head = await this.repository.getHead(chainName);
+    if (!head) throw new ChainNotFoundError(chainName);
+    if (!recordsUnwritten(head)) return 'written';
+    if (head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs()) return 'leased';
+    const lease = await this.takeLease(chainName);
+    if (!lease.head) throw new ChainNotFoundError(chainName);
+    if (!lease.acquired) return 'leased';
+    let flushed: ChainHead | undefined;
+    try {
+      flushed = await this.flushRecent(lease.head);
+    } finally {
+      await withGrace<unknown>(500, () =>
+        flushed
+          ? this.repository.finishRound(chainName, this.writerId, flushed.headIndex, flushed.headIndex)
+          : this.repository.releaseLease(chainName, this.writerId),
+      ).catch(() => undefined);
+    }
+    return 'finished';
   }
 
   /** After a commit whose outcome stayed unknown: the lease again (ours still, or free), or give up. */

@@ -19,6 +19,10 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ChainAppender } from '#shared/ledger/appender';
+import { createLedger } from '#shared/ledger/ledger';
+import { createDynamoClient } from '#shared/storage/client';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { ensureAssembly } from '#infra/sim/assembly';
 import type { RecordedCall } from '#infra/sim/aws-endpoint';
 import { createPermissionChecker } from '#infra/sim/permissions';
@@ -105,7 +109,7 @@ describe('npm run sim: the synthesized template, served', () => {
     const head = await client.send(new GetCommand({ TableName: `${STACK}-ledger`, Key: { pk: 'CHAIN#sim-check', sk: 'HEAD' } }));
     client.destroy();
     assert.ok(head.Item, "the chain head is in the template's table, not in a table of the local defaults");
-    assert.match(sim!.output(), /Functions: 9 from .*sim-assembly-/);
+    assert.match(sim!.output(), /Functions: 10 from .*sim-assembly-/);
     // The documented mapping: the WebSocket stage's URL the template gives the docs function is this server's /ws.
     const config = await call(sim!.url, 'GET', '/explorer/config.json');
     assert.equal(config.body.ws_url, `${sim!.url.replace(/^http/, 'ws')}/ws`);
@@ -250,6 +254,52 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     const personal = { i: { entityId: 'g', eventType: 'graphql', subjectId: 'subj-graphql', details: { name: 'Bob' } } };
     const sealed = await call(sim!.url, 'POST', '/graphql', { query, variables: personal }, admin);
     assert.equal(sealed.body.data?.addEvent?.success, true, sealed.text);
+  });
+
+  it('the hourly sweep finishes a round whose records DynamoDB refused, so its body does not expire with its pending append', async () => {
+    assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-sweep/create', undefined, admin)).status, 201);
+    assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-sweep/events', { entity_id: 's', event_type: 'first' }, admin)).status, 200);
+    // Another writer, outside the sim, whose round's records DynamoDB refuses: its commit lands, its caller
+    // is told it failed, and the block's body is left in its pending append (which expires in 7 days).
+    const client = createDynamoClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1' });
+    const repository = createLedgerRepository({ client, tableName: `${STACK}-ledger` });
+    const refusing = new Proxy(repository, {
+      get: (target, name, receiver) =>
+        name === 'writeRound'
+          ? async () => {
+              throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+            }
+          : Reflect.get(target, name, receiver),
+    });
+    const writer = createLedger({ repository: refusing, appender: new ChainAppender(refusing, { maxAttempts: 3, batchMax: 99 }) });
+    await assert.rejects(
+      writer.appendEvent('sim-sweep', {
+        entity_id: 's',
+        event_type: 'refused',
+        details: { n: 2 },
+        details_cid: null,
+        details_nonce: null,
+        details_metadata: null,
+        is_offchain: false,
+      }),
+    );
+    const head = (await repository.getHead('sim-sweep'))!;
+    assert.equal(head.headIndex, 2, 'the block is on the chain');
+    assert.ok((head.materialized ?? 0) < 2, 'its record is not written');
+    // EventBridge fires the rule (here at once rather than within the hour): the sweep function, as its role.
+    const rule = Object.keys(templateOf(assembly).Resources).find((id) => id.startsWith('SweepSchedule'))!;
+    const awsUrl = /^AWS: (http:\/\/\S+)/m.exec(sim!.output())![1];
+    const fired = await fetch(`${awsUrl}/__sim/schedules/${rule}`, { method: 'POST' });
+    const result = (await fired.json()) as { result: { finished: number; failed: number } };
+    assert.equal(fired.status, 200, JSON.stringify(result));
+    assert.ok(result.result.finished >= 1 && result.result.failed === 0, JSON.stringify(result));
+    const after = (await repository.getHead('sim-sweep'))!;
+    assert.equal(after.recentFlushed, true, 'the head says the round is written');
+    assert.equal((await repository.getRecords('sim-sweep', [{ index: 2, hash: after.headHash }], true)).size, 1, 'the record is there');
+    client.destroy();
+    const block = await call(sim!.url, 'GET', '/api/v1/chains/sim-sweep/blocks/2', undefined, admin);
+    assert.equal(block.body.events?.[0]?.event_type, 'refused', block.text);
+    assert.equal((await call(sim!.url, 'GET', '/api/v1/chains/sim-sweep/verify', undefined, admin)).body.valid, true);
   });
 
   after(async () => {

@@ -230,6 +230,30 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     assert.equal(all[broadcastId]!.Properties.Role['Fn::GetAtt'][0], role);
   });
 
+  it('runs the sweep of unwritten rounds every hour (EventBridge may invoke it, nothing else), and alarms on its errors', () => {
+    const all = resources();
+    const sweepId = Object.keys(all).find((id) => functionGroupSafe(id) === 'sweep')!;
+    assert.ok(sweepId, 'a sweep function');
+    const rules = Object.entries(all).filter(([, r]) => r.Type === 'AWS::Events::Rule');
+    assert.equal(rules.length, 1);
+    const [ruleId, rule] = rules[0]!;
+    assert.equal(rule.Properties.ScheduleExpression, 'rate(1 hour)', "well inside the 7 days a round's pending appends are kept");
+    assert.deepEqual(
+      rule.Properties.Targets.map((t: any) => t.Arn),
+      [{ 'Fn::GetAtt': [sweepId, 'Arn'] }],
+    );
+    const permissions = Object.values(all).filter((r) => r.Type === 'AWS::Lambda::Permission' && r.Properties.Principal === 'events.amazonaws.com');
+    assert.deepEqual(
+      permissions.map((p) => [p.Properties.FunctionName, p.Properties.SourceArn]),
+      [[{ 'Fn::GetAtt': [sweepId, 'Arn'] }, { 'Fn::GetAtt': [ruleId, 'Arn'] }]],
+    );
+    const errors = Object.values(all).filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && r.Properties.MetricName === 'Errors');
+    assert.deepEqual(
+      errors.map((a) => a.Properties.Dimensions),
+      [[{ Name: 'FunctionName', Value: { Ref: sweepId } }]],
+    );
+  });
+
   it('alarms on 5xx, latency and throttles, and outputs the URL', () => {
     const alarms = Object.values(resources()).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
     const metrics = alarms.map((a) => a.Properties.MetricName);

@@ -1,11 +1,16 @@
 /**
  * Stop the service and start it again on the same data dir: every chain and block is still there and
- * still links, and appends continue where they stopped.
+ * still links, and appends continue where they stopped. A round whose records DynamoDB refused is
+ * finished by the scheduled sweep, not left to expire with its pending appends.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ChainAppender } from '#shared/ledger/appender';
 import { hashBlock } from '#shared/ledger/hashing';
-import { call, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { createLedger } from '#shared/ledger/ledger';
+import { createDynamoClient } from '#shared/storage/client';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
+import { call, isAlive, removeDir, startStack, stopAndRemove, tempDataDir } from '#test/support/stack';
 
 const dataDir = tempDataDir('durable');
 after(() => removeDir(dataDir));
@@ -54,6 +59,43 @@ describe('Durability across a restart', () => {
       assert.equal(block.previous_hash, before.blocks.orders!.at(-1).hash);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('runs the sweep on its schedule: a round whose records DynamoDB refused gets them before its pending appends could expire', async () => {
+    const stack = await startStack({ dataDir: tempDataDir('sweep'), env: { SVC_SWEEP_INTERVAL_MS: '500' } });
+    const client = createDynamoClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1' });
+    try {
+      assert.equal((await call(stack.url, 'POST', '/api/v1/chains/orders/create')).status, 201);
+      assert.equal((await call(stack.url, 'POST', '/api/v1/chains/orders/events', { entity_id: 'e', event_type: 'first' })).status, 200);
+      // A writer whose round's records are refused: its commit lands, its caller is told it failed, and nobody
+      // appends to the chain again.
+      const repository = createLedgerRepository({ client, tableName: 'ledger' });
+      const refusing = new Proxy(repository, {
+        get: (target, name, receiver) =>
+          name === 'writeRound'
+            ? async () => {
+                throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+              }
+            : Reflect.get(target, name, receiver),
+      });
+      const writer = createLedger({ repository: refusing, appender: new ChainAppender(refusing, { maxAttempts: 3, batchMax: 99 }) });
+      const draft = { entity_id: 'e', event_type: 'refused', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false };
+      await assert.rejects(writer.appendEvent('orders', draft));
+      assert.ok(((await repository.getHead('orders'))!.materialized ?? 0) < 2, 'its record is not written');
+      let head = await repository.getHead('orders');
+      for (const end = Date.now() + 15_000; Date.now() < end && !head?.recentFlushed; ) {
+        await new Promise((r) => setTimeout(r, 200));
+        head = await repository.getHead('orders');
+      }
+      assert.equal(head?.recentFlushed, true, `the sweep finished the round:\n${stack.output().slice(-2_000)}`);
+      assert.equal((await repository.getRecords('orders', [{ index: 2, hash: head!.headHash }], true)).size, 1, 'its record is written');
+      const block = await call(stack.url, 'GET', '/api/v1/chains/orders/blocks/2');
+      assert.equal(block.body.events?.[0]?.event_type, 'refused', block.text);
+      assert.equal((await call(stack.url, 'GET', '/api/v1/chains/orders/verify')).body.valid, true);
+    } finally {
+      client.destroy();
+      await stopAndRemove(stack);
     }
   });
 });

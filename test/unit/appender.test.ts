@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DependencyUnavailableError, IdempotencyKeyReusedError, UnprocessableError } from '#shared/errors';
 import { ChainAppender } from '#shared/ledger/appender';
+import { finishAbandonedRounds } from '#shared/ledger/sweep';
 import type { EventDraft } from '#shared/ledger/events';
 import { hashBlock } from '#shared/ledger/hashing';
 import { createLedger, type Ledger } from '#shared/ledger/ledger';
@@ -498,6 +499,45 @@ describe('appending (offline, in-memory repository)', () => {
       assert.equal(repository.recordsOf('orders').length, size + 2, 'every block has its record');
     });
   }
+
+  it('the sweep finishes a round its leader left unwritten, before TTL takes its bodies; it leaves written and leased chains alone', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [leader, other, sweeper] = [instance(repository, clock), instance(repository, clock), instance(repository, clock)];
+    for (const name of ['orders', 'quiet', 'busy']) {
+      await leader!.createSubChain(name);
+      await leader!.appendEvent(name, draft('first'));
+    }
+    // DynamoDB refuses the round's records (through every retry): the commit stands (its caller was told it
+    // failed), the body waits in its pending append, and nobody appends to the chain again.
+    repository.faults.set('writeRound', [Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' })]);
+    await assert.rejects(instance(repository, clock).appendEvent('orders', draft('leader')));
+    assert.equal((await repository.getHead('orders'))!.headIndex, 2, 'the block is on the chain');
+    assert.ok(!repository.recordsOf('orders').some((b) => b.index === 2), 'its record is not written');
+    await other!.appendEvent('quiet', draft('other'));
+    // On 'busy', another instance holds the lease over an unwritten round.
+    repository.faults.set('writeRound', [Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' })]);
+    await assert.rejects(instance(repository, clock).appendEvent('busy', draft('other')));
+    await clock.sleep(2_000);
+    await repository.acquireLease('busy', 'someone', clock.now() * 1000, clock.now() * 1000 + 60_000);
+    const result = await finishAbandonedRounds({ repository, appender: appenders.get(sweeper!)! }, () => 60_000);
+    assert.deepEqual(result.finished, ['orders']);
+    assert.deepEqual(result.leased, ['busy']);
+    assert.deepEqual(result.failed, []);
+    assert.equal(result.chains, 4, 'the Main Chain and the three Sub-Chains');
+    const head = (await repository.getHead('orders'))!;
+    assert.equal(head.recentFlushed, true, 'the head says the round is written');
+    assert.equal(head.turnHolder ?? null, null, 'and the lease is given back');
+    // A week later the pending appends are gone: the block is read from its record.
+    repository.expireAll();
+    const blocks = repository.recordsOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(
+      blocks.slice(1).map((b) => b.events[0]?.entity_id),
+      ['first', 'leader'],
+    );
+    assert.deepEqual((await finishAbandonedRounds({ repository, appender: appenders.get(sweeper!)! }, () => 60_000)).finished, [], 'nothing left to finish');
+  });
 
   it('writes again an append that landed below the cursor after a leader read past it, and seals it once', async () => {
     const repository = createMemoryLedgerRepository();

@@ -232,6 +232,31 @@ describe('the simulator reads a cloud assembly', () => {
     refusal((t) => (t.Resources.Api.Properties.Environment.Variables.X = { 'Fn::If': ['c', 'a', 'b'] }), /uses Fn::If/, 'Api (environment X)');
   });
 
+  it('runs a rate(…) schedule on its target function only when the function lets that rule invoke it', () => {
+    const scheduled = (t: any, permitted = true) => {
+      t.Resources.Hourly = {
+        Type: 'AWS::Events::Rule',
+        Properties: { ScheduleExpression: 'rate(1 hour)', State: 'ENABLED', Targets: [{ Arn: { 'Fn::GetAtt': ['Api', 'Arn'] }, Id: 'Target0' }] },
+      };
+      if (permitted) {
+        t.Resources.HourlyPermission = {
+          Type: 'AWS::Lambda::Permission',
+          Properties: {
+            Action: 'lambda:InvokeFunction',
+            FunctionName: { 'Fn::GetAtt': ['Api', 'Arn'] },
+            Principal: 'events.amazonaws.com',
+            SourceArn: { 'Fn::GetAtt': ['Hourly', 'Arn'] },
+          },
+        };
+      }
+      return t;
+    };
+    const model = modelFromTemplate(scheduled(template()), assets, mapping);
+    assert.deepEqual(model.schedules, [{ logicalId: 'Hourly', expression: 'rate(1 hour)', everyMs: 3_600_000, functionId: 'Api' }]);
+    refusal((t) => scheduled(t, false), /resource policy does not let this rule invoke it/, 'Hourly');
+    refusal((t) => (scheduled(t).Resources.Hourly.Properties.ScheduleExpression = 'cron(0 * * * ? *)'), /rate\(…\) schedules only/, 'Hourly');
+  });
+
   it('stops at an environment the function cannot run with', () => {
     const model = modelFromTemplate(template(), assets, mapping);
     const settings = {
