@@ -190,14 +190,6 @@ const PENDING_READ_LIMIT = 100;
  * so they must outlive the quiet spells of a chain; a week of them costs about $0.05 per million events stored.
  */
 const PENDING_TTL_SECONDS = 7 * 24 * 3600;
-/**
- * Whether a round on the head has blocks without records (their bodies only in pending appends, which
- * expire): a round its leader did not finish. Its segment alone unwritten puts nothing at risk (the head
- * holds its metadata until the next commit, which writes the segment first).
- */
-export function recordsUnwritten(head: ChainHead): boolean {
-  return !head.recentFlushed && (head.materialized ?? head.headIndex) < head.headIndex;
-}
 
 /** The longest a writer waits before a look for its receipt (a free lease is noticed within it). */
 const MAX_FIRST_LOOK_MS = 200;
@@ -238,6 +230,15 @@ const PROOF_SUPERSEDED = 'proof-superseded';
 const CLAIM_LOST = 'idempotency-claim-lost';
 
 const refKey = (ref: PendingRef) => `${ref.shard}|${ref.sk}`;
+
+/**
+ * Whether a round on the head has blocks without records (their bodies only in pending appends, which
+ * expire): a round its leader did not finish. Its segment alone unwritten puts nothing at risk (the head
+ * holds its metadata until the next commit, which writes the segment first).
+ */
+export function recordsUnwritten(head: ChainHead): boolean {
+  return !head.recentFlushed && (head.materialized ?? head.headIndex) < head.headIndex;
+}
 
 export class ChainAppender {
   /** Names this instance in leases. */

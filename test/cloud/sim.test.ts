@@ -19,10 +19,6 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ChainAppender } from '#shared/ledger/appender';
-import { createLedger } from '#shared/ledger/ledger';
-import { createDynamoClient } from '#shared/storage/client';
-import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { ensureAssembly } from '#infra/sim/assembly';
 import type { RecordedCall } from '#infra/sim/aws-endpoint';
 import { createPermissionChecker } from '#infra/sim/permissions';
@@ -31,6 +27,7 @@ import { KEPT_WITHOUT_USE } from '#infra/cdk/permissions';
 import { freePort } from '#infra/local/ports';
 import { call, expectStartFailure, integrationFailureLine, keysCli, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
+import { appendWithRecordsRefused } from '#test/support/refused-round';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
 import WebSocket from 'ws';
 
@@ -261,31 +258,12 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-sweep/events', { entity_id: 's', event_type: 'first' }, admin)).status, 200);
     // Another writer, outside the sim, whose round's records DynamoDB refuses: its commit lands, its caller
     // is told it failed, and the block's body is left in its pending append (which expires in 7 days).
-    const client = createDynamoClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1' });
-    const repository = createLedgerRepository({ client, tableName: `${STACK}-ledger` });
-    const refusing = new Proxy(repository, {
-      get: (target, name, receiver) =>
-        name === 'writeRound'
-          ? async () => {
-              throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-            }
-          : Reflect.get(target, name, receiver),
-    });
-    const writer = createLedger({ repository: refusing, appender: new ChainAppender(refusing, { maxAttempts: 3, batchMax: 99 }) });
-    await assert.rejects(
-      writer.appendEvent('sim-sweep', {
-        entity_id: 's',
-        event_type: 'refused',
-        details: { n: 2 },
-        details_cid: null,
-        details_nonce: null,
-        details_metadata: null,
-        is_offchain: false,
-      }),
+    const { repository, index, close } = await appendWithRecordsRefused(
+      { endpoint: sim!.dynamoEndpoint, tableName: `${STACK}-ledger` },
+      'sim-sweep',
+      'refused',
     );
-    const head = (await repository.getHead('sim-sweep'))!;
-    assert.equal(head.headIndex, 2, 'the block is on the chain');
-    assert.ok((head.materialized ?? 0) < 2, 'its record is not written');
+    assert.equal(index, 2);
     // EventBridge fires the rule (here at once rather than within the hour): the sweep function, as its role.
     const rule = Object.keys(templateOf(assembly).Resources).find((id) => id.startsWith('SweepSchedule'))!;
     const awsUrl = /^AWS: (http:\/\/\S+)/m.exec(sim!.output())![1];
@@ -296,7 +274,7 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     const after = (await repository.getHead('sim-sweep'))!;
     assert.equal(after.recentFlushed, true, 'the head says the round is written');
     assert.equal((await repository.getRecords('sim-sweep', [{ index: 2, hash: after.headHash }], true)).size, 1, 'the record is there');
-    client.destroy();
+    close();
     const block = await call(sim!.url, 'GET', '/api/v1/chains/sim-sweep/blocks/2', undefined, admin);
     assert.equal(block.body.events?.[0]?.event_type, 'refused', block.text);
     assert.equal((await call(sim!.url, 'GET', '/api/v1/chains/sim-sweep/verify', undefined, admin)).body.valid, true);

@@ -5,11 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ChainAppender } from '#shared/ledger/appender';
 import { hashBlock } from '#shared/ledger/hashing';
-import { createLedger } from '#shared/ledger/ledger';
-import { createDynamoClient } from '#shared/storage/client';
-import { createLedgerRepository } from '#shared/storage/ledger-repository';
+import { appendWithRecordsRefused } from '#test/support/refused-round';
 import { call, isAlive, removeDir, startStack, stopAndRemove, tempDataDir } from '#test/support/stack';
 
 const dataDir = tempDataDir('durable');
@@ -64,25 +61,15 @@ describe('Durability across a restart', () => {
 
   it('runs the sweep on its schedule: a round whose records DynamoDB refused gets them before its pending appends could expire', async () => {
     const stack = await startStack({ dataDir: tempDataDir('sweep'), env: { SVC_SWEEP_INTERVAL_MS: '500' } });
-    const client = createDynamoClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1' });
+    let close: (() => void) | undefined;
     try {
       assert.equal((await call(stack.url, 'POST', '/api/v1/chains/orders/create')).status, 201);
       assert.equal((await call(stack.url, 'POST', '/api/v1/chains/orders/events', { entity_id: 'e', event_type: 'first' })).status, 200);
       // A writer whose round's records are refused: its commit lands, its caller is told it failed, and nobody
-      // appends to the chain again.
-      const repository = createLedgerRepository({ client, tableName: 'ledger' });
-      const refusing = new Proxy(repository, {
-        get: (target, name, receiver) =>
-          name === 'writeRound'
-            ? async () => {
-                throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-              }
-            : Reflect.get(target, name, receiver),
-      });
-      const writer = createLedger({ repository: refusing, appender: new ChainAppender(refusing, { maxAttempts: 3, batchMax: 99 }) });
-      const draft = { entity_id: 'e', event_type: 'refused', details: {}, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false };
-      await assert.rejects(writer.appendEvent('orders', draft));
-      assert.ok(((await repository.getHead('orders'))!.materialized ?? 0) < 2, 'its record is not written');
+      // appends to the chain again. (With SVC_SWEEP_INTERVAL_MS=0 this test fails: nothing writes the record.)
+      const refused = await appendWithRecordsRefused({ endpoint: stack.dynamoEndpoint, tableName: 'ledger', sweepRuns: true }, 'orders', 'refused');
+      close = refused.close;
+      const { repository } = refused;
       let head = await repository.getHead('orders');
       for (const end = Date.now() + 15_000; Date.now() < end && !head?.recentFlushed; ) {
         await new Promise((r) => setTimeout(r, 200));
@@ -94,7 +81,7 @@ describe('Durability across a restart', () => {
       assert.equal(block.body.events?.[0]?.event_type, 'refused', block.text);
       assert.equal((await call(stack.url, 'GET', '/api/v1/chains/orders/verify')).body.valid, true);
     } finally {
-      client.destroy();
+      close?.();
       await stopAndRemove(stack);
     }
   });
