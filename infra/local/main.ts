@@ -26,6 +26,7 @@ import { reportIntegrationErrors } from './integration-errors.ts';
 import { createMetrics } from '#shared/metrics/metrics';
 import { createSharedCounters } from '#shared/storage/metrics-repository';
 import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
+import { everyOneAtATime } from './schedule.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { serveWebSocketApi } from './websocket.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -230,17 +231,11 @@ async function main(): Promise<void> {
   // The sweep of unwritten rounds, as the cloud stack's hourly rule runs it: one at a time, never from an
   // instance's own timer (this is the scheduler's, outside every instance).
   if (config.SVC_SWEEP_INTERVAL_MS > 0) {
-    let sweeping = false;
-    setInterval(() => {
-      if (sweeping) return;
-      sweeping = true;
-      functions
-        .sweep({ source: 'local.schedule', 'detail-type': 'Scheduled Event' }, {} as never)
-        .catch((error: unknown) => process.stderr.write(`sweep: ${(error as Error).message}\n`))
-        .finally(() => {
-          sweeping = false;
-        });
-    }, config.SVC_SWEEP_INTERVAL_MS).unref();
+    everyOneAtATime(
+      config.SVC_SWEEP_INTERVAL_MS,
+      () => functions.sweep({ source: 'local.schedule', 'detail-type': 'Scheduled Event' }, {} as never),
+      (error) => process.stderr.write(`sweep: ${(error as Error).message}\n`),
+    );
   }
 
   // Fault injection for failure tests: SIGUSR2 stops one busy ledger instance abruptly, mid-request, as a

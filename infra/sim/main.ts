@@ -44,6 +44,7 @@ import { InstancePool } from '../local/instance-pool.ts';
 import { startIpfsNode, type IpfsNode } from '../local/ipfs-node.ts';
 import { freePort, isPortFree } from '../local/ports.ts';
 import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
+import { everyOneAtATime } from '../local/schedule.ts';
 import { serveWebSocketApi } from '../local/websocket.ts';
 import { ensureAssembly } from './assembly.ts';
 import { accessKeyOf as awsAccessKeyOf, denialMessage, startAwsEndpoint } from './aws-endpoint.ts';
@@ -349,16 +350,12 @@ async function main(): Promise<void> {
     });
     schedules.set(rule.logicalId, () => invoke(rule.functionId)(event(), {}));
     // At the rule's rate, as EventBridge fires it (one run at a time); POST <AWS>/__sim/schedules/<rule> fires it now.
-    let running = false;
-    setInterval(() => {
-      if (running || stopping) return;
-      running = true;
-      void schedules.get(rule.logicalId)!()
-        .catch((error: unknown) => process.stderr.write(`sim: schedule ${rule.logicalId}: ${(error as Error).message}\n`))
-        .finally(() => {
-          running = false;
-        });
-    }, rule.everyMs).unref();
+    everyOneAtATime(
+      rule.everyMs,
+      schedules.get(rule.logicalId)!,
+      (error) => process.stderr.write(`sim: schedule ${rule.logicalId}: ${(error as Error).message}\n`),
+      () => stopping,
+    );
   }
 
   say(`Functions: ${Object.keys(model.functions).length} from ${out} (each a pool of single-request instances, up to ${maxInstances})`);

@@ -538,9 +538,9 @@ export class ChainAppender {
     const recent = head.recent;
     if (!recent) return undefined;
     if ('run' in recent) return recent.run;
-    const run = await this.repository.getRound(head.chainName, recent.round.id);
-    // Gone (TTL) after its segment was written: the segments have it.
-    if (!run && head.recentFlushed) return undefined;
+    // A round item gone (TTL) after its segment was written: the segments have the same metadata.
+    const run =
+      (await this.repository.getRound(head.chainName, recent.round.id)) ?? (await this.segmentsOf(head.chainName, recent.round.first, recent.round.last));
     if (!run) throw new Error(`the metadata of blocks ${recent.round.first}…${recent.round.last} of '${head.chainName}' is missing`);
     return run;
   }
@@ -565,13 +565,7 @@ export class ChainAppender {
    */
   private async flushRecent(head: ChainHead): Promise<ChainHead> {
     if (head.recentFlushed) return { ...head, recent: null, recentFlushed: false };
-    const recent = head.recent;
-    const run =
-      recent && 'round' in recent
-        ? ((await this.repository.getRound(head.chainName, recent.round.id)) ?? (await this.segmentsOf(head.chainName, recent.round.first, recent.round.last)))
-        : await this.recentRun(head);
-    if (!run && recent && 'round' in recent)
-      throw new Error(`the metadata of blocks ${recent.round.first}…${recent.round.last} of '${head.chainName}' is missing`);
+    const run = await this.recentRun(head);
     if (!run || run.blocks.length === 0) return { ...head, recent: null };
     const materialized = head.materialized ?? head.headIndex;
     const unwritten = run.blocks.filter((b) => b.index > materialized);
@@ -599,9 +593,12 @@ export class ChainAppender {
     return { ...head, recent: null, materialized: head.headIndex };
   }
 
-  /** The metadata of blocks first…last from their segments (strongly consistent), if they are all there. */
+  /**
+   * The metadata of blocks first…last from their segments (strongly consistent), if they are all there. Up to
+   * one segment per block is read (a segment holds one at least); the read is priced by its bytes, not its limit.
+   */
   private async segmentsOf(chainName: string, first: number, last: number): Promise<MetaRun | undefined> {
-    const runs = await this.repository.readSegments(chainName, first, Math.max(1, Math.ceil((last - first + 1) / 8) + 1), true);
+    const runs = await this.repository.readSegments(chainName, first, last - first + 1, true);
     const blocks = runs.flatMap((r) => r.blocks).filter((b) => b.index >= first && b.index <= last);
     const start = runs.find((r) => r.blocks.some((b) => b.index === first));
     if (!start || blocks.length !== last - first + 1) return undefined;
@@ -1144,12 +1141,7 @@ export class ChainAppender {
       // Given back saying what is written: with the newest blocks in a segment, the head drops their metadata.
       if (leased) {
         this.counters.roundWrites += 1;
-        const flushed = head.recent === null && head.materialized === head.headIndex;
-        await withGrace<unknown>(500, () =>
-          flushed
-            ? this.repository.finishRound(chainName, this.writerId, head.headIndex, head.headIndex)
-            : this.repository.releaseLease(chainName, this.writerId),
-        ).catch(() => undefined);
+        await this.giveBack(chainName, head);
       }
     }
     if (ownError) throw ownError;
@@ -1172,17 +1164,25 @@ export class ChainAppender {
     const lease = await this.takeLease(chainName);
     if (!lease.head) throw new ChainNotFoundError(chainName);
     if (!lease.acquired) return 'leased';
-    let flushed: ChainHead | undefined;
+    let held = lease.head;
     try {
-      flushed = await this.flushRecent(lease.head);
+      held = await this.flushRecent(held);
     } finally {
-      await withGrace<unknown>(500, () =>
-        flushed
-          ? this.repository.finishRound(chainName, this.writerId, flushed.headIndex, flushed.headIndex)
-          : this.repository.releaseLease(chainName, this.writerId),
-      ).catch(() => undefined);
+      await this.giveBack(chainName, held);
     }
     return 'finished';
+  }
+
+  /**
+   * Gives the lease back, saying what is written: with the newest blocks in a segment (`head` has no
+   * unflushed metadata and every record written), the head drops their metadata. Within a grace; a failure
+   * leaves the lease to expire (the next holder, or the sweep, finishes what the head says is unwritten).
+   */
+  private async giveBack(chainName: string, head: ChainHead): Promise<void> {
+    const flushed = head.recent === null && head.materialized === head.headIndex;
+    await withGrace<unknown>(500, () =>
+      flushed ? this.repository.finishRound(chainName, this.writerId, head.headIndex, head.headIndex) : this.repository.releaseLease(chainName, this.writerId),
+    ).catch(() => undefined);
   }
 
   /** After a commit whose outcome stayed unknown: the lease again (ours still, or free), or give up. */
