@@ -20,8 +20,10 @@ export function createHandler(core: Core) {
       chains: result.chains,
       finished: result.finished.length,
       leased: result.leased.length,
-      unvisited: result.unvisited.length,
       failed: result.failed.length,
+      resumed: result.resumed,
+      reached_end: result.reachedEnd,
+      ...(result.stoppedAfter !== undefined ? { stopped_after: result.stoppedAfter } : {}),
     };
     logger.info('sweep', { ...summary, ...(result.finished.length ? { finished_chains: result.finished } : {}) });
     if (result.failed.length > 0)

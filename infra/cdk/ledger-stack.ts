@@ -447,7 +447,7 @@ export class LedgerStack extends Stack {
     });
     Validations.of(sweepSchedule).acknowledge({
       id: 'Serverless::Serverless-EventBusDLQ',
-      reason: "A scheduled event carries nothing to replay: one the target missed is the next hour's sweep, which looks at every chain again.",
+      reason: "A scheduled event carries nothing to replay: the sweep keeps its place in the chain list in the table, and the next hour's goes on from there.",
     });
     alarm(this, 'SweepErrors', 'The sweep of unwritten rounds failed: its log names each chain and the cause', {
       metric: sweep.metricErrors({ period: Duration.hours(1) }),

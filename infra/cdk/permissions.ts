@@ -67,7 +67,8 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
     ledger: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'],
   },
   // The scheduled sweep: the chain list and segments (Query), heads, records and pending appends (BatchGetItem),
-  // a head and a round item (GetItem), the lease and the finish (UpdateItem), records and segments (BatchWriteItem).
+  // a head, a round item and its place in the list (GetItem), the lease, the finish and its place (UpdateItem),
+  // records and segments (BatchWriteItem).
   sweep: { ledger: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'BatchWriteItem'] },
 };
 

@@ -111,7 +111,8 @@ const RESOLVE_CONCURRENCY = 8;
 /** How long a subject's erasure may go without its Main Chain event before a later erasure writes it. */
 const ERASURE_EVENT_GRACE_MS = 60_000;
 
-function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
+/** A chain as it is made: its head and genesis block (`now` in epoch seconds). */
+export function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
   const timestamp = Math.round(now * 1000) / 1000;
   const genesis = sealBlock({ index: 0, chain_name: name, timestamp, previous_hash: ZERO_HASH, events: [] });
   const { frontier } = extendTree([], 0, [genesis.hash]);

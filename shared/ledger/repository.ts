@@ -142,6 +142,16 @@ export interface LedgerStorage {
   lookHead(chainName: string): Promise<ChainHead | undefined>;
   /** Every chain head, Main Chain first, then Sub-Chains by name. */
   listHeads(): Promise<ChainHead[]>;
+  /**
+   * Up to `limit` chains of the list after `after` (a position an earlier page answered; undefined: from the
+   * start), in the list's order, each with its head read eventually consistent (a chain whose head is not
+   * there yet is left out). `next`: where the following page starts; undefined once the list has ended.
+   */
+  listHeadsPage(after: string | undefined, limit: number): Promise<{ heads: { position: string; head: ChainHead }[]; next?: string }>;
+  /** Where the sweep of unwritten rounds goes on in the chain list (a page's position); undefined: from the start. */
+  getSweepPosition(): Promise<string | undefined>;
+  /** Saves (or, undefined, clears: the next sweep starts from the list's start) where the sweep goes on. */
+  saveSweepPosition(after: string | undefined): Promise<void>;
   countSubChains(): Promise<number>;
   /** Writes all the chains or none (heads and genesis records); `exists` names the chains that were already there. */
   createChains(chains: NewChain[]): Promise<CreateChainsResult>;

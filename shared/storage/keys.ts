@@ -18,6 +18,7 @@
  *   round        pk = ROUND#<name>   sk = <round id>   (a large round's metadata until its segment is written; TTL)
  *   seal         pk = SEAL#<name>#<shard>   sk = <round's last index, 12 digits>   (the blocks a round sealed from one shard's pending appends; TTL)
  *   pending      pk = PENDING#<name>#<shard>   sk = <ms, 13 digits>#<12 hex>   (an append's drafts, for a leader to seal; TTL)
+ *   sweep        pk = SWEEP   sk = POSITION   (where the sweep of unwritten rounds goes on in the chain list: its last sk)
  *   refusal      pk = REFUSED#<name>   sk = <shard>#<pending sk>   (why a pending append was refused; TTL)
  *   idempotency  pk = IDEMPOTENCY#<chain>#<caller>#<key>   sk = IDEMPOTENCY   (an Idempotency-Key's hold, then its result; TTL)
  *   tile         pk = TILE#<chain>#<tile index mod 16>   sk = <tile path>, e.g. tile/0/x001/234   (a full C2SP tile, written once)
@@ -30,6 +31,8 @@ const TIMESTAMP_MS_DIGITS = 15;
 export const HEAD_SK = 'HEAD';
 export const BLOCK_SK_PREFIX = 'BLOCK#';
 export const CHAINS_PARTITION = 'CHAINS';
+/** The sweep's place in the chain list (shared/ledger/sweep.ts): one item, outside the list. */
+export const SWEEP_POSITION_KEY = { pk: 'SWEEP', sk: 'POSITION' } as const;
 
 export const CONNECTIONS_INDEXES = { byFilter: 'by-filter' } as const;
 

@@ -28,7 +28,17 @@ import { createBlockStorage } from './ledger-blocks.ts';
 import { createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { batchGetAll, queryAll as queryAllPages, send, writeIf } from './requests.ts';
-import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, IDEMPOTENCY_SK, idempotencyPk, SUB_CHAINS_SK_PREFIX, chainPk, entityPk } from './keys.ts';
+import {
+  CHAINS_PARTITION,
+  HEAD_SK,
+  LEDGER_INDEXES,
+  IDEMPOTENCY_SK,
+  idempotencyPk,
+  SUB_CHAINS_SK_PREFIX,
+  SWEEP_POSITION_KEY,
+  chainPk,
+  entityPk,
+} from './keys.ts';
 
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
@@ -103,6 +113,48 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
       const heads = new Map<string, ChainHead>();
       for (const item of await batchGet(names.map((name) => ({ pk: chainPk(name), sk: HEAD_SK })))) heads.set(String(item.chain_name), noted(item));
       return names.flatMap((name) => (heads.has(name) ? [heads.get(name)!] : []));
+    },
+
+    async listHeadsPage(after, limit) {
+      const page = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :p',
+            ExpressionAttributeValues: { ':p': CHAINS_PARTITION },
+            ProjectionExpression: 'sk, chain_name',
+            Limit: limit,
+            ...(after !== undefined ? { ExclusiveStartKey: { pk: CHAINS_PARTITION, sk: after } } : {}),
+          }),
+        ),
+      );
+      const listed = (page.Items ?? []).map((item) => ({ position: String(item.sk), name: String(item.chain_name) }));
+      const heads = new Map<string, ChainHead>();
+      for (const item of await batchGet(listed.map(({ name }) => ({ pk: chainPk(name), sk: HEAD_SK })))) heads.set(String(item.chain_name), headFromItem(item));
+      return {
+        heads: listed.flatMap(({ position, name }) => (heads.has(name) ? [{ position, head: heads.get(name)! }] : [])),
+        ...(page.LastEvaluatedKey ? { next: String(page.LastEvaluatedKey.sk) } : {}),
+      };
+    },
+
+    async getSweepPosition() {
+      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: SWEEP_POSITION_KEY, ConsistentRead: true })));
+      return typeof out.Item?.after === 'string' ? out.Item.after : undefined;
+    },
+
+    async saveSweepPosition(after) {
+      await send(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: SWEEP_POSITION_KEY,
+            ...(after !== undefined
+              ? { UpdateExpression: 'SET #after = :after, saved_at = :at', ExpressionAttributeValues: { ':after': after, ':at': Date.now() } }
+              : { UpdateExpression: 'REMOVE #after SET saved_at = :at', ExpressionAttributeValues: { ':at': Date.now() } }),
+            ExpressionAttributeNames: { '#after': 'after' },
+          }),
+        ),
+      );
     },
 
     async countSubChains() {

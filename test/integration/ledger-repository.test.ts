@@ -118,6 +118,37 @@ describe('Class: LedgerStorage (connected)', () => {
     assert.equal(stale.status === 'head-moved' && stale.head?.cursor, pendingSk(5, 1n));
   });
 
+  it("pages through the chain list in the list's order, and keeps the sweep's place", async () => {
+    const names = ['page-a', 'page-b', 'page-c'];
+    for (const name of names) assert.equal((await repo.createChains([chain(name)])).status, 'created');
+    const seen: string[] = [];
+    let position: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = await repo.listHeadsPage(position, 2);
+      pages += 1;
+      seen.push(...page.heads.map((h) => h.head.chainName));
+      for (const { head } of page.heads) if (names.includes(head.chainName)) assert.equal(head.headIndex, 0, 'each with its head');
+      if (page.next === undefined) break;
+      position = page.next;
+    }
+    const listed = (await repo.listHeads()).map((h) => h.chainName);
+    assert.deepEqual(seen, listed, 'every chain once, in the order of the whole list');
+    assert.ok(pages >= Math.ceil(listed.length / 2));
+    for (const name of names) assert.ok(seen.includes(name));
+    // From a chain's place on: the chains after it.
+    const from = (await repo.listHeadsPage(undefined, 100)).heads.find((h) => h.head.chainName === 'page-a')!.position;
+    assert.deepEqual(
+      (await repo.listHeadsPage(from, 100)).heads.map((h) => h.head.chainName),
+      listed.slice(listed.indexOf('page-a') + 1),
+    );
+    assert.equal(await repo.getSweepPosition(), undefined);
+    await repo.saveSweepPosition(from);
+    assert.equal(await repo.getSweepPosition(), from);
+    await repo.saveSweepPosition(undefined);
+    assert.equal(await repo.getSweepPosition(), undefined);
+  });
+
   it('gives the lease to one holder at a time, lets only it commit, and ends the round with its records written', async () => {
     const c = chain('gamma');
     await repo.createChains([c]);

@@ -79,6 +79,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     }
   })();
   let looks = 0;
+  let sweepPosition: string | undefined;
   const records = new Map<string, Block>();
   const segments = new Map<string, Map<number, MetaRun>>();
   const rounds = new Map<string, MetaRun>();
@@ -175,6 +176,27 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       await enter('listHeads');
       // The Main Chain first, then Sub-Chains by name.
       return [...heads.values()].sort((a, b) => (a.kind === b.kind ? (a.chainName < b.chainName ? -1 : 1) : a.kind === 'main' ? -1 : 1)).map(clone);
+    },
+
+    async listHeadsPage(after, limit) {
+      await enter('listHeadsPage', after, limit);
+      // Positions as the chain list's sort keys are: the Main Chain's first, then Sub-Chains' by name.
+      const listed = [...heads.values()]
+        .map((head) => ({ position: head.kind === 'main' ? `0#${head.chainName}` : `1#${head.chainName}`, head }))
+        .sort((a, b) => (a.position < b.position ? -1 : 1))
+        .filter(({ position }) => after === undefined || position > after);
+      const page = listed.slice(0, limit).map(({ position, head }) => ({ position, head: clone(head) }));
+      return { heads: page, ...(listed.length > limit ? { next: page.at(-1)!.position } : {}) };
+    },
+
+    async getSweepPosition() {
+      await enter('getSweepPosition');
+      return sweepPosition;
+    },
+
+    async saveSweepPosition(after) {
+      await enter('saveSweepPosition', after);
+      sweepPosition = after;
     },
 
     async countSubChains() {

@@ -539,6 +539,68 @@ describe('appending (offline, in-memory repository)', () => {
     assert.deepEqual((await finishAbandonedRounds({ repository, appender: appenders.get(sweeper!)! }, () => 60_000)).finished, [], 'nothing left to finish');
   });
 
+  it('the sweep pages through the chain list: one cut short goes on where it stopped, one that reaches the end starts over, and a chain that fails holds back none after it', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [leader, sweeper] = [instance(repository, clock), instance(repository, clock)];
+    const names = ['c1', 'c2', 'c3', 'c4', 'c5'];
+    for (const name of names) {
+      await leader!.createSubChain(name);
+      await leader!.appendEvent(name, draft('first'));
+      // Each chain's round is committed and its records refused: its body waits in a pending append.
+      repository.faults.set('writeRound', [Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' })]);
+      await assert.rejects(instance(repository, clock).appendEvent(name, draft(name)));
+    }
+    await clock.sleep(2_000);
+    const unwritten = async () => (await Promise.all(names.map((n) => repository.getHead(n)))).filter((h) => !h!.recentFlushed).map((h) => h!.chainName);
+    assert.deepEqual(await unwritten(), names);
+    const appender = appenders.get(sweeper!)!;
+    // Time for the Main Chain and two Sub-Chains' rounds only (pages of 2).
+    let budget = 3;
+    const timeLeft = () => (budget > 0 ? 60_000 : 0);
+    const counting: Pick<ChainAppender, 'finishAbandoned'> = {
+      finishAbandoned: async (name) => {
+        budget -= 1;
+        return appender.finishAbandoned(name);
+      },
+    };
+    const first = await finishAbandonedRounds({ repository, appender: counting }, timeLeft, 2);
+    assert.deepEqual(first.finished, ['c1', 'c2', 'c3']);
+    assert.equal(first.reachedEnd, false);
+    assert.equal(first.resumed, false);
+    assert.equal(first.stoppedAfter, 'c3');
+    assert.deepEqual(await unwritten(), ['c4', 'c5']);
+    // The next sweep goes on after c3; c4 fails, and c5 is finished all the same.
+    repository.faults.set('getRecords', [new Error('c4 cannot be read')]);
+    budget = 100;
+    const second = await finishAbandonedRounds({ repository, appender: counting }, timeLeft, 2);
+    assert.equal(second.resumed, true);
+    assert.deepEqual(second.finished, ['c5']);
+    assert.deepEqual(
+      second.failed.map((f) => f.chain_name),
+      ['c4'],
+    );
+    assert.equal(second.reachedEnd, true);
+    assert.equal(second.chains, 2, 'it read only the heads after where the first stopped');
+    assert.equal(await repository.getSweepPosition(), undefined, 'the end of the list clears the place');
+    // The pass after starts over, and finishes c4.
+    const third = await finishAbandonedRounds({ repository, appender: counting }, timeLeft, 2);
+    assert.equal(third.resumed, false);
+    assert.deepEqual(third.finished, ['c4']);
+    assert.equal(third.chains, 6, 'the Main Chain and the five Sub-Chains');
+    assert.deepEqual(await unwritten(), []);
+    repository.expireAll();
+    for (const name of names)
+      assert.deepEqual(
+        repository
+          .recordsOf(name)
+          .slice(1)
+          .map((b) => b.events[0]?.entity_id),
+        ['first', name],
+        `${name}'s blocks read back after TTL`,
+      );
+  });
+
   it('writes again an append that landed below the cursor after a leader read past it, and seals it once', async () => {
     const repository = createMemoryLedgerRepository();
     const clock = virtualClock(repository);
