@@ -80,15 +80,15 @@ export async function finishAbandonedRounds(
       lastName = head.chainName;
       result.chains += 1;
     }
-    if (!stopped && page.next === undefined) {
+    if (stopped) break;
+    if (page.next === undefined) {
       result.reachedEnd = true;
       position = undefined;
       break;
     }
     // A page whose chains all had no head yet still moves the place on.
-    if (!stopped) position = page.next;
+    position = page.next;
     await save(position);
-    if (stopped) break;
   }
   await save(position);
   if (!result.reachedEnd && lastName !== undefined) result.stoppedAfter = lastName;

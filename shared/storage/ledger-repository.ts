@@ -27,6 +27,7 @@ import { Transaction } from './transactions.ts';
 import { createBlockStorage } from './ledger-blocks.ts';
 import { createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
+import { checkDeadline } from '../deadline.ts';
 import { batchGetAll, queryAll as queryAllPages, send, writeIf } from './requests.ts';
 import {
   CHAINS_PARTITION,
@@ -44,6 +45,9 @@ export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
   tableName: string;
 }
+
+/** Chains per page when the whole list is read (its heads are read 100 a request whatever the page). */
+const LIST_PAGE = 1_000;
 
 const conditions = {
   itemDoesNotExist: 'attribute_not_exists(pk)',
@@ -102,20 +106,19 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
     lookHead: (chainName) => readHead(chainName, false),
 
     async listHeads() {
-      // The list (Main Chain first, then Sub-Chains by name), then the heads themselves, 100 per request.
-      const listed = await queryAll({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :p',
-        ExpressionAttributeValues: { ':p': CHAINS_PARTITION },
-        ProjectionExpression: 'chain_name',
-      });
-      const names = listed.map((item) => String(item.chain_name));
-      const heads = new Map<string, ChainHead>();
-      for (const item of await batchGet(names.map((name) => ({ pk: chainPk(name), sk: HEAD_SK })))) heads.set(String(item.chain_name), noted(item));
-      return names.flatMap((name) => (heads.has(name) ? [heads.get(name)!] : []));
+      // The whole list (Main Chain first, then Sub-Chains by name), page after page.
+      const heads: ChainHead[] = [];
+      let after: string | undefined;
+      do {
+        const page = await storage.listHeadsPage(after, LIST_PAGE);
+        heads.push(...page.heads.map((h) => h.head));
+        after = page.next;
+      } while (after !== undefined);
+      return heads;
     },
 
     async listHeadsPage(after, limit) {
+      checkDeadline('DynamoDB (a page of the chain list)');
       const page = await send(() =>
         client.send(
           new QueryCommand({
@@ -128,9 +131,10 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
           }),
         ),
       );
+      // Then the heads themselves, 100 per request.
       const listed = (page.Items ?? []).map((item) => ({ position: String(item.sk), name: String(item.chain_name) }));
       const heads = new Map<string, ChainHead>();
-      for (const item of await batchGet(listed.map(({ name }) => ({ pk: chainPk(name), sk: HEAD_SK })))) heads.set(String(item.chain_name), headFromItem(item));
+      for (const item of await batchGet(listed.map(({ name }) => ({ pk: chainPk(name), sk: HEAD_SK })))) heads.set(String(item.chain_name), noted(item));
       return {
         heads: listed.flatMap(({ position, name }) => (heads.has(name) ? [{ position, head: heads.get(name)! }] : [])),
         ...(page.LastEvaluatedKey ? { next: String(page.LastEvaluatedKey.sk) } : {}),

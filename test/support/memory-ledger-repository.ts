@@ -24,6 +24,7 @@ import type {
   SealEntry,
 } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
+import { chainsSk } from '#shared/storage/keys';
 
 interface IdempotencyRecord {
   status: 'in-progress' | 'done';
@@ -103,6 +104,10 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
   const liveLease = (head: ChainHead, nowMs: number) => !!head.turnHolder && (head.turnExpiresMs ?? 0) >= nowMs;
   const leaseIsFree = (head: ChainHead, writer: string, nowMs: number) => !head.turnHolder || head.turnHolder === writer || (head.turnExpiresMs ?? 0) < nowMs;
 
+  /** The chain list in its order (the Main Chain first, then Sub-Chains by name), each head at its list key. */
+  const listed = () =>
+    [...heads.values()].map((head) => ({ position: chainsSk(head.kind, head.chainName), head })).sort((a, b) => (a.position < b.position ? -1 : 1));
+
   const holds = new Map<string, (...args: unknown[]) => Promise<void> | undefined>();
 
   /** Counts the call, yields, waits if a test holds the method, and throws the method's next fault if one is queued. */
@@ -174,19 +179,14 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
 
     async listHeads() {
       await enter('listHeads');
-      // The Main Chain first, then Sub-Chains by name.
-      return [...heads.values()].sort((a, b) => (a.kind === b.kind ? (a.chainName < b.chainName ? -1 : 1) : a.kind === 'main' ? -1 : 1)).map(clone);
+      return listed().map(({ head }) => clone(head));
     },
 
     async listHeadsPage(after, limit) {
       await enter('listHeadsPage', after, limit);
-      // Positions as the chain list's sort keys are: the Main Chain's first, then Sub-Chains' by name.
-      const listed = [...heads.values()]
-        .map((head) => ({ position: head.kind === 'main' ? `0#${head.chainName}` : `1#${head.chainName}`, head }))
-        .sort((a, b) => (a.position < b.position ? -1 : 1))
-        .filter(({ position }) => after === undefined || position > after);
-      const page = listed.slice(0, limit).map(({ position, head }) => ({ position, head: clone(head) }));
-      return { heads: page, ...(listed.length > limit ? { next: page.at(-1)!.position } : {}) };
+      const rest = listed().filter(({ position }) => after === undefined || position > after);
+      const page = rest.slice(0, limit).map(({ position, head }) => ({ position, head: clone(head) }));
+      return { heads: page, ...(rest.length > limit ? { next: page.at(-1)!.position } : {}) };
     },
 
     async getSweepPosition() {
