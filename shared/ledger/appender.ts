@@ -219,6 +219,8 @@ const MAX_LOOK_INTERVAL_MS = 1_000;
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_CAP_MS = 250;
 
+/** The longest a leader leaves fresh appends for the next round (see settleFor). */
+const MAX_SETTLE_MS = 100;
 /** A typical time, moved a fifth of the way towards a new sample (the weather's moving averages). */
 const typical = (average: number, sample: number) => 0.8 * average + 0.2 * sample;
 
@@ -384,6 +386,17 @@ export class ChainAppender {
   /** How long a lease this instance takes (or extends with a commit) lasts: see LEASE_REQUESTS. */
   private leaseFor(chainName: string): number {
     return Math.max(this.leaseMs, Math.min(MAX_LEASE_MS, LEASE_REQUESTS * this.weatherOf(chainName).requestMs));
+  }
+
+  /**
+   * How old a pending append must be, when a leader's read is sent, to be sealed: `settleMs`, or twice the
+   * typical request time if that is more (at most MAX_SETTLE_MS). An append's key is its writer's clock as
+   * it sends the write, so the write may land up to a request's time later; a leader that seals past it
+   * before then leaves it below the cursor, and its writer must find that out and write it again (hundreds
+   * of milliseconds lost, and a write unit).
+   */
+  private settleFor(chainName: string): number {
+    return Math.max(this.settleMs, Math.min(MAX_SETTLE_MS, 2 * this.weatherOf(chainName).requestMs));
   }
 
   /** Runs one request on the chain's items, noting how long it took (the typical request time leases follow). */
@@ -802,6 +815,9 @@ export class ChainAppender {
     let missedOnce = false;
     /** When a look at the head first found the cursor past this append. */
     let passedMs: number | undefined;
+    /** Looks for the receipt that missed since, and whether that head showed its leader done. */
+    let passedMisses = 0;
+    let passedDone = false;
     const done = (sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }) => {
       const committed = sealed.metas[0]!.timestamp * 1000;
       const found = this.nowMs();
@@ -821,6 +837,14 @@ export class ChainAppender {
         const receipt = await this.findSealed(chainName, state.ref, state.after, { receipt: drafts.length });
         if (receipt) return done(receipt);
         missedMs = looked;
+        if (passedMs !== undefined) {
+          passedMisses += 1;
+          // Its leader was done: no need to wait for the next look at the head.
+          if (passedDone) {
+            nextHeadCheck = this.nowMs();
+            delay = 0;
+          }
+        }
         // On a chain with one pending shard (a quiet one), a receipt not there at the first look may mean that
         // nobody leads any more (the last leader gave the lease back before this append landed): the next
         // look is at the head.
@@ -861,7 +885,10 @@ export class ChainAppender {
       // written (the head's metadata may be in a round item, a read more). Only if none comes, the whole
       // answer below.
       passedMs ??= this.nowMs();
-      if (this.nowMs() - passedMs < Math.max(4 * weather.writeMs, 200)) {
+      // Nobody leads and the head says every record is written: its leader is done, so its receipt is due now.
+      // One more look for it, then (missed too) the whole answer. Otherwise it may still be on its way, for a while.
+      passedDone = !leaseLive && (head.materialized ?? head.headIndex) >= head.headIndex;
+      if (!(passedDone && passedMisses > 0) && this.nowMs() - passedMs < Math.max(4 * weather.writeMs, 200)) {
         delay = leaseLive ? after(Math.min(weather.writeMs / 2, 200)) : 0;
         continue;
       }
@@ -889,7 +916,11 @@ export class ChainAppender {
       this.counters.rewrites += 1;
       state.after = head.headIndex;
       state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
-      delay = firstLook();
+      passedMs = undefined;
+      passedMisses = 0;
+      // Nobody leads (the head just read said so): read the head again at once, and lead.
+      if (!leaseLive) nextHeadCheck = this.nowMs();
+      delay = leaseLive ? firstLook() : 0;
     }
   }
 
@@ -971,10 +1002,14 @@ export class ChainAppender {
             : undefined;
         const shards = head.pendingShards ?? 1;
         this.counters.pendingReads += 1;
+        const readSentMs = this.nowMs();
         const [read, ownRef] = await Promise.all([this.repository.listPending(chainName, shards, cursor, NO_LATER_KEY, PENDING_READ_LIMIT), ownPut]);
         if (ownUnit && ownRef) ownUnit.ref = ownRef;
         // Appends written a moment ago wait (older keys may still be on their way); a writer that leads for its own may seal it.
-        const settledTo = pendingSk(Math.max(this.nowMs() - this.settleMs, pendingSkMs(mustSeal ?? '')), 'ffffffffffff');
+        // "A moment ago" counts back from when the read was sent, not from its answer: the read may have been
+        // served anywhere between the two, and an append keyed before it was served may land after.
+        const settleMs = this.settleFor(chainName);
+        const settledTo = pendingSk(Math.max(readSentMs - settleMs, pendingSkMs(mustSeal ?? '')), 'ffffffffffff');
         const others = read.appends.filter((p) => !ownUnit || refKey(p.ref) !== refKey(ownUnit.ref));
         const waiting = others.filter((p) => p.ref.sk <= settledTo);
         const fresh = others.filter((p) => p.ref.sk > settledTo);
@@ -990,7 +1025,7 @@ export class ChainAppender {
           if (cursorAfter > cursor) await this.repository.withdraw(chainName, cursorAfter);
           // Only appends too fresh to seal, and time to go on: wait for them to settle.
           if (fresh.length > 0 && this.nowMs() - started < this.maxLeadMs) {
-            await this.sleep(Math.max(1, pendingSkMs(fresh[0]!.ref.sk) + this.settleMs - this.nowMs() + 1));
+            await this.sleep(Math.max(1, pendingSkMs(fresh[0]!.ref.sk) + settleMs - this.nowMs() + 1));
             continue;
           }
           break;

@@ -11,6 +11,7 @@ import { DependencyUnavailableError, IdempotencyKeyReusedError, UnprocessableErr
 import { ChainAppender } from '#shared/ledger/appender';
 import { finishAbandonedRounds } from '#shared/ledger/sweep';
 import type { EventDraft } from '#shared/ledger/events';
+import { pendingSk } from '#shared/ledger/block-meta';
 import { hashBlock } from '#shared/ledger/hashing';
 import { createLedger, type Ledger } from '#shared/ledger/ledger';
 import type { Block } from '#shared/ledger/types';
@@ -616,7 +617,14 @@ describe('appending (offline, in-memory repository)', () => {
         await clock.sleep(2_000);
       }
     });
-    const slowAppend = slow!.appendEvent('orders', draft('slow'));
+    // The slow writer has learnt that receipts take 300 ms here (its looks at the head are 1.2 s apart).
+    Object.assign((appenders.get(slow!) as unknown as { weatherOf(chain: string): object }).weatherOf('orders'), { receiptMs: 300, receiptDevMs: 0 });
+    const startedS = clock.now();
+    let tookMs = 0;
+    const slowAppend = slow!.appendEvent('orders', draft('slow')).then((block) => {
+      tookMs = (clock.now() - startedS) * 1000;
+      return block;
+    });
     await clock.sleep(5);
     const fastAppend = fast!.appendEvent('orders', draft('fast'));
     const [a, b] = await Promise.all([slowAppend, fastAppend]);
@@ -625,7 +633,61 @@ describe('appending (offline, in-memory repository)', () => {
     assert.deepEqual(eventIds(blocks.slice(1)).sort(), [a.event_id, b.event_id].sort(), 'each event once');
     assert.ok(blocks.findIndex((x) => x.events[0]?.entity_id === 'fast') < blocks.findIndex((x) => x.events[0]?.entity_id === 'slow'));
     assert.equal(counters([slow!])[0]!.rewrites, 1, 'the slow append was written again, above the cursor');
+    // Its write took 2 s to land. Then it is answered within 350 ms: its first look misses, the head shows the
+    // cursor past it and nobody leading (every record written), so the whole answer is read at once rather
+    // than 200 ms later, and having written it again it leads at once rather than at its next look.
+    assert.ok(tookMs <= 2_000 + 350, `answered ${Math.round(tookMs - 2_000)} ms after its write landed`);
   });
+
+  for (const [what, requestMs, promptMs, lateMs] of [
+    ['a leader whose read answers late seals no append keyed within the settle time before the read was sent', 0, 1, 2],
+    ['on a store whose requests take 30 ms, a leader leaves twice that for appends to land before it seals past them', 30, 12, 15],
+  ] as const) {
+    it(what, async () => {
+      // A pending append's key is its writer's clock as it sends the write, so a write keyed just before a
+      // leader's read may land just after the read was served. A leader that sealed a later-keyed append that
+      // was there moved the cursor past the late one: skipped, left for its writer to find out and write again
+      // (about a second on a busy chain). Counted from the read's answer (40 ms late here), the settle time
+      // let that happen to appends keyed 2 ms before the read; a fixed 10 ms, to writes slower than that.
+      const repository = createMemoryLedgerRepository();
+      const clock = virtualClock(repository);
+      const leader = instance(repository, clock);
+      await leader.createSubChain('orders');
+      const pendingOf = (entity: string, ms: number) => ({
+        ref: { shard: 0, sk: pendingSk(ms, entity === 'late' ? '00000000000a' : '00000000000b') },
+        drafts: JSON.stringify([{ events: [draft(entity)] }]),
+      });
+      const listPending = repository.listPending.bind(repository);
+      let slowed = false;
+      repository.listPending = async (...args: Parameters<typeof listPending>) => {
+        if (slowed) return listPending(...args);
+        slowed = true;
+        const sentMs = clock.now() * 1000;
+        const expires = Math.ceil(clock.now()) + 3_600;
+        // Keyed a moment before the read was sent, and there when the read is served.
+        await repository.putPending('orders', pendingOf('prompt', sentMs - promptMs), expires);
+        const read = await listPending(...args);
+        // Keyed before it, this one's write lands just after the read was served.
+        await repository.putPending('orders', pendingOf('late', sentMs - lateMs), expires);
+        await clock.sleep(40);
+        return read;
+      };
+      if (requestMs > 0) {
+        for (const method of Object.keys(repository)) {
+          if (typeof (repository as unknown as Record<string, unknown>)[method] === 'function') repository.holds.set(method, () => clock.sleep(requestMs));
+        }
+      }
+      await leader.appendEvent('orders', draft('leader', 0));
+      // The next leader's round finds both, settled now.
+      await leader.appendEvent('orders', draft('leader', 1));
+      const blocks = repository.blocksOf('orders');
+      assertLinear(blocks);
+      const entities = blocks.slice(1).map((b) => b.events[0]!.entity_id);
+      assert.equal(entities.filter((e) => e === 'late').length, 1, 'the late append is sealed, once');
+      assert.equal(entities.filter((e) => e === 'prompt').length, 1, 'the prompt one too');
+      assert.ok(entities.indexOf('late') < entities.indexOf('prompt'), 'in the order of their keys');
+    });
+  }
 
   it('on a busy chain, a writer whose seal is older than the few it reads finds it in the segments, and does not append it twice', async () => {
     const repository = createMemoryLedgerRepository();
