@@ -55,6 +55,13 @@ function virtualClock(repository: MemoryLedgerRepository, start = 1_750_000_000)
   };
 }
 
+/** A slow store: every call to the repository takes `ms` of the virtual clock before it is served. */
+function everyRequestTakes(repository: MemoryLedgerRepository, clock: ReturnType<typeof virtualClock>, ms: number): void {
+  for (const method of Object.keys(repository)) {
+    if (typeof (repository as unknown as Record<string, unknown>)[method] === 'function') repository.holds.set(method, () => clock.sleep(ms));
+  }
+}
+
 /** Each instance's appender, by its ledger (to read its counters). */
 const appenders = new WeakMap<Ledger, ChainAppender>();
 
@@ -317,9 +324,7 @@ describe('appending (offline, in-memory repository)', () => {
     const clock = virtualClock(repository);
     const instances = Array.from({ length: 6 }, () => instance(repository, clock, { leaseMs: 1_000 }));
     await instances[0]!.createSubChain('orders');
-    for (const method of Object.keys(repository)) {
-      if (typeof (repository as unknown as Record<string, unknown>)[method] === 'function') repository.holds.set(method, () => clock.sleep(800));
-    }
+    everyRequestTakes(repository, clock, 800);
     const acknowledged: string[] = [];
     await Promise.all(
       instances.map(async (ledger, i) => {
@@ -672,11 +677,7 @@ describe('appending (offline, in-memory repository)', () => {
         await clock.sleep(40);
         return read;
       };
-      if (requestMs > 0) {
-        for (const method of Object.keys(repository)) {
-          if (typeof (repository as unknown as Record<string, unknown>)[method] === 'function') repository.holds.set(method, () => clock.sleep(requestMs));
-        }
-      }
+      if (requestMs > 0) everyRequestTakes(repository, clock, requestMs);
       await leader.appendEvent('orders', draft('leader', 0));
       // The next leader's round finds both, settled now.
       await leader.appendEvent('orders', draft('leader', 1));
