@@ -182,6 +182,8 @@ const GROW_RATE_PER_SHARD = 250;
 const OVERLAP_FROM_EVENTS = 16;
 /** Seals (or, on a chain with one pending shard, segments) a waiting writer's look reads. */
 const RECEIPTS_READ = 4;
+/** Segments a look reads oldest first, once the writer knows its append was sealed (small ones: half a read unit). */
+const SWEEP_READ = 8;
 /** Pending appends read per round and shard. */
 const PENDING_READ_LIMIT = 100;
 /**
@@ -230,6 +232,16 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 /** The reason a refused pending append's refusal gives, and the error its writer answers with. */
 const PROOF_SUPERSEDED = 'proof-superseded';
 const CLAIM_LOST = 'idempotency-claim-lost';
+
+/** Where a waiting writer's next look for its receipt starts (blocks after `from`), and whether it goes oldest first. */
+interface ReceiptLook {
+  from: number;
+  sweep: boolean;
+  /** The last look was a sweep that did not reach the newest segment. */
+  more?: boolean;
+  /** The last look read the newest few, and rounds between `from` and them may hold the append. */
+  gap?: boolean;
+}
 
 const refKey = (ref: PendingRef) => `${ref.shard}|${ref.sk}`;
 
@@ -715,7 +727,9 @@ export class ChainAppender {
     const ref = written ?? (await this.putPending(chainName, drafts, () => this.followerRef(chainName)));
     const writtenMs = this.nowMs();
     this.counters.followed += 1;
-    const state = { ref, after };
+    // `after`: no block up to it can be this append's (what a decision to write it again rests on);
+    // `look`: where its writer's next look for its receipt starts, and how (moved on by looks that missed it).
+    const state = { ref, after, look: { from: after, sweep: false } };
     try {
       return await this.awaitSeal(chainName, drafts, state, writtenMs, deadline);
     } catch (error) {
@@ -745,7 +759,7 @@ export class ChainAppender {
     chainName: string,
     ref: PendingRef,
     after: number,
-    how: { receipt: number } | { head?: ChainHead; headLooked?: boolean } = {},
+    how: { receipt: number; look?: ReceiptLook; writtenMs?: number } | { head?: ChainHead; headLooked?: boolean } = {},
   ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
     const key = refKey(ref);
     const pick = (run: MetaRun) => pickRef(run, ref);
@@ -758,12 +772,34 @@ export class ChainAppender {
         }
         return undefined;
       }
-      // One pending shard: the newest segments are the receipts (a seal would copy them). A batch cut over two
-      // segments, one of them outside what was read, is looked for again (or found by the head check).
-      const runs = await this.timed(chainName, () => this.repository.readNewestSegments(chainName, after + 1, RECEIPTS_READ));
+      // One pending shard: the segments are the receipts (a seal would copy them), the newest few first: its
+      // round is usually among them. But on a chain making many small rounds, more rounds than a look reads may
+      // pass between its round and its writer's look. So when the oldest of the newest few was committed after
+      // the append was written (its round may be older), or a look at the head has shown the cursor past it (it
+      // is sealed, in a round up to that head), looks go through the segments after `from` oldest first, a few a
+      // look (`sweep`). What looks learn moves only where the next starts (`look`), never whether the append is
+      // written again: that rests on strong reads (below).
+      const look = how.look ?? { from: after, sweep: false };
+      const runs = await this.timed(chainName, () =>
+        look.sweep
+          ? this.repository.readSegments(chainName, look.from + 1, SWEEP_READ, false)
+          : this.repository.readNewestSegments(chainName, look.from + 1, RECEIPTS_READ),
+      );
+      look.more = look.sweep && runs.length === SWEEP_READ;
+      look.gap = !look.sweep && runs.length === RECEIPTS_READ && runs[0]!.blocks[0]!.timestamp * 1000 > (how.writtenMs ?? Infinity);
       const parts = runs.flatMap((run) => pick(run) ?? []);
       const metas = parts.flatMap((part) => part.metas);
-      return metas.length === how.receipt ? { metas, prev: parts[0]!.prev } : undefined;
+      if (metas.length === how.receipt) return { metas, prev: parts[0]!.prev };
+      if (parts.length > 0) {
+        // A batch cut over two segments, one of them outside what was read: from its first block, next time.
+        look.from = Math.max(look.from, parts[0]!.metas[0]!.index - 1);
+        look.sweep = true;
+      } else if (runs.length > 0 && (look.sweep || runs.length < RECEIPTS_READ)) {
+        // Every segment after `from` up to the last read is not its round: the next look starts after them.
+        look.from = Math.max(look.from, runs.at(-1)!.blocks.at(-1)!.index);
+      }
+      if (look.gap) look.sweep = true;
+      return undefined;
     }
     const head = how.head ?? (await this.repository.getHead(chainName));
     if (head && !how.headLooked) {
@@ -801,7 +837,7 @@ export class ChainAppender {
   private async awaitSeal(
     chainName: string,
     drafts: BlockDraft[],
-    state: { ref: PendingRef; after: number },
+    state: { ref: PendingRef; after: number; look: ReceiptLook },
     writtenMs: number,
     deadline: number,
   ): Promise<Block[]> {
@@ -834,10 +870,17 @@ export class ChainAppender {
       delay = after(Math.max(expected() / 4, weather.receiptDevMs));
       if (this.nowMs() < nextHeadCheck && this.nowMs() < deadline) {
         const looked = this.nowMs();
-        const receipt = await this.findSealed(chainName, state.ref, state.after, { receipt: drafts.length });
+        const receipt = await this.findSealed(chainName, state.ref, state.after, { receipt: drafts.length, look: state.look, writtenMs });
         if (receipt) return done(receipt);
+        // A look that may have read past its round says nothing of when it became readable (what the first look's
+        // time is learnt from): the next look goes through what it skipped, at once.
+        if (state.look.gap) {
+          delay = 0;
+          continue;
+        }
         missedMs = looked;
-        if (passedMs !== undefined) {
+        // A sweep that has not reached the newest segment yet says nothing of whether it is there: it goes on.
+        if (passedMs !== undefined && !state.look.more) {
           passedMisses += 1;
           // Its leader was done: no need to wait for the next look at the head.
           if (passedDone) {
@@ -866,6 +909,8 @@ export class ChainAppender {
       this.saw(chainName, head);
       const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > this.nowMs();
       if ((head.cursor ?? '') < state.ref.sk) {
+        // No round up to this head sealed it (however old the head): its receipt is further on.
+        state.look = { from: Math.max(state.look.from, head.headIndex), sweep: false };
         // Not sealed yet: a round is on (ours comes after it: look again after about a round), or nobody
         // leads (the last leader gave the lease back before this append landed): lead.
         if (leaseLive) {
@@ -885,6 +930,7 @@ export class ChainAppender {
       // written (the head's metadata may be in a round item, a read more). Only if none comes, the whole
       // answer below.
       passedMs ??= this.nowMs();
+      state.look.sweep = true;
       // Nobody leads and the head says every record is written: its leader is done, so its receipt is due now.
       // One more look for it, then (missed too) the whole answer. Otherwise it may still be on its way, for a while.
       passedDone = !leaseLive && (head.materialized ?? head.headIndex) >= head.headIndex;
@@ -915,6 +961,7 @@ export class ChainAppender {
       // Landed below the cursor after a leader read past it: write it again, above the cursor now.
       this.counters.rewrites += 1;
       state.after = head.headIndex;
+      state.look = { from: head.headIndex, sweep: false };
       state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
       passedMs = undefined;
       passedMisses = 0;

@@ -721,6 +721,55 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal(counters([writer!])[0]!.rewrites, 0, 'no append of the writer was written again');
   });
 
+  it('on a chain with one pending shard, a writer whose round is older than the newest few segments finds its receipt at its next look', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    everyRequestTakes(repository, clock, 2);
+    const segments = async () => (await repository.readSegments('orders', 0, 10_000, true)).length;
+    // The writer's first look for its receipt is served only once 6 more rounds (each its segment) have been
+    // made: a writer on a throttled instance, or one whose first look came late, on a chain making small rounds.
+    let heldUntil: number | undefined;
+    let looks = 0;
+    const slow = new Proxy(repository, {
+      get: (target, key, receiver) => {
+        const method = Reflect.get(target, key, receiver) as (...args: unknown[]) => Promise<unknown>;
+        if (key !== 'readNewestSegments' && key !== 'readSegments') return method;
+        return async (...args: unknown[]) => {
+          looks += 1;
+          if (looks === 1) {
+            const enough = (await segments()) + 6;
+            while ((await segments()) < enough) await clock.sleep(5);
+            heldUntil = clock.now();
+          }
+          return method.apply(target, args);
+        };
+      },
+    });
+    const writer = instance(slow, clock, { leaseMs: 5_000 });
+    const others = [instance(repository, clock, { leaseMs: 5_000 }), instance(repository, clock, { leaseMs: 5_000 })];
+    await writer.createSubChain('orders');
+    const acknowledged: string[] = [];
+    let writing = true;
+    // Two instances appending one after another: small rounds, each with its segment.
+    const busy = others.map(async (ledger, i) => {
+      for (let n = 0; writing || n < 2; n += 1) acknowledged.push((await ledger.appendEvent('orders', draft(`busy-${i}`, n))).event_id);
+    });
+    await clock.sleep(20);
+    // The writer follows (another instance holds the lease) and is sealed in one of the next rounds.
+    await repository.acquireLease('orders', 'someone', clock.now() * 1000, clock.now() * 1000 + 30);
+    acknowledged.push((await writer.appendEvent('orders', draft('writer'))).event_id);
+    const answeredAfterMs = (clock.now() - heldUntil!) * 1000;
+    writing = false;
+    await Promise.all(busy);
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(1)).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
+    assert.equal(counters([writer])[0]!.followed, 1, 'the writer waited for a leader');
+    // Looking at the newest four again and again, it would find it only once a look at the head said the cursor
+    // was past it for a while (200 ms here), and then by reading every segment since.
+    assert.ok(answeredAfterMs <= 100, `answered ${Math.round(answeredAfterMs)} ms after its first look was served (${looks} looks)`);
+  });
+
   it('a batch found in the segments after newer rounds, its metadata split over two of them, is answered whole and once', async () => {
     const repository = createMemoryLedgerRepository();
     const clock = virtualClock(repository);
