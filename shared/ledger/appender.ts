@@ -759,7 +759,7 @@ export class ChainAppender {
     chainName: string,
     ref: PendingRef,
     after: number,
-    how: { receipt: number; look?: ReceiptLook; writtenMs?: number } | { head?: ChainHead; headLooked?: boolean } = {},
+    how: { receipt: number; look: ReceiptLook; writtenMs: number } | { head?: ChainHead; headLooked?: boolean } = {},
   ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
     const key = refKey(ref);
     const pick = (run: MetaRun) => pickRef(run, ref);
@@ -779,14 +779,14 @@ export class ChainAppender {
       // is sealed, in a round up to that head), looks go through the segments after `from` oldest first, a few a
       // look (`sweep`). What looks learn moves only where the next starts (`look`), never whether the append is
       // written again: that rests on strong reads (below).
-      const look = how.look ?? { from: after, sweep: false };
+      const { look } = how;
       const runs = await this.timed(chainName, () =>
         look.sweep
           ? this.repository.readSegments(chainName, look.from + 1, SWEEP_READ, false)
           : this.repository.readNewestSegments(chainName, look.from + 1, RECEIPTS_READ),
       );
       look.more = look.sweep && runs.length === SWEEP_READ;
-      look.gap = !look.sweep && runs.length === RECEIPTS_READ && runs[0]!.blocks[0]!.timestamp * 1000 > (how.writtenMs ?? Infinity);
+      look.gap = !look.sweep && runs.length === RECEIPTS_READ && runs[0]!.blocks[0]!.timestamp * 1000 > how.writtenMs;
       const parts = runs.flatMap((run) => pick(run) ?? []);
       const metas = parts.flatMap((part) => part.metas);
       if (metas.length === how.receipt) return { metas, prev: parts[0]!.prev };
