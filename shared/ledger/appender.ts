@@ -87,6 +87,12 @@ export interface AppenderOptions {
    * would otherwise land below the cursor and have to be written again.
    */
   settleMs?: number;
+  /**
+   * A leader whose round (a small one) sealed at least this many other instances' appends reads again only
+   * about a round after its commit, so that the appends arriving meanwhile share the next round's head write
+   * and segment (PostgreSQL's commit_delay and commit_siblings, for the same reason). 0: never waits.
+   */
+  gatherSiblings?: number;
   /** Seconds since the epoch, millisecond precision. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -151,6 +157,8 @@ interface ChainWeather {
   cursor: string;
   /** Typical time of one request on this chain's items (ms): how long this instance's leases last follows it. */
   requestMs: number;
+  /** Typical time of this instance's rounds on this chain, from the read of the pending appends to the commit's answer. */
+  roundMs: number;
 }
 
 /** A writer that has seen no other on a chain for this long commits straight on the head it remembers. */
@@ -279,6 +287,7 @@ export class ChainAppender {
   private readonly maxLeadMs: number;
   private readonly waitMs: number;
   private readonly settleMs: number;
+  private readonly gatherSiblings: number;
 
   constructor(
     private readonly repository: LedgerRepository,
@@ -292,6 +301,7 @@ export class ChainAppender {
     this.maxLeadMs = options.maxLeadMs ?? 0;
     this.waitMs = options.waitMs ?? 10_000;
     this.settleMs = options.settleMs ?? 10;
+    this.gatherSiblings = options.gatherSiblings ?? 2;
   }
 
   /** Appends one block to a chain; resolves with the committed block. */
@@ -423,7 +433,18 @@ export class ChainAppender {
   private weatherOf(chainName: string): ChainWeather {
     let w = this.weather.get(chainName);
     if (!w) {
-      w = { othersLeadUntilMs: 0, receiptMs: 30, receiptDevMs: 10, writeMs: 20, othersSeenMs: 0, pendingShards: 1, headIndex: -1, cursor: '', requestMs: 10 };
+      w = {
+        othersLeadUntilMs: 0,
+        receiptMs: 30,
+        receiptDevMs: 10,
+        writeMs: 20,
+        othersSeenMs: 0,
+        pendingShards: 1,
+        headIndex: -1,
+        cursor: '',
+        requestMs: 10,
+        roundMs: 20,
+      };
       this.weather.set(chainName, w);
       if (this.weather.size > 10_000) this.weather.delete(this.weather.keys().next().value!);
     }
@@ -1019,6 +1040,8 @@ export class ChainAppender {
     let inFlight: { done: Promise<void>; last: number; events: number } | undefined;
     /** Whether any round sealed another instance's append: if none, this instance may be alone on the chain. */
     let servedOthers = false;
+    /** Whether the next read waits a round after the last round's records (a crowded chain: appends gather meanwhile). */
+    let gather = false;
     const settle = async () => {
       if (!inFlight) return;
       const { done, last } = inFlight;
@@ -1041,6 +1064,12 @@ export class ChainAppender {
         // that come meanwhile join the next round rather than wait for another (each round writes the head and
         // a segment whatever its size). A large one's are written while the next round is read and built.
         if (inFlight && inFlight.events < OVERLAP_FROM_EVENTS) await settle();
+        // A crowded chain: after a small round that served several others, the next round's appends gather for a round's time.
+        if (gather) {
+          gather = false;
+          await settle();
+          await this.sleep(Math.min(MAX_SETTLE_MS, this.weatherOf(chainName).roundMs));
+        }
         const cursor = head.cursor ?? '';
         // Our own drafts as a pending append just above the cursor (sealing it skips nobody), beside the read.
         const ownPut =
@@ -1128,6 +1157,13 @@ export class ChainAppender {
             // them): written while the next round is read and built.
             const committedMs = this.nowMs();
             const weather = this.weatherOf(chainName);
+            weather.roundMs = typical(weather.roundMs, committedMs - readSentMs);
+            // Every round costs a head write and a segment whatever its size. On a chain where a small round
+            // served several other instances, more are arriving: once its records are written, the next read
+            // waits a round's time, and takes what gathered in one round, not two. A round that served one other
+            // (two instances taking turns) or none is followed at once: nothing would gather.
+            const siblings = units.filter((u) => u !== ownUnit && u.ref.sk !== mustSeal).length;
+            gather = this.gatherSiblings > 0 && siblings >= this.gatherSiblings && blocks.length < OVERLAP_FROM_EVENTS;
             const done = this.writeRound(chainName, blocks, run, shards).then(() => {
               weather.writeMs = typical(weather.writeMs, this.nowMs() - committedMs);
             });

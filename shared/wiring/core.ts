@@ -161,6 +161,7 @@ export function createCore(settings: Readonly<Settings>): Core {
       batchMax: settings.SVC_APPEND_BATCH_MAX,
       pendingShards: settings.SVC_APPEND_PENDING_SHARDS,
       settleMs: settings.SVC_APPEND_SETTLE_MS,
+      gatherSiblings: settings.SVC_APPEND_GATHER_SIBLINGS,
       maxLeadMs: settings.SVC_APPEND_MAX_LEAD_MS,
     });
     const ledger = createLedger({

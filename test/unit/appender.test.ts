@@ -69,7 +69,7 @@ const appenders = new WeakMap<Ledger, ChainAppender>();
 function instance(
   repository: MemoryLedgerRepository,
   clock = virtualClock(repository),
-  options: { maxAttempts?: number; leaseMs?: number; waitMs?: number; maxLeadMs?: number; pendingShards?: number } = {},
+  options: { maxAttempts?: number; leaseMs?: number; waitMs?: number; maxLeadMs?: number; pendingShards?: number; gatherSiblings?: number } = {},
 ): Ledger {
   let seed = 1;
   const appender = new ChainAppender(repository, {
@@ -79,6 +79,7 @@ function instance(
     ...(options.waitMs ? { waitMs: options.waitMs } : {}),
     ...(options.maxLeadMs ? { maxLeadMs: options.maxLeadMs } : {}),
     ...(options.pendingShards ? { pendingShards: options.pendingShards } : {}),
+    ...(options.gatherSiblings !== undefined ? { gatherSiblings: options.gatherSiblings } : {}),
     now: clock.now,
     sleep: clock.sleep,
     random: () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647,
@@ -143,6 +144,42 @@ describe('appending (offline, in-memory repository)', () => {
     const stats = await instances[3]!.getStats('orders');
     assert.equal(stats.total_events, 96);
     assert.equal(stats.total_blocks, 97);
+  });
+
+  it('on a crowded chain a leader lets the next round gather: more events per head write and segment; two instances taking turns never wait', async () => {
+    /** `writers` instances appending `each` events one after another on a store where every request takes 3 ms. */
+    const run = async (writers: number, each: number, gatherSiblings: number) => {
+      const repository = createMemoryLedgerRepository();
+      const clock = virtualClock(repository);
+      everyRequestTakes(repository, clock, 3);
+      const instances = Array.from({ length: writers }, () => instance(repository, clock, { gatherSiblings, maxLeadMs: 200 }));
+      await instances[0]!.createSubChain('orders');
+      const started = clock.now();
+      const acknowledged: string[] = [];
+      await Promise.all(
+        instances.map(async (ledger, i) => {
+          for (let n = 0; n < each; n += 1) acknowledged.push((await ledger.appendEvent('orders', draft(`pkg-${i}`, n))).event_id);
+        }),
+      );
+      const blocks = repository.blocksOf('orders');
+      assertLinear(blocks);
+      assert.deepEqual(eventIds(blocks.slice(1)).sort(), [...acknowledged].sort(), 'each acknowledged event once, nothing else');
+      const rounds = counters(instances).reduce((n, c) => n + c.commits, 0);
+      return {
+        eventsPerRound: acknowledged.length / rounds,
+        segments: (await repository.readSegments('orders', 0, 10_000, true)).length,
+        ms: (clock.now() - started) * 1000,
+      };
+    };
+    const [eager, gathering] = [await run(10, 12, 0), await run(10, 12, 2)];
+    assert.ok(
+      gathering.eventsPerRound >= 1.05 * eager.eventsPerRound,
+      `events per round: ${gathering.eventsPerRound.toFixed(2)} gathering, ${eager.eventsPerRound.toFixed(2)} reading again at once`,
+    );
+    assert.ok(gathering.segments < eager.segments, `segments written: ${gathering.segments} gathering, ${eager.segments} at once`);
+    // Two instances: a round serves at most one other, so nothing gathers and nobody waits for it.
+    const [pairEager, pairGathering] = [await run(2, 12, 0), await run(2, 12, 2)];
+    assert.equal(pairGathering.ms, pairEager.ms, 'two instances take as long with gathering on as off');
   });
 
   for (const shards of [1, 2]) {
