@@ -88,9 +88,10 @@ export interface AppenderOptions {
    */
   settleMs?: number;
   /**
-   * A leader whose round (a small one) sealed at least this many other instances' appends reads again only
-   * about a round after its commit, so that the appends arriving meanwhile share the next round's head write
-   * and segment (PostgreSQL's commit_delay and commit_siblings, for the same reason). 0: never waits.
+   * A leader whose round (a small one) sealed at least this many other instances' appends, once that round's
+   * records are written, waits one of its typical rounds before it reads again, so that the appends arriving
+   * meanwhile share the next round's head write and segment (PostgreSQL's commit_delay and commit_siblings,
+   * for the same reason). 0: it reads again at once.
    */
   gatherSiblings?: number;
   /** Seconds since the epoch, millisecond precision. */
