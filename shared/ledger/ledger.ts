@@ -2,6 +2,7 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
  * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
+import { ANSWER_MARGIN_MS, remainingMs } from '../deadline.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { SERVICE_EVENT } from './event-types.ts';
@@ -110,6 +111,12 @@ const RESOLVE_CONCURRENCY = 8;
 
 /** How long a subject's erasure may go without its Main Chain event before a later erasure writes it. */
 const ERASURE_EVENT_GRACE_MS = 60_000;
+
+/**
+ * How long an erasure that found the key destroyed a moment ago waits for the other erasure's Main Chain event,
+ * so that both answers name it: longer than an append may wait for a leader (10 s), within the invocation.
+ */
+const ERASURE_EVENT_WAIT_MS = 12_000;
 
 /** A chain as it is made: its head and genesis block (`now` in epoch seconds). */
 export function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
@@ -451,6 +458,16 @@ export function createLedger({
         });
         event_id = block.events[0]!.event_id;
         await personal().recordErasureEvent(subjectId, event_id);
+      }
+      // Another erasure destroyed the key a moment ago and is appending its event: this answer names that event
+      // too, once it is recorded (a few reads, further apart as the wait grows). Not within the wait (its append
+      // failed, or is slow): null, and a later erasure answers it, or writes it once overdue.
+      if (event_id === null && !overdue) {
+        const until = Date.now() + Math.min(ERASURE_EVENT_WAIT_MS, remainingMs() - ANSWER_MARGIN_MS);
+        for (let delay = 20; event_id === null && Date.now() + delay < until; delay = Math.min(2 * delay, 500)) {
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          event_id = (await personal().erase(subjectId, by)).eventId;
+        }
       }
       // Where we control the ciphertext, it goes too: our IPFS node's copies (again on a later erasure,
       // should IPFS have been down). Inline ciphertext is part of its block: it stays, unreadable.

@@ -125,4 +125,24 @@ describe('personal data through the ledger (offline)', () => {
     await ledger.eraseSubject('subj-17', { erased_by: 'admin-3', reason: 'third' });
     assert.equal(erasures().length, 1, 'and never twice');
   });
+
+  it('of two erasures at once, both answers name the one Main Chain event, however slow its append', async () => {
+    const { ledger, repository } = world();
+    await ledger.createSubChain('people');
+    await ledger.appendEvent('people', person({ name: 'Alice' }));
+    // The erasure that destroys the key takes 150 ms to commit its Main Chain event; the other finds the key gone at once.
+    repository.holds.set('commitRound', () => new Promise((resolve) => setTimeout(resolve, 150)));
+    const answers = await Promise.all([
+      ledger.eraseSubject('subj-17', { erased_by: 'admin-1', reason: 'one' }),
+      ledger.eraseSubject('subj-17', { erased_by: 'admin-2', reason: 'two' }),
+    ]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), ['already_erased', 'erased'], 'one erases');
+    const erasures = repository.blocksOf('main').filter((b) => b.events[0]?.event_type === 'erasure');
+    assert.equal(erasures.length, 1, 'one Main Chain event');
+    assert.deepEqual(
+      answers.map((a) => a.event_id),
+      [erasures[0]!.events[0]!.event_id, erasures[0]!.events[0]!.event_id],
+      'both answers name it',
+    );
+  });
 });
