@@ -35,7 +35,7 @@ export const settingsSchema = z.object({
   SVC_APPEND_PENDING_SHARDS: positiveInt(1, 64).default(32),
   // How old a pending append must be before a leader seals it (writes still on their way would land below the cursor).
   SVC_APPEND_SETTLE_MS: z.coerce.number().int().min(0).max(1_000).default(10),
-  // A leader whose small round served at least this many other instances reads again about a round after its commit (0: at once).
+  // A leader whose small round served at least this many other instances, once its records are written, waits a round before it reads again (0: at once).
   SVC_APPEND_GATHER_SIBLINGS: z.coerce.number().int().min(0).max(1_000).default(2),
   // How long a leader goes on with more rounds while appends wait, before it answers its own caller.
   SVC_APPEND_MAX_LEAD_MS: z.coerce.number().int().min(0).max(5_000).default(200),

@@ -1065,10 +1065,10 @@ export class ChainAppender {
         // that come meanwhile join the next round rather than wait for another (each round writes the head and
         // a segment whatever its size). A large one's are written while the next round is read and built.
         if (inFlight && inFlight.events < OVERLAP_FROM_EVENTS) await settle();
-        // A crowded chain: after a small round that served several others, the next round's appends gather for a round's time.
+        // A crowded chain: after a small round that served several others (its records written just above), the
+        // next round's appends gather for a round's time.
         if (gather) {
           gather = false;
-          await settle();
           await this.sleep(Math.min(MAX_SETTLE_MS, this.weatherOf(chainName).roundMs));
         }
         const cursor = head.cursor ?? '';

@@ -2,7 +2,7 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
  * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
-import { ANSWER_MARGIN_MS, remainingMs } from '../deadline.ts';
+import { ANSWER_MARGIN_MS, pause, remainingMs } from '../deadline.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { SERVICE_EVENT } from './event-types.ts';
@@ -460,12 +460,13 @@ export function createLedger({
         await personal().recordErasureEvent(subjectId, event_id);
       }
       // Another erasure destroyed the key a moment ago and is appending its event: this answer names that event
-      // too, once it is recorded (a few reads, further apart as the wait grows). Not within the wait (its append
-      // failed, or is slow): null, and a later erasure answers it, or writes it once overdue.
+      // too, once it is recorded (a few reads, further apart as the wait grows: erasing again, with the key gone,
+      // only reads the record). Not within the wait (its append failed, or is slow): null, and a later erasure
+      // answers it, or writes it once overdue.
       if (event_id === null && !overdue) {
         const until = Date.now() + Math.min(ERASURE_EVENT_WAIT_MS, remainingMs() - ANSWER_MARGIN_MS);
         for (let delay = 20; event_id === null && Date.now() + delay < until; delay = Math.min(2 * delay, 500)) {
-          await new Promise((resolve) => setTimeout(resolve, delay));
+          await pause(delay, `the Main Chain event of the erasure of '${subjectId}'`);
           event_id = (await personal().erase(subjectId, by)).eventId;
         }
       }
