@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --quick` (issue 11): the harness runs end to end against the real local stack, shows
  * its progress, prints the table of ratios, and writes a JSON with every figure the issue names. The
- * quick run proves the harness, not the speed: no figure here is compared with a target.
+ * quick run proves the harness, not the speed: no figure here is compared with a target. Likewise
+ * `npm run bench:instances`, the same-machine A/B probe of the append protocol (docs/appending.md).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import { removeDir, tempDataDir } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-describe('npm run bench -- --quick', () => {
+describe('The benchmarks (npm run bench -- --quick, npm run bench:instances)', () => {
   it('measures every figure against its limit and writes them all to the JSON', () => {
     const dir = tempDataDir('bench');
     try {
@@ -118,5 +119,43 @@ describe('npm run bench -- --quick', () => {
     } finally {
       removeDir(dir);
     }
+  });
+
+  it('bench:instances compares the append protocol across instance counts, and refuses a misspelt setting', () => {
+    const run = spawnSync('npm', ['run', '--silent', 'bench:instances', '--', '1,2', '1', 'SVC_APPEND_GATHER_SIBLINGS=0'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 180_000,
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /settings: \{"SVC_APPEND_GATHER_SIBLINGS":"0"\}/, 'the settings the pair differs by are printed');
+    // instances, appends/s, p50, p99, non-2xx, requests/append, events/commit, leases/append, lost races/append, rewritten, CPU
+    const rows = run.stdout
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((cells) => /^\d+$/.test(cells[0] ?? '') && cells.length >= 13);
+    assert.deepEqual(
+      rows.map((r) => r[0]),
+      ['1', '2'],
+      run.stdout,
+    );
+    for (const r of rows) {
+      assert.ok(Number(r[1]) > 0, `appends measured: ${r.join(' ')}`);
+      assert.equal(r[4], '0', 'no answer other than 2xx');
+      assert.ok(Number(r[5]) >= 1, 'DynamoDB requests per append counted');
+      assert.ok(Number(r[10]) > 0 && Number(r[12]) > 0, `CPU per append of the service and DynamoDB Local: ${r.join(' ')}`);
+    }
+    // One instance commits straight on the head (one request an append); two take turns leading.
+    assert.ok(Number(rows[0]![5]) < 1.5 && rows[0]![7] === '0', `lone: ${rows[0]!.join(' ')}`);
+    assert.ok(Number(rows[1]![5]) > 2 && Number(rows[1]![7]) > 0, `two instances lead and follow: ${rows[1]!.join(' ')}`);
+
+    const misspelt = spawnSync('npm', ['run', '--silent', 'bench:instances', '--', '1', '1', 'SVC_APPEND_GATHER=0'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(misspelt.status, 2);
+    assert.match(misspelt.stderr, /SVC_APPEND_GATHER is not a setting/);
   });
 });

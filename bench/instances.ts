@@ -1,0 +1,163 @@
+/**
+ * `npm run bench:instances [-- COUNTS [SECONDS [NAME=VALUE,...]]]`: N single-request instances appending to one
+ * chain, for same-machine comparisons (A/B pairs) of the append protocol. One local stack (functions as pools of
+ * single-request instances, DynamoDB Local on disk) with the given settings; then, for each count in COUNTS
+ * (default `8,1,2,4,8,16`: the first warms the stack up), a fresh chain, one second of warm-up, and SECONDS
+ * (default 10) of closed-loop appends over HTTP from that many connections. Per count it prints what a change to
+ * the protocol moves: appends a second, p50/p99, non-2xx answers, DynamoDB requests per append, events per
+ * commit, lease takes and lost races per append, appends written again, and the CPU per append of the service
+ * and of DynamoDB Local (from /proc; Linux only).
+ *
+ * An A/B pair: run it with and without a setting, twice each, one after the other (this machine's speed drifts
+ * between minutes; a pair run back to back shares the weather), e.g.
+ *   npm run bench:instances -- 8,2,4,8,16 10 SVC_APPEND_GATHER_SIBLINGS=0
+ *   npm run bench:instances -- 8,2,4,8,16 10
+ * `npm run bench` measures the same scenario for the record (bench/results), with the capacity model.
+ */
+import autocannon from 'autocannon';
+import { existsSync, readFileSync } from 'node:fs';
+import { settingsSchema } from '#shared/config';
+import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const usage = 'Usage: npm run bench:instances [-- COUNTS [SECONDS [NAME=VALUE,...]]]   e.g. -- 8,2,4,8,16 10 SVC_APPEND_GATHER_SIBLINGS=0';
+const counts = (process.argv[2] ?? '8,1,2,4,8,16').split(',').map(Number);
+const seconds = Number(process.argv[3] ?? 10);
+const settings = Object.fromEntries(
+  (process.argv[4] ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => pair.split('=') as [string, string]),
+);
+if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 64) || !(seconds > 0)) {
+  console.error(usage);
+  process.exit(2);
+}
+// A misspelt setting would be ignored by the stack, and the pair would compare a run with itself.
+for (const [name, value] of Object.entries(settings)) {
+  if (!(name in settingsSchema.shape) || value === undefined) {
+    console.error(`${name}${value === undefined ? ' has no value' : ' is not a setting (docs/settings.md)'}\n${usage}`);
+    process.exit(2);
+  }
+}
+const maxInstances = Math.max(...counts);
+
+/** CPU seconds a process has used (user + system), from /proc; undefined elsewhere. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const dir = tempDataDir('bench-instances');
+const stack = await startStack({
+  dataDir: dir,
+  timeoutMs: 120_000,
+  env: {
+    SVC_LOG_LEVEL: 'warn',
+    SVC_LOCAL_RUNTIME: 'instances',
+    SVC_LOCAL_MAX_INSTANCES: String(maxInstances),
+    // Every instance adds its counters to /metrics at the end of a request once this has passed (no timer,
+    // as on Lambda); `settle` below sends each one a request after it.
+    SVC_METRICS_FLUSH_MS: '1000',
+    SVC_DYNAMODB_IN_MEMORY: 'false',
+    ...settings,
+  },
+});
+
+/** The counters this prints, summed over every instance, from /metrics. */
+async function counters() {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return {
+    events: value('ledger_events_appended_total'),
+    requests: value('dynamodb_requests_total'),
+    commits: value('ledger_append_commits_total'),
+    leases: value('ledger_append_lease_takes_total'),
+    conflicts: value('ledger_append_conflicts_total'),
+    rewrites: value('ledger_append_rewrites_total'),
+  };
+}
+
+/** Lets every instance flush its counters: wait past the flush interval, then give each a request. */
+async function settle(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await Promise.all(Array.from({ length: maxInstances }, () => call(stack.url, 'GET', '/api/v1/no-such-route')));
+}
+
+function appends(chain: string, connections: number, ms: number) {
+  let n = 0;
+  return autocannon({
+    url: stack.url,
+    connections,
+    duration: ms / 1000,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: `/api/v1/chains/${chain}/events`,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({
+          ...request,
+          body: JSON.stringify({ entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n: n++, note: 'service append over HTTP' } }),
+        }),
+      },
+    ],
+  });
+}
+
+/** `x / per`, rounded; NaN when `per` is 0. */
+const perEvent = (x: number, per: number, digits = 2) => (per > 0 ? +(x / per).toFixed(digits) : Number.NaN);
+
+try {
+  console.log(`settings: ${Object.keys(settings).length ? JSON.stringify(settings) : 'defaults'}; ${seconds} s per count`);
+  console.log(
+    'instances  appends/s  p50 ms  p99 ms  non-2xx  requests/append  events/commit  leases/append  lost races/append  rewritten  CPU ms/append (service + DynamoDB Local)',
+  );
+  for (const [i, n] of counts.entries()) {
+    const chain = `instances-${i}-${n}-${Date.now() % 100_000}`;
+    await call(stack.url, 'POST', `/api/v1/chains/${chain}/create`);
+    await appends(chain, n, 1_000);
+    await settle();
+    const before = await counters();
+    const cpuBefore = [cpuSeconds(stack.pid), cpuSeconds(stack.dynamoPid)];
+    const result = await appends(chain, n, seconds * 1_000);
+    const cpuAfter = [cpuSeconds(stack.pid), cpuSeconds(stack.dynamoPid)];
+    await settle();
+    const after = await counters();
+    const events = after.events - before.events;
+    const cpu = cpuBefore.map((b, k) => (b === undefined || cpuAfter[k] === undefined ? Number.NaN : perEvent((cpuAfter[k]! - b) * 1000, events, 1)));
+    const row = {
+      instances: n,
+      appends_per_s: +(result.requests.total / seconds).toFixed(1),
+      p50_ms: result.latency.p50,
+      p99_ms: result.latency.p99,
+      non_2xx: result.non2xx,
+      requests_per_append: perEvent(after.requests - before.requests, events),
+      events_per_commit: perEvent(events, after.commits - before.commits),
+      leases_per_append: perEvent(after.leases - before.leases, events, 3),
+      lost_races_per_append: perEvent(after.conflicts - before.conflicts, events, 3),
+      rewritten: after.rewrites - before.rewrites,
+      cpu_ms_per_append: { service: cpu[0], dynamodb_local: cpu[1] },
+    };
+    console.log(
+      [
+        String(n).padStart(9),
+        String(row.appends_per_s).padStart(10),
+        String(row.p50_ms).padStart(7),
+        String(row.p99_ms).padStart(7),
+        String(row.non_2xx).padStart(8),
+        String(row.requests_per_append).padStart(16),
+        String(row.events_per_commit).padStart(14),
+        String(row.leases_per_append).padStart(14),
+        String(row.lost_races_per_append).padStart(18),
+        String(row.rewritten).padStart(10),
+        `  ${row.cpu_ms_per_append.service} + ${row.cpu_ms_per_append.dynamodb_local}`,
+      ].join(''),
+    );
+  }
+} finally {
+  await stack.stop();
+  removeDir(dir);
+}
