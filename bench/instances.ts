@@ -14,10 +14,11 @@
  *   npm run bench:instances -- 8,2,4,8,16 10
  * `npm run bench` measures the same scenario for the record (bench/results), with the capacity model.
  */
-import autocannon from 'autocannon';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { settingsSchema } from '#shared/config';
-import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { cpuSeconds } from './resources.ts';
+import { cannonAppends, flushInstances, ledgerCounters, mustCreate } from './service.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const usage = 'Usage: npm run bench:instances [-- COUNTS [SECONDS [NAME=VALUE,...]]]   e.g. -- 8,2,4,8,16 10 SVC_APPEND_GATHER_SIBLINGS=0';
@@ -41,14 +42,10 @@ for (const [name, value] of Object.entries(settings)) {
   }
 }
 const maxInstances = Math.max(...counts);
+const FLUSH_MS = 1_000;
 
-/** CPU seconds a process has used (user + system), from /proc; undefined elsewhere. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+/** CPU seconds a process has used, from /proc; undefined where there is none (not Linux, no such process). */
+const cpuOf = (pid: number | undefined) => (pid !== undefined && existsSync(`/proc/${pid}/stat`) ? cpuSeconds(pid) : undefined);
 
 const dir = tempDataDir('bench-instances');
 const stack = await startStack({
@@ -59,53 +56,12 @@ const stack = await startStack({
     SVC_LOCAL_RUNTIME: 'instances',
     SVC_LOCAL_MAX_INSTANCES: String(maxInstances),
     // Every instance adds its counters to /metrics at the end of a request once this has passed (no timer,
-    // as on Lambda); `settle` below sends each one a request after it.
-    SVC_METRICS_FLUSH_MS: '1000',
+    // as on Lambda); flushInstances sends each one a request after it.
+    SVC_METRICS_FLUSH_MS: String(FLUSH_MS),
     SVC_DYNAMODB_IN_MEMORY: 'false',
     ...settings,
   },
 });
-
-/** The counters this prints, summed over every instance, from /metrics. */
-async function counters() {
-  const text = (await call(stack.url, 'GET', '/metrics')).text;
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return {
-    events: value('ledger_events_appended_total'),
-    requests: value('dynamodb_requests_total'),
-    commits: value('ledger_append_commits_total'),
-    leases: value('ledger_append_lease_takes_total'),
-    conflicts: value('ledger_append_conflicts_total'),
-    rewrites: value('ledger_append_rewrites_total'),
-  };
-}
-
-/** Lets every instance flush its counters: wait past the flush interval, then give each a request. */
-async function settle(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
-  await Promise.all(Array.from({ length: maxInstances }, () => call(stack.url, 'GET', '/api/v1/no-such-route')));
-}
-
-function appends(chain: string, connections: number, ms: number) {
-  let n = 0;
-  return autocannon({
-    url: stack.url,
-    connections,
-    duration: ms / 1000,
-    timeout: 30,
-    requests: [
-      {
-        method: 'POST',
-        path: `/api/v1/chains/${chain}/events`,
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (request) => ({
-          ...request,
-          body: JSON.stringify({ entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n: n++, note: 'service append over HTTP' } }),
-        }),
-      },
-    ],
-  });
-}
 
 /** `x / per`, rounded; NaN when `per` is 0. */
 const perEvent = (x: number, per: number, digits = 2) => (per > 0 ? +(x / per).toFixed(digits) : Number.NaN);
@@ -117,15 +73,15 @@ try {
   );
   for (const [i, n] of counts.entries()) {
     const chain = `instances-${i}-${n}-${Date.now() % 100_000}`;
-    await call(stack.url, 'POST', `/api/v1/chains/${chain}/create`);
-    await appends(chain, n, 1_000);
-    await settle();
-    const before = await counters();
-    const cpuBefore = [cpuSeconds(stack.pid), cpuSeconds(stack.dynamoPid)];
-    const result = await appends(chain, n, seconds * 1_000);
-    const cpuAfter = [cpuSeconds(stack.pid), cpuSeconds(stack.dynamoPid)];
-    await settle();
-    const after = await counters();
+    await mustCreate(stack, chain);
+    await cannonAppends(stack, chain, n, 1_000);
+    await flushInstances(stack, maxInstances, FLUSH_MS);
+    const before = await ledgerCounters(stack);
+    const cpuBefore = [cpuOf(stack.pid), cpuOf(stack.dynamoPid)];
+    const result = await cannonAppends(stack, chain, n, seconds * 1_000);
+    const cpuAfter = [cpuOf(stack.pid), cpuOf(stack.dynamoPid)];
+    await flushInstances(stack, maxInstances, FLUSH_MS);
+    const after = await ledgerCounters(stack);
     const events = after.events - before.events;
     const cpu = cpuBefore.map((b, k) => (b === undefined || cpuAfter[k] === undefined ? Number.NaN : perEvent((cpuAfter[k]! - b) * 1000, events, 1)));
     const row = {
@@ -136,7 +92,7 @@ try {
       non_2xx: result.non2xx,
       requests_per_append: perEvent(after.requests - before.requests, events),
       events_per_commit: perEvent(events, after.commits - before.commits),
-      leases_per_append: perEvent(after.leases - before.leases, events, 3),
+      leases_per_append: perEvent(after.leaseTakes - before.leaseTakes, events, 3),
       lost_races_per_append: perEvent(after.conflicts - before.conflicts, events, 3),
       rewritten: after.rewrites - before.rewrites,
       cpu_ms_per_append: { service: cpu[0], dynamodb_local: cpu[1] },

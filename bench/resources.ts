@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-function cpuSeconds(pid: number): number {
+/** CPU seconds the process has used (user + system). */
+export function cpuSeconds(pid: number): number {
   // Fields after the command name (which may hold spaces) start at ")"; utime and stime are 14th and 15th.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

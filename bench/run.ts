@@ -22,6 +22,7 @@ import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 import { getItem, percentile, RawWriter, runFor, type LoopResult } from './limits.ts';
 import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Window } from './profile.ts';
 import { round, sample, type Usage } from './resources.ts';
+import { cannonAppends, eventBody, flushInstances, type LedgerCounters, ledgerCounters, mustCreate } from './service.ts';
 import { markdownTable, printTable } from './table.ts';
 import { type ClientFigures, clientFigures } from './client.ts';
 import { capacityDelta, capacityModel, formatModel, readCapacity, type CapacityModel, type ModelSettings } from './capacity.ts';
@@ -238,45 +239,6 @@ function fromCannon(name: string, unit: string, concurrency: number, results: Re
   };
 }
 
-interface LedgerCounters {
-  events: number;
-  conflicts: number;
-  commits: number;
-  requests: number;
-  transactWrites: number;
-  transactItems: number;
-  leaseTakes: number;
-  pendingReads: number;
-  roundWrites: number;
-}
-
-/** The ledger counters of /metrics. */
-async function ledgerCounters(stack: Stack): Promise<LedgerCounters> {
-  const text = (await call(stack.url, 'GET', '/metrics')).text;
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return {
-    events: value('ledger_events_appended_total'),
-    conflicts: value('ledger_append_conflicts_total'),
-    commits: value('ledger_append_commits_total'),
-    requests: value('dynamodb_requests_total'),
-    transactWrites: value('dynamodb_transact_writes_total'),
-    transactItems: value('dynamodb_transact_items_total'),
-    leaseTakes: value('ledger_append_lease_takes_total'),
-    pendingReads: value('ledger_append_pending_reads_total'),
-    roundWrites: value('ledger_append_round_writes_total'),
-  };
-}
-
-/**
- * Gets every one of `n` single-request instances to add what it counted to the shared counters: an instance
- * flushes at the end of a request once SVC_METRICS_FLUSH_MS has passed (no timer, as on Lambda), so after a
- * pause that long, `n` requests at once (one per idle instance) to a route that touches no table.
- */
-async function flushInstances(stack: Stack, n: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, METRICS_FLUSH_MS + 100));
-  await Promise.all(Array.from({ length: n }, () => call(stack.url, 'GET', '/api/v1/bench-flush-no-such-route')));
-}
-
 /** Runs `fn`; answers its result and how far the ledger counters of `stacks` moved meanwhile, summed. */
 async function countersAround<T>(stacks: Stack[], fn: () => Promise<T>, flush?: () => Promise<void>): Promise<[T, LedgerCounters]> {
   await flush?.();
@@ -285,7 +247,18 @@ async function countersAround<T>(stacks: Stack[], fn: () => Promise<T>, flush?: 
   await flush?.();
   const after = await Promise.all(stacks.map(ledgerCounters));
   const moved = (k: keyof LedgerCounters) => after.reduce((n, a, i) => n + a[k] - before[i]![k], 0);
-  const keys = ['events', 'conflicts', 'commits', 'requests', 'transactWrites', 'transactItems', 'leaseTakes', 'pendingReads', 'roundWrites'] as const;
+  const keys = [
+    'events',
+    'conflicts',
+    'commits',
+    'requests',
+    'transactWrites',
+    'transactItems',
+    'leaseTakes',
+    'pendingReads',
+    'roundWrites',
+    'rewrites',
+  ] as const;
   return [out, Object.fromEntries(keys.map((k) => [k, moved(k)])) as unknown as LedgerCounters];
 }
 
@@ -297,34 +270,6 @@ function withCommits(figure: Figure, moved: LedgerCounters): Figure {
   figure.dynamo_requests_per_event = round(moved.requests / Math.max(1, moved.events), 2);
   figure.transact_writes_per_event = round(moved.transactWrites / Math.max(1, moved.events), 2);
   return figure;
-}
-
-async function mustCreate(stack: Stack, chain: string): Promise<void> {
-  const res = await call(stack.url, 'POST', `/api/v1/chains/${chain}/create`);
-  if (res.status !== 201) throw new Error(`creating ${chain}: ${res.status} ${res.text}`);
-}
-
-function eventBody(chain: string, n: number) {
-  return { entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n, note: 'service append over HTTP' } };
-}
-
-/** Appends over HTTP with autocannon; each request's entity varies. */
-function cannonAppends(stack: Stack, chain: string, connections: number, durationMs: number): Promise<Result> {
-  let n = 0;
-  return autocannon({
-    url: stack.url,
-    connections,
-    duration: durationMs / 1000,
-    timeout: 30,
-    requests: [
-      {
-        method: 'POST',
-        path: `/api/v1/chains/${chain}/events`,
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: JSON.stringify(eventBody(chain, n++)) }),
-      },
-    ],
-  });
 }
 
 // ---- the run ---------------------------------------------------------------------------------------
@@ -514,7 +459,7 @@ async function main(): Promise<void> {
         const [[results, usage], moved] = await countersAround(
           [pooled],
           () => measure(() => cannonAppends(pooled, chain, instances, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }),
-          () => flushInstances(pooled, instances),
+          () => flushInstances(pooled, instances, METRICS_FLUSH_MS),
         );
         const figure = withCommits(
           fromCannon(

@@ -1,0 +1,76 @@
+/**
+ * What the benchmarks do to the running service over HTTP: create chains, append with autocannon, and read
+ * the ledger counters of /metrics (summed over every instance). `npm run bench` and `npm run bench:instances`
+ * both measure appends with these, so their figures are of the same requests.
+ */
+import autocannon, { type Result } from 'autocannon';
+import { call, type Stack } from '#test/support/stack';
+
+export interface LedgerCounters {
+  events: number;
+  conflicts: number;
+  commits: number;
+  requests: number;
+  transactWrites: number;
+  transactItems: number;
+  leaseTakes: number;
+  pendingReads: number;
+  roundWrites: number;
+  rewrites: number;
+}
+
+/** The ledger counters of /metrics. */
+export async function ledgerCounters(stack: Stack): Promise<LedgerCounters> {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    events: value('ledger_events_appended_total'),
+    conflicts: value('ledger_append_conflicts_total'),
+    commits: value('ledger_append_commits_total'),
+    requests: value('dynamodb_requests_total'),
+    transactWrites: value('dynamodb_transact_writes_total'),
+    transactItems: value('dynamodb_transact_items_total'),
+    leaseTakes: value('ledger_append_lease_takes_total'),
+    pendingReads: value('ledger_append_pending_reads_total'),
+    roundWrites: value('ledger_append_round_writes_total'),
+    rewrites: value('ledger_append_rewrites_total'),
+  };
+}
+
+/**
+ * Gets every one of `n` single-request instances to add what it counted to the shared counters: an instance
+ * flushes at the end of a request once SVC_METRICS_FLUSH_MS (`flushMs`) has passed (no timer, as on Lambda),
+ * so after a pause that long, `n` requests at once (one per idle instance) to a route that touches no table.
+ */
+export async function flushInstances(stack: Stack, n: number, flushMs: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, flushMs + 100));
+  await Promise.all(Array.from({ length: n }, () => call(stack.url, 'GET', '/api/v1/bench-flush-no-such-route')));
+}
+
+export async function mustCreate(stack: Stack, chain: string): Promise<void> {
+  const res = await call(stack.url, 'POST', `/api/v1/chains/${chain}/create`);
+  if (res.status !== 201) throw new Error(`creating ${chain}: ${res.status} ${res.text}`);
+}
+
+export function eventBody(chain: string, n: number) {
+  return { entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n, note: 'service append over HTTP' } };
+}
+
+/** Appends over HTTP with autocannon; each request's entity varies. */
+export function cannonAppends(stack: Stack, chain: string, connections: number, durationMs: number): Promise<Result> {
+  let n = 0;
+  return autocannon({
+    url: stack.url,
+    connections,
+    duration: durationMs / 1000,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: `/api/v1/chains/${chain}/events`,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: JSON.stringify(eventBody(chain, n++)) }),
+      },
+    ],
+  });
+}
