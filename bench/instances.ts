@@ -66,11 +66,13 @@ const stack = await startStack({
 /** `x / per`, rounded; NaN when `per` is 0. */
 const perEvent = (x: number, per: number, digits = 2) => (per > 0 ? +(x / per).toFixed(digits) : Number.NaN);
 
+/** The columns printed per count; every value is right-aligned under its label. */
+const LABELS = ['instances', 'appends/s', 'p50 ms', 'p99 ms', 'non-2xx', 'requests/append', 'events/commit', 'leases/append', 'lost races/append', 'rewritten'];
+const line = (cells: string[], cpu: string) => `${cells.map((c, k) => c.padStart(LABELS[k]!.length)).join('  ')}  ${cpu}`;
+
 try {
   console.log(`settings: ${Object.keys(settings).length ? JSON.stringify(settings) : 'defaults'}; ${seconds} s per count`);
-  console.log(
-    'instances  appends/s  p50 ms  p99 ms  non-2xx  requests/append  events/commit  leases/append  lost races/append  rewritten  CPU ms/append (service + DynamoDB Local)',
-  );
+  console.log(line(LABELS, 'CPU ms/append (service + DynamoDB Local)'));
   for (const [i, n] of counts.entries()) {
     const chain = `instances-${i}-${n}-${Date.now() % 100_000}`;
     await mustCreate(stack, chain);
@@ -83,35 +85,22 @@ try {
     await flushInstances(stack, maxInstances, FLUSH_MS);
     const after = await ledgerCounters(stack);
     const events = after.events - before.events;
-    const cpu = cpuBefore.map((b, k) => (b === undefined || cpuAfter[k] === undefined ? Number.NaN : perEvent((cpuAfter[k]! - b) * 1000, events, 1)));
-    const row = {
-      instances: n,
-      appends_per_s: +(result.requests.total / seconds).toFixed(1),
-      p50_ms: result.latency.p50,
-      p99_ms: result.latency.p99,
-      non_2xx: result.non2xx,
-      requests_per_append: perEvent(after.requests - before.requests, events),
-      events_per_commit: perEvent(events, after.commits - before.commits),
-      leases_per_append: perEvent(after.leaseTakes - before.leaseTakes, events, 3),
-      lost_races_per_append: perEvent(after.conflicts - before.conflicts, events, 3),
-      rewritten: after.rewrites - before.rewrites,
-      cpu_ms_per_append: { service: cpu[0], dynamodb_local: cpu[1] },
-    };
-    console.log(
-      [
-        String(n).padStart(9),
-        String(row.appends_per_s).padStart(10),
-        String(row.p50_ms).padStart(7),
-        String(row.p99_ms).padStart(7),
-        String(row.non_2xx).padStart(8),
-        String(row.requests_per_append).padStart(16),
-        String(row.events_per_commit).padStart(14),
-        String(row.leases_per_append).padStart(14),
-        String(row.lost_races_per_append).padStart(18),
-        String(row.rewritten).padStart(10),
-        `  ${row.cpu_ms_per_append.service} + ${row.cpu_ms_per_append.dynamodb_local}`,
-      ].join(''),
+    const [service, dynamodbLocal] = cpuBefore.map((b, k) =>
+      b === undefined || cpuAfter[k] === undefined ? Number.NaN : perEvent((cpuAfter[k]! - b) * 1000, events, 1),
     );
+    const cells = [
+      n,
+      +(result.requests.total / seconds).toFixed(1),
+      result.latency.p50,
+      result.latency.p99,
+      result.non2xx,
+      perEvent(after.requests - before.requests, events),
+      perEvent(events, after.commits - before.commits),
+      perEvent(after.leaseTakes - before.leaseTakes, events, 3),
+      perEvent(after.conflicts - before.conflicts, events, 3),
+      after.rewrites - before.rewrites,
+    ];
+    console.log(line(cells.map(String), `${service} + ${dynamodbLocal}`));
   }
 } finally {
   await stack.stop();
