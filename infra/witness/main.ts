@@ -1,23 +1,25 @@
 /**
- * `npm run witness -- --log <log vkey> [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1]`
+ * `npm run witness -- --log <log vkey> [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000]`
  * `npm run witness -- --print-vkey [--dir …] [--name …]`: its cosigner vkey (making its key on first use), then exit.
  *
  * A C2SP tlog-witness for local use and tests (infra/witness/witness.ts). It serves
  *   POST /add-checkpoint   the protocol (submission and monitoring prefix: the server's root)
  *   GET  /vkey             its cosigner verifier key (type 0x04), what logs and clients are given
  * Its Ed25519 key is made at first start (<dir>/key.json, mode 0600) and its state, the latest cosigned
- * size and root per origin, is kept in <dir>/state.json, written (temporary file, then rename) before
- * each answer. Each `--log` is a log's note vkey (GET /tlog/vkey of the service), trusted for every
+ * size and root per origin, is kept in one file per origin under <dir>/origins/ (infra/witness/store.ts),
+ * on disk before each answer. It keeps at most --max-origins logs: a new origin past that is refused (507),
+ * since any writer of a trusted log can make new chains, each an origin. Each `--log` is a log's note vkey (GET /tlog/vkey of the service), trusted for every
  * origin under its key name (`<name>/`), or for the origins under a prefix given as `<vkey>=<prefix>`.
  * Prints `witness ready at <url> vkey <vkey>` when it listens; SIGTERM/SIGINT stop it.
  */
 import { generateKeyPairSync, createPrivateKey, sign } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type CosignedState, type TrustedLog, type WitnessKey, cosignerVkey, createWitness, trustedLog } from './witness.ts';
+import { fileWitnessStore } from './store.ts';
+import { DEFAULT_MAX_ORIGINS, type TrustedLog, type WitnessKey, cosignerVkey, createWitness, trustedLog } from './witness.ts';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -34,22 +36,6 @@ function loadKey(dir: string, name: string): WitnessKey {
   return { name, publicKey, sign: (message) => sign(null, message, privateKey) };
 }
 
-function fileStore(dir: string) {
-  const file = join(dir, 'state.json');
-  const state: Record<string, CosignedState> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-  return {
-    async get(origin: string) {
-      return state[origin];
-    },
-    async set(origin: string, value: CosignedState) {
-      state[origin] = value;
-      const temporary = `${file}.tmp`;
-      writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`);
-      renameSync(temporary, file);
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
@@ -59,6 +45,7 @@ async function main(): Promise<void> {
       host: { type: 'string', default: '127.0.0.1' },
       dir: { type: 'string', default: '.data/witness' },
       name: { type: 'string', default: 'witness.local/w1' },
+      'max-origins': { type: 'string', default: String(DEFAULT_MAX_ORIGINS) },
       'print-vkey': { type: 'boolean', default: false },
     },
   });
@@ -69,7 +56,9 @@ async function main(): Promise<void> {
     return;
   }
   if (values.log!.length === 0) {
-    console.error('Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1]');
+    console.error(
+      'Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000]',
+    );
     console.error('A log vkey is what GET /tlog/vkey of the service answers.');
     process.exit(2);
   }
@@ -84,9 +73,14 @@ async function main(): Promise<void> {
     console.error(`witness: a --log is not a verifier key: ${(error as Error).message}`);
     process.exit(2);
   }
+  const maxOrigins = Number(values['max-origins']);
+  if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) {
+    console.error(`witness: --max-origins must be a positive integer, not '${values['max-origins']}'`);
+    process.exit(2);
+  }
   mkdirSync(values.dir!, { recursive: true });
   const key = loadKey(values.dir!, values.name!);
-  const witness = createWitness({ key, logs, store: fileStore(values.dir!) });
+  const witness = createWitness({ key, logs, store: fileWitnessStore(values.dir!), maxOrigins });
   const vkey = cosignerVkey(key);
 
   const server = createServer(async (req, res) => {

@@ -23,11 +23,16 @@ export interface CosignedState {
   root: string;
 }
 
-/** Where the witness keeps its state. `update` runs read-check-write for one origin atomically. */
+/** Where the witness keeps its state, the latest cosigned checkpoint per origin (createWitness serializes its calls). */
 export interface WitnessStore {
   get(origin: string): Promise<CosignedState | undefined>;
   set(origin: string, state: CosignedState): Promise<void>;
+  /** How many origins it holds. */
+  count(): Promise<number>;
 }
+
+/** How many logs (origins) a witness keeps by default: past it, a new origin is refused with 507. */
+export const DEFAULT_MAX_ORIGINS = 10_000;
 
 export interface WitnessKey {
   name: string;
@@ -73,11 +78,14 @@ export function createWitness({
   key,
   logs,
   store,
+  maxOrigins = DEFAULT_MAX_ORIGINS,
   now = () => Date.now(),
 }: {
   key: WitnessKey;
   logs: readonly TrustedLog[];
   store: WitnessStore;
+  /** The most origins it keeps a checkpoint for. */
+  maxOrigins?: number;
   now?: () => number;
 }): Witness {
   const keyId = cosignerKeyId(key.name, key.publicKey);
@@ -128,13 +136,17 @@ export function createWitness({
     const latest = await store.get(origin);
     const latestSize = latest?.size ?? 0;
     if (oldSize !== latestSize) return text(409, `${latestSize}\n`, 'text/x.tlog.size');
-    if (oldSize === 0) {
+    if (latest === undefined && (await store.count()) >= maxOrigins) {
+      // Any writer of a trusted log can make new origins (a chain each): the state this witness keeps is bounded.
+      return text(507, `this witness keeps at most ${maxOrigins} logs and cosigns no new one\n`);
+    }
+    if (latest !== undefined && oldSize === checkpoint.size) {
+      // Same size as the one cosigned, 0 included: the root hashes MUST be identical, else 409.
+      if (checkpoint.root.toString('base64') !== latest.root) return text(409, `${latestSize}\n`, 'text/x.tlog.size');
+      if (proof.length > 0) return text(422, 'a consistency proof between equal sizes must be empty\n');
+    } else if (oldSize === 0) {
       // The proof MUST be empty if the old size is zero.
       if (proof.length > 0) return text(422, 'a consistency proof from size 0 must be empty\n');
-    } else if (oldSize === checkpoint.size) {
-      // Same size: the root hashes MUST be identical, else 409.
-      if (checkpoint.root.toString('base64') !== latest!.root) return text(409, `${latestSize}\n`, 'text/x.tlog.size');
-      if (proof.length > 0) return text(422, 'a consistency proof between equal sizes must be empty\n');
     } else {
       // The proof MUST verify (RFC 6962 2.1.2), else 422; nothing is cosigned or stored.
       try {

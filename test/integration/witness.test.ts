@@ -6,6 +6,7 @@
  * delays nothing but the clients that require it.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { LedgerClient } from '#client/client';
@@ -63,8 +64,9 @@ describe('witnessed checkpoints', () => {
     const lines = note.split('\n\n')[1]!.trim().split('\n');
     assert.equal(lines.length, 2, 'the log signature and the witness cosignature');
     // The witness persisted what it cosigned.
-    const state = JSON.parse(readFileSync(`${witnessDir}/state.json`, 'utf8'));
-    assert.equal(state[note.split('\n')[0]!].size, 21);
+    const origin = note.split('\n')[0]!;
+    const state = JSON.parse(readFileSync(`${witnessDir}/origins/${createHash('sha256').update(origin).digest('hex')}.json`, 'utf8'));
+    assert.deepEqual([state.origin, state.size], [origin, 21]);
   });
 
   it("Go's x/mod note.Open verifies the log's signature on a cosigned checkpoint, and the tiles audit", async () => {

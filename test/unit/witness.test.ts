@@ -5,11 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openNote as clientOpenNote, parseVkey, verifiedCosigners } from '#client/tlog';
 import { consistencyProof, leafHash, nodesFromLeafHashes, rootFromLeafHashes } from '#shared/ledger/merkle';
 import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
-import { type CosignedState, cosignerVkey, createWitness, trustedLog } from '#infra/witness/witness';
+import { fileWitnessStore } from '#infra/witness/store';
+import { type CosignedState, type WitnessStore, cosignerVkey, createWitness, trustedLog } from '#infra/witness/witness';
 
 function ed25519() {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -31,14 +35,15 @@ function request(oldSize: number, note: string, proof: Buffer[] = []): string {
   return `old ${oldSize}\n${proof.map((p) => `${p.toString('base64')}\n`).join('')}\n${note}`;
 }
 
-function witness() {
+function witness({ store, maxOrigins }: { store?: WitnessStore; maxOrigins?: number } = {}) {
   const key = ed25519();
   const states = new Map<string, CosignedState>();
   const w = createWitness({
     key: { name: 'witness.test/w1', publicKey: key.pub, sign: key.sign },
     logs: [trustedLog(LOG_VKEY)],
-    store: { get: async (o) => states.get(o), set: async (o, s) => void states.set(o, s) },
+    store: store ?? { get: async (o) => states.get(o), set: async (o, s) => void states.set(o, s), count: async () => states.size },
     now: () => 1_790_000_000_000,
+    ...(maxOrigins === undefined ? {} : { maxOrigins }),
   });
   return { w, states, vkey: cosignerVkey({ name: 'witness.test/w1', publicKey: key.pub }) };
 }
@@ -108,6 +113,19 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
     assert.equal((await w.addCheckpoint(request(10, other.note))).status, 409);
   });
 
+  it('the same rule holds at size 0: two roots for an empty tree are never both cosigned (409 with the size it holds)', async () => {
+    // The red-team request: "old 0" and a size-0 checkpoint, twice, with two roots.
+    const { w, states } = witness();
+    const first = await w.addCheckpoint(request(0, checkpoint(0, { root: Buffer.alloc(32, 1) }).note));
+    assert.equal(first.status, 200, first.body);
+    const second = await w.addCheckpoint(request(0, checkpoint(0, { root: Buffer.alloc(32, 2) }).note));
+    assert.deepEqual(second, { status: 409, contentType: 'text/x.tlog.size', body: '0\n' });
+    assert.equal(states.get(`${LOG_NAME}/orders`)?.root, Buffer.alloc(32, 1).toString('base64'), 'the first root is kept');
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(0, { root: Buffer.alloc(32, 1) }).note))).status, 200, 'the same one again is fine');
+    // From size 0 the tree grows with an empty proof, as from no state at all.
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+  });
+
   it('"If the Merkle Consistency Proof doesn\'t verify, the witness MUST respond with 422" and cosigns nothing', async () => {
     const { w, states } = witness();
     assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
@@ -137,6 +155,41 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
     assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/invoices` }).note))).status, 200);
     assert.deepEqual([...states.keys()].sort(), [`${LOG_NAME}/invoices`, `${LOG_NAME}/orders`]);
     assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: 'other.test/orders' }).note))).status, 404);
+  });
+
+  it('keeps at most maxOrigins logs: a new origin past it is refused with 507, the ones it holds go on', async () => {
+    const { w, states } = witness({ maxOrigins: 2 });
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/a` }).note))).status, 200);
+    const refused = await w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/b` }).note));
+    assert.equal(refused.status, 507, refused.body);
+    assert.match(refused.body, /at most 2 logs/);
+    assert.equal(states.size, 2);
+    assert.equal((await w.addCheckpoint(request(10, checkpoint(25).note, consistencyProof(10, 25, node)))).status, 200, 'a held origin still grows');
+  });
+
+  it('on disk, one file per origin, rewritten alone; a restart keeps every cosigned size and the count toward the cap', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'witness-store-'));
+    try {
+      // An earlier version's single state.json is moved into the per-origin files.
+      writeFileSync(join(dir, 'state.json'), JSON.stringify({ [`${LOG_NAME}/old`]: { size: 3, root: rootFromLeafHashes(leaves.slice(0, 3)).toString('base64') } }));
+      const { w } = witness({ store: fileWitnessStore(dir), maxOrigins: 3 });
+      assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
+      assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/a` }).note))).status, 200);
+      assert.deepEqual(readdirSync(dir).sort(), ['origins']);
+      assert.equal(readdirSync(join(dir, 'origins')).length, 3);
+      // A new process over the same directory.
+      const again = witness({ store: fileWitnessStore(dir), maxOrigins: 3 }).w;
+      assert.deepEqual(await again.addCheckpoint(request(0, checkpoint(10).note)), { status: 409, contentType: 'text/x.tlog.size', body: '10\n' });
+      assert.deepEqual(await again.addCheckpoint(request(0, checkpoint(3, { origin: `${LOG_NAME}/old` }).note)), {
+        status: 409,
+        contentType: 'text/x.tlog.size',
+        body: '3\n',
+      });
+      assert.equal((await again.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/b` }).note))).status, 507);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('its vkey is a cosigner key (type 0x04) whose id is SHA-256(name ‖ "\\n" ‖ 0x04 ‖ key)[:4]', () => {
