@@ -17,6 +17,8 @@ import { createRealtimeWiring } from '#shared/wiring/realtime';
 type WsEvent = APIGatewayProxyWebsocketEventV2 & {
   headers?: Record<string, string | undefined>;
   queryStringParameters?: Record<string, string | undefined>;
+  /** Every value of each query parameter (a WebSocket API's $connect event keeps repeats here). */
+  multiValueQueryStringParameters?: Record<string, string[] | undefined>;
 };
 
 /** The WebSocket API's handler, wired from a core (one per process in the cloud: `handler` below). */
@@ -29,6 +31,9 @@ export function createHandler(core: Core) {
     const { routeKey, connectionId } = event.requestContext;
     try {
       if (routeKey === '$connect') {
+        // As on every HTTP route, a query parameter given twice is refused rather than one of its values guessed.
+        const repeated = Object.entries(event.multiValueQueryStringParameters ?? {}).find(([, values]) => (values?.length ?? 0) > 1);
+        if (repeated) return { statusCode: 400, body: `The query parameter '${repeated[0]}' was given more than once; give it once` };
         let identity: ConnectionIdentity = { key_id: null, role: null, org_id: null };
         if (config.SVC_AUTH_ENABLED) {
           const key = headerValue(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;

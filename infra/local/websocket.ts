@@ -138,12 +138,15 @@ export function attachWebSocketApi(
       userAgent: String(req.headers['user-agent'] ?? ''),
     };
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]));
+    // As API Gateway's $connect event has them: the last value of each parameter, and every value.
     const query = Object.fromEntries(url.searchParams);
+    const multi: Record<string, string[]> = {};
+    for (const [key, value] of url.searchParams) (multi[key] ??= []).push(value);
     const domain = String(req.headers.host ?? 'localhost');
     let result;
     try {
       result = await options.handler(
-        wsEvent('$connect', 'CONNECT', connectionId, client, domain, { headers, ...(Object.keys(query).length ? { queryStringParameters: query } : {}) }),
+        wsEvent('$connect', 'CONNECT', connectionId, client, domain, { headers, ...(Object.keys(query).length ? { queryStringParameters: query, multiValueQueryStringParameters: multi } : {}) }),
         lambdaContext('ws'),
       );
     } catch {

@@ -23,7 +23,7 @@ import type { CloudWatchMetrics } from '../metrics/cloudwatch.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { servedRoutes } from '../api/served.ts';
-import { DeadlineExceededError, RouteNotFoundError } from '../errors.ts';
+import { DeadlineExceededError, RouteNotFoundError, ValidationError } from '../errors.ts';
 import { logger } from '../log.ts';
 import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
@@ -79,6 +79,21 @@ function toResult(reply: RouteReply, status: number): HttpResult {
   return jsonResponse(status, reply.body ?? null, reply.headers);
 }
 
+/**
+ * A query parameter given more than once is refused (422, naming it), on every route. API Gateway joins
+ * repeats with commas, which one parameter would read as a list (`leaves`) and another refuse (`blocks`):
+ * no route guesses which of two values was meant. Read from the raw query string, which keeps the repeats.
+ */
+function refuseRepeatedQuery(rawQueryString: string | undefined): void {
+  if (!rawQueryString) return;
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const key of new URLSearchParams(rawQueryString).keys()) (seen.has(key) ? repeated : seen).add(key);
+  if (repeated.size > 0) {
+    throw new ValidationError([...repeated].map((key) => ({ loc: ['query', key], msg: 'Given more than once; give each query parameter once', type: 'repeated' })));
+  }
+}
+
 /** The request's route, matched once (when the request id is set) for the middlewares and the dispatch. */
 const MATCHED = Symbol('matched route');
 type MatchedContext = ServiceContext & { [MATCHED]?: ResolvedRoute };
@@ -95,6 +110,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     const route = context[MATCHED];
     if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
     const { definition, params } = route;
+    refuseRepeatedQuery(event.rawQueryString);
     const rawQuery: Record<string, string> = {};
     for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) rawQuery[key] = value;
     const rawBody = (event as EventWithBody)[PARSED_BODY];

@@ -178,22 +178,30 @@ export function createProofs({
       const head = await treeHead(chainName);
       const latest = sizeOf(head);
       const last = request.leaves[request.leaves.length - 1];
+      if (request.treeSize !== undefined && request.treeSize > latest) {
+        throw ValidationError.single(['query', 'tree_size'], `The chain has ${latest} blocks`, 'less_than_equal');
+      }
+      const notIn = (size: number) => new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
       let size = request.treeSize ?? latest;
+      if (last !== undefined && last >= size) throw notIn(size);
       let cosigned: Awaited<ReturnType<WitnessedCheckpoints['latest']>>;
       if (request.treeSize === undefined && witnessed) {
         cosigned = await witnessed.latest(head.chainName);
         if (request.witnessed) {
-          const covers = (c: typeof cosigned) => c !== undefined && (last === undefined || last < c.size) && (request.knownSize ?? 0) <= c.size;
+          // Only what the log has is worth waiting for: the leaves (checked above) and a known size up to the
+          // log's. A known size past the log is no reason to "retry later" (it never comes): it is answered
+          // with no consistency proof, as without witnesses, and the client sees the rollback.
+          const known = request.knownSize !== undefined && request.knownSize <= latest ? request.knownSize : 0;
+          const needed = Math.max(last === undefined ? 0 : last + 1, known);
+          const covers = (c: typeof cosigned) => c !== undefined && c.size >= needed;
           if (!covers(cosigned)) {
             await witnessed.witnessNow(head.chainName);
             cosigned = await witnessed.latest(head.chainName);
           }
-          if (!covers(cosigned)) throw new NotWitnessedYetError(head.chainName, Math.max(last ?? 0, request.knownSize ?? 0) + 1, cosigned?.size);
+          if (!covers(cosigned)) throw new NotWitnessedYetError(head.chainName, Math.max(needed, 1), cosigned?.size);
           size = cosigned!.size;
         }
       }
-      if (size > latest) throw ValidationError.single(['query', 'tree_size'], `The chain has ${latest} blocks`, 'less_than_equal');
-      if (last !== undefined && last >= size) throw new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
       // A known size above the log's is answered with no consistency proof: the client sees the rollback.
       const known = request.treeSize === undefined ? request.knownSize : undefined;
       const runs = runsOf(request.leaves);

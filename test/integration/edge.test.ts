@@ -162,6 +162,32 @@ describe('Body limit and content types', () => {
     const block = await call(s.url, 'GET', `/api/v1/chains/justfits/blocks/${index}`);
     assert.deepEqual(block.body.events[0].details, { constructor: 1, prototype: { a: 2 } });
   });
+
+  it('refuses a query parameter given twice with one 422 on every route, whatever the parameter would have taken', async () => {
+    // The red-team finding: a repeated `leaves` was taken (the gateway joins repeats with commas, a list to
+    // it), a repeated `blocks` refused. Now both, and every other route, answer alike.
+    const paths = [
+      '/api/v1/chains/justfits/evidence?leaves=1&leaves=2',
+      '/api/v1/chains/justfits/evidence?leaves=1&blocks=true&blocks=true',
+      '/api/ledger/chains/justfits/blocks?limit=1&limit=2',
+      '/api/v1/chains/justfits/consistency?first=1&second=2&first=1',
+      '/tlog/justfits/checkpoint?x=1&x=2',
+      '/api/business/organizations?a=1&a=1',
+      '/graphql?query=%7Bchains%7Bname%7D%7D&query=%7Bchains%7Bname%7D%7D',
+    ];
+    for (const path of paths) {
+      const res = await call(s.url, 'GET', path);
+      assert.equal(res.status, 422, `${path}: ${res.text.slice(0, 200)}`);
+      const name = /[?&]([a-z_]+)=[^&]*&(?:.*&)?\1=/.exec(path)![1];
+      assert.deepEqual(res.body.detail, [{ loc: ['query', name], msg: 'Given more than once; give each query parameter once', type: 'repeated' }], path);
+    }
+    const once = await call(s.url, 'GET', '/api/v1/chains/justfits/evidence?leaves=1,2&blocks=true');
+    assert.equal(once.status, 200, once.text.slice(0, 200));
+    assert.deepEqual(
+      once.body.blocks.map((b: { index: number }) => b.index),
+      [1, 2],
+    );
+  });
 });
 
 describe('CORS', () => {

@@ -309,5 +309,7 @@ describe('WebSocket with auth on', () => {
       socket.once('error', reject);
     });
     await assert.rejects(open(`${url}?api_key=wrong`), /401/);
+    // A repeated parameter is refused, as on every HTTP route: not the last value taken.
+    await assert.rejects(open(`${url}?api_key=wrong&api_key=${encodeURIComponent(key)}`), /400/);
   });
 });

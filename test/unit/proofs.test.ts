@@ -107,3 +107,48 @@ describe('evidence: what a verifying client needs, in one answer', () => {
     await assert.rejects(proofs.evidence('c', { leaves: [150], treeSize: 120 }), /not in the first 120 blocks/);
   });
 });
+
+describe('evidence against witnessed checkpoints', () => {
+  function witnessedChain(size: number, cosignedSize: number) {
+    const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`b${i}`).digest('hex'));
+    const { frontier, treeNodes } = extendTree([], 0, hashes);
+    const head = { chainName: 'c', headIndex: size - 1, headHash: hashes[size - 1]!, frontier } as ChainHead;
+    const repository = {
+      getHead: async () => head,
+      readTreeData: async (_: string, indices: readonly number[]) => new Map(indices.map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }])),
+    } as unknown as LedgerRepository;
+    const { frontier: cosignedFrontier } = extendTree([], 0, hashes.slice(0, cosignedSize));
+    const root = frontierRoot(cosignedFrontier.map((h) => Buffer.from(h, 'hex'))).toString('base64');
+    let witnessings = 0;
+    const proofs = createProofs({
+      repository,
+      signer: async () => ({ nodeId: 'n', publicKey: '00'.repeat(32), sign: () => Buffer.alloc(64) }),
+      signedNote: async (_chain, n) => `note of ${n}\n`,
+      witnessed: {
+        latest: async () => ({ size: cosignedSize, root, lines: ['\u2014 w cosig\n'] }),
+        witnessNow: async () => void (witnessings += 1),
+      },
+    });
+    return { proofs, witnessings: () => witnessings };
+  }
+
+  it('a known size past the log is no "retry later": the cosigned checkpoint comes with no consistency proof, and the client sees the rollback', async () => {
+    // The red-team request: …/evidence?witnessed=true&known_size=100 on a 7-block chain whose witnesses cosigned 6.
+    const { proofs } = witnessedChain(7, 6);
+    const evidence = await proofs.evidence('c', { leaves: [], knownSize: 100, witnessed: true });
+    assert.equal(evidence.tree_size, 6);
+    assert.equal(evidence.consistency, null);
+    assert.equal(evidence.checkpoint, 'note of 6\n\u2014 w cosig\n');
+  });
+
+  it('waits (503) only for what the log has and its witnesses have not cosigned yet; a leaf past the log is 404 at once', async () => {
+    const { proofs, witnessings } = witnessedChain(7, 6);
+    await assert.rejects(proofs.evidence('c', { leaves: [6], witnessed: true }), (e: Error) => e.name === 'NotWitnessedYetError' && /has 6 blocks, not 7/.test(e.message));
+    await assert.rejects(proofs.evidence('c', { leaves: [], knownSize: 7, witnessed: true }), (e: Error) => e.name === 'NotWitnessedYetError');
+    const before = witnessings();
+    await assert.rejects(proofs.evidence('c', { leaves: [10], witnessed: true }), (e: Error) => e.name === 'NotFoundError');
+    assert.equal(witnessings(), before, 'nothing is sent to the witnesses for a leaf the log does not have');
+    const ok = await proofs.evidence('c', { leaves: [5], knownSize: 6, witnessed: true });
+    assert.deepEqual([ok.tree_size, ok.consistency], [6, { from: 6, proof: [] }]);
+  });
+});
