@@ -6,15 +6,17 @@
  * delays nothing but the clients that require it.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { LedgerClient } from '#client/client';
-import { ApiError } from '#client/errors';
+import { ApiError, VerificationError } from '#client/errors';
+import { MemoryStore } from '#client/state';
 import { freePort } from '#infra/local/ports';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
+import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
 
 let stack: Stack;
 let witness: WitnessProcess;
@@ -87,6 +89,26 @@ describe('witnessed checkpoints', () => {
     assert.equal(page.blocks.length, 5);
   });
 
+  it('a known_size past the chain is answered at once (no consistency proof), and a client that trusted it sees the rollback, not endless 503s', async () => {
+    // The red-team request: witnessed=true with a trusted size the log never reached answered 503 "retry later".
+    await until('a cosigned checkpoint', async () => ((await served()).includes('\u2014 witness.local/w1 ') ? true : undefined));
+    const res = await call(stack.url, 'GET', `/api/v1/chains/${CHAIN}/evidence?witnessed=true&known_size=100000`);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.consistency, null);
+    assert.ok(res.body.tree_size >= 21 && res.body.tree_size < 100000);
+    assert.match(res.body.checkpoint, /\u2014 witness\.local\/w1 /);
+    // A client whose saved state claims that size (a rolled-back log, to it) is told so, not 503 after 503.
+    const store = new MemoryStore();
+    const origin = `${logVkey.split('+')[0]}/${CHAIN}`;
+    await store.set(`log:${origin}`, JSON.stringify({ origin, size: 100000, root: Buffer.alloc(32, 7).toString('base64'), checkpoint: '' }));
+    const client = new LedgerClient({ baseUrl: stack.url, vkey: logVkey, store, witnesses: { keys: [witness.vkey], required: 1 } });
+    await assert.rejects(client.append(CHAIN, { entity_id: 'w-rollback', event_type: 'witnessed' }), (error: unknown) => {
+      assert.ok(error instanceof VerificationError, String(error));
+      assert.equal(error.failure, 'rollback');
+      return true;
+    });
+  });
+
   it('/metrics shows per witness the last size cosigned and the failures', async () => {
     const text = (await call(stack.url, 'GET', '/metrics')).text;
     const size = Number(/^witness_last_cosigned_size\{witness="witness\.local\/w1"\} (\d+)$/m.exec(text)?.[1]);
@@ -129,5 +151,31 @@ describe('witnessed checkpoints', () => {
     witness = await startWitness({ dir: witnessDir, logs: [logVkey], port: witnessPort });
     const receipt = await strict.append(CHAIN, { entity_id: 'back', event_type: 'witnessed' });
     assert.match(receipt.checkpoint!.note, /\u2014 witness\.local\/w1 /);
+  });
+});
+
+describe('npm run witness on its own', () => {
+  it('refuses a second root for the size it holds, 0 included (409 with that size), and a log past --max-origins (507)', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    const name = 'attacker.test/log';
+    const note = (origin: string, size: number, root: Buffer) => signNote(checkpointText({ origin, size, root }), name, pub, (m) => sign(null, m, privateKey));
+    const dir = tempDataDir('witness-alone');
+    const alone = await startWitness({ dir, logs: [verifierKey(name, pub)], args: ['--max-origins', '1'] });
+    try {
+      const add = async (body: string) => {
+        const res = await fetch(`${alone.url}/add-checkpoint`, { method: 'POST', body });
+        return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+      };
+      // The red-team requests: "old 0" and a size-0 checkpoint with root 0x01…, then 0x02….
+      const first = await add(`old 0\n\n${note(`${name}/x`, 0, Buffer.alloc(32, 1))}`);
+      assert.equal(first.status, 200, first.body);
+      assert.deepEqual(await add(`old 0\n\n${note(`${name}/x`, 0, Buffer.alloc(32, 2))}`), { status: 409, type: 'text/x.tlog.size', body: '0\n' });
+      const other = await add(`old 0\n\n${note(`${name}/y`, 3, Buffer.alloc(32, 3))}`);
+      assert.equal(other.status, 507, other.body);
+    } finally {
+      await alone.stop();
+      removeDir(dir);
+    }
   });
 });

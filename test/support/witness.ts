@@ -20,10 +20,11 @@ export function witnessVkey(dir: string, name = 'witness.local/w1'): string {
   }).trim();
 }
 
-export async function startWitness(options: { dir: string; logs: string[]; port?: number; name?: string }): Promise<WitnessProcess> {
+export async function startWitness(options: { dir: string; logs: string[]; port?: number; name?: string; args?: string[] }): Promise<WitnessProcess> {
   const port = options.port ?? (await freePort());
   const args = ['--import', 'tsx', 'infra/witness/main.ts', '--dir', options.dir, '--port', String(port), '--name', options.name ?? 'witness.local/w1'];
   for (const log of options.logs) args.push('--log', log);
+  args.push(...(options.args ?? []));
   const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
