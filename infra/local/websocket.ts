@@ -146,7 +146,10 @@ export function attachWebSocketApi(
     let result;
     try {
       result = await options.handler(
-        wsEvent('$connect', 'CONNECT', connectionId, client, domain, { headers, ...(Object.keys(query).length ? { queryStringParameters: query, multiValueQueryStringParameters: multi } : {}) }),
+        wsEvent('$connect', 'CONNECT', connectionId, client, domain, {
+          headers,
+          ...(Object.keys(query).length ? { queryStringParameters: query, multiValueQueryStringParameters: multi } : {}),
+        }),
         lambdaContext('ws'),
       );
     } catch {

@@ -30,8 +30,7 @@ export function fileWitnessStore(dir: string): WitnessStore {
   const origins = join(dir, 'origins');
   mkdirSync(origins, { recursive: true });
   const path = (origin: string) => join(origins, fileName(origin));
-  const write = (origin: string, state: CosignedState) =>
-    writeDurably(path(origin), `${JSON.stringify({ origin, size: state.size, root: state.root })}\n`);
+  const write = (origin: string, state: CosignedState) => writeDurably(path(origin), `${JSON.stringify({ origin, size: state.size, root: state.root })}\n`);
 
   const legacy = join(dir, 'state.json');
   if (existsSync(legacy)) {

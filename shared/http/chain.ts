@@ -90,7 +90,9 @@ function refuseRepeatedQuery(rawQueryString: string | undefined): void {
   const repeated = new Set<string>();
   for (const key of new URLSearchParams(rawQueryString).keys()) (seen.has(key) ? repeated : seen).add(key);
   if (repeated.size > 0) {
-    throw new ValidationError([...repeated].map((key) => ({ loc: ['query', key], msg: 'Given more than once; give each query parameter once', type: 'repeated' })));
+    throw new ValidationError(
+      [...repeated].map((key) => ({ loc: ['query', key], msg: 'Given more than once; give each query parameter once', type: 'repeated' })),
+    );
   }
 }
 

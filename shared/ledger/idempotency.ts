@@ -31,7 +31,40 @@ const IDEMPOTENCY_HOLD_MS = 60_000;
 /** How long a key's answer is kept (TTL). */
 const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
 
-export function createIdempotency({ repository, now }: { repository: LedgerRepository; now: () => number }) {
+/**
+ * A request's drafts as its key's fingerprint covers them. An erasable event's details (it has a
+ * `subject_id`) enter only as a keyed digest under its subject's key (`blind`), never as a plain hash: a
+ * fingerprint is kept for a day, in the table and its backups, and a plain hash of erased details would let
+ * whoever holds it, or can replay the key, confirm a guess of them. With the key destroyed the digest cannot
+ * be made again, so a replay of an erased subject's event is 410, like any new event of it.
+ */
+async function fingerprintOf(
+  kind: 'event' | 'batch',
+  drafts: readonly EventDraft[],
+  blind: (subjectId: string, details: Record<string, unknown>) => Promise<string>,
+): Promise<string> {
+  const covered = await Promise.all(
+    drafts.map(async (draft) => {
+      if (draft.subject_id === undefined) return draft;
+      const { details, ...rest } = draft;
+      return { ...rest, details_blinded: await blind(draft.subject_id, details) };
+    }),
+  );
+  return createHash('sha256')
+    .update(canonicalJson({ kind, drafts: covered }))
+    .digest('hex');
+}
+
+export function createIdempotency({
+  repository,
+  now,
+  blind,
+}: {
+  repository: LedgerRepository;
+  now: () => number;
+  /** An erasable event's details as a keyed digest under its subject's key (PersonalData's `blind`). */
+  blind: (subjectId: string, details: Record<string, unknown>) => Promise<string>;
+}) {
   /**
    * Runs an append under its Idempotency-Key, if it has one: claims the key, and hands `append` the claim
    * its first block carries, so that the commit that lands the blocks also records them as the key's
@@ -48,7 +81,7 @@ export function createIdempotency({ repository, now }: { repository: LedgerRepos
     if (!options?.idempotency) return { blocks: await append() };
     const { caller, key } = options.idempotency;
     const claim = { id: `${chainName}#${caller}#${key}`, token: randomUUID() };
-    const fingerprint = createHash('sha256').update(canonicalJson({ kind, drafts })).digest('hex');
+    const fingerprint = await fingerprintOf(kind, drafts, blind);
     const nowMs = now() * 1000;
     const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + IDEMPOTENCY_HOLD_MS, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
     if (state.status !== 'claimed') {

@@ -166,8 +166,6 @@ export function createLedger({
   offchainThresholdBytes = 65_536,
   now = () => Date.now() / 1000,
 }: LedgerOptions): Ledger {
-  const idempotent = createIdempotency({ repository, now });
-
   const payloads = (): OffchainStore => {
     if (!offchain) throw new DependencyUnavailableError('IPFS (off-chain storage is not configured)');
     return offchain;
@@ -177,6 +175,8 @@ export function createLedger({
     if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
     return personalData;
   };
+
+  const idempotent = createIdempotency({ repository, now, blind: (subjectId, details) => personal().blind(subjectId, details) });
 
   /** Counts the appended events of each data subject (what an erasure reports); a failure to count loses no event. */
   async function countPersonal(blocks: Block[]): Promise<void> {
@@ -363,8 +363,11 @@ export function createLedger({
 
     async appendEvent(chainName, draft, options) {
       assertAppendable(chainName);
+      // The key's fingerprint of an erasable event needs its subject's key: none is made for a chain that does not exist.
+      const chainChecked = draft.subject_id !== undefined && options?.idempotency !== undefined;
+      if (chainChecked) await requireHead(chainName);
       const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => [
-        await appender.append(chainName, { events: [await prepare(chainName, draft)], ...(completes ? { completes } : {}) }),
+        await appender.append(chainName, { events: [await prepare(chainName, draft, chainChecked)], ...(completes ? { completes } : {}) }),
       ]);
       const block = blocks[0]!;
       if (!replayed) await countPersonal(blocks);

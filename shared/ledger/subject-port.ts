@@ -21,6 +21,13 @@ export interface PersonalData {
   /** The details sealed under the subject's key (made on its first use); 410 once the subject was erased. */
   seal(subjectId: string, details: Record<string, unknown>): Promise<string>;
   /**
+   * A keyed digest of the details (base64), to tell a retry of an erasable event from another request
+   * (Idempotency-Key) without keeping a hash that a guess could confirm: an HMAC under a key derived from
+   * the subject's own, which erasure destroys with it. The subject's key is made on its first use, as for
+   * `seal`; 410 once the subject was erased.
+   */
+  blind(subjectId: string, details: Record<string, unknown>): Promise<string>;
+  /**
    * Sealed details opened, in order, each subject's state read once: the details; null for each whose
    * subject was erased; undefined for one with nothing sealed inline (`sealed: null`: its details are in
    * IPFS) whose subject was not.

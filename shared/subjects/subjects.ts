@@ -8,6 +8,7 @@
  * additional data) and only that ciphertext is committed. Erasing a subject removes its wrapped key:
  * every copy of the ciphertext (on chain, in IPFS, in backups of either) stays, and none can be opened.
  */
+import { createHmac, hkdfSync } from 'node:crypto';
 import { ConflictError, GoneError, NotFoundError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
 import type { ErasureRecord, PersonalData, StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
@@ -110,6 +111,18 @@ export function sealDetails(key: Buffer, subjectId: string, details: Record<stri
   return canonicalJson(envelope);
 }
 
+/** What the subject's data key is stretched into for blindDetails: a key of its own, never the sealing key itself. */
+const BLIND_INFO = 'verifiable-ledger subject details fingerprint v1';
+
+/**
+ * HMAC-SHA-256 of the details' canonical JSON under a key derived (HKDF-SHA-256) from the subject's data key:
+ * equal details give equal digests while the key exists, and once it is destroyed no guess can be checked.
+ */
+export function blindDetails(key: Buffer, subjectId: string, details: Record<string, unknown>): string {
+  const blindKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `${BLIND_INFO}\n${subjectId}`, 32));
+  return createHmac('sha256', blindKey).update(canonicalJson(details), 'utf8').digest('base64');
+}
+
 /** The details sealed by sealDetails, with the subject's key; UnreadablePayloadError when they are not that subject's. */
 export function openDetails(key: Buffer, subjectId: string, sealed: string): Record<string, unknown> {
   const envelope = parseEnvelope(Buffer.from(sealed, 'utf8'));
@@ -123,6 +136,7 @@ export function openDetails(key: Buffer, subjectId: string, sealed: string): Rec
 export function createPersonalData(subjects: SubjectKeys): PersonalData {
   return {
     seal: async (subjectId, details) => sealDetails(await subjects.keyFor(subjectId), subjectId, details),
+    blind: async (subjectId, details) => blindDetails(await subjects.keyFor(subjectId), subjectId, details),
     async openAll(items) {
       const keys = await subjects.keysFor(items.map((item) => item.subjectId));
       return items.map(({ subjectId, sealed }) => {

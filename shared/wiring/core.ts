@@ -145,6 +145,7 @@ export function createCore(settings: Readonly<Settings>): Core {
   );
   const lazyPersonalData: PersonalData = {
     seal: (subjectId, details) => personalData().seal(subjectId, details),
+    blind: (subjectId, details) => personalData().blind(subjectId, details),
     openAll: (items) => personalData().openAll(items),
     recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),

@@ -12,7 +12,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '../../infra/bundling.ts';
-import { call, type Stack, startStack, stopAndRemove } from '../support/stack.ts';
+import { canonicalJson } from '#shared/ledger/hashing';
+import { call, keysCli, type Stack, startStack, stopAndRemove } from '../support/stack.ts';
 
 const SECRET = 'Alice Quintessa Smith';
 const SECRET_EMAIL = 'alice.quintessa@example.org';
@@ -210,5 +211,48 @@ describe("Erasure with the cloud stack's key store (the registry table, on Dynam
     const main = await call(stack.url, 'GET', '/api/v1/chains/main/blocks?limit=10');
     assert.equal(main.body.blocks.filter((b: { events: { event_type: string }[] }) => b.events[0]?.event_type === 'erasure').length, 1);
     assert.equal(verify(stack, 'people').status, 0);
+  });
+});
+
+describe('Erasure and Idempotency-Key replays, with auth on (the red-team case)', () => {
+  let stack: Stack;
+  const ADMIN = 'erasure-admin-key-0123456789abcdef';
+  let writer: string;
+  before(async () => {
+    stack = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN } });
+    writer = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(stack.dataDir, ['create', '--role', 'writer']))![1]!;
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/create', undefined, { 'X-API-Key': writer })).status, 201);
+  });
+  after(() => stopAndRemove(stack));
+
+  it('answers every replay of an erased subject 410, and keeps no plain hash of its details anywhere', async () => {
+    const bob = { entity_id: 'cust-2', event_type: 'signup', subject_id: 'subj-2', details: { name: 'BOB-PII', email: 'bob@example.com' } };
+    const send = (body: unknown, key: string) => call(stack.url, 'POST', '/api/v1/chains/people/events', body, { 'X-API-Key': writer, 'Idempotency-Key': key });
+    const first = await send(bob, 'k-bob-1');
+    assert.equal(first.status, 200, first.text);
+    const again = await send(bob, 'k-bob-1');
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(again.body.event_id, first.body.event_id);
+
+    const erased = await call(stack.url, 'POST', '/api/v1/subjects/subj-2/erase', { reason: 'test' }, { 'X-API-Key': ADMIN });
+    assert.equal(erased.status, 200, erased.text);
+    const carol = { ...bob, details: { ...bob.details, name: 'CAROL' } };
+    for (const [body, key] of [
+      [bob, 'k-bob-1'],
+      [carol, 'k-bob-1'],
+      [bob, 'k-bob-2'],
+    ] as const) {
+      const res = await send(body, key);
+      assert.equal(res.status, 410, `${key} ${body.details.name}: ${res.text}`);
+      assert.equal(res.headers.get('idempotent-replayed'), null);
+    }
+    // What the unkeyed fingerprint was (SHA-256 of the canonical drafts) is in no file: not in the table, not in the journal.
+    const draft = { ...bob, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false };
+    const plain = createHash('sha256')
+      .update(canonicalJson({ kind: 'event', drafts: [draft] }))
+      .digest('hex');
+    assert.ok(filesContaining(stack.dataDir, '"fingerprint"').length > 0, 'the key records are in the data directory (the journal)');
+    assert.deepEqual(filesContaining(stack.dataDir, plain), []);
+    assert.deepEqual(filesContaining(stack.dataDir, 'BOB-PII'), []);
   });
 });

@@ -6,11 +6,11 @@
  * and the plaintext is in none of the stores.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { GoneError, NotFoundError } from '#shared/errors';
 import { ChainAppender } from '#shared/ledger/appender';
-import { asStored, hashBlock } from '#shared/ledger/hashing';
+import { asStored, canonicalJson, hashBlock } from '#shared/ledger/hashing';
 import { createLedger } from '#shared/ledger/ledger';
 import type { Block } from '#shared/ledger/types';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
@@ -144,5 +144,51 @@ describe('personal data through the ledger (offline)', () => {
       [erasures[0]!.events[0]!.event_id, erasures[0]!.events[0]!.event_id],
       'both answers name it',
     );
+  });
+
+  it('lets no Idempotency-Key confirm a guess of erased details: the fingerprint is keyed by the subject, and every replay after erasure is 410', async () => {
+    // The red-team finding: after erasure the same key and body answered 200 (replayed), a changed body 422.
+    const { ledger, repository } = world();
+    const fingerprints: string[] = [];
+    const claim = repository.claimIdempotency.bind(repository);
+    repository.claimIdempotency = async (c, fingerprint, ...rest) => {
+      fingerprints.push(fingerprint);
+      return claim(c, fingerprint, ...rest);
+    };
+    await ledger.createSubChain('people');
+    const bob = { ...person({ name: 'BOB-PII', email: 'bob@example.com' }), subject_id: 'subj-2' };
+    const key = (k: string) => ({ idempotency: { caller: 'acme-writer', key: k } });
+    const first = await ledger.appendEvent('people', bob, key('k-bob-1'));
+    const replay = await ledger.appendEvent('people', bob, key('k-bob-1'));
+    assert.equal(replay.replayed, true, 'while the subject exists, a retry is answered as usual');
+    assert.equal(replay.event_id, first.event_id);
+    await assert.rejects(ledger.appendEvent('people', { ...bob, details: { name: 'CAROL', email: 'bob@example.com' } }, key('k-bob-1')), /different request/);
+    // The same details under another subject's key give another fingerprint; no fingerprint is a plain hash of them.
+    await ledger.appendEvent('people', { ...bob, subject_id: 'subj-3' }, key('k-bob-3'));
+    assert.equal(new Set(fingerprints).size, 3, 'bob twice, carol, and bob under subj-3');
+    const plain = (drafts: unknown[]) =>
+      createHash('sha256')
+        .update(canonicalJson({ kind: 'event', drafts }))
+        .digest('hex');
+    assert.ok(!fingerprints.includes(plain([bob])), 'not the unkeyed hash of the drafts');
+
+    await ledger.eraseSubject('subj-2', { erased_by: 'admin-1', reason: 'request #43' });
+    for (const [draft, options] of [
+      [bob, key('k-bob-1')],
+      [{ ...bob, details: { name: 'CAROL', email: 'bob@example.com' } }, key('k-bob-1')],
+      [bob, key('k-bob-2')],
+    ] as const) {
+      await assert.rejects(ledger.appendEvent('people', draft, options), (error: unknown) => error instanceof GoneError);
+    }
+    assert.equal(repository.blocksOf('people').length, 3, 'nothing more was appended');
+  });
+
+  it('makes no subject key for an idempotent erasable event on a chain that does not exist', async () => {
+    const { ledger, subjects } = world();
+    await assert.rejects(
+      ledger.appendEvent('nowhere', person({ name: 'x' }), { idempotency: { caller: 'c', key: 'k' } }),
+      (error: unknown) => error instanceof NotFoundError,
+    );
+    assert.equal(subjects.items.size, 0);
   });
 });

@@ -143,7 +143,10 @@ describe('evidence against witnessed checkpoints', () => {
 
   it('waits (503) only for what the log has and its witnesses have not cosigned yet; a leaf past the log is 404 at once', async () => {
     const { proofs, witnessings } = witnessedChain(7, 6);
-    await assert.rejects(proofs.evidence('c', { leaves: [6], witnessed: true }), (e: Error) => e.name === 'NotWitnessedYetError' && /has 6 blocks, not 7/.test(e.message));
+    await assert.rejects(
+      proofs.evidence('c', { leaves: [6], witnessed: true }),
+      (e: Error) => e.name === 'NotWitnessedYetError' && /has 6 blocks, not 7/.test(e.message),
+    );
     await assert.rejects(proofs.evidence('c', { leaves: [], knownSize: 7, witnessed: true }), (e: Error) => e.name === 'NotWitnessedYetError');
     const before = witnessings();
     await assert.rejects(proofs.evidence('c', { leaves: [10], witnessed: true }), (e: Error) => e.name === 'NotFoundError');

@@ -172,7 +172,10 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
     const dir = mkdtempSync(join(tmpdir(), 'witness-store-'));
     try {
       // An earlier version's single state.json is moved into the per-origin files.
-      writeFileSync(join(dir, 'state.json'), JSON.stringify({ [`${LOG_NAME}/old`]: { size: 3, root: rootFromLeafHashes(leaves.slice(0, 3)).toString('base64') } }));
+      writeFileSync(
+        join(dir, 'state.json'),
+        JSON.stringify({ [`${LOG_NAME}/old`]: { size: 3, root: rootFromLeafHashes(leaves.slice(0, 3)).toString('base64') } }),
+      );
       const { w } = witness({ store: fileWitnessStore(dir), maxOrigins: 3 });
       assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200);
       assert.equal((await w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/a` }).note))).status, 200);
