@@ -63,6 +63,8 @@ export const settingsSchema = z.object({
   SVC_KMS_KEY_ID: z.string().min(1).optional(),
   SVC_VALIDATOR_IDENTITY_PATH: z.string().min(1).optional(),
   SVC_IDENTITY_STORE: z.enum(['file', 'registry']).default('file'),
+  // The local launcher with no identity file: sign with keys for this run only (tests, demos) instead of making the file.
+  SVC_TEMPORARY_IDENTITY: bool.default(false),
   SVC_SUBJECT_KEY_STORE: z.enum(['file', 'registry']).default('file'),
   SVC_LICENSE_KEY: z.string().min(1).optional(),
   SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),

@@ -6,8 +6,8 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { existsSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { createIdentityDocument } from '#shared/admin/identity';
 import { identityPath, loadConfig, masterKeyPath } from '#shared/config';
 import { createCore } from '#shared/wiring/core';
@@ -156,13 +156,18 @@ async function main(): Promise<void> {
     if (!process.env.SVC_METRICS_BACKEND) overrides.SVC_METRICS_BACKEND = 'dynamodb';
     if (!process.env.SVC_RATE_LIMIT_BACKEND) overrides.SVC_RATE_LIMIT_BACKEND = 'dynamodb';
   }
-  if (!existsSync(identityPath(config))) {
-    // No node identity: keys for this run only, in a sealed document every instance opens, so that all
-    // of them sign as one node (in-memory keys would differ per instance).
-    const temporary = join(dataDir, 'identity.temporary.json');
-    overrides.SVC_VALIDATOR_IDENTITY_PATH = temporary;
-    const { document } = await createIdentityDocument(createCore(functionSettings()).offchain(), { temporary: true });
-    writeFileSync(temporary, document, { mode: 0o600 });
+  // The node identity signs every checkpoint: its public key is what clients and auditors pin, so the first
+  // start makes it and every later start keeps it (sealed, as `npm run identity -- init` makes it). Keys for
+  // one run only when a setting asks, in a sealed document every instance opens, so that all of them sign
+  // as one node (in-memory keys would differ per instance).
+  let identityNote: string | undefined;
+  if (config.SVC_IDENTITY_STORE === 'file' && (config.SVC_TEMPORARY_IDENTITY || !existsSync(identityPath(config)))) {
+    const path = config.SVC_TEMPORARY_IDENTITY ? join(dataDir, 'identity.temporary.json') : resolve(identityPath(config));
+    const { document, identity } = await createIdentityDocument(createCore(functionSettings()).offchain(), { temporary: config.SVC_TEMPORARY_IDENTITY });
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, document, { mode: 0o600 });
+    if (config.SVC_TEMPORARY_IDENTITY) overrides.SVC_VALIDATOR_IDENTITY_PATH = path;
+    else identityNote = `Created the node identity ${identity.nodeId} in ${path}: it signs every checkpoint, and every later start keeps it`;
   }
   const env = functionEnv();
   const core = createCore(functionSettings());
@@ -177,9 +182,11 @@ async function main(): Promise<void> {
     }
     if (core.settings.SVC_LOCAL_JOURNAL_DIR) {
       const replay = await replayJournal(core.settings.SVC_LOCAL_JOURNAL_DIR, admin);
-      if (replay.replayed > 0 || replay.failed > 0) {
+      // Every start applies the last run's journal again (whole-item writes are harmless to repeat); only what
+      // was certainly lost, or could not be restored, is worth a line (docs/reliability.md, "Crashes").
+      if (replay.restored > 0 || replay.failed > 0) {
         say(
-          `Replayed ${replay.replayed} acknowledged write(s) DynamoDB Local had lost when it was stopped${replay.failed ? `; ${replay.failed} could not be applied again` : ''}`,
+          `Restored ${replay.restored} acknowledged transaction(s) DynamoDB Local had lost when it was stopped (it answers a write a moment before it keeps it; the launcher journals each one)${replay.failed ? `; ${replay.failed} write(s) could not be applied again` : ''}`,
         );
       }
     }
@@ -260,9 +267,10 @@ async function main(): Promise<void> {
   );
   // The node identity now, so that a missing one is said at start, not at the first signature.
   const node = await createNodeWiring(core).admin().identity();
+  if (identityNote) say(identityNote);
   say(
     node.temporary
-      ? `Node identity: TEMPORARY ${node.nodeId} (no ${identityPath(config)}; create one with: npm run identity -- init)`
+      ? `Node identity: TEMPORARY ${node.nodeId} (SVC_TEMPORARY_IDENTITY=true: keys for this run only; what they sign will not verify against the next run's key)`
       : `Node identity: ${node.nodeId} (public key ${node.publicKey})`,
   );
   say(`WebSocket: ${gateway.url.replace(/^http/, 'ws')}/ws   GraphQL: ${gateway.url}/graphql`);

@@ -91,6 +91,14 @@ export function secureEventMessage(fields: {
   return Buffer.from(canonicalJson({ chain_name, entity_id, event_type, details, nonce }), 'utf8');
 }
 
+const warned = new Set<string>();
+/** A warning about how the process is set up: said once per process, however many requests meet it. */
+function warnOnce(message: string, fields: Record<string, unknown>): void {
+  if (warned.has(message)) return;
+  warned.add(message);
+  logger.warn(message, fields);
+}
+
 export function createAdmin(options: AdminOptions) {
   const { repository, ledger, sealer } = options;
   const fetcher = options.fetch ?? fetch;
@@ -100,18 +108,13 @@ export function createAdmin(options: AdminOptions) {
   async function loadIdentity(): Promise<NodeIdentity> {
     const source = options.identity;
     if (source.kind === 'file') {
+      // The local launcher makes the file at first start (or, asked to, a temporary one, and says so once);
+      // a function run without it signs with keys of its own process, said once per process.
       if (!existsSync(source.path)) {
-        logger.warn('no node identity file: signing with temporary keys, which change at every start', {
-          path: source.path,
-          fix: 'npm run identity -- init',
-        });
+        warnOnce('no node identity file: signing with temporary keys, which change at every start', { path: source.path, fix: 'npm run identity -- init' });
         return temporaryIdentity();
       }
-      const opened = await openIdentityDocument(readFileSync(source.path, 'utf8'), sealer);
-      if (opened.temporary) {
-        logger.warn('no node identity file: signing with temporary keys, which change at every start', { fix: 'npm run identity -- init' });
-      }
-      return opened;
+      return openIdentityDocument(readFileSync(source.path, 'utf8'), sealer);
     }
     // In the cloud every instance must be the same node: one identity, made once, in the registry.
     const stored = await repository.getIdentity();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign, verify } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import canonicalize from 'canonicalize';
@@ -111,20 +111,66 @@ describe('Node identity', () => {
   });
 });
 
-describe('Without an identity file', () => {
-  it('signs with temporary keys, says so at start, and they change at every start', async () => {
+describe('A fresh data directory', () => {
+  const started: Stack[] = [];
+  const start = async (options: Parameters<typeof startStack>[0]) => {
+    const stack = await startStack(options);
+    started.push(stack);
+    return stack;
+  };
+  after(async () => {
+    for (const stack of started) await stack.stop();
+  });
+
+  it('makes the node identity at first start and keeps it: the log key, node id and origin survive a restart', async () => {
+    const dataDir = tempDataDir('firstid');
+    try {
+      const first = await start({ dataDir });
+      const id1 = (await call(first.url, 'GET', '/api/admin/identity')).body;
+      const vkey1 = await (await fetch(`${first.url}/tlog/vkey`)).text();
+      assert.match(first.output(), new RegExp(`Created the node identity ${id1.node_id} in \\S+identity\\.json`));
+      assert.doesNotMatch(first.output(), /TEMPORARY|temporary keys/);
+      assert.ok(existsSync(join(dataDir, 'identity.json')));
+      await first.stop();
+      const second = await start({ dataDir });
+      const id2 = (await call(second.url, 'GET', '/api/admin/identity')).body;
+      const vkey2 = await (await fetch(`${second.url}/tlog/vkey`)).text();
+      assert.doesNotMatch(second.output(), /Created the node identity/);
+      assert.match(second.output(), new RegExp(`Node identity: ${id1.node_id} `));
+      await second.stop();
+      assert.deepEqual(id2, id1);
+      assert.equal(vkey2, vkey1);
+      assert.doesNotMatch(id1.node_id, /temporary/);
+    } finally {
+      removeDir(dataDir);
+    }
+  });
+
+  it('signs with keys for one run only when SVC_TEMPORARY_IDENTITY asks, says so in one line, and writes no identity file', async () => {
     const dataDir = tempDataDir('noid');
-    const first = await startStack({ dataDir });
-    const id1 = (await call(first.url, 'GET', '/api/admin/identity')).body.node_id;
-    assert.match(first.output(), /Node identity: TEMPORARY/);
-    assert.match(first.output(), /no node identity file/);
-    await first.stop();
-    const second = await startStack({ dataDir });
-    const id2 = (await call(second.url, 'GET', '/api/admin/identity')).body.node_id;
-    await second.stop();
-    removeDir(dataDir);
-    assert.match(id1, /-temporary$/);
-    assert.notEqual(id1, id2);
+    try {
+      const first = await start({ dataDir, env: { SVC_TEMPORARY_IDENTITY: 'true' } });
+      const id1 = (await call(first.url, 'GET', '/api/admin/identity')).body.node_id;
+      await call(first.url, 'GET', '/tlog/vkey');
+      assert.deepEqual(
+        first
+          .output()
+          .split('\n')
+          .filter((line) => /temporary/i.test(line))
+          .map((line) => line.slice(0, 24)),
+        ['Node identity: TEMPORARY'],
+        'one line says so',
+      );
+      await first.stop();
+      const second = await start({ dataDir, env: { SVC_TEMPORARY_IDENTITY: 'true' } });
+      const id2 = (await call(second.url, 'GET', '/api/admin/identity')).body.node_id;
+      await second.stop();
+      assert.match(id1, /-temporary$/);
+      assert.notEqual(id1, id2);
+      assert.ok(!existsSync(join(dataDir, 'identity.json')));
+    } finally {
+      removeDir(dataDir);
+    }
   });
 });
 
@@ -257,7 +303,7 @@ describe('Secure events', () => {
   it('signs and sends an event as the manual shows', () => {
     const out = runReadmeSnippet('sign-event.mjs', [base, 'gates']);
     assert.match(out, /^200 /);
-    assert.match(out, /verified: true/);
+    assert.match(out, /"verified":true/);
   });
 });
 
