@@ -14,7 +14,7 @@
  */
 import createClient, { type Client } from 'openapi-fetch';
 import { checkBlock, checkLinks, sameEvent } from './blocks.ts';
-import { ApiError, VerificationError } from './errors.ts';
+import { ApiError, type Appended, VerificationError } from './errors.ts';
 import { MemoryStore, type StateStore, type TrustedState } from './state.ts';
 import {
   type NoteKey,
@@ -192,7 +192,7 @@ export class LedgerClient {
         body: event,
       }),
     );
-    const [receipt] = await this.#receipts(chain, [answer.event_id], [event]);
+    const [receipt] = await this.#receipts(chain, [answer.event_id], [event], key);
     return receipt!;
   }
 
@@ -206,10 +206,24 @@ export class LedgerClient {
         body: { events },
       }),
     );
-    return this.#receipts(chain, answer.event_ids, events);
+    return this.#receipts(chain, answer.event_ids, events, key);
   }
 
-  async #receipts(chain: string, eventIds: string[], sent: EventInput[]): Promise<Receipt[]> {
+  /**
+   * The receipts of events the service acknowledged, proven. A failure from here on is not a failed append:
+   * the error says what landed (`appended`), so that the caller neither appends again nor loses the events.
+   */
+  async #receipts(chain: string, eventIds: string[], sent: EventInput[], idempotencyKey: string): Promise<Receipt[]> {
+    try {
+      return await this.#proveReceipts(chain, eventIds, sent);
+    } catch (error) {
+      // ApiError and VerificationError declare it; any other error (the network, after the retries) carries it too.
+      if (error instanceof Error) Object.assign(error, { appended: { chain, event_ids: eventIds, idempotency_key: idempotencyKey } satisfies Appended });
+      throw error;
+    }
+  }
+
+  async #proveReceipts(chain: string, eventIds: string[], sent: EventInput[]): Promise<Receipt[]> {
     const indices = eventIds.map((id) => parseEventId(id).block);
     if (!this.verifying) {
       return eventIds.map((event_id) => ({ verified: false, event_id }));

@@ -3,9 +3,22 @@
  * verify (VerificationError). Verified mode never returns data it could not check.
  */
 
+/**
+ * Set on the error of a verified append whose append the service acknowledged but whose proof failed (or
+ * could not be fetched): the events are on the ledger, at these ids. Append nothing new for them: calling
+ * `append` / `appendBatch` again with `idempotency_key` appends nothing and proves the same events again.
+ */
+export interface Appended {
+  chain: string;
+  event_ids: string[];
+  idempotency_key: string;
+}
+
 /** The service refused or failed: its status, its `detail` and the request id to quote to its operators. */
 export class ApiError extends Error {
   override name = 'ApiError';
+  /** Set when the append itself landed and only its proof failed (`Appended`). */
+  appended?: Appended;
   constructor(
     readonly status: number,
     /** The error body's `detail`: a message, or for 422 a list of `{loc, msg, type}`. */
@@ -49,6 +62,8 @@ export type VerificationFailure =
 
 export class VerificationError extends Error {
   override name = 'VerificationError';
+  /** Set when the append itself landed and only its proof failed (`Appended`). */
+  appended?: Appended;
   constructor(
     readonly failure: VerificationFailure,
     message: string,

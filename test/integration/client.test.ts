@@ -5,6 +5,7 @@
  * trusted state persists in a file, and a verified read costs one request more than a plain one.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import { LedgerClient } from '#client/client';
 import { ApiError, VerificationError } from '#client/errors';
 import { FileStore } from '#client/file-store';
+import { MemoryStore } from '#client/state';
+import { ROOT } from '#infra/bundling';
 import { blockSchema, blocksPageSchema, evidenceSchema, traceSchema } from '#shared/api/responses';
 import { type LyingLog, cosigner, startLyingLog } from '#test/support/lying-log';
 import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
@@ -270,5 +273,45 @@ describe('a lying server is caught', () => {
     const pinnedReal = new LedgerClient({ baseUrl: liar.url, vkey: (await (await fetch(`${stack.url}/tlog/vkey`)).text()).trim() });
     liar.lie = 'honest';
     await rejects(pinnedReal.block('orders', 1), 'signature');
+  });
+});
+
+describe("when the operator replaces the node's key (docs/clients.md)", () => {
+  it("a client pinned to the old key is told (signature); given the new vkey, it keeps its trusted state when the origin is the operator's own", async () => {
+    const dataDir = tempDataDir('rotate');
+    const env = { SVC_TLOG_ORIGIN: 'ledger.rotation.test' };
+    let service = await startStack({ dataDir, env });
+    try {
+      const store = new MemoryStore();
+      const first = new LedgerClient({ baseUrl: service.url, store });
+      await first.createChain('rotating');
+      await first.append('rotating', { entity_id: 'r-1', event_type: 'before' });
+      const trusted = JSON.parse((await store.get('log:ledger.rotation.test/rotating'))!) as { size: number };
+      await service.stop();
+      // A restart alone keeps the key: the client goes on.
+      service = await startStack({ dataDir, env });
+      await new LedgerClient({ baseUrl: service.url, store }).append('rotating', { entity_id: 'r-2', event_type: 'restart' });
+      await service.stop();
+      // The operator replaces it.
+      const init = spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init', '--force'], {
+        cwd: ROOT,
+        env: { ...process.env, SVC_DATA_DIR: dataDir },
+        encoding: 'utf8',
+      });
+      assert.equal(init.status, 0, init.stderr);
+      service = await startStack({ dataDir, env });
+      await rejects(new LedgerClient({ baseUrl: service.url, store }).append('rotating', { entity_id: 'r-3', event_type: 'rotated' }), 'signature');
+      const vkey = (await (await fetch(`${service.url}/tlog/vkey`)).text()).trim();
+      const told = new LedgerClient({ baseUrl: service.url, store, vkey });
+      const receipt = await told.append('rotating', { entity_id: 'r-4', event_type: 'rotated' });
+      assert.equal(receipt.verified, true);
+      // The same log to the client: its new trusted state extends the one from before the key changed.
+      const now = JSON.parse((await store.get('log:ledger.rotation.test/rotating'))!) as { size: number };
+      assert.ok(now.size > trusted.size);
+      assert.equal(await store.get('vkey'), vkey, 'the new key is pinned in place of the old');
+    } finally {
+      await service.stop();
+      removeDir(dataDir);
+    }
   });
 });
