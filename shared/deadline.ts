@@ -16,6 +16,7 @@
  * needs no parameter for it. Outside any budget (scripts, the launcher) nothing is bounded here.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 import { DeadlineExceededError } from './errors.ts';
 
 /** What an invocation keeps back to answer (the 503, its log line, the metrics) before the function's timeout. */
@@ -47,6 +48,8 @@ export function withDeadline<T>(deadlineMs: number, work: () => Promise<T>): Pro
 /** Runs `work` in a budget ending at `deadlineMs`, its signal aborted then. */
 function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
   const controller = new AbortController();
+  // Every request of the invocation listens to it (a page of reads is dozens at once): not a leak, so no warning.
+  setMaxListeners(1_000, controller.signal);
   const abort = () => controller.abort(new DeadlineExceededError());
   const left = deadlineMs - Date.now();
   let timer: NodeJS.Timeout | undefined;

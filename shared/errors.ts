@@ -25,6 +25,14 @@ export abstract class DomainError extends Error {
   get expose(): boolean {
     return this.statusCode < 500;
   }
+
+  /**
+   * A 5xx that is part of normal operation, which clients are told to retry (a witness that has not
+   * cosigned yet): logged at info, without a stack trace, rather than as a failure.
+   */
+  get expected(): boolean {
+    return false;
+  }
 }
 
 export class BadRequestError extends DomainError {
@@ -145,6 +153,11 @@ export class NotWitnessedYetError extends ServiceUnavailableError {
         : `The latest checkpoint of '${chainName}' its witnesses cosigned has ${cosigned} blocks, not ${needed}; retry later`,
       1,
     );
+  }
+
+  /** A witnessed read of a block appended a moment ago: the client retries, as documented. */
+  override get expected(): boolean {
+    return true;
   }
 }
 

@@ -25,7 +25,9 @@ export function errorResponse(error: unknown, context: ServiceContext, event: Ht
     return jsonResponse(422, { detail: error.issues, request_id: requestId }, error.headers);
   }
   if (error instanceof DomainError) {
-    if (error.statusCode >= 500) {
+    if (error.expected) {
+      logger.info('request answered with a retry', { request_id: requestId, route: event.routeKey, status: error.statusCode, reason: error.message });
+    } else if (error.statusCode >= 500) {
       logger.warn('request failed', { request_id: requestId, route: event.routeKey, status: error.statusCode, error });
     }
     const detail = error.expose ? error.message : INTERNAL_ERROR_MESSAGE;

@@ -105,6 +105,7 @@ describe('witnessed checkpoints', () => {
     await assert.rejects(client.append(CHAIN, { entity_id: 'w-rollback', event_type: 'witnessed' }), (error: unknown) => {
       assert.ok(error instanceof VerificationError, String(error));
       assert.equal(error.failure, 'rollback');
+      assert.match(error.appended!.event_ids[0]!, new RegExp(`^${CHAIN}_\\d+_0$`), 'the append landed: the error says where');
       return true;
     });
   });
@@ -135,12 +136,24 @@ describe('witnessed checkpoints', () => {
     const plainMs = Date.now() - started;
     assert.ok(plainMs < 5_000, `5 appends took ${plainMs} ms with the witness down`);
     const strict = new LedgerClient({ baseUrl: stack.url, witnesses: { keys: [witness.vkey] }, retry: { attempts: 2 } });
+    let unproven: ApiError | undefined;
     await assert.rejects(strict.append(CHAIN, { entity_id: 'down', event_type: 'strict' }), (error: unknown) => {
       assert.ok(error instanceof ApiError, String(error));
       assert.equal(error.status, 503);
       assert.match(String(error.detail), /witnesses cosigned/);
+      unproven = error;
       return true;
     });
+    // The append itself landed; only its proof is missing: the error says so, with what to retry with.
+    const appended = unproven!.appended!;
+    assert.equal(appended.chain, CHAIN);
+    assert.equal(appended.event_ids.length, 1);
+    const index = Number(/_(\d+)_0$/.exec(appended.event_ids[0]!)![1]);
+    const landed = await call(stack.url, 'GET', `/api/v1/chains/${CHAIN}/blocks/${index}`);
+    assert.equal(landed.status, 200, landed.text);
+    assert.equal(landed.body.events[0].event_type, 'strict');
+    // An expected, retried 503 is not logged as a failure with a stack trace (it is an info line).
+    assert.doesNotMatch(stack.output(), /NotWitnessedYetError|"message":"request failed"/);
     await until('the failures counted', async () => {
       const failures = Number(
         /^witness_failures_total\{witness="witness\.local\/w1"\} (\d+)$/m.exec((await call(stack.url, 'GET', '/metrics')).text)?.[1] ?? 0,
@@ -151,6 +164,10 @@ describe('witnessed checkpoints', () => {
     witness = await startWitness({ dir: witnessDir, logs: [logVkey], port: witnessPort });
     const receipt = await strict.append(CHAIN, { entity_id: 'back', event_type: 'witnessed' });
     assert.match(receipt.checkpoint!.note, /\u2014 witness\.local\/w1 /);
+    // The unproven append, sent again with its key: nothing more is appended, and now it is proven.
+    const again = await strict.append(CHAIN, { entity_id: 'down', event_type: 'strict' }, { idempotencyKey: appended.idempotency_key });
+    assert.equal(again.event_id, appended.event_ids[0]);
+    assert.equal(again.verified, true);
   });
 });
 
