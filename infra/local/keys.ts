@@ -1,7 +1,7 @@
 /**
  * `npm run keys -- <command>`: manage API keys without a redeploy.
  *
- *   create --role reader|writer|admin [--org ORG_ID]   prints a new key, once
+ *   create --role reader|writer|admin [--org ORG_ID]   prints a new key, once (--key-only: just the key, for scripts)
  *   list                                               ids, roles, orgs, creation times (never a key)
  *   revoke KEY_ID
  *   --aws                                              against the deployed stack (SVC_REGISTRY_TABLE names its table)
@@ -22,7 +22,7 @@ import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/clie
 import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
 
 const USAGE = `Usage:
-  npm run keys -- create --role ${ROLES.join('|')} [--org ORG_ID]
+  npm run keys -- create --role ${ROLES.join('|')} [--org ORG_ID] [--key-only]
   npm run keys -- list
   npm run keys -- revoke KEY_ID
 Add --aws to use the deployed stack's registry table (SVC_REGISTRY_TABLE=<RegistryTableName output>).`;
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     args: process.argv.slice(2),
     allowPositionals: true,
-    options: { role: { type: 'string' }, org: { type: 'string' }, json: { type: 'boolean' }, aws: { type: 'boolean' } },
+    options: { role: { type: 'string' }, org: { type: 'string' }, json: { type: 'boolean' }, 'key-only': { type: 'boolean' }, aws: { type: 'boolean' } },
   });
   const [command, ...rest] = positionals;
   if (!command || !['create', 'list', 'revoke'].includes(command)) fail(USAGE);
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     if (command === 'create') {
       const { key, record } = await createApiKey(keys, values.role as (typeof ROLES)[number], values.org ?? null);
       if (values.json) process.stdout.write(`${JSON.stringify({ ...record, key })}\n`);
+      else if (values['key-only']) process.stdout.write(`${key}\n`);
       else {
         process.stdout.write(`Created ${record.role} key ${record.key_id}${record.org_id ? ` for org ${record.org_id}` : ''}.\n`);
         process.stdout.write(`Key (shown once, store it now): ${key}\n`);

@@ -16,7 +16,8 @@
  *   local master key; DynamoDB → DynamoDB Local; the stack's parameters → local values (IpfsApiUrl → the
  *   embedded IPFS node); the WebSocket stage's URLs → this server's.
  *
- * Settings: SVC_PORT, SVC_HOST, SVC_DATA_DIR (default .data/sim), SVC_DYNAMODB_IN_MEMORY,
+ * Settings: SVC_PORT (default 2670), SVC_DYNAMODB_LOCAL_PORT, SVC_IPFS_PORT and SVC_SIM_AWS_PORT (its AWS
+ * endpoint; each free when unset), SVC_HOST, SVC_DATA_DIR (default .data/sim), SVC_DYNAMODB_IN_MEMORY,
  * SVC_ADMIN_API_KEY (seeded into the template's registry table: the template turns auth on),
  * SVC_LOCAL_MAX_INSTANCES, SVC_LOG_LEVEL (passed to the functions), SVC_SIM_NODE (as --node). Flags: --out DIR
  * (default cdk.out), --stack NAME (default VerifiableLedger), --no-synth (use --out as it is), --parameter
@@ -94,7 +95,18 @@ async function main(): Promise<void> {
   const stackName = values.stack ?? 'VerifiableLedger';
   const env = process.env;
   const host = env.SVC_HOST ?? '127.0.0.1';
-  const port = Number(env.SVC_PORT ?? 2670);
+  // The ports, each from its setting when given (as `npm start` takes them), else free ones.
+  const portSetting = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1 || value > 65_535) fail(`Cannot start the sim: ${name} must be a port (1-65535), not '${raw}'`);
+    return value;
+  };
+  const port = portSetting('SVC_PORT') ?? 2670;
+  const dynamoPort = portSetting('SVC_DYNAMODB_LOCAL_PORT');
+  const givenIpfsPort = portSetting('SVC_IPFS_PORT');
+  const awsPort = portSetting('SVC_SIM_AWS_PORT');
   const dataDir = resolve(env.SVC_DATA_DIR ?? join(ROOT, '.data', 'sim'));
   const region = 'us-east-1';
   mkdirSync(dataDir, { recursive: true });
@@ -139,7 +151,7 @@ async function main(): Promise<void> {
   let node: NodeChoice;
   let runtimeLine = '';
   try {
-    ipfsPort = await freePort([port]);
+    ipfsPort = givenIpfsPort ?? (await freePort([port, ...(dynamoPort ? [dynamoPort] : []), ...(awsPort ? [awsPort] : [])]));
     const { template, assets } = readAssembly(out, stackName);
     model = modelFromTemplate(template, assets, {
       region,
@@ -198,7 +210,8 @@ async function main(): Promise<void> {
     dynamo = await startDynamoDbLocal({
       dataDir: join(dataDir, 'dynamodb'),
       inMemory: ['true', '1', 'yes'].includes(env.SVC_DYNAMODB_IN_MEMORY ?? ''),
-      avoidPorts: [port, ipfsPort],
+      port: dynamoPort,
+      avoidPorts: [port, ipfsPort, ...(awsPort ? [awsPort] : [])],
     });
   } catch (error) {
     if (error instanceof LaunchError) fail(`Cannot start the sim: ${error.message}`);
@@ -212,7 +225,7 @@ async function main(): Promise<void> {
   const aws = await startAwsEndpoint({
     host: '127.0.0.1',
     // Not a port already promised to the gateway, the IPFS node or DynamoDB Local, which may not listen yet.
-    port: await freePort([port, ipfsPort, Number(new URL(dynamo.endpoint).port)]),
+    port: awsPort ?? (await freePort([port, ipfsPort, Number(new URL(dynamo.endpoint).port)])),
     region,
     dynamoEndpoint: dynamo.endpoint,
     kms: createLocalKms({ keyFile: join(dataDir, 'kms-root.key'), keys: model.keys.map((k) => k.arn) }),

@@ -16,7 +16,7 @@ import { generateKeyPairSync, createPrivateKey, sign } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileWitnessStore } from './store.ts';
 import { DEFAULT_MAX_ORIGINS, type TrustedLog, type WitnessKey, cosignerVkey, createWitness, trustedLog } from './witness.ts';
@@ -49,6 +49,8 @@ async function main(): Promise<void> {
       'print-vkey': { type: 'boolean', default: false },
     },
   });
+  // `--dir` is relative to where the command was typed (npm runs scripts from the repository's root).
+  values.dir = resolve(process.env.INIT_CWD ?? '.', values.dir!);
   if (values['print-vkey']) {
     // Makes the key if there is none yet, and prints its vkey: what a log's SVC_WITNESSES and clients are given.
     mkdirSync(values.dir!, { recursive: true });

@@ -138,7 +138,10 @@ function probeOf(items: TransactWriteItem[]): { TableName: string; Key: Record<s
 
 export interface ReplayReport {
   entries: number;
+  /** Writes applied again: the transactions below, and every single-item or batch write whose condition held. */
   replayed: number;
+  /** Journaled transactions the table lacked (their item missing): acknowledged writes it had lost, restored. */
+  restored: number;
   /** Journaled transactions that were missing and could not be applied again (their conditions failed). */
   failed: number;
 }
@@ -146,7 +149,7 @@ export interface ReplayReport {
 /** Applies again, oldest first, what of the journal the table lacks; then clears the journal. */
 export async function replayJournal(dir: string, client: DynamoDBClient): Promise<ReplayReport> {
   const { entries, files } = readEntries(dir);
-  const report: ReplayReport = { entries: entries.length, replayed: 0, failed: 0 };
+  const report: ReplayReport = { entries: entries.length, replayed: 0, restored: 0, failed: 0 };
   for (const entry of entries) {
     const items = entry.items ?? (entry.command === 'TransactWriteItemsCommand' ? (entry.input?.TransactItems as TransactWriteItem[]) : undefined);
     if (items) {
@@ -157,6 +160,7 @@ export async function replayJournal(dir: string, client: DynamoDBClient): Promis
       try {
         await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
         report.replayed += 1;
+        report.restored += 1;
       } catch {
         report.failed += 1;
       }

@@ -59,12 +59,12 @@ describe('Local journal of acknowledged writes', () => {
     await client.send(new DeleteCommand({ TableName: 'ledger', Key: { pk: 'J#lost', sk: 'X' } }));
     appendFileSync(join(dir, files[0]!), '{"t":1,"items":[{"Put"');
     const report = await replayJournal(dir, createDynamoBaseClient(options()));
-    assert.deepEqual(report, { entries: 2, replayed: 1, failed: 0 });
+    assert.deepEqual(report, { entries: 2, replayed: 1, restored: 1, failed: 0 });
     const back = await get('J#lost');
     assert.equal(back?.note, 'acknowledged, then lost');
     assert.deepEqual([...(back!.data as Uint8Array)], [1, 2, 3], 'binary values survive the journal');
     assert.deepEqual(readdirSync(dir), [], 'the journal is cleared once replayed');
-    assert.deepEqual(await replayJournal(dir, createDynamoBaseClient(options())), { entries: 0, replayed: 0, failed: 0 });
+    assert.deepEqual(await replayJournal(dir, createDynamoBaseClient(options())), { entries: 0, replayed: 0, restored: 0, failed: 0 });
     removeDir(dir);
   });
 
@@ -111,7 +111,7 @@ describe('Local journal of acknowledged writes', () => {
     const report = await replayJournal(dir, createDynamoBaseClient(options()));
     // The body had landed: its condition fails, so it is not applied twice. The head's unconditional put is
     // written again, and both commits after it follow, in order, to the same end.
-    assert.deepEqual(report, { entries: 5, replayed: 4, failed: 0 });
+    assert.deepEqual(report, { entries: 5, replayed: 4, restored: 0, failed: 0 });
     assert.equal((await get('S#head'))?.version, 3, 'the lost commit is back, after the one before it');
     assert.equal((await get('S#rec', '1'))?.body, 'a');
     assert.equal((await get('S#rec', '2'))?.body, 'b');

@@ -297,7 +297,7 @@ describe('Crashes under load', () => {
         process.kill(current.pid, 'SIGKILL');
         await current.stop();
         current = await startStack({ dataDir, env });
-        replayed.push(Number(/Replayed (\d+) acknowledged/.exec(current.output())?.[1] ?? 0));
+        replayed.push(Number(/Restored (\d+) acknowledged/.exec(current.output())?.[1] ?? 0));
       }
       await new Promise((r) => setTimeout(r, 500));
       await stop();
