@@ -1,88 +1,281 @@
 /**
- * The manual's curl examples, run in order against a fresh stack (auth off, as `npm start`), each
- * answer compared with what the page shows (test/support/doc-examples.ts says how the pages are read and
- * what "the same shape" means). So the examples cannot drift from the service again: a message that
- * names the wrong block, a count that ignores an earlier step, a member added or gone, fails here.
+ * The manual, followed as a newcomer follows it: the README, then every page of its table in that order, each
+ * command and program run as printed, against one stack on ports that are not the defaults. Each answer the
+ * pages show is compared with the real one (test/support/doc-examples.ts says how pages are read and what
+ * "the same shape" means). The service is started and restarted where the pages say `npm start` (the witness
+ * of docs/clients.md, auth in docs/settings.md), on the same data directory, and the client's state file is
+ * kept across: a node that changed its key at a restart fails the walk. Background commands (`… &`: the
+ * witness, `npm run sim`) run until the end and are stopped by their process group.
+ *
+ * Everything reaches the service through `$LEDGER_URL` (set here as a reader on another port sets it); a
+ * command that names port 2661 itself fails the walk. What is not run, and why, is listed in NOT_RUN.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { assertShape, docSteps, parseShown } from '../support/doc-examples.ts';
+import { freePort } from '#infra/local/ports';
+import { assertShape, type DocStep, docSteps, parseShown, printedAs } from '../support/doc-examples.ts';
 import { ROOT } from '../../infra/bundling.ts';
-import { type Stack, startStack, stopAndRemove } from '../support/stack.ts';
+import { removeDir, type Stack, startStack, tempDataDir } from '../support/stack.ts';
 
-/** The pages, in the order a reader follows them (later pages use the chains earlier ones made). */
-const PAGES = ['docs/api.md', 'docs/business.md', 'docs/realtime.md'];
+/** Commands a reader meets that the walk does not run, each with its reason. */
+const NOT_RUN: [RegExp, string][] = [
+  [/^npm ci\b/, 'the walk runs in the installed repository'],
+  [/^npm (test|run check:cloud)\b/, 'the test suites themselves'],
+];
+/** Pages of the table the walk does not follow, each with its reason. */
+const PAGES_NOT_WALKED: Record<string, string> = {
+  'docs/deploy.md': 'AWS and LocalStack: no account and no Docker here (docs/sim.md runs the template locally instead)',
+  'docs/performance.md': 'benchmark runs of many minutes; npm test runs the quick bench (test/integration/bench.test.ts)',
+};
+
+/** The pages in the order a reader meets them: the README, then its manual's table. */
+function pagesInOrder(): string[] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('## Manual'));
+  return ['README.md', ...[...table.matchAll(/^\| \[[^\]]+\]\((docs\/[a-z-]+\.md)\)/gm)].map((m) => m[1]!)];
+}
+
+/** `X=…`, `export X=…`, `A=…; B=…`: the names a line assigns, or none when it is not only assignments. */
+function assignedNames(command: string): string[] | undefined {
+  if (!/^(export\s+)?[A-Z_][A-Z0-9_]*=/.test(command) || /\bnpm\s+(start|run)\b/.test(command.replace(/\$\([^)]*\)/g, ''))) return undefined;
+  return [...command.matchAll(/(?:^|;\s*)(?:export\s+)?([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1]!);
+}
+
+const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
 describe('the reader of the shape checks', () => {
-  it('reads … as members, items or the varying part of a string left out', () => {
+  it('reads … as members, items or the varying part of a string left out, and programs by their run line', () => {
     assert.deepEqual(parseShown('{"a":1,…,"b":[…],"c":"ab…"}'), { a: 1, __elided__: true, b: ['__elided__'], c: 'ab…' });
-    const [step] = docSteps('x.md', '```bash\ncurl -s $B/x   # prose, not an answer\n# 201 {"id":"orders_…"} — then more prose\n```\n');
+    const [step, program] = docSteps(
+      'x.md',
+      '```bash\ncurl -s $B/x   # prose, not an answer\n# 201 {"id":"orders_…"} — then more prose\n```\n```ts\n// a.mts: run it with npx tsx a.mts\nconsole.log(1);\n// 1\n```\n',
+    );
     assert.equal(step!.command, 'curl -s $B/x');
     assert.deepEqual(step!.expected, { status: 201, json: { id: 'orders_…' }, text: '201 {"id":"orders_…"} — then more prose' });
+    assert.deepEqual(program, {
+      where: 'x.md:6',
+      command: 'npx tsx a.mts',
+      program: { file: 'a.mts', code: '// a.mts: run it with npx tsx a.mts\nconsole.log(1);\n// 1\n', prints: ['1'] },
+    });
+    assert.ok(printedAs('orders_2_0 4f0c81', 'orders_2_0 4f0c…'));
+    assert.ok(!printedAs('orders_3_0 4f0c81', 'orders_2_0 4f0c…'));
   });
 });
 
-/**
- * Runs the pages' steps in order in `cwd` against `stack`, each answer compared with what the page shows;
- * answers how many were compared. `localhost:2661` (where `npm start` listens) is the stack's address.
- */
-function runPages(stack: Stack, pages: string[], cwd: string): number {
-  const address = stack.url.replace(/^http:\/\//, '');
-  const here = (text: string) => text.replaceAll('localhost:2661', address);
-  const assignments: string[] = [];
-  let compared = 0;
-  for (const page of pages) {
-    for (const step of docSteps(page, readFileSync(join(ROOT, page), 'utf8'))) {
-      const command = here(step.command);
-      if (/^[A-Z]+=/.test(command)) {
-        assignments.push(command);
-        continue;
+describe('The manual, followed in order by a newcomer, on other ports', () => {
+  const walkDir = join(ROOT, 'test-output', `walk-${randomUUID().slice(0, 8)}`);
+  const dataDir = tempDataDir('walk');
+  const background: ChildProcess[] = [];
+  const tarball = '/tmp/verifiable-ledger-client-0.1.0.tgz';
+  const hadTarball = existsSync(tarball);
+  let stack: Stack | undefined;
+  let ports: Record<string, string>;
+  /** What the reader's shell holds: exported variables (children see them) and shell-only ones. */
+  const exported: Record<string, string> = {};
+  const shellOnly: Record<string, string> = {};
+
+  before(async () => {
+    mkdirSync(walkDir, { recursive: true });
+    // The pages are read in the repository; what they name under test/ is the repository's.
+    symlinkSync(join(ROOT, 'test'), join(walkDir, 'test'));
+    const avoid = [2661, 2670, 2680];
+    const pick = async () => {
+      const port = await freePort(avoid);
+      avoid.push(port);
+      return String(port);
+    };
+    ports = { SVC_PORT: await pick(), SVC_DYNAMODB_LOCAL_PORT: await pick(), SVC_IPFS_PORT: await pick() };
+    // As a reader on other ports sets them; SVC_DATA_DIR so that `npm run keys` finds this walk's stack.
+    Object.assign(exported, {
+      LEDGER_URL: `http://localhost:${ports.SVC_PORT}`,
+      WITNESS_PORT: await pick(),
+      SIM_PORT: await pick(),
+      SVC_DATA_DIR: dataDir,
+    });
+  });
+
+  after(async () => {
+    await stack?.stop();
+    for (const child of background) {
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // already gone
       }
-      // Each curl prints its status on a last line of its own.
-      const script = [...assignments, 'curl() { command curl -w \'\\n%{http_code}\' "$@"; }', command].join('\n');
-      const run = spawnSync('bash', ['-c', script], { cwd, encoding: 'utf8', timeout: 60_000 });
-      assert.equal(run.status, 0, `${step.where}: ${command}\n${run.stdout}\n${run.stderr}`);
-      if (!command.startsWith('curl')) continue;
-      const out = run.stdout.replace(/\n$/, '');
-      const cut = out.lastIndexOf('\n');
-      const status = Number(out.slice(cut + 1));
-      const body = out.slice(0, Math.max(cut, 0));
-      const shown = step.expected;
-      if (shown?.status !== undefined) assert.equal(status, shown.status, `${step.where}: ${command}\n${body}`);
-      else assert.ok(status >= 200 && status < 300, `${step.where}: ${command} answered ${status}\n${body}`);
-      if (shown?.json === undefined) continue;
-      assertShape(JSON.parse(body.replaceAll(address, 'localhost:2661')), shown.json, step.where);
-      compared += 1;
+    }
+    await Promise.all(
+      background.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : undefined)),
+    );
+    removeDir(walkDir);
+    removeDir(dataDir);
+    if (!hadTarball) rmSync(tarball, { force: true });
+  });
+
+  /** The environment of a command: this process's, less the service's own settings, plus what the reader exported. */
+  function environment(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SVC_')) env[key] = value;
+    return { ...env, ...exported, SVC_LOG_LEVEL: 'warn' };
+  }
+
+  /** A script for bash: the shell-only variables, then `body`. */
+  const script = (body: string) => [...Object.entries(shellOnly).map(([k, v]) => `${k}=${quote(v)}`), body].join('\n');
+
+  function sh(body: string, timeoutMs = 180_000) {
+    return spawnSync('bash', ['-c', script(body)], { cwd: walkDir, env: environment(), encoding: 'utf8', timeout: timeoutMs });
+  }
+
+  /** `npm start`, as the page writes it (with its variables): the stack (re)started on the walk's data and ports. */
+  async function startService(step: DocStep): Promise<void> {
+    const line = step.command.replace(/\s*&$/, '');
+    const printed = sh(line.replace(/\bnpm start\b.*$/, 'env -0'));
+    assert.equal(printed.status, 0, `${step.where}: ${printed.stderr}`);
+    const base = environment();
+    const given: Record<string, string> = {};
+    for (const entry of printed.stdout.split('\0').filter(Boolean)) {
+      const eq = entry.indexOf('=');
+      const [key, value] = [entry.slice(0, eq), entry.slice(eq + 1)];
+      if (base[key] !== value && key !== '_' && key !== 'SHLVL' && key !== 'PWD' && key !== 'OLDPWD') given[key] = value;
+    }
+    await stack?.stop();
+    stack = await startStack({ dataDir, env: { ...ports, ...given, SVC_CHECK_RESPONSES: 'true' } });
+    assert.equal(stack.url, `http://127.0.0.1:${ports.SVC_PORT}`);
+  }
+
+  /** A command the page runs in the background (`… &`): started in its own process group, awaited until it says it is ready. */
+  async function startBackground(step: DocStep): Promise<string> {
+    const command = step.command.replace(/\s*&$/, '');
+    const extra: Record<string, string> = {};
+    if (/\bnpm run sim\b/.test(command)) {
+      // The sim on its own data, with every port it takes set: it must honour them and say where it listens.
+      Object.assign(extra, {
+        SVC_DATA_DIR: join(walkDir, '.sim-data'),
+        SVC_DYNAMODB_LOCAL_PORT: String(await freePort([Number(ports.SVC_PORT), Number(ports.SVC_DYNAMODB_LOCAL_PORT), Number(ports.SVC_IPFS_PORT)])),
+        SVC_IPFS_PORT: String(await freePort([Number(ports.SVC_PORT), Number(ports.SVC_DYNAMODB_LOCAL_PORT), Number(ports.SVC_IPFS_PORT)])),
+        SVC_SIM_AWS_PORT: String(await freePort([Number(ports.SVC_PORT), Number(ports.SVC_DYNAMODB_LOCAL_PORT), Number(ports.SVC_IPFS_PORT)])),
+      });
+    }
+    const child = spawn('bash', ['-c', script(command)], {
+      cwd: walkDir,
+      env: { ...environment(), ...extra },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    background.push(child);
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${step.where}: not ready within 4 minutes: ${command}\n${output}`)), 240_000);
+      child.stdout!.on('data', () => {
+        if (/ready at/.test(output)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${step.where}: exited with ${code} before it was ready: ${command}\n${output}`));
+      });
+    });
+    if (extra.SVC_DYNAMODB_LOCAL_PORT) {
+      assert.match(output, new RegExp(`DynamoDB: http://127\\.0\\.0\\.1:${extra.SVC_DYNAMODB_LOCAL_PORT} `), output);
+      assert.match(output, new RegExp(`IPFS: http://127\\.0\\.0\\.1:${extra.SVC_IPFS_PORT}`), output);
+      assert.match(output, new RegExp(`AWS: http://127\\.0\\.0\\.1:${extra.SVC_SIM_AWS_PORT} `), output);
+    }
+    return output;
+  }
+
+  function runProgram(step: DocStep): void {
+    const { file, code, prints } = step.program!;
+    writeFileSync(join(walkDir, file), code);
+    const run = sh(step.command);
+    assert.equal(run.status, 0, `${step.where}: ${step.command}\n${run.stdout}\n${run.stderr}`);
+    const lines = run.stdout.trimEnd().split('\n');
+    let next = 0;
+    for (const shown of prints) {
+      while (next < lines.length && !printedAs(lines[next]!, shown)) next += 1;
+      assert.ok(next < lines.length, `${step.where}: prints ${JSON.stringify(shown)}; it printed:\n${run.stdout}`);
+      next += 1;
     }
   }
-  return compared;
-}
 
-describe("The manual's curl examples, run in order against a fresh stack", () => {
-  let stack: Stack;
-  let readmeStack: Stack;
-  let cwd: string;
-  before(async () => {
-    [stack, readmeStack] = await Promise.all([startStack(), startStack()]);
-    cwd = mkdtempSync(join(tmpdir(), 'doc-examples-'));
-  });
-  after(async () => {
-    await stopAndRemove(stack, readmeStack);
-    rmSync(cwd, { recursive: true, force: true });
-  });
+  function runShell(step: DocStep): number {
+    const names = assignedNames(step.command);
+    if (names) {
+      // Run once; what it assigned is kept, exported or not, as the reader's shell keeps it.
+      const run = sh(`${step.command}\nprintf '%s\\0' ${names.map((n) => `"$${n}"`).join(' ')}`);
+      assert.equal(run.status, 0, `${step.where}: ${step.command}\n${run.stderr}`);
+      const values = run.stdout.split('\0');
+      names.forEach((name, i) => {
+        const exportedHere = new RegExp(`(^|;\\s*)export\\s+${name}=`).test(step.command) || name in exported;
+        (exportedHere ? exported : shellOnly)[name] = values[i]!;
+        if (exportedHere) delete shellOnly[name];
+      });
+      return 0;
+    }
+    const isCurl = step.command.startsWith('curl ');
+    // Each curl writes its status on a last line of its own, to stderr (its answer may go to a file).
+    const body = isCurl ? `curl() { command curl -w '%{stderr}\\n%{http_code}\\n' "$@"; }\n${step.command}` : step.command;
+    const run = sh(body);
+    assert.equal(run.status, 0, `${step.where}: ${step.command}\n${run.stdout}\n${run.stderr}`);
+    if (!isCurl) return 0;
+    const status = Number(run.stderr.trimEnd().split('\n').at(-1));
+    const answer = run.stdout;
+    const shown = step.expected;
+    if (shown?.status !== undefined) assert.equal(status, shown.status, `${step.where}: ${step.command}\n${answer}`);
+    else assert.ok(status >= 200 && status < 300, `${step.where}: ${step.command} answered ${status}\n${answer}`);
+    if (shown?.json === undefined) return 0;
+    assertShape(JSON.parse(answer.replaceAll(`localhost:${ports.SVC_PORT}`, 'localhost:2661')), shown.json, step.where);
+    return 1;
+  }
 
-  it('answer what the pages show (API by example, business group, GraphQL)', () => {
-    const compared = runPages(stack, PAGES, cwd);
-    assert.ok(compared >= 30, `only ${compared} answers were compared: the pages lost their examples?`);
-  });
-
-  it("answer what the README's taste of the API shows, and its chain verifies", () => {
-    // In the repository: `npx ledger-verify` is this package's own command.
-    const compared = runPages(readmeStack, ['README.md'], ROOT);
-    assert.ok(compared >= 2, `only ${compared} answers were compared`);
+  it('runs every command and program of the README and the manual, answering what the pages show', async (t) => {
+    const walked: string[] = [];
+    let compared = 0;
+    let programs = 0;
+    let restarts = 0;
+    for (const page of pagesInOrder()) {
+      if (PAGES_NOT_WALKED[page]) continue;
+      walked.push(page);
+      const markdown = readFileSync(join(ROOT, page), 'utf8');
+      // Every TypeScript example says how to run it.
+      for (const [, first] of markdown.matchAll(/^```ts\n(.*)$/gm))
+        assert.match(first!, /^\/\/ \S+\.m?ts: run it with /, `${page}: a TypeScript example that does not say how to run it`);
+      for (const step of docSteps(page, markdown)) {
+        // Only the one default, `${LEDGER_URL:-…}`, names the service's port.
+        const text = step.program ? step.program.code.replace(/\?\? 'http:\/\/localhost:2661'/g, '') : step.command;
+        assert.ok(
+          !text.replace(/\$\{LEDGER_URL:-http:\/\/localhost:2661\}/g, '').includes('2661'),
+          `${step.where}: names port 2661 instead of $LEDGER_URL: ${text}`,
+        );
+        if (NOT_RUN.some(([pattern]) => pattern.test(step.command))) continue;
+        if (step.program) {
+          runProgram(step);
+          programs += 1;
+        } else if (/(^|\s)npm start\b/.test(step.command)) {
+          if (stack) restarts += 1;
+          await startService(step);
+        } else if (/\s&$/.test(step.command)) {
+          await startBackground(step);
+        } else {
+          compared += runShell(step);
+        }
+      }
+    }
+    t.diagnostic(`${walked.length} pages (${walked.join(', ')}); ${compared} answers compared, ${programs} programs run, ${restarts} restarts`);
+    assert.deepEqual(walked.slice(0, 4), ['README.md', 'docs/api.md', 'docs/verification.md', 'docs/clients.md']);
+    assert.ok(walked.includes('docs/sim.md') && walked.includes('docs/personal-data.md'), walked.join(', '));
+    assert.ok(compared >= 40, `only ${compared} answers were compared: the pages lost their examples?`);
+    assert.ok(programs >= 4, `only ${programs} programs ran`);
+    assert.ok(restarts >= 1, 'the service was never restarted where the pages say');
+    // The first start made the node's identity; the restarts kept it (the client's state file still verified).
+    assert.doesNotMatch(stack!.output(), /TEMPORARY|Created the node identity/);
+    // Quiet: no runtime warnings on the way.
+    assert.doesNotMatch(stack!.output(), /Warning: /);
   });
 });

@@ -1,37 +1,57 @@
 /**
- * The manual's curl examples, as runnable steps with the answers the manual shows. A ```bash block of a
- * docs page is read line by line: variable assignments (`B=…`) and `curl`, `python3` and `npx ledger-verify` commands (with `\`
- * continuations) are steps; the `# …` lines right below a command, or a comment on its own line that
- * starts with a status or with JSON, are the answer it shows: an optional status (`201 {…}`), then JSON
- * in which `…` may stand for members left out (`{"index":1,…}`), items left out (`[…]`) or the varying
- * part of a string (`"94650293…"`). Comments that are prose are left alone; `npm run …` lines are not run.
+ * The manual as steps a reader runs, in order (test/integration/doc-examples.test.ts walks them).
+ *
+ * A ```bash block is read line by line: every line that is not a comment is a step (with `\` continuations, or a
+ * quote still open, joined). The `# …` lines right below a command, or a comment on its own line that starts
+ * with a status or with JSON, are the answer it shows: an optional status (`201 {…}`), then JSON in which `…`
+ * may stand for members left out (`{"index":1,…}`), items left out (`[…]`) or the varying part of a string
+ * (`"94650293…"`). Comments that are prose are left alone.
+ *
+ * A ```ts or ```js block whose first line says how to run it (`// taste.mts: run it with npx tsx taste.mts`) is a
+ * program: saved under that name and run with that command; the `// …` lines that end it are what it prints.
  */
 import assert from 'node:assert/strict';
 
 export interface DocStep {
   /** Where it is written, for messages: `docs/api.md:19`. */
   where: string;
-  /** The shell text, continuations joined. */
+  /** The shell text, continuations joined (for a program: the command that runs it). */
   command: string;
   /** What the manual shows it answering, if it shows anything. */
   expected?: { status?: number; json: unknown; text: string };
+  /** A program: its file name and code, and the lines it is shown printing. */
+  program?: { file: string; code: string; prints: string[] };
 }
 
 const ELIDED = '__elided__';
 
-/** The bash blocks of a Markdown page, in order, as steps. */
+/** The line that makes a ```ts or ```js block a program: `// <file>: run it with <command>`. */
+const RUN_LINE = /^\/\/ (\S+\.m?[jt]s): run it with (.+)$/;
+
+/** The steps of a Markdown page, in order: its bash lines and its programs. */
 export function docSteps(page: string, markdown: string): DocStep[] {
   const steps: DocStep[] = [];
   const lines = markdown.split('\n');
-  let inBash = false;
+  let fence: string | undefined;
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i]!;
     if (line.startsWith('```')) {
-      inBash = !inBash && line.trim() === '```bash';
+      fence = fence === undefined ? line.slice(3).trim() : undefined;
+      if (fence === 'ts' || fence === 'js') {
+        const run = RUN_LINE.exec(lines[i + 1] ?? '');
+        const close = lines.indexOf('```', i + 1);
+        if (run && close > i) {
+          const code = lines.slice(i + 1, close);
+          const prints: string[] = [];
+          for (let j = code.length - 1; j >= 0 && code[j]!.startsWith('// '); j -= 1) prints.unshift(code[j]!.slice(3));
+          steps.push({ where: `${page}:${i + 2}`, command: run[2]!.trim(), program: { file: run[1]!, code: `${code.join('\n')}\n`, prints } });
+        }
+        i = Math.max(close, i);
+        fence = undefined;
+      }
       continue;
     }
-    if (!inBash) continue;
-    if (!/^(curl |python3 |npx ledger-verify |[A-Z]+=)/.test(line)) continue;
+    if (fence !== 'bash' || line.trim() === '' || line.trimStart().startsWith('#')) continue;
     const where = `${page}:${i + 1}`;
     let command = line;
     // Continued: a trailing backslash, or a quote still open at the end of the line.
@@ -60,6 +80,15 @@ export function docSteps(page: string, markdown: string): DocStep[] {
     steps.push(step);
   }
   return steps;
+}
+
+/** Whether a line a program printed is the one the manual shows (`…` stands for any text). */
+export function printedAs(line: string, shown: string): boolean {
+  const pattern = shown
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${pattern}$`).test(line);
 }
 
 /** Where the JSON value that opens `text` ends (its closing bracket matched, strings skipped). */
