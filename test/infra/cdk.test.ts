@@ -120,6 +120,21 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
   });
 
+  it('keeps the node identity through a destroy: the registry table that holds it and the KMS key that seals it are retained', () => {
+    // The identity is made once in the registry table (SVC_IDENTITY_STORE=registry) and sealed under the key: a
+    // stack deleted and deployed again over the same table must open it, or every client's pinned key breaks.
+    template.hasResource('AWS::DynamoDB::GlobalTable', { Properties: Match.objectLike({ TableName: NAMES.registry }), DeletionPolicy: 'Retain' });
+    template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain' });
+    for (const [id, fn] of Object.entries(resources()).filter(([, r]) => r.Type === 'AWS::Lambda::Function')) {
+      const store = fn.Properties.Environment?.Variables?.SVC_IDENTITY_STORE;
+      if (store !== undefined) assert.equal(store, 'registry', id);
+    }
+    assert.ok(
+      Object.values(resources()).some((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SVC_IDENTITY_STORE === 'registry'),
+      'the functions that sign use the registry identity',
+    );
+  });
+
   it('gives each group one function on a supported Node.js runtime, arm64, production settings', () => {
     for (const group of Object.keys(GROUPS)) {
       template.hasResourceProperties('AWS::Lambda::Function', {
