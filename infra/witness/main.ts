@@ -8,8 +8,9 @@
  * Its Ed25519 key is made at first start (<dir>/key.json, mode 0600) and its state, the latest cosigned
  * size and root per origin, is kept in one file per origin under <dir>/origins/ (infra/witness/store.ts),
  * on disk before each answer. It keeps at most --max-origins logs: a new origin past that is refused (507),
- * since any writer of a trusted log can make new chains, each an origin. Each `--log` is a log's note vkey (GET /tlog/vkey of the service), trusted for every
- * origin under its key name (`<name>/`), or for the origins under a prefix given as `<vkey>=<prefix>`.
+ * since any writer of a trusted log can make new chains, each an origin. Each `--log` is a log's note vkey
+ * (GET /tlog/vkey of the service), trusted for every origin under its key name (`<name>/`), or for the
+ * origins under a prefix given as `<vkey>=<prefix>`. `--dir` is relative to where the command was typed.
  * Prints `witness ready at <url> vkey <vkey>` when it listens; SIGTERM/SIGINT stop it.
  */
 import { generateKeyPairSync, createPrivateKey, sign } from 'node:crypto';

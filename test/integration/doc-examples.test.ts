@@ -78,16 +78,18 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
   const exported: Record<string, string> = {};
   const shellOnly: Record<string, string> = {};
 
+  /** A free port that is none of the defaults and none picked before. */
+  const avoid = [2661, 2670, 2680];
+  const pick = async () => {
+    const port = await freePort(avoid);
+    avoid.push(port);
+    return String(port);
+  };
+
   before(async () => {
     mkdirSync(walkDir, { recursive: true });
     // The pages are read in the repository; what they name under test/ is the repository's.
     symlinkSync(join(ROOT, 'test'), join(walkDir, 'test'));
-    const avoid = [2661, 2670, 2680];
-    const pick = async () => {
-      const port = await freePort(avoid);
-      avoid.push(port);
-      return String(port);
-    };
     ports = { SVC_PORT: await pick(), SVC_DYNAMODB_LOCAL_PORT: await pick(), SVC_IPFS_PORT: await pick() };
     // As a reader on other ports sets them; SVC_DATA_DIR so that `npm run keys` finds this walk's stack.
     Object.assign(exported, {
@@ -154,9 +156,9 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
       // The sim on its own data, with every port it takes set: it must honour them and say where it listens.
       Object.assign(extra, {
         SVC_DATA_DIR: join(walkDir, '.sim-data'),
-        SVC_DYNAMODB_LOCAL_PORT: String(await freePort([Number(ports.SVC_PORT), Number(ports.SVC_DYNAMODB_LOCAL_PORT), Number(ports.SVC_IPFS_PORT)])),
-        SVC_IPFS_PORT: String(await freePort([Number(ports.SVC_PORT), Number(ports.SVC_DYNAMODB_LOCAL_PORT), Number(ports.SVC_IPFS_PORT)])),
-        SVC_SIM_AWS_PORT: String(await freePort([Number(ports.SVC_PORT), Number(ports.SVC_DYNAMODB_LOCAL_PORT), Number(ports.SVC_IPFS_PORT)])),
+        SVC_DYNAMODB_LOCAL_PORT: await pick(),
+        SVC_IPFS_PORT: await pick(),
+        SVC_SIM_AWS_PORT: await pick(),
       });
     }
     const child = spawn('bash', ['-c', script(command)], {
