@@ -182,6 +182,20 @@ export class DeadlineExceededError extends ServiceUnavailableError {
   }
 }
 
+/**
+ * 500: an append whose outcome could not be settled before answering: it may have been written, and the
+ * service could neither withdraw it (so that it never lands) nor find it sealed, DynamoDB failing both
+ * (docs/appending.md, "Retries"). Like API Gateway's bare 500 for a stopped instance, it promises nothing
+ * either way: a retry with the same Idempotency-Key lands it at most once. Never a 503, which promises the
+ * append did not land and never will.
+ */
+export class OutcomeUnknownError extends DomainError {
+  readonly statusCode = 500;
+  constructor(chainName: string, options?: { cause?: unknown }) {
+    super(`The outcome of an append to '${chainName}' could not be settled`, options);
+  }
+}
+
 /** 401: no key, or a key the service does not know (docs/rules.md, "Errors" and "Keys and limits"). */
 export class UnauthorizedError extends DomainError {
   readonly statusCode = 401;

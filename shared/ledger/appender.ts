@@ -23,7 +23,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { remainingMs, withGrace } from '../deadline.ts';
-import { ChainContendedError, ChainNotFoundError, DeadlineExceededError } from '../errors.ts';
+import { ChainContendedError, ChainNotFoundError, DeadlineExceededError, OutcomeUnknownError } from '../errors.ts';
 import {
   type BlockMeta,
   completedNodeCount,
@@ -572,12 +572,31 @@ export class ChainAppender {
    */
   private async attempt(commit: RoundCommit): Promise<CommitResult | { status: 'failed'; error: unknown; head: ChainHead | undefined }> {
     try {
-      return await this.repository.commitRound(commit);
+      const result = await this.repository.commitRound(commit);
+      // A leader's round commit is one conditional write: refused, it may still be ours. An earlier attempt of
+      // this very write may have landed with its answer lost, the AWS SDK sending it again, and its condition
+      // then refusing it (the head has moved: by our commit, and maybe by others' since). Taken as refused, the
+      // blocks were built and committed a second time (found by the deterministic simulation). A direct
+      // commit is a transaction with a ClientRequestToken: a second attempt answers as the first did.
+      if (result.status === 'head-moved' && !('direct' in commit.mode) && (await this.isOwnCommit(commit, result.head))) return { status: 'committed' };
+      return result;
     } catch (error) {
       // Settled even when the error was the invocation's deadline cutting the commit off: a short grace.
-      const now = await withGrace(500, () => this.repository.getHead(commit.chainName)).catch(() => undefined);
-      return now?.headHash === commit.blocks[commit.blocks.length - 1]!.hash ? { status: 'committed' } : { status: 'failed', error, head: now };
+      return withGrace(500, async () => {
+        const now = await this.repository.getHead(commit.chainName);
+        return (await this.isOwnCommit(commit, now)) ? { status: 'committed' as const } : { status: 'failed' as const, error, head: now };
+      }).catch(() => ({ status: 'failed' as const, error, head: undefined }));
     }
+  }
+
+  /** Whether the chain holds this commit's blocks: its head ends with them, or, moved on, holds its first at its index. */
+  private async isOwnCommit(commit: RoundCommit, head: ChainHead | undefined): Promise<boolean> {
+    const first = commit.blocks[0]!;
+    const last = commit.blocks[commit.blocks.length - 1]!;
+    if (!head || head.headIndex < last.index) return false;
+    if (head.headHash === last.hash) return true;
+    const { blocks } = await this.repository.readMeta(commit.chainName, first.index, first.index, true);
+    return blocks[0]?.hash === first.hash;
   }
 
   /** The head's unflushed metadata as a run (from a round item when it is not on the head). */
@@ -725,10 +744,17 @@ export class ChainAppender {
   }
 
   /** Writes the drafts as a pending append (above `cursor`, in one of `shards` shards), a fresh key on a collision. */
-  private async putPending(chainName: string, drafts: BlockDraft[], ref: (attempt: number) => PendingRef): Promise<PendingRef> {
+  private async putPending(
+    chainName: string,
+    drafts: BlockDraft[],
+    ref: (attempt: number) => PendingRef,
+    /** Told each key before it is written: a write that fails may still have landed there (an answer lost). */
+    trying: (candidate: PendingRef) => void,
+  ): Promise<PendingRef> {
     const json = JSON.stringify(drafts);
     for (let attempt = 0; ; attempt += 1) {
       const candidate = ref(attempt);
+      trying(candidate);
       if (await this.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(this.now()) + PENDING_TTL_SECONDS)) return candidate;
       if (attempt >= 8) throw new Error(`no free key for a pending append of '${chainName}'`);
     }
@@ -746,25 +772,50 @@ export class ChainAppender {
     const weather = this.weatherOf(chainName);
     weather.othersSeenMs = this.nowMs();
     const after = weather.headIndex;
-    const ref = written ?? (await this.putPending(chainName, drafts, () => this.followerRef(chainName)));
-    const writtenMs = this.nowMs();
-    this.counters.followed += 1;
     // `after`: no block up to it can be this append's (what a decision to write it again rests on);
     // `look`: where its writer's next look for its receipt starts, and how (moved on by looks that missed it).
-    const state = { ref, after, look: { from: after, sweep: false } };
+    const state = { ref: written ?? { shard: 0, sk: '' }, after, look: { from: after, sweep: false } };
     try {
+      if (!written)
+        await this.putPending(
+          chainName,
+          drafts,
+          () => this.followerRef(chainName),
+          (candidate) => (state.ref = candidate),
+        );
+      const writtenMs = this.nowMs();
+      this.counters.followed += 1;
       return await this.awaitSeal(chainName, drafts, state, writtenMs, deadline);
     } catch (error) {
-      // Before answering an error, make sure the append will not land later: withdraw it (move the cursor
-      // past it). If the cursor is past it already, it was sealed (then that is the answer) or skipped.
-      // A grace past the deadline, if that is what failed: the withdrawal must happen before the answer.
-      const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, state.ref.sk)).catch(() => undefined);
-      if (withdrawn === false) {
-        const sealed = await withGrace(500, () => this.findSealed(chainName, state.ref, state.after)).catch(() => undefined);
-        if (sealed) return this.fromMeta(chainName, drafts, sealed);
-      }
+      const sealed = await this.settleFailed(chainName, state.ref, state.after, error);
+      if (sealed) return this.fromMeta(chainName, drafts, sealed);
       throw error;
     }
+  }
+
+  /**
+   * Before an append that failed is answered with an error, makes sure it will not land later: withdraws it
+   * (moves the cursor past its key), within a grace past the deadline if the deadline is what failed. If the
+   * cursor is past it already, it was sealed (then that is the answer: its blocks' metadata) or skipped
+   * (undefined: the error stands). When neither can be settled, DynamoDB failing both, no promise can be made:
+   * OutcomeUnknownError (500), never the 503 that says it did not land. Found by the deterministic simulation:
+   * a leader whose read failed answered 503 without withdrawing the append it had just written, and another
+   * leader sealed it.
+   */
+  private async settleFailed(
+    chainName: string,
+    ref: PendingRef,
+    after: number,
+    error: unknown,
+  ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
+    if (ref.sk === '') return undefined; // nothing was written
+    const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
+    if (withdrawn === true) return undefined;
+    if (withdrawn === undefined) throw new OutcomeUnknownError(chainName, { cause: error });
+    const sealed = await withGrace(500, () => this.findSealed(chainName, ref, after)).catch((cause: unknown) => {
+      throw new OutcomeUnknownError(chainName, { cause });
+    });
+    return sealed;
   }
 
   /**
@@ -984,7 +1035,12 @@ export class ChainAppender {
       this.counters.rewrites += 1;
       state.after = head.headIndex;
       state.look = { from: head.headIndex, sweep: false };
-      state.ref = await this.putPending(chainName, drafts, () => this.followerRef(chainName));
+      await this.putPending(
+        chainName,
+        drafts,
+        () => this.followerRef(chainName),
+        (candidate) => (state.ref = candidate),
+      );
       passedMs = undefined;
       passedMisses = 0;
       // Nobody leads (the head just read said so): read the head again at once, and lead.
@@ -1072,10 +1128,29 @@ export class ChainAppender {
           await this.sleep(Math.min(MAX_SETTLE_MS, this.weatherOf(chainName).roundMs));
         }
         const cursor = head.cursor ?? '';
+        // Our own pending append below the cursor: another leader sealed it while our lease had lapsed, or read
+        // past it before it landed. Sealed, it is answered from where it was sealed; only a skipped one is written
+        // again. (Written again unseen, a sealed append landed twice: found by the deterministic simulation.)
+        if (ownUnit && !ownUnit.inline && ownUnit.ref.sk !== '' && ownUnit.ref.sk <= cursor) {
+          const sealed = await this.findSealed(chainName, ownUnit.ref, acquiredHead.headIndex, { head });
+          if (sealed) {
+            ownBlocks = this.fromMeta(chainName, ownUnit.drafts, sealed);
+            ownUnit = undefined;
+            if (this.nowMs() - started >= this.maxLeadMs) break;
+            continue;
+          }
+        }
         // Our own drafts as a pending append just above the cursor (sealing it skips nobody), beside the read.
+        // Its key is known before the write: a read that fails beside it must not leave it unknown (see settleFailed).
+        const unit = ownUnit;
         const ownPut =
-          ownUnit && !ownUnit.inline && (ownUnit.ref.sk === '' || ownUnit.ref.sk <= cursor)
-            ? this.putPending(chainName, ownUnit.drafts, (n) => ({ shard: 0, sk: nthAfter(cursor, n + 1) }))
+          unit && !unit.inline && (unit.ref.sk === '' || unit.ref.sk <= cursor)
+            ? this.putPending(
+                chainName,
+                unit.drafts,
+                (n) => ({ shard: 0, sk: nthAfter(cursor, n + 1) }),
+                (candidate) => (unit.ref = candidate),
+              )
             : undefined;
         const shards = head.pendingShards ?? 1;
         this.counters.pendingReads += 1;
@@ -1237,7 +1312,9 @@ export class ChainAppender {
         }
       }
     } catch (error) {
-      ownError = error;
+      // A failure in a later round, while serving others, does not undo our own blocks once committed: they are
+      // answered (answered 503 instead, a committed append was reported as not landed: found by the simulation).
+      if (!ownBlocks) ownError = error;
     } finally {
       // Our last round's records: written before the lease goes (or, failing, left for the next holder).
       // Our own blocks, committed, are answered even so: they are on the chain, their drafts where the records come from.
@@ -1246,15 +1323,15 @@ export class ChainAppender {
       });
       // Our own append not committed: before the lease goes, make sure it cannot land after our caller is
       // told it failed (move the cursor past it). If the cursor is past it already, it landed: that is the answer.
-      if (ownUnit && ownError && !ownUnit.inline && ownUnit.ref.sk !== '') {
-        const ref = ownUnit.ref;
-        const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
-        if (withdrawn === false) {
-          const sealed = await withGrace(500, () => this.findSealed(chainName, ref, acquiredHead.headIndex)).catch(() => undefined);
+      if (ownUnit && ownError && !ownUnit.inline) {
+        try {
+          const sealed = await this.settleFailed(chainName, ownUnit.ref, acquiredHead.headIndex, ownError);
           if (sealed) {
             ownBlocks = this.fromMeta(chainName, ownUnit.drafts, sealed);
             ownError = undefined;
           }
+        } catch (unsettled) {
+          ownError = unsettled;
         }
       }
       // Given back saying what is written: with the newest blocks in a segment, the head drops their metadata.

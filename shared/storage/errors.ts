@@ -16,6 +16,8 @@ const RETRYABLE_NAMES = new Set([
   'RequestTimeoutException',
   // A transaction retried with its ClientRequestToken while the first attempt is still being applied.
   'TransactionInProgressException',
+  // A single write that kept meeting transactions holding its item (after requests.ts's retries of it).
+  'TransactionConflictException',
 ]);
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);

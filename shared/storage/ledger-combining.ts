@@ -10,7 +10,7 @@ import { nextPendingSk } from '../ledger/block-meta.ts';
 import type { LedgerStorage, PendingAppend } from '../ledger/repository.ts';
 import { translateStorageError } from './errors.ts';
 import { IDEMPOTENCY_SK, idempotencyPk, pendingPk, refusalKey } from './keys.ts';
-import { batchGetAll, putIfAbsent, send, writeIf } from './requests.ts';
+import { batchGetAll, putIfAbsent, retryConflicts, send, writeIf } from './requests.ts';
 
 export type CombiningRecords = Pick<
   LedgerStorage,
@@ -81,29 +81,33 @@ export function createCombiningRecords({ client, tableName }: { client: DynamoDB
 
     async claimIdempotency(claim, fingerprint, nowMs, untilMs, expiresAt) {
       try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              pk: idempotencyPk(claim.id),
-              sk: IDEMPOTENCY_SK,
-              status: 'in-progress',
-              fingerprint,
-              claim_token: claim.token,
-              claim_until_ms: untilMs,
-              ttl: expiresAt,
-            },
-            // Free, or held by a request whose hold lapsed (it died): never over a finished one.
-            ConditionExpression: 'attribute_not_exists(pk) OR (#status = :progress AND claim_until_ms < :now)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':progress': 'in-progress', ':now': nowMs },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+        await retryConflicts(() =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: {
+                pk: idempotencyPk(claim.id),
+                sk: IDEMPOTENCY_SK,
+                status: 'in-progress',
+                fingerprint,
+                claim_token: claim.token,
+                claim_until_ms: untilMs,
+                ttl: expiresAt,
+              },
+              // Free, or held by a request whose hold lapsed (it died): never over a finished one.
+              ConditionExpression: 'attribute_not_exists(pk) OR (#status = :progress AND claim_until_ms < :now)',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':progress': 'in-progress', ':now': nowMs },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
         );
         return { status: 'claimed' };
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw translateStorageError(error);
         const item = unmarshall(error.Item);
+        // Our own claim: an earlier attempt of this request landed, its answer lost, and the SDK sent it again.
+        if (item.claim_token === claim.token && item.status === 'in-progress') return { status: 'claimed' };
         return item.status === 'done'
           ? { status: 'done', fingerprint: String(item.fingerprint), firstIndex: Number(item.first_index), count: Number(item.block_count) }
           : { status: 'in-progress', fingerprint: String(item.fingerprint), untilMs: Number(item.claim_until_ms) };

@@ -28,7 +28,7 @@ import { createBlockStorage } from './ledger-blocks.ts';
 import { createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { checkDeadline } from '../deadline.ts';
-import { batchGetAll, queryAll as queryAllPages, send, writeIf } from './requests.ts';
+import { batchGetAll, queryAll as queryAllPages, retryConflicts, send, writeIf } from './requests.ts';
 import {
   CHAINS_PARTITION,
   HEAD_SK,
@@ -266,7 +266,7 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
       // One item: a conditional update. With records, proofs or Idempotency-Key records: one transaction.
       if (records.length === 0 && proofRecords.length === 0 && completions.length === 0 && segment.length === 0) {
         try {
-          await client.send(new UpdateCommand(head));
+          await retryConflicts(() => client.send(new UpdateCommand(head)));
           return { status: 'committed' };
         } catch (error) {
           if (error instanceof ConditionalCheckFailedException) {
@@ -351,16 +351,18 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
 
     async acquireLease(chainName, holder, nowMs, untilMs) {
       try {
-        const out = await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { pk: chainPk(chainName), sk: HEAD_SK },
-            UpdateExpression: 'SET turn_holder = :writer, turn_expires_ms = :until',
-            ConditionExpression: `attribute_exists(pk) AND (${conditions.leaseIsFree})`,
-            ExpressionAttributeValues: { ':writer': holder, ':until': untilMs, ':now': nowMs },
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
+        const out = await retryConflicts(() =>
+          client.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { pk: chainPk(chainName), sk: HEAD_SK },
+              UpdateExpression: 'SET turn_holder = :writer, turn_expires_ms = :until',
+              ConditionExpression: `attribute_exists(pk) AND (${conditions.leaseIsFree})`,
+              ExpressionAttributeValues: { ':writer': holder, ':until': untilMs, ':now': nowMs },
+              ReturnValues: 'ALL_NEW',
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
         );
         return { acquired: true, head: noted(out.Attributes!) };
       } catch (error) {

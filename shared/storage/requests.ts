@@ -12,13 +12,36 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isDeepStrictEqual } from 'node:util';
 import { checkDeadline, pause } from '../deadline.ts';
 import { translateStorageError } from './errors.ts';
+
+/**
+ * How often a single-item write refused because a transaction holds its item is sent again. DynamoDB refuses
+ * a PutItem, UpdateItem or DeleteItem on an item an ongoing TransactWriteItems includes with
+ * TransactionConflictException ("Transaction conflict handling"); the write was not applied, the transaction
+ * ends within milliseconds, and the SDK does not retry it. Found by the deterministic simulation (a lease
+ * taken while a direct commit's transaction held the head answered 500).
+ */
+const CONFLICT_RETRIES = 4;
+
+/** Runs a write, sending it again (deadline-aware, with jitter) while an ongoing transaction holds its item. */
+export async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== 'TransactionConflictException' || attempt >= CONFLICT_RETRIES) throw error;
+      await pause(5 * 2 ** attempt + Math.random() * 10, 'DynamoDB (an item held by a transaction)');
+    }
+  }
+}
 
 /** Runs a DynamoDB call; an unreachable or throttled DynamoDB becomes a 503 domain error. */
 export async function send<T>(run: () => Promise<T>): Promise<T> {
   try {
-    return await run();
+    return await retryConflicts(run);
   } catch (error) {
     throw translateStorageError(error);
   }
@@ -91,7 +114,7 @@ export async function batchGetAll(
  */
 export async function writeIf(client: DynamoDBDocumentClient, command: PutCommand | UpdateCommand | DeleteCommand): Promise<boolean> {
   try {
-    await client.send(command as PutCommand);
+    await retryConflicts(() => client.send(command as PutCommand));
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;
@@ -99,9 +122,36 @@ export async function writeIf(client: DynamoDBDocumentClient, command: PutComman
   }
 }
 
-/** Puts an item unless one with its key exists; false when it did (nothing is overwritten). */
-export function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
-  return writeIf(client, new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+/** A value as it compares across a round trip (binary as base64: the SDK answers Uint8Array for a Buffer sent). */
+const comparable = (value: unknown): unknown =>
+  value instanceof Uint8Array
+    ? `b64:${Buffer.from(value).toString('base64')}`
+    : Array.isArray(value)
+      ? value.map(comparable)
+      : value !== null && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === undefined ? [] : [[k, comparable(v)]])))
+        : value;
+
+/**
+ * Puts an item unless one with its key exists; false when another did (nothing is overwritten). The item
+ * already there being this very item is ours: an earlier attempt of this request landed and its answer was
+ * lost, and the SDK sent it again, which its condition then refused. Answering false there made a writer put
+ * its pending append a second time under another key, and both were sealed (found by the simulation).
+ */
+export async function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
+  try {
+    await retryConflicts(() =>
+      client.send(
+        new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      return error.Item !== undefined && isDeepStrictEqual(comparable(unmarshall(error.Item)), comparable(item));
+    }
+    throw translateStorageError(error);
+  }
 }
 
 /** The keys of every item in one partition (to delete them), read page by page. */
