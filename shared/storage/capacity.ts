@@ -202,7 +202,7 @@ export function applyUpdate(before: Item, input: UpdateInput): Item {
 }
 
 /** The part of an item an index holds, or undefined when the item is not in the index. */
-function projected(item: Item | undefined, table: TableShape, index: IndexShape): Item | undefined {
+export function projected(item: Item | undefined, table: TableShape, index: IndexShape): Item | undefined {
   if (!item || item[index.partition] === undefined || (index.sort !== undefined && item[index.sort] === undefined)) return undefined;
   if (index.projection === 'ALL') return item;
   const keep = new Set([table.partition, table.sort, index.partition, index.sort].filter((k): k is string => k !== undefined));

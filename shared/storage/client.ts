@@ -15,6 +15,11 @@ export interface DynamoClientOptions {
   endpoint?: string | undefined;
   /** One attempt's timeout (SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS); default 5 s. */
   attemptTimeoutMs?: number | undefined;
+  /**
+   * Another HTTP handler than the deadline-aware one (the deterministic simulation's network, which keeps
+   * the same contract: attempts that time out, requests aborted at the invocation's deadline).
+   */
+  requestHandler?: DynamoDBClientConfig['requestHandler'];
 }
 
 /**
@@ -37,7 +42,9 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
     logger: QUIET_SDK_LOGGER,
     // Each attempt fails after 5 s without an answer (and is retried); the invocation's deadline aborts the
     // rest (shared/aws-http.ts). Without this a DynamoDB that never answered held the instance to its timeout.
-    requestHandler: new DeadlineHttpHandler({ ...DYNAMODB_HTTP, ...(options.attemptTimeoutMs ? { requestTimeoutMs: options.attemptTimeoutMs } : {}) }),
+    requestHandler:
+      options.requestHandler ??
+      new DeadlineHttpHandler({ ...DYNAMODB_HTTP, ...(options.attemptTimeoutMs ? { requestTimeoutMs: options.attemptTimeoutMs } : {}) }),
   };
 }
 

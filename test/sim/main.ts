@@ -1,0 +1,42 @@
+/**
+ * `npm run simulate -- [--profile calm|faults|chaos] --seed N [--trace]`: one run, its invariants, and with
+ * --trace every request, fault and answer in order. The same seed replays the same run.
+ * `npm run simulate -- [--profile …] --seeds FROM-TO`: many runs (a soak); each failing seed is printed with
+ * the command that replays it.
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+import { parseArgs } from 'node:util';
+import { profile } from './profiles.ts';
+import { runScenario } from './scenario.ts';
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: { profile: { type: 'string', default: 'faults' }, seed: { type: 'string' }, seeds: { type: 'string' }, trace: { type: 'boolean', default: false } },
+});
+const options = profile(values.profile!);
+const replay = (seed: number) => `npm run simulate -- --profile ${values.profile} --seed ${seed} --trace`;
+
+if (values.seed !== undefined) {
+  const seed = Number(values.seed);
+  const result = await runScenario(seed, { ...options, trace: values.trace });
+  if (values.trace) for (const line of result.trace) process.stdout.write(`${line}\n`);
+  process.stdout.write(
+    `seed ${seed} (${values.profile}): ${result.blocks} blocks, ${result.acked} acknowledged, ${result.refused} refused, ${result.unknown} unknown; ${result.requests} requests, ${result.throttled} throttled; ${result.elapsedMs} ms of virtual time\n`,
+  );
+  for (const problem of result.problems) process.stdout.write(`  PROBLEM: ${problem}\n`);
+  process.exit(result.problems.length ? 1 : 0);
+}
+
+const [from, to] = (values.seeds ?? '1-100').split('-').map(Number) as [number, number];
+if (!(Number.isInteger(from) && Number.isInteger(to) && to >= from)) throw new RangeError(`--seeds takes FROM-TO, not '${values.seeds}'`);
+const started = Date.now();
+let failing = 0;
+for (let seed = from; seed <= to; seed += 1) {
+  const result = await runScenario(seed, options);
+  if (result.problems.length === 0) continue;
+  failing += 1;
+  process.stdout.write(`seed ${seed}: ${result.problems.join(' | ')}\n  replay: ${replay(seed)}\n`);
+}
+process.stdout.write(`${to - from + 1} seeds of '${values.profile}', ${failing} failing, ${Math.round((Date.now() - started) / (to - from + 1))} ms a seed\n`);
+process.exit(failing ? 1 : 0);

@@ -1,0 +1,209 @@
+/**
+ * The network between the simulated Lambda instances and the simulated DynamoDB: the AWS SDK's HTTP handler
+ * (what `DeadlineHttpHandler` is in the cloud), answered in process with the latencies and faults the run's
+ * seed draws. Each instance has its own handler; the SDK above it is the real one (marshalling, its three
+ * attempts with backoff, its error classes), as are the repository and the appender above that.
+ *
+ * Latencies, round trip (`LATENCY`): AWS's figure for single-item operations is "average latencies in
+ * single-digit milliseconds" (AWS Knowledge Center, "Why is my DynamoDB latency high?"); a transaction takes
+ * 15–25 ms (docs/capacity.md's measured figure); one request in a thousand is a straggler of 50–200 ms.
+ *
+ * Faults, each drawn per request with the run's probabilities:
+ * - `drop`: the request never arrives (the attempt times out after 5 s, as the service's handler does);
+ * - `lostAnswer`: it is applied, and its answer never comes back (a timeout too): the outcome is unknown;
+ * - `reset`: it is applied, and the connection drops before the answer (a network error at once);
+ * - `serverError`: DynamoDB answers 500 without applying it (the SDK retries).
+ * The handler also keeps the service handler's contract: an attempt that has not answered in
+ * `attemptTimeoutMs` fails with a TimeoutError (which the SDK retries), and the invocation's deadline
+ * (shared/deadline.ts) aborts a request still in flight.
+ */
+import { deadlineSignal } from '#shared/deadline';
+import type { Outcome, SimDynamo } from './dynamo/engine.ts';
+import type { World } from './world.ts';
+
+export interface FaultRates {
+  drop: number;
+  lostAnswer: number;
+  reset: number;
+  serverError: number;
+}
+
+export const NO_FAULTS: FaultRates = { drop: 0, lostAnswer: 0, reset: 0, serverError: 0 };
+
+export type Fault = 'drop' | 'lost-answer' | 'reset' | 'server-error';
+
+/** A fault chosen for one request by a test (it overrides the drawn ones): the request, and how many of its operation came before. */
+export type FaultScript = (request: { instance: string; operation: string; input: Record<string, any>; n: number }) => Fault | undefined;
+
+/**
+ * Changes a request on its way to DynamoDB (the input as sent, marshalled; changed in place): how the tests
+ * make a deliberately broken variant of the protocol, without touching the service's code.
+ */
+export type Mutation = (operation: string, input: Record<string, any>) => void;
+
+/** What every request's trace line says. */
+export interface RequestTrace {
+  at: number;
+  instance: string;
+  operation: string;
+  fault?: string;
+  status?: string;
+}
+
+/** A latency in ms: lognormal around `median` (σ in log space), from two uniform draws. */
+function lognormal(random: () => number, median: number, sigma: number): number {
+  const u = Math.max(1e-12, random());
+  const v = random();
+  const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  return median * Math.exp(sigma * z);
+}
+
+/** The round-trip latency of an operation (ms), split evenly between the way there and back. */
+function roundTrip(random: () => number, operation: string): number {
+  if (random() < 0.001) return 50 + random() * 150;
+  const median = operation === 'Query' || operation.startsWith('Batch') ? 4.5 : 3;
+  return Math.min(60, lognormal(random, median, 0.45));
+}
+
+class SimTimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+class SimAbortError extends Error {
+  override name = 'AbortError';
+}
+class SimNetworkError extends Error {
+  override name = 'Error';
+  code = 'ECONNRESET';
+}
+
+export interface Endpoint {
+  /** The instance is dead: what it sends never arrives, and nothing it waits for comes. */
+  dead: boolean;
+  /** Frozen until (virtual ms): its requests wait, as a frozen Lambda instance does nothing. */
+  frozenUntil: number;
+}
+
+export class SimNetwork {
+  readonly trace: RequestTrace[] = [];
+  requests = 0;
+
+  constructor(
+    private readonly world: World,
+    private readonly dynamo: SimDynamo,
+    private readonly faults: FaultRates,
+    private readonly attemptTimeoutMs = 5_000,
+    private readonly tracing = false,
+    private readonly script?: FaultScript,
+    private readonly mutate?: Mutation,
+  ) {}
+
+  private readonly counts = new Map<string, number>();
+
+  /** The AWS SDK request handler of one instance. */
+  handlerFor(name: string, endpoint: Endpoint) {
+    const network = this;
+    return {
+      metadata: { handlerProtocol: 'http/1.1' },
+      destroy() {},
+      updateHttpClientConfig() {},
+      httpHandlerConfigs() {
+        return {};
+      },
+      handle(request: { headers: Record<string, string>; body?: unknown }, options: { abortSignal?: AbortSignal } = {}) {
+        return network.send(name, endpoint, request, options.abortSignal ?? deadlineSignal());
+      },
+    };
+  }
+
+  private note(entry: RequestTrace): void {
+    if (this.tracing) this.trace.push(entry);
+  }
+
+  private send(name: string, endpoint: Endpoint, request: { headers: Record<string, string>; body?: unknown }, signal: AbortSignal | undefined) {
+    const world = this.world;
+    const random = world.random;
+    const target = request.headers['x-amz-target'] ?? request.headers['X-Amz-Target'] ?? '';
+    const operation = target.slice(target.indexOf('.') + 1);
+    const input = JSON.parse(typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array)) as Record<string, unknown>;
+    this.mutate?.(operation, input);
+    this.requests += 1;
+    const total = roundTrip(random, operation);
+    const there = total / 2;
+    const back = total / 2;
+    const roll = random();
+    const f = this.faults;
+    const n = this.counts.get(operation) ?? 0;
+    this.counts.set(operation, n + 1);
+    const fault =
+      this.script?.({ instance: name, operation, input, n }) ??
+      (roll < f.drop
+        ? 'drop'
+        : roll < f.drop + f.lostAnswer
+          ? 'lost-answer'
+          : roll < f.drop + f.lostAnswer + f.reset
+            ? 'reset'
+            : roll < f.drop + f.lostAnswer + f.reset + f.serverError
+              ? 'server-error'
+              : undefined);
+    const sentAt = world.now();
+
+    return new Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>((resolve, reject) => {
+      let settled = false;
+      const finish = (then: () => void) => {
+        if (settled || endpoint.dead) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        then();
+      };
+      const timer = setTimeout(
+        () => finish(() => reject(new SimTimeoutError(`Request to DynamoDB (${operation}) timed out after ${this.attemptTimeoutMs} ms`))),
+        this.attemptTimeoutMs,
+      );
+      const onAbort = () => finish(() => reject(Object.assign(new SimAbortError('Request aborted'), { cause: signal?.reason })));
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+
+      const respond = (answer: { outcome: Outcome }) => {
+        const { outcome } = answer;
+        const status = outcome.ok ? 200 : outcome.type === 'InternalServerError' ? 500 : 400;
+        const body = outcome.ok
+          ? outcome.output
+          : { __type: `com.amazonaws.dynamodb.v20120810#${outcome.type}`, message: outcome.message, ...(outcome.extra ?? {}) };
+        this.note({ at: world.elapsed(), instance: name, operation, ...(fault ? { fault } : {}), status: outcome.ok ? 'ok' : outcome.type });
+        if (fault === 'lost-answer') return;
+        if (fault === 'reset') return finish(() => reject(new SimNetworkError('socket hang up')));
+        // The way back: a frozen instance takes its answer when it wakes.
+        setTimeout(
+          () =>
+            finish(() =>
+              resolve({
+                response: {
+                  statusCode: status,
+                  headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `sim-${this.requests}` },
+                  body: Buffer.from(JSON.stringify(body)),
+                },
+              }),
+            ),
+          Math.max(back, endpoint.frozenUntil - world.now()),
+        );
+      };
+
+      // The way there: a frozen instance sends when it wakes; a dead one never does.
+      const depart = Math.max(sentAt, endpoint.frozenUntil);
+      world.at(depart + there, () => {
+        if (fault === 'drop') {
+          this.note({ at: world.elapsed(), instance: name, operation, fault });
+          return;
+        }
+        if (fault === 'server-error') {
+          respond({ outcome: { ok: false, type: 'InternalServerError', message: 'Internal server error' } });
+          return;
+        }
+        const answer = this.dynamo.execute(operation, input, world.now());
+        if ('afterMs' in answer) setTimeout(() => respond(answer.commit()), answer.afterMs);
+        else respond(answer);
+      });
+    });
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * One simulated run of the append protocol from a seed (docs/simulation.md): callers append to one chain
+ * through single-request Lambda instances over the simulated DynamoDB, with the faults the options ask for
+ * drawn from the seed; then the world goes quiet, the hourly sweep runs, and the invariants are checked.
+ * The same seed and options give the same run, request for request.
+ */
+import { DomainError, OutcomeUnknownError } from '#shared/errors';
+import type { EventDraft } from '#shared/ledger/events';
+import { allTableSpecs } from '#shared/storage/tables';
+import { frontierRoot } from '#shared/ledger/merkle';
+import { SimDynamo } from './dynamo/engine.ts';
+import { type AppendRecord, type AttemptOutcome, check, type Observations, observe, readChain } from './invariants.ts';
+import { type InstanceSettings, SimInstance } from './lambda.ts';
+import { type FaultRates, type FaultScript, type Mutation, NO_FAULTS, SimNetwork } from './network.ts';
+import { EPOCH_MS, World } from './world.ts';
+
+export interface ScenarioOptions {
+  /** Concurrent callers, each appending one event at a time through an instance of its own. */
+  callers: number;
+  appendsPerCaller: number;
+  /** The share of appends sent with an Idempotency-Key (and retried with it on a failure). */
+  idempotentShare: number;
+  /** How many more times a caller sends an append with a key that did not get an answer. */
+  retries: number;
+  faults: FaultRates;
+  /** Each instance's clock is off by up to this much, either way (ms). */
+  skewMs: number;
+  /** The chance that an invocation's instance is killed at some moment within it. */
+  killRate: number;
+  /** The chance that an invocation's instance freezes (for up to `freezeMs`) at some moment within it. */
+  freezeRate: number;
+  freezeMs: number;
+  /** How far back an eventually consistent read may answer from (ms). */
+  eventualWindowMs: number;
+  /** TTL deletes an expired item within this long (ms). */
+  ttlDelayMs: readonly [number, number];
+  timeoutMs: number;
+  /** Settings of the appender under test (the service's defaults otherwise). */
+  appender?: InstanceSettings['appender'];
+  /** Keep a trace of every request, fault and answer. */
+  trace?: boolean;
+  /** Faults a test chooses for given requests (over the drawn ones). */
+  script?: FaultScript;
+  /** A deliberately broken variant: requests changed on their way (the callers' instances only). */
+  mutate?: Mutation;
+}
+
+export const DEFAULT_SCENARIO: ScenarioOptions = {
+  callers: 4,
+  appendsPerCaller: 4,
+  idempotentShare: 0.5,
+  retries: 2,
+  faults: NO_FAULTS,
+  skewMs: 0,
+  killRate: 0,
+  freezeRate: 0,
+  freezeMs: 2_000,
+  eventualWindowMs: 200,
+  ttlDelayMs: [0, 60_000],
+  timeoutMs: 29_000,
+};
+
+export interface RunResult {
+  seed: number;
+  problems: string[];
+  /** Blocks on the chain at the end (the genesis included). */
+  blocks: number;
+  acked: number;
+  refused: number;
+  unknown: number;
+  requests: number;
+  throttled: number;
+  /** Virtual time the workload took (ms). */
+  elapsedMs: number;
+  trace: string[];
+}
+
+const CHAIN = 'sim';
+
+/** Refuses settings that make no sense, naming them. */
+export function checkOptions(options: ScenarioOptions): void {
+  const positive = (name: string, value: number) => {
+    if (!(Number.isInteger(value) && value >= 1)) throw new RangeError(`${name} must be a whole number of at least 1, not ${value}`);
+  };
+  const share = (name: string, value: number) => {
+    if (!(value >= 0 && value <= 1)) throw new RangeError(`${name} must be between 0 and 1, not ${value}`);
+  };
+  positive('callers (instances)', options.callers);
+  positive('appendsPerCaller', options.appendsPerCaller);
+  share('idempotentShare', options.idempotentShare);
+  share('killRate', options.killRate);
+  share('freezeRate', options.freezeRate);
+  for (const [name, rate] of Object.entries(options.faults)) share(`faults.${name}`, rate);
+  if (Object.values(options.faults).reduce((a, b) => a + b, 0) > 0.5)
+    throw new RangeError('the fault rates add up to more than 0.5: nothing would get through');
+  if (!(options.retries >= 0)) throw new RangeError(`retries must not be negative, not ${options.retries}`);
+  if (!(options.eventualWindowMs >= 0)) throw new RangeError(`eventualWindowMs must not be negative, not ${options.eventualWindowMs}`);
+  if (!(options.freezeMs >= 0)) throw new RangeError(`freezeMs must not be negative, not ${options.freezeMs}`);
+  if (!(options.timeoutMs > 2_000)) throw new RangeError(`timeoutMs must be more than the 1.5 s kept to answer, not ${options.timeoutMs}`);
+  if (!(options.skewMs >= 0 && options.skewMs < options.timeoutMs))
+    throw new RangeError(`skewMs must be at least 0 and less than the function's timeout, not ${options.skewMs}`);
+  const [least, most] = options.ttlDelayMs;
+  if (!(least >= 0 && most >= least)) throw new RangeError(`ttlDelayMs must be [least, most] with 0 ≤ least ≤ most, not [${least}, ${most}]`);
+}
+
+export async function runScenario(seed: number, options: ScenarioOptions = DEFAULT_SCENARIO): Promise<RunResult> {
+  checkOptions(options);
+  const world = new World(seed);
+  const trace: string[] = [];
+  const say = (line: string) => {
+    if (options.trace) trace.push(`${String(world.elapsed()).padStart(7)} ms  ${line}`);
+  };
+  const { ledger: ledgerTable } = allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' });
+  world.begin();
+  try {
+    const dynamo = new SimDynamo({
+      tables: { ledger: ledgerTable },
+      eventualWindowMs: options.eventualWindowMs,
+      transactionMs: () => 8 + world.random() * 12,
+      ttlDelayMs: options.ttlDelayMs,
+      partitionWcu: 1_000,
+      partitionRcu: 3_000,
+      random: world.random,
+    });
+    const network = new SimNetwork(world, dynamo, options.faults, 5_000, options.trace, options.script, options.mutate);
+    const quiet = new SimNetwork(world, dynamo, NO_FAULTS);
+    const settings: InstanceSettings = { timeoutMs: options.timeoutMs, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) };
+    let made = 0;
+    const newInstance = (over = network) => {
+      made += 1;
+      const skew = options.skewMs ? Math.round((world.random() * 2 - 1) * options.skewMs) : 0;
+      const instance = new SimInstance(`i${made}`, skew, world, over, settings);
+      say(`${instance.name} starts (clock ${skew >= 0 ? '+' : ''}${skew} ms)`);
+      return instance;
+    };
+    // TTL runs beside everything, as DynamoDB's background process.
+    const ttl = setInterval(() => dynamo.expire(world.now()), 10_000);
+
+    const admin = newInstance(quiet);
+    const created = await runFor(
+      world,
+      admin.invoke((ledger) => ledger.createSubChain(CHAIN)),
+    );
+    if (created.kind !== 'answered') throw new Error(`the chain could not be created: ${created.kind}`);
+
+    const observations: Observations = { blocks: new Map(), checkpoints: [], overruns: [] };
+    const appends: AppendRecord[] = [];
+    const started = world.now();
+    let running = options.callers;
+
+    const caller = async (c: number) => {
+      let instance = newInstance();
+      for (let j = 0; j < options.appendsPerCaller; j += 1) {
+        const entity = `c${c}-a${j}`;
+        const key = world.random() < options.idempotentShare ? `k-${entity}` : undefined;
+        const record: AppendRecord = { entity, ...(key ? { key } : {}), attempts: [] };
+        appends.push(record);
+        for (let attempt = 0; attempt <= (key ? options.retries : 0); attempt += 1) {
+          if (instance.dead) instance = newInstance();
+          const target = instance;
+          if (world.random() < options.killRate) world.at(world.now() + world.random() * 2_000, () => target.kill());
+          if (world.random() < options.freezeRate) world.at(world.now() + world.random() * 1_000, () => target.freeze(world.random() * options.freezeMs));
+          const draft: EventDraft = {
+            entity_id: entity,
+            event_type: 'sim',
+            details: { c, j },
+            details_cid: null,
+            details_nonce: null,
+            details_metadata: null,
+            is_offchain: false,
+          };
+          const result = await target.invoke((ledger) => ledger.appendEvent(CHAIN, draft, key ? { idempotency: { caller: `c${c}`, key } } : undefined));
+          const outcome = outcomeOf(result);
+          record.attempts.push(outcome);
+          if (result.kind !== 'lost' && result.endedAt > result.startedAt + options.timeoutMs)
+            observations.overruns.push(`${entity}: answered ${result.endedAt - result.startedAt} ms after it started`);
+          if (result.kind === 'lost' && result.why === 'timeout')
+            observations.overruns.push(`${entity}: its invocation ran to the function's timeout and was stopped`);
+          if (result.kind === 'answered') observe(observations, result.value.block.index, result.value.block.hash);
+          say(`${target.name} ${entity}${key ? ` (key ${key})` : ''}: ${describe(outcome)}`);
+          if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500)) break;
+          await pauseFor(world, 100 + world.random() * 400);
+        }
+      }
+      running -= 1;
+    };
+
+    // A monitor reads the head now and then, as a client tracking checkpoints would.
+    const monitor = newInstance(quiet);
+    const watch = setInterval(() => {
+      if (monitor.busy) return;
+      void monitor
+        .invoke((ledger) => ledger.getStats(CHAIN))
+        .then(async () => {
+          const head = await monitor.repository.getHead(CHAIN);
+          if (head?.frontier)
+            observations.checkpoints.push({ size: head.headIndex + 1, root: frontierRoot(head.frontier.map((h) => Buffer.from(h, 'hex'))).toString('hex') });
+          if (head) observe(observations, head.headIndex, head.headHash);
+        });
+    }, 250);
+
+    for (let c = 0; c < options.callers; c += 1) void caller(c);
+    const finished = await world.run(() => running === 0, 30 * 60_000);
+    clearInterval(watch);
+    if (!finished) observations.overruns.push('the workload did not finish within 30 minutes of virtual time');
+    const elapsedMs = world.now() - started;
+
+    // Quiet: after an hour, the sweep finishes what leaders left (TTL has not taken their pending appends yet).
+    await runFor(world, pauseFor(world, 3_600_000), 3_700_000);
+    const sweeper = newInstance(quiet);
+    const swept = await runFor(
+      world,
+      sweeper.invoke((ledger) => sweeper.appender.finishAbandoned(CHAIN).then(() => ledger.getStats(CHAIN))),
+    );
+    if (swept.kind !== 'answered') observations.overruns.push(`the sweep did not finish: ${swept.kind}`);
+    clearInterval(ttl);
+
+    const checker = newInstance(quiet);
+    const chain = await runFor(
+      world,
+      checker.invoke(() => readChain(checker.repository, CHAIN)),
+    );
+    if (chain.kind !== 'answered') throw new Error(`the chain could not be read back: ${chain.kind}`);
+    const problems = check(chain.value, appends, observations);
+    const count = (kind: AttemptOutcome['kind']) => appends.filter((a) => a.attempts.some((t) => t.kind === kind)).length;
+    return {
+      seed,
+      problems,
+      blocks: chain.value.blocks.length,
+      acked: count('acked'),
+      refused: appends.filter((a) => a.attempts.every((t) => t.kind === 'refused')).length,
+      unknown: appends.filter((a) => !a.attempts.some((t) => t.kind === 'acked') && a.attempts.some((t) => t.kind === 'unknown')).length,
+      requests: network.requests,
+      throttled: dynamo.throttled,
+      elapsedMs,
+      // In time order (a stable sort keeps each moment's lines in the order they happened).
+      trace: [
+        ...trace,
+        ...network.trace.map((t) => `${String(t.at).padStart(7)} ms  ${t.instance} ${t.operation}${t.fault ? ` [${t.fault}]` : ''} → ${t.status ?? 'nothing'}`),
+      ].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10)),
+    };
+  } finally {
+    world.end();
+  }
+}
+
+function outcomeOf(result: Awaited<ReturnType<SimInstance['invoke']>>): AttemptOutcome {
+  if (result.kind === 'answered') {
+    const value = result.value as { event_id: string; block: { index: number; hash: string }; replayed?: boolean };
+    return { kind: 'acked', index: value.block.index, hash: value.block.hash, eventId: value.event_id, replayed: value.replayed === true };
+  }
+  if (result.kind === 'lost') return { kind: 'unknown', why: result.why };
+  const error = result.error;
+  // The documented 500: the service could not settle whether the append landed, and says so.
+  if (error instanceof OutcomeUnknownError) return { kind: 'unknown', why: 'outcome unknown (500)' };
+  if (error instanceof DomainError) return { kind: 'refused', status: error.statusCode, message: error.message };
+  return { kind: 'refused', status: 500, message: `${(error as Error)?.name}: ${(error as Error)?.message}` };
+}
+
+function describe(outcome: AttemptOutcome): string {
+  if (outcome.kind === 'acked') return `block ${outcome.index}${outcome.replayed ? ' (replayed)' : ''}`;
+  if (outcome.kind === 'refused') return `${outcome.status} ${outcome.message}`;
+  return `unknown (${outcome.why})`;
+}
+
+/** Waits `ms` of virtual time (the world runs meanwhile). */
+function pauseFor(_world: World, ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Runs the world until `promise` settles; answers its value. */
+async function runFor<T>(world: World, promise: Promise<T>, limitMs = 30 * 60_000): Promise<T> {
+  let done = false;
+  let value: T | undefined;
+  let failure: unknown;
+  promise.then(
+    (v) => {
+      done = true;
+      value = v;
+    },
+    (e) => {
+      done = true;
+      failure = e ?? new Error('rejected');
+    },
+  );
+  await world.run(() => done, limitMs);
+  if (failure) throw failure;
+  if (!done) throw new Error(`did not finish within ${limitMs / 60_000} minutes of virtual time`);
+  return value as T;
+}
+
+export { EPOCH_MS };
