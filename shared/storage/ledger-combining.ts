@@ -10,7 +10,7 @@ import { nextPendingSk } from '../ledger/block-meta.ts';
 import type { LedgerStorage, PendingAppend } from '../ledger/repository.ts';
 import { translateStorageError } from './errors.ts';
 import { IDEMPOTENCY_SK, idempotencyPk, pendingPk, refusalKey } from './keys.ts';
-import { batchGetAll, putIfAbsent, retryConflicts, send, writeIf } from './requests.ts';
+import { batchGetAll, putOnce, retryConflicts, send, writeIf } from './requests.ts';
 
 export type CombiningRecords = Pick<
   LedgerStorage,
@@ -23,8 +23,9 @@ const REFUSAL_TTL_SECONDS = 3600;
 export function createCombiningRecords({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): CombiningRecords {
   return {
     async putPending(chainName, pending, expiresAt) {
-      // Never over another append's key: its writer would be answered with our blocks.
-      return putIfAbsent(client, tableName, { pk: pendingPk(chainName, pending.ref.shard), sk: pending.ref.sk, drafts: pending.drafts, ttl: expiresAt });
+      // Never over another append's key: its writer would be answered with our blocks. Our own, landed with its
+      // answer lost, is recognised (putOnce).
+      return putOnce(client, tableName, { pk: pendingPk(chainName, pending.ref.shard), sk: pending.ref.sk, drafts: pending.drafts, ttl: expiresAt });
     },
 
     async listPending(chainName, shards, after, upTo, limit) {

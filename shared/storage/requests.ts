@@ -12,8 +12,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { isDeepStrictEqual } from 'node:util';
+import { randomBytes } from 'node:crypto';
 import { checkDeadline, pause } from '../deadline.ts';
 import { translateStorageError } from './errors.ts';
 
@@ -122,34 +121,35 @@ export async function writeIf(client: DynamoDBDocumentClient, command: PutComman
   }
 }
 
-/** A value as it compares across a round trip (binary as base64: the SDK answers Uint8Array for a Buffer sent). */
-const comparable = (value: unknown): unknown =>
-  value instanceof Uint8Array
-    ? `b64:${Buffer.from(value).toString('base64')}`
-    : Array.isArray(value)
-      ? value.map(comparable)
-      : value !== null && typeof value === 'object'
-        ? Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === undefined ? [] : [[k, comparable(v)]])))
-        : value;
+/** Puts an item unless one with its key exists; false when it did (nothing is overwritten). */
+export function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
+  return writeIf(client, new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+}
 
 /**
- * Puts an item unless one with its key exists; false when another did (nothing is overwritten). The item
- * already there being this very item is ours: an earlier attempt of this request landed and its answer was
- * lost, and the SDK sent it again, which its condition then refused. Answering false there made a writer put
- * its pending append a second time under another key, and both were sealed (found by the simulation).
+ * Puts an item unless one with its key exists, knowing its own write: the item carries a token of this call
+ * (`put_token`), and an item already there with that token is ours (an earlier attempt of this request landed,
+ * its answer was lost, the SDK sent it again, and the condition refused that). False only when another
+ * request's item is there. Without it, a writer put its pending append a second time under another key, and
+ * both were sealed (found by the deterministic simulation). Not for items whose sameness is the point (a
+ * nonce): there, an identical item from another request must be refused, as putIfAbsent does.
  */
-export async function putIfAbsent(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
+export async function putOnce(client: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>): Promise<boolean> {
+  const token = randomBytes(9).toString('base64url');
   try {
     await retryConflicts(() =>
       client.send(
-        new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...item, put_token: token },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
       ),
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
-      return error.Item !== undefined && isDeepStrictEqual(comparable(unmarshall(error.Item)), comparable(item));
-    }
+    if (error instanceof ConditionalCheckFailedException) return error.Item?.put_token?.S === token;
     throw translateStorageError(error);
   }
 }

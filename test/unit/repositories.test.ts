@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { type CancellationReason, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -214,5 +214,38 @@ describe('the business repository reads a cancelled contract publication item by
     assert.equal(await publish(), 'version_exists');
     dynamo.on(TransactWriteCommand).resolves({});
     assert.equal(await publish(), 'created');
+  });
+});
+
+describe('single writes that the AWS SDK may have sent twice, or that meet a transaction', () => {
+  it("a pending append refused on the SDK's retry is ours when the item there carries this call's token, and another's otherwise", async () => {
+    const repository = createLedgerRepository({ client: documentClient, tableName: 'ledger' });
+    let sent: Record<string, unknown> | undefined;
+    // The first attempt landed, its answer was lost: what the retry meets is the item with our own token.
+    dynamo.on(PutCommand).callsFake((input) => {
+      sent = input.Item;
+      throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {}, Item: marshall(input.Item) });
+    });
+    assert.equal(await repository.putPending('orders', { ref: { shard: 0, sk: 'k1' }, drafts: '[]' }, 1), true);
+    assert.equal(typeof sent?.put_token, 'string');
+    // Another writer's append under that key: its token is not ours.
+    dynamo.on(PutCommand).callsFake((input) => {
+      throw new ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+        Item: marshall({ ...input.Item, put_token: 'another' }),
+      });
+    });
+    assert.equal(await repository.putPending('orders', { ref: { shard: 0, sk: 'k1' }, drafts: '[]' }, 1), false);
+  });
+
+  it('a lease take that meets a transaction holding the head is sent again, not answered 500', async () => {
+    const repository = createLedgerRepository({ client: documentClient, tableName: 'ledger' });
+    const conflict = Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' });
+    const head = { pk: 'CHAIN#orders', sk: 'HEAD', chain_name: 'orders', kind: 'sub', head_index: 0, head_hash: '00', turn_holder: 'me', turn_expires_ms: 5 };
+    dynamo.on(UpdateCommand).rejectsOnce(conflict).rejectsOnce(conflict).resolves({ Attributes: head });
+    const lease = await repository.acquireLease('orders', 'me', 1, 5);
+    assert.equal(lease.acquired, true);
+    assert.equal(dynamo.commandCalls(UpdateCommand).length, 3);
   });
 });
