@@ -116,7 +116,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     const dynamo = new SimDynamo({
       tables: { ledger: ledgerTable },
       eventualWindowMs: options.eventualWindowMs,
-      transactionMs: () => 8 + world.random() * 12,
+      transactionMs: (items) => 15 + 0.3 * items + world.random() * 4,
       ttlDelayMs: options.ttlDelayMs,
       partitionWcu: 1_000,
       partitionRcu: 3_000,

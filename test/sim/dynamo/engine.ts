@@ -23,9 +23,10 @@
  *   deletion time, drawn per item within `ttlDelayMs`, has come.
  */
 import type { AttributeValue, CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { type IndexShape, itemSize, projected, type TableShape, tableShape } from '#shared/storage/capacity';
+import { type IndexShape, itemSize as sdkItemSize, projected, type TableShape, tableShape } from '#shared/storage/capacity';
 import {
   applyActions,
+  bytesOf,
   compareKeys,
   evaluate,
   type Item,
@@ -46,8 +47,8 @@ export interface EngineOptions {
   tables: Record<string, TableDefinition>;
   /** How far back an eventually consistent read may answer from (ms). */
   eventualWindowMs: number;
-  /** How long a transaction holds its items between its decision and its commit (ms), drawn per transaction. */
-  transactionMs: () => number;
+  /** How long a transaction of `items` holds them between its decision and its commit (ms), drawn per transaction. */
+  transactionMs: (items: number) => number;
   /** TTL deletes an expired item within this long after its expiry (ms): [least, most]. */
   ttlDelayMs: readonly [number, number];
   /** The per-partition limits a second. */
@@ -95,9 +96,13 @@ const scalar = (value: AttributeValue | undefined): string => {
   if (!value) return '';
   if (value.S !== undefined) return `S${value.S}`;
   if (value.N !== undefined) return `N${Number(value.N)}`;
-  if (value.B !== undefined) return `B${Buffer.from(value.B).toString('base64')}`;
+  if (value.B !== undefined) return `B${bytesOf(value.B).toString('base64')}`;
   throw new ValidationException('a key attribute must be a string, a number or a binary');
 };
+/** An item's size as DynamoDB bills it (shared/storage/capacity.ts's rules), its binaries as they arrive on the wire (base64). */
+function itemSize(item: Item): number {
+  return sdkItemSize(JSON.parse(JSON.stringify(item), (_, v) => (v && typeof v === 'object' && typeof v.B === 'string' ? { B: bytesOf(v.B) } : v)) as Item);
+}
 const writeUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 const readUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
 const MAX_ITEM_BYTES = 400 * 1024;
@@ -590,7 +595,7 @@ export class SimDynamo {
       };
     }
     // Decided: its items are held until it commits.
-    const holdMs = this.options.transactionMs();
+    const holdMs = this.options.transactionMs(items.length);
     const until = now + holdMs;
     for (const id of ids) this.held.set(id, until);
     this.consume(charges, now);

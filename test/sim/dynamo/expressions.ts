@@ -20,6 +20,11 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 
 export type Item = Record<string, AttributeValue>;
 
+/** A binary value's bytes: on the wire (JSON) a B is base64; in the SDK's own objects a Uint8Array. */
+export function bytesOf(value: unknown): Buffer {
+  return typeof value === 'string' ? Buffer.from(value, 'base64') : Buffer.from(value as Uint8Array);
+}
+
 /** A request DynamoDB refuses as malformed (HTTP 400, ValidationException). */
 export class ValidationException extends Error {
   override name = 'ValidationException';
@@ -319,7 +324,7 @@ function compareScalars(a: AttributeValue, b: AttributeValue): number | undefine
     return x < y ? -1 : x > y ? 1 : 0;
   }
   if (type === 'S') return Buffer.compare(Buffer.from(a.S!, 'utf8'), Buffer.from(b.S!, 'utf8'));
-  if (type === 'B') return Buffer.compare(Buffer.from(a.B!), Buffer.from(b.B!));
+  if (type === 'B') return Buffer.compare(bytesOf(a.B), bytesOf(b.B));
   return undefined;
 }
 
@@ -328,7 +333,7 @@ export function sameValue(a: AttributeValue, b: AttributeValue): boolean {
   const type = typeOf(a);
   if (type !== typeOf(b)) return false;
   if (type === 'N') return Number(a.N) === Number(b.N);
-  if (type === 'B') return Buffer.compare(Buffer.from(a.B!), Buffer.from(b.B!)) === 0;
+  if (type === 'B') return Buffer.compare(bytesOf(a.B), bytesOf(b.B)) === 0;
   if (type === 'SS' || type === 'NS') {
     const x = new Set((a as unknown as Record<string, string[]>)[type]);
     const y = (b as unknown as Record<string, string[]>)[type]!;
@@ -367,7 +372,7 @@ export function evaluateOperand(operand: Operand, scope: Scope): AttributeValue 
         type === 'S'
           ? Buffer.byteLength(of.S!, 'utf8')
           : type === 'B'
-            ? Buffer.from(of.B!).byteLength
+            ? bytesOf(of.B).byteLength
             : type === 'L'
               ? of.L!.length
               : type === 'M'
@@ -409,7 +414,7 @@ export function evaluate(condition: Condition, scope: Scope): boolean {
       const a = evaluateOperand(condition.a, scope);
       const b = evaluateOperand(condition.b, scope);
       if (a?.S !== undefined && b?.S !== undefined) return a.S.startsWith(b.S);
-      if (a?.B !== undefined && b?.B !== undefined) return Buffer.from(a.B).subarray(0, Buffer.from(b.B).length).equals(Buffer.from(b.B));
+      if (a?.B !== undefined && b?.B !== undefined) return bytesOf(a.B).subarray(0, bytesOf(b.B).length).equals(bytesOf(b.B));
       return false;
     }
     case 'contains': {

@@ -1,0 +1,62 @@
+/**
+ * `npm run bench:cloud [-- --quick]`: the append protocol's throughput on AWS, measured in the deterministic
+ * simulation (test/sim/load.ts, docs/simulation.md): one chain with 1, 2, 4, … 1,024 single-request instances
+ * appending as fast as they can, then 1,000 chains at once. Each instance has a core of its own, as on AWS, so
+ * this measures the protocol's requests against DynamoDB's latencies and per-partition limits, not this
+ * machine's CPU. Writes bench/results/<date>-cloud.json and prints the table docs/capacity.md keeps
+ * ("Measured in the simulation"). `--quick`: 1 to 16 instances and 10 chains, half a second each (a check of
+ * the harness, not a measurement).
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type LoadResult, runLoad } from '../test/sim/load.ts';
+
+const { values } = parseArgs({ args: process.argv.slice(2), options: { quick: { type: 'boolean', default: false }, seed: { type: 'string', default: '1' } } });
+const quick = values.quick!;
+const seed = Number(values.seed);
+const window = quick ? { durationMs: 500, warmupMs: 250 } : { durationMs: 3_000, warmupMs: 1_000 };
+const counts = quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+const manyChains = quick ? 10 : 1_000;
+
+const rows: (LoadResult & { realSeconds: number })[] = [];
+const print = (r: LoadResult & { realSeconds: number }) =>
+  process.stdout.write(
+    `${String(r.chains).padStart(5)} chain(s) × ${String(r.instances / r.chains).padStart(4)}: ${r.eventsPerSecond.toFixed(0).padStart(7)} events/s, p50 ${r.p50Ms.toFixed(0)} ms, p99 ${r.p99Ms.toFixed(0)} ms, ${r.wcuPerEvent.toFixed(2)} WCU and ${r.rcuPerEvent.toFixed(2)} RCU an event, hottest partitions ${r.hottestWcuPerSecond.toFixed(0)} WCU/s (${r.hottestPartition}) and ${r.hottestRcuPerSecond.toFixed(0)} RCU/s (${r.hottestReadPartition}), ${r.throttled} throttled, $${r.dynamoDollarsPerMillion.toFixed(2)} a million (${r.realSeconds.toFixed(0)} s real)\n`,
+  );
+
+for (const n of counts) {
+  const started = Date.now();
+  const result = { ...(await runLoad(seed, { chains: 1, instancesPerChain: n, detailsBytes: 100, ...window })), realSeconds: (Date.now() - started) / 1000 };
+  rows.push(result);
+  print(result);
+}
+{
+  const started = Date.now();
+  const result = {
+    ...(await runLoad(seed, { chains: manyChains, instancesPerChain: 1, detailsBytes: 100, ...window })),
+    realSeconds: (Date.now() - started) / 1000,
+  };
+  rows.push(result);
+  print(result);
+}
+
+const lone = rows[0]!.eventsPerSecond;
+const table = [
+  '| chains × instances | events/s | × one instance | p50 | p99 | WCU / event | RCU / event | hottest partition, WCU/s | hottest partition, RCU/s | throttled | DynamoDB $ / million |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.chains} × ${r.instances / r.chains} | ${r.eventsPerSecond.toFixed(0)} | ${r.chains === 1 ? (r.eventsPerSecond / lone).toFixed(2) : '–'} | ${r.p50Ms.toFixed(0)} ms | ${r.p99Ms.toFixed(0)} ms | ${r.wcuPerEvent.toFixed(2)} | ${r.rcuPerEvent.toFixed(2)} | ${r.hottestWcuPerSecond.toFixed(0)} | ${r.hottestRcuPerSecond.toFixed(0)} | ${r.throttled} | ${r.dynamoDollarsPerMillion.toFixed(2)} |`,
+  ),
+].join('\n');
+process.stdout.write(`\n${table}\n`);
+if (!quick) {
+  const dir = join(import.meta.dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${new Date().toISOString().slice(0, 10)}-cloud.json`);
+  writeFileSync(file, `${JSON.stringify({ seed, window, rows }, null, 2)}\n`);
+  process.stdout.write(`\nwritten to ${file}\n`);
+}

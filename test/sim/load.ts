@@ -1,0 +1,168 @@
+/**
+ * The cloud's throughput, measured in the simulation (docs/capacity.md, "Measured in the simulation"): N
+ * single-request Lambda instances per chain append as fast as they can (each with an Idempotency-Key, as the
+ * verified client sends them), over the simulated DynamoDB with its latencies, transactions, per-partition
+ * limits and billing. Every instance has a core of its own, as on AWS: the code's CPU time costs no virtual
+ * time, so what bounds the rate is the protocol's requests and DynamoDB's limits, which is what this measures
+ * and what this 2-core machine cannot show.
+ */
+import { DomainError } from '#shared/errors';
+import type { EventDraft } from '#shared/ledger/events';
+import { allTableSpecs } from '#shared/storage/tables';
+import { PRICES } from '../../bench/prices.ts';
+import { SimDynamo } from './dynamo/engine.ts';
+import { SimInstance } from './lambda.ts';
+import { NO_FAULTS, SimNetwork } from './network.ts';
+import { World } from './world.ts';
+
+export interface LoadOptions {
+  chains: number;
+  instancesPerChain: number;
+  /** Virtual time measured, after the warm-up (ms). */
+  durationMs: number;
+  warmupMs: number;
+  /** The event's details, bytes of JSON (the bench's events are about 100). */
+  detailsBytes: number;
+}
+
+export interface LoadResult {
+  chains: number;
+  instances: number;
+  /** Acknowledged events a second, all chains. */
+  eventsPerSecond: number;
+  perChainEventsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Write and read units billed per acknowledged event (the window's). */
+  wcuPerEvent: number;
+  rcuPerEvent: number;
+  /** The busiest partition's write units a second, and which; the same for read units. */
+  hottestWcuPerSecond: number;
+  hottestPartition: string;
+  hottestRcuPerSecond: number;
+  hottestReadPartition: string;
+  throttled: number;
+  /** Answers other than success (503s), per thousand appends. */
+  refusedPerThousand: number;
+  /** DynamoDB on-demand, per million events (writes and reads). */
+  dynamoDollarsPerMillion: number;
+  requestsPerEvent: number;
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
+
+export async function runLoad(seed: number, options: LoadOptions): Promise<LoadResult> {
+  if (!(options.chains >= 1 && options.instancesPerChain >= 1)) throw new RangeError('chains and instancesPerChain must be at least 1');
+  if (!(options.durationMs > 0 && options.warmupMs >= 0)) throw new RangeError('durationMs must be positive and warmupMs not negative');
+  const world = new World(seed);
+  world.begin();
+  try {
+    const { ledger } = allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' });
+    const dynamo = new SimDynamo({
+      tables: { ledger },
+      eventualWindowMs: 200,
+      transactionMs: (items) => 15 + 0.3 * items + world.random() * 4,
+      ttlDelayMs: [0, 60_000],
+      partitionWcu: 1_000,
+      partitionRcu: 3_000,
+      random: world.random,
+    });
+    const network = new SimNetwork(world, dynamo, NO_FAULTS);
+    let made = 0;
+    const instance = () => new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger' });
+    const names = Array.from({ length: options.chains }, (_, i) => `load-${i}`);
+    const admin = instance();
+    let ready = false;
+    void (async () => {
+      for (const name of names) await admin.invoke((l) => l.createSubChain(name));
+      ready = true;
+    })();
+    await world.run(() => ready, 3_600_000);
+
+    const measureFrom = world.now() + options.warmupMs;
+    const measureTo = measureFrom + options.durationMs;
+    const latencies: number[] = [];
+    let acked = 0;
+    let refused = 0;
+    let startRequests = 0;
+    let running = 0;
+    const details = { pad: 'x'.repeat(Math.max(0, options.detailsBytes - 10)) };
+    const worker = async (chain: string, n: number) => {
+      running += 1;
+      const own = instance();
+      for (let j = 0; world.now() < measureTo; j += 1) {
+        const draft: EventDraft = {
+          entity_id: `${chain}-${n}-${j}`,
+          event_type: 'load',
+          details,
+          details_cid: null,
+          details_nonce: null,
+          details_metadata: null,
+          is_offchain: false,
+        };
+        const started = world.now();
+        const result = await own.invoke((l) => l.appendEvent(chain, draft, { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } }));
+        if (started < measureFrom || started >= measureTo) continue;
+        if (result.kind === 'answered') {
+          acked += 1;
+          latencies.push(result.endedAt - result.startedAt);
+        } else {
+          refused += 1;
+          if (result.kind === 'failed' && !(result.error instanceof DomainError)) throw result.error;
+        }
+      }
+      running -= 1;
+    };
+    for (const chain of names) for (let n = 0; n < options.instancesPerChain; n += 1) void worker(chain, n);
+    // The window's units: the totals at its start, then at its end.
+    let before: Map<string, { wcu: number; rcu: number }> | undefined;
+    world.at(measureFrom, () => {
+      before = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
+      startRequests = network.requests;
+    });
+    let after: Map<string, { wcu: number; rcu: number }> | undefined;
+    let endRequests = 0;
+    world.at(measureTo, () => {
+      after = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
+      endRequests = network.requests;
+    });
+    await world.run(() => running === 0, options.warmupMs + options.durationMs + 120_000);
+
+    let wcu = 0;
+    let rcu = 0;
+    let hottest = ['', 0] as [string, number];
+    let hottestRead = ['', 0] as [string, number];
+    for (const [partition, total] of after ?? new Map()) {
+      const start = before?.get(partition) ?? { wcu: 0, rcu: 0 };
+      const w = total.wcu - start.wcu;
+      const r = total.rcu - start.rcu;
+      wcu += w;
+      rcu += r;
+      if (w > hottest[1]) hottest = [partition, w];
+      if (r > hottestRead[1]) hottestRead = [partition, r];
+    }
+    const seconds = options.durationMs / 1000;
+    latencies.sort((a, b) => a - b);
+    const events = Math.max(1, acked);
+    return {
+      chains: options.chains,
+      instances: options.chains * options.instancesPerChain,
+      eventsPerSecond: acked / seconds,
+      perChainEventsPerSecond: acked / seconds / options.chains,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      wcuPerEvent: wcu / events,
+      rcuPerEvent: rcu / events,
+      hottestWcuPerSecond: hottest[1] / seconds,
+      hottestPartition: hottest[0].replace(/^ledger\|\|/, ''),
+      hottestRcuPerSecond: hottestRead[1] / seconds,
+      hottestReadPartition: hottestRead[0].replace(/^ledger\|\|/, ''),
+      throttled: dynamo.throttled,
+      refusedPerThousand: (1000 * refused) / Math.max(1, acked + refused),
+      dynamoDollarsPerMillion: (1e6 * (wcu * PRICES.dynamoWriteRequestUnit + rcu * PRICES.dynamoReadRequestUnit)) / events,
+      requestsPerEvent: (endRequests - startRequests) / events,
+    };
+  } finally {
+    world.end();
+  }
+}
