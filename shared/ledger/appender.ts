@@ -59,6 +59,13 @@ export class IdempotencyClaimLostError extends Error {
   }
 }
 
+/** The append sealed at a key is not the drafts this writer has: another writer's, at a key it took first. */
+class ForeignAppendError extends Error {
+  constructor(chainName: string) {
+    super(`the metadata of an append to '${chainName}' does not match its drafts`);
+  }
+}
+
 /** Rejection of an anchor whose Sub-Chain was already anchored at that head or later. */
 export class ProofSupersededError extends Error {
   constructor(readonly subChain: string) {
@@ -787,8 +794,8 @@ export class ChainAppender {
       this.counters.followed += 1;
       return await this.awaitSeal(chainName, drafts, state, writtenMs, deadline);
     } catch (error) {
-      const sealed = await this.settleFailed(chainName, state.ref, state.after, error);
-      if (sealed) return this.fromMeta(chainName, drafts, sealed);
+      const sealed = await this.settleFailed(chainName, drafts, state.ref, state.after, error);
+      if (sealed) return sealed;
       throw error;
     }
   }
@@ -796,18 +803,15 @@ export class ChainAppender {
   /**
    * Before an append that failed is answered with an error, makes sure it will not land later: withdraws it
    * (moves the cursor past its key), within a grace past the deadline if the deadline is what failed. If the
-   * cursor is past it already, it was sealed (then that is the answer: its blocks' metadata) or skipped
-   * (undefined: the error stands). When neither can be settled, DynamoDB failing both, no promise can be made:
-   * OutcomeUnknownError (500), never the 503 that says it did not land. Found by the deterministic simulation:
-   * a leader whose read failed answered 503 without withdrawing the append it had just written, and another
-   * leader sealed it.
+   * cursor is past it already, it was sealed (then that is the answer: its blocks) or skipped (undefined: the
+   * error stands). An append sealed at that key that is not ours (its blocks are not our drafts') says ours never
+   * landed there: a write whose answer was lost is known by its key only, and that key may have been another
+   * writer's, refused (a conditional put never replaces an item). When neither can be settled, DynamoDB failing
+   * both, no promise can be made: OutcomeUnknownError (500), never the 503 that says it did not land. Found by
+   * the deterministic simulation: a leader whose read failed answered 503 without withdrawing the append it had
+   * just written, and another leader sealed it.
    */
-  private async settleFailed(
-    chainName: string,
-    ref: PendingRef,
-    after: number,
-    error: unknown,
-  ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
+  private async settleFailed(chainName: string, drafts: BlockDraft[], ref: PendingRef, after: number, error: unknown): Promise<Block[] | undefined> {
     if (ref.sk === '') return undefined; // nothing was written
     const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
     if (withdrawn === true) return undefined;
@@ -815,7 +819,17 @@ export class ChainAppender {
     const sealed = await withGrace(500, () => this.findSealed(chainName, ref, after)).catch((cause: unknown) => {
       throw new OutcomeUnknownError(chainName, { cause });
     });
-    return sealed;
+    return sealed && this.matching(chainName, drafts, sealed);
+  }
+
+  /** The blocks a sealed append became, if they are these drafts' (else undefined: another writer's append at that key). */
+  private matching(chainName: string, drafts: BlockDraft[], sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }): Block[] | undefined {
+    try {
+      return this.fromMeta(chainName, drafts, sealed);
+    } catch (error) {
+      if (error instanceof ForeignAppendError) return undefined;
+      throw error;
+    }
   }
 
   /**
@@ -1056,7 +1070,7 @@ export class ChainAppender {
     let i = 0;
     const blocks = buildBlocks(chainName, { headIndex: first.index - 1, headHash: sealed.prev }, drafts, () => times[Math.min(i++, times.length - 1)]!);
     blocks.forEach((block, k) => {
-      if (block.hash !== sealed.metas[k]?.hash) throw new Error(`the metadata of an append to '${chainName}' does not match its drafts`);
+      if (block.hash !== sealed.metas[k]?.hash) throw new ForeignAppendError(chainName);
     });
     this.weatherOf(chainName).headIndex = Math.max(this.weatherOf(chainName).headIndex, blocks.at(-1)!.index);
     return blocks;
@@ -1133,8 +1147,9 @@ export class ChainAppender {
         // again. (Written again unseen, a sealed append landed twice: found by the deterministic simulation.)
         if (ownUnit && !ownUnit.inline && ownUnit.ref.sk !== '' && ownUnit.ref.sk <= cursor) {
           const sealed = await this.findSealed(chainName, ownUnit.ref, acquiredHead.headIndex, { head });
-          if (sealed) {
-            ownBlocks = this.fromMeta(chainName, ownUnit.drafts, sealed);
+          const blocks = sealed && this.matching(chainName, ownUnit.drafts, sealed);
+          if (blocks) {
+            ownBlocks = blocks;
             ownUnit = undefined;
             if (this.nowMs() - started >= this.maxLeadMs) break;
             continue;
@@ -1325,9 +1340,9 @@ export class ChainAppender {
       // told it failed (move the cursor past it). If the cursor is past it already, it landed: that is the answer.
       if (ownUnit && ownError && !ownUnit.inline) {
         try {
-          const sealed = await this.settleFailed(chainName, ownUnit.ref, acquiredHead.headIndex, ownError);
+          const sealed = await this.settleFailed(chainName, ownUnit.drafts, ownUnit.ref, acquiredHead.headIndex, ownError);
           if (sealed) {
-            ownBlocks = this.fromMeta(chainName, ownUnit.drafts, sealed);
+            ownBlocks = sealed;
             ownError = undefined;
           }
         } catch (unsettled) {

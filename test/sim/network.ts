@@ -49,8 +49,16 @@ export interface RequestTrace {
   at: number;
   instance: string;
   operation: string;
+  /** The item it is about (`pk / sk`), for a single-item request. */
+  item?: string;
   fault?: string;
   status?: string;
+}
+
+/** The key a single-item request names, as `pk / sk`. */
+function itemOf(input: Record<string, any>): string | undefined {
+  const key = input.Key ?? input.Item;
+  return key?.pk?.S !== undefined ? `${key.pk.S} / ${key.sk?.S ?? ''}` : undefined;
 }
 
 /** A latency in ms: lognormal around `median` (σ in log space), from two uniform draws. */
@@ -173,7 +181,15 @@ export class SimNetwork {
         const body = outcome.ok
           ? outcome.output
           : { __type: `com.amazonaws.dynamodb.v20120810#${outcome.type}`, message: outcome.message, ...(outcome.extra ?? {}) };
-        this.note({ at: world.elapsed(), instance: name, operation, ...(fault ? { fault } : {}), status: outcome.ok ? 'ok' : outcome.type });
+        const item = itemOf(input);
+        this.note({
+          at: world.elapsed(),
+          instance: name,
+          operation,
+          ...(item ? { item } : {}),
+          ...(fault ? { fault } : {}),
+          status: outcome.ok ? 'ok' : outcome.type,
+        });
         if (fault === 'lost-answer') return;
         if (fault === 'reset') return finish(() => reject(new SimNetworkError('socket hang up')));
         // The way back: a frozen instance takes its answer when it wakes.

@@ -236,7 +236,10 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       // In time order (a stable sort keeps each moment's lines in the order they happened).
       trace: [
         ...trace,
-        ...network.trace.map((t) => `${String(t.at).padStart(7)} ms  ${t.instance} ${t.operation}${t.fault ? ` [${t.fault}]` : ''} → ${t.status ?? 'nothing'}`),
+        ...network.trace.map(
+          (t) =>
+            `${String(t.at).padStart(7)} ms  ${t.instance} ${t.operation}${t.item ? ` ${t.item}` : ''}${t.fault ? ` [${t.fault}]` : ''} → ${t.status ?? 'nothing'}`,
+        ),
       ].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10)),
     };
   } finally {
