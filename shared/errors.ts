@@ -161,10 +161,16 @@ export class NotWitnessedYetError extends ServiceUnavailableError {
   }
 }
 
-/** DynamoDB (or another dependency) did not answer; the message names it, never its error text. */
+/**
+ * DynamoDB (or another dependency) did not answer; the message names it, never its error text.
+ * `notApplied`: the request certainly changed nothing (no attempt of it reached the dependency, or the
+ * dependency refused each one with a definite answer), so a write that failed so needs no settling.
+ */
 export class DependencyUnavailableError extends ServiceUnavailableError {
-  constructor(dependency: string, options?: { cause?: unknown }) {
+  readonly notApplied: boolean;
+  constructor(dependency: string, options?: { cause?: unknown; notApplied?: boolean }) {
     super(`${dependency} is unavailable; retry later`, 2, options);
+    this.notApplied = options?.notApplied ?? false;
   }
 }
 

@@ -23,7 +23,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { remainingMs, withGrace } from '../deadline.ts';
-import { ChainContendedError, ChainNotFoundError, DeadlineExceededError, OutcomeUnknownError } from '../errors.ts';
+import { ChainContendedError, ChainNotFoundError, DeadlineExceededError, DependencyUnavailableError, OutcomeUnknownError } from '../errors.ts';
 import {
   type BlockMeta,
   completedNodeCount,
@@ -208,6 +208,9 @@ const PENDING_READ_LIMIT = 100;
  * so they must outlive the quiet spells of a chain; a week of them costs about $0.05 per million events stored.
  */
 const PENDING_TTL_SECONDS = 7 * 24 * 3600;
+
+/** The key of a pending append not written (none, or one whose put certainly changed nothing). */
+const NOTHING_WRITTEN: PendingRef = Object.freeze({ shard: 0, sk: '' });
 
 /** The longest a writer waits before a look for its receipt (a free lease is noticed within it). */
 const MAX_FIRST_LOOK_MS = 200;
@@ -695,7 +698,7 @@ export class ChainAppender {
     const weather = this.weatherOf(chainName);
     weather.head = undefined; // used once: whatever happens, the next commit learns the head anew unless this one lands
     if ((remembered.materialized ?? remembered.headIndex) < remembered.headIndex) return undefined; // a round to finish first: the long way
-    const unit: Unit = { drafts, ref: { shard: 0, sk: '' }, inline: true };
+    const unit: Unit = { drafts, ref: NOTHING_WRITTEN, inline: true };
     const { blocks, frontier, metas, completions, proofRecords } = this.build(chainName, remembered, [unit]);
     // The newest blocks' metadata stays on the head while it packs small; else it goes to a segment in the same
     // transaction (metadata in a round item, a leader's, is written to its segment first).
@@ -762,7 +765,14 @@ export class ChainAppender {
     for (let attempt = 0; ; attempt += 1) {
       const candidate = ref(attempt);
       trying(candidate);
-      if (await this.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(this.now()) + PENDING_TTL_SECONDS)) return candidate;
+      try {
+        if (await this.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(this.now()) + PENDING_TTL_SECONDS))
+          return candidate;
+      } catch (error) {
+        // A put that certainly changed nothing (DynamoDB unreachable, or refusing it) leaves nothing to settle.
+        if (error instanceof DependencyUnavailableError && error.notApplied) trying(NOTHING_WRITTEN);
+        throw error;
+      }
       if (attempt >= 8) throw new Error(`no free key for a pending append of '${chainName}'`);
     }
   }
@@ -781,7 +791,7 @@ export class ChainAppender {
     const after = weather.headIndex;
     // `after`: no block up to it can be this append's (what a decision to write it again rests on);
     // `look`: where its writer's next look for its receipt starts, and how (moved on by looks that missed it).
-    const state = { ref: written ?? { shard: 0, sk: '' }, after, look: { from: after, sweep: false } };
+    const state = { ref: written ?? NOTHING_WRITTEN, after, look: { from: after, sweep: false } };
     try {
       if (!written)
         await this.putPending(
@@ -807,19 +817,35 @@ export class ChainAppender {
    * error stands). An append sealed at that key that is not ours (its blocks are not our drafts') says ours never
    * landed there: a write whose answer was lost is known by its key only, and that key may have been another
    * writer's, refused (a conditional put never replaces an item). When neither can be settled, DynamoDB failing
-   * both, no promise can be made: OutcomeUnknownError (500), never the 503 that says it did not land. Found by
-   * the deterministic simulation: a leader whose read failed answered 503 without withdrawing the append it had
-   * just written, and another leader sealed it.
+   * both until the deadline (and a grace past it), no promise can be made: OutcomeUnknownError (500), never the
+   * 503 that says it did not land. Found by the deterministic simulation: a leader whose read failed answered 503
+   * without withdrawing the append it had just written, and another leader sealed it.
    */
   private async settleFailed(chainName: string, drafts: BlockDraft[], ref: PendingRef, after: number, error: unknown): Promise<Block[] | undefined> {
     if (ref.sk === '') return undefined; // nothing was written
-    const withdrawn = await withGrace(500, () => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
+    const withdrawn = await this.settling(() => this.repository.withdraw(chainName, ref.sk)).catch(() => undefined);
     if (withdrawn === true) return undefined;
     if (withdrawn === undefined) throw new OutcomeUnknownError(chainName, { cause: error });
-    const sealed = await withGrace(500, () => this.findSealed(chainName, ref, after)).catch((cause: unknown) => {
+    const sealed = await this.settling(() => this.findSealed(chainName, ref, after)).catch((cause: unknown) => {
       throw new OutcomeUnknownError(chainName, { cause });
     });
     return sealed && this.matching(chainName, drafts, sealed);
+  }
+
+  /**
+   * One step of settling a failed append, sent again (backing off from 50 ms to 1 s) while DynamoDB is
+   * unavailable and the deadline leaves time: a DynamoDB stopped for a few seconds under a write whose answer
+   * was lost then gets a definite answer (503, withdrawn) instead of a 500. Past the deadline, a grace of 500 ms.
+   */
+  private async settling<T>(step: () => Promise<T>): Promise<T> {
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
+      try {
+        return await withGrace(500, step);
+      } catch (error) {
+        if (!(error instanceof DependencyUnavailableError) || remainingMs() <= wait + 500) throw error;
+        await this.sleep(wait);
+      }
+    }
   }
 
   /** The blocks a sealed append became, if they are these drafts' (else undefined: another writer's append at that key). */
@@ -1101,7 +1127,7 @@ export class ChainAppender {
     const started = this.nowMs();
     let head: ChainHead = acquiredHead.frontier ? acquiredHead : await ensureTree(this.repository, acquiredHead);
     const ownFits = !own || own.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
-    let ownUnit: Unit | undefined = own ? { drafts: own, ref: { shard: 0, sk: '' }, inline: !ownFits } : undefined;
+    let ownUnit: Unit | undefined = own ? { drafts: own, ref: NOTHING_WRITTEN, inline: !ownFits } : undefined;
     let ownBlocks: Block[] | undefined;
     let ownError: unknown;
     let attempt = 0;

@@ -8,6 +8,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { DYNAMODB_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import type { CapacityMeter } from './capacity.ts';
+import { attemptChangedNothing, markNeverApplied } from './errors.ts';
 
 export interface DynamoClientOptions {
   region: string;
@@ -117,6 +118,34 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
       return next(args);
     },
     { step: 'initialize', name: 'transactionToken' },
+  );
+  // Which failed requests certainly changed nothing (shared/storage/errors.ts, wasNeverApplied): the deserialize
+  // step runs once per attempt, inside the SDK's retries, and sees each attempt's error as DynamoDB or the
+  // socket gave it; the initialize step sees the request's last error once. A write that failed so needs no
+  // settling: the local stack's DynamoDB stopped refuses connections, and its appends were answered 500
+  // (outcome unknown) instead of the 503 they are.
+  const possiblyApplied = Symbol('possiblyApplied');
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (!attemptChangedNothing(error)) (context as Record<symbol, unknown>)[possiblyApplied] = true;
+        throw error;
+      }
+    },
+    { step: 'deserialize', priority: 'high', name: 'attemptOutcomes' },
+  );
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (!(context as Record<symbol, unknown>)[possiblyApplied]) markNeverApplied(error);
+        throw error;
+      }
+    },
+    { step: 'initialize', priority: 'high', name: 'requestOutcome' },
   );
   client.middlewareStack.add(
     (next, context) => async (args) => {

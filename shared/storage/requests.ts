@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { checkDeadline, pause } from '../deadline.ts';
-import { translateStorageError } from './errors.ts';
+import { forgetNeverApplied, translateStorageError, wasNeverApplied } from './errors.ts';
 
 /**
  * How often a single-item write refused because a transaction holds its item is sent again. DynamoDB refuses
@@ -27,11 +27,15 @@ const CONFLICT_RETRIES = 4;
 
 /** Runs a write, sending it again (deadline-aware, with jitter) while an ongoing transaction holds its item. */
 export async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
+  // Whether an earlier request of this write may have been applied (its last attempt was refused, an earlier one may have landed).
+  let uncertain = false;
   for (let attempt = 0; ; attempt += 1) {
     try {
       return await run();
     } catch (error) {
+      if (uncertain) forgetNeverApplied(error);
       if (!(error instanceof Error) || error.name !== 'TransactionConflictException' || attempt >= CONFLICT_RETRIES) throw error;
+      uncertain ||= !wasNeverApplied(error);
       await pause(5 * 2 ** attempt + Math.random() * 10, 'DynamoDB (an item held by a transaction)');
     }
   }

@@ -15,7 +15,11 @@
  * - `drop`: the request never arrives (the attempt times out after 5 s, as the service's handler does);
  * - `lostAnswer`: it is applied, and its answer never comes back (a timeout too): the outcome is unknown;
  * - `reset`: it is applied, and the connection drops before the answer (a network error at once);
- * - `serverError`: DynamoDB answers 500 without applying it (the SDK retries).
+ * - `serverError`: DynamoDB answers 500 without applying it (the SDK retries);
+ * - `refused`: the connection is refused (ECONNREFUSED at once): the request never left, nothing changed.
+ * An outage (`down`, set by the scenario) makes DynamoDB unreachable for a while, as the local stack's stopped
+ * DynamoDB Local is: every request sent in it is refused, and every answer on its way back in it is lost to a
+ * reset connection (the request was applied).
  * The handler also keeps the service handler's contract: an attempt that has not answered in
  * `attemptTimeoutMs` fails with a TimeoutError (which the SDK retries), and the invocation's deadline
  * (shared/deadline.ts) aborts a request still in flight.
@@ -29,11 +33,12 @@ export interface FaultRates {
   lostAnswer: number;
   reset: number;
   serverError: number;
+  refused: number;
 }
 
-export const NO_FAULTS: FaultRates = { drop: 0, lostAnswer: 0, reset: 0, serverError: 0 };
+export const NO_FAULTS: FaultRates = { drop: 0, lostAnswer: 0, reset: 0, serverError: 0, refused: 0 };
 
-export type Fault = 'drop' | 'lost-answer' | 'reset' | 'server-error';
+export type Fault = 'drop' | 'lost-answer' | 'reset' | 'server-error' | 'refused';
 
 /** A fault chosen for one request by a test (it overrides the drawn ones): the request, and how many of its operation came before. */
 export type FaultScript = (request: { instance: string; operation: string; input: Record<string, any>; n: number }) => Fault | undefined;
@@ -86,6 +91,10 @@ class SimNetworkError extends Error {
   override name = 'Error';
   code = 'ECONNRESET';
 }
+class SimRefusedError extends Error {
+  override name = 'Error';
+  code = 'ECONNREFUSED';
+}
 
 export interface Endpoint {
   /** The instance is dead: what it sends never arrives, and nothing it waits for comes. */
@@ -97,6 +106,8 @@ export interface Endpoint {
 export class SimNetwork {
   readonly trace: RequestTrace[] = [];
   requests = 0;
+  /** DynamoDB is unreachable from `from` until `until` (virtual ms). */
+  down: { from: number; until: number } | undefined;
 
   constructor(
     private readonly world: World,
@@ -124,6 +135,10 @@ export class SimNetwork {
         return network.send(name, endpoint, request, options.abortSignal ?? deadlineSignal());
       },
     };
+  }
+
+  private isDown(at: number): boolean {
+    return this.down !== undefined && at >= this.down.from && at < this.down.until;
   }
 
   private note(entry: RequestTrace): void {
@@ -155,7 +170,9 @@ export class SimNetwork {
             ? 'reset'
             : roll < f.drop + f.lostAnswer + f.reset + f.serverError
               ? 'server-error'
-              : undefined);
+              : roll < f.drop + f.lostAnswer + f.reset + f.serverError + f.refused
+                ? 'refused'
+                : undefined);
     const sentAt = world.now();
 
     return new Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Uint8Array } }>((resolve, reject) => {
@@ -191,7 +208,7 @@ export class SimNetwork {
           status: outcome.ok ? 'ok' : outcome.type,
         });
         if (fault === 'lost-answer') return;
-        if (fault === 'reset') return finish(() => reject(new SimNetworkError('socket hang up')));
+        if (fault === 'reset' || this.isDown(world.now() + back)) return finish(() => reject(new SimNetworkError('socket hang up')));
         // The way back: a frozen instance takes its answer when it wakes.
         setTimeout(
           () =>
@@ -210,7 +227,19 @@ export class SimNetwork {
 
       // The way there: a frozen instance sends when it wakes; a dead one never does.
       const depart = Math.max(sentAt, endpoint.frozenUntil);
+      if (fault === 'refused' || this.isDown(depart)) {
+        world.at(depart + 1, () => {
+          this.note({ at: world.elapsed(), instance: name, operation, fault: 'refused' });
+          finish(() => reject(new SimRefusedError(`connect ECONNREFUSED (${operation})`)));
+        });
+        return;
+      }
       world.at(depart + there, () => {
+        if (this.isDown(world.now())) {
+          this.note({ at: world.elapsed(), instance: name, operation, fault: 'reset (outage)' });
+          finish(() => reject(new SimNetworkError('socket hang up')));
+          return;
+        }
         if (fault === 'drop') {
           this.note({ at: world.elapsed(), instance: name, operation, fault });
           return;

@@ -7,21 +7,25 @@ import { DEFAULT_SCENARIO, type ScenarioOptions } from './scenario.ts';
 export const PROFILES: Record<string, ScenarioOptions> = {
   /** No fault: the protocol's own interleavings (latencies, eventual reads, transactions in flight). */
   calm: DEFAULT_SCENARIO,
-  /** 1 % of requests dropped, answers lost, connections reset, 500s; clocks ±50 ms; 5 % of invocations killed or frozen. */
+  /** 1 % of requests dropped, answers lost, connections reset, 500s, connections refused; clocks ±50 ms; 5 % of invocations killed or frozen. */
   faults: {
     ...DEFAULT_SCENARIO,
-    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01 },
+    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
     skewMs: 50,
     killRate: 0.05,
     freezeRate: 0.05,
     freezeMs: 3_000,
   },
-  /** Twice the faults, clocks ±200 ms (over the settle time), freezes past the lease, 6 callers of 5 appends. */
+  /**
+   * Twice the faults, clocks ±200 ms (over the settle time), freezes past the lease, 6 callers of 5 appends,
+   * and DynamoDB unreachable for 3 s (as the local stack's reliability test stops DynamoDB Local).
+   */
   chaos: {
     ...DEFAULT_SCENARIO,
     callers: 6,
     appendsPerCaller: 5,
-    faults: { drop: 0.02, lostAnswer: 0.02, reset: 0.02, serverError: 0.02 },
+    outageMs: 3_000,
+    faults: { drop: 0.02, lostAnswer: 0.02, reset: 0.02, serverError: 0.02, refused: 0.02 },
     skewMs: 200,
     killRate: 0.1,
     freezeRate: 0.1,

@@ -23,6 +23,8 @@ export interface ScenarioOptions {
   /** How many more times a caller sends an append with a key that did not get an answer. */
   retries: number;
   faults: FaultRates;
+  /** One outage this long (ms; 0: none), starting within the workload's first 2 s: DynamoDB unreachable. */
+  outageMs: number;
   /** Each instance's clock is off by up to this much, either way (ms). */
   skewMs: number;
   /** The chance that an invocation's instance is killed at some moment within it. */
@@ -51,6 +53,7 @@ export const DEFAULT_SCENARIO: ScenarioOptions = {
   idempotentShare: 0.5,
   retries: 2,
   faults: NO_FAULTS,
+  outageMs: 0,
   skewMs: 0,
   killRate: 0,
   freezeRate: 0,
@@ -68,6 +71,10 @@ export interface RunResult {
   acked: number;
   refused: number;
   unknown: number;
+  /** Answers of 500 that say the outcome could not be settled (OutcomeUnknownError). */
+  unsettled: number;
+  /** Answers of 503 (the append did not land and never will). */
+  unavailable: number;
   requests: number;
   throttled: number;
   /** Virtual time the workload took (ms). */
@@ -95,6 +102,8 @@ export function checkOptions(options: ScenarioOptions): void {
     throw new RangeError('the fault rates add up to more than 0.5: nothing would get through');
   if (!(options.retries >= 0)) throw new RangeError(`retries must not be negative, not ${options.retries}`);
   if (!(options.eventualWindowMs >= 0)) throw new RangeError(`eventualWindowMs must not be negative, not ${options.eventualWindowMs}`);
+  if (!(options.outageMs >= 0 && options.outageMs < options.timeoutMs))
+    throw new RangeError(`outageMs must be at least 0 and less than the function's timeout, not ${options.outageMs}`);
   if (!(options.freezeMs >= 0)) throw new RangeError(`freezeMs must not be negative, not ${options.freezeMs}`);
   if (!(options.timeoutMs > 2_000)) throw new RangeError(`timeoutMs must be more than the 1.5 s kept to answer, not ${options.timeoutMs}`);
   if (!(options.skewMs >= 0 && options.skewMs < options.timeoutMs))
@@ -147,6 +156,11 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     const appends: AppendRecord[] = [];
     const started = world.now();
     let running = options.callers;
+    if (options.outageMs > 0) {
+      const from = started + Math.round(world.random() * 2_000);
+      network.down = { from, until: from + options.outageMs };
+      say(`DynamoDB unreachable from ${from - EPOCH_MS} ms for ${options.outageMs} ms`);
+    }
 
     const caller = async (c: number) => {
       let instance = newInstance();
@@ -230,6 +244,8 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       acked: count('acked'),
       refused: appends.filter((a) => a.attempts.every((t) => t.kind === 'refused')).length,
       unknown: appends.filter((a) => !a.attempts.some((t) => t.kind === 'acked') && a.attempts.some((t) => t.kind === 'unknown')).length,
+      unsettled: appends.flatMap((a) => a.attempts).filter((t) => t.kind === 'unknown' && t.why === UNSETTLED).length,
+      unavailable: appends.flatMap((a) => a.attempts).filter((t) => t.kind === 'refused' && t.status === 503).length,
       requests: network.requests,
       throttled: dynamo.throttled,
       elapsedMs,
@@ -247,6 +263,8 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
   }
 }
 
+const UNSETTLED = 'outcome unknown (500)';
+
 function outcomeOf(result: Awaited<ReturnType<SimInstance['invoke']>>): AttemptOutcome {
   if (result.kind === 'answered') {
     const value = result.value as { event_id: string; block: { index: number; hash: string }; replayed?: boolean };
@@ -255,7 +273,7 @@ function outcomeOf(result: Awaited<ReturnType<SimInstance['invoke']>>): AttemptO
   if (result.kind === 'lost') return { kind: 'unknown', why: result.why };
   const error = result.error;
   // The documented 500: the service could not settle whether the append landed, and says so.
-  if (error instanceof OutcomeUnknownError) return { kind: 'unknown', why: 'outcome unknown (500)' };
+  if (error instanceof OutcomeUnknownError) return { kind: 'unknown', why: UNSETTLED };
   if (error instanceof DomainError) return { kind: 'refused', status: error.statusCode, message: error.message };
   return { kind: 'refused', status: 500, message: `${(error as Error)?.name}: ${(error as Error)?.message}` };
 }
