@@ -766,8 +766,7 @@ export class ChainAppender {
       const candidate = ref(attempt);
       trying(candidate);
       try {
-        if (await this.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(this.now()) + PENDING_TTL_SECONDS))
-          return candidate;
+        if (await this.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(this.now()) + PENDING_TTL_SECONDS)) return candidate;
       } catch (error) {
         // A put that certainly changed nothing (DynamoDB unreachable, or refusing it) leaves nothing to settle.
         if (error instanceof DependencyUnavailableError && error.notApplied) trying(NOTHING_WRITTEN);
