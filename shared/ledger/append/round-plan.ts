@@ -1,0 +1,85 @@
+/**
+ * What one round takes (a leader's plan), and when a chain's pending appends spread over more shards.
+ *
+ * Invariant kept here: a round holds what one commit can: its own drafts first, then pending appends oldest
+ * first while they fit one transaction and the round's bytes; nothing above a shard's part-read keys (older
+ * appends there were not read), and never two anchors of one Sub-Chain (both would update its head).
+ */
+import { pendingSkMs } from '../block-meta.ts';
+import { type BlockDraft, draftBytes, MAX_TRANSACTION_ITEMS, transactionItems } from '../blocks.ts';
+import type { PendingAppend } from '../repository.ts';
+import type { AppenderCore } from './core.ts';
+import { anchoredChains, anchorsAgain } from './parts.ts';
+import { GROW_RATE_PER_SHARD, MAX_ROUND_BYTES, PENDING_PER_SHARD, refKey, type Unit } from './settings.ts';
+
+/**
+ * The units of the next round: our own drafts first, then pending appends oldest first while they fit,
+ * and the cursor after them. Refused appends the cursor passes too; an append in a shard that had more
+ * than was read waits unless it is below what was read there.
+ */
+export function plan(
+  a: AppenderCore,
+  own: Unit | undefined,
+  pendings: PendingAppend[],
+  truncatedAt: Map<number, string>,
+  cursor: string,
+  refused: ReadonlySet<string>,
+): { units: Unit[]; cursorAfter: string } {
+  const units: Unit[] = [];
+  let items = 1;
+  let bytes = 0;
+  let blocks = 0;
+  let cursorAfter = cursor;
+  // A shard read only in part: nothing above the last key read there may be taken (its older appends were not read).
+  const limit = [...truncatedAt.values()].reduce((min, sk) => (sk < min ? sk : min), '\uffff');
+  const fits = (drafts: BlockDraft[]) =>
+    units.length === 0 ||
+    (blocks + drafts.length <= a.options.batchMax &&
+      items + transactionItems(drafts) - drafts.length <= MAX_TRANSACTION_ITEMS &&
+      bytes + drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_ROUND_BYTES);
+  const take = (unit: Unit) => {
+    units.push(unit);
+    items += transactionItems(unit.drafts) - unit.drafts.length + (unit.inline ? unit.drafts.length : 0);
+    bytes += unit.drafts.reduce((n, d) => n + draftBytes(d), 0);
+    blocks += unit.drafts.length;
+    if (!unit.inline && unit.ref.sk > cursorAfter) cursorAfter = unit.ref.sk;
+  };
+  const anchored = new Set<string>();
+  if (own) {
+    take(own);
+    for (const chain of anchoredChains(own.drafts)) anchored.add(chain);
+  }
+  for (const pending of pendings) {
+    if (pending.ref.sk > limit) break;
+    let drafts: BlockDraft[] | undefined;
+    try {
+      drafts = JSON.parse(pending.drafts) as BlockDraft[];
+    } catch {
+      drafts = undefined; // not ours to read: passed by, never sealed
+    }
+    if (!drafts || refused.has(refKey(pending.ref))) {
+      // Refused (its writer reads why) or unreadable: the cursor passes it with the others.
+      if (pending.ref.sk > cursorAfter) cursorAfter = pending.ref.sk;
+      continue;
+    }
+    // A second anchor of a Sub-Chain waits for the next round, where the first has landed and it is refused as superseded.
+    if (!fits(drafts) || anchorsAgain(anchored, drafts)) break;
+    for (const chain of anchoredChains(drafts)) anchored.add(chain);
+    take({ drafts, ref: pending.ref });
+  }
+  return { units, cursorAfter };
+}
+
+/** Whether a round's read found the chain's pending shards crowded (PENDING_PER_SHARD): `others`' keys say when they were written. */
+export function crowded(found: number, others: readonly PendingAppend[], shards: number): boolean {
+  if (found >= 2 * PENDING_PER_SHARD * shards) return true;
+  if (others.length < PENDING_PER_SHARD * shards) return false;
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  for (const p of others) {
+    const ms = pendingSkMs(p.ref.sk);
+    first = Math.min(first, ms);
+    last = Math.max(last, ms);
+  }
+  return ((others.length - 1) * 1000) / Math.max(1, last - first) >= GROW_RATE_PER_SHARD * shards;
+}

@@ -1,0 +1,126 @@
+/**
+ * Where a pending append was sealed: a waiting writer's cheap looks (seals, the newest segments), and the
+ * complete answer that writing it again, or answering an error, rests on.
+ *
+ * Invariant kept here: the head's newest metadata, then every segment after a point, read strongly in that
+ * order, hold every round committed up to that head (a round's segment is written before the next commit
+ * takes its metadata off the head). An append not found there was sealed by no such round. An append found
+ * at its key whose blocks are not its drafts' is another writer's (ForeignAppendError).
+ */
+import type { BlockMeta, MetaRun, PendingRef } from '../block-meta.ts';
+import { type BlockDraft, buildBlocks } from '../blocks.ts';
+import type { Block, ChainHead } from '../types.ts';
+import type { AppenderCore } from './core.ts';
+import { ForeignAppendError, pickRef } from './parts.ts';
+import { recentRun } from './recovery.ts';
+import { type ReceiptLook, RECEIPTS_READ, refKey, SWEEP_READ } from './settings.ts';
+
+/**
+ * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `receipt` (its
+ * number of blocks): from the newest few seals of its shard, or on a chain with one pending shard the newest
+ * segments (a waiting writer's cheap look); undefined if not all of them are there. Otherwise the complete
+ * answer: the head's newest blocks (`head`, or the head read now; `headLooked`: the caller looked there),
+ * then every segment after `after`.
+ * Read in that order, an append not found was sealed by no round committed before that head (a round's
+ * segment is written before the next commit takes its metadata off the head): what writing it again,
+ * or answering an error, rests on.
+ */
+export async function findSealed(
+  a: AppenderCore,
+  chainName: string,
+  ref: PendingRef,
+  after: number,
+  how: { receipt: number; look: ReceiptLook; writtenMs: number } | { head?: ChainHead; headLooked?: boolean } = {},
+): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
+  const key = refKey(ref);
+  const pick = (run: MetaRun) => pickRef(run, ref);
+  if ('receipt' in how) {
+    if (a.weatherOf(chainName).pendingShards >= 2) {
+      const seals = await a.timed(chainName, () => a.repository.readSeals(chainName, ref.shard, after + 1, RECEIPTS_READ));
+      for (const entries of seals) {
+        const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
+        if (mine.length > 0) return mine.length === how.receipt ? { metas: mine, prev: mine[0]!.prev } : undefined;
+      }
+      return undefined;
+    }
+    // One pending shard: the segments are the receipts (a seal would copy them), the newest few first: its
+    // round is usually among them. But on a chain making many small rounds, more rounds than a look reads may
+    // pass between its round and its writer's look. So when the oldest of the newest few was committed after
+    // the append was written (its round may be older), or a look at the head has shown the cursor past it (it
+    // is sealed, in a round up to that head), looks go through the segments after `from` oldest first, a few a
+    // look (`sweep`). What looks learn moves only where the next starts (`look`), never whether the append is
+    // written again: that rests on strong reads (below).
+    const { look } = how;
+    const runs = await a.timed(chainName, () =>
+      look.sweep
+        ? a.repository.readSegments(chainName, look.from + 1, SWEEP_READ, false)
+        : a.repository.readNewestSegments(chainName, look.from + 1, RECEIPTS_READ),
+    );
+    look.more = look.sweep && runs.length === SWEEP_READ;
+    look.gap = !look.sweep && runs.length === RECEIPTS_READ && runs[0]!.blocks[0]!.timestamp * 1000 > how.writtenMs;
+    const parts = runs.flatMap((run) => pick(run) ?? []);
+    const metas = parts.flatMap((part) => part.metas);
+    if (metas.length === how.receipt) return { metas, prev: parts[0]!.prev };
+    if (parts.length > 0) {
+      // A batch cut over two segments, one of them outside what was read: from its first block, next time.
+      look.from = Math.max(look.from, parts[0]!.metas[0]!.index - 1);
+      look.sweep = true;
+    } else if (runs.length > 0 && (look.sweep || runs.length < RECEIPTS_READ)) {
+      // Every segment after `from` up to the last read is not its round: the next look starts after them.
+      look.from = Math.max(look.from, runs.at(-1)!.blocks.at(-1)!.index);
+    }
+    if (look.gap) look.sweep = true;
+    return undefined;
+  }
+  const head = how.head ?? (await a.repository.getHead(chainName));
+  if (head && !how.headLooked) {
+    const recent = await recentRun(a, head);
+    const newest = recent ? pick(recent) : undefined;
+    if (newest) return newest;
+  }
+  // A batch's blocks are consecutive, but a round's metadata is cut into segments under 4 KB: the
+  // batch may go on in the next segment (and the next page). Its blocks are all there or none are.
+  let found: { metas: BlockMeta[]; prev: string } | undefined;
+  for (let from = after + 1; ; ) {
+    const runs = await a.repository.readSegments(chainName, Math.max(0, from), 8, true);
+    for (const run of runs) {
+      const part = pick(run);
+      if (!part) {
+        if (found) return found;
+        continue;
+      }
+      found = found ? { metas: [...found.metas, ...part.metas], prev: found.prev } : part;
+      if (part.metas.at(-1)!.index < run.blocks.at(-1)!.index) return found;
+    }
+    if (runs.length < 8) return found;
+    from = runs[runs.length - 1]!.blocks.at(-1)!.index + 1;
+  }
+}
+
+/** The blocks a sealed append became, rebuilt from its drafts and checked against their hashes. */
+export function fromMeta(a: AppenderCore, chainName: string, drafts: BlockDraft[], sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string }): Block[] {
+  const first = sealed.metas[0]!;
+  const times = sealed.metas.map((m) => m.timestamp);
+  let i = 0;
+  const blocks = buildBlocks(chainName, { headIndex: first.index - 1, headHash: sealed.prev }, drafts, () => times[Math.min(i++, times.length - 1)]!);
+  blocks.forEach((block, k) => {
+    if (block.hash !== sealed.metas[k]?.hash) throw new ForeignAppendError(chainName);
+  });
+  a.weatherOf(chainName).headIndex = Math.max(a.weatherOf(chainName).headIndex, blocks.at(-1)!.index);
+  return blocks;
+}
+
+/** The blocks a sealed append became, if they are these drafts' (else undefined: another writer's append at that key). */
+export function matching(
+  a: AppenderCore,
+  chainName: string,
+  drafts: BlockDraft[],
+  sealed: { metas: Omit<BlockMeta, 'nodes'>[]; prev: string },
+): Block[] | undefined {
+  try {
+    return fromMeta(a, chainName, drafts, sealed);
+  } catch (error) {
+    if (error instanceof ForeignAppendError) return undefined;
+    throw error;
+  }
+}
