@@ -31,7 +31,21 @@ const realImmediate = setImmediate;
 const settle = () => new Promise<void>((resolve) => realImmediate(resolve));
 
 /** Long-lived handles (a terminal, the test runner's pipe, servers, children): not work the run waits for. */
-const HANDLES = new Set(['TTYWrap', 'PipeWrap', 'Timeout', 'Immediate', 'TCPWrap', 'TCPServerWrap', 'ProcessWrap', 'SignalWrap', 'UDPWrap', 'FSEventWrap', 'StatWatcher', 'MessagePort', 'Worker']);
+const HANDLES = new Set([
+  'TTYWrap',
+  'PipeWrap',
+  'Timeout',
+  'Immediate',
+  'TCPWrap',
+  'TCPServerWrap',
+  'ProcessWrap',
+  'SignalWrap',
+  'UDPWrap',
+  'FSEventWrap',
+  'StatWatcher',
+  'MessagePort',
+  'Worker',
+]);
 
 /**
  * Whether real I/O the code set off is still under way (a file read: the AWS SDK reads its shared config files
