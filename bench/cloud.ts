@@ -7,6 +7,10 @@
  * ("Measured in the simulation"). Each point runs 3 s of virtual time after 1 s of warm-up (the 1,000 chains:
  * 1 s after 0.5 s); the whole takes about 15 minutes here. `--quick`: 1 to 16 instances and 10 chains, half a
  * second each (a check of the harness, not a measurement).
+ *
+ * A comparison (docs/capacity.md's experiments): `--instances 2,16,256` measures those points of one chain only,
+ * and `--appender '{"maxLeadMs":0}'` runs them with appender settings other than the service's; neither writes
+ * a results file. `--trace FILE` (with one point) writes that run's every request and answer to FILE.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -15,11 +19,25 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type LoadResult, runLoad } from '../test/sim/load.ts';
 
-const { values } = parseArgs({ args: process.argv.slice(2), options: { quick: { type: 'boolean', default: false }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    quick: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
+    instances: { type: 'string' },
+    appender: { type: 'string' },
+    trace: { type: 'string' },
+  },
+});
 const quick = values.quick!;
 const seed = Number(values.seed);
 const window = quick ? { durationMs: 500, warmupMs: 250 } : { durationMs: 3_000, warmupMs: 1_000 };
-const counts = quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+const only = values.instances?.split(',').map(Number);
+if (only?.some((n) => !(Number.isInteger(n) && n >= 1))) throw new RangeError(`--instances takes whole numbers of at least 1, not ${values.instances}`);
+const appender = values.appender ? (JSON.parse(values.appender) as NonNullable<Parameters<typeof runLoad>[1]['appender']>) : undefined;
+const comparison = only !== undefined || appender !== undefined;
+if (values.trace !== undefined && only?.length !== 1) throw new RangeError('--trace FILE takes one point: --instances N');
+const counts = only ?? (quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
 const manyChains = quick ? 10 : 1_000;
 
 const rows: (LoadResult & { realSeconds: number })[] = [];
@@ -30,11 +48,26 @@ const print = (r: LoadResult & { realSeconds: number }) =>
 
 for (const n of counts) {
   const started = Date.now();
-  const result = { ...(await runLoad(seed, { chains: 1, instancesPerChain: n, detailsBytes: 100, ...window })), realSeconds: (Date.now() - started) / 1000 };
+  const result = {
+    ...(await runLoad(seed, {
+      chains: 1,
+      instancesPerChain: n,
+      detailsBytes: 100,
+      ...window,
+      ...(appender ? { appender } : {}),
+      ...(values.trace ? { trace: true } : {}),
+    })),
+    realSeconds: (Date.now() - started) / 1000,
+  };
+  if (values.trace && result.trace) {
+    writeFileSync(values.trace, `${result.trace.join('\n')}\n`);
+    delete result.trace;
+    process.stdout.write(`trace written to ${values.trace}\n`);
+  }
   rows.push(result);
   print(result);
 }
-{
+if (!comparison) {
   // A shorter window for the many chains: the simulation's real time grows faster than its instances.
   const started = Date.now();
   const many = quick ? window : { durationMs: 1_000, warmupMs: 500 };
@@ -56,7 +89,7 @@ const table = [
   ),
 ].join('\n');
 process.stdout.write(`\n${table}\n`);
-if (!quick) {
+if (!quick && !comparison) {
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${new Date().toISOString().slice(0, 10)}-cloud.json`);

@@ -11,7 +11,7 @@ import type { EventDraft } from '#shared/ledger/events';
 import { allTableSpecs } from '#shared/storage/tables';
 import { PRICES } from '../../bench/prices.ts';
 import { SimDynamo } from './dynamo/engine.ts';
-import { SimInstance } from './lambda.ts';
+import { type InstanceSettings, SimInstance } from './lambda.ts';
 import { NO_FAULTS, SimNetwork } from './network.ts';
 import { World } from './world.ts';
 
@@ -23,6 +23,10 @@ export interface LoadOptions {
   warmupMs: number;
   /** The event's details, bytes of JSON (the bench's events are about 100). */
   detailsBytes: number;
+  /** Appender settings other than the service's defaults (to compare a change with them). */
+  appender?: InstanceSettings['appender'];
+  /** Keep every request and every answer of the run, in time order (LoadResult.trace). */
+  trace?: boolean;
 }
 
 export interface LoadResult {
@@ -47,6 +51,8 @@ export interface LoadResult {
   /** DynamoDB on-demand, per million events (writes and reads). */
   dynamoDollarsPerMillion: number;
   requestsPerEvent: number;
+  /** With `trace`: `<ms> <instance> <request or answer>` lines. */
+  trace?: string[];
 }
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
@@ -67,9 +73,10 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
       partitionRcu: 3_000,
       random: world.random,
     });
-    const network = new SimNetwork(world, dynamo, NO_FAULTS);
+    const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, options.trace === true);
+    const answers: { at: number; instance: string; line: string }[] = [];
     let made = 0;
-    const instance = () => new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger' });
+    const instance = () => new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
     const names = Array.from({ length: options.chains }, (_, i) => `load-${i}`);
     const admin = instance();
     let ready = false;
@@ -102,6 +109,7 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
         };
         const started = world.now();
         const result = await own.invoke((l) => l.appendEvent(chain, draft, { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } }));
+        if (options.trace) answers.push({ at: world.elapsed(), instance: own.name, line: `answered ${result.kind === 'answered' ? 'ok' : result.kind} after ${world.now() - started} ms` });
         if (started < measureFrom || started >= measureTo) continue;
         if (result.kind === 'answered') {
           acked += 1;
@@ -161,6 +169,16 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
       refusedPerThousand: (1000 * refused) / Math.max(1, acked + refused),
       dynamoDollarsPerMillion: (1e6 * (wcu * PRICES.dynamoWriteRequestUnit + rcu * PRICES.dynamoReadRequestUnit)) / events,
       requestsPerEvent: (endRequests - startRequests) / events,
+      ...(options.trace
+        ? {
+            trace: [
+              ...network.trace.map((t) => ({ at: t.at, instance: t.instance, line: `${t.operation}${t.item ? ` ${t.item}` : ''} → ${t.status ?? 'nothing'}` })),
+              ...answers,
+            ]
+              .sort((x, y) => x.at - y.at)
+              .map((t) => `${String(t.at).padStart(7)} ms  ${t.instance} ${t.line}`),
+          }
+        : {}),
     };
   } finally {
     world.end();
