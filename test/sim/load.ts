@@ -76,7 +76,8 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
     const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, options.trace === true);
     const answers: { at: number; instance: string; line: string }[] = [];
     let made = 0;
-    const instance = () => new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
+    const instance = () =>
+      new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
     const names = Array.from({ length: options.chains }, (_, i) => `load-${i}`);
     const admin = instance();
     let ready = false;
@@ -109,7 +110,12 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
         };
         const started = world.now();
         const result = await own.invoke((l) => l.appendEvent(chain, draft, { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } }));
-        if (options.trace) answers.push({ at: world.elapsed(), instance: own.name, line: `answered ${result.kind === 'answered' ? 'ok' : result.kind} after ${world.now() - started} ms` });
+        if (options.trace)
+          answers.push({
+            at: world.elapsed(),
+            instance: own.name,
+            line: `answered ${result.kind === 'answered' ? 'ok' : result.kind} after ${world.now() - started} ms`,
+          });
         if (started < measureFrom || started >= measureTo) continue;
         if (result.kind === 'answered') {
           acked += 1;
