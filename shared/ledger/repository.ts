@@ -10,7 +10,7 @@
  * earlier blocks as block items ("legacy") up to `recordsFrom`.
  */
 import type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
-import type { Block, ChainHead } from './types.ts';
+import type { Block, ChainHead, Recent } from './types.ts';
 
 export type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
 export { pendingSk } from './block-meta.ts';
@@ -69,8 +69,7 @@ export type IdempotencyState =
   /** A request with this key landed as the `count` blocks from `firstIndex`. */
   | { status: 'done'; fingerprint: string; firstIndex: number; count: number };
 
-/** Where the head keeps the metadata of its newest blocks, not yet in a segment. */
-export type Recent = { run: MetaRun } | { round: { id: string; first: number; last: number } } | null;
+export type { Recent } from './types.ts';
 
 /**
  * Consecutive blocks committed on a chain: one conditional write of its head (a transaction when other

@@ -3,7 +3,10 @@
  * wire format and the hashed form at once.
  */
 
-import type { Recent } from './repository.ts';
+import type { MetaRun } from './block-meta.ts';
+
+/** Where the head keeps the metadata of its newest blocks, not yet in a segment. */
+export type Recent = { run: MetaRun } | { round: { id: string; first: number; last: number } } | null;
 
 export type ChainKind = 'main' | 'sub';
 
