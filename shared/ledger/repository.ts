@@ -203,9 +203,17 @@ export interface LedgerStorage {
    * The newest seals of one shard (at most `limit`) of rounds ending at `fromIndex` or later, ascending: a
    * waiting writer's append is sealed in one of the rounds after it was written, so among the newest when it
    * looks. Eventually consistent (half the read units): a seal is written once and never changed, so a read
-   * either has it whole or not yet, and its writer looks again.
+   * either has it whole or not yet, and its writer looks again. Each with `last`, its round's last block index.
+   * `oldest`: the first `limit` from `fromIndex` instead (a writer whose round may be older than the newest
+   * few goes through them in order); `consistent`: a strong read (what deciding on them rests on).
    */
-  readSeals(chainName: string, shard: number, fromIndex: number, limit: number): Promise<SealEntry[][]>;
+  readSeals(
+    chainName: string,
+    shard: number,
+    fromIndex: number,
+    limit: number,
+    options?: { oldest?: boolean; consistent?: boolean },
+  ): Promise<{ last: number; entries: SealEntry[] }[]>;
   /** Segments with blocks at `fromIndex` or later, ascending, at most `limit`. */
   readSegments(chainName: string, fromIndex: number, limit: number, consistent: boolean): Promise<MetaRun[]>;
   /** The newest segments (at most `limit`) with blocks at `fromIndex` or later, ascending; eventually consistent, as readSeals. */

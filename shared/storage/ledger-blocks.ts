@@ -117,8 +117,11 @@ export function createBlockStorage({
       ]);
     },
 
-    async readSeals(chainName, shard, fromIndex, limit) {
-      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, false, true)).map((item) => unpackSeal(item.seal as Uint8Array));
+    async readSeals(chainName, shard, fromIndex, limit, options = {}) {
+      return (await itemsFrom(sealPk(chainName, shard), fromIndex, limit, options.consistent === true, options.oldest !== true)).map((item) => ({
+        last: Number(item.sk),
+        entries: unpackSeal(item.seal as Uint8Array),
+      }));
     },
 
     async readNewestSegments(chainName, fromIndex, limit) {

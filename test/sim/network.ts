@@ -63,7 +63,10 @@ export interface RequestTrace {
 /** The key a single-item request names, as `pk / sk`. */
 function itemOf(input: Record<string, any>): string | undefined {
   const key = input.Key ?? input.Item;
-  return key?.pk?.S !== undefined ? `${key.pk.S} / ${key.sk?.S ?? ''}` : undefined;
+  if (key?.pk?.S !== undefined) return `${key.pk.S} / ${key.sk?.S ?? ''}`;
+  // A query: its partition, and where it starts.
+  const values = input.ExpressionAttributeValues;
+  return values?.[':pk']?.S !== undefined ? `${values[':pk'].S}${values[':from']?.S !== undefined ? ` from ${values[':from'].S}` : ''}` : undefined;
 }
 
 /** A latency in ms: lognormal around `median` (σ in log space), from two uniform draws. */

@@ -32,6 +32,20 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     freezeMs: 4_000,
     eventualWindowMs: 500,
   },
+  /**
+   * A crowd: 40 callers of 3 appends, so that the chain spreads its pending appends over several shards (writers
+   * then look for their receipts in their shard's seals); the faults of `faults`.
+   */
+  crowd: {
+    ...DEFAULT_SCENARIO,
+    callers: 40,
+    appendsPerCaller: 3,
+    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
+    skewMs: 50,
+    killRate: 0.05,
+    freezeRate: 0.05,
+    freezeMs: 3_000,
+  },
 };
 
 export function profile(name: string): ScenarioOptions {

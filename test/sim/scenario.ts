@@ -68,6 +68,8 @@ export interface RunResult {
   problems: string[];
   /** Blocks on the chain at the end (the genesis included). */
   blocks: number;
+  /** The chain's pending shards at the end (they grow when a round finds many appends waiting). */
+  shards: number;
   acked: number;
   refused: number;
   unknown: number;
@@ -235,12 +237,17 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       checker.invoke(() => readChain(checker.repository, CHAIN)),
     );
     if (chain.kind !== 'answered') throw new Error(`the chain could not be read back: ${chain.kind}`);
+    const finalHead = await runFor(
+      world,
+      checker.invoke(() => checker.repository.getHead(CHAIN)),
+    );
     const problems = check(chain.value, appends, observations);
     const count = (kind: AttemptOutcome['kind']) => appends.filter((a) => a.attempts.some((t) => t.kind === kind)).length;
     return {
       seed,
       problems,
       blocks: chain.value.blocks.length,
+      shards: finalHead.kind === 'answered' ? (finalHead.value?.pendingShards ?? 1) : 0,
       acked: count('acked'),
       refused: appends.filter((a) => a.attempts.every((t) => t.kind === 'refused')).length,
       unknown: appends.filter((a) => !a.attempts.some((t) => t.kind === 'acked') && a.attempts.some((t) => t.kind === 'unknown')).length,

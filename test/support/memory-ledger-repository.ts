@@ -377,11 +377,13 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       }
     },
 
-    async readSeals(chainName, shard, fromIndex, limit) {
+    async readSeals(chainName, shard, fromIndex, limit, options = {}) {
       await enter('readSeals');
-      return byIndexFrom(seals.get(`${chainName}|${shard}`) ?? new Map<number, SealEntry[]>(), fromIndex)
-        .slice(-limit)
-        .map(clone);
+      const all = [...(seals.get(`${chainName}|${shard}`) ?? new Map<number, SealEntry[]>())]
+        .filter(([last]) => last >= fromIndex)
+        .sort(([x], [y]) => x - y)
+        .map(([last, entries]) => ({ last, entries: clone(entries) }));
+      return options.oldest ? all.slice(0, limit) : all.slice(-limit);
     },
 
     async readNewestSegments(chainName, fromIndex, limit) {

@@ -188,10 +188,10 @@ function simulate(profile: string, seeds: string): Promise<{ code: number | null
 }
 
 describe('the invariants hold over many seeds (two processes, one per core)', () => {
-  it('1,100 seeds: 500 calm, 400 with faults, 200 in chaos', async (t) => {
+  it('1,120 seeds: 500 calm, 400 with faults, 200 in chaos, 20 crowds (a chain spread over pending shards)', async (t) => {
     const started = Date.now();
     const runs = await Promise.all([
-      (async () => [await simulate('calm', '1-500'), await simulate('chaos', '1-100')])(),
+      (async () => [await simulate('calm', '1-500'), await simulate('chaos', '1-100'), await simulate('crowd', '1-20')])(),
       (async () => [await simulate('faults', '1-400'), await simulate('chaos', '101-200')])(),
     ]);
     for (const { code, out } of runs.flat()) {
@@ -275,6 +275,22 @@ const VARIANTS: { name: string; options: ScenarioOptions; caughtBy: RegExp }[] =
     },
     caughtBy: /on the chain \d+ times|multiple operations on one item/,
   },
+  {
+    // A writer in a shard other than the first decides whether its append was sealed from its shard's seals
+    // (append/seals.ts): they must be written with each round's records, before the next commit.
+    name: "a round's seals never written (a crowd, whose chain has several pending shards)",
+    options: {
+      ...PROFILES.crowd!,
+      mutate: ((operation, input) => {
+        if (operation !== 'BatchWriteItem') return;
+        for (const [table, requests] of Object.entries(input.RequestItems as Record<string, Record<string, any>[]>)) {
+          const kept = requests.filter((r) => !String(r.PutRequest?.Item?.pk?.S ?? '').startsWith('SEAL#'));
+          input.RequestItems[table] = kept.length > 0 ? kept : [{ PutRequest: { Item: { pk: { S: 'UNUSED' }, sk: { S: 'x' } } } }];
+        }
+      }) as Mutation,
+    },
+    caughtBy: /on the chain \d+ times|a 503 landed after it was answered/,
+  },
 ];
 
 describe('deliberately broken variants of the protocol are caught', () => {
@@ -291,7 +307,7 @@ describe('deliberately broken variants of the protocol are caught', () => {
     });
   }
   it('the same scripted faults without the variant break nothing', async () => {
-    for (const variant of VARIANTS.slice(2)) {
+    for (const variant of VARIANTS.filter((v) => v.options.script)) {
       for (let seed = 1; seed <= 10; seed += 1)
         assert.deepEqual((await runScenario(seed, { ...variant.options, mutate: undefined })).problems, [], `${variant.name}, seed ${seed}`);
     }

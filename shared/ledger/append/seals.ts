@@ -36,10 +36,28 @@ export async function findSealed(
   const pick = (run: MetaRun) => pickRef(run, ref);
   if ('receipt' in how) {
     if (a.weatherOf(chainName).pendingShards >= 2) {
-      const seals = await a.timed(chainName, () => a.repository.readSeals(chainName, ref.shard, after + 1, RECEIPTS_READ));
-      for (const entries of seals) {
+      // The shard's newest few seals; when the oldest of them is newer than the append (its round may be older,
+      // on a chain of many rounds), the next looks go through the seals after `from` oldest first, as the
+      // segments' looks do below. (Without it, from 512 instances writers missed their seals, read every segment
+      // for the whole answer instead, and throttled the segments' partition: found by bench:cloud.)
+      const { look } = how;
+      const from = Math.max(after, look.from) + 1;
+      const seals = await a.timed(chainName, () =>
+        a.repository.readSeals(chainName, ref.shard, from, look.sweep ? SWEEP_READ : RECEIPTS_READ, { oldest: look.sweep }),
+      );
+      for (const { entries } of seals) {
         const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
         if (mine.length > 0) return mine.length === how.receipt ? { metas: mine, prev: mine[0]!.prev } : undefined;
+      }
+      if (look.sweep) {
+        // Every seal read is not its round's: the next look starts after them, the newest few again once through.
+        look.more = seals.length === SWEEP_READ;
+        if (seals.length > 0) look.from = Math.max(look.from, seals.at(-1)!.last);
+        if (!look.more) look.sweep = false;
+        look.gap = false;
+      } else {
+        look.gap = seals.length === RECEIPTS_READ && (seals[0]!.entries[0]?.timestamp ?? 0) * 1000 > how.writtenMs;
+        if (look.gap) look.sweep = true;
       }
       return undefined;
     }
@@ -77,6 +95,22 @@ export async function findSealed(
     const recent = await recentRun(a, head);
     const newest = recent ? pick(recent) : undefined;
     if (newest) return newest;
+  }
+  // An append written in a shard other than the first was written when the chain had several: every round
+  // that may seal it writes that shard's seal, with all of its blocks, before the next commit takes the round's
+  // metadata off the head (shards only grow, and a round's commit is on the head it read): the shard's seals
+  // after `after`, read strongly, are as complete an answer as the segments, and a writer reads its shard's
+  // partition, not the one all writers share (from 512 instances the segments' partition throttled).
+  if (ref.shard >= 1) {
+    for (let from = after + 1; ; ) {
+      const seals = await a.repository.readSeals(chainName, ref.shard, from, SWEEP_READ, { oldest: true, consistent: true });
+      for (const { entries } of seals) {
+        const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
+        if (mine.length > 0) return { metas: mine, prev: mine[0]!.prev };
+      }
+      if (seals.length < SWEEP_READ) return undefined;
+      from = seals.at(-1)!.last + 1;
+    }
   }
   // A batch's blocks are consecutive, but a round's metadata is cut into segments under 4 KB: the
   // batch may go on in the next segment (and the next page). Its blocks are all there or none are.
