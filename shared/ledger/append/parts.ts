@@ -46,6 +46,16 @@ export function pickRef(run: MetaRun, ref: PendingRef): { metas: BlockMeta[]; pr
   return { metas, prev: first === 0 ? run.prev : run.blocks[first - 1]!.hash };
 }
 
+/** The blocks a pending append became, from the first of `seals` that names it (a round's seal holds all of them); undefined when none does. */
+export function pickSealed(seals: readonly { entries: readonly SealEntry[] }[], ref: PendingRef): { metas: SealEntry[]; prev: string } | undefined {
+  const key = refKey(ref);
+  for (const { entries } of seals) {
+    const metas = entries.filter((e) => e.ref && refKey(e.ref) === key);
+    if (metas.length > 0) return { metas, prev: metas[0]!.prev };
+  }
+  return undefined;
+}
+
 /** Each pending shard's sealed blocks of a run, with the hash before each. */
 export function sealsOf(run: MetaRun): Map<number, SealEntry[]> {
   const seals = new Map<number, SealEntry[]>();

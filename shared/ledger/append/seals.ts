@@ -11,9 +11,9 @@ import type { BlockMeta, MetaRun, PendingRef } from '../block-meta.ts';
 import { type BlockDraft, buildBlocks } from '../blocks.ts';
 import type { Block, ChainHead } from '../types.ts';
 import type { AppenderCore } from './core.ts';
-import { ForeignAppendError, pickRef } from './parts.ts';
+import { ForeignAppendError, pickRef, pickSealed } from './parts.ts';
 import { recentRun } from './recovery.ts';
-import { type ReceiptLook, RECEIPTS_READ, refKey, SWEEP_READ } from './settings.ts';
+import { type ReceiptLook, RECEIPTS_READ, SWEEP_READ } from './settings.ts';
 
 /**
  * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `receipt` (its
@@ -32,7 +32,6 @@ export async function findSealed(
   after: number,
   how: { receipt: number; look: ReceiptLook; writtenMs: number } | { head?: ChainHead; headLooked?: boolean } = {},
 ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
-  const key = refKey(ref);
   const pick = (run: MetaRun) => pickRef(run, ref);
   if ('receipt' in how) {
     if (a.weatherOf(chainName).pendingShards >= 2) {
@@ -45,10 +44,8 @@ export async function findSealed(
       const seals = await a.timed(chainName, () =>
         a.repository.readSeals(chainName, ref.shard, from, look.sweep ? SWEEP_READ : RECEIPTS_READ, { oldest: look.sweep }),
       );
-      for (const { entries } of seals) {
-        const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
-        if (mine.length > 0) return mine.length === how.receipt ? { metas: mine, prev: mine[0]!.prev } : undefined;
-      }
+      const sealed = pickSealed(seals, ref);
+      if (sealed) return sealed.metas.length === how.receipt ? sealed : undefined;
       if (look.sweep) {
         // Every seal read is not its round's: the next look starts after them, the newest few again once through.
         look.more = seals.length === SWEEP_READ;
@@ -104,10 +101,8 @@ export async function findSealed(
   if (ref.shard >= 1) {
     for (let from = after + 1; ; ) {
       const seals = await a.repository.readSeals(chainName, ref.shard, from, SWEEP_READ, { oldest: true, consistent: true });
-      for (const { entries } of seals) {
-        const mine = entries.filter((e) => e.ref && refKey(e.ref) === key);
-        if (mine.length > 0) return { metas: mine, prev: mine[0]!.prev };
-      }
+      const sealed = pickSealed(seals, ref);
+      if (sealed) return sealed;
       if (seals.length < SWEEP_READ) return undefined;
       from = seals.at(-1)!.last + 1;
     }
