@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DependencyUnavailableError, IdempotencyKeyReusedError, UnprocessableError } from '#shared/errors';
 import { ChainAppender } from '#shared/ledger/appender';
+import { settling } from '#shared/ledger/append/withdraw';
+import { withDeadline } from '#shared/deadline';
 import { finishAbandonedRounds } from '#shared/ledger/sweep';
 import type { EventDraft } from '#shared/ledger/events';
 import { pendingSk } from '#shared/ledger/block-meta';
@@ -864,5 +866,37 @@ describe('appending (offline, in-memory repository)', () => {
     await assert.rejects(ledger.createSubChain('no spaces'), (error: unknown) => (error as { statusCode?: number }).statusCode === 400);
     await ledger.createSubChain('orders');
     await assert.rejects(ledger.createSubChain('orders'), (error: unknown) => (error as { statusCode?: number }).statusCode === 409);
+  });
+});
+
+describe('settling a failed append while DynamoDB is unavailable', () => {
+  const unavailable = () => Promise.reject(new DependencyUnavailableError('DynamoDB'));
+  const core = (waitMs: number) => {
+    const slept: number[] = [];
+    const appender = new ChainAppender(createMemoryLedgerRepository(), {
+      maxAttempts: 3,
+      batchMax: 10,
+      waitMs,
+      sleep: async (ms) => {
+        slept.push(ms);
+      },
+    });
+    return { appender, slept };
+  };
+
+  it('outside an invocation (no deadline) tries again for at most waitMs in all, then gives the error', async () => {
+    const { appender, slept } = core(2_000);
+    await assert.rejects(settling(appender, unavailable), DependencyUnavailableError);
+    const total = slept.reduce((n, ms) => n + ms, 0);
+    assert.ok(slept.length >= 3, `tried again ${slept.length} times`);
+    assert.ok(total <= 2_000, `waited ${total} ms in all`);
+  });
+
+  it('inside an invocation, until its deadline less the 500 ms grace', async () => {
+    const { appender, slept } = core(60_000);
+    await withDeadline(Date.now() + 1_000, () => assert.rejects(settling(appender, unavailable), DependencyUnavailableError));
+    // The sleeps here take no time, so the deadline stays 1 s away: no single wait may reach past it less the grace.
+    assert.ok(slept.length >= 2, `tried again ${slept.length} times`);
+    assert.ok(Math.max(...slept) < 1_000 - 500, `a wait of ${Math.max(...slept)} ms would pass the deadline less its grace`);
   });
 });

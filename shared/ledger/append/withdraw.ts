@@ -80,14 +80,19 @@ export async function settleFailed(
  * One step of settling a failed append, sent again (backing off from 50 ms to 1 s) while DynamoDB is
  * unavailable and the deadline leaves time: a DynamoDB stopped for a few seconds under a write whose answer
  * was lost then gets a definite answer (503, withdrawn) instead of a 500. Past the deadline, a grace of 500 ms.
+ * Outside an invocation (no deadline: a script, a test), it waits at most `waitMs` in all, never for ever.
  */
 export async function settling<T>(a: AppenderCore, step: () => Promise<T>): Promise<T> {
+  const deadlined = Number.isFinite(remainingMs());
+  let waited = 0;
   for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
     try {
       return await withGrace(500, step);
     } catch (error) {
-      if (!(error instanceof DependencyUnavailableError) || remainingMs() <= wait + 500) throw error;
+      const timeLeft = deadlined ? remainingMs() - 500 : a.waitMs - waited;
+      if (!(error instanceof DependencyUnavailableError) || timeLeft <= wait) throw error;
       await a.sleep(wait);
+      waited += wait;
     }
   }
 }
