@@ -8,11 +8,9 @@
  */
 import { DomainError } from '#shared/errors';
 import type { EventDraft } from '#shared/ledger/events';
-import { allTableSpecs } from '#shared/storage/tables';
 import { PRICES } from '../../bench/prices.ts';
-import { SimDynamo } from './dynamo/engine.ts';
 import { type InstanceSettings, SimInstance } from './lambda.ts';
-import { NO_FAULTS, SimNetwork } from './network.ts';
+import { awsDynamo, describeRequest, NO_FAULTS, SimNetwork } from './network.ts';
 import { World } from './world.ts';
 
 export interface LoadOptions {
@@ -63,16 +61,7 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
   const world = new World(seed);
   world.begin();
   try {
-    const { ledger } = allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' });
-    const dynamo = new SimDynamo({
-      tables: { ledger },
-      eventualWindowMs: 200,
-      transactionMs: (items) => 15 + 0.3 * items + world.random() * 4,
-      ttlDelayMs: [0, 60_000],
-      partitionWcu: 1_000,
-      partitionRcu: 3_000,
-      random: world.random,
-    });
+    const dynamo = awsDynamo(world, { eventualWindowMs: 200, ttlDelayMs: [0, 60_000] });
     const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, options.trace === true);
     const answers: { at: number; instance: string; line: string }[] = [];
     let made = 0;
@@ -177,10 +166,7 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
       requestsPerEvent: (endRequests - startRequests) / events,
       ...(options.trace
         ? {
-            trace: [
-              ...network.trace.map((t) => ({ at: t.at, instance: t.instance, line: `${t.operation}${t.item ? ` ${t.item}` : ''} → ${t.status ?? 'nothing'}` })),
-              ...answers,
-            ]
+            trace: [...network.trace.map((t) => ({ at: t.at, instance: t.instance, line: describeRequest(t) })), ...answers]
               .sort((x, y) => x.at - y.at)
               .map((t) => `${String(t.at).padStart(7)} ms  ${t.instance} ${t.line}`),
           }

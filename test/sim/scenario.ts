@@ -6,12 +6,10 @@
  */
 import { DomainError, OutcomeUnknownError } from '#shared/errors';
 import type { EventDraft } from '#shared/ledger/events';
-import { allTableSpecs } from '#shared/storage/tables';
 import { frontierRoot } from '#shared/ledger/merkle';
-import { SimDynamo } from './dynamo/engine.ts';
 import { type AppendRecord, type AttemptOutcome, check, type Observations, observe, readChain } from './invariants.ts';
 import { type InstanceSettings, SimInstance } from './lambda.ts';
-import { type FaultRates, type FaultScript, type Mutation, NO_FAULTS, SimNetwork } from './network.ts';
+import { awsDynamo, describeRequest, type FaultRates, type FaultScript, type Mutation, NO_FAULTS, SimNetwork } from './network.ts';
 import { EPOCH_MS, World } from './world.ts';
 
 export interface ScenarioOptions {
@@ -121,18 +119,9 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
   const say = (line: string) => {
     if (options.trace) trace.push(`${String(world.elapsed()).padStart(7)} ms  ${line}`);
   };
-  const { ledger: ledgerTable } = allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' });
   world.begin();
   try {
-    const dynamo = new SimDynamo({
-      tables: { ledger: ledgerTable },
-      eventualWindowMs: options.eventualWindowMs,
-      transactionMs: (items) => 15 + 0.3 * items + world.random() * 4,
-      ttlDelayMs: options.ttlDelayMs,
-      partitionWcu: 1_000,
-      partitionRcu: 3_000,
-      random: world.random,
-    });
+    const dynamo = awsDynamo(world, options);
     const network = new SimNetwork(world, dynamo, options.faults, 5_000, options.trace, options.script, options.mutate);
     const quiet = new SimNetwork(world, dynamo, NO_FAULTS);
     const settings: InstanceSettings = { timeoutMs: options.timeoutMs, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) };
@@ -257,13 +246,9 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       throttled: dynamo.throttled,
       elapsedMs,
       // In time order (a stable sort keeps each moment's lines in the order they happened).
-      trace: [
-        ...trace,
-        ...network.trace.map(
-          (t) =>
-            `${String(t.at).padStart(7)} ms  ${t.instance} ${t.operation}${t.item ? ` ${t.item}` : ''}${t.fault ? ` [${t.fault}]` : ''} → ${t.status ?? 'nothing'}`,
-        ),
-      ].sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10)),
+      trace: [...trace, ...network.trace.map((t) => `${String(t.at).padStart(7)} ms  ${t.instance} ${describeRequest(t)}`)].sort(
+        (a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10),
+      ),
     };
   } finally {
     world.end();
