@@ -25,9 +25,10 @@ const EDGE = {
 /**
  * Each chain writer appends through the same appender: heads (the lease, the commit), pending appends (put,
  * read, and read back by key when a round is finished for a leader that died), records and seals
- * (BatchWriteItem), segments, round items, refusals, Idempotency-Key records (let go with DeleteItem).
+ * (BatchWriteItem), segments, round items, refusals, Idempotency-Key records (claimed, bound, answered and let
+ * go with UpdateItem: nothing on the ledger table is ever deleted but by TTL).
  */
-const APPENDS = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'BatchWriteItem', 'UpdateItem', 'DeleteItem'] as const satisfies readonly TableAction[];
+const APPENDS = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'BatchWriteItem', 'UpdateItem'] as const satisfies readonly TableAction[];
 
 export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'graphql', 'metrics', 'docs', 'tlog', 'admin', 'ws', 'broadcast', 'sweep'];
 
@@ -105,12 +106,6 @@ export const KEPT_WITHOUT_USE: readonly {
     resource: /:key\//,
     why: "DynamoDB uses the tables' key on the caller's behalf (kms:ViaService), which no request of the function shows; the sim has no server-side encryption",
   })),
-  {
-    functions: ['ledger', 'graphql', 'business', 'admin'],
-    action: 'dynamodb:DeleteItem',
-    resource: /:table\/[^/]*-ledger$/,
-    why: "an Idempotency-Key's hold is let go when its request fails to append (a failure path: ledger-combining's releaseIdempotency)",
-  },
   {
     functions: ['business'],
     action: 'dynamodb:DeleteItem',

@@ -30,6 +30,8 @@ import { follow } from './append/receipt.ts';
 import { finishAbandoned } from './append/recovery.ts';
 import { lead } from './append/round.ts';
 import { ALONE_AFTER_MS, MAX_PENDING_BYTES } from './append/settings.ts';
+import { settleBound } from './append/withdraw.ts';
+import type { BoundAppend } from './repository.ts';
 import type { Block } from './types.ts';
 
 export * from './blocks.ts';
@@ -189,6 +191,14 @@ export class ChainAppender extends AppenderCore {
       }
     }
     return follow(this, chainName, drafts, deadline);
+  }
+
+  /**
+   * The blocks of the pending append an Idempotency-Key's record is bound to, if a round sealed it; with
+   * `takeover`, first withdrawn, so that no round seals it later (see append/withdraw.ts, settleBound).
+   */
+  settleBound(chainName: string, claimId: string, bound: BoundAppend, takeover: boolean): Promise<Block[] | undefined> {
+    return settleBound(this, chainName, claimId, bound, takeover);
   }
 
   /**

@@ -1,7 +1,9 @@
 /**
- * Retries made safe with an Idempotency-Key (docs/appending.md, "Retries"): a request claims its key,
- * the commit that lands its blocks also records them as the key's answer, and a retry with the same key
- * and body answers those blocks again; another body is 422, a request still in progress 409.
+ * Retries made safe with an Idempotency-Key (docs/appending.md, "Retries"): a request claims its key, binds
+ * it to each pending append before writing it, and the leader that seals it records its blocks as the key's
+ * answer. A retry with the same key and body answers those blocks again (or the blocks of the append the key
+ * is bound to, once sealed); another body is 422, a request still in progress 409. A retry that takes over a
+ * key whose hold lapsed settles the append it is bound to first: withdrawn, or sealed and then the answer.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.ts';
@@ -9,7 +11,7 @@ import { IdempotencyClaimLostError } from './appender.ts';
 import type { BlockDraft } from './blocks.ts';
 import type { EventDraft } from './events.ts';
 import { canonicalJson } from './hashing.ts';
-import type { LedgerRepository } from './repository.ts';
+import type { BoundAppend, LedgerRepository } from './repository.ts';
 import type { Block } from './types.ts';
 
 /**
@@ -58,18 +60,24 @@ async function fingerprintOf(
 export function createIdempotency({
   repository,
   now,
+  holdMs = IDEMPOTENCY_HOLD_MS,
+  settleBound,
   blind,
 }: {
   repository: LedgerRepository;
   now: () => number;
+  /** How long a request holds its key (IDEMPOTENCY_HOLD_MS; a simulation shortens it to race takeovers). */
+  holdMs?: number | undefined;
+  /** The appender's: the blocks of a key's bound append if sealed; with `takeover`, withdrawn first (ChainAppender.settleBound). */
+  settleBound: (chainName: string, claimId: string, bound: BoundAppend, takeover: boolean) => Promise<Block[] | undefined>;
   /** An erasable event's details as a keyed digest under its subject's key (PersonalData's `blind`). */
   blind: (subjectId: string, details: Record<string, unknown>) => Promise<string>;
 }) {
   /**
-   * Runs an append under its Idempotency-Key, if it has one: claims the key, and hands `append` the claim
-   * its first block carries, so that the commit that lands the blocks also records them as the key's
-   * answer (one transaction: no crash can leave an appended request unanswered, so no retry appends it
-   * twice). A key already answered replays the blocks it landed.
+   * Runs an append under its Idempotency-Key, if it has one: claims the key, and hands `append` the claim its
+   * first block carries. Its pending append is bound to the key before it is written, and the blocks, once
+   * sealed, answer the key (recorded after the commit, or in it for a commit that writes the blocks itself).
+   * A key already answered replays the blocks it landed.
    */
   return async function idempotent(
     chainName: string,
@@ -83,20 +91,36 @@ export function createIdempotency({
     const claim = { id: `${chainName}#${caller}#${key}`, token: randomUUID() };
     const fingerprint = await fingerprintOf(kind, drafts, blind);
     const nowMs = now() * 1000;
-    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + IDEMPOTENCY_HOLD_MS, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
-    if (state.status !== 'claimed') {
+    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + holdMs, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
+    if (state.status === 'done') {
       if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
-      if (state.status === 'in-progress') throw new IdempotencyKeyInUseError();
       // Read strongly consistent: the first request may have landed a moment ago.
       const found = await Promise.all(Array.from({ length: state.count }, (_, i) => repository.getBlock(chainName, state.firstIndex + i, true)));
       const blocks = found.filter((b): b is Block => b !== undefined);
       if (blocks.length !== state.count) throw new Error(`the blocks of Idempotency-Key record ${claim.id} are not all there`);
       return { blocks, replayed: true };
     }
+    if (state.status === 'in-progress') {
+      if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
+      // Held by a request whose append may have landed, its answer lost on the way to the client (or its
+      // record's answer not written yet): those blocks are the answer. Otherwise the retry must wait.
+      const landed = state.bound?.fingerprint === fingerprint ? await settleBound(chainName, claim.id, state.bound, false) : undefined;
+      if (landed) return { blocks: landed, replayed: true };
+      throw new IdempotencyKeyInUseError();
+    }
     try {
+      if (state.bound) {
+        // Taken over from a request whose hold lapsed: its append either never lands (withdrawn now) or landed.
+        const landed = await settleBound(chainName, claim.id, state.bound, true);
+        if (landed) {
+          if (state.bound.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
+          await repository.completeIdempotency(claim, landed[0]!.index, landed.length).catch(() => false);
+          return { blocks: landed, replayed: true };
+        }
+      }
       return { blocks: await append({ ...claim, count: drafts.length }) };
     } catch (error) {
-      // Not appended: let a retry go at once rather than wait for the hold to lapse.
+      // Not appended: let a retry go at once rather than wait for the hold to lapse (it settles what the key names).
       await repository.releaseIdempotency(claim).catch(() => undefined);
       if (error instanceof IdempotencyClaimLostError) throw new IdempotencyKeyInUseError();
       throw error;

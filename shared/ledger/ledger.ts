@@ -102,6 +102,8 @@ export interface LedgerOptions {
   offchainThresholdBytes?: number;
   /** Seconds since the epoch. */
   now?: () => number;
+  /** How long a request holds its Idempotency-Key (ms; the service's 60 s unless a test needs another). */
+  idempotencyHoldMs?: number;
 }
 
 /** An event as answered with `resolve_cid=true`: the stored event, details replaced, or the reason it could not be. */
@@ -165,6 +167,7 @@ export function createLedger({
   personalData,
   offchainThresholdBytes = 65_536,
   now = () => Date.now() / 1000,
+  idempotencyHoldMs,
 }: LedgerOptions): Ledger {
   const payloads = (): OffchainStore => {
     if (!offchain) throw new DependencyUnavailableError('IPFS (off-chain storage is not configured)');
@@ -176,7 +179,13 @@ export function createLedger({
     return personalData;
   };
 
-  const idempotent = createIdempotency({ repository, now, blind: (subjectId, details) => personal().blind(subjectId, details) });
+  const idempotent = createIdempotency({
+    repository,
+    now,
+    holdMs: idempotencyHoldMs,
+    settleBound: (chain, claimId, bound, takeover) => appender.settleBound(chain, claimId, bound, takeover),
+    blind: (subjectId, details) => personal().blind(subjectId, details),
+  });
 
   /** Counts the appended events of each data subject (what an erasure reports); a failure to count loses no event. */
   async function countPersonal(blocks: Block[]): Promise<void> {

@@ -53,19 +53,32 @@ export type LeaseOutcome =
 
 /**
  * A request's hold on its Idempotency-Key: `id` names the key's record (the caller, the chain and the
- * key), `token` this attempt. The commit that lands the request's blocks completes the record, on the
- * condition that the token is still the one holding it.
+ * key), `token` this attempt. Before each write of the request's pending append the record is bound to it
+ * (bindIdempotency), on the condition that the token still holds the record; a direct commit, or a round
+ * that commits the blocks with its records, completes the record in its transaction, on the same condition.
  */
 export interface IdempotencyClaim {
   id: string;
   token: string;
 }
 
+/**
+ * The pending append a key's record was last bound to: where it was written (`ref`), no block up to `after`
+ * can be it, `token` the claim that bound it, `fingerprint` that claim's request.
+ */
+export interface BoundAppend {
+  ref: PendingRef;
+  after: number;
+  token: string;
+  fingerprint: string;
+}
+
 /** What a key's record said when a request tried to claim it. */
 export type IdempotencyState =
-  | { status: 'claimed' }
+  /** Ours now; `bound`: an earlier holder's pending append, to settle before ours is written. */
+  | { status: 'claimed'; bound?: BoundAppend }
   /** A request with this key is being appended (until `untilMs`, when its hold lapses). */
-  | { status: 'in-progress'; fingerprint: string; untilMs: number }
+  | { status: 'in-progress'; fingerprint: string; untilMs: number; bound?: BoundAppend }
   /** A request with this key landed as the `count` blocks from `firstIndex`. */
   | { status: 'done'; fingerprint: string; firstIndex: number; count: number };
 
@@ -240,11 +253,22 @@ export interface LedgerStorage {
   queryEntityBlocks(entityId: string): Promise<Block[]>;
   /**
    * Claims an Idempotency-Key's record for a request with this fingerprint, unless another request holds
-   * it (and its hold has not lapsed at `nowMs`) or it is done; answers the record's state either way.
-   * The record expires (TTL) at `expiresAt` (epoch seconds).
+   * it (and its hold has not lapsed at `nowMs`) or it is done; answers the record's state either way. A
+   * record taken over keeps the pending append it was bound to (answered as `bound`). The record expires
+   * (TTL) at `expiresAt` (epoch seconds).
    */
   claimIdempotency(claim: IdempotencyClaim, fingerprint: string, nowMs: number, untilMs: number, expiresAt: number): Promise<IdempotencyState>;
-  /** Lets go of a claim whose request did not land, if it still holds the record (a retry may go at once). */
+  /**
+   * Binds the record to the pending append about to be written at `ref` (no block up to `after` can be it),
+   * if `claim` still holds it; false if it does not (then nothing may be written).
+   */
+  bindIdempotency(claim: IdempotencyClaim, ref: PendingRef, after: number): Promise<boolean>;
+  /** Records the key's answer (`count` blocks from `firstIndex`), if `claim` still holds it; false if not. */
+  completeIdempotency(claim: IdempotencyClaim, firstIndex: number, count: number): Promise<boolean>;
+  /**
+   * Lets go of a claim whose request did not land, if it still holds the record: its hold lapses at once (a
+   * retry may go), and the record keeps the append it is bound to, for the retry to settle.
+   */
   releaseIdempotency(claim: IdempotencyClaim): Promise<void>;
   /** Throws when the table cannot be reached. */
   ping(): Promise<void>;

@@ -4,18 +4,37 @@
  * retries safe. Part of the LedgerStorage port; shared/storage/ledger-repository.ts composes it.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { nextPendingSk } from '../ledger/block-meta.ts';
-import type { LedgerStorage, PendingAppend } from '../ledger/repository.ts';
+import type { BoundAppend, LedgerStorage, PendingAppend } from '../ledger/repository.ts';
 import { translateStorageError } from './errors.ts';
 import { IDEMPOTENCY_SK, idempotencyPk, pendingPk, refusalKey } from './keys.ts';
 import { batchGetAll, putOnce, retryConflicts, send, writeIf } from './requests.ts';
 
 export type CombiningRecords = Pick<
   LedgerStorage,
-  'putPending' | 'listPending' | 'getPendings' | 'putRefusal' | 'getRefusal' | 'claimIdempotency' | 'releaseIdempotency'
+  | 'putPending'
+  | 'listPending'
+  | 'getPendings'
+  | 'putRefusal'
+  | 'getRefusal'
+  | 'claimIdempotency'
+  | 'bindIdempotency'
+  | 'completeIdempotency'
+  | 'releaseIdempotency'
 >;
+
+/** The pending append a key's record is bound to, if any. */
+function boundOf(item: Record<string, unknown> | undefined): BoundAppend | undefined {
+  if (!item || item.bound_sk === undefined) return undefined;
+  return {
+    ref: { shard: Number(item.bound_shard), sk: String(item.bound_sk) },
+    after: Number(item.bound_after),
+    token: String(item.bound_token),
+    fingerprint: String(item.bound_fingerprint),
+  };
+}
 
 /** How long a refusal is kept for its writer to read (its append waits at most seconds). */
 const REFUSAL_TTL_SECONDS = 3600;
@@ -81,51 +100,92 @@ export function createCombiningRecords({ client, tableName }: { client: DynamoDB
     },
 
     async claimIdempotency(claim, fingerprint, nowMs, untilMs, expiresAt) {
+      const key = { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK };
       try {
-        await retryConflicts(() =>
+        // An update, not a put: a record taken over keeps the pending append it is bound to, and an SDK retry
+        // of this very request (its answer lost) still finds it there.
+        const out = await retryConflicts(() =>
           client.send(
-            new PutCommand({
+            new UpdateCommand({
               TableName: tableName,
-              Item: {
-                pk: idempotencyPk(claim.id),
-                sk: IDEMPOTENCY_SK,
-                status: 'in-progress',
-                fingerprint,
-                claim_token: claim.token,
-                claim_until_ms: untilMs,
-                ttl: expiresAt,
-              },
-              // Free, or held by a request whose hold lapsed (it died): never over a finished one.
+              Key: key,
+              UpdateExpression: 'SET #status = :progress, fingerprint = :fingerprint, claim_token = :token, claim_until_ms = :until, #ttl = :ttl',
+              // Free, or held by a request whose hold lapsed (it died, or let go): never over a finished one.
               ConditionExpression: 'attribute_not_exists(pk) OR (#status = :progress AND claim_until_ms < :now)',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':progress': 'in-progress', ':now': nowMs },
+              ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+              ExpressionAttributeValues: {
+                ':progress': 'in-progress',
+                ':fingerprint': fingerprint,
+                ':token': claim.token,
+                ':until': untilMs,
+                ':ttl': expiresAt,
+                ':now': nowMs,
+              },
+              ReturnValues: 'ALL_OLD',
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
           ),
         );
-        return { status: 'claimed' };
+        const bound = boundOf(out.Attributes);
+        return bound ? { status: 'claimed', bound } : { status: 'claimed' };
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw translateStorageError(error);
         const item = unmarshall(error.Item);
+        const bound = boundOf(item);
         // Our own claim: an earlier attempt of this request landed, its answer lost, and the SDK sent it again.
-        if (item.claim_token === claim.token && item.status === 'in-progress') return { status: 'claimed' };
-        return item.status === 'done'
-          ? { status: 'done', fingerprint: String(item.fingerprint), firstIndex: Number(item.first_index), count: Number(item.block_count) }
-          : { status: 'in-progress', fingerprint: String(item.fingerprint), untilMs: Number(item.claim_until_ms) };
+        if (item.claim_token === claim.token && item.status === 'in-progress') return bound ? { status: 'claimed', bound } : { status: 'claimed' };
+        if (item.status === 'done')
+          return { status: 'done', fingerprint: String(item.fingerprint), firstIndex: Number(item.first_index), count: Number(item.block_count) };
+        return { status: 'in-progress', fingerprint: String(item.fingerprint), untilMs: Number(item.claim_until_ms), ...(bound ? { bound } : {}) };
       }
     },
 
-    async releaseIdempotency(claim) {
-      // Done meanwhile, or held by another (the condition failed): not ours.
-      await writeIf(
+    async bindIdempotency(claim, ref, after) {
+      return writeIf(
         client,
-        new DeleteCommand({
+        new UpdateCommand({
           TableName: tableName,
           Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
-          ConditionExpression: 'claim_token = :token',
-          ExpressionAttributeValues: { ':token': claim.token },
+          UpdateExpression: 'SET bound_shard = :shard, bound_sk = :sk, bound_after = :after, bound_token = :token, bound_fingerprint = fingerprint',
+          ConditionExpression: 'claim_token = :token AND #status = :progress',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':shard': ref.shard, ':sk': ref.sk, ':after': after, ':token': claim.token, ':progress': 'in-progress' },
         }),
       );
     },
+
+    async completeIdempotency(claim, firstIndex, count) {
+      return writeIf(client, new UpdateCommand({ TableName: tableName, ...completion(claim, firstIndex, count) }));
+    },
+
+    async releaseIdempotency(claim) {
+      // Done meanwhile, or held by another (the condition failed): not ours. The bound append stays on the
+      // record: whoever takes the key next settles it (withdrawn, or its blocks the answer).
+      await writeIf(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
+          UpdateExpression: 'SET claim_until_ms = :lapsed',
+          ConditionExpression: 'claim_token = :token AND #status = :progress',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':token': claim.token, ':progress': 'in-progress', ':lapsed': 0 },
+        }),
+      );
+    },
+  };
+}
+
+/**
+ * The update that records a key's answer (`count` blocks from `firstIndex`), on the condition that `claim`
+ * still holds the record: alone (a leader, after its round's commit) or in a commit's transaction.
+ */
+export function completion(claim: { id: string; token: string }, firstIndex: number, count: number) {
+  return {
+    Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
+    UpdateExpression: 'SET #status = :done, first_index = :first, block_count = :count REMOVE claim_token, claim_until_ms',
+    ConditionExpression: 'claim_token = :token',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':done': 'done', ':first': firstIndex, ':count': count, ':token': claim.token },
   };
 }

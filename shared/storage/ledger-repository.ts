@@ -25,21 +25,11 @@ import type { ChainHead } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import { createBlockStorage } from './ledger-blocks.ts';
-import { createCombiningRecords } from './ledger-combining.ts';
+import { completion, createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { checkDeadline } from '../deadline.ts';
 import { batchGetAll, queryAll as queryAllPages, retryConflicts, send, writeIf } from './requests.ts';
-import {
-  CHAINS_PARTITION,
-  HEAD_SK,
-  LEDGER_INDEXES,
-  IDEMPOTENCY_SK,
-  idempotencyPk,
-  SUB_CHAINS_SK_PREFIX,
-  SWEEP_POSITION_KEY,
-  chainPk,
-  entityPk,
-} from './keys.ts';
+import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SUB_CHAINS_SK_PREFIX, SWEEP_POSITION_KEY, chainPk, entityPk } from './keys.ts';
 
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
@@ -296,19 +286,7 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
       // Each Idempotency-Key these blocks answer: done, with where its blocks are, in the same transaction
       // (a crash after the commit cannot leave the key unanswered, so a retry never appends twice).
       for (const { claim, blockPosition, count } of completions) {
-        transaction.add(
-          {
-            Update: {
-              TableName: tableName,
-              Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
-              UpdateExpression: 'SET #status = :done, first_index = :first, block_count = :count REMOVE claim_token, claim_until_ms',
-              ConditionExpression: 'claim_token = :token',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':done': 'done', ':first': blocks[blockPosition]!.index, ':count': count, ':token': claim.token },
-            },
-          },
-          { kind: 'completion', blockPosition },
-        );
+        transaction.add({ Update: { TableName: tableName, ...completion(claim, blocks[blockPosition]!.index, count) } }, { kind: 'completion', blockPosition });
       }
       try {
         await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));

@@ -31,6 +31,8 @@ export interface InstanceSettings {
   /** The function's timeout (the cloud stack's: 29 s, API Gateway's limit). */
   timeoutMs: number;
   tableName: string;
+  /** How long a request holds its Idempotency-Key (ms; the service's 60 s when not given). */
+  idempotencyHoldMs?: number;
   appender?: Partial<typeof SERVICE_SETTINGS> & { leaseMs?: number; waitMs?: number };
 }
 
@@ -67,7 +69,7 @@ export class SimInstance implements Endpoint {
       sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(ms, this.frozenUntil - world.now()))),
       random: world.random,
     });
-    this.ledger = createLedger({ repository: this.repository, appender: this.appender, now });
+    this.ledger = createLedger({ repository: this.repository, appender: this.appender, now, idempotencyHoldMs: settings.idempotencyHoldMs });
   }
 
   /** Runs one invocation, as Lambda runs it: one at a time, with the function's timeout. */

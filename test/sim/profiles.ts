@@ -46,6 +46,24 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     freezeRate: 0.05,
     freezeMs: 3_000,
   },
+  /**
+   * Takeovers: every append has an Idempotency-Key held for 1.5 s only (the service holds it 60 s), and is
+   * retried up to 4 times (a 409 too), so that retries take keys over from attempts still in flight (frozen,
+   * or waiting for their round); the faults of `faults`, with freezes of up to 4 s.
+   */
+  takeover: {
+    ...DEFAULT_SCENARIO,
+    callers: 6,
+    appendsPerCaller: 4,
+    idempotentShare: 1,
+    retries: 4,
+    holdMs: 1_500,
+    faults: { drop: 0.01, lostAnswer: 0.02, reset: 0.01, serverError: 0.01, refused: 0.01 },
+    skewMs: 50,
+    killRate: 0.05,
+    freezeRate: 0.1,
+    freezeMs: 4_000,
+  },
 };
 
 export function profile(name: string): ScenarioOptions {

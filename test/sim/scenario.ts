@@ -18,8 +18,13 @@ export interface ScenarioOptions {
   appendsPerCaller: number;
   /** The share of appends sent with an Idempotency-Key (and retried with it on a failure). */
   idempotentShare: number;
-  /** How many more times a caller sends an append with a key that did not get an answer. */
+  /** How many more times a caller sends an append with a key that did not get an answer (a 409 included). */
   retries: number;
+  /**
+   * How long a request holds its Idempotency-Key (ms; the service's 60 s). Shorter than an append may take,
+   * a retry takes the key over from an attempt still in flight (frozen, or waiting for its round).
+   */
+  holdMs: number;
   faults: FaultRates;
   /** One outage this long (ms; 0: none), starting within the workload's first 2 s: DynamoDB unreachable. */
   outageMs: number;
@@ -50,6 +55,7 @@ export const DEFAULT_SCENARIO: ScenarioOptions = {
   appendsPerCaller: 4,
   idempotentShare: 0.5,
   retries: 2,
+  holdMs: 60_000,
   faults: NO_FAULTS,
   outageMs: 0,
   skewMs: 0,
@@ -75,6 +81,8 @@ export interface RunResult {
   unsettled: number;
   /** Answers of 503 (the append did not land and never will). */
   unavailable: number;
+  /** Answers that replayed an earlier attempt's blocks under its Idempotency-Key. */
+  replayed: number;
   requests: number;
   throttled: number;
   /** Virtual time the workload took (ms). */
@@ -100,6 +108,7 @@ export function checkOptions(options: ScenarioOptions): void {
   for (const [name, rate] of Object.entries(options.faults)) share(`faults.${name}`, rate);
   if (Object.values(options.faults).reduce((a, b) => a + b, 0) > 0.5)
     throw new RangeError('the fault rates add up to more than 0.5: nothing would get through');
+  if (!(options.holdMs > 0)) throw new RangeError(`holdMs must be more than 0, not ${options.holdMs}`);
   if (!(options.retries >= 0)) throw new RangeError(`retries must not be negative, not ${options.retries}`);
   if (!(options.eventualWindowMs >= 0)) throw new RangeError(`eventualWindowMs must not be negative, not ${options.eventualWindowMs}`);
   if (!(options.outageMs >= 0 && options.outageMs < options.timeoutMs))
@@ -124,7 +133,12 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     const dynamo = awsDynamo(world, options);
     const network = new SimNetwork(world, dynamo, options.faults, 5_000, options.trace, options.script, options.mutate);
     const quiet = new SimNetwork(world, dynamo, NO_FAULTS);
-    const settings: InstanceSettings = { timeoutMs: options.timeoutMs, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) };
+    const settings: InstanceSettings = {
+      timeoutMs: options.timeoutMs,
+      tableName: 'ledger',
+      idempotencyHoldMs: options.holdMs,
+      ...(options.appender ? { appender: options.appender } : {}),
+    };
     let made = 0;
     const newInstance = (over = network) => {
       made += 1;
@@ -183,7 +197,8 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
             observations.overruns.push(`${entity}: its invocation ran to the function's timeout and was stopped`);
           if (result.kind === 'answered') observe(observations, result.value.block.index, result.value.block.hash);
           say(`${target.name} ${entity}${key ? ` (key ${key})` : ''}: ${describe(outcome)}`);
-          if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500)) break;
+          // A 409 (the key held by an attempt in flight) is retried: once the hold lapses, the retry takes the key over.
+          if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500 && outcome.status !== 409)) break;
           await pauseFor(world, 100 + world.random() * 400);
         }
       }
@@ -242,6 +257,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       unknown: appends.filter((a) => !a.attempts.some((t) => t.kind === 'acked') && a.attempts.some((t) => t.kind === 'unknown')).length,
       unsettled: appends.flatMap((a) => a.attempts).filter((t) => t.kind === 'unknown' && t.why === UNSETTLED).length,
       unavailable: appends.flatMap((a) => a.attempts).filter((t) => t.kind === 'refused' && t.status === 503).length,
+      replayed: appends.flatMap((a) => a.attempts).filter((t) => t.kind === 'acked' && t.replayed).length,
       requests: network.requests,
       throttled: dynamo.throttled,
       elapsedMs,

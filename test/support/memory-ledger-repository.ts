@@ -15,6 +15,7 @@ import type {
   BlockTreeData,
   CommitResult,
   CreateChainsResult,
+  BoundAppend,
   IdempotencyState,
   LedgerRepository,
   LedgerStorage,
@@ -33,6 +34,7 @@ interface IdempotencyRecord {
   untilMs?: number;
   firstIndex?: number;
   count?: number;
+  bound?: BoundAppend;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -475,19 +477,37 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
     async claimIdempotency(claim, fingerprint, nowMs, untilMs): Promise<IdempotencyState> {
       await enter('claimIdempotency');
       const record = claims.get(claim.id);
-      // Free, or held by a request whose hold lapsed (it died): never over a finished one.
+      // Free, or held by a request whose hold lapsed (it died, or let go): never over a finished one. A record
+      // taken over keeps the pending append it is bound to.
       if (!record || (record.status === 'in-progress' && (record.untilMs ?? 0) < nowMs)) {
-        claims.set(claim.id, { status: 'in-progress', fingerprint, token: claim.token, untilMs });
-        return { status: 'claimed' };
+        claims.set(claim.id, { status: 'in-progress', fingerprint, token: claim.token, untilMs, ...(record?.bound ? { bound: record.bound } : {}) });
+        return record?.bound ? { status: 'claimed', bound: { ...record.bound } } : { status: 'claimed' };
       }
       return record.status === 'done'
         ? { status: 'done', fingerprint: record.fingerprint, firstIndex: record.firstIndex!, count: record.count! }
-        : { status: 'in-progress', fingerprint: record.fingerprint, untilMs: record.untilMs! };
+        : { status: 'in-progress', fingerprint: record.fingerprint, untilMs: record.untilMs!, ...(record.bound ? { bound: { ...record.bound } } : {}) };
+    },
+
+    async bindIdempotency(claim, ref, after) {
+      await enter('bindIdempotency');
+      const record = claims.get(claim.id);
+      if (record?.status !== 'in-progress' || record.token !== claim.token) return false;
+      record.bound = { ref: { ...ref }, after, token: claim.token, fingerprint: record.fingerprint };
+      return true;
+    },
+
+    async completeIdempotency(claim, firstIndex, count) {
+      await enter('completeIdempotency');
+      const record = claims.get(claim.id);
+      if (record?.token !== claim.token) return false;
+      claims.set(claim.id, { status: 'done', fingerprint: record.fingerprint, firstIndex, count });
+      return true;
     },
 
     async releaseIdempotency(claim) {
       await enter('releaseIdempotency');
-      if (claims.get(claim.id)?.token === claim.token) claims.delete(claim.id);
+      const record = claims.get(claim.id);
+      if (record?.status === 'in-progress' && record.token === claim.token) record.untilMs = 0;
     },
 
     async ping() {

@@ -80,6 +80,8 @@ export async function commitDirect(a: AppenderCore, chainName: string, remembere
   return blocks;
 }
 
+type Completion = NonNullable<RoundCommit['completions']>[number];
+
 /** The blocks `drafts` become on `head`, all with one timestamp (they commit together), and the tree after them. */
 export function build(a: AppenderCore, chainName: string, head: ChainHead, units: readonly Unit[]) {
   const timestamp = Math.round(a.now() * 1000) / 1000;
@@ -106,9 +108,19 @@ export function build(a: AppenderCore, chainName: string, head: ChainHead, units
       at += 1;
     });
   }
-  const completions = drafts.flatMap((d, blockPosition) =>
-    d.completes ? [{ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count }] : [],
-  );
+  // An Idempotency-Key's answer: recorded in the commit's transaction for drafts written with it (a direct commit,
+  // a leader's own too large to be pending: never bound to a pending append), after the commit for pending ones
+  // (`later`: their keys name their pending appends, which answer a retry if that write is lost).
+  const completions: Completion[] = [];
+  const later: Completion[] = [];
+  let blockPosition = 0;
+  for (const unit of units) {
+    for (const d of unit.drafts) {
+      if (d.completes)
+        (unit.inline ? completions : later).push({ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count });
+      blockPosition += 1;
+    }
+  }
   const proofRecords: ProofRecord[] = [];
   drafts.forEach((draft, position) => {
     if (draft.proof) {
@@ -120,7 +132,7 @@ export function build(a: AppenderCore, chainName: string, head: ChainHead, units
       });
     }
   });
-  return { blocks, frontier: tree.frontier, metas, completions, proofRecords };
+  return { blocks, frontier: tree.frontier, metas, completions, later, proofRecords };
 }
 
 /** Counts a landed commit, and answers the head it left. */

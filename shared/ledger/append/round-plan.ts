@@ -2,7 +2,7 @@
  * What one round takes (a leader's plan), and when a chain's pending appends spread over more shards.
  *
  * Invariant kept here: a round holds what one commit can: its own drafts first, then pending appends oldest
- * first while they fit one transaction and the round's bytes; nothing above a shard's part-read keys (older
+ * first while they fit one transaction (the head, proofs, and records written with the commit) and the round's bytes; nothing above a shard's part-read keys (older
  * appends there were not read), and never two anchors of one Sub-Chain (both would update its head).
  */
 import { pendingSkMs } from '../block-meta.ts';
@@ -32,14 +32,17 @@ export function plan(
   let cursorAfter = cursor;
   // A shard read only in part: nothing above the last key read there may be taken (its older appends were not read).
   const limit = [...truncatedAt.values()].reduce((min, sk) => (sk < min ? sk : min), '\uffff');
+  // A pending unit adds to the commit's transaction only its anchors' proofs (its records and its keys' answers
+  // are written after the commit); a unit written with the commit, its records and its keys' answers too.
+  const itemsOf = (drafts: BlockDraft[], inline: boolean) => (inline ? transactionItems(drafts) : drafts.filter((d) => d.proof).length);
   const fits = (drafts: BlockDraft[]) =>
     units.length === 0 ||
     (blocks + drafts.length <= a.options.batchMax &&
-      items + transactionItems(drafts) - drafts.length <= MAX_TRANSACTION_ITEMS &&
+      items + itemsOf(drafts, false) <= MAX_TRANSACTION_ITEMS &&
       bytes + drafts.reduce((n, d) => n + draftBytes(d), 0) <= MAX_ROUND_BYTES);
   const take = (unit: Unit) => {
     units.push(unit);
-    items += transactionItems(unit.drafts) - unit.drafts.length + (unit.inline ? unit.drafts.length : 0);
+    items += itemsOf(unit.drafts, unit.inline === true);
     bytes += unit.drafts.reduce((n, d) => n + draftBytes(d), 0);
     blocks += unit.drafts.length;
     if (!unit.inline && unit.ref.sk > cursorAfter) cursorAfter = unit.ref.sk;

@@ -1,18 +1,25 @@
 /**
- * Writing a pending append once, and withdrawing it before any error is answered.
+ * Writing a pending append once, and withdrawing it before any error is answered; an Idempotency-Key's
+ * pending append bound to its key before it is written, and settled by whoever takes the key over.
  *
- * Invariant kept here: an append answered 503 never lands later. Before an error is answered its key is below
+ * Invariants kept here: an append answered 503 never lands later. Before an error is answered its key is below
  * the cursor (withdrawn, or certainly never written), or it is found sealed and its blocks are the answer.
  * When DynamoDB fails both the withdrawal and the look to the end, nothing is promised: a 500
  * (OutcomeUnknownError). A pending put whose answer was lost is known by its token (putOnce), not rewritten.
+ * One Idempotency-Key lands once: its pending append is written only after the key's record names it, on the
+ * condition that its request still holds the key (bindClaims), and a request that takes the key over settles
+ * the append the record names before it writes its own: withdrawn (then no round can seal it) or found sealed
+ * (then its blocks are the key's answer). Of all the appends written for one key, at most one is ever sealed.
  */
 import { randomBytes } from 'node:crypto';
 import { remainingMs, withGrace } from '../../deadline.ts';
 import { DependencyUnavailableError, OutcomeUnknownError } from '../../errors.ts';
 import { type PendingRef, pendingSk, pendingSkMs } from '../block-meta.ts';
 import type { BlockDraft } from '../blocks.ts';
+import type { BoundAppend } from '../repository.ts';
 import type { Block } from '../types.ts';
 import type { AppenderCore } from './core.ts';
+import { IdempotencyClaimLostError } from './parts.ts';
 import { findSealed, matching } from './seals.ts';
 import { NOTHING_WRITTEN, PENDING_TTL_SECONDS, type Unit } from './settings.ts';
 
@@ -28,6 +35,8 @@ export async function putPending(
   const json = JSON.stringify(drafts);
   for (let attempt = 0; ; attempt += 1) {
     const candidate = ref(attempt);
+    // Refused, nothing is written: the key was taken over (its new holder withdraws what the key named).
+    await bindClaims(a, chainName, drafts, candidate);
     trying(candidate);
     try {
       if (await a.repository.putPending(chainName, { ref: candidate, drafts: json }, Math.ceil(a.now()) + PENDING_TTL_SECONDS)) return candidate;
@@ -114,4 +123,40 @@ export async function settledOutcome(
   } catch (unsettled) {
     return { blocks: undefined, error: unsettled };
   }
+}
+
+/**
+ * Binds the Idempotency-Keys the drafts answer to the pending append about to be written at `ref`, on the
+ * condition that their requests still hold them; throws IdempotencyClaimLostError (nothing may be written)
+ * if one does not. What is bound is the key's promise: a request that takes the key over settles it.
+ */
+export async function bindClaims(a: AppenderCore, chainName: string, drafts: BlockDraft[], ref: PendingRef): Promise<void> {
+  const claims = drafts.flatMap((d) => (d.completes ? [d.completes] : []));
+  if (claims.length === 0) return;
+  // No block up to the newest this instance has seen can be this append: it is not written yet.
+  const after = a.weatherOf(chainName).headIndex;
+  const bound = await Promise.all(claims.map((c) => a.repository.bindIdempotency({ id: c.id, token: c.token }, ref, after)));
+  if (bound.some((held) => !held)) throw new IdempotencyClaimLostError();
+}
+
+/**
+ * The blocks of the pending append an Idempotency-Key's record is bound to (`claimId`'s own drafts in it), if
+ * a round sealed it. `takeover`: first make sure no round seals it later (withdraw it: the cursor past its
+ * key), as a request taking the key over must before it writes its own. Without, a look only: a retry while
+ * the key is held may answer the blocks of an append that landed. An append found at that key that does not
+ * carry the claim that bound it is another writer's (the bound put was refused there): not this key's.
+ */
+export async function settleBound(a: AppenderCore, chainName: string, claimId: string, bound: BoundAppend, takeover: boolean): Promise<Block[] | undefined> {
+  if (takeover && (await settling(a, () => a.repository.withdraw(chainName, bound.ref.sk)))) return undefined;
+  const sealed = await settling(a, () => findSealed(a, chainName, bound.ref, bound.after));
+  if (!sealed) return undefined;
+  const found = await settling(a, () => a.repository.getPendings(chainName, [bound.ref]));
+  const json = found.get(`${bound.ref.shard}|${bound.ref.sk}`);
+  // Sealed appends are kept a week, a key's record a day: one sealed and gone cannot be told ours or not.
+  if (json === undefined) throw new Error(`the pending append bound to Idempotency-Key record ${claimId} was sealed and is gone`);
+  const drafts = JSON.parse(json) as BlockDraft[];
+  const position = drafts.findIndex((d) => d.completes?.id === claimId && d.completes.token === bound.token);
+  if (position < 0) return undefined;
+  const blocks = matching(a, chainName, drafts, sealed);
+  return blocks?.slice(position, position + drafts[position]!.completes!.count);
 }
