@@ -14,7 +14,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type LoadResult, runLoad } from '../test/sim/load.ts';
@@ -92,7 +92,10 @@ process.stdout.write(`\n${table}\n`);
 if (!quick && !comparison) {
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${new Date().toISOString().slice(0, 10)}-cloud.json`);
+  // A day's later runs beside its first (-2, -3, …): the docs cite each by name.
+  const day = new Date().toISOString().slice(0, 10);
+  let file = join(dir, `${day}-cloud.json`);
+  for (let n = 2; existsSync(file); n += 1) file = join(dir, `${day}-cloud-${n}.json`);
   writeFileSync(file, `${JSON.stringify({ seed, window, rows }, null, 2)}\n`);
   process.stdout.write(`\nwritten to ${file}\n`);
 }

@@ -20,7 +20,9 @@ export interface BlockDraft {
   proof?: ProofClaim;
   /**
    * On the first draft of a request sent with an Idempotency-Key: the key's claim, and how many blocks
-   * (this one and the next) are that request's. The commit of those blocks completes the key's record.
+   * (this one and the next) are that request's. A pending append carrying it is bound to the key's record
+   * before it is written; the leader that seals it records the key's answer (a commit that writes the blocks
+   * itself, in its transaction).
    */
   completes?: IdempotencyClaim & { count: number };
 }

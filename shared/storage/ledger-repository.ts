@@ -283,8 +283,9 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
           { kind: 'proof', blockPosition: record.blockPosition },
         );
       }
-      // Each Idempotency-Key these blocks answer: done, with where its blocks are, in the same transaction
-      // (a crash after the commit cannot leave the key unanswered, so a retry never appends twice).
+      // Each Idempotency-Key of blocks written with the commit (a direct commit's, a leader's own too large to be
+      // pending: bound to no pending append): done, with where its blocks are, in the same transaction, so that a
+      // crash after the commit cannot leave the key unanswered. Pending appends' keys are answered after the commit.
       for (const { claim, blockPosition, count } of completions) {
         transaction.add({ Update: { TableName: tableName, ...completion(claim, blocks[blockPosition]!.index, count) } }, { kind: 'completion', blockPosition });
       }
