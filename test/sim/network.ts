@@ -67,11 +67,15 @@ export interface RequestTrace {
  * round trip, the 25–32 ms measured). What the eventually consistent reads may lag, and how late TTL deletes,
  * are each run's.
  */
-export function awsDynamo(world: World, options: { eventualWindowMs: number; ttlDelayMs: readonly [number, number] }): SimDynamo {
+export function awsDynamo(
+  world: World,
+  options: { eventualWindowMs: number; ttlDelayMs: readonly [number, number]; laggingShare?: number },
+): SimDynamo {
   const { ledger } = allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' });
   return new SimDynamo({
     tables: { ledger },
     eventualWindowMs: options.eventualWindowMs,
+    ...(options.laggingShare !== undefined ? { laggingShare: options.laggingShare } : {}),
     transactionMs: (items) => 15 + 0.3 * items + world.random() * 4,
     ttlDelayMs: options.ttlDelayMs,
     partitionWcu: 1_000,

@@ -47,6 +47,12 @@ export interface EngineOptions {
   tables: Record<string, TableDefinition>;
   /** How far back an eventually consistent read may answer from (ms). */
   eventualWindowMs: number;
+  /**
+   * The share of eventually consistent reads that may lag (the rest answer the table as it is): 1 (every one,
+   * the adversarial model the invariants are checked under) unless given. DynamoDB acknowledges a write once two
+   * of a partition's three replicas have it and serves an eventually consistent read from any of the three.
+   */
+  laggingShare?: number;
   /** How long a transaction of `items` holds them between its decision and its commit (ms), drawn per transaction. */
   transactionMs: (items: number) => number;
   /** TTL deletes an expired item within this long after its expiry (ms): [least, most]. */
@@ -231,9 +237,13 @@ export class SimDynamo {
     return items;
   }
 
-  /** When an eventually consistent read answers from: a moment of the last window, drawn. */
+  /** When an eventually consistent read answers from: now, or (a lagging one) a moment of the last window, drawn. */
   private readMoment(now: number, consistent: boolean): number {
-    return consistent ? Number.POSITIVE_INFINITY : now - this.options.random() * this.options.eventualWindowMs;
+    if (consistent) return Number.POSITIVE_INFINITY;
+    const share = this.options.laggingShare ?? 1;
+    // (No draw for the share when every read may lag: the invariant runs' seeds make the runs they always made.)
+    if (share < 1 && this.options.random() >= share) return Number.POSITIVE_INFINITY;
+    return now - this.options.random() * this.options.eventualWindowMs;
   }
 
   private holdKey(table: Table, key: Item): string {
