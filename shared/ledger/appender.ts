@@ -30,8 +30,8 @@ import { follow } from './append/receipt.ts';
 import { finishAbandoned } from './append/recovery.ts';
 import { lead } from './append/round.ts';
 import { ALONE_AFTER_MS, MAX_PENDING_BYTES } from './append/settings.ts';
-import { settleBound } from './append/withdraw.ts';
-import type { BoundAppend } from './repository.ts';
+import { followerRef, settleBound } from './append/withdraw.ts';
+import type { BoundAppend, PendingRef } from './repository.ts';
 import type { Block } from './types.ts';
 
 export * from './blocks.ts';
@@ -191,6 +191,15 @@ export class ChainAppender extends AppenderCore {
       }
     }
     return follow(this, chainName, drafts, deadline);
+  }
+
+  /**
+   * Where this instance's next pending append on the chain would be written (a follower's key, a moment
+   * ahead: about when the write will be sent), and a block index none of it can be at or below: what a new
+   * Idempotency-Key's record is made bound to, so that its usual write needs no bind before it.
+   */
+  firstRef(chainName: string): { ref: PendingRef; after: number } {
+    return { ref: followerRef(this, chainName, 2 * this.weatherOf(chainName).requestMs), after: this.weatherOf(chainName).headIndex };
   }
 
   /**

@@ -5,7 +5,7 @@
 import { UnprocessableError } from '../errors.ts';
 import type { EventDraft } from './events.ts';
 import { sealBlock } from './hashing.ts';
-import type { IdempotencyClaim } from './repository.ts';
+import type { IdempotencyClaim, PendingRef } from './repository.ts';
 import type { Block, ChainHead } from './types.ts';
 
 /** What a Main Chain anchor block records about the Sub-Chain it proves. */
@@ -24,7 +24,11 @@ export interface BlockDraft {
    * before it is written; the leader that seals it records the key's answer (a commit that writes the blocks
    * itself, in its transaction).
    */
-  completes?: IdempotencyClaim & { count: number };
+  completes?: IdempotencyClaim & {
+    count: number;
+    /** The pending append's key the claim named when it was made (bound with the claim: no bind before its write). */
+    bound?: PendingRef;
+  };
 }
 
 /** DynamoDB's cap on the items of one transaction. */

@@ -11,7 +11,7 @@ import { IdempotencyClaimLostError } from './appender.ts';
 import type { BlockDraft } from './blocks.ts';
 import type { EventDraft } from './events.ts';
 import { canonicalJson } from './hashing.ts';
-import type { BoundAppend, LedgerRepository } from './repository.ts';
+import type { BoundAppend, LedgerRepository, PendingRef } from './repository.ts';
 import type { Block } from './types.ts';
 
 /**
@@ -61,6 +61,7 @@ export function createIdempotency({
   repository,
   now,
   holdMs = IDEMPOTENCY_HOLD_MS,
+  firstRef,
   settleBound,
   blind,
 }: {
@@ -68,6 +69,8 @@ export function createIdempotency({
   now: () => number;
   /** How long a request holds its key (IDEMPOTENCY_HOLD_MS; a simulation shortens it to race takeovers). */
   holdMs?: number | undefined;
+  /** The appender's: the key a new pending append of the chain would be written at (ChainAppender.firstRef). */
+  firstRef?: (chainName: string) => { ref: PendingRef; after: number };
   /** The appender's: the blocks of a key's bound append if sealed; with `takeover`, withdrawn first (ChainAppender.settleBound). */
   settleBound: (chainName: string, claimId: string, bound: BoundAppend, takeover: boolean) => Promise<Block[] | undefined>;
   /** An erasable event's details as a keyed digest under its subject's key (PersonalData's `blind`). */
@@ -91,7 +94,9 @@ export function createIdempotency({
     const claim = { id: `${chainName}#${caller}#${key}`, token: randomUUID() };
     const fingerprint = await fingerprintOf(kind, drafts, blind);
     const nowMs = now() * 1000;
-    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + holdMs, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS);
+    // A new key is made naming the key its pending append will most likely be written at: one write, no bind after.
+    const first = firstRef?.(chainName);
+    const state = await repository.claimIdempotency(claim, fingerprint, nowMs, nowMs + holdMs, Math.floor(now()) + IDEMPOTENCY_KEEP_SECONDS, first);
     if (state.status === 'done') {
       if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
       // Read strongly consistent: the first request may have landed a moment ago.
@@ -118,7 +123,7 @@ export function createIdempotency({
           return { blocks: landed, replayed: true };
         }
       }
-      return { blocks: await append({ ...claim, count: drafts.length }) };
+      return { blocks: await append({ ...claim, count: drafts.length, ...(state.first && first ? { bound: first.ref } : {}) }) };
     } catch (error) {
       // Not appended: let a retry go at once rather than wait for the hold to lapse (it settles what the key names).
       await repository.releaseIdempotency(claim).catch(() => undefined);

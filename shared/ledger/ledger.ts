@@ -183,6 +183,7 @@ export function createLedger({
     repository,
     now,
     holdMs: idempotencyHoldMs,
+    firstRef: (chain) => appender.firstRef(chain),
     settleBound: (chain, claimId, bound, takeover) => appender.settleBound(chain, claimId, bound, takeover),
     blind: (subjectId, details) => personal().blind(subjectId, details),
   });

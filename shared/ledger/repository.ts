@@ -75,8 +75,11 @@ export interface BoundAppend {
 
 /** What a key's record said when a request tried to claim it. */
 export type IdempotencyState =
-  /** Ours now; `bound`: an earlier holder's pending append, to settle before ours is written. */
-  | { status: 'claimed'; bound?: BoundAppend }
+  /**
+   * Ours now; `bound`: an earlier holder's pending append, to settle before ours is written; `first`: the
+   * record was new and names the key asked for (`first` of claimIdempotency), no bind needed before its write.
+   */
+  | { status: 'claimed'; bound?: BoundAppend; first?: true }
   /** A request with this key is being appended (until `untilMs`, when its hold lapses). */
   | { status: 'in-progress'; fingerprint: string; untilMs: number; bound?: BoundAppend }
   /** A request with this key landed as the `count` blocks from `firstIndex`. */
@@ -255,9 +258,17 @@ export interface LedgerStorage {
    * Claims an Idempotency-Key's record for a request with this fingerprint, unless another request holds
    * it (and its hold has not lapsed at `nowMs`) or it is done; answers the record's state either way. A
    * record taken over keeps the pending append it was bound to (answered as `bound`). The record expires
-   * (TTL) at `expiresAt` (epoch seconds).
+   * (TTL) at `expiresAt` (epoch seconds). `first`: a new record is made bound to that pending append key, as
+   * bindIdempotency would (one write where two were); a record already there is not.
    */
-  claimIdempotency(claim: IdempotencyClaim, fingerprint: string, nowMs: number, untilMs: number, expiresAt: number): Promise<IdempotencyState>;
+  claimIdempotency(
+    claim: IdempotencyClaim,
+    fingerprint: string,
+    nowMs: number,
+    untilMs: number,
+    expiresAt: number,
+    first?: { ref: PendingRef; after: number },
+  ): Promise<IdempotencyState>;
   /**
    * Binds the record to the pending append about to be written at `ref` (no block up to `after` can be it),
    * if `claim` still holds it; false if it does not (then nothing may be written).

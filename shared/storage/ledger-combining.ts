@@ -99,8 +99,41 @@ export function createCombiningRecords({ client, tableName }: { client: DynamoDB
       return out.Item ? String(out.Item.reason) : undefined;
     },
 
-    async claimIdempotency(claim, fingerprint, nowMs, untilMs, expiresAt) {
+    async claimIdempotency(claim, fingerprint, nowMs, untilMs, expiresAt, first) {
       const key = { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK };
+      if (first) {
+        // A new key (the usual case): made bound to the append key asked for, in one write. A record already
+        // there (a retry) is claimed below, where a record taken over keeps what it names.
+        try {
+          await retryConflicts(() =>
+            client.send(
+              new PutCommand({
+                TableName: tableName,
+                Item: {
+                  ...key,
+                  status: 'in-progress',
+                  fingerprint,
+                  claim_token: claim.token,
+                  claim_until_ms: untilMs,
+                  ttl: expiresAt,
+                  bound_shard: first.ref.shard,
+                  bound_sk: first.ref.sk,
+                  bound_after: first.after,
+                  bound_token: claim.token,
+                  bound_fingerprint: fingerprint,
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              }),
+            ),
+          );
+          return { status: 'claimed', first: true };
+        } catch (error) {
+          if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw translateStorageError(error);
+          // Ours: an earlier attempt of this request landed, its answer lost, and the SDK sent it again.
+          if (unmarshall(error.Item).claim_token === claim.token) return { status: 'claimed', first: true };
+        }
+      }
       try {
         // An update, not a put: a record taken over keeps the pending append it is bound to, and an SDK retry
         // of this very request (its answer lost) still finds it there.

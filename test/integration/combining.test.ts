@@ -346,4 +346,48 @@ describe('Idempotency-Key across instances (DynamoDB only)', () => {
     assert.equal(retry.replayed, undefined, 'appended now, not replayed');
     assert.equal((await chainBlocks('idem-fail')).length, 2);
   });
+
+  it('a key whose answer was never recorded is answered from the pending append its record names, held or taken over', async () => {
+    // The leader's write of the key's answer, after its round's commit, fails: the record stays in progress,
+    // naming the pending append it was bound to before that append was written.
+    const unanswered: LedgerRepository = { ...repo, completeIdempotency: async () => Promise.reject(new Error('lost on the way')) };
+    const a = { ledger: createLedger({ repository: unanswered, appender: new ChainAppender(unanswered, { maxAttempts: 8, batchMax: 25 }), idempotencyHoldMs: 400 }) };
+    await instance().ledger.createSubChain('idem-bound');
+    const options = key('bound');
+    const first = await a.ledger.appendEvent('idem-bound', draft('bound', 0), options);
+    const probe = { id: `idem-bound#-#${options.idempotency.key}`, token: 'probe' };
+    const record = await repo.claimIdempotency(probe, 'x', Date.now(), Date.now() + 60_000, Math.floor(Date.now() / 1000) + 60);
+    assert.equal(record.status, 'in-progress', 'the answer was not recorded');
+    assert.ok(record.status === 'in-progress' && record.bound, 'the record names the pending append');
+    // While the first request's hold is live: the append its record names is sealed, so that is the answer (not 409).
+    const held = await instance().ledger.appendEvent('idem-bound', draft('bound', 0), options);
+    assert.equal(held.replayed, true);
+    assert.equal(held.event_id, first.event_id);
+    await assert.rejects(instance().ledger.appendEvent('idem-bound', draft('bound', 1), options), (e: Error) => e.name === 'IdempotencyKeyReusedError');
+    // Once the hold lapsed, a retry takes the key over: it settles the append the record names (sealed: the answer).
+    await new Promise((r) => setTimeout(r, 450));
+    const taken = await instance().ledger.appendEvent('idem-bound', draft('bound', 0), options);
+    assert.equal(taken.replayed, true);
+    assert.equal(taken.block.hash, first.block.hash);
+    // The taker recorded the answer: a later retry reads it from the record.
+    const later = await instance().ledger.appendEvent('idem-bound', draft('bound', 0), options);
+    assert.equal(later.event_id, first.event_id);
+    assert.equal((await chainBlocks('idem-bound')).length, 2, 'appended once');
+  });
+
+  it("a new key's record is made naming the pending append's key (one write, no bind after); a record already there is not", async () => {
+    const claim = { id: `idem-first#-#${Date.now()}`, token: 'a' };
+    const first = { ref: { shard: 0, sk: pendingSk(Date.now(), 7n) }, after: 0 };
+    const expires = Math.floor(Date.now() / 1000) + 60;
+    assert.deepEqual(await repo.claimIdempotency(claim, 'fp', Date.now(), Date.now() + 60_000, expires, first), { status: 'claimed', first: true });
+    const held = await repo.claimIdempotency({ ...claim, token: 'b' }, 'fp', Date.now(), Date.now() + 60_000, expires, first);
+    assert.equal(held.status, 'in-progress');
+    assert.deepEqual(held.status === 'in-progress' && held.bound, { ref: first.ref, after: 0, token: 'a', fingerprint: 'fp' });
+    // Let go, then taken over: the new holder is told what the record names, and the record keeps naming it.
+    await repo.releaseIdempotency(claim);
+    const taken = await repo.claimIdempotency({ ...claim, token: 'c' }, 'fp2', Date.now(), Date.now() + 60_000, expires, first);
+    assert.deepEqual(taken, { status: 'claimed', bound: { ref: first.ref, after: 0, token: 'a', fingerprint: 'fp' } });
+    assert.equal(await repo.bindIdempotency(claim, first.ref, 0), false, 'the first holder can bind nothing any more');
+    assert.equal(await repo.bindIdempotency({ ...claim, token: 'c' }, { shard: 1, sk: first.ref.sk }, 3), true);
+  });
 });

@@ -67,10 +67,7 @@ export interface RequestTrace {
  * round trip, the 25–32 ms measured). What the eventually consistent reads may lag, and how late TTL deletes,
  * are each run's.
  */
-export function awsDynamo(
-  world: World,
-  options: { eventualWindowMs: number; ttlDelayMs: readonly [number, number]; laggingShare?: number },
-): SimDynamo {
+export function awsDynamo(world: World, options: { eventualWindowMs: number; ttlDelayMs: readonly [number, number]; laggingShare?: number }): SimDynamo {
   const { ledger } = allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' });
   return new SimDynamo({
     tables: { ledger },

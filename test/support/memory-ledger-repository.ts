@@ -474,9 +474,19 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         .map(clone);
     },
 
-    async claimIdempotency(claim, fingerprint, nowMs, untilMs): Promise<IdempotencyState> {
+    async claimIdempotency(claim, fingerprint, nowMs, untilMs, _expiresAt, first): Promise<IdempotencyState> {
       await enter('claimIdempotency');
       const record = claims.get(claim.id);
+      if (!record && first) {
+        claims.set(claim.id, {
+          status: 'in-progress',
+          fingerprint,
+          token: claim.token,
+          untilMs,
+          bound: { ref: { ...first.ref }, after: first.after, token: claim.token, fingerprint },
+        });
+        return { status: 'claimed', first: true };
+      }
       // Free, or held by a request whose hold lapsed (it died, or let go): never over a finished one. A record
       // taken over keeps the pending append it is bound to.
       if (!record || (record.status === 'in-progress' && (record.untilMs ?? 0) < nowMs)) {

@@ -16,7 +16,7 @@ import { recentRun } from './recovery.ts';
 import { lead } from './round.ts';
 import { findSealed, fromMeta } from './seals.ts';
 import { MAX_FIRST_LOOK_MS, MAX_LOOK_INTERVAL_MS, NOTHING_WRITTEN, type ReceiptLook, typical } from './settings.ts';
-import { followerRef, putPending, settleFailed } from './withdraw.ts';
+import { followerRef, preboundRef, putPending, settleFailed } from './withdraw.ts';
 
 /** Hands the drafts to the chain's leader as a pending append (or waits for one already written) and answers its blocks. */
 export async function follow(a: AppenderCore, chainName: string, drafts: BlockDraft[], deadline: number, written?: PendingRef): Promise<Block[]> {
@@ -27,14 +27,17 @@ export async function follow(a: AppenderCore, chainName: string, drafts: BlockDr
   // `look`: where its writer's next look for its receipt starts, and how (moved on by looks that missed it).
   const state = { ref: written ?? NOTHING_WRITTEN, after, look: { from: after, sweep: false } };
   try {
-    if (!written)
+    if (!written) {
+      // At the key its Idempotency-Key's record was made naming, if it was (then no bind before the write).
+      const prebound = preboundRef(drafts);
       await putPending(
         a,
         chainName,
         drafts,
-        () => followerRef(a, chainName),
+        (attempt) => (attempt === 0 && prebound ? prebound : followerRef(a, chainName)),
         (candidate) => (state.ref = candidate),
       );
+    }
     const writtenMs = a.nowMs();
     a.counters.followed += 1;
     return await awaitSeal(a, chainName, drafts, state, writtenMs, deadline);

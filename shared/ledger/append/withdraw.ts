@@ -21,7 +21,7 @@ import type { Block } from '../types.ts';
 import type { AppenderCore } from './core.ts';
 import { IdempotencyClaimLostError } from './parts.ts';
 import { findSealed, matching } from './seals.ts';
-import { NOTHING_WRITTEN, PENDING_TTL_SECONDS, type Unit } from './settings.ts';
+import { NOTHING_WRITTEN, PENDING_TTL_SECONDS, refKey, type Unit } from './settings.ts';
 
 /** Writes the drafts as a pending append (above `cursor`, in one of `shards` shards), a fresh key on a collision. */
 export async function putPending(
@@ -49,10 +49,13 @@ export async function putPending(
   }
 }
 
-/** A follower's pending append: a random key a little above the cursor it knows, in a random shard. */
-export function followerRef(a: AppenderCore, chainName: string): PendingRef {
+/**
+ * A follower's pending append: a random key a little above the cursor it knows, in a random shard, keyed with
+ * the time it is written (`aheadMs` from now, when the key is chosen before the write).
+ */
+export function followerRef(a: AppenderCore, chainName: string, aheadMs = 0): PendingRef {
   const weather = a.weatherOf(chainName);
-  const ms = Math.max(Math.floor(a.nowMs()), pendingSkMs(weather.cursor) + 1);
+  const ms = Math.max(Math.floor(a.nowMs() + aheadMs), pendingSkMs(weather.cursor) + 1);
   return { shard: Math.floor(a.random() * weather.pendingShards), sk: pendingSk(ms, BigInt(`0x${randomBytes(6).toString('hex')}`)) };
 }
 
@@ -125,13 +128,20 @@ export async function settledOutcome(
   }
 }
 
+/** The key a follower writes its drafts at first: the one its sole Idempotency-Key's record was made naming, if any. */
+export function preboundRef(drafts: BlockDraft[]): PendingRef | undefined {
+  const claims = drafts.flatMap((d) => (d.completes ? [d.completes] : []));
+  return claims.length === 1 ? claims[0]!.bound : undefined;
+}
+
 /**
  * Binds the Idempotency-Keys the drafts answer to the pending append about to be written at `ref`, on the
  * condition that their requests still hold them; throws IdempotencyClaimLostError (nothing may be written)
  * if one does not. What is bound is the key's promise: a request that takes the key over settles it.
  */
 export async function bindClaims(a: AppenderCore, chainName: string, drafts: BlockDraft[], ref: PendingRef): Promise<void> {
-  const claims = drafts.flatMap((d) => (d.completes ? [d.completes] : []));
+  // A claim made bound to this very key (claimIdempotency's `first`) needs no bind.
+  const claims = drafts.flatMap((d) => (d.completes && !(d.completes.bound && refKey(d.completes.bound) === refKey(ref)) ? [d.completes] : []));
   if (claims.length === 0) return;
   // No block up to the newest this instance has seen can be this append: it is not written yet.
   const after = a.weatherOf(chainName).headIndex;
