@@ -351,7 +351,9 @@ describe('Idempotency-Key across instances (DynamoDB only)', () => {
     // The leader's write of the key's answer, after its round's commit, fails: the record stays in progress,
     // naming the pending append it was bound to before that append was written.
     const unanswered: LedgerRepository = { ...repo, completeIdempotency: async () => Promise.reject(new Error('lost on the way')) };
-    const a = { ledger: createLedger({ repository: unanswered, appender: new ChainAppender(unanswered, { maxAttempts: 8, batchMax: 25 }), idempotencyHoldMs: 400 }) };
+    const a = {
+      ledger: createLedger({ repository: unanswered, appender: new ChainAppender(unanswered, { maxAttempts: 8, batchMax: 25 }), idempotencyHoldMs: 400 }),
+    };
     await instance().ledger.createSubChain('idem-bound');
     const options = key('bound');
     const first = await a.ledger.appendEvent('idem-bound', draft('bound', 0), options);
