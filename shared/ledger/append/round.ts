@@ -203,11 +203,9 @@ export async function lead(
           }
           attempt = 0;
           a.weatherOf(chainName).headIndex = head.headIndex;
-          // Go on while the time allows (the next read says whether appends wait), unless this round found at
-          // most one other append waiting: on a quiet chain, leading on only keeps our caller waiting for the
-          // next one (two instances: a second round for the other's append, then the answer; found by bench:cloud).
-          // Else give the lease back, saying the records are written.
-          if (!ownUnit && (a.nowMs() - started >= a.maxLeadMs || others.length <= 1)) {
+          // Go on while the time allows (the next read says whether appends wait); else give the lease back,
+          // saying the records are written.
+          if (!ownUnit && a.nowMs() - started >= a.maxLeadMs) {
             await settle();
             // Serving nobody else, we may be alone: remember the head for a direct commit next time.
             a.weatherOf(chainName).head = own && !servedOthers ? { ...head, turnHolder: null, turnExpiresMs: null } : undefined;
