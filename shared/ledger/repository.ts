@@ -73,6 +73,13 @@ export interface BoundAppend {
   fingerprint: string;
 }
 
+/** An Idempotency-Key's answer: the `count` blocks from `blockPosition` of a commit are its request's. */
+export interface KeyAnswer {
+  claim: IdempotencyClaim;
+  blockPosition: number;
+  count: number;
+}
+
 /** What a key's record said when a request tried to claim it. */
 export type IdempotencyState =
   /**
@@ -122,7 +129,7 @@ export interface RoundCommit {
   pendingShards?: number;
   proofRecords?: ProofRecord[];
   /** Idempotency-Key records these blocks complete: `count` blocks from `blockPosition` are that request's. */
-  completions?: { claim: IdempotencyClaim; blockPosition: number; count: number }[];
+  completions?: KeyAnswer[];
 }
 
 export type CommitResult =

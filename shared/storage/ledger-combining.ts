@@ -40,6 +40,20 @@ function boundOf(item: Record<string, unknown> | undefined): BoundAppend | undef
 const REFUSAL_TTL_SECONDS = 3600;
 
 export function createCombiningRecords({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): CombiningRecords {
+  /** Updates a key's record if `claim` still holds it, in progress; false if it does not. */
+  const whileHeld = (claim: { id: string; token: string }, update: string, values: Record<string, unknown>) =>
+    writeIf(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
+        UpdateExpression: update,
+        ConditionExpression: 'claim_token = :token AND #status = :progress',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ...values, ':token': claim.token, ':progress': 'in-progress' },
+      }),
+    );
+
   return {
     async putPending(chainName, pending, expiresAt) {
       // Never over another append's key: its writer would be answered with our blocks. Our own, landed with its
@@ -174,17 +188,11 @@ export function createCombiningRecords({ client, tableName }: { client: DynamoDB
     },
 
     async bindIdempotency(claim, ref, after) {
-      return writeIf(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
-          UpdateExpression: 'SET bound_shard = :shard, bound_sk = :sk, bound_after = :after, bound_token = :token, bound_fingerprint = fingerprint',
-          ConditionExpression: 'claim_token = :token AND #status = :progress',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':shard': ref.shard, ':sk': ref.sk, ':after': after, ':token': claim.token, ':progress': 'in-progress' },
-        }),
-      );
+      return whileHeld(claim, 'SET bound_shard = :shard, bound_sk = :sk, bound_after = :after, bound_token = :token, bound_fingerprint = fingerprint', {
+        ':shard': ref.shard,
+        ':sk': ref.sk,
+        ':after': after,
+      });
     },
 
     async completeIdempotency(claim, firstIndex, count) {
@@ -194,17 +202,7 @@ export function createCombiningRecords({ client, tableName }: { client: DynamoDB
     async releaseIdempotency(claim) {
       // Done meanwhile, or held by another (the condition failed): not ours. The bound append stays on the
       // record: whoever takes the key next settles it (withdrawn, or its blocks the answer).
-      await writeIf(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { pk: idempotencyPk(claim.id), sk: IDEMPOTENCY_SK },
-          UpdateExpression: 'SET claim_until_ms = :lapsed',
-          ConditionExpression: 'claim_token = :token AND #status = :progress',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':token': claim.token, ':progress': 'in-progress', ':lapsed': 0 },
-        }),
-      );
+      await whileHeld(claim, 'SET claim_until_ms = :lapsed', { ':lapsed': 0 });
     },
   };
 }

@@ -11,7 +11,7 @@
 import { withGrace } from '../../deadline.ts';
 import { type BlockMeta, type MetaRun, packedSize, splitRun } from '../block-meta.ts';
 import { type BlockDraft, buildBlocks, MAX_TRANSACTION_ITEMS, transactionItems } from '../blocks.ts';
-import type { CommitResult, ProofRecord, Recent, RoundCommit } from '../repository.ts';
+import type { CommitResult, KeyAnswer, ProofRecord, Recent, RoundCommit } from '../repository.ts';
 import { extendTree } from '../tree.ts';
 import type { Block, ChainHead } from '../types.ts';
 import type { AppenderCore } from './core.ts';
@@ -80,8 +80,6 @@ export async function commitDirect(a: AppenderCore, chainName: string, remembere
   return blocks;
 }
 
-type Completion = NonNullable<RoundCommit['completions']>[number];
-
 /** The blocks `drafts` become on `head`, all with one timestamp (they commit together), and the tree after them. */
 export function build(a: AppenderCore, chainName: string, head: ChainHead, units: readonly Unit[]) {
   const timestamp = Math.round(a.now() * 1000) / 1000;
@@ -111,8 +109,8 @@ export function build(a: AppenderCore, chainName: string, head: ChainHead, units
   // An Idempotency-Key's answer: recorded in the commit's transaction for drafts written with it (a direct commit,
   // a leader's own too large to be pending: never bound to a pending append), after the commit for pending ones
   // (`later`: their keys name their pending appends, which answer a retry if that write is lost).
-  const completions: Completion[] = [];
-  const later: Completion[] = [];
+  const completions: KeyAnswer[] = [];
+  const later: KeyAnswer[] = [];
   let blockPosition = 0;
   for (const unit of units) {
     for (const d of unit.drafts) {

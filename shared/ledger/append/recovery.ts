@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ChainNotFoundError } from '../../errors.ts';
 import { type MetaRun, packedSize } from '../block-meta.ts';
 import { type BlockDraft, buildBlocks } from '../blocks.ts';
-import type { Recent, RoundCommit } from '../repository.ts';
+import type { KeyAnswer, Recent } from '../repository.ts';
 import type { Block, ChainHead } from '../types.ts';
 import type { AppenderCore } from './core.ts';
 import { recordsUnwritten, sealsOf } from './parts.ts';
@@ -123,7 +123,7 @@ export async function writeRound(
   records: Block[],
   run: MetaRun,
   shards: number,
-  completions: NonNullable<RoundCommit['completions']> = [],
+  completions: KeyAnswer[] = [],
 ): Promise<void> {
   const seals = shards >= 2 ? sealsOf(run) : undefined;
   a.counters.roundWrites += 1;

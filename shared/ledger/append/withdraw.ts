@@ -161,7 +161,7 @@ export async function settleBound(a: AppenderCore, chainName: string, claimId: s
   const sealed = await settling(a, () => findSealed(a, chainName, bound.ref, bound.after));
   if (!sealed) return undefined;
   const found = await settling(a, () => a.repository.getPendings(chainName, [bound.ref]));
-  const json = found.get(`${bound.ref.shard}|${bound.ref.sk}`);
+  const json = found.get(refKey(bound.ref));
   // Sealed appends are kept a week, a key's record a day: one sealed and gone cannot be told ours or not.
   if (json === undefined) throw new Error(`the pending append bound to Idempotency-Key record ${claimId} was sealed and is gone`);
   const drafts = JSON.parse(json) as BlockDraft[];
