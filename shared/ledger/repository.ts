@@ -12,6 +12,11 @@
 import type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
 import type { Block, ChainHead, Recent } from './types.ts';
 
+/**
+ * How long a round's seals are kept (their TTL, seconds): a seal is read by its round's writers within seconds;
+ * whoever asks later (a retry of an Idempotency-Key, hours on) must find the append in the segments.
+ */
+export const SEALS_KEPT_SECONDS = 3600;
 export type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
 export { pendingSk } from './block-meta.ts';
 
@@ -222,6 +227,7 @@ export interface LedgerStorage {
    * each writer reads only its shard's rather than the segments every writer would read.
    */
   writeRound(chainName: string, round: { records: readonly Block[]; segment: MetaRun; seals?: ReadonlyMap<number, readonly SealEntry[]> }): Promise<void>;
+  // Seals are kept SEALS_KEPT_SECONDS after their round (TTL deletes them some time after that).
   /**
    * The newest seals of one shard (at most `limit`) of rounds ending at `fromIndex` or later, ascending: a
    * waiting writer's append is sealed in one of the rounds after it was written, so among the newest when it

@@ -14,7 +14,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { packRun, packSeal, unpackRun, unpackSeal } from '../ledger/block-meta.ts';
-import type { LedgerStorage } from '../ledger/repository.ts';
+import { type LedgerStorage, SEALS_KEPT_SECONDS } from '../ledger/repository.ts';
 import type { Block } from '../ledger/types.ts';
 import { pause, remainingMs } from '../deadline.ts';
 import { translateStorageError } from './errors.ts';
@@ -42,8 +42,6 @@ export type BlockStorage = Pick<
 /** BatchWriteItem takes 25 items a request; the requests of one round's records go at once (one wave). */
 const WRITE_BATCH = 25;
 const WRITE_PARALLEL = 16;
-/** A seal is read only by the writers of its round, within seconds. */
-const SEAL_TTL_SECONDS = 3600;
 
 export function createBlockStorage({
   client,
@@ -108,7 +106,7 @@ export function createBlockStorage({
     },
 
     async writeRound(chainName, { records, segment, seals }) {
-      const ttl = Math.floor(Date.now() / 1000) + SEAL_TTL_SECONDS;
+      const ttl = Math.floor(Date.now() / 1000) + SEALS_KEPT_SECONDS;
       const last = segment.blocks.at(-1)!.index;
       await putAll([
         ...records.map(recordItem),

@@ -40,6 +40,12 @@ export interface ScenarioOptions {
   /** TTL deletes an expired item within this long (ms). */
   ttlDelayMs: readonly [number, number];
   timeoutMs: number;
+  /**
+   * After the sweep, once TTL has taken the rounds' seals (an hour, and its delay), every append with an
+   * Idempotency-Key is sent once more with it: a client retrying hours later, within the key's day. Its answer
+   * must be the first's (or, for an append that never landed, a new one), never a second landing.
+   */
+  lateRetries: boolean;
   /** Settings of the appender under test (the service's defaults otherwise). */
   appender?: InstanceSettings['appender'];
   /** Keep a trace of every request, fault and answer. */
@@ -65,6 +71,7 @@ export const DEFAULT_SCENARIO: ScenarioOptions = {
   eventualWindowMs: 200,
   ttlDelayMs: [0, 60_000],
   timeoutMs: 29_000,
+  lateRetries: true,
 };
 
 export interface RunResult {
@@ -167,6 +174,30 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       say(`DynamoDB unreachable from ${from - EPOCH_MS} ms for ${options.outageMs} ms`);
     }
 
+    /** One attempt of an append through `target`, its outcome recorded and observed. */
+    const attempt = async (target: SimInstance, record: AppendRecord, c: number, j: number) => {
+      const { entity, key } = record;
+      const draft: EventDraft = {
+        entity_id: entity,
+        event_type: 'sim',
+        details: { c, j },
+        details_cid: null,
+        details_nonce: null,
+        details_metadata: null,
+        is_offchain: false,
+      };
+      const result = await target.invoke((ledger) => ledger.appendEvent(CHAIN, draft, key ? { idempotency: { caller: `c${c}`, key } } : undefined));
+      const outcome = outcomeOf(result);
+      record.attempts.push(outcome);
+      if (result.kind !== 'lost' && result.endedAt > result.startedAt + options.timeoutMs)
+        observations.overruns.push(`${entity}: answered ${result.endedAt - result.startedAt} ms after it started`);
+      if (result.kind === 'lost' && result.why === 'timeout')
+        observations.overruns.push(`${entity}: its invocation ran to the function's timeout and was stopped`);
+      if (result.kind === 'answered') observe(observations, result.value.block.index, result.value.block.hash);
+      say(`${target.name} ${entity}${key ? ` (key ${key})` : ''}: ${describe(outcome)}`);
+      return outcome;
+    };
+
     const caller = async (c: number) => {
       let instance = newInstance();
       for (let j = 0; j < options.appendsPerCaller; j += 1) {
@@ -174,29 +205,12 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
         const key = world.random() < options.idempotentShare ? `k-${entity}` : undefined;
         const record: AppendRecord = { entity, ...(key ? { key } : {}), attempts: [] };
         appends.push(record);
-        for (let attempt = 0; attempt <= (key ? options.retries : 0); attempt += 1) {
+        for (let n = 0; n <= (key ? options.retries : 0); n += 1) {
           if (instance.dead) instance = newInstance();
           const target = instance;
           if (world.random() < options.killRate) world.at(world.now() + world.random() * 2_000, () => target.kill());
           if (world.random() < options.freezeRate) world.at(world.now() + world.random() * 1_000, () => target.freeze(world.random() * options.freezeMs));
-          const draft: EventDraft = {
-            entity_id: entity,
-            event_type: 'sim',
-            details: { c, j },
-            details_cid: null,
-            details_nonce: null,
-            details_metadata: null,
-            is_offchain: false,
-          };
-          const result = await target.invoke((ledger) => ledger.appendEvent(CHAIN, draft, key ? { idempotency: { caller: `c${c}`, key } } : undefined));
-          const outcome = outcomeOf(result);
-          record.attempts.push(outcome);
-          if (result.kind !== 'lost' && result.endedAt > result.startedAt + options.timeoutMs)
-            observations.overruns.push(`${entity}: answered ${result.endedAt - result.startedAt} ms after it started`);
-          if (result.kind === 'lost' && result.why === 'timeout')
-            observations.overruns.push(`${entity}: its invocation ran to the function's timeout and was stopped`);
-          if (result.kind === 'answered') observe(observations, result.value.block.index, result.value.block.hash);
-          say(`${target.name} ${entity}${key ? ` (key ${key})` : ''}: ${describe(outcome)}`);
+          const outcome = await attempt(target, record, c, j);
           // A 409 (the key held by an attempt in flight) is retried: once the hold lapses, the retry takes the key over.
           if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500 && outcome.status !== 409)) break;
           await pauseFor(world, 100 + world.random() * 400);
@@ -233,6 +247,18 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       sweeper.invoke((ledger) => sweeper.appender.finishAbandoned(CHAIN).then(() => ledger.getStats(CHAIN))),
     );
     if (swept.kind !== 'answered') observations.overruns.push(`the sweep did not finish: ${swept.kind}`);
+
+    if (options.lateRetries && appends.some((a) => a.key)) {
+      // Hours later, within the key's day: the seals the rounds wrote are gone (TTL, an hour and its delay).
+      await runFor(world, pauseFor(world, 3_600_000 + options.ttlDelayMs[1] + 60_000), 3_800_000);
+      const late = newInstance(quiet);
+      say('late retries: every keyed append sent once more');
+      for (const record of appends) {
+        if (!record.key) continue;
+        const [c, j] = record.entity.slice(1).split('-a').map(Number) as [number, number];
+        await runFor(world, attempt(late, record, c, j));
+      }
+    }
     clearInterval(ttl);
 
     const checker = newInstance(quiet);

@@ -7,13 +7,20 @@
  * takes its metadata off the head). An append not found there was sealed by no such round. An append found
  * at its key whose blocks are not its drafts' is another writer's (ForeignAppendError).
  */
-import type { BlockMeta, MetaRun, PendingRef } from '../block-meta.ts';
+import { type BlockMeta, type MetaRun, type PendingRef, pendingSkMs } from '../block-meta.ts';
+import { SEALS_KEPT_SECONDS } from '../repository.ts';
 import { type BlockDraft, buildBlocks } from '../blocks.ts';
 import type { Block, ChainHead } from '../types.ts';
 import type { AppenderCore } from './core.ts';
 import { ForeignAppendError, pickRef, pickSealed } from './parts.ts';
 import { recentRun } from './recovery.ts';
 import { type ReceiptLook, RECEIPTS_READ, SWEEP_READ } from './settings.ts';
+
+/**
+ * How old (by its key, its writer's clock) an append may be for its shard's seals to be trusted as complete:
+ * half the time they are kept, whatever the clocks' skew.
+ */
+const SEALS_TRUSTED_MS = (SEALS_KEPT_SECONDS * 1000) / 2;
 
 /**
  * Where a pending append was sealed: its blocks' metadata (and the hash before the first). `receipt` (its
@@ -97,8 +104,11 @@ export async function findSealed(
   // that may seal it writes that shard's seal, with all of its blocks, before the next commit takes the round's
   // metadata off the head (shards only grow, and a round's commit is on the head it read): the shard's seals
   // after `after`, read strongly, are as complete an answer as the segments, and a writer reads its shard's
-  // partition, not the one all writers share (from 512 instances the segments' partition throttled).
-  if (ref.shard >= 1) {
+  // partition, not the one all writers share (from 512 instances the segments' partition throttled). Only
+  // while they are kept: for an append written long ago (a retry of its Idempotency-Key hours later), TTL may
+  // have taken its seal, and the segments answer. (Without it, such a retry found no seal, took its append
+  // for never sealed and appended it again: found by the simulation's late retries.)
+  if (ref.shard >= 1 && a.nowMs() - pendingSkMs(ref.sk) < SEALS_TRUSTED_MS) {
     for (let from = after + 1; ; ) {
       const seals = await a.repository.readSeals(chainName, ref.shard, from, SWEEP_READ, { oldest: true, consistent: true });
       const sealed = pickSealed(seals, ref);
