@@ -164,9 +164,10 @@ describe('a simulated run', () => {
   });
 
   it("keys whose answers were never recorded after their round: a retry answers from the key's bound append, hours later too", async () => {
-    // Every answer a leader writes after its commit is lost (the request dropped): each key's record keeps
-    // naming its pending append, and retries (taking keys over from attempts in flight, and every key sent
-    // again hours later, once TTL has taken the rounds' seals) must settle that. On a crowd (a chain spread
+    // A pending append's key gets no answer written (its record names the pending append), and here the
+    // answers a takeover records after it settles a key are lost too (the request dropped): retries (taking
+    // keys over from attempts in flight, and every key sent again hours later, once TTL has taken the rounds'
+    // seals) must answer from the bound append every time. On a crowd (a chain spread
     // over shards) a late retry found no seal before, took its append for never sealed and appended it again:
     // every crowd seed failed so.
     const dropAnswers: FaultScript = ({ operation, input }) =>

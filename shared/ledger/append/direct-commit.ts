@@ -106,16 +106,14 @@ export function build(a: AppenderCore, chainName: string, head: ChainHead, units
       at += 1;
     });
   }
-  // An Idempotency-Key's answer: recorded in the commit's transaction for drafts written with it (a direct commit,
-  // a leader's own too large to be pending: never bound to a pending append), after the commit for pending ones
-  // (`later`: their keys name their pending appends, which answer a retry if that write is lost).
+  // An Idempotency-Key's answer is recorded in the commit's transaction for drafts written with it (a direct
+  // commit, a leader's own too large to be pending: never bound to a pending append). A pending append's key
+  // gets none: its record names the pending append, which answers a retry (a write unit an event saved).
   const completions: KeyAnswer[] = [];
-  const later: KeyAnswer[] = [];
   let blockPosition = 0;
   for (const unit of units) {
     for (const d of unit.drafts) {
-      if (d.completes)
-        (unit.inline ? completions : later).push({ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count });
+      if (d.completes && unit.inline) completions.push({ claim: { id: d.completes.id, token: d.completes.token }, blockPosition, count: d.completes.count });
       blockPosition += 1;
     }
   }
@@ -130,7 +128,7 @@ export function build(a: AppenderCore, chainName: string, head: ChainHead, units
       });
     }
   });
-  return { blocks, frontier: tree.frontier, metas, completions, later, proofRecords };
+  return { blocks, frontier: tree.frontier, metas, completions, proofRecords };
 }
 
 /** Counts a landed commit, and answers the head it left. */

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ChainNotFoundError } from '../../errors.ts';
 import { type MetaRun, packedSize } from '../block-meta.ts';
 import { type BlockDraft, buildBlocks } from '../blocks.ts';
-import type { KeyAnswer, Recent } from '../repository.ts';
+import type { Recent } from '../repository.ts';
 import type { Block, ChainHead } from '../types.ts';
 import type { AppenderCore } from './core.ts';
 import { recordsUnwritten, sealsOf } from './parts.ts';
@@ -117,20 +117,8 @@ export async function segmentsOf(a: AppenderCore, chainName: string, first: numb
  * chain spread over several pending shards, each shard's seal (its writers read that, not the segment all
  * would read). One wave of requests.
  */
-export async function writeRound(
-  a: AppenderCore,
-  chainName: string,
-  records: Block[],
-  run: MetaRun,
-  shards: number,
-  completions: KeyAnswer[] = [],
-): Promise<void> {
+export async function writeRound(a: AppenderCore, chainName: string, records: Block[], run: MetaRun, shards: number): Promise<void> {
   const seals = shards >= 2 ? sealsOf(run) : undefined;
   a.counters.roundWrites += 1;
-  await Promise.all([
-    a.repository.writeRound(chainName, { records, segment: run, ...(seals && seals.size > 0 ? { seals } : {}) }),
-    // The answers of the round's Idempotency-Keys, beside its records. One not written (refused: the key was
-    // taken over; or failed) loses nothing: the key's record names its pending append, which answers a retry.
-    ...completions.map(({ claim, blockPosition, count }) => a.repository.completeIdempotency(claim, records[blockPosition]!.index, count).catch(() => false)),
-  ]);
+  await a.repository.writeRound(chainName, { records, segment: run, ...(seals && seals.size > 0 ? { seals } : {}) });
 }

@@ -191,7 +191,7 @@ export async function lead(
           // (two instances taking turns) or none is followed at once: nothing would gather.
           const siblings = units.filter((u) => u !== ownUnit && u.ref.sk !== mustSeal).length;
           gather = a.gatherSiblings > 0 && siblings >= a.gatherSiblings && blocks.length < OVERLAP_FROM_EVENTS;
-          const done = writeRound(a, chainName, blocks, run, shards, built.later).then(() => {
+          const done = writeRound(a, chainName, blocks, run, shards).then(() => {
             weather.writeMs = typical(weather.writeMs, a.nowMs() - committedMs);
           });
           done.catch(() => undefined);
