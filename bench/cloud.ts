@@ -9,8 +9,8 @@
  * second each (a check of the harness, not a measurement).
  *
  * A comparison (docs/capacity.md's experiments): `--instances 2,16,256` measures those points of one chain only,
- * and `--appender '{"maxLeadMs":0}'` runs them with appender settings other than the service's; neither writes
- * a results file. `--trace FILE` (with one point) writes that run's every request and answer to FILE.
+ * and `--appender '{"maxLeadMs":0}'` runs them with appender settings other than the service's; `--unkeyed`
+ * appends without Idempotency-Keys (what an event's own items cost); none of them writes a results file. `--trace FILE` (with one point) writes that run's every request and answer to FILE.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     instances: { type: 'string' },
     appender: { type: 'string' },
     trace: { type: 'string' },
+    unkeyed: { type: 'boolean', default: false },
   },
 });
 const quick = values.quick!;
@@ -35,7 +36,8 @@ const window = quick ? { durationMs: 500, warmupMs: 250 } : { durationMs: 3_000,
 const only = values.instances?.split(',').map(Number);
 if (only?.some((n) => !(Number.isInteger(n) && n >= 1))) throw new RangeError(`--instances takes whole numbers of at least 1, not ${values.instances}`);
 const appender = values.appender ? (JSON.parse(values.appender) as NonNullable<Parameters<typeof runLoad>[1]['appender']>) : undefined;
-const comparison = only !== undefined || appender !== undefined;
+const unkeyed = values.unkeyed!;
+const comparison = only !== undefined || appender !== undefined || unkeyed;
 if (values.trace !== undefined && only?.length !== 1) throw new RangeError('--trace FILE takes one point: --instances N');
 const counts = only ?? (quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
 const manyChains = quick ? 10 : 1_000;
@@ -56,6 +58,7 @@ for (const n of counts) {
       ...window,
       ...(appender ? { appender } : {}),
       ...(values.trace ? { trace: true } : {}),
+      ...(unkeyed ? { unkeyed } : {}),
     })),
     realSeconds: (Date.now() - started) / 1000,
   };

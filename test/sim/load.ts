@@ -25,6 +25,8 @@ export interface LoadOptions {
   appender?: InstanceSettings['appender'];
   /** Keep every request and every answer of the run, in time order (LoadResult.trace). */
   trace?: boolean;
+  /** Append without an Idempotency-Key (each append has one otherwise, as the verified client sends them). */
+  unkeyed?: boolean;
 }
 
 export interface LoadResult {
@@ -106,7 +108,9 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
           is_offchain: false,
         };
         const started = world.now();
-        const result = await own.invoke((l) => l.appendEvent(chain, draft, { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } }));
+        const result = await own.invoke((l) =>
+          l.appendEvent(chain, draft, options.unkeyed ? undefined : { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } }),
+        );
         if (options.trace)
           answers.push({
             at: world.elapsed(),

@@ -104,7 +104,7 @@ function lognormal(random: () => number, median: number, sigma: number): number 
 }
 
 /** The round-trip latency of an operation (ms), split evenly between the way there and back. */
-function roundTrip(random: () => number, operation: string): number {
+export function roundTrip(random: () => number, operation: string): number {
   if (random() < 0.001) return 50 + random() * 150;
   const median = operation === 'Query' || operation.startsWith('Batch') ? 10 : 7.5;
   return Math.min(60, lognormal(random, median, 0.35));

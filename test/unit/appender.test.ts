@@ -477,6 +477,26 @@ describe('appending (offline, in-memory repository)', () => {
     assert.equal(repository.blocksOf('orders').length, 1 + 22);
   });
 
+  it('a cold burst spreads a chain over as many shards as it needs in one round, not one doubling a round', async () => {
+    // Hundreds of writers at once on a new chain all write to its one shard, and read their receipts there: in
+    // the simulation at 512 instances that partition's reads throttled while the chain doubled round by round.
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const instances = Array.from({ length: 41 }, () => instance(repository, clock, { pendingShards: 16 }));
+    await instances[0]!.createSubChain('orders');
+    await repository.acquireLease('orders', 'someone', clock.now() * 1000, clock.now() * 1000 + 400);
+    await Promise.all(
+      instances.slice(1).map(async (ledger, i) => {
+        await clock.sleep(1 + i * 0.1);
+        await ledger.appendEvent('orders', draft(`burst-${i}`));
+      }),
+    );
+    // 40 waiting on one shard, written within 4 ms: 8 shards would hold 5 each (under the 8 that spread one).
+    assert.equal((await repository.getHead('orders'))!.pendingShards, 8, 'forty appends at once spread the chain over eight shards');
+    assertLinear(repository.blocksOf('orders'));
+    assert.equal(repository.blocksOf('orders').length, 1 + 40);
+  });
+
   it('a writer that saw others lately looks before it asks for the lease, and asks none that a live lease would refuse', async () => {
     // A lease request refused by a live lease still costs a write on the head's partition (a busy chain's limit).
     const repository = createMemoryLedgerRepository();

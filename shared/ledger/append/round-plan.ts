@@ -86,3 +86,15 @@ export function crowded(found: number, others: readonly PendingAppend[], shards:
   }
   return ((others.length - 1) * 1000) / Math.max(1, last - first) >= GROW_RATE_PER_SHARD * shards;
 }
+
+/**
+ * The pending shards a chain should spread over after a round's read (undefined: as many as it has): doubled
+ * while the read would still find them crowded, up to `most`, so that a cold burst (hundreds of writers at once
+ * on a chain of one shard) spreads in one round rather than one doubling a round, while its first writers'
+ * receipts all come from one partition.
+ */
+export function spreadTo(found: number, others: readonly PendingAppend[], shards: number, most: number): number | undefined {
+  let to = shards;
+  while (to * 2 <= most && crowded(found, others, to)) to *= 2;
+  return to > shards ? to : undefined;
+}

@@ -17,7 +17,7 @@ import type { AppenderCore } from './core.ts';
 import { attemptCommit, build, landed, roundCommit } from './direct-commit.ts';
 import { nthAfter, refusalError, unitAt } from './parts.ts';
 import { flushRecent, placeRecent, writeRound } from './recovery.ts';
-import { crowded, plan } from './round-plan.ts';
+import { plan, spreadTo } from './round-plan.ts';
 import { findSealed, matching } from './seals.ts';
 import {
   CLAIM_LOST,
@@ -132,8 +132,9 @@ export async function lead(
       const waiting = others.filter((p) => p.ref.sk <= settledTo);
       const fresh = others.filter((p) => p.ref.sk > settledTo);
       if (others.length > 0) a.weatherOf(chainName).othersSeenMs = a.nowMs();
-      // Many waiting: spread the next ones over twice the partitions (recorded by this round's commit).
-      const grown = shards * 2 <= a.shards && crowded(read.appends.length, others, shards) ? shards * 2 : undefined;
+      // Many waiting: spread the next ones over more partitions, as many doublings as the crowd asks for
+      // (recorded by this round's commit).
+      const grown = spreadTo(read.appends.length, others, shards, a.shards);
       const { units, cursorAfter } = plan(a, ownUnit, waiting, read.truncatedAt, cursor, refused);
       if (units.length === 0) {
         await settle();
