@@ -25,9 +25,12 @@ export async function follow(a: AppenderCore, chainName: string, drafts: BlockDr
   const after = weather.headIndex;
   // `after`: no block up to it can be this append's (what a decision to write it again rests on);
   // `look`: where its writer's next look for its receipt starts, and how (moved on by looks that missed it).
-  const state = { ref: written ?? NOTHING_WRITTEN, after, look: { from: after, sweep: false } };
+  // An append already written: its receipts are its shard's seals only if its shard says the chain had several.
+  const state = { ref: written ?? NOTHING_WRITTEN, after, look: { from: after, sweep: false, seals: (written?.shard ?? 0) >= 1 } };
   try {
     if (!written) {
+      // Read before the write: what the writer knew of the chain's shards when it wrote (ReceiptLook.seals).
+      state.look.seals = weather.pendingShards >= 2;
       // At the key its Idempotency-Key's record was made naming, if it was (then no bind before the write).
       const prebound = preboundRef(drafts);
       await putPending(
@@ -133,7 +136,7 @@ export async function awaitSeal(
     const leaseLive = !!head.turnHolder && (head.turnExpiresMs ?? 0) > a.nowMs();
     if ((head.cursor ?? '') < state.ref.sk) {
       // No round up to this head sealed it (however old the head): its receipt is further on.
-      state.look = { from: Math.max(state.look.from, head.headIndex), sweep: false };
+      state.look = { from: Math.max(state.look.from, head.headIndex), sweep: false, seals: state.look.seals };
       // Not sealed yet: a round is on (ours comes after it: look again after about a round), or nobody
       // leads (the last leader gave the lease back before this append landed): lead.
       if (leaseLive) {
@@ -184,7 +187,7 @@ export async function awaitSeal(
     // Landed below the cursor after a leader read past it: write it again, above the cursor now.
     a.counters.rewrites += 1;
     state.after = head.headIndex;
-    state.look = { from: head.headIndex, sweep: false };
+    state.look = { from: head.headIndex, sweep: false, seals: weather.pendingShards >= 2 };
     await putPending(
       a,
       chainName,

@@ -41,7 +41,7 @@ export async function findSealed(
 ): Promise<{ metas: Omit<BlockMeta, 'nodes'>[]; prev: string } | undefined> {
   const pick = (run: MetaRun) => pickRef(run, ref);
   if ('receipt' in how) {
-    if (a.weatherOf(chainName).pendingShards >= 2) {
+    if (how.look.seals) {
       // The shard's newest few seals; when the oldest of them is newer than the append (its round may be older,
       // on a chain of many rounds), the next looks go through the seals after `from` oldest first, as the
       // segments' looks do below. (Without it, from 512 instances writers missed their seals, read every segment

@@ -173,6 +173,12 @@ export const CLAIM_LOST = 'idempotency-claim-lost';
 export interface ReceiptLook {
   from: number;
   sweep: boolean;
+  /**
+   * Its receipts are its shard's seals: its writer knew the chain spread over several shards before writing it,
+   * so every round that may seal it writes them (shards only grow, and a round commits on the newest head).
+   * Otherwise the segments (a round on a chain of one shard writes no seals).
+   */
+  seals: boolean;
   /** The last look was a sweep that did not reach the newest segment. */
   more?: boolean;
   /** The last look read the newest few, and rounds between `from` and them may hold the append. */
