@@ -27,6 +27,11 @@ export interface LoadOptions {
   trace?: boolean;
   /** Append without an Idempotency-Key (each append has one otherwise, as the verified client sends them). */
   unkeyed?: boolean;
+  /**
+   * Instances start at moments drawn within this long (ms; 0: all at the same moment, a herd no real burst
+   * makes: API Gateway and Lambda's cold starts spread a burst's first requests over hundreds of ms).
+   */
+  rampMs?: number;
 }
 
 export interface LoadResult {
@@ -128,7 +133,16 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
       }
       running -= 1;
     };
-    for (const chain of names) for (let n = 0; n < options.instancesPerChain; n += 1) void worker(chain, n);
+    let toStart = names.length * options.instancesPerChain;
+    for (const chain of names)
+      for (let n = 0; n < options.instancesPerChain; n += 1) {
+        const start = () => {
+          toStart -= 1;
+          void worker(chain, n);
+        };
+        if (options.rampMs) world.at(world.now() + world.random() * options.rampMs, start);
+        else start();
+      }
     // The window's units: the totals at its start, then at its end.
     let before: Map<string, { wcu: number; rcu: number }> | undefined;
     world.at(measureFrom, () => {
@@ -141,7 +155,7 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
       after = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
       endRequests = network.requests;
     });
-    await world.run(() => running === 0, options.warmupMs + options.durationMs + 120_000);
+    await world.run(() => toStart === 0 && running === 0, options.warmupMs + options.durationMs + 120_000);
 
     let wcu = 0;
     let rcu = 0;

@@ -180,7 +180,11 @@ export async function awaitSeal(
       continue;
     }
     // Every segment since it was written (not only the newest seals): writing it again must not duplicate it.
-    const sealed = await findSealed(a, chainName, state.ref, state.after, { head, headLooked: recent !== undefined || !head.recent });
+    const sealed = await findSealed(a, chainName, state.ref, state.after, {
+      head,
+      headLooked: recent !== undefined || !head.recent,
+      seals: state.look.seals,
+    });
     if (sealed) return done(sealed);
     const refusal = await a.repository.getRefusal(chainName, state.ref);
     if (refusal) throw refusalError(chainName, drafts, refusal);
