@@ -1,0 +1,77 @@
+/**
+ * Amazon QLDB's hashing, by QLDB's own rules (AWS developer guide, "Data verification in Amazon QLDB"; the
+ * rules as AWS's verifier samples apply them), for checking a QLDB journal export before its history is
+ * imported (docs/qldb-import.md):
+ *
+ * - a value's hash is its Ion hash (the Ion Hash specification) with SHA-256;
+ * - two hashes are joined ("dot") by SHA-256 of their concatenation, the smaller first, where hashes are
+ *   compared from their last byte to their first, each byte as a signed number (Java's `byte`); an empty
+ *   hash joined with another gives the other;
+ * - a list of hashes has a Merkle root: hashes joined in pairs, level by level, an odd last one carried up
+ *   to the next level unchanged;
+ * - a revision's hash joins its metadata's hash and its data's (a revision that carries only a hash, a
+ *   system one or one whose data was redacted, is checked by its hash alone);
+ * - a block's `entriesHash` is the Merkle root of its `entriesHashList`, which holds (among hashes of QLDB's
+ *   internal metadata) the hash of its `transactionInfo` and the Merkle root of its revisions' hashes;
+ * - a block's `blockHash` joins its `entriesHash` and its `previousBlockHash`.
+ *
+ * Checked against a real QLDB block (test/unit/qldb-hashing.test.ts) and the Ion project's Ion Hash vectors.
+ */
+import { createHash } from 'node:crypto';
+import * as ion from 'ion-js';
+import { cryptoHasherProvider, type HasherProvider, makeHashReader } from 'ion-hash-js';
+
+export type Hash = Buffer;
+
+const sha256 = cryptoHasherProvider('sha256');
+
+/** QLDB's order of two hashes: from the last byte to the first, each byte signed. */
+export function compareHashes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = a.length - 1, j = b.length - 1; i >= 0 && j >= 0; i -= 1, j -= 1) {
+    const x = (a[i]! << 24) >> 24;
+    const y = (b[j]! << 24) >> 24;
+    if (x !== y) return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** QLDB's join of two hashes ("dot"). */
+export function dot(a: Uint8Array, b: Uint8Array): Hash {
+  if (a.length === 0) return Buffer.from(b);
+  if (b.length === 0) return Buffer.from(a);
+  const [first, second] = compareHashes(a, b) < 0 ? [a, b] : [b, a];
+  return createHash('sha256').update(first).update(second).digest();
+}
+
+/** The Merkle root of a list of hashes as QLDB builds it (empty for an empty list). */
+export function merkleRoot(hashes: readonly Uint8Array[]): Hash {
+  if (hashes.length === 0) return Buffer.alloc(0);
+  let level: Hash[] = hashes.map((h) => Buffer.from(h));
+  while (level.length > 1) {
+    const next: Hash[] = [];
+    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? dot(level[i]!, level[i + 1]!) : level[i]!);
+    level = next;
+  }
+  return level[0]!;
+}
+
+/**
+ * The Ion hash of the first value in `source` (Ion text or binary), with SHA-256 unless another hasher is
+ * given (the Ion project's vectors check the bytes hashed with an identity hasher).
+ */
+export function ionHash(source: string | Uint8Array, provider: HasherProvider = sha256): Hash {
+  const reader = makeHashReader(ion.makeReader(source), provider);
+  if (reader.next() === null) throw new RangeError('no Ion value to hash');
+  reader.next();
+  return Buffer.from(reader.digest());
+}
+
+/** A revision's hash from its metadata and data (each Ion, text or binary). */
+export function revisionHash(metadata: string | Uint8Array, data: string | Uint8Array): Hash {
+  return dot(ionHash(metadata), ionHash(data));
+}
+
+/** A block's hash from its entries hash and the previous block's hash. */
+export function blockHash(entriesHash: Uint8Array, previousBlockHash: Uint8Array): Hash {
+  return dot(entriesHash, previousBlockHash);
+}
