@@ -200,9 +200,9 @@ describe('a simulated run', () => {
 });
 
 /** Runs `npm run simulate -- --profile P --seeds A-B` as its own process; answers its output and exit code. */
-function simulate(profile: string, seeds: string): Promise<{ code: number | null; out: string }> {
+function simulate(profile: string, seeds: string, more: string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/sim/main.ts', '--profile', profile, '--seeds', seeds], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/sim/main.ts', '--profile', profile, '--seeds', seeds, ...more], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -214,11 +214,16 @@ function simulate(profile: string, seeds: string): Promise<{ code: number | null
 }
 
 describe('the invariants hold over many seeds (two processes, one per core)', () => {
-  it('1,070 seeds: 500 calm, 300 with faults, 150 in chaos, 20 crowds (a chain spread over pending shards), 100 takeovers', async (t) => {
+  // Within 3 minutes on this 2-core machine, with room for its slower days: since every run ends with late
+  // retries (2026-11-27), 1,070 seeds took 134 s here and 191 s in a CI run. Calm, faults and chaos now end
+  // with them on even seeds only (crowds and takeovers on all), and the costlier profiles run fewer seeds
+  // (the soaks run more: docs/simulation.md).
+  it('1,002 seeds: 640 calm, 200 with faults, 80 in chaos, 12 crowds (a chain spread over pending shards), 70 takeovers', async (t) => {
     const started = Date.now();
+    const half = ['--late-retries', 'even'];
     const runs = await Promise.all([
-      (async () => [await simulate('calm', '1-500'), await simulate('chaos', '1-75'), await simulate('crowd', '1-20')])(),
-      (async () => [await simulate('faults', '1-300'), await simulate('chaos', '76-150'), await simulate('takeover', '1-100')])(),
+      (async () => [await simulate('calm', '1-640', half), await simulate('crowd', '1-12')])(),
+      (async () => [await simulate('faults', '1-200', half), await simulate('chaos', '1-80', half), await simulate('takeover', '1-70')])(),
     ]);
     for (const { code, out } of runs.flat()) {
       assert.equal(code, 0, out);
