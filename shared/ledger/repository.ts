@@ -227,7 +227,6 @@ export interface LedgerStorage {
    * each writer reads only its shard's rather than the segments every writer would read.
    */
   writeRound(chainName: string, round: { records: readonly Block[]; segment: MetaRun; seals?: ReadonlyMap<number, readonly SealEntry[]> }): Promise<void>;
-  // Seals are kept SEALS_KEPT_SECONDS after their round (TTL deletes them some time after that).
   /**
    * The newest seals of one shard (at most `limit`) of rounds ending at `fromIndex` or later, ascending: a
    * waiting writer's append is sealed in one of the rounds after it was written, so among the newest when it

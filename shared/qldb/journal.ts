@@ -48,13 +48,11 @@ export class QldbVerificationError extends Error {
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const binary = (value: ion.dom.Value) => ion.dumpBinary(value);
-
-function field(value: ion.dom.Value, name: string): ion.dom.Value | null {
-  return value.get(name);
-}
+/** The values of an Ion list (none for a missing one): ion-js's DOM lists iterate, its types do not say so. */
+const items = (list: ion.dom.Value | null): ion.dom.Value[] => [...((list as unknown as Iterable<ion.dom.Value> | null) ?? [])];
 
 function hashField(value: ion.dom.Value, name: string, address?: BlockAddress): Hash {
-  const v = field(value, name);
+  const v = value.get(name);
   const bytes = v?.uInt8ArrayValue();
   if (!bytes) throw new QldbVerificationError(address, `its ${name} is missing or not a blob`);
   return Buffer.from(bytes);
@@ -62,32 +60,30 @@ function hashField(value: ion.dom.Value, name: string, address?: BlockAddress): 
 
 /** One block from its Ion value. */
 export function blockFromIon(value: ion.dom.Value): JournalBlock {
-  const addressValue = field(value, 'blockAddress');
-  const strandId = addressValue ? field(addressValue, 'strandId')?.stringValue() : undefined;
-  const sequenceNo = addressValue ? field(addressValue, 'sequenceNo')?.numberValue() : undefined;
+  const addressValue = value.get('blockAddress');
+  const strandId = addressValue ? addressValue.get('strandId')?.stringValue() : undefined;
+  const sequenceNo = addressValue ? addressValue.get('sequenceNo')?.numberValue() : undefined;
   if (typeof strandId !== 'string' || typeof sequenceNo !== 'number') throw new QldbVerificationError(undefined, 'a block without a blockAddress');
   const address = { strandId, sequenceNo };
-  const revisions = [...((field(value, 'revisions') as unknown as Iterable<ion.dom.Value> | null) ?? [])].map((r) => {
-    const metadata = field(r, 'metadata');
-    const data = field(r, 'data');
+  const revisions = items(value.get('revisions')).map((r) => {
+    const metadata = r.get('metadata');
+    const data = r.get('data');
     return {
       hash: hashField(r, 'hash', address),
       ...(metadata ? { metadata: binary(metadata) } : {}),
       ...(data ? { data: binary(data) } : {}),
     };
   });
-  const transactionInfo = field(value, 'transactionInfo');
-  const timestamp = field(value, 'blockTimestamp')?.timestampValue();
+  const transactionInfo = value.get('transactionInfo');
+  const timestamp = value.get('blockTimestamp')?.timestampValue();
   return {
     blockAddress: address,
-    transactionId: field(value, 'transactionId')?.stringValue() ?? '',
+    transactionId: value.get('transactionId')?.stringValue() ?? '',
     blockTimestamp: timestamp ? timestamp.getDate() : new Date(0),
     blockHash: hashField(value, 'blockHash', address),
     entriesHash: hashField(value, 'entriesHash', address),
     previousBlockHash: hashField(value, 'previousBlockHash', address),
-    entriesHashList: [...((field(value, 'entriesHashList') as unknown as Iterable<ion.dom.Value> | null) ?? [])].map((h) =>
-      Buffer.from(h.uInt8ArrayValue() ?? new Uint8Array()),
-    ),
+    entriesHashList: items(value.get('entriesHashList')).map((h) => Buffer.from(h.uInt8ArrayValue() ?? new Uint8Array())),
     ...(transactionInfo ? { transactionInfo: binary(transactionInfo) } : {}),
     revisions,
   };

@@ -198,6 +198,8 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       return outcome;
     };
 
+    /** The appends sent with a key, with their caller and position (what the late retries send again). */
+    const keyed: { record: AppendRecord; c: number; j: number }[] = [];
     const caller = async (c: number) => {
       let instance = newInstance();
       for (let j = 0; j < options.appendsPerCaller; j += 1) {
@@ -205,6 +207,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
         const key = world.random() < options.idempotentShare ? `k-${entity}` : undefined;
         const record: AppendRecord = { entity, ...(key ? { key } : {}), attempts: [] };
         appends.push(record);
+        if (key) keyed.push({ record, c, j });
         for (let n = 0; n <= (key ? options.retries : 0); n += 1) {
           if (instance.dead) instance = newInstance();
           const target = instance;
@@ -248,16 +251,12 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     );
     if (swept.kind !== 'answered') observations.overruns.push(`the sweep did not finish: ${swept.kind}`);
 
-    if (options.lateRetries && appends.some((a) => a.key)) {
+    if (options.lateRetries && keyed.length > 0) {
       // Hours later, within the key's day: the seals the rounds wrote are gone (TTL, an hour and its delay).
       await runFor(world, pauseFor(world, 3_600_000 + options.ttlDelayMs[1] + 60_000), 3_800_000);
       const late = newInstance(quiet);
       say('late retries: every keyed append sent once more');
-      for (const record of appends) {
-        if (!record.key) continue;
-        const [c, j] = record.entity.slice(1).split('-a').map(Number) as [number, number];
-        await runFor(world, attempt(late, record, c, j));
-      }
+      for (const { record, c, j } of keyed) await runFor(world, attempt(late, record, c, j));
     }
     clearInterval(ttl);
 

@@ -19,35 +19,7 @@ import { describe, it } from 'node:test';
 import * as ion from 'ion-js';
 import { cryptoHasherProvider, type Hasher } from 'ion-hash-js';
 import { blockHash, compareHashes, dot, ionHash, merkleRoot, revisionHash } from '#shared/qldb/hashing';
-
-const b64 = (s: string) => Buffer.from(s, 'base64');
-
-// The block, as the stream's records give it.
-const BLOCK = {
-  blockHash: b64('lu425dAWsmvzxuNHTbn4ID4mLo0bWKkjLP2Uel4wrPQ='),
-  entriesHash: b64('RNGQGcOKCGLCo5S+hs1eboanNrocIzRiqzzq1s99G/Q='),
-  previousBlockHash: b64('pV28aszpqJH9LOO9oMsACDmXfdzdEW7HYxzuQVIjSDU='),
-  entriesHashList: [
-    'LmcGQjLlfScQQxbzaoglEpXpeN9bp7I/QUk690ncEpk=',
-    'vJFOcsNRM14gsIBSEnwPhMVgRAWf/4EUW5gPYbtmDv0=',
-    'KXJrG8t/KePERHasyztlv4kZPol4Q2buhWmy7iJrsiY=',
-    'Lz3XWBwtWyBA/Lhj+UoLhbajPQ8Mk9N4j0HJlrm2OTg=',
-  ].map(b64),
-  transactionInfo: `{
-    statements: [{
-      statement: "INSERT INTO Person <<\\n{\\n    'FirstName' : 'Testing new 600',\\n    'LastName' : 'Lewis',\\n    'DOB' : \`1963-08-19T\`,\\n    'GovId' : 'LEWISR261LL',\\n    'GovIdType' : 'Driver License',\\n    'Address' : '1719 University Street, Seattle, WA, 98109'\\n}\\n>>",
-      startTime: 2019-12-11T07:20:51.223Z,
-      statementDigest: {{t5wbRW+wIi/X0n3iPhFJtbt2qpzzgWkOXIFC4xJHp4o=}}
-    }],
-    documents: { D35qd3e2prnJYmtKW6kok1: { tableName: "Person", tableId: "1SUXCa3wwV0GD7kV78RbSg", statements: [0] } }
-  }`,
-  revision: {
-    hash: b64('vJFOcsNRM14gsIBSEnwPhMVgRAWf/4EUW5gPYbtmDv0='),
-    metadata: '{ id: "D35qd3e2prnJYmtKW6kok1", version: 0, txTime: 2019-12-11T07:20:51.245Z, txId: "0007KbqoyqAIch6XRbQ4iA" }',
-    data: `{ FirstName: "Testing new 600", LastName: "Lewis", DOB: 1963-08-19T, GovId: "LEWISR261LL", GovIdType: "Driver License",
-             Address: "1719 University Street, Seattle, WA, 98109" }`,
-  },
-};
+import { BLOCK } from '../support/qldb-real-block.ts';
 
 const require = createRequire(import.meta.url);
 

@@ -1,6 +1,6 @@
 /**
  * QLDB journal blocks read from an export's data objects and verified by QLDB's rules (shared/qldb/journal.ts):
- * the real block of test/unit/qldb-hashing.test.ts read as Ion, generated strands in Ion text and binary, and
+ * the real block (test/support/qldb-real-block.ts) read as Ion, generated strands in Ion text and binary, and
  * each way a block can be wrong, named by its address.
  */
 import assert from 'node:assert/strict';
@@ -8,36 +8,7 @@ import { describe, it } from 'node:test';
 import * as ion from 'ion-js';
 import { QldbVerificationError, readBlocks, verifyBlock, verifyStrand } from '#shared/qldb/journal';
 import { makeStrand } from '../support/qldb-journal.ts';
-
-// The real block (aws-samples/amazon-qldb-streams-dmv-sample-lambda-python, tests/unit/fixtures.py; see
-// qldb-hashing.test.ts), as a journal export writes a block: its summary with its revision in full.
-const REAL = `{
-  blockAddress: { strandId: "HbD9IggL584EPHmfwjmVz0", sequenceNo: 3 },
-  transactionId: "0007KbqoyqAIch6XRbQ4iA",
-  blockTimestamp: 2019-12-11T07:20:51.261Z,
-  blockHash: {{lu425dAWsmvzxuNHTbn4ID4mLo0bWKkjLP2Uel4wrPQ=}},
-  entriesHash: {{RNGQGcOKCGLCo5S+hs1eboanNrocIzRiqzzq1s99G/Q=}},
-  previousBlockHash: {{pV28aszpqJH9LOO9oMsACDmXfdzdEW7HYxzuQVIjSDU=}},
-  entriesHashList: [
-    {{LmcGQjLlfScQQxbzaoglEpXpeN9bp7I/QUk690ncEpk=}}, {{vJFOcsNRM14gsIBSEnwPhMVgRAWf/4EUW5gPYbtmDv0=}},
-    {{KXJrG8t/KePERHasyztlv4kZPol4Q2buhWmy7iJrsiY=}}, {{Lz3XWBwtWyBA/Lhj+UoLhbajPQ8Mk9N4j0HJlrm2OTg=}}
-  ],
-  transactionInfo: {
-    statements: [{
-      statement: "INSERT INTO Person <<\\n{\\n    'FirstName' : 'Testing new 600',\\n    'LastName' : 'Lewis',\\n    'DOB' : \`1963-08-19T\`,\\n    'GovId' : 'LEWISR261LL',\\n    'GovIdType' : 'Driver License',\\n    'Address' : '1719 University Street, Seattle, WA, 98109'\\n}\\n>>",
-      startTime: 2019-12-11T07:20:51.223Z,
-      statementDigest: {{t5wbRW+wIi/X0n3iPhFJtbt2qpzzgWkOXIFC4xJHp4o=}}
-    }],
-    documents: { D35qd3e2prnJYmtKW6kok1: { tableName: "Person", tableId: "1SUXCa3wwV0GD7kV78RbSg", statements: [0] } }
-  },
-  revisions: [{
-    blockAddress: { strandId: "HbD9IggL584EPHmfwjmVz0", sequenceNo: 3 },
-    hash: {{vJFOcsNRM14gsIBSEnwPhMVgRAWf/4EUW5gPYbtmDv0=}},
-    data: { FirstName: "Testing new 600", LastName: "Lewis", DOB: 1963-08-19T, GovId: "LEWISR261LL", GovIdType: "Driver License",
-            Address: "1719 University Street, Seattle, WA, 98109" },
-    metadata: { id: "D35qd3e2prnJYmtKW6kok1", version: 0, txTime: 2019-12-11T07:20:51.245Z, txId: "0007KbqoyqAIch6XRbQ4iA" }
-  }]
-}`;
+import { BLOCK_ION } from '../support/qldb-real-block.ts';
 
 /** The error a check throws, asserted to be a QldbVerificationError. */
 function refusal(check: () => unknown): QldbVerificationError {
@@ -52,10 +23,10 @@ function refusal(check: () => unknown): QldbVerificationError {
 
 describe('QLDB journal blocks', () => {
   it("reads the real block from Ion and verifies it; its revision with the fixture's edited data is refused, naming the block", () => {
-    const [block] = [...readBlocks(REAL)];
+    const [block] = [...readBlocks(BLOCK_ION)];
     assert.deepEqual(block!.blockAddress, { strandId: 'HbD9IggL584EPHmfwjmVz0', sequenceNo: 3 });
     verifyBlock(block!);
-    const edited = refusal(() => verifyBlock([...readBlocks(REAL.replace('FirstName: "Testing new 600"', 'FirstName: "Nova"'))][0]!));
+    const edited = refusal(() => verifyBlock([...readBlocks(BLOCK_ION.replace('FirstName: "Testing new 600"', 'FirstName: "Nova"'))][0]!));
     assert.match(edited.message, /^block HbD9IggL584EPHmfwjmVz0\/3: revision 0's hash vJFOcsNRM14gsIBSEnwPhMVgRAWf\/4EUW5gPYbtmDv0= is not the hash/);
   });
 

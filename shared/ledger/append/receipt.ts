@@ -25,12 +25,12 @@ export async function follow(a: AppenderCore, chainName: string, drafts: BlockDr
   const after = weather.headIndex;
   // `after`: no block up to it can be this append's (what a decision to write it again rests on);
   // `look`: where its writer's next look for its receipt starts, and how (moved on by looks that missed it).
-  // An append already written: its receipts are its shard's seals only if its shard says the chain had several.
-  const state = { ref: written ?? NOTHING_WRITTEN, after, look: { from: after, sweep: false, seals: (written?.shard ?? 0) >= 1 } };
+  // `seals` (ReceiptLook.seals): what the writer knows of the chain's shards before it writes; of an append
+  // already written, only what its shard says.
+  const seals = written ? written.shard >= 1 : weather.pendingShards >= 2;
+  const state = { ref: written ?? NOTHING_WRITTEN, after, look: { from: after, sweep: false, seals } };
   try {
     if (!written) {
-      // Read before the write: what the writer knew of the chain's shards when it wrote (ReceiptLook.seals).
-      state.look.seals = weather.pendingShards >= 2;
       // At the key its Idempotency-Key's record was made naming, if it was (then no bind before the write).
       const prebound = preboundRef(drafts);
       await putPending(
