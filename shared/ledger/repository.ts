@@ -10,6 +10,7 @@
  * earlier blocks as block items ("legacy") up to `recordsFrom`.
  */
 import type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
+import type { IdempotencyClaim, IdempotencyState, KeyAnswer } from './idempotency-records.ts';
 import type { Block, ChainHead, Recent } from './types.ts';
 
 /**
@@ -56,48 +57,8 @@ export type LeaseOutcome =
   | { acquired: false; head: ChainHead; holder: string; untilMs: number }
   | { acquired: false; head: undefined };
 
-/**
- * A request's hold on its Idempotency-Key: `id` names the key's record (the caller, the chain and the
- * key), `token` this attempt. Before each write of the request's pending append the record is bound to it
- * (bindIdempotency), on the condition that the token still holds the record; a direct commit, or a round
- * that commits the blocks with its records, completes the record in its transaction, on the same condition.
- */
-export interface IdempotencyClaim {
-  id: string;
-  token: string;
-}
-
-/**
- * The pending append a key's record was last bound to: where it was written (`ref`), no block up to `after`
- * can be it, `token` the claim that bound it, `fingerprint` that claim's request.
- */
-export interface BoundAppend {
-  ref: PendingRef;
-  after: number;
-  token: string;
-  fingerprint: string;
-}
-
-/** An Idempotency-Key's answer: the `count` blocks from `blockPosition` of a commit are its request's. */
-export interface KeyAnswer {
-  claim: IdempotencyClaim;
-  blockPosition: number;
-  count: number;
-}
-
-/** What a key's record said when a request tried to claim it. */
-export type IdempotencyState =
-  /**
-   * Ours now; `bound`: an earlier holder's pending append, to settle before ours is written; `first`: the
-   * record was new and names the key asked for (`first` of claimIdempotency), no bind needed before its write.
-   */
-  | { status: 'claimed'; bound?: BoundAppend; first?: true }
-  /** A request with this key is being appended (until `untilMs`, when its hold lapses). */
-  | { status: 'in-progress'; fingerprint: string; untilMs: number; bound?: BoundAppend }
-  /** A request with this key landed as the `count` blocks from `firstIndex`. */
-  | { status: 'done'; fingerprint: string; firstIndex: number; count: number };
-
 export type { Recent } from './types.ts';
+export type { BoundAppend, IdempotencyClaim, IdempotencyState, KeyAnswer } from './idempotency-records.ts';
 
 /**
  * Consecutive blocks committed on a chain: one conditional write of its head (a transaction when other
