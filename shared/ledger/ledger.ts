@@ -5,7 +5,7 @@
 import { ANSWER_MARGIN_MS, pause, remainingMs } from '../deadline.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
-import { SERVICE_EVENT } from './event-types.ts';
+import { QLDB_IMPORT_EVENT, SERVICE_EVENT } from './event-types.ts';
 import {
   BadRequestError,
   BlockNotFoundError,
@@ -391,6 +391,12 @@ export function createLedger({
           `A batch holds at most ${MAX_ATOMIC_BLOCKS} events: they commit in one DynamoDB transaction of at most 100 items, one per block and one for the chain head`,
         );
       }
+      if (options?.idempotency && drafts.length > MAX_ATOMIC_BLOCKS - 1) {
+        // The key's record commits in the same transaction as the blocks, and takes one of its 100 items.
+        throw new UnprocessableError(
+          `A batch sent with an Idempotency-Key holds at most ${MAX_ATOMIC_BLOCKS - 1} events: the key's record commits in the same DynamoDB transaction of at most 100 items, with one per block and one for the chain head`,
+        );
+      }
       await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
       const { blocks, replayed } = await idempotent(chainName, 'batch', drafts, options, async (completes) => {
         const prepared: EventDraft[] = [];
@@ -422,6 +428,10 @@ export function createLedger({
         tree_size: head.headIndex + 1,
         merkle_root: headRoot(head),
       };
+      // A QLDB import ends with its record (`qldb_import`, shared/qldb/mapping.ts): the anchor of that head
+      // carries it, so the Main Chain records the import (export, tip, digest) with the proof of the chain.
+      const headEvent = (await repository.getBlock(chainName, head.headIndex))?.events[0];
+      if (headEvent?.event_type === QLDB_IMPORT_EVENT && headEvent.details) details.qldb_import = { ...headEvent.details };
       try {
         const block = await appender.append(MAIN_CHAIN, {
           events: [

@@ -43,6 +43,21 @@ describe('Idempotency-Key on appends', () => {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
   });
 
+  it('takes a batch of 98 events with a key, and refuses 99 with a 422 that says why (the key takes an item of the transaction)', async () => {
+    const before = await call(stack.url, 'GET', '/api/v1/chains/retries/stats');
+    const events = (k: number) => ({ events: Array.from({ length: k }, (_, i) => event(1000 + i)) });
+    const refused = await call(stack.url, 'POST', '/api/v1/chains/retries/events/batch', events(99), { 'Idempotency-Key': `big-${Date.now()}` });
+    assert.equal(refused.status, 422, refused.text);
+    assert.match(refused.text, /with an Idempotency-Key holds at most 98 events/);
+    const taken = await call(stack.url, 'POST', '/api/v1/chains/retries/events/batch', events(98), { 'Idempotency-Key': `big-${Date.now()}-98` });
+    assert.equal(taken.status, 200, taken.text);
+    assert.equal(taken.body.event_ids.length, 98);
+    const unkeyed = await call(stack.url, 'POST', '/api/v1/chains/retries/events/batch', events(99));
+    assert.equal(unkeyed.status, 200, unkeyed.text);
+    const after = await call(stack.url, 'GET', '/api/v1/chains/retries/stats');
+    assert.equal(after.body.total_events - before.body.total_events, 98 + 99);
+  });
+
   it('refuses the same key with another body (422) and keeps the first answer', async () => {
     const headers = { 'Idempotency-Key': `reuse-${Date.now()}` };
     const first = await call(stack.url, 'POST', '/api/v1/chains/retries/events', event(20), headers);
