@@ -16,3 +16,9 @@ export const SERVICE_EVENT = {
 } as const;
 
 export type ServiceEventType = (typeof SERVICE_EVENT)[keyof typeof SERVICE_EVENT];
+
+/**
+ * A client's event the service reads: the record that closes a QLDB import on its Sub-Chain (written by
+ * `npm run import:qldb`); the anchor of a head holding it copies it to the Main Chain.
+ */
+export const QLDB_IMPORT_EVENT = 'qldb_import';

@@ -127,4 +127,6 @@ export interface ProofDetails {
   head_hash: string;
   tree_size: number;
   merkle_root: string;
+  /** When the anchored head is a QLDB import's closing `qldb_import` event: that event's details, the import's record. */
+  qldb_import?: Record<string, unknown>;
 }

@@ -75,3 +75,35 @@ export function revisionHash(metadata: string | Uint8Array, data: string | Uint8
 export function blockHash(entriesHash: Uint8Array, previousBlockHash: Uint8Array): Hash {
   return dot(entriesHash, previousBlockHash);
 }
+
+/**
+ * The Merkle root of a long list of hashes, one hash at a time, in memory of its logarithm: the perfect
+ * subtrees so far (sizes the binary digits of the count), joined from the right at the end. It equals
+ * merkleRoot's level-by-level pairing with an odd last hash carried up (the same shape as RFC 6962's tree).
+ * QLDB's digest is this root over a strand's block hashes from its first block to the digest's tip.
+ */
+export class MerkleAccumulator {
+  #subtrees: { size: number; hash: Hash }[] = [];
+  #count = 0;
+
+  get count(): number {
+    return this.#count;
+  }
+
+  push(hash: Uint8Array): void {
+    let node: { size: number; hash: Hash } = { size: 1, hash: Buffer.from(hash) };
+    while (this.#subtrees.length > 0 && this.#subtrees.at(-1)!.size === node.size) {
+      const left = this.#subtrees.pop()!;
+      node = { size: left.size * 2, hash: dot(left.hash, node.hash) };
+    }
+    this.#subtrees.push(node);
+    this.#count += 1;
+  }
+
+  root(): Hash {
+    if (this.#subtrees.length === 0) return Buffer.alloc(0);
+    let acc = this.#subtrees.at(-1)!.hash;
+    for (let i = this.#subtrees.length - 2; i >= 0; i -= 1) acc = dot(this.#subtrees[i]!.hash, acc);
+    return acc;
+  }
+}

@@ -8,7 +8,7 @@
  * they were read as (binary), so that hashing them is hashing what QLDB exported.
  */
 import * as ion from 'ion-js';
-import { blockHash, type Hash, ionHash, merkleRoot, revisionHash } from './hashing.ts';
+import { blockHash, dot, type Hash, ionHash, merkleRoot, revisionHash } from './hashing.ts';
 
 export interface BlockAddress {
   strandId: string;
@@ -20,7 +20,14 @@ export interface JournalRevision {
   /** The revision's metadata and data, as Ion binary (absent for a revision QLDB exported as a hash only). */
   metadata?: Uint8Array;
   data?: Uint8Array;
+  /** A redacted revision's data hash, which stands for its data. */
+  dataHash?: Hash;
+  /** The revision's metadata and data as JSON, when the export is JSON Lines (no Ion: the hash cannot be rebuilt). */
+  json?: { metadata: Record<string, unknown>; data?: Record<string, unknown> };
 }
+
+/** Which table each document of a block belongs to (its transactionInfo's `documents`). */
+export type BlockDocuments = Record<string, { tableName: string; tableId?: string }>;
 
 export interface JournalBlock {
   blockAddress: BlockAddress;
@@ -30,9 +37,18 @@ export interface JournalBlock {
   entriesHash: Hash;
   previousBlockHash: Hash;
   entriesHashList: Hash[];
-  /** The block's transactionInfo, as Ion binary. */
+  /** The block's transactionInfo, as Ion binary (absent from a JSON Lines export, which has only `statements`). */
   transactionInfo?: Uint8Array;
+  /** The PartiQL statements of the transaction, as QLDB recorded them. */
+  statements: string[];
+  documents: BlockDocuments;
   revisions: JournalRevision[];
+}
+
+/** What verifyBlock could not recompute (a JSON Lines export keeps no Ion types; a deleted revision has no data). */
+export interface BlockCheck {
+  revisionsUnchecked: number;
+  transactionUnchecked: boolean;
 }
 
 /** A block that does not hash as QLDB hashed it, or does not follow the block before it. */
@@ -46,7 +62,7 @@ export class QldbVerificationError extends Error {
   }
 }
 
-const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
+export const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const binary = (value: ion.dom.Value) => ion.dumpBinary(value);
 /** The values of an Ion list (none for a missing one): ion-js's DOM lists iterate, its types do not say so. */
 const items = (list: ion.dom.Value | null): ion.dom.Value[] => [...((list as unknown as Iterable<ion.dom.Value> | null) ?? [])];
@@ -56,6 +72,14 @@ function hashField(value: ion.dom.Value, name: string, address?: BlockAddress): 
   const bytes = v?.uInt8ArrayValue();
   if (!bytes) throw new QldbVerificationError(address, `its ${name} is missing or not a blob`);
   return Buffer.from(bytes);
+}
+
+function documentsOf(entries: Iterable<[string, { tableName?: unknown; tableId?: unknown }]>): BlockDocuments {
+  const documents: BlockDocuments = {};
+  for (const [id, d] of entries) {
+    if (typeof d?.tableName === 'string') documents[id] = { tableName: d.tableName, ...(typeof d.tableId === 'string' ? { tableId: d.tableId } : {}) };
+  }
+  return documents;
 }
 
 /** One block from its Ion value. */
@@ -68,14 +92,17 @@ export function blockFromIon(value: ion.dom.Value): JournalBlock {
   const revisions = items(value.get('revisions')).map((r) => {
     const metadata = r.get('metadata');
     const data = r.get('data');
+    const dataHash = r.get('dataHash')?.uInt8ArrayValue();
     return {
       hash: hashField(r, 'hash', address),
       ...(metadata ? { metadata: binary(metadata) } : {}),
       ...(data ? { data: binary(data) } : {}),
+      ...(dataHash ? { dataHash: Buffer.from(dataHash) } : {}),
     };
   });
   const transactionInfo = value.get('transactionInfo');
   const timestamp = value.get('blockTimestamp')?.timestampValue();
+  const documents = transactionInfo?.get('documents');
   return {
     blockAddress: address,
     transactionId: value.get('transactionId')?.stringValue() ?? '',
@@ -85,6 +112,50 @@ export function blockFromIon(value: ion.dom.Value): JournalBlock {
     previousBlockHash: hashField(value, 'previousBlockHash', address),
     entriesHashList: items(value.get('entriesHashList')).map((h) => Buffer.from(h.uInt8ArrayValue() ?? new Uint8Array())),
     ...(transactionInfo ? { transactionInfo: binary(transactionInfo) } : {}),
+    statements: items(transactionInfo?.get('statements') ?? null).map((s) => s.get('statement')?.stringValue() ?? ''),
+    documents: documentsOf(
+      documents ? documents.fields().map(([id, d]) => [id, { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue() }]) : [],
+    ),
+    revisions,
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * One block from a line of a JSON Lines export. QLDB down-converts Ion to JSON there: blobs become base64
+ * strings, timestamps strings, decimals numbers. Hashes and the block chain survive; the Ion types of a
+ * revision's data and of the transaction do not, so their hashes cannot be recomputed (verifyBlock counts them).
+ */
+export function blockFromJson(line: unknown): JournalBlock {
+  const value = isObject(line) ? line : {};
+  const addressValue = isObject(value.blockAddress) ? value.blockAddress : {};
+  const { strandId, sequenceNo } = addressValue;
+  if (typeof strandId !== 'string' || typeof sequenceNo !== 'number') throw new QldbVerificationError(undefined, 'a block without a blockAddress');
+  const address = { strandId, sequenceNo };
+  const hash = (v: unknown, name: string): Hash => {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) throw new QldbVerificationError(address, `its ${name} is missing or not base64`);
+    return Buffer.from(v, 'base64');
+  };
+  const tx = isObject(value.transactionInfo) ? value.transactionInfo : {};
+  const revisions = (Array.isArray(value.revisions) ? value.revisions : []).map((r: unknown, i) => {
+    const rev = isObject(r) ? r : {};
+    return {
+      hash: hash(rev.hash, `revision ${i}'s hash`),
+      ...(typeof rev.dataHash === 'string' ? { dataHash: hash(rev.dataHash, `revision ${i}'s dataHash`) } : {}),
+      ...(isObject(rev.metadata) ? { json: { metadata: rev.metadata, ...(isObject(rev.data) ? { data: rev.data } : {}) } } : {}),
+    };
+  });
+  return {
+    blockAddress: address,
+    transactionId: typeof value.transactionId === 'string' ? value.transactionId : '',
+    blockTimestamp: new Date(typeof value.blockTimestamp === 'string' ? value.blockTimestamp : 0),
+    blockHash: hash(value.blockHash, 'blockHash'),
+    entriesHash: hash(value.entriesHash, 'entriesHash'),
+    previousBlockHash: hash(value.previousBlockHash, 'previousBlockHash'),
+    entriesHashList: (Array.isArray(value.entriesHashList) ? value.entriesHashList : []).map((h, i) => hash(h, `entriesHashList[${i}]`)),
+    statements: (Array.isArray(tx.statements) ? tx.statements : []).map((s) => (isObject(s) && typeof s.statement === 'string' ? s.statement : '')),
+    documents: documentsOf(Object.entries(isObject(tx.documents) ? tx.documents : {}) as [string, { tableName?: unknown }][]),
     revisions,
   };
 }
@@ -95,15 +166,21 @@ export function* readBlocks(source: string | Uint8Array): Generator<JournalBlock
 }
 
 /**
- * Checks one block by QLDB's rules: each revision that carries its metadata and data hashes to its hash; the
- * transaction's hash and the revisions' Merkle root are among the entries; the entries' root is the entries
- * hash; the entries hash joined with the previous block's is the block hash. Throws QldbVerificationError.
+ * Checks one block by QLDB's rules: each revision that carries its metadata and data (or, redacted, its data's
+ * hash) hashes to its hash; the transaction's hash and the revisions' Merkle root are among the entries; the
+ * entries' root is the entries hash; the entries hash joined with the previous block's is the block hash.
+ * Throws QldbVerificationError; answers what could not be recomputed.
  */
-export function verifyBlock(block: JournalBlock): void {
+export function verifyBlock(block: JournalBlock): BlockCheck {
   const at = block.blockAddress;
+  let revisionsUnchecked = 0;
   block.revisions.forEach((revision, i) => {
-    if (!revision.metadata || !revision.data) return;
-    const computed = revisionHash(revision.metadata, revision.data);
+    if (!revision.metadata || !(revision.data || revision.dataHash)) {
+      // Hash-only (system) revisions have nothing else to check; a deleted one or a JSON one cannot be rebuilt.
+      if (revision.metadata || revision.json) revisionsUnchecked += 1;
+      return;
+    }
+    const computed = revision.data ? revisionHash(revision.metadata, revision.data) : dot(ionHash(revision.metadata), revision.dataHash!);
     if (!computed.equals(revision.hash))
       throw new QldbVerificationError(at, `revision ${i}'s hash ${b64(revision.hash)} is not the hash of its metadata and data (${b64(computed)})`);
   });
@@ -122,31 +199,35 @@ export function verifyBlock(block: JournalBlock): void {
   const computed = blockHash(block.entriesHash, block.previousBlockHash);
   if (!computed.equals(block.blockHash))
     throw new QldbVerificationError(at, `its blockHash ${b64(block.blockHash)} is not its entries hash joined with its previousBlockHash (${b64(computed)})`);
+  return { revisionsUnchecked, transactionUnchecked: !block.transactionInfo };
+}
+
+/** Checks `block` against the block before it: the same strand, the next sequence number, the previous hash. */
+export function verifyLink(block: JournalBlock, previous: JournalBlock | { blockAddress: BlockAddress; blockHash: Hash }): void {
+  const at = block.blockAddress;
+  if (at.strandId !== previous.blockAddress.strandId)
+    throw new QldbVerificationError(at, `it follows block ${previous.blockAddress.strandId}/${previous.blockAddress.sequenceNo} of another strand`);
+  if (at.sequenceNo !== previous.blockAddress.sequenceNo + 1)
+    throw new QldbVerificationError(
+      at,
+      `it follows block ${previous.blockAddress.sequenceNo}: sequence number ${previous.blockAddress.sequenceNo + 1} is missing or out of order`,
+    );
+  if (!block.previousBlockHash.equals(previous.blockHash))
+    throw new QldbVerificationError(
+      at,
+      `its previousBlockHash ${b64(block.previousBlockHash)} is not the hash of block ${previous.blockAddress.sequenceNo} (${b64(previous.blockHash)})`,
+    );
 }
 
 /**
- * Checks a strand's blocks in order, each by verifyBlock and each against the one before: the same strand,
- * the next sequence number, its previousBlockHash the block hash before. Answers the last block (the tip).
+ * Checks a strand's blocks in order, each by verifyBlock and each against the one before (verifyLink).
+ * Answers the last block (the tip).
  */
 export function verifyStrand(blocks: Iterable<JournalBlock>, after?: JournalBlock): JournalBlock | undefined {
   let previous = after;
   for (const block of blocks) {
     verifyBlock(block);
-    if (previous) {
-      const at = block.blockAddress;
-      if (at.strandId !== previous.blockAddress.strandId)
-        throw new QldbVerificationError(at, `it follows block ${previous.blockAddress.strandId}/${previous.blockAddress.sequenceNo} of another strand`);
-      if (at.sequenceNo !== previous.blockAddress.sequenceNo + 1)
-        throw new QldbVerificationError(
-          at,
-          `it follows block ${previous.blockAddress.sequenceNo}: sequence number ${previous.blockAddress.sequenceNo + 1} is missing or out of order`,
-        );
-      if (!block.previousBlockHash.equals(previous.blockHash))
-        throw new QldbVerificationError(
-          at,
-          `its previousBlockHash ${b64(block.previousBlockHash)} is not the hash of block ${previous.blockAddress.sequenceNo} (${b64(previous.blockHash)})`,
-        );
-    }
+    if (previous) verifyLink(block, previous);
     previous = block;
   }
   return previous;

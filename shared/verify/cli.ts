@@ -1,22 +1,27 @@
 /**
  * `npx ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
- *                    [--checkpoint FILE] [--save-checkpoint FILE]`
+ *                    [--checkpoint FILE] [--save-checkpoint FILE] [--qldb]`
  * `npx ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks] [--api-key KEY]`
  *
  * Prints a verdict; exits 0 when verified, 1 when not (naming the first bad block), 2 on bad usage.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { verifyLedger, type SignedCheckpoint } from './verifier.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { QldbVerificationError } from '../qldb/journal.ts';
+import { type ImportAudit, ImportAuditor, QLDB_IMPORT_EVENT } from '../qldb/mapping.ts';
+import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 
 const USAGE = `Usage: npx ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
-                          [--checkpoint FILE] [--save-checkpoint FILE]
+                          [--checkpoint FILE] [--save-checkpoint FILE] [--qldb]
 
   --public-key       the node's Ed25519 public key (64 hex) you trust; without it the node's own word is taken
   --checkpoint       a checkpoint saved earlier: the chain must still have the same root at that size
   --save-checkpoint  keep today's signed checkpoint, to check tomorrow's chain against it
   --api-key          when the node requires keys (or set LEDGER_API_KEY)
+  --qldb             the chain is a QLDB import (npm run import:qldb): also rebuild QLDB's blocks from its
+                     events and check them by QLDB's hashing, up to the tip its Main Chain record names
 
        npx ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks]
 
@@ -40,6 +45,7 @@ try {
       vkey: { type: 'string' },
       state: { type: 'string' },
       blocks: { type: 'boolean' },
+      qldb: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -127,7 +133,30 @@ if (values.tiles) {
 }
 
 process.stdout.write(`Verifying chain '${values.chain}' at ${values.url}\n`);
+// With --qldb: the chain's events rebuild QLDB's blocks as they are checked; the Main Chain's anchors of the
+// chain that carry the import's record are kept, to compare with the chain's own record.
+const auditor = values.qldb ? new ImportAuditor() : undefined;
+const anchoredRecords: Record<string, unknown>[] = [];
+let qldbProblem: string | null = null;
 const verdict = await verifyLedger({
+  ...(auditor
+    ? {
+        onBlock: (chain: string, block: Block) => {
+          if (chain === 'main') {
+            const details = block.events[0]?.details as { sub_chain?: string; qldb_import?: Record<string, unknown> } | undefined;
+            if (details && details.sub_chain === values.chain && details.qldb_import) anchoredRecords.push(details.qldb_import);
+            return;
+          }
+          if (block.index === 0 || qldbProblem) return;
+          try {
+            for (const event of block.events) auditor.add(event);
+          } catch (error) {
+            if (!(error instanceof QldbVerificationError)) throw error;
+            qldbProblem = `block ${block.index} of '${chain}' (QLDB ${error.message})`;
+          }
+        },
+      }
+    : {}),
   url: values.url,
   chain: values.chain,
   publicKey: values['public-key'],
@@ -136,6 +165,30 @@ const verdict = await verifyLedger({
   progress,
 });
 for (const note of verdict.notes) process.stdout.write(`  note: ${note}\n`);
+if (verdict.verified && auditor) {
+  let audit: ImportAudit | undefined;
+  try {
+    if (!qldbProblem) audit = auditor.finish();
+  } catch (error) {
+    if (!(error instanceof QldbVerificationError)) throw error;
+    qldbProblem = `QLDB ${error.message}`;
+  }
+  if (!qldbProblem && audit) {
+    if (!audit.record) qldbProblem = `the chain holds no ${QLDB_IMPORT_EVENT} record: the import did not finish (run npm run import:qldb again)`;
+    else if (!anchoredRecords.some((r) => isDeepStrictEqual(r, audit.record)))
+      qldbProblem = "no Main Chain anchor carries the chain's import record (submit a proof of the chain)";
+  }
+  if (qldbProblem || !audit) {
+    process.stdout.write(`NOT VERIFIED: ${qldbProblem}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(
+    `  QLDB: export ${audit.exportId}, ${audit.blocks} blocks rebuilt and verified by QLDB's hashing up to ${audit.tip?.address.strandId}/${audit.tip?.address.sequenceNo} (${audit.tip?.blockHash}), ` +
+      `${audit.revisions} revisions (${audit.revisionsRehashed} rehashed from their Ion, the others through their block), the record anchored on the Main Chain\n`,
+  );
+  if (audit.detailsNotCompared > 0)
+    process.stdout.write(`  note: ${audit.detailsNotCompared} revisions' details are off chain or erased: their Ion was checked, not their JSON\n`);
+}
 if (verdict.verified) {
   if (values['save-checkpoint'] && verdict.checkpoint) {
     writeFileSync(values['save-checkpoint'], `${JSON.stringify(verdict.checkpoint, null, 2)}\n`);

@@ -26,6 +26,8 @@ export interface VerifierOptions {
   savedCheckpoint?: SignedCheckpoint | undefined;
   /** Called as blocks are checked. */
   progress?: (what: string, done: number, total: number) => void;
+  /** Called with each block once it is checked, in order (the Main Chain's first, for a Sub-Chain). */
+  onBlock?: (chain: string, block: Block) => void;
   fetch?: typeof fetch;
 }
 
@@ -43,12 +45,19 @@ export interface Verdict {
   checkpoint: SignedCheckpoint | null;
 }
 
-interface Block {
+export interface Block {
   index: number;
   chain_name: string;
   previous_hash: string;
   hash: string;
-  events: { event_type: string; details: Record<string, unknown> }[];
+  events: {
+    event_id?: string;
+    entity_id: string;
+    event_type: string;
+    details: Record<string, unknown>;
+    details_metadata: Record<string, unknown> | null;
+    is_offchain?: boolean;
+  }[];
 }
 
 /** Blocks per page (the API's largest) and pages requested ahead of the one being checked. */
@@ -138,6 +147,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
         frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
         if (sizes.has(expected + 1)) atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
         previous = block.hash;
+        options.onBlock?.(chain, block);
         kept.push(block);
         expected += 1;
       }

@@ -1,0 +1,88 @@
+/**
+ * `npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY]`
+ *
+ * Verifies a QLDB journal export downloaded from S3, then imports it into a Sub-Chain through the service's API,
+ * resumably (docs/qldb-import.md). Exits 0 when imported, 1 when the export fails verification or the import
+ * stops (run it again to go on), 2 on bad usage.
+ */
+import { parseArgs } from 'node:util';
+import { QldbExportError } from './export.ts';
+import { ImportError, importQldbExport } from './importer.ts';
+import { QldbVerificationError } from './journal.ts';
+
+const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY]
+
+  --export     the export as downloaded from S3: aws s3 cp --recursive s3://<bucket>/<prefix>/ DIR
+  --url        the service (the local stack's address, or a deployment's API)
+  --chain      the Sub-Chain to import into: new, or this export's import cut short (it goes on)
+  --digest     a digest saved from QLDB (aws qldb get-digest --name LEDGER > FILE): checked at its tip
+  --export-id  which export, when DIR holds several
+  --api-key    when the service requires keys (or set LEDGER_API_KEY)`;
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      export: { type: 'string' },
+      url: { type: 'string' },
+      chain: { type: 'string' },
+      digest: { type: 'string' },
+      'export-id': { type: 'string' },
+      'api-key': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  }));
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+if (values.help || !values.export || !values.url || !values.chain) {
+  process.stderr.write(`${USAGE}\n`);
+  process.exit(values.help ? 0 : 2);
+}
+
+const tty = process.stderr.isTTY === true;
+let lastLine = 0;
+const seconds = (ms: number) =>
+  ms >= 3_600_000 ? `${(ms / 3_600_000).toFixed(1)} h` : ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+
+try {
+  const result = await importQldbExport({
+    exportDir: values.export,
+    url: values.url,
+    chain: values.chain,
+    ...(values.digest ? { digestFile: values.digest } : {}),
+    ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
+    ...((values['api-key'] ?? process.env.LEDGER_API_KEY) ? { apiKey: values['api-key'] ?? process.env.LEDGER_API_KEY } : {}),
+    log: (line) => process.stdout.write(`${line}\n`),
+    progress: (p) => {
+      const now = Date.now();
+      const done = p.blocks >= p.totalBlocks;
+      if (!done && now - lastLine < (tty ? 250 : 2_000)) return;
+      lastLine = now;
+      const rate = p.elapsedMs > 0 ? (p.revisions / p.elapsedMs) * 1000 : 0;
+      const left = rate > 0 ? ((p.totalRevisions - p.revisions) / rate) * 1000 : 0;
+      const line = `  ${p.blocks}/${p.totalBlocks} blocks, ${p.revisions}/${p.totalRevisions} revisions, ${Math.round(rate)} revisions/s, ${done ? 'done' : `${seconds(left)} left`}`;
+      process.stderr.write(tty ? `\r${line}${done ? '\n' : ''}` : `${line}\n`);
+    },
+  });
+  if (result.alreadyComplete) process.stdout.write(`already imported: chain '${values.chain}' holds export ${result.summary.exportId} whole\n`);
+  else
+    process.stdout.write(
+      `imported: ${result.summary.blocks} blocks, ${result.summary.revisions} revisions into '${values.chain}'${result.resumedAfter ? ' (resumed)' : ''}, ${result.eventsAppended} events appended in ${result.batches} batches\n`,
+    );
+  process.stdout.write(
+    `anchored on the Main Chain: proof ${result.proofId} records export ${result.summary.exportId} at tip ${result.summary.tip.blockHash}\n`,
+  );
+  process.exit(0);
+} catch (error) {
+  if (error instanceof QldbVerificationError || error instanceof QldbExportError) {
+    process.stdout.write(`NOT IMPORTED: ${error.message}\nnothing was imported\n`);
+    process.exit(1);
+  }
+  if (error instanceof ImportError) {
+    process.stdout.write(`IMPORT STOPPED: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}

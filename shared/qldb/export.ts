@@ -1,0 +1,262 @@
+/**
+ * A QLDB journal export as downloaded from S3 (`aws s3 cp --recursive s3://bucket/prefix/ ./export`): its
+ * manifests, its data objects in the order the completed manifest lists them, and the check of all of it
+ * (docs/qldb-import.md):
+ *
+ * - `<exportId>.started.manifest` names the ledger, the export and its output format (ION_TEXT unless it says
+ *   ION_BINARY or JSON); `<exportId>.<strandId>.completed.manifest` lists the strand's data object `keys`,
+ *   in order, as S3 keys (with the prefix); a missing completed manifest means the export never finished;
+ * - a data object `…/<strandId>.<first>-<last>.<ion|json>` holds blocks first…last of the strand, one per
+ *   top-level Ion value (Ion text or binary) or per line (JSON Lines);
+ * - every block is verified (journal.ts), each against the one before, across objects; with a digest
+ *   (GetDigest's answer), the Merkle root of the block hashes from block 0 to its tip must be the digest.
+ *
+ * One data object is in memory at a time, whatever the export's size. Errors name the file, the key or the
+ * block that is wrong (QldbExportError, QldbVerificationError).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as ion from 'ion-js';
+import { type Hash, MerkleAccumulator } from './hashing.ts';
+import { b64, type BlockAddress, blockFromIon, blockFromJson, type JournalBlock, QldbVerificationError, verifyBlock, verifyLink } from './journal.ts';
+
+export type OutputFormat = 'ION_TEXT' | 'ION_BINARY' | 'JSON';
+
+export interface JournalExport {
+  dir: string;
+  exportId: string;
+  ledgerName: string;
+  prefix: string;
+  outputFormat: OutputFormat;
+  strandId: string;
+  /** The data objects' S3 keys, in the completed manifest's order. */
+  keys: string[];
+}
+
+/** An export that cannot be read as QLDB wrote it: a manifest or data object missing, cut short, or out of order. */
+export class QldbExportError extends Error {
+  override name = 'QldbExportError';
+}
+
+/** The first value of an Ion (text, binary) or JSON file, as Ion. */
+function loadFile(path: string): ion.dom.Value {
+  let value: ion.dom.Value | null;
+  try {
+    value = ion.load(readFileSync(path));
+  } catch (error) {
+    throw new QldbExportError(`${path} is not Ion or JSON: ${(error as Error).message}`);
+  }
+  if (!value) throw new QldbExportError(`${path} is empty`);
+  return value;
+}
+
+const text = (value: ion.dom.Value | null) => value?.stringValue() ?? undefined;
+
+/**
+ * Opens the export in `dir`: its started manifest (the only one, or the one of `exportId`) and the completed
+ * manifest of its strand. QLDB journals have one strand; an export with more is refused.
+ */
+export function openExport(dir: string, exportId?: string): JournalExport {
+  if (!existsSync(dir)) throw new QldbExportError(`${dir} does not exist`);
+  const files = readdirSync(dir);
+  const started = files.filter((f) => f.endsWith('.started.manifest') && (!exportId || f === `${exportId}.started.manifest`));
+  if (started.length === 0)
+    throw new QldbExportError(
+      `no ${exportId ?? '<exportId>'}.started.manifest in ${dir}: download the export's prefix from S3 (aws s3 cp --recursive s3://<bucket>/<prefix>/ ${dir})`,
+    );
+  if (started.length > 1) throw new QldbExportError(`${dir} holds ${started.length} exports (${started.join(', ')}): name one with --export-id`);
+  const manifest = loadFile(join(dir, started[0]!));
+  const id = text(manifest.get('exportId')) ?? started[0]!.replace(/\.started\.manifest$/, '');
+  const format = text(manifest.get('outputFormat')) ?? 'ION_TEXT';
+  if (format !== 'ION_TEXT' && format !== 'ION_BINARY' && format !== 'JSON')
+    throw new QldbExportError(`${started[0]}: outputFormat ${format} is not one QLDB writes (ION_TEXT, ION_BINARY, JSON)`);
+  const completed = files.filter((f) => f.startsWith(`${id}.`) && f.endsWith('.completed.manifest'));
+  if (completed.length === 0)
+    throw new QldbExportError(`export ${id} has no completed manifest (${id}.<strandId>.completed.manifest): the export job did not finish`);
+  if (completed.length > 1) throw new QldbExportError(`export ${id} has ${completed.length} strands; QLDB journals have one, and only one can be imported`);
+  const strandId = completed[0]!.slice(id.length + 1, -'.completed.manifest'.length);
+  const keysValue = loadFile(join(dir, completed[0]!)).get('keys');
+  const keys = [...((keysValue as unknown as Iterable<ion.dom.Value> | null) ?? [])].map((k) => k.stringValue());
+  if (!keysValue || keys.some((k) => typeof k !== 'string')) throw new QldbExportError(`${completed[0]}: its keys are missing or not strings`);
+  return {
+    dir,
+    exportId: id,
+    ledgerName: text(manifest.get('ledgerName')) ?? '',
+    prefix: (text(manifest.get('prefix')) ?? '').replace(/\/+$/, ''),
+    outputFormat: format,
+    strandId,
+    keys: keys as string[],
+  };
+}
+
+/** Where a key's data object is: the key under `dir`, or the key without the export's prefix under `dir`. */
+function pathOf(exp: JournalExport, key: string): string {
+  const candidates = [join(exp.dir, key)];
+  if (exp.prefix && key.startsWith(`${exp.prefix}/`)) candidates.push(join(exp.dir, key.slice(exp.prefix.length + 1)));
+  const found = candidates.find((p) => existsSync(p));
+  if (!found) throw new QldbExportError(`the completed manifest names data object ${key}, which is not in the export (looked for ${candidates.join(' and ')})`);
+  return found;
+}
+
+/** The blocks of one data object, in its order. */
+function readObject(exp: JournalExport, key: string): JournalBlock[] {
+  const bytes = readFileSync(pathOf(exp, key));
+  try {
+    if (exp.outputFormat === 'JSON' || key.endsWith('.json')) {
+      return bytes
+        .toString('utf8')
+        .split('\n')
+        .flatMap((line, i) => {
+          if (line.trim() === '') return [];
+          try {
+            return [blockFromJson(JSON.parse(line))];
+          } catch (error) {
+            if (error instanceof QldbVerificationError) throw error;
+            throw new QldbExportError(`line ${i + 1} is not JSON (${(error as Error).message}): the object is cut short or damaged`);
+          }
+        });
+    }
+    return ion.loadAll(bytes).map(blockFromIon);
+  } catch (error) {
+    if (error instanceof QldbVerificationError) throw error;
+    throw new QldbExportError(`data object ${key}: ${(error as Error).message.replace(/^data object \S+: /, '')}`);
+  }
+}
+
+/** `<strandId>.<first>-<last>.<ext>`: the blocks a data object's name says it holds. */
+function namedRange(key: string): { strandId: string; first: number; last: number } | undefined {
+  const m = /([^/]+)\.(\d+)-(\d+)\.[a-z]+$/.exec(key);
+  return m ? { strandId: m[1]!, first: Number(m[2]), last: Number(m[3]) } : undefined;
+}
+
+/**
+ * The export's blocks in journal order, one data object read at a time; each object's blocks must be the
+ * ones its name says, from the strand of the manifest. Blocks are not verified here (verifyExport does).
+ */
+export function* exportBlocks(exp: JournalExport): Generator<{ block: JournalBlock; key: string }> {
+  for (const key of exp.keys) {
+    const blocks = readObject(exp, key);
+    const range = namedRange(key);
+    if (range) {
+      if (range.strandId !== exp.strandId) throw new QldbExportError(`data object ${key} is of strand ${range.strandId}, not the manifest's ${exp.strandId}`);
+      const first = blocks[0]?.blockAddress.sequenceNo;
+      const last = blocks.at(-1)?.blockAddress.sequenceNo;
+      if (first !== range.first || last !== range.last)
+        throw new QldbExportError(
+          `data object ${key} holds blocks ${first ?? 'none'}–${last ?? 'none'}, its name says ${range.first}–${range.last}: it is cut short or not the object QLDB wrote`,
+        );
+    }
+    for (const block of blocks) {
+      if (block.blockAddress.strandId !== exp.strandId)
+        throw new QldbVerificationError(block.blockAddress, `it is in data object ${key} of strand ${exp.strandId}`);
+      yield { block, key };
+    }
+  }
+}
+
+/** A ledger digest as GetDigest answers it (`aws qldb get-digest` JSON, or its Ion): the root hash and its tip. */
+export interface LedgerDigest {
+  digest: Hash;
+  tip: BlockAddress;
+}
+
+/** Reads a digest file: `{"Digest": "<base64>", "DigestTipAddress": {"IonText": "{strandId:…,sequenceNo:…}"}}`. */
+export function parseDigest(source: string | Uint8Array): LedgerDigest {
+  let value: ion.dom.Value | null;
+  try {
+    value = ion.load(source);
+  } catch (error) {
+    throw new QldbExportError(`the digest file is not JSON or Ion: ${(error as Error).message}`);
+  }
+  const field = (name: string) => value?.get(name) ?? value?.get(name[0]!.toLowerCase() + name.slice(1)) ?? null;
+  const digestValue = field('Digest');
+  const digest =
+    digestValue?.getType() === ion.IonTypes.BLOB
+      ? digestValue.uInt8ArrayValue()
+      : digestValue?.getType() === ion.IonTypes.STRING
+        ? Buffer.from(digestValue.stringValue()!, 'base64')
+        : undefined;
+  let tip = field('DigestTipAddress');
+  const ionText = tip?.get('IonText')?.stringValue();
+  if (typeof ionText === 'string') tip = ion.load(ionText);
+  const strandId = tip?.get('strandId')?.stringValue();
+  const sequenceNo = tip?.get('sequenceNo')?.numberValue();
+  if (digest?.length !== 32 || typeof strandId !== 'string' || typeof sequenceNo !== 'number')
+    throw new QldbExportError('the digest file needs Digest (32 bytes, base64) and DigestTipAddress {strandId, sequenceNo}, as GetDigest answers them');
+  return { digest: Buffer.from(digest), tip: { strandId, sequenceNo } };
+}
+
+export interface ExportSummary {
+  exportId: string;
+  ledgerName: string;
+  outputFormat: OutputFormat;
+  strandId: string;
+  blocks: number;
+  /** Document revisions (those with metadata; QLDB's hash-only system revisions are not counted). */
+  revisions: number;
+  first: { address: BlockAddress; previousBlockHash: string };
+  tip: { address: BlockAddress; blockHash: string };
+  /** What could not be recomputed: JSON Lines keeps no Ion types; a deleted revision has no data. */
+  unchecked: { revisions: number; transactions: number };
+  digest: { digest: string; tip: BlockAddress } | null;
+}
+
+/**
+ * Verifies the whole export before anything is imported: every block (verifyBlock), every link, the data
+ * objects' names and order, and with `digest`, QLDB's digest at its tip. Throws on the first problem.
+ */
+export function verifyExport(exp: JournalExport, options: { digest?: LedgerDigest; onBlock?: (block: JournalBlock) => void } = {}): ExportSummary {
+  const { digest } = options;
+  if (digest && digest.tip.strandId !== exp.strandId)
+    throw new QldbVerificationError(undefined, `the digest is of strand ${digest.tip.strandId}, the export of ${exp.strandId}: a digest of another ledger`);
+  const tree = new MerkleAccumulator();
+  let previous: JournalBlock | undefined;
+  let first: JournalBlock | undefined;
+  let revisions = 0;
+  const unchecked = { revisions: 0, transactions: 0 };
+  let digestChecked = false;
+  for (const { block } of exportBlocks(exp)) {
+    const check = verifyBlock(block);
+    if (previous) verifyLink(block, previous);
+    else first = block;
+    unchecked.revisions += check.revisionsUnchecked;
+    if (check.transactionUnchecked) unchecked.transactions += 1;
+    revisions += block.revisions.filter((r) => r.metadata || r.json).length;
+    if (digest && first!.blockAddress.sequenceNo === 0) {
+      tree.push(block.blockHash);
+      if (block.blockAddress.sequenceNo === digest.tip.sequenceNo) {
+        const root = tree.root();
+        if (!root.equals(digest.digest))
+          throw new QldbVerificationError(
+            digest.tip,
+            `the digest ${b64(digest.digest)} is not the Merkle root of the export's block hashes from block 0 to its tip (${b64(root)}): a digest of another ledger, or the export was changed`,
+          );
+        digestChecked = true;
+      }
+    }
+    options.onBlock?.(block);
+    previous = block;
+  }
+  if (!previous || !first) throw new QldbExportError(`export ${exp.exportId} holds no blocks`);
+  if (digest && !digestChecked) {
+    if (first.blockAddress.sequenceNo !== 0)
+      throw new QldbExportError(
+        `the export begins at block ${first.blockAddress.sequenceNo}: a digest covers the journal from block 0, so checking it needs an export from the ledger's creation`,
+      );
+    throw new QldbExportError(
+      `the digest's tip is block ${digest.tip.sequenceNo}, the export ends at block ${previous.blockAddress.sequenceNo}: export up to the digest's time, or take a digest within the export`,
+    );
+  }
+  return {
+    exportId: exp.exportId,
+    ledgerName: exp.ledgerName,
+    outputFormat: exp.outputFormat,
+    strandId: exp.strandId,
+    blocks: previous.blockAddress.sequenceNo - first.blockAddress.sequenceNo + 1,
+    revisions,
+    first: { address: first.blockAddress, previousBlockHash: b64(first.previousBlockHash) },
+    tip: { address: previous.blockAddress, blockHash: b64(previous.blockHash) },
+    unchecked,
+    digest: digest ? { digest: b64(digest.digest), tip: digest.tip } : null,
+  };
+}

@@ -1,0 +1,258 @@
+/**
+ * Imports a verified QLDB journal export into a Sub-Chain through the service's API (docs/qldb-import.md):
+ *
+ * 1. the whole export is verified first (export.ts); a failure imports nothing;
+ * 2. the chain is made (or found): an import goes into a chain of its own, so a chain holding anything else is
+ *    refused, and a chain holding part of this export's import is resumed after its last event;
+ * 3. the events (mapping.ts) go in journal order, in batches of at most 99 (one DynamoDB transaction: all
+ *    committed or none), each with an Idempotency-Key made from its first event's journal position: a batch
+ *    retried after a lost answer is answered, not appended twice; after a kill, the chain's last event says
+ *    where to go on;
+ * 4. a closing `qldb_import` event, then a proof: the Main Chain's anchor carries the import's record.
+ *
+ * Every request has a deadline; retries (network errors, 409 in progress, 429, 5xx) back off and give up with
+ * a clear error after RETRY_FOR_MS. Memory holds one data object and one batch.
+ */
+import { readFileSync } from 'node:fs';
+import { type ExportSummary, type JournalExport, type LedgerDigest, exportBlocks, openExport, parseDigest, verifyExport } from './export.ts';
+import { b64, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
+import { type ImportedEvent, type JournalPosition, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
+
+/** Events per batch: the service's most with an Idempotency-Key (a block each, the head and the key's record: 100 items). */
+const BATCH_EVENTS = 98;
+/** Bytes per batch: under what the service commits in one transaction (1.5 MB, with about 512 bytes per block). */
+const BATCH_BYTES = 1_200_000;
+/** The largest event carried whole (the service keeps events up to 300 kB on chain; details above 64 KiB go to IPFS). */
+export const MAX_IMPORTED_EVENT_BYTES = 250_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+/** How long one request is retried before the import stops (and can be run again to go on). */
+const RETRY_FOR_MS = 120_000;
+
+export class ImportError extends Error {
+  override name = 'ImportError';
+}
+
+export interface ImportOptions {
+  exportDir: string;
+  exportId?: string;
+  digestFile?: string;
+  url: string;
+  chain: string;
+  apiKey?: string;
+  /** Lines for the user (the verdicts, where the import starts, the result). */
+  log?: (line: string) => void;
+  /** Called after each batch: blocks and revisions done so far, of the totals. */
+  progress?: (p: ImportProgress) => void;
+  fetch?: typeof fetch;
+}
+
+export interface ImportProgress {
+  blocks: number;
+  revisions: number;
+  totalBlocks: number;
+  totalRevisions: number;
+  eventsSent: number;
+  elapsedMs: number;
+}
+
+export interface ImportResult {
+  summary: ExportSummary;
+  /** Where this run began: the start, or after the position the chain already held. */
+  resumedAfter: JournalPosition | null;
+  eventsAppended: number;
+  batches: number;
+  alreadyComplete: boolean;
+  proofId: string | null;
+  record: Record<string, unknown>;
+}
+
+/** The parts of the service's answers the importer reads. */
+interface ApiBody {
+  detail?: unknown;
+  proof_id?: string;
+  blocks?: { index: number; events: { event_type: string; details: unknown; details_metadata: unknown }[] }[];
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+export async function importQldbExport(options: ImportOptions): Promise<ImportResult> {
+  const log = options.log ?? (() => undefined);
+  const http = options.fetch ?? fetch;
+  const base = `${options.url.replace(/\/+$/, '')}/api/v1`;
+  const chainPath = `${base}/chains/${encodeURIComponent(options.chain)}`;
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(options.apiKey ? { 'X-API-Key': options.apiKey } : {}) };
+
+  /** One request, retried while the answer says it may succeed later; other answers are returned. */
+  async function request(method: string, url: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; body: ApiBody }> {
+    const until = Date.now() + RETRY_FOR_MS;
+    let wait = 200;
+    for (;;) {
+      let cause: string;
+      try {
+        const res = await http(url, {
+          method,
+          headers: { ...headers, ...extra },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        const answer = ((await res.json().catch(() => null)) ?? {}) as ApiBody;
+        if (res.status !== 409 && res.status !== 429 && res.status < 500) return { status: res.status, body: answer };
+        // 409 here is an Idempotency-Key whose first request is still in progress; 429 and 5xx pass.
+        if (res.status === 409 && extra['Idempotency-Key'] === undefined) return { status: res.status, body: answer };
+        cause = `${res.status} ${JSON.stringify(answer?.detail ?? answer)}`;
+        const after = Number(res.headers.get('Retry-After'));
+        if (Number.isFinite(after) && after > 0) wait = Math.max(wait, after * 1000);
+      } catch (error) {
+        cause = (error as Error).message;
+      }
+      if (Date.now() + wait > until)
+        throw new ImportError(`${method} ${url} kept failing for ${RETRY_FOR_MS / 1000} s (last: ${cause}); run the import again to go on`);
+      await sleep(wait);
+      wait = Math.min(wait * 2, 5_000);
+    }
+  }
+
+  // 1. Verify everything first.
+  const exp: JournalExport = openExport(options.exportDir, options.exportId);
+  let digest: LedgerDigest | undefined;
+  if (options.digestFile) digest = parseDigest(readFileSync(options.digestFile));
+  log(`Verifying export ${exp.exportId} of ledger '${exp.ledgerName}' (${exp.outputFormat}, strand ${exp.strandId}, ${exp.keys.length} data objects)`);
+  const summary = verifyExport(exp, {
+    ...(digest ? { digest } : {}),
+    onBlock: (block) => {
+      for (const { event } of eventsOfBlock(block, exp.exportId)) {
+        const bytes = Buffer.byteLength(JSON.stringify({ ...event, details: {} }));
+        if (bytes > MAX_IMPORTED_EVENT_BYTES)
+          throw new ImportError(
+            `block ${block.blockAddress.strandId}/${block.blockAddress.sequenceNo}: document ${event.entity_id}'s revision takes ${bytes} bytes with its Ion, over the ${MAX_IMPORTED_EVENT_BYTES} an event can carry`,
+          );
+      }
+    },
+  });
+  log(
+    `verified: ${summary.blocks} blocks (${summary.first.address.sequenceNo}…${summary.tip.address.sequenceNo}), ${summary.revisions} document revisions, tip hash ${summary.tip.blockHash}` +
+      (summary.digest ? `, digest ${summary.digest.digest} at block ${summary.digest.tip.sequenceNo} matches` : ''),
+  );
+  if (summary.unchecked.revisions > 0 || summary.unchecked.transactions > 0)
+    log(
+      `  not recomputable: ${summary.unchecked.revisions} revision hashes and ${summary.unchecked.transactions} transaction hashes (${
+        summary.outputFormat === 'JSON' ? 'JSON Lines keeps no Ion types' : 'deleted revisions carry no data'
+      }); each is still covered by its block's hash`,
+    );
+
+  // 2. The chain: new, or this export's import to go on with.
+  const info = await request('GET', `${chainPath}/stats`);
+  if (info.status === 404) {
+    const made = await request('POST', `${chainPath}/create`);
+    if (made.status !== 201 && made.status !== 409)
+      throw new ImportError(`cannot create chain '${options.chain}': ${made.status} ${JSON.stringify(made.body)}`);
+  } else if (info.status !== 200) {
+    throw new ImportError(`cannot read chain '${options.chain}': ${info.status} ${JSON.stringify(info.body)}`);
+  }
+  const last = await request('GET', `${chainPath}/blocks?limit=1&offset=0&order=desc`);
+  if (last.status !== 200) throw new ImportError(`cannot read chain '${options.chain}': ${last.status} ${JSON.stringify(last.body)}`);
+  const lastBlock = last.body.blocks?.[0];
+  let resumedAfter: JournalPosition | null = null;
+  let alreadyComplete = false;
+  let record: Record<string, unknown> | null = null;
+  if (lastBlock && lastBlock.index > 0) {
+    const event = lastBlock.events[0]!;
+    const at = positionOf(event, exp.exportId);
+    if (at === undefined)
+      throw new ImportError(`chain '${options.chain}' already holds ${lastBlock.index} block(s) that are not this export's import: import into a new chain`);
+    if (at === 'end') {
+      alreadyComplete = true;
+      record = event.details as Record<string, unknown>;
+    } else {
+      resumedAfter = at;
+      log(`resuming: the chain holds this import up to block ${at.sequenceNo}${at.revision >= 0 ? `, revision ${at.revision}` : ''}`);
+    }
+  }
+
+  // 3. The events, in journal order, in batches.
+  const started = Date.now();
+  let blocks = 0;
+  let revisions = 0;
+  let eventsAppended = 0;
+  let batches = 0;
+  const report = (eventsSent: number) =>
+    options.progress?.({ blocks, revisions, totalBlocks: summary.blocks, totalRevisions: summary.revisions, eventsSent, elapsedMs: Date.now() - started });
+
+  async function send(batch: { position: JournalPosition; event: ImportedEvent }[]): Promise<void> {
+    const first = batch[0]!.position;
+    const key = `qldb-${exp.exportId}-${exp.strandId}-${first.sequenceNo}-${first.revision}-${batch.length}`;
+    const answer = await request('POST', `${chainPath}/events/batch`, { events: batch.map((b) => b.event) }, { 'Idempotency-Key': key });
+    if (answer.status !== 200)
+      throw new ImportError(
+        `the batch from block ${first.sequenceNo} was refused: ${answer.status} ${JSON.stringify(answer.body?.detail ?? answer.body)}; nothing of it was appended`,
+      );
+    eventsAppended += batch.length;
+    batches += 1;
+  }
+
+  if (!alreadyComplete) {
+    let batch: { position: JournalPosition; event: ImportedEvent }[] = [];
+    let batchBytes = 0;
+    let previous: JournalBlock | undefined;
+    for (const { block } of exportBlocks(exp)) {
+      // Verified again as it is imported: what is appended is what was checked, even if a file changed since.
+      try {
+        verifyBlock(block);
+        if (previous) verifyLink(block, previous);
+      } catch (error) {
+        throw new ImportError(`the export changed after it was verified: ${(error as Error).message}; the chain holds it up to the block before`);
+      }
+      previous = block;
+      blocks += 1;
+      for (const item of eventsOfBlock(block, exp.exportId)) {
+        if (item.position.revision >= 0) revisions += 1;
+        if (resumedAfter && comparePositions(item.position, resumedAfter) <= 0) continue;
+        const bytes = Buffer.byteLength(JSON.stringify(item.event));
+        if (batch.length === BATCH_EVENTS || (batch.length > 0 && batchBytes + bytes > BATCH_BYTES)) {
+          await send(batch);
+          report(eventsAppended);
+          batch = [];
+          batchBytes = 0;
+        }
+        batch.push(item);
+        batchBytes += bytes;
+      }
+    }
+    if (batch.length > 0) await send(batch);
+    report(eventsAppended);
+    if (previous && b64(previous.blockHash) !== summary.tip.blockHash)
+      throw new ImportError('the export changed while it was imported: its tip is not the one verified');
+
+    // 4. The record of the import, closing the chain's import.
+    record = {
+      export_id: exp.exportId,
+      ledger_name: exp.ledgerName,
+      output_format: exp.outputFormat,
+      strand_id: exp.strandId,
+      first_block: {
+        block_address: { strand_id: exp.strandId, sequence_no: summary.first.address.sequenceNo },
+        previous_block_hash: summary.first.previousBlockHash,
+      },
+      tip: { block_address: { strand_id: exp.strandId, sequence_no: summary.tip.address.sequenceNo }, block_hash: summary.tip.blockHash },
+      blocks: summary.blocks,
+      revisions: summary.revisions,
+      unchecked: summary.unchecked,
+      digest: summary.digest
+        ? { digest: summary.digest.digest, tip_address: { strand_id: summary.digest.tip.strandId, sequence_no: summary.digest.tip.sequenceNo } }
+        : null,
+    };
+    const closing = await request(
+      'POST',
+      `${chainPath}/events`,
+      { entity_id: `qldb-export:${exp.exportId}`, event_type: QLDB_IMPORT_EVENT, details: record },
+      { 'Idempotency-Key': `qldb-${exp.exportId}-${exp.strandId}-imported` },
+    );
+    if (closing.status !== 200) throw new ImportError(`the import's record was refused: ${closing.status} ${JSON.stringify(closing.body)}`);
+  }
+
+  // 5. Anchored on the Main Chain (the same proof again if it already is).
+  const proof = await request('POST', `${chainPath}/submit-proof`);
+  if (proof.status !== 200)
+    throw new ImportError(`the import is complete, but its proof was refused: ${proof.status} ${JSON.stringify(proof.body)}; submit it again`);
+  return { summary, resumedAfter, eventsAppended, batches, alreadyComplete, proofId: proof.body.proof_id ?? null, record: record! };
+}

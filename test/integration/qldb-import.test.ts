@@ -1,0 +1,183 @@
+/**
+ * `npm run import:qldb` as a user runs it, against the running local stack: a QLDB journal export (made by
+ * test/support/qldb-journal.ts, whose hashing the real QLDB block and the Ion Hash vectors check) verified and
+ * imported in its three formats, anchored on the Main Chain with its record, checked again by
+ * `ledger-verify --qldb`; killed mid-import and run again (every revision once, in order); and each bad export
+ * refused with nothing imported.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { digestFile, writeExport } from '#test/support/qldb-journal';
+import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'qldb-import-'));
+let stack: Stack;
+
+before(async () => {
+  stack = await startStack();
+});
+after(async () => {
+  await stopAndRemove(stack);
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  out: string;
+}
+
+function spawnTool(script: string, args: string[]): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const done = new Promise<Run>((resolve) => child.once('exit', (code) => resolve({ code, out })));
+  return { child, done };
+}
+
+const importQldb = (...args: string[]) => spawnTool('shared/qldb/cli.ts', ['--url', stack.url, ...args]).done;
+const ledgerVerify = (...args: string[]) => spawnTool('shared/verify/cli.ts', ['--url', stack.url, ...args]).done;
+
+async function stats(chain: string) {
+  return call(stack.url, 'GET', `/api/v1/chains/${chain}/stats`);
+}
+
+/** Every event of a chain, in order (block 0, the genesis, holds none). */
+async function chainEvents(chain: string): Promise<any[]> {
+  const events: any[] = [];
+  for (let offset = 0; ; offset += 100) {
+    const page = await call(stack.url, 'GET', `/api/v1/chains/${chain}/blocks?limit=100&offset=${offset}`);
+    assert.equal(page.status, 200, page.text);
+    for (const block of page.body.blocks) events.push(...block.events);
+    if (offset + 100 >= page.body.total) return events;
+  }
+}
+
+describe('npm run import:qldb', () => {
+  it('verifies and imports an Ion text export with its digest, records it on the Main Chain, and ledger-verify --qldb rebuilds it', async () => {
+    const dir = join(work, 'text');
+    const made = writeExport(dir, { count: 60, revisionsPerBlock: 3, mixed: true, blocksPerObject: 8 });
+    writeFileSync(join(work, 'text.digest'), digestFile(made.digest, made.strandId, 59));
+    const run = await importQldb('--export', dir, '--chain', 'qldb-text', '--digest', join(work, 'text.digest'));
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /verified: 60 blocks \(0…59\), 180 document revisions, tip hash \S+, digest \S+ at block 59 matches/);
+    assert.match(run.out, /imported: 60 blocks, 180 revisions into 'qldb-text', 240 events appended in 3 batches/);
+
+    const events = await chainEvents('qldb-text');
+    assert.equal(events.length, 60 + 180 + 1, 'a block event per block, an event per revision, the record');
+    const insert = events.find((e) => e.event_type === 'Person.insert');
+    const q = insert.details_metadata.qldb;
+    assert.equal(insert.entity_id, q.document_id);
+    assert.equal(q.export_id, made.exportId);
+    assert.match(q.revision_hash, /^[A-Za-z0-9+/]{43}=$/);
+    assert.equal(typeof insert.details.Balance, 'number');
+    const record = events.at(-1);
+    assert.equal(record.event_type, 'qldb_import');
+    assert.equal(record.details.tip.block_hash, made.tipHash.toString('base64'));
+    assert.equal(record.details.digest.digest, made.digest.toString('base64'));
+
+    const main = await call(stack.url, 'GET', '/api/v1/chains/main/blocks?limit=1&order=desc');
+    const anchor = main.body.blocks[0].events[0];
+    assert.equal(anchor.event_type, 'sub_chain_proof');
+    assert.equal(anchor.details.sub_chain, 'qldb-text');
+    assert.deepEqual(anchor.details.qldb_import, record.details, "the Main Chain's anchor carries the import's record");
+
+    const verified = await ledgerVerify('--chain', 'qldb-text', '--qldb');
+    assert.equal(verified.code, 0, verified.out);
+    assert.match(
+      verified.out,
+      /QLDB: export \S+, 60 blocks rebuilt and verified by QLDB's hashing up to \S+\/59 .*180 revisions \(\d+ rehashed from their Ion/,
+    );
+
+    const again = await importQldb('--export', dir, '--chain', 'qldb-text');
+    assert.equal(again.code, 0, again.out);
+    assert.match(again.out, /already imported: chain 'qldb-text' holds export \S+ whole/);
+    assert.equal((await stats('qldb-text')).body.total_events, 241, 'nothing appended again');
+  });
+
+  for (const format of ['ION_BINARY', 'JSON'] as const) {
+    it(`imports a ${format} export, and ledger-verify --qldb checks it`, async () => {
+      const dir = join(work, format);
+      writeExport(dir, { count: 20, revisionsPerBlock: 2, mixed: true, format, blocksPerObject: 6 });
+      const run = await importQldb('--export', dir, '--chain', `qldb-${format.toLowerCase().replace('_', '-')}`);
+      assert.equal(run.code, 0, run.out);
+      if (format === 'JSON') assert.match(run.out, /not recomputable: 40 revision hashes and 20 transaction hashes \(JSON Lines keeps no Ion types\)/);
+      const verified = await ledgerVerify('--chain', `qldb-${format.toLowerCase().replace('_', '-')}`, '--qldb');
+      assert.equal(verified.code, 0, verified.out);
+      assert.match(verified.out, /20 blocks rebuilt and verified/);
+    });
+  }
+
+  it('goes on where it stopped when killed mid-import: every revision once, in journal order', async () => {
+    const dir = join(work, 'killed');
+    writeExport(dir, { count: 300, revisionsPerBlock: 3, mixed: true, blocksPerObject: 40 });
+    const first = spawnTool('shared/qldb/cli.ts', ['--url', stack.url, '--export', dir, '--chain', 'qldb-killed']);
+    // Killed once some batches have landed (SIGKILL: no chance to finish a batch or clean up).
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const s = await stats('qldb-killed');
+      if (s.status === 200 && s.body.total_events >= 300) break;
+      assert.ok(Date.now() < until, 'the import made no progress');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    first.child.kill('SIGKILL');
+    await first.done;
+    const cut = (await stats('qldb-killed')).body.total_events;
+    assert.ok(cut < 1201, `killed before the end (${cut} events)`);
+
+    const second = await importQldb('--export', dir, '--chain', 'qldb-killed');
+    assert.equal(second.code, 0, second.out);
+    assert.match(second.out, /resuming: the chain holds this import up to block \d+/);
+    const events = await chainEvents('qldb-killed');
+    assert.equal(events.length, 300 + 900 + 1);
+    const revisions = events.filter((e) => e.details_metadata?.qldb?.revision_index !== undefined);
+    const positions = revisions.map((e) => `${e.details_metadata.qldb.block_address.sequence_no}/${e.details_metadata.qldb.revision_index}`);
+    assert.equal(new Set(positions).size, 900, 'no revision twice');
+    const verified = await ledgerVerify('--chain', 'qldb-killed', '--qldb');
+    assert.equal(verified.code, 0, verified.out);
+  });
+
+  it('refuses a changed revision, a cut-short object, a missing object and a foreign digest, naming each, and imports nothing', async () => {
+    const dir = join(work, 'bad');
+    const made = writeExport(dir, { count: 30, revisionsPerBlock: 2, blocksPerObject: 10 });
+    const object = made.objects[0]!;
+    const whole = readFileSync(object.path, 'utf8');
+    const refused = async (expected: RegExp, ...args: string[]) => {
+      const run = await importQldb('--export', dir, '--chain', 'qldb-bad', ...args);
+      assert.equal(run.code, 1, run.out);
+      assert.match(run.out, expected);
+      assert.match(run.out, /nothing was imported/);
+      assert.equal((await stats('qldb-bad')).status, 404, 'the chain was not even made');
+    };
+
+    writeFileSync(object.path, whole.replace('person 7-1', 'person 7-9'));
+    await refused(/NOT IMPORTED: block \S+\/7: revision 1's hash \S+ is not the hash of its metadata and data/);
+    writeFileSync(object.path, whole.slice(0, whole.length - 200));
+    await refused(new RegExp(`NOT IMPORTED: data object ${object.key}`));
+    rmSync(object.path);
+    await refused(new RegExp(`NOT IMPORTED: the completed manifest names data object ${object.key}, which is not in the export`));
+    writeFileSync(object.path, whole);
+    const other = writeExport(join(work, 'other'), { count: 30, revisionsPerBlock: 2, seed: 'another ledger' });
+    writeFileSync(join(work, 'other.digest'), digestFile(other.digest, made.strandId, 29));
+    await refused(/NOT IMPORTED: block \S+\/29: the digest \S+ is not the Merkle root/, '--digest', join(work, 'other.digest'));
+  });
+
+  it('refuses a chain that holds other events, and ledger-verify --qldb finds an event added after the import', async () => {
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/qldb-used/create')).status, 201);
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/qldb-used/events', { entity_id: 'x', event_type: 'y' })).status, 200);
+    const run = await importQldb('--export', join(work, 'text'), '--chain', 'qldb-used');
+    assert.equal(run.code, 1, run.out);
+    assert.match(run.out, /IMPORT STOPPED: chain 'qldb-used' already holds 1 block\(s\) that are not this export's import: import into a new chain/);
+
+    const added = await call(stack.url, 'POST', '/api/v1/chains/qldb-ion-binary/events', { entity_id: 'x', event_type: 'Person.update', details: { n: 1 } });
+    assert.equal(added.status, 200);
+    const verified = await ledgerVerify('--chain', 'qldb-ion-binary', '--qldb');
+    assert.equal(verified.code, 1, verified.out);
+    assert.match(verified.out, /NOT VERIFIED: block \d+ of 'qldb-ion-binary' \(QLDB the export: event \S+ follows the import's closing qldb_import event\)/);
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * A QLDB journal export read and verified as a whole (shared/qldb/export.ts), in its three formats, with and
+ * without a digest; each way an export can be wrong, named; and the mapping to events and back
+ * (shared/qldb/mapping.ts): an imported chain's events rebuild QLDB's blocks, and any change to them is found.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import * as ion from 'ion-js';
+import { exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from '#shared/qldb/export';
+import { MerkleAccumulator, merkleRoot } from '#shared/qldb/hashing';
+import { QldbVerificationError } from '#shared/qldb/journal';
+import { auditImportedChain, type ChainEvent, eventsOfBlock, QLDB_BLOCK_EVENT } from '#shared/qldb/mapping';
+import { digestFile, encodeBlocks, makeStrand, writeExport } from '../support/qldb-journal.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'qldb-export-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(root, `e${(n += 1)}`);
+
+/** The error `check` throws, of the given class. */
+function refusal<E extends Error>(kind: new (...args: never[]) => E, check: () => unknown): E {
+  try {
+    check();
+  } catch (error) {
+    assert.ok(error instanceof kind, `${String(error)} is not a ${kind.name}`);
+    return error as E;
+  }
+  assert.fail('accepted, and should not have');
+}
+
+/** The events an import sends for an export, as the chain answers them (JSON through and back). */
+function chainEventsOf(dir: string): ChainEvent[] {
+  const exp = openExport(dir);
+  const events: ChainEvent[] = [];
+  for (const { block } of exportBlocks(exp))
+    for (const { event } of eventsOfBlock(block, exp.exportId)) events.push({ ...JSON.parse(JSON.stringify(event)), event_id: `c_${events.length + 1}_0` });
+  return events;
+}
+
+describe('QLDB digest tree', () => {
+  it('builds, one hash at a time, the root merkleRoot builds from the whole list, for every size from 1 to 70', () => {
+    const hashes = makeStrand({ count: 70, revisionsPerBlock: 1 }).map((b) => b.blockHash);
+    const tree = new MerkleAccumulator();
+    hashes.forEach((h, i) => {
+      tree.push(h);
+      assert.deepEqual(tree.root(), merkleRoot(hashes.slice(0, i + 1)), `size ${i + 1}`);
+    });
+  });
+
+  it('reads a digest as `aws qldb get-digest` writes it, and as Ion; refuses one without its tip', () => {
+    const digest = Buffer.alloc(32, 7);
+    assert.deepEqual(parseDigest(digestFile(digest, 'S1', 41)), { digest, tip: { strandId: 'S1', sequenceNo: 41 } });
+    assert.deepEqual(parseDigest(`{digest:{{${digest.toString('base64')}}},digestTipAddress:{strandId:"S1",sequenceNo:41}}`).tip.sequenceNo, 41);
+    assert.match(refusal(QldbExportError, () => parseDigest('{"Digest": "AAAA"}')).message, /needs Digest \(32 bytes, base64\) and DigestTipAddress/);
+  });
+});
+
+describe('QLDB journal export', () => {
+  for (const format of ['ION_TEXT', 'ION_BINARY', 'JSON'] as const) {
+    it(`verifies a ${format} export across its data objects, with its digest, and counts what it could not recompute`, () => {
+      const dir = fresh();
+      const made = writeExport(dir, { count: 40, revisionsPerBlock: 3, mixed: true, format, blocksPerObject: 9 });
+      assert.equal(made.objects.length, 5);
+      const summary = verifyExport(openExport(dir), { digest: parseDigest(digestFile(made.digest, made.strandId, 39)) });
+      assert.equal(summary.outputFormat, format);
+      assert.equal(summary.blocks, 40);
+      assert.equal(summary.revisions, 120);
+      assert.equal(summary.tip.blockHash, made.tipHash.toString('base64'));
+      assert.equal(summary.digest?.tip.sequenceNo, 39);
+      if (format === 'JSON') assert.deepEqual(summary.unchecked, { revisions: 120, transactions: 40 });
+      else {
+        const deletions = chainEventsOf(dir).filter((e) => e.event_type.endsWith('.delete')).length;
+        assert.ok(deletions > 0);
+        assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 0 }, 'the deletions carry no data');
+      }
+      // A digest taken at an earlier tip checks the blocks up to it.
+      const earlier = merkleRoot(
+        makeStrand({ count: 40, revisionsPerBlock: 3, mixed: true })
+          .slice(0, 25)
+          .map((b) => b.blockHash),
+      );
+      assert.equal(verifyExport(openExport(dir), { digest: { digest: earlier, tip: { strandId: made.strandId, sequenceNo: 24 } } }).blocks, 40);
+    });
+  }
+
+  it('refuses an unfinished export, a missing data object, objects out of order, and a cut-short object, naming each', () => {
+    const dir = fresh();
+    const made = writeExport(dir, { count: 30, revisionsPerBlock: 2, blocksPerObject: 10 });
+    const completed = join(dir, `${made.exportId}.${made.strandId}.completed.manifest`);
+    const manifest = readFileSync(completed, 'utf8');
+
+    renameSync(completed, `${completed}.away`);
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /has no completed manifest .*the export job did not finish/);
+    renameSync(`${completed}.away`, completed);
+
+    renameSync(made.objects[1]!.path, `${made.objects[1]!.path}.away`);
+    assert.match(
+      refusal(QldbExportError, () => verifyExport(openExport(dir))).message,
+      new RegExp(`the completed manifest names data object ${made.objects[1]!.key}, which is not in the export`),
+    );
+    renameSync(`${made.objects[1]!.path}.away`, made.objects[1]!.path);
+
+    const keys = made.objects.map((o) => o.key);
+    writeFileSync(completed, ion.dumpText(ion.load(JSON.stringify({ keys: [keys[0], keys[2], keys[1]] }))));
+    assert.match(
+      refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message,
+      /^block HbD9IggL584EPHmfwjmVz0\/20: it follows block 9: sequence number 10 is missing or out of order/,
+    );
+    writeFileSync(completed, manifest);
+
+    const object = made.objects[2]!;
+    const whole = readFileSync(object.path, 'utf8');
+    writeFileSync(object.path, whole.slice(0, Math.floor(whole.length * 0.6))); // cut inside a block
+    assert.match(refusal(QldbExportError, () => verifyExport(openExport(dir))).message, new RegExp(`^data object ${object.key}: `));
+    writeFileSync(object.path, `${whole.split('\n').slice(0, 7).join('\n')}\n`); // cut between blocks
+    assert.match(
+      refusal(QldbExportError, () => verifyExport(openExport(dir))).message,
+      new RegExp(`data object ${object.key} holds blocks 20–26, its name says 20–29: it is cut short`),
+    );
+  });
+
+  it('refuses a strand that skips a block, a changed byte in a revision, and a digest of another ledger', () => {
+    const dir = fresh();
+    const made = writeExport(dir, { count: 20, revisionsPerBlock: 2, blocksPerObject: 20 });
+    const object = made.objects[0]!;
+    const lines = readFileSync(object.path, 'utf8').trimEnd().split('\n');
+
+    // Block 12 left out, the object's name still true to what it holds.
+    writeFileSync(object.path, `${[...lines.slice(0, 12), ...lines.slice(13)].join('\n')}\n`);
+    assert.match(
+      refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message,
+      /^block \S+\/13: it follows block 11: sequence number 12 is missing/,
+    );
+
+    const changed = lines.map((l, i) => (i === 7 ? l.replace('person 7-1', 'person 7-2') : l));
+    assert.notDeepEqual(changed, lines);
+    writeFileSync(object.path, `${changed.join('\n')}\n`);
+    assert.match(
+      refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message,
+      /^block \S+\/7: revision 1's hash \S+ is not the hash of its metadata and data/,
+    );
+
+    writeFileSync(object.path, `${lines.join('\n')}\n`);
+    const other = writeExport(fresh(), { count: 20, revisionsPerBlock: 2, seed: 'another ledger' });
+    assert.match(
+      refusal(QldbVerificationError, () => verifyExport(openExport(dir), { digest: parseDigest(digestFile(other.digest, made.strandId, 19)) })).message,
+      /^block \S+\/19: the digest \S+ is not the Merkle root of the export's block hashes from block 0 to its tip/,
+    );
+    assert.match(
+      refusal(QldbExportError, () => verifyExport(openExport(dir), { digest: parseDigest(digestFile(made.digest, made.strandId, 25)) })).message,
+      /the digest's tip is block 25, the export ends at block 19/,
+    );
+    assert.match(
+      refusal(QldbVerificationError, () => verifyExport(openExport(dir), { digest: parseDigest(digestFile(made.digest, 'AnotherStrand', 19)) })).message,
+      /the digest is of strand AnotherStrand, the export of \S+: a digest of another ledger/,
+    );
+  });
+
+  it('refuses a digest check of an export that does not begin at block 0', () => {
+    const dir = fresh();
+    const first = makeStrand({ count: 10 });
+    const made = writeExport(dir, { count: 10, from: 10, previous: first.at(-1)!.blockHash });
+    assert.equal(verifyExport(openExport(dir)).first.address.sequenceNo, 10);
+    assert.match(
+      refusal(QldbExportError, () => verifyExport(openExport(dir), { digest: parseDigest(digestFile(made.digest, made.strandId, 15)) })).message,
+      /the export begins at block 10: a digest covers the journal from block 0/,
+    );
+  });
+});
+
+describe('QLDB journal as events', () => {
+  it('maps each block to its event and each document revision to one, with its table, operation and provenance', () => {
+    const dir = fresh();
+    writeExport(dir, { count: 30, revisionsPerBlock: 3, mixed: true });
+    const events = chainEventsOf(dir);
+    assert.equal(events.filter((e) => e.event_type === QLDB_BLOCK_EVENT).length, 30);
+    const revisions = events.filter((e) => e.event_type !== QLDB_BLOCK_EVENT);
+    assert.equal(revisions.length, 90, 'hash-only system revisions make no event');
+    const types = new Set(revisions.map((e) => e.event_type));
+    assert.deepEqual(
+      [...types].sort(),
+      ['Person.delete', 'Person.insert', 'Person.update', 'Vehicle.delete', 'Vehicle.insert', 'Vehicle.update'].filter((t) => types.has(t)),
+    );
+    for (const op of ['insert', 'update', 'delete'])
+      assert.ok(
+        [...types].some((t) => t.endsWith(`.${op}`)),
+        op,
+      );
+    const insert = revisions.find((e) => e.event_type === 'Person.insert')!;
+    const q = insert.details_metadata!.qldb as Record<string, unknown>;
+    assert.equal(insert.entity_id, q.document_id);
+    assert.equal(q.version, 0);
+    assert.equal(q.table_name, 'Person');
+    assert.match(String(q.data_ion), /Balance:\d+\.50/, 'the Ion keeps its decimal');
+    assert.equal(typeof insert.details!.Balance, 'number');
+    assert.match(String(insert.details!.Joined), /^2020-01-0\dT$/);
+    const deleted = revisions.find((e) => e.event_type.endsWith('.delete'))!;
+    assert.deepEqual(deleted.details, {});
+    assert.equal((deleted.details_metadata!.qldb as Record<string, unknown>).data_ion, undefined);
+  });
+
+  it('rebuilds and verifies the blocks from the events, and finds a changed detail, Ion, order or record', () => {
+    const dir = fresh();
+    const made = writeExport(dir, { count: 25, revisionsPerBlock: 3, mixed: true });
+    const events = chainEventsOf(dir);
+    const record: ChainEvent = {
+      entity_id: 'qldb-export:x',
+      event_type: 'qldb_import',
+      details: { export_id: made.exportId, tip: { block_address: { strand_id: made.strandId, sequence_no: 24 }, block_hash: made.tipHash.toString('base64') } },
+      details_metadata: null,
+    };
+    const audit = auditImportedChain([...events, record]);
+    assert.equal(audit.blocks, 25);
+    assert.equal(audit.revisions, 75);
+    assert.equal(audit.revisionsRehashed, 75 - 3);
+    assert.equal(audit.tip?.blockHash, made.tipHash.toString('base64'));
+    assert.ok(audit.record);
+
+    const at = events.findIndex((e) => e.event_type === 'Person.insert' && e.entity_id);
+    const copy = () => events.map((e) => JSON.parse(JSON.stringify(e)) as ChainEvent);
+    const detail = copy();
+    detail[at]!.details!.Name = 'someone else';
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain(detail)).message,
+      /: revision \d+ \(event c_\d+_0\): its details are not its Ion data/,
+    );
+    const data = copy();
+    const q = data[at]!.details_metadata!.qldb as Record<string, string>;
+    q.data_ion = q.data_ion!.replace(/Balance:(\d+)\.50/, 'Balance:$1.51');
+    data[at]!.details!.Balance = Number(data[at]!.details!.Balance) + 0.01;
+    assert.match(refusal(QldbVerificationError, () => auditImportedChain(data)).message, /revision \d+'s hash \S+ is not the hash of its metadata and data/);
+    const swapped = copy();
+    const second = swapped.findIndex((e, i) => i > 0 && e.event_type === QLDB_BLOCK_EVENT);
+    [swapped[second], swapped[second + 1]] = [swapped[second + 1]!, swapped[second]!]; // a revision before its block
+    assert.match(refusal(QldbVerificationError, () => auditImportedChain(swapped)).message, /names revision \d+ of block 1, which is not the block before it/);
+    const dropped = copy().filter((_, i) => i !== 5);
+    assert.match(refusal(QldbVerificationError, () => auditImportedChain(dropped)).message, /^block \S+\/1: the events of its revisions 0 are missing/);
+    const twice = copy();
+    twice.splice(6, 0, twice[5]!);
+    assert.match(refusal(QldbVerificationError, () => auditImportedChain(twice)).message, /is not one of the block's document revisions, or comes twice/);
+    const wrongTip = { ...record, details: { ...record.details, tip: { block_address: { sequence_no: 23 }, block_hash: 'x' } } };
+    assert.match(refusal(QldbVerificationError, () => auditImportedChain([...events, wrongTip])).message, /the import's record names tip/);
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain([...events, record, { ...events[1]! }])).message,
+      /follows the import's closing qldb_import event/,
+    );
+  });
+
+  it('reads the real QLDB block into its events: the revision is a Person insert whose Ion hashes to its published hash', async () => {
+    const { BLOCK_ION } = await import('../support/qldb-real-block.ts');
+    const block = ion.load(BLOCK_ION)!;
+    const [, revision] = eventsOfBlock((await import('#shared/qldb/journal')).blockFromIon(block), 'real');
+    assert.equal(revision!.event.event_type, 'Person.insert');
+    assert.equal(revision!.event.entity_id, 'D35qd3e2prnJYmtKW6kok1');
+    assert.equal(revision!.event.details.FirstName, 'Testing new 600');
+    assert.equal(revision!.event.details_metadata.qldb.revision_hash, 'vJFOcsNRM14gsIBSEnwPhMVgRAWf/4EUW5gPYbtmDv0=');
+    const audit = auditImportedChain(
+      eventsOfBlock((await import('#shared/qldb/journal')).blockFromIon(block), 'real').map((e) => JSON.parse(JSON.stringify(e.event))),
+    );
+    assert.equal(audit.revisionsRehashed, 1);
+    assert.ok(encodeBlocks([BLOCK_ION], 'JSON'));
+  });
+});
