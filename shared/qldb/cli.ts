@@ -74,6 +74,7 @@ try {
   process.stdout.write(
     `anchored on the Main Chain: proof ${result.proofId} records export ${result.summary.exportId} at tip ${result.summary.tip.blockHash}\n`,
   );
+  process.stdout.write(`took ${seconds(performance.now())}, peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB\n`);
   process.exit(0);
 } catch (error) {
   if (error instanceof QldbVerificationError || error instanceof QldbExportError) {

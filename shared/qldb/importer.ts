@@ -193,6 +193,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
   if (!alreadyComplete) {
     let batch: { position: JournalPosition; event: ImportedEvent }[] = [];
     let batchBytes = 0;
+    let inflight: Promise<void> = Promise.resolve();
     let previous: JournalBlock | undefined;
     for (const { block } of exportBlocks(exp)) {
       // Verified again as it is imported: what is appended is what was checked, even if a file changed since.
@@ -209,8 +210,10 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         if (resumedAfter && comparePositions(item.position, resumedAfter) <= 0) continue;
         const bytes = Buffer.byteLength(JSON.stringify(item.event));
         if (batch.length === BATCH_EVENTS || (batch.length > 0 && batchBytes + bytes > BATCH_BYTES)) {
-          await send(batch);
-          report(eventsAppended);
+          // One batch in flight while the next is read and hashed: the chain still gets them one after another.
+          await inflight;
+          inflight = send(batch).then(() => report(eventsAppended));
+          inflight.catch(() => undefined); // awaited before the next batch, or below
           batch = [];
           batchBytes = 0;
         }
@@ -218,6 +221,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         batchBytes += bytes;
       }
     }
+    await inflight;
     if (batch.length > 0) await send(batch);
     report(eventsAppended);
     if (previous && b64(previous.blockHash) !== summary.tip.blockHash)

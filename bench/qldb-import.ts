@@ -1,0 +1,92 @@
+/**
+ * `npm run bench:qldb-import [-- --revisions N --per-block K --format ION_TEXT|ION_BINARY|JSON --blocks-per-object B]`
+ *
+ * Imports a generated QLDB journal export of N document revisions (100,000 by default; made by
+ * test/support/qldb-journal.ts, whose hashing the real QLDB block and the Ion Hash vectors check) into a fresh
+ * local stack with `npm run import:qldb`, and reports: the export's size, the verification pass alone, the
+ * import (revisions/s, the importer's peak memory), and `ledger-verify --qldb` over the imported chain.
+ * Ratios within one run are what to compare: this machine's absolute speed drifts from day to day.
+ * Writes bench/results/<date>-qldb-import.json.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openExport, verifyExport } from '#shared/qldb/export';
+import { type ExportFormat, digestFile, writeExport } from '#test/support/qldb-journal';
+import { startStack } from '#test/support/stack';
+
+const { values } = parseArgs({
+  options: {
+    revisions: { type: 'string', default: '100000' },
+    'per-block': { type: 'string', default: '5' },
+    format: { type: 'string', default: 'ION_TEXT' },
+    'blocks-per-object': { type: 'string', default: '500' },
+  },
+});
+const revisions = Number(values.revisions);
+const perBlock = Number(values['per-block']);
+const format = values.format as ExportFormat;
+const count = Math.ceil(revisions / perBlock);
+const ROOT = new URL('../', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'bench-qldb-'));
+
+function sizeOf(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
+  return total;
+}
+
+function run(script: string, args: string[]): Promise<{ code: number | null; out: string; ms: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => {
+    out += c;
+    process.stderr.write(c);
+  });
+  return new Promise((done) => child.once('exit', (code) => done({ code, out, ms: performance.now() - started })));
+}
+
+const t0 = performance.now();
+const dir = join(work, 'export');
+const made = writeExport(dir, { count, revisionsPerBlock: perBlock, mixed: true, format, blocksPerObject: Number(values['blocks-per-object']) });
+writeFileSync(join(work, 'digest.json'), digestFile(made.digest, made.strandId, count - 1));
+const generateMs = performance.now() - t0;
+const bytes = sizeOf(dir);
+console.log(`export: ${made.blocks} blocks, ${made.revisions} revisions, ${made.objects.length} data objects, ${(bytes / 1e6).toFixed(1)} MB (${format}), made in ${(generateMs / 1000).toFixed(1)} s`);
+
+const t1 = performance.now();
+const summary = verifyExport(openExport(dir));
+const verifyMs = performance.now() - t1;
+console.log(`verification alone: ${summary.blocks} blocks in ${(verifyMs / 1000).toFixed(1)} s, ${Math.round(made.revisions / (verifyMs / 1000))} revisions/s`);
+
+const stack = await startStack();
+let result: Record<string, unknown> = {};
+try {
+  const imported = await run('shared/qldb/cli.ts', ['--url', stack.url, '--export', dir, '--chain', 'qldb-bench', '--digest', join(work, 'digest.json')]);
+  if (imported.code !== 0) throw new Error(`the import failed:\n${imported.out}`);
+  const peakMb = Number(/peak memory (\d+) MB/.exec(imported.out)?.[1]);
+  console.log(`import: ${(imported.ms / 1000).toFixed(1)} s, ${Math.round(made.revisions / (imported.ms / 1000))} revisions/s, importer's peak memory ${peakMb} MB`);
+  const verified = await run('shared/verify/cli.ts', ['--url', stack.url, '--chain', 'qldb-bench', '--qldb']);
+  if (verified.code !== 0) throw new Error(`ledger-verify --qldb failed:\n${verified.out}`);
+  console.log(`ledger-verify --qldb: ${(verified.ms / 1000).toFixed(1)} s, ${Math.round(made.revisions / (verified.ms / 1000))} revisions/s`);
+  result = {
+    date: new Date().toISOString(),
+    command: `npm run bench:qldb-import -- --revisions ${revisions} --per-block ${perBlock} --format ${format}`,
+    export: { blocks: made.blocks, revisions: made.revisions, objects: made.objects.length, bytes, format },
+    verify_only: { seconds: verifyMs / 1000, revisions_per_second: made.revisions / (verifyMs / 1000) },
+    import: { seconds: imported.ms / 1000, revisions_per_second: made.revisions / (imported.ms / 1000), importer_peak_mb: peakMb },
+    ledger_verify_qldb: { seconds: verified.ms / 1000, revisions_per_second: made.revisions / (verified.ms / 1000) },
+  };
+} finally {
+  await stack.stop();
+  rmSync(stack.dataDir, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+}
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+const file = join(ROOT, `bench/results/${new Date().toISOString().slice(0, 10)}-qldb-import.json`);
+writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+console.log(`written to ${file}`);
