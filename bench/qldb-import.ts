@@ -34,7 +34,8 @@ const work = mkdtempSync(join(tmpdir(), 'bench-qldb-'));
 
 function sizeOf(dir: string): number {
   let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
   return total;
 }
 
@@ -56,7 +57,9 @@ const made = writeExport(dir, { count, revisionsPerBlock: perBlock, mixed: true,
 writeFileSync(join(work, 'digest.json'), digestFile(made.digest, made.strandId, count - 1));
 const generateMs = performance.now() - t0;
 const bytes = sizeOf(dir);
-console.log(`export: ${made.blocks} blocks, ${made.revisions} revisions, ${made.objects.length} data objects, ${(bytes / 1e6).toFixed(1)} MB (${format}), made in ${(generateMs / 1000).toFixed(1)} s`);
+console.log(
+  `export: ${made.blocks} blocks, ${made.revisions} revisions, ${made.objects.length} data objects, ${(bytes / 1e6).toFixed(1)} MB (${format}), made in ${(generateMs / 1000).toFixed(1)} s`,
+);
 
 const t1 = performance.now();
 const summary = verifyExport(openExport(dir));
@@ -69,7 +72,9 @@ try {
   const imported = await run('shared/qldb/cli.ts', ['--url', stack.url, '--export', dir, '--chain', 'qldb-bench', '--digest', join(work, 'digest.json')]);
   if (imported.code !== 0) throw new Error(`the import failed:\n${imported.out}`);
   const peakMb = Number(/peak memory (\d+) MB/.exec(imported.out)?.[1]);
-  console.log(`import: ${(imported.ms / 1000).toFixed(1)} s, ${Math.round(made.revisions / (imported.ms / 1000))} revisions/s, importer's peak memory ${peakMb} MB`);
+  console.log(
+    `import: ${(imported.ms / 1000).toFixed(1)} s, ${Math.round(made.revisions / (imported.ms / 1000))} revisions/s, importer's peak memory ${peakMb} MB`,
+  );
   const verified = await run('shared/verify/cli.ts', ['--url', stack.url, '--chain', 'qldb-bench', '--qldb']);
   if (verified.code !== 0) throw new Error(`ledger-verify --qldb failed:\n${verified.out}`);
   console.log(`ledger-verify --qldb: ${(verified.ms / 1000).toFixed(1)} s, ${Math.round(made.revisions / (verified.ms / 1000))} revisions/s`);
