@@ -98,28 +98,54 @@ function pathOf(exp: JournalExport, key: string): string {
   return found;
 }
 
-/** The blocks of one data object, in its order. */
-function readObject(exp: JournalExport, key: string): JournalBlock[] {
+/** A data object's error, named by its key (a verification error passes as it is). */
+function objectError(key: string, error: unknown): Error {
+  if (error instanceof QldbVerificationError || error instanceof QldbExportError) return error;
+  return new QldbExportError(`data object ${key}: ${(error as Error).message}`);
+}
+
+/**
+ * The blocks of one data object, in its order, one at a time: the object's bytes are read whole (QLDB writes
+ * objects of a bounded size), but only one block's values are ever built from them.
+ */
+function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
   const bytes = readFileSync(pathOf(exp, key));
-  try {
-    if (exp.outputFormat === 'JSON' || key.endsWith('.json')) {
-      return bytes
-        .toString('utf8')
-        .split('\n')
-        .flatMap((line, i) => {
-          if (line.trim() === '') return [];
-          try {
-            return [blockFromJson(JSON.parse(line))];
-          } catch (error) {
-            if (error instanceof QldbVerificationError) throw error;
-            throw new QldbExportError(`line ${i + 1} is not JSON (${(error as Error).message}): the object is cut short or damaged`);
-          }
-        });
+  if (exp.outputFormat === 'JSON' || key.endsWith('.json')) {
+    let line = 0;
+    for (let start = 0; start < bytes.length; ) {
+      let end = bytes.indexOf(0x0a, start);
+      if (end === -1) end = bytes.length;
+      line += 1;
+      const text = bytes.toString('utf8', start, end);
+      start = end + 1;
+      if (text.trim() === '') continue;
+      let block: JournalBlock;
+      try {
+        block = blockFromJson(JSON.parse(text));
+      } catch (error) {
+        if (error instanceof SyntaxError)
+          throw new QldbExportError(`data object ${key}: line ${line} is not JSON (${error.message}): the object is cut short or damaged`);
+        throw objectError(key, error);
+      }
+      yield block;
     }
-    return ion.loadAll(bytes).map(blockFromIon);
+    return;
+  }
+  let reader: ion.Reader;
+  try {
+    reader = ion.makeReader(bytes);
   } catch (error) {
-    if (error instanceof QldbVerificationError) throw error;
-    throw new QldbExportError(`data object ${key}: ${(error as Error).message.replace(/^data object \S+: /, '')}`);
+    throw objectError(key, error);
+  }
+  for (;;) {
+    let block: JournalBlock;
+    try {
+      if (reader.next() === null) return;
+      block = blockFromIon(ion.load(reader)!);
+    } catch (error) {
+      throw objectError(key, error);
+    }
+    yield block;
   }
 }
 
@@ -135,22 +161,24 @@ function namedRange(key: string): { strandId: string; first: number; last: numbe
  */
 export function* exportBlocks(exp: JournalExport): Generator<{ block: JournalBlock; key: string }> {
   for (const key of exp.keys) {
-    const blocks = readObject(exp, key);
     const range = namedRange(key);
-    if (range) {
-      if (range.strandId !== exp.strandId) throw new QldbExportError(`data object ${key} is of strand ${range.strandId}, not the manifest's ${exp.strandId}`);
-      const first = blocks[0]?.blockAddress.sequenceNo;
-      const last = blocks.at(-1)?.blockAddress.sequenceNo;
-      if (first !== range.first || last !== range.last)
-        throw new QldbExportError(
-          `data object ${key} holds blocks ${first ?? 'none'}–${last ?? 'none'}, its name says ${range.first}–${range.last}: it is cut short or not the object QLDB wrote`,
-        );
-    }
-    for (const block of blocks) {
+    if (range && range.strandId !== exp.strandId)
+      throw new QldbExportError(`data object ${key} is of strand ${range.strandId}, not the manifest's ${exp.strandId}`);
+    let first: number | undefined;
+    let last: number | undefined;
+    const mismatch = () =>
+      new QldbExportError(
+        `data object ${key} holds blocks ${first ?? 'none'}–${last ?? 'none'}, its name says ${range!.first}–${range!.last}: it is cut short or not the object QLDB wrote`,
+      );
+    for (const block of readObject(exp, key)) {
       if (block.blockAddress.strandId !== exp.strandId)
         throw new QldbVerificationError(block.blockAddress, `it is in data object ${key} of strand ${exp.strandId}`);
+      first ??= block.blockAddress.sequenceNo;
+      last = block.blockAddress.sequenceNo;
+      if (range && (first !== range.first || last > range.last)) throw mismatch();
       yield { block, key };
     }
+    if (range && (first !== range.first || last !== range.last)) throw mismatch();
   }
 }
 

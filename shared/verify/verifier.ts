@@ -115,7 +115,13 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
    * earlier ones are checked. `atSize(n, root, lastHash)` is called after block n−1 for each n in `sizes`
    * (where something was signed or anchored): the tree's root is computed only there.
    */
-  async function walk(chain: string, size: number, sizes: ReadonlySet<number>, atSize: (n: number, root: string, lastHash: string) => void): Promise<Block[]> {
+  async function walk(
+    chain: string,
+    size: number,
+    sizes: ReadonlySet<number>,
+    atSize: (n: number, root: string, lastHash: string) => void,
+    keep = false,
+  ): Promise<Block[]> {
     const kept: Block[] = [];
     let erasedEvents = 0;
     let frontier: Buffer[] = [];
@@ -148,7 +154,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
         if (sizes.has(expected + 1)) atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
         previous = block.hash;
         options.onBlock?.(chain, block);
-        kept.push(block);
+        if (keep) kept.push(block); // only the Main Chain's are read again (for anchors): a long chain stays out of memory
         expected += 1;
       }
       if (expected < Math.min(size, offset + PAGE)) throw new Failure(`block ${expected} of '${chain}' is missing`, expected);
@@ -193,9 +199,15 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       const mainCheckpoint = await get<SignedCheckpoint>('/api/v1/chains/main/checkpoint');
       checkSignature(mainCheckpoint, publicKey, "the Main Chain's checkpoint");
       let mainRoot = '';
-      const mainBlocks = await walk('main', mainCheckpoint.tree_size, new Set([mainCheckpoint.tree_size]), (_, root) => {
-        mainRoot = root;
-      });
+      const mainBlocks = await walk(
+        'main',
+        mainCheckpoint.tree_size,
+        new Set([mainCheckpoint.tree_size]),
+        (_, root) => {
+          mainRoot = root;
+        },
+        true,
+      );
       if (mainRoot !== mainCheckpoint.root) throw new Failure("the Main Chain's blocks do not make the root its checkpoint signs");
       for (const block of mainBlocks) {
         const event = block.events[0];
