@@ -19,11 +19,9 @@
  */
 import { createHash } from 'node:crypto';
 import * as ion from 'ion-js';
-import { cryptoHasherProvider, type HasherProvider, makeHashReader } from 'ion-hash-js';
+import { type IonHasherProvider, ionHashValue } from './ion-hash.ts';
 
 export type Hash = Buffer;
-
-const sha256 = cryptoHasherProvider('sha256');
 
 /** QLDB's order of two hashes: from the last byte to the first, each byte signed. */
 export function compareHashes(a: Uint8Array, b: Uint8Array): number {
@@ -56,18 +54,18 @@ export function merkleRoot(hashes: readonly Uint8Array[]): Hash {
 }
 
 /**
- * The Ion hash of the first value in `source` (Ion text or binary), with SHA-256 unless another hasher is
- * given (the Ion project's vectors check the bytes hashed with an identity hasher).
+ * The Ion hash of a value (an ion-js DOM value), or of the first value in `source` (Ion text or binary), with
+ * SHA-256 unless another hasher is given (the Ion project's vectors check the bytes hashed with an identity
+ * hasher). The hashing itself is ./ion-hash.ts.
  */
-export function ionHash(source: string | Uint8Array, provider: HasherProvider = sha256): Hash {
-  const reader = makeHashReader(ion.makeReader(source), provider);
-  if (reader.next() === null) throw new RangeError('no Ion value to hash');
-  reader.next();
-  return Buffer.from(reader.digest());
+export function ionHash(source: string | Uint8Array | ion.dom.Value, provider?: IonHasherProvider): Hash {
+  const value = typeof source === 'string' || source instanceof Uint8Array ? ion.load(source) : source;
+  if (value === null) throw new RangeError('no Ion value to hash');
+  return Buffer.from(ionHashValue(value, provider));
 }
 
-/** A revision's hash from its metadata and data (each Ion, text or binary). */
-export function revisionHash(metadata: string | Uint8Array, data: string | Uint8Array): Hash {
+/** A revision's hash from its metadata and data (each Ion: text, binary, or a value read). */
+export function revisionHash(metadata: string | Uint8Array | ion.dom.Value, data: string | Uint8Array | ion.dom.Value): Hash {
   return dot(ionHash(metadata), ionHash(data));
 }
 

@@ -5,7 +5,7 @@
  * address and the hash that failed (QldbVerificationError).
  *
  * Values that feed a hash (a revision's metadata and data, a block's transactionInfo) are kept as the Ion
- * they were read as (binary), so that hashing them is hashing what QLDB exported.
+ * values they were read as, so that hashing them is hashing what QLDB exported.
  */
 import * as ion from 'ion-js';
 import { blockHash, dot, type Hash, ionHash, merkleRoot, revisionHash } from './hashing.ts';
@@ -17,9 +17,9 @@ export interface BlockAddress {
 
 export interface JournalRevision {
   hash: Hash;
-  /** The revision's metadata and data, as Ion binary (absent for a revision QLDB exported as a hash only). */
-  metadata?: Uint8Array;
-  data?: Uint8Array;
+  /** The revision's metadata and data, as read (absent for a revision QLDB exported as a hash only). */
+  metadata?: ion.dom.Value;
+  data?: ion.dom.Value;
   /** A redacted revision's data hash, which stands for its data. */
   dataHash?: Hash;
   /** The revision's metadata and data as JSON, when the export is JSON Lines (no Ion: the hash cannot be rebuilt). */
@@ -37,8 +37,8 @@ export interface JournalBlock {
   entriesHash: Hash;
   previousBlockHash: Hash;
   entriesHashList: Hash[];
-  /** The block's transactionInfo, as Ion binary (absent from a JSON Lines export, which has only `statements`). */
-  transactionInfo?: Uint8Array;
+  /** The block's transactionInfo, as read (absent from a JSON Lines export, which keeps no Ion types). */
+  transactionInfo?: ion.dom.Value;
   /** The PartiQL statements of the transaction, as QLDB recorded them. */
   statements: string[];
   documents: BlockDocuments;
@@ -63,7 +63,6 @@ export class QldbVerificationError extends Error {
 }
 
 export const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
-const binary = (value: ion.dom.Value) => ion.dumpBinary(value);
 /** The values of an Ion list (none for a missing one): ion-js's DOM lists iterate, its types do not say so. */
 const items = (list: ion.dom.Value | null): ion.dom.Value[] => [...((list as unknown as Iterable<ion.dom.Value> | null) ?? [])];
 
@@ -95,8 +94,8 @@ export function blockFromIon(value: ion.dom.Value): JournalBlock {
     const dataHash = r.get('dataHash')?.uInt8ArrayValue();
     return {
       hash: hashField(r, 'hash', address),
-      ...(metadata ? { metadata: binary(metadata) } : {}),
-      ...(data ? { data: binary(data) } : {}),
+      ...(metadata ? { metadata } : {}),
+      ...(data ? { data } : {}),
       ...(dataHash ? { dataHash: Buffer.from(dataHash) } : {}),
     };
   });
@@ -111,7 +110,7 @@ export function blockFromIon(value: ion.dom.Value): JournalBlock {
     entriesHash: hashField(value, 'entriesHash', address),
     previousBlockHash: hashField(value, 'previousBlockHash', address),
     entriesHashList: items(value.get('entriesHashList')).map((h) => Buffer.from(h.uInt8ArrayValue() ?? new Uint8Array())),
-    ...(transactionInfo ? { transactionInfo: binary(transactionInfo) } : {}),
+    ...(transactionInfo ? { transactionInfo } : {}),
     statements: items(transactionInfo?.get('statements') ?? null).map((s) => s.get('statement')?.stringValue() ?? ''),
     documents: documentsOf(
       documents ? documents.fields().map(([id, d]) => [id, { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue() }]) : [],

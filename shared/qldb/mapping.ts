@@ -76,8 +76,8 @@ export function ionToJson(value: ion.dom.Value): unknown {
   }
 }
 
-const ionText = (binary: Uint8Array) => ion.dumpText(ion.load(binary));
-const jsonOf = (binary: Uint8Array) => ionToJson(ion.load(binary)!) as Record<string, unknown>;
+const ionText = (value: ion.dom.Value) => ion.dumpText(value);
+const jsonOf = (value: ion.dom.Value) => ionToJson(value) as Record<string, unknown>;
 
 /** A revision's metadata fields, from its Ion or its JSON. */
 function metadataOf(revision: JournalRevision): { id: string; version: number; txTime: string; txId: string } {
@@ -278,10 +278,10 @@ export class ImportAuditor {
     const m = ionToJson(metadata) as Record<string, unknown>;
     if (m.id !== event.entity_id || m.id !== q.document_id || m.version !== q.version || m.txId !== q.transaction_id)
       throw new QldbVerificationError(where, `${what}: its entity, document id, version or transaction is not what its Ion metadata says`);
-    slot.metadata = ion.dumpBinary(metadata);
+    slot.metadata = metadata;
     if (typeof q.data_ion === 'string') {
       const data = ion.load(q.data_ion)!;
-      slot.data = ion.dumpBinary(data);
+      slot.data = data;
       if (event.is_offchain || event.details === null) audit.detailsNotCompared += 1;
       else if (!isDeepStrictEqual(event.details, ionToJson(data))) throw new QldbVerificationError(where, `${what}: its details are not its Ion data`);
     } else if (typeof q.data_hash === 'string') {
@@ -304,7 +304,7 @@ function blockOfEvent(event: ChainEvent, q: Record<string, unknown>): JournalBlo
     entriesHash: unb64(d.entries_hash, 'its entries_hash', at),
     previousBlockHash: unb64(d.previous_block_hash, 'its previous_block_hash', at),
     entriesHashList: ((d.entries_hash_list as string[]) ?? []).map((h) => unb64(h, 'an entry hash', at)),
-    ...(typeof q.transaction_info_ion === 'string' ? { transactionInfo: ion.dumpBinary(ion.load(q.transaction_info_ion)) } : {}),
+    ...(typeof q.transaction_info_ion === 'string' ? { transactionInfo: ion.load(q.transaction_info_ion)! } : {}),
     statements: [],
     documents: {},
     revisions: ((d.revision_hashes as string[]) ?? []).map((h) => ({ hash: unb64(h, 'a revision hash', at) })),

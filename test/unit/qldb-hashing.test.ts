@@ -17,8 +17,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as ion from 'ion-js';
-import { cryptoHasherProvider, type Hasher } from 'ion-hash-js';
+import { cryptoHasherProvider, type Hasher, makeHashReader } from 'ion-hash-js';
 import { blockHash, compareHashes, dot, ionHash, merkleRoot, revisionHash } from '#shared/qldb/hashing';
+import { makeStrand } from '../support/qldb-journal.ts';
 import { BLOCK } from '../support/qldb-real-block.ts';
 
 const require = createRequire(import.meta.url);
@@ -127,5 +128,30 @@ describe("QLDB hashing, against the Ion project's Ion Hash vectors", () => {
     assert.equal(counts.vectors, 137);
     assert.ok(counts.identity >= 130 && counts.md5 >= 3, JSON.stringify(counts));
     assert.ok(unreadable.length <= 3 && unreadable.every((m) => /symbol/i.test(m)), unreadable.join('; '));
+  });
+});
+
+describe('QLDB hashing, against ion-hash-js', () => {
+  it("hashes every value of a generated journal (blocks, transactions, revisions' metadata and data) as the Ion project's own implementation does", () => {
+    const reference = (value: ion.dom.Value) => {
+      const reader = makeHashReader(ion.makeReader(ion.dumpBinary(value)), cryptoHasherProvider('sha256'));
+      reader.next();
+      reader.next();
+      return Buffer.from(reader.digest());
+    };
+    let compared = 0;
+    for (const block of makeStrand({ count: 12, revisionsPerBlock: 4, mixed: true })) {
+      const value = ion.load(block.ion)!;
+      const values = [
+        value,
+        value.get('transactionInfo')!,
+        ...[...(value.get('revisions') as unknown as Iterable<ion.dom.Value>)].flatMap((r) => [r.get('metadata'), r.get('data')].filter((v) => v !== null)),
+      ];
+      for (const v of values) {
+        assert.deepEqual(ionHash(v), reference(v), ion.dumpText(v));
+        compared += 1;
+      }
+    }
+    assert.ok(compared > 100, String(compared));
   });
 });
