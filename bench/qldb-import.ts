@@ -3,8 +3,9 @@
  *
  * Imports a generated QLDB journal export of N document revisions (100,000 by default; made by
  * test/support/qldb-journal.ts, whose hashing the real QLDB block and the Ion Hash vectors check) into a fresh
- * local stack with `npm run import:qldb`, and reports: the export's size, the verification pass alone, the
- * import (revisions/s, the importer's peak memory), and `ledger-verify --qldb` over the imported chain.
+ * local stack with `npm run import:qldb`, and reports: the export's size, the verification pass alone (`--verify-only`,
+ * on this export and on one a fifth its size, with each one's peak memory), the import (revisions/s, the importer's
+ * peak memory), and `ledger-verify --qldb` over the imported chain.
  * Ratios within one run are what to compare: this machine's absolute speed drifts from day to day.
  * Writes bench/results/<date>-qldb-import.json.
  */
@@ -13,7 +14,6 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openExport, verifyExport } from '#shared/qldb/export';
 import { type ExportFormat, digestFile, writeExport } from '#test/support/qldb-journal';
 import { startStack } from '#test/support/stack';
 
@@ -61,10 +61,26 @@ console.log(
   `export: ${made.blocks} blocks, ${made.revisions} revisions, ${made.objects.length} data objects, ${(bytes / 1e6).toFixed(1)} MB (${format}), made in ${(generateMs / 1000).toFixed(1)} s`,
 );
 
-const t1 = performance.now();
-const summary = verifyExport(openExport(dir));
-const verifyMs = performance.now() - t1;
-console.log(`verification alone: ${summary.blocks} blocks in ${(verifyMs / 1000).toFixed(1)} s, ${Math.round(made.revisions / (verifyMs / 1000))} revisions/s`);
+// Verification alone, as `--verify-only` runs it, on this export and on one a fifth its size: the peak memory
+// should not grow with the export (one data object, one block's values at a time).
+const small = writeExport(join(work, 'small'), {
+  count: Math.ceil(count / 5),
+  revisionsPerBlock: perBlock,
+  mixed: true,
+  format,
+  blocksPerObject: Number(values['blocks-per-object']),
+});
+const verifyOnly = async (exportDir: string, what: string, revisionsIn: number) => {
+  const checked = await run('shared/qldb/cli.ts', ['--export', exportDir, '--verify-only']);
+  if (checked.code !== 0) throw new Error(`verification failed:\n${checked.out}`);
+  const peak = Number(/peak memory (\d+) MB/.exec(checked.out)?.[1]);
+  console.log(
+    `verification alone, ${what}: ${(checked.ms / 1000).toFixed(1)} s, ${Math.round(revisionsIn / (checked.ms / 1000))} revisions/s, peak memory ${peak} MB`,
+  );
+  return { seconds: checked.ms / 1000, revisions_per_second: revisionsIn / (checked.ms / 1000), peak_mb: peak, revisions: revisionsIn };
+};
+const verifyFull = await verifyOnly(dir, `${made.revisions} revisions`, made.revisions);
+const verifySmall = await verifyOnly(join(work, 'small'), `${small.revisions} revisions`, small.revisions);
 
 const stack = await startStack();
 let result: Record<string, unknown> = {};
@@ -82,7 +98,8 @@ try {
     date: new Date().toISOString(),
     command: `npm run bench:qldb-import -- --revisions ${revisions} --per-block ${perBlock} --format ${format}`,
     export: { blocks: made.blocks, revisions: made.revisions, objects: made.objects.length, bytes, format },
-    verify_only: { seconds: verifyMs / 1000, revisions_per_second: made.revisions / (verifyMs / 1000) },
+    verify_only: verifyFull,
+    verify_only_fifth: verifySmall,
     import: { seconds: imported.ms / 1000, revisions_per_second: made.revisions / (imported.ms / 1000), importer_peak_mb: peakMb },
     ledger_verify_qldb: { seconds: verified.ms / 1000, revisions_per_second: made.revisions / (verified.ms / 1000) },
   };

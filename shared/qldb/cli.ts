@@ -1,5 +1,6 @@
 /**
  * `npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY]`
+ * `npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID]`
  *
  * Verifies a QLDB journal export downloaded from S3, then imports it into a Sub-Chain through the service's API,
  * resumably (docs/qldb-import.md). Exits 0 when imported, 1 when the export fails verification or the import
@@ -7,17 +8,19 @@
  */
 import { parseArgs } from 'node:util';
 import { QldbExportError } from './export.ts';
-import { ImportError, importQldbExport } from './importer.ts';
+import { ImportError, importQldbExport, verifyForImport } from './importer.ts';
 import { QldbVerificationError } from './journal.ts';
 
 const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY]
+       npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID]
 
   --export     the export as downloaded from S3: aws s3 cp --recursive s3://<bucket>/<prefix>/ DIR
   --url        the service (the local stack's address, or a deployment's API)
   --chain      the Sub-Chain to import into: new, or this export's import cut short (it goes on)
   --digest     a digest saved from QLDB (aws qldb get-digest --name LEDGER > FILE): checked at its tip
   --export-id  which export, when DIR holds several
-  --api-key    when the service requires keys (or set LEDGER_API_KEY)`;
+  --api-key    when the service requires keys (or set LEDGER_API_KEY)
+  --verify-only  verify the export (and the digest) and stop: nothing is sent anywhere`;
 
 let values;
 try {
@@ -29,6 +32,7 @@ try {
       digest: { type: 'string' },
       'export-id': { type: 'string' },
       'api-key': { type: 'string' },
+      'verify-only': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   }));
@@ -36,7 +40,7 @@ try {
   process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
   process.exit(2);
 }
-if (values.help || !values.export || !values.url || !values.chain) {
+if (values.help || !values.export || (!values['verify-only'] && (!values.url || !values.chain))) {
   process.stderr.write(`${USAGE}\n`);
   process.exit(values.help ? 0 : 2);
 }
@@ -46,11 +50,22 @@ let lastLine = 0;
 const seconds = (ms: number) =>
   ms >= 3_600_000 ? `${(ms / 3_600_000).toFixed(1)} h` : ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 
+const peak = () => `peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`;
 try {
+  if (values['verify-only']) {
+    verifyForImport({
+      exportDir: values.export,
+      ...(values.digest ? { digestFile: values.digest } : {}),
+      ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
+      log: (line) => process.stdout.write(`${line}\n`),
+    });
+    process.stdout.write(`took ${seconds(performance.now())}, ${peak()}\n`);
+    process.exit(0);
+  }
   const result = await importQldbExport({
     exportDir: values.export,
-    url: values.url,
-    chain: values.chain,
+    url: values.url!,
+    chain: values.chain!,
     ...(values.digest ? { digestFile: values.digest } : {}),
     ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
     ...((values['api-key'] ?? process.env.LEDGER_API_KEY) ? { apiKey: values['api-key'] ?? process.env.LEDGER_API_KEY } : {}),
@@ -74,7 +89,7 @@ try {
   process.stdout.write(
     `anchored on the Main Chain: proof ${result.proofId} records export ${result.summary.exportId} at tip ${result.summary.tip.blockHash}\n`,
   );
-  process.stdout.write(`took ${seconds(performance.now())}, peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB\n`);
+  process.stdout.write(`took ${seconds(performance.now())}, ${peak()}\n`);
   process.exit(0);
 } catch (error) {
   if (error instanceof QldbVerificationError || error instanceof QldbExportError) {

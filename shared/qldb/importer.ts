@@ -14,7 +14,7 @@
  * a clear error after RETRY_FOR_MS. Memory holds one data object and one batch.
  */
 import { readFileSync } from 'node:fs';
-import { type ExportSummary, type JournalExport, type LedgerDigest, exportBlocks, openExport, parseDigest, verifyExport } from './export.ts';
+import { type ExportSummary, type JournalExport, type LedgerDigest, exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from './export.ts';
 import { b64, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
 import { type ImportedEvent, type JournalPosition, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
 
@@ -75,6 +75,42 @@ interface ApiBody {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+/**
+ * The import's first step, and `--verify-only`: the export opened and verified whole (with the digest, if one is
+ * given), each event it will become checked to fit an event. Throws QldbExportError or QldbVerificationError.
+ */
+export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'exportId' | 'digestFile' | 'log'>): { exp: JournalExport; summary: ExportSummary } {
+  const log = options.log ?? (() => undefined);
+  const exp: JournalExport = openExport(options.exportDir, options.exportId);
+  let digest: LedgerDigest | undefined;
+  if (options.digestFile) digest = parseDigest(readFileSync(options.digestFile));
+  log(`Verifying export ${exp.exportId} of ledger '${exp.ledgerName}' (${exp.outputFormat}, strand ${exp.strandId}, ${exp.keys.length} data objects)`);
+  const summary = verifyExport(exp, {
+    ...(digest ? { digest } : {}),
+    onBlock: (block) => {
+      for (const { event } of eventsOfBlock(block, exp.exportId)) {
+        const bytes = Buffer.byteLength(JSON.stringify({ ...event, details: {} }));
+        if (bytes > MAX_IMPORTED_EVENT_BYTES)
+          throw new QldbExportError(
+            `block ${block.blockAddress.strandId}/${block.blockAddress.sequenceNo}: document ${event.entity_id}'s revision takes ${bytes} bytes with its Ion, over the ${MAX_IMPORTED_EVENT_BYTES} an event can carry`,
+          );
+      }
+    },
+  });
+  log(
+    `verified: ${summary.blocks} blocks (${summary.first.address.sequenceNo}…${summary.tip.address.sequenceNo}), ${summary.revisions} document revisions, tip hash ${summary.tip.blockHash}` +
+      (summary.digest ? `, digest ${summary.digest.digest} at block ${summary.digest.tip.sequenceNo} matches` : ''),
+  );
+  if (summary.unchecked.revisions > 0 || summary.unchecked.transactions > 0)
+    log(
+      `  not recomputable: ${summary.unchecked.revisions} revision hashes and ${summary.unchecked.transactions} transaction hashes (${
+        summary.outputFormat === 'JSON' ? 'JSON Lines keeps no Ion types' : 'deleted revisions carry no data'
+      }); each is still covered by its block's hash`,
+    );
+
+  return { exp, summary };
+}
+
 export async function importQldbExport(options: ImportOptions): Promise<ImportResult> {
   const log = options.log ?? (() => undefined);
   const http = options.fetch ?? fetch;
@@ -113,32 +149,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
   }
 
   // 1. Verify everything first.
-  const exp: JournalExport = openExport(options.exportDir, options.exportId);
-  let digest: LedgerDigest | undefined;
-  if (options.digestFile) digest = parseDigest(readFileSync(options.digestFile));
-  log(`Verifying export ${exp.exportId} of ledger '${exp.ledgerName}' (${exp.outputFormat}, strand ${exp.strandId}, ${exp.keys.length} data objects)`);
-  const summary = verifyExport(exp, {
-    ...(digest ? { digest } : {}),
-    onBlock: (block) => {
-      for (const { event } of eventsOfBlock(block, exp.exportId)) {
-        const bytes = Buffer.byteLength(JSON.stringify({ ...event, details: {} }));
-        if (bytes > MAX_IMPORTED_EVENT_BYTES)
-          throw new ImportError(
-            `block ${block.blockAddress.strandId}/${block.blockAddress.sequenceNo}: document ${event.entity_id}'s revision takes ${bytes} bytes with its Ion, over the ${MAX_IMPORTED_EVENT_BYTES} an event can carry`,
-          );
-      }
-    },
-  });
-  log(
-    `verified: ${summary.blocks} blocks (${summary.first.address.sequenceNo}…${summary.tip.address.sequenceNo}), ${summary.revisions} document revisions, tip hash ${summary.tip.blockHash}` +
-      (summary.digest ? `, digest ${summary.digest.digest} at block ${summary.digest.tip.sequenceNo} matches` : ''),
-  );
-  if (summary.unchecked.revisions > 0 || summary.unchecked.transactions > 0)
-    log(
-      `  not recomputable: ${summary.unchecked.revisions} revision hashes and ${summary.unchecked.transactions} transaction hashes (${
-        summary.outputFormat === 'JSON' ? 'JSON Lines keeps no Ion types' : 'deleted revisions carry no data'
-      }); each is still covered by its block's hash`,
-    );
+  const { exp, summary } = verifyForImport(options);
 
   // 2. The chain: new, or this export's import to go on with.
   const info = await request('GET', `${chainPath}/stats`);
