@@ -14,7 +14,10 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type ExportFormat, digestFile, writeExport } from '#test/support/qldb-journal';
+import * as ion from 'ion-js';
+import { cryptoHasherProvider, makeHashReader } from 'ion-hash-js';
+import { ionHash } from '#shared/qldb/hashing';
+import { type ExportFormat, digestFile, strandBlocks, writeExport } from '#test/support/qldb-journal';
 import { startStack } from '#test/support/stack';
 
 const { values } = parseArgs({
@@ -79,6 +82,28 @@ const verifyOnly = async (exportDir: string, what: string, revisionsIn: number) 
   );
   return { seconds: checked.ms / 1000, revisions_per_second: revisionsIn / (checked.ms / 1000), peak_mb: peak, revisions: revisionsIn };
 };
+// The Ion Hash itself: ours (shared/qldb/ion-hash.ts) against ion-hash-js on the same values, in this run.
+const hashed: ion.dom.Value[] = [];
+for (const block of strandBlocks({ count: Math.min(count, 2_000), revisionsPerBlock: perBlock, mixed: true })) {
+  const value = ion.load(block.ion)!;
+  hashed.push(value.get('transactionInfo')!);
+  for (const r of value.get('revisions') as unknown as Iterable<ion.dom.Value>)
+    for (const part of [r.get('metadata'), r.get('data')]) if (part) hashed.push(part);
+}
+const timeHashing = (hash: (v: ion.dom.Value) => unknown) => {
+  const started = performance.now();
+  for (const v of hashed) hash(v);
+  return hashed.length / ((performance.now() - started) / 1000);
+};
+const theirs = timeHashing((v) => {
+  const reader = makeHashReader(ion.makeReader(ion.dumpBinary(v)), cryptoHasherProvider('sha256'));
+  reader.next();
+  reader.next();
+  return reader.digest();
+});
+const ours = timeHashing((v) => ionHash(v));
+console.log(`Ion Hash of ${hashed.length} values: ${Math.round(ours)}/s here, ${Math.round(theirs)}/s with ion-hash-js (${(ours / theirs).toFixed(1)}×)`);
+
 const verifyFull = await verifyOnly(dir, `${made.revisions} revisions`, made.revisions);
 const verifySmall = await verifyOnly(join(work, 'small'), `${small.revisions} revisions`, small.revisions);
 
@@ -98,6 +123,7 @@ try {
     date: new Date().toISOString(),
     command: `npm run bench:qldb-import -- --revisions ${revisions} --per-block ${perBlock} --format ${format}`,
     export: { blocks: made.blocks, revisions: made.revisions, objects: made.objects.length, bytes, format },
+    ion_hash: { values: hashed.length, per_second: ours, ion_hash_js_per_second: theirs, ratio: ours / theirs },
     verify_only: verifyFull,
     verify_only_fifth: verifySmall,
     import: { seconds: imported.ms / 1000, revisions_per_second: made.revisions / (imported.ms / 1000), importer_peak_mb: peakMb },

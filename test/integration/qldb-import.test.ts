@@ -3,7 +3,8 @@
  * test/support/qldb-journal.ts, whose hashing the real QLDB block and the Ion Hash vectors check) verified and
  * imported in its three formats, anchored on the Main Chain with its record, checked again by
  * `ledger-verify --qldb`; killed mid-import and run again (every revision once, in order); and each bad export
- * refused with nothing imported.
+ * refused with nothing imported. The stack requires API keys, as a deployment does: the import runs with a
+ * writer's key.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -12,14 +13,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { digestFile, writeExport } from '#test/support/qldb-journal';
-import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { call as callAs, keysCli, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'qldb-import-'));
 let stack: Stack;
+let writerKey = '';
+const ADMIN_KEY = 'qldb-import-admin-key-0123456789abcdef';
+/** A request with the writer's key. */
+const call = (base: string, method: string, path: string, body?: unknown) => callAs(base, method, path, body, { 'X-API-Key': writerKey });
 
 before(async () => {
-  stack = await startStack();
+  stack = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } });
+  const made = await keysCli(stack.dataDir, ['create', '--role', 'writer']);
+  writerKey = /Key \(shown once, store it now\): (\S+)/.exec(made)?.[1] ?? '';
+  assert.ok(writerKey, made);
 });
 after(async () => {
   await stopAndRemove(stack);
@@ -40,8 +48,8 @@ function spawnTool(script: string, args: string[]): { child: ChildProcess; done:
   return { child, done };
 }
 
-const importQldb = (...args: string[]) => spawnTool('shared/qldb/cli.ts', ['--url', stack.url, ...args]).done;
-const ledgerVerify = (...args: string[]) => spawnTool('shared/verify/cli.ts', ['--url', stack.url, ...args]).done;
+const importQldb = (...args: string[]) => spawnTool('shared/qldb/cli.ts', ['--url', stack.url, '--api-key', writerKey, ...args]).done;
+const ledgerVerify = (...args: string[]) => spawnTool('shared/verify/cli.ts', ['--url', stack.url, '--api-key', writerKey, ...args]).done;
 
 async function stats(chain: string) {
   return call(stack.url, 'GET', `/api/v1/chains/${chain}/stats`);
@@ -116,7 +124,7 @@ describe('npm run import:qldb', () => {
   it('goes on where it stopped when killed mid-import: every revision once, in journal order', async () => {
     const dir = join(work, 'killed');
     writeExport(dir, { count: 300, revisionsPerBlock: 3, mixed: true, blocksPerObject: 40 });
-    const first = spawnTool('shared/qldb/cli.ts', ['--url', stack.url, '--export', dir, '--chain', 'qldb-killed']);
+    const first = spawnTool('shared/qldb/cli.ts', ['--url', stack.url, '--api-key', writerKey, '--export', dir, '--chain', 'qldb-killed']);
     // Killed once some batches have landed (SIGKILL: no chance to finish a batch or clean up).
     const until = Date.now() + 60_000;
     for (;;) {
@@ -165,6 +173,16 @@ describe('npm run import:qldb', () => {
     const other = writeExport(join(work, 'other'), { count: 30, revisionsPerBlock: 2, seed: 'another ledger' });
     writeFileSync(join(work, 'other.digest'), digestFile(other.digest, made.strandId, 29));
     await refused(/NOT IMPORTED: block \S+\/29: the digest \S+ is not the Merkle root/, '--digest', join(work, 'other.digest'));
+  });
+
+  it('checks an export with --verify-only, sending nothing; without a key the import stops at the first request, naming the 401', async () => {
+    const checked = await spawnTool('shared/qldb/cli.ts', ['--export', join(work, 'text'), '--verify-only']).done;
+    assert.equal(checked.code, 0, checked.out);
+    assert.match(checked.out, /verified: 60 blocks/);
+    assert.match(checked.out, /peak memory \d+ MB/);
+    const keyless = await spawnTool('shared/qldb/cli.ts', ['--url', stack.url, '--export', join(work, 'text'), '--chain', 'qldb-keyless']).done;
+    assert.equal(keyless.code, 1, keyless.out);
+    assert.match(keyless.out, /IMPORT STOPPED: cannot read chain 'qldb-keyless': 401/);
   });
 
   it('refuses a chain that holds other events, and ledger-verify --qldb finds an event added after the import', async () => {
