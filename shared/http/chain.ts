@@ -29,6 +29,7 @@ import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
 import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
+import { matchesTag } from './caching.ts';
 import { cors } from './cors.ts';
 import { errorHandler, errorResponse, jsonResponse } from './errors.ts';
 import { PARSED_BODY, jsonBody, type EventWithBody } from './json-body.ts';
@@ -139,6 +140,11 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
           `the answer of ${definition.method} ${definition.path} does not match its declared schema: ${JSON.stringify(checked.error.issues).slice(0, 500)}`,
         );
       }
+    }
+    // A conditional GET of what the caller already holds: 304, no body (shared/http/caching.ts).
+    const tag = reply.headers?.ETag;
+    if (definition.method === 'GET' && status === 200 && tag && matchesTag(lowerCaseHeaders(event)['if-none-match'], tag)) {
+      return { statusCode: 304, headers: { ETag: tag, ...(reply.headers?.['Cache-Control'] ? { 'Cache-Control': reply.headers['Cache-Control'] } : {}) } };
     }
     return toResult(reply, status);
   };

@@ -40,7 +40,10 @@ export function errorResponse(error: unknown, context: ServiceContext, event: Ht
 export function errorHandler(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return {
     onError: (request) => {
-      request.response = errorResponse(request.error, request.context, request.event);
+      const response = errorResponse(request.error, request.context, request.event);
+      // No cache keeps an error: a block not written yet is 404 now and there a moment later (a 404 is
+      // cacheable by default, and CDNs keep errors for seconds unless told not to).
+      request.response = { ...response, headers: { 'Cache-Control': 'no-store', ...response.headers } };
       // Returning nothing lets the outer middlewares (security headers, request id) stamp the response.
     },
   };

@@ -91,6 +91,15 @@ describe('Auth matrix from infra/routes.ts, auth on', () => {
     assert.equal((await call(secured.url, 'GET', '/api/v1/nothing')).status, 401);
     assert.equal((await call(secured.url, 'GET', '/api/v1/nothing', undefined, { 'X-API-Key': keys.reader! })).status, 404);
   });
+
+  it('marks what a key read private, so that no shared cache hands it to another caller; auth off, public', async () => {
+    const keyed = await call(secured.url, 'GET', '/api/v1/chains/matrix/blocks/0', undefined, { 'X-API-Key': keys.reader! });
+    assert.equal(keyed.status, 200);
+    assert.equal(keyed.headers.get('cache-control'), 'private, max-age=31536000, immutable');
+    const tile = await call(secured.url, 'GET', '/tlog/matrix/tile/0/000.p/1', undefined, { 'X-API-Key': keys.reader! });
+    assert.equal(tile.headers.get('cache-control'), 'private, max-age=5');
+    assert.equal((await call(open.url, 'GET', '/api/v1/chains/matrix/blocks/0')).headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  });
 });
 
 describe('Auth off', () => {

@@ -13,6 +13,7 @@ import type { OffchainStore } from '../../ledger/offchain-port.ts';
 import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
 import { SUBJECT_ID } from '../../ledger/subject-port.ts';
 import { queryBool, queryInt, queryInteger } from '../../validation.ts';
+import { entityTag, immutable, NO_STORE, revalidated } from '../../http/caching.ts';
 import { routesOf } from '../define.ts';
 import {
   appendedBatchSchema,
@@ -107,6 +108,23 @@ function idempotencyOptions(headers: Record<string, string>): AppendOptions | un
 
 /** A replayed answer says so, so that a client can tell its retry appended nothing. */
 const replayedHeader = (replayed: boolean | undefined) => (replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {});
+
+/**
+ * Cache headers of an answer made of blocks (docs/rules.md, "Caching"): none may be kept when an event's details
+ * can still change (an erasable event's, which erasure turns to null; resolved off-chain payloads); otherwise a
+ * tag from the blocks' hashes, immutable when the answer is sealed (its blocks written, the answer fixed).
+ */
+function readCacheHeaders(
+  principal: Principal,
+  blocks: readonly { hash: string; events: readonly { subject_id?: string }[] }[],
+  resolved: boolean | undefined,
+  sealed: boolean,
+  parts: (string | number)[],
+): Record<string, string> {
+  if (resolved || blocks.some((b) => b.events.some((e) => e.subject_id !== undefined))) return { ...NO_STORE };
+  const tag = entityTag(...parts, ...blocks.map((b) => b.hash));
+  return sealed ? immutable(tag, principal) : revalidated(tag, principal);
+}
 
 const route = routesOf<LedgerDeps>('ledger');
 
@@ -218,7 +236,10 @@ export const LEDGER_ROUTES = [
     query: blocksQuery,
     handler: async ({ principal, params, query }, { ledgerFor }) => {
       const { limit, offset, order, resolve_cid } = query;
-      return { body: await ledgerFor(principal).listBlocks(params.chain_name, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid }) };
+      const page = await ledgerFor(principal).listBlocks(params.chain_name, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid });
+      // A full page in ascending order is sealed: its blocks are written and never change (docs/rules.md, "Caching").
+      const sealed = order !== 'desc' && page.blocks.length === limit;
+      return { body: page, headers: readCacheHeaders(principal, page.blocks, resolve_cid, sealed, [params.chain_name, order ?? 'asc', offset, limit]) };
     },
   }),
 
@@ -231,7 +252,8 @@ export const LEDGER_ROUTES = [
     query: blockQuery,
     handler: async ({ principal, params, query }, { ledgerFor }) => {
       const address = parseBlockAddress(params.index_or_hash);
-      return { body: await ledgerFor(principal).getBlock(params.chain_name, address, { resolveCid: query.resolve_cid }) };
+      const block = await ledgerFor(principal).getBlock(params.chain_name, address, { resolveCid: query.resolve_cid });
+      return { body: block, headers: readCacheHeaders(principal, [block], query.resolve_cid, true, []) };
     },
   }),
 
@@ -263,9 +285,12 @@ export const LEDGER_ROUTES = [
     summary: 'Inclusion proof of a block',
     access: 'reader',
     query: proofQuery,
-    handler: async ({ principal, params, query }, { proofsFor }) => ({
-      body: await proofsFor(principal).inclusion(params.chain_name, params.index_or_hash, query.tree_size),
-    }),
+    handler: async ({ principal, params, query }, { proofsFor }) => {
+      const proof = await proofsFor(principal).inclusion(params.chain_name, params.index_or_hash, query.tree_size);
+      // Against a tree size the caller names, the proof is the same forever; against the latest, it grows.
+      const tag = entityTag(JSON.stringify(proof));
+      return { body: proof, headers: query.tree_size !== undefined ? immutable(tag, principal) : revalidated(tag, principal) };
+    },
   }),
 
   route({

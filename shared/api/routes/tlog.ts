@@ -7,11 +7,14 @@
  *   GET /tlog/{chain}/tile/{L}/{N}[.p/{W}]      hash tiles (application/octet-stream)
  *   GET /tlog/{chain}/tile/entries/{N}[.p/{W}]  entry bundles (application/octet-stream)
  *
- * Full tiles never change: cached for a year (`immutable`). Partial tiles and checkpoints change as the
- * chain grows: a few seconds. With auth on, responses to keyed requests are `private` (a shared cache must
- * not hand them to callers without a key).
+ * Full tiles never change: cached for a year (`immutable`), with a strong ETag (a conditional GET is 304).
+ * Partial tiles and checkpoints change as the chain grows: a few seconds, with their ETag to revalidate. With
+ * auth on, responses to keyed requests are `private` (a shared cache must not hand them to callers without a
+ * key). docs/rules.md, "Caching".
  */
-import { OPEN_ACCESS, type Principal } from '../../access/policy.ts';
+import { createHash } from 'node:crypto';
+import type { Principal } from '../../access/policy.ts';
+import { cacheScope as scope, IMMUTABLE_SECONDS } from '../../http/caching.ts';
 import type { Tlog } from '../../tlog/tlog.ts';
 import { routesOf } from '../define.ts';
 
@@ -21,10 +24,10 @@ export interface TlogDeps {
 }
 
 const SHORT_SECONDS = 5;
-const YEAR_SECONDS = 31_536_000;
 
-/** Whether anyone may read what this caller read: auth is off (every caller is OPEN_ACCESS). */
-const scope = (principal: Principal) => (principal === OPEN_ACCESS ? 'public' : 'private');
+/** A strong ETag of the exact bytes served. */
+const tagOf = (bytes: Buffer | string) => `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+const shortLived = (principal: Principal, body: Buffer | string) => ({ ETag: tagOf(body), 'Cache-Control': `${scope(principal)}, max-age=${SHORT_SECONDS}` });
 
 const route = routesOf<TlogDeps>('tlog');
 
@@ -46,11 +49,10 @@ export const TLOG_ROUTES = [
     path: '/tlog/{chain_name}/checkpoint',
     summary: "The chain's C2SP tlog checkpoint, a signed note",
     access: 'reader',
-    handler: async ({ principal, params }, { tlogFor }) => ({
-      contentType: 'text/plain; charset=utf-8',
-      body: await tlogFor(principal).checkpoint(params.chain_name),
-      headers: { 'Cache-Control': `${scope(principal)}, max-age=${SHORT_SECONDS}` },
-    }),
+    handler: async ({ principal, params }, { tlogFor }) => {
+      const body = await tlogFor(principal).checkpoint(params.chain_name);
+      return { contentType: 'text/plain; charset=utf-8', body, headers: shortLived(principal, body) };
+    },
   }),
 
   route({
@@ -64,7 +66,7 @@ export const TLOG_ROUTES = [
         contentType: 'application/octet-stream',
         body: bytes.toString('base64'),
         base64: true,
-        headers: { 'Cache-Control': full ? `${scope(principal)}, max-age=${YEAR_SECONDS}, immutable` : `${scope(principal)}, max-age=${SHORT_SECONDS}` },
+        headers: full ? { ETag: tagOf(bytes), 'Cache-Control': `${scope(principal)}, max-age=${IMMUTABLE_SECONDS}, immutable` } : shortLived(principal, bytes),
       };
     },
   }),

@@ -1,0 +1,50 @@
+/**
+ * HTTP caching of what cannot change (docs/rules.md, "Caching"): a written block, a full page of them, a proof
+ * against a fixed tree size and a full tile are the same bytes forever, so they carry a strong `ETag` and a
+ * year's `Cache-Control: immutable`, and a request whose `If-None-Match` names that tag is answered `304` with
+ * no body. What can still change carries `no-cache` (kept, but asked again each time, cheaply with its tag)
+ * or, when its contents can change without its hashes changing, `no-store`:
+ *
+ * - an erasable event's details (a data subject's personal data) read opened until the subject is erased, then
+ *   `null`: a block holding one, and a page or trace holding one, is `no-store`, so that erasure shows at once;
+ * - `resolve_cid=true` answers carry decrypted off-chain payloads, or a passing `resolve_error`: `no-store`.
+ *
+ * Shared caches: with auth off every caller may read everything, so answers are `public`; with auth on they are
+ * `private`, so a shared cache (a CDN, a proxy) never hands one caller's answer to another.
+ */
+import { createHash } from 'node:crypto';
+import { OPEN_ACCESS, type Principal } from '../access/policy.ts';
+
+/** A year: the longest lifetime HTTP caches honour, for what never changes. */
+export const IMMUTABLE_SECONDS = 31_536_000;
+
+/** Whether anyone may read what this caller read: auth is off (every caller is OPEN_ACCESS). */
+export const cacheScope = (principal: Principal) => (principal === OPEN_ACCESS ? 'public' : 'private');
+
+/** A strong entity tag from the parts that decide the bytes (each already a hash or a plain value). */
+export function entityTag(...parts: (string | number)[]): string {
+  return `"${createHash('sha256').update(parts.join('\n')).digest('base64url')}"`;
+}
+
+/** Headers of an answer that is the same forever. */
+export const immutable = (tag: string, principal: Principal) => ({
+  ETag: tag,
+  'Cache-Control': `${cacheScope(principal)}, max-age=${IMMUTABLE_SECONDS}, immutable`,
+});
+
+/** Headers of an answer that may change, whose tag tells when it has. */
+export const revalidated = (tag: string, principal: Principal) => ({ ETag: tag, 'Cache-Control': `${cacheScope(principal)}, no-cache` });
+
+/** Headers of an answer no cache may keep. */
+export const NO_STORE = { 'Cache-Control': 'no-store' } as const;
+
+/**
+ * Whether `If-None-Match` names `tag` (RFC 9110: `*`, or a list of tags, compared weakly: `W/"x"` names `"x"`).
+ */
+export function matchesTag(ifNoneMatch: string | undefined, tag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const value = ifNoneMatch.trim();
+  if (value === '*') return true;
+  const opaque = tag.replace(/^W\//, '');
+  return value.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
+}

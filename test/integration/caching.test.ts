@@ -1,0 +1,108 @@
+/**
+ * HTTP caching of what cannot change (docs/rules.md, "Caching"), over HTTP against the running local stack: a
+ * written block, a full page, a proof against a fixed tree size and a full tile carry a strong ETag and a
+ * year's immutable lifetime, and a conditional GET naming the tag is 304 with no body; what can still change is
+ * revalidated; what erasure can change (a data subject's events), resolved payloads and errors are never kept.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+
+let stack: Stack;
+const B = '/api/v1/chains/cached';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+before(async () => {
+  stack = await startStack();
+  assert.equal((await call(stack.url, 'POST', `${B}/create`)).status, 201);
+  const events = Array.from({ length: 99 }, (_, i) => ({ entity_id: `e-${i}`, event_type: 'recorded', details: { i } }));
+  for (let i = 0; i < 3; i += 1) assert.equal((await call(stack.url, 'POST', `${B}/events/batch`, { events })).status, 200);
+});
+after(() => stopAndRemove(stack));
+
+const get = (path: string, headers: Record<string, string> = {}) => call(stack.url, 'GET', path, undefined, headers);
+
+describe('HTTP caching', () => {
+  it('serves a written block, by index or hash, with a strong ETag, immutable, and answers 304 to a request naming the tag', async () => {
+    const first = await get(`${B}/blocks/1`);
+    assert.equal(first.status, 200);
+    const tag = first.headers.get('etag')!;
+    assert.match(tag, /^"[A-Za-z0-9_-]{43}"$/);
+    assert.equal(first.headers.get('cache-control'), IMMUTABLE);
+    const byHash = await get(`${B}/blocks/${first.body.hash}`);
+    assert.equal(byHash.headers.get('etag'), tag, 'the same block, the same tag');
+
+    for (const ifNoneMatch of [tag, `W/${tag}`, `"other", ${tag}`, '*']) {
+      const again = await get(`${B}/blocks/1`, { 'If-None-Match': ifNoneMatch });
+      assert.equal(again.status, 304, ifNoneMatch);
+      assert.equal(again.text, '', 'no body');
+      assert.equal(again.headers.get('etag'), tag);
+      assert.equal(again.headers.get('cache-control'), IMMUTABLE);
+    }
+    const other = await get(`${B}/blocks/2`, { 'If-None-Match': tag });
+    assert.equal(other.status, 200, "another block's tag does not match");
+  });
+
+  it('keeps a full ascending page for good, revalidates one that can still grow, and its tag changes when it does', async () => {
+    const full = await get(`${B}/blocks?limit=100&offset=0`);
+    assert.equal(full.headers.get('cache-control'), IMMUTABLE);
+    const tail = await get(`${B}/blocks?limit=100&offset=200`);
+    assert.equal(tail.body.blocks.length, 98);
+    assert.equal(tail.headers.get('cache-control'), 'public, no-cache');
+    const tag = tail.headers.get('etag')!;
+    assert.equal((await get(`${B}/blocks?limit=100&offset=200`, { 'If-None-Match': tag })).status, 304);
+    assert.equal((await call(stack.url, 'POST', `${B}/events`, { entity_id: 'late', event_type: 'recorded' })).status, 200);
+    const grown = await get(`${B}/blocks?limit=100&offset=200`, { 'If-None-Match': tag });
+    assert.equal(grown.status, 200, 'the page grew: the old tag no longer matches');
+    assert.equal(grown.body.blocks.length, 99);
+    assert.equal(
+      (await get(`${B}/blocks?limit=10&order=desc`)).headers.get('cache-control'),
+      'public, no-cache',
+      'a descending page shifts as the chain grows',
+    );
+  });
+
+  it('keeps a proof against a named tree size for good, and revalidates one against the latest tree', async () => {
+    const fixed = await get(`${B}/blocks/5/proof?tree_size=100`);
+    assert.equal(fixed.status, 200, fixed.text);
+    assert.equal(fixed.headers.get('cache-control'), IMMUTABLE);
+    assert.equal((await get(`${B}/blocks/5/proof?tree_size=100`, { 'If-None-Match': fixed.headers.get('etag')! })).status, 304);
+    assert.equal((await get(`${B}/blocks/5/proof`)).headers.get('cache-control'), 'public, no-cache');
+  });
+
+  it('keeps a full tile for good with its tag; a partial tile and the checkpoint for seconds', async () => {
+    const tile = await get('/tlog/cached/tile/0/000');
+    assert.equal(tile.status, 200);
+    assert.equal(tile.headers.get('cache-control'), IMMUTABLE);
+    assert.equal((await get('/tlog/cached/tile/0/000', { 'If-None-Match': tile.headers.get('etag')! })).status, 304);
+    const checkpoint = await get('/tlog/cached/checkpoint');
+    assert.equal(checkpoint.headers.get('cache-control'), 'public, max-age=5');
+    assert.ok(checkpoint.headers.get('etag'));
+  });
+
+  it("never lets a cache keep a data subject's events, resolved payloads or errors, so erasure shows at once", async () => {
+    const added = await call(stack.url, 'POST', `${B}/events`, {
+      entity_id: 'customer-1',
+      event_type: 'registered',
+      details: { name: 'Ada' },
+      subject_id: 'subj-ada',
+    });
+    assert.equal(added.status, 200, added.text);
+    const index = added.body.event_id.split('_').at(-2);
+    const personal = await get(`${B}/blocks/${index}`);
+    assert.equal(personal.body.events[0].details.name, 'Ada');
+    assert.equal(personal.headers.get('cache-control'), 'no-store');
+    assert.equal(personal.headers.get('etag'), null);
+    const page = await get(`${B}/blocks?limit=1&offset=${index}`);
+    assert.equal(page.headers.get('cache-control'), 'no-store', 'a page holding it too');
+    assert.equal((await call(stack.url, 'POST', '/api/v1/subjects/subj-ada/erase', { reason: 'test' })).status, 200);
+    const erased = await get(`${B}/blocks/${index}`);
+    assert.equal(erased.body.events[0].details, null);
+    assert.equal(erased.headers.get('cache-control'), 'no-store');
+
+    assert.equal((await get(`${B}/blocks/1?resolve_cid=true`)).headers.get('cache-control'), 'no-store');
+    const missing = await get(`${B}/blocks/99999`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get('cache-control'), 'no-store');
+  });
+});
