@@ -6,6 +6,7 @@
  * resumably (docs/qldb-import.md). Exits 0 when imported, 1 when the export fails verification or the import
  * stops (run it again to go on), 2 on bad usage.
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { QldbExportError } from './export.ts';
 import { ImportError, importQldbExport, verifyForImport } from './importer.ts';
@@ -44,6 +45,11 @@ if (values.help || !values.export || (!values['verify-only'] && (!values.url || 
   process.stderr.write(`${USAGE}\n`);
   process.exit(values.help ? 0 : 2);
 }
+
+// `npm run` starts scripts in the package's directory: paths are the caller's, from where npm was run.
+const here = (path: string) => resolve(process.env.INIT_CWD ?? process.cwd(), path);
+values.export = here(values.export);
+if (values.digest) values.digest = here(values.digest);
 
 const tty = process.stderr.isTTY === true;
 let lastLine = 0;

@@ -25,6 +25,8 @@ import { removeDir, type Stack, startStack, tempDataDir } from '../support/stack
 const NOT_RUN: [RegExp, string][] = [
   [/^npm ci\b/, 'the walk runs in the installed repository'],
   [/^npm (test|run check:cloud)\b/, 'the test suites themselves'],
+  [/^aws /, 'the AWS CLI, against a QLDB ledger and S3: no AWS account here'],
+  [/--export \.\/export\b|--chain my-ledger\b/, "a real QLDB export; docs/qldb-import.md's generated sample runs instead"],
 ];
 /** Pages of the table the walk does not follow, each with its reason. */
 const PAGES_NOT_WALKED: Record<string, string> = {
