@@ -159,6 +159,28 @@ describe('QLDB journal export', () => {
     );
   });
 
+  it('refuses a cut-short object in Ion binary and in JSON Lines too, naming the object (and the line)', () => {
+    for (const format of ['ION_BINARY', 'JSON'] as const) {
+      const dir = fresh();
+      const made = writeExport(dir, { count: 12, revisionsPerBlock: 2, format, blocksPerObject: 6 });
+      const object = made.objects[1]!;
+      const whole = readFileSync(object.path);
+      writeFileSync(object.path, whole.subarray(0, Math.floor(whole.length * 0.7)));
+      const refused = refusal(QldbExportError, () => verifyExport(openExport(dir)));
+      assert.match(refused.message, new RegExp(`^data object ${object.key}: `), format);
+      if (format === 'JSON') assert.match(refused.message, /line \d+ is not JSON .*the object is cut short or damaged/);
+    }
+  });
+
+  it('asks which export when a folder holds two, and reads the one named', () => {
+    const dir = fresh();
+    writeExport(dir, { count: 4, exportId: 'FirstExport0000000000A' });
+    writeExport(dir, { count: 6, exportId: 'SecondExport000000000B', seed: 'second' });
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /holds 2 exports .*name one with --export-id/);
+    assert.equal(verifyExport(openExport(dir, 'SecondExport000000000B')).blocks, 6);
+    assert.match(refusal(QldbExportError, () => openExport(dir, 'NoSuchExport')).message, /no NoSuchExport\.started\.manifest in /);
+  });
+
   it('refuses a digest check of an export that does not begin at block 0', () => {
     const dir = fresh();
     const first = makeStrand({ count: 10 });
