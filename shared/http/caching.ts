@@ -21,10 +21,11 @@ export const IMMUTABLE_SECONDS = 31_536_000;
 /** Whether anyone may read what this caller read: auth is off (every caller is OPEN_ACCESS). */
 export const cacheScope = (principal: Principal) => (principal === OPEN_ACCESS ? 'public' : 'private');
 
+/** A strong entity tag of the exact bytes served. */
+export const bytesTag = (bytes: Buffer | string) => `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+
 /** A strong entity tag from the parts that decide the bytes (each already a hash or a plain value). */
-export function entityTag(...parts: (string | number)[]): string {
-  return `"${createHash('sha256').update(parts.join('\n')).digest('base64url')}"`;
-}
+export const entityTag = (...parts: (string | number)[]) => bytesTag(parts.join('\n'));
 
 /** Headers of an answer that is the same forever. */
 export const immutable = (tag: string, principal: Principal) => ({

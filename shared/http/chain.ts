@@ -117,13 +117,14 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     const rawQuery: Record<string, string> = {};
     for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) rawQuery[key] = value;
     const rawBody = (event as EventWithBody)[PARSED_BODY];
+    const headers = lowerCaseHeaders(event);
     const reply = await definition.handler(
       {
         params,
         query: definition.query ? parseInput(definition.query, rawQuery, 'query') : rawQuery,
         // A route that takes a body and got none is told what is missing (422), as for an empty object.
         body: definition.body ? parseInput(definition.body, rawBody ?? {}, 'body') : rawBody,
-        headers: lowerCaseHeaders(event),
+        headers,
         requestId: context.requestId,
         // The auth middleware always sets it; without it (a chain built without auth) nothing is allowed.
         principal: context.principal ?? ANONYMOUS,
@@ -143,7 +144,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     }
     // A conditional GET of what the caller already holds: 304, no body (shared/http/caching.ts).
     const tag = reply.headers?.ETag;
-    if (definition.method === 'GET' && status === 200 && tag && matchesTag(lowerCaseHeaders(event)['if-none-match'], tag)) {
+    if (definition.method === 'GET' && status === 200 && tag && matchesTag(headers['if-none-match'], tag)) {
       return { statusCode: 304, headers: { ETag: tag, ...(reply.headers?.['Cache-Control'] ? { 'Cache-Control': reply.headers['Cache-Control'] } : {}) } };
     }
     return toResult(reply, status);

@@ -4,7 +4,7 @@
  * 1. the whole export is verified first (export.ts); a failure imports nothing;
  * 2. the chain is made (or found): an import goes into a chain of its own, so a chain holding anything else is
  *    refused, and a chain holding part of this export's import is resumed after its last event;
- * 3. the events (mapping.ts) go in journal order, in batches of at most 99 (one DynamoDB transaction: all
+ * 3. the events (mapping.ts) go in journal order, in batches of at most 98 (one DynamoDB transaction: all
  *    committed or none), each with an Idempotency-Key made from its first event's journal position: a batch
  *    retried after a lost answer is answered, not appended twice; after a kill, the chain's last event says
  *    where to go on;
@@ -51,7 +51,6 @@ export interface ImportProgress {
   revisions: number;
   totalBlocks: number;
   totalRevisions: number;
-  eventsSent: number;
   elapsedMs: number;
 }
 
@@ -186,8 +185,8 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
   let revisions = 0;
   let eventsAppended = 0;
   let batches = 0;
-  const report = (eventsSent: number) =>
-    options.progress?.({ blocks, revisions, totalBlocks: summary.blocks, totalRevisions: summary.revisions, eventsSent, elapsedMs: Date.now() - started });
+  const report = () =>
+    options.progress?.({ blocks, revisions, totalBlocks: summary.blocks, totalRevisions: summary.revisions, elapsedMs: Date.now() - started });
 
   async function send(batch: { position: JournalPosition; event: ImportedEvent }[]): Promise<void> {
     const first = batch[0]!.position;
@@ -223,7 +222,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         if (batch.length === BATCH_EVENTS || (batch.length > 0 && batchBytes + bytes > BATCH_BYTES)) {
           // One batch in flight while the next is read and hashed: the chain still gets them one after another.
           await inflight;
-          inflight = send(batch).then(() => report(eventsAppended));
+          inflight = send(batch).then(report);
           inflight.catch(() => undefined); // awaited before the next batch, or below
           batch = [];
           batchBytes = 0;
@@ -234,7 +233,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
     }
     await inflight;
     if (batch.length > 0) await send(batch);
-    report(eventsAppended);
+    report();
     if (previous && b64(previous.blockHash) !== summary.tip.blockHash)
       throw new ImportError('the export changed while it was imported: its tip is not the one verified');
 

@@ -6,10 +6,10 @@
  * Prints a verdict; exits 0 when verified, 1 when not (naming the first bad block), 2 on bad usage.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { isDeepStrictEqual } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { QldbVerificationError } from '../qldb/journal.ts';
-import { type ImportAudit, ImportAuditor, QLDB_IMPORT_EVENT } from '../qldb/mapping.ts';
+import { type ImportAudit, ImportAuditor } from '../qldb/audit.ts';
+import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 

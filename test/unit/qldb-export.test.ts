@@ -1,7 +1,7 @@
 /**
  * A QLDB journal export read and verified as a whole (shared/qldb/export.ts), in its three formats, with and
  * without a digest; each way an export can be wrong, named; and the mapping to events and back
- * (shared/qldb/mapping.ts): an imported chain's events rebuild QLDB's blocks, and any change to them is found.
+ * (shared/qldb/mapping.ts, audit.ts): an imported chain's events rebuild QLDB's blocks, and any change to them is found.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,8 @@ import * as ion from 'ion-js';
 import { exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from '#shared/qldb/export';
 import { MerkleAccumulator, merkleRoot } from '#shared/qldb/hashing';
 import { QldbVerificationError } from '#shared/qldb/journal';
-import { auditImportedChain, type ChainEvent, eventsOfBlock, QLDB_BLOCK_EVENT } from '#shared/qldb/mapping';
+import { auditImportedChain, type ChainEvent } from '#shared/qldb/audit';
+import { eventsOfBlock, QLDB_BLOCK_EVENT } from '#shared/qldb/mapping';
 import { digestFile, encodeBlocks, makeStrand, writeExport } from '../support/qldb-journal.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'qldb-export-'));

@@ -12,9 +12,8 @@
  * auth on, responses to keyed requests are `private` (a shared cache must not hand them to callers without a
  * key). docs/rules.md, "Caching".
  */
-import { createHash } from 'node:crypto';
 import type { Principal } from '../../access/policy.ts';
-import { cacheScope as scope, IMMUTABLE_SECONDS } from '../../http/caching.ts';
+import { bytesTag, cacheScope as scope, immutable } from '../../http/caching.ts';
 import type { Tlog } from '../../tlog/tlog.ts';
 import { routesOf } from '../define.ts';
 
@@ -25,9 +24,10 @@ export interface TlogDeps {
 
 const SHORT_SECONDS = 5;
 
-/** A strong ETag of the exact bytes served. */
-const tagOf = (bytes: Buffer | string) => `"${createHash('sha256').update(bytes).digest('base64url')}"`;
-const shortLived = (principal: Principal, body: Buffer | string) => ({ ETag: tagOf(body), 'Cache-Control': `${scope(principal)}, max-age=${SHORT_SECONDS}` });
+const shortLived = (principal: Principal, body: Buffer | string) => ({
+  ETag: bytesTag(body),
+  'Cache-Control': `${scope(principal)}, max-age=${SHORT_SECONDS}`,
+});
 
 const route = routesOf<TlogDeps>('tlog');
 
@@ -66,7 +66,7 @@ export const TLOG_ROUTES = [
         contentType: 'application/octet-stream',
         body: bytes.toString('base64'),
         base64: true,
-        headers: full ? { ETag: tagOf(bytes), 'Cache-Control': `${scope(principal)}, max-age=${IMMUTABLE_SECONDS}, immutable` } : shortLived(principal, bytes),
+        headers: full ? immutable(bytesTag(bytes), principal) : shortLived(principal, bytes),
       };
     },
   }),

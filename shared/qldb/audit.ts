@@ -1,0 +1,157 @@
+/**
+ * The way back from an imported chain (docs/qldb-import.md, "Proofs carried forward"): QLDB's blocks rebuilt from
+ * the chain's events (./mapping.ts says what each event holds) and verified by QLDB's own hashing, so an auditor
+ * can show that nothing changed between QLDB and here. `ledger-verify --qldb` feeds it the chain page by page.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import * as ion from 'ion-js';
+import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
+import type { Hash } from './hashing.ts';
+import { b64, type BlockAddress, type JournalBlock, QldbVerificationError, verifyBlock, verifyLink } from './journal.ts';
+import { ionToJson, QLDB_BLOCK_EVENT } from './mapping.ts';
+
+/** An event as the chain answers it (the fields the audit reads). */
+export interface ChainEvent {
+  event_id?: string;
+  entity_id: string;
+  event_type: string;
+  details: Record<string, unknown> | null;
+  details_metadata: Record<string, unknown> | null;
+  is_offchain?: boolean;
+}
+
+export interface ImportAudit {
+  exportId: string | null;
+  blocks: number;
+  revisions: number;
+  /** Revisions whose hash was rebuilt from their Ion; the others (JSON exports, deletions) are checked through their block. */
+  revisionsRehashed: number;
+  /** Off-chain or erased details, which the audit cannot compare with their Ion. */
+  detailsNotCompared: number;
+  tip: { address: BlockAddress; blockHash: string } | null;
+  /** The chain's closing `qldb_import` event, if the import finished. */
+  record: Record<string, unknown> | null;
+}
+
+const unb64 = (s: unknown, what: string, at?: BlockAddress): Hash => {
+  if (typeof s !== 'string') throw new QldbVerificationError(at, `${what} is missing`);
+  return Buffer.from(s, 'base64');
+};
+
+/**
+ * Rebuilds QLDB's blocks from an imported chain's events, in chain order, and verifies them by QLDB's hashing:
+ * each revision event's Ion hashes to the revision hash it names, its JSON details are its Ion data, and its
+ * provenance is its metadata; each block's revisions, entries and block hash; each link; the closing record
+ * names the last block. Throws QldbVerificationError naming the block (and the event) that fails.
+ */
+export function auditImportedChain(events: Iterable<ChainEvent>): ImportAudit {
+  const auditor = new ImportAuditor();
+  for (const event of events) auditor.add(event);
+  return auditor.finish();
+}
+
+/** auditImportedChain one event at a time (a chain read page by page). */
+export class ImportAuditor {
+  readonly audit: ImportAudit = { exportId: null, blocks: 0, revisions: 0, revisionsRehashed: 0, detailsNotCompared: 0, tip: null, record: null };
+  #current: JournalBlock | undefined;
+  #previous: JournalBlock | undefined;
+  /** The current block's revisions that must have an event, and those whose event has come. */
+  #expected: number[] = [];
+  #seen = new Set<number>();
+
+  #close(): void {
+    const current = this.#current;
+    if (!current) return;
+    const missing = this.#expected.filter((i) => !this.#seen.has(i));
+    if (missing.length > 0) throw new QldbVerificationError(current.blockAddress, `the events of its revisions ${missing.join(', ')} are missing`);
+    verifyBlock(current);
+    if (this.#previous) verifyLink(current, this.#previous);
+    this.audit.blocks += 1;
+    this.audit.tip = { address: current.blockAddress, blockHash: b64(current.blockHash) };
+    this.#previous = current;
+    this.#current = undefined;
+  }
+
+  finish(): ImportAudit {
+    this.#close();
+    return this.audit;
+  }
+
+  add(event: ChainEvent): void {
+    const audit = this.audit;
+    if (audit.record) throw new QldbVerificationError(undefined, `event ${event.event_id ?? ''} follows the import's closing ${QLDB_IMPORT_EVENT} event`);
+    const q = (event.details_metadata as { qldb?: Record<string, unknown> } | null)?.qldb;
+    if (event.event_type === QLDB_IMPORT_EVENT) {
+      this.#close();
+      audit.record = event.details ?? {};
+      const tip = audit.record.tip as { block_hash?: string; block_address?: { strand_id?: string; sequence_no?: number } } | undefined;
+      if (!audit.tip || tip?.block_hash !== audit.tip.blockHash || tip?.block_address?.sequence_no !== audit.tip.address.sequenceNo)
+        throw new QldbVerificationError(audit.tip?.address, `the import's record names tip ${JSON.stringify(tip)}, the chain's blocks end here`);
+      return;
+    }
+    if (!q)
+      throw new QldbVerificationError(this.#previous?.blockAddress, `event ${event.event_id ?? ''} carries no QLDB provenance: it is not part of an import`);
+    if (audit.exportId === null) audit.exportId = String(q.export_id);
+    else if (q.export_id !== audit.exportId)
+      throw new QldbVerificationError(undefined, `event ${event.event_id ?? ''} is of export ${String(q.export_id)}, not ${audit.exportId}`);
+    if (event.event_type === QLDB_BLOCK_EVENT) {
+      this.#close();
+      this.#current = blockOfEvent(event, q);
+      this.#expected = ((event.details?.document_revisions as number[] | undefined) ?? []).map(Number);
+      this.#seen = new Set();
+      return;
+    }
+    const current = this.#current;
+    const where = current?.blockAddress;
+    const index = Number(q.revision_index);
+    const slot = current?.revisions[index];
+    const address = q.block_address as { sequence_no?: number } | undefined;
+    if (!current || !slot || address?.sequence_no !== current.blockAddress.sequenceNo)
+      throw new QldbVerificationError(
+        where,
+        `event ${event.event_id ?? ''} names revision ${index} of block ${address?.sequence_no}, which is not the block before it`,
+      );
+    const what = `revision ${index} (event ${event.event_id ?? event.entity_id})`;
+    if (this.#seen.has(index) || !this.#expected.includes(index))
+      throw new QldbVerificationError(where, `${what} is not one of the block's document revisions, or comes twice`);
+    this.#seen.add(index);
+    if (unb64(q.revision_hash, `${what}'s revision_hash`, where).compare(slot.hash) !== 0)
+      throw new QldbVerificationError(where, `${what} names hash ${String(q.revision_hash)}, the block's revision is ${b64(slot.hash)}`);
+    audit.revisions += 1;
+    if (typeof q.metadata_ion !== 'string') return; // a JSON export's revision: checked through its block
+    const metadata = ion.load(q.metadata_ion)!;
+    const m = ionToJson(metadata) as Record<string, unknown>;
+    if (m.id !== event.entity_id || m.id !== q.document_id || m.version !== q.version || m.txId !== q.transaction_id)
+      throw new QldbVerificationError(where, `${what}: its entity, document id, version or transaction is not what its Ion metadata says`);
+    slot.metadata = metadata;
+    if (typeof q.data_ion === 'string') {
+      const data = ion.load(q.data_ion)!;
+      slot.data = data;
+      if (event.is_offchain || event.details === null) audit.detailsNotCompared += 1;
+      else if (!isDeepStrictEqual(event.details, ionToJson(data))) throw new QldbVerificationError(where, `${what}: its details are not its Ion data`);
+    } else if (typeof q.data_hash === 'string') {
+      slot.dataHash = unb64(q.data_hash, `${what}'s data_hash`, where);
+    }
+    if (slot.data || slot.dataHash) audit.revisionsRehashed += 1;
+  }
+}
+
+/** The QLDB block a `qldb_block` event describes (its revisions by hash; the revision events fill them in). */
+function blockOfEvent(event: ChainEvent, q: Record<string, unknown>): JournalBlock {
+  const d = event.details ?? {};
+  const address = d.block_address as { strand_id: string; sequence_no: number } | undefined;
+  const at = { strandId: String(address?.strand_id), sequenceNo: Number(address?.sequence_no) };
+  return {
+    blockAddress: at,
+    transactionId: String(d.transaction_id ?? ''),
+    blockTimestamp: new Date(String(d.block_timestamp)),
+    blockHash: unb64(d.block_hash, 'its block_hash', at),
+    entriesHash: unb64(d.entries_hash, 'its entries_hash', at),
+    previousBlockHash: unb64(d.previous_block_hash, 'its previous_block_hash', at),
+    entriesHashList: ((d.entries_hash_list as string[]) ?? []).map((h) => unb64(h, 'an entry hash', at)),
+    ...(typeof q.transaction_info_ion === 'string' ? { transactionInfo: ion.load(q.transaction_info_ion)! } : {}),
+    statements: [],
+    documents: {},
+    revisions: ((d.revision_hashes as string[]) ?? []).map((h) => ({ hash: unb64(h, 'a revision hash', at) })),
+  };
+}
