@@ -117,6 +117,8 @@ export const settingsSchema = z.object({
     .default('X-API-Key'),
   SVC_ADMIN_API_KEY: z.string().min(24, 'must be at least 24 characters').optional(),
   SVC_AUTH_CACHE_SECONDS: positiveInt(0, 300).default(10),
+  // Bytes an instance keeps of written records, segments and full tiles between requests (they never change); 0: none.
+  SVC_READ_CACHE_BYTES: positiveInt(0, 2 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),
   SVC_RATE_LIMIT_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),
   // Guessing keys: a source IP that presents this many unknown keys in a minute gets 429 until the minute ends.

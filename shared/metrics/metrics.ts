@@ -48,6 +48,9 @@ export interface Totals {
    * by function: the client got API Gateway's bare 500 or 503, never a response of the service's own.
    */
   integrationErrors: Record<string, number>;
+  /** Items served from an instance's read cache, and reads it sent on to DynamoDB, by kind (record, segment, tile). */
+  cacheHits: Record<string, number>;
+  cacheMisses: Record<string, number>;
 }
 
 export const emptyTotals = (): Totals => ({
@@ -68,12 +71,19 @@ export const emptyTotals = (): Totals => ({
   rewrites: 0,
   recoveries: 0,
   integrationErrors: {},
+  cacheHits: {},
+  cacheMisses: {},
 });
 
 function addCounts(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
   const sum = { ...a };
   for (const [key, n] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + n;
   return sum;
+}
+
+/** What each count moved from `before` to `now`. */
+function deltas(now: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(now).map(([key, n]) => [key, n - (before[key] ?? 0)]));
 }
 
 export function addTotals(a: Totals, b: Totals): Totals {
@@ -95,6 +105,8 @@ export function addTotals(a: Totals, b: Totals): Totals {
     rewrites: a.rewrites + b.rewrites,
     recoveries: a.recoveries + b.recoveries,
     integrationErrors: addCounts(a.integrationErrors, b.integrationErrors),
+    cacheHits: addCounts(a.cacheHits, b.cacheHits),
+    cacheMisses: addCounts(a.cacheMisses, b.cacheMisses),
   };
 }
 
@@ -129,6 +141,8 @@ export interface MetricsOptions {
   dynamoCounters?: () => { requests: number; transactWrites: number; transactItems: number };
   /** Whether this process is a function instance (its first request is a cold start); not for the gateway's own counts. */
   coldStart?: boolean;
+  /** This process's read cache (shared/storage/read-cache.ts): its hits and misses so far, read at each flush, and the bytes it holds. */
+  readCache?: () => { counts: { hits: Record<string, number>; misses: Record<string, number> }; bytes: number };
   /** Per witness (with SVC_WITNESSES): the last tree size it cosigned, its cosignatures and its failures. */
   witnesses?: () => Promise<{ witness: string; lastSize: number; cosigned: number; failures: number }[]>;
 }
@@ -156,29 +170,38 @@ export function createMetrics(options: MetricsOptions) {
   let pending: Totals = { ...emptyTotals(), coldStarts: options.coldStart === false ? 0 : 1 };
   let lastLedger: LedgerCounts = { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0, rewrites: 0, recoveries: 0 };
   let lastDynamo = { requests: 0, transactWrites: 0, transactItems: 0 };
+  let lastCache: { hits: Record<string, number>; misses: Record<string, number> } = { hits: {}, misses: {} };
   let lastFlush = 0;
   let flushing: Promise<void> | undefined;
   const shard = Math.floor(Math.random() * (options.shared?.shards ?? 1));
 
   function takeLedgerDeltas(): void {
-    if (!options.ledgerCounters) return;
-    // Copied, not kept: the appender's counters object keeps changing under us.
-    const now = { ...options.ledgerCounters() };
-    pending.eventsAppended += now.eventsAppended - lastLedger.eventsAppended;
-    pending.conflicts += now.conflicts - lastLedger.conflicts;
-    pending.commits += now.commits - lastLedger.commits;
-    pending.leaseTakes += now.leaseTakes - lastLedger.leaseTakes;
-    pending.pendingReads += now.pendingReads - lastLedger.pendingReads;
-    pending.roundWrites += now.roundWrites - lastLedger.roundWrites;
-    pending.rewrites += now.rewrites - lastLedger.rewrites;
-    pending.recoveries += now.recoveries - lastLedger.recoveries;
-    lastLedger = now;
+    if (options.ledgerCounters) {
+      // Copied, not kept: the appender's counters object keeps changing under us.
+      const now = { ...options.ledgerCounters() };
+      pending.eventsAppended += now.eventsAppended - lastLedger.eventsAppended;
+      pending.conflicts += now.conflicts - lastLedger.conflicts;
+      pending.commits += now.commits - lastLedger.commits;
+      pending.leaseTakes += now.leaseTakes - lastLedger.leaseTakes;
+      pending.pendingReads += now.pendingReads - lastLedger.pendingReads;
+      pending.roundWrites += now.roundWrites - lastLedger.roundWrites;
+      pending.rewrites += now.rewrites - lastLedger.rewrites;
+      pending.recoveries += now.recoveries - lastLedger.recoveries;
+      lastLedger = now;
+    }
     if (options.dynamoCounters) {
       const dynamo = { ...options.dynamoCounters() };
       pending.dynamoRequests += dynamo.requests - lastDynamo.requests;
       pending.dynamoTransactWrites += dynamo.transactWrites - lastDynamo.transactWrites;
       pending.dynamoTransactItems += dynamo.transactItems - lastDynamo.transactItems;
       lastDynamo = dynamo;
+    }
+    if (options.readCache) {
+      const { hits, misses } = options.readCache().counts;
+      const now = { hits: { ...hits }, misses: { ...misses } };
+      pending.cacheHits = addCounts(pending.cacheHits, deltas(now.hits, lastCache.hits));
+      pending.cacheMisses = addCounts(pending.cacheMisses, deltas(now.misses, lastCache.misses));
+      lastCache = now;
     }
   }
 
@@ -217,6 +240,12 @@ export function createMetrics(options: MetricsOptions) {
     await flush(true);
     return options.shared.read();
   }
+
+  /** A count per cache kind: every kind this process's cache has, 0 when none was counted yet. */
+  const byKind = (counts: Record<string, number>) => {
+    const kinds = { ...Object.fromEntries(Object.keys(options.readCache?.().counts.hits ?? {}).map((kind) => [kind, 0])), ...counts };
+    return Object.entries(kinds).map(([kind, value]) => ({ value, labels: { cache: kind } }));
+  };
 
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
@@ -341,6 +370,30 @@ export function createMetrics(options: MetricsOptions) {
       async () => [{ value: scraped.recoveries }],
     ),
   );
+  registry.registerMetric(
+    computed(
+      'ledger_read_cache_hits_total',
+      "Immutable items (block records, metadata segments, full tiles) served from an instance's memory, by kind",
+      'counter',
+      async () => byKind(scraped.cacheHits),
+    ),
+  );
+  registry.registerMetric(
+    computed(
+      'ledger_read_cache_misses_total',
+      'Reads of immutable items an instance did not hold and sent to DynamoDB, by kind (a record or tile looked up; a segment Query)',
+      'counter',
+      async () => byKind(scraped.cacheMisses),
+    ),
+  );
+  if (options.readCache) {
+    const readCache = options.readCache;
+    registry.registerMetric(
+      computed('ledger_read_cache_bytes', 'Bytes held by the read cache of the instance that answered this scrape', 'gauge', async () => [
+        { value: readCache().bytes },
+      ]),
+    );
+  }
   registry.registerMetric(
     computed('ledger_append_conflicts_total', 'Appends that lost a race for the chain head and were retried', 'counter', async () => [
       { value: scraped.conflicts },

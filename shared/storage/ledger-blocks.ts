@@ -13,11 +13,12 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { packRun, packSeal, unpackRun, unpackSeal } from '../ledger/block-meta.ts';
+import { type MetaRun, packRun, packSeal, unpackRun, unpackSeal } from '../ledger/block-meta.ts';
 import { type LedgerStorage, SEALS_KEPT_SECONDS } from '../ledger/repository.ts';
 import type { Block } from '../ledger/types.ts';
 import { pause, remainingMs } from '../deadline.ts';
 import { translateStorageError } from './errors.ts';
+import type { ReadCache } from './read-cache.ts';
 import { BLOCK_BODY, blockFromItem, recordItem, segmentItems, type Item } from './ledger-items.ts';
 import { batchGetAll, queryAll as queryAllPages, send } from './requests.ts';
 import { BLOCK_RUN, LEDGER_INDEXES, blockPk, blockSk, chainPk, indexSk, isBlockPkOf, recordPk, roundPk, sealPk, segmentPk } from './keys.ts';
@@ -47,13 +48,18 @@ export function createBlockStorage({
   client,
   tableName,
   layoutOf,
+  cache,
 }: {
   client: DynamoDBDocumentClient;
   tableName: string;
   /** How a chain's legacy block items are spread (its head's `block_shards`; 1 for the oldest chains). */
   layoutOf: (chainName: string) => Promise<number>;
+  /** Where written records and segments are kept between requests (they never change); none: every read goes to DynamoDB. */
+  cache?: ReadCache | undefined;
 }): BlockStorage {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
+  const segments = keptSegments(cache);
+  const records = keptRecords(cache);
 
   /**
    * Up to `limit` items of a partition keyed by index (segments, seals) whose last index is `fromIndex` or above,
@@ -127,25 +133,42 @@ export function createBlockStorage({
     },
 
     async readSegments(chainName, fromIndex, limit, consistent) {
-      return (await itemsFrom(segmentPk(chainName), fromIndex, limit, consistent)).map((item) => unpackRun(item.run as Uint8Array));
+      // The kept segments that follow on from `fromIndex`, then the rest from DynamoDB, as one Query would answer.
+      const runs = segments.from(chainName, fromIndex, limit);
+      const next = runs.length > 0 ? runs.at(-1)!.blocks.at(-1)!.index + 1 : fromIndex;
+      if (runs.length < limit) {
+        segments.missed();
+        for (const item of await itemsFrom(segmentPk(chainName), next, limit - runs.length, consistent)) {
+          runs.push(segments.keep(chainName, item.run as Uint8Array));
+        }
+      }
+      return runs;
     },
 
     async getRecords(_chainName, metas, consistent) {
       const found = new Map<number, Block>();
+      const wanted = metas.filter((m) => {
+        const block = records.get(m.hash);
+        if (block) found.set(m.index, block);
+        return !block;
+      });
+      if (wanted.length === 0) return found;
       const items = await batchGetAll(
         client,
         tableName,
-        metas.map((m) => ({ pk: recordPk(m.hash), sk: blockSk(m.index) })),
+        wanted.map((m) => ({ pk: recordPk(m.hash), sk: blockSk(m.index) })),
         { expression: BLOCK_BODY, consistent },
       );
       for (const item of items) {
-        const block = blockFromItem(item);
+        const block = records.keep(item);
         found.set(block.index, block);
       }
       return found;
     },
 
     async findRecord(hash) {
+      const kept = records.get(hash);
+      if (kept) return kept;
       const out = await send(() =>
         client.send(
           new QueryCommand({
@@ -158,7 +181,7 @@ export function createBlockStorage({
         ),
       );
       const item = out.Items?.[0];
-      return item ? blockFromItem(item) : undefined;
+      return item ? records.keep(item) : undefined;
     },
 
     async getLegacyBlocks(chainName, from, to, descending, consistent) {
@@ -268,6 +291,90 @@ export function createBlockStorage({
           ),
         );
       }
+    },
+  };
+}
+
+/**
+ * Written block records, kept as stored (their canonical JSON, erasable details still sealed) and parsed
+ * again at each hit: a caller gets its own block to change, and the cache holds one string per block.
+ */
+function keptRecords(cache: ReadCache | undefined) {
+  return {
+    get(hash: string): Block | undefined {
+      if (!cache) return undefined;
+      const json = cache.get<string>('record', hash);
+      if (json === undefined) {
+        cache.miss('record');
+        return undefined;
+      }
+      cache.hit('record');
+      return blockFromItem({ block_json: json });
+    },
+    keep(item: Item): Block {
+      const block = blockFromItem(item);
+      const json = String(item.block_json);
+      cache?.set('record', block.hash, json, Buffer.byteLength(json));
+      return block;
+    },
+  };
+}
+
+/**
+ * Written segments, kept packed, and for each chain the last indices of those kept (ascending), to find the
+ * one that holds an index. A segment's blocks have one history: what it says never changes.
+ */
+function keptSegments(cache: ReadCache | undefined) {
+  const lasts = new Map<string, number[]>();
+  const key = (chainName: string, last: number) => `${chainName}|${last}`;
+  /** Where `last` is, or would go, in the ascending list. */
+  const position = (list: number[], last: number) => {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]! < last) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  cache?.onEvict('segment', (id) => {
+    const cut = id.lastIndexOf('|');
+    const list = lasts.get(id.slice(0, cut));
+    if (!list) return;
+    const at = position(list, Number(id.slice(cut + 1)));
+    if (list[at] === Number(id.slice(cut + 1))) list.splice(at, 1);
+  });
+  return {
+    /** Kept segments from the one holding `fromIndex` on, while each follows the last: at most `limit`. */
+    from(chainName: string, fromIndex: number, limit: number): MetaRun[] {
+      const list = cache ? lasts.get(chainName) : undefined;
+      const runs: MetaRun[] = [];
+      let next = fromIndex;
+      for (let at = list ? position(list, next) : 0; list && at < list.length && runs.length < limit; at += 1) {
+        const packed = cache!.get<Uint8Array>('segment', key(chainName, list[at]!));
+        if (!packed) break;
+        const run = unpackRun(packed);
+        if (run.blocks[0]!.index > next) break;
+        runs.push(run);
+        next = run.blocks.at(-1)!.index + 1;
+      }
+      if (runs.length > 0) cache!.hit('segment', runs.length);
+      return runs;
+    },
+    missed() {
+      cache?.miss('segment');
+    },
+    keep(chainName: string, packed: Uint8Array): MetaRun {
+      const run = unpackRun(packed);
+      if (!cache || run.blocks.length === 0) return run;
+      const last = run.blocks.at(-1)!.index;
+      cache.set('segment', key(chainName, last), packed, packed.byteLength);
+      let list = lasts.get(chainName);
+      if (!list) lasts.set(chainName, (list = []));
+      const at = position(list, last);
+      if (list[at] !== last) list.splice(at, 0, last);
+      return run;
     },
   };
 }

@@ -25,6 +25,7 @@ import type { ChainHead } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import { createBlockStorage } from './ledger-blocks.ts';
+import type { ReadCache } from './read-cache.ts';
 import { completion, createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { checkDeadline } from '../deadline.ts';
@@ -34,6 +35,8 @@ import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SUB_CHAINS_SK_PREFIX, SWEEP_
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
   tableName: string;
+  /** Keeps written records and segments between requests (shared/storage/read-cache.ts); none: no caching. */
+  cache?: ReadCache | undefined;
 }
 
 /** Chains per page when the whole list is read (its heads are read 100 a request whatever the page). */
@@ -54,7 +57,7 @@ const conditions = {
 const RECENT_ATTRIBUTES = ['recent_blocks', 'recent_round', 'recent_first', 'recent_last'] as const;
 const RECENT_FLUSHED = 'recent_flushed';
 
-export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptions): LedgerStorage {
+export function createLedgerStorage({ client, tableName, cache }: LedgerRepositoryOptions): LedgerStorage {
   const queryAll = (input: QueryCommandInput) => queryAllPages(client, input);
 
   /**
@@ -90,7 +93,7 @@ export function createLedgerStorage({ client, tableName }: LedgerRepositoryOptio
 
   const storage: LedgerStorage = {
     ...createCombiningRecords({ client, tableName }),
-    ...createBlockStorage({ client, tableName, layoutOf }),
+    ...createBlockStorage({ client, tableName, layoutOf, cache }),
 
     getHead: (chainName) => readHead(chainName, true),
     lookHead: (chainName) => readHead(chainName, false),

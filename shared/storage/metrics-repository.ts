@@ -16,6 +16,16 @@ const COUNTERS_SK = 'COUNTERS';
 const shardKey = (shard: number) => ({ pk: `METRICS#${shard}`, sk: COUNTERS_SK });
 /** Integration failures are kept per function: one attribute each, `integration_errors__<function>`. */
 const INTEGRATION_ERRORS = 'integration_errors__';
+/** Read cache counts, per kind: `cache_hits__<kind>`, `cache_misses__<kind>`. */
+const CACHE_HITS = 'cache_hits__';
+const CACHE_MISSES = 'cache_misses__';
+const prefixed = (prefix: string, counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([key, n]) => [`${prefix}${key}`, n]));
+const unprefixed = (prefix: string, item: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(item)
+      .filter(([name]) => name.startsWith(prefix))
+      .map(([name, n]) => [name.slice(prefix.length), Number(n)]),
+  );
 
 export function createSharedCounters({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SharedCounters {
   return {
@@ -38,7 +48,9 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
         rewrites: delta.rewrites,
         recoveries: delta.recoveries,
         ...Object.fromEntries(delta.buckets.map((n, i) => [`bucket_${i}`, n])),
-        ...Object.fromEntries(Object.entries(delta.integrationErrors).map(([fn, n]) => [`${INTEGRATION_ERRORS}${fn}`, n])),
+        ...prefixed(INTEGRATION_ERRORS, delta.integrationErrors),
+        ...prefixed(CACHE_HITS, delta.cacheHits),
+        ...prefixed(CACHE_MISSES, delta.cacheMisses),
       };
       const names = Object.keys(fields);
       await send(() =>
@@ -85,11 +97,9 @@ export function createSharedCounters({ client, tableName }: { client: DynamoDBDo
             roundWrites: Number(item.round_writes ?? 0),
             rewrites: Number(item.rewrites ?? 0),
             recoveries: Number(item.recoveries ?? 0),
-            integrationErrors: Object.fromEntries(
-              Object.entries(item)
-                .filter(([name]) => name.startsWith(INTEGRATION_ERRORS))
-                .map(([name, n]) => [name.slice(INTEGRATION_ERRORS.length), Number(n)]),
-            ),
+            integrationErrors: unprefixed(INTEGRATION_ERRORS, item),
+            cacheHits: unprefixed(CACHE_HITS, item),
+            cacheMisses: unprefixed(CACHE_MISSES, item),
           }),
         emptyTotals(),
       );

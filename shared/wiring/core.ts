@@ -37,6 +37,7 @@ import { createDynamoAggregatedClient, documentClientOf, dynamoRequestCounts } f
 import { journalWrites } from '../storage/journal.ts';
 import { createLedgerRepository } from '../storage/ledger-repository.ts';
 import { createSharedCounters } from '../storage/metrics-repository.ts';
+import { createReadCache, type ReadCache } from '../storage/read-cache.ts';
 import { createWitnessRepository } from '../storage/witness-repository.ts';
 import { allTableSpecs, tableNamesFrom } from '../storage/tables.ts';
 
@@ -58,6 +59,8 @@ export interface LedgerRuntime {
 export interface Core {
   settings: Readonly<Settings>;
   documentClient(): DynamoDBDocumentClient;
+  /** What this process keeps of immutable ledger items between requests. */
+  readCache(): ReadCache;
   /** The bare ledger, its repository and appender: the service's own bookkeeping writes through it. */
   ledgerRuntime(): LedgerRuntime;
   /** The access policy with the channel records it reads (the registry table). */
@@ -153,10 +156,13 @@ export function createCore(settings: Readonly<Settings>): Core {
     erase: (subjectId, by) => personalData().erase(subjectId, by),
   };
 
+  /** One per process: what this instance keeps of immutable items (records, segments, full tiles) between requests. */
+  const readCache = once(() => createReadCache(settings.SVC_READ_CACHE_BYTES));
+
   let ledgerRuntimeBuilt = false;
   const ledgerRuntime = once((): LedgerRuntime => {
     ledgerRuntimeBuilt = true;
-    const repository = createLedgerRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE });
+    const repository = createLedgerRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE, cache: readCache() });
     const appender = new ChainAppender(repository, {
       maxAttempts: settings.SVC_APPEND_MAX_ATTEMPTS,
       batchMax: settings.SVC_APPEND_BATCH_MAX,
@@ -210,6 +216,7 @@ export function createCore(settings: Readonly<Settings>): Core {
             ? ledgerRuntime().appender.counters
             : { eventsAppended: 0, conflicts: 0, commits: 0, leaseTakes: 0, pendingReads: 0, roundWrites: 0, rewrites: 0, recoveries: 0 },
         dynamoCounters: () => dynamoRequestCounts,
+        readCache,
         witnesses: settings.SVC_WITNESSES?.trim()
           ? () => createWitnessRepository({ client: documentClient(), tableName: settings.SVC_LEDGER_TABLE }).summary()
           : undefined,
@@ -228,6 +235,7 @@ export function createCore(settings: Readonly<Settings>): Core {
   return {
     settings,
     documentClient,
+    readCache,
     ledgerRuntime,
     access,
     ledgerFor: (principal) => guardLedger(ledgerRuntime().ledger, access(), principal),

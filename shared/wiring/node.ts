@@ -86,7 +86,7 @@ export function createNodeWiring(core: Core): NodeWiring {
     (): Tlog =>
       createTlog({
         repository: core.ledgerRuntime().repository,
-        tiles: createTileRepository({ client: core.documentClient(), tableName: settings.SVC_LEDGER_TABLE }),
+        tiles: createTileRepository({ client: core.documentClient(), tableName: settings.SVC_LEDGER_TABLE, cache: core.readCache() }),
         signer: () => admin().identity(),
         // Unset, the name is the node's own: unique per node, and stable as long as its identity is.
         origin: (nodeId) => settings.SVC_TLOG_ORIGIN ?? `verifiable-ledger.invalid/${nodeId}`,

@@ -13,7 +13,8 @@ const B = '/api/v1/chains/cached';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 before(async () => {
-  stack = await startStack();
+  // Every instance adds its counts to /metrics after each request (as it does every few seconds by default).
+  stack = await startStack({ env: { SVC_METRICS_FLUSH_MS: '0' } });
   assert.equal((await call(stack.url, 'POST', `${B}/create`)).status, 201);
   const events = Array.from({ length: 99 }, (_, i) => ({ entity_id: `e-${i}`, event_type: 'recorded', details: { i } }));
   for (let i = 0; i < 3; i += 1) assert.equal((await call(stack.url, 'POST', `${B}/events/batch`, { events })).status, 200);
@@ -21,6 +22,23 @@ before(async () => {
 after(() => stopAndRemove(stack));
 
 const get = (path: string, headers: Record<string, string> = {}) => call(stack.url, 'GET', path, undefined, headers);
+
+/** A counter of /metrics, by its name and labels as printed (`name{label="x"}`). */
+async function metric(series: string): Promise<number> {
+  const text = await (await fetch(`${stack.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+/** What the read caches of every instance served, and the reads they sent on to DynamoDB. */
+const counters = async () => ({
+  recordHits: await metric('ledger_read_cache_hits_total{cache="record"}'),
+  segmentHits: await metric('ledger_read_cache_hits_total{cache="segment"}'),
+  tileHits: await metric('ledger_read_cache_hits_total{cache="tile"}'),
+  misses:
+    (await metric('ledger_read_cache_misses_total{cache="record"}')) +
+    (await metric('ledger_read_cache_misses_total{cache="segment"}')) +
+    (await metric('ledger_read_cache_misses_total{cache="tile"}')),
+});
 
 describe('HTTP caching', () => {
   it('serves a written block, by index or hash, with a strong ETag, immutable, and answers 304 to a request naming the tag', async () => {
@@ -104,5 +122,51 @@ describe('HTTP caching', () => {
     const missing = await get(`${B}/blocks/99999`);
     assert.equal(missing.status, 404);
     assert.equal(missing.headers.get('cache-control'), 'no-store');
+  });
+});
+
+describe('the instance read cache', () => {
+  // Requests one after another go to the same warm instance (the pool's first idle one), as a warm Lambda instance takes them.
+  it('answers a block read again from memory, its metadata and record alike, and counts the hits in /metrics', async () => {
+    const first = await get(`${B}/blocks/150`);
+    assert.equal(first.status, 200);
+    const before = await counters();
+    const again = await get(`${B}/blocks/150`);
+    assert.deepEqual(again.body, first.body);
+    const after = await counters();
+    assert.equal(after.misses, before.misses, 'nothing read from DynamoDB the second time');
+    assert.equal(after.recordHits, before.recordHits + 1);
+    assert.equal(after.segmentHits, before.segmentHits + 1);
+    const byHash = await get(`${B}/blocks/${first.body.hash}`);
+    assert.equal(byHash.body.index, 150);
+    assert.equal((await counters()).misses, before.misses, 'by its hash too');
+
+    const tile = async () => (await fetch(`${stack.url}/tlog/cached/tile/0/000`)).arrayBuffer();
+    const bytes = Buffer.from(await tile());
+    assert.equal(bytes.length, 8192);
+    const tileBefore = await counters();
+    assert.deepEqual(Buffer.from(await tile()), bytes);
+    const tileAfter = await counters();
+    assert.equal(tileAfter.tileHits, tileBefore.tileHits + 1);
+    assert.equal(tileAfter.misses, tileBefore.misses, 'a full tile read again is not read from DynamoDB');
+  });
+
+  it("shows an erasure at once though the erased event's block is held", async () => {
+    const added = await call(stack.url, 'POST', `${B}/events`, {
+      entity_id: 'customer-2',
+      event_type: 'registered',
+      details: { name: 'Grace' },
+      subject_id: 'subj-grace',
+    });
+    assert.equal(added.status, 200, added.text);
+    const index = added.body.event_id.split('_').at(-2);
+    assert.equal((await get(`${B}/blocks/${index}`)).body.events[0].details.name, 'Grace');
+    assert.equal((await get(`${B}/blocks/${index}`)).body.events[0].details.name, 'Grace');
+    assert.equal((await call(stack.url, 'POST', '/api/v1/subjects/subj-grace/erase', { reason: 'test' })).status, 200);
+    const before = await counters();
+    const erased = await get(`${B}/blocks/${index}`);
+    assert.equal((await counters()).recordHits, before.recordHits + 1, 'served from the cache');
+    assert.equal(erased.body.events[0].details, null);
+    assert.equal(erased.body.events[0].erased, true);
   });
 });

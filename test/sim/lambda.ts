@@ -13,6 +13,7 @@ import { ChainAppender } from '#shared/ledger/appender';
 import { createLedger, type Ledger } from '#shared/ledger/ledger';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { createDynamoClient } from '#shared/storage/client';
+import { createReadCache } from '#shared/storage/read-cache';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import type { Endpoint, SimNetwork } from './network.ts';
 import type { World } from './world.ts';
@@ -59,7 +60,8 @@ export class SimInstance implements Endpoint {
     readonly settings: InstanceSettings,
   ) {
     const client = createDynamoClient({ region: 'us-east-1', endpoint: 'http://dynamodb.sim', requestHandler: network.handlerFor(name, this) as never });
-    this.repository = createLedgerRepository({ client, tableName: settings.tableName });
+    // A warm instance keeps written records and segments between its invocations, as the service's instances do.
+    this.repository = createLedgerRepository({ client, tableName: settings.tableName, cache: createReadCache(64 * 1024 * 1024) });
     const now = () => (world.now() + skewMs) / 1000;
     this.appender = new ChainAppender(this.repository, {
       ...SERVICE_SETTINGS,
