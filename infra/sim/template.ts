@@ -9,7 +9,7 @@
  * function it knows, or a function whose code asset is missing stops the start with a SimTemplateError
  * naming the resource's logical id and what is missing — never a half-served API.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -165,6 +165,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     return resource;
   };
   const apis = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Api');
+  const generatedSecrets = new Map<string, string>();
   const wsApiIds = new Set(apis.filter(([, r]) => r.Properties?.ProtocolType === 'WEBSOCKET').map(([id]) => id));
   const stages = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Stage');
   const wsStage = stages.find(([, r]) => wsApiIds.has(refOf(r.Properties?.ApiId) ?? ''));
@@ -238,6 +239,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     if (resource.Type === 'AWS::ApiGatewayV2::Api') return `${name.toLowerCase()}`;
     if (resource.Type === 'AWS::ApiGatewayV2::Stage') return String(resource.Properties?.StageName ?? '$default');
     if (resource.Type === 'AWS::ApiGatewayV2::Integration') return name;
+    if (resource.Type === 'AWS::SecretsManager::Secret') return `arn:aws:secretsmanager:${mapping.region}:${SIM_ACCOUNT}:secret:${name}`;
     throw new SimTemplateError(where, `refers to ${name} (${resource.Type}), whose Ref the simulator does not resolve`);
   }
 
@@ -254,6 +256,18 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     if (resource.Type === 'AWS::SQS::Queue' && attribute === 'Arn') return `arn:aws:sqs:${mapping.region}:${SIM_ACCOUNT}:${queueName(id)}`;
     if (resource.Type === 'AWS::SQS::Queue' && attribute === 'QueueName') return queueName(id);
     throw new SimTemplateError(where, `uses Fn::GetAtt ${id}.${attribute} (${resource.Type}), which the simulator does not resolve`);
+  }
+
+  /**
+   * CloudFormation's dynamic references to a secret of the template (`{{resolve:secretsmanager:<arn>:SecretString:::}}`),
+   * resolved at deploy as CloudFormation does: to the value Secrets Manager generated, here one random value per secret.
+   */
+  function resolveSecrets(value: string): string {
+    return value.replace(/\{\{resolve:secretsmanager:([^:}]+(?::[^:}]+){6}):SecretString:::\}\}/g, (_, arn: string) => {
+      let secret = generatedSecrets.get(arn);
+      if (!secret) generatedSecrets.set(arn, (secret = randomBytes(24).toString('hex')));
+      return secret;
+    });
   }
 
   /** A log group's name: its LogGroupName, else the name CloudFormation would make up (here: the logical id). */
@@ -315,7 +329,7 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     const variables = ((p.Environment as { Variables?: Record<string, Json> } | undefined)?.Variables ?? {}) as Record<string, Json>;
     for (const [name, raw] of Object.entries(variables)) {
       // A Lambda's environment holds strings only: CloudFormation writes a literal number or boolean as its text.
-      environment[name] = localUrl(resolve(raw, `${id} (environment ${name})`));
+      environment[name] = localUrl(resolveSecrets(resolve(raw, `${id} (environment ${name})`)));
     }
     const roleArn = p.Role === undefined ? undefined : resolve(p.Role, `${id} (Role)`);
     const roleId = roleArn ? Object.keys(resources).find((r) => resources[r]!.Type === 'AWS::IAM::Role' && getAtt(r, 'Arn', id) === roleArn) : undefined;

@@ -31,6 +31,7 @@ import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
 import { matchesTag } from './caching.ts';
 import { cors } from './cors.ts';
+import { viaCdn } from './cdn.ts';
 import { errorHandler, errorResponse, jsonResponse } from './errors.ts';
 import { PARSED_BODY, jsonBody, type EventWithBody } from './json-body.ts';
 import { rateLimit } from './rate-limit.ts';
@@ -42,7 +43,7 @@ import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 /** What the middlewares use, the same for every function of a process (shared/wiring/core.ts builds it). */
 export interface Edge {
   settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'> &
-    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES'>>;
+    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET'>>;
   metrics: () => Metrics;
   /** Per-request CloudWatch metrics of a function group (EMF), when SVC_CLOUDWATCH_METRICS_NAMESPACE is set. */
   cloudWatch?: ((group: string) => CloudWatchMetrics) | undefined;
@@ -169,6 +170,8 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         request.context.access = request.event.requestContext?.http?.method === 'OPTIONS' ? 'public' : (route?.definition.access ?? 'reader');
       },
     })
+    // Through the CDN, the caller's own address (shared/http/cdn.ts), before anything counts by address.
+    .use(viaCdn(settings.SVC_EDGE_SECRET))
     .use(accessLog())
     .use(requestMetrics(edge.metrics, edge.cloudWatch?.(options.group)))
     .use(security)

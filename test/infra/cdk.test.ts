@@ -279,6 +279,72 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     template.hasOutput('WebSocketUrl', {});
     template.hasOutput('RegistryTableName', {});
   });
+
+  describe('the CDN', () => {
+    const distribution = () => {
+      const found = Object.values(resources()).filter((r) => r.Type === 'AWS::CloudFront::Distribution');
+      assert.equal(found.length, 1, 'one distribution');
+      return found[0]!.Properties.DistributionConfig;
+    };
+    /** A cache policy's config, by the reference a behaviour holds (a managed policy is its id). */
+    const cachePolicy = (ref: unknown) => {
+      const id = (ref as { Ref?: string }).Ref;
+      return id ? resources()[id]!.Properties.CachePolicyConfig : ref;
+    };
+    const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+    const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
+
+    it('sits in front of the HTTP API, over HTTPS only, and adds the edge header the functions know it by', () => {
+      const config = distribution();
+      assert.equal(config.Origins.length, 1);
+      const origin = config.Origins[0];
+      assert.equal(origin.CustomOriginConfig.OriginProtocolPolicy, 'https-only');
+      assert.deepEqual(origin.CustomOriginConfig.OriginSSLProtocols, ['TLSv1.2']);
+      const domain = JSON.stringify(origin.DomainName);
+      assert.match(domain, /HttpApi/, 'the HTTP API is the origin');
+      assert.match(domain, /execute-api/);
+      const [header] = origin.OriginCustomHeaders;
+      assert.equal(header.HeaderName, 'X-Ledger-Edge');
+      const secretRef = JSON.stringify(header.HeaderValue);
+      assert.match(secretRef, /resolve:secretsmanager/, 'the generated secret, resolved at deploy: never in the template');
+      // Every function gets the same secret, to believe the viewer address of a request that carries it.
+      for (const [id, r] of Object.entries(resources())) {
+        if (r.Type !== 'AWS::Lambda::Function' || !functionGroupSafe(id)) continue;
+        assert.equal(JSON.stringify(r.Properties.Environment.Variables.SVC_EDGE_SECRET), secretRef, id);
+      }
+      template.hasOutput('CdnUrl', {});
+    });
+
+    it('passes everything but /tlog/* through uncached, every method, every viewer header but Host, answers untouched', () => {
+      const config = distribution();
+      const fallback = config.DefaultCacheBehavior;
+      assert.equal(fallback.CachePolicyId, CACHING_DISABLED);
+      assert.equal(fallback.OriginRequestPolicyId, ALL_VIEWER_EXCEPT_HOST_HEADER);
+      assert.deepEqual([...fallback.AllowedMethods].sort(), ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+      assert.equal(fallback.ViewerProtocolPolicy, 'https-only', 'never a redirect, which would turn a POST into a GET');
+      assert.equal(fallback.ResponseHeadersPolicyId, undefined, "the answer's own headers, intact");
+    });
+
+    it('caches /tlog/* as the answer says: no lifetime of its own, up to a year, keyed by path alone, GET and HEAD only', () => {
+      const config = distribution();
+      assert.deepEqual(
+        config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern),
+        ['/tlog/*'],
+      );
+      const tlog = config.CacheBehaviors[0];
+      assert.deepEqual([...tlog.AllowedMethods].sort(), ['GET', 'HEAD', 'OPTIONS']);
+      assert.equal(tlog.OriginRequestPolicyId, ALL_VIEWER_EXCEPT_HOST_HEADER, 'a miss still carries the API key');
+      assert.equal(tlog.ResponseHeadersPolicyId, undefined);
+      const policy = cachePolicy(tlog.CachePolicyId);
+      assert.equal(policy.DefaultTTL, 0, 'an answer without Cache-Control is not kept');
+      assert.equal(policy.MinTTL, 0, 'private and no-store answers are never kept');
+      assert.equal(policy.MaxTTL, 365 * 24 * 3600, 'a full tile, immutable for a year, is kept a year');
+      const key = policy.ParametersInCacheKeyAndForwardedToOrigin;
+      assert.equal(key.HeadersConfig.HeaderBehavior, 'none', 'no API key in the cache key: only public answers are kept, the same for all');
+      assert.equal(key.QueryStringsConfig.QueryStringBehavior, 'none');
+      assert.equal(key.CookiesConfig.CookieBehavior, 'none');
+    });
+  });
 });
 
 describe('Function bundles', () => {

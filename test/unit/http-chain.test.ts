@@ -12,6 +12,7 @@ import * as z from 'zod';
 import { type ApiKeyRecord, type ApiKeyRepository, hashApiKey } from '#shared/admin/api-keys';
 import { routesOf } from '#shared/api/define';
 import { createAuthenticator } from '#shared/http/auth';
+import { viewerAddress } from '#shared/http/cdn';
 import { createHttpHandler, type Edge } from '#shared/http/chain';
 import type { HttpEvent, HttpResult } from '#shared/http/types';
 import { createCloudWatchMetrics } from '#shared/metrics/cloudwatch';
@@ -111,7 +112,9 @@ const ROUTES = [
   }),
 ];
 
-function stack(options: { rpm?: number; maxBody?: number; failures?: number; checkResponses?: boolean; cloudWatchNamespace?: string } = {}) {
+function stack(
+  options: { rpm?: number; maxBody?: number; failures?: number; checkResponses?: boolean; cloudWatchNamespace?: string; edgeSecret?: string } = {},
+) {
   const deps: Deps = { calls: [] };
   const recorded: number[] = [];
   const metrics = { record: async (status: number) => void recorded.push(status) } as unknown as Metrics;
@@ -124,6 +127,7 @@ function stack(options: { rpm?: number; maxBody?: number; failures?: number; che
       SVC_MAX_BODY_BYTES: options.maxBody ?? 1024,
       SVC_CORS_ORIGINS: ['https://app.example'],
       SVC_CHECK_RESPONSES: options.checkResponses ?? false,
+      SVC_EDGE_SECRET: options.edgeSecret,
     },
     metrics: () => metrics,
     cloudWatch: options.cloudWatchNamespace ? (group) => createCloudWatchMetrics({ namespace: options.cloudWatchNamespace!, functionGroup: group }) : undefined,
@@ -267,6 +271,30 @@ describe('the middleware chain (offline)', () => {
     assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key', ip: '198.51.100.1' })).status, 200, 'another address is not');
   });
 
+  it("through the CDN, counts unknown keys by the viewer's address the edge vouches for, never by one a caller sends itself", async () => {
+    const SECRET = 'edge-secret-0123456789abcdef';
+    const EDGE_IP = '130.176.0.1';
+    const guessing = stack({ failures: 2, edgeSecret: SECRET });
+    const viaEdge = (key: string, viewer: string, secret = SECRET) =>
+      guessing.call('GET', '/chains/x/blocks', { key, ip: EDGE_IP, headers: { 'x-ledger-edge': secret, 'cloudfront-viewer-address': viewer } });
+    assert.equal((await viaEdge('guess-1', '198.51.100.7:40000')).status, 401);
+    assert.equal((await viaEdge('guess-2', '198.51.100.7:40001')).status, 401);
+    assert.equal((await viaEdge('reader-key', '198.51.100.7:40002')).status, 429, 'the guessing viewer is over its budget');
+    assert.equal((await viaEdge('reader-key', '[2001:db8::5]:443')).status, 200, 'another viewer behind the same edge is not');
+    // The same headers without the secret (or a wrong one), sent straight to the API: the address API Gateway saw.
+    const forged = stack({ failures: 2, edgeSecret: SECRET });
+    for (const key of ['guess-1', 'guess-2']) {
+      const sent = { 'x-ledger-edge': 'not-the-secret-at-all-xx', 'cloudfront-viewer-address': `192.0.2.${key.at(-1)}:1` };
+      assert.equal((await forged.call('GET', '/chains/x/blocks', { key, ip: '203.0.113.9', headers: sent })).status, 401);
+    }
+    const fresh = { 'cloudfront-viewer-address': '192.0.2.200:1' };
+    assert.equal(
+      (await forged.call('GET', '/chains/x/blocks', { key: 'reader-key', ip: '203.0.113.9', headers: fresh })).status,
+      429,
+      'a chosen address does not reset it',
+    );
+  });
+
   it('answers a CORS preflight for an allowed origin, and echoes a client request id', async () => {
     const { call } = stack();
     const preflight = await call('OPTIONS', '/chains/x/blocks', {
@@ -352,5 +380,19 @@ describe('the middleware chain (offline)', () => {
       emf.some((e) => 'ColdStart' in e),
       "the instance's first request writes Powertools' cold-start metric",
     );
+  });
+});
+
+describe('the viewer address behind the CDN', () => {
+  it('is the address CloudFront names, without its port, or the one it appended to X-Forwarded-For; nothing without the secret', () => {
+    const secret = 'edge-secret-0123456789abcdef';
+    const edge = { 'x-ledger-edge': secret };
+    assert.equal(viewerAddress({ ...edge, 'cloudfront-viewer-address': '198.51.100.10:46532' }, secret), '198.51.100.10');
+    assert.equal(viewerAddress({ ...edge, 'cloudfront-viewer-address': '[2001:db8::1]:443' }, secret), '2001:db8::1');
+    assert.equal(viewerAddress({ ...edge, 'cloudfront-viewer-address': '2001:db8::1:443' }, secret), '2001:db8::1');
+    assert.equal(viewerAddress({ ...edge, 'x-forwarded-for': '10.0.0.1, 198.51.100.10, 130.176.0.1' }, secret), '198.51.100.10');
+    assert.equal(viewerAddress({ ...edge, 'cloudfront-viewer-address': '198.51.100.10:1' }, undefined), undefined, 'no secret set: no CDN');
+    assert.equal(viewerAddress({ 'x-ledger-edge': `${secret}x`, 'cloudfront-viewer-address': '198.51.100.10:1' }, secret), undefined);
+    assert.equal(viewerAddress({ 'cloudfront-viewer-address': '198.51.100.10:1' }, secret), undefined);
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * Requests that come through the cloud stack's CloudFront distribution (docs/deploy.md, "The CDN"): API
+ * Gateway sees the edge's address, not the caller's, so per-IP limits (SVC_RATE_LIMIT_RPM without a key,
+ * SVC_AUTH_FAILURES_PER_MINUTE) would lump every caller of one edge together. The distribution adds a
+ * header only it knows (`X-Ledger-Edge`, the stack's generated secret, SVC_EDGE_SECRET); a request carrying
+ * it is taken to be from the viewer CloudFront names (`CloudFront-Viewer-Address`, else the address
+ * CloudFront appended to `X-Forwarded-For`). A request without it, or with a wrong one, keeps the address API
+ * Gateway saw: a caller cannot choose its own address by sending the headers itself. The secret is removed
+ * from the event before anything else reads it.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
+
+export const EDGE_HEADER = 'x-ledger-edge';
+
+const same = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** `198.51.100.10:46532` or `[2001:db8::1]:46532` (or `2001:db8::1:46532`): the address without its port. */
+export function addressOf(viewer: string): string | undefined {
+  const value = viewer.trim();
+  if (value.startsWith('[')) return value.slice(1, value.indexOf(']')) || undefined;
+  const cut = value.lastIndexOf(':');
+  return cut > 0 ? value.slice(0, cut) : value || undefined;
+}
+
+/** The caller's address as the edge saw it, for a request the edge vouches for; undefined otherwise. */
+export function viewerAddress(headers: Record<string, string | undefined>, secret: string | undefined): string | undefined {
+  const sent = headers[EDGE_HEADER];
+  if (!secret || !sent || !same(sent, secret)) return undefined;
+  const viewer = headers['cloudfront-viewer-address'];
+  if (viewer) return addressOf(viewer);
+  // CloudFront appends the viewer's address to X-Forwarded-For; API Gateway then appends the edge's.
+  const forwarded = (headers['x-forwarded-for'] ?? '').split(',').map((part) => part.trim());
+  return forwarded.length >= 2 ? forwarded[forwarded.length - 2] || undefined : undefined;
+}
+
+export function viaCdn(secret: string | undefined): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  return {
+    before: (request) => {
+      const headers = request.event.headers;
+      const names = Object.keys(headers ?? {}).filter((name) => name.toLowerCase() === EDGE_HEADER);
+      if (!headers || names.length === 0) return;
+      const lowered = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+      const viewer = viewerAddress(lowered, secret);
+      for (const name of names) delete headers[name];
+      const http = request.event.requestContext?.http;
+      if (viewer && http) http.sourceIp = viewer;
+    },
+  };
+}
