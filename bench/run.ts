@@ -121,6 +121,25 @@ export interface Figure {
   resources: Record<string, Usage>;
 }
 
+/** BATCH_CONNECTIONS clients posting BATCH_EVENTS-event batches to one chain for `ms`. */
+let batchN = 0;
+function cannonBatches(stack: Stack, chain: string, ms: number): Promise<Result> {
+  return autocannon({
+    url: stack.url,
+    connections: BATCH_CONNECTIONS,
+    duration: ms / 1000,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: `/api/v1/chains/${chain}/events/batch`,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ events: Array.from({ length: BATCH_EVENTS }, () => eventBody(chain, batchN++)) }) }),
+      },
+    ],
+  });
+}
+
 /** The items in a random order (Fisher–Yates). */
 function shuffled<T>(items: T[]): T[] {
   const out = [...items];
@@ -162,6 +181,7 @@ const STEPS = [
   'service: block by index, warm',
   'service: entity trace',
   'service: batch endpoint',
+  'service: batch endpoint, single-request instances',
   'service: 6 hostile contracts at once',
   `build a ${VERIFY_BLOCKS}-block chain`,
   'limit: raw block-page Query',
@@ -317,6 +337,7 @@ async function main(): Promise<void> {
   const windows: Window[] = [];
   let report: Record<string, unknown> | undefined;
   let instanceFigures: Figure[] = [];
+  let pooledBatchFigure: Figure | undefined;
   let contracts: ContractsFigure | undefined;
   const capacityModels: Partial<Record<number | 'busy', CapacityModel>> = {};
   let verify: { blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> } | undefined;
@@ -370,7 +391,8 @@ async function main(): Promise<void> {
     progress('limit: raw append, 99 blocks per transaction');
     const rawB = await RawWriter.open(repository, 'rawbatch');
     const [loopB, useB] = await measure(() => runFor(SCENARIO_MS, 1, () => rawB.append(BATCH_EVENTS)));
-    figures.push(fromLoop('raw append, 99 blocks per transaction', 'events/s', 1, loopB, useB, BATCH_EVENTS));
+    const rawBatch = fromLoop('raw append, 99 blocks per transaction', 'events/s', 1, loopB, useB, BATCH_EVENTS);
+    figures.push(rawBatch);
 
     progress('prepare the read chain');
     const reads = await RawWriter.open(repository, 'reads');
@@ -509,6 +531,27 @@ async function main(): Promise<void> {
           moved,
         );
       }
+      // The batch endpoint as Lambda runs it: each client's requests on an instance of its own.
+      progress('service: batch endpoint, single-request instances');
+      await mustCreate(pooled, 'instances-batch');
+      await cannonBatches(pooled, 'instances-batch', 1_000); // the instances started first
+      const [[pooledBatch, usePooledBatch], pooledBatchMoved] = await countersAround(
+        [pooled],
+        () => measure(() => cannonBatches(pooled, 'instances-batch', SCENARIO_MS), { service: pooled.pid }),
+        () => flushInstances(pooled, BATCH_CONNECTIONS, METRICS_FLUSH_MS),
+      );
+      pooledBatchFigure = withCommits(
+        fromCannon(
+          `service batch endpoint (${BATCH_EVENTS} events per request), ${BATCH_CONNECTIONS} single-request instances`,
+          'events/s',
+          BATCH_CONNECTIONS,
+          [pooledBatch],
+          usePooledBatch,
+          BATCH_EVENTS,
+        ),
+        pooledBatchMoved,
+      );
+      figures.push(pooledBatchFigure);
     } finally {
       await pooled.stop();
     }
@@ -517,7 +560,8 @@ async function main(): Promise<void> {
     // each once, then the same blocks again (the instance's read cache holds them). Priced in DynamoDB read units.
     progress('service: block by index, cold');
     const readIndices = shuffled(Array.from({ length: READ_CHAIN_BLOCKS }, (_, i) => i + 1)).slice(0, READ_BLOCKS);
-    const readPass = async (): Promise<[Result, Record<string, Usage>, number]> => {
+    /** Reads of the chosen blocks in turn: each once (cold), or round and round for a scenario's time (warm). */
+    const readPass = async (warm: boolean): Promise<[Result, Record<string, Usage>, number]> => {
       await settleReports();
       const before = readCapacity(mainCapacityDir).totals;
       let next = 0;
@@ -525,7 +569,7 @@ async function main(): Promise<void> {
         autocannon({
           url: stack.url,
           connections: READ_CONNECTIONS,
-          amount: readIndices.length,
+          ...(warm ? { duration: SCENARIO_MS / 1000 } : { amount: readIndices.length }),
           requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/chains/reads/blocks/${readIndices[next++ % readIndices.length]}` }) }],
         }),
       );
@@ -534,13 +578,13 @@ async function main(): Promise<void> {
       const rcu = Object.entries(capacityDelta(readCapacity(mainCapacityDir).totals, before))
         .filter(([key]) => ['ledger||HASH#', 'ledger||SEG#reads', 'ledger||CHAIN#reads'].some((prefix) => key.startsWith(prefix)))
         .reduce((sum, [, units]) => sum + units.rcu, 0);
-      return [result, usage, round(rcu / readIndices.length, 3)];
+      return [result, usage, round(rcu / Math.max(1, result['2xx']), 3)];
     };
-    const [coldResult, useCold, coldRcu] = await readPass();
+    const [coldResult, useCold, coldRcu] = await readPass(false);
     const readFigure = { ...fromCannon('service block by index, cold', 'reads/s', READ_CONNECTIONS, [coldResult], useCold), rcu_per_read: coldRcu };
     figures.push(readFigure);
     progress('service: block by index, warm');
-    const [warmResult, useWarm, warmRcu] = await readPass();
+    const [warmResult, useWarm, warmRcu] = await readPass(true);
     const warmFigure = {
       ...fromCannon('service block by index, warm (the same blocks again)', 'reads/s', READ_CONNECTIONS, [warmResult], useWarm),
       rcu_per_read: warmRcu,
@@ -560,25 +604,7 @@ async function main(): Promise<void> {
     figures.push(traceFigure);
 
     progress('service: batch endpoint');
-    let batchN = 0;
-    const [[batchResult, useBatch], batchMoved] = await countersAround([stack], () =>
-      measure(() =>
-        autocannon({
-          url: stack.url,
-          connections: BATCH_CONNECTIONS,
-          duration: SCENARIO_MS / 1000,
-          timeout: 30,
-          requests: [
-            {
-              method: 'POST',
-              path: '/api/v1/chains/batch/events/batch',
-              headers: { 'content-type': 'application/json' },
-              setupRequest: (req) => ({ ...req, body: JSON.stringify({ events: Array.from({ length: BATCH_EVENTS }, () => eventBody('batch', batchN++)) }) }),
-            },
-          ],
-        }),
-      ),
-    );
+    const [[batchResult, useBatch], batchMoved] = await countersAround([stack], () => measure(() => cannonBatches(stack, 'batch', SCENARIO_MS)));
     const batchFigure = withCommits(
       fromCannon(`service batch endpoint (${BATCH_EVENTS} events per request)`, 'events/s', BATCH_CONNECTIONS, [batchResult], useBatch, BATCH_EVENTS),
       batchMoved,
@@ -668,7 +694,8 @@ async function main(): Promise<void> {
         met: one32.status['5xx'] === 0,
       },
       ratioTarget('8 chains vs raw 8 writers', multi, rawEight, 0.8),
-      ratioTarget('batch endpoint vs raw 1 writer', batchFigure, rawOne, 10),
+      ratioTarget('batch endpoint vs a raw 99-block transaction', batchFigure, rawBatch, 0.8),
+      ratioTarget('batch endpoint, single-request instances, vs a raw 99-block transaction', pooledBatchFigure!, rawBatch, 0.8),
       {
         name: 'ledger-verify',
         figure: 'ledger-verify',

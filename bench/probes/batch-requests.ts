@@ -20,6 +20,7 @@ try {
         const input = args.input as { RequestItems?: Record<string, unknown[]>; TransactItems?: unknown[] };
         const items = input.TransactItems?.length ?? Object.values(input.RequestItems ?? {})[0]?.length;
         log.push({ name: context.commandName ?? '?', ms: performance.now() - start, ...(items ? { items } : {}) });
+        if (process.env.TRACE === context.commandName) console.log(new Error('where').stack?.split('\n').slice(2, 14).join('\n'));
       }
     },
     { step: 'initialize', name: 'probe' },

@@ -274,13 +274,14 @@ export function createLedger({
 
   /**
    * Checks a client's off-chain reference, or moves large details off chain; then checks the size.
-   * `chainChecked`: the caller already knows the chain exists.
+   * `chainExists` is awaited before anything is made for the chain (a subject's key, a payload in IPFS): it
+   * reads the head unless the caller knows the chain exists (or has read it once for several drafts).
    */
-  async function prepare(chainName: string, draft: EventDraft, chainChecked = false): Promise<EventDraft> {
+  async function prepare(chainName: string, draft: EventDraft, chainExists: () => Promise<unknown> = () => requireHead(chainName)): Promise<EventDraft> {
     if (draft.subject_id !== undefined) {
       // Personal data: only the details sealed under the subject's key are committed (or, when large, put
       // in IPFS, sealed again there); `details` stays {} on chain. An erased subject takes no new data (410).
-      if (!chainChecked) await requireHead(chainName); // no key is made for a chain that does not exist
+      await chainExists(); // no key is made for a chain that does not exist
       const sealed = await personal().seal(draft.subject_id, draft.details);
       if (Buffer.byteLength(sealed) > offchainThresholdBytes) {
         const stored = await payloads().put(sealed);
@@ -301,7 +302,7 @@ export function createLedger({
         throw error;
       }
     } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
-      if (!chainChecked) await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
+      await chainExists(); // nothing goes to IPFS for a chain that does not exist
       const stored = await payloads().put(draft.details);
       draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
     }
@@ -377,7 +378,10 @@ export function createLedger({
       const chainChecked = draft.subject_id !== undefined && options?.idempotency !== undefined;
       if (chainChecked) await requireHead(chainName);
       const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => [
-        await appender.append(chainName, { events: [await prepare(chainName, draft, chainChecked)], ...(completes ? { completes } : {}) }),
+        await appender.append(chainName, {
+          events: [await prepare(chainName, draft, chainChecked ? async () => undefined : undefined)],
+          ...(completes ? { completes } : {}),
+        }),
       ]);
       const block = blocks[0]!;
       if (!replayed) await countPersonal(blocks);
@@ -397,10 +401,14 @@ export function createLedger({
           `A batch sent with an Idempotency-Key holds at most ${MAX_ATOMIC_BLOCKS - 1} events: the key's record commits in the same DynamoDB transaction of at most 100 items, with one per block and one for the chain head`,
         );
       }
-      await requireHead(chainName); // nothing goes to IPFS for a chain that does not exist
+      // The head is read once, and only when something is made for the chain before its commit (a key's record,
+      // a subject's key, a payload in IPFS); otherwise the commit itself finds a chain that does not exist (404).
+      let known: Promise<unknown> | undefined;
+      const chainExists = () => (known ??= requireHead(chainName));
+      if (options?.idempotency) await chainExists();
       const { blocks, replayed } = await idempotent(chainName, 'batch', drafts, options, async (completes) => {
         const prepared: EventDraft[] = [];
-        for (const draft of drafts) prepared.push(await prepare(chainName, draft, true));
+        for (const draft of drafts) prepared.push(await prepare(chainName, draft, chainExists));
         return appender.appendAll(
           chainName,
           prepared.map((event, i) => ({ events: [event], ...(i === 0 && completes ? { completes } : {}) })),

@@ -64,6 +64,22 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     freezeRate: 0.1,
     freezeMs: 4_000,
   },
+  /**
+   * Batches: half the appends are 24 events in one request (a leader commits its own with their records in the
+   * commit's transaction; a follower's wait as pending appends), half of them with a key; the faults of `faults`.
+   */
+  batches: {
+    ...DEFAULT_SCENARIO,
+    callers: 6,
+    appendsPerCaller: 4,
+    batchShare: 0.5,
+    batchSize: 24,
+    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
+    skewMs: 50,
+    killRate: 0.05,
+    freezeRate: 0.05,
+    freezeMs: 3_000,
+  },
 };
 
 export function profile(name: string): ScenarioOptions {

@@ -4,6 +4,7 @@
  * drawn from the seed; then the world goes quiet, the hourly sweep runs, and the invariants are checked.
  * The same seed and options give the same run, request for request.
  */
+import type { AppendResult } from '#shared/ledger/ledger';
 import { DomainError, OutcomeUnknownError } from '#shared/errors';
 import type { EventDraft } from '#shared/ledger/events';
 import { frontierRoot } from '#shared/ledger/merkle';
@@ -18,6 +19,12 @@ export interface ScenarioOptions {
   appendsPerCaller: number;
   /** The share of appends sent with an Idempotency-Key (and retried with it on a failure). */
   idempotentShare: number;
+  /**
+   * The share of appends that are a batch of `batchSize` events in one request (one outcome for them all); none
+   * by default, and then no draw is made for it (the other profiles' seeds replay as before).
+   */
+  batchShare?: number;
+  batchSize?: number;
   /** How many more times a caller sends an append with a key that did not get an answer (a 409 included). */
   retries: number;
   /**
@@ -110,6 +117,8 @@ export function checkOptions(options: ScenarioOptions): void {
   positive('callers (instances)', options.callers);
   positive('appendsPerCaller', options.appendsPerCaller);
   share('idempotentShare', options.idempotentShare);
+  share('batchShare', options.batchShare ?? 0);
+  if (options.batchShare) positive('batchSize', options.batchSize ?? 0);
   share('killRate', options.killRate);
   share('freezeRate', options.freezeRate);
   for (const [name, rate] of Object.entries(options.faults)) share(`faults.${name}`, rate);
@@ -174,46 +183,67 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       say(`DynamoDB unreachable from ${from - EPOCH_MS} ms for ${options.outageMs} ms`);
     }
 
-    /** One attempt of an append through `target`, its outcome recorded and observed. */
-    const attempt = async (target: SimInstance, record: AppendRecord, c: number, j: number) => {
-      const { entity, key } = record;
-      const draft: EventDraft = {
-        entity_id: entity,
+    /** One attempt of an append (one event, or a batch: one record per event) through `target`, its outcome recorded and observed. */
+    const attempt = async (target: SimInstance, records: AppendRecord[], c: number, j: number) => {
+      const { key } = records[0]!;
+      const drafts: EventDraft[] = records.map((record, k) => ({
+        entity_id: record.entity,
         event_type: 'sim',
-        details: { c, j },
+        details: records.length > 1 ? { c, j, k } : { c, j },
         details_cid: null,
         details_nonce: null,
         details_metadata: null,
         is_offchain: false,
-      };
-      const result = await target.invoke((ledger) => ledger.appendEvent(CHAIN, draft, key ? { idempotency: { caller: `c${c}`, key } } : undefined));
-      const outcome = outcomeOf(result);
-      record.attempts.push(outcome);
+      }));
+      const idempotency = key ? { idempotency: { caller: `c${c}`, key } } : undefined;
+      const result =
+        records.length > 1
+          ? await target.invoke((ledger) => ledger.appendEvents(CHAIN, drafts, idempotency))
+          : await target.invoke((ledger) => ledger.appendEvent(CHAIN, drafts[0]!, idempotency));
+      const name = records.length > 1 ? `${records[0]!.entity}…(${records.length})` : records[0]!.entity;
       if (result.kind !== 'lost' && result.endedAt > result.startedAt + options.timeoutMs)
-        observations.overruns.push(`${entity}: answered ${result.endedAt - result.startedAt} ms after it started`);
+        observations.overruns.push(`${name}: answered ${result.endedAt - result.startedAt} ms after it started`);
       if (result.kind === 'lost' && result.why === 'timeout')
-        observations.overruns.push(`${entity}: its invocation ran to the function's timeout and was stopped`);
-      if (result.kind === 'answered') observe(observations, result.value.block.index, result.value.block.hash);
-      say(`${target.name} ${entity}${key ? ` (key ${key})` : ''}: ${describe(outcome)}`);
-      return outcome;
+        observations.overruns.push(`${name}: its invocation ran to the function's timeout and was stopped`);
+      // Each event of a batch gets its own block in the answer; a failure is every event's.
+      const answers =
+        result.kind === 'answered'
+          ? records.length > 1
+            ? (result.value as AppendResult[] & { replayed?: boolean }).map((one) => ({ ...one, replayed: (result.value as { replayed?: boolean }).replayed }))
+            : [result.value]
+          : undefined;
+      if (answers && answers.length !== records.length) observations.overruns.push(`${name}: ${records.length} events sent, ${answers.length} answered`);
+      const outcomes = records.map((record, k) => {
+        const outcome = answers ? outcomeOf({ ...result, value: answers[k] } as never) : outcomeOf(result);
+        record.attempts.push(outcome);
+        if (outcome.kind === 'acked') observe(observations, outcome.index, outcome.hash);
+        return outcome;
+      });
+      say(`${target.name} ${name}${key ? ` (key ${key})` : ''}: ${describe(outcomes[0]!)}`);
+      return outcomes[0]!;
     };
 
     /** The appends sent with a key, with their caller and position (what the late retries send again). */
-    const keyed: { record: AppendRecord; c: number; j: number }[] = [];
+    const keyed: { records: AppendRecord[]; c: number; j: number }[] = [];
     const caller = async (c: number) => {
       let instance = newInstance();
       for (let j = 0; j < options.appendsPerCaller; j += 1) {
         const entity = `c${c}-a${j}`;
         const key = world.random() < options.idempotentShare ? `k-${entity}` : undefined;
-        const record: AppendRecord = { entity, ...(key ? { key } : {}), attempts: [] };
-        appends.push(record);
-        if (key) keyed.push({ record, c, j });
+        const size = options.batchShare && world.random() < options.batchShare ? options.batchSize! : 1;
+        const records: AppendRecord[] = Array.from({ length: size }, (_, k) => ({
+          entity: size > 1 ? `${entity}-e${k}` : entity,
+          ...(key ? { key } : {}),
+          attempts: [],
+        }));
+        appends.push(...records);
+        if (key) keyed.push({ records, c, j });
         for (let n = 0; n <= (key ? options.retries : 0); n += 1) {
           if (instance.dead) instance = newInstance();
           const target = instance;
           if (world.random() < options.killRate) world.at(world.now() + world.random() * 2_000, () => target.kill());
           if (world.random() < options.freezeRate) world.at(world.now() + world.random() * 1_000, () => target.freeze(world.random() * options.freezeMs));
-          const outcome = await attempt(target, record, c, j);
+          const outcome = await attempt(target, records, c, j);
           // A 409 (the key held by an attempt in flight) is retried: once the hold lapses, the retry takes the key over.
           if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500 && outcome.status !== 409)) break;
           await pauseFor(world, 100 + world.random() * 400);
@@ -256,7 +286,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       await runFor(world, pauseFor(world, 3_600_000 + options.ttlDelayMs[1] + 60_000), 3_800_000);
       const late = newInstance(quiet);
       say('late retries: every keyed append sent once more');
-      for (const { record, c, j } of keyed) await runFor(world, attempt(late, record, c, j));
+      for (const { records, c, j } of keyed) await runFor(world, attempt(late, records, c, j));
     }
     clearInterval(ttl);
 

@@ -10,7 +10,7 @@
 import { remainingMs } from '../../deadline.ts';
 import { ChainContendedError, ChainNotFoundError, DeadlineExceededError } from '../../errors.ts';
 import { type MetaRun, type PendingRef, pendingSk, pendingSkMs } from '../block-meta.ts';
-import { type BlockDraft, draftBytes } from '../blocks.ts';
+import { type BlockDraft, draftBytes, MAX_TRANSACTION_ITEMS, transactionItems } from '../blocks.ts';
 import { ensureTree } from '../tree.ts';
 import type { Block, ChainHead } from '../types.ts';
 import type { AppenderCore } from './core.ts';
@@ -21,6 +21,7 @@ import { plan, spreadTo } from './round-plan.ts';
 import { findSealed, matching } from './seals.ts';
 import {
   CLAIM_LOST,
+  INLINE_FROM_BLOCKS,
   MAX_PENDING_BYTES,
   MAX_SETTLE_MS,
   NO_LATER_KEY,
@@ -51,7 +52,9 @@ export async function lead(
   const started = a.nowMs();
   let head: ChainHead = acquiredHead.frontier ? acquiredHead : await ensureTree(a.repository, acquiredHead);
   const ownFits = !own || own.reduce((n, d) => n + draftBytes(d), 0) <= MAX_PENDING_BYTES;
-  let ownUnit: Unit | undefined = own ? { drafts: own, ref: NOTHING_WRITTEN, inline: !ownFits } : undefined;
+  // Many blocks that fit one transaction with their records go with the commit too (INLINE_FROM_BLOCKS).
+  const ownWhole = own !== undefined && own.length >= INLINE_FROM_BLOCKS && 1 + transactionItems(own) <= MAX_TRANSACTION_ITEMS;
+  let ownUnit: Unit | undefined = own ? { drafts: own, ref: NOTHING_WRITTEN, inline: !ownFits || ownWhole } : undefined;
   let ownBlocks: Block[] | undefined;
   let ownError: unknown;
   let attempt = 0;
@@ -192,7 +195,8 @@ export async function lead(
           // (two instances taking turns) or none is followed at once: nothing would gather.
           const siblings = units.filter((u) => u !== ownUnit && u.ref.sk !== mustSeal).length;
           gather = a.gatherSiblings > 0 && siblings >= a.gatherSiblings && blocks.length < OVERLAP_FROM_EVENTS;
-          const done = writeRound(a, chainName, blocks, run, shards).then(() => {
+          // The records written with the commit (our own, inline) are not written again.
+          const done = writeRound(a, chainName, blocks.slice(inlineRecords.length), run, shards).then(() => {
             weather.writeMs = typical(weather.writeMs, a.nowMs() - committedMs);
           });
           done.catch(() => undefined);

@@ -96,9 +96,19 @@ export const ALONE_AFTER_MS = 2_000;
 export interface Unit {
   drafts: BlockDraft[];
   ref: PendingRef;
-  /** The leader's own unit written with the commit as records (too large for a pending append). */
+  /** The leader's own unit written with the commit as records (too large for a pending append, or many blocks: see INLINE_FROM_BLOCKS). */
   inline?: boolean;
 }
+
+/**
+ * A leader's own drafts of this many blocks or more that fit one transaction with their records (a batch of
+ * up to 99 events) are committed with their records, as the leader's own too large for a pending append are,
+ * rather than written as a pending append first and as records after the commit: the same write units (a
+ * transaction's write counts twice, and the pending body is not written), one request instead of the pending
+ * append and a BatchWriteItem per 25 records. Smaller units stay pending: their commit stays one conditional
+ * update of the head, not a transaction, and writes that few records in one request after it.
+ */
+export const INLINE_FROM_BLOCKS = 16;
 
 /** A pending append is one item (400 KB at most). */
 export const MAX_PENDING_BYTES = 350_000;
