@@ -1,0 +1,47 @@
+/**
+ * Where a block read's CPU goes in the service, cold and warm: a single-process stack under V8's profiler,
+ * a chain of 2,000 blocks, 1,000 of them read once (cold), then again for 5 s (warm).
+ * `node --import tsx bench/probes/read-profile.ts`
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { loadMainProfile, monotonicUs, summarize, type Window } from '../profile.ts';
+
+const dir = tempDataDir('read-profile');
+const profileDir = join(dir, 'profile');
+mkdirSync(profileDir, { recursive: true });
+const stack = await startStack({
+  dataDir: join(dir, 'data'),
+  env: { SVC_LOCAL_RUNTIME: 'single-process', SVC_CHECK_RESPONSES: 'false', SVC_LOG_LEVEL: 'warn' },
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+});
+const windows: Window[] = [];
+try {
+  await call(stack.url, 'POST', '/api/v1/chains/r/create');
+  for (let i = 0; i < 20; i += 1) {
+    const events = Array.from({ length: 99 }, (_, k) => ({ entity_id: `e-${i}-${k}`, event_type: 'recorded', details: { i, k, note: 'x'.repeat(200) } }));
+    await call(stack.url, 'POST', '/api/v1/chains/r/events/batch', { events });
+  }
+  const indices = Array.from({ length: 1000 }, (_, i) => 1 + ((i * 997) % 1980));
+  const pass = async (name: string, options: { amount?: number; duration?: number }) => {
+    let next = 0;
+    const from = monotonicUs();
+    const result = await autocannon({
+      url: stack.url,
+      connections: 16,
+      ...options,
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/chains/r/blocks/${indices[next++ % indices.length]}` }) }],
+    });
+    windows.push({ name, fromUs: from, toUs: monotonicUs() });
+    console.log(`${name}: ${Math.round(result['2xx'] / result.duration)} reads/s, p50 ${result.latency.p50} ms`);
+  };
+  await pass('cold', { amount: 1000 });
+  await pass('warm', { duration: 5 });
+} finally {
+  await stack.stop();
+}
+const profile = loadMainProfile(profileDir);
+if (profile) for (const w of windows) console.log(w.name, JSON.stringify(summarize(profile, w, 14), null, 1));
+removeDir(dir);
