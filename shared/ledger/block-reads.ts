@@ -68,18 +68,19 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
   /**
    * Metadata of blocks from…to of a records chain: segments, then the head's newest. A read that wants the
    * newest blocks (consistent) reads the head beside the segments, as it is often needed; a caller reading
-   * several spans at once passes one read of the head for all of them (`head`).
+   * several spans at once passes one read of the head for all of them (`head`), made only if a span needs it
+   * (spans in segments an instance keeps need none).
    */
   async function readMeta(
     chainName: string,
     from: number,
     to: number,
     consistent: boolean,
-    head?: Promise<ChainHead | undefined>,
+    shared?: () => Promise<ChainHead | undefined>,
   ): Promise<{ blocks: BlockMeta[]; runs: MetaRun[] }> {
     const runs: MetaRun[] = [];
     let next = from;
-    let early: Promise<ChainHead | undefined> | undefined = consistent ? (head ?? storage.getHead(chainName).then(note)) : undefined;
+    let early: Promise<ChainHead | undefined> | undefined = consistent && !shared ? storage.getHead(chainName).then(note) : undefined;
     early?.catch(() => undefined);
     // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on.
     while (next <= to) {
@@ -96,7 +97,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
       // The newest blocks are on the head until their segment is written. A segment written between the two
       // reads took them off the head: then they are in it.
       for (let attempt = 0; attempt < 3 && next <= to; attempt += 1) {
-        const head = early ? await early : note(await storage.getHead(chainName));
+        const head = early ? await early : consistent && shared ? await shared() : note(await storage.getHead(chainName));
         early = undefined;
         if (!head || head.headIndex < next) break;
         const run = await headRun(head);
@@ -206,10 +207,10 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
         if (last && i - last[1] <= SPAN_GAP) last[1] = i;
         else spans.push([i, i]);
       }
-      // A tile of level 1 is 256 spans, 256 blocks apart: one read of the head serves them all, and at most
-      // SPANS_AT_ONCE are read at a time (hundreds of requests at once time out on a busy table).
-      const head = consistent ? storage.getHead(chainName).then(note) : undefined;
-      head?.catch(() => undefined);
+      // A tile of level 1 is 256 spans, 256 blocks apart: one read of the head serves them all (made only if one
+      // needs it), and at most SPANS_AT_ONCE are read at a time (hundreds of requests at once time out on a busy table).
+      let headRead: Promise<ChainHead | undefined> | undefined;
+      const head = consistent ? () => (headRead ??= storage.getHead(chainName).then(note)) : undefined;
       const runs: MetaRun[] = [];
       for (let i = 0; i < spans.length; i += SPANS_AT_ONCE) {
         const read = await Promise.all(spans.slice(i, i + SPANS_AT_ONCE).map(([from, to]) => readMeta(chainName, from, to, consistent, head)));

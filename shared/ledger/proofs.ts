@@ -106,8 +106,16 @@ export function createProofs({
   witnessed?: WitnessedCheckpoints;
   now?: () => number;
 }) {
+  /**
+   * The most blocks each chain was seen to hold by this instance: a chain only grows, so a proof against a tree
+   * of that size or less needs no read of its head (its nodes are in segments, which never change).
+   */
+  const seenSizes = new Map<string, number>();
   async function treeHead(chainName: string): Promise<ChainHead> {
-    return ensureTree(repository, await requireChainHead(repository, chainName));
+    const head = await ensureTree(repository, await requireChainHead(repository, chainName));
+    if (seenSizes.size > 10_000) seenSizes.clear();
+    seenSizes.set(head.chainName, Math.max(seenSizes.get(head.chainName) ?? 0, sizeOf(head)));
+    return head;
   }
 
   function sizeOf(head: ChainHead): number {
@@ -133,6 +141,22 @@ export function createProofs({
       anchors.push({ block, details, proofId: `${chainName}_${block.index}` });
     }
     return anchors.sort((a, b) => a.block.index - b.block.index);
+  }
+
+  /** Inclusion proofs of `leaves` in the chain's first `size` blocks, with no checkpoint: what evidence answers at a fixed tree size. */
+  async function fixedEvidence(chainName: string, size: number, leaves: readonly number[]): Promise<Evidence> {
+    const last = leaves[leaves.length - 1];
+    if (last !== undefined && last >= size) throw new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
+    const inclusion = runsOf(leaves).map(([, end]) => ({ leaf: end, ranges: inclusionRanges(end, size) }));
+    const ranges = inclusion.flatMap((i) => i.ranges);
+    const node = ranges.length ? await reader(chainName, ranges) : undefined;
+    return {
+      chain_name: chainName,
+      tree_size: size,
+      checkpoint: null,
+      consistency: null,
+      inclusion: inclusion.map((i) => ({ leaf_index: i.leaf, proof: i.ranges.map((range) => rangeHash(range, node!).toString('base64')) })),
+    };
   }
 
   function parseIndex(raw: string): number {
@@ -175,6 +199,10 @@ export function createProofs({
     },
 
     async evidence(chainName: string, request: EvidenceRequest): Promise<Evidence> {
+      // Against a fixed tree this instance knows the chain has reached (a verified client's trusted size), the
+      // answer never changes: no read of the head, the nodes from segments (kept in memory once read).
+      const fixed = request.treeSize !== undefined && !request.withBlocks && request.treeSize <= (seenSizes.get(chainName) ?? 0);
+      if (fixed) return fixedEvidence(chainName, request.treeSize!, request.leaves);
       const head = await treeHead(chainName);
       const latest = sizeOf(head);
       const last = request.leaves[request.leaves.length - 1];

@@ -116,7 +116,10 @@ async function replaceBlock(chain: string, block: Block): Promise<void> {
 before(async () => {
   const dataDir = tempDataDir('verify');
   spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init'], { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir } });
-  stack = await startStack({ dataDir });
+  // These tests rewrite the table under the running service, as an attacker with write access to DynamoDB could.
+  // A warm instance never reads again what it keeps (a written block cannot change), so it would go on answering
+  // some blocks as they were: without the read cache, every answer shows the table as it is now.
+  stack = await startStack({ dataDir, env: { SVC_READ_CACHE_BYTES: '0' } });
   base = `${stack.url}/api/v1`;
   const endpoint = stack.dynamoEndpoint;
   ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

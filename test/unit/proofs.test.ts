@@ -108,6 +108,49 @@ describe('evidence: what a verifying client needs, in one answer', () => {
   });
 });
 
+describe('evidence at a tree size the instance has seen', () => {
+  it('needs no read of the head: the proof against a fixed size never changes, and is the same proof', async () => {
+    const hashes = Array.from({ length: 300 }, (_, i) => createHash('sha256').update(`b${i}`).digest('hex'));
+    const { frontier, treeNodes } = extendTree([], 0, hashes);
+    let head = { chainName: 'c', headIndex: 199, headHash: hashes[199]!, frontier: extendTree([], 0, hashes.slice(0, 200)).frontier } as ChainHead;
+    let headReads = 0;
+    const repository = {
+      getHead: async () => {
+        headReads += 1;
+        return head;
+      },
+      readTreeData: async (_: string, indices: readonly number[]) => new Map(indices.map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }])),
+    } as unknown as LedgerRepository;
+    const proofs = createProofs({
+      repository,
+      signer: async () => ({ nodeId: 'n', publicKey: '00'.repeat(32), sign: () => Buffer.alloc(64) }),
+      signedNote: async (_chain, size) => `note of ${size}\n`,
+    });
+    // Before the instance has seen the chain, a fixed size still reads the head (is the chain that long?).
+    await assert.rejects(proofs.evidence('c', { leaves: [7], treeSize: 250 }), /has 200 blocks/);
+    const seen = headReads;
+    const first = await proofs.evidence('c', { leaves: [7, 150], treeSize: 120 + 80 });
+    const again = await proofs.evidence('c', { leaves: [7], treeSize: 120 });
+    assert.equal(headReads, seen, 'no read of the head for sizes up to the 200 blocks seen');
+    assert.equal(first.tree_size, 200);
+    assert.equal(again.checkpoint, null);
+    assert.equal(again.consistency, null);
+    const root120 = frontierRoot(extendTree([], 0, hashes.slice(0, 120)).frontier.map((h) => Buffer.from(h, 'hex')));
+    verifyInclusion(
+      7,
+      120,
+      leafHash(Buffer.from(hashes[7]!, 'hex')),
+      again.inclusion[0]!.proof.map((h) => Buffer.from(h, 'base64')),
+      root120,
+    );
+    await assert.rejects(proofs.evidence('c', { leaves: [150], treeSize: 120 }), /not in the first 120 blocks/);
+    // The chain grew: a size past what this instance saw reads the head again, once.
+    head = { chainName: 'c', headIndex: 299, headHash: hashes[299]!, frontier } as ChainHead;
+    assert.equal((await proofs.evidence('c', { leaves: [250], treeSize: 280 })).tree_size, 280);
+    assert.equal(headReads, seen + 1);
+  });
+});
+
 describe('evidence against witnessed checkpoints', () => {
   function witnessedChain(size: number, cosignedSize: number) {
     const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`b${i}`).digest('hex'));
