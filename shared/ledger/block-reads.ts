@@ -97,7 +97,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
       // The newest blocks are on the head until their segment is written. A segment written between the two
       // reads took them off the head: then they are in it.
       for (let attempt = 0; attempt < 3 && next <= to; attempt += 1) {
-        const head = early ? await early : consistent && shared ? await shared() : note(await storage.getHead(chainName));
+        const head = early ? await early : shared ? await shared() : note(await storage.getHead(chainName));
         early = undefined;
         if (!head || head.headIndex < next) break;
         const run = await headRun(head);

@@ -143,20 +143,19 @@ export function createProofs({
     return anchors.sort((a, b) => a.block.index - b.block.index);
   }
 
-  /** Inclusion proofs of `leaves` in the chain's first `size` blocks, with no checkpoint: what evidence answers at a fixed tree size. */
-  async function fixedEvidence(chainName: string, size: number, leaves: readonly number[]): Promise<Evidence> {
+  /**
+   * The inclusion proofs of `leaves` (one per run, by its last leaf) in the chain's first `size` blocks, 404 for a
+   * leaf past them; their nodes read in one batch with those of `more` ranges, whose hashes `b64` answers.
+   */
+  async function inclusionAt(chainName: string, size: number, leaves: readonly number[], more: (readonly [number, number])[] = []) {
     const last = leaves[leaves.length - 1];
     if (last !== undefined && last >= size) throw new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
-    const inclusion = runsOf(leaves).map(([, end]) => ({ leaf: end, ranges: inclusionRanges(end, size) }));
-    const ranges = inclusion.flatMap((i) => i.ranges);
+    const runs = runsOf(leaves);
+    const proofs = runs.map(([, end]) => ({ leaf: end, ranges: inclusionRanges(end, size) }));
+    const ranges = [...proofs.flatMap((i) => i.ranges), ...more];
     const node = ranges.length ? await reader(chainName, ranges) : undefined;
-    return {
-      chain_name: chainName,
-      tree_size: size,
-      checkpoint: null,
-      consistency: null,
-      inclusion: inclusion.map((i) => ({ leaf_index: i.leaf, proof: i.ranges.map((range) => rangeHash(range, node!).toString('base64')) })),
-    };
+    const b64 = (range: readonly [number, number]) => rangeHash(range, node!).toString('base64');
+    return { runs, node, b64, inclusion: proofs.map((i) => ({ leaf_index: i.leaf, proof: i.ranges.map(b64) })) };
   }
 
   function parseIndex(raw: string): number {
@@ -202,7 +201,10 @@ export function createProofs({
       // Against a fixed tree this instance knows the chain has reached (a verified client's trusted size), the
       // answer never changes: no read of the head, the nodes from segments (kept in memory once read).
       const fixed = request.treeSize !== undefined && !request.withBlocks && request.treeSize <= (seenSizes.get(chainName) ?? 0);
-      if (fixed) return fixedEvidence(chainName, request.treeSize!, request.leaves);
+      if (fixed) {
+        const { inclusion } = await inclusionAt(chainName, request.treeSize!, request.leaves);
+        return { chain_name: chainName, tree_size: request.treeSize!, checkpoint: null, consistency: null, inclusion };
+      }
       const head = await treeHead(chainName);
       const latest = sizeOf(head);
       const last = request.leaves[request.leaves.length - 1];
@@ -232,12 +234,11 @@ export function createProofs({
       }
       // A known size above the log's is answered with no consistency proof: the client sees the rollback.
       const known = request.treeSize === undefined ? request.knownSize : undefined;
-      const runs = runsOf(request.leaves);
-      const inclusion = runs.map(([, end]) => ({ leaf: end, ranges: inclusionRanges(end, size) }));
       const consistency = known !== undefined && known >= 1 && known < size ? consistencyRanges(known, size) : [];
-      const ranges = [...inclusion.flatMap((i) => i.ranges), ...consistency, ...(size < latest ? [[0, size] as const] : [])];
-      const node = ranges.length ? await reader(chainName, ranges) : undefined;
-      const b64 = (range: readonly [number, number]) => rangeHash(range, node!).toString('base64');
+      const { runs, node, b64, inclusion } = await inclusionAt(chainName, size, request.leaves, [
+        ...consistency,
+        ...(size < latest ? [[0, size] as const] : []),
+      ]);
       let checkpoint: string | null = null;
       if (request.treeSize === undefined) {
         if (!signedNote) throw new Error('evidence needs the signed-note checkpoints of the tlog');
@@ -251,7 +252,7 @@ export function createProofs({
         tree_size: size,
         checkpoint,
         consistency: known !== undefined && known >= 1 && known <= size ? { from: known, proof: consistency.map(b64) } : null,
-        inclusion: inclusion.map((i) => ({ leaf_index: i.leaf, proof: i.ranges.map(b64) })),
+        inclusion,
       };
       if (request.withBlocks) {
         const blocks = (await Promise.all(runs.map(([from, to]) => repository.getBlockRange(chainName, from, to, false, true)))).flat();

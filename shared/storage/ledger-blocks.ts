@@ -302,14 +302,8 @@ export function createBlockStorage({
 function keptRecords(cache: ReadCache | undefined) {
   return {
     get(hash: string): Block | undefined {
-      if (!cache) return undefined;
-      const json = cache.get<string>('record', hash);
-      if (json === undefined) {
-        cache.miss('record');
-        return undefined;
-      }
-      cache.hit('record');
-      return blockFromItem({ block_json: json });
+      const json = cache?.lookup<string>('record', hash);
+      return json === undefined ? undefined : blockFromItem({ block_json: json });
     },
     keep(item: Item): Block {
       const block = blockFromItem(item);

@@ -12,8 +12,6 @@
 
 export type CacheKind = 'record' | 'segment' | 'tile';
 
-export const CACHE_KINDS: readonly CacheKind[] = ['record', 'segment', 'tile'];
-
 /** What an entry costs beside its value: the key, the Map's slot, the object around the value. */
 const ENTRY_OVERHEAD = 96;
 
@@ -26,6 +24,8 @@ export interface ReadCacheCounts {
 
 export interface ReadCache {
   get<T>(kind: CacheKind, key: string): T | undefined;
+  /** `get`, counted: a hit, or a miss (the caller then reads DynamoDB). */
+  lookup<T>(kind: CacheKind, key: string): T | undefined;
   /** Keeps `value`, which costs `bytes`; a value larger than the whole cache is not kept. */
   set(kind: CacheKind, key: string, value: unknown, bytes: number): void;
   hit(kind: CacheKind, n?: number): void;
@@ -33,9 +33,8 @@ export interface ReadCache {
   /** Called with the key of each entry pushed out to make room. */
   onEvict(kind: CacheKind, listener: (key: string) => void): void;
   readonly counts: ReadCacheCounts;
-  /** Bytes held now, and the bound. */
+  /** Bytes held now. */
   readonly bytes: number;
-  readonly maxBytes: number;
 }
 
 const zero = (): Record<CacheKind, number> => ({ record: 0, segment: 0, tile: 0 });
@@ -56,14 +55,21 @@ export function createReadCache(maxBytes: number): ReadCache {
     listeners[entry.kind]?.(id.slice(entry.kind.length + 1));
   }
 
+  function get<T>(kind: CacheKind, key: string): T | undefined {
+    const id = slot(kind, key);
+    const entry = entries.get(id);
+    if (!entry) return undefined;
+    entries.delete(id);
+    entries.set(id, entry);
+    return entry.value as T;
+  }
+
   return {
-    get<T>(kind: CacheKind, key: string): T | undefined {
-      const id = slot(kind, key);
-      const entry = entries.get(id);
-      if (!entry) return undefined;
-      entries.delete(id);
-      entries.set(id, entry);
-      return entry.value as T;
+    get,
+    lookup<T>(kind: CacheKind, key: string): T | undefined {
+      const value = get<T>(kind, key);
+      counts[value === undefined ? 'misses' : 'hits'][kind] += 1;
+      return value;
     },
     set(kind, key, value, valueBytes) {
       if (maxBytes <= 0) return;
@@ -92,6 +98,5 @@ export function createReadCache(maxBytes: number): ReadCache {
     get bytes() {
       return bytes;
     },
-    maxBytes,
   };
 }

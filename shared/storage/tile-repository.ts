@@ -24,12 +24,8 @@ export function createTileRepository({
   const keep = (chainName: string, path: string, bytes: Buffer) => cache?.set('tile', `${chainName}|${path}`, bytes, bytes.byteLength);
   return {
     async get(chainName, path) {
-      const kept = cache?.get<Buffer>('tile', `${chainName}|${path}`);
-      if (kept) {
-        cache!.hit('tile');
-        return kept;
-      }
-      cache?.miss('tile');
+      const kept = cache?.lookup<Buffer>('tile', `${chainName}|${path}`);
+      if (kept) return kept;
       const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: key(chainName, path) })));
       const bytes = out.Item?.bytes as Uint8Array | undefined;
       if (!bytes) return undefined;

@@ -23,6 +23,13 @@ after(() => stopAndRemove(stack));
 
 const get = (path: string, headers: Record<string, string> = {}) => call(stack.url, 'GET', path, undefined, headers);
 
+/** Appends an erasable event of a data subject; answers its block's index. */
+async function appendPersonal(entity: string, name: string, subject: string): Promise<string> {
+  const added = await call(stack.url, 'POST', `${B}/events`, { entity_id: entity, event_type: 'registered', details: { name }, subject_id: subject });
+  assert.equal(added.status, 200, added.text);
+  return added.body.event_id.split('_').at(-2);
+}
+
 /** A counter of /metrics, by its name and labels as printed (`name{label="x"}`). */
 async function metric(series: string): Promise<number> {
   const text = await (await fetch(`${stack.url}/metrics`)).text();
@@ -99,14 +106,7 @@ describe('HTTP caching', () => {
   });
 
   it("never lets a cache keep a data subject's events, resolved payloads or errors, so erasure shows at once", async () => {
-    const added = await call(stack.url, 'POST', `${B}/events`, {
-      entity_id: 'customer-1',
-      event_type: 'registered',
-      details: { name: 'Ada' },
-      subject_id: 'subj-ada',
-    });
-    assert.equal(added.status, 200, added.text);
-    const index = added.body.event_id.split('_').at(-2);
+    const index = await appendPersonal('customer-1', 'Ada', 'subj-ada');
     const personal = await get(`${B}/blocks/${index}`);
     assert.equal(personal.body.events[0].details.name, 'Ada');
     assert.equal(personal.headers.get('cache-control'), 'no-store');
@@ -152,14 +152,7 @@ describe('the instance read cache', () => {
   });
 
   it("shows an erasure at once though the erased event's block is held", async () => {
-    const added = await call(stack.url, 'POST', `${B}/events`, {
-      entity_id: 'customer-2',
-      event_type: 'registered',
-      details: { name: 'Grace' },
-      subject_id: 'subj-grace',
-    });
-    assert.equal(added.status, 200, added.text);
-    const index = added.body.event_id.split('_').at(-2);
+    const index = await appendPersonal('customer-2', 'Grace', 'subj-grace');
     assert.equal((await get(`${B}/blocks/${index}`)).body.events[0].details.name, 'Grace');
     assert.equal((await get(`${B}/blocks/${index}`)).body.events[0].details.name, 'Grace');
     assert.equal((await call(stack.url, 'POST', '/api/v1/subjects/subj-grace/erase', { reason: 'test' })).status, 200);
