@@ -3,7 +3,7 @@
  * SHA-256 of the RFC 8785 (JCS) JSON of the block without `hash`, events as stored. An erasable event
  * (one with a `subject_id`) is stored with `details: {}` and without `erased`, whatever it is answered with.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from './sha256.ts';
 import canonicalize from 'canonicalize';
 import { VerificationError } from './errors.ts';
 import type { Block, LedgerEvent } from './types.ts';

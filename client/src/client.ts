@@ -244,6 +244,21 @@ export class LedgerClient {
 
   /** One block, by index or hash. */
   async block(chain: string, indexOrHash: number | string): Promise<Block> {
+    if (this.verifying && typeof indexOrHash === 'number') {
+      // By index, the block comes with its proof in one answer (evidence with blocks). Evidence carries a block as
+      // the chain holds it, so an erasable event's details are sealed there: such a block is read again as the
+      // service answers it (opened, or erased), and must have the proven hash.
+      const proven = (await this.#prove(chain, [indexOrHash], { withBlocks: true })).blocks.get(indexOrHash)!;
+      checkBlock(proven, chain, indexOrHash);
+      if (!proven.events.some((e) => e.subject_id !== undefined)) return proven;
+      const block = await this.#data(
+        'GET',
+        this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),
+      );
+      checkBlock(block, chain, indexOrHash);
+      if (block.hash !== proven.hash) throw new VerificationError('wrong-block', `block ${indexOrHash} is ${block.hash}, its proof says ${proven.hash}`, chain);
+      return block;
+    }
     const block = await this.#data(
       'GET',
       this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),

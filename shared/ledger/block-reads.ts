@@ -85,7 +85,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on.
     while (next <= to) {
       const limit = segmentLimit(next, to);
-      const found = await storage.readSegments(chainName, next, limit, consistent);
+      const found = await storage.readSegments(chainName, next, limit, consistent, to);
       if (found.length === 0) break;
       runs.push(...found);
       const after = found[found.length - 1]!.blocks.at(-1)!.index + 1;
@@ -106,7 +106,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
           next = Math.max(next, run.blocks.at(-1)!.index + 1);
           break;
         }
-        const more = await storage.readSegments(chainName, next, segmentLimit(next, to), true);
+        const more = await storage.readSegments(chainName, next, segmentLimit(next, to), true, to);
         runs.push(...more);
         if (more.length > 0) next = Math.max(next, more[more.length - 1]!.blocks.at(-1)!.index + 1);
       }
@@ -216,8 +216,10 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
         const read = await Promise.all(spans.slice(i, i + SPANS_AT_ONCE).map(([from, to]) => readMeta(chainName, from, to, consistent, head)));
         for (const r of read) runs.push(...r.runs);
       }
+      const byIndex = new Map<number, BlockMeta>();
+      for (const run of runs) for (const meta of run.blocks) byIndex.set(meta.index, meta);
       for (const i of wanted) {
-        const meta = blocksIn(runs, i, i)[0];
+        const meta = byIndex.get(i);
         if (meta) found.set(i, { hash: meta.hash, treeNodes: meta.nodes });
       }
       return found;

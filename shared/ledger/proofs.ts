@@ -158,6 +158,18 @@ export function createProofs({
     return { runs, node, b64, inclusion: proofs.map((i) => ({ leaf_index: i.leaf, proof: i.ranges.map(b64) })) };
   }
 
+  /**
+   * The blocks of `runs`, all below a size the chain has reached. An eventually consistent read (`consistent`
+   * false: no read of the head when the instance keeps them) that misses one is made again consistently.
+   */
+  async function blocksOf(chainName: string, runs: readonly (readonly [number, number])[], count: number, consistent: boolean): Promise<Block[]> {
+    const read = async (strong: boolean) => (await Promise.all(runs.map(([from, to]) => repository.getBlockRange(chainName, from, to, false, strong)))).flat();
+    let blocks = await read(consistent);
+    if (blocks.length !== count && !consistent) blocks = await read(true);
+    if (blocks.length !== count) throw new Error(`'${chainName}' is missing blocks below its head`);
+    return blocks;
+  }
+
   function parseIndex(raw: string): number {
     if (!/^\d{1,15}$/.test(raw)) throw ValidationError.single(['path', 'index_or_hash'], 'Expected a block index (digits)');
     return Number(raw);
@@ -199,11 +211,14 @@ export function createProofs({
 
     async evidence(chainName: string, request: EvidenceRequest): Promise<Evidence> {
       // Against a fixed tree this instance knows the chain has reached (a verified client's trusted size), the
-      // answer never changes: no read of the head, the nodes from segments (kept in memory once read).
-      const fixed = request.treeSize !== undefined && !request.withBlocks && request.treeSize <= (seenSizes.get(chainName) ?? 0);
+      // answer never changes: no read of the head, the nodes and blocks from segments and records (kept in memory
+      // once read).
+      const fixed = request.treeSize !== undefined && request.treeSize <= (seenSizes.get(chainName) ?? 0);
       if (fixed) {
-        const { inclusion } = await inclusionAt(chainName, request.treeSize!, request.leaves);
-        return { chain_name: chainName, tree_size: request.treeSize!, checkpoint: null, consistency: null, inclusion };
+        const { runs, inclusion } = await inclusionAt(chainName, request.treeSize!, request.leaves);
+        const evidence: Evidence = { chain_name: chainName, tree_size: request.treeSize!, checkpoint: null, consistency: null, inclusion };
+        if (request.withBlocks) evidence.blocks = await blocksOf(chainName, runs, request.leaves.length, false);
+        return evidence;
       }
       const head = await treeHead(chainName);
       const latest = sizeOf(head);
@@ -254,11 +269,7 @@ export function createProofs({
         consistency: known !== undefined && known >= 1 && known <= size ? { from: known, proof: consistency.map(b64) } : null,
         inclusion,
       };
-      if (request.withBlocks) {
-        const blocks = (await Promise.all(runs.map(([from, to]) => repository.getBlockRange(chainName, from, to, false, true)))).flat();
-        if (blocks.length !== request.leaves.length) throw new Error(`'${chainName}' is missing blocks below its head`);
-        evidence.blocks = blocks;
-      }
+      if (request.withBlocks) evidence.blocks = await blocksOf(chainName, runs, request.leaves.length, true);
       return evidence;
     },
 

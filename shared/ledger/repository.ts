@@ -203,8 +203,11 @@ export interface LedgerStorage {
     limit: number,
     options?: { oldest?: boolean; consistent?: boolean },
   ): Promise<{ last: number; entries: SealEntry[] }[]>;
-  /** Segments with blocks at `fromIndex` or later, ascending, at most `limit`. */
-  readSegments(chainName: string, fromIndex: number, limit: number, consistent: boolean): Promise<MetaRun[]>;
+  /**
+   * Segments with blocks at `fromIndex` or later, ascending, at most `limit`; with `through`, none after the one
+   * that holds it (the caller wants no later block, so kept segments that reach it answer with no request).
+   */
+  readSegments(chainName: string, fromIndex: number, limit: number, consistent: boolean, through?: number): Promise<MetaRun[]>;
   /** The newest segments (at most `limit`) with blocks at `fromIndex` or later, ascending; eventually consistent, as readSeals. */
   readNewestSegments(chainName: string, fromIndex: number, limit: number): Promise<MetaRun[]>;
   /** Records by their metadata (index and hash), by index; a missing record is absent. */

@@ -132,11 +132,12 @@ export function createBlockStorage({
       return (await itemsFrom(segmentPk(chainName), fromIndex, limit, false, true)).map((item) => unpackRun(item.run as Uint8Array));
     },
 
-    async readSegments(chainName, fromIndex, limit, consistent) {
-      // The kept segments that follow on from `fromIndex`, then the rest from DynamoDB, as one Query would answer.
-      const runs = segments.from(chainName, fromIndex, limit);
+    async readSegments(chainName, fromIndex, limit, consistent, through = Number.POSITIVE_INFINITY) {
+      // The kept segments that follow on from `fromIndex` (up to the one holding `through`), then the rest from
+      // DynamoDB, as one Query would answer.
+      const runs = segments.from(chainName, fromIndex, limit, through);
       const next = runs.length > 0 ? runs.at(-1)!.blocks.at(-1)!.index + 1 : fromIndex;
-      if (runs.length < limit) {
+      if (runs.length < limit && next <= through) {
         segments.missed();
         for (const item of await itemsFrom(segmentPk(chainName), next, limit - runs.length, consistent)) {
           runs.push(segments.keep(chainName, item.run as Uint8Array));
@@ -314,9 +315,13 @@ function keptRecords(cache: ReadCache | undefined) {
   };
 }
 
+/** Bytes of heap an unpacked segment takes per packed byte: 5.4 measured (64-character strings for 32-byte hashes, an object a block), rounded up. */
+const UNPACKED_FACTOR = 6;
+
 /**
- * Written segments, kept packed, and for each chain the last indices of those kept (ascending), to find the
- * one that holds an index. A segment's blocks have one history: what it says never changes.
+ * Written segments, kept unpacked and frozen (a proof reads a dozen segments: unpacking each at every read was
+ * most of its time), and for each chain the last indices of those kept (ascending), to find the one that holds
+ * an index. A segment's blocks have one history: what it says never changes, and no reader may change it.
  */
 function keptSegments(cache: ReadCache | undefined) {
   const lasts = new Map<string, number[]>();
@@ -340,15 +345,14 @@ function keptSegments(cache: ReadCache | undefined) {
     if (list[at] === Number(id.slice(cut + 1))) list.splice(at, 1);
   });
   return {
-    /** Kept segments from the one holding `fromIndex` on, while each follows the last: at most `limit`. */
-    from(chainName: string, fromIndex: number, limit: number): MetaRun[] {
+    /** Kept segments from the one holding `fromIndex` on, while each follows the last: at most `limit`, none past `through`. */
+    from(chainName: string, fromIndex: number, limit: number, through: number): MetaRun[] {
       const list = cache ? lasts.get(chainName) : undefined;
       const runs: MetaRun[] = [];
       let next = fromIndex;
-      for (let at = list ? position(list, next) : 0; list && at < list.length && runs.length < limit; at += 1) {
-        const packed = cache!.get<Uint8Array>('segment', key(chainName, list[at]!));
-        if (!packed) break;
-        const run = unpackRun(packed);
+      for (let at = list ? position(list, next) : 0; list && at < list.length && runs.length < limit && next <= through; at += 1) {
+        const run = cache!.get<MetaRun>('segment', key(chainName, list[at]!));
+        if (!run) break;
         if (run.blocks[0]!.index > next) break;
         runs.push(run);
         next = run.blocks.at(-1)!.index + 1;
@@ -363,7 +367,12 @@ function keptSegments(cache: ReadCache | undefined) {
       const run = unpackRun(packed);
       if (!cache || run.blocks.length === 0) return run;
       const last = run.blocks.at(-1)!.index;
-      cache.set('segment', key(chainName, last), packed, packed.byteLength);
+      for (const block of run.blocks) {
+        Object.freeze(Object.freeze(block).nodes);
+        if (block.ref) Object.freeze(block.ref);
+      }
+      Object.freeze(Object.freeze(run).blocks);
+      cache.set('segment', key(chainName, last), run, packed.byteLength * UNPACKED_FACTOR);
       let list = lasts.get(chainName);
       if (!list) lasts.set(chainName, (list = []));
       const at = position(list, last);

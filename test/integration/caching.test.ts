@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { LedgerClient } from '#client/client';
 import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 let stack: Stack;
@@ -161,5 +162,21 @@ describe('the instance read cache', () => {
     assert.equal((await counters()).recordHits, before.recordHits + 1, 'served from the cache');
     assert.equal(erased.body.events[0].details, null);
     assert.equal(erased.body.events[0].erased, true);
+  });
+
+  it("gives a verified client a data subject's event opened, then erased, though its proof comes in one answer with a kept block", async () => {
+    const client = new LedgerClient({ baseUrl: stack.url });
+    await client.checkpoint('cached');
+    const index = Number(await appendPersonal('customer-3', 'Hedy', 'subj-hedy'));
+    await client.checkpoint('cached'); // the trusted size now covers it: the block comes with its proof at that size
+    assert.equal((await client.block('cached', index)).events[0]?.details?.name, 'Hedy');
+    assert.equal((await client.block('cached', index)).events[0]?.details?.name, 'Hedy');
+    assert.equal((await call(stack.url, 'POST', '/api/v1/subjects/subj-hedy/erase', { reason: 'test' })).status, 200);
+    const erased = (await client.block('cached', index)).events[0]!;
+    assert.equal(erased.details, null);
+    assert.equal((erased as { erased?: boolean }).erased, true);
+    // A plain block beside it comes in the one answer, as the chain holds it.
+    const plain = await client.block('cached', 5);
+    assert.deepEqual(plain, (await get(`${B}/blocks/5`)).body);
   });
 });

@@ -122,6 +122,9 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
     return sealBlock({ ...rest, events: rest.events.map((e) => ({ ...e, details: { ...e.details, forged: true } })) } as never) as unknown as RealBlock;
   };
 
+  /** A block with a changed field and its old hash. */
+  const tampered = (block: RealBlock) => ({ ...block, events: block.events.map((e) => ({ ...e, details: { ...e.details, amount: 1_000_000 } })) });
+
   async function evidence(chain: string, query: URLSearchParams, state: LyingLog, view: string | undefined): Promise<unknown> {
     let blocks = await blocksOf(chain);
     if (state.lie === 'fork' || state.lie === 'same-size-other-root' || (state.lie === 'split-view' && view === 'b')) {
@@ -153,7 +156,9 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
           ? { from: known, proof: b64(known === treeSize ? [] : consistencyProof(known, treeSize, node)) }
           : null,
       inclusion: state.lie === 'drop-proof' ? [] : runEnds.map((leaf) => ({ leaf_index: leaf, proof: b64(inclusionProof(leaf, treeSize, node)) })),
-      ...(query.get('blocks') === 'true' ? { blocks: blocks.filter((b) => asked.includes(b.index)) } : {}),
+      ...(query.get('blocks') === 'true'
+        ? { blocks: blocks.filter((b) => asked.includes(b.index)).map((b) => (state.lie === 'tamper-block' ? tampered(b) : b)) }
+        : {}),
     };
   }
 
@@ -190,10 +195,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
         const chain = url.pathname.split('/')[4]!;
         body = { ...(body as object), event_id: `${chain}_1_0` };
       }
-      if (state.lie === 'tamper-block' && req.method === 'GET' && /\/blocks\/\d+$/.test(url.pathname) && forwarded.ok) {
-        const block = body as RealBlock;
-        body = { ...block, events: block.events.map((e) => ({ ...e, details: { ...e.details, amount: 1_000_000 } })) };
-      }
+      if (state.lie === 'tamper-block' && req.method === 'GET' && /\/blocks\/\d+$/.test(url.pathname) && forwarded.ok) body = tampered(body as RealBlock);
       const forkedView = state.lie === 'fork' || (state.lie === 'split-view' && req.headers['x-view'] === 'b');
       if (forkedView && req.method === 'GET' && /\/blocks\/1$/.test(url.pathname) && forwarded.ok) body = forged(body as RealBlock);
       return send(forwarded.status, body);

@@ -393,9 +393,11 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       return byIndexFrom(segmentsOf(chainName), fromIndex).slice(-limit).map(clone);
     },
 
-    async readSegments(chainName, fromIndex, limit) {
+    async readSegments(chainName, fromIndex, limit, _consistent, through = Number.POSITIVE_INFINITY) {
       await enter('readSegments', chainName, fromIndex, limit);
-      return byIndexFrom(segmentsOf(chainName), fromIndex).slice(0, limit).map(clone);
+      const runs = byIndexFrom(segmentsOf(chainName), fromIndex).slice(0, limit);
+      const reaching = runs.findIndex((run) => run.blocks.at(-1)!.index >= through);
+      return (reaching < 0 ? runs : runs.slice(0, reaching + 1)).map(clone);
     },
 
     async getRecords(chainName, metas) {

@@ -6,13 +6,16 @@
  * the service does, erasable events included. Also: the generated types match the routes.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { computeBlockHash } from '#client/blocks';
+import { nativeSha256, portableSha256 } from '#client/sha256';
 import { VerificationError } from '#client/errors';
 import {
   cosignedMessage,
+  fromBase64,
+  fromHex,
   keyId,
   leafHash as clientLeafHash,
   openNote,
@@ -166,6 +169,34 @@ describe('client note checks (c2sp.org/signed-note, tlog-checkpoint, tlog-cosign
     );
     // No line by the witness: no cosigner (the policy decides whether that is enough).
     assert.deepEqual(verifiedCosigners(opened.text, openNote(note, parseVkey(vkey)).signatures, [parseVkey(witnessVkey)]), []);
+  });
+});
+
+describe('client decoding (strict: a proof or root in any other spelling is refused)', () => {
+  it('decodes base64 and hex as Node does, every length and byte', () => {
+    for (let n = 0; n < 70; n += 1) {
+      const bytes = randomBytes(n);
+      assert.deepEqual(fromBase64(bytes.toString('base64')), new Uint8Array(bytes));
+      assert.deepEqual(fromHex(bytes.toString('hex')), new Uint8Array(bytes));
+    }
+  });
+
+  it("hashes with Node's native SHA-256 here, as the portable one does (a browser's)", () => {
+    assert.ok(nativeSha256, 'Node 20.16+ has process.getBuiltinModule');
+    for (let n = 0; n < 130; n += 13) {
+      const parts = [randomBytes(n), randomBytes(1), randomBytes(64)].map((b) => new Uint8Array(b));
+      const expected = new Uint8Array(createHash('sha256').update(Buffer.concat(parts)).digest());
+      assert.deepEqual(nativeSha256(...parts), expected);
+      assert.deepEqual(portableSha256(...parts), expected);
+      assert.deepEqual(portableSha256(parts[0]!), new Uint8Array(createHash('sha256').update(parts[0]!).digest()));
+    }
+  });
+
+  it('refuses base64 that is not canonical, and hex that is not lowercase', () => {
+    for (const bad of ['A', 'AA=', 'AAA', 'AB==', 'AAB=', 'A===', '====', 'AA==AA==', 'AA AA==', 'AA-_', 'AAé=', 'AAAA\n']) {
+      assert.equal(fromBase64(bad), undefined, JSON.stringify(bad));
+    }
+    for (const bad of ['0', 'AB', '0g', 'zz', '0x00', 'é0']) assert.throws(() => fromHex(bad), TypeError, bad);
   });
 });
 

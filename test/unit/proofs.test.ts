@@ -120,7 +120,13 @@ describe('evidence at a tree size the instance has seen', () => {
         return head;
       },
       readTreeData: async (_: string, indices: readonly number[]) => new Map(indices.map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }])),
+      getBlockRange: async (_: string, from: number, to: number, _d: boolean, consistent: boolean) => {
+        rangeReads.push(consistent);
+        // An eventually consistent read may miss the newest blocks: here, block 150.
+        return Array.from({ length: to - from + 1 }, (_, k) => ({ index: from + k, hash: hashes[from + k]! })).filter((b) => consistent || b.index !== 150);
+      },
     } as unknown as LedgerRepository;
+    const rangeReads: boolean[] = [];
     const proofs = createProofs({
       repository,
       signer: async () => ({ nodeId: 'n', publicKey: '00'.repeat(32), sign: () => Buffer.alloc(64) }),
@@ -144,6 +150,19 @@ describe('evidence at a tree size the instance has seen', () => {
       root120,
     );
     await assert.rejects(proofs.evidence('c', { leaves: [150], treeSize: 120 }), /not in the first 120 blocks/);
+    // With its blocks (a verified client's read by index): read as a plain read is, consistently only if one is missed.
+    const withBlocks = await proofs.evidence('c', { leaves: [7, 8], treeSize: 120, withBlocks: true });
+    assert.deepEqual(
+      withBlocks.blocks?.map((b) => b.index),
+      [7, 8],
+    );
+    assert.deepEqual(withBlocks.inclusion, (await proofs.evidence('c', { leaves: [7, 8], treeSize: 120 })).inclusion);
+    assert.deepEqual(
+      (await proofs.evidence('c', { leaves: [150], treeSize: 200, withBlocks: true })).blocks?.map((b) => b.hash),
+      [hashes[150]],
+    );
+    assert.deepEqual(rangeReads, [false, false, true]);
+    assert.equal(headReads, seen, 'nor with its blocks');
     // The chain grew: a size past what this instance saw reads the head again, once.
     head = { chainName: 'c', headIndex: 299, headHash: hashes[299]!, frontier } as ChainHead;
     assert.equal((await proofs.evidence('c', { leaves: [250], treeSize: 280 })).tree_size, 280);

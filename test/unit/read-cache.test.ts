@@ -125,6 +125,26 @@ describe('the read cache', () => {
     assert.equal(queries[0]!.args[0].input.Limit, 2, 'only as many as are missing');
   });
 
+  it('answers from kept segments alone when they reach the last block the caller wants', async () => {
+    const cache = createReadCache(1 << 20);
+    const repository = createLedgerRepository({ client: documentClient, tableName: 'ledger', cache });
+    await repository.readSegments('orders', 0, 2, false); // segments 0–9 and 10–19 are kept
+    dynamo.resetHistory();
+    // Blocks 5…12 span two segments: both kept, so no Query for more, though 16 were allowed.
+    const runs = await repository.readSegments('orders', 5, 16, true, 12);
+    assert.deepEqual(
+      runs.map((r) => [r.blocks[0]!.index, r.blocks.at(-1)!.index]),
+      [
+        [0, 9],
+        [10, 19],
+      ],
+    );
+    assert.equal(dynamo.commandCalls(QueryCommand).length, 0);
+    // Wanting block 25 too, the rest is asked for.
+    assert.equal((await repository.readSegments('orders', 5, 16, true, 25)).length, 10, 'all ten the table holds');
+    assert.equal(dynamo.commandCalls(QueryCommand).length, 1);
+  });
+
   it('forgets a segment pushed out to make room, and reads it again', async () => {
     const cache = createReadCache(segment(0).run.byteLength + 200);
     const repository = createLedgerRepository({ client: documentClient, tableName: 'ledger', cache });
