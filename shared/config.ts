@@ -111,6 +111,8 @@ export const settingsSchema = z.object({
   SVC_CONTRACT_STACK_BYTES: positiveInt(16 * 1024, 128 * 1024).default(128 * 1024),
   SVC_MASTER_KEY_FILE: z.string().min(1).optional(),
   SVC_AUTH_ENABLED: bool.default(false),
+  // The chains' C2SP logs (/tlog: checkpoints, hash tiles, entry bundles of block hashes) for anyone, no key: hash-level facts, as any reader's; a CDN may then keep them.
+  SVC_TLOG_PUBLIC: bool.default(false),
   API_KEY_NAME: z
     .string()
     .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name (letters, digits, hyphens)')

@@ -9,8 +9,8 @@ import { createNodeWiring } from '#shared/wiring/node';
 import { lambdaHandler } from '#shared/wiring/process';
 
 export function createHandler(core: Core) {
-  const { tlogFor } = createNodeWiring(core);
-  return createHttpHandler({ group: 'tlog', routes: TLOG_ROUTES, edge: core.edge, deps: { tlogFor } });
+  const { tlogFor, openLogs } = createNodeWiring(core);
+  return createHttpHandler({ group: 'tlog', routes: TLOG_ROUTES, edge: core.edge, deps: { tlogFor, openLogs } });
 }
 
 export const handler = lambdaHandler(createHandler);

@@ -215,6 +215,14 @@ export class LedgerStack extends Stack {
       description: 'SVC_WITNESSES: the witnesses of the checkpoints, <cosigner vkey>=<url> entries separated by spaces (none by default)',
     });
 
+    const publicTlog = new CfnParameter(this, 'PublicTlog', {
+      type: 'String',
+      default: 'false',
+      allowedValues: ['false', 'true'],
+      description:
+        "SVC_TLOG_PUBLIC: true answers the chains' C2SP logs (/tlog: checkpoints, hash tiles, block hashes) to anyone without a key, so that the CDN keeps them",
+    });
+
     const rateLimit = new CfnParameter(this, 'RateLimitPerMinute', {
       type: 'Number',
       default: 100,
@@ -295,6 +303,7 @@ export class LedgerStack extends Stack {
           SVC_SUBJECT_KEY_STORE: 'registry',
           SVC_LICENSE_KEY: licenseKey.valueAsString,
           SVC_WITNESSES: witnesses.valueAsString,
+          SVC_TLOG_PUBLIC: publicTlog.valueAsString,
           // A dynamic reference, resolved by CloudFormation at deploy.
           SVC_EDGE_SECRET: edgeSecret.secretValue.unsafeUnwrap(),
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),

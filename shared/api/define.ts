@@ -77,6 +77,8 @@ export interface RouteDefinition<Deps = never, P extends string = string, Q = un
   describes?: { query?: z.ZodType; body?: z.ZodType };
   /** The success body's shape, for the OpenAPI document (and the client typed from it); not checked at run time. */
   response?: z.ZodType;
+  /** A setting that, when on, lets the route answer with no key, the same to anyone (a shared cache may keep it). */
+  publicWith?: 'SVC_TLOG_PUBLIC';
   /** Takes an Idempotency-Key header (retries answer the first result). */
   idempotent?: true;
   /** Serve under only these of the group's prefixes (default: all). */

@@ -43,7 +43,7 @@ import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 /** What the middlewares use, the same for every function of a process (shared/wiring/core.ts builds it). */
 export interface Edge {
   settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'> &
-    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET'>>;
+    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET' | 'SVC_TLOG_PUBLIC'>>;
   metrics: () => Metrics;
   /** Per-request CloudWatch metrics of a function group (EMF), when SVC_CLOUDWATCH_METRICS_NAMESPACE is set. */
   cloudWatch?: ((group: string) => CloudWatchMetrics) | undefined;
@@ -167,7 +167,9 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         // The routes that take an Idempotency-Key are the ones that append events.
         request.context.appends = route?.definition.idempotent === true;
         // An unknown route needs any valid key before it is told 404, so that routes cannot be probed without one.
-        request.context.access = request.event.requestContext?.http?.method === 'OPTIONS' ? 'public' : (route?.definition.access ?? 'reader');
+        const declared = route?.definition;
+        const open = request.event.requestContext?.http?.method === 'OPTIONS' || (declared?.publicWith !== undefined && settings[declared.publicWith] === true);
+        request.context.access = open ? 'public' : (declared?.access ?? 'reader');
       },
     })
     // Through the CDN, the caller's own address (shared/http/cdn.ts), before anything counts by address.

@@ -23,6 +23,8 @@ export interface NodeWiring {
   proofsFor(principal: Principal): Proofs;
   /** The chains as C2SP transparency logs, signed with the node identity, as this caller may read them. */
   tlogFor(principal: Principal): Tlog;
+  /** SVC_TLOG_PUBLIC: the logs are for anyone (no key), so their answers may be kept by shared caches. */
+  openLogs: boolean;
   /** The witnesses of the checkpoints (none unless SVC_WITNESSES names some). */
   witnessing(): Witnessing;
   /** Sends these chains' checkpoints to the witnesses, each if its turn is free; failures are logged and counted. */
@@ -96,7 +98,9 @@ export function createNodeWiring(core: Core): NodeWiring {
   return {
     admin,
     proofsFor: (principal) => guardProofs(proofs(), core.access(), principal),
-    tlogFor: (principal) => guardTlog(tlog(), core.access(), principal),
+    // Open, the logs answer anyone: hash-level facts, which the policy gives any reader of any chain.
+    tlogFor: (principal) => (settings.SVC_TLOG_PUBLIC ? tlog() : guardTlog(tlog(), core.access(), principal)),
+    openLogs: settings.SVC_TLOG_PUBLIC,
     witnessing,
     async witnessChains(chainNames) {
       if (!witnessing().enabled) return;

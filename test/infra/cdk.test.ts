@@ -344,6 +344,16 @@ describe('Stack: LedgerStack (cdk synth)', () => {
       assert.equal(key.QueryStringsConfig.QueryStringBehavior, 'none');
       assert.equal(key.CookiesConfig.CookieBehavior, 'none');
     });
+
+    it('has the logs answered to anyone (so public, so kept) only when the deployer says so: PublicTlog, false by default', () => {
+      const parameter = (template.toJSON().Parameters as Record<string, { Default: string; AllowedValues: string[] }>).PublicTlog!;
+      assert.equal(parameter.Default, 'false');
+      assert.deepEqual(parameter.AllowedValues, ['false', 'true']);
+      for (const [id, r] of Object.entries(resources())) {
+        if (r.Type !== 'AWS::Lambda::Function' || !functionGroupSafe(id)) continue;
+        assert.deepEqual(r.Properties.Environment.Variables.SVC_TLOG_PUBLIC, { Ref: 'PublicTlog' }, id);
+      }
+    });
   });
 });
 

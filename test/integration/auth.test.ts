@@ -100,6 +100,37 @@ describe('Auth matrix from infra/routes.ts, auth on', () => {
     assert.equal(tile.headers.get('cache-control'), 'private, max-age=5');
     assert.equal((await call(open.url, 'GET', '/api/v1/chains/matrix/blocks/0')).headers.get('cache-control'), 'public, max-age=31536000, immutable');
   });
+
+  it('with SVC_TLOG_PUBLIC, answers the logs to anyone, public for a CDN to keep, and everything else still needs a key', async () => {
+    const logs = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_TLOG_PUBLIC: 'true' } });
+    try {
+      const admin = { 'X-API-Key': ADMIN_KEY };
+      await call(logs.url, 'POST', '/api/v1/chains/matrix/create', undefined, admin);
+      const events = Array.from({ length: 99 }, (_, i) => ({ entity_id: `e-${i}`, event_type: 'recorded' }));
+      for (let i = 0; i < 3; i += 1) assert.equal((await call(logs.url, 'POST', '/api/v1/chains/matrix/events/batch', { events }, admin)).status, 200);
+      const expected: [string, string][] = [
+        ['/tlog/vkey', 'public, max-age=5'],
+        ['/tlog/matrix/checkpoint', 'public, max-age=5'],
+        ['/tlog/matrix/tile/0/001.p/42', 'public, max-age=5'],
+        ['/tlog/matrix/tile/0/000', 'public, max-age=31536000, immutable'],
+        ['/tlog/matrix/tile/entries/000', 'public, max-age=31536000, immutable'],
+      ];
+      for (const [path, cacheControl] of expected) {
+        const anyone = await call(logs.url, 'GET', path);
+        assert.equal(anyone.status, 200, `${path}: ${anyone.text}`);
+        assert.equal(anyone.headers.get('cache-control'), cacheControl, path);
+        const keyed = await call(logs.url, 'GET', path, undefined, admin);
+        assert.equal(keyed.headers.get('etag'), anyone.headers.get('etag'), `${path}: the same answer to a key holder`);
+      }
+      assert.equal((await call(logs.url, 'GET', '/tlog/nothing/checkpoint')).status, 404);
+      for (const path of ['/api/v1/chains/matrix/blocks/0', '/api/v1/chains/matrix/evidence?leaves=0', '/api/v1/chains/matrix/checkpoint']) {
+        assert.equal((await call(logs.url, 'GET', path)).status, 401, path);
+      }
+    } finally {
+      await logs.stop();
+      removeDir(logs.dataDir);
+    }
+  });
 });
 
 describe('Auth off', () => {

@@ -10,24 +10,30 @@
  * Full tiles never change: cached for a year (`immutable`), with a strong ETag (a conditional GET is 304).
  * Partial tiles and checkpoints change as the chain grows: a few seconds, with their ETag to revalidate. With
  * auth on, responses to keyed requests are `private` (a shared cache must not hand them to callers without a
- * key). docs/rules.md, "Caching".
+ * key), unless SVC_TLOG_PUBLIC opens the logs to anyone: then no key is asked and every answer is `public`, so
+ * that a CDN keeps it. Everything here is a hash-level fact (an entry is a block's hash, never its contents).
+ * docs/rules.md, "Caching".
  */
 import type { Principal } from '../../access/policy.ts';
-import { bytesTag, cacheScope as scope, immutable } from '../../http/caching.ts';
+import { OPEN_ACCESS } from '../../access/policy.ts';
+import { bytesTag, IMMUTABLE_SECONDS } from '../../http/caching.ts';
 import type { Tlog } from '../../tlog/tlog.ts';
 import { routesOf } from '../define.ts';
 
 export interface TlogDeps {
   /** The logs as this caller may read them (hash-level facts: any reader). */
   tlogFor(principal: Principal): Tlog;
+  /** The logs answer anyone, no key asked (SVC_TLOG_PUBLIC). */
+  openLogs: boolean;
 }
 
 const SHORT_SECONDS = 5;
 
-const shortLived = (principal: Principal, body: Buffer | string) => ({
-  ETag: bytesTag(body),
-  'Cache-Control': `${scope(principal)}, max-age=${SHORT_SECONDS}`,
-});
+/** Whether a shared cache may hand the answer to anyone: the logs are open, or auth is off. */
+const scope = (principal: Principal, deps: TlogDeps) => (deps.openLogs || principal === OPEN_ACCESS ? 'public' : 'private');
+
+const shortLived = (scopeOf: string, body: Buffer | string) => ({ ETag: bytesTag(body), 'Cache-Control': `${scopeOf}, max-age=${SHORT_SECONDS}` });
+const forever = (scopeOf: string, body: Buffer) => ({ ETag: bytesTag(body), 'Cache-Control': `${scopeOf}, max-age=${IMMUTABLE_SECONDS}, immutable` });
 
 const route = routesOf<TlogDeps>('tlog');
 
@@ -37,10 +43,11 @@ export const TLOG_ROUTES = [
     path: '/tlog/vkey',
     summary: 'The C2SP signed-note verifier key of the checkpoints',
     access: 'reader',
-    handler: async ({ principal }, { tlogFor }) => ({
+    publicWith: 'SVC_TLOG_PUBLIC',
+    handler: async ({ principal }, deps) => ({
       contentType: 'text/plain; charset=utf-8',
-      body: `${await tlogFor(principal).verifierKey()}\n`,
-      headers: { 'Cache-Control': `${scope(principal)}, max-age=${SHORT_SECONDS}` },
+      body: `${await deps.tlogFor(principal).verifierKey()}\n`,
+      headers: { 'Cache-Control': `${scope(principal, deps)}, max-age=${SHORT_SECONDS}` },
     }),
   }),
 
@@ -49,9 +56,10 @@ export const TLOG_ROUTES = [
     path: '/tlog/{chain_name}/checkpoint',
     summary: "The chain's C2SP tlog checkpoint, a signed note",
     access: 'reader',
-    handler: async ({ principal, params }, { tlogFor }) => {
-      const body = await tlogFor(principal).checkpoint(params.chain_name);
-      return { contentType: 'text/plain; charset=utf-8', body, headers: shortLived(principal, body) };
+    publicWith: 'SVC_TLOG_PUBLIC',
+    handler: async ({ principal, params }, deps) => {
+      const body = await deps.tlogFor(principal).checkpoint(params.chain_name);
+      return { contentType: 'text/plain; charset=utf-8', body, headers: shortLived(scope(principal, deps), body) };
     },
   }),
 
@@ -60,13 +68,15 @@ export const TLOG_ROUTES = [
     path: '/tlog/{chain_name}/tile/{tile_path+}',
     summary: 'C2SP tlog-tiles: hash tiles <L>/<N>[.p/<W>] and entry bundles entries/<N>[.p/<W>]',
     access: 'reader',
-    handler: async ({ principal, params }, { tlogFor }) => {
-      const { bytes, full } = await tlogFor(principal).tile(params.chain_name, params.tile_path);
+    publicWith: 'SVC_TLOG_PUBLIC',
+    handler: async ({ principal, params }, deps) => {
+      const { bytes, full } = await deps.tlogFor(principal).tile(params.chain_name, params.tile_path);
+      const scopeOf = scope(principal, deps);
       return {
         contentType: 'application/octet-stream',
         body: bytes.toString('base64'),
         base64: true,
-        headers: full ? immutable(bytesTag(bytes), principal) : shortLived(principal, bytes),
+        headers: full ? forever(scopeOf, bytes) : shortLived(scopeOf, bytes),
       };
     },
   }),
