@@ -7,7 +7,7 @@
  * service figure is a ratio to its limit. `--quick` runs every scenario briefly (CI proves the harness).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -748,7 +748,11 @@ async function main(): Promise<void> {
     if (report && args.profile) report.profile = profiles(profileDir, windows);
     if (!report) removeDir(dataDir);
   }
-  const out = args.out ?? join(ROOT, 'bench', 'results', `${startedAt.toISOString().slice(0, 10)}${QUICK ? '-quick' : ''}.json`);
+  // The day's first free name (<date>.json, <date>-2.json, …): a second run of a day never overwrites the first.
+  const named = (n: number) => join(ROOT, 'bench', 'results', `${startedAt.toISOString().slice(0, 10)}${n > 1 ? `-${n}` : ''}${QUICK ? '-quick' : ''}.json`);
+  let free = 1;
+  while (!args.out && existsSync(named(free))) free += 1;
+  const out = args.out ?? named(free);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   printTable(report as never);

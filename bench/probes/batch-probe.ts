@@ -20,21 +20,33 @@ try {
   for (let i = 0; i < 5; i++) await call(stack.url, 'POST', '/api/v1/chains/b/events/batch', body());
   const r0 = await metric('dynamodb_requests_total');
   const t0 = await metric('dynamodb_transact_writes_total');
+  // CLIENTS callers at once (each on its own instance with `instances`), SECONDS long; one alone, 20 batches.
+  const clients = Number(process.env.CLIENTS ?? 1);
+  const until = performance.now() + Number(process.env.SECONDS ?? 10) * 1000;
+  const started = performance.now();
   const times: number[] = [];
-  const N = 20;
-  for (let i = 0; i < N; i++) {
-    const s = performance.now();
-    const r = await call(stack.url, 'POST', '/api/v1/chains/b/events/batch', body());
-    times.push(performance.now() - s);
-    if (r.status !== 200) console.log(r.status, r.text);
-  }
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (clients === 1 ? times.length < 20 : performance.now() < until) {
+        const s = performance.now();
+        const r = await call(stack.url, 'POST', '/api/v1/chains/b/events/batch', body());
+        times.push(performance.now() - s);
+        if (r.status !== 200) console.log(r.status, r.text);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const N = times.length;
   const r1 = await metric('dynamodb_requests_total');
   const t1 = await metric('dynamodb_transact_writes_total');
   times.sort((a, b) => a - b);
   console.log(
     JSON.stringify({
       runtime,
-      p50: times[N / 2]!.toFixed(0),
+      clients,
+      eventsPerSecond: Math.round((N * 99) / seconds),
+      p50: times[N >> 1]!.toFixed(0),
+      p99: times[Math.floor(N * 0.99)]!.toFixed(0),
       min: times[0]!.toFixed(0),
       requestsPerBatch: (r1 - r0 - N * 0) / N,
       transactsPerBatch: (t1 - t0) / N,

@@ -30,6 +30,20 @@ interface Layout {
 
 export function withBlockReads(storage: LedgerStorage): LedgerRepository {
   const layouts = new Map<string, Layout>();
+  /**
+   * Per chain, the newest blocks' metadata this instance last read on the head (blocks the head committed, so it
+   * never changes): a proof against a size the instance has seen needs the nodes of blocks near that size, which
+   * stay on the head until their segment is written (a lone writer's, for a while), and are then read from here
+   * rather than with a segment Query and a read of the head every time.
+   */
+  const tails = new Map<string, MetaRun>();
+  const keepTail = (chainName: string, run: MetaRun | undefined) => {
+    if (!run || run.blocks.length === 0) return;
+    const kept = tails.get(chainName);
+    if (kept && kept.blocks.at(-1)!.index >= run.blocks.at(-1)!.index) return;
+    if (tails.size > 10_000) tails.clear();
+    tails.set(chainName, run);
+  };
 
   const note = (head: ChainHead | undefined): ChainHead | undefined => {
     if (!head) return head;
@@ -57,12 +71,13 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     return head?.recordsFrom ?? (head ? head.headIndex + 1 : undefined);
   }
 
-  /** The head's unflushed metadata, read now. */
+  /** The head's unflushed metadata, read now (and kept as the chain's tail). */
   async function headRun(head: ChainHead): Promise<MetaRun | undefined> {
     const recent = head.recent;
     if (!recent) return undefined;
-    if ('run' in recent) return recent.run;
-    return storage.getRound(head.chainName, recent.round.id);
+    const run = 'run' in recent ? recent.run : await storage.getRound(head.chainName, recent.round.id);
+    keepTail(head.chainName, run);
+    return run;
   }
 
   /**
@@ -80,18 +95,26 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
   ): Promise<{ blocks: BlockMeta[]; runs: MetaRun[] }> {
     const runs: MetaRun[] = [];
     let next = from;
-    let early: Promise<ChainHead | undefined> | undefined = consistent && !shared ? storage.getHead(chainName).then(note) : undefined;
+    // Blocks the kept tail holds are read from it; segments are read for those before it.
+    const tail = tails.get(chainName);
+    const tailFrom = tail && tail.blocks.at(-1)!.index >= to ? tail.blocks[0]!.index : Number.POSITIVE_INFINITY;
+    const segmentsTo = Math.min(to, tailFrom - 1);
+    let early: Promise<ChainHead | undefined> | undefined = consistent && !shared && segmentsTo === to ? storage.getHead(chainName).then(note) : undefined;
     early?.catch(() => undefined);
     // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on.
-    while (next <= to) {
-      const limit = segmentLimit(next, to);
-      const found = await storage.readSegments(chainName, next, limit, consistent, to);
+    while (next <= segmentsTo) {
+      const limit = segmentLimit(next, segmentsTo);
+      const found = await storage.readSegments(chainName, next, limit, consistent, segmentsTo);
       if (found.length === 0) break;
       runs.push(...found);
       const after = found[found.length - 1]!.blocks.at(-1)!.index + 1;
       if (after <= next) break;
       next = after;
       if (found.length < limit) break;
+    }
+    if (tail && next >= tailFrom && next <= to) {
+      runs.push(tail);
+      next = to + 1;
     }
     if (next <= to) {
       // The newest blocks are on the head until their segment is written. A segment written between the two

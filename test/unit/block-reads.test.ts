@@ -67,6 +67,31 @@ describe('block reads of far-apart blocks', () => {
     assert.equal(headReadsAfter - headReads, 0, 'no read of the head: every block wanted is in a segment');
   });
 
+  it("keeps the newest blocks' metadata read on the head: read again, they cost no request (the head committed them)", async () => {
+    const repository = createMemoryLedgerRepository();
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 256 }) });
+    await ledger.createSubChain('tail');
+    for (let n = 0; n < 12; n += 1) await ledger.appendEvents('tail', [draft(n)]);
+    const head = (await repository.getHead('tail'))!;
+    assert.ok(head.recent && 'run' in head.recent, "a lone writer's newest blocks are on the head");
+    const newest = head.recent.run.blocks.map((b) => b.index);
+    const requests = () => (repository.calls.get('getHead') ?? 0) + (repository.calls.get('readSegments') ?? 0) + (repository.calls.get('getRound') ?? 0);
+
+    const first = await repository.readTreeData('tail', newest, true);
+    const before = requests();
+    const again = await repository.readTreeData('tail', newest, true);
+    assert.equal(requests(), before, 'no read of the head or segments the second time');
+    assert.deepEqual(again, first);
+    for (const index of newest) assert.equal(again.get(index)?.hash, (await repository.getBlock('tail', index, true))?.hash);
+
+    // A block past what was kept is read from the head again.
+    await ledger.appendEvents('tail', [draft(99)]);
+    const after = requests();
+    const past = await repository.readTreeData('tail', [head.headIndex + 1], true);
+    assert.ok(past.get(head.headIndex + 1), 'the new block is found');
+    assert.ok(requests() > after, 'by reading the head');
+  });
+
   it('stores a round in segments of under 4 KB each, consecutive and linked, so a proof reads one read unit per node', () => {
     const hex = (n: number) => n.toString(16).padStart(64, '0');
     const blocks = Array.from({ length: 256 }, (_, i) => {
