@@ -10,7 +10,8 @@
  *
  * A comparison (docs/capacity.md's experiments): `--instances 2,16,256` measures those points of one chain only,
  * and `--appender '{"maxLeadMs":0}'` runs them with appender settings other than the service's; `--unkeyed`
- * appends without Idempotency-Keys (what an event's own items cost); `--chains 100 --instances 16` runs 100 chains of
+ * appends without Idempotency-Keys (what an event's own items cost); `--batch N` appends batches of N events (the
+ * batch endpoint; latencies are a batch's); `--chains 100 --instances 16` runs 100 chains of
  * 16 instances each; none of them writes a results file. `--trace FILE` (with one point) writes that run's every request and answer to FILE.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     appender: { type: 'string' },
     trace: { type: 'string' },
     unkeyed: { type: 'boolean', default: false },
+    batch: { type: 'string', default: '1' },
     chains: { type: 'string', default: '1' },
     ramp: { type: 'string', default: '0' },
   },
@@ -40,11 +42,13 @@ const only = values.instances?.split(',').map(Number);
 if (only?.some((n) => !(Number.isInteger(n) && n >= 1))) throw new RangeError(`--instances takes whole numbers of at least 1, not ${values.instances}`);
 const appender = values.appender ? (JSON.parse(values.appender) as NonNullable<Parameters<typeof runLoad>[1]['appender']>) : undefined;
 const unkeyed = values.unkeyed!;
+const batchSize = Number(values.batch);
+if (!(Number.isInteger(batchSize) && batchSize >= 1 && batchSize <= 98)) throw new RangeError(`--batch takes 1 to 98 events, not ${values.batch}`);
 const chains = Number(values.chains);
 if (!(Number.isInteger(chains) && chains >= 1)) throw new RangeError(`--chains takes a whole number of at least 1, not ${values.chains}`);
 const rampMs = Number(values.ramp);
 if (!(rampMs >= 0)) throw new RangeError(`--ramp takes milliseconds, 0 or more, not ${values.ramp}`);
-const comparison = only !== undefined || appender !== undefined || unkeyed || chains > 1 || rampMs > 0;
+const comparison = only !== undefined || appender !== undefined || unkeyed || batchSize > 1 || chains > 1 || rampMs > 0;
 if (values.trace !== undefined && only?.length !== 1) throw new RangeError('--trace FILE takes one point: --instances N');
 const counts = only ?? (quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
 const manyChains = quick ? 10 : 1_000;
@@ -66,6 +70,7 @@ for (const n of counts) {
       ...(appender ? { appender } : {}),
       ...(values.trace ? { trace: true } : {}),
       ...(unkeyed ? { unkeyed } : {}),
+      ...(batchSize > 1 ? { batchSize } : {}),
       ...(rampMs > 0 ? { rampMs } : {}),
     })),
     realSeconds: (Date.now() - started) / 1000,

@@ -27,6 +27,8 @@ export interface LoadOptions {
   trace?: boolean;
   /** Append without an Idempotency-Key (each append has one otherwise, as the verified client sends them). */
   unkeyed?: boolean;
+  /** Events per append: 1 (POST …/events), or a batch (POST …/events/batch: at most 98 with a key). */
+  batchSize?: number;
   /**
    * Instances start at moments drawn within this long (ms; 0: all at the same moment, a herd no real burst
    * makes: API Gateway and Lambda's cold starts spread a burst's first requests over hundreds of ms).
@@ -99,23 +101,23 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
     let startRequests = 0;
     let running = 0;
     const details = { pad: 'x'.repeat(Math.max(0, options.detailsBytes - 10)) };
+    const batch = options.batchSize ?? 1;
     const worker = async (chain: string, n: number) => {
       running += 1;
       const own = instance();
       for (let j = 0; world.now() < measureTo; j += 1) {
-        const draft: EventDraft = {
-          entity_id: `${chain}-${n}-${j}`,
+        const drafts: EventDraft[] = Array.from({ length: batch }, (_, k) => ({
+          entity_id: `${chain}-${n}-${j}-${k}`,
           event_type: 'load',
           details,
           details_cid: null,
           details_nonce: null,
           details_metadata: null,
           is_offchain: false,
-        };
+        }));
         const started = world.now();
-        const result = await own.invoke((l) =>
-          l.appendEvent(chain, draft, options.unkeyed ? undefined : { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } }),
-        );
+        const keyed = options.unkeyed ? undefined : { idempotency: { caller: `w${n}`, key: `${chain}-${n}-${j}` } };
+        const result = await own.invoke<unknown>((l) => (batch === 1 ? l.appendEvent(chain, drafts[0]!, keyed) : l.appendEvents(chain, drafts, keyed)));
         if (options.trace)
           answers.push({
             at: world.elapsed(),
@@ -124,7 +126,7 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
           });
         if (started < measureFrom || started >= measureTo) continue;
         if (result.kind === 'answered') {
-          acked += 1;
+          acked += batch;
           latencies.push(result.endedAt - result.startedAt);
         } else {
           refused += 1;
