@@ -12,6 +12,7 @@ import { allTableSpecs } from '#shared/storage/tables';
 import { ROOT } from '#infra/bundling';
 import { SimDynamo } from '#test/sim/dynamo/engine';
 import type { FaultScript, Mutation } from '#test/sim/network';
+import { runLoad } from '#test/sim/load';
 import { PROFILES } from '#test/sim/profiles';
 import { checkOptions, runScenario, type ScenarioOptions } from '#test/sim/scenario';
 
@@ -140,6 +141,15 @@ function db0() {
 }
 
 describe('a simulated run', () => {
+  it('measures batches (npm run bench:cloud -- --batch N): each answered batch counts its events, one instance commits them in one transaction', async () => {
+    const window = { chains: 1, detailsBytes: 100, durationMs: 1_000, warmupMs: 200 };
+    const single = await runLoad(1, { ...window, instancesPerChain: 1 });
+    const batches = await runLoad(1, { ...window, instancesPerChain: 1, batchSize: 40 });
+    assert.ok(batches.eventsPerSecond % 40 === 0, `${batches.eventsPerSecond} events/s: whole batches of 40`);
+    assert.ok(batches.eventsPerSecond > 5 * single.eventsPerSecond, `${batches.eventsPerSecond} vs ${single.eventsPerSecond} events/s one at a time`);
+    assert.ok(batches.requestsPerEvent < 0.2, `${batches.requestsPerEvent} requests an event`);
+  });
+
   it('replays exactly from its seed: the same requests, faults and answers, in the same order', async () => {
     const options: ScenarioOptions = { ...PROFILES.faults!, trace: true };
     const [a, b] = [await runScenario(7, options), await runScenario(7, options)];
