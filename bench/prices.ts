@@ -98,7 +98,7 @@ export function priceRows(model: CapacityModel, batchSize: number, verifiedRead:
       lambda(verifiedRead.requests, verifiedRead.ms),
       million * verifiedRead.requests * PRICES.httpApiRequest,
       0,
-      `${verifiedRead.requests} requests (the block, then its evidence), ${verifiedRead.rcu} RCU, ~${verifiedRead.ms} ms each`,
+      `${verifiedRead.requests} request(s) (the block with its evidence), ${verifiedRead.rcu} RCU on an instance that read nothing of the chain before (warm: none), ~${verifiedRead.ms} ms each`,
     ),
   ];
 }
