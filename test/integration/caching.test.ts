@@ -96,6 +96,23 @@ describe('HTTP caching', () => {
     assert.equal((await get(`${B}/blocks/5/proof`)).headers.get('cache-control'), 'public, no-cache');
   });
 
+  it("keeps a verified client's evidence against a named tree size for good, blocks and all; the latest is not kept", async () => {
+    for (const query of ['leaves=5,9&tree_size=100', 'leaves=5&tree_size=100&blocks=true']) {
+      const fixed = await get(`${B}/evidence?${query}`);
+      assert.equal(fixed.status, 200, fixed.text);
+      assert.equal(fixed.headers.get('cache-control'), IMMUTABLE, query);
+      const again = await get(`${B}/evidence?${query}`, { 'If-None-Match': fixed.headers.get('etag')! });
+      assert.equal(again.status, 304, query);
+    }
+    const withBlock = await get(`${B}/evidence?leaves=5&tree_size=100&blocks=true`);
+    const without = await get(`${B}/evidence?leaves=5&tree_size=100`);
+    assert.notEqual(withBlock.headers.get('etag'), without.headers.get('etag'), 'the answer with its block has a tag of its own');
+    const latest = await get(`${B}/evidence?leaves=5`);
+    assert.equal(latest.status, 200);
+    assert.equal(latest.headers.get('etag'), null, 'a signed checkpoint of the latest tree is not kept');
+    assert.equal(latest.headers.get('cache-control'), null);
+  });
+
   it('keeps a full tile for good with its tag; a partial tile and the checkpoint for seconds', async () => {
     const tile = await get('/tlog/cached/tile/0/000');
     assert.equal(tile.status, 200);

@@ -308,15 +308,25 @@ export const LEDGER_ROUTES = [
     summary: 'What a verifying client checks blocks with, in one answer: signed checkpoint, inclusion and consistency proofs, blocks (extension)',
     access: 'reader',
     query: evidenceQuery,
-    handler: async ({ principal, params, query }, { proofsFor }) => ({
-      body: await proofsFor(principal).evidence(params.chain_name, {
+    handler: async ({ principal, params, query }, { proofsFor }) => {
+      const evidence = await proofsFor(principal).evidence(params.chain_name, {
         leaves: query.leaves,
         treeSize: query.tree_size,
         knownSize: query.known_size,
         withBlocks: query.blocks,
         witnessed: query.witnessed,
-      }),
-    }),
+      });
+      if (query.tree_size === undefined) return { body: evidence };
+      // Against a tree size the caller names, the proofs and the blocks (as stored: an erasable event's details
+      // stay sealed here, erased or not) are the same forever.
+      const tag = entityTag(
+        'evidence',
+        evidence.tree_size,
+        ...evidence.inclusion.map((p) => `${p.leaf_index}:${p.proof.join(',')}`),
+        ...(evidence.blocks ?? []).map((b) => b.hash),
+      );
+      return { body: evidence, headers: immutable(tag, principal) };
+    },
   }),
 
   route({
