@@ -134,8 +134,8 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       },
     },
-    // Public routes need no key.
-    ...(declared.access === 'public' ? { security: [] } : {}),
+    // Public routes need no key; a route a setting opens (the logs, SVC_TLOG_PUBLIC) takes a key or none.
+    ...(declared.access === 'public' ? { security: [] } : declared.publicWith ? { security: [{ ApiKey: [] }, {}] } : {}),
   };
 }
 

@@ -89,6 +89,8 @@ describe('GET /openapi.json', () => {
     assert.equal((served as any).components.securitySchemes.ApiKey.name, 'X-API-Key');
     assert.deepEqual(served.paths['/api/v1/health']!.get.security, []);
     assert.equal(served.paths['/api/v1/chains']!.get.security, undefined);
+    // The logs take a key, or none where the operator opened them (SVC_TLOG_PUBLIC).
+    assert.deepEqual(served.paths['/tlog/{chain_name}/checkpoint']!.get.security, [{ ApiKey: [] }, {}]);
   });
 
   it('is the document the code builds (nothing hand-written to drift)', () => {
