@@ -251,18 +251,12 @@ export class LedgerClient {
       const proven = (await this.#prove(chain, [indexOrHash], { withBlocks: true })).blocks.get(indexOrHash)!;
       checkBlock(proven, chain, indexOrHash);
       if (!proven.events.some((e) => e.subject_id !== undefined)) return proven;
-      const block = await this.#data(
-        'GET',
-        this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),
-      );
+      const block = await this.#blockAsAnswered(chain, indexOrHash);
       checkBlock(block, chain, indexOrHash);
       if (block.hash !== proven.hash) throw new VerificationError('wrong-block', `block ${indexOrHash} is ${block.hash}, its proof says ${proven.hash}`, chain);
       return block;
     }
-    const block = await this.#data(
-      'GET',
-      this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),
-    );
+    const block = await this.#blockAsAnswered(chain, indexOrHash);
     if (!this.verifying) return block;
     checkBlock(block, chain, typeof indexOrHash === 'number' ? indexOrHash : undefined);
     if (typeof indexOrHash === 'string' && !/^\d+$/.test(indexOrHash) && block.hash !== indexOrHash) {
@@ -270,6 +264,14 @@ export class LedgerClient {
     }
     await this.#prove(chain, [block.index], { have: [block] });
     return block;
+  }
+
+  /** The block route's answer, unchecked. */
+  #blockAsAnswered(chain: string, indexOrHash: number | string): Promise<Block> {
+    return this.#data(
+      'GET',
+      this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', { params: { path: { chain_name: chain, index_or_hash: String(indexOrHash) } } }),
+    );
   }
 
   /** A page of blocks: proven by its highest block's inclusion and the links between them. */

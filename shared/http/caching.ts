@@ -18,8 +18,11 @@ import { OPEN_ACCESS, type Principal } from '../access/policy.ts';
 /** A year: the longest lifetime HTTP caches honour, for what never changes. */
 export const IMMUTABLE_SECONDS = 31_536_000;
 
-/** Whether anyone may read what this caller read: auth is off (every caller is OPEN_ACCESS). */
-export const cacheScope = (principal: Principal) => (principal === OPEN_ACCESS ? 'public' : 'private');
+/**
+ * Whether a shared cache may hand what this caller read to anyone: auth is off (every caller is OPEN_ACCESS), or
+ * the route answers anyone the same (`open`: the logs, with SVC_TLOG_PUBLIC).
+ */
+export const cacheScope = (principal: Principal, open = false) => (open || principal === OPEN_ACCESS ? 'public' : 'private');
 
 /** A strong entity tag of the exact bytes served. */
 export const bytesTag = (bytes: Buffer | string) => `"${createHash('sha256').update(bytes).digest('base64url')}"`;
@@ -28,9 +31,9 @@ export const bytesTag = (bytes: Buffer | string) => `"${createHash('sha256').upd
 export const entityTag = (...parts: (string | number)[]) => bytesTag(parts.join('\n'));
 
 /** Headers of an answer that is the same forever. */
-export const immutable = (tag: string, principal: Principal) => ({
+export const immutable = (tag: string, principal: Principal, open = false) => ({
   ETag: tag,
-  'Cache-Control': `${cacheScope(principal)}, max-age=${IMMUTABLE_SECONDS}, immutable`,
+  'Cache-Control': `${cacheScope(principal, open)}, max-age=${IMMUTABLE_SECONDS}, immutable`,
 });
 
 /** Headers of an answer that may change, whose tag tells when it has. */

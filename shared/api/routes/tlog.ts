@@ -15,8 +15,7 @@
  * docs/rules.md, "Caching".
  */
 import type { Principal } from '../../access/policy.ts';
-import { OPEN_ACCESS } from '../../access/policy.ts';
-import { bytesTag, IMMUTABLE_SECONDS } from '../../http/caching.ts';
+import { bytesTag, cacheScope, immutable } from '../../http/caching.ts';
 import type { Tlog } from '../../tlog/tlog.ts';
 import { routesOf } from '../define.ts';
 
@@ -30,10 +29,9 @@ export interface TlogDeps {
 const SHORT_SECONDS = 5;
 
 /** Whether a shared cache may hand the answer to anyone: the logs are open, or auth is off. */
-const scope = (principal: Principal, deps: TlogDeps) => (deps.openLogs || principal === OPEN_ACCESS ? 'public' : 'private');
+const scope = (principal: Principal, deps: TlogDeps) => cacheScope(principal, deps.openLogs);
 
 const shortLived = (scopeOf: string, body: Buffer | string) => ({ ETag: bytesTag(body), 'Cache-Control': `${scopeOf}, max-age=${SHORT_SECONDS}` });
-const forever = (scopeOf: string, body: Buffer) => ({ ETag: bytesTag(body), 'Cache-Control': `${scopeOf}, max-age=${IMMUTABLE_SECONDS}, immutable` });
 
 const route = routesOf<TlogDeps>('tlog');
 
@@ -71,12 +69,11 @@ export const TLOG_ROUTES = [
     publicWith: 'SVC_TLOG_PUBLIC',
     handler: async ({ principal, params }, deps) => {
       const { bytes, full } = await deps.tlogFor(principal).tile(params.chain_name, params.tile_path);
-      const scopeOf = scope(principal, deps);
       return {
         contentType: 'application/octet-stream',
         body: bytes.toString('base64'),
         base64: true,
-        headers: full ? forever(scopeOf, bytes) : shortLived(scopeOf, bytes),
+        headers: full ? immutable(bytesTag(bytes), principal, deps.openLogs) : shortLived(scope(principal, deps), bytes),
       };
     },
   }),
