@@ -5,6 +5,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  GetCommand,
   type DeleteCommand,
   PutCommand,
   QueryCommand,
@@ -72,7 +73,7 @@ export interface BatchProjection {
 }
 
 /**
- * Items of one table by exact key, 100 a request, unprocessed keys retried with backoff (DynamoDB leaves
+ * Items of one table by exact key: a lone key by GetItem, more 100 a BatchGetItem, unprocessed keys retried with backoff (DynamoDB leaves
  * some when a partition is throttled); in no particular order. Keys still unprocessed after 8 tries (about
  * 5 s of backoff), or when the next backoff would pass the invocation's deadline, are a 503, never a
  * silently shorter answer.
@@ -83,25 +84,20 @@ export async function batchGetAll(
   keys: Record<string, unknown>[],
   projection?: BatchProjection,
 ): Promise<Record<string, unknown>[]> {
+  const projected = {
+    ...(projection ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) } : {}),
+    ...(projection?.consistent ? { ConsistentRead: true } : {}),
+  };
+  if (keys.length === 1) {
+    // One key is a GetItem: the same read units, and less work for DynamoDB and the SDK than a batch of one.
+    const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: keys[0], ...projected })));
+    return out.Item ? [out.Item as Record<string, unknown>] : [];
+  }
   const found: Record<string, unknown>[] = [];
   for (let i = 0; i < keys.length; i += 100) {
     let batch = keys.slice(i, i + 100);
     for (let attempt = 0; batch.length > 0; attempt += 1) {
-      const out = await send(() =>
-        client.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [tableName]: {
-                Keys: batch,
-                ...(projection
-                  ? { ProjectionExpression: projection.expression, ...(projection.names ? { ExpressionAttributeNames: projection.names } : {}) }
-                  : {}),
-                ...(projection?.consistent ? { ConsistentRead: true } : {}),
-              },
-            },
-          }),
-        ),
-      );
+      const out = await send(() => client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: batch, ...projected } } })));
       found.push(...((out.Responses?.[tableName] ?? []) as Record<string, unknown>[]));
       batch = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
       if (batch.length && attempt < 8) await pause(20 * 2 ** attempt, 'DynamoDB (keys left unprocessed)');

@@ -47,7 +47,9 @@ const HEAD = { pk: 'CHAIN#orders', sk: 'HEAD', chain_name: 'orders', kind: 'sub'
 
 /** DynamoDB as the mock answers it: the head, segments by last index, records by hash. */
 function answer(): void {
-  dynamo.on(GetCommand).resolves({ Item: HEAD });
+  // A head by its key; a lone record (one key is a GetItem, more a BatchGetItem) by its hash.
+  const record = (k: { pk: string }) => ({ block_json: canonicalJson(block(Number(k.pk.slice('HASH#'.length)))) });
+  dynamo.on(GetCommand).callsFake((input) => ({ Item: String(input.Key.pk).startsWith('HASH#') ? record(input.Key) : HEAD }));
   dynamo.on(QueryCommand).callsFake((input) => {
     const from = Number(input.ExpressionAttributeValues[':from']);
     const first = Math.floor(from / 10);
@@ -55,7 +57,7 @@ function answer(): void {
   });
   dynamo.on(BatchGetCommand).callsFake((input) => {
     const keys = input.RequestItems.ledger.Keys as { pk: string; sk: string }[];
-    return { Responses: { ledger: keys.map((k) => ({ block_json: canonicalJson(block(Number(k.pk.slice('HASH#'.length)))) })) } };
+    return { Responses: { ledger: keys.map(record) } };
   });
 }
 
@@ -96,8 +98,8 @@ describe('the read cache', () => {
     assert.equal(calls(), before, 'no request the second time');
     assert.equal(again?.hash, block(42).hash);
     assert.deepEqual(again?.events[0]?.details, { index: 42 }, "a caller's change to its copy does not reach the next reader");
-    assert.deepEqual(cache.counts.hits, { record: 1, segment: 1, tile: 0 });
-    assert.deepEqual(cache.counts.misses, { record: 1, segment: 1, tile: 0 });
+    assert.deepEqual(cache.counts.hits, { record: 1, segment: 1, tile: 0, evidence: 0 });
+    assert.deepEqual(cache.counts.misses, { record: 1, segment: 1, tile: 0, evidence: 0 });
 
     const byHash = await repository.findBlockByHash('orders', block(42).hash);
     assert.equal(byHash?.index, 42);
