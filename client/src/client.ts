@@ -248,8 +248,8 @@ export class LedgerClient {
       // By index, the block comes with its proof in one answer (evidence with blocks). Evidence carries a block as
       // the chain holds it, so an erasable event's details are sealed there: such a block is read again as the
       // service answers it (opened, or erased), and must have the proven hash.
+      // Checked there: its hash against its contents, its chain, and its index (the answer's blocks are keyed by their own).
       const proven = (await this.#prove(chain, [indexOrHash], { withBlocks: true })).blocks.get(indexOrHash)!;
-      checkBlock(proven, chain, indexOrHash);
       if (!proven.events.some((e) => e.subject_id !== undefined)) return proven;
       const block = await this.#blockAsAnswered(chain, indexOrHash);
       checkBlock(block, chain, indexOrHash);

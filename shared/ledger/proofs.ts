@@ -92,14 +92,35 @@ interface Anchor {
 
 const hex = (b: Uint8Array) => toHex(b);
 
+/** A byte-bounded keep of immutable evidence, by request (chain, tree size, blocks or not, leaves). */
+export interface KeptEvidence {
+  get(key: string): Evidence | undefined;
+  /** Keeps `evidence` (frozen: every later request is answered the same object). */
+  set(key: string, evidence: Evidence): void;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 export function createProofs({
   repository,
   signer,
   signedNote,
   witnessed,
+  kept,
   now = () => Date.now() / 1000,
 }: {
   repository: LedgerRepository;
+  /**
+   * Where an instance keeps evidence against a fixed tree size between requests (the read cache, bounded in
+   * bytes): that answer never changes, so it is built once. Absent, every request builds it.
+   */
+  kept?: KeptEvidence;
   signer: () => Promise<Signer>;
   /** The chain's C2SP checkpoint (a signed note) at a size and root: the tlog's, so both always agree. */
   signedNote?: (chainName: string, size: number, rootHex: string) => Promise<string>;
@@ -215,9 +236,14 @@ export function createProofs({
       // once read).
       const fixed = request.treeSize !== undefined && request.treeSize <= (seenSizes.get(chainName) ?? 0);
       if (fixed) {
+        // Its blocks are as stored (an erasable event's details sealed), so an erasure changes nothing in it either.
+        const key = `${chainName}|${request.treeSize}|${request.withBlocks ? 'blocks' : ''}|${request.leaves.join(',')}`;
+        const known = kept?.get(key);
+        if (known) return known;
         const { runs, inclusion } = await inclusionAt(chainName, request.treeSize!, request.leaves);
         const evidence: Evidence = { chain_name: chainName, tree_size: request.treeSize!, checkpoint: null, consistency: null, inclusion };
         if (request.withBlocks) evidence.blocks = await blocksOf(chainName, runs, request.leaves.length, false);
+        kept?.set(key, deepFreeze(evidence));
         return evidence;
       }
       const head = await treeHead(chainName);

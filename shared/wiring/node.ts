@@ -82,6 +82,11 @@ export function createNodeWiring(core: Core): NodeWiring {
         signer: () => admin().identity(),
         signedNote: (chainName, size, rootHex) => tlog().signedNote(chainName, size, rootHex),
         witnessed: witnessed(),
+        kept: {
+          get: (key) => core.readCache().lookup('evidence', key),
+          // Held as objects: about 6 times its JSON (as measured for segments, shared/storage/ledger-blocks.ts).
+          set: (key, evidence) => core.readCache().set('evidence', key, evidence, JSON.stringify(evidence).length * 6),
+        },
       }),
   );
   const tlog = once(

@@ -42,10 +42,12 @@ const counters = async () => ({
   recordHits: await metric('ledger_read_cache_hits_total{cache="record"}'),
   segmentHits: await metric('ledger_read_cache_hits_total{cache="segment"}'),
   tileHits: await metric('ledger_read_cache_hits_total{cache="tile"}'),
+  evidenceHits: await metric('ledger_read_cache_hits_total{cache="evidence"}'),
   misses:
     (await metric('ledger_read_cache_misses_total{cache="record"}')) +
     (await metric('ledger_read_cache_misses_total{cache="segment"}')) +
-    (await metric('ledger_read_cache_misses_total{cache="tile"}')),
+    (await metric('ledger_read_cache_misses_total{cache="tile"}')) +
+    (await metric('ledger_read_cache_misses_total{cache="evidence"}')),
 });
 
 describe('HTTP caching', () => {
@@ -167,6 +169,20 @@ describe('the instance read cache', () => {
     const tileAfter = await counters();
     assert.equal(tileAfter.tileHits, tileBefore.tileHits + 1);
     assert.equal(tileAfter.misses, tileBefore.misses, 'a full tile read again is not read from DynamoDB');
+  });
+
+  it("keeps a verified client's evidence against a fixed tree size whole: read again, it is neither built nor read", async () => {
+    const query = `${B}/evidence?leaves=42,43&tree_size=120&blocks=true`;
+    const first = await get(query); // the instance learns the chain reached 120 blocks (a read of its head)
+    assert.equal(first.status, 200);
+    assert.deepEqual((await get(query)).body, first.body); // built at that size, and kept
+    const before = await counters();
+    const again = await get(query);
+    assert.deepEqual(again.body, first.body);
+    const after = await counters();
+    assert.equal(after.evidenceHits, before.evidenceHits + 1);
+    assert.equal(after.misses, before.misses, 'no proof node, block or head read from DynamoDB');
+    assert.equal(after.recordHits + after.segmentHits, before.recordHits + before.segmentHits, 'nor from the other caches: the answer is kept whole');
   });
 
   it("shows an erasure at once though the erased event's block is held", async () => {

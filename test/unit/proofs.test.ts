@@ -170,6 +170,51 @@ describe('evidence at a tree size the instance has seen', () => {
   });
 });
 
+describe('evidence kept by an instance', () => {
+  it('against a fixed size is built once, kept frozen, and answered again with no read; the latest tree is never kept', async () => {
+    const hashes = Array.from({ length: 200 }, (_, i) => createHash('sha256').update(`b${i}`).digest('hex'));
+    const { frontier, treeNodes } = extendTree([], 0, hashes);
+    const head = { chainName: 'c', headIndex: 199, headHash: hashes[199]!, frontier } as ChainHead;
+    const reads = { head: 0, tree: 0, blocks: 0 };
+    const repository = {
+      getHead: async () => {
+        reads.head += 1;
+        return head;
+      },
+      readTreeData: async (_: string, indices: readonly number[]) => {
+        reads.tree += 1;
+        return new Map(indices.map((i) => [i, { hash: hashes[i]!, treeNodes: treeNodes[i]! }]));
+      },
+      getBlockRange: async (_: string, from: number, to: number) => {
+        reads.blocks += 1;
+        return Array.from({ length: to - from + 1 }, (_, k) => ({ index: from + k, hash: hashes[from + k]! }));
+      },
+    } as unknown as LedgerRepository;
+    const store = new Map<string, unknown>();
+    const proofs = createProofs({
+      repository,
+      signer: async () => ({ nodeId: 'n', publicKey: '00'.repeat(32), sign: () => Buffer.alloc(64) }),
+      signedNote: async (_chain, size) => `note of ${size}\n`,
+      kept: { get: (key) => store.get(key) as never, set: (key, evidence) => store.set(key, evidence) },
+    });
+    const latest = await proofs.evidence('c', { leaves: [7], withBlocks: true });
+    assert.equal(store.size, 0, 'the latest tree (with its signed checkpoint) is not kept: the next append changes it');
+    const first = await proofs.evidence('c', { leaves: [7], treeSize: 120, withBlocks: true });
+    assert.ok(Object.isFrozen(first.blocks![0]) && Object.isFrozen(first.inclusion[0]!.proof), 'kept frozen, inside too');
+    const before = { ...reads };
+    const again = await proofs.evidence('c', { leaves: [7], treeSize: 120, withBlocks: true });
+    assert.deepEqual(reads, before, 'answered again with no read at all');
+    assert.deepEqual(again, first);
+    assert.notDeepEqual(again.inclusion, latest.inclusion, 'a proof at 120, not at 200');
+    // Another request is another answer: without its blocks, at another size, of other leaves.
+    const plain = await proofs.evidence('c', { leaves: [7], treeSize: 120 });
+    assert.equal(plain.blocks, undefined);
+    assert.equal((await proofs.evidence('c', { leaves: [7], treeSize: 121 })).tree_size, 121);
+    assert.equal((await proofs.evidence('c', { leaves: [8], treeSize: 120 })).inclusion[0]!.leaf_index, 8);
+    assert.equal(store.size, 4);
+  });
+});
+
 describe('evidence against witnessed checkpoints', () => {
   function witnessedChain(size: number, cosignedSize: number) {
     const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`b${i}`).digest('hex'));
