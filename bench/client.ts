@@ -38,26 +38,36 @@ function counted() {
   return { count, fetch: fetchCounted };
 }
 
-async function timeCalls(
+/**
+ * `calls` calls of each of two clients, alternating (a, b, a, b, …), so that both meet the same moments of a
+ * machine whose speed drifts within seconds: their ratio is then of the calls, not of the minute each ran in.
+ */
+async function timePair(
   calls: number,
-  client: { count: { requests: number; proofBytes: number } },
-  call: (i: number) => Promise<unknown>,
-): Promise<CallFigure> {
-  const before = { ...client.count };
-  const ms: number[] = [];
+  clients: [{ count: { requests: number; proofBytes: number } }, { count: { requests: number; proofBytes: number } }],
+  call: [(i: number) => Promise<unknown>, (i: number) => Promise<unknown>],
+): Promise<[CallFigure, CallFigure]> {
+  const before = clients.map((c) => ({ ...c.count }));
+  const ms: [number[], number[]] = [[], []];
   for (let i = 0; i < calls; i += 1) {
-    const start = performance.now();
-    await call(i);
-    ms.push(performance.now() - start);
+    for (const side of [0, 1] as const) {
+      const start = performance.now();
+      await call[side](i);
+      ms[side].push(performance.now() - start);
+    }
   }
-  ms.sort((a, b) => a - b);
-  return {
-    calls,
-    p50_ms: round(percentile(ms, 50), 2),
-    p99_ms: round(percentile(ms, 99), 2),
-    requests_per_call: round((client.count.requests - before.requests) / calls, 2),
-    proof_bytes_per_call: round((client.count.proofBytes - before.proofBytes) / calls, 0),
+  const figure = (side: 0 | 1): CallFigure => {
+    const sorted = ms[side].sort((a, b) => a - b);
+    const { count } = clients[side];
+    return {
+      calls,
+      p50_ms: round(percentile(sorted, 50), 2),
+      p99_ms: round(percentile(sorted, 99), 2),
+      requests_per_call: round((count.requests - before[side]!.requests) / calls, 2),
+      proof_bytes_per_call: round((count.proofBytes - before[side]!.proofBytes) / calls, 0),
+    };
   };
+  return [figure(0), figure(1)];
 }
 
 /** Random reads of `chain` (of `blocks` blocks) and appends to it, plain and verified, interleaved in rounds. */
@@ -73,11 +83,17 @@ export async function clientFigures(baseUrl: string, chain: string, blocks: numb
     await plain.block(chain, index);
     await verified.block(chain, index);
   }
-  const readPlain = await timeCalls(calls, plain, (i) => plain.block(chain, indices[i]!));
-  const readVerified = await timeCalls(calls, verified, (i) => verified.block(chain, indices[i]!));
-  const event = (i: number) => ({ entity_id: `bench-client-${i}`, event_type: 'measured', details: { i } });
-  const appendPlain = await timeCalls(calls, plain, (i) => plain.append(chain, event(i)));
-  const appendVerified = await timeCalls(calls, verified, (i) => verified.append(chain, event(i)));
+  const [readPlain, readVerified] = await timePair(
+    calls,
+    [plain, verified],
+    [(i) => plain.block(chain, indices[i]!), (i) => verified.block(chain, indices[i]!)],
+  );
+  const event = (i: number, who: string) => ({ entity_id: `bench-client-${who}-${i}`, event_type: 'measured', details: { i } });
+  const [appendPlain, appendVerified] = await timePair(
+    calls,
+    [plain, verified],
+    [(i) => plain.append(chain, event(i, 'plain')), (i) => verified.append(chain, event(i, 'verified'))],
+  );
   return {
     chain_blocks: blocks,
     read: { plain: readPlain, verified: readVerified, added_p50_ms: round(readVerified.p50_ms - readPlain.p50_ms, 2) },
