@@ -121,7 +121,7 @@ export const settingsSchema = z.object({
   SVC_AUTH_CACHE_SECONDS: positiveInt(0, 300).default(10),
   // The cloud stack's CDN sends it in X-Ledger-Edge: a request carrying it is counted by the viewer's address CloudFront names.
   SVC_EDGE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
-  // Bytes an instance keeps of written records, segments and full tiles between requests (they never change); 0: none.
+  // Bytes an instance keeps of written records, segments, full tiles and fixed-size evidence between requests (they never change); 0: none.
   SVC_READ_CACHE_BYTES: positiveInt(0, 2 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),
   SVC_RATE_LIMIT_BACKEND: z.enum(['memory', 'dynamodb']).default('memory'),

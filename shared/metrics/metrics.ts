@@ -373,7 +373,7 @@ export function createMetrics(options: MetricsOptions) {
   registry.registerMetric(
     computed(
       'ledger_read_cache_hits_total',
-      "Immutable items (block records, metadata segments, full tiles) served from an instance's memory, by kind",
+      "Immutable items (block records, metadata segments, full tiles, fixed-size evidence) served from an instance's memory, by kind",
       'counter',
       async () => byKind(scraped.cacheHits),
     ),
@@ -381,7 +381,7 @@ export function createMetrics(options: MetricsOptions) {
   registry.registerMetric(
     computed(
       'ledger_read_cache_misses_total',
-      'Reads of immutable items an instance did not hold and sent to DynamoDB, by kind (a record or tile looked up; a segment Query)',
+      'Reads of immutable items an instance did not hold and sent to DynamoDB, by kind (a record or tile looked up; a segment Query; evidence built)',
       'counter',
       async () => byKind(scraped.cacheMisses),
     ),
