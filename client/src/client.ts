@@ -10,26 +10,14 @@
  * - A block is accepted when its contents hash to its `hash`, and that hash is a leaf of the trusted tree
  *   (an inclusion proof), or of a newer checkpoint that is then verified and becomes the trusted state.
  * Each check costs at most one request beyond the plain one: GET …/evidence answers the checkpoint, the
- * consistency proof and the inclusion proofs together.
+ * consistency proof and the inclusion proofs together. The checks themselves, and the trusted state, are the
+ * prover's (prover.ts); this class says what each call proves and asks the service.
  */
 import createClient, { type Client } from 'openapi-fetch';
 import { checkBlock, checkLinks, sameEvent } from './blocks.ts';
 import { ApiError, type Appended, VerificationError } from './errors.ts';
+import { type EvidenceQuery, Prover } from './prover.ts';
 import { MemoryStore, type StateStore, type TrustedState } from './state.ts';
-import {
-  type NoteKey,
-  equalBytes,
-  fromBase64,
-  fromHex,
-  leafHash,
-  openNote,
-  parseCheckpoint,
-  parseVkey,
-  toBase64,
-  verifiedCosigners,
-  verifyConsistency,
-  verifyInclusion,
-} from './tlog.ts';
 import type { Block, BlocksPage, ChainInfo, ChainStats, EntityTrace, EventInput, Evidence, Health, LedgerEvent, paths } from './types.ts';
 
 export interface RetryOptions {
@@ -88,16 +76,11 @@ export class LedgerClient {
   /** Every route, typed from the OpenAPI document (openapi-fetch): answers are not verified here. */
   readonly api: Client<paths>;
   readonly #options: ClientOptions;
-  readonly #store: StateStore;
   readonly #fetch: typeof fetch;
-  readonly #witnesses: { keys: NoteKey[]; required: number } | undefined;
-  #key: Promise<NoteKey> | undefined;
-  /** One checkpoint update at a time per log: two answers verified at once must not undo each other. */
-  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #prover: Prover;
 
   constructor(options: ClientOptions) {
     this.#options = options;
-    this.#store = options.store ?? new MemoryStore();
     const baseFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     const { attempts = 4, maxDelayMs = 10_000 } = options.retry ?? {};
     const keyHeader = options.apiKeyHeader ?? 'X-API-Key';
@@ -123,12 +106,13 @@ export class LedgerClient {
       }
     };
     this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: this.#fetch });
-    if (options.witnesses) {
-      const keys = options.witnesses.keys.map(parseVkey);
-      const required = options.witnesses.required ?? keys.length;
-      if (!(required >= 0 && required <= keys.length)) throw new TypeError(`cannot require ${required} of ${keys.length} witnesses`);
-      this.#witnesses = { keys, required };
-    }
+    this.#prover = new Prover({
+      store: options.store ?? new MemoryStore(),
+      vkey: options.vkey,
+      fetchVkey: () => this.tlog.vkey(),
+      witnesses: options.witnesses,
+      evidence: (chain, indices, query) => this.#evidence(chain, indices, query),
+    });
   }
 
   get verifying(): boolean {
@@ -228,7 +212,7 @@ export class LedgerClient {
     if (!this.verifying) {
       return eventIds.map((event_id) => ({ verified: false, event_id }));
     }
-    const { blocks, state } = await this.#prove(chain, indices, { withBlocks: true, advance: true });
+    const { blocks, state } = await this.#prover.prove(chain, indices, { withBlocks: true, advance: true });
     return eventIds.map((event_id, i) => {
       const block = blocks.get(indices[i]!)!;
       const event = block.events.find((e) => e.event_id === event_id);
@@ -249,7 +233,7 @@ export class LedgerClient {
       // the chain holds it, so an erasable event's details are sealed there: such a block is read again as the
       // service answers it (opened, or erased), and must have the proven hash.
       // Checked there: its hash against its contents, its chain, and its index (the answer's blocks are keyed by their own).
-      const proven = (await this.#prove(chain, [indexOrHash], { withBlocks: true })).blocks.get(indexOrHash)!;
+      const proven = (await this.#prover.prove(chain, [indexOrHash], { withBlocks: true })).blocks.get(indexOrHash)!;
       if (!proven.events.some((e) => e.subject_id !== undefined)) return proven;
       const block = await this.#blockAsAnswered(chain, indexOrHash);
       checkBlock(block, chain, indexOrHash);
@@ -262,7 +246,7 @@ export class LedgerClient {
     if (typeof indexOrHash === 'string' && !/^\d+$/.test(indexOrHash) && block.hash !== indexOrHash) {
       throw new VerificationError('wrong-block', `asked for the block with hash ${indexOrHash}, got ${block.hash}`, chain);
     }
-    await this.#prove(chain, [block.index], { have: [block] });
+    await this.#prover.prove(chain, [block.index], { have: [block] });
     return block;
   }
 
@@ -285,7 +269,7 @@ export class LedgerClient {
     if (!this.verifying || answer.blocks.length === 0) return answer;
     for (const block of answer.blocks) checkBlock(block, chain);
     checkLinks(answer.blocks, chain);
-    await this.#prove(
+    await this.#prover.prove(
       chain,
       answer.blocks.map((b) => b.index).sort((a, b) => a - b),
       { have: answer.blocks },
@@ -321,7 +305,7 @@ export class LedgerClient {
         // An evidence answer covers at most 100 leaves: a longer trace takes one request per 100 blocks.
         const blocks = new Map<number, Block>();
         for (let at = 0; at < indices.length; at += MAX_EVIDENCE_LEAVES) {
-          for (const [index, block] of (await this.#prove(chain, indices.slice(at, at + MAX_EVIDENCE_LEAVES), { withBlocks: true })).blocks) {
+          for (const [index, block] of (await this.#prover.prove(chain, indices.slice(at, at + MAX_EVIDENCE_LEAVES), { withBlocks: true })).blocks) {
             blocks.set(index, block);
           }
         }
@@ -339,14 +323,12 @@ export class LedgerClient {
   /** The chain's latest checkpoint, verified against the trusted state, which moves on to it. */
   async checkpoint(chain: string): Promise<TrustedState> {
     if (!this.verifying) throw new TypeError('checkpoint() verifies: it needs verified mode');
-    return (await this.#prove(chain, [], { advance: true })).state;
+    return (await this.#prover.prove(chain, [], { advance: true })).state;
   }
 
   /** The trusted state of a chain, if the client has one. */
-  async trustedState(chain: string): Promise<TrustedState | undefined> {
-    const key = await this.#logKey();
-    const text = await this.#store.get(`log:${key.name}/${chain}`);
-    return text ? (JSON.parse(text) as TrustedState) : undefined;
+  trustedState(chain: string): Promise<TrustedState | undefined> {
+    return this.#prover.trustedState(chain);
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -374,77 +356,8 @@ export class LedgerClient {
     return (await this.#raw(path)).text();
   }
 
-  // -------------------------------------------------------------------------------------------------
-  // Verification
-
-  /** The pinned log key: given, stored, or (first use) the node's own, then stored. */
-  #logKey(): Promise<NoteKey> {
-    this.#key ??= (async () => {
-      const given = this.#options.vkey;
-      const stored = await this.#store.get('vkey');
-      if (given) {
-        const key = parseVkey(given);
-        if (stored !== key.vkey) await this.#store.set('vkey', key.vkey);
-        return key;
-      }
-      if (stored) return parseVkey(stored);
-      const key = parseVkey(await this.tlog.vkey());
-      await this.#store.set('vkey', key.vkey);
-      return key;
-    })();
-    this.#key.catch(() => {
-      this.#key = undefined;
-    });
-    return this.#key;
-  }
-
-  async #locked<T>(log: string, work: () => Promise<T>): Promise<T> {
-    const before = this.#locks.get(log) ?? Promise.resolve();
-    const run = before.then(work, work);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#locks.set(log, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.#locks.get(log) === settled) this.#locks.delete(log);
-    }
-  }
-
-  /**
-   * Proves `indices` (ascending) of `chain` in one evidence request: against the trusted tree when they
-   * are all in it, else against the latest checkpoint, verified and made the trusted state. `have` are
-   * blocks the caller already checked; `withBlocks` asks the service for the blocks as stored.
-   */
-  async #prove(
-    chain: string,
-    indices: number[],
-    options: { have?: readonly Block[]; withBlocks?: boolean; advance?: boolean },
-  ): Promise<{ blocks: Map<number, Block>; state: TrustedState }> {
-    const key = await this.#logKey();
-    const log = `${key.name}/${chain}`;
-    const highest = indices[indices.length - 1] ?? -1;
-    const current = await this.trustedState(chain);
-    if (current && !options.advance && highest < current.size) {
-      const evidence = await this.#evidence(chain, indices, { tree_size: current.size, blocks: options.withBlocks });
-      if (evidence.tree_size !== current.size || evidence.checkpoint !== null) {
-        throw new VerificationError('missing-proof', `asked for proofs at the trusted size ${current.size}, got size ${evidence.tree_size}`, chain);
-      }
-      return { blocks: this.#checkLeaves(chain, indices, evidence, current, options), state: current };
-    }
-    return this.#locked(log, async () => {
-      const trusted = await this.trustedState(chain);
-      const evidence = await this.#evidence(chain, indices, { known_size: trusted?.size, blocks: options.withBlocks });
-      const state = this.#acceptCheckpoint(chain, log, key, evidence, trusted);
-      const blocks = this.#checkLeaves(chain, indices, evidence, state, options);
-      if (!trusted || state.size > trusted.size) await this.#store.set(`log:${log}`, JSON.stringify(state));
-      return { blocks, state };
-    });
-  }
-
-  async #evidence(chain: string, indices: number[], query: { tree_size?: number; known_size?: number; blocks?: boolean }): Promise<Evidence> {
+  /** One evidence request (the prover decides what it asks). */
+  async #evidence(chain: string, indices: number[], query: EvidenceQuery): Promise<Evidence> {
     return this.#data(
       'GET',
       this.api.GET('/api/v1/chains/{chain_name}/evidence', {
@@ -455,97 +368,13 @@ export class LedgerClient {
             tree_size: query.tree_size === undefined ? undefined : String(query.tree_size),
             known_size: query.known_size === undefined ? undefined : String(query.known_size),
             blocks: query.blocks ? 'true' : undefined,
-            // With a witness policy, the newest checkpoint the witnesses cosigned (the service witnesses it now if needed).
-            witnessed: this.#witnesses && query.tree_size === undefined ? 'true' : undefined,
+            witnessed: query.witnessed ? 'true' : undefined,
           },
         },
       }),
     );
   }
-
-  /** The evidence's checkpoint, checked as a new trusted state: signature, origin, witnesses, no rollback or fork, consistency. */
-  #acceptCheckpoint(chain: string, log: string, key: NoteKey, evidence: Evidence, trusted: TrustedState | undefined): TrustedState {
-    if (typeof evidence.checkpoint !== 'string') throw new VerificationError('missing-proof', 'the answer has no signed checkpoint', chain);
-    const { text, signatures } = openNote(evidence.checkpoint, key, chain);
-    const checkpoint = parseCheckpoint(text, chain);
-    if (checkpoint.origin !== log) throw new VerificationError('origin', `the checkpoint is of '${checkpoint.origin}', not of '${log}'`, chain);
-    if (checkpoint.size !== evidence.tree_size) {
-      throw new VerificationError('missing-proof', `the proofs are for ${evidence.tree_size} blocks, the checkpoint for ${checkpoint.size}`, chain);
-    }
-    if (this.#witnesses) {
-      const cosigners = verifiedCosigners(text, signatures, this.#witnesses.keys, chain);
-      if (cosigners.length < this.#witnesses.required) {
-        throw new VerificationError(
-          'witnesses',
-          `the checkpoint of ${checkpoint.size} blocks has ${cosigners.length} of the ${this.#witnesses.required} witness cosignatures required`,
-          chain,
-        );
-      }
-    }
-    if (trusted) {
-      const trustedRoot = fromBase64(trusted.root)!;
-      if (checkpoint.size < trusted.size) {
-        throw new VerificationError('rollback', `the log shows ${checkpoint.size} blocks, after showing ${trusted.size}`, chain);
-      }
-      if (checkpoint.size === trusted.size && !equalBytes(checkpoint.root, trustedRoot)) {
-        throw new VerificationError('fork', `two different roots for ${checkpoint.size} blocks`, chain);
-      }
-      if (checkpoint.size > trusted.size) {
-        if (!evidence.consistency || evidence.consistency.from !== trusted.size) {
-          throw new VerificationError('missing-proof', `no consistency proof from the trusted size ${trusted.size}`, chain);
-        }
-        verifyConsistency(trusted.size, checkpoint.size, evidence.consistency.proof.map(hash32(chain)), trustedRoot, checkpoint.root, chain);
-      }
-    }
-    return { origin: log, size: checkpoint.size, root: toBase64(checkpoint.root), checkpoint: evidence.checkpoint };
-  }
-
-  /**
-   * Checks the leaves against `state`'s root: each run of consecutive indices by its last block's
-   * inclusion and the links below it. The blocks come from the caller (`have`, already hash-checked) or
-   * from the evidence (`withBlocks`), checked here.
-   */
-  #checkLeaves(
-    chain: string,
-    indices: number[],
-    evidence: Evidence,
-    state: TrustedState,
-    options: { have?: readonly Block[]; withBlocks?: boolean },
-  ): Map<number, Block> {
-    const blocks = new Map<number, Block>();
-    for (const block of options.have ?? []) blocks.set(block.index, block);
-    if (options.withBlocks) {
-      for (const block of evidence.blocks ?? []) {
-        checkBlock(block, chain);
-        blocks.set(block.index, block);
-      }
-    }
-    const root = fromBase64(state.root)!;
-    let runStart = 0;
-    for (let i = 0; i < indices.length; i += 1) {
-      const index = indices[i]!;
-      const block = blocks.get(index);
-      if (!block) throw new VerificationError('missing-proof', `block ${index} is missing from the answer`, chain);
-      if (i + 1 < indices.length && indices[i + 1] === index + 1) continue;
-      // `index` ends a run: prove it, and link the run down to its first block.
-      const proof = evidence.inclusion.find((p) => p.leaf_index === index);
-      if (!proof) throw new VerificationError('missing-proof', `no inclusion proof for block ${index}`, chain);
-      verifyInclusion(index, state.size, leafHash(fromHex(block.hash)), proof.proof.map(hash32(chain)), root, chain);
-      checkLinks(
-        indices.slice(runStart, i + 1).map((n) => blocks.get(n)!),
-        chain,
-      );
-      runStart = i + 1;
-    }
-    return blocks;
-  }
 }
-
-const hash32 = (chain: string) => (b64: string) => {
-  const bytes = fromBase64(b64);
-  if (bytes?.length !== 32) throw new VerificationError('missing-proof', 'a proof hash is not 32 bytes of base64', chain);
-  return bytes;
-};
 
 /** Whether a stored event is what the client sent: entity, type, and details (or the off-chain reference). */
 function matchesInput(event: LedgerEvent, sent: EventInput): boolean {
