@@ -706,6 +706,25 @@ describe('appending (offline, in-memory repository)', () => {
     assert.ok(tookMs <= 2_000 + 350, `answered ${Math.round(tookMs - 2_000)} ms after its write landed`);
   });
 
+  it('looks at the head at least every second, however slow it has learnt receipts to be: a dead leader is replaced soon after its lease ends', async () => {
+    const repository = createMemoryLedgerRepository();
+    const clock = virtualClock(repository);
+    const [writer, creator] = Array.from({ length: 2 }, () => instance(repository, clock));
+    await creator!.createSubChain('orders');
+    // A leader that took the lease for 1.5 s and died: it never reads the pending appends.
+    const leaseEndsS = clock.now() + 1.5;
+    await repository.acquireLease('orders', 'dead', clock.now() * 1000, leaseEndsS * 1000);
+    // The writer has learnt that receipts take 2 s here (a crowded chain of batches). Its looks at the head were
+    // four of those apart (8 s), so it found the lease gone and led only then; now they are at most 1 s apart.
+    Object.assign((appenders.get(writer!) as unknown as { weatherOf(chain: string): object }).weatherOf('orders'), { receiptMs: 2_000, receiptDevMs: 0 });
+    const appended = await writer!.appendEvent('orders', draft('waited'));
+    const lateS = clock.now() - leaseEndsS;
+    const blocks = repository.blocksOf('orders');
+    assertLinear(blocks);
+    assert.deepEqual(eventIds(blocks.slice(1)), [appended.event_id], 'appended once');
+    assert.ok(lateS <= 1.2, `answered ${lateS.toFixed(2)} s after the dead leader's lease ended`);
+  });
+
   for (const [what, requestMs, promptMs, lateMs] of [
     ['a leader whose read answers late seals no append keyed within the settle time before the read was sent', 0, 1, 2],
     ['on a store whose requests take 30 ms, a leader leaves twice that for appends to land before it seals past them', 30, 12, 15],

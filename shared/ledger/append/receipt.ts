@@ -122,8 +122,10 @@ export async function awaitSeal(
       continue;
     }
     // The head only every few rounds (less often as the wait grows): on a busy chain every writer reading it
-    // would make it the hot partition.
-    nextHeadCheck = a.nowMs() + Math.max(4 * expected(), 200, Math.min((a.nowMs() - writtenMs) / 2, MAX_LOOK_INTERVAL_MS));
+    // would make it the hot partition. But at least every MAX_LOOK_INTERVAL_MS: four receipt times of a chain of
+    // batches are seconds, and some receipts (a round's metadata in a round item), and a dead leader's lease
+    // gone, show only on the head.
+    nextHeadCheck = a.nowMs() + Math.min(Math.max(4 * expected(), 200, (a.nowMs() - writtenMs) / 2), MAX_LOOK_INTERVAL_MS);
     if (a.nowMs() >= deadline) throw new ChainContendedError(chainName, a.options.maxAttempts);
     // A look reads the head eventually consistent (half the read units), so it may be a moment old. What
     // is done on it holds regardless: leading or finishing a round is a conditional write; a head, however
