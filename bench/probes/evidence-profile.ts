@@ -6,7 +6,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { fillChain } from './chain.ts';
 import { loadMainProfile, monotonicUs, summarize, type Window } from '../profile.ts';
 
 const BLOCKS = Number(process.env.PROBE_BLOCKS ?? 20_000);
@@ -21,17 +22,7 @@ const stack = await startStack({
 });
 const windows: Window[] = [];
 try {
-  await call(stack.url, 'POST', '/api/v1/chains/r/create');
-  // Batches, then single appends: a lone writer's newest blocks stay on the chain's head until their segment.
-  for (let done = 1; done < BLOCKS - 20; done += 99) {
-    const events = Array.from({ length: Math.min(99, BLOCKS - 20 - done) }, (_, k) => ({
-      entity_id: `e-${done}-${k}`,
-      event_type: 'recorded',
-      details: { k },
-    }));
-    await call(stack.url, 'POST', '/api/v1/chains/r/events/batch', { events });
-  }
-  for (let i = 0; i < 20; i += 1) await call(stack.url, 'POST', '/api/v1/chains/r/events', { entity_id: `s-${i}`, event_type: 'recorded' });
+  await fillChain(stack.url, 'r', BLOCKS, 20);
   const size = BLOCKS;
   const indices = Array.from({ length: CALLS }, () => Math.floor(Math.random() * size));
   const counters = async () => {

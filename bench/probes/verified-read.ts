@@ -6,7 +6,8 @@
  * `node --import tsx bench/probes/verified-read.ts`
  */
 import { join } from 'node:path';
-import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { fillChain } from './chain.ts';
 import { clientFigures } from '../client.ts';
 
 const BLOCKS = Number(process.env.PROBE_BLOCKS ?? 20_000);
@@ -16,16 +17,7 @@ const stack = await startStack({
   env: { SVC_LOCAL_RUNTIME: 'single-process', SVC_LOG_LEVEL: 'warn', SVC_DYNAMODB_IN_MEMORY: 'false' },
 });
 try {
-  await call(stack.url, 'POST', '/api/v1/chains/verify/create');
-  for (let done = 1; done < BLOCKS - 10; done += 99) {
-    const events = Array.from({ length: Math.min(99, BLOCKS - 10 - done) }, (_, k) => ({
-      entity_id: `e-${done}-${k}`,
-      event_type: 'recorded',
-      details: { k },
-    }));
-    await call(stack.url, 'POST', '/api/v1/chains/verify/events/batch', { events });
-  }
-  for (let i = 0; i < 10; i += 1) await call(stack.url, 'POST', '/api/v1/chains/verify/events', { entity_id: `s-${i}`, event_type: 'recorded' });
+  await fillChain(stack.url, 'verify', BLOCKS, 10);
   for (let round = 1; round <= 2; round += 1) {
     const { read } = await clientFigures(stack.url, 'verify', BLOCKS, 300);
     console.log(
