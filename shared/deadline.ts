@@ -59,6 +59,21 @@ function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
   return budgets.run({ deadlineMs, signal: controller.signal }, work).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Runs `work` outside any invocation's budget. For work that outlives the request that started it and serves
+ * later ones (a process's queue of appends on a chain, drained while requests keep coming): it sets each
+ * step's budget itself, from the callers that step serves, instead of inheriting the first caller's deadline
+ * forever (in one process under steady load, every commit after that request's deadline failed with 503).
+ */
+export function outsideDeadline<T>(work: () => T): T {
+  // An explicit empty budget, not `budgets.exit`: under exit, the code after an `await` inside `work` came back
+  // in the context of the budget it had awaited (Node 20's async-hooks storage), so the next commit of a queue
+  // ran within the deadline of the caller of the one before.
+  return budgets.run(NO_BUDGET, work);
+}
+
+const NO_BUDGET: Budget = { deadlineMs: Number.POSITIVE_INFINITY, signal: new AbortController().signal };
+
 /** The current invocation's deadline (epoch ms), or Infinity outside one. */
 export function currentDeadline(): number {
   return budgets.getStore()?.deadlineMs ?? Number.POSITIVE_INFINITY;

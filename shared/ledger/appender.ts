@@ -21,7 +21,8 @@
  * - A leader that died between its commit and its records leaves its blocks' metadata on the head and its
  *   lease to expire: the next holder writes the records from the pending appends first.
  */
-import { ChainNotFoundError, ChainContendedError } from '../errors.ts';
+import { currentDeadline, outsideDeadline, withDeadline } from '../deadline.ts';
+import { ChainNotFoundError, ChainContendedError, DeadlineExceededError } from '../errors.ts';
 import { AtomicLimitError, type BlockDraft, draftBytes, MAX_ATOMIC_BLOCKS, MAX_BATCH_BYTES, MAX_TRANSACTION_ITEMS, transactionItems } from './blocks.ts';
 import { AppenderCore } from './append/core.ts';
 import { commitDirect } from './append/direct-commit.ts';
@@ -43,6 +44,8 @@ export type { AppenderCounters, AppenderOptions } from './append/settings.ts';
 interface Pending {
   drafts: BlockDraft[];
   bytes: number;
+  /** The caller's invocation deadline (epoch ms; Infinity outside one). */
+  deadlineMs: number;
   resolve(blocks: Block[]): void;
   reject(error: unknown): void;
 }
@@ -92,8 +95,11 @@ export class ChainAppender extends AppenderCore {
       this.queues.set(chainName, queue);
     }
     const target = queue;
-    const promise = new Promise<Block[]>((resolve, reject) => target.pending.push({ drafts, bytes, resolve, reject }));
-    if (!queue.running) void this.drain(chainName, queue);
+    const deadlineMs = currentDeadline();
+    const promise = new Promise<Block[]>((resolve, reject) => target.pending.push({ drafts, bytes, deadlineMs, resolve, reject }));
+    // The drain goes on while callers keep coming, so it must not run inside this caller's budget: each
+    // commit runs within the earliest deadline of the callers it serves (on Lambda, the one caller's).
+    if (!queue.running) void outsideDeadline(() => this.drain(chainName, queue));
     return promise;
   }
 
@@ -101,11 +107,15 @@ export class ChainAppender extends AppenderCore {
     queue.running = true;
     try {
       while (queue.pending.length > 0) {
-        const batch = this.takeBatch(queue);
+        const batch = this.takeBatch(chainName, queue);
+        if (batch.length === 0) continue;
         try {
-          const blocks = await this.commit(
-            chainName,
-            batch.flatMap((p) => p.drafts),
+          const deadlineMs = Math.min(...batch.map((p) => p.deadlineMs));
+          const blocks = await withDeadline(deadlineMs, () =>
+            this.commit(
+              chainName,
+              batch.flatMap((p) => p.drafts),
+            ),
           );
           let next = 0;
           for (const p of batch) {
@@ -123,8 +133,16 @@ export class ChainAppender extends AppenderCore {
     }
   }
 
-  /** Callers waiting in this process that go together: one unit, as long as it fits one commit. */
-  private takeBatch(queue: ChainQueue): Pending[] {
+  /**
+   * Callers waiting in this process that go together: one unit, as long as it fits one commit. A caller whose
+   * deadline passed while it waited was answered 503 already: its drafts are not committed after that.
+   */
+  private takeBatch(chainName: string, queue: ChainQueue): Pending[] {
+    const now = Date.now();
+    if (queue.pending.some((p) => p.deadlineMs <= now)) {
+      for (const p of queue.pending) if (p.deadlineMs <= now) p.reject(new DeadlineExceededError(`a commit of '${chainName}'`));
+      queue.pending = queue.pending.filter((p) => p.deadlineMs > now);
+    }
     const batch: Pending[] = [];
     let items = 1; // the head update
     let bytes = 0;

@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DependencyUnavailableError, IdempotencyKeyReusedError, UnprocessableError } from '#shared/errors';
+import { DeadlineExceededError, DependencyUnavailableError, IdempotencyKeyReusedError, UnprocessableError } from '#shared/errors';
 import { ChainAppender } from '#shared/ledger/appender';
 import { settling } from '#shared/ledger/append/withdraw';
-import { withDeadline } from '#shared/deadline';
+import { checkDeadline, withDeadline } from '#shared/deadline';
 import { finishAbandonedRounds } from '#shared/ledger/sweep';
 import type { EventDraft } from '#shared/ledger/events';
 import { pendingSk } from '#shared/ledger/block-meta';
@@ -937,5 +937,66 @@ describe('settling a failed append while DynamoDB is unavailable', () => {
     // The sleeps here take no time, so the deadline stays 1 s away: no single wait may reach past it less the grace.
     assert.ok(slept.length >= 2, `tried again ${slept.length} times`);
     assert.ok(Math.max(...slept) < 1_000 - 500, `a wait of ${Math.max(...slept)} ms would pass the deadline less its grace`);
+  });
+});
+
+describe('one process under steady load (the local stack runs every request in one process)', () => {
+  it('commits each batch within the deadlines of the callers it serves, not of the caller that started the queue', async () => {
+    const repository = createMemoryLedgerRepository();
+    // As the SDK does: once the invocation's deadline has passed, every DynamoDB request of it is aborted.
+    for (const method of Object.keys(repository)) {
+      if (typeof (repository as unknown as Record<string, unknown>)[method] !== 'function') continue;
+      repository.holds.set(method, async () => {
+        checkDeadline('DynamoDB');
+        await new Promise((done) => setTimeout(done, 2));
+      });
+    }
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
+    await ledger.createSubChain('steady');
+    // The first caller has 1.2 s; callers keep coming for 2 s, each with 10 s, so the queue is seldom empty.
+    const settled = (p: Promise<unknown>) =>
+      p.then(
+        (value) => ({ status: 'fulfilled' as const, value }),
+        (reason: unknown) => ({ status: 'rejected' as const, reason }),
+      );
+    const first = settled(withDeadline(Date.now() + 1_200, () => ledger.appendEvent('steady', draft('first'))));
+    const later: ReturnType<typeof settled>[] = [];
+    const until = Date.now() + 2_000;
+    for (let n = 0; Date.now() < until; n += 1) {
+      later.push(settled(withDeadline(Date.now() + 10_000, () => ledger.appendEvent('steady', draft(`later-${n}`)))));
+      await new Promise((done) => setTimeout(done, 1));
+    }
+    const outcomes = await Promise.all([first, ...later]);
+    const failed = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [`${i}: ${String(o.reason)}`] : []));
+    assert.deepEqual(failed.slice(0, 3), [], `${failed.length} of ${outcomes.length} appends failed after the first caller's deadline`);
+    assert.ok(later.length > 100, `${later.length} callers came`);
+    const blocks = repository.blocksOf('steady');
+    assertLinear(blocks);
+    assert.equal(blocks.length, 1 + outcomes.length, 'the genesis block and one block per event');
+  });
+
+  it('answers 503 to a caller whose deadline passed while it waited, and never commits its event after that', async () => {
+    const repository = createMemoryLedgerRepository();
+    let release!: () => void;
+    const gate = new Promise<void>((done) => (release = done));
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 1 }) });
+    await ledger.createSubChain('slow');
+    let held = false;
+    repository.holds.set('commitRound', async () => {
+      if (!held) {
+        held = true;
+        await gate;
+      }
+    });
+    const first = ledger.appendEvent('slow', draft('first'));
+    await new Promise((done) => setTimeout(done, 20));
+    const late = withDeadline(Date.now() + 50, () => ledger.appendEvent('slow', draft('late')));
+    await new Promise((done) => setTimeout(done, 100));
+    release();
+    await first;
+    await assert.rejects(late, DeadlineExceededError);
+    await new Promise((done) => setTimeout(done, 50));
+    const entities = repository.blocksOf('slow').flatMap((b) => b.events.map((e) => e.entity_id));
+    assert.deepEqual(entities, ['slow', 'first'].slice(entities[0] === 'slow' ? 0 : 1));
   });
 });
