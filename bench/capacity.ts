@@ -4,10 +4,9 @@
  * event and into the throughput at which the busiest partition reaches DynamoDB's per-partition limits
  * (1,000 WCU/s, 3,000 RCU/s). DynamoDB Local enforces none of them; this is how the key design is priced.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { SEGMENT_MAX_BYTES } from '#shared/ledger/block-meta';
-import type { CapacityReport } from '#shared/storage/capacity-report';
+/** Every process's totals in a report directory (written by shared/storage/capacity-report.ts). */
+export { readCapacity } from '#shared/storage/capacity-report';
 import type { CapacityTotals } from '#shared/storage/capacity';
 import { round } from './resources.ts';
 
@@ -121,28 +120,6 @@ export function roundWriteUnits(events: number, shards: number): { segment: numb
 }
 
 /** The sum of every instance's report in `dir`. */
-export function readCapacity(dir: string): { totals: CapacityTotals; unknownBefore: number } {
-  const totals: CapacityTotals = {};
-  let unknownBefore = 0;
-  if (!existsSync(dir)) return { totals, unknownBefore };
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-    let report: CapacityReport;
-    try {
-      report = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CapacityReport;
-    } catch {
-      continue; // a file being replaced; the next read has it
-    }
-    unknownBefore += report.unknownBefore;
-    for (const [key, units] of Object.entries(report.totals)) {
-      const total = (totals[key] ??= { wcu: 0, rcu: 0, failed: 0 });
-      total.wcu += units.wcu;
-      total.rcu += units.rcu;
-      total.failed! += units.failed ?? 0;
-    }
-  }
-  return { totals, unknownBefore };
-}
-
 export function capacityDelta(after: CapacityTotals, before: CapacityTotals): CapacityTotals {
   const delta: CapacityTotals = {};
   for (const [key, units] of Object.entries(after)) {

@@ -219,6 +219,8 @@ const sameItem = (a: Item, b: Item) => Object.keys(a).length === Object.keys(b).
  */
 export class CapacityMeter {
   readonly totals: CapacityTotals = {};
+  /** The partitions whose totals changed since the report last took them (`takeChanged`). */
+  private readonly changed = new Set<string>();
   /** Updates priced without the item's earlier image (an item this process had not seen whole). */
   unknownBefore = 0;
   private readonly images = new Map<string, Item>();
@@ -227,6 +229,14 @@ export class CapacityMeter {
     private readonly shapes: Record<string, TableShape>,
     private readonly maxImages = 50_000,
   ) {}
+
+  /** The totals of the partitions that changed since the last call (each as it stands now), and forgets them. */
+  takeChanged(): CapacityTotals {
+    const changed: CapacityTotals = {};
+    for (const key of this.changed) changed[key] = { ...this.totals[key]! };
+    this.changed.clear();
+    return changed;
+  }
 
   private imageKey(table: string, item: Item): string | undefined {
     const shape = this.shapes[table];
@@ -251,7 +261,9 @@ export class CapacityMeter {
 
   private add(charges: Charge[]): void {
     for (const charge of charges) {
-      const total = (this.totals[partitionKeyOf(charge)] ??= { wcu: 0, rcu: 0 });
+      const key = partitionKeyOf(charge);
+      const total = (this.totals[key] ??= { wcu: 0, rcu: 0 });
+      this.changed.add(key);
       total.wcu += charge.wcu;
       total.rcu += charge.rcu;
       if (charge.failed) total.failed = (total.failed ?? 0) + charge.failed;

@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter, applyUpdate, itemSize, tableShape } from '#shared/storage/capacity';
 import { createDynamoClient, meterDynamoRequests } from '#shared/storage/client';
+import { readCapacity, reportCapacity } from '#shared/storage/capacity-report';
 import { ledgerTableDefinition } from '#shared/storage/tables';
 import { capacityModel, latencyBound, roundWriteUnits, transactionMs } from '../../bench/capacity.ts';
 import { priceRows, qldbRows } from '../../bench/prices.ts';
@@ -234,5 +238,37 @@ describe('The capacity model of the bench', () => {
         [0.27, 0.54],
       ],
     );
+  });
+});
+
+describe('the capacity report the bench reads', () => {
+  it('appends only the partitions that changed, and the reader adds up every process, the newest line of each winning', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capacity-report-'));
+    try {
+      const { meter: mtr, write } = reportCapacity(dir, [ledgerTableDefinition('ledger')]);
+      meterDynamoRequests(undefined); // this test prices by hand
+      const get = (pk: string) => mtr.price('GetItemCommand', { TableName: 'ledger', Key: m({ pk, sk: 'HEAD' }) }, { Item: m({ pk, sk: 'HEAD' }) }, 'ok');
+      for (let i = 0; i < 1_000; i += 1) get(`CHAIN#c${i}`);
+      write();
+      get('CHAIN#c7');
+      write();
+      write(); // nothing changed: no line
+      const [file] = readdirSync(dir);
+      const lines = readFileSync(join(dir, file!), 'utf8').trim().split('\n');
+      assert.equal(lines.length, 2);
+      assert.deepEqual(Object.keys(JSON.parse(lines[1]!).totals), ['ledger||CHAIN#c7'], 'the second line names only what changed');
+      // Another process's file, with a line cut short as a process stopped mid-write.
+      writeFileSync(
+        join(dir, 'capacity-1-0.jsonl'),
+        `${JSON.stringify({ totals: { 'ledger||CHAIN#c7': { wcu: 1, rcu: 0 } }, unknownBefore: 2 })}\n{"totals":{"ledger||CHAIN#c7":`,
+      );
+      const read = readCapacity(dir);
+      assert.equal(Object.keys(read.totals).length, 1_000);
+      assert.deepEqual(read.totals['ledger||CHAIN#c7'], { wcu: 1, rcu: 1, failed: 0 }, 'two reads of half a unit here, a write there');
+      assert.deepEqual(read.totals['ledger||CHAIN#c8'], { wcu: 0, rcu: 0.5, failed: 0 });
+      assert.equal(read.unknownBefore, 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
