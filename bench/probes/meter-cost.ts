@@ -1,23 +1,18 @@
 /**
  * What the bench's capacity meter costs the service: a single-process stack with SVC_CAPACITY_REPORT_DIR set
- * or not (METER=1), a 30,000-block chain written through the service, then 3,000 of its blocks read once
- * (after the cold path is compiled on another chain), then again for 5 s.
+ * (METER=1) or not, a 30,000-block chain (PROBE_BLOCKS) written through the service in batches of 99 from 4
+ * callers; then the service's CPU idle for 5 s, and a read of 3,000 of its blocks by index, cold (after the
+ * same reads of another chain compile the cold path) and warm (again, for 5 s).
  * `METER=1 node --import tsx bench/probes/meter-cost.ts`
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
-import { loadMainProfile, monotonicUs, summarize, type Window } from '../profile.ts';
 import { cpuSeconds } from '../resources.ts';
+import { readByIndex } from './chain.ts';
 
 const dir = tempDataDir('meter-cost');
 const BLOCKS = Number(process.env.PROBE_BLOCKS ?? 30_000);
-const profileDir = join(dir, 'profile');
-mkdirSync(profileDir, { recursive: true });
-const windows: Window[] = [];
 const stack = await startStack({
-  ...(process.env.PROFILE === '1' ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}),
   dataDir: join(dir, 'data'),
   env: {
     SVC_LOCAL_RUNTIME: 'single-process',
@@ -26,6 +21,7 @@ const stack = await startStack({
     ...(process.env.METER === '1' ? { SVC_CAPACITY_REPORT_DIR: join(dir, 'capacity') } : {}),
   },
 });
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 try {
   for (const [chain, blocks] of [
     ['w', 2_000],
@@ -36,28 +32,21 @@ try {
       [0, 1, 2, 3].map(async (lane) => {
         for (let i = lane; i < Math.ceil(blocks / 99); i += 4) {
           const events = Array.from({ length: 99 }, (_, k) => ({ entity_id: `e-${i}-${k}`, event_type: 'recorded', details: { i, k, note: 'x'.repeat(200) } }));
-          await call(stack.url, 'POST', `/api/v1/chains/${chain}/events/batch`, { events });
+          const answer = await call(stack.url, 'POST', `/api/v1/chains/${chain}/events/batch`, { events });
+          if (answer.status >= 300) throw new Error(`a batch was answered ${answer.status}: ${answer.text}`);
         }
       }),
     );
   }
-  await new Promise((done) => setTimeout(done, 2_000));
+  await sleep(2_000);
   const idleFrom = cpuSeconds(stack.pid);
-  await new Promise((done) => setTimeout(done, 5_000));
+  await sleep(5_000);
   console.log(`idle: service CPU ${Math.round(((cpuSeconds(stack.pid) - idleFrom) / 5) * 100)} % of a core`);
   const pass = async (name: string, chain: string, count: number, span: number, options: { amount?: number; duration?: number }) => {
     const indices = Array.from({ length: count }, (_, i) => 1 + ((i * 997) % span));
-    let next = 0;
     const before = cpuSeconds(stack.pid);
-    const from = monotonicUs();
-    const result = await autocannon({
-      url: stack.url,
-      connections: 16,
-      ...options,
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/chains/${chain}/blocks/${indices[next++ % indices.length]}` }) }],
-    });
+    const result = await readByIndex(stack.url, chain, indices, options);
     const cpuMs = (cpuSeconds(stack.pid) - before) * 1000;
-    windows.push({ name, fromUs: from, toUs: monotonicUs() });
     console.log(
       `${name}: ${Math.round(result['2xx'] / result.duration)} reads/s, p50 ${result.latency.p50} ms, service CPU ${(cpuMs / result['2xx']).toFixed(2)} ms a read`,
     );
@@ -68,6 +57,4 @@ try {
 } finally {
   await stack.stop();
 }
-const profile = process.env.PROFILE === '1' ? loadMainProfile(profileDir) : undefined;
-if (profile) for (const w of windows) console.log(w.name, JSON.stringify(summarize(profile, w, 20), null, 1));
 removeDir(dir);

@@ -6,9 +6,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
 import { loadMainProfile, monotonicUs, summarize, type Window } from '../profile.ts';
+import { readByIndex } from './chain.ts';
 
 const dir = tempDataDir('read-profile');
 const profileDir = join(dir, 'profile');
@@ -29,14 +29,8 @@ try {
   }
   const indices = Array.from({ length: 1000 }, (_, i) => 1 + ((i * 997) % 1980));
   const pass = async (name: string, chain: string, options: { amount?: number; duration?: number }) => {
-    let next = 0;
     const from = monotonicUs();
-    const result = await autocannon({
-      url: stack.url,
-      connections: 16,
-      ...options,
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/chains/${chain}/blocks/${indices[next++ % indices.length]}` }) }],
-    });
+    const result = await readByIndex(stack.url, chain, indices, options);
     windows.push({ name, fromUs: from, toUs: monotonicUs() });
     console.log(`${name}: ${Math.round(result['2xx'] / result.duration)} reads/s, p50 ${result.latency.p50} ms`);
   };
