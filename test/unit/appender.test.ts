@@ -953,15 +953,15 @@ describe('one process under steady load (the local stack runs every request in o
     }
     const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
     await ledger.createSubChain('steady');
-    // The first caller has 1.2 s; callers keep coming for 2 s, each with 10 s, so the queue is seldom empty.
+    // The first caller has 1.6 s; callers keep coming for 2.5 s, each with 10 s, so the queue is seldom empty.
     const settled = (p: Promise<unknown>) =>
       p.then(
         (value) => ({ status: 'fulfilled' as const, value }),
         (reason: unknown) => ({ status: 'rejected' as const, reason }),
       );
-    const first = settled(withDeadline(Date.now() + 1_200, () => ledger.appendEvent('steady', draft('first'))));
+    const first = settled(withDeadline(Date.now() + 1_600, () => ledger.appendEvent('steady', draft('first'))));
     const later: ReturnType<typeof settled>[] = [];
-    const until = Date.now() + 2_000;
+    const until = Date.now() + 2_500;
     for (let n = 0; Date.now() < until; n += 1) {
       later.push(settled(withDeadline(Date.now() + 10_000, () => ledger.appendEvent('steady', draft(`later-${n}`)))));
       await new Promise((done) => setTimeout(done, 1));
