@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { settingsSchema } from '#shared/config';
 import { removeDir, startStack, tempDataDir } from '#test/support/stack';
 import { cpuSeconds } from './resources.ts';
-import { cannonAppends, flushInstances, ledgerCounters, mustCreate } from './service.ts';
+import { AS_DEPLOYED, cannonAppends, flushInstances, ledgerCounters, mustCreate } from './service.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const usage = 'Usage: npm run bench:instances [-- COUNTS [SECONDS [NAME=VALUE,...]]]   e.g. -- 8,2,4,8,16 10 SVC_APPEND_GATHER_SIBLINGS=0';
@@ -52,6 +52,7 @@ const stack = await startStack({
   dataDir: dir,
   timeoutMs: 120_000,
   env: {
+    ...AS_DEPLOYED,
     SVC_LOG_LEVEL: 'warn',
     SVC_LOCAL_RUNTIME: 'instances',
     SVC_LOCAL_MAX_INSTANCES: String(maxInstances),

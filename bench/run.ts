@@ -22,7 +22,7 @@ import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 import { getItem, percentile, RawWriter, runFor, type LoopResult } from './limits.ts';
 import { loadMainProfile, monotonicUs, summarize, type ProfileSummary, type Window } from './profile.ts';
 import { round, sample, type Usage } from './resources.ts';
-import { cannonAppends, eventBody, flushInstances, type LedgerCounters, ledgerCounters, mustCreate } from './service.ts';
+import { AS_DEPLOYED, cannonAppends, eventBody, flushInstances, type LedgerCounters, ledgerCounters, mustCreate } from './service.ts';
 import { markdownTable, printTable } from './table.ts';
 import { type ClientFigures, clientFigures } from './client.ts';
 import { capacityDelta, capacityModel, formatModel, readCapacity, type CapacityModel, type ModelSettings } from './capacity.ts';
@@ -324,6 +324,7 @@ async function main(): Promise<void> {
     dataDir,
     // Eight contract workers: the hostile-contracts scenario runs six at once and still needs one for a benign run.
     env: {
+      ...AS_DEPLOYED,
       SVC_DYNAMODB_IN_MEMORY: 'false',
       SVC_LOG_LEVEL: 'warn',
       SVC_LOCAL_RUNTIME: 'single-process',
@@ -459,7 +460,7 @@ async function main(): Promise<void> {
     progress('service: one chain, 2 processes x 16 clients');
     const second = await startStack({
       dataDir: join(dataDir, 'second'),
-      env: { SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process' },
+      env: { ...AS_DEPLOYED, SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process' },
       timeoutMs: 120_000,
     });
     try {
@@ -481,6 +482,7 @@ async function main(): Promise<void> {
     const pooled = await startStack({
       dataDir: join(dataDir, 'pooled'),
       env: {
+        ...AS_DEPLOYED,
         SVC_DYNAMODB_ENDPOINT: endpoint,
         SVC_LOG_LEVEL: 'warn',
         SVC_LOCAL_RUNTIME: 'instances',

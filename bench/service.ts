@@ -6,6 +6,13 @@
 import autocannon, { type Result } from 'autocannon';
 import { call, type Stack } from '#test/support/stack';
 
+/**
+ * Settings every measured stack runs with: the service as deployed. The test stack's defaults check every
+ * answer against the shape its route declares (SVC_CHECK_RESPONSES, off unless set), which costs the service
+ * a validation of each answer, a page of 100 blocks most; the bench measured that until 2026-11-28.
+ */
+export const AS_DEPLOYED = { SVC_CHECK_RESPONSES: 'false' } as const;
+
 export interface LedgerCounters {
   events: number;
   conflicts: number;
