@@ -29,6 +29,9 @@ interface Budget {
 
 const budgets = new AsyncLocalStorage<Budget>();
 
+/** The budget of work that runs outside any invocation's (outsideDeadline): no deadline, a signal that never aborts. */
+const NO_BUDGET: Budget = { deadlineMs: Number.POSITIVE_INFINITY, signal: new AbortController().signal };
+
 /** The deadline for an invocation whose context says how long the function has left. */
 export function invocationDeadline(context: { getRemainingTimeInMillis?: () => number } | undefined, nowMs = Date.now()): number {
   const remaining = context?.getRemainingTimeInMillis?.();
@@ -47,6 +50,8 @@ export function withDeadline<T>(deadlineMs: number, work: () => Promise<T>): Pro
 
 /** Runs `work` in a budget ending at `deadlineMs`, its signal aborted then. */
 function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
+  // No timer for no deadline: Node would run a timer of Infinity ms after 1 ms.
+  if (!Number.isFinite(deadlineMs)) return budgets.run(NO_BUDGET, work);
   const controller = new AbortController();
   // Every request of the invocation listens to it (a page of reads is dozens at once): not a leak, so no warning.
   setMaxListeners(1_000, controller.signal);
@@ -72,8 +77,6 @@ export function outsideDeadline<T>(work: () => T): T {
   return budgets.run(NO_BUDGET, work);
 }
 
-const NO_BUDGET: Budget = { deadlineMs: Number.POSITIVE_INFINITY, signal: new AbortController().signal };
-
 /** The current invocation's deadline (epoch ms), or Infinity outside one. */
 export function currentDeadline(): number {
   return budgets.getStore()?.deadlineMs ?? Number.POSITIVE_INFINITY;
@@ -86,7 +89,9 @@ export function remainingMs(): number {
 
 /** Aborts at the current deadline; undefined outside a budget. */
 export function deadlineSignal(): AbortSignal | undefined {
-  return budgets.getStore()?.signal;
+  const budget = budgets.getStore();
+  // Work outside any invocation's budget (outsideDeadline) has none, as if no budget were set.
+  return budget && Number.isFinite(budget.deadlineMs) ? budget.signal : undefined;
 }
 
 /** Throws DeadlineExceededError (503) naming what was being waited for, once the deadline has passed. */
@@ -110,7 +115,7 @@ export async function pause(ms: number, waitingFor: string): Promise<void> {
  */
 export function withGrace<T>(graceMs: number, work: () => Promise<T>): Promise<T> {
   const budget = budgets.getStore();
-  if (!budget) return work();
+  if (!budget || !Number.isFinite(budget.deadlineMs)) return work();
   return runBudget(Math.max(budget.deadlineMs, Date.now()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2), work);
 }
 

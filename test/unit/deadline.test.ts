@@ -15,6 +15,7 @@ import {
   currentDeadline,
   deadlineSignal,
   invocationDeadline,
+  outsideDeadline,
   pause,
   remainingMs,
   withDeadline,
@@ -73,6 +74,27 @@ describe('an invocation deadline', () => {
         assert.equal(deadlineSignal()!.aborted, false);
       });
     });
+  });
+
+  it('is absent from work run outside it, however that work nests budgets, waits and graces', async () => {
+    await withDeadline(Date.now() + 30, () =>
+      outsideDeadline(async () => {
+        await new Promise((r) => setTimeout(r, 50)); // past the caller's deadline
+        assert.equal(currentDeadline(), Number.POSITIVE_INFINITY);
+        assert.equal(deadlineSignal(), undefined, 'no deadline, no signal to abort requests with');
+        await withGrace(300, async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          assert.equal(deadlineSignal()?.aborted ?? false, false, 'a grace of no deadline aborts nothing');
+        });
+        await withDeadline(Number.POSITIVE_INFINITY, async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          assert.equal(deadlineSignal()?.aborted ?? false, false);
+        });
+        // A budget set inside it ends at its own deadline, and the code after it is outside any again.
+        await withDeadline(Date.now() + 1_000, async () => assert.ok(remainingMs() > 900));
+        assert.equal(currentDeadline(), Number.POSITIVE_INFINITY);
+      }),
+    );
   });
 });
 
