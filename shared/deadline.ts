@@ -27,10 +27,8 @@ interface Budget {
   readonly signal: AbortSignal;
 }
 
-const budgets = new AsyncLocalStorage<Budget>();
-
-/** The budget of work that runs outside any invocation's (outsideDeadline): no deadline, a signal that never aborts. */
-const NO_BUDGET: Budget = { deadlineMs: Number.POSITIVE_INFINITY, signal: new AbortController().signal };
+/** Undefined inside `outsideDeadline`, as outside any invocation. */
+const budgets = new AsyncLocalStorage<Budget | undefined>();
 
 /** The deadline for an invocation whose context says how long the function has left. */
 export function invocationDeadline(context: { getRemainingTimeInMillis?: () => number } | undefined, nowMs = Date.now()): number {
@@ -50,8 +48,6 @@ export function withDeadline<T>(deadlineMs: number, work: () => Promise<T>): Pro
 
 /** Runs `work` in a budget ending at `deadlineMs`, its signal aborted then. */
 function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
-  // No timer for no deadline: Node would run a timer of Infinity ms after 1 ms.
-  if (!Number.isFinite(deadlineMs)) return budgets.run(NO_BUDGET, work);
   const controller = new AbortController();
   // Every request of the invocation listens to it (a page of reads is dozens at once): not a leak, so no warning.
   setMaxListeners(1_000, controller.signal);
@@ -71,10 +67,10 @@ function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
  * forever (in one process under steady load, every commit after that request's deadline failed with 503).
  */
 export function outsideDeadline<T>(work: () => T): T {
-  // An explicit empty budget, not `budgets.exit`: under exit, the code after an `await` inside `work` came back
-  // in the context of the budget it had awaited (Node 20's async-hooks storage), so the next commit of a queue
-  // ran within the deadline of the caller of the one before.
-  return budgets.run(NO_BUDGET, work);
+  // Run with no budget set, not under `budgets.exit`: under exit, the code after an `await` inside `work` came
+  // back in the context of the budget it had awaited (Node 20's async-hooks storage), so the next commit of a
+  // queue ran within the deadline of the caller of the one before.
+  return budgets.run(undefined, work);
 }
 
 /** The current invocation's deadline (epoch ms), or Infinity outside one. */
@@ -89,9 +85,7 @@ export function remainingMs(): number {
 
 /** Aborts at the current deadline; undefined outside a budget. */
 export function deadlineSignal(): AbortSignal | undefined {
-  const budget = budgets.getStore();
-  // Work outside any invocation's budget (outsideDeadline) has none, as if no budget were set.
-  return budget && Number.isFinite(budget.deadlineMs) ? budget.signal : undefined;
+  return budgets.getStore()?.signal;
 }
 
 /** Throws DeadlineExceededError (503) naming what was being waited for, once the deadline has passed. */
@@ -115,7 +109,7 @@ export async function pause(ms: number, waitingFor: string): Promise<void> {
  */
 export function withGrace<T>(graceMs: number, work: () => Promise<T>): Promise<T> {
   const budget = budgets.getStore();
-  if (!budget || !Number.isFinite(budget.deadlineMs)) return work();
+  if (!budget) return work();
   return runBudget(Math.max(budget.deadlineMs, Date.now()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2), work);
 }
 
