@@ -5,10 +5,11 @@
  * (1,000 WCU/s, 3,000 RCU/s). DynamoDB Local enforces none of them; this is how the key design is priced.
  */
 import { SEGMENT_MAX_BYTES } from '#shared/ledger/block-meta';
-/** Every process's totals in a report directory (written by shared/storage/capacity-report.ts). */
-export { readCapacity } from '#shared/storage/capacity-report';
 import type { CapacityTotals } from '#shared/storage/capacity';
 import { round } from './resources.ts';
+
+/** Every process's totals in a report directory (written by shared/storage/capacity-report.ts). */
+export { readCapacity } from '#shared/storage/capacity-report';
 
 export const PARTITION_WCU = 1_000;
 export const PARTITION_RCU = 3_000;
@@ -119,7 +120,6 @@ export function roundWriteUnits(events: number, shards: number): { segment: numb
   };
 }
 
-/** The sum of every instance's report in `dir`. */
 export function capacityDelta(after: CapacityTotals, before: CapacityTotals): CapacityTotals {
   const delta: CapacityTotals = {};
   for (const [key, units] of Object.entries(after)) {

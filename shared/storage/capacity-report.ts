@@ -4,8 +4,8 @@
  * thread (a local Lambda instance). At most twice a second while requests come in, a line is appended with
  * the totals of the partitions that changed since the last line, so the totals survive an instance that is
  * stopped without warning, and a report costs what changed, not what the process ever touched. (Rewriting
- * every total each time had cost the measured service about a fifth of its CPU by the bench's read
- * scenarios: tens of thousands of partitions, a record's each, stringified twice a second.)
+ * every total each time, tens of thousands of partitions by the bench's read scenarios, a record's each,
+ * took about 14 % of a core, busy or idle: bench/probes/meter-cost.ts.)
  */
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
