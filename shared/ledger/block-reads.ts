@@ -8,8 +8,20 @@
  */
 import { blocksIn, type BlockMeta, type MetaRun, prevHashOf } from './block-meta.ts';
 import { type BlockDraft, buildBlocks } from './blocks.ts';
-import type { BlockReads, BlockTreeData, LedgerRepository, LedgerStorage } from './repository.ts';
+import { type BlockReads, type BlockTreeData, KEPT_PAGE, type LedgerRepository, type LedgerStorage } from './repository.ts';
 import type { Block, ChainHead } from './types.ts';
+import { logger } from '../log.ts';
+
+/**
+ * Whether a read of a page gave all of it, as the chain holds it: every block from `first` on, in order, each
+ * linked to the one before. A block a lagging read missed leaves the page short, and it is not kept.
+ */
+function isWholePage(chainName: string, first: number, blocks: readonly Block[]): boolean {
+  return (
+    blocks.length === KEPT_PAGE &&
+    blocks.every((b, i) => b.chain_name === chainName && b.index === first + i && (i === 0 || b.previous_hash === blocks[i - 1]!.hash))
+  );
+}
 
 /** Segments read per query. */
 const SEGMENTS_PER_READ = 16;
@@ -172,6 +184,26 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     return bodies(chainName, blocks, runs, consistent);
   }
 
+  /** Blocks from…to, ascending: legacy block items, then records. */
+  async function readRange(chainName: string, from: number, to: number, consistent: boolean): Promise<Block[]> {
+    const split = (await recordsFrom(chainName)) ?? to + 1;
+    const legacy = from < split ? await storage.getLegacyBlocks(chainName, from, Math.min(to, split - 1), false, consistent) : [];
+    const records = to >= split ? await recordsRange(chainName, Math.max(from, split), to, consistent) : [];
+    return [...legacy, ...records];
+  }
+
+  /**
+   * Keeps a page read whole for later reads. It is already answered from its blocks: a page that cannot be kept
+   * (a throttled or failed write) is logged and read from its blocks again next time, never an error to the reader.
+   */
+  async function keepPage(chainName: string, first: number, blocks: Block[]): Promise<void> {
+    try {
+      await storage.putPage(chainName, first, blocks);
+    } catch (error) {
+      logger.warn('page of blocks not kept', { chain: chainName, first, error });
+    }
+  }
+
   const reads: BlockReads = {
     readMeta,
 
@@ -201,11 +233,12 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
 
     async getBlockRange(chainName, from, to, descending, consistent = false) {
       if (to < from) return [];
-      const split = (await recordsFrom(chainName)) ?? to + 1;
-      const legacy = from < split ? await storage.getLegacyBlocks(chainName, from, Math.min(to, split - 1), false, consistent) : [];
-      const records = to >= split ? await recordsRange(chainName, Math.max(from, split), to, consistent) : [];
-      const blocks = [...legacy, ...records];
-      return descending ? blocks.reverse() : blocks;
+      // A full page at a multiple of 100 is read as one kept item once it has been read whole (docs/appending.md, "Kept pages").
+      const page = to - from + 1 === KEPT_PAGE && from % KEPT_PAGE === 0;
+      const kept = page ? await storage.getPage(chainName, from) : undefined;
+      const blocks = kept ?? (await readRange(chainName, from, to, consistent));
+      if (page && !kept && isWholePage(chainName, from, blocks)) await keepPage(chainName, from, blocks);
+      return descending ? [...blocks].reverse() : blocks;
     },
 
     async listBlockHashes(chainName, toIndex) {

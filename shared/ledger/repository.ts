@@ -214,6 +214,13 @@ export interface LedgerStorage {
   getRecords(chainName: string, metas: readonly Pick<BlockMeta, 'index' | 'hash'>[], consistent: boolean): Promise<Map<number, Block>>;
   /** The record with that hash, if any. */
   findRecord(hash: string): Promise<Block | undefined>;
+  /**
+   * The kept page of a chain's blocks `first`…`first`+99 (`first` a multiple of 100), as stored, if it was kept.
+   * Written once (putPage) from a read of the whole page; a page of written blocks never changes after.
+   */
+  getPage(chainName: string, first: number): Promise<Block[] | undefined>;
+  /** Keeps a full page of written blocks, as stored, for later reads; false when it is too large to keep. */
+  putPage(chainName: string, first: number, blocks: readonly Block[]): Promise<boolean>;
 
   /** Legacy block items with indices in [from, to], ascending or descending. */
   getLegacyBlocks(chainName: string, from: number, to: number, descending: boolean, consistent: boolean): Promise<Block[]>;
@@ -260,6 +267,9 @@ export interface LedgerStorage {
   /** Throws when the table cannot be reached. */
   ping(): Promise<void>;
 }
+
+/** How many blocks a kept page holds: a page of the blocks API at its largest, at an offset that is a multiple of it. */
+export const KEPT_PAGE = 100;
 
 /** Block reads over the storage, whatever layout each block is in. */
 export interface BlockReads {

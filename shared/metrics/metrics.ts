@@ -48,7 +48,7 @@ export interface Totals {
    * by function: the client got API Gateway's bare 500 or 503, never a response of the service's own.
    */
   integrationErrors: Record<string, number>;
-  /** Items served from an instance's read cache, and reads it sent on to DynamoDB, by kind (record, segment, tile). */
+  /** Items served from an instance's read cache, and reads it sent on to DynamoDB, by kind (record, segment, tile, page, evidence). */
   cacheHits: Record<string, number>;
   cacheMisses: Record<string, number>;
 }
@@ -373,7 +373,7 @@ export function createMetrics(options: MetricsOptions) {
   registry.registerMetric(
     computed(
       'ledger_read_cache_hits_total',
-      "Immutable items (block records, metadata segments, full tiles, fixed-size evidence) served from an instance's memory, by kind",
+      "Immutable items (block records, metadata segments, full tiles, kept pages, fixed-size evidence) served from an instance's memory, by kind",
       'counter',
       async () => byKind(scraped.cacheHits),
     ),
@@ -381,7 +381,7 @@ export function createMetrics(options: MetricsOptions) {
   registry.registerMetric(
     computed(
       'ledger_read_cache_misses_total',
-      'Reads of immutable items an instance did not hold and sent to DynamoDB, by kind (a record or tile looked up; a segment Query; evidence built)',
+      'Reads of immutable items an instance did not hold and sent to DynamoDB, by kind (a record, tile or kept page looked up; a segment Query; evidence built)',
       'counter',
       async () => byKind(scraped.cacheMisses),
     ),

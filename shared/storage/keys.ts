@@ -22,8 +22,10 @@
  *   refusal      pk = REFUSED#<name>   sk = <shard>#<pending sk>   (why a pending append was refused; TTL)
  *   idempotency  pk = IDEMPOTENCY#<chain>#<caller>#<key>   sk = IDEMPOTENCY   (an Idempotency-Key's hold, then its result; TTL)
  *   tile         pk = TILE#<chain>#<tile index mod 16>   sk = <tile path>, e.g. tile/0/x001/234   (a full C2SP tile, written once)
+ *   kept page    pk = PAGE#<chain>#<page number mod 16>   sk = <first index, 12 digits>   (a full page of 100 blocks, written once on its first read)
  */
 import type { ChainKind } from '../ledger/types.ts';
+import { KEPT_PAGE } from '../ledger/repository.ts';
 
 export const INDEX_DIGITS = 12;
 const TIMESTAMP_MS_DIGITS = 15;
@@ -53,6 +55,11 @@ export function idempotencyPk(id: string): string {
 /** A full tile's partition: tiles of a chain spread over 16 partitions by index, so monitors reading a chain's tiles spread their reads. */
 export function tilePk(chainName: string, tileIndex: number): string {
   return `TILE#${chainName}#${tileIndex % BLOCK_SHARDS}`;
+}
+
+/** A kept page's partition: a chain's pages spread over 16 partitions, as its tiles are, so an auditor's reads spread too. */
+export function pagePk(chainName: string, first: number): string {
+  return `PAGE#${chainName}#${Math.floor(first / KEPT_PAGE) % BLOCK_SHARDS}`;
 }
 
 /** A pending append's partition: one of the chain's pending shards. */

@@ -25,6 +25,7 @@ import type { ChainHead } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import { createBlockStorage } from './ledger-blocks.ts';
+import { createPageStorage } from './ledger-pages.ts';
 import type { ReadCache } from './read-cache.ts';
 import { completion, createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
@@ -94,6 +95,7 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
   const storage: LedgerStorage = {
     ...createCombiningRecords({ client, tableName }),
     ...createBlockStorage({ client, tableName, layoutOf, cache }),
+    ...createPageStorage({ client, tableName, cache }),
 
     getHead: (chainName) => readHead(chainName, true),
     lookHead: (chainName) => readHead(chainName, false),

@@ -1,8 +1,8 @@
 /**
  * What a warm instance keeps of the ledger's immutable items between requests (docs/rules.md, "Caching"):
  * block records (keyed by the block's hash), segments of block metadata (keyed by chain and last index), full
- * tiles, and evidence against a fixed tree size (keyed by the request). None of them ever changes once
- * written, so a kept copy is never stale and needs no invalidation. Only stored items are kept, as stored: an
+ * tiles, kept pages of 100 blocks (keyed by chain and first index), and evidence against a fixed tree size
+ * (keyed by the request). None of them ever changes once written, so a kept copy is never stale and needs no invalidation. Only stored items are kept, as stored: an
  * erasable event's details stay sealed here (in evidence too) and are opened with its subject's key at every
  * read, so an erasure shows at once, cache or not.
  *
@@ -11,7 +11,7 @@
  * request at a time: the cache only helps an instance's later requests, never a concurrent one.
  */
 
-export type CacheKind = 'record' | 'segment' | 'tile' | 'evidence';
+export type CacheKind = 'record' | 'segment' | 'tile' | 'evidence' | 'page';
 
 /** What an entry costs beside its value: the key, the Map's slot, the object around the value. */
 const ENTRY_OVERHEAD = 96;
@@ -38,7 +38,7 @@ export interface ReadCache {
   readonly bytes: number;
 }
 
-const zero = (): Record<CacheKind, number> => ({ record: 0, segment: 0, tile: 0, evidence: 0 });
+const zero = (): Record<CacheKind, number> => ({ record: 0, segment: 0, tile: 0, evidence: 0, page: 0 });
 
 export function createReadCache(maxBytes: number): ReadCache {
   // A Map keeps insertion order: re-inserting on a hit makes its first key the least recently used.

@@ -43,11 +43,13 @@ const counters = async () => ({
   segmentHits: await metric('ledger_read_cache_hits_total{cache="segment"}'),
   tileHits: await metric('ledger_read_cache_hits_total{cache="tile"}'),
   evidenceHits: await metric('ledger_read_cache_hits_total{cache="evidence"}'),
+  pageHits: await metric('ledger_read_cache_hits_total{cache="page"}'),
   misses:
     (await metric('ledger_read_cache_misses_total{cache="record"}')) +
     (await metric('ledger_read_cache_misses_total{cache="segment"}')) +
     (await metric('ledger_read_cache_misses_total{cache="tile"}')) +
-    (await metric('ledger_read_cache_misses_total{cache="evidence"}')),
+    (await metric('ledger_read_cache_misses_total{cache="evidence"}')) +
+    (await metric('ledger_read_cache_misses_total{cache="page"}')),
 });
 
 describe('HTTP caching', () => {
@@ -195,6 +197,51 @@ describe('the instance read cache', () => {
     assert.equal((await counters()).recordHits, before.recordHits + 1, 'served from the cache');
     assert.equal(erased.body.events[0].details, null);
     assert.equal(erased.body.events[0].erased, true);
+  });
+
+  it('keeps a full page of 100 blocks whole once read: read again, it is one kept item, byte for byte the same answer', async () => {
+    const first = await get(`${B}/blocks?limit=100&offset=100`);
+    assert.equal(first.status, 200);
+    assert.deepEqual(
+      first.body.blocks.map((b: { index: number }) => b.index),
+      Array.from({ length: 100 }, (_, i) => 100 + i),
+    );
+    const before = await counters();
+    const again = await get(`${B}/blocks?limit=100&offset=100`);
+    const after = await counters();
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers.get('etag'), first.headers.get('etag'));
+    assert.equal(after.pageHits, before.pageHits + 1, 'the kept page');
+    assert.equal(after.recordHits, before.recordHits, 'not its 100 records');
+    assert.equal(after.misses, before.misses, 'nothing read from DynamoDB');
+  });
+
+  it("opens a data subject's event on a kept page at every read, and shows its erasure at once", async () => {
+    const P = '/api/v1/chains/paged-people';
+    assert.equal((await call(stack.url, 'POST', `${P}/create`)).status, 201);
+    const personal = await call(stack.url, 'POST', `${P}/events`, {
+      entity_id: 'c-9',
+      event_type: 'registered',
+      details: { name: 'Linus' },
+      subject_id: 'subj-linus',
+    });
+    assert.equal(personal.status, 200, personal.text);
+    const events = Array.from({ length: 98 }, (_, i) => ({ entity_id: `p-${i}`, event_type: 'recorded', details: { i } }));
+    assert.equal((await call(stack.url, 'POST', `${P}/events/batch`, { events })).status, 200);
+    const page = () => get(`${P}/blocks?limit=100&offset=0`);
+    const first = await page();
+    assert.equal(first.body.blocks.length, 100);
+    assert.equal(first.body.blocks[1].events[0].details.name, 'Linus');
+    const before = await counters();
+    const kept = await page();
+    assert.equal((await counters()).pageHits, before.pageHits + 1, 'read from the kept page');
+    assert.equal(kept.body.blocks[1].events[0].details.name, 'Linus', 'opened with its subject key');
+    assert.equal(kept.headers.get('cache-control'), 'no-store');
+    assert.equal((await call(stack.url, 'POST', '/api/v1/subjects/subj-linus/erase', { reason: 'test' })).status, 200);
+    const erased = await page();
+    assert.equal(erased.body.blocks[1].events[0].details, null);
+    assert.equal(erased.body.blocks[1].events[0].erased, true);
+    assert.deepEqual(erased.body.blocks[2], first.body.blocks[2], 'the other blocks as they were');
   });
 
   it("gives a verified client a data subject's event opened, then erased, though its proof comes in one answer with a kept block", async () => {

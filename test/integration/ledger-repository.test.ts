@@ -15,7 +15,9 @@ import { pendingSk, type LedgerRepository, type RoundCommit } from '#shared/ledg
 import type { Block, ChainHead } from '#shared/ledger/types';
 import { itemSize } from '#shared/storage/capacity';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { withBlockReads } from '#shared/ledger/block-reads';
 import { blockItem, headItem } from '#shared/storage/ledger-items';
+import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -264,6 +266,68 @@ describe('Class: LedgerStorage (connected)', () => {
     );
     assert.ok(raw.Item?.recent_blocks?.B && raw.Item?.frontier?.B, 'binary');
     assert.ok(itemSize(raw.Item!) < 1024, `head item ${itemSize(raw.Item!)} bytes`);
+  });
+
+  it('keeps a page of 100 blocks read whole, as stored, and reads it again with one request and none from a cache', async () => {
+    const c = chain('iota');
+    await repo.createChains([c]);
+    let head = c.head;
+    const all = [c.genesis];
+    // 250 blocks in rounds of 50 (records and segments written); in each, one event of a data subject, its details sealed (block 108 among them).
+    for (let r = 0; r < 5; r += 1) {
+      const drafts = Array.from({ length: r === 4 ? 49 : 50 }, (_, i) => draft(r * 100 + i));
+      drafts[7] = { events: [{ ...drafts[7]!.events[0]!, details: {}, subject_id: 'subj-1', details_sealed: 'c2VhbGVk' }] };
+      const { blocks, run, commit } = round(head, drafts);
+      await repo.writeRound('iota', { records: [], segment: (head.recent as { run: MetaRun }).run });
+      assert.equal((await repo.commitRound(commit)).status, 'committed');
+      await repo.writeRound('iota', { records: blocks, segment: run });
+      all.push(...blocks);
+      head = { ...head, headIndex: blocks.at(-1)!.index, headHash: blocks.at(-1)!.hash, frontier: commit.frontier, recent: { run }, cursor: commit.cursor };
+    }
+    assert.equal(all.length, 250);
+    // A repository of its own whose requests are counted, with no read cache: what a cold instance sends.
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const sent: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const cold = createLedgerRepository({ client, tableName: 'ledger' });
+
+    const first = await cold.getBlockRange('iota', 100, 199, false);
+    assert.deepEqual(first, all.slice(100, 200), 'the page, read from its records');
+    assert.ok(sent.includes('PutItemCommand'), `and kept: ${sent.join(', ')}`);
+    const kept = await storage.repository.getPage('iota', 100);
+    assert.deepEqual(kept, all.slice(100, 200), 'kept exactly as stored');
+    assert.equal(kept![8]!.events[0]!.details_sealed, 'c2VhbGVk', 'sealed details stay sealed');
+    sent.length = 0;
+    assert.deepEqual(await cold.getBlockRange('iota', 100, 199, false), first, 'read again');
+    assert.deepEqual(sent, ['GetItemCommand'], 'one request');
+    assert.deepEqual(
+      (await cold.getBlockRange('iota', 100, 199, true)).map((b) => b.index),
+      Array.from({ length: 100 }, (_, i) => 199 - i),
+      'descending too',
+    );
+    // Not kept: a page cut short by the chain's end, and a range that is not a page at a multiple of 100.
+    sent.length = 0;
+    assert.equal((await cold.getBlockRange('iota', 200, 299, false)).length, 50);
+    assert.equal((await cold.getBlockRange('iota', 150, 249, false)).length, 100);
+    assert.ok(!sent.includes('PutItemCommand'), `nothing kept: ${sent.join(', ')}`);
+    assert.equal(await storage.repository.getPage('iota', 200), undefined);
+    // A page whose read came back short (a record a lagging read missed) is answered as read, and not kept.
+    const lagging = {
+      ...cold,
+      getRecords: async (...args: Parameters<typeof cold.getRecords>) => {
+        const found = await cold.getRecords(...args);
+        found.delete(20);
+        return found;
+      },
+    };
+    assert.equal((await withBlockReads(lagging).getBlockRange('iota', 0, 99, false)).length, 99);
+    assert.equal(await storage.repository.getPage('iota', 0), undefined);
   });
 
   it('reads a chain of an earlier version: its block items, then records from its first new round on', async () => {

@@ -84,6 +84,8 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
   let looks = 0;
   let sweepPosition: string | undefined;
   const records = new Map<string, Block>();
+  /** Kept pages, by `chain|first`. */
+  const pages = new Map<string, Block[]>();
   const segments = new Map<string, Map<number, MetaRun>>();
   const rounds = new Map<string, MetaRun>();
   const seals = new Map<string, Map<number, SealEntry[]>>();
@@ -414,6 +416,18 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       await enter('findRecord');
       const record = records.get(hash);
       return record && clone(record);
+    },
+
+    async getPage(chainName, first) {
+      await enter('getPage');
+      const page = pages.get(`${chainName}|${first}`);
+      return page && clone(page);
+    },
+
+    async putPage(chainName, first, blocks) {
+      await enter('putPage');
+      pages.set(`${chainName}|${first}`, clone([...blocks]));
+      return true;
     },
 
     async getLegacyBlocks(chainName, from, to, descending) {

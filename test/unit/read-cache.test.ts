@@ -5,6 +5,7 @@
  * the hits and misses.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -14,6 +15,7 @@ import { canonicalJson } from '#shared/ledger/hashing';
 import type { Block } from '#shared/ledger/types';
 import { createMetrics } from '#shared/metrics/metrics';
 import { indexSk, segmentPk } from '#shared/storage/keys';
+import { createPageStorage, MAX_KEPT_PAGE_BYTES, packPage } from '#shared/storage/ledger-pages';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { createReadCache } from '#shared/storage/read-cache';
 import { createTileRepository } from '#shared/storage/tile-repository';
@@ -98,12 +100,44 @@ describe('the read cache', () => {
     assert.equal(calls(), before, 'no request the second time');
     assert.equal(again?.hash, block(42).hash);
     assert.deepEqual(again?.events[0]?.details, { index: 42 }, "a caller's change to its copy does not reach the next reader");
-    assert.deepEqual(cache.counts.hits, { record: 1, segment: 1, tile: 0, evidence: 0 });
-    assert.deepEqual(cache.counts.misses, { record: 1, segment: 1, tile: 0, evidence: 0 });
+    assert.deepEqual(cache.counts.hits, { record: 1, segment: 1, tile: 0, evidence: 0, page: 0 });
+    assert.deepEqual(cache.counts.misses, { record: 1, segment: 1, tile: 0, evidence: 0, page: 0 });
 
     const byHash = await repository.findBlockByHash('orders', block(42).hash);
     assert.equal(byHash?.index, 42);
     assert.equal(calls(), before, 'by hash too: the record is kept under its hash');
+  });
+
+  it('keeps a page of 100 blocks read whole, compressed, and answers it again with no request and a copy of its own', async () => {
+    const cache = createReadCache(1 << 20);
+    const repository = createLedgerRepository({ client: documentClient, tableName: 'ledger', cache });
+    const first = await repository.getBlockRange('orders', 0, 99, false);
+    assert.deepEqual(
+      first.map((b) => b.hash),
+      Array.from({ length: 100 }, (_, i) => block(i).hash),
+    );
+    const puts = dynamo.commandCalls(PutCommand);
+    assert.equal(puts.length, 1, 'kept once');
+    const item = puts[0]!.args[0].input.Item!;
+    assert.deepEqual([item.pk, item.sk, item.count], ['PAGE#orders#0', indexSk(0), 100]);
+    const json = JSON.stringify(first).length;
+    assert.ok((item.blocks as Buffer).byteLength < json / 2, `packed: ${(item.blocks as Buffer).byteLength} bytes of ${json}`);
+    const answered = JSON.stringify(first);
+    first[0]!.events[0]!.details = { changed: true };
+    const before = calls();
+    const again = await repository.getBlockRange('orders', 0, 99, true);
+    assert.equal(calls(), before, 'no request the second time');
+    assert.equal(JSON.stringify(again.reverse()), answered, "the same blocks, descending as asked; a caller's change did not reach it");
+    assert.equal(cache.counts.hits.page, 1);
+    assert.equal(cache.counts.misses.page, 1, 'looked up once before it was kept');
+  });
+
+  it('does not keep a page too large for one item', async () => {
+    const big = Array.from({ length: 100 }, (_, i) => ({ ...block(i), events: [{ ...block(i).events[0]!, details: { blob: randomBytes(4_000).toString('base64') } }] }));
+    const pages = createPageStorage({ client: documentClient, tableName: 'ledger', cache: createReadCache(1 << 20) });
+    assert.equal(await pages.putPage('orders', 0, big), false);
+    assert.equal(dynamo.commandCalls(PutCommand).length, 0);
+    assert.ok(packPage(big).byteLength > MAX_KEPT_PAGE_BYTES);
   });
 
   it('takes the kept segments that follow on from an index, and asks DynamoDB only for the rest', async () => {

@@ -1,0 +1,71 @@
+/**
+ * Kept pages (docs/appending.md, "Storage"): a full page of 100 written blocks, stored once as one item the
+ * first time it is read, and read back with one GetItem. An auditor walking a chain by pages reads each page as
+ * 100 records (a BatchGetItem of 100 keys: 50 read units on AWS for blocks under 4 KB); a kept page is their
+ * canonical JSON compressed (a block's hash is the next one's previous_hash, and fields repeat), 15–45 % of
+ * their size: 1–5 read units, for 7–38 write units once (bench/probes/page-size.ts).
+ *
+ * The blocks are kept exactly as stored: an erasable event's details stay sealed in the item and are opened
+ * with its subject's key at every read, so an erasure shows at once. A page of blocks never changes once
+ * written, so a kept page is never stale. With a cache, a page read or written once is served from memory
+ * after (kept compressed: the cache's bound counts the bytes it really holds).
+ */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
+import type { LedgerStorage } from '../ledger/repository.ts';
+import type { Block } from '../ledger/types.ts';
+import { pagePk, indexSk } from './keys.ts';
+import type { ReadCache } from './read-cache.ts';
+import { send } from './requests.ts';
+
+/**
+ * DynamoDB's item limit is 400 KB, names and keys included: a page whose blocks compress to more (large
+ * details held on the chain) is not kept, and is read from its records every time.
+ */
+export const MAX_KEPT_PAGE_BYTES = 380_000;
+
+export type PageStorage = Pick<LedgerStorage, 'getPage' | 'putPage'>;
+
+export function createPageStorage({
+  client,
+  tableName,
+  cache,
+}: {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  cache?: ReadCache | undefined;
+}): PageStorage {
+  const key = (chainName: string, first: number) => ({ pk: pagePk(chainName, first), sk: indexSk(first) });
+  const keep = (chainName: string, first: number, bytes: Buffer) => cache?.set('page', `${chainName}|${first}`, bytes, bytes.byteLength);
+  return {
+    async getPage(chainName, first) {
+      const kept = cache?.lookup<Buffer>('page', `${chainName}|${first}`);
+      if (kept) return unpackPage(kept);
+      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: key(chainName, first) })));
+      const bytes = out.Item?.blocks as Uint8Array | undefined;
+      if (!bytes) return undefined;
+      // A copy: the SDK's bytes may be a view into a larger response buffer, which the cache would keep whole.
+      const packed = Buffer.from(bytes);
+      keep(chainName, first, packed);
+      return unpackPage(packed);
+    },
+
+    async putPage(chainName, first, blocks) {
+      const packed = packPage(blocks);
+      if (packed.byteLength > MAX_KEPT_PAGE_BYTES) return false;
+      await send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...key(chainName, first), count: blocks.length, blocks: packed } })));
+      keep(chainName, first, packed);
+      return true;
+    },
+  };
+}
+
+/** The blocks' canonical JSON (as their records hold it), as one array, compressed. */
+export function packPage(blocks: readonly Block[]): Buffer {
+  return deflateRawSync(`[${blocks.map((b) => canonicalJson(b)).join(',')}]`);
+}
+
+export function unpackPage(packed: Uint8Array): Block[] {
+  return (JSON.parse(inflateRawSync(packed).toString('utf8')) as Block[]).map(inContractOrder);
+}
