@@ -186,6 +186,7 @@ const STEPS = [
   'service: 6 hostile contracts at once',
   `build a ${VERIFY_BLOCKS}-block chain`,
   'limit: raw block-page Query',
+  'ledger-verify, first run',
   'ledger-verify',
   'ledger-verify --tiles, first run',
   'ledger-verify --tiles',
@@ -343,6 +344,7 @@ async function main(): Promise<void> {
   let contracts: ContractsFigure | undefined;
   const capacityModels: Partial<Record<number | 'busy', CapacityModel>> = {};
   let verify: { blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> } | undefined;
+  let verifyFirst: typeof verify;
   const verifyTiles: { name: string; blocks: number; seconds: number; blocks_per_s: number; exit_code: number | null; resources: Record<string, Usage> }[] = [];
   try {
     const endpoint = stack.dynamoEndpoint;
@@ -636,30 +638,38 @@ async function main(): Promise<void> {
       if (await long.append(n)) done += n;
       if (done % (BATCH_EVENTS * 20) < BATCH_EVENTS) setDetail(`${done + 1}/${VERIFY_BLOCKS} blocks`);
     }
-    // What DynamoDB Local serves of the same reads the verifier causes: pages of 100 blocks, 6 in flight.
+    // What DynamoDB Local serves of the reads a page the service has not kept causes: 100 blocks' metadata and
+    // records, 6 pages in flight. One block off the pages' boundaries, so that no page is kept by this loop.
     progress('limit: raw block-page Query');
     let nextPage = 0;
     const [loopP, useP] = await measure(() =>
       runFor(SCENARIO_MS, 6, async () => {
-        const from = (nextPage++ * 100) % VERIFY_BLOCKS;
+        const from = ((nextPage++ * 100) % (VERIFY_BLOCKS - 100)) + 1;
         await repository.getBlockRange('verify', from, from + 99, false);
       }),
     );
     const rawPages = fromLoop('raw block-page Query (100 blocks per page)', 'blocks/s', 6, loopP, useP, 100);
     figures.push(rawPages);
 
-    progress('ledger-verify');
-    const verifyFrom = monotonicUs();
-    const { run, usage: useV } = await timedVerify(stack.url, 'verify', pids, args.profile ? join(profileDir, 'verifier') : undefined);
-    windows.push({ name: 'ledger-verify', fromUs: verifyFrom, toUs: monotonicUs() });
-    verify = {
-      blocks: VERIFY_BLOCKS,
-      seconds: round(run.seconds, 2),
-      blocks_per_s: round(VERIFY_BLOCKS / run.seconds, 0),
-      exit_code: run.code,
-      resources: useV,
+    // By pages: the first run reads each page from its blocks' records and keeps it whole; the second reads the kept pages.
+    type VerifyRun = NonNullable<typeof verify>;
+    const verifyRun = async (name: 'ledger-verify, first run' | 'ledger-verify'): Promise<VerifyRun> => {
+      progress(name);
+      const from = monotonicUs();
+      const profiling = args.profile && name === 'ledger-verify' ? join(profileDir, 'verifier') : undefined;
+      const { run, usage } = await timedVerify(stack.url, 'verify', pids, profiling);
+      windows.push({ name, fromUs: from, toUs: monotonicUs() });
+      if (run.code !== 0) throw new Error(`${name} did not verify the chain:\n${run.output}`);
+      return {
+        blocks: VERIFY_BLOCKS,
+        seconds: round(run.seconds, 2),
+        blocks_per_s: round(VERIFY_BLOCKS / run.seconds, 0),
+        exit_code: run.code,
+        resources: usage,
+      };
     };
-    if (run.code !== 0) throw new Error(`ledger-verify did not verify the chain:\n${run.output}`);
+    verifyFirst = await verifyRun('ledger-verify, first run');
+    verify = await verifyRun('ledger-verify');
 
     // The same chain as a C2SP log: the first run computes and keeps every full tile, the second reads them.
     for (const [name, label] of [
@@ -710,6 +720,16 @@ async function main(): Promise<void> {
       ratioTarget('batch endpoint vs a raw 99-block transaction', batchFigure, rawBatch, 0.8),
       ratioTarget('batch endpoint, single-request instances, vs a raw 99-block transaction', pooledBatchFigure!, rawBatch, 0.8),
       {
+        name: 'ledger-verify, first run',
+        figure: 'ledger-verify, first run',
+        limit: rawPages.name,
+        value: verifyFirst!.blocks_per_s,
+        ratio: round(verifyFirst!.blocks_per_s / rawPages.rate, 2),
+        // The target is an audit's steady state (pages kept by an earlier one), as for tiles; the first run is reported.
+        target: '(reported)',
+        met: true,
+      },
+      {
         name: 'ledger-verify',
         figure: 'ledger-verify',
         limit: rawPages.name,
@@ -747,6 +767,7 @@ async function main(): Promise<void> {
       storage: 'DynamoDB Local, persisted to disk (-dbPath), same machine',
       figures,
       verify,
+      verify_first: verifyFirst,
       verify_tiles: verifyTiles,
       capacity: capacityModels,
       ...(capacityModels[MODEL_INSTANCES] ? { prices: priceRows(capacityModels[MODEL_INSTANCES]!, BATCH_EVENTS, VERIFIED_READ), qldb: qldbRows() } : {}),

@@ -19,7 +19,9 @@ interface Report {
   scenario_seconds: number;
   quick: boolean;
   figures: Row[];
+  /** ledger-verify by pages, the pages kept by an earlier run (the target); `verify_first`: that first run (reports since the ninth). */
   verify?: { blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> };
+  verify_first?: { blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> };
   verify_tiles?: { name: string; blocks: number; seconds: number; blocks_per_s: number; resources: Record<string, Usage> }[];
   targets: { name: string; figure: string; limit: string | null; value: number; ratio: number | null; target: string; met: boolean }[];
 }
@@ -83,9 +85,13 @@ export function printTable(report: Report): void {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-/** The ledger-verify runs of a report: by pages, then in tiles mode (each a target of the same name). */
+/** The ledger-verify runs of a report: by pages (first, then with its pages kept), then in tiles mode (each a target of the same name). */
 function verifierRuns(report: Report): NonNullable<Report['verify_tiles']> {
-  return [...(report.verify ? [{ name: 'ledger-verify', ...report.verify }] : []), ...(report.verify_tiles ?? [])];
+  return [
+    ...(report.verify_first ? [{ name: 'ledger-verify, first run', ...report.verify_first }] : []),
+    ...(report.verify ? [{ name: 'ledger-verify', ...report.verify }] : []),
+    ...(report.verify_tiles ?? []),
+  ];
 }
 
 /** The same figures as a Markdown table (for the README): each service figure with its limit and ratio. */
