@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { type IntegrationFailure, HTTP_API_QUOTAS, startGateway } from '#infra/local/gateway';
+import fc from 'fast-check';
+import { type IntegrationFailure, HTTP_API_QUOTAS, payloadBound, startGateway } from '#infra/local/gateway';
 import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner } from '#infra/local/websocket';
 
 describe('HTTP API and Lambda quotas at the local gateway', async () => {
@@ -59,6 +60,30 @@ describe('HTTP API and Lambda quotas at the local gateway', async () => {
     assert.equal(failure.routeKey, 'GET /big/{bytes}');
     assert.equal(failure.requestId, over.headers.get('apigw-requestid'));
     assert.match(String((failure.error as Error).message), /Response payload size exceeded maximum allowed payload size \(6291556 bytes\)/);
+  });
+
+  it("bounds a response's payload from above without serializing it, whatever its characters", () => {
+    // Control characters, quotes, backslashes, lone surrogates and astral characters: each escapes or encodes differently.
+    const text = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom('\u0000', '\u001f', '"', '\\', '\ud800', '\udfff', '😀', 'é', 'a'),
+        fc.integer({ min: 0, max: 0xffff }).map((n) => String.fromCharCode(n)),
+      ),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 100, max: 599 }),
+        fc.dictionary(text, text, { maxKeys: 4 }),
+        text,
+        fc.array(text, { maxLength: 2 }),
+        fc.boolean(),
+        (statusCode, headers, body, cookies, isBase64Encoded) => {
+          const result = { statusCode, headers, body, cookies, isBase64Encoded };
+          assert.ok(payloadBound(result) >= Buffer.byteLength(JSON.stringify(result)));
+        },
+      ),
+      { numRuns: 2_000 },
+    );
   });
 
   it('waits 30 s for an integration, as an HTTP API does', () => {
