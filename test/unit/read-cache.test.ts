@@ -133,7 +133,10 @@ describe('the read cache', () => {
   });
 
   it('does not keep a page too large for one item', async () => {
-    const big = Array.from({ length: 100 }, (_, i) => ({ ...block(i), events: [{ ...block(i).events[0]!, details: { blob: randomBytes(4_000).toString('base64') } }] }));
+    const big = Array.from({ length: 100 }, (_, i) => ({
+      ...block(i),
+      events: [{ ...block(i).events[0]!, details: { blob: randomBytes(4_000).toString('base64') } }],
+    }));
     const pages = createPageStorage({ client: documentClient, tableName: 'ledger', cache: createReadCache(1 << 20) });
     assert.equal(await pages.putPage('orders', 0, big), false);
     assert.equal(dynamo.commandCalls(PutCommand).length, 0);
