@@ -71,9 +71,9 @@ try {
 }
 if (profileDir && window) {
   const service = loadMainProfile(profileDir);
-  if (service) console.log('service', JSON.stringify(summarize(service, window, 16), null, 1));
+  if (service) console.log('service', JSON.stringify(summarize(service, window, Number(process.env.PROFILE_TOP ?? 16)), null, 1));
   const [file] = readdirSync(join(profileDir, 'verifier'));
   const verifier = file ? loadMainProfile(join(profileDir, 'verifier')) : undefined;
-  if (verifier) console.log('verifier', JSON.stringify(summarize(verifier, undefined, 16), null, 1));
+  if (verifier) console.log('verifier', JSON.stringify(summarize(verifier, undefined, Number(process.env.PROFILE_TOP ?? 16)), null, 1));
 }
 removeDir(dir);

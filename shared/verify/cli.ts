@@ -7,8 +7,7 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import { QldbVerificationError } from '../qldb/journal.ts';
-import { type ImportAudit, ImportAuditor } from '../qldb/audit.ts';
+import type { ImportAudit } from '../qldb/audit.ts';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
@@ -135,7 +134,9 @@ if (values.tiles) {
 process.stdout.write(`Verifying chain '${values.chain}' at ${values.url}\n`);
 // With --qldb: the chain's events rebuild QLDB's blocks as they are checked; the Main Chain's anchors of the
 // chain that carry the import's record are kept, to compare with the chain's own record.
-const auditor = values.qldb ? new ImportAuditor() : undefined;
+// Loaded only then: QLDB's Ion parser is most of what the verifier would otherwise load at every start.
+const { ImportAuditor, QldbVerificationError } = values.qldb ? { ...(await import('../qldb/audit.ts')), ...(await import('../qldb/journal.ts')) } : {};
+const auditor = ImportAuditor ? new ImportAuditor() : undefined;
 const anchoredRecords: Record<string, unknown>[] = [];
 let qldbProblem: string | null = null;
 const verdict = await verifyLedger({
@@ -151,7 +152,7 @@ const verdict = await verifyLedger({
           try {
             for (const event of block.events) auditor.add(event);
           } catch (error) {
-            if (!(error instanceof QldbVerificationError)) throw error;
+            if (!(QldbVerificationError && error instanceof QldbVerificationError)) throw error;
             qldbProblem = `block ${block.index} of '${chain}' (QLDB ${error.message})`;
           }
         },
@@ -170,7 +171,7 @@ if (verdict.verified && auditor) {
   try {
     if (!qldbProblem) audit = auditor.finish();
   } catch (error) {
-    if (!(error instanceof QldbVerificationError)) throw error;
+    if (!(QldbVerificationError && error instanceof QldbVerificationError)) throw error;
     qldbProblem = `QLDB ${error.message}`;
   }
   if (!qldbProblem && audit) {
