@@ -25,11 +25,11 @@ const stack = await startStack({
 });
 const ledgerVerify = join(import.meta.dirname, '..', '..', 'bin', 'ledger-verify.mjs');
 
-function verify(profile: boolean): Promise<{ seconds: number; cpu: Record<string, number> }> {
+function verify(profile: boolean, extra: string[] = []): Promise<{ seconds: number; cpu: Record<string, number> }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const flags = profile && profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, 'verifier')}`] : [];
-    const child = spawn(process.execPath, [...flags, ledgerVerify, '--url', stack.url, '--chain', 'r'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...flags, ledgerVerify, '--url', stack.url, '--chain', 'r', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     const pids = { service: stack.pid, dynamodb: stack.dynamoPid!, verifier: child.pid! };
     const from = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
     let last: Record<string, number> = from;
@@ -60,11 +60,16 @@ try {
     }),
   );
   const total = (await call(stack.url, 'GET', '/api/v1/chains/r/stats')).body.total_blocks as number;
-  for (const name of ['first run (pages kept)', 'second run', 'third run']) {
+  // THREADS=0,2: the runs after the first alternate the verifier's --threads over these (default: its own choice).
+  const threads = process.env.THREADS?.split(',') ?? [undefined];
+  const runs = ['first run (pages kept)', 'second run', 'third run', ...(threads.length > 1 ? ['fourth run', 'fifth run'] : [])];
+  for (const [n, name] of runs.entries()) {
+    const t = n === 0 ? undefined : threads[(n - 1) % threads.length];
     const fromUs = monotonicUs();
-    const { seconds, cpu } = await verify(name === 'second run');
+    const { seconds, cpu } = await verify(name === 'second run', t === undefined ? [] : ['--threads', t]);
     if (name === 'second run') window = { name, fromUs, toUs: monotonicUs() };
-    console.log(`${name}: ${Math.round(total / seconds)} blocks/s over ${total} blocks; CPU % of a core: ${JSON.stringify(cpu)}`);
+    const label = t === undefined ? name : `${name}, --threads ${t}`;
+    console.log(`${label}: ${Math.round(total / seconds)} blocks/s over ${total} blocks; CPU % of a core: ${JSON.stringify(cpu)}`);
   }
 } finally {
   await stack.stop();

@@ -9,11 +9,12 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import type { ImportAudit } from '../qldb/audit.ts';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
+import { defaultThreads, startPagePool } from './page-workers.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 
 const USAGE = `Usage: npx ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
-                          [--checkpoint FILE] [--save-checkpoint FILE] [--qldb]
+                          [--checkpoint FILE] [--save-checkpoint FILE] [--qldb] [--threads N]
 
   --public-key       the node's Ed25519 public key (64 hex) you trust; without it the node's own word is taken
   --checkpoint       a checkpoint saved earlier: the chain must still have the same root at that size
@@ -21,6 +22,8 @@ const USAGE = `Usage: npx ledger-verify --url URL --chain NAME [--public-key HEX
   --api-key          when the node requires keys (or set LEDGER_API_KEY)
   --qldb             the chain is a QLDB import (npm run import:qldb): also rebuild QLDB's blocks from its
                      events and check them by QLDB's hashing, up to the tip its Main Chain record names
+  --threads          worker threads that fetch and check pages of blocks (default: one a core, up to 8;
+                     0: all in the main thread)
 
        npx ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks]
 
@@ -45,6 +48,7 @@ try {
       state: { type: 'string' },
       blocks: { type: 'boolean' },
       qldb: { type: 'boolean' },
+      threads: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -59,6 +63,12 @@ if (values.help || !values.url || !values.chain) {
 }
 if (values['public-key'] && !/^[0-9a-fA-F]{64}$/.test(values['public-key'])) {
   process.stderr.write('--public-key must be 64 hex characters (an Ed25519 public key)\n');
+  process.exit(2);
+}
+
+const threads = values.threads === undefined ? defaultThreads() : Number(values.threads);
+if (!Number.isInteger(threads) || threads < 0 || threads > 64) {
+  process.stderr.write('--threads must be a whole number from 0 to 64\n');
   process.exit(2);
 }
 
@@ -139,6 +149,8 @@ const { ImportAuditor, QldbVerificationError } = values.qldb ? { ...(await impor
 const auditor = ImportAuditor ? new ImportAuditor() : undefined;
 const anchoredRecords: Record<string, unknown>[] = [];
 let qldbProblem: string | null = null;
+const apiKey = values['api-key'] ?? process.env.LEDGER_API_KEY;
+const pool = threads > 0 ? startPagePool({ base: values.url.replace(/\/+$/, ''), headers: apiKey ? { 'X-API-Key': apiKey } : {}, threads }) : undefined;
 const verdict = await verifyLedger({
   ...(auditor
     ? {
@@ -161,10 +173,11 @@ const verdict = await verifyLedger({
   url: values.url,
   chain: values.chain,
   publicKey: values['public-key'],
-  apiKey: values['api-key'] ?? process.env.LEDGER_API_KEY,
+  apiKey,
   savedCheckpoint: saved,
   progress,
-});
+  ...(pool ? { pages: pool } : {}),
+}).finally(() => pool?.close());
 for (const note of verdict.notes) process.stdout.write(`  note: ${note}\n`);
 if (verdict.verified && auditor) {
   let audit: ImportAudit | undefined;

@@ -7,9 +7,10 @@
  */
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.ts';
-import { ZERO_HASH, asStored, hashBlock } from '../ledger/hashing.ts';
+import { ZERO_HASH } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
+import { type CheckedPage, checkPage, Failure, getJson, PAGE, type PageRequest, pagePath } from './pages.ts';
 
 export interface SignedCheckpoint extends CheckpointFields {
   signature: string;
@@ -29,6 +30,11 @@ export interface VerifierOptions {
   /** Called with each block once it is checked, in order (the Main Chain's first, for a Sub-Chain). */
   onBlock?: (chain: string, block: Block) => void;
   fetch?: typeof fetch;
+  /**
+   * Where pages are fetched and checked (page-workers.ts: in worker threads, every core at work); by default here,
+   * with `fetch`. `inFlight`: pages asked for ahead of the one being linked.
+   */
+  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number };
 }
 
 export interface Verdict {
@@ -60,18 +66,8 @@ export interface Block {
   }[];
 }
 
-/** Blocks per page (the API's largest) and pages requested ahead of the one being checked. */
-const PAGE = 100;
+/** Pages requested ahead of the one being checked, at least. */
 const PAGES_IN_FLIGHT = 6;
-
-class Failure extends Error {
-  constructor(
-    message: string,
-    readonly block: number | null = null,
-  ) {
-    super(message);
-  }
-}
 
 export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   const base = options.url.replace(/\/+$/, '');
@@ -91,17 +87,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     checkpoint: null,
   };
 
-  async function get<T>(path: string): Promise<T> {
-    let res: Response;
-    try {
-      res = await http(`${base}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
-    } catch (error) {
-      throw new Failure(`cannot reach ${base}: ${(error as Error).message}`);
-    }
-    const body = (await res.json().catch(() => null)) as T & { detail?: unknown };
-    if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
-    return body;
-  }
+  const get = <T>(path: string): Promise<T> => getJson<T>(http, base, headers, path);
 
   function checkSignature(checkpoint: SignedCheckpoint, publicKey: string, what: string): void {
     if (!/^[0-9a-f]{128}$/i.test(checkpoint.signature ?? '')) throw new Failure(`${what} carries no signature`);
@@ -110,10 +96,18 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     }
   }
 
+  /** Fetches and checks a page here, in this thread. */
+  const checkHere = async (request: PageRequest): Promise<CheckedPage> =>
+    checkPage((await get<{ blocks: Block[] }>(pagePath(request.chain, request.offset))).blocks, request);
+  const pages = options.pages ?? { check: checkHere, inFlight: PAGES_IN_FLIGHT };
+
   /**
-   * Downloads blocks 0…size−1 and checks each in order. Pages are fetched ahead (a few in flight) while
-   * earlier ones are checked. `atSize(n, root, lastHash)` is called after block n−1 for each n in `sizes`
-   * (where something was signed or anchored): the tree's root is computed only there.
+   * Downloads blocks 0…size−1 and checks each in order. Pages are fetched and checked ahead (a few in flight,
+   * wherever `pages` checks them) while earlier ones are linked: each page's first block to the page before, and
+   * every block's hash into the tree. `atSize(n, root, lastHash)` is called after block n−1 for each n in `sizes`
+   * (where something was signed or anchored): the tree's root is computed only there. A page's failure is
+   * reported once every block before it is linked, so the verdict names the first bad block, as a check of one
+   * block after another would.
    */
   async function walk(
     chain: string,
@@ -123,15 +117,15 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     keep = false,
   ): Promise<Block[]> {
     const kept: Block[] = [];
+    const keepBlocks = keep || options.onBlock !== undefined;
     let erasedEvents = 0;
     let frontier: Buffer[] = [];
     let previous = ZERO_HASH;
-    const pageAt = (offset: number) => get<{ blocks: Block[] }>(`/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`);
-    const ahead: Promise<{ blocks: Block[] }>[] = [];
+    const ahead: Promise<CheckedPage>[] = [];
     let nextOffset = 0;
     const refill = () => {
-      while (ahead.length < PAGES_IN_FLIGHT && nextOffset < size) {
-        const page = pageAt(nextOffset);
+      while (ahead.length < Math.max(1, pages.inFlight) && nextOffset < size) {
+        const page = pages.check({ chain, offset: nextOffset, size, keepBlocks });
         page.catch(() => undefined); // awaited in order below; an early failure must not go unhandled
         ahead.push(page);
         nextOffset += PAGE;
@@ -140,23 +134,22 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     for (let offset = 0; offset < size; offset += PAGE) {
       refill();
       const page = await ahead.shift()!;
-      let expected = offset;
-      for (const block of page.blocks) {
-        if (expected >= size) break;
-        if (block.index !== expected) throw new Failure(`block ${expected} of '${chain}' is missing (the next block is ${block.index})`, expected);
-        if (block.chain_name !== chain) throw new Failure(`block ${expected} of '${chain}' names chain '${block.chain_name}'`, expected);
-        // Erasable events are answered opened (or erased): hashed as stored, with their sealed details.
-        if (hashBlock(asStored(block as never)) !== block.hash)
-          throw new Failure(`block ${expected} of '${chain}': its hash does not match its contents`, expected);
-        for (const event of block.events) if ((event as { erased?: boolean }).erased) erasedEvents += 1;
-        if (block.previous_hash !== previous) throw new Failure(`block ${expected} of '${chain}' does not link to block ${expected - 1}`, expected);
-        frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
-        if (sizes.has(expected + 1)) atSize(expected + 1, frontierRoot(frontier).toString('hex'), block.hash);
-        previous = block.hash;
-        options.onBlock?.(chain, block);
-        if (keep) kept.push(block); // only the Main Chain's are read again (for anchors): a long chain stays out of memory
-        expected += 1;
+      if (page.failure?.block === null) throw new Failure(page.failure.message);
+      for (const [i, hash] of page.hashes.entries()) {
+        const index = offset + i;
+        if (i === 0 && page.previous !== previous) throw new Failure(`block ${index} of '${chain}' does not link to block ${index - 1}`, index);
+        frontier = appendLeaf(frontier, index, leafHash(Buffer.from(hash, 'hex'))).frontier;
+        if (sizes.has(index + 1)) atSize(index + 1, frontierRoot(frontier).toString('hex'), hash);
+        previous = hash;
+        const block = page.blocks?.[i];
+        if (block) {
+          options.onBlock?.(chain, block);
+          if (keep) kept.push(block); // only the Main Chain's are read again (for anchors): a long chain stays out of memory
+        }
       }
+      erasedEvents += page.erased;
+      if (page.failure) throw new Failure(page.failure.message, page.failure.block);
+      const expected = offset + page.hashes.length;
       if (expected < Math.min(size, offset + PAGE)) throw new Failure(`block ${expected} of '${chain}' is missing`, expected);
       options.progress?.(chain, expected, size);
     }

@@ -1,0 +1,69 @@
+/**
+ * Pages of blocks fetched and checked in worker threads, so that an audit uses every core: recomputing each
+ * block's hash (RFC 8785 + SHA-256) and parsing its page are most of a verifier's work, and pages are checked
+ * independently (pages.ts); the verifier links them in order. Node only (the CLI's); the worker's code is
+ * bundled from page-worker.ts with esbuild when the pool starts (tens of milliseconds, where loading it through
+ * tsx in each worker took hundreds).
+ */
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { buildSync } from 'esbuild';
+import type { CheckedPage, PageRequest } from './pages.ts';
+
+export interface PagePool {
+  check(request: PageRequest): Promise<CheckedPage>;
+  /** Pages to ask for ahead of the one being linked: enough to keep every worker busy. */
+  inFlight: number;
+  threads: number;
+  close(): Promise<void>;
+}
+
+/** One worker a core, up to 8 (past that the node, not the verifier, sets the pace). */
+export const defaultThreads = (): number => Math.max(1, Math.min(8, availableParallelism()));
+
+export function startPagePool({ base, headers, threads }: { base: string; headers: Record<string, string>; threads: number }): PagePool {
+  const code = buildSync({
+    entryPoints: [fileURLToPath(new URL('./page-worker.ts', import.meta.url))],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    logLevel: 'silent',
+  }).outputFiles[0]!.text;
+  type Waiting = { resolve: (page: CheckedPage) => void; reject: (error: Error) => void };
+  const slots = Array.from({ length: threads }, () => {
+    const worker = new Worker(code, { eval: true, workerData: { base, headers } });
+    worker.unref(); // an unfinished pool never keeps the verifier's process alive
+    const slot = { worker, waiting: new Map<number, Waiting>() };
+    const failAll = (error: Error) => {
+      for (const waiting of slot.waiting.values()) waiting.reject(error);
+      slot.waiting.clear();
+    };
+    worker.on('message', ({ id, page }: { id: number; page: CheckedPage }) => {
+      slot.waiting.get(id)?.resolve(page);
+      slot.waiting.delete(id);
+    });
+    worker.on('error', (error) => failAll(new Error(`a page worker failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => failAll(new Error(`a page worker exited (code ${code})`)));
+    return slot;
+  });
+  let nextId = 0;
+  return {
+    threads,
+    inFlight: Math.max(6, 3 * threads),
+    check(request) {
+      // The least busy worker takes the page.
+      const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
+      const id = nextId++;
+      return new Promise<CheckedPage>((resolve, reject) => {
+        slot.waiting.set(id, { resolve, reject });
+        slot.worker.postMessage({ id, request });
+      });
+    },
+    async close() {
+      await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    },
+  };
+}

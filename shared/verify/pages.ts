@@ -1,0 +1,92 @@
+/**
+ * One page of a chain's blocks, checked on its own: each block's index and chain, its hash recomputed from the
+ * public rule (RFC 8785 + SHA-256), and its link to the block before it on the page. What links pages together
+ * and builds the tree is the verifier's (verifier.ts), in order; a page is checked wherever it is fetched, in the
+ * verifier's thread or in a worker (page-workers.ts), so that an audit uses every core. Pure client code.
+ */
+import { asStored, hashBlock } from '../ledger/hashing.ts';
+import type { Block } from './verifier.ts';
+
+/** Blocks per page: the API's largest, at offsets that are multiples of it (a node keeps such pages whole). */
+export const PAGE = 100;
+
+/** A problem the verdict names: its message, and the first block it concerns when one can be named. */
+export class Failure extends Error {
+  constructor(
+    message: string,
+    readonly block: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface PageRequest {
+  chain: string;
+  /** The page's first block. */
+  offset: number;
+  /** Blocks the verifier checks (the signed tree's size): blocks past it are ignored. */
+  size: number;
+  /** Whether the checked blocks are wanted back (an anchor's or a caller's reading of them). */
+  keepBlocks: boolean;
+}
+
+export interface CheckedPage {
+  /** The hashes of the page's blocks that passed every check, in order from the page's first block. */
+  hashes: string[];
+  /** The first block's `previous_hash`, for the verifier to link to the page before. */
+  previous: string | null;
+  /** Events of those blocks whose data subject was erased. */
+  erased: number;
+  /** Those blocks, when asked for. */
+  blocks?: Block[];
+  /**
+   * The first check that failed, at the block after the last good one; `block` null when the page itself could
+   * not be had (the node unreachable, or an error answer): nothing of it was checked.
+   */
+  failure?: { message: string; block: number | null };
+}
+
+export function pagePath(chain: string, offset: number): string {
+  return `/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`;
+}
+
+/** Checks a page's blocks in order, up to the first that fails. */
+export function checkPage(blocks: readonly Block[], { chain, offset, size, keepBlocks }: PageRequest): CheckedPage {
+  const page: CheckedPage = { hashes: [], previous: blocks[0]?.previous_hash ?? null, erased: 0, ...(keepBlocks ? { blocks: [] } : {}) };
+  for (const block of blocks) {
+    const expected = offset + page.hashes.length;
+    if (expected >= size) break;
+    const problem =
+      block.index !== expected
+        ? `block ${expected} of '${chain}' is missing (the next block is ${block.index})`
+        : block.chain_name !== chain
+          ? `block ${expected} of '${chain}' names chain '${block.chain_name}'`
+          : // Erasable events are answered opened (or erased): hashed as stored, with their sealed details.
+            hashBlock(asStored(block as never)) !== block.hash
+            ? `block ${expected} of '${chain}': its hash does not match its contents`
+            : expected > offset && block.previous_hash !== page.hashes.at(-1)
+              ? `block ${expected} of '${chain}' does not link to block ${expected - 1}`
+              : undefined;
+    if (problem !== undefined) {
+      page.failure = { message: problem, block: expected };
+      break;
+    }
+    for (const event of block.events) if ((event as { erased?: boolean }).erased) page.erased += 1;
+    page.hashes.push(block.hash);
+    page.blocks?.push(block);
+  }
+  return page;
+}
+
+/** A JSON answer of the node; a node out of reach, or an error answer, is a Failure naming it. */
+export async function getJson<T>(http: typeof fetch, base: string, headers: Record<string, string>, path: string): Promise<T> {
+  let res: Response;
+  try {
+    res = await http(`${base}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
+  } catch (error) {
+    throw new Failure(`cannot reach ${base}: ${(error as Error).message}`);
+  }
+  const body = (await res.json().catch(() => null)) as T & { detail?: unknown };
+  if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
+  return body;
+}

@@ -1,0 +1,100 @@
+/**
+ * ledger-verify's pages, checked in its own thread or in worker threads (shared/verify/page-workers.ts), against a
+ * node served from memory here: an untouched chain verifies either way, and a chain with a forged block, a broken
+ * link across pages or a missing block gets the same verdict either way, naming the first bad block.
+ */
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { publicKeyToHex } from '#shared/ed25519';
+import { buildBlocks, type BlockDraft } from '#shared/ledger/blocks';
+import { checkpointMessage } from '#shared/ledger/checkpoint';
+import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
+import { blockHashesRoot } from '#shared/ledger/merkle';
+import type { Block } from '#shared/ledger/types';
+import { type PagePool, startPagePool } from '#shared/verify/page-workers';
+import { verifyLedger } from '#shared/verify/verifier';
+
+const SIZE = 350;
+const genesis = sealBlock({ index: 0, chain_name: 'main', timestamp: 1_764_000_000, previous_hash: ZERO_HASH, events: [] });
+const drafts: BlockDraft[] = Array.from({ length: SIZE - 1 }, (_, i) => ({
+  events: [{ entity_id: `e-${i}`, event_type: 'recorded', details: { i }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false }],
+}));
+const chain: Block[] = [genesis, ...buildBlocks('main', { headIndex: 0, headHash: genesis.hash }, drafts, () => 1_764_000_000.5)];
+const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+const fields = { chain_name: 'main', tree_size: SIZE, root: blockHashesRoot(chain.map((b) => b.hash)), timestamp: 1_764_000_001, node_id: 'unit' };
+const checkpoint = { ...fields, signature: sign(null, checkpointMessage(fields), privateKey).toString('hex') };
+
+/** What the node answers now: the chain as it is, or as a test has spoiled it. */
+let served: Block[] = chain;
+let server: Server;
+let url: string;
+let pool: PagePool;
+
+before(async () => {
+  server = createServer((req, res) => {
+    const at = new URL(req.url ?? '/', 'http://unit');
+    const offset = Number(at.searchParams.get('offset'));
+    const body =
+      at.pathname === '/api/v1/identity'
+        ? { node_id: 'unit', public_key: publicKeyToHex(publicKey) }
+        : at.pathname === '/api/v1/chains/main/checkpoint'
+          ? checkpoint
+          : { chain_name: 'main', total: SIZE, limit: 100, offset, blocks: served.filter((b) => b.index >= offset && b.index < offset + 100) };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  pool = startPagePool({ base: url, headers: {}, threads: 2 });
+});
+after(async () => {
+  await pool.close();
+  server.close();
+});
+
+/** The verdict in this thread, and with the pool: they must agree. */
+async function verdicts() {
+  const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey) });
+  const threaded = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey), pages: pool });
+  const { notes: _a, ...a } = here;
+  const { notes: _b, ...b } = threaded;
+  assert.deepEqual(b, a, 'the same verdict with worker threads');
+  return here;
+}
+
+describe('ledger-verify: pages checked here or in worker threads', () => {
+  it('verifies an untouched chain of several pages', async () => {
+    served = chain;
+    const verdict = await verdicts();
+    assert.equal(verdict.verified, true, verdict.problem ?? '');
+    assert.equal(verdict.blocks, SIZE);
+    assert.equal(verdict.root, fields.root);
+  });
+
+  it('names a forged block in a later page', async () => {
+    served = chain.map((b) => (b.index === 257 ? { ...b, events: [{ ...b.events[0]!, details: { i: 'forged' } }] } : b));
+    const verdict = await verdicts();
+    assert.equal(verdict.verified, false);
+    assert.equal(verdict.firstBadBlock, 257);
+    assert.equal(verdict.problem, "block 257 of 'main': its hash does not match its contents");
+  });
+
+  it("names a page's first block that does not link to the page before, though it hashes right", async () => {
+    served = chain.map((b) => (b.index === 200 ? sealBlock({ ...b, previous_hash: 'ab'.repeat(32) }) : b));
+    const verdict = await verdicts();
+    assert.equal(verdict.firstBadBlock, 200);
+    assert.equal(verdict.problem, "block 200 of 'main' does not link to block 199");
+  });
+
+  it('names the gap a missing block leaves, and the first of two faults', async () => {
+    served = chain.filter((b) => b.index !== 120 && b.index !== 300);
+    const verdict = await verdicts();
+    assert.equal(verdict.firstBadBlock, 120);
+    assert.equal(verdict.problem, "block 120 of 'main' is missing (the next block is 121)");
+    served = chain.filter((b) => b.index < 340);
+    assert.equal((await verdicts()).problem, "block 340 of 'main' is missing");
+  });
+});
