@@ -241,6 +241,8 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
       return descending ? [...blocks].reverse() : blocks;
     },
 
+    readStoredRange: (chainName, from, to, consistent = false) => (to < from ? Promise.resolve([]) : readRange(chainName, from, to, consistent)),
+
     async listBlockHashes(chainName, toIndex) {
       const split = (await recordsFrom(chainName)) ?? toIndex + 1;
       const legacy = split > 0 ? await storage.listLegacyHashes(chainName, Math.min(toIndex, split - 1)) : [];

@@ -375,7 +375,8 @@ export function createProofs({
       let anchorsChecked = 0;
       const total = sizeOf(head);
       for (let from = 0; from < total; from += 100) {
-        const page = await repository.getBlockRange(chainName, from, Math.min(total - 1, from + 99), false);
+        // The blocks' records themselves, not a kept page of them: this checks the chain as stored.
+        const page = await repository.readStoredRange(chainName, from, Math.min(total - 1, from + 99));
         let expected = from;
         for (const block of page) {
           if (block.index !== expected) return report(expected, expected, `block ${expected} is missing`, anchorsChecked);

@@ -279,6 +279,11 @@ export interface BlockReads {
   findBlockByHash(chainName: string, hash: string): Promise<Block | undefined>;
   /** Blocks with indices in [from, to] that exist, ascending or descending; eventually consistent unless `consistent`. */
   getBlockRange(chainName: string, from: number, to: number, descending: boolean, consistent?: boolean): Promise<Block[]>;
+  /**
+   * Blocks from…to that exist, ascending, read from their own records (or block items), never from a kept page,
+   * and keeping none: what a check of the chain as stored reads.
+   */
+  readStoredRange(chainName: string, from: number, to: number, consistent?: boolean): Promise<Block[]>;
   /** The hashes of blocks 0…toIndex, in index order. */
   listBlockHashes(chainName: string, toIndex: number): Promise<string[]>;
   /**

@@ -311,6 +311,10 @@ describe('Class: LedgerStorage (connected)', () => {
       Array.from({ length: 100 }, (_, i) => 199 - i),
       'descending too',
     );
+    // A check of the chain as stored reads the records themselves, never the kept page, and keeps nothing.
+    sent.length = 0;
+    assert.deepEqual(await cold.readStoredRange('iota', 100, 199), first);
+    assert.ok(sent.includes('BatchGetItemCommand') && !sent.includes('PutItemCommand'), sent.join(', '));
     // Not kept: a page cut short by the chain's end, and a range that is not a page at a multiple of 100.
     sent.length = 0;
     assert.equal((await cold.getBlockRange('iota', 200, 299, false)).length, 50);
