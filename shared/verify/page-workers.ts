@@ -15,6 +15,8 @@ export interface PagePool {
   check(request: PageRequest): Promise<CheckedPage>;
   /** Pages to ask for ahead of the one being linked: enough to keep every worker busy. */
   inFlight: number;
+  /** Chains of this many blocks or fewer are checked in the verifier's own thread: a few pages are not worth the start. */
+  minBlocks: number;
   threads: number;
   close(): Promise<void>;
 }
@@ -22,7 +24,44 @@ export interface PagePool {
 /** One worker a core, up to 8 (past that the node, not the verifier, sets the pace). */
 export const defaultThreads = (): number => Math.max(1, Math.min(8, availableParallelism()));
 
-export function startPagePool({ base, headers, threads }: { base: string; headers: Record<string, string>; threads: number }): PagePool {
+/**
+ * A pool of `threads` workers, started on the first page it is asked for (a verifier that checks no long chain
+ * never pays the 100–150 ms of bundling and starting them).
+ */
+export function startPagePool({
+  base,
+  headers,
+  threads,
+  minBlocks = 2_000,
+}: {
+  base: string;
+  headers: Record<string, string>;
+  threads: number;
+  minBlocks?: number;
+}): PagePool {
+  let slots: ReturnType<typeof startWorkers> | undefined;
+  let nextId = 0;
+  return {
+    threads,
+    minBlocks,
+    inFlight: Math.max(6, 3 * threads),
+    check(request) {
+      slots ??= startWorkers(base, headers, threads);
+      // The least busy worker takes the page.
+      const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
+      const id = nextId++;
+      return new Promise<CheckedPage>((resolve, reject) => {
+        slot.waiting.set(id, { resolve, reject });
+        slot.worker.postMessage({ id, request });
+      });
+    },
+    async close() {
+      await Promise.all((slots ?? []).map((slot) => slot.worker.terminate()));
+    },
+  };
+}
+
+function startWorkers(base: string, headers: Record<string, string>, threads: number) {
   const code = buildSync({
     entryPoints: [fileURLToPath(new URL('./page-worker.ts', import.meta.url))],
     bundle: true,
@@ -33,7 +72,7 @@ export function startPagePool({ base, headers, threads }: { base: string; header
     logLevel: 'silent',
   }).outputFiles[0]!.text;
   type Waiting = { resolve: (page: CheckedPage) => void; reject: (error: Error) => void };
-  const slots = Array.from({ length: threads }, () => {
+  return Array.from({ length: threads }, () => {
     const worker = new Worker(code, { eval: true, workerData: { base, headers } });
     worker.unref(); // an unfinished pool never keeps the verifier's process alive
     const slot = { worker, waiting: new Map<number, Waiting>() };
@@ -49,21 +88,4 @@ export function startPagePool({ base, headers, threads }: { base: string; header
     worker.on('exit', (code) => failAll(new Error(`a page worker exited (code ${code})`)));
     return slot;
   });
-  let nextId = 0;
-  return {
-    threads,
-    inFlight: Math.max(6, 3 * threads),
-    check(request) {
-      // The least busy worker takes the page.
-      const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
-      const id = nextId++;
-      return new Promise<CheckedPage>((resolve, reject) => {
-        slot.waiting.set(id, { resolve, reject });
-        slot.worker.postMessage({ id, request });
-      });
-    },
-    async close() {
-      await Promise.all(slots.map((slot) => slot.worker.terminate()));
-    },
-  };
 }

@@ -32,9 +32,10 @@ export interface VerifierOptions {
   fetch?: typeof fetch;
   /**
    * Where pages are fetched and checked (page-workers.ts: in worker threads, every core at work); by default here,
-   * with `fetch`. `inFlight`: pages asked for ahead of the one being linked.
+   * with `fetch`. `inFlight`: pages asked for ahead of the one being linked; `minBlocks`: chains of this many blocks
+   * or fewer are checked here all the same.
    */
-  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number };
+  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number; minBlocks: number };
 }
 
 export interface Verdict {
@@ -99,7 +100,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   /** Fetches and checks a page here, in this thread. */
   const checkHere = async (request: PageRequest): Promise<CheckedPage> =>
     checkPage((await get<{ blocks: Block[] }>(pagePath(request.chain, request.offset))).blocks, request);
-  const pages = options.pages ?? { check: checkHere, inFlight: PAGES_IN_FLIGHT };
+  const here = { check: checkHere, inFlight: PAGES_IN_FLIGHT };
 
   /**
    * Downloads blocks 0…size−1 and checks each in order. Pages are fetched and checked ahead (a few in flight,
@@ -118,6 +119,8 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   ): Promise<Block[]> {
     const kept: Block[] = [];
     const keepBlocks = keep || options.onBlock !== undefined;
+    // A short chain is checked here: a few pages are not worth a worker's start.
+    const pages = options.pages && size > options.pages.minBlocks ? options.pages : here;
     let erasedEvents = 0;
     let frontier: Buffer[] = [];
     let previous = ZERO_HASH;

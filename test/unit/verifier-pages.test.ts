@@ -48,7 +48,7 @@ before(async () => {
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  pool = startPagePool({ base: url, headers: {}, threads: 2 });
+  pool = startPagePool({ base: url, headers: {}, threads: 2, minBlocks: 0 });
 });
 after(async () => {
   await pool.close();
@@ -68,6 +68,18 @@ async function verdicts() {
 describe('ledger-verify: pages checked here or in worker threads', () => {
   it('verifies an untouched chain of several pages', async () => {
     served = chain;
+    let checked = 0;
+    const counted = {
+      ...pool,
+      check: (request: Parameters<PagePool['check']>[0]) => {
+        checked += 1;
+        return pool.check(request);
+      },
+    };
+    assert.equal((await verifyLedger({ url, chain: 'main', pages: counted })).verified, true);
+    assert.equal(checked, 4, 'every page went to the pool');
+    assert.equal((await verifyLedger({ url, chain: 'main', pages: { ...counted, minBlocks: SIZE } })).verified, true);
+    assert.equal(checked, 4, 'none of a chain as short as the pool is told to leave');
     const verdict = await verdicts();
     assert.equal(verdict.verified, true, verdict.problem ?? '');
     assert.equal(verdict.blocks, SIZE);
