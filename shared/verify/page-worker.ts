@@ -3,8 +3,7 @@
  * own (pages.ts), answering what it found. Bundled and started by page-workers.ts; it holds nothing between pages.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CheckedPage, checkPage, Failure, getJson, type PageRequest, pagePath } from './pages.ts';
-import type { Block } from './verifier.ts';
+import { type Block, type CheckedPage, checkPage, Failure, getJson, type PageRequest, pagePath } from './pages.ts';
 
 const { base, headers } = workerData as { base: string; headers: Record<string, string> };
 

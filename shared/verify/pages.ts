@@ -5,7 +5,22 @@
  * verifier's thread or in a worker (page-workers.ts), so that an audit uses every core. Pure client code.
  */
 import { asStored, hashBlock } from '../ledger/hashing.ts';
-import type { Block } from './verifier.ts';
+
+/** A block as the verifier reads it (the fields it checks; the rest is hashed as it comes). */
+export interface Block {
+  index: number;
+  chain_name: string;
+  previous_hash: string;
+  hash: string;
+  events: {
+    event_id?: string;
+    entity_id: string;
+    event_type: string;
+    details: Record<string, unknown>;
+    details_metadata: Record<string, unknown> | null;
+    is_offchain?: boolean;
+  }[];
+}
 
 /** Blocks per page: the API's largest, at offsets that are multiples of it (a node keeps such pages whole). */
 export const PAGE = 100;

@@ -10,7 +10,7 @@ import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.t
 import { ZERO_HASH } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
-import { type CheckedPage, checkPage, Failure, getJson, PAGE, type PageRequest, pagePath } from './pages.ts';
+import { type Block, type CheckedPage, checkPage, Failure, getJson, PAGE, type PageRequest, pagePath } from './pages.ts';
 
 export interface SignedCheckpoint extends CheckpointFields {
   signature: string;
@@ -52,20 +52,7 @@ export interface Verdict {
   checkpoint: SignedCheckpoint | null;
 }
 
-export interface Block {
-  index: number;
-  chain_name: string;
-  previous_hash: string;
-  hash: string;
-  events: {
-    event_id?: string;
-    entity_id: string;
-    event_type: string;
-    details: Record<string, unknown>;
-    details_metadata: Record<string, unknown> | null;
-    is_offchain?: boolean;
-  }[];
-}
+export type { Block };
 
 /** Pages requested ahead of the one being checked, at least. */
 const PAGES_IN_FLIGHT = 6;
