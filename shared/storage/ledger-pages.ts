@@ -38,8 +38,11 @@ export function createPageStorage({
 }): PageStorage {
   const key = (chainName: string, first: number) => ({ pk: pagePk(chainName, first), sk: indexSk(first) });
   const keep = (chainName: string, first: number, bytes: Buffer) => cache?.set('page', `${chainName}|${first}`, bytes, bytes.byteLength);
+  /** Pages this instance found too large to keep: not looked up, nor packed again at every read. */
+  const tooLarge = new Set<string>();
   return {
     async getPage(chainName, first) {
+      if (tooLarge.has(`${chainName}|${first}`)) return undefined;
       const kept = cache?.lookup<Buffer>('page', `${chainName}|${first}`);
       if (kept) return unpackPage(kept);
       const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: key(chainName, first) })));
@@ -53,7 +56,11 @@ export function createPageStorage({
 
     async putPage(chainName, first, blocks) {
       const packed = packPage(blocks);
-      if (packed.byteLength > MAX_KEPT_PAGE_BYTES) return false;
+      if (packed.byteLength > MAX_KEPT_PAGE_BYTES) {
+        if (tooLarge.size >= 10_000) tooLarge.clear();
+        tooLarge.add(`${chainName}|${first}`);
+        return false;
+      }
       await send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...key(chainName, first), count: blocks.length, blocks: packed } })));
       keep(chainName, first, packed);
       return true;

@@ -141,6 +141,8 @@ describe('the read cache', () => {
     assert.equal(await pages.putPage('orders', 0, big), false);
     assert.equal(dynamo.commandCalls(PutCommand).length, 0);
     assert.ok(packPage(big).byteLength > MAX_KEPT_PAGE_BYTES);
+    assert.equal(await pages.getPage('orders', 0), undefined);
+    assert.equal(calls(), 0, 'nor looked up again by this instance');
   });
 
   it('takes the kept segments that follow on from an index, and asks DynamoDB only for the rest', async () => {
