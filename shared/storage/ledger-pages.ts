@@ -37,13 +37,15 @@ export function createPageStorage({
   cache?: ReadCache | undefined;
 }): PageStorage {
   const key = (chainName: string, first: number) => ({ pk: pagePk(chainName, first), sk: indexSk(first) });
-  const keep = (chainName: string, first: number, bytes: Buffer) => cache?.set('page', `${chainName}|${first}`, bytes, bytes.byteLength);
+  /** A page's name in the cache and among those too large. */
+  const id = (chainName: string, first: number) => `${chainName}|${first}`;
+  const keep = (chainName: string, first: number, bytes: Buffer) => cache?.set('page', id(chainName, first), bytes, bytes.byteLength);
   /** Pages this instance found too large to keep: not looked up, nor packed again at every read. */
   const tooLarge = new Set<string>();
   return {
     async getPage(chainName, first) {
-      if (tooLarge.has(`${chainName}|${first}`)) return undefined;
-      const kept = cache?.lookup<Buffer>('page', `${chainName}|${first}`);
+      if (tooLarge.has(id(chainName, first))) return undefined;
+      const kept = cache?.lookup<Buffer>('page', id(chainName, first));
       if (kept) return unpackPage(kept);
       const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: key(chainName, first) })));
       const bytes = out.Item?.blocks as Uint8Array | undefined;
@@ -58,7 +60,7 @@ export function createPageStorage({
       const packed = packPage(blocks);
       if (packed.byteLength > MAX_KEPT_PAGE_BYTES) {
         if (tooLarge.size >= 10_000) tooLarge.clear();
-        tooLarge.add(`${chainName}|${first}`);
+        tooLarge.add(id(chainName, first));
         return false;
       }
       await send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...key(chainName, first), count: blocks.length, blocks: packed } })));

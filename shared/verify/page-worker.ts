@@ -3,14 +3,14 @@
  * own (pages.ts), answering what it found. Bundled and started by page-workers.ts; it holds nothing between pages.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type Block, type CheckedPage, checkPage, Failure, getJson, type PageRequest, pagePath } from './pages.ts';
+import { type CheckedPage, Failure, fetchPage, type PageRequest } from './pages.ts';
 
 const { base, headers } = workerData as { base: string; headers: Record<string, string> };
 
 parentPort!.on('message', async ({ id, request }: { id: number; request: PageRequest }) => {
   let page: CheckedPage;
   try {
-    page = checkPage((await getJson<{ blocks: Block[] }>(fetch, base, headers, pagePath(request.chain, request.offset))).blocks, request);
+    page = await fetchPage(fetch, base, headers, request);
   } catch (error) {
     // The page could not be had: nothing of it was checked (a bug here is named too, never a hang).
     page = { hashes: [], previous: null, erased: 0, failure: { message: error instanceof Failure ? error.message : String(error), block: null } };

@@ -93,6 +93,11 @@ export function checkPage(blocks: readonly Block[], { chain, offset, size, keepB
   return page;
 }
 
+/** Fetches a page of the node and checks it; a node out of reach, or an error answer, is a Failure naming it. */
+export async function fetchPage(http: typeof fetch, base: string, headers: Record<string, string>, request: PageRequest): Promise<CheckedPage> {
+  return checkPage((await getJson<{ blocks: Block[] }>(http, base, headers, pagePath(request.chain, request.offset))).blocks, request);
+}
+
 /** A JSON answer of the node; a node out of reach, or an error answer, is a Failure naming it. */
 export async function getJson<T>(http: typeof fetch, base: string, headers: Record<string, string>, path: string): Promise<T> {
   let res: Response;

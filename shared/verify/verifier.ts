@@ -10,7 +10,7 @@ import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.t
 import { ZERO_HASH } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
-import { type Block, type CheckedPage, checkPage, Failure, getJson, PAGE, type PageRequest, pagePath } from './pages.ts';
+import { type Block, type CheckedPage, Failure, fetchPage, getJson, PAGE, type PageRequest } from './pages.ts';
 
 export interface SignedCheckpoint extends CheckpointFields {
   signature: string;
@@ -85,8 +85,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   }
 
   /** Fetches and checks a page here, in this thread. */
-  const checkHere = async (request: PageRequest): Promise<CheckedPage> =>
-    checkPage((await get<{ blocks: Block[] }>(pagePath(request.chain, request.offset))).blocks, request);
+  const checkHere = (request: PageRequest): Promise<CheckedPage> => fetchPage(http, base, headers, request);
   const here = { check: checkHere, inFlight: PAGES_IN_FLIGHT };
 
   /**
