@@ -83,6 +83,9 @@ describe('Block hashing (docs/rules.md, "Chains and blocks": SHA-256 of RFC 8785
   it('refuses values with no canonical form instead of hashing something else', () => {
     assert.throws(() => canonicalJson({ x: Number.NaN }), TypeError);
     assert.throws(() => canonicalJson({ x: '\ud800' }), TypeError);
+    // Lone surrogates anywhere: in a key, after plain text, a low one alone, a high one at the end.
+    for (const bad of [{ 'k\udc00': 1 }, { x: ['plain text \udfff'] }, { x: 'a\ud83d' }]) assert.throws(() => canonicalJson(bad), TypeError);
+    assert.throws(() => canonicalJson({ x: Number.POSITIVE_INFINITY }), TypeError);
   });
 
   it('refuses cycles and BigInt', () => {
