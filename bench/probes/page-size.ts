@@ -1,12 +1,14 @@
 /**
  * What a kept page of 100 blocks costs beside its 100 records (docs/capacity.md, "Reads"): three kinds of block
  * (details of a few bytes, an order-like record, 300 random bytes), each page's JSON and packed size, and the
- * read units of one eventually consistent read of the kept page against its records', and its write units once.
+ * read units of one eventually consistent read of the kept page against its records', and its write units once;
+ * and the page as answered (its JSON) and as sent to a caller that accepts br or gzip (shared/http/compression.ts).
  * `node --import tsx bench/probes/page-size.ts`
  */
 import { randomBytes } from 'node:crypto';
 import { buildBlocks } from '#shared/ledger/blocks';
-import { canonicalJson, ZERO_HASH } from '#shared/ledger/hashing';
+import { compressed } from '#shared/http/compression';
+import { canonicalJson, inContractOrder, ZERO_HASH } from '#shared/ledger/hashing';
 import { packPage } from '#shared/storage/ledger-pages';
 
 for (const [label, details] of [
@@ -49,5 +51,13 @@ for (const [label, details] of [
     page_rcu: rcu(packed + 60),
     records_rcu: recordItems,
     wcu_once: Math.ceil((packed + 60) / 1024),
+    ...answered(blocks),
   });
+}
+
+/** The page's answer as JSON, and the bytes it crosses the network as to a caller accepting br, or gzip. */
+function answered(blocks: ReturnType<typeof buildBlocks>) {
+  const body = JSON.stringify({ chain_name: 'orders', total: 1_000_000, limit: 100, offset: 100, blocks: blocks.map(inContractOrder) });
+  const sent = (coding: 'br' | 'gzip') => Buffer.from(compressed({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body }, coding).body!, 'base64').byteLength;
+  return { answer_json: Buffer.byteLength(body), sent_br: sent('br'), sent_gzip: sent('gzip') };
 }

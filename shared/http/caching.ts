@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { OPEN_ACCESS, type Principal } from '../access/policy.ts';
+import { type Coding, codedTag } from './compression.ts';
 
 /** A year: the longest lifetime HTTP caches honour, for what never changes. */
 export const IMMUTABLE_SECONDS = 31_536_000;
@@ -43,12 +44,16 @@ export const revalidated = (tag: string, principal: Principal) => ({ ETag: tag, 
 export const NO_STORE = { 'Cache-Control': 'no-store' } as const;
 
 /**
- * Whether `If-None-Match` names `tag` (RFC 9110: `*`, or a list of tags, compared weakly: `W/"x"` names `"x"`).
+ * Which form of `tag` `If-None-Match` names: the tag itself, or its form in `coding` (the form a compressed answer
+ * carries, shared/http/compression.ts), undefined when neither. RFC 9110: `*`, or a list of tags, compared weakly
+ * (`W/"x"` names `"x"`).
  */
-export function matchesTag(ifNoneMatch: string | undefined, tag: string): boolean {
-  if (!ifNoneMatch) return false;
+export function matchedTag(ifNoneMatch: string | undefined, tag: string, coding?: Coding): string | undefined {
+  if (!ifNoneMatch) return undefined;
   const value = ifNoneMatch.trim();
-  if (value === '*') return true;
+  if (value === '*') return tag;
+  const named = new Set(value.split(',').map((candidate) => candidate.trim().replace(/^W\//, '')));
   const opaque = tag.replace(/^W\//, '');
-  return value.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
+  if (named.has(opaque)) return tag;
+  return coding && named.has(codedTag(opaque, coding)) ? codedTag(tag, coding) : undefined;
 }

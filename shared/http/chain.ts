@@ -29,7 +29,8 @@ import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
 import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
-import { matchesTag } from './caching.ts';
+import { matchedTag } from './caching.ts';
+import { compressed, negotiateCoding } from './compression.ts';
 import { cors } from './cors.ts';
 import { viaCdn } from './cdn.ts';
 import { errorHandler, errorResponse, jsonResponse } from './errors.ts';
@@ -143,12 +144,16 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         );
       }
     }
-    // A conditional GET of what the caller already holds: 304, no body (shared/http/caching.ts).
+    // A conditional GET of what the caller already holds: 304, no body (shared/http/caching.ts); a large answer
+    // goes compressed to a caller that accepts it (shared/http/compression.ts).
+    const coding = definition.method === 'GET' && status === 200 ? negotiateCoding(headers['accept-encoding']) : undefined;
     const tag = reply.headers?.ETag;
-    if (definition.method === 'GET' && status === 200 && tag && matchesTag(headers['if-none-match'], tag)) {
-      return { statusCode: 304, headers: { ETag: tag, ...(reply.headers?.['Cache-Control'] ? { 'Cache-Control': reply.headers['Cache-Control'] } : {}) } };
+    const held = definition.method === 'GET' && status === 200 && tag ? matchedTag(headers['if-none-match'], tag, coding) : undefined;
+    if (held) {
+      return { statusCode: 304, headers: { ETag: held, ...(reply.headers?.['Cache-Control'] ? { 'Cache-Control': reply.headers['Cache-Control'] } : {}) } };
     }
-    return toResult(reply, status);
+    const result = toResult(reply, status);
+    return definition.method === 'GET' && status === 200 ? compressed(result, coding) : result;
   };
 
   const identify = requestId();

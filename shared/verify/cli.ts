@@ -10,6 +10,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import type { ImportAudit } from '../qldb/audit.ts';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import { defaultThreads, startPagePool } from './page-workers.ts';
+import { nodeHeaders } from './pages.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 
@@ -150,7 +151,7 @@ const auditor = ImportAuditor ? new ImportAuditor() : undefined;
 const anchoredRecords: Record<string, unknown>[] = [];
 let qldbProblem: string | null = null;
 const apiKey = values['api-key'] ?? process.env.LEDGER_API_KEY;
-const pool = threads > 0 ? startPagePool({ base: values.url.replace(/\/+$/, ''), headers: apiKey ? { 'X-API-Key': apiKey } : {}, threads }) : undefined;
+const pool = threads > 0 ? startPagePool({ base: values.url.replace(/\/+$/, ''), headers: nodeHeaders(values.url, apiKey), threads }) : undefined;
 const verdict = await verifyLedger({
   ...(auditor
     ? {

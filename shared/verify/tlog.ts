@@ -13,6 +13,7 @@ import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
 import { TILE_HEIGHT, TILE_WIDTH, availableWidth, decodeEntryBundle, splitHashes, tilePath, type TileRef } from '../tlog/tiles.ts';
+import { nodeHeaders } from './pages.ts';
 
 /** What a run leaves for the next: the signed checkpoint it verified and the compact range at its size. */
 export interface MonitorState {
@@ -70,7 +71,7 @@ const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 
 export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdict> {
   const http = options.fetch ?? fetch;
-  const headers: Record<string, string> = options.apiKey ? { [options.apiKeyHeader ?? 'X-API-Key']: options.apiKey } : {};
+  const headers = nodeHeaders(options.url, options.apiKey, options.apiKeyHeader);
   const concurrency = options.concurrency ?? 12;
   const verdict: TlogVerdict = {
     verified: false,

@@ -10,7 +10,7 @@ import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.t
 import { ZERO_HASH } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
-import { type Block, type CheckedPage, Failure, fetchPage, getJson, PAGE, type PageRequest } from './pages.ts';
+import { type Block, type CheckedPage, Failure, fetchPage, getJson, nodeHeaders, PAGE, type PageRequest } from './pages.ts';
 
 export interface SignedCheckpoint extends CheckpointFields {
   signature: string;
@@ -60,7 +60,7 @@ const PAGES_IN_FLIGHT = 6;
 export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   const base = options.url.replace(/\/+$/, '');
   const http = options.fetch ?? fetch;
-  const headers: Record<string, string> = options.apiKey ? { [options.apiKeyHeader ?? 'X-API-Key']: options.apiKey } : {};
+  const headers = nodeHeaders(options.url, options.apiKey, options.apiKeyHeader);
   const notes: string[] = [];
   const verdict: Verdict = {
     verified: false,

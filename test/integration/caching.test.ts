@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { request } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LedgerClient } from '#client/client';
+import { MIN_COMPRESSED_BYTES } from '#shared/http/compression';
 import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 let stack: Stack;
@@ -23,6 +26,21 @@ before(async () => {
 after(() => stopAndRemove(stack));
 
 const get = (path: string, headers: Record<string, string> = {}) => call(stack.url, 'GET', path, undefined, headers);
+
+/** A GET whose body is what came over the wire (fetch would decode it). */
+function raw(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${stack.url}${path}`, { headers, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** Appends an erasable event of a data subject; answers its block's index. */
 async function appendPersonal(entity: string, name: string, subject: string): Promise<string> {
@@ -90,6 +108,41 @@ describe('HTTP caching', () => {
       'public, no-cache',
       'a descending page shifts as the chain grows',
     );
+  });
+
+  it('sends a large answer compressed to a caller that accepts it, the same JSON, with its own tag; a small one as it is', async () => {
+    const path = `${B}/blocks?limit=100&offset=0`;
+    const plain = await raw(path, { 'accept-encoding': 'identity' });
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.headers.vary, 'Accept-Encoding', 'caches must keep the codings of one URL apart');
+    assert.ok(plain.body.byteLength > MIN_COMPRESSED_BYTES, `a page of 100 blocks is ${plain.body.byteLength} bytes`);
+    const tag = plain.headers.etag as string;
+    for (const [coding, accept, decode] of [
+      ['br', 'gzip, deflate, br', brotliDecompressSync],
+      ['gzip', 'gzip, deflate', gunzipSync],
+    ] as const) {
+      const packed = await raw(path, { 'accept-encoding': accept });
+      assert.equal(packed.headers['content-encoding'], coding);
+      assert.equal(packed.headers['cache-control'], IMMUTABLE);
+      assert.ok(packed.body.byteLength * 4 < plain.body.byteLength, `${coding}: ${packed.body.byteLength} of ${plain.body.byteLength} bytes`);
+      assert.deepEqual(decode(packed.body), plain.body, 'the same bytes, once decoded');
+      assert.equal(packed.headers.etag, `${tag.slice(0, -1)}-${coding}"`, 'a strong tag names exact bytes: each coding has its own');
+      // Revalidation by either tag: the 304 names what the caller holds.
+      const held = await raw(path, { 'accept-encoding': accept, 'if-none-match': packed.headers.etag as string });
+      assert.equal(held.status, 304);
+      assert.equal(held.headers.etag, packed.headers.etag);
+      assert.equal(held.body.byteLength, 0);
+      assert.equal((await raw(path, { 'accept-encoding': accept, 'if-none-match': tag })).status, 304);
+    }
+    assert.equal(
+      (await raw(path, { 'accept-encoding': 'identity', 'if-none-match': `${tag.slice(0, -1)}-br"` })).status,
+      200,
+      'not what this caller would get',
+    );
+    const block = await raw(`${B}/blocks/1`, { 'accept-encoding': 'br, gzip' });
+    assert.equal(block.status, 200);
+    assert.equal(block.headers['content-encoding'], undefined, `a block of ${block.body.byteLength} bytes goes in one flight as it is`);
+    assert.equal(block.headers.vary, undefined);
   });
 
   it('keeps a proof against a named tree size for good, and revalidates one against the latest tree', async () => {

@@ -15,6 +15,7 @@ import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
 import type { Block } from '#shared/ledger/types';
 import { type PagePool, startPagePool } from '#shared/verify/page-workers';
+import { nodeHeaders } from '#shared/verify/pages';
 import { verifyLedger } from '#shared/verify/verifier';
 
 const SIZE = 350;
@@ -108,5 +109,16 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
     assert.equal(verdict.problem, "block 120 of 'main' is missing (the next block is 121)");
     served = chain.filter((b) => b.index < 340);
     assert.equal((await verdicts()).problem, "block 340 of 'main' is missing");
+  });
+});
+
+describe('ledger-verify: what it asks a node for', () => {
+  it('sends its API key, and asks a node on this machine for uncompressed answers (nothing to save over loopback)', () => {
+    assert.deepEqual(nodeHeaders('http://127.0.0.1:3000', 'k'), { 'X-API-Key': 'k', 'Accept-Encoding': 'identity' });
+    assert.deepEqual(nodeHeaders('http://localhost:3000/'), { 'Accept-Encoding': 'identity' });
+    assert.deepEqual(nodeHeaders('http://[::1]:3000'), { 'Accept-Encoding': 'identity' });
+    // A node elsewhere: fetch's own Accept-Encoding (gzip), which a node answers pages in at a sixth of their size.
+    assert.deepEqual(nodeHeaders('https://ledger.example.com', 'k', 'X-Key'), { 'X-Key': 'k' });
+    assert.deepEqual(nodeHeaders('https://127.example.com'), {});
   });
 });
