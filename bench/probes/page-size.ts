@@ -58,6 +58,7 @@ for (const [label, details] of [
 /** The page's answer as JSON, and the bytes it crosses the network as to a caller accepting br, or gzip. */
 function answered(blocks: ReturnType<typeof buildBlocks>) {
   const body = JSON.stringify({ chain_name: 'orders', total: 1_000_000, limit: 100, offset: 100, blocks: blocks.map(inContractOrder) });
-  const sent = (coding: 'br' | 'gzip') => Buffer.from(compressed({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body }, coding).body!, 'base64').byteLength;
+  const sent = (coding: 'br' | 'gzip') =>
+    Buffer.from(compressed({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body }, coding).body!, 'base64').byteLength;
   return { answer_json: Buffer.byteLength(body), sent_br: sent('br'), sent_gzip: sent('gzip') };
 }

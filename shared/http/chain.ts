@@ -150,7 +150,12 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     const tag = reply.headers?.ETag;
     const held = definition.method === 'GET' && status === 200 && tag ? matchedTag(headers['if-none-match'], tag, coding) : undefined;
     if (held) {
-      return { statusCode: 304, headers: { ETag: held, ...(reply.headers?.['Cache-Control'] ? { 'Cache-Control': reply.headers['Cache-Control'] } : {}) } };
+      // A 304 carries the ETag, Cache-Control and Vary a 200 would have (RFC 9110 15.4.5).
+      const cacheControl = reply.headers?.['Cache-Control'];
+      return {
+        statusCode: 304,
+        headers: { ETag: held, ...(cacheControl ? { 'Cache-Control': cacheControl } : {}), ...(held !== tag ? { Vary: 'Accept-Encoding' } : {}) },
+      };
     }
     const result = toResult(reply, status);
     return definition.method === 'GET' && status === 200 ? compressed(result, coding) : result;

@@ -131,6 +131,7 @@ describe('HTTP caching', () => {
       const held = await raw(path, { 'accept-encoding': accept, 'if-none-match': packed.headers.etag as string });
       assert.equal(held.status, 304);
       assert.equal(held.headers.etag, packed.headers.etag);
+      assert.equal(held.headers.vary, 'Accept-Encoding');
       assert.equal(held.body.byteLength, 0);
       assert.equal((await raw(path, { 'accept-encoding': accept, 'if-none-match': tag })).status, 304);
     }
