@@ -11,13 +11,13 @@
  * after (kept compressed: the cache's bound counts the bytes it really holds).
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
 import type { LedgerStorage } from '../ledger/repository.ts';
 import type { Block } from '../ledger/types.ts';
+import { keptItems } from './kept-items.ts';
 import { pagePk, indexSk } from './keys.ts';
 import type { ReadCache } from './read-cache.ts';
-import { send } from './requests.ts';
 
 /**
  * DynamoDB's item limit is 400 KB, names and keys included: a page whose blocks compress to more (large
@@ -39,21 +39,14 @@ export function createPageStorage({
   const key = (chainName: string, first: number) => ({ pk: pagePk(chainName, first), sk: indexSk(first) });
   /** A page's name in the cache and among those too large. */
   const id = (chainName: string, first: number) => `${chainName}|${first}`;
-  const keep = (chainName: string, first: number, bytes: Buffer) => cache?.set('page', id(chainName, first), bytes, bytes.byteLength);
+  const items = keptItems({ client, tableName, cache, kind: 'page', attribute: 'blocks' });
   /** Pages this instance found too large to keep: not looked up, nor packed again at every read. */
   const tooLarge = new Set<string>();
   return {
     async getPage(chainName, first) {
       if (tooLarge.has(id(chainName, first))) return undefined;
-      const kept = cache?.lookup<Buffer>('page', id(chainName, first));
-      if (kept) return unpackPage(kept);
-      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: key(chainName, first) })));
-      const bytes = out.Item?.blocks as Uint8Array | undefined;
-      if (!bytes) return undefined;
-      // A copy: the SDK's bytes may be a view into a larger response buffer, which the cache would keep whole.
-      const packed = Buffer.from(bytes);
-      keep(chainName, first, packed);
-      return unpackPage(packed);
+      const packed = await items.get(key(chainName, first), id(chainName, first));
+      return packed && unpackPage(packed);
     },
 
     async putPage(chainName, first, blocks) {
@@ -63,8 +56,7 @@ export function createPageStorage({
         tooLarge.add(id(chainName, first));
         return false;
       }
-      await send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...key(chainName, first), count: blocks.length, blocks: packed } })));
-      keep(chainName, first, packed);
+      await items.put(key(chainName, first), id(chainName, first), packed, { count: blocks.length });
       return true;
     },
   };
