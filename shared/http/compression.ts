@@ -20,7 +20,7 @@ export const MIN_COMPRESSED_BYTES = 14_600;
 export type Coding = 'br' | 'gzip';
 
 /** Content types worth compressing: JSON and text (a checkpoint, metrics, docs). */
-const COMPRESSIBLE = /^(application\/(?:[\w.+-]+\+)?json|text\/)/i;
+const compressible = (type: string) => /^text\//i.test(type) || /^application\/([\w.-]+\+)?json\b/i.test(type);
 
 /**
  * The coding to answer in, from `Accept-Encoding` (RFC 9110 12.5.3): `br` or `gzip` with the higher quality above
@@ -43,13 +43,13 @@ export function negotiateCoding(acceptEncoding: string | undefined): Coding | un
 }
 
 /** The tag of an answer's bytes in `coding`. */
-export const codedTag = (tag: string, coding: Coding) => tag.replace(/"$/, `-${coding}"`);
+export const codedTag = (tag: string, coding: Coding) => `${tag.slice(0, -1)}-${coding}${tag.slice(-1)}`;
 
 /** The answer compressed in `coding` when it is large enough and of a kind that compresses; else as it is. */
 export function compressed(result: HttpResult, coding: Coding | undefined): HttpResult {
   const headers = result.headers ?? {};
   const type = String(headers['Content-Type'] ?? '');
-  if (result.isBase64Encoded || typeof result.body !== 'string' || !COMPRESSIBLE.test(type) || result.body.length < MIN_COMPRESSED_BYTES / 3) return result;
+  if (result.isBase64Encoded || typeof result.body !== 'string' || !compressible(type) || result.body.length < MIN_COMPRESSED_BYTES / 3) return result;
   const bytes = Buffer.from(result.body, 'utf8');
   if (bytes.byteLength < MIN_COMPRESSED_BYTES) return result;
   // The same URL answers in another coding to another caller: caches must tell them apart.
