@@ -3,6 +3,7 @@
  * gets, and what a compressed answer is. The stack's answers are tested over HTTP in test/integration/caching.test.ts.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { compressed, MIN_COMPRESSED_BYTES, negotiateCoding } from '#shared/http/compression';
@@ -66,6 +67,12 @@ describe('compressed answers', () => {
     assert.equal(plain.headers.ETag, '"abc"');
     assert.equal(plain.headers['Content-Encoding'], undefined);
     assert.equal(plain.headers.Vary, 'Accept-Encoding', 'a cache must not hand this to a caller that accepts br, nor the br one to this caller');
+    // What would not shrink (base64 of the compressed bytes is what Lambda carries, and counts against its 6 MB).
+    const noise = json(JSON.stringify({ blob: randomBytes(30_000).toString('base64') }), { ETag: '"n"' });
+    const sent = compressed(noise, 'br');
+    assert.equal(sent.body, noise.body);
+    assert.equal(sent.headers['Content-Encoding'], undefined);
+    assert.equal(sent.headers.ETag, '"n"');
     // Multi-byte text: the size that counts is in bytes.
     const accented = json(JSON.stringify({ note: 'é'.repeat(MIN_COMPRESSED_BYTES / 2 + 10) }));
     assert.equal(compressed(accented, 'gzip').headers['Content-Encoding'], 'gzip');
