@@ -2,7 +2,8 @@
  * What a kept page of 100 blocks costs beside its 100 records (docs/capacity.md, "Reads"): three kinds of block
  * (details of a few bytes, an order-like record, 300 random bytes), each page's JSON and packed size, and the
  * read units of one eventually consistent read of the kept page against its records', and its write units once;
- * and the page as answered (its JSON) and as sent to a caller that accepts br or gzip (shared/http/compression.ts).
+ * and the page as answered (its JSON), as sent to a caller that accepts br or gzip (shared/http/compression.ts), and
+ * what compressing it costs.
  * `node --import tsx bench/probes/page-size.ts`
  */
 import { randomBytes } from 'node:crypto';
@@ -55,10 +56,19 @@ for (const [label, details] of [
   });
 }
 
-/** The page's answer as JSON, and the bytes it crosses the network as to a caller accepting br, or gzip. */
+/**
+ * The page's answer as JSON, the bytes it crosses the network as to a caller accepting br, or gzip, and the ms of
+ * CPU compressing it costs the node (the mean of 200, after 20 to warm up).
+ */
 function answered(blocks: ReturnType<typeof buildBlocks>) {
   const body = JSON.stringify({ chain_name: 'orders', total: 1_000_000, limit: 100, offset: 100, blocks: blocks.map(inContractOrder) });
-  const sent = (coding: 'br' | 'gzip') =>
-    Buffer.from(compressed({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body }, coding).body!, 'base64').byteLength;
-  return { answer_json: Buffer.byteLength(body), sent_br: sent('br'), sent_gzip: sent('gzip') };
+  const send = (coding: 'br' | 'gzip') => compressed({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body }, coding);
+  const ms = (coding: 'br' | 'gzip') => {
+    for (let i = 0; i < 20; i += 1) send(coding);
+    const t0 = performance.now();
+    for (let i = 0; i < 200; i += 1) send(coding);
+    return Math.round(((performance.now() - t0) / 200) * 100) / 100;
+  };
+  const sent = (coding: 'br' | 'gzip') => Buffer.from(send(coding).body!, 'base64').byteLength;
+  return { answer_json: Buffer.byteLength(body), sent_br: sent('br'), sent_gzip: sent('gzip'), br_ms: ms('br'), gzip_ms: ms('gzip') };
 }

@@ -113,12 +113,12 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
 });
 
 describe('ledger-verify: what it asks a node for', () => {
-  it('sends its API key, and asks a node on this machine for uncompressed answers (nothing to save over loopback)', () => {
+  it('sends its API key, asks a node on this machine for uncompressed answers (nothing to save over loopback), and others for brotli', () => {
     assert.deepEqual(nodeHeaders('http://127.0.0.1:3000', 'k'), { 'X-API-Key': 'k', 'Accept-Encoding': 'identity' });
     assert.deepEqual(nodeHeaders('http://localhost:3000/'), { 'Accept-Encoding': 'identity' });
     assert.deepEqual(nodeHeaders('http://[::1]:3000'), { 'Accept-Encoding': 'identity' });
-    // A node elsewhere: fetch's own Accept-Encoding (gzip), which a node answers pages in at a sixth of their size.
-    assert.deepEqual(nodeHeaders('https://ledger.example.com', 'k', 'X-Key'), { 'X-Key': 'k' });
-    assert.deepEqual(nodeHeaders('https://127.example.com'), {});
+    // A node elsewhere: brotli or gzip, which a node answers pages in at a sixth of their size.
+    assert.deepEqual(nodeHeaders('https://ledger.example.com', 'k', 'X-Key'), { 'X-Key': 'k', 'Accept-Encoding': 'br, gzip' });
+    assert.deepEqual(nodeHeaders('https://127.example.com'), { 'Accept-Encoding': 'br, gzip' });
   });
 });
