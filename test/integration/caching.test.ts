@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { LedgerClient } from '#client/client';
 import { MIN_COMPRESSED_BYTES } from '#shared/http/compression';
+import { verifyLedger } from '#shared/verify/verifier';
 import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 let stack: Stack;
@@ -144,6 +145,22 @@ describe('HTTP caching', () => {
     assert.equal(block.status, 200);
     assert.equal(block.headers['content-encoding'], undefined, `a block of ${block.body.byteLength} bytes goes in one flight as it is`);
     assert.equal(block.headers.vary, undefined);
+  });
+
+  it('is verified whole by ledger-verify when its pages come compressed, as a node across a network sends them', async () => {
+    const codings: string[] = [];
+    // What a verifier elsewhere asks for (shared/verify/pages.ts), in place of the identity it asks a node here for.
+    const remote: typeof fetch = async (url, init) => {
+      const res = await fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), 'Accept-Encoding': 'br, gzip' } });
+      codings.push(res.headers.get('content-encoding') ?? 'identity');
+      return res;
+    };
+    const total = (await get(`${B}/blocks?limit=1`)).body.total;
+    const verdict = await verifyLedger({ url: stack.url, chain: 'cached', fetch: remote });
+    assert.equal(verdict.problem, null);
+    assert.equal(verdict.verified, true);
+    assert.ok(verdict.blocks >= total, `${verdict.blocks} of ${total} blocks`);
+    assert.ok(codings.filter((c) => c === 'br').length >= 2, `full pages came as brotli: ${codings.join(' ')}`);
   });
 
   it('keeps a proof against a named tree size for good, and revalidates one against the latest tree', async () => {
