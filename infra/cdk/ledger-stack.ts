@@ -8,15 +8,14 @@
  * Off-chain payloads go to a Kubo the deployer runs (IpfsApiUrl, behind IpfsApiAuth): Kubo's RPC is an
  * admin API and must never be reachable without it.
  * The WebSocket API (routes to one function) and the stream fan-out (the broadcaster, the only
- * function allowed to use the management API) complete it.
+ * function allowed to use the management API) complete it (realtime.ts), with the CDN in front (cdn.ts).
  */
 import { fileURLToPath } from 'node:url';
-import { Aws, type CfnElement, CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, type HttpMethod, HttpStage, LogGroupLogDestination, WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration, WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { HttpApi, type HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Alarm, type AlarmProps, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
@@ -30,9 +29,10 @@ import {
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { cdn } from './cdn.ts';
+import { realtime } from './realtime.ts';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Architecture, EventSourceMapping, Runtime, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -44,8 +44,6 @@ import { DYNAMODB_KEY_USE, type FunctionName, TABLE_ACCESS, type TableAction } f
 
 /** The HTTP API's stage-wide throttle (requests per second, and the burst), below the account's 10,000/s and 5,000 burst. */
 export const HTTP_API_THROTTLE = { rateLimit: 2_000, burstLimit: 1_000 } as const;
-/** The WebSocket API's: messages per second and burst (each connection is also limited by the ws function, SVC_WS_MESSAGES_PER_SECOND). */
-export const WEBSOCKET_THROTTLE = { rateLimit: 500, burstLimit: 250 } as const;
 
 /** The CloudWatch namespace of the functions' own metrics (SVC_CLOUDWATCH_METRICS_NAMESPACE). */
 export const CLOUDWATCH_NAMESPACE = 'VerifiableLedger';
@@ -384,90 +382,10 @@ export class LedgerStack extends Stack {
       }
     }
 
-    // WebSocket (docs/rules.md, "WebSocket"): the API's three routes to one function; $default answers as the route's response.
-    const wsFunction = makeFunction('ws', EVENT_FUNCTIONS.ws);
-    const wsIntegration = (id: string) => new WebSocketLambdaIntegration(id, wsFunction);
-    const webSocketApi = new WebSocketApi(this, 'WebSocketApi', {
-      connectRouteOptions: { integration: wsIntegration('WsConnect') },
-      disconnectRouteOptions: { integration: wsIntegration('WsDisconnect') },
-      defaultRouteOptions: { integration: wsIntegration('WsDefault'), returnResponse: true },
-    });
-    const wsStage = new WebSocketStage(this, 'WebSocketStage', {
-      webSocketApi,
-      stageName: 'live',
-      autoDeploy: true,
-      throttle: { rateLimit: WEBSOCKET_THROTTLE.rateLimit, burstLimit: WEBSOCKET_THROTTLE.burstLimit },
-    });
-    Validations.of(wsStage).acknowledge(
-      ...['AwsSolutions::AwsSolutions-APIG1', 'Serverless::Serverless-APIGWAccessLogging'].map((id) => ({
-        id,
-        reason:
-          "A WebSocket API's access logs need API Gateway's account-wide CloudWatch Logs role (AWS::ApiGateway::Account), a " +
-          'singleton this stack must not take over in the account; the ws function logs each connection, and every route that fails, itself.',
-      })),
-    );
+    // WebSocket (docs/rules.md, "WebSocket") and the broadcaster that pushes new blocks to its connections.
+    const wsStage = realtime(this, { makeFunction, ledgerTable: tables.ledger });
     // The explorer is served by the HTTP API but listens on the WebSocket API: tell it where that is.
     functions.docs.addEnvironment('SVC_WS_PUBLIC_URL', wsStage.url);
-
-    // The broadcaster: new blocks from the ledger table's stream, pushed through the management API.
-    const broadcast = makeFunction('broadcast', EVENT_FUNCTIONS.broadcast, { SVC_WS_MANAGEMENT_ENDPOINT: wsStage.callbackUrl });
-    // The management API: POST to a connection of this stage (pushes), not GET or DELETE (CDK's grant allows every method).
-    broadcast.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['execute-api:ManageConnections'],
-        resources: [`arn:${Aws.PARTITION}:execute-api:${Aws.REGION}:${Aws.ACCOUNT_ID}:${webSocketApi.apiId}/${wsStage.stageName}/POST/@connections/*`],
-      }),
-    );
-    // What Lambda's event source mapping reads the stream with (the function's role): the table's streams only.
-    broadcast.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-        resources: [tables.ledger.tableStreamArn!],
-      }),
-    );
-    // ListStreams too, which Lambda checks the role for when it creates the mapping. IAM has no resource for it
-    // (a wildcard-only action): granted on the ledger table's stream ARN, as this stack once did, it grants nothing.
-    broadcast.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
-    Validations.of(broadcast.role!).acknowledge(
-      {
-        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-        reason: 'dynamodb:ListStreams alone, which IAM grants on no resource but * (a wildcard-only action); Lambda checks the role for it.',
-      },
-      {
-        id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${this.getLogicalId(webSocketApi.node.defaultChild as CfnElement)}>/live/POST/@connections/*]`,
-        reason: 'Pushes go to connections by their id, which API Gateway makes as clients connect: POST to any connection of this API and stage, nothing else.',
-      },
-    );
-    // (The stream's records are encrypted with the key: DynamoDB decrypts them for the reader, as for the tables above.)
-    const deadLetters = new Queue(this, 'BroadcastDeadLetters', {
-      retentionPeriod: Duration.days(14),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-    });
-    Validations.of(deadLetters).acknowledge(
-      ...['AwsSolutions::AwsSolutions-SQS3', 'Serverless::Serverless-SQSRedrivePolicy'].map((id) => ({
-        id,
-        reason: 'It is the dead-letter queue (of the stream mapping): nothing consumes it to fail again, so it has no queue of its own behind it.',
-      })),
-    );
-    new EventSourceMapping(this, 'LedgerStreamToBroadcast', {
-      target: broadcast,
-      eventSourceArn: tables.ledger.tableStreamArn!,
-      startingPosition: StartingPosition.LATEST,
-      batchSize: 100,
-      maxBatchingWindow: Duration.millis(0),
-      bisectBatchOnError: true,
-      retryAttempts: 3,
-      reportBatchItemFailures: true,
-      // A batch that still fails after its retries is sent to the queue, by Lambda, as the function's role:
-      // sqs:SendMessage on it alone (CDK's SqsDlq would add GetQueueAttributes and GetQueueUrl, which nothing uses).
-      onFailure: {
-        bind: (_target, handler) => {
-          handler.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deadLetters.queueArn] }));
-          return { destination: deadLetters.queueArn };
-        },
-      },
-    });
 
     // The sweep of unwritten rounds (shared/ledger/sweep.ts): every hour, well inside the 7 days the pending
     // appends that hold a round's bodies are kept. Invoked asynchronously by EventBridge: a failed sweep is tried
