@@ -146,9 +146,10 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     }
     // A conditional GET of what the caller already holds: 304, no body (shared/http/caching.ts); a large answer
     // goes compressed to a caller that accepts it (shared/http/compression.ts).
-    const coding = definition.method === 'GET' && status === 200 ? negotiateCoding(headers['accept-encoding']) : undefined;
+    const readOk = definition.method === 'GET' && status === 200;
+    const coding = readOk ? negotiateCoding(headers['accept-encoding']) : undefined;
     const tag = reply.headers?.ETag;
-    const held = definition.method === 'GET' && status === 200 && tag ? matchedTag(headers['if-none-match'], tag, coding) : undefined;
+    const held = readOk && tag ? matchedTag(headers['if-none-match'], tag, coding) : undefined;
     if (held) {
       // A 304 carries the ETag, Cache-Control and Vary a 200 would have (RFC 9110 15.4.5).
       const cacheControl = reply.headers?.['Cache-Control'];
@@ -158,7 +159,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
       };
     }
     const result = toResult(reply, status);
-    return definition.method === 'GET' && status === 200 ? compressed(result, coding) : result;
+    return readOk ? compressed(result, coding) : result;
   };
 
   const identify = requestId();
