@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { MAX_LEASE_MS } from '#shared/ledger/append/settings';
 import { isAlive, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
 import { CI, readWholeChain, reconcile, report } from './support.ts';
 
@@ -217,9 +218,17 @@ describe('Crashes under load', () => {
         kills.push(wait);
       }
       const lastKill = Date.now();
-      // Past the lease of any instance that died holding it (1 s, more only while requests are slow), appends go on.
-      await new Promise((r) => setTimeout(r, 3_000));
+      // Past the lease of any instance that died holding it, appends go on. A lease lasts 1 s, longer while
+      // requests are slow (20 typical requests), never more than MAX_LEASE_MS: on a starved CI machine a
+      // killed holder's lease can hold the chain up past 2 s, and that is the design, not a stall.
+      const resumeBound = MAX_LEASE_MS + 2_000;
+      for (let waited = 0; waited < resumeBound + 1_000 && load.firstOkAfter(lastKill) === undefined; waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
       await stop();
+      const resumed = load.firstOkAfter(lastKill);
+      const resumedAfter = resumed === undefined ? 'never' : `${resumed - lastKill} ms`;
       const stopped = (pooled.output().match(/Fault injected: stopped a busy ledger instance/g) ?? []).length;
       // A killed instance's caller gets API Gateway's own 500: an outcome, as a lost connection is.
       const crashed = load.statuses.get('500') ?? 0;
@@ -228,7 +237,7 @@ describe('Crashes under load', () => {
       report(t, {
         area: 'faults',
         what: `ledger instances killed mid-request under ${CLIENTS} clients`,
-        tried: `${stopped} busy instances stopped (of ${kills.length} signals, seed ${SEED}); ${load.acknowledged.size} acknowledged; outcomes ${JSON.stringify(Object.fromEntries(load.statuses))}`,
+        tried: `${stopped} busy instances stopped (of ${kills.length} signals, seed ${SEED}); ${load.acknowledged.size} acknowledged; appends resumed ${resumedAfter} after the last kill; outcomes ${JSON.stringify(Object.fromEntries(load.statuses))}`,
         lost,
         forks,
         unexpected5xx: load.unexpected5xx - crashed,
@@ -240,11 +249,8 @@ describe('Crashes under load', () => {
       assert.equal(forks, 0);
       assert.equal(load.unexpected5xx - crashed, 0, 'no 5xx but the killed instances’ own');
       assert.equal(load.retryAfterMissing, 0);
-      const resumed = load.firstOkAfter(lastKill);
-      assert.ok(
-        resumed !== undefined && resumed - lastKill < 2_500,
-        `appends resumed after the last kill (after ${resumed === undefined ? 'never' : `${resumed - lastKill} ms`})`,
-      );
+      // A lease at its cap, then one round.
+      assert.ok(resumed !== undefined && resumed - lastKill < resumeBound, `appends resumed after the last kill (after ${resumedAfter})`);
     } finally {
       await pooled.stop();
       removeDir(pooled.dataDir);
