@@ -5,22 +5,13 @@
 import { ANSWER_MARGIN_MS, pause, remainingMs } from '../deadline.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
+import { createEventDetails, type ResolvedEvent } from './event-details.ts';
 import { QLDB_IMPORT_EVENT, SERVICE_EVENT } from './event-types.ts';
-import {
-  BadRequestError,
-  BlockNotFoundError,
-  ChainExistsError,
-  ChainNotFoundError,
-  DependencyUnavailableError,
-  GoneError,
-  UnprocessableError,
-  UnreadablePayloadError,
-  ValidationError,
-} from '../errors.ts';
+import { BadRequestError, BlockNotFoundError, ChainExistsError, ChainNotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
 import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import type { EventDraft } from './events.ts';
-import { HASH_PATTERN, ZERO_HASH, canonicalJson, sealBlock } from './hashing.ts';
+import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isWellFormedChainName } from './names.ts';
 import type { OffchainStore } from './offchain-port.ts';
@@ -29,11 +20,7 @@ import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, En
 /** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
 export const PROOF_EVENT_TYPE = SERVICE_EVENT.subChainProof;
 
-/**
- * Largest event kept on chain. DynamoDB items stop at 400 KB and a block is stored with its indexes;
- * larger payloads belong off chain (docs/rules.md, "Off-chain payloads").
- */
-export const MAX_ONCHAIN_EVENT_BYTES = 300_000;
+export { MAX_ONCHAIN_EVENT_BYTES, type ResolvedEvent } from './event-details.ts';
 
 export type BlockAddress = { kind: 'index'; index: number } | { kind: 'hash'; hash: string };
 
@@ -106,11 +93,6 @@ export interface LedgerOptions {
   idempotencyHoldMs?: number;
 }
 
-/** An event as answered with `resolve_cid=true`: the stored event, details replaced, or the reason it could not be. */
-export type ResolvedEvent = LedgerEvent & { resolve_error?: string; erased?: true };
-
-const RESOLVE_CONCURRENCY = 8;
-
 /** How long a subject's erasure may go without its Main Chain event before a later erasure writes it. */
 const ERASURE_EVENT_GRACE_MS = 60_000;
 
@@ -169,15 +151,14 @@ export function createLedger({
   now = () => Date.now() / 1000,
   idempotencyHoldMs,
 }: LedgerOptions): Ledger {
-  const payloads = (): OffchainStore => {
-    if (!offchain) throw new DependencyUnavailableError('IPFS (off-chain storage is not configured)');
-    return offchain;
-  };
-
-  const personal = (): PersonalData => {
-    if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
-    return personalData;
-  };
+  const {
+    payloads,
+    personal,
+    countPersonal,
+    reveal,
+    resolveBlocks,
+    prepare: prepareDraft,
+  } = createEventDetails({ offchain, personalData, offchainThresholdBytes });
 
   const idempotent = createIdempotency({
     repository,
@@ -188,129 +169,20 @@ export function createLedger({
     blind: (subjectId, details) => personal().blind(subjectId, details),
   });
 
-  /** Counts the appended events of each data subject (what an erasure reports); a failure to count loses no event. */
-  async function countPersonal(blocks: Block[]): Promise<void> {
-    const counts = new Map<string, number>();
-    for (const event of blocks.flatMap((b) => b.events))
-      if (event.subject_id !== undefined) counts.set(event.subject_id, (counts.get(event.subject_id) ?? 0) + 1);
-    await Promise.all(
-      [...counts].map(([id, n]) =>
-        personal()
-          .recordEvents(id, n)
-          .catch(() => undefined),
-      ),
-    );
-  }
-
-  /** An erasable event whose subject was erased, as every read answers it: no details, `erased: true`. */
-  const erased = (event: ResolvedEvent) => Object.assign(event, { details: null as unknown as Record<string, unknown>, erased: true as const });
-
-  /**
-   * Events as they are answered. Erasable events (with a `subject_id`) show their details opened with
-   * their subject's key, or, once the subject was erased, `details: null` and `erased: true`. With
-   * `resolveCid`, off-chain details are fetched and decrypted; an unreadable payload marks only its
-   * event, and an erased subject's payload is 410 Gone.
-   */
-  async function reveal(events: LedgerEvent[], resolveCid: boolean): Promise<ResolvedEvent[]> {
-    const resolved: ResolvedEvent[] = events.map((e) => ({ ...e }));
-    const subjects = resolved.filter((e) => e.subject_id !== undefined);
-    if (subjects.length > 0) {
-      // One read per subject, inline and off-chain events alike: off-chain details stay {} unless resolved.
-      const opened = await personal().openAll(subjects.map((e) => ({ subjectId: e.subject_id!, sealed: e.details_sealed ?? null })));
-      subjects.forEach((event, i) => {
-        const details = opened[i];
-        if (details === null) erased(event);
-        else if (details !== undefined) event.details = details;
-      });
-    }
-    if (!resolveCid) return resolved;
-    const pending = resolved.filter((e) => e.is_offchain && e.details_cid && e.details_nonce);
-    for (const event of pending) if (event.erased) throw new GoneError(`The details of event '${event.event_id}' were erased with their data subject`);
-    for (let i = 0; i < pending.length; i += RESOLVE_CONCURRENCY) {
-      await Promise.all(
-        pending.slice(i, i + RESOLVE_CONCURRENCY).map(async (event) => {
-          try {
-            const value = await payloads().get(event.details_cid!, event.details_nonce!);
-            if (event.subject_id === undefined) {
-              event.details = (value ?? {}) as Record<string, unknown>;
-              return;
-            }
-            // An erasable event's payload is its sealed details: opened with its subject's key.
-            const [details] = await personal().openAll([{ subjectId: event.subject_id, sealed: String(value) }]);
-            if (!details) throw new GoneError(`The details of event '${event.event_id}' were erased with their data subject`);
-            event.details = details;
-          } catch (error) {
-            if (!(error instanceof UnreadablePayloadError)) throw error;
-            event.resolve_error = error.message;
-          }
-        }),
-      );
-    }
-    return resolved;
-  }
+  const requireHead = (chainName: string) => requireChainHead(repository, chainName);
 
   /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
   const resolve = (events: LedgerEvent[]) => reveal(events, true);
 
-  async function resolveBlocks(blocks: Block[], options: ReadOptions | undefined): Promise<Block[]> {
-    const resolveCid = options?.resolveCid ?? false;
-    if (!resolveCid && !blocks.some((b) => b.events.some((e) => e.subject_id !== undefined))) return blocks;
-    const events = await reveal(
-      blocks.flatMap((b) => b.events),
-      resolveCid,
-    );
-    let next = 0;
-    return blocks.map((block) => ({ ...block, events: block.events.map(() => events[next++]!) }));
-  }
-
-  const requireHead = (chainName: string) => requireChainHead(repository, chainName);
+  /** Readies a draft to commit (event-details.ts); the chain is read first unless the caller knows it exists. */
+  const prepare = (chainName: string, draft: EventDraft, chainExists: () => Promise<unknown> = () => requireHead(chainName)) =>
+    prepareDraft(draft, chainExists);
 
   function assertAppendable(chainName: string): void {
     if (chainName === MAIN_CHAIN) {
       throw new BadRequestError('The Main Chain holds only proofs; add events to a Sub-Chain');
     }
     if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
-  }
-
-  /**
-   * Checks a client's off-chain reference, or moves large details off chain; then checks the size.
-   * `chainExists` is awaited before anything is made for the chain (a subject's key, a payload in IPFS): it
-   * reads the head unless the caller knows the chain exists (or has read it once for several drafts).
-   */
-  async function prepare(chainName: string, draft: EventDraft, chainExists: () => Promise<unknown> = () => requireHead(chainName)): Promise<EventDraft> {
-    if (draft.subject_id !== undefined) {
-      // Personal data: only the details sealed under the subject's key are committed (or, when large, put
-      // in IPFS, sealed again there); `details` stays {} on chain. An erased subject takes no new data (410).
-      await chainExists(); // no key is made for a chain that does not exist
-      const sealed = await personal().seal(draft.subject_id, draft.details);
-      if (Buffer.byteLength(sealed) > offchainThresholdBytes) {
-        const stored = await payloads().put(sealed);
-        // Noted before it is committed: no payload of the subject's is left unknown to its erasure.
-        await personal().recordPayload(draft.subject_id, stored.cid);
-        draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true, details_sealed: null };
-      } else {
-        draft = { ...draft, details: {}, details_sealed: sealed };
-      }
-    } else if (draft.is_offchain) {
-      // A client-supplied reference must be readable now, or nobody could ever resolve it.
-      try {
-        await payloads().get(draft.details_cid!, draft.details_nonce!);
-      } catch (error) {
-        if (error instanceof UnreadablePayloadError) {
-          throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);
-        }
-        throw error;
-      }
-    } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
-      await chainExists(); // nothing goes to IPFS for a chain that does not exist
-      const stored = await payloads().put(draft.details);
-      draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
-    }
-    const size = Buffer.byteLength(canonicalJson(draft));
-    if (size > MAX_ONCHAIN_EVENT_BYTES) {
-      throw new UnprocessableError(`The event is ${size} bytes; events larger than ${MAX_ONCHAIN_EVENT_BYTES} bytes cannot be kept on chain`);
-    }
-    return draft;
   }
 
   return {
