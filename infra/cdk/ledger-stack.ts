@@ -2,7 +2,7 @@
  * The cloud stack (architecture.md, "The cloud stack"): the service's tables, declared from the same
  * definitions the local stack creates; a KMS key for table encryption, data keys and identity wrapping;
  * one Lambda per function group; an HTTP API whose routes come from infra/routes.ts (every prefix), with
- * `$default` answering the contract's 404; alarms; outputs.
+ * `$default` answering the contract's 404; alarms (the service's in alarms.ts); outputs.
  *
  * Everything per group is generated from GROUPS: adding a group is one entry there, not a block here.
  * Off-chain payloads go to a Kubo the deployer runs (IpfsApiUrl, behind IpfsApiAuth): Kubo's RPC is an
@@ -16,7 +16,6 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, type HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Alarm, type AlarmProps, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
   Billing,
@@ -28,6 +27,7 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { alarm, CLOUDWATCH_NAMESPACE, pascal, serviceAlarms } from './alarms.ts';
 import { cdn } from './cdn.ts';
 import { realtime } from './realtime.ts';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -39,32 +39,18 @@ import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, bundleFileSources } from '../bundling.ts';
-import { CLOUDWATCH_SERVICE } from '../../shared/metrics/cloudwatch.ts';
 import { DYNAMODB_KEY_USE, type FunctionName, TABLE_ACCESS, type TableAction } from './permissions.ts';
 
 /** The HTTP API's stage-wide throttle (requests per second, and the burst), below the account's 10,000/s and 5,000 burst. */
 export const HTTP_API_THROTTLE = { rateLimit: 2_000, burstLimit: 1_000 } as const;
 
-/** The CloudWatch namespace of the functions' own metrics (SVC_CLOUDWATCH_METRICS_NAMESPACE). */
-export const CLOUDWATCH_NAMESPACE = 'VerifiableLedger';
+export { CLOUDWATCH_NAMESPACE } from './alarms.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface LedgerStackProps extends StackProps {
   /** Table name prefix, so that several stages can share an account (default: the stack id and a hyphen). */
   tablePrefix?: string;
-}
-
-const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
-
-/** An alarm at or over its threshold (unless it says otherwise); no data is not a breach. */
-function alarm(scope: Construct, id: string, alarmDescription: string, props: Omit<AlarmProps, 'alarmDescription'>): Alarm {
-  return new Alarm(scope, id, {
-    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    treatMissingData: TreatMissingData.NOT_BREACHING,
-    alarmDescription,
-    ...props,
-  });
 }
 
 /** A DynamoDB table exactly as shared/storage/tables.ts defines it, plus PITR and SSE with the key. */
@@ -218,7 +204,7 @@ export class LedgerStack extends Stack {
           SVC_RATE_LIMIT_RPM: rateLimit.valueAsString,
           // Request counts for the whole service, not one instance (flushed at the end of a request, at most every 5 s).
           SVC_METRICS_BACKEND: 'dynamodb',
-          // Per-request CloudWatch metrics (embedded metric format on stdout): the alarms below read them.
+          // Per-request CloudWatch metrics (embedded metric format on stdout): the alarms (alarms.ts) read them.
           SVC_CLOUDWATCH_METRICS_NAMESPACE: CLOUDWATCH_NAMESPACE,
           // One node identity for every instance, made on first use in the registry table.
           SVC_IDENTITY_STORE: 'registry',
@@ -342,45 +328,7 @@ export class LedgerStack extends Stack {
     // everything else passes through uncached, every header but Host forwarded and every answer's headers intact.
     const distribution = cdn(this, api, edgeSecret);
 
-    alarm(this, 'Api5xx', "The API answered 5xx: see the functions' logs by request id", {
-      metric: api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 5,
-      evaluationPeriods: 1,
-    });
-    alarm(this, 'ApiLatencyP99', 'p99 latency over 2 s for 15 minutes', {
-      metric: api.metricLatency({ period: Duration.minutes(5), statistic: 'p99' }),
-      threshold: 2_000,
-      evaluationPeriods: 3,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-    });
-    // The functions' own figures (shared/metrics/cloudwatch.ts, Powertools Metrics in EMF): appends as the client waits for them.
-    alarm(this, 'AppendLatencyP99', 'p99 append latency (the ledger function, request to answer) over 1 s for 15 minutes: see docs/capacity.md', {
-      metric: new Metric({
-        namespace: CLOUDWATCH_NAMESPACE,
-        metricName: 'AppendLatency',
-        dimensionsMap: { service: CLOUDWATCH_SERVICE, function: 'ledger' },
-        statistic: 'p99',
-        period: Duration.minutes(5),
-      }),
-      threshold: 1_000,
-      evaluationPeriods: 3,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-    });
-    // A hot partition throttles even an on-demand table: appends to one chain meet on its head's partition.
-    for (const [role, table] of Object.entries(tables)) {
-      for (const kind of ['Read', 'Write'] as const) {
-        alarm(
-          this,
-          `${pascal(role)}Table${kind}Throttles`,
-          `${role} table: ${kind.toLowerCase()} requests throttled (a hot partition, or the account's table limits)`,
-          {
-            metric: table.metric(`${kind}ThrottleEvents`, { period: Duration.minutes(5), statistic: 'Sum' }),
-            threshold: 1,
-            evaluationPeriods: 1,
-          },
-        );
-      }
-    }
+    serviceAlarms(this, api, tables);
 
     // WebSocket (docs/rules.md, "WebSocket") and the broadcaster that pushes new blocks to its connections.
     const wsStage = realtime(this, { makeFunction, ledgerTable: tables.ledger });
