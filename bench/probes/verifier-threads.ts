@@ -21,6 +21,7 @@ import { cpuSeconds } from '../resources.ts';
 
 const BLOCKS = Number(process.env.PROBE_BLOCKS ?? 50_000);
 const THREADS = (process.env.THREADS ?? '0,1,2').split(',');
+const DELAY_MS = Number(process.env.DELAY_MS ?? 0);
 
 // The chain: blocks of one event each, as the bench's are.
 const blocks: Block[] = [sealBlock({ index: 0, chain_name: 'main', timestamp: 1_764_000_000, previous_hash: ZERO_HASH, events: [] })];
@@ -60,8 +61,11 @@ const server = createServer((req, res) => {
         : url.pathname === '/api/v1/chains/main/blocks'
           ? pages.get(Number(url.searchParams.get('offset')))
           : undefined;
-  res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
-  res.end(body ?? '{}');
+  // DELAY_MS: the node as far away as a cloud region is (each answer sent that much later).
+  setTimeout(() => {
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
+    res.end(body ?? '{}');
+  }, DELAY_MS);
 });
 await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -10,7 +10,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import type { ImportAudit } from '../qldb/audit.ts';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import { defaultThreads, startPagePool } from './page-workers.ts';
-import { nodeHeaders } from './pages.ts';
+import { type NodeWait, nodeHeaders } from './pages.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 
@@ -83,6 +83,18 @@ if (values.checkpoint) {
   }
 }
 
+/**
+ * A node that asks to wait (over its rate limit: 429; busy: 503) is waited for, and the request sent again (pages.ts,
+ * askNode). Said once a wait, not once a request: every request in flight meets the same limit at the same moment.
+ */
+let waitSaidUntil = 0;
+function onWait({ status, seconds, limit }: NodeWait): void {
+  if (Date.now() < waitSaidUntil) return;
+  waitSaidUntil = Date.now() + seconds * 1000;
+  const why = status === 429 ? `over its rate limit${limit ? ` (${limit} requests a minute)` : ''}; a key with a higher limit audits faster` : 'busy (503)';
+  process.stderr.write(`${tty ? '\n' : ''}  the node asks to wait ${seconds} s: ${why}. Waiting.\n`);
+}
+
 const tty = process.stderr.isTTY === true;
 let lastReported = -1;
 function progress(chain: string, done: number, total: number, unit = 'blocks'): void {
@@ -121,6 +133,7 @@ if (values.tiles) {
     state,
     blocks: values.blocks,
     progress: (chain, done, total) => progress(chain, done, total, 'entries'),
+    onWait,
   });
   for (const note of verdict.notes) process.stdout.write(`  note: ${note}\n`);
   if (verdict.verified) {
@@ -151,7 +164,7 @@ const auditor = ImportAuditor ? new ImportAuditor() : undefined;
 const anchoredRecords: Record<string, unknown>[] = [];
 let qldbProblem: string | null = null;
 const apiKey = values['api-key'] ?? process.env.LEDGER_API_KEY;
-const pool = threads > 0 ? startPagePool({ base: values.url.replace(/\/+$/, ''), headers: nodeHeaders(values.url, apiKey), threads }) : undefined;
+const pool = threads > 0 ? startPagePool({ base: values.url.replace(/\/+$/, ''), headers: nodeHeaders(values.url, apiKey), threads, onWait }) : undefined;
 const verdict = await verifyLedger({
   ...(auditor
     ? {
@@ -177,6 +190,7 @@ const verdict = await verifyLedger({
   apiKey,
   savedCheckpoint: saved,
   progress,
+  onWait,
   ...(pool ? { pages: pool } : {}),
 }).finally(() => pool?.close());
 for (const note of verdict.notes) process.stdout.write(`  note: ${note}\n`);

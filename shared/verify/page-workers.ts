@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
-import type { CheckedPage, PageRequest } from './pages.ts';
+import type { CheckedPage, NodeWait, PageRequest } from './pages.ts';
 
 export interface PagePool {
   check(request: PageRequest): Promise<CheckedPage>;
@@ -33,11 +33,14 @@ export function startPagePool({
   headers,
   threads,
   minBlocks = 2_000,
+  onWait,
 }: {
   base: string;
   headers: Record<string, string>;
   threads: number;
   minBlocks?: number;
+  /** Told when the node asks a worker to wait (pages.ts, askNode). */
+  onWait?: (wait: NodeWait) => void;
 }): PagePool {
   let slots: ReturnType<typeof startWorkers> | undefined;
   let nextId = 0;
@@ -46,7 +49,7 @@ export function startPagePool({
     minBlocks,
     inFlight: Math.max(6, 3 * threads),
     check(request) {
-      slots ??= startWorkers(base, headers, threads);
+      slots ??= startWorkers(base, headers, threads, onWait);
       // The least busy worker takes the page.
       const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
       const id = nextId++;
@@ -61,7 +64,7 @@ export function startPagePool({
   };
 }
 
-function startWorkers(base: string, headers: Record<string, string>, threads: number) {
+function startWorkers(base: string, headers: Record<string, string>, threads: number, onWait?: (wait: NodeWait) => void) {
   const code = buildSync({
     entryPoints: [fileURLToPath(new URL('./page-worker.ts', import.meta.url))],
     bundle: true,
@@ -80,7 +83,9 @@ function startWorkers(base: string, headers: Record<string, string>, threads: nu
       for (const waiting of slot.waiting.values()) waiting.reject(error);
       slot.waiting.clear();
     };
-    worker.on('message', ({ id, page }: { id: number; page: CheckedPage }) => {
+    worker.on('message', (message: { id: number; page: CheckedPage } | { wait: NodeWait }) => {
+      if ('wait' in message) return onWait?.(message.wait);
+      const { id, page } = message;
       slot.waiting.get(id)?.resolve(page);
       slot.waiting.delete(id);
     });

@@ -106,19 +106,71 @@ export function checkPage(blocks: readonly Block[], { chain, offset, size, keepB
   return page;
 }
 
+/** How a verifier reaches a node: its `fetch`, base URL and headers, and whom to tell when the node asks it to wait. */
+export interface NodeLink {
+  http: typeof fetch;
+  base: string;
+  headers: Record<string, string>;
+  onWait?: ((wait: NodeWait) => void) | undefined;
+  /** How a wait is waited (tests pass their own). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A node's request to wait: over its rate limit (429, `limit` requests a minute when it says), or busy (503). */
+export interface NodeWait {
+  status: number;
+  seconds: number;
+  limit: number | null;
+  path: string;
+}
+
+/**
+ * Times a request is sent again after the node asked to wait: a node's rate limit (100 requests a minute per key by
+ * default) stops an audit of more than about 10,000 blocks within its minute, and every page is a GET, safe to repeat.
+ */
+export const NODE_ATTEMPTS = 5;
+/** The longest wait a node may ask for (its rate limit's window is a minute): a longer Retry-After ends the run. */
+export const MAX_NODE_WAIT_S = 120;
+
+/**
+ * A GET of the node, sent again when the node answers 429 or 503 with a wait it names (Retry-After in seconds or as
+ * a date; 1 s when it names none), up to NODE_ATTEMPTS times and MAX_NODE_WAIT_S a wait; any other answer, or the
+ * last, is the caller's. A node out of reach is a Failure naming it.
+ */
+export async function askNode(node: NodeLink, path: string): Promise<Response> {
+  for (let attempt = 1; ; attempt += 1) {
+    let res: Response;
+    try {
+      res = await node.http(`${node.base}${path}`, { headers: node.headers, signal: AbortSignal.timeout(30_000) });
+    } catch (error) {
+      throw new Failure(`cannot reach ${node.base}: ${(error as Error).message}`);
+    }
+    if ((res.status !== 429 && res.status !== 503) || attempt >= NODE_ATTEMPTS) return res;
+    const seconds = retryAfterSeconds(res.headers.get('retry-after'));
+    if (seconds > MAX_NODE_WAIT_S) return res;
+    await res.arrayBuffer().catch(() => undefined); // the connection is reused once its answer is read
+    const limit = Number(res.headers.get('x-ratelimit-limit'));
+    node.onWait?.({ status: res.status, seconds, limit: Number.isInteger(limit) && limit > 0 ? limit : null, path });
+    await (node.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))))(seconds * 1000);
+  }
+}
+
+/** Retry-After as seconds: a number of them, or an HTTP date (RFC 9110 10.2.3); 1 when absent or unreadable. */
+export function retryAfterSeconds(value: string | null): number {
+  if (value === null || value.trim() === '') return 1;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 1 : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
 /** Fetches a page of the node and checks it; a node out of reach, or an error answer, is a Failure naming it. */
-export async function fetchPage(http: typeof fetch, base: string, headers: Record<string, string>, request: PageRequest): Promise<CheckedPage> {
-  return checkPage((await getJson<{ blocks: Block[] }>(http, base, headers, pagePath(request.chain, request.offset))).blocks, request);
+export async function fetchPage(node: NodeLink, request: PageRequest): Promise<CheckedPage> {
+  return checkPage((await getJson<{ blocks: Block[] }>(node, pagePath(request.chain, request.offset))).blocks, request);
 }
 
 /** A JSON answer of the node; a node out of reach, or an error answer, is a Failure naming it. */
-export async function getJson<T>(http: typeof fetch, base: string, headers: Record<string, string>, path: string): Promise<T> {
-  let res: Response;
-  try {
-    res = await http(`${base}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
-  } catch (error) {
-    throw new Failure(`cannot reach ${base}: ${(error as Error).message}`);
-  }
+export async function getJson<T>(node: NodeLink, path: string): Promise<T> {
+  const res = await askNode(node, path);
   const body = (await res.json().catch(() => null)) as T & { detail?: unknown };
   if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
   return body;

@@ -13,7 +13,7 @@ import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
 import { TILE_HEIGHT, TILE_WIDTH, availableWidth, decodeEntryBundle, splitHashes, tilePath, type TileRef } from '../tlog/tiles.ts';
-import { nodeHeaders } from './pages.ts';
+import { askNode, Failure as NodeFailure, type NodeLink, type NodeWait, nodeHeaders } from './pages.ts';
 
 /** What a run leaves for the next: the signed checkpoint it verified and the compact range at its size. */
 export interface MonitorState {
@@ -40,7 +40,9 @@ export interface TlogVerifyOptions {
   blocks?: boolean;
   progress?: (chain: string, done: number, total: number) => void;
   fetch?: typeof fetch;
-  /** Requests kept in flight (default 8). */
+  /** Called when the node asks to wait (over its rate limit, or busy) before a request is sent again. */
+  onWait?: (wait: NodeWait) => void;
+  /** Requests kept in flight (default 12). */
   concurrency?: number;
 }
 
@@ -70,8 +72,12 @@ class Failure extends Error {
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 
 export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdict> {
-  const http = options.fetch ?? fetch;
-  const headers = nodeHeaders(options.url, options.apiKey, options.apiKeyHeader);
+  const node: NodeLink = {
+    http: options.fetch ?? fetch,
+    base: options.url.replace(/\/+$/, ''),
+    headers: nodeHeaders(options.url, options.apiKey, options.apiKeyHeader),
+    onWait: options.onWait,
+  };
   const concurrency = options.concurrency ?? 12;
   const verdict: TlogVerdict = {
     verified: false,
@@ -89,9 +95,9 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
   async function get(path: string): Promise<Buffer> {
     let res: Response;
     try {
-      res = await http(`${options.url.replace(/\/+$/, '')}${path}`, { headers, signal: AbortSignal.timeout(30_000) });
+      res = await askNode(node, path);
     } catch (error) {
-      throw new Failure(`cannot reach ${options.url}: ${(error as Error).message}`);
+      throw error instanceof NodeFailure ? new Failure(error.message) : error;
     }
     const body = Buffer.from(await res.arrayBuffer());
     if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${body.toString('utf8').slice(0, 300)}`);

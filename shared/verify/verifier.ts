@@ -10,7 +10,7 @@ import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.t
 import { ZERO_HASH } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
-import { type Block, type CheckedPage, Failure, fetchPage, getJson, nodeHeaders, PAGE, type PageRequest } from './pages.ts';
+import { type Block, type CheckedPage, Failure, fetchPage, getJson, type NodeLink, type NodeWait, nodeHeaders, PAGE, type PageRequest } from './pages.ts';
 
 export interface SignedCheckpoint extends CheckpointFields {
   signature: string;
@@ -30,6 +30,8 @@ export interface VerifierOptions {
   /** Called with each block once it is checked, in order (the Main Chain's first, for a Sub-Chain). */
   onBlock?: (chain: string, block: Block) => void;
   fetch?: typeof fetch;
+  /** Called when the node asks to wait (over its rate limit, or busy) before a request is sent again. */
+  onWait?: (wait: NodeWait) => void;
   /**
    * Where pages are fetched and checked (page-workers.ts: in worker threads, every core at work); by default here,
    * with `fetch`. `inFlight`: pages asked for ahead of the one being linked; `minBlocks`: chains of this many blocks
@@ -58,9 +60,12 @@ export type { Block };
 const PAGES_IN_FLIGHT = 6;
 
 export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
-  const base = options.url.replace(/\/+$/, '');
-  const http = options.fetch ?? fetch;
-  const headers = nodeHeaders(options.url, options.apiKey, options.apiKeyHeader);
+  const node: NodeLink = {
+    http: options.fetch ?? fetch,
+    base: options.url.replace(/\/+$/, ''),
+    headers: nodeHeaders(options.url, options.apiKey, options.apiKeyHeader),
+    onWait: options.onWait,
+  };
   const notes: string[] = [];
   const verdict: Verdict = {
     verified: false,
@@ -75,7 +80,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     checkpoint: null,
   };
 
-  const get = <T>(path: string): Promise<T> => getJson<T>(http, base, headers, path);
+  const get = <T>(path: string): Promise<T> => getJson<T>(node, path);
 
   function checkSignature(checkpoint: SignedCheckpoint, publicKey: string, what: string): void {
     if (!/^[0-9a-f]{128}$/i.test(checkpoint.signature ?? '')) throw new Failure(`${what} carries no signature`);
@@ -85,7 +90,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   }
 
   /** Fetches and checks a page here, in this thread. */
-  const checkHere = (request: PageRequest): Promise<CheckedPage> => fetchPage(http, base, headers, request);
+  const checkHere = (request: PageRequest): Promise<CheckedPage> => fetchPage(node, request);
   const here = { check: checkHere, inFlight: PAGES_IN_FLIGHT };
 
   /**

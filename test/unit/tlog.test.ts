@@ -16,6 +16,7 @@ import { availableWidth, decodeEntryBundle, formatTileIndex, parseTilePath, spli
 import { createTlog, type TileStore } from '#shared/tlog/tlog';
 import { BadRequestError, InvalidChainNameError, NotFoundError } from '#shared/errors';
 import { verifyTlog } from '#shared/verify/tlog';
+import type { NodeWait } from '#shared/verify/pages';
 
 // c2sp.org/signed-note's example.
 const SPEC_VKEY = 'example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k';
@@ -220,6 +221,23 @@ describe('ledger-verify --tiles (a monitor)', () => {
     assert.equal(next.problem, null);
     assert.equal(next.checked, 300, 'only the new entries');
     assert.equal(next.size, 70_300);
+  });
+
+  it('waits as a rate-limited node asks (429 with Retry-After), and audits the log all the same', async () => {
+    const log = memoryChain(1_000);
+    const served = serve(log.tlog);
+    // The first three tiles asked for are refused, as a node over its limit refuses the requests in flight.
+    let refusals = 3;
+    const limited = (async (input: string | URL, init?: RequestInit) =>
+      String(input).includes('/tile/') && refusals-- > 0
+        ? new Response('{"detail":"Rate limit exceeded"}', { status: 429, headers: { 'Retry-After': '0', 'X-RateLimit-Limit': '100' } })
+        : served(input, init)) as typeof fetch;
+    const waits: NodeWait[] = [];
+    const verdict = await verifyTlog({ url: 'http://log', chain: 'c', fetch: limited, onWait: (wait) => waits.push(wait) });
+    assert.equal(verdict.problem, null);
+    assert.equal(verdict.checked, 1_000);
+    assert.equal(waits.length, 3, 'each refusal waited for, and told');
+    assert.ok(waits.every((w) => w.status === 429 && w.seconds === 0 && w.limit === 100));
   });
 
   it('catches a rewritten history, a lying tile, a forged checkpoint, and a shrunk log', async () => {

@@ -15,7 +15,7 @@ import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
 import type { Block } from '#shared/ledger/types';
 import { type PagePool, startPagePool } from '#shared/verify/page-workers';
-import { nodeHeaders } from '#shared/verify/pages';
+import { NODE_ATTEMPTS, type NodeWait, nodeHeaders, retryAfterSeconds } from '#shared/verify/pages';
 import { verifyLedger } from '#shared/verify/verifier';
 
 const SIZE = 350;
@@ -30,9 +30,12 @@ const checkpoint = { ...fields, signature: sign(null, checkpointMessage(fields),
 
 /** What the node answers now: the chain as it is, or as a test has spoiled it. */
 let served: Block[] = chain;
+/** A test's refusals: the answer a request gets in place of its own, if any. */
+let refuse: ((path: string) => { status: number; headers: Record<string, string> } | undefined) | undefined;
 let server: Server;
 let url: string;
 let pool: PagePool;
+const poolWaits: NodeWait[] = [];
 
 before(async () => {
   server = createServer((req, res) => {
@@ -44,12 +47,18 @@ before(async () => {
         : at.pathname === '/api/v1/chains/main/checkpoint'
           ? checkpoint
           : { chain_name: 'main', total: SIZE, limit: 100, offset, blocks: served.filter((b) => b.index >= offset && b.index < offset + 100) };
+    const refused = refuse?.(at.pathname);
+    if (refused) {
+      res.writeHead(refused.status, { 'content-type': 'application/json', ...refused.headers });
+      res.end(JSON.stringify({ detail: 'Rate limit exceeded' }));
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  pool = startPagePool({ base: url, headers: {}, threads: 2, minBlocks: 0 });
+  pool = startPagePool({ base: url, headers: {}, threads: 2, minBlocks: 0, onWait: (wait) => poolWaits.push(wait) });
 });
 after(async () => {
   await pool.close();
@@ -120,5 +129,63 @@ describe('ledger-verify: what it asks a node for', () => {
     // A node elsewhere: brotli or gzip, which a node answers pages in at a sixth of their size.
     assert.deepEqual(nodeHeaders('https://ledger.example.com', 'k', 'X-Key'), { 'X-Key': 'k', 'Accept-Encoding': 'br, gzip' });
     assert.deepEqual(nodeHeaders('https://127.example.com'), { 'Accept-Encoding': 'br, gzip' });
+  });
+});
+
+describe('ledger-verify: a node that asks it to wait', () => {
+  it('waits as a rate-limited node asks (429, Retry-After), says so, and verifies the chain, here and in worker threads', async () => {
+    served = chain;
+    // The first two pages asked for are refused, as a node over its limit refuses the requests in flight at once.
+    let refusals = 2;
+    refuse = (path) => (path.endsWith('/blocks') && refusals-- > 0 ? { status: 429, headers: { 'Retry-After': '1', 'X-RateLimit-Limit': '100' } } : undefined);
+    try {
+      const waits: NodeWait[] = [];
+      const started = Date.now();
+      const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey), onWait: (w) => waits.push(w) });
+      assert.equal(here.verified, true, here.problem ?? '');
+      assert.ok(waits.length >= 1, 'the wait was told');
+      assert.deepEqual(waits[0], { status: 429, seconds: 1, limit: 100, path: '/api/v1/chains/main/blocks?limit=100&offset=0' });
+      assert.ok(Date.now() - started >= 1_000, 'it waited the second the node asked for');
+      refusals = 2;
+      poolWaits.length = 0;
+      const threaded = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey), pages: pool });
+      assert.equal(threaded.verified, true, threaded.problem ?? '');
+      assert.ok(poolWaits.length >= 1 && poolWaits.every((w) => w.status === 429 && w.seconds === 1 && w.limit === 100), 'the workers told the pool');
+    } finally {
+      refuse = undefined;
+    }
+  });
+
+  it('gives up with the node’s answer when it keeps refusing, or asks for longer than a run should wait', async () => {
+    served = chain;
+    let asked = 0;
+    refuse = (path) => {
+      if (!path.endsWith('/checkpoint')) return undefined;
+      asked += 1;
+      return { status: 503, headers: { 'Retry-After': '0' } };
+    };
+    try {
+      const verdict = await verifyLedger({ url, chain: 'main' });
+      assert.equal(verdict.verified, false);
+      assert.match(verdict.problem ?? '', /checkpoint answered 503/);
+      assert.equal(asked, NODE_ATTEMPTS, 'sent as many times as it may be, no more');
+      asked = 0;
+      refuse = (path) => (path.endsWith('/checkpoint') ? { status: 429, headers: { 'Retry-After': '3600' } } : undefined);
+      const started = Date.now();
+      const refused = await verifyLedger({ url, chain: 'main' });
+      assert.match(refused.problem ?? '', /checkpoint answered 429: "Rate limit exceeded"/);
+      assert.ok(Date.now() - started < 5_000, 'an hour is not waited');
+    } finally {
+      refuse = undefined;
+    }
+  });
+
+  it('reads Retry-After as seconds or as a date', () => {
+    assert.equal(retryAfterSeconds('7'), 7);
+    assert.equal(retryAfterSeconds(null), 1);
+    assert.equal(retryAfterSeconds('soon'), 1);
+    const inTen = new Date(Date.now() + 10_000).toUTCString();
+    assert.ok([9, 10, 11].includes(retryAfterSeconds(inTen)), retryAfterSeconds(inTen).toString());
+    assert.equal(retryAfterSeconds(new Date(Date.now() - 60_000).toUTCString()), 0);
   });
 });
