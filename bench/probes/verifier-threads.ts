@@ -4,6 +4,7 @@
  * page costs it next to nothing, as a remote node's costs the verifier nothing), then verified with 0, 1 and 2
  * worker threads (THREADS), twice each, alternating. Each run's blocks/s and the verifier's CPU in % of a core.
  * On this machine's 2 cores the server and the verifier share them; on a laptop auditing a cloud node, they do not.
+ * DELAY_MS: each answer is sent that much later, as a node in another region answers (how many pages in flight that needs).
  * `node --import tsx bench/probes/verifier-threads.ts`
  */
 import { spawn } from 'node:child_process';

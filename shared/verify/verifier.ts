@@ -10,7 +10,19 @@ import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.t
 import { ZERO_HASH } from '../ledger/hashing.ts';
 import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
-import { type Block, type CheckedPage, Failure, fetchPage, getJson, type NodeLink, type NodeWait, nodeHeaders, PAGE, type PageRequest } from './pages.ts';
+import {
+  type Block,
+  type CheckedPage,
+  Failure,
+  fetchPage,
+  getJson,
+  type NodeLink,
+  type NodeWait,
+  nodeHeaders,
+  PAGE,
+  type PageRequest,
+  PageWindow,
+} from './pages.ts';
 
 export interface SignedCheckpoint extends CheckpointFields {
   signature: string;
@@ -34,10 +46,11 @@ export interface VerifierOptions {
   onWait?: (wait: NodeWait) => void;
   /**
    * Where pages are fetched and checked (page-workers.ts: in worker threads, every core at work); by default here,
-   * with `fetch`. `inFlight`: pages asked for ahead of the one being linked; `minBlocks`: chains of this many blocks
-   * or fewer are checked here all the same.
+   * with `fetch`. `inFlight`: pages asked for ahead of the one being linked, at least (more as a distant node needs:
+   * pages.ts, PageWindow); `lanes`: pages checked at once (1 by default); `minBlocks`: chains of this many blocks or
+   * fewer are checked here all the same.
    */
-  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number; minBlocks: number };
+  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number; minBlocks: number; lanes?: number };
 }
 
 export interface Verdict {
@@ -91,7 +104,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
 
   /** Fetches and checks a page here, in this thread. */
   const checkHere = (request: PageRequest): Promise<CheckedPage> => fetchPage(node, request);
-  const here = { check: checkHere, inFlight: PAGES_IN_FLIGHT };
+  const here: NonNullable<VerifierOptions['pages']> = { check: checkHere, inFlight: PAGES_IN_FLIGHT, minBlocks: 0, lanes: 1 };
 
   /**
    * Downloads blocks 0…size−1 and checks each in order. Pages are fetched and checked ahead (a few in flight,
@@ -117,8 +130,10 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     let previous = ZERO_HASH;
     const ahead: Promise<CheckedPage>[] = [];
     let nextOffset = 0;
+    // At least `inFlight` pages in flight, more as the node's distance needs (pages.ts, PageWindow).
+    const window = new PageWindow(pages.lanes ?? 1, Math.max(1, pages.inFlight));
     const refill = () => {
-      while (ahead.length < Math.max(1, pages.inFlight) && nextOffset < size) {
+      while (ahead.length < window.size && nextOffset < size) {
         const page = pages.check({ chain, offset: nextOffset, size, keepBlocks });
         page.catch(() => undefined); // awaited in order below; an early failure must not go unhandled
         ahead.push(page);
@@ -128,6 +143,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     for (let offset = 0; offset < size; offset += PAGE) {
       refill();
       const page = await ahead.shift()!;
+      window.observe(page.timing);
       if (page.failure?.block === null) throw new Failure(page.failure.message);
       for (const [i, hash] of page.hashes.entries()) {
         const index = offset + i;

@@ -15,7 +15,7 @@ import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
 import type { Block } from '#shared/ledger/types';
 import { type PagePool, startPagePool } from '#shared/verify/page-workers';
-import { NODE_ATTEMPTS, type NodeWait, nodeHeaders, retryAfterSeconds } from '#shared/verify/pages';
+import { MAX_PAGES_IN_FLIGHT, NODE_ATTEMPTS, type NodeWait, nodeHeaders, PageWindow, retryAfterSeconds } from '#shared/verify/pages';
 import { verifyLedger } from '#shared/verify/verifier';
 
 const SIZE = 350;
@@ -187,5 +187,77 @@ describe('ledger-verify: a node that asks it to wait', () => {
     const inTen = new Date(Date.now() + 10_000).toUTCString();
     assert.ok([9, 10, 11].includes(retryAfterSeconds(inTen)), retryAfterSeconds(inTen).toString());
     assert.equal(retryAfterSeconds(new Date(Date.now() - 60_000).toUTCString()), 0);
+  });
+});
+
+describe('ledger-verify: how many pages it keeps in flight', () => {
+  it('as many as a lane needs while it checks one, from the quickest page seen, between its least and its cap', () => {
+    const window = new PageWindow(2, 6);
+    assert.equal(window.size, 6, 'before any page: the least');
+    window.observe(undefined);
+    assert.equal(window.size, 6);
+    window.observe({ fetchMs: 4, checkMs: 2 });
+    assert.equal(window.size, 6, 'a node on this machine: 2 lanes × (1 + 4/2) = 6');
+    window.observe({ fetchMs: 40, checkMs: 2 });
+    assert.equal(window.size, 6, 'a page that queued behind others does not widen it: the quickest counts');
+    const far = new PageWindow(1, 6);
+    far.observe({ fetchMs: 20, checkMs: 2 });
+    assert.equal(far.size, 11, '1 lane × (1 + 20/2)');
+    far.observe({ fetchMs: 100, checkMs: 2 });
+    assert.equal(far.size, 11);
+    const distant = new PageWindow(2, 6);
+    distant.observe({ fetchMs: 100, checkMs: 2 });
+    assert.equal(distant.size, MAX_PAGES_IN_FLIGHT, 'a node 100 ms away: the cap');
+  });
+
+  it('keeps more than 6 pages in flight to a distant node, and no more than its cap', async () => {
+    const SIZE_FAR = 4_000;
+    const far: Block[] = [genesis];
+    far.push(
+      ...buildBlocks(
+        'main',
+        { headIndex: 0, headHash: genesis.hash },
+        Array.from({ length: SIZE_FAR - 1 }, (_, i) => drafts[i % drafts.length]!),
+        () => 1_764_000_000.5,
+      ),
+    );
+    const farFields = { chain_name: 'main', tree_size: SIZE_FAR, root: blockHashesRoot(far.map((b) => b.hash)), timestamp: 1_764_000_001, node_id: 'far' };
+    const farCheckpoint = { ...farFields, signature: sign(null, checkpointMessage(farFields), privateKey).toString('hex') };
+    let open = 0;
+    let most = 0;
+    // 40 ms away: each answer sent that much after its request.
+    const distant = createServer((req, res) => {
+      const at = new URL(req.url ?? '/', 'http://far');
+      const offset = Number(at.searchParams.get('offset'));
+      const isPage = at.pathname.endsWith('/blocks');
+      if (isPage) most = Math.max(most, ++open);
+      setTimeout(() => {
+        if (isPage) open -= 1;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify(
+            at.pathname === '/api/v1/identity'
+              ? { node_id: 'far', public_key: publicKeyToHex(publicKey) }
+              : at.pathname === '/api/v1/chains/main/checkpoint'
+                ? farCheckpoint
+                : { chain_name: 'main', total: SIZE_FAR, limit: 100, offset, blocks: far.slice(offset, offset + 100) },
+          ),
+        );
+      }, 40);
+    });
+    await new Promise<void>((done) => distant.listen(0, '127.0.0.1', done));
+    try {
+      const verdict = await verifyLedger({
+        url: `http://127.0.0.1:${(distant.address() as AddressInfo).port}`,
+        chain: 'main',
+        publicKey: publicKeyToHex(publicKey),
+      });
+      assert.equal(verdict.verified, true, verdict.problem ?? '');
+      assert.equal(verdict.blocks, SIZE_FAR);
+      assert.ok(most > 6, `more than 6 pages in flight (${most})`);
+      assert.ok(most <= MAX_PAGES_IN_FLIGHT, `no more than the cap (${most})`);
+    } finally {
+      distant.close();
+    }
   });
 });
