@@ -83,6 +83,8 @@ if (values.checkpoint) {
   }
 }
 
+const tty = process.stderr.isTTY === true;
+
 /**
  * A node that asks to wait (over its rate limit: 429; busy: 503) is waited for, and the request sent again (pages.ts,
  * askNode). Said once a wait, not once a request: every request in flight meets the same limit at the same moment.
@@ -95,7 +97,6 @@ function onWait({ status, seconds, limit }: NodeWait): void {
   process.stderr.write(`${tty ? '\n' : ''}  the node asks to wait ${seconds} s: ${why}. Waiting.\n`);
 }
 
-const tty = process.stderr.isTTY === true;
 let lastReported = -1;
 function progress(chain: string, done: number, total: number, unit = 'blocks'): void {
   const share = total === 0 ? 1 : done / total;

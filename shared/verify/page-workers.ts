@@ -15,10 +15,9 @@ export interface PagePool {
   check(request: PageRequest): Promise<CheckedPage>;
   /** Pages to ask for ahead of the one being linked, at least: enough to keep every worker busy on a near node. */
   inFlight: number;
-  /** Pages checked at once (a worker each): how far ahead a distant node needs pages asked for (pages.ts, PageWindow). */
-  lanes: number;
   /** Chains of this many blocks or fewer are checked in the verifier's own thread: a few pages are not worth the start. */
   minBlocks: number;
+  /** Workers, each checking a page at a time: how far ahead a distant node needs pages asked for (pages.ts, PageWindow). */
   threads: number;
   close(): Promise<void>;
 }
@@ -50,7 +49,6 @@ export function startPagePool({
     threads,
     minBlocks,
     inFlight: Math.max(6, 3 * threads),
-    lanes: threads,
     check(request) {
       slots ??= startWorkers(base, headers, threads, onWait);
       // The least busy worker takes the page.

@@ -155,8 +155,6 @@ export interface NodeLink {
   base: string;
   headers: Record<string, string>;
   onWait?: ((wait: NodeWait) => void) | undefined;
-  /** How a wait is waited (tests pass their own). */
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /** A node's request to wait: over its rate limit (429, `limit` requests a minute when it says), or busy (503). */
@@ -194,15 +192,17 @@ export async function askNode(node: NodeLink, path: string): Promise<Response> {
     await res.arrayBuffer().catch(() => undefined); // the connection is reused once its answer is read
     const limit = Number(res.headers.get('x-ratelimit-limit'));
     node.onWait?.({ status: res.status, seconds, limit: Number.isInteger(limit) && limit > 0 ? limit : null, path });
-    await (node.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))))(seconds * 1000);
+    // Only the verifier's own process waits here (the CLI, a client): no function of the service verifies a node.
+    await new Promise((done) => setTimeout(done, seconds * 1000));
   }
 }
 
 /** Retry-After as seconds: a number of them, or an HTTP date (RFC 9110 10.2.3); 1 when absent or unreadable. */
 export function retryAfterSeconds(value: string | null): number {
-  if (value === null || value.trim() === '') return 1;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
+  const text = value?.trim() ?? '';
+  if (text === '') return 1;
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
   return Number.isNaN(at) ? 1 : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 

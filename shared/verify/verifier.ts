@@ -47,10 +47,10 @@ export interface VerifierOptions {
   /**
    * Where pages are fetched and checked (page-workers.ts: in worker threads, every core at work); by default here,
    * with `fetch`. `inFlight`: pages asked for ahead of the one being linked, at least (more as a distant node needs:
-   * pages.ts, PageWindow); `lanes`: pages checked at once (1 by default); `minBlocks`: chains of this many blocks or
+   * pages.ts, PageWindow); `threads`: pages checked at once (1 by default); `minBlocks`: chains of this many blocks or
    * fewer are checked here all the same.
    */
-  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number; minBlocks: number; lanes?: number };
+  pages?: { check: (request: PageRequest) => Promise<CheckedPage>; inFlight: number; minBlocks: number; threads?: number };
 }
 
 export interface Verdict {
@@ -104,7 +104,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
 
   /** Fetches and checks a page here, in this thread. */
   const checkHere = (request: PageRequest): Promise<CheckedPage> => fetchPage(node, request);
-  const here: NonNullable<VerifierOptions['pages']> = { check: checkHere, inFlight: PAGES_IN_FLIGHT, minBlocks: 0, lanes: 1 };
+  const here: NonNullable<VerifierOptions['pages']> = { check: checkHere, inFlight: PAGES_IN_FLIGHT, minBlocks: 0, threads: 1 };
 
   /**
    * Downloads blocks 0…size−1 and checks each in order. Pages are fetched and checked ahead (a few in flight,
@@ -131,7 +131,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     const ahead: Promise<CheckedPage>[] = [];
     let nextOffset = 0;
     // At least `inFlight` pages in flight, more as the node's distance needs (pages.ts, PageWindow).
-    const window = new PageWindow(pages.lanes ?? 1, Math.max(1, pages.inFlight));
+    const window = new PageWindow(pages.threads ?? 1, Math.max(1, pages.inFlight));
     const refill = () => {
       while (ahead.length < window.size && nextOffset < size) {
         const page = pages.check({ chain, offset: nextOffset, size, keepBlocks });
