@@ -1,0 +1,111 @@
+// The verifier's code, bundled once into plain JavaScript and kept, so that `ledger-verify` starts on about 0.1 s of
+// CPU: loading its TypeScript through tsx at every start cost about 0.4 s, and bundling its page worker with esbuild
+// another 0.27 s (the worker's code is bundled into the kept file).
+//
+// Kept in node_modules/.cache/ledger-verify with the size and modification time of every source file that went into
+// it: a bundle whose sources changed, or that another Node or esbuild made, is built again. Only there, beside the
+// code itself and as trusted as it: a shared temporary directory would let another user of the machine plant the code
+// an audit runs. A bundle that cannot be built or kept there is not an error: the caller runs the sources as before.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The file a bundle is kept in, and its record of sources; both under one name per root, entry and embedded code. */
+function placeOf(entry, embed) {
+  const dir = join(ROOT, 'node_modules', '.cache', 'ledger-verify');
+  const name = `${entry.replace(/[^a-z0-9]+/gi, '-')}-${createHash('sha256')
+    .update(JSON.stringify([ROOT, entry, embed]))
+    .digest('hex')
+    .slice(0, 12)}`;
+  return { dir, code: join(dir, `${name}.mjs`), record: join(dir, `${name}.json`) };
+}
+
+const stamp = (file) => {
+  const s = statSync(file);
+  return `${s.size}:${s.mtimeMs}`;
+};
+
+function esbuildVersion() {
+  return createRequire(join(ROOT, 'package.json'))('esbuild/package.json').version;
+}
+
+/** A kept bundle still made from the sources as they are now, by this Node and this esbuild: its path; else undefined. */
+function fresh(place, versions) {
+  try {
+    const record = JSON.parse(readFileSync(place.record, 'utf8'));
+    if (record.versions !== versions) return undefined;
+    for (const [file, was] of Object.entries(record.inputs)) if (stamp(resolve(ROOT, file)) !== was) return undefined;
+    statSync(place.code);
+    return place.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The path of a plain-JavaScript bundle of `entry` (relative to the repository), built and kept if none is fresh;
+ * `embed` names bundles of other entries whose code `entry` reads as a constant (the page worker's). Undefined when
+ * no bundle can be had (esbuild missing, node_modules not writable): the caller runs the TypeScript itself.
+ */
+export function cachedBundle(entry, embed = {}) {
+  let versions;
+  try {
+    versions = `node ${process.version}, esbuild ${esbuildVersion()}`;
+  } catch {
+    return undefined;
+  }
+  const place = placeOf(entry, embed);
+  const found = fresh(place, versions);
+  if (found) return found;
+  let built;
+  try {
+    built = build(entry, embed);
+  } catch {
+    return undefined;
+  }
+  try {
+    mkdirSync(place.dir, { recursive: true });
+    // Written aside and renamed: two verifiers starting at once each keep a whole bundle, never half of one.
+    const suffix = `.${process.pid}.tmp`;
+    writeFileSync(place.code + suffix, built.code);
+    writeFileSync(place.record + suffix, JSON.stringify({ versions, inputs: built.inputs }));
+    renameSync(place.code + suffix, place.code);
+    renameSync(place.record + suffix, place.record);
+    return place.code;
+  } catch {
+    return undefined; // not writable: the sources are run
+  }
+}
+
+function build(entry, embed) {
+  const { buildSync } = createRequire(join(ROOT, 'package.json'))('esbuild');
+  const inputs = {};
+  const define = {};
+  const bundle = (path, format, defines) => {
+    const result = buildSync({
+      entryPoints: [join(ROOT, path)],
+      absWorkingDir: ROOT,
+      bundle: true,
+      platform: 'node',
+      format,
+      target: 'node20',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      define: defines,
+      // Modules a bundle cannot carry (esbuild's own binary): loaded from node_modules when used at all.
+      external: ['esbuild'],
+      ...(format === 'esm'
+        ? { banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" } }
+        : {}),
+    });
+    for (const file of Object.keys(result.metafile.inputs)) if (!file.includes(':')) inputs[file] = stamp(resolve(ROOT, file));
+    return result.outputFiles[0].text;
+  };
+  for (const [constant, path] of Object.entries(embed)) define[constant] = JSON.stringify(bundle(path, 'cjs', {}));
+  return { code: bundle(entry, 'esm', define), inputs };
+}

@@ -1,0 +1,113 @@
+/**
+ * `ledger-verify` runs from a bundle of its code kept as plain JavaScript (bin/bundle-cache.mjs): the bundle carries
+ * its page worker's code, so an audit with worker threads loads no TypeScript and bundles nothing; a bundle whose sources
+ * changed, or that another esbuild made, is built again; and without a bundle the verifier still runs from its
+ * sources. The CLI, run as a user runs it, against a node served from memory here.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { cachedBundle } from '../../bin/bundle-cache.mjs';
+import { publicKeyToHex } from '#shared/ed25519';
+import { buildBlocks, type BlockDraft } from '#shared/ledger/blocks';
+import { checkpointMessage } from '#shared/ledger/checkpoint';
+import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
+import { blockHashesRoot } from '#shared/ledger/merkle';
+import type { Block } from '#shared/ledger/types';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CLI = ['shared/verify/cli.ts', { PAGE_WORKER_CODE: 'shared/verify/page-worker.ts' }] as const;
+/** More blocks than the CLI checks in its own thread (page-workers.ts, minBlocks): its workers are started. */
+const SIZE = 2_600;
+
+const genesis = sealBlock({ index: 0, chain_name: 'main', timestamp: 1_764_000_000, previous_hash: ZERO_HASH, events: [] });
+const drafts: BlockDraft[] = Array.from({ length: SIZE - 1 }, (_, i) => ({
+  events: [{ entity_id: `e-${i}`, event_type: 'recorded', details: { i }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false }],
+}));
+const chain: Block[] = [genesis, ...buildBlocks('main', { headIndex: 0, headHash: genesis.hash }, drafts, () => 1_764_000_000.5)];
+const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+const fields = { chain_name: 'main', tree_size: SIZE, root: blockHashesRoot(chain.map((b) => b.hash)), timestamp: 1_764_000_001, node_id: 'unit' };
+const checkpoint = { ...fields, signature: sign(null, checkpointMessage(fields), privateKey).toString('hex') };
+
+let server: Server;
+let url: string;
+
+before(async () => {
+  server = createServer((req, res) => {
+    const at = new URL(req.url ?? '/', 'http://unit');
+    const offset = Number(at.searchParams.get('offset'));
+    const body =
+      at.pathname === '/api/v1/identity'
+        ? { node_id: 'unit', public_key: publicKeyToHex(publicKey) }
+        : at.pathname === '/api/v1/chains/main/checkpoint'
+          ? checkpoint
+          : { chain_name: 'main', total: SIZE, limit: 100, offset, blocks: chain.slice(offset, offset + 100) };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => server.close());
+
+/** `ledger-verify` as a user runs it (its bin), with `env` added: its exit code and what it printed. */
+function ledgerVerify(env: Record<string, string>): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin', 'ledger-verify.mjs'), '--url', url, '--chain', 'main', '--public-key', publicKeyToHex(publicKey), '--threads', '2'],
+      { cwd: ROOT, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}${stderr}` }),
+    );
+  });
+}
+
+const recordOf = (bundle: string) => bundle.replace(/\.mjs$/, '.json');
+
+describe('ledger-verify from its kept bundle', () => {
+  it('verifies with worker threads from the bundle alone', async () => {
+    const bundle = cachedBundle(...CLI);
+    assert.ok(bundle, 'a bundle is built and kept');
+    const record = JSON.parse(readFileSync(recordOf(bundle), 'utf8')) as { inputs: Record<string, string> };
+    assert.ok('shared/verify/page-worker.ts' in record.inputs, "the worker's sources are among the bundle's");
+    const builtAt = statSync(bundle).mtimeMs;
+    // Were the worker's code not in the bundle, the pool would bundle it from a source beside the kept file, where
+    // there is none, and fail to start.
+    const run = await ledgerVerify({});
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, new RegExp(`verified: 'main', ${SIZE} blocks`));
+    assert.equal(statSync(bundle).mtimeMs, builtAt, 'the kept bundle ran: it was not built again');
+  });
+
+  it('is built again when a source changed, or another esbuild made it; kept as it is otherwise', () => {
+    const bundle = cachedBundle(...CLI)!;
+    const builtAt = statSync(bundle).mtimeMs;
+    assert.equal(cachedBundle(...CLI), bundle);
+    assert.equal(statSync(bundle).mtimeMs, builtAt, 'a fresh bundle is not built again');
+
+    const record = JSON.parse(readFileSync(recordOf(bundle), 'utf8')) as { versions: string; inputs: Record<string, string> };
+    const truth = record.inputs['shared/verify/pages.ts'];
+    writeFileSync(recordOf(bundle), JSON.stringify({ ...record, inputs: { ...record.inputs, 'shared/verify/pages.ts': '0:0' } }));
+    assert.equal(cachedBundle(...CLI), bundle);
+    const rebuilt = JSON.parse(readFileSync(recordOf(bundle), 'utf8')) as typeof record;
+    assert.equal(rebuilt.inputs['shared/verify/pages.ts'], truth, 'rebuilt from the source as it is');
+    assert.ok(statSync(bundle).mtimeMs > builtAt, 'the bundle itself was written again');
+
+    const again = statSync(bundle).mtimeMs;
+    writeFileSync(recordOf(bundle), JSON.stringify({ ...rebuilt, versions: 'node v0, esbuild 0.0.0' }));
+    cachedBundle(...CLI);
+    assert.equal((JSON.parse(readFileSync(recordOf(bundle), 'utf8')) as typeof record).versions, record.versions);
+    assert.ok(statSync(bundle).mtimeMs > again, 'built again by this esbuild');
+  });
+
+  it('runs from its TypeScript sources when asked (or when no bundle can be kept)', async () => {
+    const run = await ledgerVerify({ LEDGER_VERIFY_FROM_SOURCE: '1' });
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, new RegExp(`verified: 'main', ${SIZE} blocks`));
+  });
+});
