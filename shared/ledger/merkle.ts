@@ -198,6 +198,29 @@ export function appendSubtree(frontier: readonly Buffer[], size: number, level: 
   return { frontier: stack.map((n) => n.hash), completed };
 }
 
+/**
+ * The perfect subtrees that cover leaves `start`…`start + leaves.length − 1` of a tree, in order: each as large as
+ * its alignment allows (2^level leaves from a multiple of 2^level), none crossing a size in `cuts`. Appending them
+ * to a frontier of `start` leaves (appendSubtree) gives the frontier appending the leaves one by one would, and
+ * after each the tree has a size of `cuts` wherever one falls inside. A verifier's workers cover their pages so, and
+ * the verifier appends a few subtrees a page instead of a hundred leaves.
+ */
+export function alignedSubtrees(start: number, leaves: readonly Uint8Array[], cuts: readonly number[] = []): { level: number; root: Buffer }[] {
+  const end = start + leaves.length;
+  const bounds = [...cuts.filter((cut) => cut > start && cut < end), end].sort((a, b) => a - b);
+  const subtrees: { level: number; root: Buffer }[] = [];
+  let at = start;
+  for (const bound of bounds) {
+    while (at < bound) {
+      let level = 0;
+      while (at % 2 ** (level + 1) === 0 && at + 2 ** (level + 1) <= bound) level += 1;
+      subtrees.push({ level, root: rootFromLeafHashes(leaves.slice(at - start, at - start + 2 ** level)) });
+      at += 2 ** level;
+    }
+  }
+  return subtrees;
+}
+
 /** The tree head from a frontier: its nodes folded right to left. */
 export function frontierRoot(frontier: readonly Uint8Array[]): Buffer {
   if (frontier.length === 0) return Buffer.from(EMPTY_TREE_ROOT);

@@ -15,7 +15,7 @@ parentPort!.on('message', async ({ id, request }: { id: number; request: PageReq
     page = await fetchPage(node, request);
   } catch (error) {
     // The page could not be had: nothing of it was checked (a bug here is named too, never a hang).
-    page = { hashes: [], previous: null, erased: 0, failure: { message: error instanceof Failure ? error.message : String(error), block: null } };
+    page = { hashes: [], previous: null, erased: 0, subtrees: [], failure: { message: error instanceof Failure ? error.message : String(error), block: null } };
   }
   parentPort!.postMessage({ id, page });
 });

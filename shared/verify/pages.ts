@@ -5,6 +5,7 @@
  * verifier's thread or in a worker (page-workers.ts), so that an audit uses every core. Pure client code.
  */
 import { asStored, hashBlock } from '../ledger/hashing.ts';
+import { alignedSubtrees, leafHash } from '../ledger/merkle.ts';
 
 /** A block as the verifier reads it (the fields it checks; the rest is hashed as it comes). */
 export interface Block {
@@ -43,6 +44,8 @@ export interface PageRequest {
   size: number;
   /** Whether the checked blocks are wanted back (an anchor's or a caller's reading of them). */
   keepBlocks: boolean;
+  /** Tree sizes inside the page at which the verifier needs the root (an anchor's, a saved checkpoint's). */
+  cuts?: number[];
 }
 
 export interface CheckedPage {
@@ -50,6 +53,11 @@ export interface CheckedPage {
   hashes: string[];
   /** The first block's `previous_hash`, for the verifier to link to the page before. */
   previous: string | null;
+  /**
+   * Those blocks' part of the tree (RFC 6962): the perfect subtrees over their hashes, in order, split at the
+   * request's cuts (merkle.ts, alignedSubtrees), each root in hex. The verifier appends these, not each block.
+   */
+  subtrees: { level: number; root: string }[];
   /** Events of those blocks whose data subject was erased. */
   erased: number;
   /** Those blocks, when asked for. */
@@ -121,9 +129,9 @@ export function pagePath(chain: string, offset: number): string {
   return `/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`;
 }
 
-/** Checks a page's blocks in order, up to the first that fails. */
-export function checkPage(blocks: readonly Block[], { chain, offset, size, keepBlocks }: PageRequest): CheckedPage {
-  const page: CheckedPage = { hashes: [], previous: blocks[0]?.previous_hash ?? null, erased: 0, ...(keepBlocks ? { blocks: [] } : {}) };
+/** Checks a page's blocks in order, up to the first that fails, and covers those that passed with their subtrees. */
+export function checkPage(blocks: readonly Block[], { chain, offset, size, keepBlocks, cuts }: PageRequest): CheckedPage {
+  const page: CheckedPage = { hashes: [], previous: blocks[0]?.previous_hash ?? null, erased: 0, subtrees: [], ...(keepBlocks ? { blocks: [] } : {}) };
   for (const block of blocks) {
     const expected = offset + page.hashes.length;
     if (expected >= size) break;
@@ -146,6 +154,8 @@ export function checkPage(blocks: readonly Block[], { chain, offset, size, keepB
     page.hashes.push(block.hash);
     page.blocks?.push(block);
   }
+  const leaves = page.hashes.map((hash) => leafHash(Buffer.from(hash, 'hex')));
+  page.subtrees = alignedSubtrees(offset, leaves, cuts).map(({ level, root }) => ({ level, root: root.toString('hex') }));
   return page;
 }
 

@@ -8,7 +8,7 @@
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.ts';
 import { ZERO_HASH } from '../ledger/hashing.ts';
-import { appendLeaf, frontierRoot, leafHash } from '../ledger/merkle.ts';
+import { appendSubtree, frontierRoot } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
 import {
   type Block,
@@ -132,9 +132,12 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     let nextOffset = 0;
     // At least `inFlight` pages in flight, more as the node's distance needs (pages.ts, PageWindow).
     const window = new PageWindow(pages.threads ?? 1, Math.max(1, pages.inFlight));
+    const cutsAt = [...sizes].sort((a, b) => a - b);
     const refill = () => {
       while (ahead.length < window.size && nextOffset < size) {
-        const page = pages.check({ chain, offset: nextOffset, size, keepBlocks });
+        // The page's subtrees end at every size inside it where a root is needed.
+        const cuts = cutsAt.filter((n) => n > nextOffset && n < nextOffset + PAGE);
+        const page = pages.check({ chain, offset: nextOffset, size, keepBlocks, ...(cuts.length > 0 ? { cuts } : {}) });
         page.catch(() => undefined); // awaited in order below; an early failure must not go unhandled
         ahead.push(page);
         nextOffset += PAGE;
@@ -145,17 +148,18 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       const page = await ahead.shift()!;
       window.observe(page.timing);
       if (page.failure?.block === null) throw new Failure(page.failure.message);
-      for (const [i, hash] of page.hashes.entries()) {
-        const index = offset + i;
-        if (i === 0 && page.previous !== previous) throw new Failure(`block ${index} of '${chain}' does not link to block ${index - 1}`, index);
-        frontier = appendLeaf(frontier, index, leafHash(Buffer.from(hash, 'hex'))).frontier;
-        if (sizes.has(index + 1)) atSize(index + 1, frontierRoot(frontier).toString('hex'), hash);
-        previous = hash;
-        const block = page.blocks?.[i];
-        if (block) {
-          options.onBlock?.(chain, block);
-          if (keep) kept.push(block); // only the Main Chain's are read again (for anchors): a long chain stays out of memory
-        }
+      if (page.hashes.length > 0 && page.previous !== previous) throw new Failure(`block ${offset} of '${chain}' does not link to block ${offset - 1}`, offset);
+      // The page's blocks into the tree, a few perfect subtrees at a time (each page's own, hashed where it was checked).
+      let treeSize = offset;
+      for (const { level, root } of page.subtrees) {
+        frontier = appendSubtree(frontier, treeSize, level, Buffer.from(root, 'hex')).frontier;
+        treeSize += 2 ** level;
+        if (sizes.has(treeSize)) atSize(treeSize, frontierRoot(frontier).toString('hex'), page.hashes[treeSize - 1 - offset]!);
+      }
+      previous = page.hashes.at(-1) ?? previous;
+      for (const block of page.blocks ?? []) {
+        options.onBlock?.(chain, block);
+        if (keep) kept.push(block); // only the Main Chain's are read again (for anchors): a long chain stays out of memory
       }
       erasedEvents += page.erased;
       if (page.failure) throw new Failure(page.failure.message, page.failure.block);

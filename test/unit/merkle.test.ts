@@ -3,9 +3,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import {
   ProofError,
+  alignedSubtrees,
   appendLeaf,
+  appendSubtree,
   blockHashesRoot,
   consistencyProof,
   frontierRoot,
@@ -77,6 +80,37 @@ describe('Proofs from stored nodes, cross-checked against recomputation from scr
         assert.ok(stored.get(home.leaf)![home.position]!.equals(Buffer.from(scratch(level, index))), `node ${level}/${index}`);
       }
     }
+  });
+
+  it("covers a run of leaves with aligned perfect subtrees that build the tree the leaves do, split at every cut (a verifier's pages)", () => {
+    const many = leaves(1_200);
+    fc.assert(
+      fc.property(fc.nat(900), fc.nat(300), fc.array(fc.nat(1_200), { maxLength: 4 }), (start, n, cuts) => {
+        let frontier: Buffer[] = [];
+        for (let i = 0; i < start; i += 1) frontier = appendLeaf(frontier, i, many[i]!).frontier;
+        const run = many.slice(start, start + n);
+        const subtrees = alignedSubtrees(start, run, cuts);
+        let size = start;
+        const sizes: number[] = [];
+        for (const { level, root } of subtrees) {
+          assert.equal(size % 2 ** level, 0, 'each subtree starts at a multiple of its width');
+          assert.ok(root.equals(rootFromLeafHashes(many.slice(size, size + 2 ** level))), `the subtree at ${size} is its leaves' tree`);
+          frontier = appendSubtree(frontier, size, level, root).frontier;
+          size += 2 ** level;
+          sizes.push(size);
+        }
+        assert.equal(size, start + run.length, 'the subtrees cover the run');
+        if (size > 0) assert.ok(frontierRoot(frontier).equals(rootFromLeafHashes(many.slice(0, size))), 'the tree head the leaves make');
+        for (const cut of cuts) if (cut > start && cut < size) assert.ok(sizes.includes(cut), `a subtree ends at the cut ${cut}`);
+        // As few as alignment allows: two subtrees side by side never make one aligned perfect subtree unless a cut is between them.
+        for (let i = 1; i < subtrees.length; i += 1) {
+          const [a, b] = [subtrees[i - 1]!, subtrees[i]!];
+          const from = sizes[i - 1]! - 2 ** a.level;
+          if (a.level === b.level && from % 2 ** (a.level + 1) === 0) assert.ok(cuts.includes(sizes[i - 1]!), 'merged unless cut');
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('proves inclusion of every leaf in every tree of 1…300 leaves', () => {

@@ -111,6 +111,33 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
     assert.equal(verdict.problem, "block 200 of 'main' does not link to block 199");
   });
 
+  it('checks a saved checkpoint whose size falls inside a page, here and in worker threads, naming its last block when it disagrees', async () => {
+    served = chain;
+    const at = 237; // blocks 0…236: inside the page of 200…299
+    const saved = { ...fields, tree_size: at, root: blockHashesRoot(chain.slice(0, at).map((b) => b.hash)) };
+    const signed = (root: string) => ({ ...saved, root, signature: sign(null, checkpointMessage({ ...saved, root }), privateKey).toString('hex') });
+    for (const pages of [undefined, pool]) {
+      const good = await verifyLedger({
+        url,
+        chain: 'main',
+        publicKey: publicKeyToHex(publicKey),
+        savedCheckpoint: signed(saved.root),
+        ...(pages ? { pages } : {}),
+      });
+      assert.equal(good.verified, true, good.problem ?? '');
+      const bad = await verifyLedger({
+        url,
+        chain: 'main',
+        publicKey: publicKeyToHex(publicKey),
+        savedCheckpoint: signed('ab'.repeat(32)),
+        ...(pages ? { pages } : {}),
+      });
+      assert.equal(bad.verified, false);
+      assert.equal(bad.firstBadBlock, at - 1);
+      assert.match(bad.problem ?? '', /^blocks 0…236 no longer make the root of the checkpoint saved at 237 blocks/);
+    }
+  });
+
   it('names the gap a missing block leaves, and the first of two faults', async () => {
     served = chain.filter((b) => b.index !== 120 && b.index !== 300);
     const verdict = await verdicts();
