@@ -9,6 +9,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import type { ImportAudit } from '../qldb/audit.ts';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
+import { nodeGet } from './node-get.ts';
 import { defaultThreads, startPagePool } from './page-workers.ts';
 import { type NodeWait, nodeHeaders } from './pages.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
@@ -135,6 +136,7 @@ if (values.tiles) {
     blocks: values.blocks,
     progress: (chain, done, total) => progress(chain, done, total, 'entries'),
     onWait,
+    get: nodeGet,
   });
   for (const note of verdict.notes) process.stdout.write(`  note: ${note}\n`);
   if (verdict.verified) {
@@ -167,6 +169,7 @@ let qldbProblem: string | null = null;
 const apiKey = values['api-key'] ?? process.env.LEDGER_API_KEY;
 const pool = threads > 0 ? startPagePool({ base: values.url.replace(/\/+$/, ''), headers: nodeHeaders(values.url, apiKey), threads, onWait }) : undefined;
 const verdict = await verifyLedger({
+  get: nodeGet,
   ...(auditor
     ? {
         onBlock: (chain: string, block: Block) => {

@@ -4,10 +4,11 @@
  * started by page-workers.ts; it holds nothing between pages.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { nodeGet } from './node-get.ts';
 import { type CheckedPage, Failure, fetchPage, type NodeLink, type PageRequest } from './pages.ts';
 
 const { base, headers } = workerData as { base: string; headers: Record<string, string> };
-const node: NodeLink = { http: fetch, base, headers, onWait: (wait) => parentPort!.postMessage({ wait }) };
+const node: NodeLink = { http: nodeGet, base, headers, onWait: (wait) => parentPort!.postMessage({ wait }) };
 
 parentPort!.on('message', async ({ id, request }: { id: number; request: PageRequest }) => {
   let page: CheckedPage;

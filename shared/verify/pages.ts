@@ -159,9 +159,29 @@ export function checkPage(blocks: readonly Block[], { chain, offset, size, keepB
   return page;
 }
 
-/** How a verifier reaches a node: its `fetch`, base URL and headers, and whom to tell when the node asks it to wait. */
+/** A node's answer as a verifier reads it: its status, its headers, and its body whole (decoded, if it was compressed). */
+export interface NodeAnswer {
+  status: number;
+  headers: { get(name: string): string | null };
+  body: Buffer;
+}
+
+/** A GET of a node: `fetch` (fromFetch) in the verifier's library, node:http in the CLI (node-get.ts, cheaper). */
+export type NodeGet = (url: string, init: { headers: Record<string, string>; signal: AbortSignal }) => Promise<NodeAnswer>;
+
+/** A `fetch` (the platform's, or a test's) as a NodeGet. */
+export function fromFetch(http: typeof fetch): NodeGet {
+  return async (url, init) => {
+    const res = await http(url, init);
+    return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+  };
+}
+
+const isOk = (status: number) => status >= 200 && status < 300;
+
+/** How a verifier reaches a node: its GET, base URL and headers, and whom to tell when the node asks it to wait. */
 export interface NodeLink {
-  http: typeof fetch;
+  http: NodeGet;
   base: string;
   headers: Record<string, string>;
   onWait?: ((wait: NodeWait) => void) | undefined;
@@ -188,9 +208,9 @@ export const MAX_NODE_WAIT_S = 120;
  * a date; 1 s when it names none), up to NODE_ATTEMPTS times and MAX_NODE_WAIT_S a wait; any other answer, or the
  * last, is the caller's. A node out of reach is a Failure naming it.
  */
-export async function askNode(node: NodeLink, path: string): Promise<Response> {
+export async function askNode(node: NodeLink, path: string): Promise<NodeAnswer> {
   for (let attempt = 1; ; attempt += 1) {
-    let res: Response;
+    let res: NodeAnswer;
     try {
       res = await node.http(`${node.base}${path}`, { headers: node.headers, signal: AbortSignal.timeout(30_000) });
     } catch (error) {
@@ -199,7 +219,6 @@ export async function askNode(node: NodeLink, path: string): Promise<Response> {
     if ((res.status !== 429 && res.status !== 503) || attempt >= NODE_ATTEMPTS) return res;
     const seconds = retryAfterSeconds(res.headers.get('retry-after'));
     if (seconds > MAX_NODE_WAIT_S) return res;
-    await res.arrayBuffer().catch(() => undefined); // the connection is reused once its answer is read
     const limit = Number(res.headers.get('x-ratelimit-limit'));
     node.onWait?.({ status: res.status, seconds, limit: Number.isInteger(limit) && limit > 0 ? limit : null, path });
     // Only the verifier's own process waits here (the CLI, a client): no function of the service verifies a node.
@@ -229,7 +248,12 @@ export async function fetchPage(node: NodeLink, request: PageRequest): Promise<C
 /** A JSON answer of the node; a node out of reach, or an error answer, is a Failure naming it. */
 export async function getJson<T>(node: NodeLink, path: string): Promise<T> {
   const res = await askNode(node, path);
-  const body = (await res.json().catch(() => null)) as T & { detail?: unknown };
-  if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
-  return body;
+  let body: (T & { detail?: unknown }) | null = null;
+  try {
+    body = JSON.parse(res.body.toString('utf8')) as T & { detail?: unknown };
+  } catch {
+    // not JSON: named below if the status is an error's, else the caller finds nothing where it looks
+  }
+  if (!isOk(res.status)) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
+  return body as T;
 }

@@ -13,7 +13,7 @@ import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
 import { TILE_HEIGHT, TILE_WIDTH, availableWidth, decodeEntryBundle, splitHashes, tilePath, type TileRef } from '../tlog/tiles.ts';
-import { askNode, Failure as NodeFailure, type NodeLink, type NodeWait, nodeHeaders } from './pages.ts';
+import { askNode, Failure as NodeFailure, fromFetch, type NodeAnswer, type NodeGet, type NodeLink, type NodeWait, nodeHeaders } from './pages.ts';
 
 /** What a run leaves for the next: the signed checkpoint it verified and the compact range at its size. */
 export interface MonitorState {
@@ -40,6 +40,8 @@ export interface TlogVerifyOptions {
   blocks?: boolean;
   progress?: (chain: string, done: number, total: number) => void;
   fetch?: typeof fetch;
+  /** How requests are sent, in place of `fetch` (the CLI's: node-get.ts, node:http, cheaper). */
+  get?: NodeGet;
   /** Called when the node asks to wait (over its rate limit, or busy) before a request is sent again. */
   onWait?: (wait: NodeWait) => void;
   /** Requests kept in flight (default 12). */
@@ -73,7 +75,7 @@ const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 
 export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdict> {
   const node: NodeLink = {
-    http: options.fetch ?? fetch,
+    http: options.get ?? fromFetch(options.fetch ?? fetch),
     base: options.url.replace(/\/+$/, ''),
     headers: nodeHeaders(options.url, options.apiKey, options.apiKeyHeader),
     onWait: options.onWait,
@@ -93,15 +95,14 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
   };
 
   async function get(path: string): Promise<Buffer> {
-    let res: Response;
+    let res: NodeAnswer;
     try {
       res = await askNode(node, path);
     } catch (error) {
       throw error instanceof NodeFailure ? new Failure(error.message) : error;
     }
-    const body = Buffer.from(await res.arrayBuffer());
-    if (!res.ok) throw new Failure(`${path} answered ${res.status}: ${body.toString('utf8').slice(0, 300)}`);
-    return body;
+    if (res.status < 200 || res.status >= 300) throw new Failure(`${path} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+    return res.body;
   }
 
   const chainBase = `/tlog/${encodeURIComponent(options.chain)}`;

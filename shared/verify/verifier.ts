@@ -15,7 +15,9 @@ import {
   type CheckedPage,
   Failure,
   fetchPage,
+  fromFetch,
   getJson,
+  type NodeGet,
   type NodeLink,
   type NodeWait,
   nodeHeaders,
@@ -42,6 +44,8 @@ export interface VerifierOptions {
   /** Called with each block once it is checked, in order (the Main Chain's first, for a Sub-Chain). */
   onBlock?: (chain: string, block: Block) => void;
   fetch?: typeof fetch;
+  /** How requests are sent, in place of `fetch` (the CLI's: node-get.ts, node:http, cheaper). */
+  get?: NodeGet;
   /** Called when the node asks to wait (over its rate limit, or busy) before a request is sent again. */
   onWait?: (wait: NodeWait) => void;
   /**
@@ -74,7 +78,7 @@ const PAGES_IN_FLIGHT = 6;
 
 export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   const node: NodeLink = {
-    http: options.fetch ?? fetch,
+    http: options.get ?? fromFetch(options.fetch ?? fetch),
     base: options.url.replace(/\/+$/, ''),
     headers: nodeHeaders(options.url, options.apiKey, options.apiKeyHeader),
     onWait: options.onWait,
