@@ -6,49 +6,28 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cachedBundle } from '../../bin/bundle-cache.mjs';
-import { publicKeyToHex } from '#shared/ed25519';
-import { buildBlocks, type BlockDraft } from '#shared/ledger/blocks';
-import { checkpointMessage } from '#shared/ledger/checkpoint';
-import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
-import { blockHashesRoot } from '#shared/ledger/merkle';
-import type { Block } from '#shared/ledger/types';
+import { signedChain } from '#test/support/signed-chain';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = ['shared/verify/cli.ts', { PAGE_WORKER_CODE: 'shared/verify/page-worker.ts' }] as const;
 /** More blocks than the CLI checks in its own thread (page-workers.ts, minBlocks): its workers are started. */
 const SIZE = 2_600;
 
-const genesis = sealBlock({ index: 0, chain_name: 'main', timestamp: 1_764_000_000, previous_hash: ZERO_HASH, events: [] });
-const drafts: BlockDraft[] = Array.from({ length: SIZE - 1 }, (_, i) => ({
-  events: [{ entity_id: `e-${i}`, event_type: 'recorded', details: { i }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false }],
-}));
-const chain: Block[] = [genesis, ...buildBlocks('main', { headIndex: 0, headHash: genesis.hash }, drafts, () => 1_764_000_000.5)];
-const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-const fields = { chain_name: 'main', tree_size: SIZE, root: blockHashesRoot(chain.map((b) => b.hash)), timestamp: 1_764_000_001, node_id: 'unit' };
-const checkpoint = { ...fields, signature: sign(null, checkpointMessage(fields), privateKey).toString('hex') };
+const { answer, publicKeyHex } = signedChain(SIZE);
 
 let server: Server;
 let url: string;
 
 before(async () => {
   server = createServer((req, res) => {
-    const at = new URL(req.url ?? '/', 'http://unit');
-    const offset = Number(at.searchParams.get('offset'));
-    const body =
-      at.pathname === '/api/v1/identity'
-        ? { node_id: 'unit', public_key: publicKeyToHex(publicKey) }
-        : at.pathname === '/api/v1/chains/main/checkpoint'
-          ? checkpoint
-          : { chain_name: 'main', total: SIZE, limit: 100, offset, blocks: chain.slice(offset, offset + 100) };
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
+    res.end(JSON.stringify(answer(new URL(req.url ?? '/', 'http://unit'))));
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -60,7 +39,7 @@ function ledgerVerify(env: Record<string, string>): Promise<{ code: number; out:
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'bin', 'ledger-verify.mjs'), '--url', url, '--chain', 'main', '--public-key', publicKeyToHex(publicKey), '--threads', '2'],
+      [join(ROOT, 'bin', 'ledger-verify.mjs'), '--url', url, '--chain', 'main', '--public-key', publicKeyHex, '--threads', '2'],
       { cwd: ROOT, env: { ...process.env, ...env } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, out: `${stdout}${stderr}` }),
     );

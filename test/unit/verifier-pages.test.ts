@@ -4,29 +4,19 @@
  * link across pages or a missing block gets the same verdict either way, naming the first bad block.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { publicKeyToHex } from '#shared/ed25519';
-import { buildBlocks, type BlockDraft } from '#shared/ledger/blocks';
-import { checkpointMessage } from '#shared/ledger/checkpoint';
-import { sealBlock, ZERO_HASH } from '#shared/ledger/hashing';
+import { sealBlock } from '#shared/ledger/hashing';
 import { blockHashesRoot } from '#shared/ledger/merkle';
 import type { Block } from '#shared/ledger/types';
 import { type PagePool, startPagePool } from '#shared/verify/page-workers';
 import { MAX_PAGES_IN_FLIGHT, NODE_ATTEMPTS, type NodeWait, nodeHeaders, PageWindow, retryAfterSeconds } from '#shared/verify/pages';
 import { verifyLedger } from '#shared/verify/verifier';
+import { signedChain } from '#test/support/signed-chain';
 
 const SIZE = 350;
-const genesis = sealBlock({ index: 0, chain_name: 'main', timestamp: 1_764_000_000, previous_hash: ZERO_HASH, events: [] });
-const drafts: BlockDraft[] = Array.from({ length: SIZE - 1 }, (_, i) => ({
-  events: [{ entity_id: `e-${i}`, event_type: 'recorded', details: { i }, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false }],
-}));
-const chain: Block[] = [genesis, ...buildBlocks('main', { headIndex: 0, headHash: genesis.hash }, drafts, () => 1_764_000_000.5)];
-const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-const fields = { chain_name: 'main', tree_size: SIZE, root: blockHashesRoot(chain.map((b) => b.hash)), timestamp: 1_764_000_001, node_id: 'unit' };
-const checkpoint = { ...fields, signature: sign(null, checkpointMessage(fields), privateKey).toString('hex') };
+const { chain, fields, signCheckpoint, publicKeyHex, answer } = signedChain(SIZE);
 
 /** What the node answers now: the chain as it is, or as a test has spoiled it. */
 let served: Block[] = chain;
@@ -40,13 +30,7 @@ const poolWaits: NodeWait[] = [];
 before(async () => {
   server = createServer((req, res) => {
     const at = new URL(req.url ?? '/', 'http://unit');
-    const offset = Number(at.searchParams.get('offset'));
-    const body =
-      at.pathname === '/api/v1/identity'
-        ? { node_id: 'unit', public_key: publicKeyToHex(publicKey) }
-        : at.pathname === '/api/v1/chains/main/checkpoint'
-          ? checkpoint
-          : { chain_name: 'main', total: SIZE, limit: 100, offset, blocks: served.filter((b) => b.index >= offset && b.index < offset + 100) };
+    const body = answer(at, served);
     const refused = refuse?.(at.pathname);
     if (refused) {
       res.writeHead(refused.status, { 'content-type': 'application/json', ...refused.headers });
@@ -67,8 +51,8 @@ after(async () => {
 
 /** The verdict in this thread, and with the pool: they must agree. */
 async function verdicts() {
-  const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey) });
-  const threaded = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey), pages: pool });
+  const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex });
+  const threaded = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex, pages: pool });
   const { notes: _a, ...a } = here;
   const { notes: _b, ...b } = threaded;
   assert.deepEqual(b, a, 'the same verdict with worker threads');
@@ -115,12 +99,12 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
     served = chain;
     const at = 237; // blocks 0…236: inside the page of 200…299
     const saved = { ...fields, tree_size: at, root: blockHashesRoot(chain.slice(0, at).map((b) => b.hash)) };
-    const signed = (root: string) => ({ ...saved, root, signature: sign(null, checkpointMessage({ ...saved, root }), privateKey).toString('hex') });
+    const signed = (root: string) => signCheckpoint({ ...saved, root });
     for (const pages of [undefined, pool]) {
       const good = await verifyLedger({
         url,
         chain: 'main',
-        publicKey: publicKeyToHex(publicKey),
+        publicKey: publicKeyHex,
         savedCheckpoint: signed(saved.root),
         ...(pages ? { pages } : {}),
       });
@@ -128,7 +112,7 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
       const bad = await verifyLedger({
         url,
         chain: 'main',
-        publicKey: publicKeyToHex(publicKey),
+        publicKey: publicKeyHex,
         savedCheckpoint: signed('ab'.repeat(32)),
         ...(pages ? { pages } : {}),
       });
@@ -168,14 +152,14 @@ describe('ledger-verify: a node that asks it to wait', () => {
     try {
       const waits: NodeWait[] = [];
       const started = Date.now();
-      const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey), onWait: (w) => waits.push(w) });
+      const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex, onWait: (w) => waits.push(w) });
       assert.equal(here.verified, true, here.problem ?? '');
       assert.ok(waits.length >= 1, 'the wait was told');
       assert.deepEqual(waits[0], { status: 429, seconds: 1, limit: 100, path: '/api/v1/chains/main/blocks?limit=100&offset=0' });
       assert.ok(Date.now() - started >= 1_000, 'it waited the second the node asked for');
       refusals = 2;
       poolWaits.length = 0;
-      const threaded = await verifyLedger({ url, chain: 'main', publicKey: publicKeyToHex(publicKey), pages: pool });
+      const threaded = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex, pages: pool });
       assert.equal(threaded.verified, true, threaded.problem ?? '');
       assert.ok(poolWaits.length >= 1 && poolWaits.every((w) => w.status === 429 && w.seconds === 1 && w.limit === 100), 'the workers told the pool');
     } finally {
@@ -239,37 +223,18 @@ describe('ledger-verify: how many pages it keeps in flight', () => {
 
   it('keeps more than 6 pages in flight to a distant node, and no more than its cap', async () => {
     const SIZE_FAR = 4_000;
-    const far: Block[] = [genesis];
-    far.push(
-      ...buildBlocks(
-        'main',
-        { headIndex: 0, headHash: genesis.hash },
-        Array.from({ length: SIZE_FAR - 1 }, (_, i) => drafts[i % drafts.length]!),
-        () => 1_764_000_000.5,
-      ),
-    );
-    const farFields = { chain_name: 'main', tree_size: SIZE_FAR, root: blockHashesRoot(far.map((b) => b.hash)), timestamp: 1_764_000_001, node_id: 'far' };
-    const farCheckpoint = { ...farFields, signature: sign(null, checkpointMessage(farFields), privateKey).toString('hex') };
+    const { answer: farAnswer, publicKeyHex: farKey } = signedChain(SIZE_FAR);
     let open = 0;
     let most = 0;
     // 40 ms away: each answer sent that much after its request.
     const distant = createServer((req, res) => {
       const at = new URL(req.url ?? '/', 'http://far');
-      const offset = Number(at.searchParams.get('offset'));
       const isPage = at.pathname.endsWith('/blocks');
       if (isPage) most = Math.max(most, ++open);
       setTimeout(() => {
         if (isPage) open -= 1;
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify(
-            at.pathname === '/api/v1/identity'
-              ? { node_id: 'far', public_key: publicKeyToHex(publicKey) }
-              : at.pathname === '/api/v1/chains/main/checkpoint'
-                ? farCheckpoint
-                : { chain_name: 'main', total: SIZE_FAR, limit: 100, offset, blocks: far.slice(offset, offset + 100) },
-          ),
-        );
+        res.end(JSON.stringify(farAnswer(at)));
       }, 40);
     });
     await new Promise<void>((done) => distant.listen(0, '127.0.0.1', done));
@@ -277,7 +242,7 @@ describe('ledger-verify: how many pages it keeps in flight', () => {
       const verdict = await verifyLedger({
         url: `http://127.0.0.1:${(distant.address() as AddressInfo).port}`,
         chain: 'main',
-        publicKey: publicKeyToHex(publicKey),
+        publicKey: farKey,
       });
       assert.equal(verdict.verified, true, verdict.problem ?? '');
       assert.equal(verdict.blocks, SIZE_FAR);
