@@ -2,7 +2,8 @@
  * `ledger-verify` by pages on a chain of PROBE_BLOCKS blocks (30,000 by default) written through a single-process
  * stack in batches of 99 from 4 callers: three runs, one after the other. The first reads every page from its
  * records and keeps it; the later ones read the kept pages. Each run's blocks/s and the CPU of the service,
- * DynamoDB Local and the verifier, in % of a core.
+ * DynamoDB Local and the verifier, in % of a core. COMPARE and TILES (below): an A/B pair of two verifiers on one chain,
+ * by pages or by tiles.
  * `node --import tsx bench/probes/verify-pages.ts`
  */
 import { spawn } from 'node:child_process';
@@ -25,11 +26,16 @@ const stack = await startStack({
 });
 const ledgerVerify = join(import.meta.dirname, '..', '..', 'bin', 'ledger-verify.mjs');
 
-function verify(profile: boolean, extra: string[] = []): Promise<{ seconds: number; cpu: Record<string, number> }> {
+// COMPARE=<another checkout>/bin/ledger-verify.mjs: the runs after the first alternate that verifier with this one's,
+// four each (an A/B pair on one chain). TILES=1: every run audits the chain by tiles (--tiles), not by pages.
+const compare = process.env.COMPARE;
+const byTiles = process.env.TILES === '1' ? ['--tiles'] : [];
+
+function verify(profile: boolean, extra: string[] = [], bin = ledgerVerify): Promise<{ seconds: number; cpu: Record<string, number> }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const flags = profile && profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, 'verifier')}`] : [];
-    const child = spawn(process.execPath, [...flags, ledgerVerify, '--url', stack.url, '--chain', 'r', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...flags, bin, '--url', stack.url, '--chain', 'r', ...byTiles, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     const pids = { service: stack.pid, dynamodb: stack.dynamoPid!, verifier: child.pid! };
     const from = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
     let last: Record<string, number> = from;
@@ -62,11 +68,14 @@ try {
   const total = (await call(stack.url, 'GET', '/api/v1/chains/r/stats')).body.total_blocks as number;
   // THREADS=0,2: the runs after the first alternate the verifier's --threads over these (default: its own choice).
   const threads = process.env.THREADS?.split(',') ?? [undefined];
-  const runs = ['first run (pages kept)', 'second run', 'third run', ...(threads.length > 1 ? ['fourth run', 'fifth run'] : [])];
+  const runs = compare
+    ? [`first run (${byTiles.length ? 'tiles' : 'pages'} kept)`, ...Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? 'compared' : 'this'))]
+    : ['first run (pages kept)', 'second run', 'third run', ...(threads.length > 1 ? ['fourth run', 'fifth run'] : [])];
   for (const [n, name] of runs.entries()) {
     const t = n === 0 ? undefined : threads[(n - 1) % threads.length];
     const fromUs = monotonicUs();
-    const { seconds, cpu } = await verify(name === 'second run', t === undefined ? [] : ['--threads', t]);
+    const bin = name === 'compared' ? compare : ledgerVerify;
+    const { seconds, cpu } = await verify(name === 'second run', t === undefined ? [] : ['--threads', t], bin);
     if (name === 'second run') window = { name, fromUs, toUs: monotonicUs() };
     const label = t === undefined ? name : `${name}, --threads ${t}`;
     console.log(`${label}: ${Math.round(total / seconds)} blocks/s over ${total} blocks; CPU % of a core: ${JSON.stringify(cpu)}`);
