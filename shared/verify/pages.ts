@@ -177,7 +177,8 @@ export function fromFetch(http: typeof fetch): NodeGet {
   };
 }
 
-const isOk = (status: number) => status >= 200 && status < 300;
+/** A 2xx status: the answer is what was asked for. */
+export const isOk = (status: number): boolean => status >= 200 && status < 300;
 
 /** How a verifier reaches a node: its GET, base URL and headers, and whom to tell when the node asks it to wait. */
 export interface NodeLink {

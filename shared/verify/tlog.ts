@@ -13,7 +13,7 @@ import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
 import { TILE_HEIGHT, TILE_WIDTH, availableWidth, decodeEntryBundle, splitHashes, tilePath, type TileRef } from '../tlog/tiles.ts';
-import { askNode, Failure as NodeFailure, fromFetch, type NodeAnswer, type NodeGet, type NodeLink, type NodeWait, nodeHeaders } from './pages.ts';
+import { askNode, Failure as NodeFailure, fromFetch, isOk, type NodeAnswer, type NodeGet, type NodeLink, type NodeWait, nodeHeaders } from './pages.ts';
 
 /** What a run leaves for the next: the signed checkpoint it verified and the compact range at its size. */
 export interface MonitorState {
@@ -101,7 +101,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     } catch (error) {
       throw error instanceof NodeFailure ? new Failure(error.message) : error;
     }
-    if (res.status < 200 || res.status >= 300) throw new Failure(`${path} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+    if (!isOk(res.status)) throw new Failure(`${path} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
     return res.body;
   }
 
