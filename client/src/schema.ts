@@ -2559,6 +2559,7 @@ export interface operations {
                 offset?: string;
                 order?: "asc" | "desc";
                 resolve_cid?: string;
+                tree_size?: string;
             };
             header?: never;
             path: {
@@ -3511,6 +3512,7 @@ export interface operations {
                 offset?: string;
                 order?: "asc" | "desc";
                 resolve_cid?: string;
+                tree_size?: string;
             };
             header?: never;
             path: {

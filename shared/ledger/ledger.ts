@@ -14,6 +14,7 @@ import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isWellFormedChainName } from './names.ts';
+import { sizesSeen } from './sizes-seen.ts';
 import type { OffchainStore } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
 
@@ -53,7 +54,11 @@ export interface Ledger {
   /** `allowChannel`: the business group creates its channels' `channel-…` chains. */
   createSubChain(name: string, options?: { allowChannel?: boolean }): Promise<{ chain_name: string; created_main: boolean }>;
   getStats(chainName: string): Promise<ChainStats>;
-  listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean } & ReadOptions): Promise<BlocksPage>;
+  /**
+   * A page of blocks. With `treeSize`, of the chain's first `treeSize` blocks (`total` is then that size, and the
+   * answer never changes); a size the chain has not reached is a 422.
+   */
+  listBlocks(chainName: string, page: { limit: number; offset: number; descending: boolean; treeSize?: number | undefined } & ReadOptions): Promise<BlocksPage>;
   getBlock(chainName: string, address: BlockAddress, options?: ReadOptions): Promise<Block>;
   appendEvent(chainName: string, draft: EventDraft, options?: AppendOptions): Promise<AppendResult & Replayed>;
   /** Appends the events, one block each, in one transaction: all are committed, in order, or none. */
@@ -170,6 +175,8 @@ export function createLedger({
   });
 
   const requireHead = (chainName: string) => requireChainHead(repository, chainName);
+  /** A page of a tree no larger than a size this instance saw needs no read of the head. */
+  const seen = sizesSeen();
 
   /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
   const resolve = (events: LedgerEvent[]) => reveal(events, true);
@@ -216,16 +223,26 @@ export function createLedger({
       };
     },
 
-    async listBlocks(chainName, { limit, offset, descending, resolveCid }) {
-      const head = await requireHead(chainName);
-      const total = head.headIndex + 1;
+    async listBlocks(chainName, { limit, offset, descending, resolveCid, treeSize }) {
+      let total = treeSize ?? 0;
+      if (treeSize === undefined || !seen.covers(chainName, treeSize)) {
+        const head = await requireHead(chainName);
+        const size = head.headIndex + 1;
+        seen.note(head.chainName, size);
+        if (treeSize !== undefined && treeSize > size) throw ValidationError.single(['query', 'tree_size'], `The chain has ${size} blocks`, 'less_than_equal');
+        total = treeSize ?? size;
+      }
       let blocks: Block[] = [];
       if (offset < total) {
         // Indices are consecutive, so a page is an index range: no scan past the offset.
         const [from, to] = descending ? [Math.max(0, total - offset - limit), total - 1 - offset] : [offset, Math.min(total - 1, offset + limit - 1)];
-        blocks = await resolveBlocks(await repository.getBlockRange(chainName, from, to, descending), { resolveCid });
+        let stored = await repository.getBlockRange(chainName, from, to, descending);
+        // Every block of the range is written, but a read that may be a moment old can miss the newest: read again
+        // strongly. A block still missing then is answered missing: an auditor names the gap (ledger-verify).
+        if (stored.length !== to - from + 1) stored = await repository.getBlockRange(chainName, from, to, descending, true);
+        blocks = await resolveBlocks(stored, { resolveCid });
       }
-      return { chain_name: head.chainName, total, limit, offset, blocks };
+      return { chain_name: chainName, total, limit, offset, blocks };
     },
 
     async getBlock(chainName, address, options) {

@@ -14,6 +14,7 @@ import type { LedgerRepository } from './repository.ts';
 import { ensureTree, headRoot, readNodes, toHex } from './tree.ts';
 import type { Block, ChainHead, ProofDetails } from './types.ts';
 import { PROOF_EVENT_TYPE, requireChainHead } from './ledger.ts';
+import { sizesSeen } from './sizes-seen.ts';
 
 /** The most leaves one evidence request proves or returns. */
 export const MAX_EVIDENCE_LEAVES = 100;
@@ -127,15 +128,11 @@ export function createProofs({
   witnessed?: WitnessedCheckpoints;
   now?: () => number;
 }) {
-  /**
-   * The most blocks each chain was seen to hold by this instance: a chain only grows, so a proof against a tree
-   * of that size or less needs no read of its head (its nodes are in segments, which never change).
-   */
-  const seenSizes = new Map<string, number>();
+  /** A proof against a tree no larger than a size this instance saw needs no read of the head (its nodes are in segments, which never change). */
+  const seen = sizesSeen();
   async function treeHead(chainName: string): Promise<ChainHead> {
     const head = await ensureTree(repository, await requireChainHead(repository, chainName));
-    if (seenSizes.size > 10_000) seenSizes.clear();
-    seenSizes.set(head.chainName, Math.max(seenSizes.get(head.chainName) ?? 0, sizeOf(head)));
+    seen.note(head.chainName, sizeOf(head));
     return head;
   }
 
@@ -234,7 +231,7 @@ export function createProofs({
       // Against a fixed tree this instance knows the chain has reached (a verified client's trusted size), the
       // answer never changes: no read of the head, the nodes and blocks from segments and records (kept in memory
       // once read).
-      const fixed = request.treeSize !== undefined && request.treeSize <= (seenSizes.get(chainName) ?? 0);
+      const fixed = request.treeSize !== undefined && seen.covers(chainName, request.treeSize);
       if (fixed) {
         // Its blocks are as stored (an erasable event's details sealed), so an erasure changes nothing in it either.
         const key = `${chainName}|${request.treeSize}|${request.withBlocks ? 'blocks' : ''}|${request.leaves.join(',')}`;

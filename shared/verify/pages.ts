@@ -125,8 +125,13 @@ export function nodeHeaders(base: string, apiKey?: string, apiKeyHeader = 'X-API
   return { ...(apiKey ? { [apiKeyHeader]: apiKey } : {}), 'Accept-Encoding': local ? 'identity' : 'br, gzip' };
 }
 
-export function pagePath(chain: string, offset: number): string {
-  return `/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}`;
+/**
+ * A page of the signed tree's blocks. Named by the tree's size (`tree_size`), the answer never changes: a node that
+ * has seen its chain reach that size answers it without reading the chain's head, and any cache may keep it. A node
+ * that does not know `tree_size` answers the chain as it is now, and the blocks past `size` are not checked.
+ */
+export function pagePath(chain: string, offset: number, size: number): string {
+  return `/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}&tree_size=${size}`;
 }
 
 /** Checks a page's blocks in order, up to the first that fails, and covers those that passed with their subtrees. */
@@ -239,7 +244,7 @@ export function retryAfterSeconds(value: string | null): number {
 /** Fetches a page of the node and checks it; a node out of reach, or an error answer, is a Failure naming it. */
 export async function fetchPage(node: NodeLink, request: PageRequest): Promise<CheckedPage> {
   const sent = performance.now();
-  const { blocks } = await getJson<{ blocks: Block[] }>(node, pagePath(request.chain, request.offset));
+  const { blocks } = await getJson<{ blocks: Block[] }>(node, pagePath(request.chain, request.offset, request.size));
   const arrived = performance.now();
   const page = checkPage(blocks, request);
   page.timing = { fetchMs: arrived - sent, checkMs: performance.now() - arrived };

@@ -13,7 +13,18 @@ import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
 import { TILE_HEIGHT, TILE_WIDTH, availableWidth, decodeEntryBundle, splitHashes, tilePath, type TileRef } from '../tlog/tiles.ts';
-import { askNode, Failure as NodeFailure, fromFetch, isOk, type NodeAnswer, type NodeGet, type NodeLink, type NodeWait, nodeHeaders } from './pages.ts';
+import {
+  askNode,
+  Failure as NodeFailure,
+  fromFetch,
+  isOk,
+  type NodeAnswer,
+  type NodeGet,
+  type NodeLink,
+  type NodeWait,
+  nodeHeaders,
+  pagePath,
+} from './pages.ts';
 
 /** What a run leaves for the next: the signed checkpoint it verified and the compact range at its size. */
 export interface MonitorState {
@@ -167,7 +178,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     const blockPage = (offset: number) => {
       let page = blockPages.get(offset);
       if (!page) {
-        page = get(`/api/v1/chains/${encodeURIComponent(options.chain)}/blocks?limit=100&offset=${offset}`).then((b) => JSON.parse(b.toString('utf8')));
+        page = get(pagePath(options.chain, offset, size)).then((b) => JSON.parse(b.toString('utf8')));
         page.catch(() => undefined);
         blockPages.set(offset, page);
       }

@@ -92,9 +92,23 @@ describe('HTTP caching', () => {
     assert.equal(other.status, 200, "another block's tag does not match");
   });
 
-  it('keeps a full ascending page for good, revalidates one that can still grow, and its tag changes when it does', async () => {
+  it('keeps a page read at a named tree size for good; revalidates one without, whose total grows with the chain', async () => {
+    const fixed = await get(`${B}/blocks?limit=100&offset=200&tree_size=250`);
+    assert.equal(fixed.status, 200, fixed.text);
+    assert.equal(fixed.body.total, 250);
+    assert.deepEqual(
+      fixed.body.blocks.map((b: { index: number }) => b.index),
+      Array.from({ length: 50 }, (_, i) => 200 + i),
+      'the first 250 blocks only',
+    );
+    assert.equal(fixed.headers.get('cache-control'), IMMUTABLE, 'the same forever, even short of a full page');
+    assert.equal((await get(`${B}/blocks?limit=100&offset=200&tree_size=250`, { 'If-None-Match': fixed.headers.get('etag')! })).status, 304);
+    const beyond = await get(`${B}/blocks?limit=100&offset=0&tree_size=100000`);
+    assert.equal(beyond.status, 422, 'a size the chain has not reached');
+    assert.deepEqual(beyond.body.detail[0].loc, ['query', 'tree_size']);
+
     const full = await get(`${B}/blocks?limit=100&offset=0`);
-    assert.equal(full.headers.get('cache-control'), IMMUTABLE);
+    assert.equal(full.headers.get('cache-control'), 'public, no-cache', 'its total can still grow');
     const tail = await get(`${B}/blocks?limit=100&offset=200`);
     assert.equal(tail.body.blocks.length, 98);
     assert.equal(tail.headers.get('cache-control'), 'public, no-cache');
@@ -104,6 +118,12 @@ describe('HTTP caching', () => {
     const grown = await get(`${B}/blocks?limit=100&offset=200`, { 'If-None-Match': tag });
     assert.equal(grown.status, 200, 'the page grew: the old tag no longer matches');
     assert.equal(grown.body.blocks.length, 99);
+    const fullNow = await get(`${B}/blocks?limit=100&offset=0`, { 'If-None-Match': full.headers.get('etag')! });
+    assert.equal(fullNow.status, 200, 'the same blocks, but a larger total: a copy kept before would show the old one');
+    assert.equal(fullNow.body.total, full.body.total + 1);
+    assert.deepEqual(fullNow.body.blocks, full.body.blocks);
+    const stillFixed = await get(`${B}/blocks?limit=100&offset=200&tree_size=250`, { 'If-None-Match': fixed.headers.get('etag')! });
+    assert.equal(stillFixed.status, 304, 'a page at a named tree size did not change');
     assert.equal(
       (await get(`${B}/blocks?limit=10&order=desc`)).headers.get('cache-control'),
       'public, no-cache',
@@ -112,7 +132,7 @@ describe('HTTP caching', () => {
   });
 
   it('sends a large answer compressed to a caller that accepts it, the same JSON, with its own tag; a small one as it is', async () => {
-    const path = `${B}/blocks?limit=100&offset=0`;
+    const path = `${B}/blocks?limit=100&offset=0&tree_size=100`;
     const plain = await raw(path, { 'accept-encoding': 'identity' });
     assert.equal(plain.headers['content-encoding'], undefined);
     assert.equal(plain.headers.vary, 'Accept-Encoding', 'caches must keep the codings of one URL apart');

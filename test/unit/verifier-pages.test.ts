@@ -155,7 +155,7 @@ describe('ledger-verify: a node that asks it to wait', () => {
       const here = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex, onWait: (w) => waits.push(w) });
       assert.equal(here.verified, true, here.problem ?? '');
       assert.ok(waits.length >= 1, 'the wait was told');
-      assert.deepEqual(waits[0], { status: 429, seconds: 1, limit: 100, path: '/api/v1/chains/main/blocks?limit=100&offset=0' });
+      assert.deepEqual(waits[0], { status: 429, seconds: 1, limit: 100, path: `/api/v1/chains/main/blocks?limit=100&offset=0&tree_size=${SIZE}` });
       assert.ok(Date.now() - started >= 1_000, 'it waited the second the node asked for');
       refusals = 2;
       poolWaits.length = 0;

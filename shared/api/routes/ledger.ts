@@ -54,6 +54,8 @@ export const blocksQuery = z.object({
     .enum(['asc', 'desc'])
     .optional()
     .transform((v) => v ?? 'asc'),
+  /** (extension) The page of the chain's first `tree_size` blocks: `total` is that size, and the answer never changes. */
+  tree_size: queryInteger(1).optional(),
 });
 export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });
@@ -235,11 +237,21 @@ export const LEDGER_ROUTES = [
     access: 'reader',
     query: blocksQuery,
     handler: async ({ principal, params, query }, { ledgerFor }) => {
-      const { limit, offset, order, resolve_cid } = query;
-      const page = await ledgerFor(principal).listBlocks(params.chain_name, { limit, offset, descending: order === 'desc', resolveCid: resolve_cid });
-      // A full page in ascending order is sealed: its blocks are written and never change (docs/rules.md, "Caching").
-      const sealed = order !== 'desc' && page.blocks.length === limit;
-      return { body: page, headers: readCacheHeaders(principal, page.blocks, resolve_cid, sealed, [params.chain_name, order ?? 'asc', offset, limit]) };
+      const { limit, offset, order, resolve_cid, tree_size } = query;
+      const page = await ledgerFor(principal).listBlocks(params.chain_name, {
+        limit,
+        offset,
+        descending: order === 'desc',
+        resolveCid: resolve_cid,
+        treeSize: tree_size,
+      });
+      // Read at a named tree size, every page is fixed: its blocks are written, and so is `total` (docs/rules.md,
+      // "Caching"). Without one, `total` grows with the chain, so the tag names it and a cached copy is revalidated.
+      const fixed = tree_size !== undefined;
+      return {
+        body: page,
+        headers: readCacheHeaders(principal, page.blocks, resolve_cid, fixed, [params.chain_name, order ?? 'asc', offset, limit, page.total]),
+      };
     },
   }),
 
