@@ -2,7 +2,7 @@
  * `ledger-verify` by pages on a chain of PROBE_BLOCKS blocks (30,000 by default) written through a single-process
  * stack in batches of 99 from 4 callers: three runs, one after the other. The first reads every page from its
  * records and keeps it; the later ones read the kept pages. Each run's blocks/s and the CPU of the service,
- * DynamoDB Local and the verifier, in % of a core. COMPARE and TILES (below): an A/B pair of two verifiers on one chain,
+ * DynamoDB Local and the verifier, in % of a core, and where the service found the kept pages (its /metrics). COMPARE and TILES (below): an A/B pair of two verifiers on one chain,
  * by pages or by tiles.
  * `node --import tsx bench/probes/verify-pages.ts`
  */
@@ -53,6 +53,23 @@ function verify(profile: boolean, extra: string[] = [], bin = ledgerVerify): Pro
   });
 }
 
+/**
+ * What the service's /metrics says it served the pages from: kept pages held in memory, kept pages read from DynamoDB,
+ * and its DynamoDB requests. An instance adds its counts to them at the end of a request at most every 5 s, so one
+ * request after that long makes them current.
+ */
+async function served(): Promise<{ pagesInMemory: number; pagesFromDynamo: number; dynamoRequests: number }> {
+  await new Promise((done) => setTimeout(done, 5_200));
+  await call(stack.url, 'GET', '/api/v1/chains/r/stats');
+  const text = await (await fetch(`${stack.url}/metrics`)).text();
+  const value = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? 0);
+  return {
+    pagesInMemory: value('ledger_read_cache_hits_total{cache="page"}'),
+    pagesFromDynamo: value('ledger_read_cache_misses_total{cache="page"}'),
+    dynamoRequests: value('dynamodb_requests_total'),
+  };
+}
+
 let window: Window | undefined;
 try {
   await call(stack.url, 'POST', '/api/v1/chains/r/create');
@@ -73,12 +90,16 @@ try {
     : ['first run (pages kept)', 'second run', 'third run', ...(threads.length > 1 ? ['fourth run', 'fifth run'] : [])];
   for (const [n, name] of runs.entries()) {
     const t = n === 0 ? undefined : threads[(n - 1) % threads.length];
+    const before = await served();
     const fromUs = monotonicUs();
     const bin = name === 'compared' ? compare : ledgerVerify;
     const { seconds, cpu } = await verify(name === 'second run', t === undefined ? [] : ['--threads', t], bin);
     if (name === 'second run') window = { name, fromUs, toUs: monotonicUs() };
     const label = t === undefined ? name : `${name}, --threads ${t}`;
-    console.log(`${label}: ${Math.round(total / seconds)} blocks/s over ${total} blocks; CPU % of a core: ${JSON.stringify(cpu)}`);
+    // Less the two requests of served() itself: its read of the head (stats) and the flush of the counts.
+    const after = await served();
+    const pages = `kept pages from memory ${after.pagesInMemory - before.pagesInMemory}, from DynamoDB ${after.pagesFromDynamo - before.pagesFromDynamo}; DynamoDB requests ${after.dynamoRequests - before.dynamoRequests - 2}`;
+    console.log(`${label}: ${Math.round(total / seconds)} blocks/s over ${total} blocks; CPU % of a core: ${JSON.stringify(cpu)}; ${pages}`);
   }
 } finally {
   await stack.stop();

@@ -8,7 +8,7 @@
  * The blocks are kept exactly as stored: an erasable event's details stay sealed in the item and are opened
  * with its subject's key at every read, so an erasure shows at once. A page of blocks never changes once
  * written, so a kept page is never stale. With a cache, a page read or written once is served from memory
- * after (kept compressed: the cache's bound counts the bytes it really holds).
+ * after (kept compressed: the cache's bound counts the bytes it really holds), in place of its blocks' records.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -57,6 +57,10 @@ export function createPageStorage({
         return false;
       }
       await items.put(key(chainName, first), id(chainName, first), packed, { count: blocks.length });
+      // Its blocks' records, read to make it, go: the page holds the same blocks in 15–45 % of their bytes, and
+      // with both kept, an audit's records push out of the cache the pages a second audit comes back for. A block
+      // read alone after this reads its record again (one GetItem, half a read unit).
+      for (const block of blocks) cache?.forget('record', block.hash);
       return true;
     },
   };

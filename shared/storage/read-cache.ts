@@ -29,6 +29,8 @@ export interface ReadCache {
   lookup<T>(kind: CacheKind, key: string): T | undefined;
   /** Keeps `value`, which costs `bytes`; a value larger than the whole cache is not kept. */
   set(kind: CacheKind, key: string, value: unknown, bytes: number): void;
+  /** Lets an entry go (a listener of its kind is told, as when it is pushed out). */
+  forget(kind: CacheKind, key: string): void;
   hit(kind: CacheKind, n?: number): void;
   miss(kind: CacheKind, n?: number): void;
   /** Called with the key of each entry pushed out to make room. */
@@ -85,6 +87,9 @@ export function createReadCache(maxBytes: number): ReadCache {
       }
       entries.set(id, { kind, value, bytes: cost });
       bytes += cost;
+    },
+    forget(kind, key) {
+      drop(slot(kind, key));
     },
     hit(kind, n = 1) {
       counts.hits[kind] += n;

@@ -132,6 +132,21 @@ describe('the read cache', () => {
     assert.equal(cache.counts.misses.page, 1, 'looked up once before it was kept');
   });
 
+  it("holds a kept page in place of its blocks' records, and reads a record again when a block is read alone", async () => {
+    const cache = createReadCache(1 << 20);
+    const repository = createLedgerRepository({ client: documentClient, tableName: 'ledger', cache });
+    await repository.getBlock('orders', 142 - 100); // a record kept before the page is read
+    assert.ok(cache.get('record', block(42).hash));
+    await repository.getBlockRange('orders', 0, 99, false);
+    for (const i of [0, 42, 99]) assert.equal(cache.get('record', block(i).hash), undefined, `record ${i} let go`);
+    const before = dynamo.commandCalls(GetCommand).length;
+    assert.equal((await repository.getBlock('orders', 42))?.hash, block(42).hash);
+    assert.equal(dynamo.commandCalls(GetCommand).length, before + 1, 'its record read again');
+    const again = calls();
+    await repository.getBlockRange('orders', 0, 99, false);
+    assert.equal(calls(), again, 'the page still answered from memory');
+  });
+
   it('does not keep a page too large for one item', async () => {
     const big = Array.from({ length: 100 }, (_, i) => ({
       ...block(i),
