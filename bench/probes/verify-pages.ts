@@ -62,7 +62,13 @@ async function served(): Promise<{ pagesInMemory: number; pagesFromDynamo: numbe
   await new Promise((done) => setTimeout(done, 5_200));
   await call(stack.url, 'GET', '/api/v1/chains/r/stats');
   const text = await (await fetch(`${stack.url}/metrics`)).text();
-  const value = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1) ?? 0);
+  const value = (series: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${series} `))
+        ?.slice(series.length + 1) ?? 0,
+    );
   return {
     pagesInMemory: value('ledger_read_cache_hits_total{cache="page"}'),
     pagesFromDynamo: value('ledger_read_cache_misses_total{cache="page"}'),
