@@ -1,5 +1,5 @@
 /**
- * HTTP caching of what cannot change (docs/rules.md, "Caching"): a written block, a full page of them, a proof
+ * HTTP caching of what cannot change (docs/rules.md, "Caching"): a written block, a page of them read at a named tree size, a proof
  * against a fixed tree size and a full tile are the same bytes forever, so they carry a strong `ETag` and a
  * year's `Cache-Control: immutable`, and a request whose `If-None-Match` names that tag is answered `304` with
  * no body. What can still change carries `no-cache` (kept, but asked again each time, cheaply with its tag)

@@ -1,6 +1,6 @@
 /**
  * HTTP caching of what cannot change (docs/rules.md, "Caching"), over HTTP against the running local stack: a
- * written block, a full page, a proof against a fixed tree size and a full tile carry a strong ETag and a
+ * written block, a page or a proof against a fixed tree size and a full tile carry a strong ETag and a
  * year's immutable lifetime, and a conditional GET naming the tag is 304 with no body; what can still change is
  * revalidated; what erasure can change (a data subject's events), resolved payloads and errors are never kept.
  */
