@@ -140,6 +140,11 @@ function chainInfo(head: ChainHead): ChainInfo {
 }
 
 /** A chain's head, or the contract's 404 (also for names that could not be a chain). */
+/** The 422 of a `tree_size` the chain has not reached (it holds `size` blocks). */
+export function treeSizeNotReached(size: number): ValidationError {
+  return ValidationError.single(['query', 'tree_size'], `The chain has ${size} blocks`, 'less_than_equal');
+}
+
 export async function requireChainHead(repository: LedgerRepository, chainName: string): Promise<ChainHead> {
   if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
   const head = await repository.getHead(chainName);
@@ -177,6 +182,14 @@ export function createLedger({
   const requireHead = (chainName: string) => requireChainHead(repository, chainName);
   /** A page of a tree no larger than a size this instance saw needs no read of the head. */
   const seen = sizesSeen();
+  /** The size a page is read at: `treeSize` when this instance saw the chain reach it, else read from the head. */
+  async function pageTreeSize(chainName: string, treeSize: number | undefined): Promise<number> {
+    if (treeSize !== undefined && seen.covers(chainName, treeSize)) return treeSize;
+    const size = (await requireHead(chainName)).headIndex + 1;
+    seen.note(chainName, size);
+    if (treeSize !== undefined && treeSize > size) throw treeSizeNotReached(size);
+    return treeSize ?? size;
+  }
 
   /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
   const resolve = (events: LedgerEvent[]) => reveal(events, true);
@@ -224,14 +237,7 @@ export function createLedger({
     },
 
     async listBlocks(chainName, { limit, offset, descending, resolveCid, treeSize }) {
-      let total = treeSize ?? 0;
-      if (treeSize === undefined || !seen.covers(chainName, treeSize)) {
-        const head = await requireHead(chainName);
-        const size = head.headIndex + 1;
-        seen.note(head.chainName, size);
-        if (treeSize !== undefined && treeSize > size) throw ValidationError.single(['query', 'tree_size'], `The chain has ${size} blocks`, 'less_than_equal');
-        total = treeSize ?? size;
-      }
+      const total = await pageTreeSize(chainName, treeSize);
       let blocks: Block[] = [];
       if (offset < total) {
         // Indices are consecutive, so a page is an index range: no scan past the offset.

@@ -13,7 +13,7 @@ import { MAIN_CHAIN } from './names.ts';
 import type { LedgerRepository } from './repository.ts';
 import { ensureTree, headRoot, readNodes, toHex } from './tree.ts';
 import type { Block, ChainHead, ProofDetails } from './types.ts';
-import { PROOF_EVENT_TYPE, requireChainHead } from './ledger.ts';
+import { PROOF_EVENT_TYPE, requireChainHead, treeSizeNotReached } from './ledger.ts';
 import { sizesSeen } from './sizes-seen.ts';
 
 /** The most leaves one evidence request proves or returns. */
@@ -211,7 +211,7 @@ export function createProofs({
       const index = parseIndex(rawIndex);
       const head = await treeHead(chainName);
       const size = treeSize ?? sizeOf(head);
-      if (size > sizeOf(head)) throw ValidationError.single(['query', 'tree_size'], `The chain has ${sizeOf(head)} blocks`, 'less_than_equal');
+      if (size > sizeOf(head)) throw treeSizeNotReached(sizeOf(head));
       if (index >= size) throw new NotFoundError(`Block ${index} is not in the first ${size} blocks of '${chainName}'`);
       const ranges = inclusionRanges(index, size);
       const node = await reader(chainName, [...ranges, [index, index + 1], [0, size]]);
@@ -247,7 +247,7 @@ export function createProofs({
       const latest = sizeOf(head);
       const last = request.leaves[request.leaves.length - 1];
       if (request.treeSize !== undefined && request.treeSize > latest) {
-        throw ValidationError.single(['query', 'tree_size'], `The chain has ${latest} blocks`, 'less_than_equal');
+        throw treeSizeNotReached(latest);
       }
       const notIn = (size: number) => new NotFoundError(`Block ${last} is not in the first ${size} blocks of '${chainName}'`);
       let size = request.treeSize ?? latest;
