@@ -26,10 +26,18 @@ export interface LedgerCounters {
   rewrites: number;
 }
 
+/** The stack's /metrics now, as a reader of one series by its name and labels as printed (`name{label="x"}`): NaN when absent. */
+export async function metricsOf(stack: Stack): Promise<(series: string) => number> {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
+  return (series) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? NaN : Number(line.slice(series.length + 1));
+  };
+}
+
 /** The ledger counters of /metrics. */
 export async function ledgerCounters(stack: Stack): Promise<LedgerCounters> {
-  const text = (await call(stack.url, 'GET', '/metrics')).text;
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const value = await metricsOf(stack);
   return {
     events: value('ledger_events_appended_total'),
     conflicts: value('ledger_append_conflicts_total'),

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { call, removeDir, startStack, tempDataDir } from '#test/support/stack';
 import { loadMainProfile, monotonicUs, summarize, type Window } from '../profile.ts';
 import { cpuSeconds } from '../resources.ts';
-import { AS_DEPLOYED } from '../service.ts';
+import { AS_DEPLOYED, flushInstances, metricsOf } from '../service.ts';
 
 const dir = tempDataDir('verify-pages');
 const BLOCKS = Number(process.env.PROBE_BLOCKS ?? 30_000);
@@ -55,23 +55,15 @@ function verify(profile: boolean, extra: string[] = [], bin = ledgerVerify): Pro
 
 /**
  * What the service's /metrics says it served the pages from: kept pages held in memory, kept pages read from DynamoDB,
- * and its DynamoDB requests. An instance adds its counts to them at the end of a request at most every 5 s, so one
- * request after that long makes them current.
+ * and its DynamoDB requests, made current first (flushInstances: one request, which reads no table, after the flush
+ * interval).
  */
 async function served(): Promise<{ pagesInMemory: number; pagesFromDynamo: number; dynamoRequests: number }> {
-  await new Promise((done) => setTimeout(done, 5_200));
-  await call(stack.url, 'GET', '/api/v1/chains/r/stats');
-  const text = await (await fetch(`${stack.url}/metrics`)).text();
-  const value = (series: string) =>
-    Number(
-      text
-        .split('\n')
-        .find((l) => l.startsWith(`${series} `))
-        ?.slice(series.length + 1) ?? 0,
-    );
+  await flushInstances(stack, 1, 5_000);
+  const value = await metricsOf(stack);
   return {
-    pagesInMemory: value('ledger_read_cache_hits_total{cache="page"}'),
-    pagesFromDynamo: value('ledger_read_cache_misses_total{cache="page"}'),
+    pagesInMemory: value('ledger_read_cache_hits_total{cache="page"}') || 0,
+    pagesFromDynamo: value('ledger_read_cache_misses_total{cache="page"}') || 0,
     dynamoRequests: value('dynamodb_requests_total'),
   };
 }
@@ -102,9 +94,9 @@ try {
     const { seconds, cpu } = await verify(name === 'second run', t === undefined ? [] : ['--threads', t], bin);
     if (name === 'second run') window = { name, fromUs, toUs: monotonicUs() };
     const label = t === undefined ? name : `${name}, --threads ${t}`;
-    // Less the two requests of served() itself: its read of the head (stats) and the flush of the counts.
+    // Less the one request of served() itself: the flush of the counts.
     const after = await served();
-    const pages = `kept pages from memory ${after.pagesInMemory - before.pagesInMemory}, from DynamoDB ${after.pagesFromDynamo - before.pagesFromDynamo}; DynamoDB requests ${after.dynamoRequests - before.dynamoRequests - 2}`;
+    const pages = `kept pages from memory ${after.pagesInMemory - before.pagesInMemory}, from DynamoDB ${after.pagesFromDynamo - before.pagesFromDynamo}; DynamoDB requests ${after.dynamoRequests - before.dynamoRequests - 1}`;
     console.log(`${label}: ${Math.round(total / seconds)} blocks/s over ${total} blocks; CPU % of a core: ${JSON.stringify(cpu)}; ${pages}`);
   }
 } finally {
