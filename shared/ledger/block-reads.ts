@@ -83,6 +83,23 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     return head?.recordsFrom ?? (head ? head.headIndex + 1 : undefined);
   }
 
+  /**
+   * How far the segments read (in index order) hold every block from `next` on, and whether they stop at a
+   * gap. A round's segments are written in one wave after its commit, and a wave cut short (a request failed,
+   * and its leader died before writing it again) leaves a later segment written and an earlier one not. The
+   * round's metadata is still on the head then, since it leaves the head only once the whole wave is written,
+   * so a read stops at the gap and goes on from the head. Before, a read went past the gap, and the blocks in
+   * it read as missing: a committed batch answered 404 by index, and its key's retry 500 (found by the
+   * simulation's large batches, seed 10).
+   */
+  function reach(found: readonly MetaRun[], next: number): { next: number; gap: boolean } {
+    for (const run of found) {
+      if (run.blocks[0]!.index > next) return { next, gap: true };
+      next = Math.max(next, run.blocks.at(-1)!.index + 1);
+    }
+    return { next, gap: false };
+  }
+
   /** The head's unflushed metadata, read now (and kept as the chain's tail). */
   async function headRun(head: ChainHead): Promise<MetaRun | undefined> {
     const recent = head.recent;
@@ -113,16 +130,17 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
     const segmentsTo = Math.min(to, tailFrom - 1);
     let early: Promise<ChainHead | undefined> | undefined = consistent && !shared && segmentsTo === to ? storage.getHead(chainName).then(note) : undefined;
     early?.catch(() => undefined);
-    // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on.
+    // Segments, as many reads as it takes (a page of blocks is one or two); every read moves `next` on, up to
+    // a gap if there is one (the head holds what is missing: see reach).
     while (next <= segmentsTo) {
       const limit = segmentLimit(next, segmentsTo);
       const found = await storage.readSegments(chainName, next, limit, consistent, segmentsTo);
       if (found.length === 0) break;
       runs.push(...found);
-      const after = found[found.length - 1]!.blocks.at(-1)!.index + 1;
-      if (after <= next) break;
-      next = after;
-      if (found.length < limit) break;
+      const reached = reach(found, next);
+      if (reached.next <= next) break;
+      next = reached.next;
+      if (reached.gap || found.length < limit) break;
     }
     if (tail && next >= tailFrom && next <= to) {
       runs.push(tail);
@@ -143,7 +161,7 @@ export function withBlockReads(storage: LedgerStorage): LedgerRepository {
         }
         const more = await storage.readSegments(chainName, next, segmentLimit(next, to), true, to);
         runs.push(...more);
-        if (more.length > 0) next = Math.max(next, more[more.length - 1]!.blocks.at(-1)!.index + 1);
+        next = reach(more, next).next;
       }
     }
     return { blocks: blocksIn(runs, from, to), runs };

@@ -80,6 +80,22 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     freezeRate: 0.05,
     freezeMs: 3_000,
   },
+  /**
+   * Large batches: as `batches`, with 98 events in each (the most one with a key may hold). A round's metadata is
+   * cut into segments under 4 KB, so such a batch spans two or three, and its writer's looks find it in parts.
+   */
+  'large-batches': {
+    ...DEFAULT_SCENARIO,
+    callers: 6,
+    appendsPerCaller: 4,
+    batchShare: 0.5,
+    batchSize: 98,
+    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
+    skewMs: 50,
+    killRate: 0.05,
+    freezeRate: 0.05,
+    freezeMs: 3_000,
+  },
 };
 
 export function profile(name: string): ScenarioOptions {

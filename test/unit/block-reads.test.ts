@@ -122,4 +122,53 @@ describe('block reads of far-apart blocks', () => {
       'together, every block once, in order',
     );
   });
+
+  it('reads a round whose wave of segments was cut short (a later one written, an earlier one not) from the head: no committed block reads as missing', async () => {
+    // A round's segments go in one wave of BatchWriteItems after its commit. One request of it dropped, and
+    // its leader killed before it wrote it again, left a later segment written and an earlier one not, with
+    // the round's metadata still on the head (in its round item). A read by index from the earlier one's
+    // blocks found the later segment, took the span as read, and never looked at the head: the block read as
+    // missing (404), and a retry of the batch's Idempotency-Key answered 500 (the simulation's large batches,
+    // seed 10).
+    const repository = createMemoryLedgerRepository();
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 256 }) });
+    await ledger.createSubChain('cut');
+    await ledger.appendEvents('cut', [draft(0)]);
+    const writeRound = repository.writeRound.bind(repository);
+    let cut = 0;
+    repository.writeRound = async (chainName, round) => {
+      const pieces = splitRun(round.segment);
+      if (chainName !== 'cut' || pieces.length < 2) return writeRound(chainName, round);
+      cut += 1;
+      // The records and every segment but the first are written; then the wave fails.
+      await writeRound(chainName, { records: round.records, segment: pieces[1]! });
+      for (const piece of pieces.slice(2)) await writeRound(chainName, { records: [], segment: piece });
+      throw new Error('a request of the wave dropped, and its leader died');
+    };
+    await ledger
+      .appendEvents(
+        'cut',
+        Array.from({ length: 98 }, (_, i) => draft(1 + i)),
+      )
+      .catch(() => undefined);
+    repository.writeRound = writeRound;
+    assert.ok(cut >= 1, 'the round of 98 blocks was cut into segments, and its wave cut short');
+    const head = (await repository.getHead('cut'))!;
+    assert.ok(head.recent && 'round' in head.recent, "the round's metadata is still on the head, in its round item");
+    const committed = repository.blocksOf('cut');
+    assert.equal(committed.length, 100, 'the genesis block, one event and the batch of 98 are on the chain');
+
+    for (const consistent of [true, false]) {
+      for (const index of [2, 20, 60, 99]) {
+        const block = await repository.getBlock('cut', index, consistent);
+        assert.equal(block?.hash, committed[index]!.hash, `block ${index} (${consistent ? 'strong' : 'eventual'} read)`);
+      }
+    }
+    const page = await repository.getBlockRange('cut', 0, 99, false, true);
+    assert.deepEqual(
+      page.map((b) => b.index),
+      committed.map((b) => b.index),
+      'a page across the gap holds every block, in order',
+    );
+  });
 });
