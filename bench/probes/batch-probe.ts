@@ -7,7 +7,8 @@ const stack = await startStack({
     SVC_LOG_LEVEL: 'warn',
     SVC_RATE_LIMIT_RPM: '0',
     SVC_METRICS_FLUSH_MS: '0',
-    SVC_DYNAMODB_IN_MEMORY: 'false',
+    // On disk, as `npm run bench` runs it; MEMORY=1: in memory (DynamoDB Local's on-disk BatchWriteItem is twice a transaction's time, write-paths.ts).
+    SVC_DYNAMODB_IN_MEMORY: process.env.MEMORY === '1' ? 'true' : 'false',
   },
 });
 try {
