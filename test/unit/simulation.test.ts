@@ -150,6 +150,19 @@ describe('a simulated run', () => {
     assert.ok(batches.requestsPerEvent < 0.2, `${batches.requestsPerEvent} requests an event`);
   });
 
+  it("4 instances sending batches of 98: a writer finds its batch soon after the round that sealed it, wherever the round's segments cut it", async () => {
+    // A round's metadata is cut into segments under 4 KB, so a batch of 98 spans two or three. A writer's first
+    // look reads the newest few; when they held only its batch's tail, its next looks restarted at the first
+    // block found instead of the batch's first, never read the segment before again, and waited for the whole
+    // answer: p99 8-14x p50 (1,158-1,815 ms, seeds 1-6). And a sweep that read a whole page waited a look's
+    // interval before the next page: p99 2.7-2.9x p50 on these seeds with the first fix alone.
+    for (const seed of [2, 3]) {
+      const run = await runLoad(seed, { chains: 1, instancesPerChain: 4, batchSize: 98, unkeyed: true, detailsBytes: 100, durationMs: 2_000, warmupMs: 300 });
+      assert.ok(run.p99Ms <= 2.5 * run.p50Ms, `seed ${seed}: p99 ${run.p99Ms} ms against p50 ${run.p50Ms} ms`);
+      assert.ok(run.eventsPerSecond >= 2_000, `seed ${seed}: ${run.eventsPerSecond} events/s (1,372 before)`);
+    }
+  });
+
   it('replays exactly from its seed: the same requests, faults and answers, in the same order', async () => {
     const options: ScenarioOptions = { ...PROFILES.faults!, trace: true };
     const [a, b] = [await runScenario(7, options), await runScenario(7, options)];
