@@ -11,8 +11,13 @@ import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { allTableSpecs, ensureTables } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
+import { percentile } from '../limits.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const p50 = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return percentile(sorted, 50);
+};
 const RECORDS = 99;
 let n = 0;
 const record = () => {
@@ -25,7 +30,6 @@ const record = () => {
     body: 'x'.repeat(900),
   };
 };
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 for (const inMemory of [false, true]) {
   const dir = tempDataDir('write-paths');

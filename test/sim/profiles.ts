@@ -4,6 +4,23 @@
  */
 import { DEFAULT_SCENARIO, type ScenarioOptions } from './scenario.ts';
 
+/**
+ * Batches: half the appends are 24 events in one request (a leader commits its own with their records in the
+ * commit's transaction; a follower's wait as pending appends), half of them with a key; the faults of `faults`.
+ */
+const BATCHES: ScenarioOptions = {
+  ...DEFAULT_SCENARIO,
+  callers: 6,
+  appendsPerCaller: 4,
+  batchShare: 0.5,
+  batchSize: 24,
+  faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
+  skewMs: 50,
+  killRate: 0.05,
+  freezeRate: 0.05,
+  freezeMs: 3_000,
+};
+
 export const PROFILES: Record<string, ScenarioOptions> = {
   /** No fault: the protocol's own interleavings (latencies, eventual reads, transactions in flight). */
   calm: DEFAULT_SCENARIO,
@@ -64,38 +81,12 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     freezeRate: 0.1,
     freezeMs: 4_000,
   },
-  /**
-   * Batches: half the appends are 24 events in one request (a leader commits its own with their records in the
-   * commit's transaction; a follower's wait as pending appends), half of them with a key; the faults of `faults`.
-   */
-  batches: {
-    ...DEFAULT_SCENARIO,
-    callers: 6,
-    appendsPerCaller: 4,
-    batchShare: 0.5,
-    batchSize: 24,
-    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
-    skewMs: 50,
-    killRate: 0.05,
-    freezeRate: 0.05,
-    freezeMs: 3_000,
-  },
+  batches: BATCHES,
   /**
    * Large batches: as `batches`, with 98 events in each (the most one with a key may hold). A round's metadata is
    * cut into segments under 4 KB, so such a batch spans two or three, and its writer's looks find it in parts.
    */
-  'large-batches': {
-    ...DEFAULT_SCENARIO,
-    callers: 6,
-    appendsPerCaller: 4,
-    batchShare: 0.5,
-    batchSize: 98,
-    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
-    skewMs: 50,
-    killRate: 0.05,
-    freezeRate: 0.05,
-    freezeMs: 3_000,
-  },
+  'large-batches': { ...BATCHES, batchSize: 98 },
 };
 
 export function profile(name: string): ScenarioOptions {
