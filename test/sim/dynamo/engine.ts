@@ -107,8 +107,15 @@ const scalar = (value: AttributeValue | undefined): string => {
 };
 /** An item's size as DynamoDB bills it (shared/storage/capacity.ts's rules), its binaries as they arrive on the wire (base64). */
 function itemSize(item: Item): number {
-  return sdkItemSize(JSON.parse(JSON.stringify(item), (_, v) => (v && typeof v === 'object' && typeof v.B === 'string' ? { B: bytesOf(v.B) } : v)) as Item);
+  let size = sizes.get(item);
+  if (size === undefined) {
+    size = sdkItemSize(JSON.parse(JSON.stringify(item), (_, v) => (v && typeof v === 'object' && typeof v.B === 'string' ? { B: bytesOf(v.B) } : v)) as Item);
+    sizes.set(item, size);
+  }
+  return size;
 }
+/** Sizes of items already measured: an item is never changed once made (a write stores a new one). */
+const sizes = new WeakMap<Item, number>();
 const writeUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 const readUnits = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
 const MAX_ITEM_BYTES = 400 * 1024;
