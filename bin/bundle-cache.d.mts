@@ -1,2 +1,4 @@
 /** bin/bundle-cache.mjs: the path of a kept plain-JavaScript bundle of `entry`, or undefined when none can be had. */
 export function cachedBundle(entry: string, embed?: Record<string, string>): string | undefined;
+/** bin/bundle-cache.mjs: the path of the kept bundle of `entry` (the launcher's kind) in node_modules/.cache/`folder`, or undefined. */
+export function keptBundle(entry: string, folder: string): Promise<string | undefined>;

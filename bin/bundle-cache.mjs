@@ -1,3 +1,6 @@
+// Code run as a command, bundled once into plain JavaScript and kept: the verifier's (cachedBundle) and the local
+// stack's launcher (keptBundle).
+//
 // The verifier's code, bundled once into plain JavaScript and kept, so that `ledger-verify` starts on about 0.1 s of
 // CPU: loading its TypeScript through tsx at every start cost about 0.4 s, and bundling its page worker with esbuild
 // another 0.27 s (the worker's code is bundled into the kept file).
@@ -10,13 +13,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The file a bundle is kept in, and its record of sources; both under one name per root, entry and embedded code. */
-function placeOf(entry, embed) {
-  const dir = join(ROOT, 'node_modules', '.cache', 'ledger-verify');
+function placeOf(entry, embed, folder = 'ledger-verify') {
+  const dir = join(ROOT, 'node_modules', '.cache', folder);
   const name = `${entry.replace(/[^a-z0-9]+/gi, '-')}-${createHash('sha256')
     .update(JSON.stringify([ROOT, entry, embed]))
     .digest('hex')
@@ -108,4 +111,85 @@ function build(entry, embed) {
   };
   for (const [constant, path] of Object.entries(embed)) define[constant] = JSON.stringify(bundle(path, 'cjs', {}));
   return { code: bundle(entry, 'esm', define), inputs };
+}
+
+/**
+ * The launcher's kind of bundle: the path of a plain-JavaScript bundle of `entry` kept in node_modules/.cache/`folder`,
+ * built (asynchronously) if none is fresh; undefined when none can be had (the caller runs the sources through tsx).
+ *
+ * Each of the repository's own modules keeps its `import.meta.url` (its source file's URL, written into the bundle), so
+ * that paths a module finds from where it lives (the repository's root, files beside it) are the same bundled or not;
+ * and a module's "run me alone" check (its URL against the process's script) never mistakes the bundle for itself.
+ */
+export async function keptBundle(entry, folder) {
+  let versions;
+  try {
+    versions = `node ${process.version}, esbuild ${esbuildVersion()}, sources' own import.meta.url`;
+  } catch {
+    return undefined;
+  }
+  const place = placeOf(entry, {}, folder);
+  const found = fresh(place, versions);
+  if (found) return found;
+  let built;
+  try {
+    built = await buildKeepingUrls(entry);
+  } catch (error) {
+    process.stderr.write(`Could not bundle ${entry} (${error.message.split('\n')[0]}); running its sources instead\n`);
+    return undefined;
+  }
+  try {
+    mkdirSync(place.dir, { recursive: true });
+    const suffix = `.${process.pid}.tmp`;
+    writeFileSync(place.code + suffix, built.code);
+    writeFileSync(place.record + suffix, JSON.stringify({ versions, inputs: built.inputs }));
+    renameSync(place.code + suffix, place.code);
+    renameSync(place.record + suffix, place.record);
+    return place.code;
+  } catch {
+    return undefined;
+  }
+}
+
+async function buildKeepingUrls(entry) {
+  const { build, transform } = createRequire(join(ROOT, 'package.json'))('esbuild');
+  const { readFile } = await import('node:fs/promises');
+  const ownUrl = {
+    name: 'own-import-meta-url',
+    setup(on) {
+      // The repository's TypeScript and JavaScript, not its dependencies' (they find packages from node_modules,
+      // which the kept bundle sits inside).
+      on.onLoad({ filter: /\.(ts|mts|mjs|js)$/ }, async ({ path }) => {
+        if (path.includes('/node_modules/') || !path.startsWith(`${ROOT}/`)) return undefined;
+        const source = await readFile(path, 'utf8');
+        if (!source.includes('import.meta.url')) return undefined;
+        // As a define, not a text replacement: only the expression itself, never the words inside a string.
+        const { code } = await transform(source, {
+          loader: path.endsWith('ts') ? 'ts' : 'js',
+          format: 'esm',
+          define: { 'import.meta.url': JSON.stringify(pathToFileURL(path).href) },
+          sourcefile: path,
+        });
+        return { contents: code, loader: 'js', resolveDir: dirname(path) };
+      });
+    },
+  };
+  const result = await build({
+    entryPoints: [join(ROOT, entry)],
+    absWorkingDir: ROOT,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: `node${process.versions.node.split('.')[0]}`,
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    plugins: [ownUrl],
+    // Modules a bundle cannot carry (esbuild's own binary, tsx's loader): loaded from node_modules when used at all.
+    external: ['esbuild', 'tsx', 'tsx/*'],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  });
+  const inputs = {};
+  for (const file of Object.keys(result.metafile.inputs)) if (!file.includes(':')) inputs[file] = stamp(resolve(ROOT, file));
+  return { code: result.outputFiles[0].text, inputs };
 }

@@ -10,9 +10,9 @@ export function fail(message: string): never {
 }
 
 /** The validated settings; a bad value ends the command with the message naming it. */
-export function settingsOrExit(prefix = ''): Readonly<Settings> {
+export function settingsOrExit(prefix = '', env: NodeJS.ProcessEnv = process.env): Readonly<Settings> {
   try {
-    return loadConfig();
+    return loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) fail(`${prefix}${error.message}`);
     throw error;
@@ -25,6 +25,8 @@ export interface ToolDynamo {
   endpoint: string | undefined;
   /** Whether the command started DynamoDB Local itself (its tables may be missing). */
   startedHere: boolean;
+  /** The settings to work with: the command's own, with a running stack's table names where the command names none. */
+  config: Readonly<Settings>;
   stop(): Promise<void>;
 }
 
@@ -35,11 +37,14 @@ export interface ToolDynamo {
  */
 export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Promise<ToolDynamo> {
   const dataDir = resolve(config.SVC_DATA_DIR);
-  const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? readStackFile(dataDir)?.dynamodb_endpoint);
-  if (known || aws) return { endpoint: known, startedHere: false, stop: async () => undefined };
+  const running = aws || config.SVC_DYNAMODB_ENDPOINT ? undefined : readStackFile(dataDir);
+  const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? running?.dynamodb_endpoint);
+  // The running stack's tables (it may have been started with other names), unless this command names its own.
+  const withTables = running?.tables ? settingsOrExit('', { ...running.tables, ...process.env }) : config;
+  if (known || aws) return { endpoint: known, startedHere: false, config: withTables, stop: async () => undefined };
   try {
     const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
-    return { endpoint: dynamo.endpoint, startedHere: true, stop: () => dynamo.stop() };
+    return { endpoint: dynamo.endpoint, startedHere: true, config, stop: () => dynamo.stop() };
   } catch (error) {
     if (error instanceof LaunchError) fail(error.message);
     throw error;

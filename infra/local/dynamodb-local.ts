@@ -40,6 +40,8 @@ export interface DynamoDbLocalOptions {
   startTimeoutMs?: number;
   /** Told when a JVM left on this data dir by a launcher that was killed is stopped first. */
   onLeftover?: (pid: number) => void;
+  /** Given the JVM's handle as soon as it is spawned, before it listens: a caller stopped meanwhile can stop it. */
+  onSpawn?: (handle: DynamoDbLocal) => void;
 }
 
 const PID_FILE = 'dynamodb-local.pid';
@@ -136,6 +138,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   if (pid === undefined) throw new LaunchError('Could not start java for DynamoDB Local.');
 
   const handle = makeHandle(child, pid, port);
+  options.onSpawn?.(handle);
   try {
     await waitUntilListening(child, port, options.startTimeoutMs ?? 30_000);
   } catch (error) {

@@ -32,9 +32,14 @@ export interface LocalFunctions {
 /** A Lambda's timeout, as the cloud stack sets it. */
 const FUNCTION_TIMEOUT_MS = 29_000;
 
-/** `env`: the functions' environment (a Lambda's configured variables). */
-export async function instancePools(maxInstances: number, env: Record<string, string>, idleMs?: number): Promise<LocalFunctions> {
-  const { functions, worker } = await functionBundles();
+/** `env`: the functions' environment (a Lambda's configured variables); `bundles`: functionBundles()' answer, if already had. */
+export async function instancePools(
+  maxInstances: number,
+  env: Record<string, string>,
+  idleMs?: number,
+  bundles?: Awaited<ReturnType<typeof functionBundles>>,
+): Promise<LocalFunctions> {
+  const { functions, worker } = bundles ?? (await functionBundles());
   const pools: Record<string, InstancePool> = {};
   for (const [name, bundle] of Object.entries(functions)) {
     pools[name] = new InstancePool({

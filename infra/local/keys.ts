@@ -38,9 +38,9 @@ async function main(): Promise<void> {
   if (command === 'create' && (!values.role || !isRole(values.role))) fail(`--role must be one of ${ROLES.join(', ')}\n\n${USAGE}`);
   if (command === 'revoke' && rest.length !== 1) fail(USAGE);
 
-  const config = settingsOrExit();
   // --aws: the deployed stack's tables (name them with SVC_REGISTRY_TABLE), with the usual AWS credentials.
-  const dynamo = await toolDynamo(config, values.aws === true);
+  const dynamo = await toolDynamo(settingsOrExit(), values.aws === true);
+  const config = dynamo.config;
   const endpoint = dynamo.endpoint;
   const options = { region: config.SVC_AWS_REGION, endpoint };
   try {

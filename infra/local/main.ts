@@ -8,31 +8,90 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { createIdentityDocument } from '#shared/admin/identity';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { identityPath, loadConfig, masterKeyPath } from '#shared/config';
-import { createCore } from '#shared/wiring/core';
-import { createNodeWiring } from '#shared/wiring/node';
-import { LocalKeyProvider } from '#shared/offchain/key-providers';
-import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
-import { migrateLedgerTable } from '#shared/storage/migrations';
-import { allTableSpecs, ensureTables, tableNamesFrom } from '#shared/storage/tables';
-import { replayJournal } from '#shared/storage/journal';
-import { seedAdminKey } from '#shared/admin/api-keys';
 import { fail, settingsOrExit } from './cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.ts';
-import { inProcessFunctions, instancePools } from './functions.ts';
-import { startGateway, type Gateway } from './gateway.ts';
-import { reportIntegrationErrors } from './integration-errors.ts';
-import { createMetrics } from '#shared/metrics/metrics';
-import { createSharedCounters } from '#shared/storage/metrics-repository';
-import { startIpfsNode, type IpfsNode } from './ipfs-node.ts';
-import { everyOneAtATime } from './schedule.ts';
-import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
-import { serveWebSocketApi } from './websocket.ts';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { freePort, isPortFree } from './ports.ts';
 import { ensureExplorerBuilt } from './explorer-build.ts';
+import type { Gateway } from './gateway.ts';
+import type { IpfsNode } from './ipfs-node.ts';
+import { freePort, isPortFree } from './ports.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
+import type { StreamPoller } from './stream-poller.ts';
+
+/**
+ * The modules a start needs once DynamoDB Local is on its way: loaded while the JVM starts (which takes a core
+ * and about 1.5 s here), not before it (statically imported, they cost as long again, in series).
+ */
+const loadRuntime = async () => {
+  const [
+    identity,
+    core,
+    node,
+    keyProviders,
+    client,
+    migrations,
+    tables,
+    journal,
+    apiKeys,
+    functions,
+    bundles,
+    gateway,
+    errors,
+    metrics,
+    counters,
+    ipfs,
+    schedule,
+    poller,
+    websocket,
+    routes,
+  ] = await Promise.all([
+    import('#shared/admin/identity'),
+    import('#shared/wiring/core'),
+    import('#shared/wiring/node'),
+    import('#shared/offchain/key-providers'),
+    import('#shared/storage/client'),
+    import('#shared/storage/migrations'),
+    import('#shared/storage/tables'),
+    import('#shared/storage/journal'),
+    import('#shared/admin/api-keys'),
+    import('./functions.ts'),
+    import('./bundles.ts'),
+    import('./gateway.ts'),
+    import('./integration-errors.ts'),
+    import('#shared/metrics/metrics'),
+    import('#shared/storage/metrics-repository'),
+    import('./ipfs-node.ts'),
+    import('./schedule.ts'),
+    import('./stream-poller.ts'),
+    import('./websocket.ts'),
+    import('#infra/routes'),
+    // Off-chain payloads' module (IPFS and keys), which the node identity's first read loads.
+    import('#shared/wiring/offchain'),
+  ]);
+  return {
+    ...identity,
+    ...core,
+    ...node,
+    ...keyProviders,
+    ...client,
+    ...migrations,
+    ...tables,
+    ...journal,
+    ...apiKeys,
+    ...functions,
+    ...bundles,
+    ...gateway,
+    ...errors,
+    ...metrics,
+    ...counters,
+    ...ipfs,
+    ...schedule,
+    ...poller,
+    ...websocket,
+    ...routes,
+  };
+};
 
 function say(message: string): void {
   process.stdout.write(`${message}\n`);
@@ -41,8 +100,16 @@ function say(message: string): void {
 /** How long stopping may take before the launcher exits regardless (the tests' stop waits 15 s, then kills). */
 const STOP_DEADLINE_MS = 10_000;
 
+/**
+ * Where a start's time went: each phase's end, in ms since the process started (the modules' load included).
+ * Printed as one line before the ready line at SVC_LOG_LEVEL=debug (bench/probes/start-time.ts reads it).
+ */
+const phases: [string, number][] = [];
+const phase = (name: string) => phases.push([name, Math.round(performance.now())]);
+
 async function main(): Promise<void> {
   const config = settingsOrExit('Cannot start: ');
+  phase('settings');
 
   if (!(await isPortFree(config.SVC_PORT, config.SVC_HOST))) {
     fail(`Cannot start: port ${config.SVC_PORT} on ${config.SVC_HOST} is already in use.\nStop what uses it, or choose another port: SVC_PORT=2662 npm start`);
@@ -107,55 +174,71 @@ async function main(): Promise<void> {
     return { ...env, ...overrides };
   };
   const functionSettings = () => loadConfig(functionEnv());
-  let endpoint = config.SVC_DYNAMODB_ENDPOINT;
-  if (!endpoint) {
-    try {
-      dynamo = await startDynamoDbLocal({
+  let endpoint: string | undefined = config.SVC_DYNAMODB_ENDPOINT;
+  // Never the gateway's port for the embedded IPFS node, nor for DynamoDB Local (the OS may hand back a port a
+  // caller just probed for another): picked first, so that DynamoDB Local can start before anything else.
+  const ipfsPort = config.SVC_IPFS_API_URL ? undefined : (config.SVC_IPFS_PORT ?? (await freePort([config.SVC_PORT])));
+  const dynamoStarting = endpoint
+    ? undefined
+    : startDynamoDbLocal({
         dataDir: join(dataDir, 'dynamodb'),
         inMemory: config.SVC_DYNAMODB_IN_MEMORY,
         port: config.SVC_DYNAMODB_LOCAL_PORT,
-        avoidPorts: [config.SVC_PORT, ...(config.SVC_IPFS_PORT ? [config.SVC_IPFS_PORT] : [])],
+        avoidPorts: [config.SVC_PORT, ...(ipfsPort ? [ipfsPort] : [])],
         onLeftover: (pid) => say(`Stopping DynamoDB Local (pid ${pid}) left running on this data by a launcher that was killed`),
+        // Known as soon as it is spawned, so that every way out stops it, even while it starts.
+        onSpawn: (handle) => {
+          dynamo = handle;
+        },
       });
-    } catch (error) {
-      if (error instanceof LaunchError) fail(`Cannot start: ${error.message}`);
-      throw error;
-    }
-    endpoint = dynamo.endpoint;
-    // The functions' settings, as a Lambda's environment: this endpoint.
-    overrides.SVC_DYNAMODB_ENDPOINT = endpoint;
-    // DynamoDB Local on disk answers a transaction a moment before it keeps it: journal each one before
-    // it is acknowledged, and replay what it lost at the next start (shared/storage/journal.ts).
-    if (!config.SVC_DYNAMODB_IN_MEMORY && !config.SVC_LOCAL_JOURNAL_DIR) overrides.SVC_LOCAL_JOURNAL_DIR = join(dataDir, 'journal');
-  }
+  // Awaited below; a failed start is reported there, not as an unhandled rejection meanwhile.
+  dynamoStarting?.catch(() => undefined);
+  const rt = await loadRuntime();
+  const { createCore } = rt;
+  phase('modules');
 
-  // What the functions are configured with (a Lambda's environment): the launcher's own settings, and
-  // what it started for them. Settled before any function is built; the launcher's environment is not
-  // changed. Off-chain payloads: the embedded IPFS node unless SVC_IPFS_API_URL names a Kubo, and the
-  // local master key unless SVC_KMS_KEY_ID names a KMS key.
-  let ipfsNote = `${config.SVC_IPFS_API_URL} (SVC_IPFS_API_URL)`;
-  if (!config.SVC_IPFS_API_URL) {
-    // Never the gateway's port (the OS may hand back the port a caller just probed for it).
-    const ipfsPort = config.SVC_IPFS_PORT ?? (await freePort([config.SVC_PORT, ...(dynamo ? [dynamo.port] : [])]));
-    ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
+  if (ipfsPort !== undefined) {
+    ipfs = await rt.startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
     overrides.SVC_IPFS_API_URL = ipfs.url;
-    ipfsNote = `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})`;
+    phase('IPFS node');
   }
+  const ipfsNote = ipfs ? `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})` : `${config.SVC_IPFS_API_URL} (SVC_IPFS_API_URL)`;
   // Where the realtime functions push WebSocket messages: this gateway's /@connections.
   if (!config.SVC_WS_MANAGEMENT_ENDPOINT)
     overrides.SVC_WS_MANAGEMENT_ENDPOINT = `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}`;
   if (!config.SVC_KMS_KEY_ID) {
     const keyFile = resolve(masterKeyPath(config));
-    LocalKeyProvider.fromFile(keyFile, { create: true });
+    rt.LocalKeyProvider.fromFile(keyFile, { create: true });
     overrides.SVC_MASTER_KEY_FILE = keyFile;
   }
   const instances = config.SVC_LOCAL_RUNTIME === 'instances';
+  // The functions' bundles checked (and built where stale) while DynamoDB Local starts.
+  const bundling = instances ? rt.functionBundles() : undefined;
+  bundling?.catch(() => undefined);
   if (instances) {
     // Every instance is its own process to these, as in the cloud: counts and rate limits must be
     // shared through DynamoDB (the cloud stack's choice) unless a setting says otherwise.
     if (!process.env.SVC_METRICS_BACKEND) overrides.SVC_METRICS_BACKEND = 'dynamodb';
     if (!process.env.SVC_RATE_LIMIT_BACKEND) overrides.SVC_RATE_LIMIT_BACKEND = 'dynamodb';
   }
+  if (dynamoStarting) {
+    try {
+      dynamo = await dynamoStarting;
+    } catch (error) {
+      await ipfs?.close().catch(() => undefined);
+      if (error instanceof LaunchError) fail(`Cannot start: ${error.message}`);
+      throw error;
+    }
+    endpoint = dynamo.endpoint;
+    phase('DynamoDB Local');
+    // The functions' settings, as a Lambda's environment: this endpoint.
+    overrides.SVC_DYNAMODB_ENDPOINT = endpoint;
+    // DynamoDB Local on disk answers a transaction a moment before it keeps it: journal each one before
+    // it is acknowledged, and replay what it lost at the next start (shared/storage/journal.ts).
+    if (!config.SVC_DYNAMODB_IN_MEMORY && !config.SVC_LOCAL_JOURNAL_DIR) overrides.SVC_LOCAL_JOURNAL_DIR = join(dataDir, 'journal');
+  }
+  if (endpoint === undefined) fail('Cannot start: no DynamoDB to use');
+  const dynamoEndpoint: string = endpoint;
   // The node identity signs every checkpoint: its public key is what clients and auditors pin, so the first
   // start makes it and every later start keeps it (sealed, as `npm run identity -- init` makes it). Keys for
   // one run only when a setting asks, in a sealed document every instance opens, so that all of them sign
@@ -163,25 +246,27 @@ async function main(): Promise<void> {
   let identityNote: string | undefined;
   if (config.SVC_IDENTITY_STORE === 'file' && (config.SVC_TEMPORARY_IDENTITY || !existsSync(identityPath(config)))) {
     const path = config.SVC_TEMPORARY_IDENTITY ? join(dataDir, 'identity.temporary.json') : resolve(identityPath(config));
-    const { document, identity } = await createIdentityDocument(createCore(functionSettings()).offchain(), { temporary: config.SVC_TEMPORARY_IDENTITY });
+    const { document, identity } = await rt.createIdentityDocument(createCore(functionSettings()).offchain(), { temporary: config.SVC_TEMPORARY_IDENTITY });
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, document, { mode: 0o600 });
     if (config.SVC_TEMPORARY_IDENTITY) overrides.SVC_VALIDATOR_IDENTITY_PATH = path;
     else identityNote = `Created the node identity ${identity.nodeId} in ${path}: it signs every checkpoint, and every later start keeps it`;
+    phase('identity made');
   }
   const env = functionEnv();
   const core = createCore(functionSettings());
 
-  admin = createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
+  admin = rt.createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
   try {
-    const created = await ensureTables(admin, allTableSpecs(tableNamesFrom(config)));
+    const created = await rt.ensureTables(admin, rt.allTableSpecs(rt.tableNamesFrom(config)));
     if (created.length) say(`Created tables: ${created.join(', ')}`);
+    phase('tables');
     // A table written by an earlier version is brought to the current layout (idempotent, cheap when done).
-    for (const report of await migrateLedgerTable(admin, createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), config.SVC_LEDGER_TABLE)) {
+    for (const report of await rt.migrateLedgerTable(admin, rt.createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), config.SVC_LEDGER_TABLE)) {
       if (report.migrated > 0) say(`Migrated the ledger table (${report.name}): ${report.migrated} item(s)`);
     }
     if (core.settings.SVC_LOCAL_JOURNAL_DIR) {
-      const replay = await replayJournal(core.settings.SVC_LOCAL_JOURNAL_DIR, admin);
+      const replay = await rt.replayJournal(core.settings.SVC_LOCAL_JOURNAL_DIR, admin);
       // Every start applies the last run's journal again (whole-item writes are harmless to repeat); only what
       // was certainly lost, or could not be restored, is worth a line (docs/reliability.md, "Crashes").
       if (replay.restored > 0 || replay.failed > 0) {
@@ -190,27 +275,35 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (config.SVC_ADMIN_API_KEY) await seedAdminKey(core.apiKeys(), config.SVC_ADMIN_API_KEY);
+    if (config.SVC_ADMIN_API_KEY) await rt.seedAdminKey(core.apiKeys(), config.SVC_ADMIN_API_KEY);
+    phase('migrations and journal');
   } catch (error) {
+    await ipfs?.close().catch(() => undefined);
     await dynamo?.stop();
     fail(`Cannot start: DynamoDB at ${endpoint} did not answer (${(error as Error).name}).`);
   }
 
-  const { DEFAULT_GROUP, expandRoutes } = await import('#infra/routes');
-  const functions = instances ? await instancePools(config.SVC_LOCAL_MAX_INSTANCES, env, config.SVC_LOCAL_IDLE_MS) : await inProcessFunctions(core);
+  // The node identity now, so that a missing one is said at start, not at the first signature; read while the
+  // functions and the gateway start.
+  const nodeIdentity = rt.createNodeWiring(core).admin().identity();
+  nodeIdentity.catch(() => undefined);
+  const functions = instances
+    ? await rt.instancePools(config.SVC_LOCAL_MAX_INSTANCES, env, config.SVC_LOCAL_IDLE_MS, await bundling)
+    : await rt.inProcessFunctions(core);
   stopFunctions = functions.close;
+  phase('functions');
   try {
-    gateway = await startGateway({
+    gateway = await rt.startGateway({
       host: config.SVC_HOST,
       port: config.SVC_PORT,
-      routes: expandRoutes(),
+      routes: rt.expandRoutes(),
       handlers: functions.http,
-      defaultGroup: DEFAULT_GROUP,
+      defaultGroup: rt.DEFAULT_GROUP,
       // Counted where the functions' request counts are: the shared counters (instances), or this process's metrics.
-      onIntegrationError: reportIntegrationErrors(
+      onIntegrationError: rt.reportIntegrationErrors(
         instances && core.settings.SVC_METRICS_BACKEND === 'dynamodb'
-          ? createMetrics({
-              shared: createSharedCounters({ client: core.documentClient(), tableName: core.settings.SVC_REGISTRY_TABLE }),
+          ? rt.createMetrics({
+              shared: rt.createSharedCounters({ client: core.documentClient(), tableName: core.settings.SVC_REGISTRY_TABLE }),
               flushMs: 0,
               coldStart: false,
             })
@@ -219,16 +312,18 @@ async function main(): Promise<void> {
     });
     // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
     const { ws: wsHandler, broadcast } = functions;
-    serveWebSocketApi(gateway, wsHandler as never);
-    poller = await startStreamPoller({
+    rt.serveWebSocketApi(gateway, wsHandler as never);
+    poller = await rt.startStreamPoller({
       admin,
       region: config.SVC_AWS_REGION,
-      endpoint,
+      endpoint: dynamoEndpoint,
       tableName: config.SVC_LEDGER_TABLE,
       handler: broadcast as never,
       onError: (error) => process.stderr.write(`stream poller: ${(error as Error).message}\n`),
     });
+    phase('gateway');
   } catch (error) {
+    await ipfs?.close().catch(() => undefined);
     await dynamo?.stop();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') fail(`Cannot start: port ${config.SVC_PORT} is already in use. Try SVC_PORT=2662 npm start`);
@@ -238,7 +333,7 @@ async function main(): Promise<void> {
   // The sweep of unwritten rounds, as the cloud stack's hourly rule runs it: one at a time, never from an
   // instance's own timer (this is the scheduler's, outside every instance).
   if (config.SVC_SWEEP_INTERVAL_MS > 0) {
-    everyOneAtATime(
+    rt.everyOneAtATime(
       config.SVC_SWEEP_INTERVAL_MS,
       () => functions.sweep({ source: 'local.schedule', 'detail-type': 'Scheduled Event' }, {} as never),
       (error) => process.stderr.write(`sweep: ${(error as Error).message}\n`),
@@ -252,8 +347,8 @@ async function main(): Promise<void> {
     say(stopped ? 'Fault injected: stopped a busy ledger instance' : 'Fault injection: no busy ledger instance to stop');
   });
 
-  // Tells `npm run keys` (and other local tools) which DynamoDB this running stack uses.
-  writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: endpoint });
+  // Tells `npm run keys` (and other local tools) which DynamoDB, and which tables, this running stack uses.
+  writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: dynamoEndpoint, tables: rt.tableSettingsFrom(config) });
   process.on('exit', () => removeStackFile(dataDir, process.pid));
   say(
     instances
@@ -265,8 +360,8 @@ async function main(): Promise<void> {
   say(
     `Auth: ${config.SVC_AUTH_ENABLED ? `on (header ${config.API_KEY_NAME}; create keys with: npm run keys -- create --role writer)` : 'off (SVC_AUTH_ENABLED=true to turn it on)'}`,
   );
-  // The node identity now, so that a missing one is said at start, not at the first signature.
-  const node = await createNodeWiring(core).admin().identity();
+  const node = await nodeIdentity;
+  phase('node identity');
   if (identityNote) say(identityNote);
   say(
     node.temporary
@@ -275,6 +370,7 @@ async function main(): Promise<void> {
   );
   say(`WebSocket: ${gateway.url.replace(/^http/, 'ws')}/ws   GraphQL: ${gateway.url}/graphql`);
   say(`Explorer: ${gateway.url}/explorer   API docs: ${gateway.url}/docs (OpenAPI: ${gateway.url}/openapi.json)`);
+  if (config.SVC_LOG_LEVEL === 'debug') say(`Start phases (ms since the process started): ${phases.map(([name, at]) => `${name} ${at}`).join(', ')}`);
   say(`Ledger service ready at ${gateway.url}`);
 }
 

@@ -15,8 +15,8 @@ import { migrateLedgerTable } from '#shared/storage/migrations';
 import { settingsOrExit, toolDynamo } from './cli.ts';
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { aws: { type: 'boolean' } } });
-const config = settingsOrExit();
-const dynamo = await toolDynamo(config, values.aws === true);
+const dynamo = await toolDynamo(settingsOrExit(), values.aws === true);
+const config = dynamo.config;
 const options = { region: config.SVC_AWS_REGION, endpoint: dynamo.endpoint };
 try {
   for (const report of await migrateLedgerTable(createDynamoBaseClient(options), createDynamoClient(options), config.SVC_LEDGER_TABLE, true)) {

@@ -9,6 +9,8 @@ export interface StackFile {
   pid: number;
   url: string;
   dynamodb_endpoint: string;
+  /** The tables it uses, by setting (SVC_LEDGER_TABLE: 'ledger', …): a tool that names none uses these. */
+  tables?: Record<string, string>;
 }
 
 const path = (dataDir: string) => join(dataDir, 'stack.json');

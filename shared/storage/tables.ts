@@ -138,6 +138,11 @@ export function tableNamesFrom(settings: Record<(typeof TABLE_SETTINGS)[TableRol
   };
 }
 
+/** The settings that name the tables, with their values (what a running local stack tells its tools). */
+export function tableSettingsFrom(settings: Record<(typeof TABLE_SETTINGS)[TableRole], string>): Record<string, string> {
+  return Object.fromEntries(Object.values(TABLE_SETTINGS).map((name) => [name, settings[name]]));
+}
+
 /** Every table of the service, keyed by role: the local stack creates them, the cloud stack declares them. */
 export function allTableSpecs(names: TableNames): Record<TableRole, TableSpec> {
   return {
@@ -154,32 +159,39 @@ export function allTableSpecs(names: TableNames): Record<TableRole, TableSpec> {
  * Idempotent: safe at every start, and safe when two processes start at once.
  */
 export async function ensureTables(client: DynamoDBClient, specs: Record<string, TableSpec>): Promise<string[]> {
-  const created: string[] = [];
-  for (const { definition, ttlAttribute } of Object.values(specs)) {
-    const name = definition.TableName!;
-    try {
-      await client.send(new DescribeTableCommand({ TableName: name }));
-      // A table made by an earlier version may lack the TTL a later one relies on.
-      if (ttlAttribute) {
-        const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
-        if (ttl.TimeToLiveDescription?.TimeToLiveStatus === 'DISABLED') {
-          await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
-        }
-      }
-      continue;
-    } catch (error) {
-      if (!(error instanceof ResourceNotFoundException)) throw translateStorageError(error);
-    }
-    try {
-      await client.send(new CreateTableCommand(definition));
-      created.push(name);
-    } catch (error) {
-      if (!(error instanceof ResourceInUseException)) throw translateStorageError(error);
-    }
-    await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
+  // Each table on its own, all at once: a start waits for the slowest table, not for their sum.
+  const created = await Promise.all(Object.values(specs).map((spec) => ensureTable(client, spec)));
+  return Object.values(specs)
+    .filter((_, i) => created[i])
+    .map((spec) => spec.definition.TableName!);
+}
+
+/** Creates one table unless it exists (answers whether it created it), waits until it is ACTIVE, turns on its TTL. */
+async function ensureTable(client: DynamoDBClient, { definition, ttlAttribute }: TableSpec): Promise<boolean> {
+  const name = definition.TableName!;
+  try {
+    await client.send(new DescribeTableCommand({ TableName: name }));
+    // A table made by an earlier version may lack the TTL a later one relies on.
     if (ttlAttribute) {
-      await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
+      const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+      if (ttl.TimeToLiveDescription?.TimeToLiveStatus === 'DISABLED') {
+        await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
+      }
     }
+    return false;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw translateStorageError(error);
+  }
+  let created = false;
+  try {
+    await client.send(new CreateTableCommand(definition));
+    created = true;
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw translateStorageError(error);
+  }
+  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
+  if (ttlAttribute) {
+    await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true } }));
   }
   return created;
 }
