@@ -177,10 +177,9 @@ describe('A fresh data directory', () => {
 describe('Identity in the registry table (the cloud stack)', () => {
   it('is one node across instances: made once, shared by every process over the same tables', async () => {
     const first = await startStack({ env: { SVC_IDENTITY_STORE: 'registry' } });
-    const endpoint = first.dynamoEndpoint;
     // Same tables and the same key-encryption key, as two Lambda instances of one stack have.
     const second = await startStack({
-      env: { SVC_IDENTITY_STORE: 'registry', SVC_DYNAMODB_ENDPOINT: endpoint, SVC_MASTER_KEY_FILE: join(first.dataDir, 'master.key') },
+      env: { SVC_IDENTITY_STORE: 'registry', ...first.dataEnv, SVC_MASTER_KEY_FILE: join(first.dataDir, 'master.key') },
     });
     try {
       const [a, b] = await Promise.all([first, second].map(async (s) => (await call(s.url, 'GET', '/api/admin/identity')).body));

@@ -52,7 +52,10 @@ async function must(method: string, path: string, body: unknown, caller: Caller 
 
 before(async () => {
   stack = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } });
-  const repository = createApiKeyRepository({ client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }), tableName: 'registry' });
+  const repository = createApiKeyRepository({
+    client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+    tableName: stack.tables.registry,
+  });
   const make = async (role: Role, org: string | null) => (await createApiKey(repository, role, org)).key;
   keys.none = undefined;
   keys.reader = await make('reader', null);

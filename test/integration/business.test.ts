@@ -147,7 +147,7 @@ describe('Private data', () => {
     const endpoint = open.dynamoEndpoint;
     const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     let scanned = 0;
-    for (const table of ['ledger', 'registry']) {
+    for (const table of [open.tables.ledger, open.tables.registry]) {
       let start: Record<string, any> | undefined;
       do {
         const page = await ddb.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { allOrStop, call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 
 const ROUNDS = 3;
@@ -28,7 +28,7 @@ let stack: Stack;
 let checker: string;
 
 before(async () => {
-  [stack, checker] = await Promise.all([
+  [stack, checker] = await allOrStop<[Stack, string]>([
     startStack({
       // The rate limiter on, in DynamoDB as instances share it, as `npm start` runs by default (high enough not to trip).
       env: { SVC_LOCAL_IDLE_MS: String(IDLE_MS), SVC_RATE_LIMIT_RPM: '10000' },

@@ -17,10 +17,9 @@ let second: Stack;
 
 before(async () => {
   first = await startStack();
-  const endpoint = first.dynamoEndpoint;
-  assert.ok(endpoint, 'the first stack names its DynamoDB endpoint');
-  // The second gateway uses the first one's DynamoDB Local instead of launching its own.
-  second = await startStack({ env: { SVC_DYNAMODB_ENDPOINT: endpoint } });
+  assert.ok(first.dynamoEndpoint, 'the first stack names its DynamoDB endpoint');
+  // The second gateway uses the first one's DynamoDB (and tables) instead of launching its own.
+  second = await startStack({ env: first.dataEnv });
 });
 
 after(() => stopAndRemove(first, second));

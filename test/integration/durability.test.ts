@@ -23,7 +23,8 @@ async function snapshot(base: string) {
 
 describe('Durability across a restart', () => {
   it('keeps every chain and block, linked, after stop and start on the same data dir', async () => {
-    const first = await startStack({ dataDir });
+    // Its own DynamoDB Local on the data dir: what is tested is what the JVM keeps on disk, and that it stops.
+    const first = await startStack({ dataDir, ownDynamoDb: true });
     let before;
     try {
       for (const name of ['orders', 'returns']) {
@@ -39,7 +40,7 @@ describe('Durability across a restart', () => {
     }
     assert.ok(first.dynamoPid && !isAlive(first.dynamoPid), 'DynamoDB Local stopped with the service');
 
-    const second = await startStack({ dataDir });
+    const second = await startStack({ dataDir, ownDynamoDb: true });
     try {
       assert.doesNotMatch(second.output(), /Created tables/, 'the tables were already there');
       const after = await snapshot(second.url);
@@ -67,7 +68,7 @@ describe('Durability across a restart', () => {
       assert.equal((await call(stack.url, 'POST', '/api/v1/chains/orders/events', { entity_id: 'e', event_type: 'first' })).status, 200);
       // A writer whose round's records are refused: its commit lands, its caller is told it failed, and nobody
       // appends to the chain again. (With SVC_SWEEP_INTERVAL_MS=0 this test fails: nothing writes the record.)
-      const refused = await appendWithRecordsRefused({ endpoint: stack.dynamoEndpoint, tableName: 'ledger', sweepRuns: true }, 'orders', 'refused');
+      const refused = await appendWithRecordsRefused({ endpoint: stack.dynamoEndpoint, tableName: stack.tables.ledger, sweepRuns: true }, 'orders', 'refused');
       close = refused.close;
       const { repository } = refused;
       let head = await repository.getHead('orders');

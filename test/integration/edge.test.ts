@@ -70,8 +70,7 @@ describe('Rate limit, memory backend', () => {
 describe('Rate limit, DynamoDB backend shared by two gateways', () => {
   it('counts one key across both processes', async () => {
     const a = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb' });
-    const endpoint = a.dynamoEndpoint;
-    const b = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb', SVC_DYNAMODB_ENDPOINT: endpoint });
+    const b = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb', ...a.dataEnv });
     const headers = { 'X-API-Key': 'shared-client-key' };
     const statuses: number[] = [];
     for (const url of [a.url, b.url, a.url, b.url, a.url]) statuses.push((await call(url, 'GET', '/api/v1/chains', undefined, headers)).status);

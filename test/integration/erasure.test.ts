@@ -48,8 +48,9 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
   });
 
   before(async () => {
-    // A low threshold sends the large event's sealed details to IPFS.
-    stack = await startStack({ env: { SVC_OFFCHAIN_THRESHOLD_BYTES: '4096' } });
+    // A low threshold sends the large event's sealed details to IPFS. Its own DynamoDB Local on its data dir: what
+    // is searched for plaintext is every file the stack keeps (tables, journal, IPFS blocks).
+    stack = await startStack({ env: { SVC_OFFCHAIN_THRESHOLD_BYTES: '4096' }, ownDynamoDb: true });
     assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/create')).status, 201);
   });
   after(() => stopAndRemove(stack));
@@ -219,7 +220,8 @@ describe('Erasure and Idempotency-Key replays, with auth on (the red-team case)'
   const ADMIN = 'erasure-admin-key-0123456789abcdef';
   let writer: string;
   before(async () => {
-    stack = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN } });
+    // Its own DynamoDB Local on its data dir: what is searched is every file the stack keeps (tables and journal).
+    stack = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN }, ownDynamoDb: true });
     writer = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(stack.dataDir, ['create', '--role', 'writer']))![1]!;
     assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/create', undefined, { 'X-API-Key': writer })).status, 201);
   });

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expandRoutes } from '#shared/api/routes';
-import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+import { allOrStop, call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
 // The callbacks given to waitForFunction run in the page, where `document` exists.
 declare const document: { querySelector(selector: string): { textContent: string | null } | null; documentElement: { scrollWidth: number } };
@@ -26,7 +26,7 @@ let readerKey: string;
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `Chromium is needed at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it)`);
   mkdirSync(SHOTS, { recursive: true });
-  [open, secured] = await Promise.all([
+  [open, secured] = await allOrStop<[Stack, Stack]>([
     startStack(),
     startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } }),
   ]);

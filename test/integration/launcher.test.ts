@@ -41,7 +41,7 @@ describe('The local launcher (npm start)', () => {
   });
 
   it('stops the JVM with it on SIGTERM', async () => {
-    const stack = await startStack();
+    const stack = await startStack({ ownDynamoDb: true });
     try {
       assert.ok(stack.dynamoPid && isAlive(stack.dynamoPid));
       assert.equal((await call(stack.url, 'GET', '/api/ledger/health')).status, 200);
@@ -83,7 +83,7 @@ describe('The local launcher (npm start)', () => {
     // A parent that starts the stack, appends, and exits without stopping it (its pipes close with it).
     const script = `
       import { call, startStack } from '#test/support/stack';
-      const stack = await startStack();
+      const stack = await startStack({ ownDynamoDb: true });
       await call(stack.url, 'POST', '/api/v1/chains/orphan/create');
       await Promise.all(Array.from({ length: 20 }, (_, i) =>
         call(stack.url, 'POST', '/api/v1/chains/orphan/events', { entity_id: 'e' + i, event_type: 't', details: {} })));

@@ -101,8 +101,7 @@ describe('/metrics', () => {
 
   it('sums the whole service across instances with the dynamodb backend', async () => {
     const a = await stack({ SVC_METRICS_BACKEND: 'dynamodb', SVC_METRICS_FLUSH_MS: '0' });
-    const endpoint = a.dynamoEndpoint;
-    const b = await stack({ SVC_METRICS_BACKEND: 'dynamodb', SVC_METRICS_FLUSH_MS: '0', SVC_DYNAMODB_ENDPOINT: endpoint });
+    const b = await stack({ SVC_METRICS_BACKEND: 'dynamodb', SVC_METRICS_FLUSH_MS: '0', ...a.dataEnv });
     const before = await scrape(a.url);
     for (let i = 0; i < 4; i += 1) await call(a.url, 'GET', '/api/v1/chains');
     for (let i = 0; i < 3; i += 1) await call(b.url, 'GET', '/api/v1/chains');

@@ -223,10 +223,10 @@ describe('WebSocket pushes (/ws)', () => {
     const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const ghost = randomBytes(12).toString('base64');
     const ttl = String(Math.floor(Date.now() / 1000) + 3600);
-    await ddb.send(new PutItemCommand({ TableName: 'connections', Item: { pk: { S: `CONN#${ghost}` }, sk: { S: 'META' }, ttl: { N: ttl } } }));
+    await ddb.send(new PutItemCommand({ TableName: stack.tables.connections, Item: { pk: { S: `CONN#${ghost}` }, sk: { S: 'META' }, ttl: { N: ttl } } }));
     await ddb.send(
       new PutItemCommand({
-        TableName: 'connections',
+        TableName: stack.tables.connections,
         Item: { pk: { S: `CONN#${ghost}` }, sk: { S: 'SUB#chain#audit' }, gsi_filter_pk: { S: 'chain#audit' }, gsi_filter_sk: { S: ghost }, ttl: { N: ttl } },
       }),
     );
@@ -237,7 +237,11 @@ describe('WebSocket pushes (/ws)', () => {
     let left = 1;
     while (left > 0 && Date.now() < deadline) {
       const out = await ddb.send(
-        new QueryCommand({ TableName: 'connections', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `CONN#${ghost}` } } }),
+        new QueryCommand({
+          TableName: stack.tables.connections,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': { S: `CONN#${ghost}` } },
+        }),
       );
       left = out.Count ?? 0;
       if (left > 0) await new Promise((r) => setTimeout(r, 100));

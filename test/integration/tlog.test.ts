@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { allOrStop, call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { publicKeyToHex } from '#shared/ed25519';
 import { signNote } from '#shared/tlog/note';
@@ -46,7 +46,7 @@ async function bytes(path: string): Promise<{ status: number; body: Buffer; head
 let oldCheckpoint: string;
 
 before(async () => {
-  [stack, checker] = await Promise.all([startStack(), buildTlogCheck()]);
+  [stack, checker] = await allOrStop<[Stack, string]>([startStack(), buildTlogCheck()]);
   assert.equal((await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/create`)).status, 201);
   await appendBlocks(300); // 301 blocks with the genesis: one full level-0 tile and a partial one
   oldCheckpoint = (await text(`/tlog/${CHAIN}/checkpoint`)).body;
@@ -142,7 +142,7 @@ describe('the tlog HTTP surface', () => {
     const client = DynamoDBDocumentClient.from(
       new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     );
-    const item = await client.send(new GetCommand({ TableName: 'ledger', Key: { pk: `TILE#${CHAIN}#0`, sk: 'tile/entries/000' } }));
+    const item = await client.send(new GetCommand({ TableName: stack.tables.ledger, Key: { pk: `TILE#${CHAIN}#0`, sk: 'tile/entries/000' } }));
     assert.ok(item.Item, 'the full entry bundle is stored');
     assert.equal((item.Item.bytes as Uint8Array).length, 256 * 34);
     client.destroy();

@@ -51,7 +51,10 @@ async function addEvents(chain: string, n: number): Promise<void> {
 
 /** A block's metadata (its hash, where its drafts waited) as the chain keeps it. */
 async function metaOf(chain: string, index: number): Promise<BlockMeta> {
-  const repository = createLedgerRepository({ client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }), tableName: 'ledger' });
+  const repository = createLedgerRepository({
+    client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+    tableName: stack.tables.ledger,
+  });
   const { blocks } = await repository.readMeta(chain, index, index, true);
   return blocks[0]!;
 }
@@ -60,14 +63,14 @@ const recordKey = (meta: Pick<BlockMeta, 'hash' | 'index'>) => ({ pk: { S: recor
 
 /** Reads a stored block record straight from DynamoDB. */
 async function storedBlock(chain: string, index: number) {
-  const out = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: recordKey(await metaOf(chain, index)) }));
+  const out = await ddb.send(new GetItemCommand({ TableName: stack.tables.ledger, Key: recordKey(await metaOf(chain, index)) }));
   return out.Item!;
 }
 
 async function rewriteBlockJson(chain: string, index: number, json: string): Promise<void> {
   await ddb.send(
     new UpdateItemCommand({
-      TableName: 'ledger',
+      TableName: stack.tables.ledger,
       Key: recordKey(await metaOf(chain, index)),
       UpdateExpression: 'SET block_json = :j',
       ExpressionAttributeValues: { ':j': { S: json } },
@@ -78,8 +81,9 @@ async function rewriteBlockJson(chain: string, index: number, json: string): Pro
 /** Deletes a block's body: its record, and the pending append its drafts waited in, if any. */
 async function deleteBlock(chain: string, index: number): Promise<void> {
   const meta = await metaOf(chain, index);
-  await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: recordKey(meta) }));
-  if (meta.ref) await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: { pk: { S: pendingPk(chain, meta.ref.shard) }, sk: { S: meta.ref.sk } } }));
+  await ddb.send(new DeleteItemCommand({ TableName: stack.tables.ledger, Key: recordKey(meta) }));
+  if (meta.ref)
+    await ddb.send(new DeleteItemCommand({ TableName: stack.tables.ledger, Key: { pk: { S: pendingPk(chain, meta.ref.shard) }, sk: { S: meta.ref.sk } } }));
 }
 
 /**
@@ -88,8 +92,8 @@ async function deleteBlock(chain: string, index: number): Promise<void> {
  */
 async function replaceBlock(chain: string, block: Block): Promise<void> {
   const old = await metaOf(chain, block.index);
-  await ddb.send(new DeleteItemCommand({ TableName: 'ledger', Key: recordKey(old) }));
-  await ddb.send(new PutItemCommand({ TableName: 'ledger', Item: marshall(recordItem(block)) }));
+  await ddb.send(new DeleteItemCommand({ TableName: stack.tables.ledger, Key: recordKey(old) }));
+  await ddb.send(new PutItemCommand({ TableName: stack.tables.ledger, Item: marshall(recordItem(block)) }));
   const patch = (bytes: Uint8Array): Uint8Array => {
     const run = unpackRun(bytes);
     if (run.blocks[0]?.index === block.index + 1) run.prev = block.hash;
@@ -97,14 +101,15 @@ async function replaceBlock(chain: string, block: Block): Promise<void> {
     return packRun(run);
   };
   const segments = await ddb.send(
-    new QueryCommand({ TableName: 'ledger', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: segmentPk(chain) } } }),
+    new QueryCommand({ TableName: stack.tables.ledger, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: segmentPk(chain) } } }),
   );
-  for (const item of segments.Items ?? []) await ddb.send(new PutItemCommand({ TableName: 'ledger', Item: { ...item, run: { B: patch(item.run!.B!) } } }));
-  const head = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: 'HEAD' } } }));
+  for (const item of segments.Items ?? [])
+    await ddb.send(new PutItemCommand({ TableName: stack.tables.ledger, Item: { ...item, run: { B: patch(item.run!.B!) } } }));
+  const head = await ddb.send(new GetItemCommand({ TableName: stack.tables.ledger, Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: 'HEAD' } } }));
   if (head.Item?.recent_blocks?.B) {
     await ddb.send(
       new UpdateItemCommand({
-        TableName: 'ledger',
+        TableName: stack.tables.ledger,
         Key: { pk: { S: `CHAIN#${chain}` }, sk: { S: 'HEAD' } },
         UpdateExpression: 'SET recent_blocks = :r',
         ExpressionAttributeValues: { ':r': { B: patch(head.Item.recent_blocks.B) } },
@@ -283,7 +288,7 @@ describe('Tampering directly in DynamoDB', () => {
     }
     await ddb.send(
       new UpdateItemCommand({
-        TableName: 'ledger',
+        TableName: stack.tables.ledger,
         Key: { pk: { S: 'CHAIN#rewritten' }, sk: { S: 'HEAD' } },
         UpdateExpression: 'SET head_hash = :h',
         ExpressionAttributeValues: { ':h': { S: previous } },
@@ -312,11 +317,12 @@ describe('Chains made before trees were kept', () => {
       ],
     }));
     const blocks = [genesis, ...buildBlocks('legacy', { headIndex: 0, headHash: genesis.hash }, drafts, () => 1_700_000_001)];
-    for (const block of blocks) await ddb.send(new PutItemCommand({ TableName: 'ledger', Item: marshall({ ...blockItem(block, 16), gsi_hash: block.hash }) }));
+    for (const block of blocks)
+      await ddb.send(new PutItemCommand({ TableName: stack.tables.ledger, Item: marshall({ ...blockItem(block, 16), gsi_hash: block.hash }) }));
     const last = blocks.at(-1)!;
     await ddb.send(
       new PutItemCommand({
-        TableName: 'ledger',
+        TableName: stack.tables.ledger,
         Item: marshall({
           pk: 'CHAIN#legacy',
           sk: 'HEAD',
@@ -333,13 +339,13 @@ describe('Chains made before trees were kept', () => {
     );
     await ddb.send(
       new PutItemCommand({
-        TableName: 'ledger',
+        TableName: stack.tables.ledger,
         Item: marshall({ pk: 'CHAINS', sk: '1#legacy', chain_name: 'legacy', kind: 'sub', created_at: 1_700_000_000 }),
       }),
     );
     const checkpoint = (await call(base, 'GET', '/chains/legacy/checkpoint')).body;
     assert.equal(checkpoint.tree_size, 10);
-    const item = await ddb.send(new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: blockPk('legacy', 1, 16) }, sk: { S: blockSk(1) } } }));
+    const item = await ddb.send(new GetItemCommand({ TableName: stack.tables.ledger, Key: { pk: { S: blockPk('legacy', 1, 16) }, sk: { S: blockSk(1) } } }));
     assert.ok(item.Item?.tree_nodes, 'the nodes are on the blocks now');
     await addEvents('legacy', 3);
     const p = (await call(base, 'GET', '/chains/legacy/blocks/4/proof')).body;

@@ -16,9 +16,8 @@ let second: Stack;
 
 before(async () => {
   first = await startStack();
-  const endpoint = first.dynamoEndpoint;
-  assert.ok(endpoint);
-  second = await startStack({ env: { SVC_DYNAMODB_ENDPOINT: endpoint } });
+  assert.ok(first.dynamoEndpoint);
+  second = await startStack({ env: first.dataEnv });
 });
 
 after(() => stopAndRemove(first, second));

@@ -1,11 +1,17 @@
 /**
- * Starts the local stack exactly as `npm start` does (infra/local/main.ts), on a free port and a
+ * Starts the local stack exactly as `npm start` does (infra/local/start.mjs), on a free port and a
  * temporary data dir, and stops it by pid. Integration tests talk HTTP to it.
+ *
+ * Under `npm test` (test/run.ts) one DynamoDB Local serves the whole run (LEDGER_TEST_DYNAMODB names it): a stack
+ * then uses it, with tables of its own (named after its data dir, so that a restart on the same data dir finds
+ * them), instead of starting a JVM of its own (1.5 s and 3.3 s of CPU a stack here). A stack whose settings
+ * choose its DynamoDB (SVC_DYNAMODB_ENDPOINT, SVC_DYNAMODB_IN_MEMORY, SVC_DYNAMODB_LOCAL_PORT, a table name) or that
+ * asks for `ownDynamoDb` (what it tests is the JVM's life, or data on disk) starts its own, as `npm start` does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { freePort } from '#infra/local/ports';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -15,8 +21,12 @@ export interface Stack {
   pid: number;
   /** The DynamoDB Local JVM's pid, when the stack launched one. */
   dynamoPid: number | undefined;
-  /** The DynamoDB endpoint the stack uses (another stack given it as SVC_DYNAMODB_ENDPOINT shares the data). */
+  /** The DynamoDB endpoint the stack uses. */
   dynamoEndpoint: string;
+  /** Its tables' names, by role. */
+  tables: StackTables;
+  /** The settings another stack (or a tool) is given to use this stack's data: its DynamoDB and its tables. */
+  dataEnv: Record<string, string>;
   dataDir: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
@@ -33,6 +43,35 @@ export interface StackOptions {
   /** Another launcher than `npm start`'s (the simulator: infra/sim/main.ts), and its arguments. */
   script?: string;
   args?: string[];
+  /** A DynamoDB Local of its own even under `npm test` (a test of the JVM's life, or of what is kept on disk). */
+  ownDynamoDb?: boolean;
+}
+
+export interface StackTables {
+  ledger: string;
+  registry: string;
+  ratelimits: string;
+  connections: string;
+}
+
+const TABLE_SETTINGS: Record<keyof StackTables, string> = {
+  ledger: 'SVC_LEDGER_TABLE',
+  registry: 'SVC_REGISTRY_TABLE',
+  ratelimits: 'SVC_RATE_LIMIT_TABLE',
+  connections: 'SVC_CONNECTIONS_TABLE',
+};
+/** Settings that choose a stack's DynamoDB: a stack given any of them keeps to it. */
+const CHOOSES_DYNAMODB = ['SVC_DYNAMODB_ENDPOINT', 'SVC_DYNAMODB_IN_MEMORY', 'SVC_DYNAMODB_LOCAL_PORT', ...Object.values(TABLE_SETTINGS)];
+
+/** The run's shared DynamoDB Local, and the tables of a stack on `dataDir` in it; undefined when the stack starts its own. */
+function sharedDynamo(options: StackOptions, dataDir: string): Record<string, string> | undefined {
+  const shared = process.env.LEDGER_TEST_DYNAMODB;
+  if (!shared || options.ownDynamoDb || options.script || CHOOSES_DYNAMODB.some((name) => options.env?.[name] !== undefined)) return undefined;
+  const prefix = basename(dataDir).replace(/[^a-zA-Z0-9_.-]/g, '_');
+  return {
+    SVC_DYNAMODB_ENDPOINT: shared,
+    ...Object.fromEntries(Object.entries(TABLE_SETTINGS).map(([role, setting]) => [setting, `${prefix}.${role}`])),
+  };
 }
 
 export function isAlive(pid: number): boolean {
@@ -52,31 +91,32 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** `npm start`'s launcher (it runs its kept bundle, or its sources), or another launcher's TypeScript through tsx. */
+const launcherArgs = (script: string | undefined) => (script ? ['--import', 'tsx', script] : ['infra/local/start.mjs']);
+
 /** Spawns the launcher; resolves when it prints its ready line, rejects with its output otherwise. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dataDir = options.dataDir ?? tempDataDir('stack');
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'infra/local/main.ts', ...(options.args ?? [])],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        SVC_PORT: String(port),
-        SVC_DATA_DIR: dataDir,
-        SVC_LOG_LEVEL: 'warn',
-        // Suites that are not about rate limits must not trip the default 100/min; those that are set it.
-        SVC_RATE_LIMIT_RPM: '0',
-        // Likewise the guessed-key lockout: the auth matrix presents unknown keys on purpose.
-        SVC_AUTH_FAILURES_PER_MINUTE: '0',
-        // Every answer a test gets must match what its route declares (the OpenAPI document, the client's types).
-        SVC_CHECK_RESPONSES: 'true',
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const dynamo = sharedDynamo(options, dataDir);
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), ...launcherArgs(options.script), ...(options.args ?? [])], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      SVC_PORT: String(port),
+      SVC_DATA_DIR: dataDir,
+      SVC_LOG_LEVEL: 'warn',
+      // Suites that are not about rate limits must not trip the default 100/min; those that are set it.
+      SVC_RATE_LIMIT_RPM: '0',
+      // Likewise the guessed-key lockout: the auth matrix presents unknown keys on purpose.
+      SVC_AUTH_FAILURES_PER_MINUTE: '0',
+      // Every answer a test gets must match what its route declares (the OpenAPI document, the client's types).
+      SVC_CHECK_RESPONSES: 'true',
+      ...dynamo,
+      ...options.env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -103,12 +143,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const dynamoPid = /DynamoDB Local, pid (\d+)/.exec(output)?.[1];
   const dynamoEndpoint = /DynamoDB: (http:\/\/\S+)/.exec(output)?.[1] ?? '';
+  const settings = { ...dynamo, ...options.env };
+  const tables = Object.fromEntries(Object.entries(TABLE_SETTINGS).map(([role, setting]) => [role, settings[setting] ?? role])) as unknown as StackTables;
   let stopped: Promise<number | null> | undefined;
   return {
     url,
     pid: child.pid!,
     dynamoPid: dynamoPid ? Number(dynamoPid) : undefined,
     dynamoEndpoint,
+    tables,
+    dataEnv: {
+      SVC_DYNAMODB_ENDPOINT: dynamoEndpoint,
+      ...Object.fromEntries(Object.entries(TABLE_SETTINGS).map(([role, setting]) => [setting, tables[role as keyof StackTables]])),
+    },
     dataDir,
     output: () => output,
     stop() {
@@ -156,9 +203,9 @@ export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<v
 export async function expectStartFailure(
   env: Record<string, string>,
   timeoutMs = 30_000,
-  launcher: { script: string; args: string[] } = { script: 'infra/local/main.ts', args: [] },
+  launcher: { script?: string; args: string[] } = { args: [] },
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', launcher.script, ...launcher.args], {
+  const child = spawn(process.execPath, [...launcherArgs(launcher.script), ...launcher.args], {
     cwd: ROOT,
     env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -212,4 +259,19 @@ export async function keysCli(dataDir: string, args: string[], env: Record<strin
   const code = await new Promise<number | null>((done) => child.once('exit', done));
   if (code !== 0) throw new Error(`keys ${args.join(' ')} exited ${code}: ${err}${out}`);
   return out;
+}
+
+/**
+ * `Promise.all` for a `before` that starts stacks beside other work: when any part fails, the stacks that did start
+ * are stopped before the error is thrown (a stack left running keeps its test file from ever ending).
+ */
+export async function allOrStop<T extends readonly unknown[]>(parts: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(parts as readonly Promise<unknown>[]);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (!failed) return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
+  for (const s of settled) {
+    const value = s.status === 'fulfilled' ? (s.value as Partial<Stack> | undefined) : undefined;
+    if (value && typeof value.stop === 'function' && typeof value.dataDir === 'string') await stopAndRemove(value as Stack);
+  }
+  throw failed.reason;
 }

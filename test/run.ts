@@ -1,0 +1,125 @@
+/**
+ * `npm test` (unit, CDK and integration suites), `npm run test:unit`, `npm run test:integration`: node:test over the
+ * suites' files, run so that the whole loop fits in minutes on a 2-core machine.
+ *
+ * - Two files at a time (each in its own process, as node:test runs them), the files known to take longest first, so
+ *   that no long file starts last. Files whose figures are timings against this machine's own CPU (the quick
+ *   benchmarks) run afterwards, alone.
+ * - One DynamoDB Local for the whole run (in memory), which every stack that does not choose its own DynamoDB uses
+ *   with tables of its own (test/support/stack.ts): a JVM a stack cost 1.5 s and 3.3 s of CPU here.
+ * - Every file has a deadline (FILE_DEADLINE_MS): one that hangs fails, and the run goes on.
+ * - At the end, the ten slowest files and the run's wall time (test/support/slowest-files.mjs), so that growth is
+ *   seen when it starts; SLOWEST_FILES_JSON=<path> writes every file's time.
+ *
+ * Arguments: suites (`unit`, `infra`, `integration`) or files; none means all three suites. `--serial` runs every
+ * file alone (to find a test that depends on an idle machine).
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { ROOT } from '#infra/bundling';
+import slowestFiles from './support/slowest-files.mjs';
+import { removeDir, tempDataDir } from './support/stack.ts';
+
+const SUITES = ['unit', 'infra', 'integration'] as const;
+
+/**
+ * Files that measure against the machine's own CPU (a lone instance's requests per append, CPU per append): run
+ * after the others, alone, so that another file's load does not move their figures.
+ */
+const ALONE = new Set(['test/integration/bench.test.ts']);
+
+/**
+ * The files that take longest (as the run's own list of the slowest shows them), started first: a long file started
+ * last would keep the run going with one core idle. The rest follow in name order.
+ */
+const LONGEST_FIRST = [
+  'test/integration/doc-examples.test.ts',
+  'test/unit/simulation.test.ts',
+  'test/integration/admin.test.ts',
+  'test/integration/authorization.test.ts',
+  'test/integration/auth.test.ts',
+  'test/integration/metrics.test.ts',
+  'test/integration/edge.test.ts',
+  'test/integration/explorer.test.ts',
+  'test/integration/smoke.test.ts',
+  'test/integration/client.test.ts',
+];
+
+/** Longest a file may run: a hang fails its file, never the whole CI run (90 minutes). */
+const FILE_DEADLINE_MS = 10 * 60_000;
+
+const args = process.argv.slice(2);
+const serial = args.includes('--serial');
+const named = args.filter((a) => !a.startsWith('--'));
+
+function suiteFiles(suite: string): string[] {
+  const dir = join(ROOT, 'test', suite);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.test.ts'))
+    .sort()
+    .map((name) => `test/${suite}/${name}`);
+}
+
+const files = (named.length === 0 ? [...SUITES] : named).flatMap((arg) => {
+  if ((SUITES as readonly string[]).includes(arg)) return suiteFiles(arg);
+  const path = relative(ROOT, resolve(arg));
+  if (!existsSync(join(ROOT, path))) throw new Error(`no such test file or suite: ${arg} (suites: ${SUITES.join(', ')})`);
+  return [path];
+});
+const rank = (file: string) => {
+  const i = LONGEST_FIRST.indexOf(file);
+  return i === -1 ? LONGEST_FIRST.length : i;
+};
+const together = files.filter((f) => !ALONE.has(f)).sort((a, b) => rank(a) - rank(b));
+const alone = files.filter((f) => ALONE.has(f));
+
+// One DynamoDB Local for the run, when a suite that starts stacks is in it.
+let dynamo: DynamoDbLocal | undefined;
+const dynamoDir = tempDataDir('test-dynamodb');
+const stopDynamo = async () => {
+  await dynamo?.stop().catch(() => dynamo?.killNow());
+  removeDir(dynamoDir);
+};
+process.on('exit', () => dynamo?.killNow());
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    dynamo?.killNow();
+    process.exit(130);
+  });
+}
+if (files.some((f) => !f.startsWith('test/unit/'))) {
+  dynamo = await startDynamoDbLocal({ dataDir: dynamoDir, inMemory: true });
+  process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
+}
+
+/** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */
+const events: unknown[] = [];
+const started = Date.now();
+for (const [phase, concurrency] of [
+  [together, serial ? 1 : 2],
+  [alone, 1],
+] as const) {
+  if (phase.length === 0) continue;
+  // node:test's TestsStream is a Node Readable (its typings say a web ReadableStream).
+  const stream = run({ files: phase.map((f) => join(ROOT, f)), concurrency, timeout: FILE_DEADLINE_MS }) as unknown as Readable;
+  const recorded = stream.compose(async function* record(source: AsyncIterable<{ type: string; data: unknown }>) {
+    for await (const event of source) {
+      events.push(event);
+      if (event.type === 'test:fail') process.exitCode = 1;
+      yield event;
+    }
+  }) as unknown as Readable;
+  const output = recorded.compose(spec as never) as unknown as Readable;
+  output.pipe(process.stdout, { end: false });
+  await new Promise<void>((done) => output.once('end', done));
+}
+await stopDynamo();
+
+for await (const text of slowestFiles(Readable.from(events) as never, { wallMs: Date.now() - started })) process.stdout.write(text);
+if (process.exitCode) process.stdout.write('Some tests failed: see above (each failure is listed again under "failing tests").\n');
