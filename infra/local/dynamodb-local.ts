@@ -48,13 +48,16 @@ const PID_FILE = 'dynamodb-local.pid';
 
 /**
  * A launcher killed with SIGKILL cannot stop its JVM, which then keeps the data file open. The JVM's pid
- * is kept beside the data; the next start on the same data stops such a leftover (only if that pid is
- * still a DynamoDB Local serving this very directory) before opening the file again.
+ * is kept beside the data, with the pid of the process that started it; the next start on the same data stops
+ * such a leftover (only if that pid is still a DynamoDB Local serving this very directory, and the process that
+ * started it is gone) before opening the file again. One whose starter still runs is not a leftover: a command
+ * run while `npm start` was starting found it so, and stopped the starting stack's JVM.
  */
 async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void): Promise<void> {
   let pid: number;
+  let owner: number;
   try {
-    pid = Number(readFileSync(join(dataDir, PID_FILE), 'utf8').trim());
+    [pid, owner] = readFileSync(join(dataDir, PID_FILE), 'utf8').trim().split(/\s+/).map(Number) as [number, number];
   } catch {
     return;
   }
@@ -64,7 +67,13 @@ async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void)
   } catch {
     // Not running (or not Linux, where /proc is absent: nothing to check it against).
   }
-  if (pid > 0 && cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`)) {
+  const serving = pid > 0 && cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`);
+  if (serving && owner > 0 && owner !== process.pid && isRunning(owner)) {
+    throw new LaunchError(
+      `DynamoDB Local on ${dataDir} (pid ${pid}) belongs to a process still running (pid ${owner}), a stack starting on this data dir: run the command again once it is ready`,
+    );
+  }
+  if (serving) {
     onLeftover?.(pid);
     // SIGTERM first: the JVM's shutdown lets SQLite finish what it acknowledged. SIGKILL after 5 s.
     const signal = (name: NodeJS.Signals) => {
@@ -74,21 +83,22 @@ async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void)
         // gone meanwhile
       }
     };
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     signal('SIGTERM');
-    for (let waited = 0; alive() && waited < 10_000; waited += 100) {
+    for (let waited = 0; isRunning(pid) && waited < 10_000; waited += 100) {
       if (waited === 5_000) signal('SIGKILL');
       await new Promise((r) => setTimeout(r, 100));
     }
   }
   rmSync(join(dataDir, PID_FILE), { force: true });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export const JAVA_MISSING_MESSAGE = [
@@ -146,7 +156,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     throw error;
   }
   if (options.inMemory) return handle;
-  writeFileSync(join(dataDir, PID_FILE), `${pid}\n`);
+  writeFileSync(join(dataDir, PID_FILE), `${pid} ${process.pid}\n`);
   const stop = handle.stop;
   return {
     ...handle,

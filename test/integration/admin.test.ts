@@ -19,7 +19,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const ADMIN_KEY = `peer-admin-${randomBytes(16).toString('hex')}`;
 
 function identityInit(dataDir: string): string {
-  const out = spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init'], {
+  const out = spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/identity.ts', 'init'], {
     cwd: ROOT,
     env: { ...process.env, SVC_DATA_DIR: dataDir },
     encoding: 'utf8',

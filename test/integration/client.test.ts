@@ -295,7 +295,7 @@ describe("when the operator replaces the node's key (docs/clients.md)", () => {
       await new LedgerClient({ baseUrl: service.url, store }).append('rotating', { entity_id: 'r-2', event_type: 'restart' });
       await service.stop();
       // The operator replaces it.
-      const init = spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init', '--force'], {
+      const init = spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/identity.ts', 'init', '--force'], {
         cwd: ROOT,
         env: { ...process.env, SVC_DATA_DIR: dataDir },
         encoding: 'utf8',

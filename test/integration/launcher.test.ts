@@ -2,9 +2,11 @@
  * `npm start` as a user meets it: clear messages instead of hangs, and nothing left running.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
+import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { freePort } from '#infra/local/ports';
 import { call, expectStartFailure, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
 
@@ -38,6 +40,28 @@ describe('The local launcher (npm start)', () => {
     assert.equal(code, 1);
     assert.match(output, /Java was not found/);
     assert.match(output, /openjdk-17-jre-headless/);
+  });
+
+  it("leaves a starting stack's DynamoDB Local alone: a command run before the stack is ready says so, and stops nothing", async () => {
+    // What a stack holds while it starts: its JVM on the data dir, started by a process still running (here, this
+    // one), before the stack has written stack.json. \`npm run keys\` used to take that JVM for a killed launcher's
+    // leftover and stop it, and the starting stack failed.
+    const dir = tempDataDir('starting');
+    const jvm = await startDynamoDbLocal({ dataDir: join(dir, 'dynamodb') });
+    try {
+      const keys = spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/keys.ts', 'list'], {
+        cwd: new URL('../../', import.meta.url).pathname,
+        env: { ...process.env, SVC_DATA_DIR: dir },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(keys.status, 1, keys.stdout + keys.stderr);
+      assert.match(keys.stderr, new RegExp(`belongs to a process still running \\(pid ${process.pid}\\).*run the command again once it is ready`));
+      assert.ok(isAlive(jvm.pid), "the starting stack's JVM still runs");
+    } finally {
+      await jvm.stop();
+      removeDir(dir);
+    }
   });
 
   it('stops the JVM with it on SIGTERM', async () => {

@@ -193,7 +193,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     await oldChain('cli_ledger', 'main', 'main');
     await oldChain('cli_ledger', 'shipments', 'sub');
     const run = (): { status: number | null; out: string } => {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/migrate.ts'], {
+      const r = spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/migrate.ts'], {
         cwd: ROOT,
         encoding: 'utf8',
         env: { ...process.env, SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_LEDGER_TABLE: 'cli_ledger' },

@@ -39,8 +39,10 @@ interface Run {
   out: string;
 }
 
+/** A command as its npm script runs it: the verifier from its bin, the others through bin/run.mjs. */
 function spawnTool(script: string, args: string[]): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = script === 'shared/verify/cli.ts' ? ['bin/ledger-verify.mjs'] : ['bin/run.mjs', script];
+  const child = spawn(process.execPath, [...command, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));

@@ -120,7 +120,7 @@ async function replaceBlock(chain: string, block: Block): Promise<void> {
 
 before(async () => {
   const dataDir = tempDataDir('verify');
-  spawnSync(process.execPath, ['--import', 'tsx', 'infra/local/identity.ts', 'init'], { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir } });
+  spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/identity.ts', 'init'], { cwd: ROOT, env: { ...process.env, SVC_DATA_DIR: dataDir } });
   // These tests rewrite the table under the running service, as an attacker with write access to DynamoDB could.
   // A warm instance never reads again what it keeps (a written block cannot change), so it would go on answering
   // some blocks as they were: without the read cache, every answer shows the table as it is now.

@@ -247,7 +247,7 @@ const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 
 /** Runs `npm run keys -- …` against a stack's data dir; answers stdout, or throws with the output. */
 export async function keysCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/keys.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/run.mjs', 'infra/local/keys.ts', ...args], {
     cwd: ROOT_DIR,
     env: { ...process.env, SVC_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,7 +14,7 @@ export interface WitnessProcess {
 
 /** The witness's cosigner vkey in `dir` (its key is made on first use), before it serves. */
 export function witnessVkey(dir: string, name = 'witness.local/w1'): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', 'infra/witness/main.ts', '--print-vkey', '--dir', dir, '--name', name], {
+  return execFileSync(process.execPath, ['bin/run.mjs', 'infra/witness/main.ts', '--print-vkey', '--dir', dir, '--name', name], {
     cwd: ROOT,
     encoding: 'utf8',
   }).trim();
@@ -22,7 +22,7 @@ export function witnessVkey(dir: string, name = 'witness.local/w1'): string {
 
 export async function startWitness(options: { dir: string; logs: string[]; port?: number; name?: string; args?: string[] }): Promise<WitnessProcess> {
   const port = options.port ?? (await freePort());
-  const args = ['--import', 'tsx', 'infra/witness/main.ts', '--dir', options.dir, '--port', String(port), '--name', options.name ?? 'witness.local/w1'];
+  const args = ['bin/run.mjs', 'infra/witness/main.ts', '--dir', options.dir, '--port', String(port), '--name', options.name ?? 'witness.local/w1'];
   for (const log of options.logs) args.push('--log', log);
   args.push(...(options.args ?? []));
   const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -225,7 +225,7 @@ describe('a simulated run', () => {
 /** Runs `npm run simulate -- --profile P --seeds A-B` as its own process; answers its output and exit code. */
 function simulate(profile: string, seeds: string, more: string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/sim/main.ts', '--profile', profile, '--seeds', seeds, ...more], {
+    const child = spawn(process.execPath, ['bin/run.mjs', 'test/sim/main.ts', '--profile', profile, '--seeds', seeds, ...more], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,44 @@
+/**
+ * The launcher (infra/local/start.mjs) and the commands run through bin/run.mjs load kept bundles of their TypeScript
+ * (bin/bundle-cache.mjs, keptBundle): each module keeps its own import.meta.url (paths found from where a module lives
+ * are the same bundled or not), and only the expression is replaced, never the same words inside a string (the
+ * functions' bundle banner is one such string); a command sees its arguments and its own path as under tsx; the
+ * bundle is built once, and again when a source changed.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, statSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { keptBundle } from '../../bin/bundle-cache.mjs';
+import { ROOT } from '#infra/bundling';
+
+const ENTRY = 'test/support/fixtures/kept-bundle-entry.ts';
+const SOURCE = join(ROOT, ENTRY);
+
+function runCommand(env: Record<string, string> = {}) {
+  const run = spawnSync(process.execPath, ['bin/run.mjs', ENTRY, 'create', '--role', 'x'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout) as { self: string; words: string; argv: string[]; script: string; main: boolean };
+}
+
+describe('kept bundles of TypeScript commands', () => {
+  it('keeps each module where it lives, its strings as written, and the arguments and script path the command was given', () => {
+    const bundled = runCommand();
+    const fromSource = runCommand({ LEDGER_COMMANDS_FROM_SOURCE: '1' });
+    assert.deepEqual(bundled, { self: SOURCE, words: 'import.meta.url', argv: ['create', '--role', 'x'], script: SOURCE, main: true });
+    assert.deepEqual(bundled, fromSource, 'the same as run from its sources');
+  });
+
+  it('is built once, and again when a source changed', async () => {
+    const bundle = (await keptBundle(ENTRY, 'verifiable-ledger/commands'))!;
+    assert.ok(readFileSync(bundle, 'utf8').includes(JSON.stringify(`file://${SOURCE}`)), 'the source URL is written into the bundle');
+    const builtAt = statSync(bundle).mtimeMs;
+    assert.equal(await keptBundle(ENTRY, 'verifiable-ledger/commands'), bundle);
+    assert.equal(statSync(bundle).mtimeMs, builtAt, 'a fresh bundle is not built again');
+    const later = new Date(Date.now() + 2_000);
+    utimesSync(SOURCE, later, later);
+    assert.equal(await keptBundle(ENTRY, 'verifiable-ledger/commands'), bundle);
+    assert.ok(statSync(bundle).mtimeMs > builtAt, 'a changed source is bundled again');
+  });
+});
