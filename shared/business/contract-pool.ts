@@ -13,6 +13,7 @@ import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { remainingMs } from '../deadline.ts';
 import { DeadlineExceededError, DomainError } from '../errors.ts';
+import { logger } from '../log.ts';
 import { ContractExecutionError, checkContract, runContract, type SandboxLimits } from './sandbox.ts';
 
 /** What the business domain needs from the sandbox. */
@@ -62,7 +63,12 @@ function workerScript(): [string | URL, { eval?: boolean }] {
 
 type Operation = { op: 'check'; source: string } | { op: 'run'; source: string; event: unknown; context: unknown };
 type Request = Operation & { id: number };
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; contract: boolean } | { ready: true };
+type Reply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; message: string; contract: boolean }
+  | { ready: true }
+  /** The worker's warm-up failed: it takes no run. */
+  | { failed: string };
 
 interface Job {
   request: Operation;
@@ -104,6 +110,11 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
         slot.started = true;
         return markReady();
       }
+      if ('failed' in reply) {
+        clearTimeout(startTimer);
+        logger.warn('a contract sandbox failed to start', { error: reply.failed });
+        return retire(slot, 'the contract sandbox did not start');
+      }
       const job = slot.job;
       if (!job || job.id !== reply.id) return;
       finish(slot);
@@ -111,7 +122,10 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
       else job.reject(reply.contract ? new ContractExecutionError(reply.message) : new Error(reply.message));
     });
     // A worker that dies (its heap exhausted, or terminated) fails its run and is replaced.
-    worker.on('error', (error) => retire(slot, error.message.includes('memory') ? 'the contract ran out of memory' : 'the contract sandbox failed'));
+    worker.on('error', (error) => {
+      logger.warn('a contract sandbox failed', { error });
+      retire(slot, error.message.includes('memory') ? 'the contract ran out of memory' : 'the contract sandbox failed');
+    });
     worker.on('exit', () => {
       clearTimeout(startTimer);
       retire(slot, 'the contract sandbox stopped');
@@ -235,8 +249,13 @@ function serve(): void {
       port.postMessage({ id: request.id, ok: false, message: (error as Error).message, contract: error instanceof ContractExecutionError } satisfies Reply);
     }
   });
-  // Compile QuickJS before the first run, so that its deadline is the contract's own.
-  void checkContract('function execute() {}', limits).then(() => port.postMessage({ ready: true } satisfies Reply));
+  // Compile QuickJS before the first run, so that its deadline is the contract's own. The warm-up is not a contract:
+  // it has the start's own bound (the pool replaces a worker not ready by then), not a contract's. At nice 19 on a
+  // busy machine it took longer than a contract's 300 ms, was interrupted, and failed the run waiting for it.
+  void checkContract('function execute() {}', { ...limits, timeoutMs: START_TIMEOUT_MS }).then(
+    () => port.postMessage({ ready: true } satisfies Reply),
+    (error: Error) => port.postMessage({ failed: error.message } satisfies Reply),
+  );
 }
 
 if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) serve();
