@@ -42,7 +42,7 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
     assert.deepEqual(await pool.run('function execute() { return "still here" }', {}, {}), 'still here');
   });
 
-  it('ends an endless loop within its limit (plus a loaded machine\'s delay)', { timeout: 15_000 }, async () => {
+  it("ends an endless loop within its limit (plus a loaded machine's delay)", { timeout: 15_000 }, async () => {
     const { ms, result } = await timed(() => pool.run('function execute() { for (;;) {} }', {}, {}));
     assert.equal(result.status, 'rejected');
     assert.ok(ms < limits.timeoutMs + LATE_MS, `stopped after ${Math.round(ms)} ms`);
