@@ -3,20 +3,21 @@
  * suites' files, run so that the whole loop fits in minutes on a 2-core machine.
  *
  * - Two files at a time (each in its own process, as node:test runs them), the files known to take longest first, so
- *   that no long file starts last. Files whose figures are timings against this machine's own CPU (the quick
- *   benchmarks) run afterwards, alone.
+ *   that no long file starts last. No file asserts a timing against this machine's speed (the quick benchmarks check
+ *   counts and shapes, not rates), so none needs the machine to itself.
  * - One DynamoDB Local for the whole run (in memory), which every stack that does not choose its own DynamoDB uses
  *   with tables of its own (test/support/stack.ts): a JVM a stack cost 1.5 s and 3.3 s of CPU here.
  * - Every file has a deadline (FILE_DEADLINE_MS): one that hangs fails, and the run goes on.
- * - At the end, the ten slowest files and the run's wall time (test/support/slowest-files.mjs), so that growth is
- *   seen when it starts; SLOWEST_FILES_JSON=<path> writes every file's time.
+ * - At the end, the ten slowest files, the run's wall time and the CPU it used, its children's included
+ *   (test/support/slowest-files.mjs), so that growth is seen when it starts; SLOWEST_FILES_JSON=<path> writes every
+ *   file's time.
  *
  * Arguments: suites (`unit`, `infra`, `integration`) or files; none means all three suites. `--serial` runs every
  * file alone (to find a test that depends on an idle machine).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { run } from 'node:test';
@@ -29,18 +30,13 @@ import { removeDir, tempDataDir } from './support/stack.ts';
 const SUITES = ['unit', 'infra', 'integration'] as const;
 
 /**
- * Files that measure against the machine's own CPU (a lone instance's requests per append, CPU per append): run
- * after the others, alone, so that another file's load does not move their figures.
- */
-const ALONE = new Set(['test/integration/bench.test.ts']);
-
-/**
  * The files that take longest (as the run's own list of the slowest shows them), started first: a long file started
  * last would keep the run going with one core idle. The rest follow in name order.
  */
 const LONGEST_FIRST = [
   'test/integration/doc-examples.test.ts',
   'test/unit/simulation.test.ts',
+  'test/integration/bench.test.ts',
   'test/integration/admin.test.ts',
   'test/integration/authorization.test.ts',
   'test/integration/auth.test.ts',
@@ -76,8 +72,7 @@ const rank = (file: string) => {
   const i = LONGEST_FIRST.indexOf(file);
   return i === -1 ? LONGEST_FIRST.length : i;
 };
-const together = files.filter((f) => !ALONE.has(f)).sort((a, b) => rank(a) - rank(b));
-const alone = files.filter((f) => ALONE.has(f));
+const ordered = [...files].sort((a, b) => rank(a) - rank(b));
 
 // One DynamoDB Local for the run, when a suite that starts stacks is in it.
 let dynamo: DynamoDbLocal | undefined;
@@ -98,16 +93,26 @@ if (files.some((f) => !f.startsWith('test/unit/'))) {
   process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
 }
 
+/**
+ * CPU this process and every descendant it (or they) waited for used so far: test files, their stacks, the JVM. From
+ * /proc (Linux); undefined elsewhere.
+ */
+function cpuMsWithChildren(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    return Math.round((ticks / 100) * 1000);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */
 const events: unknown[] = [];
 const started = Date.now();
-for (const [phase, concurrency] of [
-  [together, serial ? 1 : 2],
-  [alone, 1],
-] as const) {
-  if (phase.length === 0) continue;
+{
   // node:test's TestsStream is a Node Readable (its typings say a web ReadableStream).
-  const stream = run({ files: phase.map((f) => join(ROOT, f)), concurrency, timeout: FILE_DEADLINE_MS }) as unknown as Readable;
+  const stream = run({ files: ordered.map((f) => join(ROOT, f)), concurrency: serial ? 1 : 2, timeout: FILE_DEADLINE_MS }) as unknown as Readable;
   const recorded = stream.compose(async function* record(source: AsyncIterable<{ type: string; data: unknown }>) {
     for await (const event of source) {
       events.push(event);
@@ -121,5 +126,5 @@ for (const [phase, concurrency] of [
 }
 await stopDynamo();
 
-for await (const text of slowestFiles(Readable.from(events) as never, { wallMs: Date.now() - started })) process.stdout.write(text);
+for await (const text of slowestFiles(Readable.from(events) as never, { wallMs: Date.now() - started, cpuMs: cpuMsWithChildren() })) process.stdout.write(text);
 if (process.exitCode) process.stdout.write('Some tests failed: see above (each failure is listed again under "failing tests").\n');

@@ -11,8 +11,11 @@ import { relative, resolve } from 'node:path';
 
 const SHOWN = 10;
 
-/** `wallMs`: the run's wall time, when the events are handed over after the run (test/run.ts); else measured here. */
-export default async function* slowestFiles(source, { wallMs } = {}) {
+/**
+ * `wallMs`: the run's wall time, when the events are handed over after the run (test/run.ts); else measured here.
+ * `cpuMs`: the CPU the run used, its children's included, when known.
+ */
+export default async function* slowestFiles(source, { wallMs, cpuMs } = {}) {
   const files = [];
   const started = performance.now();
   for await (const event of source) {
@@ -26,8 +29,9 @@ export default async function* slowestFiles(source, { wallMs } = {}) {
   const total = Math.round(wallMs ?? performance.now() - started);
   const sum = files.reduce((s, f) => s + f.ms, 0);
   const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
-  let out = `\nSlowest test files (${files.length} files, ${seconds(sum)} of file time, ${seconds(total)} wall):\n`;
+  const cpu = cpuMs === undefined ? '' : `, ${seconds(cpuMs)} of CPU`;
+  let out = `\nSlowest test files (${files.length} files, ${seconds(sum)} of file time, ${seconds(total)} wall${cpu}):\n`;
   for (const f of files.slice(0, SHOWN)) out += `  ${seconds(f.ms).padStart(8)}  ${f.file}${f.passed ? '' : '  (failed)'}\n`;
-  if (process.env.SLOWEST_FILES_JSON) writeFileSync(process.env.SLOWEST_FILES_JSON, `${JSON.stringify({ wallMs: total, files }, null, 1)}\n`);
+  if (process.env.SLOWEST_FILES_JSON) writeFileSync(process.env.SLOWEST_FILES_JSON, `${JSON.stringify({ wallMs: total, cpuMs, files }, null, 1)}\n`);
   yield out;
 }
