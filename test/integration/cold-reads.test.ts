@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { settingsSchema } from '#shared/config';
 import { allOrStop, call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 
@@ -30,8 +31,13 @@ let checker: string;
 before(async () => {
   [stack, checker] = await allOrStop<[Stack, string]>([
     startStack({
-      // The rate limiter on, in DynamoDB as instances share it, as `npm start` runs by default (high enough not to trip).
-      env: { SVC_LOCAL_IDLE_MS: String(IDLE_MS), SVC_RATE_LIMIT_RPM: '10000' },
+      // The rate limiter on, in DynamoDB as instances share it, as `npm start` runs by default (high enough not to trip),
+      // and as many instances a function as `npm start` allows (test stacks allow fewer): the reads start that many at once.
+      env: {
+        SVC_LOCAL_IDLE_MS: String(IDLE_MS),
+        SVC_RATE_LIMIT_RPM: '10000',
+        SVC_LOCAL_MAX_INSTANCES: String(settingsSchema.shape.SVC_LOCAL_MAX_INSTANCES.parse(undefined)),
+      },
     }),
     buildTlogCheck(),
   ]);

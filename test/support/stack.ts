@@ -112,6 +112,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       SVC_AUTH_FAILURES_PER_MINUTE: '0',
       // Every answer a test gets must match what its route declares (the OpenAPI document, the client's types).
       SVC_CHECK_RESPONSES: 'true',
+      // Each function at most 3 single-request instances (npm start: 10). An instance's cold start is a worker thread
+      // loading its 2 MB bundle (0.25 s of CPU) and compiling its first request's path: a suite sending a matrix at once
+      // started 76 of them (the authorization matrix: 60 s of the stack's CPU with 10, 30 s with 2). Suites about
+      // instances or bursts set their own.
+      SVC_LOCAL_MAX_INSTANCES: '3',
       ...dynamo,
       ...options.env,
     },
