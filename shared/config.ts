@@ -48,6 +48,7 @@ export const settingsSchema = z.object({
   // The local stack runs the sweep of unwritten rounds this often (the cloud stack: an hourly EventBridge rule); 0: never.
   SVC_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
   SVC_DYNAMODB_IN_MEMORY: bool.default(false),
+  SVC_DYNAMODB_LOCAL_JIT: z.enum(['quick', 'full']).default('quick'),
   // Set by the launcher when it runs DynamoDB Local on disk: where acknowledged writes are journaled.
   SVC_LOCAL_JOURNAL_DIR: z.string().min(1).optional(),
   // The bench's capacity model: each process writes what its DynamoDB requests cost, per partition, here.

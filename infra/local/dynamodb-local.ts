@@ -35,6 +35,8 @@ export interface DynamoDbLocalOptions {
   /** Folder for the database file; ignored with `inMemory`. */
   dataDir: string;
   inMemory?: boolean;
+  /** The JVM's compilers: `quick` (C1 only, the default: less CPU to start and to serve a test run) or `full` (C2 too). */
+  jit?: 'quick' | 'full';
   /** A fixed port; a free one is picked when absent. */
   port?: number | undefined;
   startTimeoutMs?: number;
@@ -45,6 +47,16 @@ export interface DynamoDbLocalOptions {
 }
 
 const PID_FILE = 'dynamodb-local.pid';
+
+/**
+ * The JVM's options. `quick` (the default): its quick compiler only (C1), and one GC thread. DynamoDB Local spends
+ * its time in SQLite (native) and short request paths; C2's compile threads cost more CPU than they gave back in a
+ * start or a test run: the JVM was ready on 1.2 s of CPU, not 2.2 s, and an integration file's requests took 8.7 s
+ * of its CPU, not 16.8 s (test/integration/concurrency.test.ts, 2026-12-04); on a 2-core machine that CPU is the
+ * service's and the tests'. `full`: the JVM's defaults (tiered up to C2), for long measured runs (`npm run bench`),
+ * whose earlier figures were measured so.
+ */
+const JVM_OPTIONS = { quick: ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'], full: [] } as const;
 
 /**
  * A launcher killed with SIGKILL cannot stop its JVM, which then keeps the data file open. The JVM's pid
@@ -136,7 +148,16 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const storage = options.inMemory ? ['-inMemory'] : ['-dbPath', dataDir];
   const child = spawn(
     'java',
-    [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'), '-port', String(port), ...storage, '-sharedDb'],
+    [
+      ...JVM_OPTIONS[options.jit ?? 'quick'],
+      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(jarDir, 'DynamoDBLocal.jar'),
+      '-port',
+      String(port),
+      ...storage,
+      '-sharedDb',
+    ],
     {
       // DynamoDB Local writes telemetry files into its working directory; keep them in the data dir.
       cwd: dataDir,

@@ -183,6 +183,7 @@ async function main(): Promise<void> {
     : startDynamoDbLocal({
         dataDir: join(dataDir, 'dynamodb'),
         inMemory: config.SVC_DYNAMODB_IN_MEMORY,
+        jit: config.SVC_DYNAMODB_LOCAL_JIT,
         port: config.SVC_DYNAMODB_LOCAL_PORT,
         avoidPorts: [config.SVC_PORT, ...(ipfsPort ? [ipfsPort] : [])],
         onLeftover: (pid) => say(`Stopping DynamoDB Local (pid ${pid}) left running on this data by a launcher that was killed`),

@@ -3,6 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
@@ -69,6 +70,9 @@ describe('The local launcher (npm start)', () => {
     try {
       assert.ok(stack.dynamoPid && isAlive(stack.dynamoPid));
       assert.equal((await call(stack.url, 'GET', '/api/ledger/health')).status, 200);
+      // SVC_DYNAMODB_LOCAL_JIT's default: C1 only, which halved the JVM's CPU in a start and under a test run.
+      const jvmArgs = readFileSync(`/proc/${stack.dynamoPid}/cmdline`, 'utf8').split('\0');
+      assert.ok(jvmArgs.includes('-XX:TieredStopAtLevel=1'), jvmArgs.join(' '));
     } finally {
       assert.equal(await stack.stop(), 0);
       removeDir(stack.dataDir);
