@@ -94,17 +94,34 @@ if (files.some((f) => !f.startsWith('test/unit/'))) {
 }
 
 /**
- * CPU this process and every descendant it (or they) waited for used so far: test files, their stacks, the JVM. From
- * /proc (Linux); undefined elsewhere.
+ * CPU a process (this one by default) and every descendant it (or they) waited for used so far: for this one, test
+ * files, their stacks, the JVM. From /proc (Linux); undefined elsewhere.
  */
-function cpuMsWithChildren(): number | undefined {
+function cpuMsWithChildren(pid: number | 'self' = 'self'): number | undefined {
   try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
     return Math.round((ticks / 100) * 1000);
   } catch {
     return undefined;
   }
+}
+
+// Each file's CPU: every test file's process writes its own as it exits (test/support/file-cpu.mjs, preloaded).
+const cpuDir = tempDataDir('test-cpu');
+process.env.LEDGER_TEST_CPU_DIR = cpuDir;
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import=${join(ROOT, 'test', 'support', 'file-cpu.mjs')}`.trim();
+function cpuByFile(): Record<string, number> {
+  const byFile: Record<string, number> = {};
+  for (const name of readdirSync(cpuDir)) {
+    try {
+      const { file, cpuMs } = JSON.parse(readFileSync(join(cpuDir, name), 'utf8')) as { file: string; cpuMs: number };
+      byFile[file] = (byFile[file] ?? 0) + cpuMs;
+    } catch {
+      // a file cut short as it was written: no figure
+    }
+  }
+  return byFile;
 }
 
 /** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */
@@ -124,7 +141,16 @@ const started = Date.now();
   output.pipe(process.stdout, { end: false });
   await new Promise<void>((done) => output.once('end', done));
 }
+const dynamoCpu = dynamo ? cpuMsWithChildren(dynamo.pid) : undefined;
 await stopDynamo();
+const perFile = cpuByFile();
+removeDir(cpuDir);
 
-for await (const text of slowestFiles(Readable.from(events) as never, { wallMs: Date.now() - started, cpuMs: cpuMsWithChildren() })) process.stdout.write(text);
+const report = {
+  wallMs: Date.now() - started,
+  cpuMs: cpuMsWithChildren(),
+  cpuByFile: perFile,
+  sharedCpu: dynamoCpu === undefined ? {} : { 'the shared DynamoDB Local': dynamoCpu },
+};
+for await (const text of slowestFiles(Readable.from(events) as never, report)) process.stdout.write(text);
 if (process.exitCode) process.stdout.write('Some tests failed: see above (each failure is listed again under "failing tests").\n');
