@@ -146,11 +146,12 @@ await stopDynamo();
 const perFile = cpuByFile();
 removeDir(cpuDir);
 
+const sharedCpu: Record<string, number> = dynamoCpu === undefined ? {} : { 'the shared DynamoDB Local': dynamoCpu };
 const report = {
   wallMs: Date.now() - started,
   cpuMs: cpuMsWithChildren(),
   cpuByFile: perFile,
-  sharedCpu: dynamoCpu === undefined ? {} : { 'the shared DynamoDB Local': dynamoCpu },
+  sharedCpu,
 };
 for await (const text of slowestFiles(Readable.from(events) as never, report)) process.stdout.write(text);
 if (process.exitCode) process.stdout.write('Some tests failed: see above (each failure is listed again under "failing tests").\n');
