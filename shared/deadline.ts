@@ -17,6 +17,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
+import { steadyNow } from './clock.ts';
 import { DeadlineExceededError } from './errors.ts';
 
 /** What an invocation keeps back to answer (the 503, its log line, the metrics) before the function's timeout. */
@@ -31,14 +32,14 @@ interface Budget {
 const budgets = new AsyncLocalStorage<Budget | undefined>();
 
 /** The deadline for an invocation whose context says how long the function has left. */
-export function invocationDeadline(context: { getRemainingTimeInMillis?: () => number } | undefined, nowMs = Date.now()): number {
+export function invocationDeadline(context: { getRemainingTimeInMillis?: () => number } | undefined, nowMs = steadyNow()): number {
   const remaining = context?.getRemainingTimeInMillis?.();
   if (typeof remaining !== 'number' || !Number.isFinite(remaining)) return Number.POSITIVE_INFINITY;
   return nowMs + Math.max(0, remaining - ANSWER_MARGIN_MS);
 }
 
 /**
- * Runs `work` with a deadline (epoch ms). Nested budgets keep the earlier deadline: an inner one can only
+ * Runs `work` with a deadline (epoch ms on `steadyNow`'s clock, which never steps). Nested budgets keep the earlier deadline: an inner one can only
  * shorten the wait. The signal aborts with a DeadlineExceededError as reason.
  */
 export function withDeadline<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
@@ -52,7 +53,7 @@ function runBudget<T>(deadlineMs: number, work: () => Promise<T>): Promise<T> {
   // Every request of the invocation listens to it (a page of reads is dozens at once): not a leak, so no warning.
   setMaxListeners(1_000, controller.signal);
   const abort = () => controller.abort(new DeadlineExceededError());
-  const left = deadlineMs - Date.now();
+  const left = deadlineMs - steadyNow();
   let timer: NodeJS.Timeout | undefined;
   if (left <= 0) abort();
   else timer = setTimeout(abort, left);
@@ -73,14 +74,14 @@ export function outsideDeadline<T>(work: () => T): T {
   return budgets.run(undefined, work);
 }
 
-/** The current invocation's deadline (epoch ms), or Infinity outside one. */
+/** The current invocation's deadline (epoch ms, `steadyNow`'s clock), or Infinity outside one. */
 export function currentDeadline(): number {
   return budgets.getStore()?.deadlineMs ?? Number.POSITIVE_INFINITY;
 }
 
 /** Milliseconds left before the current deadline (Infinity outside a budget, 0 once passed). */
 export function remainingMs(): number {
-  return Math.max(0, currentDeadline() - Date.now());
+  return Math.max(0, currentDeadline() - steadyNow());
 }
 
 /** Aborts at the current deadline; undefined outside a budget. */
@@ -90,7 +91,7 @@ export function deadlineSignal(): AbortSignal | undefined {
 
 /** Throws DeadlineExceededError (503) naming what was being waited for, once the deadline has passed. */
 export function checkDeadline(waitingFor: string): void {
-  if (Date.now() >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
+  if (steadyNow() >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
 }
 
 /**
@@ -98,7 +99,7 @@ export function checkDeadline(waitingFor: string): void {
  * sleeping into a wait that cannot be finished anyway.
  */
 export async function pause(ms: number, waitingFor: string): Promise<void> {
-  if (Date.now() + ms >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
+  if (steadyNow() + ms >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
   await new Promise<void>((resolve) => setTimeout(resolve, ms));
 }
 
@@ -110,7 +111,7 @@ export async function pause(ms: number, waitingFor: string): Promise<void> {
 export function withGrace<T>(graceMs: number, work: () => Promise<T>): Promise<T> {
   const budget = budgets.getStore();
   if (!budget) return work();
-  return runBudget(Math.max(budget.deadlineMs, Date.now()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2), work);
+  return runBudget(Math.max(budget.deadlineMs, steadyNow()) + Math.min(graceMs, ANSWER_MARGIN_MS / 2), work);
 }
 
 /** A signal that aborts after `ms` or at the invocation's deadline, whichever comes first (for non-AWS clients). */

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { steadyNow } from '../../shared/clock.ts';
 import type { Route } from '../routes.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
@@ -123,7 +124,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | '
 }
 
 function lambdaContext(functionName: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = steadyNow() + timeoutMs;
   const awsRequestId = randomUUID();
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -134,7 +135,7 @@ function lambdaContext(functionName: string, timeoutMs: number): Context {
     awsRequestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: `local/${awsRequestId}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - steadyNow()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

@@ -288,7 +288,6 @@ export class InstancePool {
 
   private run(instance: Instance, event: unknown, awsRequestId: string): Promise<unknown> {
     const id = this.nextId++;
-    const deadlineMs = Date.now() + this.options.timeoutMs;
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         // Lambda stops a timed-out instance; so do we, and the next invocation starts a fresh one.
@@ -298,7 +297,7 @@ export class InstancePool {
       }, this.options.timeoutMs);
       instance.current = { id, resolve, reject, timer };
       this.options.onInstanceEvent?.({ type: 'invoked', instance: instance.name });
-      instance.worker.post({ id, event, awsRequestId, deadlineMs } satisfies Invocation);
+      instance.worker.post({ id, event, awsRequestId, timeoutMs: this.options.timeoutMs } satisfies Invocation);
     });
   }
 

@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
+import { steadyNow } from '../../shared/clock.ts';
 
 export interface InstanceData {
   bundle: string;
@@ -20,7 +21,9 @@ export interface Invocation {
   id: number;
   event: unknown;
   awsRequestId: string;
-  deadlineMs: number;
+  /** The function's timeout: the instance counts it from the invocation's arrival, on its own steady clock (a
+   * deadline in the pool's clock would not do: a child process's or thread's clock starts elsewhere). */
+  timeoutMs: number;
 }
 
 export type InstanceMessage =
@@ -44,6 +47,7 @@ if (!parentPort) delete process.env[INSTANCE_DATA_VARIABLE]; // the function see
 const started = performance.now();
 
 function context(invocation: Invocation): Context {
+  const deadlineMs = steadyNow() + invocation.timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: data.functionName,
@@ -53,7 +57,7 @@ function context(invocation: Invocation): Context {
     awsRequestId: invocation.awsRequestId,
     logGroupName: `/aws/lambda/${data.functionName}`,
     logStreamName: `local/${invocation.awsRequestId}`,
-    getRemainingTimeInMillis: () => Math.max(0, invocation.deadlineMs - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadlineMs - steadyNow()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { steadyNow } from '../../shared/clock.ts';
 
 import type { Gateway } from './gateway.ts';
 
@@ -19,6 +20,7 @@ export type WebSocketHandler = (
 interface Client {
   socket: WebSocket;
   connectedAt: number;
+  /** On `steadyNow`'s clock: a wall clock stepped forward must not close a busy connection as idle. */
   lastActiveAt: number;
   sourceIp: string;
   userAgent: string;
@@ -161,7 +163,7 @@ export function attachWebSocketApi(
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const entry: Client = { ...client, socket: ws, lastActiveAt: Date.now() };
+      const entry: Client = { ...client, socket: ws, lastActiveAt: steadyNow() };
       clients.set(connectionId, entry);
       // A frame over 32 KB closes the connection (1009), even within a message under 128 KB: the frame
       // headers are read from the raw bytes as they come, beside the WebSocket library's own parsing.
@@ -174,7 +176,7 @@ export function attachWebSocketApi(
       const lifetime = setTimeout(() => ws.close(GOING_AWAY, 'Connection lifetime reached'), quotas.lifetimeMs);
       const idle = setInterval(
         () => {
-          if (Date.now() - entry.lastActiveAt >= quotas.idleMs) ws.close(GOING_AWAY, 'Idle connection timeout');
+          if (steadyNow() - entry.lastActiveAt >= quotas.idleMs) ws.close(GOING_AWAY, 'Idle connection timeout');
         },
         Math.max(50, Math.min(quotas.idleMs / 4, 30_000)),
       );
@@ -193,7 +195,7 @@ export function attachWebSocketApi(
       let queue: Promise<void> = Promise.resolve();
       let waiting = 0;
       ws.on('message', (data, isBinary) => {
-        entry.lastActiveAt = Date.now();
+        entry.lastActiveAt = steadyNow();
         if (waiting >= MAX_QUEUED_MESSAGES) {
           // API Gateway throttles a client that outruns its integration; here it is told, then cut off.
           ws.close(1008, 'Too many messages waiting on this connection');
@@ -211,7 +213,7 @@ export function attachWebSocketApi(
               lambdaContext('ws'),
             );
             if (answer?.body !== undefined && ws.readyState === ws.OPEN) {
-              entry.lastActiveAt = Date.now();
+              entry.lastActiveAt = steadyNow();
               sendFramed(ws, answer.body, quotas.frameBytes);
             }
           } catch {
@@ -254,7 +256,7 @@ export function attachWebSocketApi(
             answer(413, { message: 'Request Entity Too Large' }, { 'x-amzn-ErrorType': 'PayloadTooLargeException' });
             return;
           }
-          client.lastActiveAt = Date.now();
+          client.lastActiveAt = steadyNow();
           sendFramed(client.socket, data.toString('utf8'), quotas.frameBytes);
           answer(200);
         });

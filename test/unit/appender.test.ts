@@ -11,6 +11,7 @@ import { DeadlineExceededError, DependencyUnavailableError, IdempotencyKeyReused
 import { ChainAppender } from '#shared/ledger/appender';
 import { settling } from '#shared/ledger/append/withdraw';
 import { checkDeadline, withDeadline } from '#shared/deadline';
+import { steadyNow } from '#shared/clock';
 import { finishAbandonedRounds } from '#shared/ledger/sweep';
 import type { EventDraft } from '#shared/ledger/events';
 import { pendingSk } from '#shared/ledger/block-meta';
@@ -933,7 +934,7 @@ describe('settling a failed append while DynamoDB is unavailable', () => {
 
   it('inside an invocation, until its deadline less the 500 ms grace', async () => {
     const { appender, slept } = core(60_000);
-    await withDeadline(Date.now() + 1_000, () => assert.rejects(settling(appender, unavailable), DependencyUnavailableError));
+    await withDeadline(steadyNow() + 1_000, () => assert.rejects(settling(appender, unavailable), DependencyUnavailableError));
     // The sleeps here take no time, so the deadline stays 1 s away: no single wait may reach past it less the grace.
     assert.ok(slept.length >= 2, `tried again ${slept.length} times`);
     assert.ok(Math.max(...slept) < 1_000 - 500, `a wait of ${Math.max(...slept)} ms would pass the deadline less its grace`);
@@ -959,11 +960,11 @@ describe('one process under steady load (the local stack runs every request in o
         (value) => ({ status: 'fulfilled' as const, value }),
         (reason: unknown) => ({ status: 'rejected' as const, reason }),
       );
-    const first = settled(withDeadline(Date.now() + 1_600, () => ledger.appendEvent('steady', draft('first'))));
+    const first = settled(withDeadline(steadyNow() + 1_600, () => ledger.appendEvent('steady', draft('first'))));
     const later: ReturnType<typeof settled>[] = [];
     const until = Date.now() + 2_500;
     for (let n = 0; Date.now() < until; n += 1) {
-      later.push(settled(withDeadline(Date.now() + 10_000, () => ledger.appendEvent('steady', draft(`later-${n}`)))));
+      later.push(settled(withDeadline(steadyNow() + 10_000, () => ledger.appendEvent('steady', draft(`later-${n}`)))));
       await new Promise((done) => setTimeout(done, 1));
     }
     const outcomes = await Promise.all([first, ...later]);
@@ -990,7 +991,7 @@ describe('one process under steady load (the local stack runs every request in o
     });
     const first = ledger.appendEvent('slow', draft('first'));
     await new Promise((done) => setTimeout(done, 20));
-    const late = withDeadline(Date.now() + 50, () => ledger.appendEvent('slow', draft('late')));
+    const late = withDeadline(steadyNow() + 50, () => ledger.appendEvent('slow', draft('late')));
     await new Promise((done) => setTimeout(done, 100));
     release();
     await first;

@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import fc from 'fast-check';
 import { type IntegrationFailure, HTTP_API_QUOTAS, payloadBound, startGateway } from '#infra/local/gateway';
 import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner } from '#infra/local/websocket';
+import { steadyNow } from '#shared/clock';
 
 describe('HTTP API and Lambda quotas at the local gateway', async () => {
   const failures: IntegrationFailure[] = [];
@@ -120,7 +121,7 @@ describe('WebSocket API quotas at the local gateway', async () => {
   async function client() {
     // The clock starts before the connection does: the gateway's timers start when it accepts, which is
     // before the client sees 'open', so a clock started at 'open' reads a few ms short on a busy machine.
-    const opened = Date.now();
+    const opened = steadyNow();
     const ws = new WebSocket(url);
     const frames: number[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -132,7 +133,7 @@ describe('WebSocket API quotas at the local gateway', async () => {
     });
     (ws as unknown as { _socket: NodeJS.ReadableStream })._socket.on('data', scan);
     const closed = new Promise<{ code: number; ms: number }>((resolve) => {
-      ws.once('close', (code) => resolve({ code, ms: Date.now() - opened }));
+      ws.once('close', (code) => resolve({ code, ms: steadyNow() - opened }));
     });
     const next = () => new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
     return { ws, frames, closed, next };
@@ -175,10 +176,18 @@ describe('WebSocket API quotas at the local gateway', async () => {
     assert.ok(events.some((e) => e.startsWith('$disconnect ')));
   });
 
-  it('closes a busy connection at its lifetime, 1001', async () => {
+  it('closes a busy connection at its lifetime, 1001, even with the wall clock set an hour forward meanwhile', async () => {
     const { ws, closed } = await client();
     const talking = setInterval(() => ws.readyState === ws.OPEN && ws.send('hello'), 100);
-    const { code, ms } = await closed;
+    // An NTP step: a gateway that timed idleness by the wall clock closed this busy connection as idle.
+    const wallClock = Date.now;
+    const stepped = setTimeout(() => {
+      Date.now = () => wallClock() + 3_600_000;
+    }, 300);
+    const { code, ms } = await closed.finally(() => {
+      clearTimeout(stepped);
+      Date.now = wallClock;
+    });
     clearInterval(talking);
     assert.equal(code, 1001);
     assert.ok(ms >= 1_500 && ms < 2_500, `closed after ${ms} ms`);

@@ -18,6 +18,7 @@ import type { HttpEvent, HttpResult } from '#shared/http/types';
 import { createCloudWatchMetrics } from '#shared/metrics/cloudwatch';
 import type { Metrics } from '#shared/metrics/metrics';
 import { pause } from '#shared/deadline';
+import { steadyNow } from '#shared/clock';
 
 const HEADER = 'X-API-Key';
 const KEYS: Record<string, ApiKeyRecord> = {
@@ -167,8 +168,8 @@ function stack(
       isBase64Encoded: false,
       requestContext: { http: { method, path: `/api/ledger${path}`, sourceIp: init.ip ?? '203.0.113.7' }, requestId: 'gw-1' },
     } as unknown as HttpEvent;
-    const endsAt = Date.now() + (init.remainingMs ?? 0);
-    const context = { awsRequestId: 'aws-1', ...(init.remainingMs ? { getRemainingTimeInMillis: () => endsAt - Date.now() } : {}) } as Context;
+    const endsAt = steadyNow() + (init.remainingMs ?? 0);
+    const context = { awsRequestId: 'aws-1', ...(init.remainingMs ? { getRemainingTimeInMillis: () => endsAt - steadyNow() } : {}) } as Context;
     const result = (await handler(event, context)) as HttpResult;
     return { status: result.statusCode, headers: result.headers, body: result.body ? JSON.parse(String(result.body)) : undefined };
   };
@@ -309,9 +310,9 @@ describe('the middleware chain (offline)', () => {
 
   it("answers 503 with Retry-After when a wait reaches the invocation's deadline, before the function's timeout", async () => {
     const { call, recorded } = stack();
-    const started = Date.now();
+    const started = steadyNow();
     const res = await call('GET', '/waits', { key: 'reader-key', remainingMs: 2_500 });
-    const took = Date.now() - started;
+    const took = steadyNow() - started;
     assert.equal(res.status, 503);
     assert.match(res.body.detail, /ran out of time waiting for a receipt/);
     assert.ok(Number(res.headers['Retry-After']) >= 1);
@@ -323,9 +324,9 @@ describe('the middleware chain (offline)', () => {
 
   it('answers 503 for a handler that ignores the deadline too, with every header, while the function still has time', async () => {
     const { call } = stack();
-    const started = Date.now();
+    const started = steadyNow();
     const res = await call('GET', '/stuck', { key: 'reader-key', remainingMs: 2_500 });
-    const took = Date.now() - started;
+    const took = steadyNow() - started;
     assert.equal(res.status, 503);
     assert.match(res.body.detail, /ran out of time/);
     assert.ok(Number(res.headers['Retry-After']) >= 1);
