@@ -128,7 +128,9 @@ export async function keptBundle(entry, folder) {
   } catch {
     return undefined;
   }
-  const place = placeOf(entry, {}, folder);
+  // One place per Node major: the simulation's seeds run on Lambda's Node beside commands run on this one, and
+  // each would otherwise rebuild the other's bundle.
+  const place = placeOf(entry, { node: process.versions.node.split('.')[0] }, folder);
   const found = fresh(place, versions);
   if (found) return found;
   let built;

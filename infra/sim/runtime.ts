@@ -14,6 +14,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../bundling.ts';
 
+/** The Node major the template's functions run on (`Runtime.NODEJS_24_X` in infra/cdk/ledger-stack.ts; the cdk test holds the two together). */
+export const LAMBDA_NODE_MAJOR = 24;
+
 /** The Node major of a Lambda runtime identifier, or undefined for one that is not Node.js. */
 export function nodeMajorOf(runtime: string): number | undefined {
   const match = /^nodejs(\d+)\.x$/.exec(runtime);

@@ -13,6 +13,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LedgerStack } from '#infra/cdk/ledger-stack';
 import { EVENT_FUNCTIONS, GROUPS, expandRoutes } from '#infra/routes';
+import { LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
 import { allTableSpecs } from '#shared/storage/tables';
 
 let template: Template;
@@ -156,12 +157,13 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     template.hasParameter('LicenseKey', { NoEcho: true });
   });
 
-  it('runs no function on a deprecated runtime', () => {
+  it('runs no function on a deprecated runtime, and every one on the Node the simulation runs its seeds on', () => {
     for (const [id, r] of Object.entries(resources())) {
       if (r.Type !== 'AWS::Lambda::Function') continue;
       const runtime = String(r.Properties.Runtime);
       const node = /^nodejs(\d+)\.x$/.exec(runtime);
       assert.ok(node && Number(node[1]) >= 22, `${id} runs ${runtime}`);
+      assert.equal(Number(node[1]), LAMBDA_NODE_MAJOR, `${id} runs ${runtime}; infra/sim/runtime.ts says nodejs${LAMBDA_NODE_MAJOR}.x`);
     }
   });
 
