@@ -79,9 +79,19 @@ export function currentDeadline(): number {
   return budgets.getStore()?.deadlineMs ?? Number.POSITIVE_INFINITY;
 }
 
+/**
+ * Whether the current deadline has passed: its signal aborted, or its time reached. Both, because the timer that
+ * aborts the signal runs on the event loop's whole-millisecond clock and may fire a fraction of a millisecond
+ * before `steadyNow` reaches the deadline: what runs after the abort must find the deadline passed too.
+ */
+export function deadlinePassed(): boolean {
+  const budget = budgets.getStore();
+  return budget !== undefined && (budget.signal.aborted || steadyNow() >= budget.deadlineMs);
+}
+
 /** Milliseconds left before the current deadline (Infinity outside a budget, 0 once passed). */
 export function remainingMs(): number {
-  return Math.max(0, currentDeadline() - steadyNow());
+  return deadlinePassed() ? 0 : Math.max(0, currentDeadline() - steadyNow());
 }
 
 /** Aborts at the current deadline; undefined outside a budget. */
@@ -91,7 +101,7 @@ export function deadlineSignal(): AbortSignal | undefined {
 
 /** Throws DeadlineExceededError (503) naming what was being waited for, once the deadline has passed. */
 export function checkDeadline(waitingFor: string): void {
-  if (steadyNow() >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
+  if (deadlinePassed()) throw new DeadlineExceededError(waitingFor);
 }
 
 /**
@@ -99,7 +109,7 @@ export function checkDeadline(waitingFor: string): void {
  * sleeping into a wait that cannot be finished anyway.
  */
 export async function pause(ms: number, waitingFor: string): Promise<void> {
-  if (steadyNow() + ms >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
+  if (deadlinePassed() || steadyNow() + ms >= currentDeadline()) throw new DeadlineExceededError(waitingFor);
   await new Promise<void>((resolve) => setTimeout(resolve, ms));
 }
 

@@ -4,8 +4,7 @@
  */
 import { CID } from 'multiformats/cid';
 import { create, type KuboRPCClient } from 'kubo-rpc-client';
-import { steadyNow } from '../clock.ts';
-import { currentDeadline, timeoutSignal } from '../deadline.ts';
+import { deadlinePassed, timeoutSignal } from '../deadline.ts';
 import { DeadlineExceededError, DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
 import { isUnavailable } from '../storage/errors.ts';
 
@@ -33,7 +32,7 @@ export interface IpfsStoreOptions {
 function translate(error: unknown, what: string): Error {
   if (error instanceof UnreadablePayloadError || error instanceof DeadlineExceededError) return error;
   // Cut off by the invocation's deadline rather than by IPFS's own timeout: the request ran out of time (503).
-  if (steadyNow() >= currentDeadline()) return new DeadlineExceededError('IPFS', { cause: error });
+  if (deadlinePassed()) return new DeadlineExceededError('IPFS', { cause: error });
   if (isUnavailable(error)) return new DependencyUnavailableError('IPFS', { cause: error });
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return new UnreadablePayloadError(`${what}: IPFS did not deliver it in time`);
@@ -110,7 +109,7 @@ export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {
       } catch (error) {
         // Whatever stops a removal is the dependency failing: the erasure answers 503 and can be run again.
         if (error instanceof DependencyUnavailableError) throw error;
-        throw steadyNow() >= currentDeadline() ? new DeadlineExceededError('IPFS', { cause: error }) : new DependencyUnavailableError('IPFS', { cause: error });
+        throw deadlinePassed() ? new DeadlineExceededError('IPFS', { cause: error }) : new DependencyUnavailableError('IPFS', { cause: error });
       }
     },
   };
