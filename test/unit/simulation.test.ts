@@ -262,7 +262,7 @@ describe('the invariants hold over many seeds (two processes, one per core)', ()
   // Within 3 minutes on this 2-core machine, with room for its slower days: since every run ends with late
   // retries (2026-11-27), 1,070 seeds took 134 s here and 191 s in a CI run. Calm, faults and chaos now end
   // with them on even seeds only (crowds and takeovers on all), and the costlier profiles run fewer seeds
-  // (the soaks run more: docs/simulation.md).
+  // (the soaks run more: docs/simulation.md). On Lambda's Node (seedNode), 73 s with the machine to itself.
   it('1,052 seeds: 640 calm, 200 with faults, 80 in chaos, 12 crowds (a chain spread over pending shards), 70 takeovers, 40 with batches, 10 with large batches', async (t) => {
     const started = Date.now();
     const half = ['--late-retries', 'even'];
