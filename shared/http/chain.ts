@@ -15,6 +15,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ANONYMOUS } from '../access/policy.ts';
+import { steadyNow } from '../clock.ts';
 import { ANSWER_MARGIN_MS, invocationDeadline, withDeadline } from '../deadline.ts';
 import type { RouteDefinition, RouteReply } from '../api/define.ts';
 import type { GroupName } from '../api/groups.ts';
@@ -219,7 +220,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
             await identify.onError?.(request as never);
             resolve(request.response);
           },
-          Math.max(0, deadline - Date.now()) + ANSWER_MARGIN_MS / 2,
+          Math.max(0, deadline - steadyNow()) + ANSWER_MARGIN_MS / 2,
         );
       });
       return Promise.race([handler(event, context), late]).finally(() => clearTimeout(timer));

@@ -21,6 +21,7 @@
  * - A leader that died between its commit and its records leaves its blocks' metadata on the head and its
  *   lease to expire: the next holder writes the records from the pending appends first.
  */
+import { steadyNow } from '../clock.ts';
 import { currentDeadline, outsideDeadline, withDeadline } from '../deadline.ts';
 import { ChainNotFoundError, ChainContendedError, DeadlineExceededError } from '../errors.ts';
 import { AtomicLimitError, type BlockDraft, draftBytes, MAX_ATOMIC_BLOCKS, MAX_BATCH_BYTES, MAX_TRANSACTION_ITEMS, transactionItems } from './blocks.ts';
@@ -138,7 +139,7 @@ export class ChainAppender extends AppenderCore {
    * deadline passed while it waited was answered 503 already: its drafts are not committed after that.
    */
   private takeBatch(chainName: string, queue: ChainQueue): Pending[] {
-    const now = Date.now();
+    const now = steadyNow();
     if (queue.pending.some((p) => p.deadlineMs <= now)) {
       for (const p of queue.pending) if (p.deadlineMs <= now) p.reject(new DeadlineExceededError(`a commit of '${chainName}'`));
       queue.pending = queue.pending.filter((p) => p.deadlineMs > now);

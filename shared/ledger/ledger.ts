@@ -2,6 +2,7 @@
  * The ledger group's domain: chains, blocks, events, proofs and traces (docs/rules.md, "Chains and
  * blocks" and "Anchors"). Handlers call these functions; they validate their own input and throw typed errors.
  */
+import { steadyNow } from '../clock.ts';
 import { ANSWER_MARGIN_MS, pause, remainingMs } from '../deadline.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
@@ -390,8 +391,8 @@ export function createLedger({
       // only reads the record). Not within the wait (its append failed, or is slow): null, and a later erasure
       // answers it, or writes it once overdue.
       if (event_id === null && !overdue) {
-        const until = Date.now() + Math.min(ERASURE_EVENT_WAIT_MS, remainingMs() - ANSWER_MARGIN_MS);
-        for (let delay = 20; event_id === null && Date.now() + delay < until; delay = Math.min(2 * delay, 500)) {
+        const until = steadyNow() + Math.min(ERASURE_EVENT_WAIT_MS, remainingMs() - ANSWER_MARGIN_MS);
+        for (let delay = 20; event_id === null && steadyNow() + delay < until; delay = Math.min(2 * delay, 500)) {
           await pause(delay, `the Main Chain event of the erasure of '${subjectId}'`);
           event_id = (await personal().erase(subjectId, by)).eventId;
         }

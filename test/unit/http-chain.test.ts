@@ -337,6 +337,21 @@ describe('the middleware chain (offline)', () => {
     assert.ok(took < 2_500, `answered after ${took} ms, before the function's 2.5 s were up`);
   });
 
+  it('answers a handler that ignores the deadline at its deadline even with the wall clock set an hour back meanwhile', { timeout: 10_000 }, async () => {
+    const { call } = stack();
+    const wallClock = Date.now;
+    Date.now = () => wallClock() - 3_600_000;
+    try {
+      const started = steadyNow();
+      const res = await call('GET', '/stuck', { key: 'reader-key', remainingMs: 2_500 });
+      const took = steadyNow() - started;
+      assert.equal(res.status, 503);
+      assert.ok(took < 2_500, `answered after ${took} ms, before the function's 2.5 s were up`);
+    } finally {
+      Date.now = wallClock;
+    }
+  });
+
   it("writes each request's CloudWatch figures as one embedded-metric-format line before answering, append latency for appends", async () => {
     const lines: string[] = [];
     const write = process.stdout.write;
