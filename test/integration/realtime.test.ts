@@ -69,8 +69,15 @@ before(async () => {
   stack = await startStack();
   base = `${stack.url}/api/v1`;
   wsUrl = `${stack.url.replace(/^http/, 'ws')}/ws`;
-  for (const chain of ['orders', 'returns', 'audit']) await call(base, 'POST', `/chains/${chain}/create`);
-  await new Promise((r) => setTimeout(r, 500)); // the genesis blocks' pushes have gone by
+  // The genesis blocks' pushes must have gone by before a test subscribes: seen, not slept on (the stream is read
+  // four times a second when idle, later still on a busy machine).
+  const chains = ['orders', 'returns', 'audit'];
+  const probes = await Promise.all(chains.map((chain) => subscribe({ chain })));
+  for (const chain of chains) await call(base, 'POST', `/chains/${chain}/create`);
+  for (const probe of probes) {
+    await probe.waitFor((m) => m.type === 'block_added' && m.block.index === 0, 1, 10_000);
+    probe.socket.close();
+  }
 });
 
 after(async () => {
