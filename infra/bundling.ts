@@ -1,9 +1,13 @@
 /**
- * How a function is bundled, written once for the cloud stack (NodejsFunction) and the local instance
- * pool, so that the local stack runs the same kind of artefact Lambda runs: one ESM file per function,
- * every dependency inside (the AWS SDK too), and the files a function reads beside it.
+ * How a function is bundled, written once for the cloud stack (infra/cdk/bundles.ts) and the local instance
+ * pool (infra/local/bundles.ts), so that the local stack runs the same artefact Lambda runs: one ESM file per
+ * function built by the same esbuild call, every dependency inside (the AWS SDK too), and the files a function
+ * reads beside it. Only the Node major it is built for differs (Lambda's runtime, or the Node running locally).
  */
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { BuildOptions } from 'esbuild';
 import type { GroupSpec } from '../shared/api/routes.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
@@ -24,4 +28,44 @@ export const BUNDLE_BANNER = "import { createRequire as __cr } from 'node:module
 /** The files a function reads beside its bundle: where each comes from, and its name there. */
 export function bundleFileSources(spec: Pick<GroupSpec, 'bundleFiles'>): { from: string; as: string }[] {
   return (spec.bundleFiles ?? []).map((file) => ({ from: 'module' in file ? requireFromRoot.resolve(file.module) : `${ROOT}${file.path}`, as: file.as }));
+}
+
+/** esbuild's options for one function's bundle, written to `outfile`, for the Node major it will run on. */
+export function bundleOptions(entry: string, outfile: string, nodeMajor: string | number): BuildOptions & { metafile: true } {
+  return {
+    entryPoints: [join(ROOT, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: BUNDLE_FORMAT,
+    target: `node${nodeMajor}`,
+    mainFields: BUNDLE_MAIN_FIELDS,
+    banner: { js: BUNDLE_BANNER },
+    sourcemap: 'linked',
+    ...BUNDLE_MINIFY,
+    metafile: true,
+    logLevel: 'silent',
+  };
+}
+
+export type Stamps = Record<string, { size: number; mtimeMs: number }>;
+
+/** The size and modification time of each file: what a kept bundle records of its inputs, and checks again. */
+export function stamps(paths: string[]): Stamps {
+  return Object.fromEntries(
+    paths.map((path) => {
+      const stat = statSync(path);
+      return [path, { size: stat.size, mtimeMs: stat.mtimeMs }];
+    }),
+  );
+}
+
+/** Whether every recorded file is still as it was (a removed one is not). */
+export function unchanged(recorded: Stamps): boolean {
+  try {
+    const now = stamps(Object.keys(recorded));
+    return Object.entries(recorded).every(([path, was]) => now[path]!.size === was.size && now[path]!.mtimeMs === was.mtimeMs);
+  } catch {
+    return false;
+  }
 }

@@ -10,7 +10,6 @@
  * The WebSocket API (routes to one function) and the stream fan-out (the broadcaster, the only
  * function allowed to use the management API) complete it (realtime.ts), with the CDN in front (cdn.ts).
  */
-import { fileURLToPath } from 'node:url';
 import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, type HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -32,13 +31,13 @@ import { cdn } from './cdn.ts';
 import { realtime } from './realtime.ts';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunctionResource, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '../../shared/storage/tables.ts';
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
-import { BUNDLE_BANNER, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, bundleFileSources } from '../bundling.ts';
+import { bundleFileSources } from '../bundling.ts';
+import { CLOUD_HANDLER, cloudBundle } from './bundles.ts';
 import { DYNAMODB_KEY_USE, type FunctionName, TABLE_ACCESS, type TableAction } from './permissions.ts';
 
 /** The HTTP API's stage-wide throttle (requests per second, and the burst), below the account's 10,000/s and 5,000 burst. */
@@ -46,7 +45,9 @@ export const HTTP_API_THROTTLE = { rateLimit: 2_000, burstLimit: 1_000 } as cons
 
 export { CLOUDWATCH_NAMESPACE } from './alarms.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Lambda's runtime for every function; its bundles are built for its Node major. */
+const RUNTIME = Runtime.NODEJS_24_X;
+const RUNTIME_NODE_MAJOR = Number(/^nodejs(\d+)\.x$/.exec(RUNTIME.name)![1]);
 
 export interface LedgerStackProps extends StackProps {
   /** Table name prefix, so that several stages can share an account (default: the stack id and a hyphen). */
@@ -184,17 +185,16 @@ export class LedgerStack extends Stack {
       const logGroup = new LogGroup(this, `${pascal(name)}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
       // Lambda writes the function's logs as its role: streams of its own log group, nothing else.
       logGroup.grantWrite(role);
-      const fn = new NodejsFunction(this, `${pascal(name)}Function`, {
-        entry: `${ROOT}${spec.entry}`,
+      const fn = new LambdaFunctionResource(this, `${pascal(name)}Function`, {
+        // Bundled locally by esbuild for the runtime's Node (no Docker), kept until a source changes: infra/cdk/bundles.ts.
+        code: Code.fromAsset(cloudBundle(name, spec.entry, RUNTIME_NODE_MAJOR, bundleFileSources(spec))),
+        handler: CLOUD_HANDLER,
         role,
-        handler: 'handler',
-        runtime: Runtime.NODEJS_24_X,
+        runtime: RUNTIME,
         architecture: Architecture.ARM_64,
         memorySize: 1024,
         timeout: Duration.seconds(29),
         logGroup,
-        projectRoot: ROOT,
-        depsLockFilePath: `${ROOT}package-lock.json`,
         environment: {
           SVC_FUNCTION_GROUP: name,
           SVC_ENV: 'production',
@@ -220,29 +220,6 @@ export class LedgerStack extends Stack {
           ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),
           ...extraEnv,
           NODE_OPTIONS: '--enable-source-maps',
-        },
-        bundling: {
-          forceDockerBundling: false,
-          format: OutputFormat.ESM,
-          target: 'node24',
-          // The same minification as the local bundles (infra/bundling.ts): whitespace and syntax, names kept.
-          minify: false,
-          esbuildArgs: {
-            '--minify-whitespace': BUNDLE_MINIFY.minifyWhitespace,
-            '--minify-syntax': BUNDLE_MINIFY.minifySyntax,
-          },
-          sourceMap: true,
-          mainFields: BUNDLE_MAIN_FIELDS,
-          // Bundle the AWS SDK too: the deployed code runs the exact SDK version the tests ran,
-          // not whichever one the Lambda runtime happens to ship.
-          externalModules: [],
-          banner: BUNDLE_BANNER,
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (_input: string, output: string) =>
-              bundleFileSources(spec).map(({ from, as }) => `mkdir -p "$(dirname "${output}/${as}")" && cp -R "${from}" "${output}/${as}"`),
-          },
         },
       });
       // Least privilege: the DynamoDB actions infra/cdk/permissions.ts lists, on its own tables only (npm run check:cloud holds
@@ -282,10 +259,13 @@ export class LedgerStack extends Stack {
 
     const functions = Object.fromEntries(
       (Object.entries(GROUPS) as [GroupName, GroupSpec][]).map(([group, spec]) => [group, makeFunction(group, spec)]),
-    ) as Record<GroupName, NodejsFunction>;
+    ) as Record<GroupName, LambdaFunctionResource>;
 
     const integrations = Object.fromEntries(
-      (Object.entries(functions) as [GroupName, NodejsFunction][]).map(([group, fn]) => [group, new HttpLambdaIntegration(`${pascal(group)}Integration`, fn)]),
+      (Object.entries(functions) as [GroupName, LambdaFunctionResource][]).map(([group, fn]) => [
+        group,
+        new HttpLambdaIntegration(`${pascal(group)}Integration`, fn),
+      ]),
     ) as Record<GroupName, HttpLambdaIntegration>;
 
     // Unmatched requests reach a function too, so that even a 404 has the contract body and headers.

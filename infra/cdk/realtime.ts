@@ -8,8 +8,7 @@ import { WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { EventSourceMapping, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { EventSourceMapping, type Function as LambdaFunctionResource, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { EVENT_FUNCTIONS, type GroupSpec } from '../routes.ts';
 import type { FunctionName } from './permissions.ts';
@@ -22,7 +21,7 @@ export type MakeFunction = (
   name: FunctionName,
   spec: Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey' | 'usesIpfs' | 'bundleFiles'>,
   extraEnv?: Record<string, string>,
-) => NodejsFunction;
+) => LambdaFunctionResource;
 
 export function realtime(scope: Stack, { makeFunction, ledgerTable }: { makeFunction: MakeFunction; ledgerTable: TableV2 }): WebSocketStage {
   // WebSocket (docs/rules.md, "WebSocket"): the API's three routes to one function; $default answers as the route's response.

@@ -6,11 +6,22 @@
  * Bundles are kept in node_modules/.cache and rebuilt only when one of their input files changed (size
  * or modification time), so starting a stack costs a build once per change, not once per start.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
-import { BUNDLE_BANNER, BUNDLE_FORMAT, BUNDLE_MAIN_FIELDS, BUNDLE_MINIFY, ROOT, bundleFileSources } from '../bundling.ts';
+import {
+  BUNDLE_BANNER,
+  BUNDLE_FORMAT,
+  BUNDLE_MAIN_FIELDS,
+  BUNDLE_MINIFY,
+  ROOT,
+  bundleFileSources,
+  bundleOptions,
+  type Stamps,
+  stamps,
+  unchanged,
+} from '../bundling.ts';
 
 export const BUNDLE_CACHE = join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', 'functions');
 const BUNDLE_FILE = 'index.mjs';
@@ -23,8 +34,6 @@ export interface FunctionBundle {
   /** The bundle's file: import it and call its `handler`. */
   file: string;
 }
-
-type Inputs = Record<string, { size: number; mtimeMs: number }>;
 
 /**
  * How bundles are built, and from which checkout: a bundle built another way (say, before minifying), or
@@ -42,23 +51,12 @@ export const buildKey = (root = ROOT) =>
   });
 const BUILD = buildKey();
 
-function fingerprint(paths: string[]): Inputs {
-  return Object.fromEntries(
-    paths.map((path) => {
-      const stat = statSync(path);
-      return [path, { size: stat.size, mtimeMs: stat.mtimeMs }];
-    }),
-  );
-}
-
 /** Whether the bundle in `dir` was built this way, from this checkout's files as they are now. */
 export function isCurrent(dir: string): boolean {
   if (!existsSync(join(dir, BUNDLE_FILE)) || !existsSync(join(dir, INPUTS_FILE))) return false;
   try {
-    const { build, inputs: recorded } = JSON.parse(readFileSync(join(dir, INPUTS_FILE), 'utf8')) as { build?: string; inputs: Inputs };
-    if (build !== BUILD) return false;
-    const now = fingerprint(Object.keys(recorded));
-    return Object.entries(recorded).every(([path, was]) => now[path]!.size === was.size && now[path]!.mtimeMs === was.mtimeMs);
+    const { build, inputs: recorded } = JSON.parse(readFileSync(join(dir, INPUTS_FILE), 'utf8')) as { build?: string; inputs: Stamps };
+    return build === BUILD && unchanged(recorded);
   } catch {
     return false; // an input was removed, or the record is unreadable: build again
   }
@@ -72,22 +70,9 @@ async function buildCached(name: string, entry: string, files: { from: string; a
   // Built beside, then moved into place: two stacks starting at once never see half a bundle.
   const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(staging, { recursive: true });
-  const result = await build({
-    entryPoints: [join(ROOT, entry)],
-    outfile: join(staging, BUNDLE_FILE),
-    bundle: true,
-    platform: 'node',
-    format: BUNDLE_FORMAT,
-    target: `node${process.versions.node.split('.')[0]}`,
-    mainFields: BUNDLE_MAIN_FIELDS,
-    banner: { js: BUNDLE_BANNER },
-    sourcemap: 'linked',
-    ...BUNDLE_MINIFY,
-    metafile: true,
-    logLevel: 'silent',
-  });
+  const result = await build(bundleOptions(entry, join(staging, BUNDLE_FILE), process.versions.node.split('.')[0]!));
   const inputs = Object.keys(result.metafile.inputs).map((path) => join(ROOT, path));
-  writeFileSync(join(staging, INPUTS_FILE), JSON.stringify({ build: BUILD, inputs: fingerprint(inputs) }));
+  writeFileSync(join(staging, INPUTS_FILE), JSON.stringify({ build: BUILD, inputs: stamps(inputs) }));
   // The files the function reads beside its bundle, linked rather than copied (the explorer is rebuilt in place).
   for (const { from, as } of files) {
     mkdirSync(dirname(join(staging, as)), { recursive: true });
