@@ -1,0 +1,63 @@
+/**
+ * The kept Lambda assets (infra/cdk/bundles.ts): a synth deploys what the sources say now, never a bundle built
+ * from an older version of them, and reuses the kept one only while every input is as it was.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ROOT } from '#infra/bundling';
+import { CLOUD_BUNDLE_CACHE, cloudBundle } from '#infra/cdk/bundles';
+
+const name = `test-${process.pid}`;
+const dir = join(ROOT, 'test-output', name);
+mkdirSync(join(dir, 'static'), { recursive: true });
+const entry = `test-output/${name}/entry.ts`;
+const source = (text: string) =>
+  writeFileSync(join(ROOT, entry), `import { word } from './word.ts';\nexport const handler = async () => word + ${JSON.stringify(text)};\n`);
+writeFileSync(join(dir, 'word.ts'), "export const word: string = 'hello ';\n");
+writeFileSync(join(dir, 'static', 'page.html'), '<p>one</p>');
+const files = [{ from: join(dir, 'static'), as: 'static/pages' }];
+
+after(() => {
+  rmSync(dir, { recursive: true, force: true });
+  for (const kept of readdirSync(CLOUD_BUNDLE_CACHE))
+    if (kept.startsWith(`${name}-`) || kept.startsWith(`${name}.`)) rmSync(join(CLOUD_BUNDLE_CACHE, kept), { recursive: true, force: true });
+});
+
+const run = async (folder: string) => (await import(`${join(folder, 'index.mjs')}?${Math.random()}`)).handler();
+
+describe('the kept Lambda assets', () => {
+  it('are reused while the inputs are unchanged, and built again when the entry, an imported file or a file copied beside it changes', async () => {
+    source('world');
+    const first = cloudBundle(name, entry, 24, files);
+    assert.equal(await run(first), 'hello world');
+    assert.equal(readFileSync(join(first, 'static/pages/page.html'), 'utf8'), '<p>one</p>');
+    assert.equal(cloudBundle(name, entry, 24, files), first, 'nothing changed: the kept folder');
+
+    source('there');
+    const second = cloudBundle(name, entry, 24, files);
+    assert.notEqual(second, first);
+    assert.equal(await run(second), 'hello there');
+    assert.equal(await run(first), 'hello world', 'a kept folder is never changed in place');
+
+    // An imported file rewritten with the same size: its modification time tells.
+    writeFileSync(join(dir, 'word.ts'), "export const word: string = 'howdy ';\n");
+    utimesSync(join(dir, 'word.ts'), new Date(), new Date(Date.now() + 5_000));
+    const third = cloudBundle(name, entry, 24, files);
+    assert.equal(await run(third), 'howdy there');
+
+    writeFileSync(join(dir, 'static', 'page.html'), '<p>two</p>');
+    const fourth = cloudBundle(name, entry, 24, files);
+    assert.notEqual(fourth, third);
+    assert.equal(readFileSync(join(fourth, 'static/pages/page.html'), 'utf8'), '<p>two</p>');
+  });
+
+  it('are built again for another Node major', () => {
+    source('world');
+    const for24 = cloudBundle(name, entry, 24, files);
+    const for22 = cloudBundle(name, entry, 22, files);
+    assert.notEqual(for22, for24);
+    assert.match(readFileSync(join(for22, 'index.mjs'), 'utf8'), /"world"/);
+  });
+});
