@@ -61,7 +61,10 @@ export function createHandler(core: Core) {
         await connections().disconnect(connectionId);
         return { statusCode: 200 };
       }
-      if (!(await connections().takeMessage(connectionId, Math.floor(Date.now() / 1000), config.SVC_WS_MESSAGES_PER_SECOND))) {
+      // Counted in the second the message reached API Gateway (requestTimeEpoch), not the second it is handled in:
+      // a flood that instances work through slowly is still a flood.
+      const arrivedMs = Number((event.requestContext as { requestTimeEpoch?: number }).requestTimeEpoch) || Date.now();
+      if (!(await connections().takeMessage(connectionId, Math.floor(arrivedMs / 1000), config.SVC_WS_MESSAGES_PER_SECOND))) {
         return { statusCode: 200, body: messages.error(`Too many messages: at most ${config.SVC_WS_MESSAGES_PER_SECOND} per second on one connection`) };
       }
       const request = parseClientMessage(event.body);

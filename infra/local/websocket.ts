@@ -202,16 +202,16 @@ export function attachWebSocketApi(
           return;
         }
         waiting += 1;
+        // Made as the message arrives, as API Gateway's is: its requestTimeEpoch is the arrival, however long
+        // the messages before it keep it waiting (the ws function counts a connection's rate by it).
+        const event = wsEvent('$default', 'MESSAGE', connectionId, client, domain, {
+          body: isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString(),
+          isBase64Encoded: isBinary,
+        });
         queue = queue.then(async () => {
           try {
             if (ws.readyState !== ws.OPEN) return;
-            const answer = await options.handler(
-              wsEvent('$default', 'MESSAGE', connectionId, client, domain, {
-                body: isBinary ? Buffer.from(data as Buffer).toString('base64') : data.toString(),
-                isBase64Encoded: isBinary,
-              }),
-              lambdaContext('ws'),
-            );
+            const answer = await options.handler(event, lambdaContext('ws'));
             if (answer?.body !== undefined && ws.readyState === ws.OPEN) {
               entry.lastActiveAt = steadyNow();
               sendFramed(ws, answer.body, quotas.frameBytes);
