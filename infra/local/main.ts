@@ -160,6 +160,10 @@ async function main(): Promise<void> {
   }, 500).unref();
   // The JVM would outlive us otherwise: kill it on every way out, even the abrupt ones.
   process.on('exit', () => dynamo?.killNow());
+  // A parent that dies takes the other ends of our pipes with it: every write then fails (EPIPE). Unheard, each
+  // failure was an uncaught exception whose report was one more failing write: the launcher spun a core for the
+  // 10 s of its stop deadline before it stopped. What cannot be written is dropped; the stop goes on.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   process.on('uncaughtException', (error) => {
     process.stderr.write(`Unexpected error: ${error.stack ?? error}\n`);
     void shutdown(1);

@@ -131,6 +131,8 @@ describe('The local launcher (npm start)', () => {
     const ms = Date.now() - since;
     for (const pid of [launcher, jvm]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     removeDir(dir);
-    assert.ok(ms < 15_000, `the launcher or its JVM was still running ${ms} ms after its parent died`);
+    // About 1-3 s here. A launcher that turned each failed write to its dead parent's pipes into an uncaught
+    // exception (whose report failed again) spun a core until its 10 s stop deadline: 12.7 s.
+    assert.ok(ms < 6_000, `the launcher or its JVM was still running ${ms} ms after its parent died`);
   });
 });
