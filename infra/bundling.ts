@@ -4,6 +4,7 @@
  * function built by the same esbuild call, every dependency inside (the AWS SDK too), and the files a function
  * reads beside it. Only the Node major it is built for differs (Lambda's runtime, or the Node running locally).
  */
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -11,6 +12,14 @@ import type { BuildOptions } from 'esbuild';
 import type { GroupSpec } from '../shared/api/routes.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
+
+/**
+ * Where this checkout keeps what it builds (`node_modules/.cache/verifiable-ledger/<kind>-<checkout>`): one folder per
+ * checkout, so that worktrees sharing one node_modules keep their own bundles instead of building each other's again
+ * at every start (each records its own files' paths).
+ */
+export const cacheFolder = (kind: string) =>
+  join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', `${kind}-${createHash('sha256').update(ROOT).digest('hex').slice(0, 8)}`);
 const requireFromRoot = createRequire(`${ROOT}package.json`);
 
 export const BUNDLE_FORMAT = 'esm' as const;

@@ -3,7 +3,7 @@
  * for the Node major of Lambda's runtime, with the files it reads copied beside it. The folder is the asset CDK
  * hashes and uploads, so a deploy ships exactly what `npm run sim` and `npm run check:cloud` ran.
  *
- * Kept in node_modules/.cache/verifiable-ledger/cloud-functions and built again only when an input changed (size or
+ * Kept in node_modules/.cache/verifiable-ledger/cloud-functions-<checkout> and built again only when an input changed (size or
  * modification time of every file esbuild read, and of every file copied beside it): a synth costs about 4 s, not
  * the 20 s of bundling ten functions each time (CDK's NodejsFunction bundles at every synth, and `npm test` and
  * `npm run check:cloud` synthesize six times). `npm ci` builds them (infra/local/prebuild.ts).
@@ -17,10 +17,10 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statS
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build, buildSync } from 'esbuild';
-import { ROOT, type Stamps, bundleFileSources, bundleOptions, stamps, unchanged } from '../bundling.ts';
+import { ROOT, type Stamps, bundleFileSources, bundleOptions, cacheFolder, stamps, unchanged } from '../bundling.ts';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
 
-export const CLOUD_BUNDLE_CACHE = join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', 'cloud-functions');
+export const CLOUD_BUNDLE_CACHE = cacheFolder('cloud-functions');
 const BUNDLE_FILE = 'index.mjs';
 /** The handler Lambda calls in the asset. */
 export const CLOUD_HANDLER = 'index.handler';

@@ -18,12 +18,13 @@ import {
   ROOT,
   bundleFileSources,
   bundleOptions,
+  cacheFolder,
   type Stamps,
   stamps,
   unchanged,
 } from '../bundling.ts';
 
-export const BUNDLE_CACHE = join(ROOT, 'node_modules', '.cache', 'verifiable-ledger', 'functions');
+export const BUNDLE_CACHE = cacheFolder('functions');
 const BUNDLE_FILE = 'index.mjs';
 const INPUTS_FILE = 'inputs.json';
 
