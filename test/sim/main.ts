@@ -4,6 +4,9 @@
  * `npm run simulate -- [--profile …] --seeds FROM-TO`: many runs (a soak); each failing seed is printed with
  * the command that replays it. `--late-retries even`: only even seeds end with the late retries (every keyed
  * append sent again hours later), a fifth less time a seed for the others.
+ * `npm run simulate -- --runs PROFILE:FROM-TO[:even] --runs …`: several soaks one after the other in this one
+ * process, each with its own summary line (the tests' way: a fresh process runs its first tens of seeds up to twice
+ * as slowly, JIT and heap still warming up; a run's result does not depend on what ran before it in the process).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -19,20 +22,21 @@ const { values } = parseArgs({
     seeds: { type: 'string' },
     trace: { type: 'boolean', default: false },
     'late-retries': { type: 'string', default: 'all' },
+    runs: { type: 'string', multiple: true },
   },
 });
-const late = values['late-retries']!;
-if (late !== 'all' && late !== 'even') throw new RangeError(`--late-retries takes all or even, not '${late}'`);
-/** The profile's options for a seed: with `--late-retries even`, only even seeds end with late retries (a shorter soak). */
-const optionsFor = (seed: number) => {
-  const options = profile(values.profile!);
+/** The profile's options for a seed: with late retries 'even', only even seeds end with late retries (a shorter soak). */
+const optionsFor = (name: string, late: string, seed: number) => {
+  if (late !== 'all' && late !== 'even') throw new RangeError(`--late-retries takes all or even, not '${late}'`);
+  const options = profile(name);
   return { ...options, lateRetries: options.lateRetries && (late === 'all' || seed % 2 === 0) };
 };
-const replay = (seed: number) => `npm run simulate -- --profile ${values.profile} --seed ${seed}${late === 'all' ? '' : ` --late-retries ${late}`} --trace`;
+const replay = (name: string, late: string, seed: number) =>
+  `npm run simulate -- --profile ${name} --seed ${seed}${late === 'all' ? '' : ` --late-retries ${late}`} --trace`;
 
 if (values.seed !== undefined) {
   const seed = Number(values.seed);
-  const result = await runScenario(seed, { ...optionsFor(seed), trace: values.trace });
+  const result = await runScenario(seed, { ...optionsFor(values.profile!, values['late-retries']!, seed), trace: values.trace });
   if (values.trace) for (const line of result.trace) process.stdout.write(`${line}\n`);
   process.stdout.write(
     `seed ${seed} (${values.profile}): ${result.blocks} blocks, ${result.acked} acknowledged, ${result.refused} refused, ${result.unknown} unknown; ${result.requests} requests, ${result.throttled} throttled; ${result.elapsedMs} ms of virtual time\n`,
@@ -41,15 +45,28 @@ if (values.seed !== undefined) {
   process.exit(result.problems.length ? 1 : 0);
 }
 
-const [from, to] = (values.seeds ?? '1-100').split('-').map(Number) as [number, number];
-if (!(Number.isInteger(from) && Number.isInteger(to) && to >= from)) throw new RangeError(`--seeds takes FROM-TO, not '${values.seeds}'`);
-const started = Date.now();
-let failing = 0;
-for (let seed = from; seed <= to; seed += 1) {
-  const result = await runScenario(seed, optionsFor(seed));
-  if (result.problems.length === 0) continue;
-  failing += 1;
-  process.stdout.write(`seed ${seed}: ${result.problems.join(' | ')}\n  replay: ${replay(seed)}\n`);
+/** Runs seeds FROM-TO of a profile; prints each failing seed and a summary line; answers how many failed. */
+async function soak(name: string, seeds: string, late: string): Promise<number> {
+  const [from, to] = seeds.split('-').map(Number) as [number, number];
+  if (!(Number.isInteger(from) && Number.isInteger(to) && to >= from)) throw new RangeError(`--seeds takes FROM-TO, not '${seeds}'`);
+  optionsFor(name, late, from);
+  const started = Date.now();
+  let failing = 0;
+  for (let seed = from; seed <= to; seed += 1) {
+    const result = await runScenario(seed, optionsFor(name, late, seed));
+    if (result.problems.length === 0) continue;
+    failing += 1;
+    process.stdout.write(`seed ${seed}: ${result.problems.join(' | ')}\n  replay: ${replay(name, late, seed)}\n`);
+  }
+  process.stdout.write(`${to - from + 1} seeds of '${name}', ${failing} failing, ${Math.round((Date.now() - started) / (to - from + 1))} ms a seed\n`);
+  return failing;
 }
-process.stdout.write(`${to - from + 1} seeds of '${values.profile}', ${failing} failing, ${Math.round((Date.now() - started) / (to - from + 1))} ms a seed\n`);
+
+const groups = values.runs ?? [`${values.profile}:${values.seeds ?? '1-100'}:${values['late-retries']}`];
+let failing = 0;
+for (const group of groups) {
+  const [name, seeds, late = 'all'] = group.split(':') as [string, string, string?];
+  if (!name || !seeds) throw new RangeError(`--runs takes PROFILE:FROM-TO[:even], not '${group}'`);
+  failing += await soak(name, seeds, late);
+}
 process.exit(failing ? 1 : 0);

@@ -236,7 +236,7 @@ export class SimNetwork {
           ...(fault ? { fault } : {}),
           status: outcome.ok ? 'ok' : outcome.type,
         });
-        if (fault === 'lost-answer') return;
+        if (fault === 'lost-answer') return world.inert();
         if (fault === 'reset' || this.isDown(world.now() + back)) return finish(() => reject(new SimNetworkError('socket hang up')));
         // The way back: a frozen instance takes its answer when it wakes.
         setTimeout(
@@ -252,6 +252,7 @@ export class SimNetwork {
             ),
           Math.max(back, endpoint.frozenUntil - world.now()),
         );
+        world.inert();
       };
 
       // The way there: a frozen instance sends when it wakes; a dead one never does.
@@ -271,6 +272,7 @@ export class SimNetwork {
         }
         if (fault === 'drop') {
           this.note({ at: world.elapsed(), instance: name, operation, fault });
+          world.inert();
           return;
         }
         if (fault === 'server-error') {
@@ -278,8 +280,10 @@ export class SimNetwork {
           return;
         }
         const answer = this.dynamo.execute(operation, input, world.now());
-        if ('afterMs' in answer) setTimeout(() => respond(answer.commit()), answer.afterMs);
-        else respond(answer);
+        if ('afterMs' in answer) {
+          setTimeout(() => respond(answer.commit()), answer.afterMs);
+          world.inert();
+        } else respond(answer);
       });
     });
   }

@@ -164,7 +164,10 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       return instance;
     };
     // TTL runs beside everything, as DynamoDB's background process.
-    const ttl = setInterval(() => dynamo.expire(world.now()), 10_000);
+    const ttl = setInterval(() => {
+      dynamo.expire(world.now());
+      world.inert();
+    }, 10_000);
 
     const admin = newInstance(quiet);
     const created = await runFor(
@@ -242,7 +245,11 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
           if (instance.dead) instance = newInstance();
           const target = instance;
           if (world.random() < options.killRate) world.at(world.now() + world.random() * 2_000, () => target.kill());
-          if (world.random() < options.freezeRate) world.at(world.now() + world.random() * 1_000, () => target.freeze(world.random() * options.freezeMs));
+          if (world.random() < options.freezeRate)
+            world.at(world.now() + world.random() * 1_000, () => {
+              target.freeze(world.random() * options.freezeMs);
+              world.inert();
+            });
           const outcome = await attempt(target, records, c, j);
           // A 409 (the key held by an attempt in flight) is retried: once the hold lapses, the retry takes the key over.
           if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500 && outcome.status !== 409)) break;
@@ -255,7 +262,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     // A monitor reads the head now and then, as a client tracking checkpoints would.
     const monitor = newInstance(quiet);
     const watch = setInterval(() => {
-      if (monitor.busy) return;
+      if (monitor.busy) return world.inert();
       void monitor
         .invoke((ledger) => ledger.getStats(CHAIN))
         .then(async () => {

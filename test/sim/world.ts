@@ -61,6 +61,8 @@ export class World {
   readonly random: () => number;
   private clock: Clock | undefined;
   private restore: (() => void) | undefined;
+  /** Set by the event now firing when it set off no promise (`inert()`). */
+  private quiet = false;
 
   constructor(readonly seed: number) {
     this.random = seeded(seed);
@@ -125,6 +127,16 @@ export class World {
   }
 
   /**
+   * Says that the event now firing (a virtual timer's callback) set off no promise and resolved or rejected
+   * none: it only changed state and set timers. The loop then fires the next event without settling (two real
+   * macrotasks), as there is nothing to settle: the same events run in the same order, for less CPU (most of
+   * a run's events are TTL's ticks and requests arriving at the simulated DynamoDB).
+   */
+  inert(): void {
+    this.quiet = true;
+  }
+
+  /**
    * Runs the world until `done()` (checked whenever the last event's effects have settled), or until
    * `limitMs` of virtual time have passed; answers whether it was done. Throws when nothing is left to run
    * and it is not done (a wait that nothing can end: a hang).
@@ -132,13 +144,21 @@ export class World {
   async run(done: () => boolean, limitMs: number): Promise<boolean> {
     const clock = this.clock!;
     const stopAt = clock.now + limitMs;
+    // Whether the event just fired was inert (and no real work was left pending before it): nothing to settle.
+    let quiet = false;
     for (;;) {
-      await settle();
-      await settle();
-      for (let spins = 0; realWorkPending() && spins < 100_000; spins += 1) await settle();
+      let pending = false;
+      if (!quiet) {
+        await settle();
+        await settle();
+        for (let spins = 0; (pending = realWorkPending()) && spins < 100_000; spins += 1) await settle();
+      }
       if (done()) return true;
       if (clock.countTimers() === 0) throw new Error(`the simulation is stuck at ${clock.now - EPOCH_MS} ms: nothing left to run, and the run is not done`);
+      this.quiet = false;
       const next = clock.next();
+      quiet = this.quiet && !pending;
+      this.quiet = false;
       if (next > stopAt) return done();
     }
   }
