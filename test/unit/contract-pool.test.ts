@@ -19,12 +19,19 @@ const timed = async <T>(run: () => Promise<T>): Promise<{ ms: number; result: Pr
 
 describe('Contract pool (worker threads, hard deadlines)', () => {
   it('runs a contract and answers its JSON', async () => {
-    assert.deepEqual(await pool.run('function execute(e, c) { return { total: e.a + e.b, chain: c.chain } }', { a: 40, b: 2 }, { chain: 'x' }), {
-      total: 42,
-      chain: 'x',
-    });
-    await pool.check('function execute() { return 1 }');
-    await assert.rejects(pool.check('const x = 1;'), ContractExecutionError);
+    // A limit no trivial contract nears: a worker runs at nice 19, and with both cores busy (npm test's files and the
+    // simulation's processes) one waited past 300 ms for its first slice. The deadline tests below keep 300 ms.
+    const roomy = createContractPool({ limits: { ...limits, timeoutMs: 10_000 }, workers: 1, queue: 1 });
+    try {
+      assert.deepEqual(await roomy.run('function execute(e, c) { return { total: e.a + e.b, chain: c.chain } }', { a: 40, b: 2 }, { chain: 'x' }), {
+        total: 42,
+        chain: 'x',
+      });
+      await roomy.check('function execute() { return 1 }');
+      await assert.rejects(roomy.check('const x = 1;'), ContractExecutionError);
+    } finally {
+      await roomy.close();
+    }
   });
 
   // How late a stop may come: the worker is ended from outside at the limit, but on a loaded 2-core machine (npm test
@@ -57,7 +64,9 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
       for (let i = 0; i < 2; i += 1) {
         await assert.rejects(tight.run('function execute() { let x = 0; for (let i = 0; i < 1e6; i++) x += i; return x }', {}, {}), (error: Error) => {
           assert.ok(error instanceof ContractExecutionError);
-          assert.equal(error.message, 'the contract ran out of CPU time');
+          // Stopped by the sandbox's own interrupt, or (on a busy machine, first) by the pool from outside: either
+          // way the contract's time, never "the contract sandbox failed" (a worker lost in its warm-up).
+          assert.match(error.message, /^the contract ran out of CPU time( \(its worker was stopped after 1 ms\))?$/);
           return true;
         });
       }
