@@ -93,7 +93,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 if (files.some((f) => !f.startsWith('test/unit/'))) {
-  dynamo = await startDynamoDbLocal({ dataDir: dynamoDir, inMemory: true });
+  dynamo = await startDynamoDbLocal({ dataDir: dynamoDir, inMemory: true, jit: process.env.SVC_DYNAMODB_LOCAL_JIT === 'full' ? 'full' : 'quick' });
   process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
 }
 
