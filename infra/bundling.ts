@@ -44,6 +44,8 @@ export function bundleOptions(entry: string, outfile: string, nodeMajor: string 
   return {
     entryPoints: [join(ROOT, entry)],
     outfile,
+    // The metafile names inputs relative to this folder: the repository, wherever the command runs from.
+    absWorkingDir: ROOT,
     bundle: true,
     platform: 'node',
     format: BUNDLE_FORMAT,

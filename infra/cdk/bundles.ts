@@ -9,11 +9,11 @@
  * `npm run check:cloud` synthesize six times). `npm ci` builds them (infra/local/prebuild.ts).
  *
  * Each build is a folder of its own that is never changed: a synth copying one folder while another process builds
- * the next never sees half of either. A record beside names the current one; folders it no longer names are removed
- * an hour later.
+ * the next never sees half of either. A record beside names the current one; a folder is removed once it is not the
+ * current one and nobody was handed it for an hour.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build, buildSync } from 'esbuild';
@@ -38,10 +38,10 @@ function buildKey(entry: string, nodeMajor: number, files: { from: string; as: s
   return JSON.stringify({ options: bundleOptions(entry, BUNDLE_FILE, nodeMajor), esbuild, files, root: ROOT });
 }
 
-/** Every file under `path` (itself, when it is a file). */
-function filesUnder(path: string): string[] {
+/** Every file and folder under `path`, itself included: a folder's own time changes when a file is added to it or removed. */
+function pathsUnder(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).flatMap((name) => filesUnder(join(path, name)));
+  return [path, ...readdirSync(path).flatMap((name) => pathsUnder(join(path, name)))];
 }
 
 function current(name: string, key: string): string | undefined {
@@ -50,6 +50,9 @@ function current(name: string, key: string): string | undefined {
     if (record.build !== key || !unchanged(record.inputs)) return undefined;
     const folder = join(CLOUD_BUNDLE_CACHE, record.folder);
     statSync(join(folder, BUNDLE_FILE));
+    // Its time is when it was last handed out: another synth's rebuild removes only folders nobody took for an hour.
+    const now = new Date();
+    utimesSync(folder, now, now);
     return folder;
   } catch {
     return undefined;
@@ -64,7 +67,7 @@ function keep(name: string, key: string, staging: string, metafileInputs: string
   }
   const folder = staging.slice(0, -'.building'.length);
   renameSync(staging, folder);
-  const inputs = stamps([...metafileInputs.map((path) => join(ROOT, path)), ...files.flatMap(({ from }) => filesUnder(from))]);
+  const inputs = stamps([...metafileInputs.map((path) => join(ROOT, path)), ...files.flatMap(({ from }) => pathsUnder(from))]);
   const record = join(CLOUD_BUNDLE_CACHE, `${name}.json`);
   const aside = `${record}.${process.pid}.tmp`;
   writeFileSync(aside, JSON.stringify({ build: key, inputs, folder: folder.slice(CLOUD_BUNDLE_CACHE.length + 1) } satisfies Record_));

@@ -35,8 +35,9 @@ export interface ConnectionStore {
   /** How many subscriptions the connection has, and whether it has this filter already. */
   subscriptions(connectionId: string, filter: Filter): Promise<{ count: number; has: boolean }>;
   /**
-   * Counts a message of the connection in the current second; false when it already sent `perSecond`
-   * (on AWS one connection's messages reach many instances at once: the count lives with the connection).
+   * Counts a message of the connection in `second` (when it reached API Gateway); false when that second already
+   * holds `perSecond` (on AWS one connection's messages reach many instances at once: the count lives with the
+   * connection). A message counted after one from a later second counts against that later second's window.
    */
   takeMessage(connectionId: string, second: number, perSecond: number): Promise<boolean>;
   /** The connections subscribed to a filter (one index query). */

@@ -79,12 +79,14 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
           throw translateStorageError(error);
         }
       };
-      // This second's count, if the window is this second and not full; else a new window.
+      // Counted in the window if it is this second (or a later one: a message handled after one that arrived later,
+      // as two instances may on AWS, counts against the newer window rather than being refused) and not full; else a
+      // new window.
       const added = await attempt({
         TableName: tableName,
         Key: key,
         UpdateExpression: 'ADD msg_count :one',
-        ConditionExpression: 'msg_window = :w AND msg_count < :max',
+        ConditionExpression: 'msg_window >= :w AND msg_count < :max',
         ExpressionAttributeValues: { ':one': 1, ':w': second, ':max': perSecond },
       });
       if (added !== 'refused') return true; // counted, or not a recorded connection (the route says so)

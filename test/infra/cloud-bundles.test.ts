@@ -3,8 +3,12 @@
  * from an older version of them, and reuses the kept one only while every input is as it was.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { ROOT } from '#infra/bundling';
 import { CLOUD_BUNDLE_CACHE, cloudBundle } from '#infra/cdk/bundles';
@@ -51,6 +55,38 @@ describe('the kept Lambda assets', () => {
     const fourth = cloudBundle(name, entry, 24, files);
     assert.notEqual(fourth, third);
     assert.equal(readFileSync(join(fourth, 'static/pages/page.html'), 'utf8'), '<p>two</p>');
+  });
+
+  it('see a file added to a folder copied beside the bundle', () => {
+    source('world');
+    const before = cloudBundle(name, entry, 24, files);
+    writeFileSync(join(dir, 'static', 'extra.txt'), 'x');
+    const after = cloudBundle(name, entry, 24, files);
+    assert.notEqual(after, before);
+    assert.equal(readFileSync(join(after, 'static/pages/extra.txt'), 'utf8'), 'x');
+    rmSync(join(dir, 'static', 'extra.txt'));
+  });
+
+  it('never remove a folder a synth was just handed, however long ago it was built', () => {
+    source('world');
+    const inUse = cloudBundle(name, entry, 24, files);
+    // Built two hours ago, handed out again now: still in use.
+    const twoHoursAgo = new Date(Date.now() - 7_200_000);
+    utimesSync(inUse, twoHoursAgo, twoHoursAgo);
+    assert.equal(cloudBundle(name, entry, 24, files), inUse);
+    source('changed');
+    assert.notEqual(cloudBundle(name, entry, 24, files), inUse);
+    assert.ok(existsSync(join(inUse, 'index.mjs')), 'the folder handed out a moment ago is still whole');
+  });
+
+  it('are built the same from any working folder', async () => {
+    source('from elsewhere');
+    // A synth run from another folder (its own process: esbuild takes the folder it starts in).
+    const tsx = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
+    const script = `import { cloudBundle } from ${JSON.stringify(join(ROOT, 'infra/cdk/bundles.ts'))}; console.log(cloudBundle(${JSON.stringify(name)}, ${JSON.stringify(entry)}, 24, ${JSON.stringify(files)}));`;
+    const synth = spawnSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { cwd: tmpdir(), encoding: 'utf8' });
+    assert.equal(synth.status, 0, synth.stderr);
+    assert.match(await run(synth.stdout.trim().split('\n').at(-1)!), /from elsewhere$/);
   });
 
   it('are built again for another Node major', () => {

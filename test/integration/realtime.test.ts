@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import WebSocket from 'ws';
+import { createDynamoClient } from '#shared/storage/client';
+import { createConnectionStore } from '#shared/storage/connection-repository';
 import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -214,6 +216,24 @@ describe('WebSocket pushes (/ws)', () => {
     );
     assert.ok(replies.filter((m) => m.type === 'pong').length >= 20, 'the first 20 of the second answered');
     assert.equal(flood.socket.readyState, WebSocket.OPEN);
+  });
+
+  it("counts a connection's message handled after one that arrived a second later, rather than refusing it", async () => {
+    // On AWS two instances may handle one connection's messages at once, so a message stamped s (its arrival) can be
+    // counted after one stamped s+1. Its second was far from full: it is counted, not refused as "too many".
+    const store = createConnectionStore({
+      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+      tableName: stack.tables.connections,
+    });
+    const id = `order-${randomBytes(6).toString('hex')}`;
+    await store.connect(id, { key_id: null, role: null, org_id: null, connected_at: new Date().toISOString() }, Math.floor(Date.now() / 1000) + 600);
+    const s = Math.floor(Date.now() / 1000);
+    assert.equal(await store.takeMessage(id, s + 1, 3), true);
+    assert.equal(await store.takeMessage(id, s, 3), true, 'second s had none of its 3');
+    assert.equal(await store.takeMessage(id, s + 1, 3), true);
+    assert.equal(await store.takeMessage(id, s, 3), false, 'counted against the newer window, which is now full');
+    assert.equal(await store.takeMessage(id, s + 2, 3), true, 'the next second opens a new window');
+    await store.disconnect(id);
   });
 
   it('stops pushing after unsubscribe', async () => {
