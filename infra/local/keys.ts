@@ -28,11 +28,29 @@ const USAGE = `Usage:
 Add --aws to use the deployed stack's registry table (SVC_REGISTRY_TABLE=<RegistryTableName output>).`;
 
 async function main(): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: process.argv.slice(2),
-    allowPositionals: true,
-    options: { role: { type: 'string' }, org: { type: 'string' }, json: { type: 'boolean' }, 'key-only': { type: 'boolean' }, aws: { type: 'boolean' } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: process.argv.slice(2),
+      allowPositionals: true,
+      options: {
+        role: { type: 'string' },
+        org: { type: 'string' },
+        json: { type: 'boolean' },
+        'key-only': { type: 'boolean' },
+        aws: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    // An unknown option or a missing value: said plainly, with the usage (not a stack trace).
+    return fail(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  const { positionals, values } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const [command, ...rest] = positionals;
   if (!command || !['create', 'list', 'revoke'].includes(command)) fail(USAGE);
   if (command === 'create' && (!values.role || !isRole(values.role))) fail(`--role must be one of ${ROLES.join(', ')}\n\n${USAGE}`);

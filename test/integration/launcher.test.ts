@@ -19,6 +19,18 @@ describe('The local launcher (npm start)', () => {
     assert.match(output, /eighty/);
   });
 
+  it('npm run keys answers --help with its usage, and an unknown option with a plain message, not a stack trace', () => {
+    const keys = (...args: string[]) =>
+      spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/keys.ts', ...args], { cwd: new URL('../../', import.meta.url).pathname, encoding: 'utf8' });
+    const help = keys('--help');
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage:\n {2}npm run keys -- create --role/);
+    const bogus = keys('list', '--bogus');
+    assert.equal(bogus.status, 1);
+    assert.match(bogus.stderr, /Unknown option '--bogus'[\s\S]*Usage:/);
+    assert.doesNotMatch(bogus.stderr, /\n\s+at /, 'no stack trace');
+  });
+
   it('says the port is in use instead of hanging', async () => {
     const port = await freePort();
     const blocker = createServer().listen(port, '127.0.0.1');
