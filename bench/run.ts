@@ -520,12 +520,11 @@ async function main(): Promise<void> {
         }
         // Start the instances first (cold starts are not what this measures).
         await cannonAppends(pooled, chain, instances, 1_000);
-        const warmedUp = performance.now();
+        // The first flush's pause is counted from the warm-up's end: the reports' settling is part of it.
+        let idleSince: number | undefined = performance.now();
         // Its CPU and memory are the pooled stack's (all its instances are threads of that one process).
         await settleReports();
         const priced = readCapacity(capacityDir);
-        // The first flush's pause is counted from the warm-up's end: the reports' settling is part of it.
-        let idleSince: number | undefined = warmedUp;
         const [[results, usage], moved] = await countersAround(
           [pooled],
           () => measure(() => cannonAppends(pooled, chain, instances, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }),

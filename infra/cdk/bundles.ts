@@ -12,11 +12,11 @@
  * the next never sees half of either. A record beside names the current one; a folder is removed once it is not the
  * current one and nobody was handed it for an hour.
  */
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { build, buildSync } from 'esbuild';
+import { build, buildSync, type Metafile } from 'esbuild';
 import { ROOT, type Stamps, bundleFileSources, bundleOptions, cacheFolder, stamps, unchanged } from '../bundling.ts';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
 
@@ -80,10 +80,25 @@ function keep(name: string, key: string, staging: string, metafileInputs: string
   return folder;
 }
 
-function newFolder(name: string, key: string): string {
+/**
+ * What building `name`'s asset takes: the kept folder when it is current; else esbuild's options, writing into a new
+ * folder of its own, and what to do with esbuild's result.
+ */
+function plan(
+  name: string,
+  entry: string,
+  nodeMajor: number,
+  files: { from: string; as: string }[],
+): { found: string } | { options: ReturnType<typeof bundleOptions>; finish: (result: { metafile: Metafile }) => string } {
+  const key = buildKey(entry, nodeMajor, files);
+  const found = current(name, key);
+  if (found) return { found };
   mkdirSync(CLOUD_BUNDLE_CACHE, { recursive: true });
-  const tag = createHash('sha256').update(`${key}${process.pid}${Date.now()}${Math.random()}`).digest('hex').slice(0, 12);
-  return join(CLOUD_BUNDLE_CACHE, `${name}-${tag}`);
+  const staging = join(CLOUD_BUNDLE_CACHE, `${name}-${randomBytes(6).toString('hex')}.building`);
+  return {
+    options: bundleOptions(entry, join(staging, BUNDLE_FILE), nodeMajor),
+    finish: (result) => keep(name, key, staging, Object.keys(result.metafile.inputs), files),
+  };
 }
 
 /**
@@ -91,22 +106,14 @@ function newFolder(name: string, key: string): string {
  * (synchronously: a CDK construct is made in a constructor) unless the kept one is current.
  */
 export function cloudBundle(name: string, entry: string, nodeMajor: number, files: { from: string; as: string }[]): string {
-  const key = buildKey(entry, nodeMajor, files);
-  const found = current(name, key);
-  if (found) return found;
-  const staging = `${newFolder(name, key)}.building`;
-  const result = buildSync(bundleOptions(entry, join(staging, BUNDLE_FILE), nodeMajor));
-  return keep(name, key, staging, Object.keys(result.metafile.inputs), files);
+  const next = plan(name, entry, nodeMajor, files);
+  return 'found' in next ? next.found : next.finish(buildSync(next.options));
 }
 
 /** The same, built concurrently for many functions (at install time, where nothing needs it to be synchronous). */
 export async function cloudBundleAsync(name: string, entry: string, nodeMajor: number, files: { from: string; as: string }[]): Promise<string> {
-  const key = buildKey(entry, nodeMajor, files);
-  const found = current(name, key);
-  if (found) return found;
-  const staging = `${newFolder(name, key)}.building`;
-  const result = await build(bundleOptions(entry, join(staging, BUNDLE_FILE), nodeMajor));
-  return keep(name, key, staging, Object.keys(result.metafile.inputs), files);
+  const next = plan(name, entry, nodeMajor, files);
+  return 'found' in next ? next.found : next.finish(await build(next.options));
 }
 
 /** Every function's Lambda asset for Node `nodeMajor`, built concurrently where missing or stale (`npm ci` runs this). */
