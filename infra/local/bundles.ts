@@ -24,7 +24,12 @@ import {
   unchanged,
 } from '../bundling.ts';
 
-export const BUNDLE_CACHE = cacheFolder('functions');
+/**
+ * One folder per Node major: a stack on another Node (the tests run on Lambda's, `npm start` on this machine's) keeps
+ * its own bundles beside these, instead of building over them (each build removed the other's, in place).
+ */
+const NODE_MAJOR = process.versions.node.split('.')[0]!;
+export const BUNDLE_CACHE = cacheFolder(`functions-node${NODE_MAJOR}`);
 const BUNDLE_FILE = 'index.mjs';
 const INPUTS_FILE = 'inputs.json';
 
@@ -48,7 +53,7 @@ export const buildKey = (root = ROOT) =>
     mainFields: BUNDLE_MAIN_FIELDS,
     banner: BUNDLE_BANNER,
     minify: BUNDLE_MINIFY,
-    node: process.versions.node.split('.')[0],
+    node: NODE_MAJOR,
   });
 const BUILD = buildKey();
 
@@ -71,7 +76,7 @@ async function buildCached(name: string, entry: string, files: { from: string; a
   // Built beside, then moved into place: two stacks starting at once never see half a bundle.
   const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(staging, { recursive: true });
-  const result = await build(bundleOptions(entry, join(staging, BUNDLE_FILE), process.versions.node.split('.')[0]!));
+  const result = await build(bundleOptions(entry, join(staging, BUNDLE_FILE), NODE_MAJOR));
   const inputs = Object.keys(result.metafile.inputs).map((path) => join(ROOT, path));
   writeFileSync(join(staging, INPUTS_FILE), JSON.stringify({ build: BUILD, inputs: stamps(inputs) }));
   // The files the function reads beside its bundle, linked rather than copied (the explorer is rebuilt in place).

@@ -14,6 +14,7 @@ import { ROOT } from '#infra/bundling';
 import { buildKey, instanceWorkerBundle, isCurrent } from '#infra/local/bundles';
 import { type IntegrationFailure, startGateway } from '#infra/local/gateway';
 import { InstanceFailure, InstancePool } from '#infra/local/instance-pool';
+import { chooseNode, LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
 import { createMetrics, emptyTotals, type SharedCounters, type Totals, addTotals } from '#shared/metrics/metrics';
 
 const dir = mkdtempSync(join(tmpdir(), 'local-runtime-'));
@@ -48,6 +49,24 @@ describe('the instance pool', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("keeps another Node major's bundles beside these: `npm run sim` on Lambda's Node never builds over a running stack's", () => {
+    // The sim's Node (Lambda's major, or this one when it cannot be had: then there is nothing to tell apart).
+    const other = chooseNode(LAMBDA_NODE_MAJOR, { allowMismatch: true });
+    if (other.path === process.execPath) return;
+    const before = statSync(worker);
+    const built = spawnSync(
+      other.path,
+      ['--import', 'tsx', '--input-type=module', '-e', "process.stdout.write(await (await import('#infra/local/bundles')).instanceWorkerBundle())"],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(built.status, 0, built.stderr);
+    assert.notEqual(built.stdout, worker, `Node ${other.version} built its own: ${built.stdout}`);
+    const after = statSync(worker);
+    assert.equal(after.ino, before.ino, "this Node's bundle was not replaced");
+    assert.equal(after.mtimeMs, before.mtimeMs);
+    assert.equal(isCurrent(join(worker, '..')), true, "and it is still current for this Node");
   });
 
   it("runs a function the way Lambda's runtime does: none of the launcher's node flags", async () => {
