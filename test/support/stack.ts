@@ -112,11 +112,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       SVC_AUTH_FAILURES_PER_MINUTE: '0',
       // Every answer a test gets must match what its route declares (the OpenAPI document, the client's types).
       SVC_CHECK_RESPONSES: 'true',
-      // Each function at most 3 single-request instances (npm start: 10). An instance's cold start is a worker thread
-      // loading its 2 MB bundle (0.25 s of CPU) and compiling its first request's path: a suite sending a matrix at once
-      // started 76 of them (the authorization matrix: 60 s of the stack's CPU with 10, 30 s with 2). Suites about
-      // instances or bursts set their own.
-      SVC_LOCAL_MAX_INSTANCES: '3',
+      // Each function at most 2 single-request instances (npm start: 10): still more than one, so that what one
+      // instance holds is not what the next request finds, but fewer cold starts. An instance's cold start is a worker
+      // thread loading its 2 MB bundle (0.25 s of CPU) and compiling its first requests' path: a suite sending a matrix
+      // at once started 76 of them with 10 (the authorization matrix: 60 s of the stack's CPU with 10, 41-49 s with 3,
+      // 38-39 s with 2). The integration files (the manual's walk aside) used 706 s of CPU with 2 against 806 s with 3,
+      // the shared DynamoDB Local 122 s against 147-154 s. One is too few: a function that calls itself (a peer's ping of this node) would wait on
+      // itself. Suites about instances or bursts set their own.
+      SVC_LOCAL_MAX_INSTANCES: '2',
       ...dynamo,
       ...options.env,
     },
