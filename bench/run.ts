@@ -51,9 +51,9 @@ if (args.help) {
 }
 const QUICK = args.quick!;
 /** Length of each timed scenario. */
-const SCENARIO_MS = QUICK ? 1_500 : 10_000;
+const SCENARIO_MS = QUICK ? 1_000 : 10_000;
 const VERIFY_BLOCKS = QUICK ? 3_000 : 100_000;
-const WARMUP_MS = QUICK ? 2_000 : 20_000;
+const WARMUP_MS = QUICK ? 1_000 : 20_000;
 const READ_CHAIN_BLOCKS = QUICK ? 500 : 6_000;
 const READ_CONNECTIONS = 16;
 /** Distinct blocks read through the service, cold then warm. */
@@ -124,7 +124,7 @@ export interface Figure {
 
 /**
  * BATCH_CONNECTIONS clients posting BATCH_EVENTS-event batches to one chain for `ms`; with --quick, two batches each
- * however long they take: a batch can take longer than the quick run's 1.5 s on a busy machine, and a window that
+ * however long they take: a batch can take longer than the quick run's 1 s on a busy machine, and a window that
  * ends before any batch is answered measures nothing.
  */
 let batchN = 0;
