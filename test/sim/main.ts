@@ -11,20 +11,46 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { parseArgs } from 'node:util';
-import { profile } from './profiles.ts';
+import { PROFILES, profile } from './profiles.ts';
 import { runScenario } from './scenario.ts';
 
-const { values } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    profile: { type: 'string', default: 'faults' },
-    seed: { type: 'string' },
-    seeds: { type: 'string' },
-    trace: { type: 'boolean', default: false },
-    'late-retries': { type: 'string', default: 'all' },
-    runs: { type: 'string', multiple: true },
-  },
-});
+const USAGE = `Usage:
+  npm run simulate -- [--profile NAME] --seed N [--trace]       one run, its invariants (--trace: every request, fault and answer)
+  npm run simulate -- [--profile NAME] [--seeds FROM-TO]        a soak (default 1-100); each failing seed with its replay command
+  npm run simulate -- --runs NAME:FROM-TO[:even] [--runs …]     several soaks in this one process, one summary line each
+Options:
+  --profile NAME        ${Object.keys(PROFILES).join(', ')} (default faults)
+  --late-retries WHICH  all (default) or even: which seeds end with the late retries
+`;
+
+/** A mistake in the arguments: said with the usage, exit 2, no stack trace. */
+function refuse(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      profile: { type: 'string', default: 'faults' },
+      seed: { type: 'string' },
+      seeds: { type: 'string' },
+      trace: { type: 'boolean', default: false },
+      'late-retries': { type: 'string', default: 'all' },
+      runs: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+} catch (error) {
+  refuse((error as Error).message);
+}
+const { values } = parsed;
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 /** The profile's options for a seed: with late retries 'even', only even seeds end with late retries (a shorter soak). */
 const optionsFor = (name: string, late: string, seed: number) => {
   if (late !== 'all' && late !== 'even') throw new RangeError(`--late-retries takes all or even, not '${late}'`);
@@ -34,9 +60,20 @@ const optionsFor = (name: string, late: string, seed: number) => {
 const replay = (name: string, late: string, seed: number) =>
   `npm run simulate -- --profile ${name} --seed ${seed}${late === 'all' ? '' : ` --late-retries ${late}`} --trace`;
 
+/** `check()`'s answer, or the usage with its message when it throws: arguments are checked before anything runs. */
+function checked<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+}
+
 if (values.seed !== undefined) {
   const seed = Number(values.seed);
-  const result = await runScenario(seed, { ...optionsFor(values.profile!, values['late-retries']!, seed), trace: values.trace });
+  if (!Number.isSafeInteger(seed) || seed < 0) refuse(`--seed takes a whole number, not '${values.seed}'`);
+  const options = checked(() => optionsFor(values.profile!, values['late-retries']!, seed));
+  const result = await runScenario(seed, { ...options, trace: values.trace });
   if (values.trace) for (const line of result.trace) process.stdout.write(`${line}\n`);
   process.stdout.write(
     `seed ${seed} (${values.profile}): ${result.blocks} blocks, ${result.acked} acknowledged, ${result.refused} refused, ${result.unknown} unknown; ${result.requests} requests, ${result.throttled} throttled; ${result.elapsedMs} ms of virtual time\n`,
@@ -45,11 +82,26 @@ if (values.seed !== undefined) {
   process.exit(result.problems.length ? 1 : 0);
 }
 
-/** Runs seeds FROM-TO of a profile; prints each failing seed and a summary line; answers how many failed. */
-async function soak(name: string, seeds: string, late: string): Promise<number> {
+interface Soak {
+  name: string;
+  from: number;
+  to: number;
+  late: string;
+}
+
+/** A soak as `--runs` (or `--profile`, `--seeds`, `--late-retries`) names it, checked. */
+function soakOf(group: string, given = true): Soak {
+  const [name, seeds, late = 'all', ...rest] = group.split(':');
+  if (!name || !seeds || rest.length > 0 || (given && late !== 'all' && late !== 'even'))
+    throw new RangeError(`--runs takes PROFILE:FROM-TO[:even], not '${group}'`);
   const [from, to] = seeds.split('-').map(Number) as [number, number];
-  if (!(Number.isInteger(from) && Number.isInteger(to) && to >= from)) throw new RangeError(`--seeds takes FROM-TO, not '${seeds}'`);
+  if (!(Number.isSafeInteger(from) && Number.isSafeInteger(to) && from >= 0 && to >= from)) throw new RangeError(`--seeds takes FROM-TO, not '${seeds}'`);
   optionsFor(name, late, from);
+  return { name, from, to, late };
+}
+
+/** Runs a soak's seeds; prints each failing seed and a summary line; answers how many failed. */
+async function soak({ name, from, to, late }: Soak): Promise<number> {
   const started = Date.now();
   let failing = 0;
   for (let seed = from; seed <= to; seed += 1) {
@@ -62,11 +114,9 @@ async function soak(name: string, seeds: string, late: string): Promise<number> 
   return failing;
 }
 
-const groups = values.runs ?? [`${values.profile}:${values.seeds ?? '1-100'}:${values['late-retries']}`];
+const soaks = checked(
+  () => values.runs?.map((group) => soakOf(group)) ?? [soakOf(`${values.profile}:${values.seeds ?? '1-100'}:${values['late-retries']}`, false)],
+);
 let failing = 0;
-for (const group of groups) {
-  const [name, seeds, late = 'all'] = group.split(':') as [string, string, string?];
-  if (!name || !seeds) throw new RangeError(`--runs takes PROFILE:FROM-TO[:even], not '${group}'`);
-  failing += await soak(name, seeds, late);
-}
+for (const planned of soaks) failing += await soak(planned);
 process.exit(failing ? 1 : 0);

@@ -66,7 +66,7 @@ describe('the instance pool', () => {
     const after = statSync(worker);
     assert.equal(after.ino, before.ino, "this Node's bundle was not replaced");
     assert.equal(after.mtimeMs, before.mtimeMs);
-    assert.equal(isCurrent(join(worker, '..')), true, "and it is still current for this Node");
+    assert.equal(isCurrent(join(worker, '..')), true, 'and it is still current for this Node');
   });
 
   it("runs a function the way Lambda's runtime does: none of the launcher's node flags", async () => {

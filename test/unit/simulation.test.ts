@@ -6,7 +6,7 @@
  * variants of the protocol are caught; and the bugs the simulation found stay fixed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { allTableSpecs } from '#shared/storage/tables';
 import { ROOT } from '#infra/bundling';
@@ -261,6 +261,33 @@ function simulate(runs: string[]): Promise<{ code: number | null; out: string }>
     child.on('exit', (code) => resolve({ code, out }));
   });
 }
+
+describe('npm run simulate, as a reader types it', () => {
+  const simulateWith = (...args: string[]) =>
+    spawnSync(process.execPath, ['bin/run.mjs', 'test/sim/main.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+
+  it('prints its usage on --help, and says a mistake in its arguments with the usage, never a stack trace', () => {
+    const help = simulateWith('--help');
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage:/);
+    for (const name of Object.keys(PROFILES)) assert.match(help.stdout, new RegExp(`\\b${name}\\b`), `the profiles are named: ${name}`);
+    for (const [args, said] of [
+      [['--bogus'], /Unknown option '--bogus'/],
+      [['--seed', 'abc'], /--seed takes a whole number, not 'abc'/],
+      [['--profile', 'nope', '--seed', '1'], /no simulation profile 'nope': one of calm, faults/],
+      [['--seeds', '5-1'], /--seeds takes FROM-TO, not '5-1'/],
+      [['--late-retries', 'odd'], /--late-retries takes all or even, not 'odd'/],
+      [['--runs', 'calm:1-2:odd'], /--runs takes PROFILE:FROM-TO\[:even\], not 'calm:1-2:odd'/],
+    ] as const) {
+      const run = simulateWith(...args);
+      assert.equal(run.status, 2, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
+      assert.match(run.stderr, said);
+      assert.match(run.stderr, /\n\nUsage:/, 'the usage follows');
+      assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+      assert.equal(run.stdout, '', 'nothing ran');
+    }
+  });
+});
 
 describe('the invariants hold over many seeds (two processes, one per core)', () => {
   // Within 3 minutes on this 2-core machine, with room for its slower days: since every run ends with late
