@@ -21,7 +21,7 @@
  * - A contract runs with the caller's rights: what it emits is appended as the caller appending.
  */
 import { ForbiddenError } from '../errors.ts';
-import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
+import { CHANNEL_CHAIN_PREFIX, isChannelChainName } from '../ledger/names.ts';
 
 export const ROLES = ['reader', 'writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -162,7 +162,7 @@ export const isAdmin = (principal: Principal): boolean => principal.role === 'ad
 
 /** The channel a chain belongs to, by its name (`channel-<id>`), or null for other chains. */
 export function channelIdOfChain(chainName: string): string | null {
-  return chainName.startsWith(CHANNEL_CHAIN_PREFIX) ? chainName.slice(CHANNEL_CHAIN_PREFIX.length) : null;
+  return isChannelChainName(chainName) ? chainName.slice(CHANNEL_CHAIN_PREFIX.length) : null;
 }
 
 /** Whether deciding `action` on this chain needs its channel's members (so the caller reads them first). */

@@ -14,7 +14,7 @@ import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './a
 import type { EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
-import { MAIN_CHAIN, assertCreatableSubChainName, isWellFormedChainName } from './names.ts';
+import { MAIN_CHAIN, assertCreatableSubChainName, isChannelChainName, isWellFormedChainName } from './names.ts';
 import { sizesSeen } from './sizes-seen.ts';
 import type { OffchainStore } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
@@ -333,9 +333,13 @@ export function createLedger({
         merkle_root: headRoot(head),
       };
       // A QLDB import ends with its record (`qldb_import`, shared/qldb/mapping.ts): the anchor of that head
-      // carries it, so the Main Chain records the import (export, tip, digest) with the proof of the chain.
-      const headEvent = (await repository.getBlock(chainName, head.headIndex))?.events[0];
-      if (headEvent?.event_type === QLDB_IMPORT_EVENT && headEvent.details) details.qldb_import = { ...headEvent.details };
+      // carries it, so the Main Chain records the import (export, tip, digest) with the proof of the chain. Not a
+      // channel's: every reader reads the Main Chain, and a channel's events are its members' only (its anchor
+      // carries the proof, hashes and sizes, as every channel's does).
+      if (!isChannelChainName(chainName)) {
+        const headEvent = (await repository.getBlock(chainName, head.headIndex))?.events[0];
+        if (headEvent?.event_type === QLDB_IMPORT_EVENT && headEvent.details) details.qldb_import = { ...headEvent.details };
+      }
       try {
         const block = await appender.append(MAIN_CHAIN, {
           events: [

@@ -10,6 +10,11 @@ export const MAIN_CHAIN = 'main';
 export const CHANNEL_CHAIN_PREFIX = 'channel-';
 export const CHAIN_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** Whether a chain is a business channel's (`channel-<id>`): its events are its members' only. */
+export function isChannelChainName(name: string): boolean {
+  return name.startsWith(CHANNEL_CHAIN_PREFIX);
+}
+
 /** Whether a string could name a chain at all (used to answer 404 without a read). */
 export function isWellFormedChainName(name: string): boolean {
   return CHAIN_NAME_PATTERN.test(name);

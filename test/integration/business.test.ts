@@ -3,7 +3,7 @@
  * and contracts, on both prefixes, with every error docs/rules.md gives them.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { assertError } from '#test/support/contract';
@@ -242,6 +242,30 @@ describe('Private data with auth on', () => {
     assertError(await call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'd2', value: 'x' }, { 'X-API-Key': keys.outsider! }), 403);
     const admin = await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': ADMIN_KEY });
     assert.equal(admin.body.value, 'net 30');
+  });
+
+  it("keeps a channel's qldb_import record off the Main Chain: its anchor carries the proof only, for every reader to see (red team)", async () => {
+    // A member writes an event of the QLDB importer's closing type on the channel's chain, then anchors that head:
+    // the anchor of a public chain carries the import's record, but a channel's content is its members' only.
+    const v1 = `${secured.url}/api/v1`;
+    const member = { 'X-API-Key': keys.member! };
+    const secret = `acme price list ${randomUUID()}`;
+    const written = await call(v1, 'POST', '/chains/channel-deals/events', { entity_id: 'x', event_type: 'qldb_import', details: { note: secret } }, member);
+    assert.equal(written.status, 200, written.text);
+    const proof = await call(v1, 'POST', '/chains/channel-deals/submit-proof', undefined, member);
+    assert.ok(proof.status < 300, proof.text);
+    assert.equal(proof.body.details?.qldb_import, undefined, 'the answer names no record either');
+    const reader = { 'X-API-Key': keys.reader! };
+    const page = await call(v1, 'GET', '/chains/main/blocks?order=desc&limit=1', undefined, reader);
+    assert.equal(page.status, 200, page.text);
+    const anchor = page.body.blocks[0].events[0];
+    assert.equal(anchor.event_type, 'sub_chain_proof');
+    assert.equal(anchor.details.sub_chain, 'channel-deals');
+    assert.equal(anchor.details.qldb_import, undefined);
+    assert.ok(!page.text.includes(secret), "the channel's record is not on the Main Chain");
+    const graphql = await call(secured.url, 'POST', '/graphql', { query: '{ events(chainName: "main") { details } }' }, reader);
+    assert.equal(graphql.status, 200, graphql.text);
+    assert.ok(!graphql.text.includes(secret), 'nor in what GraphQL reads of it');
   });
 });
 
