@@ -14,14 +14,14 @@ import WebSocket from 'ws';
 import { call, removeDir, startStack, type Stack } from '#test/support/stack';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { CI, report } from './support.ts';
+import { AS_NPM_START, CI, report } from './support.ts';
 
 const ADMIN = 'abuse-admin-key-0123456789abcdef';
 let stack: Stack;
 
 before(async () => {
   stack = await startStack({
-    env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN, SVC_AUTH_FAILURES_PER_MINUTE: '20', SVC_RATE_LIMIT_RPM: '0' },
+    env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN, SVC_AUTH_FAILURES_PER_MINUTE: '20', SVC_RATE_LIMIT_RPM: '0', ...AS_NPM_START },
   });
 });
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { serverLinesFor, startStack, stopAndRemove, type Stack } from '#test/support/stack';
-import { CI, readWholeChain, reconcile, report } from './support.ts';
+import { AS_NPM_START, CI, readWholeChain, reconcile, report } from './support.ts';
 
 const CLIENTS = 64;
 const SECONDS = CI ? 15 : 60;
@@ -15,9 +15,9 @@ let first: Stack;
 let second: Stack;
 
 before(async () => {
-  first = await startStack();
+  first = await startStack({ env: AS_NPM_START });
   assert.ok(first.dynamoEndpoint);
-  second = await startStack({ env: first.dataEnv });
+  second = await startStack({ env: { ...first.dataEnv, ...AS_NPM_START } });
 });
 
 after(() => stopAndRemove(first, second));

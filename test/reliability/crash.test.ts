@@ -5,11 +5,11 @@
  * while DynamoDB is down the answers are 503 with Retry-After, and the service recovers by itself.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { MAX_LEASE_MS } from '#shared/ledger/append/settings';
 import { isAlive, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
-import { CI, readWholeChain, reconcile, report } from './support.ts';
+import { AS_NPM_START, CI, readWholeChain, reconcile, report } from './support.ts';
 
 const KILLS = 10;
 const CLIENTS = 16;
@@ -23,7 +23,7 @@ const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 100_000);
 let state = SEED;
 const random = () => (state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32;
 
-const startService = () => startStack({ dataDir: svcDir, env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint } });
+const startService = () => startStack({ dataDir: svcDir, env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, ...AS_NPM_START } });
 
 before(async () => {
   dynamo = await startDynamoDbLocal({ dataDir: ddbDir, inMemory: false });
@@ -90,14 +90,23 @@ function loadOn(base: () => string, chain: string, clients: number, tag: string)
       }
     }),
   );
-  return {
-    load,
-    stop: async () => {
-      running = false;
-      await done;
-    },
+  const stop = async () => {
+    running = false;
+    unstopped.delete(stop);
+    await done;
   };
+  unstopped.add(stop);
+  return { load, stop };
 }
+
+/**
+ * Loads a test started and has not stopped: a test that fails before it stops its load (a probe that timed out)
+ * must not leave clients appending, which kept the file running after its last test until CI's limit.
+ */
+const unstopped = new Set<() => Promise<void>>();
+afterEach(async () => {
+  await Promise.all([...unstopped].map((stop) => stop()));
+});
 
 describe('Crashes under load', () => {
   it(`SIGKILL of the service ${KILLS} times at random moments loses nothing and half-writes nothing`, async (t) => {
@@ -260,7 +269,7 @@ describe('Crashes under load', () => {
   it('the launcher SIGKILLed with its own DynamoDB Local: the next start stops the leftover JVM and serves the same data', async (t) => {
     const dataDir = tempDataDir('crash-launcher');
     try {
-      const first = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false' } });
+      const first = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false', ...AS_NPM_START } });
       const orphan = first.dynamoPid!;
       assert.equal((await fetch(`${first.url}/api/v1/chains/own/create`, { method: 'POST' })).status, 201);
       const acknowledged = new Map<string, string>();
@@ -276,7 +285,7 @@ describe('Crashes under load', () => {
       process.kill(first.pid, 'SIGKILL');
       await new Promise((r) => setTimeout(r, 300));
       assert.ok(isAlive(orphan), 'the JVM outlived its killed launcher');
-      const second = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false' } });
+      const second = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false', ...AS_NPM_START } });
       try {
         assert.match(second.output(), new RegExp(`Stopping DynamoDB Local \\(pid ${orphan}\\) left running`));
         assert.ok(!isAlive(orphan), 'the leftover JVM was stopped before the data was opened again');
@@ -306,7 +315,7 @@ describe('Crashes under load', () => {
     // DynamoDB Local answers a transaction a moment before its file holds it; the launcher journals each
     // acknowledged write (fsync'd) and replays what DynamoDB Local lost at the next start.
     const dataDir = tempDataDir('crash-group');
-    const env = { SVC_DYNAMODB_IN_MEMORY: 'false' };
+    const env = { SVC_DYNAMODB_IN_MEMORY: 'false', ...AS_NPM_START };
     let current = await startStack({ dataDir, env });
     const rounds = CI ? 3 : 5;
     const replayed: number[] = [];

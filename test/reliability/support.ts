@@ -6,12 +6,20 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { settingsSchema } from '#shared/config';
 import type { Block } from '#shared/ledger/types';
 import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { call } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const CI = process.env.CI === 'true';
+
+/**
+ * The instance limit of `npm start` (10 a function), for the stacks under load here: as on Lambda, a request seldom
+ * waits for another's instance. The other suites' stacks allow 2 (test/support/stack.ts: their CPU); with 2, the
+ * appends held by a DynamoDB outage kept a new append from any instance past its client's 15 s.
+ */
+export const AS_NPM_START = { SVC_LOCAL_MAX_INSTANCES: String(settingsSchema.shape.SVC_LOCAL_MAX_INSTANCES.parse(undefined)) };
 /** Where figures go: one JSON line per test, read by test/reliability/run.ts for its table. */
 export const FIGURES_FILE = process.env.RELIABILITY_FIGURES ?? join(ROOT, 'test-output', 'reliability', 'figures.jsonl');
 
