@@ -2,7 +2,7 @@
 import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AdminRepository, PeerRecord } from '../admin/repository.ts';
 import { IDENTITY_KEY, PEERS_PARTITION, noncePk } from './keys.ts';
-import { putIfAbsent, queryAll, send } from './requests.ts';
+import { keyCanExist, putIfAbsent, queryAll, send } from './requests.ts';
 
 export function createAdminRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): AdminRepository {
   const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
@@ -16,6 +16,7 @@ export function createAdminRepository({ client, tableName }: { client: DynamoDBD
     },
     putPeer: (peer) => putNew({ pk: PEERS_PARTITION, sk: peer.peer_id, ...peer }),
     async getPeer(peerId) {
+      if (!keyCanExist(PEERS_PARTITION, peerId)) return undefined;
       const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk: PEERS_PARTITION, sk: peerId } })));
       return out.Item ? peerFrom(out.Item) : undefined;
     },

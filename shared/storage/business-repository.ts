@@ -15,7 +15,7 @@ import {
   contractVersionSk,
   privateDataPk,
 } from './keys.ts';
-import { partitionKeys, putIfAbsent, queryAll, send } from './requests.ts';
+import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send } from './requests.ts';
 
 /** The owner as stored: `org#<id>` or `admins`. */
 function ownerToken(owner: ContractOwner): string {
@@ -39,6 +39,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
   const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
 
   async function get<T>(pk: string, sk: string): Promise<T | undefined> {
+    if (!keyCanExist(pk, sk)) return undefined;
     const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk, sk }, ConsistentRead: true })));
     return out.Item ? record<T>(out.Item) : undefined;
   }
@@ -84,6 +85,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     },
     getChannel: (channelId) => get<ChannelRecord>(CHANNELS_PARTITION, channelId),
     async getChannelDetails(channelId) {
+      if (!keyCanExist(channelPk(channelId))) return { organizations: [], collections: [] };
       const items = await queryAll(client, {
         TableName: tableName,
         KeyConditionExpression: 'pk = :pk',

@@ -42,6 +42,20 @@ export async function retryConflicts<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** DynamoDB's largest key values, in UTF-8 bytes: a partition key's 2,048, a sort key's 1,024. */
+export const MAX_PARTITION_KEY_BYTES = 2048;
+export const MAX_SORT_KEY_BYTES = 1024;
+
+/**
+ * Whether an item could be stored under these key values at all. One that could not is not there: a read of it
+ * answers nothing without asking DynamoDB, which refuses such a key (a ValidationException, else a 500 for what
+ * is a name too long to exist, as an id taken from a path).
+ */
+export function keyCanExist(pk: string, sk?: string): boolean {
+  const fits = (value: string, max: number) => value.length > 0 && Buffer.byteLength(value) <= max;
+  return fits(pk, MAX_PARTITION_KEY_BYTES) && (sk === undefined || fits(sk, MAX_SORT_KEY_BYTES));
+}
+
 /** Runs a DynamoDB call; an unreachable or throttled DynamoDB becomes a 503 domain error. */
 export async function send<T>(run: () => Promise<T>): Promise<T> {
   try {

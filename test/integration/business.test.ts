@@ -244,6 +244,30 @@ describe('Private data with auth on', () => {
     assert.equal(admin.body.value, 'net 30');
   });
 
+  it('answers 404 to a name in a path too long to exist, without asking DynamoDB (it had answered 500 and logged an error) (red team)', async () => {
+    const reader = { 'X-API-Key': keys.reader! };
+    const long = 'a'.repeat(2000);
+    const wide = '\u00e9'.repeat(600); // 600 characters, 1,200 bytes: over a sort key's 1,024
+    for (const path of [
+      `/api/business/organizations/${long}`,
+      `/api/business/organizations/${wide}`,
+      `/api/business/channels/${long}`,
+      `/api/business/private-data/${long}/p/k`,
+      `/api/business/private-data/deals/terms/${long}`,
+      `/api/ledger/network/ping/${long}`,
+    ]) {
+      const res = await call(
+        secured.url,
+        'GET',
+        encodeURI(path),
+        undefined,
+        path.startsWith('/api/business/private-data/deals') ? { 'X-API-Key': keys.member! } : reader,
+      );
+      assert.equal(res.status, 404, `${path.slice(0, 60)}…: ${res.status} ${res.text.slice(0, 200)}`);
+    }
+    assert.doesNotMatch(secured.output(), /unhandled error|ValidationException/);
+  });
+
   it("keeps a channel's qldb_import record off the Main Chain: its anchor carries the proof only, for every reader to see (red team)", async () => {
     // A member writes an event of the QLDB importer's closing type on the channel's chain, then anchors that head:
     // the anchor of a public chain carries the import's record, but a channel's content is its members' only.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BLOCK_RUN, BLOCK_SHARDS, blockPk, blockSk, chainPk, chainsSk, entityPk, entitySk, indexFromBlockSk, isBlockPkOf, HEAD_SK } from '#shared/storage/keys';
+import { keyCanExist, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES } from '#shared/storage/requests';
 
 describe('Ledger table key builders', () => {
   it('spreads a new chain’s blocks over its shards by index, and keeps an older chain’s in one partition', () => {
@@ -47,5 +48,16 @@ describe('Ledger table key builders', () => {
   it('lists the Main Chain before every Sub-Chain, Sub-Chains by name', () => {
     const keys = [chainsSk('sub', 'zeta'), chainsSk('sub', 'alpha'), chainsSk('main', 'main'), chainsSk('sub', 'Beta')];
     assert.deepEqual([...keys].sort(), ['0#main', '1#Beta', '1#alpha', '1#zeta']);
+  });
+});
+
+describe("DynamoDB's key limits", () => {
+  it('knows which key values could exist: a partition key up to 2,048 UTF-8 bytes, a sort key up to 1,024, neither empty', () => {
+    assert.ok(keyCanExist('p'.repeat(MAX_PARTITION_KEY_BYTES)) && !keyCanExist('p'.repeat(MAX_PARTITION_KEY_BYTES + 1)));
+    assert.ok(keyCanExist('p', 's'.repeat(MAX_SORT_KEY_BYTES)) && !keyCanExist('p', 's'.repeat(MAX_SORT_KEY_BYTES + 1)));
+    assert.ok(!keyCanExist('p', '\u00e9'.repeat(513)), 'bytes, not characters: 513 two-byte characters are 1,026 bytes');
+    assert.ok(!keyCanExist('') && !keyCanExist('p', ''));
+    assert.equal(MAX_PARTITION_KEY_BYTES, 2048);
+    assert.equal(MAX_SORT_KEY_BYTES, 1024);
   });
 });
