@@ -58,6 +58,17 @@ import { TABLE_SETTINGS, ensureTables, type TableSpec } from '#shared/storage/ta
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
+const USAGE = `Usage: SVC_ADMIN_API_KEY=<24+ characters> npm run sim [-- options]
+  --out DIR               the cloud assembly (default cdk.out; synthesized first unless --no-synth)
+  --stack NAME            the stack in it (default VerifiableLedger)
+  --no-synth              use --out as it is
+  --parameter Name=Value  a stack parameter, as cdk deploy --parameters takes it (repeatable)
+  --node PATH             the Node binary of the template's runtime major
+  --allow-runtime-mismatch  run on this Node when none of that major is found
+Settings: SVC_PORT (default 2670), SVC_DYNAMODB_LOCAL_PORT, SVC_IPFS_PORT, SVC_SIM_AWS_PORT, SVC_HOST, SVC_DATA_DIR
+(default .data/sim), SVC_DYNAMODB_IN_MEMORY, SVC_LOCAL_MAX_INSTANCES, SVC_LOG_LEVEL, SVC_SIM_NODE (docs/sim.md).
+`;
+
 /** A template table as the service's own table bootstrap takes it (keys, indexes, stream, TTL). */
 function tableSpec(table: SimTable): TableSpec {
   return {
@@ -74,16 +85,28 @@ function tableSpec(table: SimTable): TableSpec {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      out: { type: 'string' },
-      stack: { type: 'string' },
-      'no-synth': { type: 'boolean' },
-      parameter: { type: 'string', multiple: true },
-      node: { type: 'string' },
-      'allow-runtime-mismatch': { type: 'boolean' },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        out: { type: 'string' },
+        stack: { type: 'string' },
+        'no-synth': { type: 'boolean' },
+        parameter: { type: 'string', multiple: true },
+        node: { type: 'string' },
+        'allow-runtime-mismatch': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    // An unknown option or a missing value: said with the usage, not as a stack trace.
+    fail(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
   // Stack parameters, as `cdk deploy --parameters Name=Value` takes them (the local ones below win for IpfsApiUrl and CorsOrigins).
   const given: Record<string, string> = {};
   for (const pair of values.parameter ?? []) {

@@ -3,9 +3,9 @@
  * created and revoked without a redeploy. The key itself is shown once, at creation.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { NotFoundError } from '../errors.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
 
-import { ROLES, type Role } from '../access/policy.ts';
+import { ORG_ID_PATTERN, ORG_ID_RULE, ROLES, type Role } from '../access/policy.ts';
 
 // The roles are the access policy's; a key carries one.
 export { ROLES, ROLE_RANK, type Role } from '../access/policy.ts';
@@ -50,6 +50,7 @@ export function isRole(value: string): value is Role {
 
 /** Creates a key; answers the key (to show once) and its record. */
 export async function createApiKey(repository: ApiKeyRepository, role: Role, orgId: string | null = null): Promise<{ key: string; record: ApiKeyRecord }> {
+  if (orgId !== null && !ORG_ID_PATTERN.test(orgId)) throw new BadRequestError(`A key's organization ${ORG_ID_RULE}, not '${orgId}'`);
   const key = generateApiKey();
   const record: ApiKeyRecord = {
     key_id: randomBytes(6).toString('hex'),

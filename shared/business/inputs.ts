@@ -4,12 +4,12 @@
  */
 import semver from 'semver';
 import * as z from 'zod';
+import { ORG_ID_PATTERN, ORG_ID_RULE } from '../access/policy.ts';
 import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 import { SUBJECT_ID } from '../ledger/subject-port.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 /** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
 export const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
@@ -18,13 +18,13 @@ export const MAX_INLINE_SOURCE_BYTES = 200_000;
 export const MAX_EMITS = MAX_ATOMIC_BLOCKS;
 
 export const organizationInput = z.object({
-  org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
+  org_id: z.string().regex(ORG_ID_PATTERN, ORG_ID_RULE),
   name: z.string().min(1).max(256),
   public_key: z.string().min(1).max(4096).nullish(),
 });
 
 export const channelInput = z.object({ name: z.string().min(1).max(256) });
-export const memberInput = z.object({ org_id: z.string().regex(ORG_ID, 'must be 1-64 of A-Z a-z 0-9 _ . -') });
+export const memberInput = z.object({ org_id: z.string().regex(ORG_ID_PATTERN, ORG_ID_RULE) });
 export const collectionInput = z.object({ collection: z.string().regex(NAME, 'must be 1-64 of A-Z a-z 0-9 _ -') });
 
 export const privateDataInput = z

@@ -63,6 +63,10 @@ if (values.help || !values.url || !values.chain) {
   process.stderr.write(`${USAGE}\n`);
   process.exit(values.help ? 0 : 2);
 }
+if (!URL.canParse(values.url) || !/^https?:$/.test(new URL(values.url).protocol)) {
+  process.stderr.write(`--url must be an http or https URL, not '${values.url}'\n`);
+  process.exit(2);
+}
 if (values['public-key'] && !/^[0-9a-fA-F]{64}$/.test(values['public-key'])) {
   process.stderr.write('--public-key must be 64 hex characters (an Ed25519 public key)\n');
   process.exit(2);

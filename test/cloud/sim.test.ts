@@ -390,6 +390,17 @@ describe('npm run sim: a template altered', () => {
     assert.match(metrics.text, new RegExp(`^gateway_integration_errors_total\\{function="${tlog}"\\} 1$`, 'm'));
   });
 
+  it('prints its usage on --help, and says an unknown option with the usage, never a stack trace', async () => {
+    const help = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-help') }, 60_000, { script: 'infra/sim/main.ts', args: ['--help'] });
+    assert.equal(help.code, 0, help.output);
+    assert.match(help.output, /^Usage: SVC_ADMIN_API_KEY=<24\+ characters> npm run sim/);
+    assert.match(help.output, /--parameter Name=Value/);
+    const wrong = await expectStartFailure({ SVC_DATA_DIR: dataDir('sim-bogus') }, 60_000, { script: 'infra/sim/main.ts', args: ['--bogus'] });
+    assert.equal(wrong.code, 1, wrong.output);
+    assert.match(wrong.output, /^Unknown option '--bogus'\n\nUsage:/);
+    assert.doesNotMatch(wrong.output, /\n\s+at /, 'no stack trace');
+  });
+
   it('refuses to start when an environment variable was renamed, naming the function and the variable', async () => {
     let ledger = '';
     const out = alteredAssembly((template) => {

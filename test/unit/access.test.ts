@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import { createAccessControl, type ChannelDirectory } from '#shared/access/access';
 import { guardLedger } from '#shared/access/guarded';
 import { ANONYMOUS, OPEN_ACCESS, RULES, decide, passesEdge, type Action, type Principal, type Resource } from '#shared/access/policy';
-import { ChainNotFoundError, ForbiddenError, InvalidChainNameError } from '#shared/errors';
+import { type ApiKeyRecord, type ApiKeyRepository, createApiKey } from '#shared/admin/api-keys';
+import { BadRequestError, ChainNotFoundError, ForbiddenError, InvalidChainNameError } from '#shared/errors';
 import type { Ledger } from '#shared/ledger/ledger';
 import { assertCreatableSubChainName } from '#shared/ledger/names';
 import type { Block } from '#shared/ledger/types';
@@ -325,5 +326,28 @@ describe('Pushes per subscriber', () => {
     assert.deepEqual(got('globex-all'), ['block_added:orders', 'event:orders']);
     assert.deepEqual(got('orgless-type'), ['event:orders']);
     assert.deepEqual(got('globex-orders'), ['block_added:orders', 'event:orders']);
+  });
+});
+
+describe("a key's organization", () => {
+  it('is an organization id or none: npm run keys refuses any other, and stores nothing (found by the red-team pass)', async () => {
+    const stored: ApiKeyRecord[] = [];
+    const repository: ApiKeyRepository = {
+      put: async (record) => void stored.push(record),
+      findByHash: async () => undefined,
+      list: async () => stored,
+      hashOf: async () => undefined,
+      revoke: async () => false,
+    };
+    for (const org of ['a b/../#x', '', 'x'.repeat(65), 'ACME#1']) {
+      await assert.rejects(createApiKey(repository, 'reader', org), (error: Error) => {
+        assert.ok(error instanceof BadRequestError);
+        assert.equal(error.message, `A key's organization must be 1-64 of A-Z a-z 0-9 _ . -, not '${org}'`);
+        return true;
+      });
+    }
+    assert.equal(stored.length, 0);
+    assert.equal((await createApiKey(repository, 'writer', 'acme.eu-1')).record.org_id, 'acme.eu-1');
+    assert.equal((await createApiKey(repository, 'reader')).record.org_id, null);
   });
 });

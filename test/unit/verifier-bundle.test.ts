@@ -90,3 +90,21 @@ describe('ledger-verify from its kept bundle', () => {
     assert.match(run.out, new RegExp(`verified: 'main', ${SIZE} blocks`));
   });
 });
+
+describe('ledger-verify, given a bad argument', () => {
+  it('says a URL it cannot use and exits 2, never a stack trace (found by the red-team pass)', async () => {
+    for (const bad of ['ht!tp://x', 'not a url', 'file:///etc/passwd']) {
+      const run = await new Promise<{ code: number; out: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [join(ROOT, 'bin', 'ledger-verify.mjs'), '--url', bad, '--chain', 'main'],
+          { cwd: ROOT, timeout: 60_000 },
+          (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
+        );
+      });
+      assert.equal(run.code, 2, run.out);
+      assert.match(run.out, new RegExp(`--url must be an http or https URL, not '${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`));
+      assert.doesNotMatch(run.out, /\n\s+at /, 'no stack trace');
+    }
+  });
+});
