@@ -4,14 +4,15 @@
  * (what every `cdk synth` would otherwise build again), the launcher's own
  * (infra/local/start.mjs) and the commands' that run through bin/run.mjs. A later change to a source builds again
  * only what it touches, at the next start or run. Nothing here is needed: a failure is said, and the first start
- * or run builds what is missing.
+ * or run builds what is missing. Then Lambda's Node, as `npm run sim` installs it, with the seeds' bundle for it.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keptBundle } from '../../bin/bundle-cache.mjs';
 import { ROOT } from '../bundling.ts';
 import { cloudBundles } from '../cdk/bundles.ts';
-import { LAMBDA_NODE_MAJOR } from '../sim/runtime.ts';
+import { chooseNode, LAMBDA_NODE_MAJOR } from '../sim/runtime.ts';
 import { functionBundles } from './bundles.ts';
 
 /** The commands package.json's scripts run through bin/run.mjs. */
@@ -32,4 +33,20 @@ try {
   );
 } catch (error) {
   process.stdout.write(`Could not build the functions' bundles now (${(error as Error).message}); npm start builds them at its first start\n`);
+}
+
+// Lambda's Node (from the npm registry, pinned in infra/sim/node24, when this Node is another major), which `npm run
+// sim` and the tests' seeds run on, and the seeds' command bundle for it: installed at their first use otherwise,
+// inside the first test run (about a minute of its simulation file in a fresh clone).
+try {
+  const lambdaNode = chooseNode(LAMBDA_NODE_MAJOR, { say: (line) => process.stdout.write(`${line}\n`) });
+  if (lambdaNode.path !== process.execPath) {
+    const kept = spawnSync(lambdaNode.path, ['bin/run.mjs', 'test/sim/main.ts', '--help'], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
+    if (kept.status !== 0) throw new Error(`building the simulation's bundle on Node ${lambdaNode.version} ended with ${kept.status ?? kept.signal}`);
+    process.stdout.write(`Node ${lambdaNode.version} (Lambda's) ready for npm run sim and the simulation's seeds\n`);
+  }
+} catch (error) {
+  process.stdout.write(
+    `Could not install Node ${LAMBDA_NODE_MAJOR} now (${(error as Error).message}); npm run sim and the seeds install it at their first run\n`,
+  );
 }
