@@ -12,7 +12,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from '#shared/cli-args';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { ROLES, createApiKey, isRole, revokeApiKey } from '#shared/admin/api-keys';
 import { fail, settingsOrExit, toolDynamo } from './cli.ts';
@@ -28,9 +28,8 @@ const USAGE = `Usage:
 Add --aws to use the deployed stack's registry table (SVC_REGISTRY_TABLE=<RegistryTableName output>).`;
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
+  const { positionals, values } = parseArgsOrExit(
+    {
       args: process.argv.slice(2),
       allowPositionals: true,
       options: {
@@ -41,12 +40,10 @@ async function main(): Promise<void> {
         aws: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
-    });
-  } catch (error) {
-    // An unknown option or a missing value: said plainly, with the usage (not a stack trace).
-    return fail(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  const { positionals, values } = parsed;
+    },
+    USAGE,
+    1,
+  );
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;

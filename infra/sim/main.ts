@@ -28,7 +28,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from '#shared/cli-args';
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { createHash, randomUUID } from 'node:crypto';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
@@ -85,9 +85,8 @@ function tableSpec(table: SimTable): TableSpec {
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
+  const { values } = parseArgsOrExit(
+    {
       options: {
         out: { type: 'string' },
         stack: { type: 'string' },
@@ -97,12 +96,10 @@ async function main(): Promise<void> {
         'allow-runtime-mismatch': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
-    });
-  } catch (error) {
-    // An unknown option or a missing value: said with the usage, not as a stack trace.
-    fail(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  const { values } = parsed;
+    },
+    USAGE,
+    1,
+  );
   if (values.help) {
     process.stdout.write(USAGE);
     process.exit(0);

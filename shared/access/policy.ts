@@ -24,11 +24,11 @@ import { ForbiddenError } from '../errors.ts';
 import { CHANNEL_CHAIN_PREFIX, isChannelChainName } from '../ledger/names.ts';
 
 export const ROLES = ['reader', 'writer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
 
 /** An organization's id, wherever one is given (a registration, a member, a key's organization). */
 export const ORG_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const ORG_ID_RULE = 'must be 1-64 of A-Z a-z 0-9 _ . -';
-export type Role = (typeof ROLES)[number];
 
 /** What a caller may do: reader < writer < admin. */
 export const ROLE_RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };

@@ -7,7 +7,7 @@
  * stops (run it again to go on), 2 on bad usage.
  */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from '../cli-args.ts';
 import { QldbExportError } from './export.ts';
 import { ImportError, importQldbExport, verifyForImport } from './importer.ts';
 import { QldbVerificationError } from './journal.ts';
@@ -23,9 +23,8 @@ const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME
   --api-key    when the service requires keys (or set LEDGER_API_KEY)
   --verify-only  verify the export (and the digest) and stop: nothing is sent anywhere`;
 
-let values;
-try {
-  ({ values } = parseArgs({
+const { values } = parseArgsOrExit(
+  {
     options: {
       export: { type: 'string' },
       url: { type: 'string' },
@@ -36,11 +35,10 @@ try {
       'verify-only': { type: 'boolean' },
       help: { type: 'boolean' },
     },
-  }));
-} catch (error) {
-  process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-  process.exit(2);
-}
+  },
+  USAGE,
+  2,
+);
 if (values.help || !values.export || (!values['verify-only'] && (!values.url || !values.chain))) {
   process.stderr.write(`${USAGE}\n`);
   process.exit(values.help ? 0 : 2);

@@ -6,7 +6,8 @@
  * Prints a verdict; exits 0 when verified, 1 when not (naming the first bad block), 2 on bad usage.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { isDeepStrictEqual, parseArgs } from 'node:util';
+import { isDeepStrictEqual } from 'node:util';
+import { parseArgsOrExit } from '../cli-args.ts';
 import type { ImportAudit } from '../qldb/audit.ts';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import { nodeGet } from './node-get.ts';
@@ -35,9 +36,8 @@ const USAGE = `Usage: npx ledger-verify --url URL --chain NAME [--public-key HEX
                      must extend it), written after a verified run
   --blocks           also download every new block and check it hashes to its entry`;
 
-let parsed;
-try {
-  parsed = parseArgs({
+const { values } = parseArgsOrExit(
+  {
     options: {
       url: { type: 'string' },
       chain: { type: 'string' },
@@ -53,12 +53,10 @@ try {
       threads: { type: 'string' },
       help: { type: 'boolean' },
     },
-  });
-} catch (error) {
-  process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-  process.exit(2);
-}
-const { values } = parsed;
+  },
+  USAGE,
+  2,
+);
 if (values.help || !values.url || !values.chain) {
   process.stderr.write(`${USAGE}\n`);
   process.exit(values.help ? 0 : 2);

@@ -10,7 +10,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from '#shared/cli-args';
 import { PROFILES, profile } from './profiles.ts';
 import { runScenario } from './scenario.ts';
 
@@ -29,9 +29,8 @@ function refuse(message: string): never {
   process.exit(2);
 }
 
-let parsed;
-try {
-  parsed = parseArgs({
+const { values } = parseArgsOrExit(
+  {
     args: process.argv.slice(2),
     options: {
       profile: { type: 'string', default: 'faults' },
@@ -42,11 +41,10 @@ try {
       runs: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
-  });
-} catch (error) {
-  refuse((error as Error).message);
-}
-const { values } = parsed;
+  },
+  USAGE,
+  2,
+);
 if (values.help) {
   process.stdout.write(USAGE);
   process.exit(0);
