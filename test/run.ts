@@ -18,7 +18,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { run } from 'node:test';
@@ -26,7 +26,7 @@ import { spec } from 'node:test/reporters';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ROOT } from '#infra/bundling';
 import slowestFiles from './support/slowest-files.mjs';
-import { removeDir, tempDataDir } from './support/stack.ts';
+import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
 const SUITES = ['unit', 'infra', 'integration'] as const;
 
@@ -85,9 +85,20 @@ const stopDynamo = async () => {
   await dynamo?.stop().catch(() => dynamo?.killNow());
   removeDir(dynamoDir);
 };
-process.on('exit', () => dynamo?.killNow());
+const killShared = () => {
+  try {
+    if (shared) process.kill(shared.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+};
+process.on('exit', () => {
+  killShared();
+  dynamo?.killNow();
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
+    killShared();
     dynamo?.killNow();
     process.exit(130);
   });
@@ -95,6 +106,32 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 if (files.some((f) => !f.startsWith('test/unit/'))) {
   dynamo = await startDynamoDbLocal({ dataDir: dynamoDir, inMemory: true, jit: process.env.SVC_DYNAMODB_LOCAL_JIT === 'full' ? 'full' : 'quick' });
   process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
+}
+
+/**
+ * One stack for the integration files that need no settings of their own (sharedStack() in test/support/stack.ts): started
+ * once, beside the first files (which do not use it), so that its instances are warm for every file after the first.
+ * A stack start and its functions' cold starts cost 3-4 s of CPU a file here. Its file names it once it is ready.
+ */
+let shared: Stack | undefined;
+let sharedStarting: Promise<unknown> = Promise.resolve();
+const sharedDir = tempDataDir('test-shared');
+if (files.some((f) => f.startsWith('test/integration/'))) {
+  const descriptor = join(sharedDir, 'stack.json');
+  const logFile = join(sharedDir, 'output.log');
+  process.env[SHARED_STACK_ENV] = descriptor;
+  const write = (value: SharedStackFile | { error: string }) => {
+    writeFileSync(`${descriptor}.tmp`, JSON.stringify(value));
+    renameSync(`${descriptor}.tmp`, descriptor);
+  };
+  sharedStarting = startStack({ dataDir: join(sharedDir, 'shared-stack'), logFile }).then(
+    (stack) => {
+      shared = stack;
+      const { url, pid, dataDir, dynamoEndpoint, tables, dataEnv } = stack;
+      write({ url, pid, dataDir, dynamoEndpoint, tables, dataEnv, logFile });
+    },
+    (error: Error) => write({ error: error.message }),
+  );
 }
 
 /**
@@ -146,11 +183,18 @@ const started = Date.now();
   await new Promise<void>((done) => output.once('end', done));
 }
 const dynamoCpu = dynamo ? cpuMsWithChildren(dynamo.pid) : undefined;
+await sharedStarting;
+const sharedStackCpu = shared ? cpuMsWithChildren(shared.pid) : undefined;
+await shared?.stop();
+removeDir(sharedDir);
 await stopDynamo();
 const perFile = cpuByFile();
 removeDir(cpuDir);
 
-const sharedCpu: Record<string, number> = dynamoCpu === undefined ? {} : { 'the shared DynamoDB Local': dynamoCpu };
+const sharedCpu: Record<string, number> = {
+  ...(dynamoCpu === undefined ? {} : { 'the shared DynamoDB Local': dynamoCpu }),
+  ...(sharedStackCpu === undefined ? {} : { 'the shared stack': sharedStackCpu }),
+};
 const report = {
   wallMs: Date.now() - started,
   cpuMs: cpuMsWithChildren(),

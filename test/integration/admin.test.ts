@@ -13,7 +13,7 @@ import { freePort } from '#infra/local/ports';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createSealer } from '#shared/offchain/offchain';
 import { assertError } from '#test/support/contract';
-import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
+import { call, removeDir, sharedStack, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const ADMIN_KEY = `peer-admin-${randomBytes(16).toString('hex')}`;
@@ -233,16 +233,13 @@ describe('Secure events', () => {
   let base: string;
   const org = orgKeys();
   before(async () => {
-    stack = await startStack();
+    stack = await sharedStack();
     base = stack.url;
     await call(base, 'POST', '/api/v1/chains/gates/create');
     await call(base, 'POST', '/api/business/organizations', { org_id: 'port-authority', name: 'Port Authority', public_key: org.hex });
     await call(base, 'POST', '/api/business/organizations', { org_id: 'keyless', name: 'No Key' });
   });
-  after(async () => {
-    await stack?.stop();
-    if (stack) removeDir(stack.dataDir);
-  });
+  after(() => stopAndRemove(stack));
 
   function signed(chain: string, overrides: Record<string, unknown> = {}) {
     const event = { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 12 }, nonce: `n-${randomUUID()}`, ...overrides };
@@ -272,8 +269,8 @@ describe('Secure events', () => {
     const tampered = signed('gates');
     assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...tampered, details: { berth: 13 } }), 422, /signature/);
     const elsewhere = signed('gates');
-    await call(base, 'POST', '/api/v1/chains/other/create');
-    assertError(await call(base, 'POST', '/api/admin/chains/other/secure-events', elsewhere), 422, /signature/);
+    await call(base, 'POST', '/api/v1/chains/gates-other/create');
+    assertError(await call(base, 'POST', '/api/admin/chains/gates-other/secure-events', elsewhere), 422, /signature/);
     assert.equal(await events(), before, 'nothing was appended');
   });
 
@@ -289,11 +286,11 @@ describe('Secure events', () => {
     assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), org_id: 'nobody' }), 422, /Unknown organization/);
     assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), org_id: 'keyless' }), 422, /no public key/);
     assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), signature: 'abc' }), 422);
-    const ghost = signed('ghost');
-    assertError(await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost), 404);
-    await call(base, 'POST', '/api/v1/chains/ghost/create');
+    const ghost = signed('gates-ghost');
+    assertError(await call(base, 'POST', '/api/admin/chains/gates-ghost/secure-events', ghost), 404);
+    await call(base, 'POST', '/api/v1/chains/gates-ghost/create');
     assert.equal(
-      (await call(base, 'POST', '/api/admin/chains/ghost/secure-events', ghost)).status,
+      (await call(base, 'POST', '/api/admin/chains/gates-ghost/secure-events', ghost)).status,
       200,
       'a nonce whose event was not appended can be used again',
     );

@@ -17,7 +17,7 @@ import { MemoryStore } from '#client/state';
 import { ROOT } from '#infra/bundling';
 import { blockSchema, blocksPageSchema, evidenceSchema, traceSchema } from '#shared/api/responses';
 import { type LyingLog, cosigner, startLyingLog } from '#test/support/lying-log';
-import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import { call, removeDir, sharedStack, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { type WitnessProcess, startWitness } from '#test/support/witness';
 
 let stack: Stack;
@@ -43,7 +43,7 @@ async function rejects(promise: Promise<unknown>, failure: VerificationError['fa
 }
 
 before(async () => {
-  stack = await startStack();
+  stack = await sharedStack();
   const plain = new LedgerClient({ baseUrl: stack.url, verify: false });
   await plain.createChain('orders');
   await plain.appendBatch(

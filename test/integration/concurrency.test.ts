@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Block } from '#shared/ledger/types';
 import { checkBlocks, readAllBlocks } from '#test/support/chain';
-import { call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { call, sharedStack, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const CLIENTS = 8;
 const EVENTS_PER_CLIENT = 50;
@@ -16,7 +16,8 @@ let first: Stack;
 let second: Stack;
 
 before(async () => {
-  first = await startStack();
+  // The run's shared stack (its chains' names are this file's own), or one of its own when this file runs alone.
+  first = await sharedStack();
   assert.ok(first.dynamoEndpoint, 'the first stack names its DynamoDB endpoint');
   // The second gateway uses the first one's DynamoDB (and tables) instead of launching its own.
   second = await startStack({ env: first.dataEnv });
@@ -68,10 +69,10 @@ function assertLinearChain(blocks: Block[], expected: number, acknowledged: stri
 
 describe('Concurrent appends on one chain', () => {
   it(`keeps ${CLIENTS} clients × ${EVENTS_PER_CLIENT} events linear through one gateway`, async () => {
-    assert.equal((await call(first.url, 'POST', '/api/v1/chains/busy/create')).status, 201);
-    const ids = await writers([first.url], 'busy', CLIENTS, EVENTS_PER_CLIENT);
-    assertLinearChain(await readAllBlocks(first.url, 'busy', '/api/ledger'), CLIENTS * EVENTS_PER_CLIENT, ids);
-    const stats = await call(first.url, 'GET', '/api/v1/chains/busy/stats');
+    assert.equal((await call(first.url, 'POST', '/api/v1/chains/contended/create')).status, 201);
+    const ids = await writers([first.url], 'contended', CLIENTS, EVENTS_PER_CLIENT);
+    assertLinearChain(await readAllBlocks(first.url, 'contended', '/api/ledger'), CLIENTS * EVENTS_PER_CLIENT, ids);
+    const stats = await call(first.url, 'GET', '/api/v1/chains/contended/stats');
     assert.equal(stats.body.total_events, CLIENTS * EVENTS_PER_CLIENT);
     assert.equal(stats.body.total_blocks, CLIENTS * EVENTS_PER_CLIENT + 1);
   });

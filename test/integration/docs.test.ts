@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { validate } from '@readme/openapi-parser';
 import { GROUPS, ROUTE_TABLE } from '#shared/api/routes';
 import { buildOpenApi } from '#shared/api/openapi';
-import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { call, sharedStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, any>> };
 
@@ -27,15 +27,12 @@ function missingRoutes(doc: Doc): string[] {
 let stack: Stack;
 let served: Doc;
 before(async () => {
-  stack = await startStack();
+  stack = await sharedStack();
   const res = await call(stack.url, 'GET', '/openapi.json');
   assert.equal(res.status, 200);
   served = res.body;
 });
-after(async () => {
-  await stack?.stop();
-  if (stack) removeDir(stack.dataDir);
-});
+after(() => stopAndRemove(stack));
 
 describe('GET /openapi.json', () => {
   it('validates as OpenAPI 3.1', async () => {

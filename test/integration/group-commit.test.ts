@@ -12,7 +12,7 @@ import type { LedgerRepository } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
 import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
-import { call, removeDir, serverLinesFor, startStack, type Stack } from '#test/support/stack';
+import { call, serverLinesFor, sharedStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -233,12 +233,9 @@ describe('Group commit over HTTP', () => {
   }
 
   before(async () => {
-    stack = await startStack();
+    stack = await sharedStack();
   });
-  after(async () => {
-    await stack?.stop();
-    if (stack) removeDir(stack.dataDir);
-  });
+  after(() => stopAndRemove(stack));
 
   it('32 clients and batch writers on one chain: every acknowledged event once, the chain verifies', async () => {
     assert.equal((await call(stack.url, 'POST', '/api/v1/chains/busy/create')).status, 201);

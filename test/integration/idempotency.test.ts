@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, stopAndRemove, startStack, type Stack } from '#test/support/stack';
+import { call, sharedStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 let stack: Stack;
 
 before(async () => {
-  stack = await startStack();
+  stack = await sharedStack();
   assert.equal((await call(stack.url, 'POST', '/api/v1/chains/retries/create')).status, 201);
 });
 

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { create } from 'kubo-rpc-client';
 import { startIpfsNode } from '#infra/local/ipfs-node';
 import { freePort } from '#infra/local/ports';
-import { call, isAlive, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
+import { call, isAlive, removeDir, sharedStack, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 
 async function catAll(url: string, cid: string): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
@@ -68,15 +68,12 @@ describe('Off-chain payloads on the local stack', () => {
   let base: string;
   let ipfsUrl: string;
   before(async () => {
-    stack = await startStack();
+    stack = await sharedStack();
     base = `${stack.url}/api/v1`;
     ipfsUrl = /IPFS: (http:\/\/\S+)/.exec(stack.output())![1]!;
     assert.equal((await call(base, 'POST', '/chains/docs/create')).status, 201);
   });
-  after(async () => {
-    await stack?.stop();
-    if (stack) removeDir(stack.dataDir);
-  });
+  after(() => stopAndRemove(stack));
 
   /** Appends a payload of about `bytes` bytes with a distinctive marker; answers the event's block and the original. */
   async function appendLarge(bytes: number, entity: string) {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '#infra/local/ports';
-import { removeDir, startStack, type Stack } from '#test/support/stack';
+import { sharedStack, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const ADMIN_KEY = `smoke-admin-${randomBytes(16).toString('hex')}`;
 let open: Stack;
@@ -26,15 +26,12 @@ function smoke(args: string[]): Promise<{ code: number | null; output: string }>
 }
 
 before(async () => {
-  open = await startStack();
+  open = await sharedStack();
   secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY } });
 });
 
 after(async () => {
-  for (const s of [open, secured]) {
-    await s?.stop();
-    if (s) removeDir(s.dataDir);
-  }
+  await stopAndRemove(open, secured);
 });
 
 describe('npm run smoke', () => {

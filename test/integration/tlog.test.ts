@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { allOrStop, call, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { allOrStop, call, sharedStack, stopAndRemove, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { publicKeyToHex } from '#shared/ed25519';
 import { signNote } from '#shared/tlog/note';
@@ -46,7 +46,7 @@ async function bytes(path: string): Promise<{ status: number; body: Buffer; head
 let oldCheckpoint: string;
 
 before(async () => {
-  [stack, checker] = await allOrStop<[Stack, string]>([startStack(), buildTlogCheck()]);
+  [stack, checker] = await allOrStop<[Stack, string]>([sharedStack(), buildTlogCheck()]);
   assert.equal((await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/create`)).status, 201);
   await appendBlocks(300); // 301 blocks with the genesis: one full level-0 tile and a partial one
   oldCheckpoint = (await text(`/tlog/${CHAIN}/checkpoint`)).body;

@@ -9,7 +9,7 @@
  * asks for `ownDynamoDb` (what it tests is the JVM's life, or data on disk) starts its own, as `npm start` does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { freePort } from '#infra/local/ports';
@@ -30,8 +30,10 @@ export interface Stack {
   dataDir: string;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
-  /** SIGTERM, then wait for the exit (SIGKILL after a grace period). */
+  /** SIGTERM, then wait for the exit (SIGKILL after a grace period). A shared stack's does nothing: the run stops it. */
   stop(): Promise<number | null>;
+  /** The run's shared stack (sharedStack()): other files use it too, so it is neither stopped nor removed by one. */
+  shared?: true;
 }
 
 export interface StackOptions {
@@ -45,6 +47,8 @@ export interface StackOptions {
   args?: string[];
   /** A DynamoDB Local of its own even under `npm test` (a test of the JVM's life, or of what is kept on disk). */
   ownDynamoDb?: boolean;
+  /** A file that gets everything the process prints, as it prints it (the shared stack's, for the files using it). */
+  logFile?: string;
 }
 
 export interface StackTables {
@@ -126,8 +130,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  const logFile = options.logFile;
+  const keep = (chunk: Buffer) => {
+    output += chunk;
+    if (logFile) appendFileSync(logFile, chunk);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -201,10 +210,57 @@ export function integrationFailureLine(stack: Pick<Stack, 'output'>, requestId: 
     .find((line) => line.message === 'integration failed' && line.request_id === requestId);
 }
 
-/** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs. */
+/** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs; the shared stack is left to the run. */
 export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<void> {
   for (const stack of [...stacks].reverse()) await stack?.stop();
-  for (const stack of stacks) if (stack) removeDir(stack.dataDir);
+  for (const stack of stacks) if (stack && !stack.shared) removeDir(stack.dataDir);
+}
+
+/** What test/run.ts writes of the shared stack once it is ready (or why it could not start), for the files using it. */
+export interface SharedStackFile {
+  url: string;
+  pid: number;
+  dataDir: string;
+  dynamoEndpoint: string;
+  tables: StackTables;
+  dataEnv: Record<string, string>;
+  logFile: string;
+}
+
+/** The environment variable naming the shared stack's file (set by test/run.ts). */
+export const SHARED_STACK_ENV = 'LEDGER_TEST_SHARED_STACK';
+/** Longest a file waits for the run's shared stack to be ready (it starts beside the first files). */
+const SHARED_STACK_WAIT_MS = 90_000;
+
+/**
+ * The stack of a file that needs no settings of its own: under `npm test`, the one stack the run started for every such
+ * file (test/run.ts), already warm; alone (`node --import tsx --test <file>`), one of its own, started as
+ * startStack() starts it. Each file using it works in chains (and keys) of its own names, so that files running at once
+ * cannot see each other's data: no file using it asserts on what every chain holds (the Main Chain's blocks, the list of
+ * chains, counts of the whole node). Its stop() does nothing and stopAndRemove() leaves it; the run stops it at the end.
+ */
+export async function sharedStack(): Promise<Stack> {
+  const file = process.env[SHARED_STACK_ENV];
+  if (!file) return startStack();
+  const deadline = Date.now() + SHARED_STACK_WAIT_MS;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the run's shared stack was not ready within ${SHARED_STACK_WAIT_MS / 1000} s (${file})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const written = JSON.parse(readFileSync(file, 'utf8')) as SharedStackFile | { error: string };
+  if ('error' in written) throw new Error(`the run's shared stack did not start: ${written.error}`);
+  return {
+    url: written.url,
+    pid: written.pid,
+    dynamoPid: undefined,
+    dynamoEndpoint: written.dynamoEndpoint,
+    tables: written.tables,
+    dataEnv: written.dataEnv,
+    dataDir: written.dataDir,
+    output: () => readFileSync(written.logFile, 'utf8'),
+    stop: async () => null,
+    shared: true,
+  };
 }
 
 /** Runs the launcher expecting it to refuse to start; answers its exit code and output. */
