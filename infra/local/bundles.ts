@@ -17,6 +17,7 @@ import {
   BUNDLE_MINIFY,
   ROOT,
   bundleFileSources,
+  BUNDLE_SOURCE_MAP,
   bundleOptions,
   cacheFolder,
   type Stamps,
@@ -53,6 +54,7 @@ export const buildKey = (root = ROOT) =>
     mainFields: BUNDLE_MAIN_FIELDS,
     banner: BUNDLE_BANNER,
     minify: BUNDLE_MINIFY,
+    sourceMap: BUNDLE_SOURCE_MAP,
     node: NODE_MAJOR,
   });
 const BUILD = buildKey();

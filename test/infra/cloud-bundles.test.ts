@@ -89,6 +89,21 @@ describe('the kept Lambda assets', () => {
     assert.match(await run(synth.stdout.trim().split('\n').at(-1)!), /from elsewhere$/);
   });
 
+  it("carry a source map that names the TypeScript line of an error under Lambda's --enable-source-maps, without the sources' text", () => {
+    writeFileSync(join(ROOT, entry), "import { word } from './word.ts';\nexport const handler = async () => {\n  throw new Error('boom ' + word);\n};\n");
+    const folder = cloudBundle(name, entry, 24, files);
+    const map = JSON.parse(readFileSync(join(folder, 'index.mjs.map'), 'utf8')) as { sources: string[]; sourcesContent?: unknown };
+    assert.ok(
+      map.sources.some((s) => s.endsWith(`${name}/entry.ts`)),
+      map.sources.join(', '),
+    );
+    assert.equal(map.sourcesContent, undefined, "the map holds positions, not the sources' text (Node parses it at every cold start)");
+    const script = `import(${JSON.stringify(join(folder, 'index.mjs'))}).then((m) => m.handler()).catch((e) => console.log(e.stack));`;
+    const ran = spawnSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(ran.status, 0, ran.stderr);
+    assert.match(ran.stdout, new RegExp(`${name}/entry\\.ts:3:`), `the stack names entry.ts line 3:\n${ran.stdout}`);
+  });
+
   it('are built again for another Node major', () => {
     source('world');
     const for24 = cloudBundle(name, entry, 24, files);
