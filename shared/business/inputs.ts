@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../access/policy.ts';
 import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
+import { entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
 import { SUBJECT_ID } from '../ledger/subject-port.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -31,7 +32,12 @@ export const privateDataInput = z
   .object({
     channel: z.string().min(1).max(64),
     collection: z.string().min(1).max(64),
-    key: z.string().min(1).max(512),
+    // The key is the stored value's DynamoDB sort key: at most 1,024 bytes, whatever its characters.
+    key: z
+      .string()
+      .min(1)
+      .max(512)
+      .refine((key) => Buffer.byteLength(key) <= 1024, 'must be at most 1024 bytes in UTF-8'),
     value: z
       .string()
       .max(5 * 1024 * 1024)
@@ -48,6 +54,17 @@ export const privateDataInput = z
   .superRefine((v, ctx) => {
     if (v.subject_id !== undefined && v.value_cid !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['value_cid'], message: "A data subject's value is sent inline: the service seals it under the subject's key" });
+    }
+    // What the channel's chain records of the write: its entity id and type keep the event's rules.
+    const fields = [
+      ['entity_id', entityIdSchema],
+      ['event_type', eventTypeSchema],
+    ] as const;
+    for (const [field, schema] of fields) {
+      const given = v.event_metadata[field];
+      if (typeof given === 'string' && given !== '' && !schema.safeParse(given).success) {
+        ctx.addIssue({ code: 'custom', path: ['event_metadata', field], message: `must be at most ${field === 'entity_id' ? 256 : 128} characters` });
+      }
     }
     if ((v.value === undefined) === (v.value_cid === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['value'], message: 'Send exactly one of value and value_cid' });

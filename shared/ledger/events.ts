@@ -12,11 +12,16 @@ import type { LedgerEvent } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 
+/** An event's entity id: what every chain's by-entity index is keyed by (a DynamoDB key: bounded). */
+export const entityIdSchema = z.string().min(1).max(256);
+/** An event's type. */
+export const eventTypeSchema = z.string().min(1).max(128);
+
 export const eventRequestSchema = z
   .object({
-    entity_id: z.string().min(1).max(256),
-    event_type: z.string().min(1).max(128).optional(),
-    event: z.string().min(1).max(128).optional(),
+    entity_id: entityIdSchema,
+    event_type: eventTypeSchema.optional(),
+    event: eventTypeSchema.optional(),
     details: jsonObject.nullish(),
     details_cid: z.string().min(1).max(256).nullish(),
     details_nonce: z.string().min(1).max(256).nullish(),
@@ -62,6 +67,21 @@ export const eventBatchSchema = z.object({
 });
 
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
+/**
+ * Refuses (422) a draft whose entity id or type break the event's rules, whichever way it came (the events routes,
+ * private data, contracts, secure events, an import): the ledger checks it before anything is sealed, since a block
+ * whose records DynamoDB cannot store (an index key over its limit) would hold its chain's head forever.
+ */
+export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_type'>, index?: number): void {
+  const which = index === undefined ? "An event's" : `Event ${index}'s`;
+  if (!entityIdSchema.safeParse(draft.entity_id).success) {
+    throw new UnprocessableError(`${which} entity_id must be a string of 1 to 256 characters`);
+  }
+  if (!eventTypeSchema.safeParse(draft.event_type).success) {
+    throw new UnprocessableError(`${which} event_type must be a string of 1 to 128 characters`);
+  }
+}
+
 export function parseEventRequest(body: unknown): EventDraft {
   return draftOf(parseInput(eventRequestSchema, body, 'body'));
 }

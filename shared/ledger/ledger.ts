@@ -11,7 +11,7 @@ import { QLDB_IMPORT_EVENT, SERVICE_EVENT } from './event-types.ts';
 import { BadRequestError, BlockNotFoundError, ChainExistsError, ChainNotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
 import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
-import type { EventDraft } from './events.ts';
+import { assertDraftFields, type EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isChannelChainName, isWellFormedChainName } from './names.ts';
@@ -270,6 +270,7 @@ export function createLedger({
 
     async appendEvent(chainName, draft, options) {
       assertAppendable(chainName);
+      assertDraftFields(draft);
       // The key's fingerprint of an erasable event needs its subject's key: none is made for a chain that does not exist.
       const chainChecked = draft.subject_id !== undefined && options?.idempotency !== undefined;
       if (chainChecked) await requireHead(chainName);
@@ -286,6 +287,7 @@ export function createLedger({
 
     async appendEvents(chainName, drafts, options) {
       assertAppendable(chainName);
+      drafts.forEach((draft, i) => assertDraftFields(draft, i));
       if (drafts.length > MAX_ATOMIC_BLOCKS) {
         throw new UnprocessableError(
           `A batch holds at most ${MAX_ATOMIC_BLOCKS} events: they commit in one DynamoDB transaction of at most 100 items, one per block and one for the chain head`,

@@ -268,6 +268,33 @@ describe('Private data with auth on', () => {
     assert.doesNotMatch(secured.output(), /unhandled error|ValidationException/);
   });
 
+  it("refuses a private write whose chain record could never be stored, and the channel's chain keeps taking appends (red team)", async () => {
+    // A member's event_metadata.entity_id of 3,000 characters had been sealed on the channel's chain, whose record
+    // DynamoDB refused (an index key over 2,048 bytes): every later append to that chain, an admin's too, answered 500.
+    // A key of 300 emoji (1,200 bytes: over a sort key's 1,024) had answered 500 after its event was on the chain.
+    const s = `${secured.url}/api/business`;
+    const member = { 'X-API-Key': keys.member! };
+    const stats = async () => (await call(secured.url, 'GET', '/api/v1/chains/channel-deals/stats', undefined, member)).body.total_events;
+    const before = await stats();
+    const write = (extra: Record<string, unknown>) =>
+      call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'k', value: 'v', ...extra }, member);
+    const long = await write({ event_metadata: { entity_id: 'E'.repeat(3000) } });
+    assert.equal(long.status, 422, long.text);
+    assert.deepEqual(long.body.detail[0].loc, ['body', 'event_metadata', 'entity_id']);
+    const longType = await write({ event_metadata: { event_type: 'T'.repeat(200) } });
+    assert.deepEqual(longType.body.detail[0].loc, ['body', 'event_metadata', 'event_type']);
+    const wide = await write({ key: '\u{1F600}'.repeat(300) });
+    assert.equal(wide.status, 422, wide.text);
+    assert.deepEqual(wide.body.detail[0].loc, ['body', 'key']);
+    assert.equal(await stats(), before, 'nothing was recorded on the chain');
+    // The ledger holds the rule whichever way an event comes: the events route keeps it too.
+    const direct = await call(secured.url, 'POST', '/api/v1/chains/channel-deals/events', { entity_id: 'E'.repeat(3000), event_type: 't' }, member);
+    assert.equal(direct.status, 422);
+    const next = await call(secured.url, 'POST', '/api/v1/chains/channel-deals/events', { entity_id: 'after', event_type: 't' }, member);
+    assert.equal(next.status, 200, next.text);
+    assert.doesNotMatch(secured.output(), /ValidationException|unhandled error/);
+  });
+
   it("keeps a channel's qldb_import record off the Main Chain: its anchor carries the proof only, for every reader to see (red team)", async () => {
     // A member writes an event of the QLDB importer's closing type on the channel's chain, then anchors that head:
     // the anchor of a public chain carries the import's record, but a channel's content is its members' only.
