@@ -191,7 +191,9 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     .use(security)
     .use(bodyLimit(settings.SVC_MAX_BODY_BYTES))
     .use(cors({ origins: settings.SVC_CORS_ORIGINS, apiKeyHeader: settings.API_KEY_NAME }))
-    .use(rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, limiter: edge.rateLimiter }))
+    .use(
+      rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, authEnabled: settings.SVC_AUTH_ENABLED, limiter: edge.rateLimiter }),
+    )
     .use(auth({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME, authenticator: edge.authenticator }))
     .use(jsonBody())
     .use(errorHandler());

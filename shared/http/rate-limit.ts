@@ -11,8 +11,13 @@ import { logger } from '../log.ts';
 import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
-function clientKey(event: HttpEvent, headerName: string): string {
-  const key = headerValue(event, headerName);
+/**
+ * Who a request counts against: its key where auth will check that key, else its source address. A key is only a
+ * name a caller picks until it is checked: counted by it on a public route (or with auth off), a new made-up key a
+ * request had each gone free, and each made a new item in the shared limiter's table (red team).
+ */
+function clientKey(event: HttpEvent, headerName: string, keyChecked: boolean): string {
+  const key = keyChecked ? headerValue(event, headerName) : undefined;
   // Hashed: the limiter's store must never hold a key.
   return key ? `key:${hashApiKey(key)}` : `ip:${event.requestContext?.http?.sourceIp ?? 'unknown'}`;
 }
@@ -22,6 +27,8 @@ export interface RateLimitOptions {
   perMinute: number;
   /** The header keys are read from (API_KEY_NAME): a client is its key, or its source IP without one. */
   header: string;
+  /** SVC_AUTH_ENABLED: only then, and only on routes that are not public, is a presented key checked (and counted by). */
+  authEnabled: boolean;
   limiter: () => RateLimiterAbstract;
 }
 
@@ -41,7 +48,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareObj<HttpEvent, H
       const limit = options.perMinute;
       const method = request.event.requestContext?.http?.method;
       if (limit === 0 || method === 'OPTIONS' || request.context.relativeKey === 'GET /health') return;
-      const key = clientKey(request.event, options.header);
+      const key = clientKey(request.event, options.header, options.authEnabled && request.context.access !== 'public');
       try {
         const res = await options.limiter().consume(key);
         request.context.rateLimit = { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };

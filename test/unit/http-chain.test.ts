@@ -44,6 +44,7 @@ interface Deps {
 const route = routesOf<Deps>('ledger');
 const ROUTES = [
   route({ method: 'GET', path: '/health', summary: 'health', access: 'public', handler: async () => ({ body: { status: 'healthy' } }) }),
+  route({ method: 'GET', path: '/open', summary: 'a public route, as /openapi.json is', access: 'public', handler: async () => ({ body: { open: true } }) }),
   route({
     method: 'GET',
     path: '/chains/{chain_name}/blocks',
@@ -270,6 +271,16 @@ describe('the middleware chain (offline)', () => {
     assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'guess-2' })).status, 401);
     assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 429, 'over the budget of unknown keys');
     assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key', ip: '198.51.100.1' })).status, 200, 'another address is not');
+  });
+
+  it('counts a public route by address, whatever key a caller makes up, and a checked route by its key (red team)', async () => {
+    // A made-up X-API-Key a request had each escaped the limit on public routes (the key is never checked there).
+    const limited = stack({ rpm: 2 });
+    assert.equal((await limited.call('GET', '/open', { key: 'junk-1' })).status, 200);
+    assert.equal((await limited.call('GET', '/open', { key: 'junk-2' })).status, 200);
+    assert.equal((await limited.call('GET', '/open', { key: 'junk-3' })).status, 429, 'the third from one address, each with a new key');
+    assert.equal((await limited.call('GET', '/open', { ip: '198.51.100.9' })).status, 200, 'another address has its own budget');
+    assert.equal((await limited.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200, 'a checked key counts on its own');
   });
 
   it("through the CDN, counts unknown keys by the viewer's address the edge vouches for, never by one a caller sends itself", async () => {
