@@ -9,6 +9,7 @@ import { guardLedger } from '../access/guarded.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
 import { type EventDraft, parseEventRequest } from '../ledger/events.ts';
+import { checkShape } from '../json-shape.ts';
 import { sha256Hex } from '../ledger/hashing.ts';
 import type { BusinessContext } from './context.ts';
 import { type contractInput, type executeInput, MAX_EMITS } from './inputs.ts';
@@ -125,6 +126,9 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
         }
         const chain = input.context.chain;
         if (!chain) throw new UnprocessableError('The contract emits events but context.chain names no chain');
+        // What a contract emits keeps the shape a request's body keeps (its depth, no '__proto__' keys): it is appended
+        // as the caller's events, which the events routes would have refused nested deeper (red team).
+        checkShape(emit, ['emit'], "The contract's emit");
         let drafts: EventDraft[];
         try {
           drafts = emit.map((e) => parseEventRequest(e));

@@ -165,5 +165,15 @@ describe('the business domain (offline)', () => {
       /emitted an invalid event/,
     );
     assert.equal(ledgerRepository.blocksOf('calc').length, 2, 'neither emit of the refused run was appended');
+
+    // Nested deeper than a request's body may be: refused as the events routes refuse it (red team: it had been appended).
+    const deep =
+      'function execute(event) { let d = {}; for (let i = 0; i < 100; i++) d = { d }; return { emit: [{ entity_id: "a", event_type: "deep", details: d }] }; }';
+    await business.registerContract(acme, { contract_id: 'deep', version: '1.0.0', implementation: deep, metadata: {} });
+    await assert.rejects(
+      business.executeContract(acme, { contract_id: 'deep', event: { entity_id: 'e', event: 'x', details: {} }, context: { chain: 'calc' } }),
+      /The contract's emit is nested deeper than 64 levels/,
+    );
+    assert.equal(ledgerRepository.blocksOf('calc').length, 2, 'nothing of it was appended');
   });
 });
