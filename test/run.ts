@@ -2,11 +2,9 @@
  * `npm test` (unit, CDK and integration suites), `npm run test:unit`, `npm run test:integration`: node:test over the
  * suites' files, run so that the whole loop fits in minutes on a 2-core machine.
  *
- * - Two files at a time (each in its own process, as node:test runs them), and a third while the cores stand partly
- *   idle (test/support/file-pool.ts: many files wait on their stacks, sockets or timers), the files known to take
- *   longest first, so that no long file starts last. No file asserts a timing against this machine's speed (the quick
- *   benchmarks check counts and shapes, not rates), so none needs the machine to itself. Each file's report is
- *   printed as one block when it ends.
+ * - Two files at a time (each in its own process, as node:test runs them), the files known to take longest first, so
+ *   that no long file starts last. No file asserts a timing against this machine's speed (the quick benchmarks check
+ *   counts and shapes, not rates), so none needs the machine to itself.
  * - One DynamoDB Local for the whole run (in memory), which every stack that does not choose its own DynamoDB uses
  *   with tables of its own (test/support/stack.ts): a JVM a stack cost 1.5 s and 3.3 s of CPU here.
  * - Every file has a deadline (FILE_DEADLINE_MS): one that hangs fails, and the run goes on.
@@ -15,19 +13,18 @@
  *   file's time.
  *
  * Arguments: suites (`unit`, `infra`, `integration`) or files; none means all three suites. `--serial` runs every
- * file alone (to find a test that depends on an idle machine). LEDGER_TEST_FILES_AT_ONCE=N runs N files at a time, and
- * LEDGER_TEST_MAX_FILES_AT_ONCE=M up to M while the cores stand idle (3 at a time always: 766 s against 790 s for 2,
- * within this machine's drift, with the longest file twice as long).
+ * file alone (to find a test that depends on an idle machine). LEDGER_TEST_FILES_AT_ONCE=N runs N files at a time
+ * (3 here: 766 s against 790 s for 2, within this machine's drift, with the longest file twice as long).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
+import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ROOT } from '#infra/bundling';
-import { runFiles } from './support/file-pool.ts';
 import slowestFiles from './support/slowest-files.mjs';
 import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
@@ -51,10 +48,8 @@ const LONGEST_FIRST = [
   'test/integration/client.test.ts',
 ];
 
-/** Files run at once (LEDGER_TEST_FILES_AT_ONCE, default 2: the cores). */
+/** Files run at once (LEDGER_TEST_FILES_AT_ONCE, default 2). */
 const FILES_AT_ONCE = Number(process.env.LEDGER_TEST_FILES_AT_ONCE ?? 2);
-/** Most files at once while the cores stand idle (LEDGER_TEST_MAX_FILES_AT_ONCE, default one more). */
-const MAX_FILES_AT_ONCE = Math.max(FILES_AT_ONCE, Number(process.env.LEDGER_TEST_MAX_FILES_AT_ONCE ?? FILES_AT_ONCE + 1));
 
 /** Longest a file may run: a hang fails its file, never the whole CI run (90 minutes). */
 const FILE_DEADLINE_MS = 10 * 60_000;
@@ -175,13 +170,7 @@ const events: unknown[] = [];
 const started = Date.now();
 {
   // node:test's TestsStream is a Node Readable (its typings say a web ReadableStream).
-  const pool = { base: serial ? 1 : FILES_AT_ONCE, max: serial ? 1 : MAX_FILES_AT_ONCE, timeoutMs: FILE_DEADLINE_MS };
-  const stream = Readable.from(
-    runFiles(
-      ordered.map((f) => join(ROOT, f)),
-      pool,
-    ),
-  );
+  const stream = run({ files: ordered.map((f) => join(ROOT, f)), concurrency: serial ? 1 : FILES_AT_ONCE, timeout: FILE_DEADLINE_MS }) as unknown as Readable;
   const recorded = stream.compose(async function* record(source: AsyncIterable<{ type: string; data: unknown }>) {
     for await (const event of source) {
       events.push(event);
