@@ -69,16 +69,21 @@ describe('Rate limit, memory backend', () => {
 
 describe('Rate limit, DynamoDB backend shared by two gateways', () => {
   it('counts one key across both processes', async () => {
-    const a = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb' });
-    const b = await stack({ SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb', ...a.dataEnv });
-    const headers = { 'X-API-Key': 'shared-client-key' };
+    // Auth on: a key is counted as a client only where it is checked (a made-up one is only a name a caller picks).
+    const a = await stack({ SVC_AUTH_ENABLED: 'true', SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb' });
+    const b = await stack({ SVC_AUTH_ENABLED: 'true', SVC_RATE_LIMIT_RPM: '5', SVC_RATE_LIMIT_BACKEND: 'dynamodb', ...a.dataEnv });
+    const [shared, another] = [
+      newKey(await keysCli(a.dataDir, ['create', '--role', 'reader'])),
+      newKey(await keysCli(a.dataDir, ['create', '--role', 'reader'])),
+    ];
+    const headers = { 'X-API-Key': shared };
     const statuses: number[] = [];
     for (const url of [a.url, b.url, a.url, b.url, a.url]) statuses.push((await call(url, 'GET', '/api/v1/chains', undefined, headers)).status);
     assert.deepEqual(statuses, [200, 200, 200, 200, 200]);
     const sixth = await call(b.url, 'GET', '/api/v1/chains', undefined, headers);
     assert.equal(sixth.status, 429, 'the sixth request, on the other process, is over the shared limit');
     assert.ok(Number(sixth.headers.get('retry-after')) >= 1);
-    const otherClient = await call(b.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': 'another-client' });
+    const otherClient = await call(b.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': another });
     assert.equal(otherClient.status, 200);
   });
 });
