@@ -75,6 +75,10 @@ export function createHandler(core: Core) {
           const store = connections();
           const identity = await store.identity(connectionId);
           if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
+          // The key is checked again at every subscription (and every push), not only at $connect.
+          if (config.SVC_AUTH_ENABLED && identity.key_id !== null && (await core.apiKeys().hashOf(identity.key_id)) === undefined) {
+            return { statusCode: 200, body: messages.error("This connection's key was revoked: connect again with a valid key") };
+          }
           // A channel's chain is subscribed to by its members only. `*` and event types may be subscribed
           // to by anyone: the pushes themselves leave out the chains a subscriber may not read.
           if (request.chain !== null && request.chain !== '*') {

@@ -71,7 +71,17 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     };
     const access = createAccessControl({ channels: memoized });
     const readers = new Map<string, (chainName: string) => Promise<boolean>>();
-    return (subscriber, chainName) => {
+    // A key's rights are checked at every push, not only at $connect: a key revoked since then receives nothing more
+    // (it had kept receiving its channels' events for its connection's life). One read per key per batch of blocks.
+    const apiKeys = core.apiKeys();
+    const live = new Map<string, Promise<boolean>>();
+    const stillValid = (keyId: string) => {
+      let known = live.get(keyId);
+      if (!known) live.set(keyId, (known = apiKeys.hashOf(keyId).then((hash) => hash !== undefined)));
+      return known;
+    };
+    return async (subscriber, chainName) => {
+      if (config.SVC_AUTH_ENABLED && subscriber.key_id !== null && !(await stillValid(subscriber.key_id))) return false;
       const principal = principalOf(subscriber);
       const key = `${principal.role}|${principal.org_id ?? ''}`;
       let reader = readers.get(key);

@@ -343,4 +343,36 @@ describe('WebSocket with auth on', () => {
     // A repeated parameter is refused, as on every HTTP route: not the last value taken.
     await assert.rejects(open(`${url}?api_key=wrong&api_key=${encodeURIComponent(key)}`), /400/);
   });
+
+  it('stops pushing to a key revoked after it connected, and refuses its next subscription (red team)', async () => {
+    // Checked only at $connect, a revoked key's open socket had kept receiving its chains' events for its life.
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const created = async (role: string) => {
+      const out = await keysCli(secured.dataDir, ['create', '--role', role]);
+      return { id: /Created \w+ key (\S+?)\./.exec(out)![1]!, key: /Key \(shown once, store it now\): (\S+)/.exec(out)![1]! };
+    };
+    const [writer, doomed, witness] = [await created('writer'), await created('reader'), await created('reader')];
+    const write = { 'X-API-Key': writer.key };
+    assert.equal((await call(secured.url, 'POST', '/api/v1/chains/watched/create', undefined, write)).status, 201);
+    const listen = async (key: string) => {
+      const s = await open(`${url}?api_key=${encodeURIComponent(key)}`);
+      s.socket.send(JSON.stringify({ type: 'subscribe', chain: 'watched' }));
+      await s.waitFor((m) => m.type === 'subscribed', 1);
+      return s;
+    };
+    const [revoked, kept] = [await listen(doomed.key), await listen(witness.key)];
+    const post = (n: number) => call(secured.url, 'POST', '/api/v1/chains/watched/events', { entity_id: `w-${n}`, event_type: 'seen' }, write);
+    assert.equal((await post(1)).status, 200);
+    for (const s of [revoked, kept]) await s.waitFor((m) => m.type === 'event' && m.event.entity_id === 'w-1', 1, 10_000);
+
+    await keysCli(secured.dataDir, ['revoke', doomed.id]);
+    assert.equal((await post(2)).status, 200);
+    // The kept key's socket sees the event: the push went out; the revoked key's, a moment later still, has not.
+    await kept.waitFor((m) => m.type === 'event' && m.event.entity_id === 'w-2', 1, 10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(!revoked.messages.some((m) => m.event?.entity_id === 'w-2'), 'the revoked key received nothing after its revocation');
+    revoked.socket.send(JSON.stringify({ type: 'subscribe', chain: 'other' }));
+    const [refused] = await revoked.waitFor((m) => m.type === 'error', 1);
+    assert.match(refused.detail, /revoked/);
+  });
 });
