@@ -41,6 +41,8 @@ export interface GatewayOptions {
    * where the cause is told (infra/local/integration-errors.ts logs and counts it).
    */
   onIntegrationError?: (failure: IntegrationFailure) => void;
+  /** Told when a function answered a request that may have written (any method but GET, HEAD and OPTIONS). */
+  onWriteAnswered?: () => void;
 }
 
 /** An integration that failed: which function, for which route and request, and why. */
@@ -310,6 +312,7 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
           throw new ResponseTooLargeError(`Response payload size exceeded maximum allowed payload size (${maxResponse} bytes): ${size} bytes`);
         }
         writeResult(res, result ?? {});
+        if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') options.onWriteAnswered?.();
       } catch (error) {
         // What an HTTP API answers when the integration itself fails: a bare 500, or 503 when it timed out.
         const timedOut = error instanceof IntegrationTimeoutError;

@@ -314,6 +314,8 @@ async function main(): Promise<void> {
             })
           : core.metrics(),
       ),
+      // A write just answered: its blocks' pushes go out now, whatever the idle stream's reading rate.
+      onWriteAnswered: () => poller?.nudge(),
     });
     // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
     const { ws: wsHandler, broadcast } = functions;

@@ -320,6 +320,10 @@ async function main(): Promise<void> {
           })
         : undefined,
     ),
+    // A write just answered: the streams' pushes go out now, whatever their idle reading rate.
+    onWriteAnswered: () => {
+      for (const poller of pollers) poller.nudge();
+    },
   });
   if (model.webSocket) {
     const wsRoutes = model.webSocket.routes;
