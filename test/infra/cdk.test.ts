@@ -362,7 +362,10 @@ describe('Stack: LedgerStack (cdk synth)', () => {
 describe('Function bundles', () => {
   for (const group of [...Object.keys(GROUPS), ...Object.keys(EVENT_FUNCTIONS)]) {
     // Minified but with names kept (infra/bundling.ts), so errors keep their class names: under 2.5 MB.
-    it(`${group}: built by esbuild, under 2.5 MB, keeps class names, loads in a fresh Node process in under 500 ms`, () => {
+    // Its load time is a benchmark's figure (bench/probes/cold-import.ts: 273-325 ms for the ledger function on Node 24
+    // here); this bound only catches a bundle whose load went wrong (seconds): 500 ms failed twice on 2026-12-04 with
+    // both cores busy (the docs bundle's best of three, 583 ms).
+    it(`${group}: built by esbuild, under 2.5 MB, keeps class names, loads in a fresh Node process in under 1.5 s`, () => {
       const bundle = bundleOf(group);
       assert.ok(existsSync(bundle), bundle);
       const size = statSync(bundle).size;
@@ -393,10 +396,10 @@ describe('Function bundles', () => {
       // The fastest of up to three loads: one load can stall behind other work on this shared machine, and a
       // bundle that grew too slow to load is slow every time.
       const loads = [load()];
-      while (loads.at(-1)!.ms >= 500 && loads.length < 3) loads.push(load());
+      while (loads.at(-1)!.ms >= 1_500 && loads.length < 3) loads.push(load());
       assert.equal(loads[0]!.handler, 'function');
       const ms = Math.min(...loads.map((l) => l.ms));
-      assert.ok(ms < 500, `loaded in ${loads.map((l) => l.ms.toFixed(0)).join(', ')} ms`);
+      assert.ok(ms < 1_500, `loaded in ${loads.map((l) => l.ms.toFixed(0)).join(', ')} ms`);
     });
   }
 
