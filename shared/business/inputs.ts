@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../access/policy.ts';
 import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
-import { entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
+import { ENTITY_ID_MAX, EVENT_TYPE_MAX, entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
 import { SUBJECT_ID } from '../ledger/subject-port.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -57,13 +57,13 @@ export const privateDataInput = z
     }
     // What the channel's chain records of the write: its entity id and type keep the event's rules.
     const fields = [
-      ['entity_id', entityIdSchema],
-      ['event_type', eventTypeSchema],
+      ['entity_id', entityIdSchema, ENTITY_ID_MAX],
+      ['event_type', eventTypeSchema, EVENT_TYPE_MAX],
     ] as const;
-    for (const [field, schema] of fields) {
+    for (const [field, schema, max] of fields) {
       const given = v.event_metadata[field];
       if (typeof given === 'string' && given !== '' && !schema.safeParse(given).success) {
-        ctx.addIssue({ code: 'custom', path: ['event_metadata', field], message: `must be at most ${field === 'entity_id' ? 256 : 128} characters` });
+        ctx.addIssue({ code: 'custom', path: ['event_metadata', field], message: `must be at most ${max} characters` });
       }
     }
     if ((v.value === undefined) === (v.value_cid === undefined)) {

@@ -12,10 +12,12 @@ import type { LedgerEvent } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 
-/** An event's entity id: what every chain's by-entity index is keyed by (a DynamoDB key: bounded). */
-export const entityIdSchema = z.string().min(1).max(256);
-/** An event's type. */
-export const eventTypeSchema = z.string().min(1).max(128);
+/** The longest entity id, in characters: what every chain's by-entity index is keyed by (a DynamoDB key: bounded). */
+export const ENTITY_ID_MAX = 256;
+/** The longest event type, in characters. */
+export const EVENT_TYPE_MAX = 128;
+export const entityIdSchema = z.string().min(1).max(ENTITY_ID_MAX);
+export const eventTypeSchema = z.string().min(1).max(EVENT_TYPE_MAX);
 
 export const eventRequestSchema = z
   .object({
@@ -66,7 +68,6 @@ export const eventBatchSchema = z.object({
   events: z.array(eventRequestSchema).min(1).max(MAX_BATCH_EVENTS),
 });
 
-/** Validates a request body into an EventDraft, or throws the contract's 422. */
 /**
  * Refuses (422) a draft whose entity id or type break the event's rules, whichever way it came (the events routes,
  * private data, contracts, secure events, an import): the ledger checks it before anything is sealed, since a block
@@ -75,13 +76,14 @@ export const eventBatchSchema = z.object({
 export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_type'>, index?: number): void {
   const which = index === undefined ? "An event's" : `Event ${index}'s`;
   if (!entityIdSchema.safeParse(draft.entity_id).success) {
-    throw new UnprocessableError(`${which} entity_id must be a string of 1 to 256 characters`);
+    throw new UnprocessableError(`${which} entity_id must be a string of 1 to ${ENTITY_ID_MAX} characters`);
   }
   if (!eventTypeSchema.safeParse(draft.event_type).success) {
-    throw new UnprocessableError(`${which} event_type must be a string of 1 to 128 characters`);
+    throw new UnprocessableError(`${which} event_type must be a string of 1 to ${EVENT_TYPE_MAX} characters`);
   }
 }
 
+/** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {
   return draftOf(parseInput(eventRequestSchema, body, 'body'));
 }
