@@ -4,12 +4,14 @@
  *
  * Traps handled here (architecture.md): telemetry off only through DDB_LOCAL_TELEMETRY=0; `-port 0` is
  * refused, so a free port is picked first; a busy port makes the JVM hang after "Failed to bind", so the
- * start has a deadline and the JVM is killed by pid on every way out.
+ * start has a deadline and the JVM is killed by pid on every way out; it has no option for the address it
+ * listens on, so a main of ours binds it to 127.0.0.1 (LOOPBACK_MAIN).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort, isPortFree } from './ports.ts';
 
 export class LaunchError extends Error {
@@ -47,6 +49,15 @@ export interface DynamoDbLocalOptions {
 }
 
 const PID_FILE = 'dynamodb-local.pid';
+
+/**
+ * DynamoDB Local has no option for the address it listens on, and listened on every interface: whoever reached its
+ * port could write an admin key into the stack's tables. It is started through a main of ours
+ * (infra/local/java/LoopbackDynamoDbLocal.java, kept compiled beside its source) that binds its server to 127.0.0.1,
+ * and exits with status 3 rather than start when it cannot.
+ */
+const LOOPBACK_MAIN = 'LoopbackDynamoDbLocal';
+const LOOPBACK_MAIN_DIR = fileURLToPath(new URL('./java/', import.meta.url));
 
 /**
  * The JVM's options. `quick` (the default): its quick compiler only (C1), and one GC thread. DynamoDB Local spends
@@ -151,8 +162,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     [
       ...JVM_OPTIONS[options.jit ?? 'quick'],
       `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
-      '-jar',
-      join(jarDir, 'DynamoDBLocal.jar'),
+      // DynamoDB Local's own main, with its server bound to 127.0.0.1 (LOOPBACK_MAIN); the jar's manifest brings its libraries.
+      '-cp',
+      `${join(jarDir, 'DynamoDBLocal.jar')}${delimiter}${LOOPBACK_MAIN_DIR}`,
+      LOOPBACK_MAIN,
       '-port',
       String(port),
       ...storage,
@@ -231,7 +244,8 @@ async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: 
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {
-      if (/Failed to bind|Address already in use/i.test(output)) {
+      if (/cannot be bound to 127\.0\.0\.1/.test(output)) throw new LaunchError(`DynamoDB Local was not started: ${output.trim()}`);
+      if (/Failed to bind|Address already in use|Could not start server on port/i.test(output)) {
         throw new LaunchError(`DynamoDB Local could not use port ${port}: it is already in use.`);
       }
       if (child.exitCode !== null || child.signalCode !== null) {

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { freePort } from '#infra/local/ports';
+import { isLoopback, listeningSockets, processTree } from '#test/support/sockets';
 import { call, expectStartFailure, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
 
 describe('The local launcher (npm start)', () => {
@@ -77,11 +78,29 @@ describe('The local launcher (npm start)', () => {
     }
   });
 
-  it('stops the JVM with it on SIGTERM', async () => {
+  it('listens on 127.0.0.1 only (the gateway, IPFS, DynamoDB Local, every function), and stops the JVM with it on SIGTERM', async () => {
     const stack = await startStack({ ownDynamoDb: true });
     try {
       assert.ok(stack.dynamoPid && isAlive(stack.dynamoPid));
       assert.equal((await call(stack.url, 'GET', '/api/ledger/health')).status, 200);
+      // Every group's function started (its instances are the launcher's threads), then every socket the stack listens on.
+      for (const path of ['/api/v1/chains', '/api/business/channels', '/api/admin/status', '/metrics', '/graphql?query=%7B__typename%7D'])
+        assert.ok((await call(stack.url, 'GET', path)).status < 500, path);
+      const listening = listeningSockets(processTree(stack.pid));
+      // The probe sees what it must: the gateway's port, and DynamoDB Local's in the JVM (which listened on every interface).
+      assert.ok(
+        listening.some((s) => s.port === Number(new URL(stack.url).port)),
+        JSON.stringify(listening),
+      );
+      assert.ok(
+        listening.some((s) => s.pid === stack.dynamoPid && s.port === Number(new URL(stack.dynamoEndpoint).port)),
+        JSON.stringify(listening),
+      );
+      assert.deepEqual(
+        listening.filter((s) => !isLoopback(s.address)),
+        [],
+        'a socket reachable from outside the host',
+      );
       // SVC_DYNAMODB_LOCAL_JIT's default: C1 only, which halved the JVM's CPU in a start and under a test run.
       const jvmArgs = readFileSync(`/proc/${stack.dynamoPid}/cmdline`, 'utf8').split('\0');
       assert.ok(jvmArgs.includes('-XX:TieredStopAtLevel=1'), jvmArgs.join(' '));
