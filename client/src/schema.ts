@@ -3379,6 +3379,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    chain?: string;
+                    channel?: string;
+                    collection?: string;
                     data: components["schemas"]["Def6"];
                 };
             };
@@ -4287,6 +4290,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    chain?: string;
+                    channel?: string;
+                    collection?: string;
                     data: components["schemas"]["Def7"];
                 };
             };

@@ -10,7 +10,7 @@ import { lambdaHandler } from '#shared/wiring/process';
 
 export function createHandler(core: Core) {
   const node = createNodeWiring(core);
-  return createHttpHandler({ group: 'admin', routes: ADMIN_ROUTES, edge: core.edge, deps: { admin: node.admin, offchain: core.offchain } });
+  return createHttpHandler({ group: 'admin', routes: ADMIN_ROUTES, edge: core.edge, deps: { admin: node.admin, offchainFor: core.offchainFor } });
 }
 
 export const handler = lambdaHandler(createHandler);

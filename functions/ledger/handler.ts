@@ -14,7 +14,7 @@ export function createHandler(core: Core) {
     group: 'ledger',
     routes: LEDGER_ROUTES,
     edge: core.edge,
-    deps: { ledgerFor: core.ledgerFor, proofsFor: node.proofsFor, offchain: core.offchain, node: node.admin, health: core.health },
+    deps: { ledgerFor: core.ledgerFor, proofsFor: node.proofsFor, offchainFor: core.offchainFor, node: node.admin, health: core.health },
   });
 }
 

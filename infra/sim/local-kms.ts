@@ -6,7 +6,8 @@
  *
  * A ciphertext blob is AES-256-GCM under one local root key (made on first start, mode 0600) with the
  * key's ARN bound in as additional data: `SIMKMS1` ‖ len ‖ key ARN ‖ iv(12) ‖ tag(16) ‖ ciphertext. Decrypt
- * finds the key in the blob, as KMS does for symmetric keys. Errors are KMS's own: a status 400 with
+ * finds the key in the blob, as KMS does for symmetric keys. An `EncryptionContext` is bound in too (the ARN, then
+ * the context's pairs sorted by key): Decrypt with another context, or none, fails as KMS's does. Errors are KMS's own: a status 400 with
  * `__type` NotFoundException, InvalidCiphertextException or ValidationException.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -63,24 +64,33 @@ export function createLocalKms(options: { keyFile: string; keys: readonly string
     return bytes.subarray(MAGIC.length + 2, MAGIC.length + 2 + length).toString('utf8');
   };
 
-  function seal(arn: string, plaintext: Buffer): string {
+  /** The additional data: the key's ARN, then the encryption context (none: the ARN alone, as blobs made before). */
+  const aad = (arn: string, context: unknown): Buffer => {
+    if (context !== undefined && (typeof context !== 'object' || context === null || Array.isArray(context)))
+      throw new KmsError('ValidationException', 'EncryptionContext must be a map of strings');
+    const pairs = Object.entries((context ?? {}) as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    if (pairs.some(([, v]) => typeof v !== 'string')) throw new KmsError('ValidationException', 'EncryptionContext must be a map of strings');
+    return Buffer.from(pairs.length === 0 ? arn : `${arn}\n${JSON.stringify(pairs)}`);
+  };
+
+  function seal(arn: string, plaintext: Buffer, context: unknown): string {
     const name = Buffer.from(arn);
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', root, iv);
-    cipher.setAAD(name);
+    cipher.setAAD(aad(arn, context));
     const sealed = Buffer.concat([cipher.update(plaintext), cipher.final()]);
     const length = Buffer.alloc(2);
     length.writeUInt16BE(name.length);
     return Buffer.concat([MAGIC, length, name, iv, cipher.getAuthTag(), sealed]).toString('base64');
   }
 
-  function open(bytes: Buffer): { arn: string; plaintext: Buffer } {
+  function open(bytes: Buffer, context: unknown): { arn: string; plaintext: Buffer } {
     const arn = keyOfBlob(bytes);
     if (!keys.has(arn)) throw new KmsError('InvalidCiphertextException', '');
     const at = MAGIC.length + 2 + Buffer.byteLength(arn);
     try {
       const decipher = createDecipheriv('aes-256-gcm', root, bytes.subarray(at, at + 12));
-      decipher.setAAD(Buffer.from(arn));
+      decipher.setAAD(aad(arn, context));
       decipher.setAuthTag(bytes.subarray(at + 12, at + 28));
       return { arn, plaintext: Buffer.concat([decipher.update(bytes.subarray(at + 28)), decipher.final()]) };
     } catch {
@@ -100,16 +110,16 @@ export function createLocalKms(options: { keyFile: string; keys: readonly string
           const bytes = body.KeySpec === 'AES_128' ? 16 : body.KeySpec === 'AES_256' ? 32 : Number(body.NumberOfBytes ?? Number.NaN);
           if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024) throw new KmsError('ValidationException', 'KeySpec or NumberOfBytes is required');
           const plaintext = randomBytes(bytes);
-          return { KeyId: arn, Plaintext: plaintext.toString('base64'), CiphertextBlob: seal(arn, plaintext) };
+          return { KeyId: arn, Plaintext: plaintext.toString('base64'), CiphertextBlob: seal(arn, plaintext, body.EncryptionContext) };
         }
         case 'Encrypt': {
           const arn = keyArn(body.KeyId);
           const plaintext = Buffer.from(String(body.Plaintext ?? ''), 'base64');
           if (plaintext.length < 1 || plaintext.length > 4096) throw new KmsError('ValidationException', 'Plaintext must be 1 to 4096 bytes');
-          return { KeyId: arn, CiphertextBlob: seal(arn, plaintext), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+          return { KeyId: arn, CiphertextBlob: seal(arn, plaintext, body.EncryptionContext), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
         }
         case 'Decrypt': {
-          const { arn, plaintext } = open(blob(body.CiphertextBlob));
+          const { arn, plaintext } = open(blob(body.CiphertextBlob), body.EncryptionContext);
           if (body.KeyId && keyArn(body.KeyId) !== arn) throw new KmsError('InvalidCiphertextException', '');
           return { KeyId: arn, Plaintext: plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
         }

@@ -4,7 +4,8 @@
  * check (not cached: a member added a moment ago must be able to act at once, on any instance).
  */
 import { ChainNotFoundError, NotFoundError } from '../errors.ts';
-import { authorize, channelIdOfChain, decide, needsChannelMembers, type Action, type ChannelScope, type Principal, type Resource } from './policy.ts';
+import { type PayloadOpener, parsePayloadScope } from '../ledger/offchain-port.ts';
+import { authorize, channelIdOfChain, decide, isAdmin, needsChannelMembers, type Action, type ChannelScope, type Principal, type Resource } from './policy.ts';
 
 /** What access control needs of a channel's details: its member organizations. */
 export interface Membership {
@@ -29,6 +30,13 @@ export interface AccessControl<Channel extends object = object, Details extends 
   channel(principal: Principal, action: Action, channelId: string): Promise<Channel & Details>;
   /** Refuses (403) unless allowed; for resources that need no read (the service, an organization, a contract). */
   check(principal: Principal, action: Action, resource: Resource): void;
+  /**
+   * Whether `principal` may read off-chain payloads of each scope (memoized for one request): a chain's payloads
+   * by who may read the chain, a collection's by its channel's members, an organization's by its keys, public ones
+   * by any key, the service's by nobody; admins read all. `citing`: for a new reference (an event's `details_cid`,
+   * a private value's `value_cid`), which an envelope written before scopes may not be given unless by an admin.
+   */
+  payloadOpener(principal: Principal, options?: { citing?: boolean }): PayloadOpener;
 }
 
 export function createAccessControl<Channel extends object, Details extends Membership>({
@@ -52,28 +60,30 @@ export function createAccessControl<Channel extends object, Details extends Memb
     return { kind: 'chain', name: chainName, channel: scope };
   }
 
+  function chainReader(principal: Principal): (chainName: string) => Promise<boolean> {
+    const known = new Map<string, Promise<boolean>>();
+    return (chainName) => {
+      let answer = known.get(chainName);
+      if (!answer) {
+        answer = chainResource(principal, 'chain.read', chainName).then(
+          (resource) => decide(principal, 'chain.read', resource).allow,
+          (error: unknown) => {
+            if (error instanceof ChainNotFoundError) return false;
+            throw error;
+          },
+        );
+        known.set(chainName, answer);
+      }
+      return answer;
+    };
+  }
+
   return {
     async chain(principal, action, chainName) {
       authorize(principal, action, await chainResource(principal, action, chainName));
     },
 
-    chainReader(principal) {
-      const known = new Map<string, Promise<boolean>>();
-      return (chainName) => {
-        let answer = known.get(chainName);
-        if (!answer) {
-          answer = chainResource(principal, 'chain.read', chainName).then(
-            (resource) => decide(principal, 'chain.read', resource).allow,
-            (error: unknown) => {
-              if (error instanceof ChainNotFoundError) return false;
-              throw error;
-            },
-          );
-          known.set(chainName, answer);
-        }
-        return answer;
-      };
-    },
+    chainReader,
 
     async channel(principal, action, channelId) {
       const [record, details] = await Promise.all([channels.getChannel(channelId), channels.getChannelDetails(channelId)]);
@@ -83,5 +93,35 @@ export function createAccessControl<Channel extends object, Details extends Memb
     },
 
     check: authorize,
+
+    payloadOpener(principal, options) {
+      const mayReadChain = chainReader(principal);
+      const known = new Map<string, Promise<boolean>>();
+      const decideScope = async (scope: string | null): Promise<boolean> => {
+        if (isAdmin(principal)) return true;
+        // Before scopes: read where it was cited, as it was; never cited anew (that was how another's was read).
+        if (scope === null) return !options?.citing;
+        const parsed = parsePayloadScope(scope);
+        switch (parsed?.kind) {
+          case 'chain':
+            return mayReadChain(parsed.chain);
+          case 'collection': {
+            const channel = await scopeOf(parsed.channel);
+            return channel !== undefined && decide(principal, 'private_data.read', { kind: 'channel', channel }).allow;
+          }
+          case 'org':
+            return principal.org_id === parsed.org_id && principal.role !== null;
+          case 'public':
+            return principal.role !== null;
+          default:
+            return false; // the service's own, or a scope this version does not know
+        }
+      };
+      return (scope) => {
+        let answer = known.get(String(scope));
+        if (!answer) known.set(String(scope), (answer = decideScope(scope)));
+        return answer;
+      };
+    },
   };
 }

@@ -7,13 +7,20 @@
 import type { AppendOptions, Ledger } from '../ledger/ledger.ts';
 import type { Proofs } from '../ledger/proofs.ts';
 import type { Tlog } from '../tlog/tlog.ts';
-import type { AccessControl } from './access.ts';
+import { NotFoundError } from '../errors.ts';
+import { type OffchainStore, type PayloadScope, payloadScope, type StoredPayload } from '../ledger/offchain-port.ts';
+import type { AccessControl, Membership } from './access.ts';
 import type { Principal } from './policy.ts';
 
 export function guardLedger(ledger: Ledger, access: AccessControl, principal: Principal): Ledger {
+  // Off-chain payloads open for this caller only, whatever a request says: what it may read, and what it may cite.
+  const opener = access.payloadOpener(principal);
+  const citing = access.payloadOpener(principal, { citing: true });
   // An Idempotency-Key is its caller's own: two callers' equal keys never meet (nor see each other's answers).
-  const ownKeys = (options: AppendOptions | undefined): AppendOptions | undefined =>
-    options?.idempotency ? { idempotency: { key: options.idempotency.key, caller: principal.key_id ?? '-' } } : options;
+  const ownKeys = (options: AppendOptions | undefined): AppendOptions => ({
+    ...(options?.idempotency ? { idempotency: { key: options.idempotency.key, caller: principal.key_id ?? '-' } } : {}),
+    opener: citing,
+  });
   return {
     async listChains() {
       access.check(principal, 'chain.read_metadata', { kind: 'service' });
@@ -30,11 +37,11 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
     },
     async listBlocks(chainName, page) {
       await access.chain(principal, 'chain.read', chainName);
-      return ledger.listBlocks(chainName, page);
+      return ledger.listBlocks(chainName, { ...page, opener });
     },
     async getBlock(chainName, address, options) {
       await access.chain(principal, 'chain.read', chainName);
-      return ledger.getBlock(chainName, address, options);
+      return ledger.getBlock(chainName, address, { ...options, opener });
     },
     async appendEvent(chainName, draft, options) {
       await access.chain(principal, 'chain.append', chainName);
@@ -52,7 +59,7 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
     async traceEntity(entityId, chainName, options) {
       if (chainName !== undefined) {
         await access.chain(principal, 'chain.read', chainName);
-        return ledger.traceEntity(entityId, chainName, options);
+        return ledger.traceEntity(entityId, chainName, { ...options, opener });
       }
       // Across all chains: the events of chains this caller may not read are left out, as if absent,
       // before any off-chain payload is fetched.
@@ -64,7 +71,7 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       return {
         entity_id: trace.entity_id,
         chains: trace.chains.filter((name) => readable.has(name)),
-        events: options?.resolveCid ? await ledger.resolveEvents(events) : events,
+        events: options?.resolveCid ? await ledger.resolveEvents(events, opener) : events,
       };
     },
     async eraseSubject(subjectId, by) {
@@ -73,7 +80,49 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       return ledger.eraseSubject(subjectId, { ...by, erased_by: principal.key_id });
     },
     describe: () => ledger.describe(),
-    resolveEvents: (events) => ledger.resolveEvents(events),
+    resolveEvents: (events) => ledger.resolveEvents(events, opener),
+  };
+}
+
+/** Where a caller puts a payload off chain: a chain's events, a channel's collection, or (neither) its organization. */
+export interface OffchainTarget {
+  chain?: string | undefined;
+  channel?: string | undefined;
+  collection?: string | undefined;
+}
+
+/** Off-chain payloads as one caller may use them: put for a scope it may write, read only in scopes it may read. */
+export interface CallerOffchain {
+  put(value: unknown, target: OffchainTarget): Promise<StoredPayload>;
+  get(cid: string, nonce: string): Promise<unknown>;
+}
+
+export function guardOffchain(
+  offchain: OffchainStore,
+  access: AccessControl<object, Membership & { collections: readonly string[] }>,
+  principal: Principal,
+): CallerOffchain {
+  return {
+    async put(value, target) {
+      access.check(principal, 'offchain.write', { kind: 'service' });
+      let scope: PayloadScope;
+      if (target.chain !== undefined) {
+        // For a chain's events: what the caller could append there, readable by who reads there.
+        await access.chain(principal, 'chain.append', target.chain);
+        scope = payloadScope.chain(target.chain);
+      } else if (target.channel !== undefined && target.collection !== undefined) {
+        const channel = await access.channel(principal, 'private_data.write', target.channel);
+        if (!channel.collections.includes(target.collection)) {
+          throw new NotFoundError(`Collection '${target.collection}' not found in channel '${target.channel}'`);
+        }
+        scope = payloadScope.collection(target.channel, target.collection);
+      } else {
+        // Named nowhere: its organization's (a key without one: public), so that no one else can cite it open.
+        scope = principal.org_id !== null ? payloadScope.organization(principal.org_id) : payloadScope.public;
+      }
+      return offchain.put(value, scope);
+    },
+    get: (cid, nonce) => offchain.get(cid, nonce, access.payloadOpener(principal)),
   };
 }
 

@@ -14,7 +14,7 @@ import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import type { Sealer } from '../ledger/offchain-port.ts';
+import { payloadScope, SERVICE_OPENER, type Sealer } from '../ledger/offchain-port.ts';
 import { NODE_STATEMENT_PREFIX } from '../ledger/checkpoint.ts';
 import { looksLikeCheckpoint } from '../tlog/note.ts';
 import { logger } from '../log.ts';
@@ -215,7 +215,7 @@ export function createAdmin(options: AdminOptions) {
         peer_id: input.peer_id,
         url: input.url.replace(/\/+$/, ''),
         public_key: parsePublicKey(input.public_key),
-        sealed_api_key: input.api_key ? await sealer.seal(input.api_key) : null,
+        sealed_api_key: input.api_key ? await sealer.seal(input.api_key, payloadScope.service) : null,
         created_at: new Date().toISOString(),
       };
       if (!(await repository.putPeer(peer))) throw new ConflictError(`Peer '${peer.peer_id}' already exists`);
@@ -231,7 +231,7 @@ export function createAdmin(options: AdminOptions) {
       const peer = await repository.getPeer(targetId);
       if (!peer) throw new NotFoundError(`Peer '${targetId}' not found`);
       const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (peer.sealed_api_key) headers[options.apiKeyHeader] = String(await sealer.unseal(peer.sealed_api_key));
+      if (peer.sealed_api_key) headers[options.apiKeyHeader] = String(await sealer.unseal(peer.sealed_api_key, SERVICE_OPENER));
       const started = performance.now();
       try {
         await (await fetcher(`${peer.url}/api/ledger/health`, { signal: timeoutSignal(options.peerTimeoutMs) })).arrayBuffer();

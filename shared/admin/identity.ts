@@ -9,7 +9,7 @@
  */
 import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { publicKeyToHex } from '../ed25519.ts';
-import type { Sealer } from '../ledger/offchain-port.ts';
+import { payloadScope, SERVICE_OPENER, type Sealer } from '../ledger/offchain-port.ts';
 
 export const IDENTITY_FORMAT = 'verifiable-ledger/node-identity';
 
@@ -70,7 +70,7 @@ export async function createIdentityDocument(
     algorithm: 'ed25519',
     node_id: nodeId,
     public_key: publicKey,
-    private_key: await sealer.seal({ pkcs8 }),
+    private_key: await sealer.seal({ pkcs8 }, payloadScope.service),
     created_at: new Date().toISOString(),
     ...(options.temporary ? { temporary: true as const } : {}),
   };
@@ -83,7 +83,7 @@ export async function openIdentityDocument(text: string, unsealer: Pick<Sealer, 
   if (document.format !== IDENTITY_FORMAT || document.version !== 1 || document.algorithm !== 'ed25519') {
     throw new Error('not a node identity document of a known version');
   }
-  const { pkcs8 } = (await unsealer.unseal(document.private_key)) as { pkcs8: string };
+  const { pkcs8 } = (await unsealer.unseal(document.private_key, SERVICE_OPENER)) as { pkcs8: string };
   const privateKey = createPrivateKey({ key: Buffer.from(pkcs8, 'base64'), format: 'der', type: 'pkcs8' });
   if (rawPublicKey(privateKey) !== document.public_key) throw new Error('the identity private key does not match its public key');
   return identityFrom(privateKey, document.node_id, document.temporary === true);

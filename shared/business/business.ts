@@ -12,6 +12,7 @@ import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import type { EventDraft } from '../ledger/events.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
+import { type PayloadOpener, payloadScope } from '../ledger/offchain-port.ts';
 import type { OrganizationRecord, PrivateDataRecord } from './repository.ts';
 import { createContracts } from './contracts.ts';
 import type { BusinessContext, BusinessOptions } from './context.ts';
@@ -46,9 +47,9 @@ export function createBusiness(options: BusinessOptions) {
     return event_id;
   }
 
-  async function readOffchain(cid: string, nonce: string, what: string): Promise<unknown> {
+  async function readOffchain(cid: string, nonce: string, what: string, opener: PayloadOpener): Promise<unknown> {
     try {
-      return await offchain.get(cid, nonce);
+      return await offchain.get(cid, nonce, opener);
     } catch (error) {
       if (error instanceof UnreadablePayloadError) throw new UnprocessableError(`${what} cannot be fetched and decrypted: ${error.message}`);
       throw error;
@@ -148,32 +149,38 @@ export function createBusiness(options: BusinessOptions) {
         throw new NotFoundError(`Collection '${input.collection}' not found in channel '${input.channel}'`);
       }
 
+      // A value given by reference is read as its writer may read it (a payload of a scope the writer may not
+      // read is refused), then sealed again for this collection like a value given inline: every private value
+      // is in its collection's scope, readable by the channel's members and no one else.
+      const value =
+        input.value !== undefined
+          ? input.value
+          : await readOffchain(input.value_cid!, input.value_nonce!, 'value_cid', access.payloadOpener(principal, { citing: true }));
+      const scope = payloadScope.collection(input.channel, input.collection);
       let sealed: string | null = null;
-      let cid: string | null = input.value_cid ?? null;
-      let nonce: string | null = input.value_nonce ?? null;
+      let cid: string | null = null;
+      let nonce: string | null = null;
       let hash: string;
       const subject = input.subject_id;
       if (subject !== undefined) {
         // Personal data: sealed under the subject's key, and hashed as sealed. A hash of the value itself
         // would let anyone confirm a guess at it on the common ledger, after erasure too.
         if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
-        const forSubject = await personalData.seal(subject, { value: input.value });
+        const forSubject = await personalData.seal(subject, { value });
         hash = sha256Hex(forSubject);
         if (Buffer.byteLength(forSubject) > inlineThresholdBytes) {
-          ({ cid, nonce } = await offchain.put(forSubject));
+          ({ cid, nonce } = await offchain.put(forSubject, scope));
           await personalData.recordPayload(subject, cid);
         } else {
           sealed = forSubject;
         }
-      } else if (input.value !== undefined) {
-        hash = valueHash(input.value);
-        if (Buffer.byteLength(JSON.stringify(input.value)) > inlineThresholdBytes) {
-          ({ cid, nonce } = await offchain.put(input.value));
-        } else {
-          sealed = await offchain.seal(input.value);
-        }
       } else {
-        hash = valueHash(await readOffchain(cid!, nonce!, 'value_cid'));
+        hash = valueHash(value);
+        if (Buffer.byteLength(JSON.stringify(value)) > inlineThresholdBytes) {
+          ({ cid, nonce } = await offchain.put(value, scope));
+        } else {
+          sealed = await offchain.seal(value, scope);
+        }
       }
 
       // The common ledger learns that a value changed and its hash, never the value (nor the key itself).
@@ -204,17 +211,18 @@ export function createBusiness(options: BusinessOptions) {
 
     async readPrivateData(principal: Principal, channelId: string, collection: string, key: string) {
       await access.channel(principal, 'private_data.read', channelId);
+      const opener = access.payloadOpener(principal);
       const stored = await repository.getPrivateData(channelId, collection, key);
       if (!stored) throw new NotFoundError(`No private data '${key}' in collection '${collection}' of channel '${channelId}'`);
       let value: unknown;
       if (stored.subject_id !== undefined) {
-        const forSubject = stored.sealed ?? String(await offchain.get(stored.value_cid!, stored.value_nonce!));
+        const forSubject = stored.sealed ?? String(await offchain.get(stored.value_cid!, stored.value_nonce!, opener));
         if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
         const [opened] = await personalData.openAll([{ subjectId: stored.subject_id, sealed: forSubject }]);
         if (!opened) throw new GoneError(`The value of '${key}' was erased with its data subject`);
         value = opened.value;
       } else {
-        value = stored.sealed !== null ? await offchain.unseal(stored.sealed) : await offchain.get(stored.value_cid!, stored.value_nonce!);
+        value = stored.sealed !== null ? await offchain.unseal(stored.sealed, opener) : await offchain.get(stored.value_cid!, stored.value_nonce!, opener);
       }
       return {
         channel: channelId,

@@ -1,7 +1,7 @@
 /** What the business group's parts are made from, and what they share. */
 import type { AccessControl } from '../access/access.ts';
 import type { Ledger } from '../ledger/ledger.ts';
-import type { OffchainStore } from '../ledger/offchain-port.ts';
+import type { OffchainStore, PayloadOpener } from '../ledger/offchain-port.ts';
 import type { PersonalData } from '../ledger/subject-port.ts';
 import type { ContractSandbox } from './contract-pool.ts';
 import type { BusinessRepository, ChannelDetails, ChannelRecord } from './repository.ts';
@@ -24,6 +24,9 @@ export interface BusinessOptions {
 /** What the business group's parts share: its options, a clock, and how they read off-chain payloads. */
 export interface BusinessContext extends Omit<BusinessOptions, 'now'> {
   stamp(): string;
-  /** An off-chain payload, or the 422 that says which field could not be fetched and decrypted. */
-  readOffchain(cid: string, nonce: string, what: string): Promise<unknown>;
+  /**
+   * An off-chain payload, opened for whom `opener` stands for, or the 422 that says which field could not be fetched
+   * and decrypted.
+   */
+  readOffchain(cid: string, nonce: string, what: string, opener: PayloadOpener): Promise<unknown>;
 }

@@ -11,6 +11,7 @@ import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from
 import { type EventDraft, parseEventRequest } from '../ledger/events.ts';
 import { checkShape } from '../json-shape.ts';
 import { sha256Hex } from '../ledger/hashing.ts';
+import type { PayloadOpener } from '../ledger/offchain-port.ts';
 import type { BusinessContext } from './context.ts';
 import { type contractInput, type executeInput, MAX_EMITS } from './inputs.ts';
 import type { ContractOwner, ContractVersionRecord } from './repository.ts';
@@ -25,6 +26,9 @@ function ownerName(owner: ContractOwner | undefined): string | null {
   return owner && 'org_id' in owner ? owner.org_id : null;
 }
 
+/** A published contract's source, run by the service: its publisher's right to read it was checked when it was published. */
+const PUBLISHED_SOURCE: PayloadOpener = async () => true;
+
 export function createContracts({ repository, ledger, access, sandbox, stamp, readOffchain }: BusinessContext) {
   /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
   const sources = new Map<string, string>();
@@ -33,7 +37,8 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
     if (version.implementation !== null) return version.implementation;
     const cached = sources.get(version.code_hash);
     if (cached !== undefined) return cached;
-    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid');
+    // Read for the service, not for the caller, who never sees it: its publisher could read it, and its hash is recorded.
+    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid', PUBLISHED_SOURCE);
     if (typeof source !== 'string' || sha256Hex(source) !== version.code_hash) {
       throw new UnprocessableError('the stored implementation no longer matches its code hash');
     }
@@ -63,7 +68,13 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
       if (input.implementation) {
         source = input.implementation;
       } else {
-        const fetched = await readOffchain(input.implementation_cid!, input.implementation_nonce!, 'implementation_cid');
+        // The publisher cites it: it must be able to read it (a payload of another scope is refused).
+        const fetched = await readOffchain(
+          input.implementation_cid!,
+          input.implementation_nonce!,
+          'implementation_cid',
+          access.payloadOpener(principal, { citing: true }),
+        );
         if (typeof fetched !== 'string') throw new UnprocessableError('implementation_cid must hold the source as a JSON string');
         source = fetched;
       }

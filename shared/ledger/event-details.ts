@@ -7,7 +7,7 @@
 import { DependencyUnavailableError, GoneError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import type { EventDraft } from './events.ts';
 import { canonicalJson } from './hashing.ts';
-import type { OffchainStore } from './offchain-port.ts';
+import { type OffchainStore, type PayloadOpener, payloadScope } from './offchain-port.ts';
 import type { PersonalData } from './subject-port.ts';
 import type { Block, LedgerEvent } from './types.ts';
 
@@ -21,6 +21,9 @@ export const MAX_ONCHAIN_EVENT_BYTES = 300_000;
 export type ResolvedEvent = LedgerEvent & { resolve_error?: string; erased?: true };
 
 const RESOLVE_CONCURRENCY = 8;
+
+/** What opens nothing: a read or an append that did not say for whom fails closed (every scope refused). */
+export const NO_OPENER: PayloadOpener = async () => false;
 
 export interface EventDetailsOptions {
   offchain?: OffchainStore | undefined;
@@ -60,10 +63,11 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
   /**
    * Events as they are answered. Erasable events (with a `subject_id`) show their details opened with
    * their subject's key, or, once the subject was erased, `details: null` and `erased: true`. With
-   * `resolveCid`, off-chain details are fetched and decrypted; an unreadable payload marks only its
-   * event, and an erased subject's payload is 410 Gone.
+   * `resolveCid`, off-chain details are fetched and decrypted for the caller `opener` stands for (a payload of a
+   * scope it may not read is not decrypted); an unreadable payload marks only its event, and an erased subject's
+   * payload is 410 Gone.
    */
-  async function reveal(events: LedgerEvent[], resolveCid: boolean): Promise<ResolvedEvent[]> {
+  async function reveal(events: LedgerEvent[], resolveCid: boolean, opener: PayloadOpener = NO_OPENER): Promise<ResolvedEvent[]> {
     const resolved: ResolvedEvent[] = events.map((e) => ({ ...e }));
     const subjects = resolved.filter((e) => e.subject_id !== undefined);
     if (subjects.length > 0) {
@@ -82,7 +86,7 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
       await Promise.all(
         pending.slice(i, i + RESOLVE_CONCURRENCY).map(async (event) => {
           try {
-            const value = await payloads().get(event.details_cid!, event.details_nonce!);
+            const value = await payloads().get(event.details_cid!, event.details_nonce!, opener);
             if (event.subject_id === undefined) {
               event.details = (value ?? {}) as Record<string, unknown>;
               return;
@@ -101,29 +105,31 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
     return resolved;
   }
 
-  async function resolveBlocks(blocks: Block[], options: { resolveCid?: boolean } | undefined): Promise<Block[]> {
+  async function resolveBlocks(blocks: Block[], options: { resolveCid?: boolean; opener?: PayloadOpener } | undefined): Promise<Block[]> {
     const resolveCid = options?.resolveCid ?? false;
     if (!resolveCid && !blocks.some((b) => b.events.some((e) => e.subject_id !== undefined))) return blocks;
     const events = await reveal(
       blocks.flatMap((b) => b.events),
       resolveCid,
+      options?.opener,
     );
     let next = 0;
     return blocks.map((block) => ({ ...block, events: block.events.map(() => events[next++]!) }));
   }
 
   /**
-   * Checks a client's off-chain reference, or moves large details off chain; then checks the size.
-   * `chainExists` is awaited before anything is made for the chain (a subject's key, a payload in IPFS).
+   * Checks a client's off-chain reference (the appending caller must be able to read it: `opener`), or moves large
+   * details off chain, bound to the chain's scope; then checks the size. `chainExists` is awaited before anything
+   * is made for the chain (a subject's key, a payload in IPFS).
    */
-  async function prepare(draft: EventDraft, chainExists: () => Promise<unknown>): Promise<EventDraft> {
+  async function prepare(chainName: string, draft: EventDraft, chainExists: () => Promise<unknown>, opener: PayloadOpener = NO_OPENER): Promise<EventDraft> {
     if (draft.subject_id !== undefined) {
       // Personal data: only the details sealed under the subject's key are committed (or, when large, put
       // in IPFS, sealed again there); `details` stays {} on chain. An erased subject takes no new data (410).
       await chainExists(); // no key is made for a chain that does not exist
       const sealed = await personal().seal(draft.subject_id, draft.details);
       if (Buffer.byteLength(sealed) > offchainThresholdBytes) {
-        const stored = await payloads().put(sealed);
+        const stored = await payloads().put(sealed, payloadScope.chain(chainName));
         // Noted before it is committed: no payload of the subject's is left unknown to its erasure.
         await personal().recordPayload(draft.subject_id, stored.cid);
         draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true, details_sealed: null };
@@ -133,7 +139,7 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
     } else if (draft.is_offchain) {
       // A client-supplied reference must be readable now, or nobody could ever resolve it.
       try {
-        await payloads().get(draft.details_cid!, draft.details_nonce!);
+        await payloads().get(draft.details_cid!, draft.details_nonce!, opener);
       } catch (error) {
         if (error instanceof UnreadablePayloadError) {
           throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);
@@ -142,7 +148,7 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
       }
     } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {
       await chainExists(); // nothing goes to IPFS for a chain that does not exist
-      const stored = await payloads().put(draft.details);
+      const stored = await payloads().put(draft.details, payloadScope.chain(chainName));
       draft = { ...draft, details: {}, details_cid: stored.cid, details_nonce: stored.nonce, is_offchain: true };
     }
     const size = Buffer.byteLength(canonicalJson(draft));

@@ -5,6 +5,7 @@
  * is bound to, once sealed); another body is 422, a request still in progress 409. A retry that takes over a
  * key whose hold lapsed settles the append it is bound to first: withdrawn, or sealed and then the answer.
  */
+import type { PayloadOpener } from './offchain-port.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.ts';
 import { IdempotencyClaimLostError } from './appender.ts';
@@ -21,6 +22,11 @@ import type { Block } from './types.ts';
  */
 export interface AppendOptions {
   idempotency?: { caller: string; key: string };
+  /**
+   * Whether the appending caller may read an off-chain payload its events cite (shared/access: the guarded ledger
+   * sets it); without one, an event citing a payload is refused (422).
+   */
+  opener?: PayloadOpener;
 }
 
 /** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */

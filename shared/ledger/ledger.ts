@@ -16,7 +16,7 @@ import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isChannelChainName, isWellFormedChainName } from './names.ts';
 import { sizesSeen } from './sizes-seen.ts';
-import type { OffchainStore } from './offchain-port.ts';
+import type { OffchainStore, PayloadOpener } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
 
 /** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
@@ -45,9 +45,13 @@ export interface ProofResult {
   details: ProofDetails | null;
 }
 
-/** Read options: with `resolveCid`, off-chain events carry their decrypted `details` (or a `resolve_error`). */
+/**
+ * Read options: with `resolveCid`, off-chain events carry their decrypted `details` (or a `resolve_error`), for
+ * the caller `opener` stands for (shared/access: the guarded ledger sets it; without one, nothing is decrypted).
+ */
 export interface ReadOptions {
   resolveCid?: boolean;
+  opener?: PayloadOpener;
 }
 
 export interface Ledger {
@@ -67,7 +71,7 @@ export interface Ledger {
   submitProof(chainName: string): Promise<ProofResult>;
   traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
   /** The events with their off-chain `details` decrypted (or a `resolve_error`), as `resolve_cid=true` answers them. */
-  resolveEvents(events: LedgerEvent[]): Promise<ResolvedEvent[]>;
+  resolveEvents(events: LedgerEvent[], opener: PayloadOpener): Promise<ResolvedEvent[]>;
   /**
    * Erases a data subject: destroys its key (every erasable event of it reads `details: null`, `erased:
    * true` from then on) and records the erasure on the Main Chain, once; a second erasure answers the first.
@@ -193,11 +197,11 @@ export function createLedger({
   }
 
   /** Replaces off-chain details with the decrypted original; an unreadable payload marks only its event. */
-  const resolve = (events: LedgerEvent[]) => reveal(events, true);
+  const resolve = (events: LedgerEvent[], opener: PayloadOpener) => reveal(events, true, opener);
 
   /** Readies a draft to commit (event-details.ts); the chain is read first unless the caller knows it exists. */
-  const prepare = (chainName: string, draft: EventDraft, chainExists: () => Promise<unknown> = () => requireHead(chainName)) =>
-    prepareDraft(draft, chainExists);
+  const prepare = (chainName: string, draft: EventDraft, chainExists: (() => Promise<unknown>) | undefined, opener: PayloadOpener | undefined) =>
+    prepareDraft(chainName, draft, chainExists ?? (() => requireHead(chainName)), opener);
 
   function assertAppendable(chainName: string): void {
     if (chainName === MAIN_CHAIN) {
@@ -237,7 +241,7 @@ export function createLedger({
       };
     },
 
-    async listBlocks(chainName, { limit, offset, descending, resolveCid, treeSize }) {
+    async listBlocks(chainName, { limit, offset, descending, resolveCid, opener, treeSize }) {
       const total = await pageTreeSize(chainName, treeSize);
       let blocks: Block[] = [];
       if (offset < total) {
@@ -247,7 +251,7 @@ export function createLedger({
         // Every block of the range is written, but a read that may be a moment old can miss the newest: read again
         // strongly. A block still missing then is answered missing: an auditor names the gap (ledger-verify).
         if (stored.length !== to - from + 1) stored = await repository.getBlockRange(chainName, from, to, descending, true);
-        blocks = await resolveBlocks(stored, { resolveCid });
+        blocks = await resolveBlocks(stored, { resolveCid, ...(opener ? { opener } : {}) });
       }
       return { chain_name: chainName, total, limit, offset, blocks };
     },
@@ -276,7 +280,7 @@ export function createLedger({
       if (chainChecked) await requireHead(chainName);
       const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => [
         await appender.append(chainName, {
-          events: [await prepare(chainName, draft, chainChecked ? async () => undefined : undefined)],
+          events: [await prepare(chainName, draft, chainChecked ? async () => undefined : undefined, options?.opener)],
           ...(completes ? { completes } : {}),
         }),
       ]);
@@ -306,7 +310,7 @@ export function createLedger({
       if (options?.idempotency) await chainExists();
       const { blocks, replayed } = await idempotent(chainName, 'batch', drafts, options, async (completes) => {
         const prepared: EventDraft[] = [];
-        for (const draft of drafts) prepared.push(await prepare(chainName, draft, chainExists));
+        for (const draft of drafts) prepared.push(await prepare(chainName, draft, chainExists, options?.opener));
         return appender.appendAll(
           chainName,
           prepared.map((event, i) => ({ events: [event], ...(i === 0 && completes ? { completes } : {}) })),
@@ -442,7 +446,7 @@ export function createLedger({
           if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
         }
       }
-      return { entity_id: entityId, chains, events: await reveal(events, options?.resolveCid ?? false) };
+      return { entity_id: entityId, chains, events: await reveal(events, options?.resolveCid ?? false, options?.opener) };
     },
   };
 }

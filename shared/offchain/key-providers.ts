@@ -16,18 +16,31 @@ export interface DataKey {
   kek: KekRef;
 }
 
+/**
+ * The name a payload's scope has in KMS's encryption context: KMS binds it to the wrapped key (Decrypt with another
+ * context fails), CloudTrail logs it, and a key policy may hold it (`kms:EncryptionContext:verifiable-ledger:scope`).
+ */
+export const SCOPE_CONTEXT_KEY = 'verifiable-ledger:scope';
+
 export interface KeyProvider {
-  /** A data key to encrypt one payload with (fresh, or reused within a bounded lifetime). */
-  dataKey(): Promise<DataKey>;
+  /**
+   * A data key to encrypt one payload of `scope` with (fresh, or reused for that scope within a bounded lifetime),
+   * wrapped with the scope bound in.
+   */
+  dataKey(scope: string): Promise<DataKey>;
   /** A data key never handed out before nor after: one that is destroyed by deleting its wrapped form (a data subject's). */
-  freshDataKey(): Promise<DataKey>;
-  /** The plaintext of a wrapped data key; UnreadablePayloadError when this provider cannot unwrap it. */
-  unwrap(wrapped: Buffer, kek: KekRef): Promise<Buffer>;
+  freshDataKey(scope?: string): Promise<DataKey>;
+  /**
+   * The plaintext of a wrapped data key, given the scope it was wrapped for (none for keys wrapped before scopes);
+   * UnreadablePayloadError when this provider cannot unwrap it, or the scope is not the one bound in.
+   */
+  unwrap(wrapped: Buffer, kek: KekRef, scope?: string): Promise<Buffer>;
 }
 
 /**
  * The local stand-in for KMS: a 256-bit master key in a file (mode 0600) under the data dir, made on
- * first start. Data keys are wrapped with AES-256-GCM under it: wrapped = iv(12) ‖ ciphertext(32) ‖ tag(16).
+ * first start. Data keys are wrapped with AES-256-GCM under it: wrapped = iv(12) ‖ ciphertext(32) ‖ tag(16), with
+ * the payload's scope (UTF-8) as additional data when it has one.
  */
 export class LocalKeyProvider implements KeyProvider {
   private readonly master: Buffer;
@@ -54,24 +67,26 @@ export class LocalKeyProvider implements KeyProvider {
   }
 
   /** Every local data key is fresh. */
-  dataKey(): Promise<DataKey> {
-    return this.freshDataKey();
+  dataKey(scope: string): Promise<DataKey> {
+    return this.freshDataKey(scope);
   }
 
-  async freshDataKey(): Promise<DataKey> {
+  async freshDataKey(scope?: string): Promise<DataKey> {
     const plaintext = randomBytes(32);
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.master, iv);
+    if (scope !== undefined) cipher.setAAD(Buffer.from(scope, 'utf8'));
     const wrapped = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
     return { plaintext, wrapped, kek: { provider: 'local', key_id: this.keyId } };
   }
 
-  async unwrap(wrapped: Buffer, kek: KekRef): Promise<Buffer> {
+  async unwrap(wrapped: Buffer, kek: KekRef, scope?: string): Promise<Buffer> {
     if (kek.provider !== 'local' || kek.key_id !== this.keyId || wrapped.length !== 60) {
       throw new UnreadablePayloadError(`the payload's key (${kek.provider} ${kek.key_id}) is not this service's master key`);
     }
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.master, wrapped.subarray(0, 12));
+      if (scope !== undefined) decipher.setAAD(Buffer.from(scope, 'utf8'));
       decipher.setAuthTag(wrapped.subarray(44));
       return Buffer.concat([decipher.update(wrapped.subarray(12, 44)), decipher.final()]);
     } catch {
@@ -90,6 +105,10 @@ export interface KmsKeyProviderOptions {
   now?: () => number;
 }
 
+/** KMS's encryption context for a scope (none for keys wrapped before scopes). */
+const context = (scope: string | undefined) => (scope === undefined ? {} : { EncryptionContext: { [SCOPE_CONTEXT_KEY]: scope } });
+const cacheKey = (wrapped: Buffer, scope: string | undefined) => `${scope === undefined ? '-' : `=${scope}`} ${wrapped.toString('base64')}`;
+
 const KMS_UNREADABLE = new Set([
   'InvalidCiphertextException',
   'IncorrectKeyException',
@@ -100,12 +119,13 @@ const KMS_UNREADABLE = new Set([
 ]);
 
 /**
- * AWS KMS: GenerateDataKey for new payloads, Decrypt to unwrap. Generated keys are reused for a bounded
- * time and number of payloads, and unwrapped keys cached for a bounded time, so a busy service does not
- * call KMS per payload.
+ * AWS KMS: GenerateDataKey for new payloads, Decrypt to unwrap, each with the payload's scope as encryption
+ * context. Generated keys are reused for a bounded time and number of payloads within one scope (never across
+ * two), and unwrapped keys cached for a bounded time by wrapped key and scope, so a busy service does not call KMS
+ * per payload.
  */
 export class KmsKeyProvider implements KeyProvider {
-  private current: { key: DataKey; expires: number; uses: number } | undefined;
+  private readonly current = new Map<string, { key: DataKey; expires: number; uses: number }>();
   private readonly unwrapped = new Map<string, { plaintext: Buffer; expires: number }>();
   private readonly cacheMs: number;
   private readonly maxUses: number;
@@ -117,21 +137,25 @@ export class KmsKeyProvider implements KeyProvider {
     this.now = options.now ?? Date.now;
   }
 
-  async dataKey(): Promise<DataKey> {
+  async dataKey(scope: string): Promise<DataKey> {
     const now = this.now();
-    if (this.current && this.current.expires > now && this.current.uses < this.maxUses) {
-      this.current.uses += 1;
-      return this.current.key;
+    const current = this.current.get(scope);
+    if (current && current.expires > now && current.uses < this.maxUses) {
+      current.uses += 1;
+      return current.key;
     }
-    const key = await this.freshDataKey();
-    this.current = { key, expires: now + this.cacheMs, uses: 1 };
-    this.unwrapped.set(key.wrapped.toString('base64'), { plaintext: key.plaintext, expires: now + this.cacheMs });
+    const key = await this.freshDataKey(scope);
+    if (this.current.size >= 1_000) this.current.clear();
+    this.current.set(scope, { key, expires: now + this.cacheMs, uses: 1 });
+    this.remember(key.wrapped, scope, key.plaintext, now);
     return key;
   }
 
   /** GenerateDataKey, never cached for reuse. */
-  async freshDataKey(): Promise<DataKey> {
-    const out = await this.call(() => this.options.client.send(new GenerateDataKeyCommand({ KeyId: this.options.keyId, KeySpec: 'AES_256' })));
+  async freshDataKey(scope?: string): Promise<DataKey> {
+    const out = await this.call(() =>
+      this.options.client.send(new GenerateDataKeyCommand({ KeyId: this.options.keyId, KeySpec: 'AES_256', ...context(scope) })),
+    );
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS GenerateDataKey answered without a key');
     return {
       plaintext: Buffer.from(out.Plaintext),
@@ -140,18 +164,22 @@ export class KmsKeyProvider implements KeyProvider {
     };
   }
 
-  async unwrap(wrapped: Buffer, kek: KekRef): Promise<Buffer> {
+  async unwrap(wrapped: Buffer, kek: KekRef, scope?: string): Promise<Buffer> {
     if (kek.provider !== 'aws-kms') throw new UnreadablePayloadError(`the payload's key is a ${kek.provider} key, not a KMS key`);
-    const id = wrapped.toString('base64');
     const now = this.now();
-    const hit = this.unwrapped.get(id);
+    // Cached by wrapped key and scope: a key unwrapped for one scope is never handed to another.
+    const hit = this.unwrapped.get(cacheKey(wrapped, scope));
     if (hit && hit.expires > now) return hit.plaintext;
-    const out = await this.call(() => this.options.client.send(new DecryptCommand({ CiphertextBlob: wrapped, KeyId: kek.key_id })));
+    const out = await this.call(() => this.options.client.send(new DecryptCommand({ CiphertextBlob: wrapped, KeyId: kek.key_id, ...context(scope) })));
     if (!out.Plaintext) throw new UnreadablePayloadError('KMS did not unwrap the data key');
     const plaintext = Buffer.from(out.Plaintext);
-    if (this.unwrapped.size >= 1_000) this.unwrapped.clear();
-    this.unwrapped.set(id, { plaintext, expires: now + this.cacheMs });
+    this.remember(wrapped, scope, plaintext, now);
     return plaintext;
+  }
+
+  private remember(wrapped: Buffer, scope: string | undefined, plaintext: Buffer, now: number): void {
+    if (this.unwrapped.size >= 1_000) this.unwrapped.clear();
+    this.unwrapped.set(cacheKey(wrapped, scope), { plaintext, expires: now + this.cacheMs });
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {

@@ -1,9 +1,11 @@
 /**
- * Off-chain payloads (docs/rules.md, "Off-chain payloads"): a JSON value, encrypted into an envelope, stored in IPFS; the
- * chain keeps only the CID and the nonce. Reading checks that the nonce on chain is the envelope's.
+ * Off-chain payloads (docs/rules.md, "Off-chain payloads"): a JSON value, encrypted into an envelope bound to its
+ * scope, stored in IPFS; the chain keeps only the CID and the nonce. Reading checks that the nonce on chain is the
+ * envelope's, and asks the caller's opener whether it may read the envelope's scope before anything is decrypted:
+ * this is the one place a payload is opened, whichever event, route or reference names it.
  */
 import { UnreadablePayloadError } from '../errors.ts';
-import type { OffchainStore, Sealer } from '../ledger/offchain-port.ts';
+import type { OffchainStore, PayloadOpener, PayloadScope, Sealer } from '../ledger/offchain-port.ts';
 import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
 import type { IpfsStore } from './ipfs-store.ts';
 import type { KeyProvider } from './key-providers.ts';
@@ -11,16 +13,24 @@ import type { KeyProvider } from './key-providers.ts';
 export const CID_PATTERN = /^(Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{20,})$/;
 export const NONCE_PATTERN = /^[0-9a-f]{24}$/;
 
-async function encrypt(keys: KeyProvider, value: unknown): Promise<{ envelope: Envelope; size: number }> {
+async function encrypt(keys: KeyProvider, value: unknown, scope: PayloadScope): Promise<{ envelope: Envelope; size: number }> {
   const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
-  const key = await keys.dataKey();
-  return { envelope: seal(plaintext, key.plaintext, key.wrapped, key.kek), size: plaintext.length };
+  const key = await keys.dataKey(scope);
+  return { envelope: seal(plaintext, key.plaintext, key.wrapped, key.kek, scope), size: plaintext.length };
 }
 
-async function decrypt(keys: KeyProvider, bytes: Uint8Array, nonce?: string): Promise<unknown> {
+/**
+ * The refusal a caller outside a payload's scope gets: the same words whatever the scope, so that it learns
+ * nothing of it (a collection's name is its channel's members' only).
+ */
+export const OUTSIDE_SCOPE = 'the payload belongs to a chain, collection or organization this key may not read';
+
+async function decrypt(keys: KeyProvider, bytes: Uint8Array, opener: PayloadOpener, nonce?: string): Promise<unknown> {
   const envelope = parseEnvelope(bytes);
   if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
-  const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek);
+  const scope = (envelope.scope as PayloadScope | undefined) ?? null;
+  if (!(await opener(scope))) throw new UnreadablePayloadError(OUTSIDE_SCOPE);
+  const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek, scope ?? undefined);
   const plaintext = open(envelope, dataKey);
   try {
     return JSON.parse(plaintext.toString('utf8'));
@@ -31,8 +41,8 @@ async function decrypt(keys: KeyProvider, bytes: Uint8Array, nonce?: string): Pr
 
 export function createSealer({ keys }: { keys: KeyProvider }): Sealer {
   return {
-    seal: async (value) => JSON.stringify((await encrypt(keys, value)).envelope),
-    unseal: (sealed) => decrypt(keys, Buffer.from(sealed, 'utf8')),
+    seal: async (value, scope) => JSON.stringify((await encrypt(keys, value, scope)).envelope),
+    unseal: (sealed, opener) => decrypt(keys, Buffer.from(sealed, 'utf8'), opener),
   };
 }
 
@@ -40,16 +50,16 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
   return {
     ...createSealer({ keys }),
 
-    async put(value) {
-      const { envelope, size } = await encrypt(keys, value);
+    async put(value, scope) {
+      const { envelope, size } = await encrypt(keys, value, scope);
       const cid = await ipfs.add(Buffer.from(JSON.stringify(envelope), 'utf8'));
       return { cid, nonce: envelope.nonce, size };
     },
 
-    async get(cid, nonce) {
+    async get(cid, nonce, opener) {
       if (!CID_PATTERN.test(cid)) throw new UnreadablePayloadError(`'${cid}' is not a CID`);
       if (!NONCE_PATTERN.test(nonce)) throw new UnreadablePayloadError('the nonce must be 24 hex characters');
-      return decrypt(keys, await ipfs.cat(cid), nonce);
+      return decrypt(keys, await ipfs.cat(cid), opener, nonce);
     },
 
     ping: () => ipfs.ping(),

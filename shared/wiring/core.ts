@@ -10,7 +10,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RateLimiterDynamo, RateLimiterMemory, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type AccessControl, createAccessControl } from '../access/access.ts';
-import { guardLedger } from '../access/guarded.ts';
+import { type CallerOffchain, guardLedger, guardOffchain } from '../access/guarded.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ApiKeyRepository } from '../admin/api-keys.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
@@ -69,6 +69,8 @@ export interface Core {
   ledgerFor(principal: Principal): Ledger;
   /** Off-chain payloads: IPFS at SVC_IPFS_API_URL, keys from KMS (SVC_KMS_KEY_ID) or the local master key file. */
   offchain(): OffchainStore;
+  /** Off-chain payloads as this caller may use them: put for a scope it may write, opened only where it may read. */
+  offchainFor(principal: Principal): CallerOffchain;
   /** The same, built on its first call rather than on the first read of `offchain`. */
   lazyOffchain: OffchainStore;
   /** Data subjects' keys (docs/personal-data.md), built on first use. */
@@ -121,15 +123,15 @@ export function createCore(settings: Readonly<Settings>): Core {
         throw error;
       }));
   const keys: KeyProvider = {
-    dataKey: async () => (await offchainParts()).keys.dataKey(),
-    freshDataKey: async () => (await offchainParts()).keys.freshDataKey(),
-    unwrap: async (wrapped, kek) => (await offchainParts()).keys.unwrap(wrapped, kek),
+    dataKey: async (scope) => (await offchainParts()).keys.dataKey(scope),
+    freshDataKey: async (scope) => (await offchainParts()).keys.freshDataKey(scope),
+    unwrap: async (wrapped, kek, scope) => (await offchainParts()).keys.unwrap(wrapped, kek, scope),
   };
   const lazyOffchain: OffchainStore = {
-    put: async (value) => (await offchainParts()).offchain.put(value),
-    get: async (cid, nonce) => (await offchainParts()).offchain.get(cid, nonce),
-    seal: async (value) => (await offchainParts()).offchain.seal(value),
-    unseal: async (sealed) => (await offchainParts()).offchain.unseal(sealed),
+    put: async (value, scope) => (await offchainParts()).offchain.put(value, scope),
+    get: async (cid, nonce, opener) => (await offchainParts()).offchain.get(cid, nonce, opener),
+    seal: async (value, scope) => (await offchainParts()).offchain.seal(value, scope),
+    unseal: async (sealed, opener) => (await offchainParts()).offchain.unseal(sealed, opener),
     ping: async () => (await offchainParts()).offchain.ping(),
     remove: async (cid) => (await offchainParts()).offchain.remove(cid),
   };
@@ -239,6 +241,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     ledgerRuntime,
     access,
     ledgerFor: (principal) => guardLedger(ledgerRuntime().ledger, access(), principal),
+    offchainFor: (principal) => guardOffchain(lazyOffchain, access(), principal),
     offchain,
     lazyOffchain,
     personalData: lazyPersonalData,

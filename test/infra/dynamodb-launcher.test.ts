@@ -21,7 +21,9 @@ it('the kept LoopbackDynamoDbLocal.class is compiled from its source', (t) => {
   if (version.status !== 0 || major !== '17') return t.skip(`javac 17 is not here (${major ? `javac ${major}` : 'no javac'})`);
   const out = mkdtempSync(join(tmpdir(), 'javac-'));
   try {
-    const built = spawnSync('javac', ['--release', '8', '-Xlint:-options', '-cp', JAR, '-d', out, join(DIR, 'LoopbackDynamoDbLocal.java')], { encoding: 'utf8' });
+    const built = spawnSync('javac', ['--release', '8', '-Xlint:-options', '-cp', JAR, '-d', out, join(DIR, 'LoopbackDynamoDbLocal.java')], {
+      encoding: 'utf8',
+    });
     assert.equal(built.status, 0, built.stderr);
     assert.ok(
       readFileSync(join(out, 'LoopbackDynamoDbLocal.class')).equals(readFileSync(join(DIR, 'LoopbackDynamoDbLocal.class'))),

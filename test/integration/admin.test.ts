@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import canonicalize from 'canonicalize';
 import { freePort } from '#infra/local/ports';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
+import { SERVICE_OPENER } from '#shared/ledger/offchain-port';
 import { createSealer } from '#shared/offchain/offchain';
 import { assertError } from '#test/support/contract';
 import { call, removeDir, sharedStack, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
@@ -102,7 +103,7 @@ describe('Node identity', () => {
     assert.deepEqual((await call(a, 'GET', '/identity')).body, before);
     const file = readFileSync(join(dataDir, 'identity.json'), 'utf8');
     const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dataDir, 'master.key'), { create: false }) });
-    const { pkcs8 } = (await sealer.unseal(JSON.parse(file).private_key)) as { pkcs8: string };
+    const { pkcs8 } = (await sealer.unseal(JSON.parse(file).private_key, SERVICE_OPENER)) as { pkcs8: string };
     const seed = Buffer.from(pkcs8, 'base64').subarray(-32);
     for (const form of [pkcs8, seed.toString('hex'), seed.toString('base64'), seed.toString('base64url')]) {
       assert.ok(!file.includes(form), 'the raw private key is in the identity file');

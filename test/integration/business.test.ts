@@ -211,12 +211,16 @@ describe('Private data with auth on', () => {
     keys.member = await make('writer', 'acme');
     keys.outsider = await make('writer', 'globex');
     keys.reader = await make('reader');
+    keys.noOrgWriter = await make('writer');
     const admin = { 'X-API-Key': ADMIN_KEY };
     const s = `${secured.url}/api/business`;
     for (const org of ['acme', 'globex']) await call(s, 'POST', '/organizations', { org_id: org, name: org }, admin);
     await call(s, 'POST', '/channels', { name: 'deals' }, admin);
     await call(s, 'POST', '/channels/deals/organizations', { org_id: 'acme' }, admin);
     await call(s, 'POST', '/channels/deals/private-collections', { collection: 'terms' }, admin);
+    // globex's own channel, made by its writer.
+    await call(s, 'POST', '/channels', { name: 'loot' }, { 'X-API-Key': keys.outsider });
+    await call(s, 'POST', '/channels/loot/private-collections', { collection: 'bag' }, { 'X-API-Key': keys.outsider });
   });
   after(async () => {
     await secured?.stop();
@@ -293,6 +297,85 @@ describe('Private data with auth on', () => {
     const next = await call(secured.url, 'POST', '/api/v1/chains/channel-deals/events', { entity_id: 'after', event_type: 't' }, member);
     assert.equal(next.status, 200, next.text);
     assert.doesNotMatch(secured.output(), /ValidationException|unhandled error/);
+  });
+
+  it('opens an encrypted payload only for who may read its scope, whichever event, route or reference names it (red team)', async () => {
+    // A writer with no organization copied acme's CID and nonce into an event on a public chain and read acme's
+    // plaintext back through resolve_cid; globex cited it as a private value in its own channel and read it back.
+    const v1 = `${secured.url}/api/v1`;
+    const s = `${secured.url}/api/business`;
+    const as = (key: string) => ({ 'X-API-Key': key });
+    const [member, outsider, reader, noOrg, admin] = [as(keys.member!), as(keys.outsider!), as(keys.reader!), as(keys.noOrgWriter!), as(ADMIN_KEY)];
+    const secret = `acme margin ${randomUUID()}`;
+    // acme's payloads: one for its channel's chain, one for no place in particular (its organization's).
+    const forChannel = await call(v1, 'POST', '/offchain', { data: { secret }, chain: 'channel-deals' }, member);
+    assert.equal(forChannel.status, 201, forChannel.text);
+    const forOrg = await call(v1, 'POST', '/offchain', { data: { secret } }, member);
+    assert.equal(forOrg.status, 201, forOrg.text);
+    assertError(await call(v1, 'POST', '/offchain', { data: 1, chain: 'channel-deals' }, outsider), 403, /member/);
+    assertError(await call(v1, 'POST', '/offchain', { data: 1, channel: 'deals', collection: 'terms' }, outsider), 403, /member/);
+    assert.ok((await call(v1, 'POST', '/chains/plain/create', undefined, admin)).status < 300);
+
+    for (const stolen of [forChannel.body, forOrg.body]) {
+      // Citing it where the thief may write: refused, nothing appended.
+      const cite = { entity_id: `steal-${stolen.cid}`, event_type: 'x', details_cid: stolen.cid, details_nonce: stolen.nonce };
+      const planted = await call(v1, 'POST', '/chains/plain/events', cite, noOrg);
+      assert.equal(planted.status, 422, planted.text);
+      assert.doesNotMatch(planted.text, /deals|acme/, 'the refusal names no scope');
+      assert.equal((await call(v1, 'POST', '/chains/plain/events/batch', { events: [cite] }, noOrg)).status, 422);
+      const gql = await call(
+        secured.url,
+        'POST',
+        '/graphql',
+        {
+          query: `mutation { addEvent(chainName: "plain", input: {entityId: "g", eventType: "x", detailsCid: "${stolen.cid}", detailsNonce: "${stolen.nonce}"}) { success } }`,
+        },
+        noOrg,
+      );
+      assert.ok(!gql.text.includes('"success":true'), gql.text);
+      // As a private value in globex's own channel: refused.
+      const theirs = await call(
+        s,
+        'POST',
+        '/private-data',
+        { channel: 'loot', collection: 'bag', key: 'k', value_cid: stolen.cid, value_nonce: stolen.nonce },
+        outsider,
+      );
+      assert.equal(theirs.status, 422, theirs.text);
+      // Cited by someone who may read it (an admin), it still opens for no one outside its scope, on every read path.
+      const cited = await call(v1, 'POST', '/chains/plain/events', { ...cite, entity_id: `cited-${stolen.cid}` }, admin);
+      assert.equal(cited.status, 200, cited.text);
+      const index = cited.body.block_index ?? cited.body.block?.index;
+      const reads = (who: Record<string, string>) =>
+        Promise.all([
+          call(v1, 'GET', `/entities/cited-${stolen.cid}/trace?resolve_cid=true`, undefined, who),
+          call(v1, 'GET', `/entities/cited-${stolen.cid}/trace?resolve_cid=true&chain_name=plain`, undefined, who),
+          call(v1, 'GET', '/chains/plain/blocks?resolve_cid=true&limit=100', undefined, who),
+          ...(index === undefined ? [] : [call(v1, 'GET', `/chains/plain/blocks/${index}?resolve_cid=true`, undefined, who)]),
+          call(secured.url, 'POST', '/graphql', { query: `{ events(entityId: "cited-${stolen.cid}", resolveCid: true) { details } }` }, who),
+        ]);
+      for (const res of await reads(reader)) {
+        assert.equal(res.status, 200, res.text);
+        assert.ok(!res.text.includes(secret), `a reader outside the scope read it: ${res.text.slice(0, 300)}`);
+      }
+      for (const res of await reads(outsider)) assert.ok(!res.text.includes(secret), 'nor globex');
+      // acme's own reader keys read it where it is cited, as before.
+      const own = await call(v1, 'GET', `/entities/cited-${stolen.cid}/trace?resolve_cid=true`, undefined, member);
+      assert.ok(own.text.includes(secret), own.text);
+    }
+    // The admins' decoder still opens every scope; a writer's call is 403 there.
+    const decoded = await call(`${secured.url}/api/admin`, 'POST', '/ipfs/decode', { cid: forOrg.body.cid, nonce: forOrg.body.nonce }, admin);
+    assert.deepEqual(decoded.body.data, { secret });
+    // acme cites its own payload as a private value: it is sealed again for the collection, and read back there.
+    const own = await call(
+      s,
+      'POST',
+      '/private-data',
+      { channel: 'deals', collection: 'terms', key: 'by-ref', value_cid: forOrg.body.cid, value_nonce: forOrg.body.nonce },
+      member,
+    );
+    assert.equal(own.status, 201, own.text);
+    assert.deepEqual((await call(s, 'GET', '/private-data/deals/terms/by-ref', undefined, member)).body.value, { secret });
   });
 
   it("keeps a channel's qldb_import record off the Main Chain: its anchor carries the proof only, for every reader to see (red team)", async () => {

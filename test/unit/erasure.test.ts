@@ -71,7 +71,7 @@ describe('personal data through the ledger (offline)', () => {
     const shown = await ledger.getBlock('people', { kind: 'index', index: small.block.index });
     assert.deepEqual(shown.events[0]!.details, { name: 'Alice Smith', email: 'alice@example.com' });
     verifies(shown);
-    const resolved = await ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true });
+    const resolved = await ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true, opener: async () => true });
     assert.equal((resolved.events[0]!.details as { name: string }).name, 'Alice Smith');
 
     const payload = stored[2]!.events[0]!.details_cid!;
@@ -99,7 +99,7 @@ describe('personal data through the ledger (offline)', () => {
       assert.equal((block.events[0] as { erased?: boolean }).erased, true);
     }
     assert.deepEqual(third!.events[0]!.details, { sku: 'x' }, 'other events are untouched');
-    await assert.rejects(ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true }), GoneError);
+    await assert.rejects(ledger.getBlock('people', { kind: 'index', index: large.block.index }, { resolveCid: true, opener: async () => true }), GoneError);
     const trace = await ledger.traceEntity('customer-17');
     assert.ok(trace.events.filter((e) => e.subject_id).every((e) => e.details === null && (e as { erased?: boolean }).erased));
 

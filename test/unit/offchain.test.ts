@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,15 +9,17 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DependencyUnavailableError, UnreadablePayloadError } from '#shared/errors';
 import { open, parseEnvelope, seal } from '#shared/offchain/envelope';
 import { KmsKeyProvider, LocalKeyProvider } from '#shared/offchain/key-providers';
+import { createOffchainStore, OUTSIDE_SCOPE } from '#shared/offchain/offchain';
 
 const KEK = { provider: 'local', key_id: 'local:test' };
 
 describe('Envelope (AES-256-GCM)', () => {
-  it('round-trips, and carries the algorithm, format version and wrapped key', () => {
+  it('round-trips, and carries the algorithm, format version, scope and wrapped key', () => {
     const key = randomBytes(32);
-    const envelope = seal(Buffer.from('{"secret":"value"}'), key, Buffer.from('wrapped'), KEK);
+    const envelope = seal(Buffer.from('{"secret":"value"}'), key, Buffer.from('wrapped'), KEK, 'chain:orders');
     assert.equal(envelope.alg, 'AES-256-GCM');
-    assert.equal(envelope.version, 1);
+    assert.equal(envelope.version, 2);
+    assert.equal(envelope.scope, 'chain:orders');
     assert.equal(Buffer.from(envelope.wrapped_key, 'base64').toString(), 'wrapped');
     const again = parseEnvelope(Buffer.from(JSON.stringify(envelope)));
     assert.equal(open(again, key).toString(), '{"secret":"value"}');
@@ -41,6 +43,26 @@ describe('Envelope (AES-256-GCM)', () => {
     assert.throws(() => open(envelope, randomBytes(32)), UnreadablePayloadError);
   });
 
+  it('binds the scope: an envelope whose scope was changed (to be read in another chain, collection or organization) does not open', () => {
+    const key = randomBytes(32);
+    const envelope = seal(Buffer.from('{"price":"42.50 EUR"}'), key, Buffer.alloc(1), KEK, 'collection:supply/prices');
+    assert.equal(open(envelope, key).toString(), '{"price":"42.50 EUR"}');
+    for (const scope of ['public', 'chain:plain', 'org:globex', 'collection:supply/other'])
+      assert.throws(() => open({ ...envelope, scope }, key), UnreadablePayloadError, scope);
+    // Nor by passing it off as an envelope from before scopes.
+    const { scope: _, ...unscoped } = envelope;
+    assert.throws(() => open({ ...unscoped, version: 1 }, key), UnreadablePayloadError);
+    assert.throws(() => parseEnvelope(Buffer.from(JSON.stringify(unscoped))), UnreadablePayloadError, 'version 2 without a scope is no envelope');
+  });
+
+  it('still opens an envelope written before scopes (version 1), and writes one only when no scope is given', () => {
+    const key = randomBytes(32);
+    const old = seal(Buffer.from('"v1"'), key, Buffer.alloc(1), KEK);
+    assert.equal(old.version, 1);
+    assert.equal('scope' in old, false);
+    assert.equal(open(parseEnvelope(Buffer.from(JSON.stringify(old))), key).toString(), '"v1"');
+  });
+
   it('refuses objects that are not envelopes', () => {
     assert.throws(() => parseEnvelope(Buffer.from('not json')), UnreadablePayloadError);
     assert.throws(() => parseEnvelope(Buffer.from('{"format":"other"}')), UnreadablePayloadError);
@@ -58,16 +80,26 @@ describe('Class: LocalKeyProvider (real file system)', () => {
 
   it('unwraps what it wrapped, across instances reading the same file', async () => {
     const first = LocalKeyProvider.fromFile(file, { create: true });
-    const key = await first.dataKey();
+    const key = await first.dataKey('chain:orders');
     const second = LocalKeyProvider.fromFile(file, { create: false });
-    assert.deepEqual(await second.unwrap(key.wrapped, key.kek), key.plaintext);
-    assert.notDeepEqual((await first.dataKey()).plaintext, key.plaintext, 'a fresh data key each time');
+    assert.deepEqual(await second.unwrap(key.wrapped, key.kek, 'chain:orders'), key.plaintext);
+    assert.notDeepEqual((await first.dataKey('chain:orders')).plaintext, key.plaintext, 'a fresh data key each time');
+  });
+
+  it('binds the scope into the wrapping: a data key wrapped for one scope does not unwrap for another, nor for none', async () => {
+    const keys = LocalKeyProvider.fromFile(file, { create: true });
+    const key = await keys.dataKey('org:acme');
+    await assert.rejects(keys.unwrap(key.wrapped, key.kek, 'org:globex'), UnreadablePayloadError);
+    await assert.rejects(keys.unwrap(key.wrapped, key.kek), UnreadablePayloadError);
+    // A key wrapped before scopes (a data subject's) unwraps with none.
+    const subject = await keys.freshDataKey();
+    assert.deepEqual(await keys.unwrap(subject.wrapped, subject.kek), subject.plaintext);
   });
 
   it('refuses a key wrapped under another master key, saying so', async () => {
     const other = join(dir, 'other.key');
-    const foreign = await LocalKeyProvider.fromFile(other, { create: true }).dataKey();
-    await assert.rejects(LocalKeyProvider.fromFile(file, { create: false }).unwrap(foreign.wrapped, foreign.kek), UnreadablePayloadError);
+    const foreign = await LocalKeyProvider.fromFile(other, { create: true }).dataKey('public');
+    await assert.rejects(LocalKeyProvider.fromFile(file, { create: false }).unwrap(foreign.wrapped, foreign.kek, 'public'), UnreadablePayloadError);
   });
 
   it('does not invent a key when asked only to read, and refuses a malformed file', () => {
@@ -90,51 +122,66 @@ describe('Class: KmsKeyProvider (aws-sdk-client-mock: real KMS cannot run here)'
     return { kms, keys: new KmsKeyProvider({ client: new KMSClient({ region: 'us-east-1' }), keyId: 'alias/ledger', cacheMs: 60_000, maxUses, now }) };
   }
 
-  it('asks KMS for a data key once per lifetime, then again', async () => {
+  it('asks KMS for a data key once per lifetime and scope, with the scope as encryption context, then again', async () => {
     let t = 0;
     const { kms, keys } = provider(() => t);
-    const a = await keys.dataKey();
-    const b = await keys.dataKey();
+    const a = await keys.dataKey('chain:orders');
+    const b = await keys.dataKey('chain:orders');
     assert.deepEqual(a.plaintext, plaintext);
     assert.equal(a.kek.provider, 'aws-kms');
     assert.equal(b, a);
     assert.equal(kms.commandCalls(GenerateDataKeyCommand).length, 1);
-    assert.deepEqual(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input, { KeyId: 'alias/ledger', KeySpec: 'AES_256' });
+    assert.deepEqual(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input, {
+      KeyId: 'alias/ledger',
+      KeySpec: 'AES_256',
+      EncryptionContext: { 'verifiable-ledger:scope': 'chain:orders' },
+    });
+    // Another scope never shares a data key: its own GenerateDataKey, its own context.
+    assert.notEqual(await keys.dataKey('org:acme'), a);
+    assert.deepEqual(kms.commandCalls(GenerateDataKeyCommand)[1]!.args[0].input.EncryptionContext, { 'verifiable-ledger:scope': 'org:acme' });
     t = 60_001;
-    await keys.dataKey();
-    assert.equal(kms.commandCalls(GenerateDataKeyCommand).length, 2);
+    await keys.dataKey('chain:orders');
+    assert.equal(kms.commandCalls(GenerateDataKeyCommand).length, 3);
     kms.restore();
   });
 
   it("never hands out a data subject's key again: each fresh key is its own GenerateDataKey, not the payload key in use", async () => {
     const { kms, keys } = provider(() => 0);
-    const payload = await keys.dataKey();
+    const payload = await keys.dataKey('public');
     const a = await keys.freshDataKey();
     const b = await keys.freshDataKey();
     assert.notEqual(a, payload);
     assert.notEqual(b, a);
     assert.equal(kms.commandCalls(GenerateDataKeyCommand).length, 3, 'one call per fresh key, none reused');
-    assert.equal(await keys.dataKey(), payload, 'payload keys are still reused for their lifetime');
+    assert.equal(await keys.dataKey('public'), payload, 'payload keys are still reused for their lifetime');
     kms.restore();
   });
 
   it('bounds how many payloads one data key encrypts', async () => {
     const { kms, keys } = provider(() => 0, 3);
-    for (let i = 0; i < 7; i += 1) await keys.dataKey();
+    for (let i = 0; i < 7; i += 1) await keys.dataKey('public');
     assert.equal(kms.commandCalls(GenerateDataKeyCommand).length, 3);
     kms.restore();
   });
 
-  it('unwraps with Decrypt, cached for the lifetime', async () => {
+  it('unwraps with Decrypt and the scope as encryption context, cached for the lifetime and that scope only', async () => {
     let t = 0;
     const { kms, keys } = provider(() => t);
     const other = randomBytes(64);
-    assert.deepEqual(await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' }), plaintext);
-    await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' });
+    assert.deepEqual(await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' }, 'org:acme'), plaintext);
+    await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' }, 'org:acme');
     assert.equal(kms.commandCalls(DecryptCommand).length, 1);
-    t = 120_000;
-    await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' });
+    assert.deepEqual(kms.commandCalls(DecryptCommand)[0]!.args[0].input.EncryptionContext, { 'verifiable-ledger:scope': 'org:acme' });
+    // The same wrapped key asked for in another scope is KMS's to refuse: never answered from the cache.
+    await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' }, 'org:globex');
     assert.equal(kms.commandCalls(DecryptCommand).length, 2);
+    assert.deepEqual(kms.commandCalls(DecryptCommand)[1]!.args[0].input.EncryptionContext, { 'verifiable-ledger:scope': 'org:globex' });
+    await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' });
+    assert.equal(kms.commandCalls(DecryptCommand).length, 3);
+    assert.equal(kms.commandCalls(DecryptCommand)[2]!.args[0].input.EncryptionContext, undefined, 'a key wrapped before scopes: no context');
+    t = 120_000;
+    await keys.unwrap(other, { provider: 'aws-kms', key_id: 'k' }, 'org:acme');
+    assert.equal(kms.commandCalls(DecryptCommand).length, 4);
     kms.restore();
   });
 
@@ -144,8 +191,76 @@ describe('Class: KmsKeyProvider (aws-sdk-client-mock: real KMS cannot run here)'
     kms.on(DecryptCommand).rejects(Object.assign(new Error('bad'), { name: 'InvalidCiphertextException' }));
     await assert.rejects(keys.unwrap(randomBytes(8), { provider: 'aws-kms', key_id: 'k' }), UnreadablePayloadError);
     kms.on(GenerateDataKeyCommand).rejects(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-    await assert.rejects(keys.dataKey(), DependencyUnavailableError);
+    await assert.rejects(keys.dataKey('public'), DependencyUnavailableError);
     await assert.rejects(keys.unwrap(randomBytes(8), { provider: 'local', key_id: 'x' }), UnreadablePayloadError);
     kms.restore();
   });
+});
+
+describe('Off-chain store: a payload opens only for a caller entitled to its scope', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-offchain-'));
+  const keys = LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true });
+  const objects = new Map<string, Buffer>();
+  const ipfs = {
+    add: async (bytes: Uint8Array) => {
+      const cid = `bafy${createHash('sha256')
+        .update(bytes)
+        .digest('hex')
+        .slice(0, 52)
+        .replace(/[0189]/g, 'a')}`;
+      objects.set(cid, Buffer.from(bytes));
+      return cid;
+    },
+    cat: async (cid: string) => objects.get(cid) ?? Promise.reject(new UnreadablePayloadError('not found')),
+    ping: async () => undefined,
+    remove: async (cid: string) => objects.delete(cid),
+  };
+  const store = createOffchainStore({ ipfs, keys });
+
+  it("asks the opener for the envelope's scope before it decrypts, and refuses in the same words whatever the scope", async () => {
+    const stored = await store.put({ price: '42.50 EUR' }, 'collection:supply/prices');
+    const asked: unknown[] = [];
+    const unwrap = keys.unwrap.bind(keys);
+    let unwrapped = 0;
+    keys.unwrap = async (...args) => {
+      unwrapped += 1;
+      return unwrap(...args);
+    };
+    const refused = await store
+      .get(stored.cid, stored.nonce, async (scope) => (asked.push(scope), false))
+      .then(
+        () => assert.fail('opened'),
+        (error: Error) => error,
+      );
+    assert.ok(refused instanceof UnreadablePayloadError);
+    assert.equal(refused.message, OUTSIDE_SCOPE);
+    assert.ok(!refused.message.includes('supply') && !refused.message.includes('prices'), 'the scope is not named to who may not read it');
+    assert.deepEqual(asked, ['collection:supply/prices']);
+    assert.equal(unwrapped, 0, 'no data key was unwrapped for a refused caller');
+    assert.deepEqual(await store.get(stored.cid, stored.nonce, async (scope) => scope === 'collection:supply/prices'), { price: '42.50 EUR' });
+    const sealed = await store.seal('inline', 'chain:orders');
+    await assert.rejects(
+      store.unseal(sealed, async () => false),
+      UnreadablePayloadError,
+    );
+    assert.equal(await store.unseal(sealed, async (scope) => scope === 'chain:orders'), 'inline');
+    keys.unwrap = unwrap;
+  });
+
+  it('gives an envelope from before scopes the scope null, for the opener to decide', async () => {
+    const key = await keys.freshDataKey();
+    const old = seal(Buffer.from('"old"'), key.plaintext, key.wrapped, key.kek);
+    const cid = await ipfs.add(Buffer.from(JSON.stringify(old)));
+    const asked: unknown[] = [];
+    assert.equal(
+      await store.get(cid, old.nonce, async (scope) => {
+        asked.push(scope);
+        return true;
+      }),
+      'old',
+    );
+    assert.deepEqual(asked, [null]);
+  });
+
+  it('cleans up', () => rmSync(dir, { recursive: true, force: true }));
 });

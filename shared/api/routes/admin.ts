@@ -4,14 +4,16 @@
  */
 import * as z from 'zod';
 import { type Admin, challengeInput, peerInput, secureEventInput } from '../../admin/admin.ts';
-import type { OffchainStore } from '../../ledger/offchain-port.ts';
+import type { CallerOffchain } from '../../access/guarded.ts';
+import type { Principal } from '../../access/policy.ts';
 import { routesOf } from '../define.ts';
 import { decodedSchema, identitySchema, nodeStatusSchema, peerRegisteredSchema, peerSchema, secureEventSchema, signedChallengeSchema } from '../responses.ts';
 
 /** What the admin group's handlers use; functions/admin/handler.ts wires it. */
 export interface AdminDeps {
   admin(): Admin;
-  offchain(): OffchainStore;
+  /** Off-chain payloads as this caller may use them (an admin opens every scope). */
+  offchainFor(principal: Principal): CallerOffchain;
 }
 
 export const decodeRequest = z.object({
@@ -87,6 +89,6 @@ export const ADMIN_ROUTES = [
     summary: "Decrypt an off-chain payload (the explorer's CID decoder)",
     access: 'admin',
     body: decodeRequest,
-    handler: async ({ body: { cid, nonce } }, { offchain }) => ({ body: { cid, nonce, data: await offchain().get(cid, nonce) } }),
+    handler: async ({ principal, body: { cid, nonce } }, { offchainFor }) => ({ body: { cid, nonce, data: await offchainFor(principal).get(cid, nonce) } }),
   }),
 ];

@@ -9,7 +9,8 @@ import type { HealthProbes } from '../../health.ts';
 import { healthReport } from '../../health.ts';
 import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/events.ts';
 import { type AppendOptions, type Ledger, parseBlockAddress } from '../../ledger/ledger.ts';
-import type { OffchainStore } from '../../ledger/offchain-port.ts';
+import type { CallerOffchain } from '../../access/guarded.ts';
+import { CHAIN_NAME_PATTERN } from '../../ledger/names.ts';
 import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
 import { SUBJECT_ID } from '../../ledger/subject-port.ts';
 import { queryBool, queryInt, queryInteger } from '../../validation.ts';
@@ -40,7 +41,8 @@ export interface LedgerDeps {
   /** The ledger as this caller may use it: every call checked by the access policy. */
   ledgerFor(principal: Principal): Ledger;
   proofsFor(principal: Principal): Proofs;
-  offchain(): OffchainStore;
+  /** Off-chain payloads as this caller may use them: put for a scope it may write, opened only where it may read. */
+  offchainFor(principal: Principal): CallerOffchain;
   /** The node's own identity and its peers. */
   node(): { describeIdentity(): Promise<unknown>; ping(targetId: string): Promise<unknown> };
   health: HealthProbes;
@@ -92,7 +94,26 @@ export const evidenceQuery = z.object({
 /** Why a data subject is erased: recorded on the Main Chain with who and when (write no personal data here). */
 export const eraseRequest = z.object({ reason: z.string().min(1).max(1000) });
 /** docs/rules.md, "Off-chain payloads": `{"data": <any JSON>}`, stored encrypted in IPFS. */
-export const offchainUpload = z.object({ data: z.json().refine((v) => v !== undefined, 'Required') });
+/**
+ * A payload to put off chain, and where it will be cited (its scope: shared/ledger/offchain-port.ts): `chain` (the
+ * events of that chain), or `channel` and `collection` (a private value), or neither (the key's organization, or
+ * any key when it has none). Only those who may read that scope can ever have it decrypted.
+ */
+export const offchainUpload = z
+  .object({
+    data: z.json().refine((v) => v !== undefined, 'Required'),
+    chain: z.string().regex(CHAIN_NAME_PATTERN, 'must be a chain name: 1-64 of A-Z a-z 0-9 _ -').optional(),
+    channel: z.string().regex(CHAIN_NAME_PATTERN, 'must be a channel name: 1-64 of A-Z a-z 0-9 _ -').optional(),
+    collection: z.string().regex(CHAIN_NAME_PATTERN, 'must be a collection name: 1-64 of A-Z a-z 0-9 _ -').optional(),
+  })
+  .refine((body) => body.chain === undefined || (body.channel === undefined && body.collection === undefined), {
+    message: 'name either a chain, or a channel and a collection',
+    path: ['chain'],
+  })
+  .refine((body) => (body.channel === undefined) === (body.collection === undefined), {
+    message: 'a channel and a collection go together',
+    path: ['collection'],
+  });
 
 /**
  * The Idempotency-Key header of an append: 1 to 255 printable ASCII characters (a UUID is the usual
@@ -379,7 +400,7 @@ export const LEDGER_ROUTES = [
     access: 'writer',
     status: 201,
     body: offchainUpload,
-    handler: async ({ body }, { offchain }) => ({ body: await offchain().put(body.data) }),
+    handler: async ({ principal, body }, { offchainFor }) => ({ body: await offchainFor(principal).put(body.data, body) }),
   }),
 
   route({
