@@ -10,11 +10,14 @@
  * - `resolve_cid=true` answers carry decrypted off-chain payloads, or a passing `resolve_error`: `no-store`.
  *
  * Shared caches: with auth off every caller may read everything, so answers are `public`; with auth on they are
- * `private`, so a shared cache (a CDN, a proxy) never hands one caller's answer to another.
+ * `private`, so a shared cache (a CDN, a proxy) never hands one caller's answer to another, and vary by the key's
+ * header. An answer whose route said nothing is `no-store` (cacheDefaults, for every route).
  */
 import { createHash } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
 import { OPEN_ACCESS, type Principal } from '../access/policy.ts';
 import { type Coding, codedTag } from './compression.ts';
+import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 /** A year: the longest lifetime HTTP caches honour, for what never changes. */
 export const IMMUTABLE_SECONDS = 31_536_000;
@@ -56,4 +59,36 @@ export function matchedTag(ifNoneMatch: string | undefined, tag: string, coding?
   const opaque = tag.replace(/^W\//, '');
   if (named.has(opaque)) return tag;
   return coding && named.has(codedTag(opaque, coding)) ? codedTag(tag, coding) : undefined;
+}
+
+/** A header's value whatever the case of its name. */
+const headerOf = (headers: Record<string, unknown>, name: string): string | undefined => {
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  return key === undefined ? undefined : String(headers[key]);
+};
+
+/**
+ * Every answer says how it may be cached, decided here for every route: one that set nothing is `no-store`, and a
+ * cacheable answer to a keyed caller (auth on, a key presented) varies by the key's header, so that no cache hands
+ * what one key read to another key's request (the key is not `Authorization`, which caches know to respect).
+ * Outermost: it sees the final answer, a 304 and an error's included.
+ */
+export function cacheDefaults(options: { authEnabled: boolean; keyHeader: string }): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  const apply = (request: { response: HttpResult | null; context: ServiceContext }) => {
+    const response = request.response;
+    if (!response) return;
+    const headers = { ...(response.headers ?? {}) };
+    const control = headerOf(headers, 'cache-control');
+    if (control === undefined) headers['Cache-Control'] = 'no-store';
+    const principal = request.context.principal;
+    const keyed = options.authEnabled && principal !== undefined && principal.key_id !== null && principal !== OPEN_ACCESS;
+    if (control !== undefined && !/\bno-store\b/.test(control) && keyed) {
+      const vary = headerOf(headers, 'vary');
+      for (const key of Object.keys(headers)) if (key.toLowerCase() === 'vary') delete headers[key];
+      const names = new Set([...(vary ? vary.split(',').map((v) => v.trim()) : []), options.keyHeader]);
+      headers.Vary = [...names].join(', ');
+    }
+    request.response = { ...response, headers };
+  };
+  return { after: apply, onError: apply };
 }

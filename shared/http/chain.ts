@@ -30,7 +30,7 @@ import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
 import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
-import { matchedTag } from './caching.ts';
+import { cacheDefaults, matchedTag } from './caching.ts';
 import { compressed, negotiateCoding } from './compression.ts';
 import { cors } from './cors.ts';
 import { viaCdn } from './cdn.ts';
@@ -168,6 +168,8 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
   // middy's own early timeout races the route's handler alone (not the middlewares) and answers a bare 500;
   // the invocation's deadline below covers the whole chain instead.
   const handler = middy<HttpEvent, HttpResult, Error, MatchedContext>(dispatch, { timeoutEarlyInMillis: 0 })
+    // Outermost, so that it sees every final answer: how each may be cached (shared/http/caching.ts).
+    .use(cacheDefaults({ authEnabled: settings.SVC_AUTH_ENABLED, keyHeader: settings.API_KEY_NAME }))
     .use({
       ...identify,
       before: (request) => {

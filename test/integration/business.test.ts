@@ -378,6 +378,41 @@ describe('Private data with auth on', () => {
     assert.deepEqual((await call(s, 'GET', '/private-data/deals/terms/by-ref', undefined, member)).body.value, { secret });
   });
 
+  it('says how every answer may be cached: no-store unless a route declares otherwise, and varies by the key when keyed (red team)', async () => {
+    // A data subject's private value, a trace, GraphQL, a channel and the organizations were answered with no
+    // Cache-Control at all, and keyed immutable answers without Vary: X-API-Key, which a shared cache may keep and
+    // hand to the next caller (the key is not Authorization).
+    const member = { 'X-API-Key': keys.member! };
+    const reader = { 'X-API-Key': keys.reader! };
+    await call(`${secured.url}/api/business`, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'cached', value: 'v' }, member);
+    for (const [method, path, who, body] of [
+      ['GET', '/api/business/private-data/deals/terms/cached', member],
+      ['GET', '/api/v1/entities/x/trace', reader],
+      ['POST', '/graphql', reader, { query: '{ chains { name } }' }],
+      ['GET', '/api/business/channels/deals', member],
+      ['GET', '/api/business/organizations', reader],
+      ['GET', '/api/v1/chains/nowhere/blocks', reader],
+    ] as const) {
+      const res = await call(secured.url, method, path, body, who);
+      assert.ok(res.status < 500, `${path}: ${res.status}`);
+      assert.equal(res.headers.get('cache-control'), 'no-store', `${method} ${path} (${res.status})`);
+    }
+    const block = await call(secured.url, 'GET', '/api/v1/chains/channel-deals/blocks/0', undefined, member);
+    assert.equal(block.status, 200, block.text);
+    assert.match(block.headers.get('cache-control') ?? '', /^private, max-age=\d+, immutable$/);
+    assert.match(block.headers.get('vary') ?? '', /\bX-API-Key\b/i, 'a keyed immutable answer varies by the key');
+    const again = await call(secured.url, 'GET', '/api/v1/chains/channel-deals/blocks/0', undefined, {
+      ...member,
+      'If-None-Match': block.headers.get('etag')!,
+    });
+    assert.equal(again.status, 304);
+    assert.match(again.headers.get('vary') ?? '', /\bX-API-Key\b/i, 'and so does its 304');
+    // The public health answer is the same for every caller: no Vary by a key it never read.
+    const health = await call(secured.url, 'GET', '/api/v1/health');
+    assert.ok(health.headers.get('cache-control'), 'health says how it may be cached');
+    assert.doesNotMatch(health.headers.get('vary') ?? '', /X-API-Key/i);
+  });
+
   it("keeps a channel's qldb_import record off the Main Chain: its anchor carries the proof only, for every reader to see (red team)", async () => {
     // A member writes an event of the QLDB importer's closing type on the channel's chain, then anchors that head:
     // the anchor of a public chain carries the import's record, but a channel's content is its members' only.

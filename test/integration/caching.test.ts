@@ -205,7 +205,7 @@ describe('HTTP caching', () => {
     const latest = await get(`${B}/evidence?leaves=5`);
     assert.equal(latest.status, 200);
     assert.equal(latest.headers.get('etag'), null, 'a signed checkpoint of the latest tree is not kept');
-    assert.equal(latest.headers.get('cache-control'), null);
+    assert.equal(latest.headers.get('cache-control'), 'no-store', 'nor kept by any cache (the default of every answer that declares nothing)');
   });
 
   it('keeps a full tile for good with its tag; a partial tile and the checkpoint for seconds', async () => {
