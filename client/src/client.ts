@@ -289,12 +289,18 @@ export class LedgerClient {
   /**
    * An entity's events across chains (or on `chain`). Each event is checked against its block, proven
    * into its chain's tree: one evidence request per chain the trace touches (per 100 blocks). What it cannot show is that
-   * no event was left out.
+   * no event was left out. A page at a time: `limit` events (100 by default, at most 1,000), on from `cursor` (the
+   * `next_cursor` of the page before; null on the last page).
    */
-  async trace(entityId: string, options: { chain?: string } = {}): Promise<EntityTrace> {
+  async trace(entityId: string, options: { chain?: string; limit?: number; cursor?: string } = {}): Promise<EntityTrace> {
     const answer = await this.#data(
       'GET',
-      this.api.GET('/api/v1/entities/{entity_id}/trace', { params: { path: { entity_id: entityId }, query: { chain_name: options.chain } } }),
+      this.api.GET('/api/v1/entities/{entity_id}/trace', {
+        params: {
+          path: { entity_id: entityId },
+          query: { chain_name: options.chain, limit: options.limit === undefined ? undefined : String(options.limit), cursor: options.cursor },
+        },
+      }),
     );
     if (!this.verifying) return answer;
     const byChain = new Map<string, LedgerEvent[]>();

@@ -3193,6 +3193,8 @@ export interface operations {
         parameters: {
             query?: {
                 chain_name?: string;
+                cursor?: string;
+                limit?: string;
                 resolve_cid?: string;
             };
             header?: never;
@@ -3231,6 +3233,7 @@ export interface operations {
                         chains: string[];
                         entity_id: string;
                         events: components["schemas"]["Event"][];
+                        next_cursor: string | null;
                     };
                 };
             };
@@ -4149,6 +4152,8 @@ export interface operations {
         parameters: {
             query?: {
                 chain_name?: string;
+                cursor?: string;
+                limit?: string;
                 resolve_cid?: string;
             };
             header?: never;
@@ -4187,6 +4192,7 @@ export interface operations {
                         chains: string[];
                         entity_id: string;
                         events: components["schemas"]["Event"][];
+                        next_cursor: string | null;
                     };
                 };
             };

@@ -75,7 +75,13 @@ export const blocksPageSchema = z.object({
   blocks: z.array(blockSchema),
 });
 
-export const traceSchema = z.object({ entity_id: z.string(), chains: z.array(z.string()), events: z.array(eventSchema) });
+export const traceSchema = z.object({
+  entity_id: z.string(),
+  chains: z.array(z.string()),
+  events: z.array(eventSchema),
+  /** Where the next page starts (the `cursor` of the next request); null on the last page. */
+  next_cursor: z.string().nullable(),
+});
 
 export const jsonCheckpointSchema = z.object({
   chain_name: z.string(),

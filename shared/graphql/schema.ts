@@ -5,7 +5,7 @@
  */
 import { buildSchema, GraphQLError, type GraphQLFieldResolver } from 'graphql';
 import { parseEventRequest } from '../ledger/events.ts';
-import { type Ledger, parseBlockAddress } from '../ledger/ledger.ts';
+import { type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../ledger/ledger.ts';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 
 const SDL = /* GraphQL */ `
@@ -49,10 +49,12 @@ const SDL = /* GraphQL */ `
     registeredSubChains: Int
   }
 
+  "A page of an entity's events; nextCursor (null on the last page) is the after of the next."
   type Trace {
     entityId: String!
     chains: [String!]!
     events: [Event!]!
+    nextCursor: String
   }
 
   type SubChainResult {
@@ -91,7 +93,7 @@ const SDL = /* GraphQL */ `
     chain(name: String!): Chain
     blocks(chainName: String!, limit: Int = 10, offset: Int = 0): [Block!]!
     block(chainName: String!, index: Int, hash: String): Block
-    trace(entityId: String!, chainName: String): Trace!
+    trace(entityId: String!, chainName: String, limit: Int = 100, after: String): Trace!
   }
 
   type Mutation {
@@ -146,8 +148,8 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
         const entityId = (args.entityId as string | null | undefined) ?? undefined;
         const resolveCid = Boolean(args.resolveCid);
         if (entityId !== undefined) {
-          const trace = await ledger.traceEntity(entityId, chainName, { resolveCid });
-          return trace.events.slice(0, limit).map(event);
+          const trace = await ledger.traceEntity(entityId, chainName, { resolveCid, limit });
+          return trace.events.map(event);
         }
         if (chainName === undefined) throw userError('Give chainName, entityId, or both');
         // The chain's latest events, oldest first: its last `limit` event blocks.
@@ -180,8 +182,13 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
         return block(await ledger.getBlock(String(args.chainName), address));
       },
       async trace(_root, args, { ledger }) {
-        const trace = await ledger.traceEntity(String(args.entityId), (args.chainName as string | null) ?? undefined);
-        return { entityId: trace.entity_id, chains: trace.chains, events: trace.events.map(event) };
+        const limit = Number(args.limit ?? TRACE_LIMIT_DEFAULT);
+        if (!Number.isInteger(limit) || limit < 1 || limit > TRACE_LIMIT_MAX) throw userError(`limit must be 1 to ${TRACE_LIMIT_MAX}`);
+        const trace = await ledger.traceEntity(String(args.entityId), (args.chainName as string | null) ?? undefined, {
+          limit,
+          cursor: (args.after as string | null) ?? undefined,
+        });
+        return { entityId: trace.entity_id, chains: trace.chains, events: trace.events.map(event), nextCursor: trace.next_cursor };
       },
     },
     Mutation: {

@@ -45,6 +45,26 @@ export interface ProofResult {
   details: ProofDetails | null;
 }
 
+/** Where a trace's page starts and how long it is (Ledger.traceEntity). */
+export interface TracePage {
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+/** A trace's page: 100 events unless asked for up to 1,000 (an entity may have millions; one answer must stay bounded). */
+export const TRACE_LIMIT_DEFAULT = 100;
+export const TRACE_LIMIT_MAX = 1_000;
+
+/** A trace cursor: the entity index position it goes on after (time ms, chain, index), base64url, opaque to callers. */
+const TRACE_POSITION = /^\d{15}#[A-Za-z0-9_-]{1,64}#\d{12}$/;
+const encodeCursor = (position: string) => Buffer.from(position, 'utf8').toString('base64url');
+function decodeCursor(cursor: string): string {
+  const position = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!TRACE_POSITION.test(position))
+    throw new UnprocessableError(`cursor '${cursor.slice(0, 80)}' is not one a trace answered: pass a trace's next_cursor as it is`);
+  return position;
+}
+
 /**
  * Read options: with `resolveCid`, off-chain events carry their decrypted `details` (or a `resolve_error`), for
  * the caller `opener` stands for (shared/access: the guarded ledger sets it; without one, nothing is decrypted).
@@ -69,7 +89,12 @@ export interface Ledger {
   /** Appends the events, one block each, in one transaction: all are committed, in order, or none. */
   appendEvents(chainName: string, drafts: EventDraft[], options?: AppendOptions): Promise<AppendResult[] & Replayed>;
   submitProof(chainName: string): Promise<ProofResult>;
-  traceEntity(entityId: string, chainName?: string, options?: ReadOptions): Promise<EntityTrace>;
+  /**
+   * A page of an entity's events, in trace order: at most `limit` (TRACE_LIMIT_DEFAULT, at most TRACE_LIMIT_MAX)
+   * entries of the entity index read after `cursor` (a trace's `next_cursor`), and the cursor of the next page (null
+   * at the end). A page read for one chain may hold fewer events than its limit and still have a next one.
+   */
+  traceEntity(entityId: string, chainName?: string, options?: ReadOptions & TracePage): Promise<EntityTrace>;
   /** The events with their off-chain `details` decrypted (or a `resolve_error`), as `resolve_cid=true` answers them. */
   resolveEvents(events: LedgerEvent[], opener: PayloadOpener): Promise<ResolvedEvent[]>;
   /**
@@ -434,8 +459,11 @@ export function createLedger({
     },
 
     async traceEntity(entityId, chainName, options) {
+      const limit = options?.limit ?? TRACE_LIMIT_DEFAULT;
+      if (!Number.isInteger(limit) || limit < 1 || limit > TRACE_LIMIT_MAX) throw new UnprocessableError(`limit must be 1 to ${TRACE_LIMIT_MAX}`);
+      const after = options?.cursor === undefined ? undefined : decodeCursor(options.cursor);
       if (chainName !== undefined) await requireHead(chainName);
-      const blocks = await repository.queryEntityBlocks(entityId);
+      const { blocks, next } = await repository.queryEntityPage(entityId, { limit, after, chainName });
       const events: LedgerEvent[] = [];
       const chains: string[] = [];
       for (const block of blocks) {
@@ -446,7 +474,12 @@ export function createLedger({
           if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
         }
       }
-      return { entity_id: entityId, chains, events: await reveal(events, options?.resolveCid ?? false, options?.opener) };
+      return {
+        entity_id: entityId,
+        chains,
+        events: await reveal(events, options?.resolveCid ?? false, options?.opener),
+        next_cursor: next === null ? null : encodeCursor(next),
+      };
     },
   };
 }

@@ -116,8 +116,11 @@ export interface BlocksPage {
 
 export interface EntityTrace {
   entity_id: string;
+  /** The chains of this page's events, in order of first appearance. */
   chains: string[];
   events: LedgerEvent[];
+  /** Where the next page starts (pass it as `cursor`), or null when this page is the last. */
+  next_cursor: string | null;
 }
 
 /** The `details` of a Main Chain anchor event (docs/rules.md, "Anchors"). */

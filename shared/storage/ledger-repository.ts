@@ -386,6 +386,27 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
       return items.map(blockFromItem);
     },
 
+    async queryEntityPage(entityId, { limit, after, chainName }) {
+      const out = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: LEDGER_INDEXES.byEntity,
+            KeyConditionExpression: after === undefined ? 'gsi_entity_pk = :e' : 'gsi_entity_pk = :e AND gsi_entity_sk > :after',
+            ...(chainName === undefined ? {} : { FilterExpression: 'chain_name = :c' }),
+            ExpressionAttributeValues: {
+              ':e': entityPk(entityId),
+              ...(after === undefined ? {} : { ':after': after }),
+              ...(chainName === undefined ? {} : { ':c': chainName }),
+            },
+            Limit: limit,
+          }),
+        ),
+      );
+      const next = out.LastEvaluatedKey?.gsi_entity_sk;
+      return { blocks: (out.Items ?? []).map(blockFromItem), next: typeof next === 'string' ? next : null };
+    },
+
     async ping() {
       // One read of a key that never exists: constant time, half a read unit, and it fails as a missing
       // table or an unreachable DynamoDB would. DescribeTable, used before, is a control-plane call that

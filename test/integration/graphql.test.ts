@@ -184,6 +184,80 @@ describe('GraphQL in production, with keys', () => {
     if (prod) removeDir(prod.dataDir);
   });
 
+  it('reads a trace a page at a time, on REST and GraphQL, and refuses 100 aliased traces while health stays fast (red team)', async () => {
+    // One request of 100 aliased trace(entityId: "hot") had read every block of a 1,981-event entity 100 times:
+    // health answered 503 after 3.5 s and another caller's block read took 15.1 s. The REST trace answered 884 KB.
+    const writer = { 'X-API-Key': keys.writer! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${prod.url}/api/v1`;
+    await call(v1, 'POST', '/chains/hot/create', undefined, writer);
+    const batch = (n: number, from: number) =>
+      call(
+        v1,
+        'POST',
+        '/chains/hot/events/batch',
+        { events: Array.from({ length: n }, (_, i) => ({ entity_id: 'hot', event_type: 'tick', details: { i: from + i } })) },
+        writer,
+      );
+    for (const [n, from] of [
+      [99, 0],
+      [99, 99],
+      [52, 198],
+    ] as const)
+      assert.equal((await batch(n, from)).status, 200);
+    // REST: 100 by default, then on from the cursor; every event once, in order; the last page says so.
+    const seen: number[] = [];
+    let cursor: string | null | undefined;
+    let pages = 0;
+    do {
+      const page = await call(v1, 'GET', `/entities/hot/trace${cursor ? `?cursor=${cursor}` : ''}`, undefined, reader);
+      assert.equal(page.status, 200, page.text);
+      assert.ok(page.body.events.length <= 100, `a page of ${page.body.events.length}`);
+      seen.push(...page.body.events.map((e: { details: { i: number } }) => e.details.i));
+      cursor = page.body.next_cursor;
+      pages += 1;
+    } while (cursor && pages < 10);
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 250 }, (_, i) => i),
+      'every event once, in order',
+    );
+    assert.equal(pages, 3);
+    const big = await call(v1, 'GET', '/entities/hot/trace?limit=1000', undefined, reader);
+    assert.equal(big.body.events.length, 250);
+    assert.equal(big.body.next_cursor, null);
+    assert.equal((await call(v1, 'GET', '/entities/hot/trace?limit=1001', undefined, reader)).status, 422);
+    const forged = await call(v1, 'GET', `/entities/hot/trace?cursor=${Buffer.from('ENTITY#other').toString('base64url')}`, undefined, reader);
+    assert.equal(forged.status, 422, forged.text);
+    assert.match(forged.text, /next_cursor/);
+    // GraphQL: the same pages through trace(limit, after).
+    const first = await gql('{ trace(entityId: "hot", limit: 200) { events { blockIndex } nextCursor } }', undefined, reader, prod.url);
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.data.trace.events.length, 200);
+    const rest = await gql(
+      'query($a: String) { trace(entityId: "hot", limit: 200, after: $a) { events { blockIndex } nextCursor } }',
+      { a: first.body.data.trace.nextCursor },
+      reader,
+      prod.url,
+    );
+    assert.equal(rest.body.data.trace.events.length, 50);
+    assert.equal(rest.body.data.trace.nextCursor, null);
+    // 100 aliases of a trace cost 100 events each: refused before anything is read, while health stays fast.
+    const aliases = Array.from({ length: 100 }, (_, i) => `t${i}: trace(entityId: "hot") { events { eventId } }`).join(' ');
+    const [bomb, health] = await Promise.all([
+      gql(`{ ${aliases} }`, undefined, reader, prod.url),
+      (async () => {
+        const started = performance.now();
+        const res = await call(v1, 'GET', '/health');
+        return { status: res.status, ms: performance.now() - started };
+      })(),
+    ]);
+    assert.equal(bomb.status, 400, bomb.text.slice(0, 300));
+    assert.match(bomb.body.errors[0].message, /costs \d+ points; the limit is 1000/);
+    assert.equal(health.status, 200);
+    assert.ok(health.ms < 3_000, `health took ${Math.round(health.ms)} ms`);
+  });
+
   it('refuses __schema introspection', async () => {
     const res = await gql('{ __schema { queryType { name } } }', undefined, { 'X-API-Key': keys.reader! }, prod.url);
     assert.equal(res.status, 400);

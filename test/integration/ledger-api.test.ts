@@ -260,7 +260,7 @@ describe('Ledger group over HTTP, both prefixes', () => {
   it('answers an empty trace for an entity never seen, and 404 for an unknown chain filter', async () => {
     const none = await call(base, 'GET', '/api/v1/entities/nobody/trace');
     assert.equal(none.status, 200);
-    assert.deepEqual(none.body, { entity_id: 'nobody', chains: [], events: [] });
+    assert.deepEqual(none.body, { entity_id: 'nobody', chains: [], events: [], next_cursor: null }, 'the last page, and the first');
     assertError(await call(base, 'GET', '/api/ledger/entities/pkg-17/trace?chain_name=nope'), 404, /nope/);
   });
 

@@ -25,7 +25,7 @@ import type {
   SealEntry,
 } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
-import { chainsSk } from '#shared/storage/keys';
+import { chainsSk, entitySk } from '#shared/storage/keys';
 
 interface IdempotencyRecord {
   status: 'in-progress' | 'done';
@@ -488,6 +488,21 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         .filter((b) => b.events[0]?.entity_id === entityId)
         .sort((a, b) => a.timestamp - b.timestamp || (a.chain_name < b.chain_name ? -1 : a.chain_name > b.chain_name ? 1 : 0) || a.index - b.index)
         .map(clone);
+    },
+
+    async queryEntityPage(entityId, { limit, after, chainName }) {
+      await enter('queryEntityPage');
+      const all = [...records.values(), ...[...legacy.values()].flatMap((chain) => [...chain.values()].map((s) => s.block))]
+        .filter((b) => b.events[0]?.entity_id === entityId)
+        .map((b) => ({ b, sk: entitySk(b.timestamp, b.chain_name, b.index) }))
+        .filter(({ sk }) => after === undefined || sk > after)
+        .sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
+      // As DynamoDB reads it: `limit` entries, then the filter; a position to go on from when it stopped at the limit.
+      const read = all.slice(0, limit);
+      return {
+        blocks: read.filter(({ b }) => chainName === undefined || b.chain_name === chainName).map(({ b }) => clone(b)),
+        next: all.length > limit ? read.at(-1)!.sk : null,
+      };
     },
 
     async claimIdempotency(claim, fingerprint, nowMs, untilMs, _expiresAt, first): Promise<IdempotencyState> {

@@ -8,7 +8,7 @@ import { BadRequestError } from '../../errors.ts';
 import type { HealthProbes } from '../../health.ts';
 import { healthReport } from '../../health.ts';
 import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/events.ts';
-import { type AppendOptions, type Ledger, parseBlockAddress } from '../../ledger/ledger.ts';
+import { type AppendOptions, type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../../ledger/ledger.ts';
 import type { CallerOffchain } from '../../access/guarded.ts';
 import { CHAIN_NAME_PATTERN } from '../../ledger/names.ts';
 import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
@@ -60,7 +60,13 @@ export const blocksQuery = z.object({
   tree_size: queryInteger(1).optional(),
 });
 export const blockQuery = z.object({ resolve_cid: queryBool(false) });
-export const traceQuery = z.object({ chain_name: z.string().min(1).optional(), resolve_cid: queryBool(false) });
+/** A trace is read a page at a time: `limit` events (100 by default, at most 1,000), after a `cursor` a page answered. */
+export const traceQuery = z.object({
+  chain_name: z.string().min(1).optional(),
+  resolve_cid: queryBool(false),
+  limit: queryInt(TRACE_LIMIT_DEFAULT, 1, TRACE_LIMIT_MAX),
+  cursor: z.string().min(1).max(200).optional(),
+});
 export const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
 export const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
 /** `leaves`: block indices and ranges, `3,5-9` (ascending order not needed; at most 100 leaves). */
@@ -298,7 +304,11 @@ export const LEDGER_ROUTES = [
     access: 'reader',
     query: traceQuery,
     handler: async ({ principal, params, query }, { ledgerFor }) => ({
-      body: await ledgerFor(principal).traceEntity(params.entity_id, query.chain_name, { resolveCid: query.resolve_cid }),
+      body: await ledgerFor(principal).traceEntity(params.entity_id, query.chain_name, {
+        resolveCid: query.resolve_cid,
+        limit: query.limit,
+        cursor: query.cursor,
+      }),
     }),
   }),
 
