@@ -1434,6 +1434,8 @@ export interface components {
             is_offchain: boolean;
             /** @description With resolve_cid: why the off-chain details could not be read */
             resolve_error?: string;
+            /** @description Events of a channel's chain only: 128 random bits hashed with the event, so its public block hash confirms no guess at its content */
+            salt?: string;
             /** @description Erasable events only: the data subject */
             subject_id?: string;
             timestamp: number;

@@ -24,6 +24,11 @@ export const eventSchema = z
     is_offchain: z.boolean(),
     subject_id: z.string().optional().describe('Erasable events only: the data subject'),
     details_sealed: z.string().nullable().optional().describe('Erasable events only: the details sealed under the subject key'),
+    salt: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/)
+      .optional()
+      .describe("Events of a channel's chain only: 128 random bits hashed with the event, so its public block hash confirms no guess at its content"),
     erased: z.boolean().optional(),
     resolve_error: z.string().optional().describe('With resolve_cid: why the off-chain details could not be read'),
   })

@@ -4,8 +4,10 @@
  * size bounded). Out: erasable events are opened with their subject's key, or answered erased, and off-chain
  * details are fetched when asked for (docs/rules.md, "Off-chain payloads").
  */
+import { randomBytes } from 'node:crypto';
 import { DependencyUnavailableError, GoneError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import type { EventDraft } from './events.ts';
+import { isChannelChainName } from './names.ts';
 import { canonicalJson } from './hashing.ts';
 import { type OffchainStore, type PayloadOpener, payloadScope } from './offchain-port.ts';
 import type { PersonalData } from './subject-port.ts';
@@ -123,6 +125,10 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
    * is made for the chain (a subject's key, a payload in IPFS).
    */
   async function prepare(chainName: string, draft: EventDraft, chainExists: () => Promise<unknown>, opener: PayloadOpener = NO_OPENER): Promise<EventDraft> {
+    // A channel's content is its members', but its block hashes are every reader's: a salt only members see makes
+    // the hash confirm no guess at it (whatever a caller sent as `salt` is replaced).
+    const { salt: _sent, ...unsalted } = draft;
+    draft = isChannelChainName(chainName) ? { ...unsalted, salt: randomBytes(16).toString('hex') } : unsalted;
     if (draft.subject_id !== undefined) {
       // Personal data: only the details sealed under the subject's key are committed (or, when large, put
       // in IPFS, sealed again there); `details` stays {} on chain. An erased subject takes no new data (410).

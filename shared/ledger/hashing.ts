@@ -143,6 +143,8 @@ export function inContractOrder(block: Block): Block {
       is_offchain: e.is_offchain,
       // Only on erasable events: an absent field is not hashed, so no other block's hash changes.
       ...(e.subject_id !== undefined ? { subject_id: e.subject_id, details_sealed: e.details_sealed ?? null } : {}),
+      // Only on channels' events: the salt that keeps their content from being guessed from the public hash.
+      ...(e.salt !== undefined ? { salt: e.salt } : {}),
     })),
   };
 }

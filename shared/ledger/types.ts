@@ -31,6 +31,12 @@ export interface LedgerEvent {
    */
   subject_id?: string;
   details_sealed?: string | null;
+  /**
+   * Events of a channel's chain only (absent elsewhere, so other hashes are what they always were): 128 random bits
+   * (32 hex) the service adds, so that the block hash, which any reader may see, cannot confirm a guess at content
+   * only the channel's members read (a private value's hash, a low-entropy detail).
+   */
+  salt?: string;
 }
 
 export interface UnhashedBlock {
