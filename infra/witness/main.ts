@@ -1,5 +1,6 @@
 /**
- * `npm run witness -- --log <log vkey> [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000]`
+ * `npm run witness -- --log <log vkey> [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000]
+ *   [--new-origins-per-minute 60] [--idle-expiry-days 30] [--requests-per-minute 1200]`
  * `npm run witness -- --print-vkey [--dir …] [--name …]`: its cosigner vkey (making its key on first use), then exit.
  *
  * A C2SP tlog-witness for local use and tests (infra/witness/witness.ts). It serves
@@ -8,7 +9,11 @@
  * Its Ed25519 key is made at first start (<dir>/key.json, mode 0600) and its state, the latest cosigned
  * size and root per origin, is kept in one file per origin under <dir>/origins/ (infra/witness/store.ts),
  * on disk before each answer. It keeps at most --max-origins logs: a new origin past that is refused (507),
- * since any writer of a trusted log can make new chains, each an origin. Each `--log` is a log's note vkey
+ * since any writer of a trusted log can make new chains, each an origin; it admits at most
+ * --new-origins-per-minute new ones (429), and when full forgets a log with no new checkpoint for
+ * --idle-expiry-days. A checkpoint it holds, sent again, is cosigned from memory with no write. Each source
+ * address may send --requests-per-minute requests (429 with Retry-After past it), so that one client's flood
+ * leaves the logs' own submissions their time. Each `--log` is a log's note vkey
  * (GET /tlog/vkey of the service), trusted for every origin under its key name (`<name>/`), or for the
  * origins under a prefix given as `<vkey>=<prefix>`. `--dir` is relative to where the command was typed.
  * Prints `witness ready at <url> vkey <vkey>` when it listens; SIGTERM/SIGINT stop it.
@@ -20,7 +25,19 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileWitnessStore } from './store.ts';
-import { DEFAULT_MAX_ORIGINS, type TrustedLog, type WitnessKey, cosignerVkey, createWitness, trustedLog } from './witness.ts';
+import {
+  DEFAULT_IDLE_EXPIRY_MS,
+  DEFAULT_MAX_ORIGINS,
+  DEFAULT_NEW_ORIGINS_PER_MINUTE,
+  type TrustedLog,
+  type WitnessKey,
+  cosignerVkey,
+  createWitness,
+  trustedLog,
+} from './witness.ts';
+
+/** Requests a source address may send a minute by default (a log with many chains gets a higher one). */
+const DEFAULT_REQUESTS_PER_MINUTE = 1_200;
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -47,6 +64,9 @@ async function main(): Promise<void> {
       dir: { type: 'string', default: '.data/witness' },
       name: { type: 'string', default: 'witness.local/w1' },
       'max-origins': { type: 'string', default: String(DEFAULT_MAX_ORIGINS) },
+      'new-origins-per-minute': { type: 'string', default: String(DEFAULT_NEW_ORIGINS_PER_MINUTE) },
+      'idle-expiry-days': { type: 'string', default: String(DEFAULT_IDLE_EXPIRY_MS / 86_400_000) },
+      'requests-per-minute': { type: 'string', default: String(DEFAULT_REQUESTS_PER_MINUTE) },
       'print-vkey': { type: 'boolean', default: false },
     },
   });
@@ -60,7 +80,7 @@ async function main(): Promise<void> {
   }
   if (values.log!.length === 0) {
     console.error(
-      'Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000]',
+      'Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000] [--new-origins-per-minute 60] [--idle-expiry-days 30] [--requests-per-minute 1200]',
     );
     console.error('A log vkey is what GET /tlog/vkey of the service answers.');
     process.exit(2);
@@ -76,14 +96,30 @@ async function main(): Promise<void> {
     console.error(`witness: a --log is not a verifier key: ${(error as Error).message}`);
     process.exit(2);
   }
-  const maxOrigins = Number(values['max-origins']);
-  if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) {
-    console.error(`witness: --max-origins must be a positive integer, not '${values['max-origins']}'`);
-    process.exit(2);
-  }
+  const positive = (name: 'max-origins' | 'new-origins-per-minute' | 'idle-expiry-days' | 'requests-per-minute'): number => {
+    const value = Number(values[name]);
+    if (!Number.isSafeInteger(value) || value < 1) {
+      console.error(`witness: --${name} must be a positive integer, not '${values[name]}'`);
+      process.exit(2);
+    }
+    return value;
+  };
+  const maxOrigins = positive('max-origins');
+  const newOriginsPerMinute = positive('new-origins-per-minute');
+  const idleExpiryMs = positive('idle-expiry-days') * 86_400_000;
+  const requestsPerMinute = positive('requests-per-minute');
   mkdirSync(values.dir!, { recursive: true });
   const key = loadKey(values.dir!, values.name!);
-  const witness = createWitness({ key, logs, store: fileWitnessStore(values.dir!), maxOrigins });
+  const witness = createWitness({ key, logs, store: fileWitnessStore(values.dir!), maxOrigins, newOriginsPerMinute, idleExpiryMs });
+  // Requests per source address and minute: a fixed window, forgotten as each minute ends.
+  let window = { minute: -1, counts: new Map<string, number>() };
+  const overLimit = (address: string): number | undefined => {
+    const minute = Math.floor(Date.now() / 60_000);
+    if (window.minute !== minute) window = { minute, counts: new Map() };
+    const count = (window.counts.get(address) ?? 0) + 1;
+    window.counts.set(address, count);
+    return count > requestsPerMinute ? Math.max(1, Math.ceil(((minute + 1) * 60_000 - Date.now()) / 1000)) : undefined;
+  };
   const vkey = cosignerVkey(key);
 
   const server = createServer(async (req, res) => {
@@ -92,6 +128,12 @@ async function main(): Promise<void> {
       res.end(body);
     };
     try {
+      const retryAfter = overLimit(req.socket.remoteAddress ?? '-');
+      if (retryAfter !== undefined) {
+        res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(retryAfter) });
+        res.end(`more than ${requestsPerMinute} requests a minute from this address\n`);
+        return;
+      }
       if (req.url === '/vkey' && req.method === 'GET') return answer(200, `${vkey}\n`);
       if (req.url !== '/add-checkpoint') return answer(404, 'not found\n');
       if (req.method !== 'POST') return answer(405, 'add-checkpoint is a POST\n');

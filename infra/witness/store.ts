@@ -6,9 +6,12 @@
  * checkpoint before responding": `set` returns only once it is on disk.
  *
  * A state kept by an earlier version as one `<dir>/state.json` is moved into the per-origin files at open.
+ * What it read or wrote is also kept in memory (a few hundred bytes an origin, at most --max-origins), so that a
+ * checkpoint it holds, sent again, is answered without touching the disk. A file's mtime is when its log last moved:
+ * a full witness forgets the log idle longest, once idle past the expiry, for a new one.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CosignedState, WitnessStore } from './witness.ts';
 
@@ -39,23 +42,44 @@ export function fileWitnessStore(dir: string): WitnessStore {
     unlinkSync(legacy);
   }
   let count = readdirSync(origins).filter((name) => name.endsWith('.json')).length;
+  const held = new Map<string, CosignedState>();
 
   return {
     async get(origin) {
+      const known = held.get(origin);
+      if (known) return known;
       const file = path(origin);
       if (!existsSync(file)) return undefined;
       const saved = JSON.parse(readFileSync(file, 'utf8')) as CosignedState & { origin: string };
       // Two origins with one SHA-256 cannot happen; a file that is not this origin's is a bug, not a state.
       if (saved.origin !== origin) throw new Error(`${file} holds the state of '${saved.origin}', not of '${origin}'`);
-      return { size: saved.size, root: saved.root };
+      const state = { size: saved.size, root: saved.root };
+      held.set(origin, state);
+      return state;
     },
     async set(origin, state) {
       const isNew = !existsSync(path(origin));
       write(origin, state);
+      held.set(origin, { ...state });
       if (isNew) count += 1;
     },
     async count() {
       return count;
+    },
+    async forgetIdle(idleSince) {
+      let oldest: { name: string; mtimeMs: number } | undefined;
+      for (const name of readdirSync(origins)) {
+        if (!name.endsWith('.json')) continue;
+        const { mtimeMs } = statSync(join(origins, name));
+        if (!oldest || mtimeMs < oldest.mtimeMs) oldest = { name, mtimeMs };
+      }
+      if (!oldest || oldest.mtimeMs >= idleSince) return false;
+      const file = join(origins, oldest.name);
+      const { origin } = JSON.parse(readFileSync(file, 'utf8')) as { origin: string };
+      unlinkSync(file);
+      held.delete(origin);
+      count -= 1;
+      return true;
     },
   };
 }

@@ -23,16 +23,25 @@ export interface CosignedState {
   root: string;
 }
 
-/** Where the witness keeps its state, the latest cosigned checkpoint per origin (createWitness serializes its calls). */
+/** Where the witness keeps its state, the latest cosigned checkpoint per origin (createWitness serializes each origin's calls). */
 export interface WitnessStore {
   get(origin: string): Promise<CosignedState | undefined>;
   set(origin: string, state: CosignedState): Promise<void>;
   /** How many origins it holds. */
   count(): Promise<number>;
+  /**
+   * Forgets the origin updated least recently, if that was before `idleSince` (epoch ms): room for a new log when
+   * the witness is full. Answers whether one was forgotten.
+   */
+  forgetIdle(idleSince: number): Promise<boolean>;
 }
 
 /** How many logs (origins) a witness keeps by default: past it, a new origin is refused with 507. */
 export const DEFAULT_MAX_ORIGINS = 10_000;
+/** New logs admitted a minute by default: any writer of a trusted log makes one per chain, so their rate is bounded. */
+export const DEFAULT_NEW_ORIGINS_PER_MINUTE = 60;
+/** How long a log may go without a new checkpoint before a full witness forgets it for a new one (default 30 days). */
+export const DEFAULT_IDLE_EXPIRY_MS = 30 * 24 * 3_600_000;
 
 export interface WitnessKey {
   name: string;
@@ -79,6 +88,8 @@ export function createWitness({
   logs,
   store,
   maxOrigins = DEFAULT_MAX_ORIGINS,
+  newOriginsPerMinute = DEFAULT_NEW_ORIGINS_PER_MINUTE,
+  idleExpiryMs = DEFAULT_IDLE_EXPIRY_MS,
   now = () => Date.now(),
 }: {
   key: WitnessKey;
@@ -86,11 +97,27 @@ export function createWitness({
   store: WitnessStore;
   /** The most origins it keeps a checkpoint for. */
   maxOrigins?: number;
+  /** New origins admitted a minute; past it, 429 until the minute is over. */
+  newOriginsPerMinute?: number;
+  /** A full witness forgets a log idle this long for a new one. */
+  idleExpiryMs?: number;
   now?: () => number;
 }): Witness {
   const keyId = cosignerKeyId(key.name, key.publicKey);
-  // "add-checkpoint": checking the old size and persisting the new checkpoint MUST be atomic. One at a time.
-  let queue: Promise<unknown> = Promise.resolve();
+  // "add-checkpoint": checking the old size and persisting the new checkpoint MUST be atomic: one at a time per
+  // origin (the logs are independent; a flood on one never queues another's checkpoints).
+  const queues = new Map<string, Promise<unknown>>();
+  function serialized<T>(origin: string, work: () => Promise<T>): Promise<T> {
+    const run = (queues.get(origin) ?? Promise.resolve()).then(work, work);
+    const settled = run.catch(() => undefined);
+    queues.set(origin, settled);
+    void settled.then(() => {
+      if (queues.get(origin) === settled) queues.delete(origin);
+    });
+    return run;
+  }
+  /** The minute's new origins: admitted up to newOriginsPerMinute. */
+  let window = { minute: -1, admitted: 0 };
 
   function cosign(noteText: string): string {
     const timestamp = BigInt(Math.floor(now() / 1000));
@@ -132,18 +159,32 @@ export function createWitness({
     }
     // The old size MUST be equal to or lower than the checkpoint size: else 400.
     if (oldSize > checkpoint.size) return text(400, `old size ${oldSize} is above the checkpoint size ${checkpoint.size}\n`);
+    // Everything above needs no state; what follows reads and writes the origin's, atomically.
+    return serialized(origin, () => update(origin, oldSize, proof, checkpoint, opened.text));
+  }
+
+  async function update(origin: string, oldSize: number, proof: Buffer[], checkpoint: ReturnType<typeof parseCheckpointText>, noteText: string) {
     // The old size MUST match the latest cosigned size (0 if none): else 409 with that size, text/x.tlog.size.
     const latest = await store.get(origin);
     const latestSize = latest?.size ?? 0;
     if (oldSize !== latestSize) return text(409, `${latestSize}\n`, 'text/x.tlog.size');
-    if (latest === undefined && (await store.count()) >= maxOrigins) {
-      // Any writer of a trusted log can make new origins (a chain each): the state this witness keeps is bounded.
-      return text(507, `this witness keeps at most ${maxOrigins} logs and cosigns no new one\n`);
+    if (latest === undefined) {
+      // Any writer of a trusted log can make new origins (a chain each): how fast they come, and how many are kept,
+      // is bounded; a full witness makes room by forgetting a log idle for idleExpiryMs.
+      const minute = Math.floor(now() / 60_000);
+      if (window.minute !== minute) window = { minute, admitted: 0 };
+      if (window.admitted >= newOriginsPerMinute) return text(429, `this witness admits at most ${newOriginsPerMinute} new logs a minute\n`);
+      if ((await store.count()) >= maxOrigins && !(await store.forgetIdle(now() - idleExpiryMs))) {
+        return text(507, `this witness keeps at most ${maxOrigins} logs and cosigns no new one\n`);
+      }
+      window.admitted += 1;
     }
     if (latest !== undefined && oldSize === checkpoint.size) {
       // Same size as the one cosigned, 0 included: the root hashes MUST be identical, else 409.
       if (checkpoint.root.toString('base64') !== latest.root) return text(409, `${latestSize}\n`, 'text/x.tlog.size');
       if (proof.length > 0) return text(422, 'a consistency proof between equal sizes must be empty\n');
+      // The checkpoint it holds, again: cosigned from what it holds, with no write (a flood of replays costs no fsync).
+      return text(200, cosign(noteText));
     } else if (oldSize === 0) {
       // The proof MUST be empty if the old size is zero.
       if (proof.length > 0) return text(422, 'a consistency proof from size 0 must be empty\n');
@@ -158,17 +199,8 @@ export function createWitness({
     }
     // The witness MUST persist the new checkpoint before responding.
     await store.set(origin, { size: checkpoint.size, root: checkpoint.root.toString('base64') });
-    return text(200, cosign(opened.text));
+    return text(200, cosign(noteText));
   }
 
-  return {
-    addCheckpoint(body) {
-      const run = queue.then(
-        () => add(body),
-        () => add(body),
-      );
-      queue = run.catch(() => undefined);
-      return run;
-    },
-  };
+  return { addCheckpoint: add };
 }

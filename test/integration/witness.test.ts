@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { LedgerClient } from '#client/client';
 import { ApiError, VerificationError } from '#client/errors';
@@ -17,6 +18,7 @@ import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
 import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
+import { consistencyProof, leafHash, nodesFromLeafHashes, rootFromLeafHashes } from '#shared/ledger/merkle';
 
 let stack: Stack;
 let witness: WitnessProcess;
@@ -191,6 +193,65 @@ describe('npm run witness on its own', () => {
       const other = await add(`old 0\n\n${note(`${name}/y`, 3, Buffer.alloc(32, 3))}`);
       assert.equal(other.status, 507, other.body);
     } finally {
+      await alone.stop();
+      removeDir(dir);
+    }
+  });
+
+  it("serves its logs first: a flood of replays from another address costs no write and leaves a log's own submission its 3 s; that address is limited; new logs come at a bounded rate (red team)", async () => {
+    // 2,000 replays of the current checkpoint (each an fsync'd write) had pushed a real submission to 3.2 s, past
+    // the service's 3 s witness timeout; and any writer could fill --max-origins with new chains.
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    const name = 'flooded.test/log';
+    const leaves = Array.from({ length: 12 }, (_, i) => leafHash(Buffer.from(`leaf ${i}`)));
+    const tree = nodesFromLeafHashes(leaves);
+    const note = (origin: string, size: number) =>
+      signNote(checkpointText({ origin, size, root: rootFromLeafHashes(leaves.slice(0, size)) }), name, pub, (m) => sign(null, m, privateKey));
+    const dir = tempDataDir('witness-flood');
+    const alone = await startWitness({ dir, logs: [verifierKey(name, pub)], args: ['--requests-per-minute', '500', '--new-origins-per-minute', '2'] });
+    const { port } = new URL(alone.url);
+    // One request, from a chosen loopback address (the flood's is 127.0.0.2, the log's own 127.0.0.1).
+    const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+    const post = (body: string, from: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/add-checkpoint', method: 'POST', localAddress: from, agent }, (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const origin = `${name}/main`;
+      assert.equal((await post(`old 0\n\n${note(origin, 4)}`, '127.0.0.1')).status, 200);
+      const replay = `old 4\n\n${note(origin, 4)}`;
+      const statuses: Record<number, number> = {};
+      const flood = (async () => {
+        for (let i = 0; i < 2_000; i += 50) {
+          for (const res of await Promise.all(Array.from({ length: 50 }, () => post(replay, '127.0.0.2'))))
+            statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 100));
+      const started = performance.now();
+      const proof = consistencyProof(4, 10, tree).map((h) => h.toString('base64'));
+      const grown = await post(`old 4\n${proof.join('\n')}\n\n${note(origin, 10)}`, '127.0.0.1');
+      const tookMs = performance.now() - started;
+      await flood;
+      assert.equal(grown.status, 200, grown.body);
+      assert.ok(tookMs < 3_000, `the log's own submission took ${Math.round(tookMs)} ms under the flood`);
+      assert.equal((statuses[200] ?? 0) + (statuses[409] ?? 0) + (statuses[429] ?? 0), 2_000, JSON.stringify(statuses));
+      assert.ok((statuses[429] ?? 0) >= 1_500, `the flooding address was limited: ${JSON.stringify(statuses)}`);
+      assert.equal((await post(`old 10\n\n${note(origin, 10)}`, '127.0.0.1')).status, 200, 'the log itself is still served');
+      // New logs: two a minute here, then 429.
+      assert.equal((await post(`old 0\n\n${note(`${name}/n1`, 1)}`, '127.0.0.1')).status, 200);
+      const third = await post(`old 0\n\n${note(`${name}/n2`, 1)}`, '127.0.0.1');
+      assert.equal(third.status, 429, third.body);
+      assert.match(third.body, /at most 2 new logs a minute/);
+    } finally {
+      agent.destroy();
       await alone.stop();
       removeDir(dir);
     }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -35,15 +35,31 @@ function request(oldSize: number, note: string, proof: Buffer[] = []): string {
   return `old ${oldSize}\n${proof.map((p) => `${p.toString('base64')}\n`).join('')}\n${note}`;
 }
 
-function witness({ store, maxOrigins }: { store?: WitnessStore; maxOrigins?: number } = {}) {
+function witness({
+  store,
+  maxOrigins,
+  newOriginsPerMinute,
+  now = () => 1_790_000_000_000,
+}: {
+  store?: WitnessStore;
+  maxOrigins?: number;
+  newOriginsPerMinute?: number;
+  now?: () => number;
+} = {}) {
   const key = ed25519();
   const states = new Map<string, CosignedState>();
   const w = createWitness({
     key: { name: 'witness.test/w1', publicKey: key.pub, sign: key.sign },
     logs: [trustedLog(LOG_VKEY)],
-    store: store ?? { get: async (o) => states.get(o), set: async (o, s) => void states.set(o, s), count: async () => states.size },
-    now: () => 1_790_000_000_000,
+    store: store ?? {
+      get: async (o) => states.get(o),
+      set: async (o, s) => void states.set(o, s),
+      count: async () => states.size,
+      forgetIdle: async () => false,
+    },
+    now,
     ...(maxOrigins === undefined ? {} : { maxOrigins }),
+    ...(newOriginsPerMinute === undefined ? {} : { newOriginsPerMinute }),
   });
   return { w, states, vkey: cosignerVkey({ name: 'witness.test/w1', publicKey: key.pub }) };
 }
@@ -190,6 +206,88 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
         body: '3\n',
       });
       assert.equal((await again.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/b` }).note))).status, 507);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('cosigns a replay of the checkpoint it holds from what it holds, with no write: a flood of replays costs no fsync (red team)', async () => {
+    // 2,000 replays of the current checkpoint, each an fsync'd write, had pushed a real submission to 3.2 s.
+    const states = new Map<string, CosignedState>();
+    let writes = 0;
+    const { w } = witness({
+      store: {
+        get: async (o) => states.get(o),
+        set: async (o, st) => {
+          writes += 1;
+          states.set(o, st);
+        },
+        count: async () => states.size,
+        forgetIdle: async () => false,
+      },
+    });
+    const held = checkpoint(10).note;
+    assert.equal((await w.addCheckpoint(request(0, held))).status, 200);
+    const replays = await Promise.all(Array.from({ length: 200 }, () => w.addCheckpoint(request(10, held))));
+    assert.ok(replays.every((a) => a.status === 200 && a.body.startsWith('\u2014 witness.test/w1 ')));
+    assert.equal(writes, 1, 'only the first checkpoint was written');
+    assert.equal((await w.addCheckpoint(request(10, checkpoint(25).note, consistencyProof(10, 25, node)))).status, 200, 'the log goes on');
+    assert.equal(writes, 2);
+  });
+
+  it("keeps each origin's checks and writes atomic, and no origin waiting on another's (a slow write holds its own log only)", async () => {
+    const states = new Map<string, CosignedState>();
+    let release: () => void = () => {};
+    const slow = new Promise<void>((done) => (release = done));
+    const { w } = witness({
+      store: {
+        get: async (o) => states.get(o),
+        set: async (o, st) => {
+          if (o.endsWith('/slow')) await slow;
+          states.set(o, st);
+        },
+        count: async () => states.size,
+        forgetIdle: async () => false,
+      },
+    });
+    const held = w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/slow` }).note));
+    const queued = w.addCheckpoint(request(0, checkpoint(5, { origin: `${LOG_NAME}/slow` }).note));
+    assert.equal((await w.addCheckpoint(request(0, checkpoint(10).note))).status, 200, 'another log is cosigned meanwhile');
+    release();
+    assert.equal((await held).status, 200);
+    assert.deepEqual(await queued, { status: 409, contentType: 'text/x.tlog.size', body: '4\n' }, 'the second, from the same old size, lost');
+  });
+
+  it('admits new logs at a bounded rate (429 past newOriginsPerMinute), while the logs it holds go on; the next minute, more (red team)', async () => {
+    // Any writer of a trusted log can create chains without limit, each an origin: it had filled --max-origins.
+    let t = 1_790_000_000_000;
+    const { w } = witness({ newOriginsPerMinute: 2, now: () => t });
+    const add = (origin: string) => w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/${origin}` }).note));
+    assert.equal((await add('a')).status, 200);
+    assert.equal((await add('b')).status, 200);
+    const refused = await add('c');
+    assert.equal(refused.status, 429, refused.body);
+    assert.match(refused.body, /at most 2 new logs a minute/);
+    assert.equal((await w.addCheckpoint(request(4, checkpoint(4, { origin: `${LOG_NAME}/a` }).note))).status, 200, 'a held log is answered');
+    t += 60_000;
+    assert.equal((await add('c')).status, 200);
+  });
+
+  it('when full, forgets the log idle longest, once idle past the expiry, for a new one; else 507', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'witness-idle-'));
+    try {
+      const t = Date.now();
+      const { w } = witness({ store: fileWitnessStore(dir), maxOrigins: 2, now: () => t });
+      const add = (origin: string) => w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/${origin}` }).note));
+      assert.equal((await add('old')).status, 200);
+      assert.equal((await add('recent')).status, 200);
+      assert.equal((await add('new')).status, 507, 'none idle for 30 days yet');
+      const oldFile = readdirSync(join(dir, 'origins')).find((name) => readFileSync(join(dir, 'origins', name), 'utf8').includes('/old"'))!;
+      const longAgo = new Date(t - 31 * 24 * 3_600_000);
+      utimesSync(join(dir, 'origins', oldFile), longAgo, longAgo);
+      assert.equal((await add('new')).status, 200, 'the idle log made room');
+      assert.equal((await add('old')).status, 507, 'full again: the forgotten log would now be a new one');
+      assert.equal(readdirSync(join(dir, 'origins')).length, 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
