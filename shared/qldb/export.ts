@@ -14,8 +14,8 @@
  * One data object is in memory at a time, whatever the export's size. Errors name the file, the key or the
  * block that is wrong (QldbExportError, QldbVerificationError).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as ion from 'ion-js';
 import { type Hash, MerkleAccumulator } from './hashing.ts';
 import { b64, type BlockAddress, blockFromIon, blockFromJson, type JournalBlock, QldbVerificationError, verifyBlock, verifyLink } from './journal.ts';
@@ -89,13 +89,32 @@ export function openExport(dir: string, exportId?: string): JournalExport {
   };
 }
 
-/** Where a key's data object is: the key under `dir`, or the key without the export's prefix under `dir`. */
+/**
+ * Where a key's data object is: the key under `dir`, or the key without the export's prefix under `dir`. Only a
+ * regular file inside the export's folder is one: a manifest naming `../…`, an absolute path, or a symbolic link
+ * (to `/etc/passwd`, say) is refused before anything is read.
+ */
 function pathOf(exp: JournalExport, key: string): string {
-  const candidates = [join(exp.dir, key)];
-  if (exp.prefix && key.startsWith(`${exp.prefix}/`)) candidates.push(join(exp.dir, key.slice(exp.prefix.length + 1)));
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new QldbExportError(`the completed manifest names data object ${key}, which is not in the export (looked for ${candidates.join(' and ')})`);
-  return found;
+  const candidates = [key];
+  if (exp.prefix && key.startsWith(`${exp.prefix}/`)) candidates.push(key.slice(exp.prefix.length + 1));
+  for (const name of candidates) {
+    const path = resolve(exp.dir, name);
+    const inside = relative(resolve(exp.dir), path);
+    if (isAbsolute(name) || inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+      throw new QldbExportError(`the completed manifest names data object ${key}, which is outside the export's folder: refused`);
+    }
+    if (!existsSync(path)) continue;
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink() || !stat.isFile()) {
+      throw new QldbExportError(
+        `data object ${key} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}: an export's objects are files in its folder`,
+      );
+    }
+    return path;
+  }
+  throw new QldbExportError(
+    `the completed manifest names data object ${key}, which is not in the export (looked for ${candidates.map((c) => join(exp.dir, c)).join(' and ')})`,
+  );
 }
 
 /** A data object's error, named by its key (a verification error passes as it is). */

@@ -4,7 +4,7 @@
  * (shared/qldb/mapping.ts, audit.ts): an imported chain's events rebuild QLDB's blocks, and any change to them is found.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -121,6 +121,27 @@ describe('QLDB journal export', () => {
       refusal(QldbExportError, () => verifyExport(openExport(dir))).message,
       new RegExp(`data object ${object.key} holds blocks 20–26, its name says 20–29: it is cut short`),
     );
+  });
+
+  it('reads no file outside the export: a key naming ../ or an absolute path, and a symbolic link, are refused before any read (red team)', () => {
+    // The importer had followed `../` in a manifest's keys and a symlinked object, and echoed /etc/passwd in its error.
+    const dir = fresh();
+    const made = writeExport(dir, { count: 10, revisionsPerBlock: 1, blocksPerObject: 10 });
+    const completed = join(dir, `${made.exportId}.${made.strandId}.completed.manifest`);
+    const manifest = readFileSync(completed, 'utf8');
+    for (const key of ['../../../../etc/passwd', '/etc/passwd', `${made.objects[0]!.key}/../../../../../../../../../etc/passwd`]) {
+      writeFileSync(completed, ion.dumpText(ion.load(JSON.stringify({ keys: [key] }))));
+      const error = refusal(QldbExportError, () => verifyExport(openExport(dir)));
+      assert.match(error.message, /outside the export's folder: refused/, key);
+      assert.doesNotMatch(error.message, /root:/, 'nothing of the file is echoed');
+    }
+    writeFileSync(completed, manifest);
+    const object = made.objects[0]!;
+    renameSync(object.path, `${object.path}.real`);
+    symlinkSync('/etc/passwd', object.path);
+    const linked = refusal(QldbExportError, () => verifyExport(openExport(dir)));
+    assert.match(linked.message, /is a symbolic link/);
+    assert.doesNotMatch(linked.message, /root:/);
   });
 
   it('refuses a strand that skips a block, a changed byte in a revision, and a digest of another ledger', () => {
