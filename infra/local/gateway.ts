@@ -181,7 +181,8 @@ function writeResult(res: ServerResponse, result: LambdaResult): void {
 function gatewayError(res: ServerResponse, statusCode: number, message: string, requestId: string = randomUUID()): void {
   writeResult(res, {
     statusCode,
-    headers: { 'Content-Type': 'application/json', 'apigw-requestid': requestId },
+    // API Gateway's own errors: never kept by a cache, as every answer of the service says (shared/http/caching.ts).
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'apigw-requestid': requestId },
     body: JSON.stringify({ message }),
   });
 }

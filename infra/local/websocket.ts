@@ -239,7 +239,12 @@ export function attachWebSocketApi(
       const client = clients.get(connectionId);
       const answer = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
         const text = body === undefined ? '' : JSON.stringify(body);
-        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), ...headers });
+        res.writeHead(status, {
+          'Content-Type': 'application/json',
+          'Content-Length': String(Buffer.byteLength(text)),
+          'Cache-Control': 'no-store',
+          ...headers,
+        });
         res.end(text);
       };
       if (!client || client.socket.readyState !== client.socket.OPEN) {

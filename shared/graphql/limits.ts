@@ -8,7 +8,9 @@
 import {
   GraphQLError,
   getNamedType,
+  getNullableType,
   isLeafType,
+  isListType,
   Kind,
   type ASTVisitor,
   type DocumentNode,
@@ -90,15 +92,39 @@ export function depthLimitRule(max: number, introspectionMax = MAX_INTROSPECTION
   };
 }
 
+/** Scalar fields whose resolver reads storage (a chain's statistics): a point each, not nothing. */
+const READING_SCALARS = new Set(['totalEvents', 'proofCount', 'registeredSubChains']);
+/** What a top-level list with no `limit` is priced as holding (the chains: a node may have thousands). */
+const UNBOUNDED_LIST_ITEMS = 100;
+/** A mutation writes (an append, a chain): priced like ten reads, so one request holds at most 100, as a REST batch holds 99. */
+const MUTATION_COST = 10;
+
 /**
- * The cost of a query, as Shopify prices its GraphQL API: a scalar field costs nothing, an object costs
- * 1 plus its selections, and a list field with a `limit` costs 1 + limit × what one item costs (at
- * least 1). The number of fields is capped separately (expandedFieldCount), so scalars are not free in bulk.
+ * The cost of a query, as Shopify prices its GraphQL API: a scalar field costs nothing (one that reads storage, 1),
+ * an object costs 1 plus its selections, and a list field with a `limit` costs 1 + limit × what one item costs (at
+ * least 1). A `limit` given as null, or left out, is priced at what the resolver then reads (its default), never as
+ * none; a list with no `limit` at all as UNBOUNDED_LIST_ITEMS items; a mutation at MUTATION_COST at least. The number
+ * of fields is capped separately (expandedFieldCount), so scalars are not free in bulk.
  */
-export const costEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
-  const limit = args.limit;
-  if (typeof limit === 'number' && Number.isFinite(limit) && limit > 0) return 1 + limit * Math.max(1, childComplexity);
-  return isLeafType(getNamedType(field.type)) ? 0 : 1 + childComplexity;
+export const costEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  const perItem = Math.max(1, childComplexity);
+  const limitArg = field.args.find((arg) => arg.name === 'limit');
+  let cost: number;
+  if (limitArg) {
+    const given = args.limit;
+    const fallback = typeof limitArg.defaultValue === 'number' ? limitArg.defaultValue : 1_000;
+    const limit = typeof given === 'number' && Number.isFinite(given) && given > 0 ? given : fallback;
+    cost = 1 + limit * perItem;
+  } else if (isLeafType(getNamedType(field.type))) {
+    cost = READING_SCALARS.has(field.name) ? 1 : 0;
+  } else if (type.name === 'Query' && isListType(getNullableType(field.type))) {
+    // A top-level list with no limit (the chains) reads what the node holds; nested lists (a block's events, a
+    // trace's) are bounded by the field above them.
+    cost = 1 + UNBOUNDED_LIST_ITEMS * perItem;
+  } else {
+    cost = 1 + childComplexity;
+  }
+  return type.name === 'Mutation' ? Math.max(cost, MUTATION_COST) : cost;
 };
 
 /**

@@ -8,7 +8,15 @@ import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { createEventDetails, type ResolvedEvent } from './event-details.ts';
 import { QLDB_IMPORT_EVENT, SERVICE_EVENT } from './event-types.ts';
-import { BadRequestError, BlockNotFoundError, ChainExistsError, ChainNotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
+import {
+  BadRequestError,
+  BlockNotFoundError,
+  ChainExistsError,
+  ChainNotFoundError,
+  UnprocessableError,
+  UnreadablePayloadError,
+  ValidationError,
+} from '../errors.ts';
 import type { LedgerRepository } from './repository.ts';
 import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import { assertDraftFields, type EventDraft } from './events.ts';
@@ -16,7 +24,7 @@ import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, isChannelChainName, isWellFormedChainName } from './names.ts';
 import { sizesSeen } from './sizes-seen.ts';
-import type { OffchainStore, PayloadOpener } from './offchain-port.ts';
+import { type OffchainStore, type PayloadOpener, payloadScope, SERVICE_OPENER, type Sealer } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
 
 /** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
@@ -55,14 +63,43 @@ export interface TracePage {
 export const TRACE_LIMIT_DEFAULT = 100;
 export const TRACE_LIMIT_MAX = 1_000;
 
-/** A trace cursor: the entity index position it goes on after (time ms, chain, index), base64url, opaque to callers. */
+/** The entity index position a trace goes on after: time ms, chain, index (shared/storage/keys.ts, entitySk). */
 const TRACE_POSITION = /^\d{15}#[A-Za-z0-9_-]{1,64}#\d{12}$/;
-const encodeCursor = (position: string) => Buffer.from(position, 'utf8').toString('base64url');
-function decodeCursor(cursor: string): string {
-  const position = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  if (!TRACE_POSITION.test(position))
-    throw new UnprocessableError(`cursor '${cursor.slice(0, 80)}' is not one a trace answered: pass a trace's next_cursor as it is`);
-  return position;
+/** The longest cursor a trace answers (a sealed envelope, base64url). */
+export const TRACE_CURSOR_MAX = 2_000;
+
+/**
+ * A trace's cursor, opaque: the position it goes on after names the chain, index and time of the last entry read,
+ * which may be an event the caller may not see (a channel's), so it is sealed for the service itself (scope
+ * `service`: AES-256-GCM under a data key of the node's KEK), bound to the entity and the chain filter it was
+ * answered for. Without a sealer (a ledger built without keys: the simulation, offline tools) it is the position in
+ * base64url.
+ */
+function traceCursors(sealer: Sealer | undefined) {
+  const refused = (cursor: string) =>
+    new UnprocessableError(`cursor '${cursor.slice(0, 40)}…' is not one a trace of this entity answered: pass a trace's next_cursor as it is`);
+  return {
+    async encode(position: string, entityId: string, chainName: string | undefined): Promise<string> {
+      const text = sealer ? await sealer.seal({ e: entityId, c: chainName ?? null, p: position }, payloadScope.service) : position;
+      return Buffer.from(text, 'utf8').toString('base64url');
+    },
+    async decode(cursor: string, entityId: string, chainName: string | undefined): Promise<string> {
+      if (!/^[A-Za-z0-9_-]+$/.test(cursor) || cursor.length > TRACE_CURSOR_MAX) throw refused(cursor);
+      const text = Buffer.from(cursor, 'base64url').toString('utf8');
+      let position: unknown = text;
+      if (sealer) {
+        try {
+          const opened = (await sealer.unseal(text, SERVICE_OPENER)) as { e?: unknown; c?: unknown; p?: unknown };
+          position = opened.e === entityId && opened.c === (chainName ?? null) ? opened.p : undefined;
+        } catch (error) {
+          if (!(error instanceof UnreadablePayloadError)) throw error;
+          position = undefined;
+        }
+      }
+      if (typeof position !== 'string' || !TRACE_POSITION.test(position)) throw refused(cursor);
+      return position;
+    },
+  };
 }
 
 /**
@@ -199,6 +236,7 @@ export function createLedger({
     resolveBlocks,
     prepare: prepareDraft,
   } = createEventDetails({ offchain, personalData, offchainThresholdBytes });
+  const cursors = traceCursors(offchain);
 
   const idempotent = createIdempotency({
     repository,
@@ -461,7 +499,7 @@ export function createLedger({
     async traceEntity(entityId, chainName, options) {
       const limit = options?.limit ?? TRACE_LIMIT_DEFAULT;
       if (!Number.isInteger(limit) || limit < 1 || limit > TRACE_LIMIT_MAX) throw new UnprocessableError(`limit must be 1 to ${TRACE_LIMIT_MAX}`);
-      const after = options?.cursor === undefined ? undefined : decodeCursor(options.cursor);
+      const after = options?.cursor === undefined ? undefined : await cursors.decode(options.cursor, entityId, chainName);
       if (chainName !== undefined) await requireHead(chainName);
       const { blocks, next } = await repository.queryEntityPage(entityId, { limit, after, chainName });
       const events: LedgerEvent[] = [];
@@ -478,7 +516,7 @@ export function createLedger({
         entity_id: entityId,
         chains,
         events: await reveal(events, options?.resolveCid ?? false, options?.opener),
-        next_cursor: next === null ? null : encodeCursor(next),
+        next_cursor: next === null ? null : await cursors.encode(next, entityId, chainName),
       };
     },
   };

@@ -27,9 +27,10 @@ export const OUTSIDE_SCOPE = 'the payload belongs to a chain, collection or orga
 
 async function decrypt(keys: KeyProvider, bytes: Uint8Array, opener: PayloadOpener, nonce?: string): Promise<unknown> {
   const envelope = parseEnvelope(bytes);
-  if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
+  // The scope first: to a caller outside it, the nonce it gave is neither right nor wrong (no oracle of either).
   const scope = (envelope.scope as PayloadScope | undefined) ?? null;
   if (!(await opener(scope))) throw new UnreadablePayloadError(OUTSIDE_SCOPE);
+  if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
   const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek, scope ?? undefined);
   const plaintext = open(envelope, dataKey);
   try {

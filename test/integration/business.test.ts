@@ -422,6 +422,51 @@ describe('Private data with auth on', () => {
     assert.equal('salt' in plainEvent, false, "a plain chain's content is public: nothing to salt");
   });
 
+  it('pages a trace with cursors that name nothing of a chain the caller may not read (red team)', async () => {
+    // The cursor had been the base64url of the last entry read (time#chain#index), hidden entries included: a globex
+    // reader learnt the chain, index and exact time of acme's channel events, enough to brute-force their hash.
+    const member = { 'X-API-Key': keys.member! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${secured.url}/api/v1`;
+    await call(v1, 'POST', '/chains/open-trace/create', undefined, { 'X-API-Key': ADMIN_KEY });
+    assert.equal((await call(v1, 'POST', '/chains/open-trace/events', { entity_id: 'ship-7', event_type: 'seen' }, member)).status, 200);
+    assert.equal(
+      (await call(v1, 'POST', '/chains/channel-deals/events', { entity_id: 'ship-7', event_type: 'secret-move', details: { price: 999 } }, member)).status,
+      200,
+    );
+    assert.equal((await call(v1, 'POST', '/chains/open-trace/events', { entity_id: 'ship-7', event_type: 'left' }, member)).status, 200);
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 6; page += 1) {
+      const res = await call(v1, 'GET', `/entities/ship-7/trace?limit=1${cursor ? `&cursor=${cursor}` : ''}`, undefined, reader);
+      assert.equal(res.status, 200, res.text);
+      seen.push(...res.body.events.map((e: { event_type: string }) => e.event_type));
+      cursor = res.body.next_cursor;
+      if (!cursor) break;
+      cursors.push(cursor);
+    }
+    assert.deepEqual(seen, ['seen', 'left'], "the channel's event is left out");
+    assert.ok(cursors.length >= 2);
+    for (const c of cursors) {
+      const decoded = Buffer.from(c, 'base64url').toString('utf8');
+      assert.doesNotMatch(decoded, /channel-|open-trace|\d{15}#/, `a cursor names a position: ${decoded.slice(0, 120)}`);
+    }
+    // A cursor answered for one entity (or chain filter) starts nothing elsewhere.
+    assertError(await call(v1, 'GET', `/entities/other/trace?cursor=${cursors[0]}`, undefined, reader), 422);
+    assertError(await call(v1, 'GET', `/entities/ship-7/trace?chain_name=open-trace&cursor=${cursors[0]}`, undefined, reader), 422);
+    // The member reads all three, the cursor going on from a channel's event as from any.
+    const all: string[] = [];
+    cursor = null;
+    for (let page = 0; page < 6; page += 1) {
+      const res = await call(v1, 'GET', `/entities/ship-7/trace?limit=1${cursor ? `&cursor=${cursor}` : ''}`, undefined, member);
+      all.push(...res.body.events.map((e: { event_type: string }) => e.event_type));
+      cursor = res.body.next_cursor;
+      if (!cursor) break;
+    }
+    assert.deepEqual(all, ['seen', 'secret-move', 'left']);
+  });
+
   it('says how every answer may be cached: no-store unless a route declares otherwise, and varies by the key when keyed (red team)', async () => {
     // A data subject's private value, a trace, GraphQL, a channel and the organizations were answered with no
     // Cache-Control at all, and keyed immutable answers without Vary: X-API-Key, which a shared cache may keep and

@@ -143,7 +143,8 @@ describe('GraphQL (/graphql)', () => {
   });
 
   it('refuses a query of 1001 fields, or costing 1001 points, before running it, and allows 1000', async () => {
-    const fields = (n: number) => Array.from({ length: n }, (_, i) => `c${i}: chains { name }`).join(' ');
+    // chain(name) is an object (1 point) with a name (none): 500 of them are 1000 fields and 500 points.
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `c${i}: chain(name: "orders") { name }`).join(' ');
     const at1000 = await gql(`{ ${fields(500)} }`);
     assert.equal(at1000.status, 200);
     const at1001 = await gql(`{ __typename ${fields(500)} }`);
@@ -152,9 +153,27 @@ describe('GraphQL (/graphql)', () => {
     // A list with a limit costs 1 + limit × each item: 10 × (1 + 99) = 1000 points, and one more is refused.
     const pages = (n: number) => Array.from({ length: n }, (_, i) => `p${i}: blocks(chainName: "orders", limit: 99) { hash }`).join(' ');
     assert.equal((await gql(`{ ${pages(10)} }`)).status, 200);
-    const over = await gql(`{ ${pages(10)} chains { name } }`);
+    const over = await gql(`{ ${pages(10)} chain(name: "orders") { name } }`);
     assert.equal(over.status, 400);
     assert.match(over.body.errors[0].message, /1001 points; the limit is 1000/);
+  });
+
+  it('prices what a query reads, not the fields it names: a null limit, the chains list, their statistics, mutations (red team)', async () => {
+    // trace(limit: null) had been priced as no limit (150 aliases read 15,000 events); 240 aliases of
+    // chains { totalEvents proofCount registeredSubChains } cost 240 points and made DynamoDB unavailable for 5 s; 500
+    // aliased addEvent mutations fit one request (past the REST batch cap of 99 and the rate limit).
+    const cost = async (query: string) => {
+      const res = await gql(query);
+      const m = /costs (\d+) points/.exec(res.body.errors?.[0]?.message ?? '');
+      return { status: res.status, points: m ? Number(m[1]) : undefined };
+    };
+    const nulls = Array.from({ length: 10 }, (_, i) => `t${i}: trace(entityId: "pkg-1", limit: null) { events { eventId } }`).join(' ');
+    assert.deepEqual(await cost(`{ ${nulls} }`), { status: 400, points: 1010 }, 'a null limit is priced as the default it reads');
+    const stats = Array.from({ length: 10 }, (_, i) => `c${i}: chains { totalEvents proofCount registeredSubChains }`).join(' ');
+    assert.deepEqual(await cost(`{ ${stats} }`), { status: 400, points: 3010 }, 'each statistic a point, the chains priced as 100');
+    assert.equal((await gql('{ chains { name totalEvents } }')).status, 200, 'one listing with its statistics runs');
+    const appends = Array.from({ length: 101 }, (_, i) => `e${i}: addEvent(chainName: "orders", input: {entityId: "m", eventType: "t"}) { success }`).join(' ');
+    assert.deepEqual(await cost(`mutation { ${appends} }`), { status: 400, points: 1010 }, 'a mutation costs 10: at most 100 a request');
   });
 
   it('allows introspection outside production', async () => {

@@ -43,6 +43,7 @@ describe('HTTP API and Lambda quotas at the local gateway', async () => {
     const over = await post(HTTP_API_QUOTAS.requestPayloadBytes + 1);
     assert.equal(over.status, 413);
     assert.deepEqual(await over.json(), { message: 'Request Entity Too Large' });
+    assert.equal(over.headers.get('cache-control'), 'no-store', "the gateway's own answers say how they may be cached too (red team)");
     assert.equal(invoked, before, 'no function ran');
     const at = await post(HTTP_API_QUOTAS.requestPayloadBytes);
     assert.equal(at.status, 200);
@@ -226,6 +227,7 @@ describe('the @connections management API', async () => {
     const over = await fetch(`${base}/@connections/${id}`, { method: 'POST', body: 'z'.repeat(WEBSOCKET_QUOTAS.messageBytes + 1) });
     assert.equal(over.status, 413);
     assert.equal(over.headers.get('x-amzn-errortype'), 'PayloadTooLargeException');
+    assert.equal(over.headers.get('cache-control'), 'no-store');
     const received = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
     const at = await fetch(`${base}/@connections/${id}`, { method: 'POST', body: 'z'.repeat(WEBSOCKET_QUOTAS.messageBytes) });
     assert.equal(at.status, 200);

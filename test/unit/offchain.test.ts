@@ -237,6 +237,9 @@ describe('Off-chain store: a payload opens only for a caller entitled to its sco
     assert.ok(!refused.message.includes('supply') && !refused.message.includes('prices'), 'the scope is not named to who may not read it');
     assert.deepEqual(asked, ['collection:supply/prices']);
     assert.equal(unwrapped, 0, 'no data key was unwrapped for a refused caller');
+    // The scope is asked before the nonce: to a caller outside it, a wrong nonce tells nothing either (red team).
+    const wrongNonce = await store.get(stored.cid, '0'.repeat(24), async () => false).catch((error: Error) => error);
+    assert.equal((wrongNonce as Error).message, OUTSIDE_SCOPE);
     assert.deepEqual(await store.get(stored.cid, stored.nonce, async (scope) => scope === 'collection:supply/prices'), { price: '42.50 EUR' });
     const sealed = await store.seal('inline', 'chain:orders');
     await assert.rejects(

@@ -8,7 +8,7 @@ import { BadRequestError } from '../../errors.ts';
 import type { HealthProbes } from '../../health.ts';
 import { healthReport } from '../../health.ts';
 import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/events.ts';
-import { type AppendOptions, type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../../ledger/ledger.ts';
+import { type AppendOptions, type Ledger, parseBlockAddress, TRACE_CURSOR_MAX, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../../ledger/ledger.ts';
 import type { CallerOffchain } from '../../access/guarded.ts';
 import { CHAIN_NAME_PATTERN } from '../../ledger/names.ts';
 import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
@@ -65,7 +65,7 @@ export const traceQuery = z.object({
   chain_name: z.string().min(1).optional(),
   resolve_cid: queryBool(false),
   limit: queryInt(TRACE_LIMIT_DEFAULT, 1, TRACE_LIMIT_MAX),
-  cursor: z.string().min(1).max(200).optional(),
+  cursor: z.string().min(1).max(TRACE_CURSOR_MAX).optional(),
 });
 export const proofQuery = z.object({ tree_size: queryInteger(1).optional() });
 export const consistencyQuery = z.object({ first: queryInteger(1), second: queryInteger(1) });
