@@ -105,9 +105,27 @@ export function createSubjectKeys({
   };
 }
 
-/** An erasable event's details, sealed under its subject's key: what the block commits to (a JSON string). */
+/**
+ * The length sealed details are padded to: 256 bytes, then the next power of two up to 64 KiB, then the next multiple
+ * of 64 KiB. An erased event's sealed details stay on chain; their ciphertext's length had given the plaintext's to
+ * the byte (a name's, an address's). Padded, it gives only its bucket.
+ */
+export function paddedLength(bytes: number): number {
+  if (bytes <= 256) return 256;
+  if (bytes <= 65_536) return 2 ** Math.ceil(Math.log2(bytes));
+  return Math.ceil(bytes / 65_536) * 65_536;
+}
+
+/**
+ * An erasable event's details, sealed under its subject's key: what the block commits to (a JSON string). The
+ * plaintext is the details' canonical JSON padded with spaces to its bucket (paddedLength): JSON ignores them, so
+ * openDetails reads padded and earlier unpadded seals alike.
+ */
 export function sealDetails(key: Buffer, subjectId: string, details: Record<string, unknown>): string {
-  const envelope: Envelope = seal(Buffer.from(canonicalJson(details), 'utf8'), key, Buffer.alloc(0), subjectKek(subjectId));
+  const json = Buffer.from(canonicalJson(details), 'utf8');
+  const padded = Buffer.alloc(paddedLength(json.length), 0x20);
+  json.copy(padded);
+  const envelope: Envelope = seal(padded, key, Buffer.alloc(0), subjectKek(subjectId));
   return canonicalJson(envelope);
 }
 

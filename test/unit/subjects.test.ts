@@ -18,7 +18,8 @@ import { createFileSubjectRepository } from '#shared/subjects/file-repository';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSubjectKeys, openDetails, sealDetails } from '#shared/subjects/subjects';
+import { seal } from '#shared/offchain/envelope';
+import { createSubjectKeys, openDetails, paddedLength, sealDetails } from '#shared/subjects/subjects';
 import { createMemorySubjects } from '../support/memory-subjects.ts';
 
 describe('data subjects (offline)', () => {
@@ -36,6 +37,21 @@ describe('data subjects (offline)', () => {
     assert.deepEqual(openDetails(alice, 'alice', sealed), { name: 'Alice Smith', email: 'alice@example.com' });
     assert.throws(() => openDetails(bob, 'alice', sealed), 'another key does not open them');
     assert.throws(() => openDetails(alice, 'bob', sealed), NotFoundError, 'nor does naming another subject');
+  });
+
+  it("pads what it seals to a bucket: an erased event's sealed details give no plaintext length to the byte (red team)", () => {
+    // An erased event's details_sealed stays on chain; its ciphertext's length had been the plaintext's, exactly.
+    const key = randomBytes(32);
+    const ciphertext = (details: Record<string, unknown>) => Buffer.from(JSON.parse(sealDetails(key, 'alice', details)).ciphertext, 'base64').length;
+    assert.equal(ciphertext({ name: 'Al' }), 256);
+    assert.equal(ciphertext({ name: 'Alexandra Catherine Smith-Worthington' }), 256, 'two names, one length');
+    assert.equal(ciphertext({ cv: 'x'.repeat(300) }), 512);
+    assert.equal(ciphertext({ cv: 'x'.repeat(70_000) }), 131_072);
+    assert.deepEqual([paddedLength(1), paddedLength(257), paddedLength(65_536), paddedLength(65_537)], [256, 512, 65_536, 131_072]);
+    assert.deepEqual(openDetails(key, 'alice', sealDetails(key, 'alice', { name: 'Al' })), { name: 'Al' });
+    // Seals made before padding still open.
+    const unpadded = seal(Buffer.from('{"name":"Al"}'), key, Buffer.alloc(0), { provider: 'subject', key_id: 'subject:alice' });
+    assert.deepEqual(openDetails(key, 'alice', JSON.stringify(unpadded)), { name: 'Al' });
   });
 
   it('erases a subject: its key is gone, nothing opens its details, a second erase answers the first, 404 for a stranger', async () => {
