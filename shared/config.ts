@@ -103,6 +103,7 @@ export const settingsSchema = z.object({
   // One WebSocket connection: most subscriptions, and most messages per second (past them: an error reply).
   SVC_WS_MAX_SUBSCRIPTIONS: positiveInt(1, 10_000).default(50),
   SVC_WS_MESSAGES_PER_SECOND: positiveInt(1, 10_000).default(20),
+  SVC_WS_CONNECTIONS_PER_KEY: positiveInt(1, 100_000).default(100),
   SVC_WS_CONNECTION_TTL_SECONDS: positiveInt(60, 86_400).default(7_800),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
   SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),

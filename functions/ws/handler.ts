@@ -6,6 +6,8 @@
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import { invocationDeadline, withDeadline } from '#shared/deadline';
 import { passesEdge } from '#shared/access/policy';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { hashApiKey } from '#shared/admin/api-keys';
 import { headerValue } from '#shared/http/request-id';
 import { DomainError, TooManyRequestsError } from '#shared/errors';
 import { logger } from '#shared/log';
@@ -35,6 +37,7 @@ export function createHandler(core: Core) {
         const repeated = Object.entries(event.multiValueQueryStringParameters ?? {}).find(([, values]) => (values?.length ?? 0) > 1);
         if (repeated) return { statusCode: 400, body: `The query parameter '${repeated[0]}' was given more than once; give it once` };
         let identity: ConnectionIdentity = { key_id: null, role: null, org_id: null };
+        let rateKey: string | undefined;
         if (config.SVC_AUTH_ENABLED) {
           const key = headerValue(event, config.API_KEY_NAME) ?? event.queryStringParameters?.api_key;
           let record;
@@ -52,8 +55,19 @@ export function createHandler(core: Core) {
           if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
           if (!passesEdge(record.role, 'reader')) return { statusCode: 403, body: 'This key may not subscribe' };
           identity = { key_id: record.key_id, role: record.role, org_id: record.org_id };
+          // A key holds at most SVC_WS_CONNECTIONS_PER_KEY connections open: each is a subscriber every push fans out to.
+          const open = await connections().keyConnections(record.key_id, Math.floor(Date.now() / 1000), config.SVC_WS_CONNECTIONS_PER_KEY);
+          if (open >= config.SVC_WS_CONNECTIONS_PER_KEY) {
+            return { statusCode: 429, body: `This key holds ${config.SVC_WS_CONNECTIONS_PER_KEY} connections open, its most; close one first` };
+          }
+          // Its messages count against the key's requests a minute, as its HTTP requests do (shared/http/rate-limit.ts).
+          rateKey = `key:${hashApiKey(key!)}`;
         }
-        await connections().connect(connectionId, { ...identity, connected_at: new Date().toISOString() }, expiresAt());
+        await connections().connect(
+          connectionId,
+          { ...identity, ...(rateKey ? { rate_key: rateKey } : {}), connected_at: new Date().toISOString() },
+          expiresAt(),
+        );
         logger.info('websocket connected', { connection_id: connectionId, key_id: identity.key_id });
         return { statusCode: 200 };
       }
@@ -67,23 +81,41 @@ export function createHandler(core: Core) {
       if (!(await connections().takeMessage(connectionId, Math.floor(arrivedMs / 1000), config.SVC_WS_MESSAGES_PER_SECOND))) {
         return { statusCode: 200, body: messages.error(`Too many messages: at most ${config.SVC_WS_MESSAGES_PER_SECOND} per second on one connection`) };
       }
+      const store = connections();
+      const identity = config.SVC_AUTH_ENABLED ? await store.identity(connectionId) : undefined;
+      if (identity?.rate_key && config.SVC_RATE_LIMIT_RPM > 0) {
+        // One budget a key, HTTP and WebSocket together: many connections do not multiply it.
+        try {
+          await core.edge.rateLimiter().consume(identity.rate_key);
+        } catch (outcome) {
+          if (outcome instanceof RateLimiterRes) {
+            return {
+              statusCode: 200,
+              body: messages.error(
+                `Too many requests: this key's ${config.SVC_RATE_LIMIT_RPM} a minute (HTTP and WebSocket together) are spent; retry in ${Math.ceil(outcome.msBeforeNext / 1000)} s`,
+              ),
+            };
+          }
+          logger.warn('rate limiter unavailable; message not counted', { connection_id: connectionId, error: outcome });
+        }
+      }
       const request = parseClientMessage(event.body);
       switch (request.kind) {
         case 'ping':
           return { statusCode: 200, body: messages.pong() };
         case 'subscribe': {
-          const store = connections();
-          const identity = await store.identity(connectionId);
-          if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
+          const subscriber = identity ?? (await store.identity(connectionId));
+          if (!subscriber) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
+          const { rate_key: _rateKey, ...who } = subscriber;
           // The key is checked again at every subscription (and every push), not only at $connect.
-          if (config.SVC_AUTH_ENABLED && identity.key_id !== null && (await core.apiKeys().hashOf(identity.key_id)) === undefined) {
+          if (config.SVC_AUTH_ENABLED && who.key_id !== null && (await core.apiKeys().hashOf(who.key_id)) === undefined) {
             return { statusCode: 200, body: messages.error("This connection's key was revoked: connect again with a valid key") };
           }
           // A channel's chain is subscribed to by its members only. `*` and event types may be subscribed
           // to by anyone: the pushes themselves leave out the chains a subscriber may not read.
           if (request.chain !== null && request.chain !== '*') {
             try {
-              await core.access().chain(principalOf(identity), 'chain.read', request.chain);
+              await core.access().chain(principalOf(who), 'chain.read', request.chain);
             } catch (error) {
               if (error instanceof DomainError && error.expose) return { statusCode: 200, body: messages.error(error.message) };
               throw error;
@@ -96,7 +128,7 @@ export function createHandler(core: Core) {
               body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`),
             };
           }
-          await store.subscribe(connectionId, request.filter, identity, expiresAt());
+          await store.subscribe(connectionId, request.filter, who, expiresAt());
           return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };
         }
         case 'unsubscribe':

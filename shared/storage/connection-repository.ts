@@ -4,7 +4,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, typ
 import { translateStorageError } from './errors.ts';
 import type { Role } from '../access/policy.ts';
 import type { ConnectionIdentity, ConnectionStore } from '../realtime/realtime.ts';
-import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, subscriptionSk } from './keys.ts';
+import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, keyConnectionsPk, subscriptionSk } from './keys.ts';
 import { partitionKeys, queryAll, send } from './requests.ts';
 
 /** The identity fields of a stored item (connections stored before org_id was kept have none: null). */
@@ -22,12 +22,34 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       await send(() =>
         client.send(new PutCommand({ TableName: tableName, Item: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ttl: expiresAt } })),
       );
+      if (meta.key_id !== null) {
+        await send(() => client.send(new PutCommand({ TableName: tableName, Item: { pk: keyConnectionsPk(meta.key_id!), sk: connectionId, ttl: expiresAt } })));
+      }
     },
     async identity(connectionId) {
       const out = await send(() =>
         client.send(new GetCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK }, ConsistentRead: true })),
       );
-      return out.Item ? identityOf(out.Item) : undefined;
+      if (!out.Item) return undefined;
+      return { ...identityOf(out.Item), ...(typeof out.Item.rate_key === 'string' ? { rate_key: out.Item.rate_key } : {}) };
+    },
+    async keyConnections(keyId, nowSeconds, atMost) {
+      // TTL deletes lag: a connection past its lifetime is left out here; one closed is deleted at $disconnect.
+      const out = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk',
+            FilterExpression: '#ttl > :now',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':pk': keyConnectionsPk(keyId), ':now': nowSeconds },
+            Select: 'COUNT',
+            Limit: atMost + 50,
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      return out.Count ?? 0;
     },
     async subscribe(connectionId, filter, identity, expiresAt) {
       await send(() =>
@@ -50,6 +72,14 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: subscriptionSk(filter) } })));
     },
     async disconnect(connectionId) {
+      const meta = await send(() =>
+        client.send(new GetCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK }, ConsistentRead: true })),
+      );
+      if (typeof meta.Item?.key_id === 'string') {
+        await send(() =>
+          client.send(new DeleteCommand({ TableName: tableName, Key: { pk: keyConnectionsPk(meta.Item!.key_id as string), sk: connectionId } })),
+        );
+      }
       const items = await partitionKeys(client, tableName, connectionPk(connectionId));
       await Promise.all(items.map((item) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } })))));
     },

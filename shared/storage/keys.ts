@@ -219,10 +219,15 @@ export function subjectKey(subjectId: string): { pk: string; sk: string } {
 
 /*
  * connections table
- *   connection     pk = CONN#<id>   sk = META                    (TTL on ttl)
- *   subscription   pk = CONN#<id>   sk = SUB#<filter>            gsi_filter_pk = <filter>, gsi_filter_sk = <id>   (TTL on ttl)
+ *   connection     pk = CONN#<id>        sk = META               (TTL on ttl)
+ *   subscription   pk = CONN#<id>        sk = SUB#<filter>       gsi_filter_pk = <filter>, gsi_filter_sk = <id>   (TTL on ttl)
+ *   a key's        pk = KEYCONN#<key id> sk = <connection id>    (TTL on ttl): the connections one key holds open
  */
 export const CONNECTION_META_SK = 'META';
+
+export function keyConnectionsPk(keyId: string): string {
+  return `KEYCONN#${keyId}`;
+}
 
 export function connectionPk(connectionId: string): string {
   return `CONN#${connectionId}`;

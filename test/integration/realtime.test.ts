@@ -319,7 +319,7 @@ describe("The manual's WebSocket snippet (docs/realtime.md)", () => {
 describe('WebSocket with auth on', () => {
   let secured: Stack;
   before(async () => {
-    secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true' } });
+    secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_WS_CONNECTIONS_PER_KEY: '3', SVC_RATE_LIMIT_RPM: '40' } });
   });
   after(async () => {
     await secured?.stop();
@@ -374,5 +374,31 @@ describe('WebSocket with auth on', () => {
     revoked.socket.send(JSON.stringify({ type: 'subscribe', chain: 'other' }));
     const [refused] = await revoked.waitFor((m) => m.type === 'error', 1);
     assert.match(refused.detail, /revoked/);
+  });
+
+  it("holds a key to SVC_WS_CONNECTIONS_PER_KEY connections, and counts its messages against the key's requests a minute (red team)", async () => {
+    // A key could open any number of connections, and WebSocket messages were counted by no rate limit.
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const key = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
+    const at = `${url}?api_key=${encodeURIComponent(key)}`;
+    const held = [await open(at), await open(at), await open(at)];
+    await assert.rejects(open(at), /429/, 'a fourth connection of the key');
+    held.pop()!.socket.close();
+    let fourth: Awaited<ReturnType<typeof open>> | undefined;
+    for (let i = 0; i < 20 && !fourth; i += 1) fourth = await open(at).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 250)));
+    assert.ok(fourth, 'a connection closed makes room');
+    held.push(fourth);
+    // 3 connections × 15 pings in a burst: each within its 20 a second, the key's 40 a minute spent across them.
+    for (const s of held) for (let i = 0; i < 15; i += 1) s.socket.send(JSON.stringify({ type: 'ping' }));
+    const answers = await Promise.all(held.map((s) => s.waitFor((m) => m.type === 'pong' || m.type === 'error', 15, 10_000)));
+    const all = answers.flat();
+    const pongs = all.filter((m) => m.type === 'pong').length;
+    const limited = all.filter((m) => m.type === 'error' && /this key's 40 a minute/.test(m.detail));
+    assert.ok(
+      pongs <= 40 && limited.length >= 5,
+      `${pongs} pongs, ${limited.length} refused: ${JSON.stringify(all.filter((m) => m.type === 'error').slice(0, 2))}`,
+    );
+    // The same budget as the key's HTTP requests: spent, its next request is 429 too.
+    assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': key })).status, 429);
   });
 });
