@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
-import { call, removeDir, startStack, type Stack } from '#test/support/stack';
+import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { AS_NPM_START, CI, report } from './support.ts';
@@ -21,7 +21,17 @@ let stack: Stack;
 
 before(async () => {
   stack = await startStack({
-    env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN, SVC_AUTH_FAILURES_PER_MINUTE: '20', SVC_RATE_LIMIT_RPM: '0', ...AS_NPM_START },
+    env: {
+      SVC_AUTH_ENABLED: 'true',
+      SVC_ADMIN_API_KEY: ADMIN,
+      SVC_AUTH_FAILURES_PER_MINUTE: '20',
+      SVC_RATE_LIMIT_RPM: '0',
+      // The frame fuzzer opens hundreds of connections with the admin key, faster than their $disconnects are
+      // handled: what it measures is each frame's own connection, not the per-key cap (tested in
+      // test/integration/realtime.test.ts).
+      SVC_WS_CONNECTIONS_PER_KEY: '5000',
+      ...AS_NPM_START,
+    },
   });
 });
 
@@ -142,10 +152,17 @@ describe('Abuse', () => {
     const before = await best();
     const wsUrl = `${stack.url.replace('http', 'ws')}/ws`;
     const sockets: WebSocket[] = [];
+    // Ten reader keys of 100 connections each, as many clients would hold them: a key's connections are counted at each
+    // $connect (SVC_WS_CONNECTIONS_PER_KEY), so 1,000 of one key would measure that count, not idle connections.
+    const readers: Record<string, string>[] = [];
+    for (let k = 0; k < 10; k += 1) {
+      const out = await keysCli(stack.dataDir, ['create', '--role', 'reader']);
+      readers.push({ 'X-API-Key': /Key \(shown once, store it now\): (\S+)/.exec(out)![1]! });
+    }
     for (let i = 0; i < 1_000; i += 50) {
       await Promise.all(
-        Array.from({ length: 50 }, async () => {
-          const ws = new WebSocket(wsUrl, { headers: admin });
+        Array.from({ length: 50 }, async (_, j) => {
+          const ws = new WebSocket(wsUrl, { headers: readers[Math.floor((i + j) / 100)]! });
           sockets.push(ws);
           await new Promise<void>((resolve, reject) => {
             ws.once('open', () => resolve());
