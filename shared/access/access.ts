@@ -4,7 +4,7 @@
  * check (not cached: a member added a moment ago must be able to act at once, on any instance).
  */
 import { ChainNotFoundError, NotFoundError } from '../errors.ts';
-import { type PayloadOpener, parsePayloadScope } from '../ledger/offchain-port.ts';
+import { type PayloadOpener, type PayloadScope, parsePayloadScope } from '../ledger/offchain-port.ts';
 import { authorize, channelIdOfChain, decide, isAdmin, needsChannelMembers, type Action, type ChannelScope, type Principal, type Resource } from './policy.ts';
 
 /** What access control needs of a channel's details: its member organizations. */
@@ -96,8 +96,8 @@ export function createAccessControl<Channel extends object, Details extends Memb
 
     payloadOpener(principal, options) {
       const mayReadChain = chainReader(principal);
-      const known = new Map<string, Promise<boolean>>();
-      const decideScope = async (scope: string | null): Promise<boolean> => {
+      const known = new Map<PayloadScope | null, Promise<boolean>>();
+      const decideScope = async (scope: PayloadScope | null): Promise<boolean> => {
         if (isAdmin(principal)) return true;
         // Before scopes: read where it was cited, as it was; never cited anew (that was how another's was read).
         if (scope === null) return !options?.citing;
@@ -118,8 +118,8 @@ export function createAccessControl<Channel extends object, Details extends Memb
         }
       };
       return (scope) => {
-        let answer = known.get(String(scope));
-        if (!answer) known.set(String(scope), (answer = decideScope(scope)));
+        let answer = known.get(scope);
+        if (!answer) known.set(scope, (answer = decideScope(scope)));
         return answer;
       };
     },

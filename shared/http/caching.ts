@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import { OPEN_ACCESS, type Principal } from '../access/policy.ts';
 import { type Coding, codedTag } from './compression.ts';
+import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 /** A year: the longest lifetime HTTP caches honour, for what never changes. */
@@ -61,12 +62,6 @@ export function matchedTag(ifNoneMatch: string | undefined, tag: string, coding?
   return coding && named.has(codedTag(opaque, coding)) ? codedTag(tag, coding) : undefined;
 }
 
-/** A header's value whatever the case of its name. */
-const headerOf = (headers: Record<string, unknown>, name: string): string | undefined => {
-  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
-  return key === undefined ? undefined : String(headers[key]);
-};
-
 /**
  * Every answer says how it may be cached, decided here for every route: one that set nothing is `no-store`, and a
  * cacheable answer to a keyed caller (auth on, a key presented) varies by the key's header, so that no cache hands
@@ -78,12 +73,14 @@ export function cacheDefaults(options: { authEnabled: boolean; keyHeader: string
     const response = request.response;
     if (!response) return;
     const headers = { ...(response.headers ?? {}) };
-    const control = headerOf(headers, 'cache-control');
+    // An answer's headers, looked up as a request's are (by name in any case).
+    const header = (name: string) => headerValue({ headers: headers as Record<string, string | undefined> }, name);
+    const control = header('cache-control');
     if (control === undefined) headers['Cache-Control'] = 'no-store';
     const principal = request.context.principal;
     const keyed = options.authEnabled && principal !== undefined && principal.key_id !== null && principal !== OPEN_ACCESS;
     if (control !== undefined && !/\bno-store\b/.test(control) && keyed) {
-      const vary = headerOf(headers, 'vary');
+      const vary = header('vary');
       for (const key of Object.keys(headers)) if (key.toLowerCase() === 'vary') delete headers[key];
       const names = new Set([...(vary ? vary.split(',').map((v) => v.trim()) : []), options.keyHeader]);
       headers.Vary = [...names].join(', ');

@@ -19,12 +19,12 @@ function identityOf(item: Record<string, unknown>): ConnectionIdentity {
 export function createConnectionStore({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): ConnectionStore {
   return {
     async connect(connectionId, meta, expiresAt) {
-      await send(() =>
-        client.send(new PutCommand({ TableName: tableName, Item: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ttl: expiresAt } })),
-      );
-      if (meta.key_id !== null) {
-        await send(() => client.send(new PutCommand({ TableName: tableName, Item: { pk: keyConnectionsPk(meta.key_id!), sk: connectionId, ttl: expiresAt } })));
-      }
+      // The connection and, for a key, its entry in the key's list: two independent writes, at once.
+      const items = [
+        { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ttl: expiresAt },
+        ...(meta.key_id !== null ? [{ pk: keyConnectionsPk(meta.key_id), sk: connectionId, ttl: expiresAt }] : []),
+      ];
+      await Promise.all(items.map((item) => send(() => client.send(new PutCommand({ TableName: tableName, Item: item })))));
     },
     async identity(connectionId) {
       const out = await send(() =>
@@ -72,16 +72,16 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: subscriptionSk(filter) } })));
     },
     async disconnect(connectionId) {
-      const meta = await send(() =>
-        client.send(new GetCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK }, ConsistentRead: true })),
-      );
-      if (typeof meta.Item?.key_id === 'string') {
-        await send(() =>
-          client.send(new DeleteCommand({ TableName: tableName, Key: { pk: keyConnectionsPk(meta.Item!.key_id as string), sk: connectionId } })),
-        );
-      }
-      const items = await partitionKeys(client, tableName, connectionPk(connectionId));
-      await Promise.all(items.map((item) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } })))));
+      // Its key (for the key's list of open connections) and its items, read at once; then every item deleted at once.
+      const [meta, items] = await Promise.all([
+        send(() =>
+          client.send(new GetCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK }, ConsistentRead: true })),
+        ),
+        partitionKeys(client, tableName, connectionPk(connectionId)),
+      ]);
+      const keyId = meta.Item?.key_id;
+      const keys = [...items, ...(typeof keyId === 'string' ? [{ pk: keyConnectionsPk(keyId), sk: connectionId }] : [])];
+      await Promise.all(keys.map((key) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })))));
     },
     async subscriptions(connectionId, filter) {
       const out = await send(() =>
