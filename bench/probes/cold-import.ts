@@ -7,27 +7,29 @@
  *   node --import tsx bench/probes/cold-import.ts        # on this machine's Node; run it with Node 24 for Lambda's
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { cloudBundle } from '#infra/cdk/bundles';
 import { GROUPS } from '#infra/routes';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const folder = cloudBundle('ledger', GROUPS.ledger.entry, 24, []);
 
-// The same bundle, its map given the sources' text again (what esbuild's sourcesContent put there).
+// The same bundle, its maps given the sources' text again (what esbuild's sourcesContent put there).
 const withSources = mkdtempSync(join(tmpdir(), 'cold-import-'));
-copyFileSync(join(folder, 'index.mjs'), join(withSources, 'index.mjs'));
-const map = JSON.parse(readFileSync(join(folder, 'index.mjs.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
-map.sourcesContent = map.sources.map((source) => {
-  try {
-    return readFileSync(resolve(folder, source), 'utf8');
-  } catch {
-    return '';
-  }
-});
-writeFileSync(join(withSources, 'index.mjs.map'), JSON.stringify(map));
+cpSync(folder, withSources, { recursive: true, dereference: true });
+for (const name of readdirSync(withSources).filter((n) => n.endsWith('.mjs.map'))) {
+  const map = JSON.parse(readFileSync(join(withSources, name), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+  map.sourcesContent = map.sources.map((source) => {
+    try {
+      return readFileSync(resolve(folder, source), 'utf8');
+    } catch {
+      return '';
+    }
+  });
+  writeFileSync(join(withSources, name), JSON.stringify(map));
+}
 
 const script = (file: string) =>
   `const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(file)}); const u = process.cpuUsage(c);` +
@@ -40,8 +42,13 @@ function measure(label: string, file: string, flags: string[]): void {
     if (run.status !== 0) throw new Error(run.stderr);
     return JSON.parse(run.stdout) as { cpu: number; wall: number };
   });
-  const kb = Math.round(readFileSync(`${file}.map`).length / 1024);
-  console.log(`${label.padEnd(48)} ${Math.round(median(runs.map((r) => r.cpu)))} ms CPU, ${Math.round(median(runs.map((r) => r.wall)))} ms (map ${kb} KB)`);
+  const dir = dirname(file);
+  const kb = Math.round(
+    readdirSync(dir)
+      .filter((n) => n.endsWith('.mjs.map'))
+      .reduce((sum, n) => sum + readFileSync(join(dir, n)).length, 0) / 1024,
+  );
+  console.log(`${label.padEnd(48)} ${Math.round(median(runs.map((r) => r.cpu)))} ms CPU, ${Math.round(median(runs.map((r) => r.wall)))} ms (maps ${kb} KB)`);
 }
 
 console.log(`the ledger function's bundle on Node ${process.versions.node}, medians of ${RUNS}`);

@@ -1,12 +1,13 @@
 /**
  * The function bundles the local instance pool runs: each function's entry bundled by esbuild as the
- * cloud stack bundles it (one ESM file, every dependency inside, its files beside it), so an instance
- * starts the way a Lambda instance does: load one file, no TypeScript compiler, its own module state.
+ * cloud stack bundles it (a folder of ESM: the entry and the chunks it loads when a request needs them, every
+ * dependency inside, its files beside it), so an instance starts the way a Lambda instance does: load the entry, no
+ * TypeScript compiler, its own module state.
  *
  * Bundles are kept in node_modules/.cache and rebuilt only when one of their input files changed (size
  * or modification time), so starting a stack costs a build once per change, not once per start.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
@@ -55,6 +56,8 @@ export const buildKey = (root = ROOT) =>
     banner: BUNDLE_BANNER,
     minify: BUNDLE_MINIFY,
     sourceMap: BUNDLE_SOURCE_MAP,
+    // The output's layout (one file, or an entry with chunks) and the target.
+    options: bundleOptions('', BUNDLE_FILE, NODE_MAJOR),
     node: NODE_MAJOR,
   });
 const BUILD = buildKey();
@@ -67,6 +70,29 @@ export function isCurrent(dir: string): boolean {
     return build === BUILD && unchanged(recorded);
   } catch {
     return false; // an input was removed, or the record is unreadable: build again
+  }
+}
+
+/**
+ * The chunks of the build being replaced, linked into the new one beside its own: an instance of a stack still running
+ * loaded the old `index.mjs` and imports its chunks (named by their content) only when a request needs them, from this
+ * same folder. Kept for a week after they were built.
+ */
+export function carryChunksOver(from: string, into: string): void {
+  const aWeekAgo = Date.now() - 7 * 24 * 3_600_000;
+  let names: string[];
+  try {
+    names = readdirSync(from);
+  } catch {
+    return; // no earlier build
+  }
+  for (const name of names) {
+    if (!name.startsWith('chunk-') || existsSync(join(into, name))) continue;
+    try {
+      if (statSync(join(from, name)).mtimeMs > aWeekAgo) linkSync(join(from, name), join(into, name));
+    } catch {
+      // removed meanwhile by another build: nothing to keep
+    }
   }
 }
 
@@ -86,6 +112,7 @@ async function buildCached(name: string, entry: string, files: { from: string; a
     mkdirSync(dirname(join(staging, as)), { recursive: true });
     symlinkSync(from, join(staging, as));
   }
+  carryChunksOver(dir, staging);
   rmSync(dir, { recursive: true, force: true });
   try {
     renameSync(staging, dir);

@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '#infra/bundling';
-import { buildKey, instanceWorkerBundle, isCurrent } from '#infra/local/bundles';
+import { buildKey, carryChunksOver, instanceWorkerBundle, isCurrent } from '#infra/local/bundles';
 import { type IntegrationFailure, startGateway } from '#infra/local/gateway';
 import { InstanceFailure, InstancePool } from '#infra/local/instance-pool';
 import { chooseNode, LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
@@ -46,6 +46,27 @@ describe('the instance pool', () => {
       assert.equal(isCurrent(dir), true, 'built here, inputs unchanged: current');
       record(buildKey('/another/checkout/'));
       assert.equal(isCurrent(dir), false, "another checkout's bundle is not this one's");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the chunks of the build it replaces (a running instance imports them later), for a week', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-chunks-'));
+    try {
+      const [old, next] = [join(dir, 'ledger'), join(dir, 'ledger.tmp')];
+      for (const folder of [old, next]) mkdirSync(folder);
+      for (const name of ['chunk-OLD.mjs', 'chunk-OLD.mjs.map', 'chunk-SAME.mjs', 'chunk-STALE.mjs', 'index.mjs'])
+        writeFileSync(join(old, name), `old ${name}`);
+      const eightDaysAgo = new Date(Date.now() - 8 * 24 * 3_600_000);
+      utimesSync(join(old, 'chunk-STALE.mjs'), eightDaysAgo, eightDaysAgo);
+      for (const name of ['chunk-NEW.mjs', 'chunk-SAME.mjs', 'index.mjs']) writeFileSync(join(next, name), `new ${name}`);
+      carryChunksOver(old, next);
+      assert.deepEqual(readdirSync(next).sort(), ['chunk-NEW.mjs', 'chunk-OLD.mjs', 'chunk-OLD.mjs.map', 'chunk-SAME.mjs', 'index.mjs']);
+      assert.equal(readFileSync(join(next, 'chunk-OLD.mjs'), 'utf8'), 'old chunk-OLD.mjs');
+      assert.equal(readFileSync(join(next, 'index.mjs'), 'utf8'), 'new index.mjs', "the new build's own files are its own");
+      assert.equal(readFileSync(join(next, 'chunk-SAME.mjs'), 'utf8'), 'new chunk-SAME.mjs');
+      carryChunksOver(join(dir, 'never-built'), next); // a first build: nothing to carry
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
