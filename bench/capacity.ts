@@ -9,7 +9,7 @@ import type { CapacityTotals } from '#shared/storage/capacity';
 import { round } from './resources.ts';
 
 /** Every process's totals in a report directory (written by shared/storage/capacity-report.ts). */
-export { readCapacity } from '#shared/storage/capacity-report';
+export { readCapacity, REPORT_EVERY_MS } from '#shared/storage/capacity-report';
 
 export const PARTITION_WCU = 1_000;
 export const PARTITION_RCU = 3_000;

@@ -42,7 +42,7 @@ for (const [name, value] of Object.entries(settings)) {
   }
 }
 const maxInstances = Math.max(...counts);
-const FLUSH_MS = 1_000;
+const FLUSH_MS = 500;
 
 /** CPU seconds a process has used, from /proc; undefined where there is none (not Linux, no such process). */
 const cpuOf = (pid: number | undefined) => (pid !== undefined && existsSync(`/proc/${pid}/stat`) ? cpuSeconds(pid) : undefined);

@@ -1,7 +1,7 @@
 /**
  * Writes what this process's DynamoDB requests cost, per partition, to a file the bench reads
  * (SVC_CAPACITY_REPORT_DIR; unset everywhere but in `npm run bench`). One file per process or worker
- * thread (a local Lambda instance). At most twice a second while requests come in, a line is appended with
+ * thread (a local Lambda instance). At most five times a second while requests come in, a line is appended with
  * the totals of the partitions that changed since the last line, so the totals survive an instance that is
  * stopped without warning, and a report costs what changed, not what the process ever touched. (Rewriting
  * every total each time, tens of thousands of partitions by the bench's read scenarios, a record's each,
@@ -21,6 +21,8 @@ export interface CapacityReport {
 }
 
 const REPORT_SUFFIX = '.jsonl';
+/** How often a process appends what changed: the bench waits this long, and a little more, for the counts of a scenario. */
+export const REPORT_EVERY_MS = 200;
 
 export function reportCapacity(dir: string, tables: CreateTableCommandInput[]): { meter: CapacityMeter; write: () => void } {
   mkdirSync(dir, { recursive: true });
@@ -34,7 +36,7 @@ export function reportCapacity(dir: string, tables: CreateTableCommandInput[]): 
     appendFileSync(file, `${JSON.stringify({ totals, unknownBefore: meter.unknownBefore } satisfies CapacityReport)}\n`);
     unknownWritten = meter.unknownBefore;
   };
-  setInterval(write, 500).unref();
+  setInterval(write, REPORT_EVERY_MS).unref();
   process.on('exit', write);
   return { meter, write };
 }

@@ -140,7 +140,7 @@ describe('The benchmarks (npm run bench -- --quick, npm run bench:instances)', (
     let misspeltStderr = '';
     misspelt.stderr!.on('data', (chunk) => (misspeltStderr += chunk));
     const misspeltExit = new Promise<number | null>((resolve) => misspelt.once('close', (code) => resolve(code)));
-    const run = spawnSync('npm', ['run', '--silent', 'bench:instances', '--', '1,2', '1', 'SVC_APPEND_GATHER_SIBLINGS=0'], {
+    const run = spawnSync('npm', ['run', '--silent', 'bench:instances', '--', '1,2', '0.5', 'SVC_APPEND_GATHER_SIBLINGS=0'], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 180_000,
