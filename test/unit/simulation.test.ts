@@ -289,6 +289,25 @@ describe('npm run simulate, as a reader types it', () => {
   });
 });
 
+describe("npm run simulate, on Lambda's Node", () => {
+  it('runs its seeds on the Node Lambda runs (24) when typed on another, and says so; the same run either way', (t) => {
+    const lambdas = seedNode();
+    if (lambdas.path === process.execPath) return t.skip(`this is Node ${process.version}: nothing to move to`);
+    const args = ['bin/run.mjs', 'test/sim/main.ts', '--profile', 'chaos', '--seed', '63'];
+    const moved = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(moved.status, 0, moved.stderr);
+    assert.match(
+      moved.stderr,
+      new RegExp(`Running on Lambda's Node, ${lambdas.version.replaceAll('.', '\\.')} \\(this is ${process.version.replaceAll('.', '\\.')}\\)`),
+    );
+    const there = spawnSync(lambdas.path, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(there.status, 0, there.stderr);
+    assert.equal(there.stderr, '', 'on that Node already: nothing to say');
+    assert.equal(moved.stdout, there.stdout, 'the same run');
+    assert.match(moved.stdout, /^seed 63 \(chaos\): \d+ blocks/);
+  });
+});
+
 describe('the invariants hold over many seeds (two processes, one per core)', () => {
   // Within 3 minutes on this 2-core machine, with room for its slower days: since every run ends with late
   // retries (2026-11-27), 1,070 seeds took 134 s here and 191 s in a CI run. Calm, faults and chaos now end
