@@ -4,6 +4,7 @@
  */
 import { steadyNow } from '../clock.ts';
 import { ANSWER_MARGIN_MS, pause, remainingMs } from '../deadline.ts';
+import { logger } from '../log.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { createEventDetails, type ResolvedEvent } from './event-details.ts';
@@ -423,6 +424,11 @@ export function createLedger({
             },
           ],
           proof: { subChain: chainName, headIndex: head.headIndex },
+        });
+        // Where the anchor is found from (shared/ledger/proofs.ts, anchorsOf): not written, it is rebuilt at the next
+        // read that misses it (the head counts the proof), so the committed proof is answered all the same.
+        await repository.putAnchor(chainName, head.headIndex, block.index).catch((error: unknown) => {
+          logger.warn('anchor item not written; rebuilt at its next read', { chain: chainName, main_index: block.index, error });
         });
         return { proof_id: `${chainName}_${block.index}`, created: true, details };
       } catch (error) {

@@ -146,19 +146,58 @@ export function createProofs({
     return readNodes(repository, chainName, nodesForRanges(ranges), true);
   }
 
-  /** The anchors of a Sub-Chain on the Main Chain, oldest first. */
-  async function anchorsOf(chainName: string): Promise<Anchor[]> {
-    const blocks = await repository.queryEntityBlocks(chainName);
+  /** The anchor that Main Chain block `mainIndex` is, if it is one of `chainName`'s. */
+  async function anchorAt(chainName: string, mainIndex: number): Promise<Anchor | undefined> {
+    const block = await repository.getBlock(MAIN_CHAIN, mainIndex);
+    return block ? anchorIn(chainName, block) : undefined;
+  }
+
+  function anchorIn(chainName: string, block: Block): Anchor | undefined {
+    const event = block.events[0];
+    if (block.chain_name !== MAIN_CHAIN || event?.event_type !== PROOF_EVENT_TYPE) return undefined;
+    const details = event.details as unknown as ProofDetails;
+    if (details.sub_chain !== chainName) return undefined;
+    return { block, details, proofId: `${chainName}_${block.index}` };
+  }
+
+  /**
+   * The Sub-Chain's anchors from its anchor items (one a proof, repository.putAnchor), read by the head they anchor:
+   * what any writer adds to the entity index named after the chain is never read. Where items are missing (the
+   * head counts more proofs than there are items: chains anchored before the items existed, or a proof whose item
+   * was not written), the list is rebuilt once from the entity index, and the missing items are written.
+   */
+  async function anchorsOf(head: ChainHead): Promise<Anchor[]> {
+    const chainName = head.chainName;
+    let noted = await repository.listAnchors(chainName);
+    if (noted.length < head.proofCount) noted = await rebuildAnchors(chainName);
     const anchors: Anchor[] = [];
-    for (const block of blocks) {
-      if (block.chain_name !== MAIN_CHAIN) continue;
-      const event = block.events[0];
-      if (event?.event_type !== PROOF_EVENT_TYPE) continue;
-      const details = event.details as unknown as ProofDetails;
-      if (details.sub_chain !== chainName) continue;
-      anchors.push({ block, details, proofId: `${chainName}_${block.index}` });
+    for (let i = 0; i < noted.length; i += 16) {
+      const read = await Promise.all(noted.slice(i, i + 16).map((n) => anchorAt(chainName, n.mainIndex)));
+      for (const anchor of read) if (anchor) anchors.push(anchor);
     }
     return anchors.sort((a, b) => a.block.index - b.block.index);
+  }
+
+  /**
+   * The first anchor of the Sub-Chain noted that covers block `index` (its anchored head at or past it), if any: one
+   * query of one item. Where that anchor's own item is missing (its write failed after the proof committed), a later
+   * anchor is answered, which covers the block as well, until a verify of the chain rebuilds the list.
+   */
+  async function firstAnchorCovering(head: ChainHead, index: number): Promise<Anchor | undefined> {
+    if (head.lastProofHeadIndex === null || head.lastProofHeadIndex < index) return undefined;
+    let [first] = await repository.listAnchors(head.chainName, { fromHeadIndex: index, limit: 1 });
+    if (!first) [first] = (await rebuildAnchors(head.chainName)).filter((n) => n.headIndex >= index);
+    return first ? anchorAt(head.chainName, first.mainIndex) : undefined;
+  }
+
+  /** The anchor items, written again from the entity index (the one unbounded read, once a missing item). */
+  async function rebuildAnchors(chainName: string): Promise<{ headIndex: number; mainIndex: number }[]> {
+    const found = (await repository.queryEntityBlocks(chainName)).flatMap((block) => {
+      const anchor = anchorIn(chainName, block);
+      return anchor ? [{ headIndex: anchor.details.head_index, mainIndex: block.index }] : [];
+    });
+    for (const { headIndex, mainIndex } of found) await repository.putAnchor(chainName, headIndex, mainIndex);
+    return found.sort((a, b) => a.headIndex - b.headIndex);
   }
 
   /**
@@ -317,7 +356,7 @@ export function createProofs({
       if (chainName === MAIN_CHAIN) throw new BadRequestError('Main Chain blocks are not anchored; Sub-Chain blocks are');
       const head = await treeHead(chainName);
       if (index >= sizeOf(head)) throw new NotFoundError(`Block ${index} not found on chain '${chainName}'`);
-      const anchor = (await anchorsOf(chainName)).find((a) => a.details.head_index >= index);
+      const anchor = await firstAnchorCovering(head, index);
       if (!anchor) throw new NotFoundError(`Block ${index} of '${chainName}' is not anchored yet: submit a proof`);
       const sub = inclusionRanges(index, anchor.details.tree_size);
       const subNodes = await reader(chainName, [...sub, [index, index + 1]]);
@@ -355,7 +394,7 @@ export function createProofs({
      */
     async verify(chainName: string): Promise<VerifyReport> {
       const head = await requireChainHead(repository, chainName);
-      const anchors = chainName === MAIN_CHAIN ? [] : await anchorsOf(chainName);
+      const anchors = chainName === MAIN_CHAIN ? [] : await anchorsOf(head);
       const bySize = new Map<number, Anchor[]>();
       for (const a of anchors) bySize.set(a.details.tree_size, [...(bySize.get(a.details.tree_size) ?? []), a]);
       const report = (checked: number, index: number | null, reason: string | null, anchorsChecked: number): VerifyReport => ({

@@ -235,8 +235,18 @@ export interface LedgerStorage {
   /** Sets the frontier of a chain that has none, if its head is still at `headIndex`; false otherwise. */
   setFrontier(chainName: string, headIndex: number, frontier: string[]): Promise<boolean>;
 
-  /** Every block holding an event of the entity, in trace order (time, chain, index): for the service's own reads (a chain's anchors). */
+  /**
+   * Every block holding an event of the entity, in trace order (time, chain, index). Unbounded (any writer adds to an
+   * entity): only for rebuilding a Sub-Chain's anchor list once, where items of it are missing (putAnchor).
+   */
   queryEntityBlocks(entityId: string): Promise<Block[]>;
+  /** Notes that the Main Chain's block `mainIndex` anchors the Sub-Chain's first `headIndex + 1` blocks. Idempotent. */
+  putAnchor(subChain: string, headIndex: number, mainIndex: number): Promise<void>;
+  /**
+   * The Sub-Chain's anchors noted, by the head they anchor, ascending: from `fromHeadIndex` on when given, at most
+   * `limit` when given. Reads what it answers, whatever else was written about the chain.
+   */
+  listAnchors(subChain: string, range?: { fromHeadIndex?: number; limit?: number }): Promise<{ headIndex: number; mainIndex: number }[]>;
   /**
    * A page of those blocks for a caller's trace: at most `limit` entries of the entity index read after the
    * position `after` (an entity index sort key, shared/storage/keys.ts entitySk), those of `chainName` only when

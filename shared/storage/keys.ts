@@ -23,6 +23,7 @@
  *   idempotency  pk = IDEMPOTENCY#<chain>#<caller>#<key>   sk = IDEMPOTENCY   (an Idempotency-Key's hold, then its result; TTL)
  *   tile         pk = TILE#<chain>#<tile index mod 16>   sk = <tile path>, e.g. tile/0/x001/234   (a full C2SP tile, written once)
  *   kept page    pk = PAGE#<chain>#<page number mod 16>   sk = <first index, 12 digits>   (a full page of 100 blocks, written once on its first read)
+ *   anchor       pk = ANCHOR#<sub-chain>   sk = <anchored head index, 12 digits>   (main_index: the Main Chain block of that proof)
  */
 import type { ChainKind } from '../ledger/types.ts';
 import { KEPT_PAGE } from '../ledger/repository.ts';
@@ -129,6 +130,15 @@ export function blockSk(index: number): string {
 export function indexFromBlockSk(sk: string): number {
   if (!sk.startsWith(BLOCK_SK_PREFIX)) throw new RangeError(`not a block key: ${sk}`);
   return Number(sk.slice(BLOCK_SK_PREFIX.length));
+}
+
+/** A Sub-Chain's anchors on the Main Chain, one item a proof: found by the head they anchor, never by the entity index. */
+export function anchorPk(subChain: string): string {
+  return `ANCHOR#${subChain}`;
+}
+
+export function anchorSk(headIndex: number): string {
+  return String(headIndex).padStart(INDEX_DIGITS, '0');
 }
 
 export function entityPk(entityId: string): string {

@@ -10,6 +10,7 @@
  */
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
+  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -31,7 +32,7 @@ import { completion, createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { checkDeadline } from '../deadline.ts';
 import { batchGetAll, queryAll as queryAllPages, retryConflicts, send, writeIf } from './requests.ts';
-import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SUB_CHAINS_SK_PREFIX, SWEEP_POSITION_KEY, chainPk, entityPk } from './keys.ts';
+import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SUB_CHAINS_SK_PREFIX, SWEEP_POSITION_KEY, anchorPk, anchorSk, chainPk, entityPk } from './keys.ts';
 
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
@@ -384,6 +385,24 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
         ExpressionAttributeValues: { ':e': entityPk(entityId) },
       });
       return items.map(blockFromItem);
+    },
+
+    async putAnchor(subChain, headIndex, mainIndex) {
+      await send(() =>
+        client.send(new PutCommand({ TableName: tableName, Item: { pk: anchorPk(subChain), sk: anchorSk(headIndex), main_index: mainIndex } })),
+      );
+    },
+
+    async listAnchors(subChain, { fromHeadIndex, limit } = {}) {
+      const input: QueryCommandInput = {
+        TableName: tableName,
+        KeyConditionExpression: fromHeadIndex === undefined ? 'pk = :pk' : 'pk = :pk AND sk >= :from',
+        ExpressionAttributeValues: { ':pk': anchorPk(subChain), ...(fromHeadIndex === undefined ? {} : { ':from': anchorSk(fromHeadIndex) }) },
+        ConsistentRead: true,
+      };
+      const items =
+        limit === undefined ? await queryAll(input) : ((await send(() => client.send(new QueryCommand({ ...input, Limit: limit })))).Items ?? []);
+      return items.map((item) => ({ headIndex: Number(item.sk), mainIndex: Number(item.main_index) }));
     },
 
     async queryEntityPage(entityId, { limit, after, chainName }) {

@@ -62,6 +62,8 @@ export interface MemoryLedgerRepository extends LedgerRepository {
   recordsOf(chainName: string): Block[];
   /** Deletes what DynamoDB's TTL deletes once it has passed: pending appends, round items, seals, refusals (test setup). */
   expireAll(): void;
+  /** The anchor items by Sub-Chain (test setup: a chain anchored before they existed has none). */
+  anchorItems(): Map<string, Map<number, number>>;
   /** Legacy block items, as a chain of an earlier version has them (test setup). */
   legacy: Map<string, Map<number, { block: Block; treeNodes: string[] }>>;
   /**
@@ -93,6 +95,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
   const refusals = new Map<string, string>();
   const claims = new Map<string, IdempotencyRecord>();
   const legacy = new Map<string, Map<number, { block: Block; treeNodes: string[] }>>();
+  const anchors = new Map<string, Map<number, number>>();
   const calls = new Map<string, number>();
   const faults = new Map<string, Error[]>();
   const lostAnswers: Error[] = [];
@@ -490,6 +493,21 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         .map(clone);
     },
 
+    async putAnchor(subChain, headIndex, mainIndex) {
+      await enter('putAnchor');
+      if (!anchors.has(subChain)) anchors.set(subChain, new Map());
+      anchors.get(subChain)!.set(headIndex, mainIndex);
+    },
+
+    async listAnchors(subChain, { fromHeadIndex, limit } = {}) {
+      await enter('listAnchors');
+      return [...(anchors.get(subChain) ?? new Map<number, number>()).entries()]
+        .filter(([headIndex]) => fromHeadIndex === undefined || headIndex >= fromHeadIndex)
+        .sort(([a], [b]) => a - b)
+        .slice(0, limit)
+        .map(([headIndex, mainIndex]) => ({ headIndex, mainIndex }));
+    },
+
     async queryEntityPage(entityId, { limit, after, chainName }) {
       await enter('queryEntityPage');
       const all = [...records.values(), ...[...legacy.values()].flatMap((chain) => [...chain.values()].map((s) => s.block))]
@@ -558,6 +576,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
 
   const repository: MemoryLedgerRepository = Object.assign(withBlockReads(storage), {
     calls,
+    anchorItems: () => anchors,
     faults,
     lostAnswers,
     holds,

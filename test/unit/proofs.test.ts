@@ -7,11 +7,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { ChainAppender } from '#shared/ledger/appender';
+import { createLedger } from '#shared/ledger/ledger';
 import { frontierRoot, leafHash, verifyConsistency, verifyInclusion } from '#shared/ledger/merkle';
 import { createProofs, runsOf } from '#shared/ledger/proofs';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { extendTree } from '#shared/ledger/tree';
 import type { ChainHead } from '#shared/ledger/types';
+import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 
 function chain(size: number) {
   const hashes = Array.from({ length: size }, (_, i) => createHash('sha256').update(`b${i}`).digest('hex'));
@@ -260,5 +263,75 @@ describe('evidence against witnessed checkpoints', () => {
     assert.equal(witnessings(), before, 'nothing is sent to the witnesses for a leaf the log does not have');
     const ok = await proofs.evidence('c', { leaves: [5], knownSize: 6, witnessed: true });
     assert.deepEqual([ok.tree_size, ok.consistency], [6, { from: 6, proof: [] }]);
+  });
+});
+
+describe("a Sub-Chain's anchors (red team: the entity index named after a chain is anyone's to fill)", () => {
+  const draft = (entity: string, i: number) => ({
+    entity_id: entity,
+    event_type: 'recorded',
+    details: { i },
+    details_cid: null,
+    details_nonce: null,
+    details_metadata: null,
+    is_offchain: false,
+  });
+  async function anchoredWorld(putAnchorFails = false) {
+    const repository = createMemoryLedgerRepository();
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
+    const proofs = createProofs({ repository, signer: async () => ({ nodeId: 'n', publicKey: '00'.repeat(32), sign: () => Buffer.alloc(64) }) });
+    await ledger.createSubChain('orders');
+    await ledger.createSubChain('noise');
+    await ledger.appendEvents('orders', [draft('o-1', 1), draft('o-2', 2)]);
+    if (putAnchorFails) repository.faults.set('putAnchor', [new Error('throttled')]);
+    const first = await ledger.submitProof('orders');
+    await ledger.appendEvents('orders', [draft('o-3', 3)]);
+    const second = await ledger.submitProof('orders');
+    // Any writer of any chain names events after the chain: 300 entries of the entity index 'orders'.
+    for (let n = 0; n < 3; n += 1)
+      await ledger.appendEvents(
+        'noise',
+        Array.from({ length: 99 }, (_, i) => draft('orders', i)),
+      );
+    await ledger.appendEvents('noise', [draft('orders', 99), draft('orders', 100), draft('orders', 101)]);
+    return { repository, proofs, first, second };
+  }
+  const entityReads = (repository: ReturnType<typeof createMemoryLedgerRepository>) => repository.calls.get('queryEntityBlocks') ?? 0;
+
+  it('finds them by the head they anchor, never reading the entity index, however full it is', async () => {
+    const { repository, proofs, first, second } = await anchoredWorld();
+    const one = await proofs.anchor('orders', '1');
+    assert.equal(one.anchor.proof_id, first.proof_id, 'block 1 is covered first by the first anchor');
+    assert.equal(one.anchor.head_index, 2);
+    const three = await proofs.anchor('orders', '3');
+    assert.equal(three.anchor.proof_id, second.proof_id);
+    await assert.rejects(proofs.anchor('noise', '1'), /not anchored yet/);
+    const report = await proofs.verify('orders');
+    assert.equal(report.valid, true, JSON.stringify(report));
+    assert.equal(report.anchors_checked, 2);
+    assert.equal(entityReads(repository), 0, 'the entity index was not read');
+  });
+
+  it('rebuilds the list once from the entity index where an anchor item is missing, then reads the items only', async () => {
+    const { repository, proofs, first, second } = await anchoredWorld(true);
+    // The first proof's item was not written: block 1 is answered the second anchor, which covers it too.
+    assert.equal((await proofs.anchor('orders', '1')).anchor.proof_id, second.proof_id);
+    assert.equal(entityReads(repository), 0);
+    // A verify finds the head counting two proofs and one item: it rebuilds the list, and checks both anchors.
+    assert.equal((await proofs.verify('orders')).anchors_checked, 2);
+    assert.equal(entityReads(repository), 1);
+    assert.equal((await proofs.anchor('orders', '1')).anchor.proof_id, first.proof_id, 'the missing item was written');
+    assert.equal((await proofs.verify('orders')).anchors_checked, 2);
+    assert.equal(entityReads(repository), 1, 'rebuilt once');
+  });
+
+  it('finds the anchors of a chain anchored before the items existed (none noted), from the entity index once', async () => {
+    const { repository, proofs, first } = await anchoredWorld();
+    for (const key of [...repository.anchorItems().keys()]) {
+      repository.anchorItems().delete(key);
+    }
+    assert.equal((await proofs.anchor('orders', '0')).anchor.proof_id, first.proof_id);
+    assert.equal((await proofs.anchor('orders', '2')).anchor.proof_id, first.proof_id);
+    assert.equal(entityReads(repository), 1);
   });
 });
