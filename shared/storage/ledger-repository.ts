@@ -388,9 +388,7 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
     },
 
     async putAnchor(subChain, headIndex, mainIndex) {
-      await send(() =>
-        client.send(new PutCommand({ TableName: tableName, Item: { pk: anchorPk(subChain), sk: anchorSk(headIndex), main_index: mainIndex } })),
-      );
+      await send(() => client.send(new PutCommand({ TableName: tableName, Item: { pk: anchorPk(subChain), sk: anchorSk(headIndex), main_index: mainIndex } })));
     },
 
     async listAnchors(subChain, { fromHeadIndex, limit } = {}) {
@@ -400,8 +398,7 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
         ExpressionAttributeValues: { ':pk': anchorPk(subChain), ...(fromHeadIndex === undefined ? {} : { ':from': anchorSk(fromHeadIndex) }) },
         ConsistentRead: true,
       };
-      const items =
-        limit === undefined ? await queryAll(input) : ((await send(() => client.send(new QueryCommand({ ...input, Limit: limit })))).Items ?? []);
+      const items = limit === undefined ? await queryAll(input) : ((await send(() => client.send(new QueryCommand({ ...input, Limit: limit })))).Items ?? []);
       return items.map((item) => ({ headIndex: Number(item.sk), mainIndex: Number(item.main_index) }));
     },
 
