@@ -64,16 +64,8 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       // Across all chains: the events of chains this caller may not read are left out, as if absent,
       // before any off-chain payload is fetched.
       const mayRead = access.chainReader(principal);
-      const trace = await ledger.traceEntity(entityId, undefined, { limit: options?.limit, cursor: options?.cursor });
-      const readable = new Set<string>();
-      for (const name of trace.chains) if (await mayRead(name)) readable.add(name);
-      const events = trace.events.filter((e) => readable.has(e.chain_name));
-      return {
-        entity_id: trace.entity_id,
-        chains: trace.chains.filter((name) => readable.has(name)),
-        events: options?.resolveCid ? await ledger.resolveEvents(events, opener) : events,
-        next_cursor: trace.next_cursor,
-      };
+      const trace = await ledger.traceEntity(entityId, undefined, { limit: options?.limit, cursor: options?.cursor, visible: mayRead });
+      return { ...trace, events: options?.resolveCid ? await ledger.resolveEvents(trace.events, opener) : trace.events };
     },
     async eraseSubject(subjectId, by) {
       access.check(principal, 'subject.erase', { kind: 'service' });

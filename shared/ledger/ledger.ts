@@ -58,6 +58,13 @@ export interface ProofResult {
 export interface TracePage {
   limit?: number | undefined;
   cursor?: string | undefined;
+  /**
+   * Whether the caller may see a chain's events (a trace across chains for a caller who may not read them all): the
+   * others are skipped as if absent, and a page none of whose entries the caller sees is not answered empty while
+   * more are left: the index is read on, up to TRACE_LIMIT_MAX entries a request, so that an entity whose events are
+   * all hidden answers as one that does not exist (events none, no cursor) unless it has more entries than that.
+   */
+  visible?: ((chainName: string) => Promise<boolean>) | undefined;
 }
 
 /** A trace's page: 100 events unless asked for up to 1,000 (an entity may have millions; one answer must stay bounded). */
@@ -507,16 +514,34 @@ export function createLedger({
       if (!Number.isInteger(limit) || limit < 1 || limit > TRACE_LIMIT_MAX) throw new UnprocessableError(`limit must be 1 to ${TRACE_LIMIT_MAX}`);
       const after = options?.cursor === undefined ? undefined : await cursors.decode(options.cursor, entityId, chainName);
       if (chainName !== undefined) await requireHead(chainName);
-      const { blocks, next } = await repository.queryEntityPage(entityId, { limit, after, chainName });
+      const visible = options?.visible;
       const events: LedgerEvent[] = [];
       const chains: string[] = [];
-      for (const block of blocks) {
-        if (chainName !== undefined && block.chain_name !== chainName) continue;
-        for (const event of block.events) {
-          if (event.entity_id !== entityId) continue;
-          events.push(event);
-          if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
+      let position = after;
+      let next: string | null = null;
+      let read = 0;
+      let pageLimit = limit;
+      pages: for (;;) {
+        const page = await repository.queryEntityPage(entityId, { limit: pageLimit, after: position, chainName });
+        read += pageLimit;
+        next = page.next;
+        for (const [i, block] of page.blocks.entries()) {
+          if (chainName !== undefined && block.chain_name !== chainName) continue;
+          if (visible && !(await visible(block.chain_name))) continue;
+          for (const event of block.events) {
+            if (event.entity_id !== entityId) continue;
+            events.push(event);
+            if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
+          }
+          // A page read past `limit` (hidden entries skipped) ends at its limit's block; the next goes on from there.
+          if (events.length >= limit && i < page.blocks.length - 1) {
+            next = page.positions[i]!;
+            break pages;
+          }
         }
+        if (!visible || events.length > 0 || next === null || read >= TRACE_LIMIT_MAX) break;
+        position = next;
+        pageLimit = TRACE_LIMIT_MAX - read;
       }
       return {
         entity_id: entityId,

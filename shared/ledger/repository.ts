@@ -250,13 +250,13 @@ export interface LedgerStorage {
   /**
    * A page of those blocks for a caller's trace: at most `limit` entries of the entity index read after the
    * position `after` (an entity index sort key, shared/storage/keys.ts entitySk), those of `chainName` only when
-   * given (the filter reads the others all the same, so a page may hold fewer), and the position the next page
-   * starts after: null when none is left.
+   * given (the filter reads the others all the same, so a page may hold fewer), each block's own position, and the
+   * position the next page starts after: null when none is left.
    */
   queryEntityPage(
     entityId: string,
     page: { limit: number; after?: string | undefined; chainName?: string | undefined },
-  ): Promise<{ blocks: Block[]; next: string | null }>;
+  ): Promise<{ blocks: Block[]; positions: string[]; next: string | null }>;
   /**
    * Claims an Idempotency-Key's record for a request with this fingerprint, unless another request holds
    * it (and its hold has not lapsed at `nowMs`) or it is done; answers the record's state either way. A

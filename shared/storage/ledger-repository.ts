@@ -420,7 +420,8 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
         ),
       );
       const next = out.LastEvaluatedKey?.gsi_entity_sk;
-      return { blocks: (out.Items ?? []).map(blockFromItem), next: typeof next === 'string' ? next : null };
+      const items = out.Items ?? [];
+      return { blocks: items.map(blockFromItem), positions: items.map((item) => String(item.gsi_entity_sk)), next: typeof next === 'string' ? next : null };
     },
 
     async ping() {

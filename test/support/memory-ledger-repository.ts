@@ -517,8 +517,10 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         .sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
       // As DynamoDB reads it: `limit` entries, then the filter; a position to go on from when it stopped at the limit.
       const read = all.slice(0, limit);
+      const kept = read.filter(({ b }) => chainName === undefined || b.chain_name === chainName);
       return {
-        blocks: read.filter(({ b }) => chainName === undefined || b.chain_name === chainName).map(({ b }) => clone(b)),
+        blocks: kept.map(({ b }) => clone(b)),
+        positions: kept.map(({ sk }) => sk),
         next: all.length > limit ? read.at(-1)!.sk : null,
       };
     },
