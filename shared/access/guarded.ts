@@ -26,6 +26,10 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       access.check(principal, 'chain.read_metadata', { kind: 'service' });
       return ledger.listChains();
     },
+    async getChain(name) {
+      access.check(principal, 'chain.read_metadata', { kind: 'service' });
+      return ledger.getChain(name);
+    },
     async createSubChain(name, options) {
       access.check(principal, 'chain.create', { kind: 'chain', name, channel: null });
       // Channels' chains are made by the business group with its own checks, never through a caller's ledger.

@@ -164,8 +164,8 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
       chains: async (_root, _args, { ledger }) =>
         (await ledger.listChains()).map((c) => ({ name: c.name, type: c.type, blockCount: c.block_count, latestBlockHash: c.latest_block_hash })),
       async chain(_root, args, { ledger }) {
-        const chains = await ledger.listChains();
-        const found = chains.find((c) => c.name === args.name);
+        // One head read: the list of every chain (any writer can make thousands) is not read for one name.
+        const found = await ledger.getChain(String(args.name));
         return found ? { name: found.name, type: found.type, blockCount: found.block_count, latestBlockHash: found.latest_block_hash } : null;
       },
       async blocks(_root, args, { ledger }) {

@@ -121,6 +121,8 @@ export interface ReadOptions {
 
 export interface Ledger {
   listChains(): Promise<ChainInfo[]>;
+  /** One chain's summary, read from its head alone; null when there is no such chain. */
+  getChain(name: string): Promise<ChainInfo | null>;
   /** `allowChannel`: the business group creates its channels' `channel-…` chains. */
   createSubChain(name: string, options?: { allowChannel?: boolean }): Promise<{ chain_name: string; created_main: boolean }>;
   getStats(chainName: string): Promise<ChainStats>;
@@ -282,6 +284,15 @@ export function createLedger({
   }
 
   return {
+    async getChain(name) {
+      try {
+        return chainInfo(await requireHead(name));
+      } catch (error) {
+        if (error instanceof ChainNotFoundError) return null;
+        throw error;
+      }
+    },
+
     async listChains() {
       return (await repository.listHeads()).map(chainInfo);
     },

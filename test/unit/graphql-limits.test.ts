@@ -60,3 +60,21 @@ describe('GraphQL limits against hostile documents', () => {
     assert.match(JSON.stringify(deep.body), /17 levels deep; the limit is 16 inside introspection/);
   });
 });
+
+describe('what a field reads (red team: any writer can make thousands of chains)', () => {
+  it("chain(name) reads that chain's head, never the list of every chain", async () => {
+    const read: string[] = [];
+    const ledger = {
+      listChains: async () => {
+        throw new Error('the list of every chain was read');
+      },
+      getChain: async (name: string) => {
+        read.push(name);
+        return name === 'orders' ? { name, type: 'sub', block_count: 3, latest_block_hash: 'ab' } : null;
+      },
+    } as unknown as GraphqlOptions['ledger'];
+    const answer = await runGraphql({ query: '{ a: chain(name: "orders") { name blockCount } b: chain(name: "none") { name } }' }, { ...options, ledger });
+    assert.deepEqual(JSON.parse(JSON.stringify(answer.body)), { data: { a: { name: 'orders', blockCount: 3 }, b: null } });
+    assert.deepEqual(read, ['orders', 'none']);
+  });
+});
