@@ -101,7 +101,18 @@ async function buildCached(name: string, entry: string, files: { from: string; a
   const dir = join(BUNDLE_CACHE, name);
   if (isCurrent(dir)) return join(dir, BUNDLE_FILE);
 
-  // Built beside, then moved into place: two stacks starting at once never see half a bundle.
+  // Built beside, then moved into place: two stacks starting at once never see half a bundle. What a process stopped
+  // mid-build left beside (an hour old) goes.
+  const anHourAgo = Date.now() - 3_600_000;
+  for (const left of existsSync(BUNDLE_CACHE) ? readdirSync(BUNDLE_CACHE) : []) {
+    const path = join(BUNDLE_CACHE, left);
+    try {
+      if (/\.(tmp|old)-\d+-\d+$/.test(left) && left.startsWith(`${name}.`) && statSync(path).mtimeMs < anHourAgo)
+        rmSync(path, { recursive: true, force: true });
+    } catch {
+      // removed meanwhile
+    }
+  }
   const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(staging, { recursive: true });
   const result = await build(bundleOptions(entry, join(staging, BUNDLE_FILE), NODE_MAJOR));
@@ -112,14 +123,28 @@ async function buildCached(name: string, entry: string, files: { from: string; a
     mkdirSync(dirname(join(staging, as)), { recursive: true });
     symlinkSync(from, join(staging, as));
   }
+  // Another stack starting beside this one built the same meanwhile: its instances may be loading from it, keep it.
+  if (isCurrent(dir)) {
+    rmSync(staging, { recursive: true, force: true });
+    return join(dir, BUNDLE_FILE);
+  }
   carryChunksOver(dir, staging);
-  rmSync(dir, { recursive: true, force: true });
+  // The old build moved aside, then the new one in its place: a running instance's chunk import misses it for the
+  // moment between two renames only, not while a folder is removed.
+  const aside = `${dir}.old-${process.pid}-${Date.now()}`;
+  try {
+    renameSync(dir, aside);
+  } catch {
+    // no earlier build
+  }
   try {
     renameSync(staging, dir);
   } catch (error) {
     // Another stack moved its (equal) build into place first: use that one.
     rmSync(staging, { recursive: true, force: true });
     if (!existsSync(join(dir, BUNDLE_FILE))) throw error;
+  } finally {
+    rmSync(aside, { recursive: true, force: true });
   }
   return join(dir, BUNDLE_FILE);
 }
