@@ -68,8 +68,18 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       // Across all chains: the events of chains this caller may not read are left out, as if absent,
       // before any off-chain payload is fetched.
       const mayRead = access.chainReader(principal);
+      // The ledger skips them as it reads (so that a page of hidden entries is not answered as one), and what it answers
+      // is checked again here, where the rule is held: the guard never trusts the ledger to have applied it.
       const trace = await ledger.traceEntity(entityId, undefined, { limit: options?.limit, cursor: options?.cursor, visible: mayRead });
-      return { ...trace, events: options?.resolveCid ? await ledger.resolveEvents(trace.events, opener) : trace.events };
+      const readable = new Set<string>();
+      for (const name of trace.chains) if (await mayRead(name)) readable.add(name);
+      const events = trace.events.filter((e) => readable.has(e.chain_name));
+      return {
+        entity_id: trace.entity_id,
+        chains: trace.chains.filter((name) => readable.has(name)),
+        events: options?.resolveCid ? await ledger.resolveEvents(events, opener) : events,
+        next_cursor: trace.next_cursor,
+      };
     },
     async eraseSubject(subjectId, by) {
       access.check(principal, 'subject.erase', { kind: 'service' });
