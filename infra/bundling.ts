@@ -8,7 +8,7 @@
  * 214-219 ms as one file (Node 20 here, five runs each). Only the Node major it is built for differs (Lambda's runtime, or the Node running locally).
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
@@ -96,5 +96,22 @@ export function unchanged(recorded: Stamps): boolean {
     return Object.entries(recorded).every(([path, was]) => now[path]!.size === was.size && now[path]!.mtimeMs === was.mtimeMs);
   } catch {
     return false;
+  }
+}
+
+/**
+ * Removes what `cache` holds beside the builds in use that nobody touched for `olderThanMs`: earlier builds, and folders
+ * a process stopped mid-build left. `matches` names them; one removed meanwhile by another process is passed over.
+ */
+export function removeStale(cache: string, matches: (name: string) => boolean, olderThanMs: number): void {
+  const before = Date.now() - olderThanMs;
+  for (const name of existsSync(cache) ? readdirSync(cache) : []) {
+    if (!matches(name)) continue;
+    const path = join(cache, name);
+    try {
+      if (statSync(path).mtimeMs < before) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // removed meanwhile
+    }
   }
 }

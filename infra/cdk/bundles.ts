@@ -13,11 +13,11 @@
  * current one and nobody was handed it for an hour.
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build, buildSync, type Metafile } from 'esbuild';
-import { ROOT, type Stamps, bundleFileSources, bundleOptions, cacheFolder, stamps, unchanged } from '../bundling.ts';
+import { ROOT, type Stamps, bundleFileSources, bundleOptions, cacheFolder, removeStale, stamps, unchanged } from '../bundling.ts';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
 
 export const CLOUD_BUNDLE_CACHE = cacheFolder('cloud-functions');
@@ -72,11 +72,7 @@ function keep(name: string, key: string, staging: string, metafileInputs: string
   const aside = `${record}.${process.pid}.tmp`;
   writeFileSync(aside, JSON.stringify({ build: key, inputs, folder: folder.slice(CLOUD_BUNDLE_CACHE.length + 1) } satisfies Record_));
   renameSync(aside, record);
-  const anHourAgo = Date.now() - 3_600_000;
-  for (const old of readdirSync(CLOUD_BUNDLE_CACHE)) {
-    const path = join(CLOUD_BUNDLE_CACHE, old);
-    if (old.startsWith(`${name}-`) && path !== folder && statSync(path).mtimeMs < anHourAgo) rmSync(path, { recursive: true, force: true });
-  }
+  removeStale(CLOUD_BUNDLE_CACHE, (old) => old.startsWith(`${name}-`) && join(CLOUD_BUNDLE_CACHE, old) !== folder, 3_600_000);
   return folder;
 }
 

@@ -21,6 +21,7 @@ import {
   BUNDLE_SOURCE_MAP,
   bundleOptions,
   cacheFolder,
+  removeStale,
   type Stamps,
   stamps,
   unchanged,
@@ -103,16 +104,7 @@ async function buildCached(name: string, entry: string, files: { from: string; a
 
   // Built beside, then moved into place: two stacks starting at once never see half a bundle. What a process stopped
   // mid-build left beside (an hour old) goes.
-  const anHourAgo = Date.now() - 3_600_000;
-  for (const left of existsSync(BUNDLE_CACHE) ? readdirSync(BUNDLE_CACHE) : []) {
-    const path = join(BUNDLE_CACHE, left);
-    try {
-      if (/\.(tmp|old)-\d+-\d+$/.test(left) && left.startsWith(`${name}.`) && statSync(path).mtimeMs < anHourAgo)
-        rmSync(path, { recursive: true, force: true });
-    } catch {
-      // removed meanwhile
-    }
-  }
+  removeStale(BUNDLE_CACHE, (left) => left.startsWith(`${name}.`) && /\.(tmp|old)-\d+-\d+$/.test(left), 3_600_000);
   const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(staging, { recursive: true });
   const result = await build(bundleOptions(entry, join(staging, BUNDLE_FILE), NODE_MAJOR));

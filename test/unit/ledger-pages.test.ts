@@ -9,22 +9,14 @@ import { describe, it } from 'node:test';
 import { ValidationError } from '#shared/errors';
 import { ChainAppender } from '#shared/ledger/appender';
 import { createLedger } from '#shared/ledger/ledger';
+import { eventDraft } from '../support/drafts.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 
 async function world(events: number) {
   const repository = createMemoryLedgerRepository();
   const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
   await ledger.createSubChain('c');
-  const drafts = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({
-      entity_id: `e-${i}`,
-      event_type: 'recorded',
-      details: { i },
-      details_cid: null,
-      details_nonce: null,
-      details_metadata: null,
-      is_offchain: false,
-    }));
+  const drafts = (n: number) => Array.from({ length: n }, (_, i) => eventDraft(`e-${i}`, { i }));
   for (let left = events; left > 0; left -= 99) await ledger.appendEvents('c', drafts(Math.min(99, left)));
   const heads = () => repository.calls.get('getHead') ?? 0;
   return { ledger, repository, heads, append: (n: number) => ledger.appendEvents('c', drafts(n)) };

@@ -14,6 +14,7 @@ import { createProofs, runsOf } from '#shared/ledger/proofs';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import { extendTree } from '#shared/ledger/tree';
 import type { ChainHead } from '#shared/ledger/types';
+import { eventDraft } from '../support/drafts.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 
 function chain(size: number) {
@@ -267,15 +268,7 @@ describe('evidence against witnessed checkpoints', () => {
 });
 
 describe("a Sub-Chain's anchors (red team: the entity index named after a chain is anyone's to fill)", () => {
-  const draft = (entity: string, i: number) => ({
-    entity_id: entity,
-    event_type: 'recorded',
-    details: { i },
-    details_cid: null,
-    details_nonce: null,
-    details_metadata: null,
-    is_offchain: false,
-  });
+  const draft = (entity: string, i: number) => eventDraft(entity, { i });
   async function anchoredWorld(putAnchorFails = false) {
     const repository = createMemoryLedgerRepository();
     const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
