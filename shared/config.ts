@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { parseWitnesses } from './tlog/witness-config.ts';
+import { DEFAULT_MAX_READ_ITEMS } from './read-allowance.ts';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -130,6 +131,8 @@ export const settingsSchema = z.object({
   // Guessing keys: a source IP that presents this many unknown keys in a minute gets 429 until the minute ends.
   SVC_AUTH_FAILURES_PER_MINUTE: positiveInt(0, 1_000_000).default(20),
   SVC_MAX_BODY_BYTES: positiveInt(1, 6 * 1024 * 1024).default(5 * 1024 * 1024),
+  // Items one request may read from DynamoDB (shared/read-allowance.ts); past it the request is 422.
+  SVC_MAX_READ_ITEMS: positiveInt(100, 1_000_000).default(DEFAULT_MAX_READ_ITEMS),
   SVC_CORS_ORIGINS: z
     .string()
     .default('')

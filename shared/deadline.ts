@@ -19,6 +19,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { steadyNow } from './clock.ts';
 import { DeadlineExceededError } from './errors.ts';
+import { outsideReadAllowance } from './read-allowance.ts';
 
 /** What an invocation keeps back to answer (the 503, its log line, the metrics) before the function's timeout. */
 export const ANSWER_MARGIN_MS = 1_500;
@@ -71,7 +72,8 @@ export function outsideDeadline<T>(work: () => T): T {
   // Run with no budget set, not under `budgets.exit`: under exit, the code after an `await` inside `work` came
   // back in the context of the budget it had awaited (Node 20's async-hooks storage), so the next commit of a
   // queue ran within the deadline of the caller of the one before.
-  return budgets.run(undefined, work);
+  // Nor within that caller's allowance of reads (shared/read-allowance.ts): the queue's reads are for its later callers too.
+  return budgets.run(undefined, () => outsideReadAllowance(work));
 }
 
 /** The current invocation's deadline (epoch ms, `steadyNow`'s clock), or Infinity outside one. */

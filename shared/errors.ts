@@ -116,6 +116,18 @@ export class UnprocessableError extends DomainError {
   readonly statusCode = 422;
 }
 
+/**
+ * 422: the request read more items from DynamoDB than one request may (SVC_MAX_READ_ITEMS). What it asked for is
+ * too much for one answer: a smaller page, a narrower range or fewer fields is.
+ */
+export class ReadLimitExceededError extends UnprocessableError {
+  constructor(readonly maxItems: number) {
+    super(
+      `This request reads more than ${maxItems} items from storage, the most one request may; ask for less in one request (a smaller limit, a narrower range or fewer fields) and page through the rest`,
+    );
+  }
+}
+
 /** 422: an Idempotency-Key sent again with a different request. */
 export class IdempotencyKeyReusedError extends UnprocessableError {
   constructor() {

@@ -321,7 +321,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The Main Chain and all Sub-Chains */
+        /** The Main Chain and the Sub-Chains, a page at a time */
         get: operations["getApiLedgerChains"];
         put?: never;
         post?: never;
@@ -661,7 +661,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The Main Chain and all Sub-Chains */
+        /** The Main Chain and the Sub-Chains, a page at a time */
         get: operations["getApiV1Chains"];
         put?: never;
         post?: never;
@@ -2512,7 +2512,10 @@ export interface operations {
     };
     getApiLedgerChains: {
         parameters: {
-            query?: never;
+            query?: {
+                after?: string;
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3471,7 +3474,10 @@ export interface operations {
     };
     getApiV1Chains: {
         parameters: {
-            query?: never;
+            query?: {
+                after?: string;
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -22,9 +22,9 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
     opener: citing,
   });
   return {
-    async listChains() {
+    async listChains(page) {
       access.check(principal, 'chain.read_metadata', { kind: 'service' });
-      return ledger.listChains();
+      return ledger.listChains(page);
     },
     async getChain(name) {
       access.check(principal, 'chain.read_metadata', { kind: 'service' });

@@ -10,7 +10,7 @@
  */
 import { type DocumentNode, execute, GraphQLError, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { DomainError, ValidationError } from '../errors.ts';
+import { DomainError, ReadLimitExceededError, ValidationError } from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { logger } from '../log.ts';
 import { costEstimator, depthLimitRule, expandedFieldCount, MAX_COMPLEXITY, MAX_DEPTH, MAX_FIELDS, MAX_TOKENS } from './limits.ts';
@@ -99,6 +99,10 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
     operationName: request.operationName ?? undefined,
     contextValue: { ledger: options.ledger },
   });
+  // A request past its reads (shared/read-allowance.ts) is refused whole, as REST refuses it: not answered in part,
+  // with whichever fields happened to read first.
+  const overRead = result.errors?.find((e) => e.originalError instanceof ReadLimitExceededError);
+  if (overRead) return refuse(422, overRead.originalError!.message, 'READ_LIMIT_EXCEEDED');
   return {
     status: 200,
     body: { ...(result.data !== undefined ? { data: result.data } : {}), ...(result.errors?.length ? { errors: result.errors.map(formatError) } : {}) },

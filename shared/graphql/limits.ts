@@ -94,7 +94,7 @@ export function depthLimitRule(max: number, introspectionMax = MAX_INTROSPECTION
 
 /** Scalar fields whose resolver reads storage (a chain's statistics): a point each, not nothing. */
 const READING_SCALARS = new Set(['totalEvents', 'proofCount', 'registeredSubChains']);
-/** What a top-level list with no `limit` is priced as holding (the chains: a node may have thousands). */
+/** What a top-level list with no `limit` is priced as holding (a node may have thousands of chains). */
 const UNBOUNDED_LIST_ITEMS = 100;
 /** A mutation writes (an append, a chain): priced like ten reads, so one request holds at most 100, as a REST batch holds 99. */
 const MUTATION_COST = 10;
@@ -118,8 +118,8 @@ export const costEstimator: ComplexityEstimator = ({ type, field, args, childCom
   } else if (isLeafType(getNamedType(field.type))) {
     cost = READING_SCALARS.has(field.name) ? 1 : 0;
   } else if (type.name === 'Query' && isListType(getNullableType(field.type))) {
-    // A top-level list with no limit (the chains) reads what the node holds; nested lists (a block's events, a
-    // trace's) are bounded by the field above them.
+    // A top-level list with no limit would read what the node holds (every list of the schema has one today, the
+    // chains too); nested lists (a block's events, a trace's) are bounded by the field above them.
     cost = 1 + UNBOUNDED_LIST_ITEMS * perItem;
   } else {
     cost = 1 + childComplexity;

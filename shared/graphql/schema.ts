@@ -5,7 +5,8 @@
  */
 import { buildSchema, GraphQLError, type GraphQLFieldResolver } from 'graphql';
 import { parseEventRequest } from '../ledger/events.ts';
-import { type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../ledger/ledger.ts';
+import { CHAIN_PAGE_MAX, type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../ledger/ledger.ts';
+import { isWellFormedChainName } from '../ledger/names.ts';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 
 const SDL = /* GraphQL */ `
@@ -89,7 +90,8 @@ const SDL = /* GraphQL */ `
   type Query {
     "Events of an entity (optionally in one chain) or of a chain; resolveCid decrypts off-chain details."
     events(chainName: String, entityId: String, resolveCid: Boolean = false, limit: Int = 100): [Event!]!
-    chains: [Chain!]!
+    "The Main Chain, then Sub-Chains by name: up to limit (at most 1000) after the chain named after."
+    chains(limit: Int = 100, after: String): [Chain!]!
     chain(name: String!): Chain
     blocks(chainName: String!, limit: Int = 10, offset: Int = 0): [Block!]!
     block(chainName: String!, index: Int, hash: String): Block
@@ -161,8 +163,14 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
         }
         return events.slice(-limit);
       },
-      chains: async (_root, _args, { ledger }) =>
-        (await ledger.listChains()).map((c) => ({ name: c.name, type: c.type, blockCount: c.block_count, latestBlockHash: c.latest_block_hash })),
+      async chains(_root, args, { ledger }) {
+        const limit = Number(args.limit ?? 100);
+        if (!Number.isInteger(limit) || limit < 1 || limit > CHAIN_PAGE_MAX) throw userError(`limit must be 1 to ${CHAIN_PAGE_MAX}`);
+        const after = (args.after as string | null | undefined) ?? undefined;
+        if (after !== undefined && !isWellFormedChainName(after)) throw userError('after must be a chain name (the last of the page before)');
+        const { chains } = await ledger.listChains({ limit, after });
+        return chains.map((c) => ({ name: c.name, type: c.type, blockCount: c.block_count, latestBlockHash: c.latest_block_hash }));
+      },
       async chain(_root, args, { ledger }) {
         // One head read: the list of every chain (any writer can make thousands) is not read for one name.
         const found = await ledger.getChain(String(args.name));

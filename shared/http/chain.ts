@@ -17,6 +17,7 @@ import type { Context } from 'aws-lambda';
 import { ANONYMOUS } from '../access/policy.ts';
 import { steadyNow } from '../clock.ts';
 import { ANSWER_MARGIN_MS, invocationDeadline, withDeadline } from '../deadline.ts';
+import { DEFAULT_MAX_READ_ITEMS, withReadAllowance } from '../read-allowance.ts';
 import type { RouteDefinition, RouteReply } from '../api/define.ts';
 import type { GroupName } from '../api/groups.ts';
 import type { Settings } from '../config.ts';
@@ -45,7 +46,7 @@ import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 /** What the middlewares use, the same for every function of a process (shared/wiring/core.ts builds it). */
 export interface Edge {
   settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'> &
-    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET' | 'SVC_TLOG_PUBLIC'>>;
+    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET' | 'SVC_TLOG_PUBLIC' | 'SVC_MAX_READ_ITEMS'>>;
   metrics: () => Metrics;
   /** Per-request CloudWatch metrics of a function group (EMF), when SVC_CLOUDWATCH_METRICS_NAMESPACE is set. */
   cloudWatch?: ((group: string) => CloudWatchMetrics) | undefined;
@@ -207,28 +208,32 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
   const answerInTime = async (event: HttpEvent, lambdaContext: Context): Promise<HttpResult> => {
     const context = lambdaContext as MatchedContext;
     const deadline = invocationDeadline(context);
-    if (!Number.isFinite(deadline)) return handler(event, context);
-    return withDeadline(deadline, () => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<HttpResult>((resolve) => {
-        timer = setTimeout(
-          async () => {
-            logger.error('request did not finish by its deadline', {
-              request_id: context.requestId,
-              route: event.routeKey,
-              waited_ms: Math.round(performance.now() - (context.startedAt ?? performance.now())),
-            });
-            const response = errorResponse(new DeadlineExceededError(), context, event);
-            const request = { event, context, response, error: null };
-            await security.onError?.(request as never);
-            await identify.onError?.(request as never);
-            resolve(request.response);
-          },
-          Math.max(0, deadline - steadyNow()) + ANSWER_MARGIN_MS / 2,
-        );
-      });
-      return Promise.race([handler(event, context), late]).finally(() => clearTimeout(timer));
-    });
+    // Every request's DynamoDB reads are capped, whatever route or fields led to them (shared/read-allowance.ts).
+    const maxReads = settings.SVC_MAX_READ_ITEMS ?? DEFAULT_MAX_READ_ITEMS;
+    if (!Number.isFinite(deadline)) return withReadAllowance(maxReads, () => handler(event, context));
+    return withReadAllowance(maxReads, () =>
+      withDeadline(deadline, () => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<HttpResult>((resolve) => {
+          timer = setTimeout(
+            async () => {
+              logger.error('request did not finish by its deadline', {
+                request_id: context.requestId,
+                route: event.routeKey,
+                waited_ms: Math.round(performance.now() - (context.startedAt ?? performance.now())),
+              });
+              const response = errorResponse(new DeadlineExceededError(), context, event);
+              const request = { event, context, response, error: null };
+              await security.onError?.(request as never);
+              await identify.onError?.(request as never);
+              resolve(request.response);
+            },
+            Math.max(0, deadline - steadyNow()) + ANSWER_MARGIN_MS / 2,
+          );
+        });
+        return Promise.race([handler(event, context), late]).finally(() => clearTimeout(timer));
+      }),
+    );
   };
   // What this function serves, for the route list's tests.
   return Object.assign(answerInTime, { routes: options.routes });

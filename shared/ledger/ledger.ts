@@ -18,7 +18,7 @@ import {
   UnreadablePayloadError,
   ValidationError,
 } from '../errors.ts';
-import type { LedgerRepository } from './repository.ts';
+import { chainListPosition, type LedgerRepository } from './repository.ts';
 import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import { assertDraftFields, type EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
@@ -119,8 +119,18 @@ export interface ReadOptions {
   opener?: PayloadOpener;
 }
 
+/** The most chains one page of the list holds, and its default size. */
+export const CHAIN_PAGE_MAX = 1_000;
+
+/** A page of the chain list; `next`: the `after` of the following page (the last chain of this one), null at the end. */
+export interface ChainsPage {
+  chains: ChainInfo[];
+  next: string | null;
+}
+
 export interface Ledger {
-  listChains(): Promise<ChainInfo[]>;
+  /** Up to `limit` chains (at most CHAIN_PAGE_MAX) after the chain named `after`: the Main Chain first, then Sub-Chains by name. */
+  listChains(page: { limit: number; after?: string | undefined }): Promise<ChainsPage>;
   /** One chain's summary, read from its head alone; null when there is no such chain. */
   getChain(name: string): Promise<ChainInfo | null>;
   /** `allowChannel`: the business group creates its channels' `channel-…` chains. */
@@ -293,8 +303,22 @@ export function createLedger({
       }
     },
 
-    async listChains() {
-      return (await repository.listHeads()).map(chainInfo);
+    async listChains({ limit, after }) {
+      if (!Number.isInteger(limit) || limit < 1 || limit > CHAIN_PAGE_MAX)
+        throw ValidationError.single(['query', 'limit'], `limit must be 1 to ${CHAIN_PAGE_MAX}`);
+      // One chain more than the page, to know whether the list goes on; a chain whose head is not written yet is left
+      // out of a page of heads, so a short page is followed while the list says there is more.
+      const chains: ChainInfo[] = [];
+      let position = after === undefined ? undefined : chainListPosition(after === MAIN_CHAIN ? 'main' : 'sub', after);
+      for (;;) {
+        const page = await repository.listHeadsPage(position, limit + 1 - chains.length);
+        chains.push(...page.heads.map(({ head }) => chainInfo(head)));
+        if (chains.length > limit || page.next === undefined) break;
+        position = page.next;
+      }
+      const more = chains.length > limit;
+      if (more) chains.length = limit;
+      return { chains, next: more ? chains.at(-1)!.name : null };
     },
 
     async createSubChain(name, options) {

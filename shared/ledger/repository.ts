@@ -11,7 +11,7 @@
  */
 import type { BlockMeta, MetaRun, PendingRef, SealEntry } from './block-meta.ts';
 import type { IdempotencyClaim, IdempotencyState, KeyAnswer } from './idempotency-records.ts';
-import type { Block, ChainHead, Recent } from './types.ts';
+import type { Block, ChainHead, ChainKind, Recent } from './types.ts';
 
 /**
  * How long a round's seals are kept (their TTL, seconds): a seal is read by its round's writers within seconds;
@@ -290,6 +290,11 @@ export interface LedgerStorage {
 
 /** How many blocks a kept page holds: a page of the blocks API at its largest, at an offset that is a multiple of it. */
 export const KEPT_PAGE = 100;
+
+/** Where a chain sits in the chain list, the Main Chain first, then Sub-Chains by name: a page's `after` for the chains after it. */
+export function chainListPosition(kind: ChainKind, chainName: string): string {
+  return kind === 'main' ? `0#${chainName}` : `1#${chainName}`;
+}
 
 /** Block reads over the storage, whatever layout each block is in. */
 export interface BlockReads {

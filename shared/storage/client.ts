@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { DYNAMODB_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { attemptChangedNothing, markNeverApplied } from './errors.ts';
+import { chargeReads, checkReadAllowance } from '../read-allowance.ts';
 
 export interface DynamoClientOptions {
   region: string;
@@ -120,6 +121,22 @@ function wireOutput(output: Record<string, any> | undefined, documentClient: boo
   };
 }
 
+const READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+
+/** The items a read request brought back (or examined, for a filtered query or scan): at least one. */
+export function itemsReadBy(output: Record<string, unknown> | undefined): number {
+  if (!output) return 1;
+  let items = 0;
+  if (typeof output.ScannedCount === 'number') items = output.ScannedCount;
+  else if (Array.isArray(output.Items)) items = output.Items.length;
+  else if (output.Item) items = 1;
+  else if (Array.isArray(output.Responses)) items = output.Responses.length;
+  else if (output.Responses && typeof output.Responses === 'object') {
+    for (const list of Object.values(output.Responses as Record<string, unknown[]>)) items += Array.isArray(list) ? list.length : 0;
+  }
+  return Math.max(1, items);
+}
+
 function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
   // A transaction retried by the SDK after an attempt that timed out may have committed already: with a
   // ClientRequestToken DynamoDB answers the retry as the first (idempotent for 10 minutes) instead of
@@ -161,6 +178,20 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
       }
     },
     { step: 'initialize', priority: 'high', name: 'requestOutcome' },
+  );
+  // Every request's reads are capped (shared/read-allowance.ts): a read is refused once the request has read its
+  // allowance, and one that takes it past fails it. Each read request counts the items it brought back (a filtered
+  // query, those it examined), and at least one.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = context.commandName ?? '';
+      if (!READS.has(command)) return next(args);
+      checkReadAllowance();
+      const result = await next(args);
+      chargeReads(itemsReadBy(result.output as unknown as Record<string, unknown> | undefined));
+      return result;
+    },
+    { step: 'initialize', name: 'readAllowance' },
   );
   client.middlewareStack.add(
     (next, context) => async (args) => {

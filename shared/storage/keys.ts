@@ -26,7 +26,7 @@
  *   anchor       pk = ANCHOR#<sub-chain>   sk = <anchored head index, 12 digits>   (main_index: the Main Chain block of that proof)
  */
 import type { ChainKind } from '../ledger/types.ts';
-import { KEPT_PAGE } from '../ledger/repository.ts';
+import { chainListPosition, KEPT_PAGE } from '../ledger/repository.ts';
 
 export const INDEX_DIGITS = 12;
 const TIMESTAMP_MS_DIGITS = 15;
@@ -153,7 +153,7 @@ export function entitySk(timestampSeconds: number, chainName: string, index: num
 
 /** Main Chain first, then Sub-Chains by name: the listing order of docs/rules.md, "Chains and blocks". */
 export function chainsSk(kind: ChainKind, chainName: string): string {
-  return kind === 'main' ? `0#${chainName}` : `1#${chainName}`;
+  return chainListPosition(kind, chainName);
 }
 
 export const SUB_CHAINS_SK_PREFIX = '1#';

@@ -192,6 +192,8 @@ describe('GraphQL in production, with keys', () => {
         SVC_CORS_ORIGINS: 'https://app.example.com',
         SVC_AUTH_ENABLED: 'true',
         SVC_ADMIN_API_KEY: `gql-admin-${randomBytes(16).toString('hex')}`,
+        // Low enough for three pages of the 250-event trace below (750 items of its index alone), high enough for one.
+        SVC_MAX_READ_ITEMS: '600',
       },
     });
     for (const role of ['reader', 'writer']) {
@@ -275,6 +277,62 @@ describe('GraphQL in production, with keys', () => {
     assert.match(bomb.body.errors[0].message, /costs \d+ points; the limit is 1000/);
     assert.equal(health.status, 200);
     assert.ok(health.ms < 3_000, `health took ${Math.round(health.ms)} ms`);
+  });
+
+  it('caps what one request reads from DynamoDB, whatever fields led there: past the cap it is refused whole, with a 422 that says so (red team)', async () => {
+    // Priced within the 1,000 points (3 × 251), these three aliases read the 250-event trace three times: 750 items
+    // of its index alone, past this stack's SVC_MAX_READ_ITEMS of 600, while one of them reads within it.
+    const reader = { 'X-API-Key': keys.reader! };
+    const one = await gql('{ t0: trace(entityId: "hot", limit: 250) { events { eventId } } }', undefined, reader, prod.url);
+    assert.equal(one.status, 200, one.text.slice(0, 300));
+    assert.equal(one.body.data.t0.events.length, 250);
+    const three = Array.from({ length: 3 }, (_, i) => `t${i}: trace(entityId: "hot", limit: 250) { events { eventId } }`).join(' ');
+    const [over, health] = await Promise.all([
+      gql(`{ ${three} }`, undefined, reader, prod.url),
+      (async () => {
+        const started = performance.now();
+        const res = await call(`${prod.url}/api/v1`, 'GET', '/health');
+        return { status: res.status, ms: performance.now() - started };
+      })(),
+    ]);
+    assert.equal(over.status, 422, over.text.slice(0, 300));
+    assert.equal(over.body.data, undefined, 'no part of the answer');
+    assert.equal(over.body.errors.length, 1);
+    assert.equal(over.body.errors[0].extensions.code, 'READ_LIMIT_EXCEEDED');
+    assert.match(over.body.errors[0].message, /reads more than 600 items from storage.*ask for less/);
+    assert.equal(health.status, 200);
+    assert.ok(health.ms < 3_000, `health took ${Math.round(health.ms)} ms`);
+    // The same reads in three requests are three answers.
+    for (let i = 0; i < 3; i += 1)
+      assert.equal((await gql('{ trace(entityId: "hot", limit: 250) { events { eventId } } }', undefined, reader, prod.url)).status, 200);
+  });
+
+  it('lists the chains a page at a time: a bare array, and a Link to the next page while the list goes on (red team: thousands of chains)', async () => {
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${prod.url}/api/v1`;
+    const all = await call(v1, 'GET', '/chains', undefined, reader);
+    assert.equal(all.status, 200);
+    assert.ok(Array.isArray(all.body) && all.body.length >= 2, all.text);
+    assert.equal(all.headers.get('link'), null, 'the whole list in one page: no next');
+    const seen: string[] = [];
+    let path: string | undefined = '/chains?limit=1';
+    for (let pages = 0; path && pages < 10; pages += 1) {
+      const page = await call(v1, 'GET', path, undefined, reader);
+      assert.equal(page.status, 200, page.text);
+      assert.equal(page.body.length, 1);
+      seen.push(...page.body.map((c: { name: string }) => c.name));
+      const link = page.headers.get('link');
+      path = link ? `/chains${/^<([^>]+)>; rel="next"$/.exec(link)![1]}` : undefined;
+    }
+    assert.deepEqual(
+      seen,
+      all.body.map((c: { name: string }) => c.name),
+      'every chain once, in order',
+    );
+    assert.equal((await call(v1, 'GET', '/chains?limit=1001', undefined, reader)).status, 422);
+    assert.equal((await call(v1, 'GET', '/chains?after=../x', undefined, reader)).status, 422);
+    const gqlPage = await gql('{ chains(limit: 1, after: "main") { name } }', undefined, reader, prod.url);
+    assert.deepEqual(gqlPage.body.data.chains, [{ name: all.body[1].name }]);
   });
 
   it('refuses __schema introspection', async () => {

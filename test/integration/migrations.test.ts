@@ -154,7 +154,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     });
     await ledger.createSubChain('fresh');
     assert.deepEqual(
-      (await ledger.listChains()).map((c) => [c.name, c.block_count]),
+      (await ledger.listChains({ limit: 1000 })).chains.map((c) => [c.name, c.block_count]),
       [
         ['main', 1],
         ['audit', 1],

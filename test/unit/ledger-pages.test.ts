@@ -88,3 +88,26 @@ describe('pages of blocks at a named tree size', () => {
     assert.deepEqual(strong, [false, true]);
   });
 });
+
+describe('the chain list, a page at a time', () => {
+  it('answers up to limit chains after the one named, the Main Chain first; next names the last of a page while the list goes on', async () => {
+    const repository = createMemoryLedgerRepository();
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
+    for (const name of ['delta', 'alpha', 'echo', 'charlie', 'bravo']) await ledger.createSubChain(name);
+    const names = (page: { chains: { name: string }[] }) => page.chains.map((c) => c.name);
+    const first = await ledger.listChains({ limit: 2 });
+    assert.deepEqual(names(first), ['main', 'alpha']);
+    assert.equal(first.next, 'alpha');
+    const second = await ledger.listChains({ limit: 2, after: first.next! });
+    assert.deepEqual(names(second), ['bravo', 'charlie']);
+    const last = await ledger.listChains({ limit: 2, after: second.next! });
+    assert.deepEqual(names(last), ['delta', 'echo']);
+    assert.equal(last.next, null, 'a page that ends the list exactly says so: no empty page after it');
+    assert.deepEqual(names(await ledger.listChains({ limit: 1000, after: 'main' })), ['alpha', 'bravo', 'charlie', 'delta', 'echo']);
+    assert.deepEqual(names(await ledger.listChains({ limit: 1000, after: 'beta' })), ['bravo', 'charlie', 'delta', 'echo'], 'after a name that is not a chain');
+    const all = await ledger.listChains({ limit: 1000 });
+    assert.equal(all.chains.length, 6);
+    assert.equal(all.next, null);
+    for (const limit of [0, 1001, 2.5]) await assert.rejects(ledger.listChains({ limit }), ValidationError, `limit ${limit}`);
+  });
+});

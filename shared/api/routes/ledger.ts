@@ -8,7 +8,15 @@ import { BadRequestError } from '../../errors.ts';
 import type { HealthProbes } from '../../health.ts';
 import { healthReport } from '../../health.ts';
 import { draftOf, eventBatchSchema, eventRequestSchema } from '../../ledger/events.ts';
-import { type AppendOptions, type Ledger, parseBlockAddress, TRACE_CURSOR_MAX, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../../ledger/ledger.ts';
+import {
+  type AppendOptions,
+  CHAIN_PAGE_MAX,
+  type Ledger,
+  parseBlockAddress,
+  TRACE_CURSOR_MAX,
+  TRACE_LIMIT_DEFAULT,
+  TRACE_LIMIT_MAX,
+} from '../../ledger/ledger.ts';
 import type { CallerOffchain } from '../../access/guarded.ts';
 import { CHAIN_NAME_PATTERN } from '../../ledger/names.ts';
 import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
@@ -61,6 +69,10 @@ export const blocksQuery = z.object({
 });
 export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 /** A trace is read a page at a time: `limit` events (100 by default, at most 1,000), after a `cursor` a page answered. */
+export const chainsQuery = z.object({
+  limit: queryInt(CHAIN_PAGE_MAX, 1, CHAIN_PAGE_MAX),
+  after: z.string().regex(CHAIN_NAME_PATTERN, 'Expected a chain name, as the Link header of the page before gives it').optional(),
+});
 export const traceQuery = z.object({
   chain_name: z.string().min(1).optional(),
   resolve_cid: queryBool(false),
@@ -171,9 +183,18 @@ export const LEDGER_ROUTES = [
     method: 'GET',
     path: '/chains',
     response: z.array(chainInfoSchema),
-    summary: 'The Main Chain and all Sub-Chains',
+    // A bare array, the Main Chain first, then Sub-Chains by name: up to `limit` chains (default and most 1,000) after
+    // the chain named `after`. When the list goes on, a `Link` header names the next page (rel="next").
+    summary: 'The Main Chain and the Sub-Chains, a page at a time',
     access: 'reader',
-    handler: async ({ principal }, { ledgerFor }) => ({ body: await ledgerFor(principal).listChains() }),
+    query: chainsQuery,
+    handler: async ({ principal, query }, { ledgerFor }) => {
+      const { chains, next } = await ledgerFor(principal).listChains({ limit: query.limit, after: query.after });
+      return {
+        body: chains,
+        ...(next === null ? {} : { headers: { Link: `<?limit=${query.limit}&after=${encodeURIComponent(next)}>; rel="next"` } }),
+      };
+    },
   }),
 
   route({

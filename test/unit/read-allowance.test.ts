@@ -1,0 +1,90 @@
+/**
+ * Every request's DynamoDB reads are capped (shared/read-allowance.ts): the service's own DynamoDB client counts the
+ * items each read brings back, over a request handler that answers as DynamoDB would (no network).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { outsideDeadline } from '#shared/deadline';
+import { ReadLimitExceededError } from '#shared/errors';
+import { itemsRead, withReadAllowance } from '#shared/read-allowance';
+import { createDynamoClient } from '#shared/storage/client';
+
+/** A DynamoDB that answers every Query with `items` items, every GetItem with one, and counts what it was sent. */
+function fakeDynamo(items: number) {
+  const sent: string[] = [];
+  const handler = {
+    async handle(request: { headers: Record<string, string> }) {
+      const target = String(request.headers['x-amz-target']).split('.')[1]!;
+      sent.push(target);
+      const item = (i: number) => ({ pk: { S: `P#${i}` }, sk: { S: 'X' } });
+      const body =
+        target === 'Query'
+          ? { Items: Array.from({ length: items }, (_, i) => item(i)), Count: items, ScannedCount: items }
+          : target === 'GetItem'
+            ? { Item: item(0) }
+            : {};
+      return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(JSON.stringify(body)) } };
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+  };
+  const client = createDynamoClient({ region: 'us-east-1', endpoint: 'http://dynamodb.test', requestHandler: handler as never, sign: false });
+  return { client, sent };
+}
+
+const query = new QueryCommand({ TableName: 't', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'P' } });
+
+describe("a request's reads are capped", () => {
+  it('counts the items each read brings back, refuses the read that would go past the cap, and sends no read after it', async () => {
+    const { client, sent } = fakeDynamo(40);
+    const refused = await withReadAllowance(100, async () => {
+      await client.send(query);
+      await client.send(query);
+      assert.equal(itemsRead(), 80);
+      await client.send(new GetCommand({ TableName: 't', Key: { pk: 'P#0', sk: 'X' } }));
+      assert.equal(itemsRead(), 81);
+      // The third page takes the request to 121: it fails, and nothing more is read for it.
+      const third = await client.send(query).catch((error: unknown) => error);
+      const after = await client.send(query).catch((error: unknown) => error);
+      return { third, after };
+    });
+    assert.ok(refused.third instanceof ReadLimitExceededError, String(refused.third));
+    assert.equal(refused.third.statusCode, 422);
+    assert.match(refused.third.message, /more than 100 items from storage.*ask for less/);
+    assert.ok(refused.after instanceof ReadLimitExceededError);
+    assert.deepEqual(sent, ['Query', 'Query', 'GetItem', 'Query'], 'the read after the cap was never sent');
+  });
+
+  it('counts no writes, and nothing outside a request or in work that serves later requests (a chain queue)', async () => {
+    const { client } = fakeDynamo(400);
+    await withReadAllowance(100, async () => {
+      for (let i = 0; i < 5; i += 1) await client.send(new PutCommand({ TableName: 't', Item: { pk: `P#${i}`, sk: 'X' } }));
+      assert.equal(itemsRead(), 0);
+      // Started by this request, serving others: outside its allowance.
+      await outsideDeadline(async () => {
+        await client.send(query);
+        assert.equal(itemsRead(), 0);
+      });
+      await assert.rejects(client.send(query), ReadLimitExceededError, 'the request itself is still capped');
+    });
+    await client.send(query);
+    await client.send(query);
+  });
+
+  it('keeps two requests in one process apart', async () => {
+    const { client } = fakeDynamo(60);
+    const results = await Promise.allSettled([
+      withReadAllowance(100, async () => {
+        await client.send(query);
+        await client.send(query);
+      }),
+      withReadAllowance(100, async () => {
+        await client.send(query);
+        return itemsRead();
+      }),
+    ]);
+    assert.equal(results[0].status, 'rejected');
+    assert.deepEqual(results[1], { status: 'fulfilled', value: 60 }, "the other request's reads are its own");
+  });
+});
