@@ -160,6 +160,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/business/channels/{channel_id}/organizations/{org_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a member organization (admins) */
+        delete: operations["deleteApiBusinessChannelsChannelIdOrganizationsOrgId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/business/channels/{channel_id}/private-collections": {
         parameters: {
             query?: never;
@@ -1023,6 +1040,23 @@ export interface paths {
         /** Add a member organization */
         post: operations["postApiV2ChannelsChannelIdOrganizations"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/channels/{channel_id}/organizations/{org_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a member organization (admins) */
+        delete: operations["deleteApiV2ChannelsChannelIdOrganizationsOrgId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1977,6 +2011,53 @@ export interface operations {
             };
             /** @description Success */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        channel_id: string;
+                        event_id: string;
+                        org_id: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+        };
+    };
+    deleteApiBusinessChannelsChannelIdOrganizationsOrgId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused (docs/rules.md, "Errors") */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service or a dependency failed; 503 carries Retry-After */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Success */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4525,6 +4606,53 @@ export interface operations {
             };
             /** @description Success */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        channel_id: string;
+                        event_id: string;
+                        org_id: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+        };
+    };
+    deleteApiV2ChannelsChannelIdOrganizationsOrgId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                channel_id: string;
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused (docs/rules.md, "Errors") */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service or a dependency failed; 503 carries Retry-After */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Success */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -60,6 +60,7 @@ export type Action =
   /** The channel's record: members and collections. */
   | 'channel.read'
   | 'channel.add_member'
+  | 'channel.remove_member'
   | 'channel.create_collection'
   | 'private_data.read'
   | 'private_data.write'
@@ -121,6 +122,8 @@ export const RULES: Record<Action, { role: Role; reach: Reach }> = {
   'channel.create': { role: 'writer', reach: 'organization' },
   'channel.read': { role: 'reader', reach: 'members' },
   'channel.add_member': { role: 'writer', reach: 'members' },
+  // Taking a member out is an admin's: one member could otherwise shut the others out of their own channel.
+  'channel.remove_member': { role: 'admin', reach: 'any' },
   'channel.create_collection': { role: 'writer', reach: 'members' },
   'private_data.read': { role: 'reader', reach: 'members' },
   'private_data.write': { role: 'writer', reach: 'members' },

@@ -158,6 +158,7 @@ export const channelSchema = z.object({
   block_count: z.number().int(),
 });
 export const memberAddedSchema = created({ channel_id: z.string(), org_id: z.string(), event_id: z.string() });
+export const memberRemovedSchema = created({ channel_id: z.string(), org_id: z.string(), event_id: z.string() });
 export const collectionCreatedSchema = created({ channel_id: z.string(), collection: z.string() });
 export const privateDataWrittenSchema = created({ channel: z.string(), collection: z.string(), key: z.string(), value_hash: z.string(), event_id: z.string() });
 export const privateDataSchema = z.object({

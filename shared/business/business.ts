@@ -133,6 +133,20 @@ export function createBusiness(options: BusinessOptions) {
       return { channel_id: channelId, org_id, event_id };
     },
 
+    /**
+     * Admins take an organization out of a channel. From then on its keys read nothing of the channel, on any
+     * instance (membership is read at every check, not kept), and its WebSocket connections receive no more of the
+     * channel's pushes (members are read again for every batch of blocks). What it read before stays read.
+     */
+    async removeOrganization(principal: Principal, channelId: string, orgId: string) {
+      const channel = await access.channel(principal, 'channel.remove_member', channelId);
+      if (!(await repository.removeMember(channelId, orgId))) {
+        throw new NotFoundError(`Organization '${orgId}' is not a member of channel '${channelId}'`);
+      }
+      const event_id = await record(channel.chain_name, { entity_id: orgId, event_type: SERVICE_EVENT.organizationLeft, details: { org_id: orgId } });
+      return { channel_id: channelId, org_id: orgId, event_id };
+    },
+
     async createCollection(principal: Principal, channelId: string, { collection }: z.output<typeof collectionInput>) {
       const channel = await access.channel(principal, 'channel.create_collection', channelId);
       if (!(await repository.putCollection(channelId, collection, stamp()))) {

@@ -70,6 +70,8 @@ export interface BusinessRepository {
   /** Member organizations and collections, each sorted. */
   getChannelDetails(channelId: string): Promise<ChannelDetails>;
   addMember(channelId: string, orgId: string, at: string): Promise<boolean>;
+  /** Takes an organization out of a channel; false when it was not a member. */
+  removeMember(channelId: string, orgId: string): Promise<boolean>;
   putCollection(channelId: string, collection: string, at: string): Promise<boolean>;
 
   putPrivateData(record: PrivateDataRecord): Promise<void>;

@@ -19,9 +19,9 @@ export interface CorsOptions {
 export function cors(options: CorsOptions): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return httpCors({
     origins: options.origins,
-    methods: 'GET,POST,OPTIONS',
+    methods: 'GET,POST,DELETE,OPTIONS',
     headers: ['Content-Type', options.apiKeyHeader, REQUEST_ID_HEADER, 'Idempotency-Key'].join(','),
-    exposeHeaders: [REQUEST_ID_HEADER, 'Retry-After', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS].join(','),
+    exposeHeaders: [REQUEST_ID_HEADER, 'Retry-After', 'Idempotent-Replayed', 'Link', ...RATE_LIMIT_HEADERS].join(','),
     maxAge: 600,
   }) as MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext>;
 }

@@ -7,6 +7,8 @@ export const SERVICE_EVENT = {
   subChainProof: 'sub_chain_proof',
   /** A channel's chain: an organization became a member (details: org_id). */
   organizationJoined: 'organization_joined',
+  /** A channel's chain: an organization was taken out of the channel by an admin (details: org_id). */
+  organizationLeft: 'organization_left',
   /** A channel's chain: a private data collection was created (details: collection). */
   collectionCreated: 'collection_created',
   /** A channel's chain: a private value was written (details: collection, key_hash, value_hash), unless the writer named another type. */

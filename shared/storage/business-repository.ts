@@ -1,6 +1,7 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import {
@@ -101,6 +102,24 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
       return { organizations: named(MEMBER_SK_PREFIX), collections: named(COLLECTION_SK_PREFIX) };
     },
     addMember: (channelId, orgId, at) => putNew({ pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}`, org_id: orgId, joined_at: at }),
+    async removeMember(channelId, orgId) {
+      if (!keyCanExist(channelPk(channelId), `${MEMBER_SK_PREFIX}${orgId}`)) return false;
+      try {
+        await send(() =>
+          client.send(
+            new DeleteCommand({
+              TableName: tableName,
+              Key: { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` },
+              ConditionExpression: 'attribute_exists(pk)',
+            }),
+          ),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw error;
+      }
+    },
     putCollection: (channelId, collection, at) => putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
 
     async putPrivateData(data) {

@@ -180,6 +180,15 @@ async function httpCell(row: Row, mk: string): Promise<Cell> {
     case 'POST /api/business/channels/{channel_id}/organizations':
       await must('POST', '/api/business/organizations', { org_id: mk, name: mk });
       return { method, path, body: { org_id: mk }, writes: CHAIN[row.on] };
+    case 'DELETE /api/business/channels/{channel_id}/organizations/{org_id}': {
+      // A member of its own for each cell, added by an admin where the channel exists, so that each removal has one.
+      // Its id carries no marker: its joining is on the chain whatever the removal does (the removal's own record
+      // is checked in test/integration/business.test.ts).
+      const org = `member-${mk.slice(2)}`;
+      await must('POST', '/api/business/organizations', { org_id: org, name: org });
+      if (CHAIN[row.on]) await must('POST', `/api/business/channels/${channelOf(row.on)}/organizations`, { org_id: org });
+      return { method, path: `/api/business/channels/${channelOf(row.on)}/organizations/${org}` };
+    }
     case 'POST /api/business/channels/{channel_id}/private-collections':
       return { method, path, body: { collection: mk }, writes: CHAIN[row.on] };
     case 'POST /api/business/private-data':

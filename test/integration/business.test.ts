@@ -7,6 +7,7 @@ import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:c
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import canonicalize from 'canonicalize';
+import WebSocket from 'ws';
 import { assertError } from '#test/support/contract';
 import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
@@ -247,6 +248,69 @@ describe('Private data with auth on', () => {
     assertError(await call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key: 'd2', value: 'x' }, { 'X-API-Key': keys.outsider! }), 403);
     const admin = await call(s, 'GET', '/private-data/deals/terms/d1', undefined, { 'X-API-Key': ADMIN_KEY });
     assert.equal(admin.body.value, 'net 30');
+  });
+
+  it('takes an organization out of a channel (admins only): its keys read and receive nothing more of it, and the chain records it (red team)', async () => {
+    // No route removed an organization from a channel: a member's keys kept the channel for good.
+    const s = `${secured.url}/api/business`;
+    const admin = { 'X-API-Key': ADMIN_KEY };
+    const acme = { 'X-API-Key': keys.member! };
+    const globex = { 'X-API-Key': keys.outsider! };
+    assert.equal((await call(s, 'POST', '/channels', { name: 'pact' }, admin)).status, 201);
+    for (const org of ['acme', 'globex']) assert.equal((await call(s, 'POST', '/channels/pact/organizations', { org_id: org }, admin)).status, 201);
+    await call(s, 'POST', '/channels/pact/private-collections', { collection: 'terms' }, admin);
+    assert.equal((await call(s, 'POST', '/private-data', { channel: 'pact', collection: 'terms', key: 'k1', value: 'v1' }, acme)).status, 201);
+    assert.equal((await call(s, 'GET', '/private-data/pact/terms/k1', undefined, globex)).status, 200, 'a member reads');
+
+    // Both listen to the channel's chain over a WebSocket: acme's socket shows when a push has gone out.
+    const until = async (what: () => boolean, ms: number) => {
+      for (const started = Date.now(); !what() && Date.now() - started < ms; ) await new Promise((r) => setTimeout(r, 50));
+      return what();
+    };
+    const listen = async (key: string) => {
+      const socket = new WebSocket(`${secured.url.replace(/^http/, 'ws')}/ws?api_key=${encodeURIComponent(key)}`);
+      const received: { type: string; event?: { entity_id: string } }[] = [];
+      socket.on('message', (data) => received.push(JSON.parse(String(data))));
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      socket.send(JSON.stringify({ type: 'subscribe', chain: 'channel-pact' }));
+      assert.ok(await until(() => received.some((m) => m.type === 'subscribed'), 5_000));
+      return { socket, received, events: () => received.filter((m) => m.type === 'event').length };
+    };
+    const [theirs, ours] = [await listen(keys.outsider!), await listen(keys.member!)];
+    try {
+      const write = (key: string) => call(s, 'POST', '/private-data', { channel: 'pact', collection: 'terms', key, value: 'x' }, acme);
+      assert.equal((await write('k2')).status, 201);
+      assert.ok(await until(() => theirs.events() === 1 && ours.events() === 1, 10_000), 'both members receive the channel');
+
+      // A member's writer may not take another out; an admin may; twice is 404.
+      assertError(await call(s, 'DELETE', '/channels/pact/organizations/globex', undefined, acme), 403);
+      assertError(await call(s, 'DELETE', '/channels/pact/organizations/globex', undefined, globex), 403);
+      const removed = await call(s, 'DELETE', '/channels/pact/organizations/globex', undefined, admin);
+      assert.equal(removed.status, 200, removed.text);
+      assert.deepEqual({ ...removed.body, event_id: undefined }, { success: true, channel_id: 'pact', org_id: 'globex', event_id: undefined });
+      assertError(await call(s, 'DELETE', '/channels/pact/organizations/globex', undefined, admin), 404, /not a member/);
+      assertError(await call(s, 'DELETE', '/channels/nowhere/organizations/globex', undefined, admin), 404);
+      const channel = await call(s, 'GET', '/channels/pact', undefined, acme);
+      assert.deepEqual(channel.body.organizations, ['acme']);
+      const index = Number(removed.body.event_id.split('_').at(-2));
+      const block = await call(`${secured.url}/api/v1`, 'GET', `/chains/channel-pact/blocks/${index}`, undefined, acme);
+      assert.equal(block.body.events[0].event_type, 'organization_left');
+      assert.equal(block.body.events[0].details.org_id, 'globex');
+
+      // From now on: nothing of the channel for globex's keys, on REST or the socket; acme keeps it.
+      assertError(await call(s, 'GET', '/private-data/pact/terms/k1', undefined, globex), 403);
+      assertError(await call(s, 'GET', '/channels/pact', undefined, globex), 403);
+      assert.equal((await call(s, 'GET', '/private-data/pact/terms/k1', undefined, acme)).status, 200);
+      const [theirsBefore, oursBefore] = [theirs.events(), ours.events()];
+      assert.equal((await write('k3')).status, 201);
+      // The organization_left record and k3's: acme's socket receives both, globex's neither.
+      assert.ok(await until(() => ours.events() >= oursBefore + 1, 10_000), 'the push went out');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(theirs.events(), theirsBefore, 'no push of the channel after the organization left it');
+    } finally {
+      theirs.socket.close();
+      ours.socket.close();
+    }
   });
 
   it('answers 404 to a name in a path too long to exist, without asking DynamoDB (it had answered 500 and logged an error) (red team)', async () => {

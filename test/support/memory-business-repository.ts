@@ -51,6 +51,7 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       collections: [...(collections.get(channelId) ?? [])].sort(),
     }),
     addMember: async (channelId, orgId) => addNew(setOf(members, channelId), orgId),
+    removeMember: async (channelId, orgId) => members.get(channelId)?.delete(orgId) ?? false,
     putCollection: async (channelId, collection) => addNew(setOf(collections, channelId), collection),
     async putPrivateData(record) {
       privateData.set(`${record.channel}|${record.collection}|${record.key}`, { ...record });

@@ -24,6 +24,7 @@ import {
   contractSchema,
   healthSchema,
   memberAddedSchema,
+  memberRemovedSchema,
   organizationCreatedSchema,
   organizationSchema,
   privateDataSchema,
@@ -110,6 +111,17 @@ export const BUSINESS_ROUTES = [
     body: memberInput,
     handler: async ({ principal, params, body }, { business }) => ({
       body: { success: true, ...(await business().addOrganization(principal, params.channel_id, body)) },
+    }),
+  }),
+
+  route({
+    method: 'DELETE',
+    path: '/channels/{channel_id}/organizations/{org_id}',
+    response: memberRemovedSchema,
+    summary: 'Remove a member organization (admins)',
+    access: 'admin',
+    handler: async ({ principal, params }, { business }) => ({
+      body: { success: true, ...(await business().removeOrganization(principal, params.channel_id, params.org_id)) },
     }),
   }),
 
