@@ -128,6 +128,18 @@ export class ReadLimitExceededError extends UnprocessableError {
   }
 }
 
+/**
+ * 422: the answer is larger than one answer can carry (a Lambda response's 6 MB, as Lambda counts it). Past it
+ * Lambda fails the invocation and API Gateway answers a bare 500: this says what happened and what to do instead.
+ */
+export class AnswerTooLargeError extends UnprocessableError {
+  constructor(bytes: number, maxBytes: number) {
+    super(
+      `This answer would be ${bytes} bytes, more than one answer can carry (${maxBytes}); ask for less in one request (a smaller limit, a narrower range or fewer fields) and page through the rest`,
+    );
+  }
+}
+
 /** 422: an Idempotency-Key sent again with a different request. */
 export class IdempotencyKeyReusedError extends UnprocessableError {
   constructor() {

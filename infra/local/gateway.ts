@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { steadyNow } from '../../shared/clock.ts';
 import type { Route } from '../routes.ts';
+import { LAMBDA_RESPONSE_BYTES } from '../../shared/http/answer-size.ts';
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -73,7 +74,7 @@ export class ResponseTooLargeError extends Error {
  *   else the invocation fails and the client gets 500 `{"message":"Internal Server Error"}`;
  * - an HTTP API integration: 30 s, else 503 `{"message":"Service Unavailable"}`.
  */
-export const HTTP_API_QUOTAS = { requestPayloadBytes: 10 * 1024 * 1024, lambdaResponseBytes: 6_291_556, integrationTimeoutMs: 30_000 } as const;
+export const HTTP_API_QUOTAS = { requestPayloadBytes: 10 * 1024 * 1024, lambdaResponseBytes: LAMBDA_RESPONSE_BYTES, integrationTimeoutMs: 30_000 } as const;
 
 export interface Gateway {
   url: string;

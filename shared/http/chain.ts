@@ -32,6 +32,7 @@ import { accessLog, requestMetrics } from './access-log.ts';
 import { type Authenticator, auth } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
 import { cacheDefaults, matchedTag } from './caching.ts';
+import { withinAnswerLimit } from './answer-size.ts';
 import { compressed, negotiateCoding } from './compression.ts';
 import { cors } from './cors.ts';
 import { viaCdn } from './cdn.ts';
@@ -161,7 +162,8 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
       };
     }
     const result = toResult(reply, status);
-    return readOk ? compressed(result, coding) : result;
+    // An answer Lambda could not carry is refused here, in words, rather than failing the invocation into a bare 500.
+    return withinAnswerLimit(readOk ? compressed(result, coding) : result);
   };
 
   const identify = requestId();

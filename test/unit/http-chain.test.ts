@@ -105,6 +105,14 @@ const ROUTES = [
   }),
   route({
     method: 'GET',
+    path: '/huge',
+    summary: 'answers 6.5 MB of JSON, or of quotes (each escaped once in the body, again in the response)',
+    access: 'reader',
+    query: z.object({ quotes: z.string().optional() }),
+    handler: async ({ query }) => ({ body: { data: (query.quotes ? '"' : 'x').repeat(query.quotes ? 1_700_000 : 6_500_000) } }),
+  }),
+  route({
+    method: 'GET',
     path: '/boom',
     summary: 'fails',
     access: 'reader',
@@ -172,7 +180,7 @@ function stack(
     const endsAt = steadyNow() + (init.remainingMs ?? 0);
     const context = { awsRequestId: 'aws-1', ...(init.remainingMs ? { getRemainingTimeInMillis: () => endsAt - steadyNow() } : {}) } as Context;
     const result = (await handler(event, context)) as HttpResult;
-    return { status: result.statusCode, headers: result.headers, body: result.body ? JSON.parse(String(result.body)) : undefined };
+    return { status: result.statusCode, headers: result.headers, body: result.body && !result.isBase64Encoded ? JSON.parse(String(result.body)) : result.body };
   };
   return { call, deps, recorded };
 }
@@ -239,6 +247,19 @@ describe('the middleware chain (offline)', () => {
     const res = await call('GET', '/secret', { routeKey: '$default', key: 'reader-key' });
     assert.equal(res.status, 404);
     assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'request_id']);
+  });
+
+  it('refuses an answer Lambda could not carry with a 422 that says so, not the bare 500 API Gateway would answer; compressed, it goes', async () => {
+    const { call } = stack();
+    const big = await call('GET', '/huge', { key: 'reader-key' });
+    assert.equal(big.status, 422);
+    assert.match(big.body.detail, /^This answer would be \d+ bytes, more than one answer can carry \(6275172\); ask for less/);
+    // 1.7 M quotes are 3.4 MB of body, and 6.8 MB once the response escapes them again, as Lambda counts it.
+    const quotes = await call('GET', '/huge', { key: 'reader-key', query: { quotes: '1' } });
+    assert.equal(quotes.status, 422, 'measured as Lambda serializes it');
+    const gzipped = await call('GET', '/huge', { key: 'reader-key', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(gzipped.status, 200);
+    assert.equal(gzipped.headers['Content-Encoding'], 'gzip');
   });
 
   it('hides the cause of a 500 from the client', async () => {
