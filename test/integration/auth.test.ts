@@ -27,7 +27,11 @@ function expected(route: Route, caller: Caller): 'pass' | 401 | 403 {
   if (caller === 'none' || caller === 'unknown') return 401;
   // GraphQL: a reader may query (mutations are refused inside, tested in graphql.test.ts).
   // Erasing a data subject is an admin's act, though it is served by the ledger group.
-  const adminOnly = route.group === ('admin' as string) || route.path.endsWith('/subjects/{subject_id}/erase');
+  // Admins' only: the admin group, erasing a data subject, and taking an organization out of a channel.
+  const adminOnly =
+    route.group === ('admin' as string) ||
+    route.path.endsWith('/subjects/{subject_id}/erase') ||
+    route.path.endsWith('/channels/{channel_id}/organizations/{org_id}');
   const needs = adminOnly ? 'admin' : route.method === 'GET' || route.group === ('graphql' as string) ? 'reader' : 'writer';
   const rank = { reader: 1, writer: 2, admin: 3 } as const;
   return rank[caller] >= rank[needs] ? 'pass' : 403;
