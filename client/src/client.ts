@@ -143,8 +143,13 @@ export class LedgerClient {
     return this.#data('GET', this.api.GET('/api/v1/health'));
   }
 
-  chains(): Promise<ChainInfo[]> {
-    return this.#data('GET', this.api.GET('/api/v1/chains'));
+  /**
+   * A page of the chain list: the Main Chain first, then Sub-Chains by name, up to `limit` (default and most 1,000)
+   * after the chain named `after`. A page as long as `limit` may have more after it: ask again with its last name.
+   */
+  chains(page: { limit?: number; after?: string } = {}): Promise<ChainInfo[]> {
+    const query = { ...(page.limit !== undefined ? { limit: String(page.limit) } : {}), ...(page.after !== undefined ? { after: page.after } : {}) };
+    return this.#data('GET', this.api.GET('/api/v1/chains', { params: { query } }));
   }
 
   stats(chain: string): Promise<ChainStats> {

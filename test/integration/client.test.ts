@@ -69,6 +69,15 @@ describe('the verified client against the real service', () => {
     assert.equal(receipt.checkpoint?.size, receipt.block!.index + 1);
     assert.match(receipt.checkpoint!.note, /\/orders\n\d+\n[A-Za-z0-9+/]{43}=\n\n\u2014 /);
 
+    // The chain list, a page at a time (the shared stack holds other files' chains too).
+    const names = (await client.chains()).map((c) => c.name);
+    assert.equal(names[0], 'main');
+    const previous = names[names.indexOf('orders') - 1]!;
+    assert.deepEqual(
+      (await client.chains({ limit: 1, after: previous })).map((c) => c.name),
+      ['orders'],
+    );
+
     const block = await client.block('orders', 5);
     blockSchema.parse(block);
     assert.equal((await client.block('orders', block.hash)).index, 5);
