@@ -120,7 +120,40 @@ function pathOf(exp: JournalExport, key: string): string {
 /** A data object's error, named by its key (a verification error passes as it is). */
 function objectError(key: string, error: unknown): Error {
   if (error instanceof QldbVerificationError || error instanceof QldbExportError) return error;
+  if (stackRanOut(error)) return new QldbExportError(`data object ${key}: a value in it nests deeper than ${TOO_DEEP}`);
   return new QldbExportError(`data object ${key}: ${(error as Error).message}`);
+}
+
+/**
+ * How deep a revision's value may nest (structs, lists, s-expressions). Reading, hashing and mapping a value recurse
+ * once a level, and where the stack runs out depends on the Node and the frames around (structs from about 1,000 levels in
+ * the importer's own run): a fixed limit, checked before any of them, makes the refusal the same everywhere, and no value the
+ * verification accepted can fail the import half-way. QLDB documents are at most 128 KB; real ones nest a few levels.
+ */
+export const MAX_NESTING = 500;
+
+/**
+ * Reading and hashing a value recurse once a level: a value nested some thousands of levels deep (structs from about
+ * 1,000) runs JavaScript's stack out. That is refused as a fault of the export, naming where, never thrown as a bare
+ * RangeError (it had ended the importer with a raw stack trace and no NOT IMPORTED line).
+ */
+const TOO_DEEP = `the importer can read (${MAX_NESTING} levels)`;
+const stackRanOut = (error: unknown) => error instanceof RangeError && /call stack/i.test(error.message);
+
+/** The deepest nesting of a value (1 for a scalar), walked without recursion; stops counting past `limit`. */
+function nesting(value: ion.dom.Value, limit: number): number {
+  let deepest = 0;
+  const stack: [ion.dom.Value, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return deepest;
+    const type = v.getType();
+    if (v.isNull() || (type !== ion.IonTypes.STRUCT && type !== ion.IonTypes.LIST && type !== ion.IonTypes.SEXP)) continue;
+    for (const child of type === ion.IonTypes.STRUCT ? v.fields().map(([, f]) => f) : [...(v as unknown as Iterable<ion.dom.Value>)])
+      stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /**
@@ -262,8 +295,19 @@ export function verifyExport(exp: JournalExport, options: { digest?: LedgerDiges
   let revisions = 0;
   const unchecked = { revisions: 0, transactions: 0 };
   let digestChecked = false;
-  for (const { block } of exportBlocks(exp)) {
-    const check = verifyBlock(block);
+  for (const { block, key } of exportBlocks(exp)) {
+    block.revisions.forEach((revision, i) => {
+      // Within the revision's struct, its data one level down: the data's own depth is what is limited.
+      if (revision.data && nesting(revision.data, MAX_NESTING) > MAX_NESTING)
+        throw new QldbVerificationError(block.blockAddress, `in data object ${key}, revision ${i}'s data nests deeper than ${TOO_DEEP}`);
+    });
+    let check: ReturnType<typeof verifyBlock>;
+    try {
+      check = verifyBlock(block);
+    } catch (error) {
+      if (stackRanOut(error)) throw new QldbVerificationError(block.blockAddress, `in data object ${key}, a value of it nests deeper than ${TOO_DEEP}`);
+      throw error;
+    }
     if (previous) verifyLink(block, previous);
     else first = block;
     unchecked.revisions += check.revisionsUnchecked;

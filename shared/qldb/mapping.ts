@@ -53,6 +53,9 @@ export function ionToJson(value: ion.dom.Value): unknown {
     case ion.IonTypes.DECIMAL:
     case ion.IonTypes.FLOAT: {
       const n = value.numberValue();
+      // JSON has no negative zero (it stores -0 as 0): an Ion -0.00, -0d-3 or -0e0 is 0 here, as it is once stored,
+      // so that `ledger-verify --qldb` compares like with like. The Ion itself, which the hashes are of, keeps it.
+      if (n === 0) return 0;
       return n !== null && Number.isFinite(n) ? n : null;
     }
     case ion.IonTypes.TIMESTAMP:

@@ -181,6 +181,36 @@ describe('QLDB journal export', () => {
     );
   });
 
+  it('refuses a value nested thousands of levels deep, naming the block or the object, as a fault of the export (it had crashed with a raw stack trace)', () => {
+    // At the limit (498 structs in the data's field: 500 levels with the data and the scalar), an export verifies.
+    const atLimit = fresh();
+    writeExport(atLimit, { count: 2, revisionsPerBlock: 1, extraData: `Deep:${'{a:'.repeat(498)}1${'}'.repeat(498)}` });
+    assert.equal(verifyExport(openExport(atLimit)).blocks, 2);
+    // One more: past the limit, refused before hashing; 10,000: past what the Ion reader itself can read.
+    for (const levels of [499, 10_000]) {
+      const dir = fresh();
+      const made = writeExport(dir, { count: 6, revisionsPerBlock: 2, blocksPerObject: 6 });
+      const object = made.objects[0]!;
+      const lines = readFileSync(object.path, 'utf8').trimEnd().split('\n');
+      const deep = `Deep:${'{a:'.repeat(levels)}1${'}'.repeat(levels)}`;
+      writeFileSync(object.path, `${lines.map((l, i) => (i === 3 ? l.replace('Revision:0}', `Revision:0,${deep}}`) : l)).join('\n')}\n`);
+      let error: unknown;
+      try {
+        verifyExport(openExport(dir));
+      } catch (caught) {
+        error = caught;
+      }
+      assert.ok(error instanceof QldbVerificationError || error instanceof QldbExportError, `${levels} levels: ${String(error)}`);
+      assert.match(
+        error.message,
+        new RegExp(
+          `^(block \\S+/3: in data object ${object.key}, revision 0's data|data object ${object.key}: a value in it) nests deeper than the importer can read \\(500 levels\\)`,
+        ),
+        `${levels} levels`,
+      );
+    }
+  });
+
   it('refuses a cut-short object in Ion binary and in JSON Lines too, naming the object (and the line)', () => {
     for (const format of ['ION_BINARY', 'JSON'] as const) {
       const dir = fresh();
@@ -244,6 +274,25 @@ describe('QLDB journal as events', () => {
     const deleted = revisions.find((e) => e.event_type.endsWith('.delete'))!;
     assert.deepEqual(deleted.details, {});
     assert.equal((deleted.details_metadata!.qldb as Record<string, unknown>).data_ion, undefined);
+  });
+
+  it('verifies an import whose values are negative zero, as decimal, float and exponent (JSON stores them as 0)', () => {
+    // `ledger-verify --qldb` had called a correct import NOT VERIFIED: the stored JSON 0 against the Ion's -0.
+    const dir = fresh();
+    const made = writeExport(dir, { count: 6, revisionsPerBlock: 2, extraData: 'NegDecimal:-0.00,NegExp:-0d-3,NegFloat:-0e0,Nested:{z:[-0.0]}' });
+    const events = chainEventsOf(dir);
+    const revision = events.find((e) => e.event_type === 'Person.insert')!;
+    assert.match(String((revision.details_metadata!.qldb as Record<string, unknown>).data_ion), /NegDecimal:-0\.00/, 'the Ion keeps its -0');
+    assert.deepEqual([revision.details!.NegDecimal, revision.details!.NegExp, revision.details!.NegFloat, revision.details!.Nested], [0, 0, 0, { z: [0] }]);
+    const record: ChainEvent = {
+      entity_id: 'qldb-export:z',
+      event_type: 'qldb_import',
+      details: { export_id: made.exportId, tip: { block_address: { strand_id: made.strandId, sequence_no: 5 }, block_hash: made.tipHash.toString('base64') } },
+      details_metadata: null,
+    };
+    const audit = auditImportedChain([...events, record]);
+    assert.equal(audit.blocks, 6);
+    assert.equal(audit.revisions, 12);
   });
 
   it('rebuilds and verifies the blocks from the events, and finds a changed detail, Ion, order or record', () => {
