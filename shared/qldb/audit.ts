@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as ion from 'ion-js';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import type { Hash } from './hashing.ts';
-import { b64, type BlockAddress, type JournalBlock, QldbVerificationError, verifyBlock, verifyLink } from './journal.ts';
+import { b64, type BlockAddress, type JournalBlock, QldbVerificationError, transactionDocuments, verifyBlock, verifyLink } from './journal.ts';
 import { ionToJson, QLDB_BLOCK_EVENT } from './mapping.ts';
 
 /** An event as the chain answers it (the fields the audit reads). */
@@ -141,6 +141,7 @@ function blockOfEvent(event: ChainEvent, q: Record<string, unknown>): JournalBlo
   const d = event.details ?? {};
   const address = d.block_address as { strand_id: string; sequence_no: number } | undefined;
   const at = { strandId: String(address?.strand_id), sequenceNo: Number(address?.sequence_no) };
+  const transactionInfo = typeof q.transaction_info_ion === 'string' ? ion.load(q.transaction_info_ion)! : undefined;
   return {
     blockAddress: at,
     transactionId: String(d.transaction_id ?? ''),
@@ -149,9 +150,12 @@ function blockOfEvent(event: ChainEvent, q: Record<string, unknown>): JournalBlo
     entriesHash: unb64(d.entries_hash, 'its entries_hash', at),
     previousBlockHash: unb64(d.previous_block_hash, 'its previous_block_hash', at),
     entriesHashList: ((d.entries_hash_list as string[]) ?? []).map((h) => unb64(h, 'an entry hash', at)),
-    ...(typeof q.transaction_info_ion === 'string' ? { transactionInfo: ion.load(q.transaction_info_ion)! } : {}),
+    ...(transactionInfo ? { transactionInfo } : {}),
     statements: [],
-    documents: {},
+    // The documents its transaction changed, each of which must have come as a revision event with its metadata.
+    documents: transactionDocuments(transactionInfo),
+    // A JSON export's import keeps no transactionInfo Ion: what its transaction changed was accounted for at import.
+    ...(transactionInfo ? {} : { json: { transactionInfo: true } }),
     revisions: ((d.revision_hashes as string[]) ?? []).map((h) => ({ hash: unb64(h, 'a revision hash', at) })),
   };
 }

@@ -43,6 +43,8 @@ export interface JournalBlock {
   statements: string[];
   documents: BlockDocuments;
   revisions: JournalRevision[];
+  /** Set for a block read from a JSON Lines export: whether it had a transactionInfo (which JSON keeps as an object). */
+  json?: { transactionInfo: boolean };
 }
 
 /** What verifyBlock could not recompute (a JSON Lines export keeps no Ion types; a deleted revision has no data). */
@@ -81,6 +83,14 @@ function documentsOf(entries: Iterable<[string, { tableName?: unknown; tableId?:
   return documents;
 }
 
+/** The documents a transactionInfo names, with their tables. */
+export function transactionDocuments(transactionInfo: ion.dom.Value | null | undefined): BlockDocuments {
+  const documents = transactionInfo?.get('documents');
+  return documentsOf(
+    documents ? documents.fields().map(([id, d]) => [id, { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue() }]) : [],
+  );
+}
+
 /** One block from its Ion value. */
 export function blockFromIon(value: ion.dom.Value): JournalBlock {
   const addressValue = value.get('blockAddress');
@@ -101,7 +111,6 @@ export function blockFromIon(value: ion.dom.Value): JournalBlock {
   });
   const transactionInfo = value.get('transactionInfo');
   const timestamp = value.get('blockTimestamp')?.timestampValue();
-  const documents = transactionInfo?.get('documents');
   return {
     blockAddress: address,
     transactionId: value.get('transactionId')?.stringValue() ?? '',
@@ -112,9 +121,7 @@ export function blockFromIon(value: ion.dom.Value): JournalBlock {
     entriesHashList: items(value.get('entriesHashList')).map((h) => Buffer.from(h.uInt8ArrayValue() ?? new Uint8Array())),
     ...(transactionInfo ? { transactionInfo } : {}),
     statements: items(transactionInfo?.get('statements') ?? null).map((s) => s.get('statement')?.stringValue() ?? ''),
-    documents: documentsOf(
-      documents ? documents.fields().map(([id, d]) => [id, { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue() }]) : [],
-    ),
+    documents: transactionDocuments(transactionInfo),
     revisions,
   };
 }
@@ -156,6 +163,7 @@ export function blockFromJson(line: unknown): JournalBlock {
     statements: (Array.isArray(tx.statements) ? tx.statements : []).map((s) => (isObject(s) && typeof s.statement === 'string' ? s.statement : '')),
     documents: documentsOf(Object.entries(isObject(tx.documents) ? tx.documents : {}) as [string, { tableName?: unknown }][]),
     revisions,
+    json: { transactionInfo: isObject(value.transactionInfo) },
   };
 }
 
@@ -172,6 +180,7 @@ export function* readBlocks(source: string | Uint8Array): Generator<JournalBlock
  */
 export function verifyBlock(block: JournalBlock): BlockCheck {
   const at = block.blockAddress;
+  accountForRevisions(block);
   let revisionsUnchecked = 0;
   block.revisions.forEach((revision, i) => {
     if (!revision.metadata || !(revision.data || revision.dataHash)) {
@@ -199,6 +208,37 @@ export function verifyBlock(block: JournalBlock): BlockCheck {
   if (!computed.equals(block.blockHash))
     throw new QldbVerificationError(at, `its blockHash ${b64(block.blockHash)} is not its entries hash joined with its previousBlockHash (${b64(computed)})`);
   return { revisionsUnchecked, transactionUnchecked: !block.transactionInfo };
+}
+
+/** A revision's document id, from its metadata (Ion or JSON); undefined for a revision exported as its hash only. */
+function documentIdOf(revision: JournalRevision): string | undefined {
+  const id = revision.metadata ? revision.metadata.get('id')?.stringValue() : revision.json?.metadata.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * Every revision accounted for: the block's transactionInfo (whose hash its entries hold) names each document the
+ * transaction changed, and each must be here with its metadata. A revision exported as its hash only is QLDB's own
+ * bookkeeping, and is left out of the import: a document revision cut down to its hash, or a block's revisions
+ * removed, had passed as that and vanished, the block and the chain still verifying (their hashes are the same). A
+ * block that holds revisions without a transactionInfo cannot say which documents it changed, and is refused.
+ */
+function accountForRevisions(block: JournalBlock): void {
+  const at = block.blockAddress;
+  const hasTransactionInfo = block.json ? block.json.transactionInfo : block.transactionInfo !== undefined;
+  if (!hasTransactionInfo && block.revisions.length > 0)
+    throw new QldbVerificationError(
+      at,
+      `it holds ${block.revisions.length} revision(s) and no transactionInfo: QLDB writes one in every block, and without it nothing says which documents the block changed`,
+    );
+  const present = new Set(block.revisions.map(documentIdOf).filter((id) => id !== undefined));
+  for (const [id, { tableName }] of Object.entries(block.documents)) {
+    if (!present.has(id))
+      throw new QldbVerificationError(
+        at,
+        `its transactionInfo names document ${id} (table ${tableName}), and no revision of it is here with its metadata: a revision left out, or cut down to its hash`,
+      );
+  }
 }
 
 /** Checks `block` against the block before it: the same strand, the next sequence number, the previous hash. */

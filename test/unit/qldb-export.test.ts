@@ -211,6 +211,51 @@ describe('QLDB journal export', () => {
     }
   });
 
+  it('accounts for every revision its transactionInfo names: one cut to its hash, revisions removed, no transactionInfo (red team)', () => {
+    // Each edit left the block and chain hashes as they were, and the import had reported "verified" with the same tip
+    // while a document's revision vanished (taken for QLDB's own hash-only bookkeeping).
+    const dir = fresh();
+    const made = writeExport(dir, { count: 6, revisionsPerBlock: 2, blocksPerObject: 6, mixed: true });
+    const object = made.objects[0]!;
+    const lines = readFileSync(object.path, 'utf8').trimEnd().split('\n');
+    const edited = (edit: (line: string) => string) => {
+      writeFileSync(object.path, `${lines.map((l, i) => (i === 2 ? edit(l) : l)).join('\n')}\n`);
+      return refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message;
+    };
+    const revisionsOf = (line: string) => [...(ion.load(line)!.get('revisions') as unknown as Iterable<ion.dom.Value>)];
+    const firstDoc = String(
+      revisionsOf(lines[2]!)
+        .find((r) => r.get('metadata'))!
+        .get('metadata')!
+        .get('id')!
+        .stringValue(),
+    );
+    // A document revision reduced to {hash: …}.
+    const cut = edited((l) => {
+      const start = l.indexOf('{blockAddress:', l.indexOf('revisions:['));
+      const hashAt = l.indexOf('hash:', start);
+      const hash = l.slice(hashAt, l.indexOf('}}', hashAt) + 2);
+      const end = l.indexOf('},{blockAddress:', start);
+      return `${l.slice(0, start)}{${hash}}${l.slice(end + 1)}`;
+    });
+    assert.match(
+      cut,
+      new RegExp(`^block \\S+/2: its transactionInfo names document ${firstDoc} \\(table \\w+\\), and no revision of it is here with its metadata`),
+    );
+    // The whole revisions list removed.
+    assert.match(
+      edited((l) => l.slice(0, l.indexOf(',revisions:[')) + '}'),
+      /^block \S+\/2: its transactionInfo names document \S+ \(table \w+\), and no revision of it is here/,
+    );
+    // No transactionInfo.
+    assert.match(
+      edited((l) => l.replace(/,transactionInfo:\{statements:.*?\}\}\}(?=,revisions:)/, '')),
+      /^block \S+\/2: it holds \d+ revision\(s\) and no transactionInfo: QLDB writes one in every block/,
+    );
+    writeFileSync(object.path, `${lines.join('\n')}\n`);
+    assert.equal(verifyExport(openExport(dir)).blocks, 6, 'the genuine export verifies');
+  });
+
   it('refuses a cut-short object in Ion binary and in JSON Lines too, naming the object (and the line)', () => {
     for (const format of ['ION_BINARY', 'JSON'] as const) {
       const dir = fresh();
