@@ -173,6 +173,17 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
     if (at === 'end') {
       alreadyComplete = true;
       record = event.details as Record<string, unknown>;
+      // The same export id is not the same export: its tip must be the one imported (a changed or forged export
+      // that verifies by itself had been answered "already imported", never compared).
+      const tip = record.tip as { block_address?: { strand_id?: string; sequence_no?: number }; block_hash?: string } | undefined;
+      if (
+        tip?.block_hash !== summary.tip.blockHash ||
+        tip.block_address?.sequence_no !== summary.tip.address.sequenceNo ||
+        tip.block_address?.strand_id !== summary.tip.address.strandId
+      )
+        throw new ImportError(
+          `chain '${options.chain}' holds export ${exp.exportId} whole, ending at block ${tip?.block_address?.sequence_no} (${tip?.block_hash}); this export ends at block ${summary.tip.address.sequenceNo} (${summary.tip.blockHash}): it is not the export that was imported`,
+        );
     } else {
       resumedAfter = at;
       log(`resuming: the chain holds this import up to block ${at.sequenceNo}${at.revision >= 0 ? `, revision ${at.revision}` : ''}`);

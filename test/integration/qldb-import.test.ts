@@ -108,6 +108,16 @@ describe('npm run import:qldb', () => {
     assert.equal(again.code, 0, again.out);
     assert.match(again.out, /already imported: chain 'qldb-text' holds export \S+ whole/);
     assert.equal((await stats('qldb-text')).body.total_events, 241, 'nothing appended again');
+
+    // Another export under the same export id and strand, which verifies by itself: not taken for the one imported
+    // (it had been answered "already imported", never compared).
+    const forgedDir = join(work, 'forged');
+    const forged = writeExport(forgedDir, { count: 60, revisionsPerBlock: 3, mixed: true, blocksPerObject: 8, seed: 'forged', exportId: made.exportId });
+    assert.notEqual(forged.tipHash.toString('base64'), made.tipHash.toString('base64'));
+    const refused = await importQldb('--export', forgedDir, '--chain', 'qldb-text');
+    assert.equal(refused.code, 1, refused.out);
+    assert.match(refused.out, /IMPORT STOPPED: chain 'qldb-text' holds export \S+ whole, ending at block 59 \(\S+\); this export ends at block 59 \(\S+\): it is not the export that was imported/);
+    assert.equal((await stats('qldb-text')).body.total_events, 241, 'nothing appended');
   });
 
   for (const format of ['ION_BINARY', 'JSON'] as const) {
