@@ -11,6 +11,18 @@ export interface ValidationIssue {
   type: string;
 }
 
+/** The longest message an error answer carries, and the most validation issues it lists. */
+export const MAX_DETAIL_CHARS = 4_096;
+export const MAX_ISSUES = 100;
+
+/**
+ * A message cut to MAX_DETAIL_CHARS, saying how much was left out. An error's message can hold what a caller chose (a
+ * contract's thrown message): one of 7 MB had made an answer Lambda cannot carry, and API Gateway's bare 500.
+ */
+export function shortened(message: string): string {
+  return message.length <= MAX_DETAIL_CHARS ? message : `${message.slice(0, MAX_DETAIL_CHARS)}… (${message.length - MAX_DETAIL_CHARS} characters more)`;
+}
+
 export abstract class DomainError extends Error {
   abstract readonly statusCode: number;
   /** Extra response headers (Retry-After, WWW-Authenticate…). */

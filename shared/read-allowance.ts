@@ -18,7 +18,7 @@ import { ReadLimitExceededError } from './errors.ts';
 export const DEFAULT_MAX_READ_ITEMS = 10_000;
 
 interface Allowance {
-  readonly max: number;
+  max: number;
   read: number;
 }
 
@@ -27,6 +27,12 @@ const allowances = new AsyncLocalStorage<Allowance | undefined>();
 /** Runs `work` with at most `maxItems` items read from DynamoDB. */
 export function withReadAllowance<T>(maxItems: number, work: () => Promise<T>): Promise<T> {
   return allowances.run({ max: maxItems, read: 0 }, work);
+}
+
+/** Sets the current request's allowance to `maxItems` (a route that must read more by what it is); outside one, nothing. */
+export function allowReads(maxItems: number): void {
+  const allowance = allowances.getStore();
+  if (allowance) allowance.max = maxItems;
 }
 
 /** Runs `work` outside any request's allowance (work that serves other requests than the one that started it). */

@@ -5,6 +5,7 @@
  */
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import { invocationDeadline, withDeadline } from '#shared/deadline';
+import { withReadAllowance } from '#shared/read-allowance';
 import { passesEdge } from '#shared/access/policy';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { hashApiKey } from '#shared/admin/api-keys';
@@ -143,7 +144,9 @@ export function createHandler(core: Core) {
     }
   };
   // Every wait ends at the invocation's deadline (shared/deadline.ts); a failure is answered above.
-  return (event: WsEvent, context?: Context) => withDeadline(invocationDeadline(context), () => route(event));
+  // Its reads are capped as an HTTP request's are (shared/read-allowance.ts): a subscription reads a channel's members.
+  return (event: WsEvent, context?: Context) =>
+    withReadAllowance(config.SVC_MAX_READ_ITEMS, () => withDeadline(invocationDeadline(context), () => route(event)));
 }
 
 export const handler = lambdaHandler(createHandler);

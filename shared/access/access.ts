@@ -19,6 +19,11 @@ export interface Membership {
 export interface ChannelDirectory<Channel extends object = object, Details extends Membership = Membership> {
   getChannel(channelId: string): Promise<Channel | undefined>;
   getChannelDetails(channelId: string): Promise<Details>;
+  /**
+   * Its member organizations alone, where the directory can read them apart (the registry: one query of the member
+   * items, not the channel's collections too). A check of a channel's chain, a trace's filter and a push read these.
+   */
+  getChannelMembers?(channelId: string): Promise<readonly string[]>;
 }
 
 export interface AccessControl<Channel extends object = object, Details extends Membership = Membership> {
@@ -45,8 +50,11 @@ export function createAccessControl<Channel extends object, Details extends Memb
   channels: ChannelDirectory<Channel, Details>;
 }): AccessControl<Channel, Details> {
   async function scopeOf(channelId: string): Promise<ChannelScope | undefined> {
-    const [record, details] = await Promise.all([channels.getChannel(channelId), channels.getChannelDetails(channelId)]);
-    return record ? { id: channelId, members: details.organizations } : undefined;
+    const members = channels.getChannelMembers
+      ? channels.getChannelMembers(channelId)
+      : channels.getChannelDetails(channelId).then((details) => details.organizations);
+    const [record, organizations] = await Promise.all([channels.getChannel(channelId), members]);
+    return record ? { id: channelId, members: organizations } : undefined;
   }
 
   async function chainResource(principal: Principal, action: Action, chainName: string): Promise<Resource> {

@@ -81,6 +81,11 @@ export interface RouteDefinition<Deps = never, P extends string = string, Q = un
   publicWith?: 'SVC_TLOG_PUBLIC';
   /** Takes an Idempotency-Key header (retries answer the first result). */
   idempotent?: true;
+  /**
+   * Items the route may read from DynamoDB in one request, where it must read more than SVC_MAX_READ_ITEMS by what it
+   * is (an audit of a whole chain); the setting when unset (shared/read-allowance.ts).
+   */
+  readItems?: number;
   /** Serve under only these of the group's prefixes (default: all). */
   onlyPrefixes?: readonly string[];
   handler: (request: RouteRequest<P, Q, B>, deps: Deps) => Promise<RouteReply>;

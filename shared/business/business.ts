@@ -18,6 +18,8 @@ import { createContracts } from './contracts.ts';
 import type { BusinessContext, BusinessOptions } from './context.ts';
 import { type channelInput, type collectionInput, MAX_CHANNEL_NAME, type memberInput, type organizationInput, type privateDataInput } from './inputs.ts';
 
+/** Private data collections a channel may hold. */
+export const MAX_COLLECTIONS_PER_CHANNEL = 100;
 export * from './inputs.ts';
 
 /** SHA-256 of a private value: of its UTF-8 when a string, else of its RFC 8785 JSON. */
@@ -149,6 +151,12 @@ export function createBusiness(options: BusinessOptions) {
 
     async createCollection(principal: Principal, channelId: string, { collection }: z.output<typeof collectionInput>) {
       const channel = await access.channel(principal, 'channel.create_collection', channelId);
+      // Every check of the channel reads its collections with its record: a member had filled one with thousands,
+      // until each check, an admin's removal of that member included, read past a request's cap.
+      if (channel.collections.length >= MAX_COLLECTIONS_PER_CHANNEL && !channel.collections.includes(collection))
+        throw new UnprocessableError(
+          `Channel '${channelId}' holds ${channel.collections.length} collections, the most a channel may (${MAX_COLLECTIONS_PER_CHANNEL})`,
+        );
       if (!(await repository.putCollection(channelId, collection, stamp()))) {
         throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
       }

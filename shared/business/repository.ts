@@ -69,6 +69,8 @@ export interface BusinessRepository {
   getChannel(channelId: string): Promise<ChannelRecord | undefined>;
   /** Member organizations and collections, each sorted. */
   getChannelDetails(channelId: string): Promise<ChannelDetails>;
+  /** Its member organizations alone, sorted. */
+  getChannelMembers(channelId: string): Promise<string[]>;
   addMember(channelId: string, orgId: string, at: string): Promise<boolean>;
   /** Takes an organization out of a channel; false when it was not a member. */
   removeMember(channelId: string, orgId: string): Promise<boolean>;

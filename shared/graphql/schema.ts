@@ -98,10 +98,11 @@ const SDL = /* GraphQL */ `
     trace(entityId: String!, chainName: String, limit: Int = 100, after: String): Trace!
   }
 
+  "Each field may be null with its error beside it: a mutation's fields run one after another, each kept once it ends, so a field that fails leaves the ones before it done and said."
   type Mutation {
-    createSubChain(name: String!): SubChainResult!
-    addEvent(chainName: String!, input: EventInput!): EventResult!
-    submitProof(chainName: String!): ProofResult!
+    createSubChain(name: String!): SubChainResult
+    addEvent(chainName: String!, input: EventInput!): EventResult
+    submitProof(chainName: String!): ProofResult
   }
 `;
 

@@ -17,7 +17,7 @@ import type { Context } from 'aws-lambda';
 import { ANONYMOUS } from '../access/policy.ts';
 import { steadyNow } from '../clock.ts';
 import { ANSWER_MARGIN_MS, invocationDeadline, withDeadline } from '../deadline.ts';
-import { DEFAULT_MAX_READ_ITEMS, withReadAllowance } from '../read-allowance.ts';
+import { allowReads, DEFAULT_MAX_READ_ITEMS, withReadAllowance } from '../read-allowance.ts';
 import type { RouteDefinition, RouteReply } from '../api/define.ts';
 import type { GroupName } from '../api/groups.ts';
 import type { Settings } from '../config.ts';
@@ -118,6 +118,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     const route = context[MATCHED];
     if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
     const { definition, params } = route;
+    if (definition.readItems !== undefined) allowReads(definition.readItems);
     refuseRepeatedQuery(event.rawQueryString);
     const rawQuery: Record<string, string> = {};
     for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) rawQuery[key] = value;

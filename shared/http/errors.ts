@@ -4,7 +4,7 @@
  * which goes to the log instead.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { DomainError, ValidationError } from '../errors.ts';
+import { DomainError, MAX_ISSUES, shortened, ValidationError } from '../errors.ts';
 import { logger } from '../log.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
@@ -22,7 +22,8 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
 export function errorResponse(error: unknown, context: ServiceContext, event: HttpEvent): HttpResult {
   const requestId = context.requestId;
   if (error instanceof ValidationError) {
-    return jsonResponse(422, { detail: error.issues, request_id: requestId }, error.headers);
+    const issues = error.issues.slice(0, MAX_ISSUES).map((issue) => ({ ...issue, msg: shortened(issue.msg) }));
+    return jsonResponse(422, { detail: issues, request_id: requestId }, error.headers);
   }
   if (error instanceof DomainError) {
     if (error.expected) {
@@ -30,7 +31,7 @@ export function errorResponse(error: unknown, context: ServiceContext, event: Ht
     } else if (error.statusCode >= 500) {
       logger.warn('request failed', { request_id: requestId, route: event.routeKey, status: error.statusCode, error });
     }
-    const detail = error.expose ? error.message : INTERNAL_ERROR_MESSAGE;
+    const detail = error.expose ? shortened(error.message) : INTERNAL_ERROR_MESSAGE;
     return jsonResponse(error.statusCode, { detail, request_id: requestId }, error.headers);
   }
   logger.error('unhandled error', { request_id: requestId, route: event.routeKey, error });

@@ -101,6 +101,17 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           .sort();
       return { organizations: named(MEMBER_SK_PREFIX), collections: named(COLLECTION_SK_PREFIX) };
     },
+    async getChannelMembers(channelId) {
+      if (!keyCanExist(channelPk(channelId))) return [];
+      const items = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+        ExpressionAttributeValues: { ':pk': channelPk(channelId), ':member': MEMBER_SK_PREFIX },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+      });
+      return items.map((i) => String(i.sk).slice(MEMBER_SK_PREFIX.length)).sort();
+    },
     addMember: (channelId, orgId, at) => putNew({ pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}`, org_id: orgId, joined_at: at }),
     async removeMember(channelId, orgId) {
       if (!keyCanExist(channelPk(channelId), `${MEMBER_SK_PREFIX}${orgId}`)) return false;

@@ -59,6 +59,7 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     const repository = createBusinessRepository({ client: core.documentClient(), tableName: config.SVC_REGISTRY_TABLE });
     const records = new Map<string, Promise<ChannelRecord | undefined>>();
     const details = new Map<string, Promise<ChannelDetails>>();
+    const members = new Map<string, Promise<string[]>>();
     const memoized: ChannelDirectory = {
       getChannel(id) {
         if (!records.has(id)) records.set(id, repository.getChannel(id));
@@ -67,6 +68,10 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
       getChannelDetails(id) {
         if (!details.has(id)) details.set(id, repository.getChannelDetails(id));
         return details.get(id)!;
+      },
+      getChannelMembers(id) {
+        if (!members.has(id)) members.set(id, repository.getChannelMembers(id));
+        return members.get(id)!;
       },
     };
     const access = createAccessControl({ channels: memoized });

@@ -116,7 +116,10 @@ describe('npm run import:qldb', () => {
     assert.notEqual(forged.tipHash.toString('base64'), made.tipHash.toString('base64'));
     const refused = await importQldb('--export', forgedDir, '--chain', 'qldb-text');
     assert.equal(refused.code, 1, refused.out);
-    assert.match(refused.out, /IMPORT STOPPED: chain 'qldb-text' holds export \S+ whole, ending at block 59 \(\S+\); this export ends at block 59 \(\S+\): it is not the export that was imported/);
+    assert.match(
+      refused.out,
+      /IMPORT STOPPED: chain 'qldb-text' holds export \S+ whole, ending at block 59 \(\S+\); this export ends at block 59 \(\S+\): it is not the export that was imported/,
+    );
     assert.equal((await stats('qldb-text')).body.total_events, 241, 'nothing appended');
   });
 

@@ -50,6 +50,7 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       organizations: [...(members.get(channelId) ?? [])].sort(),
       collections: [...(collections.get(channelId) ?? [])].sort(),
     }),
+    getChannelMembers: async (channelId) => [...(members.get(channelId) ?? [])].sort(),
     addMember: async (channelId, orgId) => addNew(setOf(members, channelId), orgId),
     removeMember: async (channelId, orgId) => members.get(channelId)?.delete(orgId) ?? false,
     putCollection: async (channelId, collection) => addNew(setOf(collections, channelId), collection),

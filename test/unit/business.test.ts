@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { createAccessControl } from '#shared/access/access';
 import type { Principal } from '#shared/access/policy';
-import { createBusiness } from '#shared/business/business';
+import { createBusiness, MAX_COLLECTIONS_PER_CHANNEL } from '#shared/business/business';
 import { createContractPool } from '#shared/business/contract-pool';
 import { ChainAppender } from '#shared/ledger/appender';
 import { createLedger } from '#shared/ledger/ledger';
@@ -21,7 +21,7 @@ import { createMemoryIpfs } from '../support/memory-ipfs.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 import { createMemorySubjects } from '../support/memory-subjects.ts';
 import { createPersonalData, createSubjectKeys } from '#shared/subjects/subjects';
-import { GoneError } from '#shared/errors';
+import { GoneError, UnprocessableError } from '#shared/errors';
 
 const sandbox = createContractPool({
   limits: { timeoutMs: 2_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 512 * 1024, maxResultBytes: 1024 * 1024 },
@@ -63,6 +63,26 @@ const globex = key('writer', 'globex');
 const orgless = key('writer', null);
 
 describe('the business domain (offline)', () => {
+  it("holds a channel to 100 collections, and checks a channel's chain by its members alone (red team: a member filled one with thousands until every check, an admin's removal included, read past the cap)", async () => {
+    const { business, repository, ledger } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'full' });
+    for (let i = 0; i < MAX_COLLECTIONS_PER_CHANNEL; i += 1) await business.createCollection(acme, 'full', { collection: `c${i}` });
+    await assert.rejects(business.createCollection(acme, 'full', { collection: 'one-more' }), (error: Error) => {
+      assert.ok(error instanceof UnprocessableError);
+      assert.match(error.message, /^Channel 'full' holds 100 collections, the most a channel may \(100\)$/);
+      return true;
+    });
+    // A chain's check reads the members, not the channel's details (its collections).
+    const read: string[] = [];
+    const counted = { ...repository, getChannelDetails: (id: string) => (read.push(`details ${id}`), repository.getChannelDetails(id)) };
+    const access = createAccessControl({ channels: counted });
+    await access.chain(acmeReader, 'chain.read', 'channel-full');
+    await assert.rejects(access.chain(key('reader', 'globex'), 'chain.read', 'channel-full'), /member/);
+    assert.deepEqual(read, []);
+    assert.ok(ledger);
+  });
+
   it("records a channel's members and collections on the channel's own chain, and lets members only act in it", async () => {
     const { business, ledgerRepository } = world();
     await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { getIntrospectionQuery, parse } from 'graphql';
+import { ReadLimitExceededError } from '#shared/errors';
 import { MAX_TOKENS, expandedFieldCount, runGraphql, type GraphqlOptions } from '#shared/graphql/graphql';
 
 // Refused documents never reach a resolver, so no ledger is needed.
@@ -76,5 +77,42 @@ describe('what a field reads (red team: any writer can make thousands of chains)
     const answer = await runGraphql({ query: '{ a: chain(name: "orders") { name blockCount } b: chain(name: "none") { name } }' }, { ...options, ledger });
     assert.deepEqual(JSON.parse(JSON.stringify(answer.body)), { data: { a: { name: 'orders', blockCount: 3 }, b: null } });
     assert.deepEqual(read, ['orders', 'none']);
+  });
+});
+
+describe('a request past its reads (red team)', () => {
+  const over = () => new ReadLimitExceededError(600);
+  it('refuses a query whole: no part of its answer', async () => {
+    const ledger = {
+      getChain: async (name: string) => {
+        if (name === 'b') throw over();
+        return { name, type: 'sub', block_count: 1, latest_block_hash: null };
+      },
+    } as unknown as GraphqlOptions['ledger'];
+    const answer = await runGraphql({ query: '{ a: chain(name: "a") { name } b: chain(name: "b") { name } }' }, { ...options, ledger });
+    assert.equal(answer.status, 422);
+    assert.deepEqual(JSON.parse(JSON.stringify(answer.body)).data, undefined);
+    assert.equal((answer.body.errors![0] as { extensions: { code: string } }).extensions.code, 'READ_LIMIT_EXCEEDED');
+  });
+
+  it('answers a mutation with what it did: the appends before the field that went past the cap are kept and said (it had been a 422 with 99 events committed)', async () => {
+    let appended = 0;
+    const ledger = {
+      appendEvent: async (chain: string) => {
+        if (appended === 2) throw over();
+        appended += 1;
+        return { event_id: `${chain}_${appended}_0`, block: { index: appended, chain_name: chain } };
+      },
+    } as unknown as GraphqlOptions['ledger'];
+    const fields = Array.from({ length: 4 }, (_, i) => `m${i}: addEvent(chainName: "c", input: {entityId: "e", eventType: "t"}) { eventId }`).join(' ');
+    const answer = await runGraphql({ query: `mutation { ${fields} }` }, { ...options, mayWrite: true, ledger });
+    assert.equal(answer.status, 200);
+    const body = JSON.parse(JSON.stringify(answer.body));
+    assert.deepEqual(body.data.m0, { eventId: 'c_1_0' });
+    assert.deepEqual(body.data.m1, { eventId: 'c_2_0' });
+    assert.equal(body.data.m2, null);
+    assert.equal(body.errors[0].extensions.status, 422);
+    assert.match(body.errors[0].message, /reads more than 600 items/);
+    assert.equal(appended, 2, 'the fields after it met the cap too, each said in errors');
   });
 });

@@ -18,6 +18,7 @@ import type { HttpEvent, HttpResult } from '#shared/http/types';
 import { createCloudWatchMetrics } from '#shared/metrics/cloudwatch';
 import type { Metrics } from '#shared/metrics/metrics';
 import { pause } from '#shared/deadline';
+import { UnprocessableError } from '#shared/errors';
 import { steadyNow } from '#shared/clock';
 
 const HEADER = 'X-API-Key';
@@ -110,6 +111,15 @@ const ROUTES = [
     access: 'reader',
     query: z.object({ quotes: z.string().optional() }),
     handler: async ({ query }) => ({ body: { data: (query.quotes ? '"' : 'x').repeat(query.quotes ? 1_700_000 : 6_500_000) } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/refuses-at-length',
+    summary: "refuses with a caller's 7 MB message (a contract's thrown error)",
+    access: 'reader',
+    handler: async () => {
+      throw new UnprocessableError(`contract failed: ${'\u0001'.repeat(7_000_000)}`);
+    },
   }),
   route({
     method: 'GET',
@@ -260,6 +270,14 @@ describe('the middleware chain (offline)', () => {
     const gzipped = await call('GET', '/huge', { key: 'reader-key', headers: { 'accept-encoding': 'gzip' } });
     assert.equal(gzipped.status, 200);
     assert.equal(gzipped.headers['Content-Encoding'], 'gzip');
+  });
+
+  it("cuts an error's message a caller chose to 4,096 characters, saying how much was left out: a contract's 7 MB error had made API Gateway's bare 500 (red team)", async () => {
+    const { call } = stack();
+    const res = await call('GET', '/refuses-at-length', { key: 'reader-key' });
+    assert.equal(res.status, 422);
+    assert.ok(res.body.detail.length < 4_200, `${res.body.detail.length} characters`);
+    assert.ok(res.body.detail.startsWith('contract failed: ') && res.body.detail.endsWith('… (6995921 characters more)'), res.body.detail.slice(-60));
   });
 
   it('hides the cause of a 500 from the client', async () => {

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { outsideDeadline } from '#shared/deadline';
 import { ReadLimitExceededError } from '#shared/errors';
-import { itemsRead, withReadAllowance } from '#shared/read-allowance';
+import { allowReads, itemsRead, withReadAllowance } from '#shared/read-allowance';
 import { createDynamoClient } from '#shared/storage/client';
 
 /** A DynamoDB that answers every Query with `items` items, every GetItem with one, and counts what it was sent. */
@@ -86,5 +86,18 @@ describe("a request's reads are capped", () => {
     ]);
     assert.equal(results[0].status, 'rejected');
     assert.deepEqual(results[1], { status: 'fulfilled', value: 60 }, "the other request's reads are its own");
+  });
+
+  it('lets a route that must read more by what it is (an audit of a whole chain) raise its own allowance, and no other request', async () => {
+    const { client } = fakeDynamo(400);
+    await withReadAllowance(100, async () => {
+      allowReads(1_000);
+      await client.send(query);
+      await client.send(query);
+      assert.equal(itemsRead(), 800);
+    });
+    await withReadAllowance(100, async () => {
+      await assert.rejects(client.send(query), ReadLimitExceededError);
+    });
   });
 });

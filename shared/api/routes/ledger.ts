@@ -69,6 +69,9 @@ export const blocksQuery = z.object({
 });
 export const blockQuery = z.object({ resolve_cid: queryBool(false) });
 /** A trace is read a page at a time: `limit` events (100 by default, at most 1,000), after a `cursor` a page answered. */
+/** What one verify of a chain may read: a chain of up to about a million blocks, within the request's deadline. */
+export const VERIFY_READ_ITEMS = 1_000_000;
+
 export const chainsQuery = z.object({
   limit: queryInt(CHAIN_PAGE_MAX, 1, CHAIN_PAGE_MAX),
   after: z.string().regex(CHAIN_NAME_PATTERN, 'Expected a chain name, as the Link header of the page before gives it').optional(),
@@ -410,6 +413,8 @@ export const LEDGER_ROUTES = [
     path: '/chains/{chain_name}/verify',
     summary: 'Re-check every hash, link and anchor of a chain',
     access: 'reader',
+    // It reads every block of the chain, by what it is: past SVC_MAX_READ_ITEMS blocks it could not run at all.
+    readItems: VERIFY_READ_ITEMS,
     handler: async ({ principal, params }, { proofsFor }) => ({ body: await proofsFor(principal).verify(params.chain_name) }),
   }),
 
