@@ -75,7 +75,13 @@ describe('the business domain (offline)', () => {
     });
     // A chain's check reads the members, not the channel's details (its collections).
     const read: string[] = [];
-    const counted = { ...repository, getChannelDetails: (id: string) => (read.push(`details ${id}`), repository.getChannelDetails(id)) };
+    const counted = {
+      ...repository,
+      getChannelDetails: (id: string) => {
+        read.push(`details ${id}`);
+        return repository.getChannelDetails(id);
+      },
+    };
     const access = createAccessControl({ channels: counted });
     await access.chain(acmeReader, 'chain.read', 'channel-full');
     await assert.rejects(access.chain(key('reader', 'globex'), 'chain.read', 'channel-full'), /member/);

@@ -244,7 +244,7 @@ describe('QLDB journal export', () => {
     );
     // The whole revisions list removed.
     assert.match(
-      edited((l) => l.slice(0, l.indexOf(',revisions:[')) + '}'),
+      edited((l) => `${l.slice(0, l.indexOf(',revisions:['))}}`),
       /^block \S+\/2: its transactionInfo names document \S+ \(table \w+\), and no revision of it is here/,
     );
     // No transactionInfo.
