@@ -164,8 +164,10 @@ describe('The benchmarks (npm run bench -- --quick, npm run bench:instances)', (
       assert.ok(Number(r[5]) >= 1, 'DynamoDB requests per append counted');
       assert.ok(Number(r[10]) > 0 && Number(r[12]) > 0, `CPU per append of the service and DynamoDB Local: ${r.join(' ')}`);
     }
-    // One instance commits straight on the head (one request an append); two take turns leading.
-    assert.ok(Number(rows[0]![5]) < 1.5 && rows[0]![7] === '0', `lone: ${rows[0]!.join(' ')}`);
+    // One instance commits straight on the head (one request an append) and takes no lease; two take turns leading.
+    // The counts also hold a few requests a window makes whatever its appends (about 7 here): 1.14 an append
+    // at 100 appends/s, 1.5 at the 26 appends/s of a busy CI run (2026-12-05), against 7 for two instances.
+    assert.ok(Number(rows[0]![5]) < 2 && rows[0]![7] === '0', `lone: ${rows[0]!.join(' ')}`);
     assert.ok(Number(rows[1]![5]) > 2 && Number(rows[1]![7]) > 0, `two instances lead and follow: ${rows[1]!.join(' ')}`);
 
     assert.equal(await misspeltExit, 2);
