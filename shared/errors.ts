@@ -23,6 +23,11 @@ export function shortened(message: string): string {
   return message.length <= MAX_DETAIL_CHARS ? message : `${message.slice(0, MAX_DETAIL_CHARS)}… (${message.length - MAX_DETAIL_CHARS} characters more)`;
 }
 
+/** A 422's issues as an answer lists them: at most MAX_ISSUES, each message shortened. */
+export function shownIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  return issues.slice(0, MAX_ISSUES).map((issue) => ({ ...issue, msg: shortened(issue.msg) }));
+}
+
 export abstract class DomainError extends Error {
   abstract readonly statusCode: number;
   /** Extra response headers (Retry-After, WWW-Authenticate…). */

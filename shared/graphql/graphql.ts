@@ -10,7 +10,7 @@
  */
 import { type DocumentNode, execute, GraphQLError, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { DomainError, MAX_ISSUES, ReadLimitExceededError, shortened, ValidationError } from '../errors.ts';
+import { DomainError, ReadLimitExceededError, shortened, shownIssues, ValidationError } from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { logger } from '../log.ts';
 import { costEstimator, depthLimitRule, expandedFieldCount, MAX_COMPLEXITY, MAX_DEPTH, MAX_FIELDS, MAX_TOKENS } from './limits.ts';
@@ -43,8 +43,11 @@ function formatError(error: GraphQLError): Record<string, unknown> {
   const original = error.originalError;
   if (!original || original instanceof GraphQLError) return error.toJSON() as unknown as Record<string, unknown>;
   if (original instanceof ValidationError) {
-    const detail = original.issues.slice(0, MAX_ISSUES).map((issue) => ({ ...issue, msg: shortened(issue.msg) }));
-    return { message: shortened(original.message), path: error.path, extensions: { code: 'BAD_USER_INPUT', status: 422, detail } };
+    return {
+      message: shortened(original.message),
+      path: error.path,
+      extensions: { code: 'BAD_USER_INPUT', status: 422, detail: shownIssues(original.issues) },
+    };
   }
   if (original instanceof DomainError) {
     return {
@@ -100,11 +103,10 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
     operationName: request.operationName ?? undefined,
     contextValue: { ledger: options.ledger },
   });
-  // A request past its reads (shared/read-allowance.ts) is refused whole, as REST refuses it: not answered in part,
-  // with whichever fields happened to read first.
-  // A mutation's fields run one after another, each committed as it ends: refused whole, one that failed after
-  // others had appended would tell the caller nothing was done (and a retry would append them again). Its answer
-  // keeps what was done, with the field that went past the cap in its errors (422), as any failed field.
+  // A query past its reads (shared/read-allowance.ts) is refused whole, as REST refuses it: not answered in part, with
+  // whichever fields happened to read first. A mutation is not: its fields run one after another, each committed as
+  // it ends, and refused whole it would tell the caller nothing was done (a retry would append again). Its answer
+  // keeps what was done, the field that went past the cap in its errors (422), as any failed field.
   const overRead = result.errors?.find((e) => e.originalError instanceof ReadLimitExceededError);
   const mutation = operation?.kind === Kind.OPERATION_DEFINITION && operation.operation === 'mutation';
   if (overRead && !mutation) return refuse(422, overRead.originalError!.message, 'READ_LIMIT_EXCEEDED');

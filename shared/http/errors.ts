@@ -4,7 +4,7 @@
  * which goes to the log instead.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { DomainError, MAX_ISSUES, shortened, ValidationError } from '../errors.ts';
+import { DomainError, shortened, shownIssues, ValidationError } from '../errors.ts';
 import { logger } from '../log.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
@@ -22,8 +22,7 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
 export function errorResponse(error: unknown, context: ServiceContext, event: HttpEvent): HttpResult {
   const requestId = context.requestId;
   if (error instanceof ValidationError) {
-    const issues = error.issues.slice(0, MAX_ISSUES).map((issue) => ({ ...issue, msg: shortened(issue.msg) }));
-    return jsonResponse(422, { detail: issues, request_id: requestId }, error.headers);
+    return jsonResponse(422, { detail: shownIssues(error.issues), request_id: requestId }, error.headers);
   }
   if (error instanceof DomainError) {
     if (error.expected) {

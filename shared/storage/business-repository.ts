@@ -1,7 +1,6 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import {
@@ -16,7 +15,7 @@ import {
   contractVersionSk,
   privateDataPk,
 } from './keys.ts';
-import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send } from './requests.ts';
+import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send, writeIf } from './requests.ts';
 
 /** The owner as stored: `org#<id>` or `admins`. */
 function ownerToken(owner: ContractOwner): string {
@@ -115,21 +114,14 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     addMember: (channelId, orgId, at) => putNew({ pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}`, org_id: orgId, joined_at: at }),
     async removeMember(channelId, orgId) {
       if (!keyCanExist(channelPk(channelId), `${MEMBER_SK_PREFIX}${orgId}`)) return false;
-      try {
-        await send(() =>
-          client.send(
-            new DeleteCommand({
-              TableName: tableName,
-              Key: { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` },
-              ConditionExpression: 'attribute_exists(pk)',
-            }),
-          ),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+      return writeIf(
+        client,
+        new DeleteCommand({
+          TableName: tableName,
+          Key: { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` },
+          ConditionExpression: 'attribute_exists(pk)',
+        }),
+      );
     },
     putCollection: (channelId, collection, at) => putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
 

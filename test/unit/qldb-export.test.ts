@@ -14,7 +14,7 @@ import { MerkleAccumulator, merkleRoot } from '#shared/qldb/hashing';
 import { QldbVerificationError } from '#shared/qldb/journal';
 import { auditImportedChain, type ChainEvent } from '#shared/qldb/audit';
 import { eventsOfBlock, QLDB_BLOCK_EVENT } from '#shared/qldb/mapping';
-import { digestFile, encodeBlocks, makeStrand, writeExport } from '../support/qldb-journal.ts';
+import { digestFile, encodeBlocks, makeStrand, type WrittenExport, writeExport } from '../support/qldb-journal.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'qldb-export-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -33,6 +33,16 @@ function refusal<E extends Error>(kind: new (...args: never[]) => E, check: () =
 }
 
 /** The events an import sends for an export, as the chain answers them (JSON through and back). */
+/** The import's closing record, as the importer writes it, naming the export's tip (block `tip`). */
+function closingRecord(made: WrittenExport, tip: number): ChainEvent {
+  return {
+    entity_id: `qldb-export:${made.exportId}`,
+    event_type: 'qldb_import',
+    details: { export_id: made.exportId, tip: { block_address: { strand_id: made.strandId, sequence_no: tip }, block_hash: made.tipHash.toString('base64') } },
+    details_metadata: null,
+  };
+}
+
 function chainEventsOf(dir: string): ChainEvent[] {
   const exp = openExport(dir);
   const events: ChainEvent[] = [];
@@ -329,12 +339,7 @@ describe('QLDB journal as events', () => {
     const revision = events.find((e) => e.event_type === 'Person.insert')!;
     assert.match(String((revision.details_metadata!.qldb as Record<string, unknown>).data_ion), /NegDecimal:-0\.00/, 'the Ion keeps its -0');
     assert.deepEqual([revision.details!.NegDecimal, revision.details!.NegExp, revision.details!.NegFloat, revision.details!.Nested], [0, 0, 0, { z: [0] }]);
-    const record: ChainEvent = {
-      entity_id: 'qldb-export:z',
-      event_type: 'qldb_import',
-      details: { export_id: made.exportId, tip: { block_address: { strand_id: made.strandId, sequence_no: 5 }, block_hash: made.tipHash.toString('base64') } },
-      details_metadata: null,
-    };
+    const record = closingRecord(made, 5);
     const audit = auditImportedChain([...events, record]);
     assert.equal(audit.blocks, 6);
     assert.equal(audit.revisions, 12);
@@ -344,12 +349,7 @@ describe('QLDB journal as events', () => {
     const dir = fresh();
     const made = writeExport(dir, { count: 25, revisionsPerBlock: 3, mixed: true });
     const events = chainEventsOf(dir);
-    const record: ChainEvent = {
-      entity_id: 'qldb-export:x',
-      event_type: 'qldb_import',
-      details: { export_id: made.exportId, tip: { block_address: { strand_id: made.strandId, sequence_no: 24 }, block_hash: made.tipHash.toString('base64') } },
-      details_metadata: null,
-    };
+    const record = closingRecord(made, 24);
     const audit = auditImportedChain([...events, record]);
     assert.equal(audit.blocks, 25);
     assert.equal(audit.revisions, 75);
