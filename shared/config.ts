@@ -108,9 +108,10 @@ export const settingsSchema = z.object({
   SVC_WS_CONNECTION_TTL_SECONDS: positiveInt(60, 86_400).default(7_800),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
   SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),
-  // Contract runs at once (worker threads), and runs that may wait for one; past that, 429.
-  SVC_CONTRACT_WORKERS: positiveInt(1, 64).default(2),
-  SVC_CONTRACT_QUEUE: positiveInt(0, 10_000).default(16),
+  // Contract runs at once across the whole service, and runs that may wait for a slot; past that, 429
+  // (shared/business/contract-admission.ts: one registry record admits every run, whichever instance serves it).
+  SVC_CONTRACT_WORKERS: positiveInt(1, 64).default(8),
+  SVC_CONTRACT_QUEUE: positiveInt(0, 256).default(16),
   SVC_CONTRACT_STACK_BYTES: positiveInt(16 * 1024, 128 * 1024).default(128 * 1024),
   SVC_MASTER_KEY_FILE: z.string().min(1).optional(),
   SVC_AUTH_ENABLED: bool.default(false),

@@ -30,7 +30,19 @@ const EDGE = {
  */
 const APPENDS = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'BatchWriteItem', 'UpdateItem'] as const satisfies readonly TableAction[];
 
-export const ALL_FUNCTIONS: readonly FunctionName[] = ['ledger', 'business', 'graphql', 'metrics', 'docs', 'tlog', 'admin', 'ws', 'broadcast', 'sweep'];
+export const ALL_FUNCTIONS: readonly FunctionName[] = [
+  'ledger',
+  'business',
+  'contracts',
+  'graphql',
+  'metrics',
+  'docs',
+  'tlog',
+  'admin',
+  'ws',
+  'broadcast',
+  'sweep',
+];
 
 /** DynamoDB access per function and table. */
 export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readonly TableAction[]>>> = {
@@ -44,6 +56,9 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
   },
   // Channel chains' appends; organizations, channels, memberships, contracts, private data in the registry.
   business: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], rateLimits: EDGE.rateLimits },
+  // Contracts' emits append (to channel chains too); contract versions and owners (a publish), memberships, and the
+  // run slots' record (GetItem, a conditional PutItem, UpdateItem to let go) in the registry.
+  contracts: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem'], rateLimits: EDGE.rateLimits },
   // Queries of chains (BatchGetItem: heads), blocks and traces (by-entity); addEvent and submitProof append.
   graphql: {
     ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`],

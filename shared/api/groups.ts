@@ -39,6 +39,15 @@ export const GROUPS = {
     tables: ['ledger', ...EDGE_TABLES],
     usesKmsKey: true,
     usesIpfs: true,
+  },
+  // Publishing and running contracts, under the business prefixes in a function of its own: runs take its
+  // instances, never the business reads' (shared/api/routes/contracts.ts).
+  contracts: {
+    prefixes: ['/api/business', '/api/v2'],
+    entry: 'functions/contracts/handler.ts',
+    tables: ['ledger', ...EDGE_TABLES],
+    usesKmsKey: true,
+    usesIpfs: true,
     // The contract sandbox's WebAssembly, as a file rather than 1.1 MB of base64 in the bundle.
     bundleFiles: [{ module: QUICKJS_WASM_MODULE, as: QUICKJS_WASM_FILE }],
   },

@@ -8,6 +8,7 @@ import type { AnyRoute } from './define.ts';
 import { type Route, servedRoutes } from './served.ts';
 import { ADMIN_ROUTES } from './routes/admin.ts';
 import { BUSINESS_ROUTES } from './routes/business.ts';
+import { CONTRACTS_ROUTES } from './routes/contracts.ts';
 import { DOCS_ROUTES } from './routes/docs.ts';
 import { GRAPHQL_ROUTES } from './routes/graphql.ts';
 import { LEDGER_ROUTES } from './routes/ledger.ts';
@@ -22,6 +23,7 @@ export type { Route } from './served.ts';
 export const ROUTE_TABLE: readonly AnyRoute[] = [
   ...LEDGER_ROUTES,
   ...BUSINESS_ROUTES,
+  ...CONTRACTS_ROUTES,
   ...GRAPHQL_ROUTES,
   ...METRICS_ROUTES,
   ...DOCS_ROUTES,

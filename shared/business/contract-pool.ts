@@ -12,9 +12,12 @@
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { remainingMs } from '../deadline.ts';
-import { DeadlineExceededError, DomainError } from '../errors.ts';
+import { DeadlineExceededError } from '../errors.ts';
 import { logger } from '../log.ts';
+import { ContractsBusyError } from './contract-admission.ts';
 import { ContractExecutionError, checkContract, runContract, type SandboxLimits } from './sandbox.ts';
+
+export { ContractsBusyError };
 
 /** What the business domain needs from the sandbox. */
 export interface ContractSandbox {
@@ -24,15 +27,6 @@ export interface ContractSandbox {
   run(source: string, event: unknown, context: unknown): Promise<unknown>;
   /** Stops the workers (tests, shutdown). */
   close(): Promise<void>;
-}
-
-/** 429: every contract worker is busy and the queue is full. */
-export class ContractsBusyError extends DomainError {
-  readonly statusCode = 429;
-  constructor(retryAfterSeconds: number) {
-    super(`Every contract worker is busy and the queue is full; retry in ${retryAfterSeconds} s`);
-    this.headers['Retry-After'] = String(retryAfterSeconds);
-  }
 }
 
 export interface ContractPoolOptions {
@@ -184,7 +178,9 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     if (closed) return Promise.reject(new Error('the contract pool is closed'));
     const idle = slots.some((s) => !s.job) || slots.length < options.workers;
     if (!idle && queue.length >= options.queue) {
-      return Promise.reject(new ContractsBusyError(Math.max(1, Math.ceil(options.limits.timeoutMs / 1000))));
+      return Promise.reject(
+        new ContractsBusyError(Math.max(1, Math.ceil(options.limits.timeoutMs / 1000)), 'every contract worker of this process is busy and its queue is full'),
+      );
     }
     return new Promise((resolve, reject) => {
       // A run still waiting for a sandbox when the invocation's deadline comes is withdrawn (503), not left queued.

@@ -183,6 +183,7 @@ export function apiKeyListSk(keyId: string): string {
  *   private data        pk = PRIVATE#<channel>#<collection>     sk = <key>
  *   contract version    pk = CONTRACT#<contract id>             sk = VERSION#<version>
  *   contract owner      pk = CONTRACT#<contract id>             sk = OWNER        owner = org#<org id> | admins
+ *   contract run slots  pk = CONTRACTS                          sk = RUN_SLOTS    runs, waits: id -> expiry (ms); v
  */
 export const ORGS_PARTITION = 'ORGS';
 export const CHANNELS_PARTITION = 'CHANNELS';
@@ -202,6 +203,8 @@ export function contractPk(contractId: string): string {
 }
 
 export const CONTRACT_OWNER_SK = 'OWNER';
+/** The one record that admits contract runs across the service (shared/business/contract-admission.ts). */
+export const CONTRACT_RUN_SLOTS_KEY = { pk: 'CONTRACTS', sk: 'RUN_SLOTS' } as const;
 export const CONTRACT_VERSION_SK_PREFIX = 'VERSION#';
 
 export function contractVersionSk(version: string): string {

@@ -1,14 +1,58 @@
 /**
- * The business group's wiring: its own module, so that only the business function bundles the
- * contract sandbox.
+ * The business and contracts groups' wiring: its own module, so that only those functions bundle the business
+ * domain. Only the contracts function runs the sandbox (and bundles its WebAssembly); the business function's
+ * domain has none, and says so if a contract route ever reached it.
  */
 import { type Business, createBusiness } from '../business/business.ts';
-import { createContractPool } from '../business/contract-pool.ts';
+import { createContractAdmission } from '../business/contract-admission.ts';
+import { type ContractSandbox, createContractPool } from '../business/contract-pool.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
+import { createRunSlotStore } from '../storage/contract-slots.ts';
 import { type Core, once } from './core.ts';
 
-export function createBusinessWiring(core: Core): { business(): Business } {
+/** A worker past its CPU limit is stopped this long after it (contract-pool.ts's default grace). */
+const SANDBOX_GRACE_MS = 500;
+/** What a sandbox's start may add to a run's slot (QuickJS compiled in a fresh worker; well under a second). */
+const SANDBOX_START_MS = 5_000;
+/** The longest a run waits for a slot, within its invocation's deadline. */
+const MAX_SLOT_WAIT_MS = 10_000;
+
+/** The business function's stand-in: contract routes are the contracts function's (shared/api/routes/contracts.ts). */
+const NO_SANDBOX: ContractSandbox = {
+  check: () => Promise.reject(new Error('contracts are published and run by the contracts function, not this one')),
+  run: () => Promise.reject(new Error('contracts are published and run by the contracts function, not this one')),
+  close: async () => {},
+};
+
+export function createBusinessWiring(core: Core, { runsContracts = false }: { runsContracts?: boolean } = {}): { business(): Business } {
   const { settings } = core;
+  const sandbox = (): ContractSandbox => {
+    if (!runsContracts) return NO_SANDBOX;
+    const pool = createContractPool({
+      limits: {
+        timeoutMs: settings.SVC_CONTRACT_TIMEOUT_MS,
+        memoryBytes: settings.SVC_CONTRACT_MEMORY_BYTES,
+        stackBytes: settings.SVC_CONTRACT_STACK_BYTES,
+        maxResultBytes: 1024 * 1024,
+      },
+      graceMs: SANDBOX_GRACE_MS,
+      workers: settings.SVC_CONTRACT_WORKERS,
+      queue: settings.SVC_CONTRACT_QUEUE,
+    });
+    // Runs at once and waiting, across every instance: one record in the registry table admits each.
+    const admission = createContractAdmission(createRunSlotStore({ client: core.documentClient(), tableName: settings.SVC_REGISTRY_TABLE }), {
+      runsAtOnce: settings.SVC_CONTRACT_WORKERS,
+      waiting: settings.SVC_CONTRACT_QUEUE,
+      holdMs: settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS + SANDBOX_START_MS,
+      maxWaitMs: MAX_SLOT_WAIT_MS,
+      retryAfterSeconds: (settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS) / 1000,
+    });
+    return {
+      check: (source) => admission.admit(() => pool.check(source)),
+      run: (source, event, context) => admission.admit(() => pool.run(source, event, context)),
+      close: () => pool.close(),
+    };
+  };
   const business = once(
     (): Business =>
       createBusiness({
@@ -17,16 +61,7 @@ export function createBusinessWiring(core: Core): { business(): Business } {
         access: core.access(),
         offchain: core.lazyOffchain,
         personalData: core.personalData,
-        sandbox: createContractPool({
-          limits: {
-            timeoutMs: settings.SVC_CONTRACT_TIMEOUT_MS,
-            memoryBytes: settings.SVC_CONTRACT_MEMORY_BYTES,
-            stackBytes: settings.SVC_CONTRACT_STACK_BYTES,
-            maxResultBytes: 1024 * 1024,
-          },
-          workers: settings.SVC_CONTRACT_WORKERS,
-          queue: settings.SVC_CONTRACT_QUEUE,
-        }),
+        sandbox: sandbox(),
         inlineThresholdBytes: settings.SVC_OFFCHAIN_THRESHOLD_BYTES,
       }),
   );

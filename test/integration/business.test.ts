@@ -207,7 +207,17 @@ describe('Private data with auth on', () => {
   let secured: Stack;
   const keys: Record<string, string> = {};
   before(async () => {
-    secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } });
+    secured = await startStack({
+      env: {
+        SVC_AUTH_ENABLED: 'true',
+        SVC_ADMIN_API_KEY: ADMIN_KEY,
+        SVC_AUTH_CACHE_SECONDS: '0',
+        // Two contract runs at once across the service, two waiting (the flood test below).
+        SVC_CONTRACT_WORKERS: '2',
+        SVC_CONTRACT_QUEUE: '2',
+        SVC_CONTRACT_TIMEOUT_MS: '2000',
+      },
+    });
     const make = async (role: string, org?: string) =>
       /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', role, ...(org ? ['--org', org] : [])]))![1]!;
     keys.member = await make('writer', 'acme');
@@ -618,6 +628,55 @@ describe('Private data with auth on', () => {
     const graphql = await call(secured.url, 'POST', '/graphql', { query: '{ events(chainName: "main") { details } }' }, reader);
     assert.equal(graphql.status, 200, graphql.text);
     assert.ok(!graphql.text.includes(secret), 'nor in what GraphQL reads of it');
+  });
+
+  it('a writer flooding endless contract runs gets 429 past the slots and the queue, and business reads never wait behind the runs', async () => {
+    // Red team: sixteen looping runs once held every business instance (a channel read took 12.4 s) and the documented
+    // 429 never fired, as each instance served one run and its own queue never filled.
+    const s = `${secured.url}/api/business`;
+    const admin = { 'X-API-Key': ADMIN_KEY };
+    const attacker = { 'X-API-Key': keys.noOrgWriter! };
+    assert.equal(
+      (await call(s, 'POST', '/contracts', { contract_id: 'spin-flood', version: '1.0.0', implementation: 'function execute() { for (;;) {} }' }, admin))
+        .status,
+      201,
+    );
+    let runsLeft = 16;
+    const runs = Promise.all(
+      Array.from({ length: 16 }, () =>
+        call(s, 'POST', '/contracts/execute', { contract_id: 'spin-flood', event: { entity_id: 'e', event: 'x', details: {} } }, attacker).finally(() => {
+          runsLeft -= 1;
+        }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A member's reads of its channel, on both prefixes, while the runs go on: answered before the runs end.
+    const member = { 'X-API-Key': keys.member! };
+    const reads = await Promise.all([
+      call(s, 'GET', '/channels/deals', undefined, member),
+      call(`${secured.url}/api/v2`, 'GET', '/organizations', undefined, member),
+    ]);
+    for (const read of reads) assert.equal(read.status, 200, read.text);
+    const stillRunning = runsLeft;
+    const answers = await runs;
+    assert.ok(stillRunning > 0, 'the reads were answered while runs were still going');
+    const refused = answers.filter((a) => a.status === 429);
+    const stopped = answers.filter((a) => a.status === 422);
+    assert.equal(refused.length + stopped.length, 16, answers.map((a) => `${a.status} ${a.text}`).join('\n'));
+    // Two run at once and two wait: at least four run to their CPU limit, and most of the flood is refused at once.
+    assert.ok(stopped.length >= 4, `${stopped.length} ran`);
+    assert.ok(refused.length >= 8, `${refused.length} refused`);
+    for (const a of stopped) assert.match(a.body.detail, /CPU time/);
+    for (const a of refused) {
+      assertError(a, 429, /Contracts are busy/);
+      assert.equal(a.headers.get('retry-after'), '3');
+    }
+    // Every slot was let go: a run now is admitted and stopped at its own limit, not refused.
+    assertError(
+      await call(s, 'POST', '/contracts/execute', { contract_id: 'spin-flood', event: { entity_id: 'e', event: 'x', details: {} } }, attacker),
+      422,
+      /CPU time/,
+    );
   });
 });
 

@@ -1,26 +1,16 @@
 /**
- * The business group (/api/business and /api/v2): organizations, channels, private data, contracts
- * (docs/rules.md, "Business group"). Who may act in which channel is the policy's, inside the domain.
+ * The business group (/api/business and /api/v2): organizations, channels, private data, contracts' versions
+ * (docs/rules.md, "Business group"). Who may act in which channel is the policy's, inside the domain. Publishing
+ * and running contracts, which take a sandbox, are the contracts group's (shared/api/routes/contracts.ts).
  */
 import * as z from 'zod';
-import {
-  type Business,
-  channelInput,
-  collectionInput,
-  contractInput,
-  executeInput,
-  memberInput,
-  organizationInput,
-  privateDataInput,
-} from '../../business/business.ts';
+import { type Business, channelInput, collectionInput, memberInput, organizationInput, privateDataInput } from '../../business/business.ts';
 import { type HealthProbes, healthReport } from '../../health.ts';
 import { routesOf } from '../define.ts';
 import {
   channelCreatedSchema,
   channelSchema,
   collectionCreatedSchema,
-  contractExecutedSchema,
-  contractRegisteredSchema,
   contractSchema,
   healthSchema,
   memberAddedSchema,
@@ -161,32 +151,11 @@ export const BUSINESS_ROUTES = [
   }),
 
   route({
-    method: 'POST',
-    path: '/contracts',
-    response: contractRegisteredSchema,
-    summary: 'Register a contract version',
-    access: 'writer',
-    status: 201,
-    body: contractInput,
-    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().registerContract(principal, body)) } }),
-  }),
-
-  route({
     method: 'GET',
     path: '/contracts/{contract_id}',
     response: contractSchema,
     summary: "A contract's versions",
     access: 'reader',
     handler: async ({ principal, params }, { business }) => ({ body: await business().getContract(principal, params.contract_id) }),
-  }),
-
-  route({
-    method: 'POST',
-    path: '/contracts/execute',
-    response: contractExecutedSchema,
-    summary: 'Execute a contract',
-    access: 'writer',
-    body: executeInput,
-    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().executeContract(principal, body)) } }),
   }),
 ];
