@@ -176,9 +176,16 @@ export const KEPT_WITHOUT_USE: readonly {
     why: "the tree nodes of a chain written before records are read from its block items by key (an upgraded table); a new chain's come from its segments, so the sim's run never reads them",
   },
   {
-    functions: ['business', 'admin'],
+    functions: ['business', 'contracts', 'admin'],
     action: 'dynamodb:BatchGetItem',
     resource: /:table\/[^/]*-ledger$/,
     why: "a round whose leader died between its commit and its records is finished by the next lease holder from the round's pending appends, read back by key (a failure path: the appender's flushRecent)",
+  },
+  {
+    functions: ['contracts'],
+    action: 'dynamodb:GetItem',
+    resource: /:table\/[^/]*-ledger$/,
+    why: "a contract's emits append as any writer's events do, and an append reads a head or a round item by key only on some paths (a lease another instance holds, a round to finish); the check's few emits commit directly",
+    sometimes: true,
   },
 ];

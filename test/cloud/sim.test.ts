@@ -106,7 +106,7 @@ describe('npm run sim: the synthesized template, served', () => {
     const head = await client.send(new GetCommand({ TableName: `${STACK}-ledger`, Key: { pk: 'CHAIN#sim-check', sk: 'HEAD' } }));
     client.destroy();
     assert.ok(head.Item, "the chain head is in the template's table, not in a table of the local defaults");
-    assert.match(sim!.output(), /Functions: 10 from .*sim-assembly-/);
+    assert.match(sim!.output(), /Functions: 11 from .*sim-assembly-/);
     // The documented mapping: the WebSocket stage's URL the template gives the docs function is this server's /ws.
     const config = await call(sim!.url, 'GET', '/explorer/config.json');
     assert.equal(config.body.ws_url, `${sim!.url.replace(/^http/, 'ws')}/ws`);
@@ -336,6 +336,8 @@ describe('npm run sim: a template altered', () => {
         assert.ok((await call(altered.url, 'GET', path, undefined, admin)).status < 400, path);
       }
       assert.equal((await call(altered.url, 'POST', '/graphql', { query: '{ chains { name } }' }, admin)).status, 200);
+      const noContract = { contract_id: 'no-such-contract', event: { entity_id: 'e', event: 'x', details: {} } };
+      assert.equal((await call(altered.url, 'POST', '/api/v2/contracts/execute', noContract, admin)).status, 404, 'the contracts group');
       const refused = await new Promise<number>((resolve) => {
         const ws = new WebSocket(`${altered!.url.replace(/^http/, 'ws')}/ws`, { headers: { 'X-API-Key': 'not-a-key-of-this-service-0000' } });
         ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
