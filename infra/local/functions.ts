@@ -38,8 +38,6 @@ export async function instancePools(
   env: Record<string, string>,
   idleMs?: number,
   bundles?: Awaited<ReturnType<typeof functionBundles>>,
-  /** Functions whose limit is another (the contracts function: its admission's runs and waiters, and one to refuse). */
-  limits: Partial<Record<string, number>> = {},
 ): Promise<LocalFunctions> {
   const { functions, worker } = bundles ?? (await functionBundles());
   const pools: Record<string, InstancePool> = {};
@@ -49,7 +47,7 @@ export async function instancePools(
       bundle: bundle.file,
       workerFile: worker,
       // The broadcaster is fed one stream batch at a time, in order, as an event source mapping does; one sweep at a time.
-      maxInstances: name === 'broadcast' || name === 'sweep' ? 1 : Math.max(maxInstances, limits[name] ?? 0),
+      maxInstances: name === 'broadcast' || name === 'sweep' ? 1 : maxInstances,
       timeoutMs: FUNCTION_TIMEOUT_MS,
       ...(idleMs ? { idleMs } : {}),
       env,

@@ -293,10 +293,7 @@ async function main(): Promise<void> {
   const nodeIdentity = rt.createNodeWiring(core).admin().identity();
   nodeIdentity.catch(() => undefined);
   const functions = instances
-    ? await rt.instancePools(config.SVC_LOCAL_MAX_INSTANCES, env, config.SVC_LOCAL_IDLE_MS, await bundling, {
-        // As Lambda would scale it: enough instances for every admitted and waiting run, and one to answer the 429.
-        contracts: config.SVC_CONTRACT_WORKERS + config.SVC_CONTRACT_QUEUE + 1,
-      })
+    ? await rt.instancePools(config.SVC_LOCAL_MAX_INSTANCES, env, config.SVC_LOCAL_IDLE_MS, await bundling)
     : await rt.inProcessFunctions(core);
   stopFunctions = functions.close;
   phase('functions');

@@ -54,7 +54,7 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
     // Six runs on at most 3 instances take at least two rounds of one run.
     assert.ok(elapsed >= 1.5 * single, `6 runs on 3 instances took ${Math.round(elapsed)} ms; one alone ${Math.round(single)} ms`);
     const after = await metric(pooled, 'lambda_cold_starts_total');
-    // The business pool grew to its limit (the first request's instance was already warm or counted before).
+    // The contracts pool grew to its limit (the first request's instance was already warm or counted before).
     assert.ok(after - before >= 2 && after - before <= 3, `cold starts went from ${before} to ${after}`);
   });
 
