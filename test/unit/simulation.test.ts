@@ -492,6 +492,11 @@ const FOUND: { seed: number; profile: string; what: string }[] = [
     what: 'a retry that took its key over from an attempt still pending: both sealed in one round, whose transaction held two answers of one key (500)',
   },
   {
+    seed: 668,
+    profile: 'chaos',
+    what: "a leader whose lease lapsed in a stall found every key above its stale cursor sealed by others, and answered an undocumented 500 ('no free key')",
+  },
+  {
     seed: 10,
     profile: 'large-batches',
     what: "a round's wave of segments cut short (a later one written, an earlier one not): its blocks read as missing, and a key's retry answered 500",

@@ -34,7 +34,7 @@ import {
   typical,
   type Unit,
 } from './settings.ts';
-import { putPending, settledOutcome } from './withdraw.ts';
+import { PendingKeysTakenError, putPending, settledOutcome } from './withdraw.ts';
 
 /**
  * Holds the lease: commits `own` (if any) and the pending appends it finds, round after round, writes
@@ -58,6 +58,8 @@ export async function lead(
   let ownBlocks: Block[] | undefined;
   let ownError: unknown;
   let attempt = 0;
+  /** Times our cursor was found stale (every key above it sealed by others): each time the lease is taken again. */
+  let staleCursors = 0;
   let leased = true;
   const refused = new Set<string>();
   // The last round's records, segment and seals, still being written while the next round is read and built.
@@ -124,7 +126,25 @@ export async function lead(
       const shards = head.pendingShards ?? 1;
       a.counters.pendingReads += 1;
       const readSentMs = a.nowMs();
-      const [read, ownRef] = await Promise.all([a.repository.listPending(chainName, shards, cursor, NO_LATER_KEY, PENDING_READ_LIMIT), ownPut]);
+      let read: Awaited<ReturnType<typeof a.repository.listPending>>;
+      let ownRef: PendingRef | undefined;
+      try {
+        [read, ownRef] = await Promise.all([a.repository.listPending(chainName, shards, cursor, NO_LATER_KEY, PENDING_READ_LIMIT), ownPut]);
+      } catch (error) {
+        if (!(error instanceof PendingKeysTakenError) || (staleCursors += 1) > a.options.maxAttempts) throw error;
+        // The keys above our cursor were all sealed by others: our lease lapsed meanwhile and the head moved on.
+        // Nothing of ours was written; lead again from the head as it is, or leave it to whoever leads now.
+        a.counters.conflicts += 1;
+        const lease = await a.takeLease(chainName);
+        if (!lease.head) throw new ChainNotFoundError(chainName);
+        if (!lease.acquired) {
+          leased = false;
+          if (ownUnit) ownError = new ChainContendedError(chainName, a.options.maxAttempts);
+          break;
+        }
+        head = lease.head.frontier ? lease.head : await ensureTree(a.repository, lease.head);
+        continue;
+      }
       if (ownUnit && ownRef) ownUnit.ref = ownRef;
       // Appends written a moment ago wait (older keys may still be on their way); a writer that leads for its own may seal it.
       // "A moment ago" counts back from when the read was sent, not from its answer: the read may have been

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { remainingMs, withGrace } from '../../deadline.ts';
-import { DependencyUnavailableError, OutcomeUnknownError } from '../../errors.ts';
+import { ChainContendedError, DependencyUnavailableError, OutcomeUnknownError } from '../../errors.ts';
 import { type PendingRef, pendingSk, pendingSkMs } from '../block-meta.ts';
 import type { BlockDraft } from '../blocks.ts';
 import type { BoundAppend } from '../repository.ts';
@@ -45,7 +45,27 @@ export async function putPending(
       if (error instanceof DependencyUnavailableError && error.notApplied) trying(NOTHING_WRITTEN);
       throw error;
     }
-    if (attempt >= 8) throw new Error(`no free key for a pending append of '${chainName}'`);
+    if (attempt >= MAX_KEY_ATTEMPTS) {
+      // Every key was another's (a conditional put never replaces an item, and one of ours is known by its token):
+      // nothing of ours was written anywhere.
+      trying(NOTHING_WRITTEN);
+      throw new PendingKeysTakenError(chainName, attempt + 1);
+    }
+  }
+}
+
+/** Keys tried for one pending append before giving up (each a conditional put). */
+const MAX_KEY_ATTEMPTS = 8;
+
+/**
+ * Every key tried for a pending append was taken by another's, and nothing of ours was written. For a leader, whose
+ * keys are the ones just above the cursor it read, that cursor is stale: its lease lapsed (a stall) and other leaders
+ * sealed appends at those keys. A 503 if it reaches a caller (nothing landed; retry), never the 500 of an unknown
+ * outcome (found by the deterministic simulation, chaos seed 668).
+ */
+export class PendingKeysTakenError extends ChainContendedError {
+  constructor(chainName: string, tried: number) {
+    super(chainName, tried);
   }
 }
 
