@@ -21,10 +21,13 @@ export { ContractsBusyError };
 
 /** What the business domain needs from the sandbox. */
 export interface ContractSandbox {
-  /** Checks that the source evaluates within the limits and defines `execute`. */
-  check(source: string): Promise<void>;
+  /**
+   * Checks that the source evaluates within the limits and defines `execute`. `caller` (an organization, or a key
+   * without one) is whose run it is, for a share of the service's sandboxes (contract-admission.ts).
+   */
+  check(source: string, caller?: string): Promise<void>;
   /** Runs `execute(event, context)` and answers its JSON result. */
-  run(source: string, event: unknown, context: unknown): Promise<unknown>;
+  run(source: string, event: unknown, context: unknown, caller?: string): Promise<unknown>;
   /** Stops the workers (tests, shutdown). */
   close(): Promise<void>;
 }
@@ -43,7 +46,8 @@ export interface ContractPoolOptions {
 
 const ROLE = 'contract-sandbox';
 /** A sandbox starts in well under a second (QuickJS compiled); one that has not after this is replaced. */
-const START_TIMEOUT_MS = 10_000;
+export const SANDBOX_START_TIMEOUT_MS = 10_000;
+const START_TIMEOUT_MS = SANDBOX_START_TIMEOUT_MS;
 
 /**
  * This module as a worker's script: the bundle it is part of, or (running from sources under tsx, whose

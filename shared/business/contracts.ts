@@ -29,6 +29,11 @@ function ownerName(owner: ContractOwner | undefined): string | null {
 /** A published contract's source, run by the service: its publisher's right to read it was checked when it was published. */
 const PUBLISHED_SOURCE: PayloadOpener = async () => true;
 
+/** Whose run it is, for its share of the sandboxes: its organization, else its key; none with auth off. */
+function callerOf(principal: Principal): string | undefined {
+  return principal.org_id ? `org:${principal.org_id}` : principal.key_id ? `key:${principal.key_id}` : undefined;
+}
+
 export function createContracts({ repository, ledger, access, sandbox, stamp, readOffchain }: BusinessContext) {
   /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
   const sources = new Map<string, string>();
@@ -78,7 +83,7 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
         if (typeof fetched !== 'string') throw new UnprocessableError('implementation_cid must hold the source as a JSON string');
         source = fetched;
       }
-      await sandbox.check(source);
+      await sandbox.check(source, callerOf(principal));
       const version: ContractVersionRecord = {
         contract_id: input.contract_id,
         version: input.version,
@@ -127,7 +132,7 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
       if (!chosen) throw new NotFoundError(`Contract '${input.contract_id}' has no version ${input.version}`);
 
       const started = performance.now();
-      const result = await sandbox.run(await contractSource(chosen), input.event, input.context);
+      const result = await sandbox.run(await contractSource(chosen), input.event, input.context, callerOf(principal));
 
       let emitted: string[] = [];
       const emit = (result as { emit?: unknown } | null)?.emit;

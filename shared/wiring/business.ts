@@ -5,15 +5,20 @@
  */
 import { type Business, createBusiness } from '../business/business.ts';
 import { createContractAdmission } from '../business/contract-admission.ts';
-import { type ContractSandbox, createContractPool } from '../business/contract-pool.ts';
+import { type ContractSandbox, createContractPool, SANDBOX_START_TIMEOUT_MS } from '../business/contract-pool.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createRunSlotStore } from '../storage/contract-slots.ts';
 import { type Core, once } from './core.ts';
 
 /** A worker past its CPU limit is stopped this long after it (contract-pool.ts's default grace). */
 const SANDBOX_GRACE_MS = 500;
-/** What a sandbox's start may add to a run's slot (QuickJS compiled in a fresh worker; well under a second). */
-const SANDBOX_START_MS = 5_000;
+/**
+ * What a sandbox's start may add to a run's slot: a fresh worker compiling QuickJS before the run's CPU limit starts,
+ * as long as the pool waits for one (contract-pool.ts's START_TIMEOUT_MS). Usually well under a second, but workers run
+ * at nice 19, and under the flood the slots exist for their starts were slow: a slot held for 5 s expired under a run
+ * still going, and a ninth run started (red team).
+ */
+const SANDBOX_START_MS = SANDBOX_START_TIMEOUT_MS;
 /** The longest a run waits for a slot, within its invocation's deadline. */
 const MAX_SLOT_WAIT_MS = 10_000;
 
@@ -48,8 +53,8 @@ export function createBusinessWiring(core: Core, { runsContracts = false }: { ru
       retryAfterSeconds: (settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS) / 1000,
     });
     return {
-      check: (source) => admission.admit(() => pool.check(source)),
-      run: (source, event, context) => admission.admit(() => pool.run(source, event, context)),
+      check: (source, caller) => admission.admit(() => pool.check(source), caller),
+      run: (source, event, context, caller) => admission.admit(() => pool.run(source, event, context), caller),
       close: () => pool.close(),
     };
   };

@@ -73,6 +73,33 @@ describe('contract admission', () => {
     assert.deepEqual(store.state.runs, {}, 'every slot let go');
   });
 
+  it('holds one caller to half the slots and half the queue: its flood leaves the others room, and its waiter does not hold theirs back', async () => {
+    const store = memoryRunSlots();
+    const admission = createContractAdmission(store, { ...OPTIONS, waiting: 2, sleep: () => new Promise((resolve) => setImmediate(resolve)) });
+    const [a1, a2, b1] = [held(), held(), held()];
+    const runA1 = admission.admit(a1.work, 'org:acme');
+    await settle();
+    const runA2 = admission.admit(a2.work, 'org:acme');
+    await settle();
+    assert.equal(Object.keys(store.state.runs).length, 1, 'acme holds its half (one of two slots); its second run waits');
+    assert.equal(Object.keys(store.state.waits).length, 1);
+    const third = await admission.admit(async () => 'ran', 'org:acme').catch((error: unknown) => error);
+    assert.ok(third instanceof ContractsBusyError, String(third));
+    assert.match(third.message, /this caller already holds its share/);
+    // globex is not behind acme's waiter: it takes the free slot at once.
+    const runB1 = admission.admit(b1.work, 'org:globex');
+    await settle();
+    assert.equal(Object.keys(store.state.runs).length, 2, 'globex runs beside acme');
+    a1.release();
+    await runA1;
+    await settle();
+    assert.equal(Object.keys(store.state.waits).length, 0, "acme's waiter runs once acme's first run ends");
+    a2.release();
+    b1.release();
+    await Promise.all([runA2, runB1]);
+    assert.deepEqual(store.state.runs, {});
+  });
+
   it('lets a slot go whatever the run ended in', async () => {
     const store = memoryRunSlots();
     const admission = createContractAdmission(store, OPTIONS);
