@@ -139,6 +139,11 @@ export function createHandler(core: Core) {
           return { statusCode: 200, body: messages.error(request.detail) };
       }
     } catch (error) {
+      // A refusal meant for the client (past the reads one message may make, say) is answered with its reason.
+      if (routeKey === '$default' && error instanceof DomainError && error.expose) {
+        logger.info('websocket message refused', { connection_id: connectionId, status: error.statusCode, detail: error.message });
+        return { statusCode: 200, body: messages.error(error.message) };
+      }
       logger.error('websocket route failed', { route: routeKey, connection_id: connectionId, error });
       return routeKey === '$default' ? { statusCode: 200, body: messages.error('The service could not handle this message; try again') } : { statusCode: 500 };
     }

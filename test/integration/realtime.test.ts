@@ -402,3 +402,34 @@ describe('WebSocket with auth on', () => {
     assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': key })).status, 429);
   });
 });
+
+describe('What one WebSocket message reads', () => {
+  let capped: Stack;
+  before(async () => {
+    // The least cap allowed (100 items), and room for more subscriptions than that on one connection.
+    capped = await startStack({ env: { SVC_MAX_READ_ITEMS: '100', SVC_WS_MAX_SUBSCRIPTIONS: '150', SVC_WS_MESSAGES_PER_SECOND: '1000' } });
+  });
+  after(async () => {
+    await capped?.stop();
+    if (capped) removeDir(capped.dataDir);
+  });
+
+  it('is capped as a request is, and the client is told why', async () => {
+    // Each subscribe reads the connection's subscriptions: past 100 of them it reads more than this stack's cap. The
+    // handler had been wrapped in the cap without a test, and answered its refusal "could not handle this message".
+    const s = await open(`${capped.url.replace(/^http/, 'ws')}/ws`);
+    let refused: { detail: string } | undefined;
+    for (let i = 0; i < 140 && !refused; i += 1) {
+      s.socket.send(JSON.stringify({ type: 'subscribe', event_type: `type-${i}` }));
+      const [answer] = (await s.waitFor((m) => m.type === 'subscribed' || m.type === 'error', i + 1, 10_000)).slice(i);
+      if (answer.type === 'error') refused = answer;
+    }
+    assert.ok(refused, '140 subscriptions, none refused');
+    assert.match(refused.detail, /reads more than 100 items from storage/);
+    // The ones before were answered: a message's few reads are within the cap, only the one past it is refused.
+    assert.ok(s.messages.filter((m) => m.type === 'subscribed').length >= 95, JSON.stringify(s.messages.slice(0, 3)));
+    // Refused, not broken: the connection still answers.
+    s.socket.send(JSON.stringify({ type: 'ping' }));
+    await s.waitFor((m) => m.type === 'pong', 1, 10_000);
+  });
+});
