@@ -1,6 +1,6 @@
 /**
- * `npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY]`
- * `npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID]`
+ * `npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY] [--accept-unverified-data]`
+ * `npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID] [--accept-unverified-data]`
  *
  * Verifies a QLDB journal export downloaded from S3, then imports it into a Sub-Chain through the service's API,
  * resumably (docs/qldb-import.md). Exits 0 when imported, 1 when the export fails verification or the import
@@ -12,8 +12,8 @@ import { QldbExportError } from './export.ts';
 import { ImportError, importQldbExport, verifyForImport } from './importer.ts';
 import { QldbVerificationError } from './journal.ts';
 
-const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY]
-       npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID]
+const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY] [--accept-unverified-data]
+       npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID] [--accept-unverified-data]
 
   --export     the export as downloaded from S3: aws s3 cp --recursive s3://<bucket>/<prefix>/ DIR
   --url        the service (the local stack's address, or a deployment's API)
@@ -21,7 +21,10 @@ const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME
   --digest     a digest saved from QLDB (aws qldb get-digest --name LEDGER > FILE): checked at its tip
   --export-id  which export, when DIR holds several
   --api-key    when the service requires keys (or set LEDGER_API_KEY)
-  --verify-only  verify the export (and the digest) and stop: nothing is sent anywhere`;
+  --verify-only  verify the export (and the digest) and stop: nothing is sent anywhere
+  --accept-unverified-data  a JSON Lines export only: import revisions whose data JSON cannot bind to their hashes
+               (timestamps, blobs, symbols, floats in documents), each marked data_verified: false; without it
+               such an export is refused`;
 
 const { values } = parseArgsOrExit(
   {
@@ -33,6 +36,7 @@ const { values } = parseArgsOrExit(
       'export-id': { type: 'string' },
       'api-key': { type: 'string' },
       'verify-only': { type: 'boolean' },
+      'accept-unverified-data': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   },
@@ -61,6 +65,7 @@ try {
       exportDir: values.export,
       ...(values.digest ? { digestFile: values.digest } : {}),
       ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
+      ...(values['accept-unverified-data'] ? { acceptUnverifiedData: true } : {}),
       log: (line) => process.stdout.write(`${line}\n`),
     });
     process.stdout.write(`took ${seconds(performance.now())}, ${peak()}\n`);
@@ -73,6 +78,7 @@ try {
     ...(values.digest ? { digestFile: values.digest } : {}),
     ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
     ...((values['api-key'] ?? process.env.LEDGER_API_KEY) ? { apiKey: values['api-key'] ?? process.env.LEDGER_API_KEY } : {}),
+    ...(values['accept-unverified-data'] ? { acceptUnverifiedData: true } : {}),
     log: (line) => process.stdout.write(`${line}\n`),
     progress: (p) => {
       const now = Date.now();

@@ -276,8 +276,12 @@ export interface ExportSummary {
   revisions: number;
   first: { address: BlockAddress; previousBlockHash: string };
   tip: { address: BlockAddress; blockHash: string };
-  /** What could not be recomputed: JSON Lines keeps no Ion types; a deleted revision has no data. */
-  unchecked: { revisions: number; transactions: number };
+  /**
+   * What could not be recomputed: a deleted revision has no data (`revisions`); JSON Lines keeps no Ion types, so a
+   * transaction's hash (`transactions`) and the data of a revision whose values are not plain JSON types (`data`:
+   * its data is not bound to its hash, so unverified) cannot be rebuilt.
+   */
+  unchecked: { revisions: number; transactions: number; data: number };
   digest: { digest: string; tip: BlockAddress } | null;
 }
 
@@ -293,7 +297,7 @@ export function verifyExport(exp: JournalExport, options: { digest?: LedgerDiges
   let previous: JournalBlock | undefined;
   let first: JournalBlock | undefined;
   let revisions = 0;
-  const unchecked = { revisions: 0, transactions: 0 };
+  const unchecked = { revisions: 0, transactions: 0, data: 0 };
   let digestChecked = false;
   for (const { block, key } of exportBlocks(exp)) {
     block.revisions.forEach((revision, i) => {
@@ -311,6 +315,7 @@ export function verifyExport(exp: JournalExport, options: { digest?: LedgerDiges
     if (previous) verifyLink(block, previous);
     else first = block;
     unchecked.revisions += check.revisionsUnchecked;
+    unchecked.data += check.revisionsUnbound;
     if (check.transactionUnchecked) unchecked.transactions += 1;
     revisions += block.revisions.filter((r) => r.metadata || r.json).length;
     if (digest && first!.blockAddress.sequenceNo === 0) {

@@ -39,6 +39,12 @@ export interface ImportOptions {
   url: string;
   chain: string;
   apiKey?: string;
+  /**
+   * Import a JSON Lines export's revisions whose data could not be bound to their hashes (values JSON does not type:
+   * timestamps, blobs, symbols, floats, a decimal's trailing zeros), each marked `data_verified: false`. Without it
+   * such an export is refused: its values could have been changed and nothing would show it.
+   */
+  acceptUnverifiedData?: boolean;
   /** Lines for the user (the verdicts, where the import starts, the result). */
   log?: (line: string) => void;
   /** Called after each batch: blocks and revisions done so far, of the totals. */
@@ -78,7 +84,10 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * The import's first step, and `--verify-only`: the export opened and verified whole (with the digest, if one is
  * given), each event it will become checked to fit an event. Throws QldbExportError or QldbVerificationError.
  */
-export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'exportId' | 'digestFile' | 'log'>): { exp: JournalExport; summary: ExportSummary } {
+export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'exportId' | 'digestFile' | 'log' | 'acceptUnverifiedData'>): {
+  exp: JournalExport;
+  summary: ExportSummary;
+} {
   const log = options.log ?? (() => undefined);
   const exp: JournalExport = openExport(options.exportDir, options.exportId);
   let digest: LedgerDigest | undefined;
@@ -100,12 +109,20 @@ export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'expo
     `verified: ${summary.blocks} blocks (${summary.first.address.sequenceNo}…${summary.tip.address.sequenceNo}), ${summary.revisions} document revisions, tip hash ${summary.tip.blockHash}` +
       (summary.digest ? `, digest ${summary.digest.digest} at block ${summary.digest.tip.sequenceNo} matches` : ''),
   );
-  if (summary.unchecked.revisions > 0 || summary.unchecked.transactions > 0)
-    log(
-      `  not recomputable: ${summary.unchecked.revisions} revision hashes and ${summary.unchecked.transactions} transaction hashes (${
-        summary.outputFormat === 'JSON' ? 'JSON Lines keeps no Ion types' : 'deleted revisions carry no data'
-      }); each is still covered by its block's hash`,
-    );
+  const { revisions: deleted, transactions, data } = summary.unchecked;
+  const parts = [
+    ...(deleted > 0 ? [`${deleted} deleted revisions' hashes (a deletion carries no data)`] : []),
+    ...(transactions > 0 ? [`${transactions} transaction hashes (JSON Lines keeps no Ion types)`] : []),
+  ];
+  if (parts.length > 0) log(`  not recomputable: ${parts.join('; ')}; each is still covered by its block's hash`);
+  if (data > 0) {
+    const why = `${data} revisions' data in this JSON Lines export is not bound to their hashes: read back as Ion, it does not hash as QLDB hashed it (a timestamp, blob, symbol, float or a decimal's trailing zeros in a document, which JSON does not keep; or a changed value)`;
+    if (!options.acceptUnverifiedData)
+      throw new QldbExportError(
+        `${why}. Its values could have been changed and nothing would show it: export the journal as ION_TEXT or ION_BINARY, or pass --accept-unverified-data to import them marked data_verified: false`,
+      );
+    log(`  unverified: ${why}; imported as told, each marked data_verified: false`);
+  }
 
   return { exp, summary };
 }

@@ -22,8 +22,14 @@ export interface JournalRevision {
   data?: ion.dom.Value;
   /** A redacted revision's data hash, which stands for its data. */
   dataHash?: Hash;
-  /** The revision's metadata and data as JSON, when the export is JSON Lines (no Ion: the hash cannot be rebuilt). */
+  /** The revision's metadata and data as JSON, when the export is JSON Lines (no Ion types: see jsonRevisionHash). */
   json?: { metadata: Record<string, unknown>; data?: Record<string, unknown> };
+  /**
+   * Set by verifyBlock on a JSON Lines revision whose data it could not bind to its hash: read back as Ion the natural
+   * way, metadata and data do not hash to it (a timestamp, a blob, a symbol or a decimal's precision in the document,
+   * which JSON does not keep; or a changed value). Its data is unverified.
+   */
+  unbound?: boolean;
 }
 
 /** Which table each document of a block belongs to (its transactionInfo's `documents`). */
@@ -50,6 +56,8 @@ export interface JournalBlock {
 /** What verifyBlock could not recompute (a JSON Lines export keeps no Ion types; a deleted revision has no data). */
 export interface BlockCheck {
   revisionsUnchecked: number;
+  /** JSON Lines revisions with data whose data could not be bound to their hash (JournalRevision.unbound). */
+  revisionsUnbound: number;
   transactionUnchecked: boolean;
 }
 
@@ -144,8 +152,17 @@ export function blockFromJson(line: unknown): JournalBlock {
     return Buffer.from(v, 'base64');
   };
   const tx = isObject(value.transactionInfo) ? value.transactionInfo : {};
-  const revisions = (Array.isArray(value.revisions) ? value.revisions : []).map((r: unknown, i) => {
-    const rev = isObject(r) ? r : {};
+  // The shapes QLDB writes, or a refusal: a value of another shape had been read as absent (revisions given as an
+  // object vanished, data given as a string was imported as a delete, a numeric timestamp became 1970).
+  if (value.revisions !== undefined && !Array.isArray(value.revisions)) throw new QldbVerificationError(address, 'its revisions are not a list');
+  if (typeof value.blockTimestamp !== 'string' || Number.isNaN(Date.parse(value.blockTimestamp)))
+    throw new QldbVerificationError(address, 'its blockTimestamp is missing or not a timestamp');
+  const revisions = ((value.revisions as unknown[] | undefined) ?? []).map((r: unknown, i) => {
+    if (!isObject(r)) throw new QldbVerificationError(address, `revision ${i} is not a struct`);
+    const rev = r;
+    for (const field of ['metadata', 'data'] as const)
+      if (rev[field] !== undefined && rev[field] !== null && !isObject(rev[field]))
+        throw new QldbVerificationError(address, `revision ${i}'s ${field} is not a struct`);
     return {
       hash: hash(rev.hash, `revision ${i}'s hash`),
       ...(typeof rev.dataHash === 'string' ? { dataHash: hash(rev.dataHash, `revision ${i}'s dataHash`) } : {}),
@@ -155,7 +172,7 @@ export function blockFromJson(line: unknown): JournalBlock {
   return {
     blockAddress: address,
     transactionId: typeof value.transactionId === 'string' ? value.transactionId : '',
-    blockTimestamp: new Date(typeof value.blockTimestamp === 'string' ? value.blockTimestamp : 0),
+    blockTimestamp: new Date(value.blockTimestamp),
     blockHash: hash(value.blockHash, 'blockHash'),
     entriesHash: hash(value.entriesHash, 'entriesHash'),
     previousBlockHash: hash(value.previousBlockHash, 'previousBlockHash'),
@@ -182,9 +199,19 @@ export function verifyBlock(block: JournalBlock): BlockCheck {
   const at = block.blockAddress;
   accountForRevisions(block);
   let revisionsUnchecked = 0;
+  let revisionsUnbound = 0;
   block.revisions.forEach((revision, i) => {
+    if (revision.json && (revision.json.data || revision.dataHash)) {
+      // JSON Lines: checked as far as JSON allows. Read back as Ion the natural way, metadata and data that hash to
+      // the revision's hash are the ones QLDB hashed; any other is unverified (unbound), and the import refuses it
+      // unless told to take it so.
+      const computed = jsonRevisionHash(revision.json.metadata, revision.json.data, revision.dataHash);
+      revision.unbound = !computed?.equals(revision.hash);
+      if (revision.unbound) revisionsUnbound += 1;
+      return;
+    }
     if (!revision.metadata || !(revision.data || revision.dataHash)) {
-      // Hash-only (system) revisions have nothing else to check; a deleted one or a JSON one cannot be rebuilt.
+      // Hash-only (system) revisions have nothing else to check; a deleted one cannot be rebuilt (it has no data).
       if (revision.metadata || revision.json) revisionsUnchecked += 1;
       return;
     }
@@ -207,7 +234,36 @@ export function verifyBlock(block: JournalBlock): BlockCheck {
   const computed = blockHash(block.entriesHash, block.previousBlockHash);
   if (!computed.equals(block.blockHash))
     throw new QldbVerificationError(at, `its blockHash ${b64(block.blockHash)} is not its entries hash joined with its previousBlockHash (${b64(computed)})`);
-  return { revisionsUnchecked, transactionUnchecked: !block.transactionInfo };
+  return { revisionsUnchecked, revisionsUnbound, transactionUnchecked: !block.transactionInfo };
+}
+
+/** An Ion timestamp as QLDB's JSON writes one (its Ion text): `2019-06-05T20:53:21.530Z`, `2020-01-01T`, … */
+const ION_TIMESTAMP = /^\d{4}(-\d{2}(-\d{2}(T(\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?)?)?)?T?$/;
+
+/**
+ * A JSON Lines revision's hash, its values read back as Ion the natural way: JSON is Ion text, so numbers without a
+ * fraction or exponent are ints, with a fraction decimals, with an exponent floats; the metadata's `txTime` is the
+ * timestamp QLDB wrote as its text. A document of strings, ints, decimals, booleans, nulls, lists and structs hashes
+ * as QLDB hashed it; a timestamp, blob, symbol, float or a decimal's trailing zeros in it does not (JSON keeps none
+ * of them), and neither does a changed value. Undefined when the JSON cannot be read as Ion at all.
+ */
+export function jsonRevisionHash(metadata: Record<string, unknown>, data: Record<string, unknown> | undefined, dataHash?: Hash): Hash | undefined {
+  try {
+    const fields = Object.entries(metadata).map(([name, value]) =>
+      name === 'txTime' && typeof value === 'string' && ION_TIMESTAMP.test(value)
+        ? `${JSON.stringify(name)}:${value}`
+        : `${JSON.stringify(name)}:${JSON.stringify(value)}`,
+    );
+    const meta = ion.load(`{${fields.join(',')}}`);
+    if (!meta) return undefined;
+    if (data) {
+      const value = ion.load(JSON.stringify(data));
+      return value ? revisionHash(meta, value) : undefined;
+    }
+    return dataHash ? dot(ionHash(meta), dataHash) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A revision's document id, from its metadata (Ion or JSON); undefined for a revision exported as its hash only. */

@@ -141,6 +141,8 @@ export function eventsOfBlock(block: JournalBlock, exportId: string): { position
             operation,
             revision_hash: b64(revision.hash),
             ...(revision.dataHash ? { redacted: true, data_hash: b64(revision.dataHash) } : {}),
+            // A JSON Lines revision whose data could not be bound to its hash (imported only when told to).
+            ...(revision.unbound ? { data_verified: false } : {}),
             ...(revision.metadata ? { metadata_ion: ionText(revision.metadata) } : {}),
             ...(revision.data ? { data_ion: ionText(revision.data) } : {}),
           },

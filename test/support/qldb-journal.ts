@@ -36,6 +36,11 @@ export interface StrandOptions {
   mixed?: boolean;
   /** More Ion fields in every document's data (`NegZero:-0.00,…`), to try values the defaults do not hold. */
   extraData?: string;
+  /**
+   * Documents of plain JSON types only (strings, ints, decimals without trailing zeros, booleans, lists, structs):
+   * a JSON Lines export of them can be bound to its hashes, which one with timestamps, blobs or symbols cannot.
+   */
+  plainData?: boolean;
 }
 
 /** `count` blocks of `strandId` from `from`, each with `revisionsPerBlock` revisions; deterministic from `seed`. */
@@ -67,7 +72,9 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
       documents.push(`${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[0]}`);
       const metadata = `{id:${str(doc.id)},version:${doc.version},txTime:${time},txId:${str(txId)}}`;
       if (remove) return { text: `{hash:${blob(ionHash(metadata))},metadata:${metadata}}`, hash: ionHash(metadata) };
-      const data = `{Name:${str(`person ${sequenceNo}-${r}`)},Balance:${sequenceNo * 10 + r}.50,Joined:2020-01-0${1 + (r % 9)}T,Tags:[a,"b"],Photo:{{${Buffer.from(`p${r}`).toString('base64')}}},Score:1.5e0,Big:12345678901234567890,Nothing:null.string,Revision:${doc.version}${options.extraData ? `,${options.extraData}` : ''}}`;
+      const data = options.plainData
+        ? `{Name:${str(`person ${sequenceNo}-${r}`)},Balance:${sequenceNo * 10 + r}.5,Active:true,Tags:["a","b"],Address:{City:"Oslo",Zip:${1000 + r}},Revision:${doc.version}}`
+        : `{Name:${str(`person ${sequenceNo}-${r}`)},Balance:${sequenceNo * 10 + r}.50,Joined:2020-01-0${1 + (r % 9)}T,Tags:[a,"b"],Photo:{{${Buffer.from(`p${r}`).toString('base64')}}},Score:1.5e0,Big:12345678901234567890,Nothing:null.string,Revision:${doc.version}${options.extraData ? `,${options.extraData}` : ''}}`;
       const hash = revisionHash(metadata, data);
       return { text: `{blockAddress:{strandId:${str(strandId)},sequenceNo:${sequenceNo}},hash:${blob(hash)},data:${data},metadata:${metadata}}`, hash };
     });

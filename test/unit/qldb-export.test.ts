@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as ion from 'ion-js';
 import { exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from '#shared/qldb/export';
+import { verifyForImport } from '#shared/qldb/importer';
 import { MerkleAccumulator, merkleRoot } from '#shared/qldb/hashing';
-import { QldbVerificationError } from '#shared/qldb/journal';
+import { QldbVerificationError, verifyBlock } from '#shared/qldb/journal';
 import { auditImportedChain, type ChainEvent } from '#shared/qldb/audit';
 import { eventsOfBlock, QLDB_BLOCK_EVENT } from '#shared/qldb/mapping';
 import { digestFile, encodeBlocks, makeStrand, type WrittenExport, writeExport } from '../support/qldb-journal.ts';
@@ -81,12 +82,15 @@ describe('QLDB journal export', () => {
       assert.equal(summary.revisions, 120);
       assert.equal(summary.tip.blockHash, made.tipHash.toString('base64'));
       assert.equal(summary.digest?.tip.sequenceNo, 39);
-      if (format === 'JSON') assert.deepEqual(summary.unchecked, { revisions: 120, transactions: 40 });
-      else {
-        const deletions = chainEventsOf(dir).filter((e) => e.event_type.endsWith('.delete')).length;
-        assert.ok(deletions > 0);
-        assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 0 }, 'the deletions carry no data');
-      }
+      const deletions = chainEventsOf(dir).filter((e) => e.event_type.endsWith('.delete')).length;
+      assert.ok(deletions > 0);
+      if (format === 'JSON')
+        assert.deepEqual(
+          summary.unchecked,
+          { revisions: deletions, transactions: 40, data: 120 - deletions },
+          "no document's data binds to its hash: each holds a timestamp, a blob, a symbol and a float, which JSON does not keep",
+        );
+      else assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 0, data: 0 }, 'the deletions carry no data');
       // A digest taken at an earlier tip checks the blocks up to it.
       const earlier = merkleRoot(
         makeStrand({ count: 40, revisionsPerBlock: 3, mixed: true })
@@ -297,6 +301,85 @@ describe('QLDB journal export', () => {
       refusal(QldbExportError, () => verifyExport(openExport(dir), { digest: parseDigest(digestFile(made.digest, made.strandId, 15)) })).message,
       /the export begins at block 10: a digest covers the journal from block 0/,
     );
+  });
+});
+
+describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
+  const plain = () => {
+    const dir = fresh();
+    return { dir, made: writeExport(dir, { count: 12, revisionsPerBlock: 3, mixed: true, plainData: true, format: 'JSON', blocksPerObject: 4 }) };
+  };
+  /** Rewrites the first line of the export's first data object that matches, with `edit`. */
+  const editLine = (made: WrittenExport, match: RegExp, edit: (line: string) => string) => {
+    for (const object of made.objects) {
+      const lines = readFileSync(object.path, 'utf8').split('\n');
+      const at = lines.findIndex((line) => match.test(line));
+      if (at < 0) continue;
+      lines[at] = edit(lines[at]!);
+      writeFileSync(object.path, lines.join('\n'));
+      return;
+    }
+    assert.fail(`no line matches ${match}`);
+  };
+
+  it("binds a document of plain JSON types to its hash: every revision's data checked, as in Ion", () => {
+    const { dir } = plain();
+    const summary = verifyExport(openExport(dir));
+    const deletions = chainEventsOf(dir).filter((e) => e.event_type.endsWith('.delete')).length;
+    assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 12, data: 0 });
+    assert.doesNotThrow(() => verifyForImport({ exportDir: dir }));
+  });
+
+  it('refuses a changed value (which had been imported as verified), and imports it only when told, marked data_verified: false', () => {
+    const { dir, made } = plain();
+    editLine(made, /"City":"Oslo"/, (line) => line.replace('"City":"Oslo"', '"City":"Bergen"'));
+    const summary = verifyExport(openExport(dir));
+    assert.equal(summary.unchecked.data, 1, "the block still verifies: only its revision's data is unbound");
+    const refused = refusal(QldbExportError, () => verifyForImport({ exportDir: dir }));
+    assert.match(refused.message, /1 revisions' data in this JSON Lines export is not bound to their hashes/);
+    assert.match(refused.message, /export the journal as ION_TEXT or ION_BINARY, or pass --accept-unverified-data/);
+    const lines: string[] = [];
+    verifyForImport({ exportDir: dir, acceptUnverifiedData: true, log: (line) => lines.push(line) });
+    assert.ok(
+      lines.some((line) => /unverified: 1 revisions' data .* each marked data_verified: false/.test(line)),
+      lines.join('\n'),
+    );
+    // The import verifies each block again as it maps it: that is where a revision is found unbound.
+    const marked = [...exportBlocks(openExport(dir))]
+      .flatMap(({ block }) => {
+        verifyBlock(block);
+        return eventsOfBlock(block, 'x').map((e) => e.event);
+      })
+      .filter((e) => (e.details_metadata as { qldb?: { data_verified?: boolean } }).qldb?.data_verified === false);
+    assert.equal(marked.length, 1);
+    assert.equal((marked[0]!.details as { Address: { City: string } }).Address.City, 'Bergen');
+  });
+
+  it('refuses the shapes QLDB does not write, which had been read as absent, naming the block', () => {
+    type Line = { revisions: unknown; blockTimestamp: unknown };
+    const cases: [(block: Line) => void, RegExp][] = [
+      // revisions given as an object: they had vanished.
+      [(block) => (block.revisions = (block.revisions as unknown[])[1]), /its revisions are not a list/],
+      // data given as a string: imported as a delete.
+      [(block) => ((block.revisions as { data?: unknown }[])[1]!.data = 'person'), /revision 1's data is not a struct/],
+      // a numeric timestamp: it had become 1970.
+      [(block) => (block.blockTimestamp = 1704067200), /its blockTimestamp is missing or not a timestamp/],
+    ];
+    for (const [change, reason] of cases) {
+      const { dir, made } = plain();
+      editLine(made, /^\{"blockAddress":\{"strandId":"[^"]*","sequenceNo":0\}/, (line) => {
+        const block = JSON.parse(line) as Line;
+        change(block);
+        return JSON.stringify(block);
+      });
+      const refused = refusal(QldbVerificationError, () => verifyExport(openExport(dir)));
+      assert.match(refused.message, /^block \S+\/0: /);
+      assert.match(refused.message, reason);
+    }
+    // A document id given as a number: no revision is then of the document the transactionInfo names.
+    const { dir, made } = plain();
+    editLine(made, /"metadata":\{"id":"/, (l) => l.replace(/"metadata":\{"id":"[^"]*"/, '"metadata":{"id":12345'));
+    assert.match(refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message, /no revision of it is here with its metadata/);
   });
 });
 
