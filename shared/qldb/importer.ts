@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { type ExportSummary, type JournalExport, type LedgerDigest, exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from './export.ts';
 import { b64, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
-import { type ImportedEvent, type JournalPosition, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
+import { type ImportedEvent, type JournalPosition, QLDB_BLOCK_EVENT, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
 
 /** Events per batch: the service's most with an Idempotency-Key (a block each, the head and the key's record: 100 items). */
 const BATCH_EVENTS = 98;
@@ -76,6 +76,51 @@ interface ApiBody {
   detail?: unknown;
   proof_id?: string;
   blocks?: { index: number; events: { event_type: string; details: unknown; details_metadata: unknown }[] }[];
+  /** GET …/blocks/{index}: one block. */
+  events?: { event_type: string; details: unknown; details_metadata: unknown }[];
+}
+
+/**
+ * Where each of the export's blocks lands on the chain: one chain block per event, in journal order from index 1
+ * (each QLDB block's own event, then one per document revision), and the block's hash.
+ */
+function chainLayout(exp: JournalExport): { sequenceNo: number; index: number; hash: string }[] {
+  const layout: { sequenceNo: number; index: number; hash: string }[] = [];
+  let index = 1;
+  for (const { block } of exportBlocks(exp)) {
+    layout.push({ sequenceNo: block.blockAddress.sequenceNo, index, hash: b64(block.blockHash) });
+    // Its own event, and one per document revision (eventsOfBlock's, counted without building them).
+    index += 1 + block.revisions.filter((r) => r.metadata || r.json).length;
+  }
+  return layout;
+}
+
+/**
+ * The first of the export's blocks the chain does not hold as this export's import holds it, by a binary search over
+ * the QLDB blocks' own events on the chain (about 17 reads for 100,000 blocks): block k's event is at the index this
+ * export puts it, with its hash, exactly while every block before it is the same, since each QLDB block's hash
+ * covers the one before. Undefined when the chain holds the export's blocks up to `upTo` (a sequence number).
+ */
+async function firstDifferingBlock(
+  exp: JournalExport,
+  upTo: number,
+  readBlock: (index: number) => Promise<ApiBody | undefined>,
+): Promise<{ sequenceNo: number; held: string | undefined; exported: string } | undefined> {
+  const layout = chainLayout(exp).filter((b) => b.sequenceNo <= upTo);
+  const heldAt = async (at: number): Promise<string | undefined> => {
+    const { index, sequenceNo } = layout[at]!;
+    const event = (await readBlock(index))?.events?.[0];
+    const details = event?.details as { block_hash?: string; block_address?: { sequence_no?: number } } | undefined;
+    return event?.event_type === QLDB_BLOCK_EVENT && details?.block_address?.sequence_no === sequenceNo ? details.block_hash : undefined;
+  };
+  let [low, high] = [0, layout.length];
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if ((await heldAt(mid)) === layout[mid]!.hash) low = mid + 1;
+    else high = mid;
+  }
+  if (low === layout.length) return undefined;
+  return { sequenceNo: layout[low]!.sequenceNo, held: await heldAt(low), exported: layout[low]!.hash };
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -167,6 +212,16 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
   // 1. Verify everything first.
   const { exp, summary } = verifyForImport(options);
 
+  /** ', from block N on (…)' naming the first block the chain holds otherwise, or '' when it holds them all up to `upTo`. */
+  const differsAt = async (upTo: number): Promise<string> => {
+    const differing = await firstDifferingBlock(exp, upTo, async (index) => {
+      const got = await request('GET', `${chainPath}/blocks/${index}`);
+      return got.status === 200 ? got.body : undefined;
+    });
+    if (!differing) return '';
+    return `, from block ${differing.sequenceNo} on (the chain holds ${differing.held ? `a block ${differing.sequenceNo} of hash ${differing.held}` : 'no such block where this export puts it'}, the export's is ${differing.exported})`;
+  };
+
   // 2. The chain: new, or this export's import to go on with.
   const info = await request('GET', `${chainPath}/stats`);
   if (info.status === 404) {
@@ -197,11 +252,20 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         tip?.block_hash !== summary.tip.blockHash ||
         tip.block_address?.sequence_no !== summary.tip.address.sequenceNo ||
         tip.block_address?.strand_id !== summary.tip.address.strandId
-      )
+      ) {
+        const upTo = Math.min(summary.tip.address.sequenceNo, tip?.block_address?.sequence_no ?? summary.tip.address.sequenceNo);
         throw new ImportError(
-          `chain '${options.chain}' holds export ${exp.exportId} whole, ending at block ${tip?.block_address?.sequence_no} (${tip?.block_hash}); this export ends at block ${summary.tip.address.sequenceNo} (${summary.tip.blockHash}): it is not the export that was imported`,
+          `chain '${options.chain}' holds export ${exp.exportId} whole, ending at block ${tip?.block_address?.sequence_no} (${tip?.block_hash}); this export ends at block ${summary.tip.address.sequenceNo} (${summary.tip.blockHash}): it is not the export that was imported${await differsAt(upTo)}`,
         );
+      }
     } else {
+      // Going on from where the chain stopped is right only if the chain holds this export's blocks up to there: a
+      // changed export under the same id had been continued onto another's first part.
+      const differs = await differsAt(at.sequenceNo);
+      if (differs)
+        throw new ImportError(
+          `chain '${options.chain}' holds part of export ${exp.exportId}, up to block ${at.sequenceNo}, and it is not this export's${differs}: import this export into a new chain`,
+        );
       resumedAfter = at;
       log(`resuming: the chain holds this import up to block ${at.sequenceNo}${at.revision >= 0 ? `, revision ${at.revision}` : ''}`);
     }

@@ -120,6 +120,13 @@ describe('npm run import:qldb', () => {
       refused.out,
       /IMPORT STOPPED: chain 'qldb-text' holds export \S+ whole, ending at block 59 \(\S+\); this export ends at block 59 \(\S+\): it is not the export that was imported/,
     );
+    assert.match(refused.out, /it is not the export that was imported, from block 0 on \(the chain holds a block 0 of hash \S+, the export's is \S+\)/);
+    // One the same up to block 41 and another from there: the first block that differs is named.
+    const laterDir = join(work, 'later');
+    writeExport(laterDir, { count: 60, revisionsPerBlock: 3, mixed: true, blocksPerObject: 8, exportId: made.exportId, variantFrom: 42 });
+    const later = await importQldb('--export', laterDir, '--chain', 'qldb-text');
+    assert.equal(later.code, 1, later.out);
+    assert.match(later.out, /it is not the export that was imported, from block 42 on/);
     assert.equal((await stats('qldb-text')).body.total_events, 241, 'nothing appended');
   });
 
@@ -153,7 +160,7 @@ describe('npm run import:qldb', () => {
 
   it('goes on where it stopped when killed mid-import: every revision once, in journal order', async () => {
     const dir = join(work, 'killed');
-    writeExport(dir, { count: 300, revisionsPerBlock: 3, mixed: true, blocksPerObject: 40 });
+    const made = writeExport(dir, { count: 300, revisionsPerBlock: 3, mixed: true, blocksPerObject: 40 });
     const first = spawnTool('shared/qldb/cli.ts', ['--url', stack.url, '--api-key', writerKey, '--export', dir, '--chain', 'qldb-killed']);
     // Killed once some batches have landed (SIGKILL: no chance to finish a batch or clean up).
     const until = Date.now() + 60_000;
@@ -167,6 +174,15 @@ describe('npm run import:qldb', () => {
     await first.done;
     const cut = (await stats('qldb-killed')).body.total_events;
     assert.ok(cut < 1201, `killed before the end (${cut} events)`);
+
+    // Another export under the same id, the same journal up to block 4: not continued onto the first one's part (it
+    // had been, the chain then holding two journals' blocks as one).
+    const otherDir = join(work, 'killed-other');
+    writeExport(otherDir, { count: 300, revisionsPerBlock: 3, mixed: true, blocksPerObject: 40, exportId: made.exportId, variantFrom: 5 });
+    const mixed = await importQldb('--export', otherDir, '--chain', 'qldb-killed');
+    assert.equal(mixed.code, 1, mixed.out);
+    assert.match(mixed.out, /holds part of export \S+, up to block \d+, and it is not this export's, from block 5 on .*: import this export into a new chain/);
+    assert.equal((await stats('qldb-killed')).body.total_events, cut, 'nothing appended');
 
     const second = await importQldb('--export', dir, '--chain', 'qldb-killed');
     assert.equal(second.code, 0, second.out);

@@ -41,6 +41,8 @@ export interface StrandOptions {
    * a JSON Lines export of them can be bound to its hashes, which one with timestamps, blobs or symbols cannot.
    */
   plainData?: boolean;
+  /** From this sequence number on, every document's name differs: a journal the same as the default up to there. */
+  variantFrom?: number;
 }
 
 /** `count` blocks of `strandId` from `from`, each with `revisionsPerBlock` revisions; deterministic from `seed`. */
@@ -72,9 +74,10 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
       documents.push(`${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[0]}`);
       const metadata = `{id:${str(doc.id)},version:${doc.version},txTime:${time},txId:${str(txId)}}`;
       if (remove) return { text: `{hash:${blob(ionHash(metadata))},metadata:${metadata}}`, hash: ionHash(metadata) };
+      const name = `person ${sequenceNo}-${r}${options.variantFrom !== undefined && sequenceNo >= options.variantFrom ? ' (another)' : ''}`;
       const data = options.plainData
-        ? `{Name:${str(`person ${sequenceNo}-${r}`)},Balance:${sequenceNo * 10 + r}.5,Active:true,Tags:["a","b"],Address:{City:"Oslo",Zip:${1000 + r}},Revision:${doc.version}}`
-        : `{Name:${str(`person ${sequenceNo}-${r}`)},Balance:${sequenceNo * 10 + r}.50,Joined:2020-01-0${1 + (r % 9)}T,Tags:[a,"b"],Photo:{{${Buffer.from(`p${r}`).toString('base64')}}},Score:1.5e0,Big:12345678901234567890,Nothing:null.string,Revision:${doc.version}${options.extraData ? `,${options.extraData}` : ''}}`;
+        ? `{Name:${str(name)},Balance:${sequenceNo * 10 + r}.5,Active:true,Tags:["a","b"],Address:{City:"Oslo",Zip:${1000 + r}},Revision:${doc.version}}`
+        : `{Name:${str(name)},Balance:${sequenceNo * 10 + r}.50,Joined:2020-01-0${1 + (r % 9)}T,Tags:[a,"b"],Photo:{{${Buffer.from(`p${r}`).toString('base64')}}},Score:1.5e0,Big:12345678901234567890,Nothing:null.string,Revision:${doc.version}${options.extraData ? `,${options.extraData}` : ''}}`;
       const hash = revisionHash(metadata, data);
       return { text: `{blockAddress:{strandId:${str(strandId)},sequenceNo:${sequenceNo}},hash:${blob(hash)},data:${data},metadata:${metadata}}`, hash };
     });
