@@ -7,7 +7,16 @@ import { isDeepStrictEqual } from 'node:util';
 import * as ion from 'ion-js';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
 import type { Hash } from './hashing.ts';
-import { b64, type BlockAddress, type JournalBlock, QldbVerificationError, transactionDocuments, verifyBlock, verifyLink } from './journal.ts';
+import {
+  b64,
+  type BlockAddress,
+  type JournalBlock,
+  jsonRevisionHash,
+  QldbVerificationError,
+  transactionDocuments,
+  verifyBlock,
+  verifyLink,
+} from './journal.ts';
 import { ionToJson, QLDB_BLOCK_EVENT } from './mapping.ts';
 
 /** An event as the chain answers it (the fields the audit reads). */
@@ -118,7 +127,24 @@ export class ImportAuditor {
     if (unb64(q.revision_hash, `${what}'s revision_hash`, where).compare(slot.hash) !== 0)
       throw new QldbVerificationError(where, `${what} names hash ${String(q.revision_hash)}, the block's revision is ${b64(slot.hash)}`);
     audit.revisions += 1;
-    if (typeof q.metadata_ion !== 'string') return; // a JSON export's revision: checked through its block
+    if (typeof q.metadata_ion !== 'string') {
+      // A JSON Lines export's revision: rehashed as the import bound it (its details read back as Ion, its metadata
+      // QLDB's four fields), unless it was imported unbound (data_verified: false) or has no data: then it is
+      // checked through its block.
+      if (q.data_verified === false || q.operation === 'delete') return;
+      if (event.entity_id !== q.document_id) throw new QldbVerificationError(where, `${what}: its entity is not its document id`);
+      if (event.is_offchain || event.details === null) {
+        audit.detailsNotCompared += 1;
+        return;
+      }
+      const metadata = { id: q.document_id, version: q.version, txTime: q.tx_time, txId: q.transaction_id };
+      const dataHash = typeof q.data_hash === 'string' ? unb64(q.data_hash, `${what}'s data_hash`, where) : undefined;
+      const computed = jsonRevisionHash(metadata, dataHash ? undefined : (event.details as Record<string, unknown>), dataHash);
+      if (!computed?.equals(slot.hash))
+        throw new QldbVerificationError(where, `${what}: its details and metadata, read back as Ion, do not hash to the block's revision (${b64(slot.hash)})`);
+      audit.revisionsRehashed += 1;
+      return;
+    }
     const metadata = ion.load(q.metadata_ion)!;
     const m = ionToJson(metadata) as Record<string, unknown>;
     if (m.id !== event.entity_id || m.id !== q.document_id || m.version !== q.version || m.txId !== q.transaction_id)

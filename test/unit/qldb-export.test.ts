@@ -355,6 +355,19 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
     assert.equal((marked[0]!.details as { Address: { City: string } }).Address.City, 'Bergen');
   });
 
+  it("ledger-verify --qldb rehashes a bound JSON import's revisions from the chain's events, and catches a changed detail", () => {
+    const { dir, made } = plain();
+    const events = chainEventsOf(dir);
+    events.push(closingRecord(made, 11));
+    const withData = events.filter((e) => /\.(insert|update)$/.test(e.event_type)).length;
+    const audit = auditImportedChain(events);
+    assert.equal(audit.revisionsRehashed, withData, 'every revision with data rehashed, as from Ion');
+    const changed = events.map((e) => JSON.parse(JSON.stringify(e)) as ChainEvent);
+    const target = changed.find((e) => e.event_type.endsWith('.insert'))!;
+    (target.details as { Address: { City: string } }).Address.City = 'Bergen';
+    assert.match(refusal(QldbVerificationError, () => auditImportedChain(changed)).message, /do not hash to the block's revision/);
+  });
+
   it('refuses the shapes QLDB does not write, which had been read as absent, naming the block', () => {
     type Line = { revisions: unknown; blockTimestamp: unknown };
     const cases: [(block: Line) => void, RegExp][] = [
