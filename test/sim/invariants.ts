@@ -11,6 +11,9 @@
  *    on it twice, whatever its attempts; one Idempotency-Key lands once.
  * 5. No invocation runs past its deadline: every answer comes before the function's timeout, and no
  *    invocation is stopped by it; nothing answers a 5xx the service does not document (only 503).
+ *
+ * The chain is read for these checks past every TTL (scenario.ts, HORIZON_MS), by index and every block by its
+ * hash: what is only held up by items that expire fails them.
  */
 import { ZERO_HASH, hashBlock } from '#shared/ledger/hashing';
 import { appendLeaf, frontierRoot, leafHash } from '#shared/ledger/merkle';

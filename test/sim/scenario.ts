@@ -297,17 +297,36 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     }
     clearInterval(ttl);
 
+    // The horizon: past every TTL (pending appends live 7 days; rounds, seals and keys less), so that what is read
+    // below stands on what is kept for good. A leader that never wrote its records had passed every seed, its blocks
+    // rebuilt from the pending appends still there at the end of a run of two virtual hours.
+    await runFor(world, pauseFor(world, HORIZON_MS), HORIZON_MS + 60_000);
+    dynamo.expire(world.now());
+
     const checker = newInstance(quiet);
     const chain = await runFor(
       world,
       checker.invoke(() => readChain(checker.repository, CHAIN)),
     );
     if (chain.kind !== 'answered') throw new Error(`the chain could not be read back: ${chain.kind}`);
+    // And every block by its hash, as GET …/blocks/{hash} reads it: its record.
+    const byHash = await runFor(
+      world,
+      checker.invoke(async () => {
+        const missing: string[] = [];
+        for (const block of chain.value.blocks) {
+          const found = await checker.repository.findRecord(block.hash);
+          if (found?.hash !== block.hash || found.index !== block.index) missing.push(`block ${block.index} is not found by its hash past the horizon`);
+        }
+        return missing;
+      }),
+    );
+    if (byHash.kind !== 'answered') throw new Error(`the blocks could not be read by hash: ${byHash.kind}`);
     const finalHead = await runFor(
       world,
       checker.invoke(() => checker.repository.getHead(CHAIN)),
     );
-    const problems = check(chain.value, appends, observations);
+    const problems = [...check(chain.value, appends, observations), ...byHash.value];
     const count = (kind: AttemptOutcome['kind']) => appends.filter((a) => a.attempts.some((t) => t.kind === kind)).length;
     return {
       seed,
@@ -334,6 +353,9 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
 }
 
 const UNSETTLED = 'outcome unknown (500)';
+
+/** How far past the run the final reads are made: past every TTL the protocol sets (the longest, 7 days). */
+const HORIZON_MS = 8 * 86_400_000;
 
 function outcomeOf(result: Awaited<ReturnType<SimInstance['invoke']>>): AttemptOutcome {
   if (result.kind === 'answered') {

@@ -421,6 +421,24 @@ const VARIANTS: { name: string; options: ScenarioOptions; caughtBy: RegExp }[] =
     caughtBy: /on the chain \d+ times|a 503 landed after it was answered/,
   },
   {
+    // Reads rebuild a block whose record is not written yet from the pending append it came from (block-reads.ts):
+    // until that expires (7 days). Without the final reads past every TTL, this variant passed every seed.
+    name: "a leader that never writes its own append's record (its blocks then stand on pending appends, which expire)",
+    options: {
+      ...PROFILES.calm!,
+      mutate: ((operation, input) => {
+        if (operation !== 'BatchWriteItem') return;
+        // A round's records in order: the leader's own blocks come first.
+        for (const [table, requests] of Object.entries(input.RequestItems as Record<string, Record<string, any>[]>)) {
+          const first = requests.findIndex((r) => String(r.PutRequest?.Item?.pk?.S ?? '').startsWith('HASH#'));
+          const kept = requests.filter((_, i) => i !== first);
+          input.RequestItems[table] = kept.length > 0 ? kept : [{ PutRequest: { Item: { pk: { S: 'UNUSED' }, sk: { S: 'x' } } } }];
+        }
+      }) as Mutation,
+    },
+    caughtBy: /missing|not found by its hash|not on the final chain|could not be read back/,
+  },
+  {
     // A request that takes an Idempotency-Key over settles the pending append the key's record names
     // (append/withdraw.ts, settleBound): with nothing named, the attempt it took over from is sealed beside its own.
     name: "a key's record never bound to its pending append (retries take keys over from attempts in flight)",
