@@ -23,7 +23,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from '../../shared/cli-args.ts';
 import { fileWitnessStore } from './store.ts';
 import {
   DEFAULT_IDLE_EXPIRY_MS,
@@ -54,22 +54,37 @@ function loadKey(dir: string, name: string): WitnessKey {
   return { name, publicKey, sign: (message) => sign(null, message, privateKey) };
 }
 
+const USAGE = `Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1]
+         [--max-origins 10000] [--new-origins-per-minute 60] [--idle-expiry-days 30] [--requests-per-minute 1200]
+       npm run witness -- --print-vkey [--dir .data/witness] [--name witness.local/w1]
+
+A log vkey is what GET /tlog/vkey of the service answers; --print-vkey prints this witness's own (made on first use).`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      log: { type: 'string', multiple: true, default: [] },
-      port: { type: 'string', default: '2680' },
-      host: { type: 'string', default: '127.0.0.1' },
-      dir: { type: 'string', default: '.data/witness' },
-      name: { type: 'string', default: 'witness.local/w1' },
-      'max-origins': { type: 'string', default: String(DEFAULT_MAX_ORIGINS) },
-      'new-origins-per-minute': { type: 'string', default: String(DEFAULT_NEW_ORIGINS_PER_MINUTE) },
-      'idle-expiry-days': { type: 'string', default: String(DEFAULT_IDLE_EXPIRY_MS / 86_400_000) },
-      'requests-per-minute': { type: 'string', default: String(DEFAULT_REQUESTS_PER_MINUTE) },
-      'print-vkey': { type: 'boolean', default: false },
+  const { values } = parseArgsOrExit(
+    {
+      args: process.argv.slice(2),
+      options: {
+        log: { type: 'string', multiple: true, default: [] },
+        port: { type: 'string', default: '2680' },
+        host: { type: 'string', default: '127.0.0.1' },
+        dir: { type: 'string', default: '.data/witness' },
+        name: { type: 'string', default: 'witness.local/w1' },
+        'max-origins': { type: 'string', default: String(DEFAULT_MAX_ORIGINS) },
+        'new-origins-per-minute': { type: 'string', default: String(DEFAULT_NEW_ORIGINS_PER_MINUTE) },
+        'idle-expiry-days': { type: 'string', default: String(DEFAULT_IDLE_EXPIRY_MS / 86_400_000) },
+        'requests-per-minute': { type: 'string', default: String(DEFAULT_REQUESTS_PER_MINUTE) },
+        'print-vkey': { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
     },
-  });
+    USAGE,
+    2,
+  );
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   // `--dir` is relative to where the command was typed (npm runs scripts from the repository's root).
   values.dir = resolve(process.env.INIT_CWD ?? '.', values.dir!);
   if (values['print-vkey']) {
@@ -79,10 +94,7 @@ async function main(): Promise<void> {
     return;
   }
   if (values.log!.length === 0) {
-    console.error(
-      'Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000] [--new-origins-per-minute 60] [--idle-expiry-days 30] [--requests-per-minute 1200]',
-    );
-    console.error('A log vkey is what GET /tlog/vkey of the service answers.');
+    console.error(USAGE);
     process.exit(2);
   }
   let logs: TrustedLog[];

@@ -6,6 +6,7 @@
  * delays nothing but the clients that require it.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -174,6 +175,18 @@ describe('witnessed checkpoints', () => {
 });
 
 describe('npm run witness on its own', () => {
+  it('answers --help with its usage, and an unknown option with the usage too, never a stack trace', () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, ['bin/run.mjs', 'infra/witness/main.ts', ...args], { encoding: 'utf8', timeout: 60_000 });
+    const help = run('--help');
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: npm run witness -- --log <log vkey>/);
+    assert.match(help.stdout, /--print-vkey/);
+    const wrong = run('--nope');
+    assert.equal(wrong.status, 2);
+    assert.match(wrong.stderr, /Unknown option '--nope'[\s\S]*Usage: npm run witness/);
+    assert.doesNotMatch(wrong.stderr, /\n\s+at /, 'no stack trace');
+  });
+
   it('refuses a second root for the size it holds, 0 included (409 with that size), and a log past --max-origins (507)', async () => {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');
     const pub = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
