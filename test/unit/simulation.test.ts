@@ -486,6 +486,20 @@ describe('deliberately broken variants of the protocol are caught', () => {
       assert.fail('30 seeds and not caught');
     });
   }
+  it("a round's record and segment writes failing in bursts while every head write goes through break nothing", async () => {
+    // Correlated faults the profiles almost never draw (they fail requests one by one): 6 attempts of every 10
+    // BatchWriteItems fail, often all three of a request's, so whole rounds' records and segments are refused while
+    // their commits land. The sweep, reads and later leaders must still make every acknowledged block readable.
+    const script: FaultScript = ({ operation, n }) => (operation === 'BatchWriteItem' && n % 10 < 6 ? 'server-error' : undefined);
+    for (const [profile, seeds] of [
+      ['calm', 6],
+      ['chaos', 2],
+    ] as const) {
+      for (let seed = 1; seed <= seeds; seed += 1)
+        assert.deepEqual((await runScenario(seed, { ...PROFILES[profile]!, script })).problems, [], `${profile} seed ${seed}`);
+    }
+  });
+
   it('the same scripted faults without the variant break nothing', async () => {
     for (const variant of VARIANTS.filter((v) => v.options.script)) {
       for (let seed = 1; seed <= 10; seed += 1)
