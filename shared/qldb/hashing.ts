@@ -59,7 +59,10 @@ export function merkleRoot(hashes: readonly Uint8Array[]): Hash {
  * hasher). The hashing itself is ./ion-hash.ts.
  */
 export function ionHash(source: string | Uint8Array | ion.dom.Value, provider?: IonHasherProvider): Hash {
-  const value = typeof source === 'string' || source instanceof Uint8Array ? ion.load(source) : source;
+  // A DOM value first: ion-js's blob and clob values are Uint8Arrays too, and had been read as binary Ion (found by
+  // the property test against ion-hash-js: a blob hashed alone gave another hash; inside a struct it did not).
+  const isValue = typeof (source as { getType?: unknown }).getType === 'function';
+  const value = isValue ? (source as ion.dom.Value) : ion.load(source as string | Uint8Array);
   if (value === null) throw new RangeError('no Ion value to hash');
   return Buffer.from(ionHashValue(value, provider));
 }
