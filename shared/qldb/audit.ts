@@ -35,6 +35,8 @@ export interface ImportAudit {
   revisions: number;
   /** Revisions whose hash was rebuilt from their Ion; the others (JSON exports, deletions) are checked through their block. */
   revisionsRehashed: number;
+  /** Revision events imported from JSON Lines with data not bound to their hash (`data_verified: false`). */
+  dataUnverified: number;
   /** Off-chain or erased details, which the audit cannot compare with their Ion. */
   detailsNotCompared: number;
   tip: { address: BlockAddress; blockHash: string } | null;
@@ -61,7 +63,16 @@ export function auditImportedChain(events: Iterable<ChainEvent>): ImportAudit {
 
 /** auditImportedChain one event at a time (a chain read page by page). */
 export class ImportAuditor {
-  readonly audit: ImportAudit = { exportId: null, blocks: 0, revisions: 0, revisionsRehashed: 0, detailsNotCompared: 0, tip: null, record: null };
+  readonly audit: ImportAudit = {
+    exportId: null,
+    blocks: 0,
+    revisions: 0,
+    revisionsRehashed: 0,
+    detailsNotCompared: 0,
+    dataUnverified: 0,
+    tip: null,
+    record: null,
+  };
   #current: JournalBlock | undefined;
   #previous: JournalBlock | undefined;
   /** The current block's revisions that must have an event, and those whose event has come. */
@@ -83,6 +94,13 @@ export class ImportAuditor {
 
   finish(): ImportAudit {
     this.#close();
+    // Revisions imported unverified are as many as the import's record says it imported so, none when it says none.
+    const said = Number((this.audit.record?.unchecked as { data?: number } | undefined)?.data ?? 0);
+    if (this.audit.record && this.audit.dataUnverified !== said)
+      throw new QldbVerificationError(
+        this.audit.tip?.address,
+        `${this.audit.dataUnverified} revision events say their data is unverified; the import's record says ${said}`,
+      );
     return this.audit;
   }
 
@@ -127,12 +145,23 @@ export class ImportAuditor {
     if (unb64(q.revision_hash, `${what}'s revision_hash`, where).compare(slot.hash) !== 0)
       throw new QldbVerificationError(where, `${what} names hash ${String(q.revision_hash)}, the block's revision is ${b64(slot.hash)}`);
     audit.revisions += 1;
+    // What the hashes cannot say is held to what the import writes (red team): an event is its document's; a delete
+    // and a redacted revision carry no details; its type is its table and operation.
+    if (event.entity_id !== q.document_id) throw new QldbVerificationError(where, `${what}: its entity is not its document id`);
+    const noDetails = event.details === null || (typeof event.details === 'object' && Object.keys(event.details).length === 0);
+    if ((q.operation === 'delete' || typeof q.data_hash === 'string') && !noDetails && !event.is_offchain)
+      throw new QldbVerificationError(where, `${what}: a ${q.operation === 'delete' ? 'deletion' : 'redacted revision'} with details`);
+    if (event.event_type !== `${String(q.table_name)}.${String(q.operation)}` && event.event_type !== `qldb.${String(q.operation)}`)
+      throw new QldbVerificationError(where, `${what}: its type ${event.event_type} is not its table and operation`);
+    const table = current.documents[String(q.document_id)]?.tableName;
+    if (table !== undefined && table !== q.table_name)
+      throw new QldbVerificationError(where, `${what}: table ${String(q.table_name)}, where the block's transaction says ${table}`);
+    if (q.data_verified === false) audit.dataUnverified += 1;
     if (typeof q.metadata_ion !== 'string') {
       // A JSON Lines export's revision: rehashed as the import bound it (its details read back as Ion, its metadata
-      // QLDB's four fields), unless it was imported unbound (data_verified: false) or has no data: then it is
-      // checked through its block.
+      // QLDB's four fields), unless it was imported unbound (data_verified: false, counted against the record) or has
+      // no data: then it is checked through its block.
       if (q.data_verified === false || q.operation === 'delete') return;
-      if (event.entity_id !== q.document_id) throw new QldbVerificationError(where, `${what}: its entity is not its document id`);
       if (event.is_offchain || event.details === null) {
         audit.detailsNotCompared += 1;
         return;
@@ -150,6 +179,8 @@ export class ImportAuditor {
     if (m.id !== event.entity_id || m.id !== q.document_id || m.version !== q.version || m.txId !== q.transaction_id)
       throw new QldbVerificationError(where, `${what}: its entity, document id, version or transaction is not what its Ion metadata says`);
     slot.metadata = metadata;
+    if (q.operation !== 'delete' && typeof q.data_hash !== 'string' && typeof q.data_ion !== 'string')
+      throw new QldbVerificationError(where, `${what}: an ${String(q.operation)} without its Ion data`);
     if (typeof q.data_ion === 'string') {
       const data = ion.load(q.data_ion)!;
       slot.data = data;

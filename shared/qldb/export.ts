@@ -156,6 +156,19 @@ function nesting(value: ion.dom.Value, limit: number): number {
   return deepest;
 }
 
+/** How deep a JSON value nests (objects and arrays), counted without recursion, up to `limit` + 1. */
+function jsonNesting(root: unknown, limit: number): number {
+  const stack: [unknown, number][] = [[root, 0]];
+  let deepest = 0;
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    if (deepest > limit) return deepest;
+    if (v !== null && typeof v === 'object') for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /**
  * The blocks of one data object, in its order, one at a time: the object's bytes are read whole (QLDB writes
  * objects of a bounded size), but only one block's values are ever built from them.
@@ -301,8 +314,12 @@ export function verifyExport(exp: JournalExport, options: { digest?: LedgerDiges
   let digestChecked = false;
   for (const { block, key } of exportBlocks(exp)) {
     block.revisions.forEach((revision, i) => {
-      // Within the revision's struct, its data one level down: the data's own depth is what is limited.
-      if (revision.data && nesting(revision.data, MAX_NESTING) > MAX_NESTING)
+      // Within the revision's struct, its data one level down: the data's own depth is what is limited (a JSON
+      // Lines revision's too: 20,000 nested lists had crashed the import with a stack trace, red team).
+      if (
+        (revision.data && nesting(revision.data, MAX_NESTING) > MAX_NESTING) ||
+        (revision.json?.data && jsonNesting(revision.json.data, MAX_NESTING) > MAX_NESTING)
+      )
         throw new QldbVerificationError(block.blockAddress, `in data object ${key}, revision ${i}'s data nests deeper than ${TOO_DEEP}`);
     });
     let check: ReturnType<typeof verifyBlock>;

@@ -201,6 +201,10 @@ export function verifyBlock(block: JournalBlock): BlockCheck {
   let revisionsUnchecked = 0;
   let revisionsUnbound = 0;
   block.revisions.forEach((revision, i) => {
+    // A redacted revision has its data's hash instead of its data: one with both would be imported as redacted and
+    // checked by its data (red team).
+    if ((revision.data || revision.json?.data) && revision.dataHash)
+      throw new QldbVerificationError(at, `revision ${i} carries both its data and a dataHash: QLDB writes one or the other`);
     if (revision.json && (revision.json.data || revision.dataHash)) {
       // JSON Lines: checked as far as JSON allows. Read back as Ion the natural way, metadata and data that hash to
       // the revision's hash are the ones QLDB hashed; any other is unverified (unbound), and the import refuses it

@@ -368,6 +368,66 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
     assert.match(refusal(QldbVerificationError, () => auditImportedChain(changed)).message, /do not hash to the block's revision/);
   });
 
+  it("holds what the hashes cannot say to what the import writes: ledger-verify --qldb refuses each edit the red team's chain passed with", () => {
+    // An edit of a revision event's details, with a cover that had let it pass the audit.
+    type Q = Record<string, unknown>;
+    const forge = (format: 'JSON' | 'ION_TEXT', cover: (e: ChainEvent, q: Q) => void): string => {
+      const dir = fresh();
+      const made = writeExport(dir, { count: 6, revisionsPerBlock: 3, mixed: true, plainData: true, format, blocksPerObject: 3 });
+      const events = [...chainEventsOf(dir), closingRecord(made, 5)].map((e) => JSON.parse(JSON.stringify(e)) as ChainEvent);
+      const target = events.find((e) => e.event_type.endsWith('.insert'))!;
+      (target.details as { Name: string }).Name = 'forged';
+      cover(target, (target.details_metadata as { qldb: Q }).qldb);
+      return refusal(QldbVerificationError, () => auditImportedChain(events)).message;
+    };
+    assert.match(
+      forge('JSON', (_, q) => (q.data_verified = false)),
+      /1 revision events say their data is unverified; the import's record says 0/,
+    );
+    assert.match(
+      forge('JSON', (e, q) => {
+        q.operation = 'delete';
+        e.event_type = e.event_type.replace('insert', 'delete');
+      }),
+      /a deletion with details/,
+    );
+    for (const format of ['JSON', 'ION_TEXT'] as const) {
+      assert.match(
+        forge(format, (_, q) => (q.data_hash = Buffer.alloc(32).toString('base64'))),
+        /a redacted revision with details/,
+      );
+      assert.match(
+        forge(format, (e, q) => {
+          q.table_name = 'Payroll';
+          e.event_type = 'Payroll.insert';
+        }),
+        format === 'JSON' ? /do not hash to the block's revision/ : /table Payroll, where the block's transaction says/,
+      );
+      assert.match(
+        forge(format, (e) => (e.event_type = 'Payroll.insert')),
+        /its type Payroll.insert is not its table and operation/,
+      );
+    }
+    assert.match(
+      forge('ION_TEXT', (_, q) => delete q.data_ion),
+      /an insert without its Ion data/,
+    );
+  });
+
+  it('refuses a revision with both its data and a dataHash, and JSON data nested past the limit, naming the block', () => {
+    const withBoth = plain();
+    editLine(withBoth.made, /^\{"blockAddress":\{"strandId":"[^"]*","sequenceNo":0\}/, (line) => {
+      const block = JSON.parse(line) as { revisions: Record<string, unknown>[] };
+      block.revisions[1]!.dataHash = Buffer.alloc(32).toString('base64');
+      return JSON.stringify(block);
+    });
+    assert.match(refusal(QldbVerificationError, () => verifyExport(openExport(withBoth.dir))).message, /revision 1 carries both its data and a dataHash/);
+    const deep = plain();
+    // Written as text: 20,000 levels are past what JSON.stringify itself can nest.
+    editLine(deep.made, /"Tags":\["a","b"\]/, (line) => line.replace('"Tags":["a","b"]', `"Tags":${'['.repeat(20_000)}1${']'.repeat(20_000)}`));
+    assert.match(refusal(QldbVerificationError, () => verifyExport(openExport(deep.dir))).message, /revision 1's data nests deeper than/);
+  });
+
   it('refuses the shapes QLDB does not write, which had been read as absent, naming the block', () => {
     type Line = { revisions: unknown; blockTimestamp: unknown };
     const cases: [(block: Line) => void, RegExp][] = [
