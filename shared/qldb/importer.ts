@@ -155,13 +155,13 @@ export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'expo
       (summary.digest ? `, digest ${summary.digest.digest} at block ${summary.digest.tip.sequenceNo} matches` : ''),
   );
   const { revisions: deleted, transactions, data } = summary.unchecked;
-  const parts = [
-    ...(deleted > 0 ? [`${deleted} deleted revisions' hashes (a deletion carries no data)`] : []),
-    ...(transactions > 0 ? [`${transactions} transaction hashes (JSON Lines keeps no Ion types)`] : []),
-  ];
-  if (parts.length > 0) log(`  not recomputable: ${parts.join('; ')}; each is still covered by its block's hash`);
-  if (data > 0) {
-    const why = `${data} revisions' data in this JSON Lines export is not bound to their hashes: read back as Ion, it does not hash as QLDB hashed it (a timestamp, blob, symbol, float or a decimal's trailing zeros in a document, which JSON does not keep; or a changed value)`;
+  if (deleted > 0) log(`  not recomputable: ${deleted} deleted revisions' hashes (a deletion carries no data); each is still covered by its block's hash`);
+  if (data > 0 || transactions > 0) {
+    const what = [
+      ...(data > 0 ? [`${data} revisions' data`] : []),
+      ...(transactions > 0 ? [`${transactions} transactions (the tables and documents each names)`] : []),
+    ].join(' and ');
+    const why = `${what} in this JSON Lines export ${data + transactions === 1 ? 'is' : 'are'} not bound to their hashes: read back as Ion, they do not hash as QLDB hashed them (a timestamp, blob, symbol, float or a decimal's trailing zeros in a document, which JSON does not keep; or a changed value)`;
     if (!options.acceptUnverifiedData)
       throw new QldbExportError(
         `${why}. Its values could have been changed and nothing would show it: export the journal as ION_TEXT or ION_BINARY, or pass --accept-unverified-data to import them marked data_verified: false`,

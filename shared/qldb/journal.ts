@@ -169,6 +169,12 @@ export function blockFromJson(line: unknown): JournalBlock {
       ...(isObject(rev.metadata) ? { json: { metadata: rev.metadata, ...(isObject(rev.data) ? { data: rev.data } : {}) } } : {}),
     };
   });
+  const entriesHashList = (Array.isArray(value.entriesHashList) ? value.entriesHashList : []).map((h, i) => hash(h, `entriesHashList[${i}]`));
+  // The transactionInfo read back as Ion by its known shape (startTime a timestamp, statementDigest a blob): when it
+  // hashes to one of the entries it is the one QLDB hashed, and is kept as Ion, as an Ion export's is. Otherwise it
+  // is unchecked, and what it says (the tables, which documents the block changed) unverified.
+  const transactionInfo = isObject(value.transactionInfo) ? jsonTransactionInfo(value.transactionInfo) : undefined;
+  const bound = transactionInfo && entriesHashList.some((h) => h.equals(ionHash(transactionInfo)));
   return {
     blockAddress: address,
     transactionId: typeof value.transactionId === 'string' ? value.transactionId : '',
@@ -176,12 +182,41 @@ export function blockFromJson(line: unknown): JournalBlock {
     blockHash: hash(value.blockHash, 'blockHash'),
     entriesHash: hash(value.entriesHash, 'entriesHash'),
     previousBlockHash: hash(value.previousBlockHash, 'previousBlockHash'),
-    entriesHashList: (Array.isArray(value.entriesHashList) ? value.entriesHashList : []).map((h, i) => hash(h, `entriesHashList[${i}]`)),
+    entriesHashList,
+    ...(bound ? { transactionInfo } : {}),
     statements: (Array.isArray(tx.statements) ? tx.statements : []).map((s) => (isObject(s) && typeof s.statement === 'string' ? s.statement : '')),
     documents: documentsOf(Object.entries(isObject(tx.documents) ? tx.documents : {}) as [string, { tableName?: unknown }][]),
     revisions,
     json: { transactionInfo: isObject(value.transactionInfo) },
   };
+}
+
+/** A JSON Lines transactionInfo as Ion, by the shape QLDB writes it; undefined when it is not that shape. */
+function jsonTransactionInfo(tx: Record<string, unknown>): ion.dom.Value | undefined {
+  try {
+    const field = (name: string, value: unknown): string => {
+      if (name === 'startTime' && typeof value === 'string' && ION_TIMESTAMP.test(value)) return `${JSON.stringify(name)}:${value}`;
+      if (name === 'statementDigest' && typeof value === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(value)) return `${JSON.stringify(name)}:{{${value}}}`;
+      return `${JSON.stringify(name)}:${JSON.stringify(value)}`;
+    };
+    const struct = (o: unknown) =>
+      isObject(o)
+        ? `{${Object.entries(o)
+            .map(([k, v]) => field(k, v))
+            .join(',')}}`
+        : JSON.stringify(o);
+    const parts = Object.entries(tx).map(([name, value]) => {
+      if (name === 'statements' && Array.isArray(value)) return `${JSON.stringify(name)}:[${value.map(struct).join(',')}]`;
+      if (name === 'documents' && isObject(value))
+        return `${JSON.stringify(name)}:{${Object.entries(value)
+          .map(([id, d]) => `${JSON.stringify(id)}:${struct(d)}`)
+          .join(',')}}`;
+      return `${JSON.stringify(name)}:${JSON.stringify(value)}`;
+    });
+    return ion.load(`{${parts.join(',')}}`) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The blocks of one data object (Ion text or binary), in order. */

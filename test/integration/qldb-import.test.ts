@@ -140,16 +140,15 @@ describe('npm run import:qldb', () => {
         // their hashes, so the import is refused unless told (it had imported them as verified).
         const refused = await importQldb('--export', dir, ...chain);
         assert.equal(refused.code, 1, refused.out);
-        assert.match(refused.out, /NOT IMPORTED: \d+ revisions' data in this JSON Lines export is not bound to their hashes/);
+        assert.match(refused.out, /NOT IMPORTED: \d+ revisions' data in this JSON Lines export (is|are) not bound to their hashes/);
         assert.match(refused.out, /pass --accept-unverified-data/);
       }
       const run = await importQldb('--export', dir, ...chain, ...(format === 'JSON' ? ['--accept-unverified-data'] : []));
       assert.equal(run.code, 0, run.out);
       if (format === 'JSON') {
-        assert.match(
-          run.out,
-          /not recomputable: \d+ deleted revisions' hashes \(a deletion carries no data\); 20 transaction hashes \(JSON Lines keeps no Ion types\)/,
-        );
+        // Its transactions bind (their shape is known), its documents' data does not.
+        assert.match(run.out, /not recomputable: \d+ deleted revisions' hashes \(a deletion carries no data\); each is still covered/);
+        assert.doesNotMatch(run.out, /transactions \(the tables/);
         assert.match(run.out, /unverified: \d+ revisions' data .* each marked data_verified: false/);
       }
       const verified = await ledgerVerify(...chain, '--qldb');

@@ -58,19 +58,24 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
     const txId = sha(`${seed}-tx-${sequenceNo}`).toString('base64url').slice(0, 22);
     const time = new Date(Date.UTC(2024, 0, 1) + sequenceNo * 1000).toISOString();
     const documents: string[] = [];
+    const touched = new Set<string>();
     const revisions = Array.from({ length: perBlock }, (_, r) => {
       made += 1;
-      const update = options.mixed && made % 5 === 0 && live.length > 0;
-      const remove = options.mixed && !update && made % 23 === 0 && live.length > 0;
+      // A document changes at most once a block (its transactionInfo names it once, as QLDB's does).
+      const candidate = live.length > 0 ? live[(made * 7) % live.length]! : undefined;
+      const free = candidate !== undefined && !touched.has(candidate.id);
+      const update = options.mixed && made % 5 === 0 && free;
+      const remove = options.mixed && !update && made % 23 === 0 && free;
       let doc: { id: string; version: number; table: string };
       if (update || remove) {
-        doc = live[(made * 7) % live.length]!;
+        doc = candidate!;
         doc.version += 1;
         if (remove) live.splice(live.indexOf(doc), 1);
       } else {
         doc = { id: sha(`${seed}-doc-${sequenceNo}-${r}`).toString('base64url').slice(0, 22), version: 0, table: r % 3 === 2 ? 'Vehicle' : 'Person' };
         if (options.mixed) live.push(doc);
       }
+      touched.add(doc.id);
       documents.push(`${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[0]}`);
       const metadata = `{id:${str(doc.id)},version:${doc.version},txTime:${time},txId:${str(txId)}}`;
       if (remove) return { text: `{hash:${blob(ionHash(metadata))},metadata:${metadata}}`, hash: ionHash(metadata) };

@@ -87,8 +87,8 @@ describe('QLDB journal export', () => {
       if (format === 'JSON')
         assert.deepEqual(
           summary.unchecked,
-          { revisions: deletions, transactions: 40, data: 120 - deletions },
-          "no document's data binds to its hash: each holds a timestamp, a blob, a symbol and a float, which JSON does not keep",
+          { revisions: deletions, transactions: 0, data: 120 - deletions },
+          "no document's data binds to its hash: each holds a timestamp, a blob, a symbol and a float, which JSON does not keep; the transactions, of known shape, do",
         );
       else assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 0, data: 0 }, 'the deletions carry no data');
       // A digest taken at an earlier tip checks the blocks up to it.
@@ -326,7 +326,7 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
     const { dir } = plain();
     const summary = verifyExport(openExport(dir));
     const deletions = chainEventsOf(dir).filter((e) => e.event_type.endsWith('.delete')).length;
-    assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 12, data: 0 });
+    assert.deepEqual(summary.unchecked, { revisions: deletions, transactions: 0, data: 0 }, 'its transactions bind too, by their known shape');
     assert.doesNotThrow(() => verifyForImport({ exportDir: dir }));
   });
 
@@ -401,7 +401,7 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
           q.table_name = 'Payroll';
           e.event_type = 'Payroll.insert';
         }),
-        format === 'JSON' ? /do not hash to the block's revision/ : /table Payroll, where the block's transaction says/,
+        /table Payroll, where the block's transaction says/,
       );
       assert.match(
         forge(format, (e) => (e.event_type = 'Payroll.insert')),
