@@ -185,13 +185,16 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
       start = end + 1;
       if (text.trim() === '') continue;
       let block: JournalBlock;
+      const source = `data object ${key}, line ${line}`;
       try {
         block = blockFromJson(JSON.parse(text));
       } catch (error) {
         if (error instanceof SyntaxError)
           throw new QldbExportError(`data object ${key}: line ${line} is not JSON (${error.message}): the object is cut short or damaged`);
+        if (error instanceof QldbVerificationError) throw new QldbVerificationError(error.address, `${error.what} (${source})`);
         throw objectError(key, error);
       }
+      block.source = source;
       yield block;
     }
     return;
@@ -202,14 +205,17 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
   } catch (error) {
     throw objectError(key, error);
   }
-  for (;;) {
+  for (let value = 1; ; value += 1) {
     let block: JournalBlock;
+    const source = `data object ${key}, value ${value}`;
     try {
       if (reader.next() === null) return;
       block = blockFromIon(ion.load(reader)!);
     } catch (error) {
+      if (error instanceof QldbVerificationError) throw new QldbVerificationError(error.address, `${error.what} (${source})`);
       throw objectError(key, error);
     }
+    block.source = source;
     yield block;
   }
 }
@@ -325,12 +331,14 @@ export function verifyExport(exp: JournalExport, options: { digest?: LedgerDiges
     let check: ReturnType<typeof verifyBlock>;
     try {
       check = verifyBlock(block);
+      if (previous) verifyLink(block, previous);
     } catch (error) {
       if (stackRanOut(error)) throw new QldbVerificationError(block.blockAddress, `in data object ${key}, a value of it nests deeper than ${TOO_DEEP}`);
+      // Said with where the block was read: the line of a JSON Lines object, the value of an Ion one.
+      if (error instanceof QldbVerificationError && block.source) throw new QldbVerificationError(error.address, `${error.what} (${block.source})`);
       throw error;
     }
-    if (previous) verifyLink(block, previous);
-    else first = block;
+    if (!previous) first = block;
     unchecked.revisions += check.revisionsUnchecked;
     unchecked.data += check.revisionsUnbound;
     if (check.transactionUnchecked) unchecked.transactions += 1;

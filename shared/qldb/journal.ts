@@ -51,6 +51,8 @@ export interface JournalBlock {
   revisions: JournalRevision[];
   /** Set for a block read from a JSON Lines export: whether it had a transactionInfo (which JSON keeps as an object). */
   json?: { transactionInfo: boolean };
+  /** Where it was read: `data object <key>, line N` (JSON Lines) or `, value N` (Ion), for what is said of it. */
+  source?: string;
 }
 
 /** What verifyBlock could not recompute (a JSON Lines export keeps no Ion types; a deleted revision has no data). */

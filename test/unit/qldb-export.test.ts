@@ -448,7 +448,15 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
       const refused = refusal(QldbVerificationError, () => verifyExport(openExport(dir)));
       assert.match(refused.message, /^block \S+\/0: /);
       assert.match(refused.message, reason);
+      assert.match(refused.message, /\(data object \S+\.json, line 1\)$/, 'where it was read');
     }
+    // An Ion object's block is named by its place in the object: block 5 is the second value of the second object.
+    const ionDir = fresh();
+    const ionMade = writeExport(ionDir, { count: 9, revisionsPerBlock: 2, blocksPerObject: 4, format: 'ION_TEXT' });
+    const object = ionMade.objects[1]!;
+    writeFileSync(object.path, readFileSync(object.path, 'utf8').replace('"person 5-1"', '"person 5-X"'));
+    const changed = refusal(QldbVerificationError, () => verifyExport(openExport(ionDir))).message;
+    assert.match(changed, /^block \S+\/5: revision \d+'s hash .* \(data object \S+\.4-7\.ion, value 2\)$/);
     // A document id given as a number: no revision is then of the document the transactionInfo names.
     const { dir, made } = plain();
     editLine(made, /"metadata":\{"id":"/, (l) => l.replace(/"metadata":\{"id":"[^"]*"/, '"metadata":{"id":12345'));
