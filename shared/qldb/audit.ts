@@ -159,7 +159,12 @@ export class ImportAuditor {
     if (q.data_verified === false) audit.dataUnverified += 1;
     if (typeof q.metadata_ion !== 'string') {
       // Its document is accounted for against the block's transactionInfo (kept as Ion when it bound at import).
-      slot.json = { metadata: { id: q.document_id, version: q.version, txTime: q.tx_time, txId: q.transaction_id } };
+      const hasData = q.operation !== 'delete' && typeof q.data_hash !== 'string';
+      slot.json = {
+        metadata: { id: q.document_id, version: q.version, txTime: q.tx_time, txId: q.transaction_id },
+        ...(hasData ? { data: (event.details ?? {}) as Record<string, unknown> } : {}),
+      };
+      if (typeof q.data_hash === 'string') slot.dataHash = unb64(q.data_hash, `${what}'s data_hash`, where);
       // A JSON Lines export's revision: rehashed as the import bound it (its details read back as Ion, its metadata
       // QLDB's four fields), unless it was imported unbound (data_verified: false, counted against the record) or has
       // no data: then it is checked through its block.

@@ -33,7 +33,7 @@ export interface JournalRevision {
 }
 
 /** Which table each document of a block belongs to (its transactionInfo's `documents`). */
-export type BlockDocuments = Record<string, { tableName: string; tableId?: string }>;
+export type BlockDocuments = Record<string, { tableName: string; tableId?: string; statements?: number[] }>;
 
 export interface JournalBlock {
   blockAddress: BlockAddress;
@@ -85,19 +85,32 @@ function hashField(value: ion.dom.Value, name: string, address?: BlockAddress): 
   return Buffer.from(bytes);
 }
 
-function documentsOf(entries: Iterable<[string, { tableName?: unknown; tableId?: unknown }]>): BlockDocuments {
+function documentsOf(entries: Iterable<[string, { tableName?: unknown; tableId?: unknown; statements?: unknown }]>): BlockDocuments {
   const documents: BlockDocuments = {};
   for (const [id, d] of entries) {
-    if (typeof d?.tableName === 'string') documents[id] = { tableName: d.tableName, ...(typeof d.tableId === 'string' ? { tableId: d.tableId } : {}) };
+    if (typeof d?.tableName !== 'string') continue;
+    const statements = Array.isArray(d.statements) ? d.statements.filter((n): n is number => typeof n === 'number') : undefined;
+    documents[id] = { tableName: d.tableName, ...(typeof d.tableId === 'string' ? { tableId: d.tableId } : {}), ...(statements ? { statements } : {}) };
   }
   return documents;
+}
+
+/** The statements' texts a block's transaction ran: from its transactionInfo when there is one (hashed), else as read. */
+function statementTexts(block: JournalBlock): string[] {
+  if (!block.transactionInfo) return block.statements;
+  return items(block.transactionInfo.get('statements')).map((s) => s.get('statement')?.stringValue() ?? '');
 }
 
 /** The documents a transactionInfo names, with their tables. */
 export function transactionDocuments(transactionInfo: ion.dom.Value | null | undefined): BlockDocuments {
   const documents = transactionInfo?.get('documents');
   return documentsOf(
-    documents ? documents.fields().map(([id, d]) => [id, { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue() }]) : [],
+    documents
+      ? documents.fields().map(([id, d]) => [
+          id,
+          { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue(), statements: items(d.get('statements')).map((n) => n.numberValue()) },
+        ])
+      : [],
   );
 }
 
@@ -328,6 +341,19 @@ function accountForRevisions(block: JournalBlock): void {
       at,
       `it holds ${block.revisions.length} revision(s) and no transactionInfo: QLDB writes one in every block, and without it nothing says which documents the block changed`,
     );
+  // A revision with its metadata and no data is a deletion, which only a DELETE statement makes: an insert or update
+  // cut down to its metadata had been imported as a delete, its block still verifying (its hash is the same).
+  const texts = statementTexts(block);
+  block.revisions.forEach((revision, i) => {
+    if (!(revision.metadata || revision.json) || revision.data || revision.json?.data || revision.dataHash) return;
+    const id = documentIdOf(revision);
+    const ran = (id !== undefined ? (block.documents[id]?.statements ?? []) : []).map((n) => texts[n] ?? '');
+    if (!ran.some((statement) => /\bdelete\b/i.test(statement)))
+      throw new QldbVerificationError(
+        at,
+        `revision ${i} (document ${id}) has no data, and no DELETE statement of its transaction changed it: an insert or update cut down to its metadata`,
+      );
+  });
   const present = new Set(block.revisions.map(documentIdOf).filter((id) => id !== undefined));
   for (const [id, { tableName }] of Object.entries(block.documents)) {
     if (!present.has(id))

@@ -76,7 +76,8 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
         if (options.mixed) live.push(doc);
       }
       touched.add(doc.id);
-      documents.push(`${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[0]}`);
+      // A deletion is its transaction's DELETE statement's (the second), everything else its first.
+      documents.push(`${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[${remove ? 1 : 0}]}`);
       const metadata = `{id:${str(doc.id)},version:${doc.version},txTime:${time},txId:${str(txId)}}`;
       if (remove) return { text: `{hash:${blob(ionHash(metadata))},metadata:${metadata}}`, hash: ionHash(metadata) };
       const name = `person ${sequenceNo}-${r}${options.variantFrom !== undefined && sequenceNo >= options.variantFrom ? ' (another)' : ''}`;
@@ -91,7 +92,12 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
       const hash = sha(`${seed}-system-revision-${sequenceNo}`);
       revisions.unshift({ text: `{hash:${blob(hash)}}`, hash });
     }
-    const transactionInfo = `{statements:[{statement:${str(`INSERT INTO Person ${sequenceNo}`)},startTime:${time},statementDigest:${blob(sha(txId))}}],documents:{${documents.join(',')}}}`;
+    const deletes = documents.some((d) => d.endsWith('statements:[1]}'));
+    const statements = [
+      `{statement:${str(`INSERT INTO Person ${sequenceNo}`)},startTime:${time},statementDigest:${blob(sha(txId))}}`,
+      ...(deletes ? [`{statement:${str(`DELETE FROM Person AS p WHERE p.n = ${sequenceNo}`)},startTime:${time},statementDigest:${blob(sha(`${txId}-delete`))}}`] : []),
+    ];
+    const transactionInfo = `{statements:[${statements.join(',')}],documents:{${documents.join(',')}}}`;
     const system = sha(`${seed}-system-${sequenceNo}`);
     const entriesHashList = [system, ...(revisions.length > 0 ? [merkleRoot(revisions.map((r) => r.hash))] : []), ionHash(transactionInfo)];
     const entriesHash = merkleRoot(entriesHashList);

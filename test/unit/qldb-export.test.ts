@@ -428,6 +428,26 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
     assert.match(refusal(QldbVerificationError, () => verifyExport(openExport(deep.dir))).message, /revision 1's data nests deeper than/);
   });
 
+  it('refuses an insert or update cut down to its metadata (it had been imported as a delete): only a DELETE statement deletes', () => {
+    // Ion text: the first update's data taken out. Its hash is the block's still; its transaction ran no DELETE.
+    const dir = fresh();
+    const made = writeExport(dir, { count: 12, revisionsPerBlock: 3, mixed: true, blocksPerObject: 12, format: 'ION_TEXT' });
+    const object = made.objects[0]!;
+    const text = readFileSync(object.path, 'utf8');
+    const stripped = text.replace(/,data:\{Name:"person \d+-\d+",[^}]*\{\{[^}]*\}\}[^}]*Revision:[1-9]\d*\}/, '');
+    assert.notEqual(stripped, text, 'an update was found and stripped');
+    writeFileSync(object.path, stripped);
+    assert.match(
+      refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message,
+      /has no data, and no DELETE statement of its transaction changed it/,
+    );
+    // A real deletion, made by its DELETE statement, verifies.
+    const genuine = fresh();
+    writeExport(genuine, { count: 30, revisionsPerBlock: 3, mixed: true, blocksPerObject: 10, format: 'ION_TEXT' });
+    assert.ok(chainEventsOf(genuine).some((e) => e.event_type.endsWith('.delete')));
+    assert.doesNotThrow(() => verifyExport(openExport(genuine)));
+  });
+
   it('refuses the shapes QLDB does not write, which had been read as absent, naming the block', () => {
     type Line = { revisions: unknown; blockTimestamp: unknown };
     const cases: [(block: Line) => void, RegExp][] = [
