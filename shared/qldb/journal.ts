@@ -106,10 +106,16 @@ export function transactionDocuments(transactionInfo: ion.dom.Value | null | und
   const documents = transactionInfo?.get('documents');
   return documentsOf(
     documents
-      ? documents.fields().map(([id, d]) => [
-          id,
-          { tableName: d.get('tableName')?.stringValue(), tableId: d.get('tableId')?.stringValue(), statements: items(d.get('statements')).map((n) => n.numberValue()) },
-        ])
+      ? documents
+          .fields()
+          .map(([id, d]) => [
+            id,
+            {
+              tableName: d.get('tableName')?.stringValue(),
+              tableId: d.get('tableId')?.stringValue(),
+              statements: items(d.get('statements')).map((n) => n.numberValue()),
+            },
+          ])
       : [],
   );
 }

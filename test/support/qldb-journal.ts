@@ -77,7 +77,9 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
       }
       touched.add(doc.id);
       // A deletion is its transaction's DELETE statement's (the second), everything else its first.
-      documents.push(`${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[${remove ? 1 : 0}]}`);
+      documents.push(
+        `${str(doc.id)}:{tableName:${str(doc.table)},tableId:${str(sha(doc.table).toString('base64url').slice(0, 22))},statements:[${remove ? 1 : 0}]}`,
+      );
       const metadata = `{id:${str(doc.id)},version:${doc.version},txTime:${time},txId:${str(txId)}}`;
       if (remove) return { text: `{hash:${blob(ionHash(metadata))},metadata:${metadata}}`, hash: ionHash(metadata) };
       const name = `person ${sequenceNo}-${r}${options.variantFrom !== undefined && sequenceNo >= options.variantFrom ? ' (another)' : ''}`;
@@ -95,7 +97,9 @@ export function* strandBlocks(options: StrandOptions): Generator<MadeBlock> {
     const deletes = documents.some((d) => d.endsWith('statements:[1]}'));
     const statements = [
       `{statement:${str(`INSERT INTO Person ${sequenceNo}`)},startTime:${time},statementDigest:${blob(sha(txId))}}`,
-      ...(deletes ? [`{statement:${str(`DELETE FROM Person AS p WHERE p.n = ${sequenceNo}`)},startTime:${time},statementDigest:${blob(sha(`${txId}-delete`))}}`] : []),
+      ...(deletes
+        ? [`{statement:${str(`DELETE FROM Person AS p WHERE p.n = ${sequenceNo}`)},startTime:${time},statementDigest:${blob(sha(`${txId}-delete`))}}`]
+        : []),
     ];
     const transactionInfo = `{statements:[${statements.join(',')}],documents:{${documents.join(',')}}}`;
     const system = sha(`${seed}-system-${sequenceNo}`);
