@@ -101,23 +101,15 @@ function statementTexts(block: JournalBlock): string[] {
   return items(block.transactionInfo.get('statements')).map((s) => s.get('statement')?.stringValue() ?? '');
 }
 
-/** The documents a transactionInfo names, with their tables. */
+/** The documents a transactionInfo names, with their tables and the statements that changed them. */
 export function transactionDocuments(transactionInfo: ion.dom.Value | null | undefined): BlockDocuments {
-  const documents = transactionInfo?.get('documents');
-  return documentsOf(
-    documents
-      ? documents
-          .fields()
-          .map(([id, d]) => [
-            id,
-            {
-              tableName: d.get('tableName')?.stringValue(),
-              tableId: d.get('tableId')?.stringValue(),
-              statements: items(d.get('statements')).map((n) => n.numberValue()),
-            },
-          ])
-      : [],
-  );
+  const fields = transactionInfo?.get('documents')?.fields() ?? [];
+  const entry = (d: ion.dom.Value) => ({
+    tableName: d.get('tableName')?.stringValue(),
+    tableId: d.get('tableId')?.stringValue(),
+    statements: items(d.get('statements')).map((n) => n.numberValue()),
+  });
+  return documentsOf(fields.map(([id, d]) => [id, entry(d)] as const));
 }
 
 /** One block from its Ion value. */
