@@ -47,7 +47,8 @@ export interface ContractPoolOptions {
 const ROLE = 'contract-sandbox';
 /** A sandbox starts in well under a second (QuickJS compiled); one that has not after this is replaced. */
 export const SANDBOX_START_TIMEOUT_MS = 10_000;
-const START_TIMEOUT_MS = SANDBOX_START_TIMEOUT_MS;
+/** How long past its CPU limit a run's worker is stopped by default (QuickJS normally stops it first). */
+export const SANDBOX_GRACE_MS = 500;
 
 /**
  * This module as a worker's script: the bundle it is part of, or (running from sources under tsx, whose
@@ -83,7 +84,7 @@ interface Slot {
 }
 
 export function createContractPool(options: ContractPoolOptions): ContractSandbox {
-  const graceMs = options.graceMs ?? 500;
+  const graceMs = options.graceMs ?? SANDBOX_GRACE_MS;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
@@ -100,7 +101,7 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     let markReady: () => void = () => undefined;
     const slot: Slot = { worker, ready: new Promise<void>((resolve) => (markReady = resolve)) };
     // A sandbox that neither starts nor fails (QuickJS stuck compiling) must not hold its job forever.
-    const startTimer = setTimeout(() => retire(slot, 'the contract sandbox did not start in time'), START_TIMEOUT_MS);
+    const startTimer = setTimeout(() => retire(slot, 'the contract sandbox did not start in time'), SANDBOX_START_TIMEOUT_MS);
     startTimer.unref();
     worker.on('message', (reply: Reply) => {
       if ('ready' in reply) {
@@ -252,7 +253,7 @@ function serve(): void {
   // Compile QuickJS before the first run, so that its deadline is the contract's own. The warm-up is not a contract:
   // it has the start's own bound (the pool replaces a worker not ready by then), not a contract's. At nice 19 on a
   // busy machine it took longer than a contract's 300 ms, was interrupted, and failed the run waiting for it.
-  void checkContract('function execute() {}', { ...limits, timeoutMs: START_TIMEOUT_MS }).then(
+  void checkContract('function execute() {}', { ...limits, timeoutMs: SANDBOX_START_TIMEOUT_MS }).then(
     () => port.postMessage({ ready: true } satisfies Reply),
     (error: Error) => port.postMessage({ failed: error.message } satisfies Reply),
   );

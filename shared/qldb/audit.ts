@@ -158,23 +158,20 @@ export class ImportAuditor {
       throw new QldbVerificationError(where, `${what}: table ${String(q.table_name)}, where the block's transaction says ${table}`);
     if (q.data_verified === false) audit.dataUnverified += 1;
     if (typeof q.metadata_ion !== 'string') {
-      // Its document is accounted for against the block's transactionInfo (kept as Ion when it bound at import).
-      const hasData = q.operation !== 'delete' && typeof q.data_hash !== 'string';
-      slot.json = {
-        metadata: { id: q.document_id, version: q.version, txTime: q.tx_time, txId: q.transaction_id },
-        ...(hasData ? { data: (event.details ?? {}) as Record<string, unknown> } : {}),
-      };
-      if (typeof q.data_hash === 'string') slot.dataHash = unb64(q.data_hash, `${what}'s data_hash`, where);
-      // A JSON Lines export's revision: rehashed as the import bound it (its details read back as Ion, its metadata
-      // QLDB's four fields), unless it was imported unbound (data_verified: false, counted against the record) or has
-      // no data: then it is checked through its block.
+      // Its document is accounted for against the block's transactionInfo (kept as Ion when it bound at import); its
+      // metadata is QLDB's four fields, as the import read them.
+      const metadata = { id: q.document_id, version: q.version, txTime: q.tx_time, txId: q.transaction_id };
+      const dataHash = typeof q.data_hash === 'string' ? unb64(q.data_hash, `${what}'s data_hash`, where) : undefined;
+      const hasData = q.operation !== 'delete' && !dataHash;
+      slot.json = { metadata, ...(hasData ? { data: (event.details ?? {}) as Record<string, unknown> } : {}) };
+      if (dataHash) slot.dataHash = dataHash;
+      // Rehashed as the import bound it (its details read back as Ion), unless it was imported unbound (data_verified:
+      // false, counted against the record) or has no data: then it is checked through its block.
       if (q.data_verified === false || q.operation === 'delete') return;
       if (event.is_offchain || event.details === null) {
         audit.detailsNotCompared += 1;
         return;
       }
-      const metadata = { id: q.document_id, version: q.version, txTime: q.tx_time, txId: q.transaction_id };
-      const dataHash = typeof q.data_hash === 'string' ? unb64(q.data_hash, `${what}'s data_hash`, where) : undefined;
       const computed = jsonRevisionHash(metadata, dataHash ? undefined : (event.details as Record<string, unknown>), dataHash);
       if (!computed?.equals(slot.hash))
         throw new QldbVerificationError(where, `${what}: its details and metadata, read back as Ion, do not hash to the block's revision (${b64(slot.hash)})`);

@@ -18,7 +18,17 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as ion from 'ion-js';
 import { type Hash, MerkleAccumulator } from './hashing.ts';
-import { b64, type BlockAddress, blockFromIon, blockFromJson, type JournalBlock, QldbVerificationError, verifyBlock, verifyLink } from './journal.ts';
+import {
+  b64,
+  type BlockAddress,
+  blockFromIon,
+  blockFromJson,
+  isDocumentRevision,
+  type JournalBlock,
+  QldbVerificationError,
+  verifyBlock,
+  verifyLink,
+} from './journal.ts';
 
 export type OutputFormat = 'ION_TEXT' | 'ION_BINARY' | 'JSON';
 
@@ -118,8 +128,14 @@ function pathOf(exp: JournalExport, key: string): string {
 }
 
 /** A data object's error, named by its key (a verification error passes as it is). */
-function objectError(key: string, error: unknown): Error {
-  if (error instanceof QldbVerificationError || error instanceof QldbExportError) return error;
+/** A block's refusal said with where the block was read (`data object K, line N` or `, value N`). */
+function located(error: unknown, source: string | undefined): unknown {
+  return error instanceof QldbVerificationError && source ? new QldbVerificationError(error.address, `${error.what} (${source})`) : error;
+}
+
+function objectError(key: string, error: unknown, source?: string): Error {
+  if (error instanceof QldbVerificationError) return located(error, source) as Error;
+  if (error instanceof QldbExportError) return error;
   if (stackRanOut(error)) return new QldbExportError(`data object ${key}: a value in it nests deeper than ${TOO_DEEP}`);
   return new QldbExportError(`data object ${key}: ${(error as Error).message}`);
 }
@@ -191,8 +207,7 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
       } catch (error) {
         if (error instanceof SyntaxError)
           throw new QldbExportError(`data object ${key}: line ${line} is not JSON (${error.message}): the object is cut short or damaged`);
-        if (error instanceof QldbVerificationError) throw new QldbVerificationError(error.address, `${error.what} (${source})`);
-        throw objectError(key, error);
+        throw objectError(key, error, source);
       }
       block.source = source;
       yield block;
@@ -212,8 +227,7 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
       if (reader.next() === null) return;
       block = blockFromIon(ion.load(reader)!);
     } catch (error) {
-      if (error instanceof QldbVerificationError) throw new QldbVerificationError(error.address, `${error.what} (${source})`);
-      throw objectError(key, error);
+      throw objectError(key, error, source);
     }
     block.source = source;
     yield block;
@@ -335,14 +349,13 @@ export function verifyExport(exp: JournalExport, options: { digest?: LedgerDiges
     } catch (error) {
       if (stackRanOut(error)) throw new QldbVerificationError(block.blockAddress, `in data object ${key}, a value of it nests deeper than ${TOO_DEEP}`);
       // Said with where the block was read: the line of a JSON Lines object, the value of an Ion one.
-      if (error instanceof QldbVerificationError && block.source) throw new QldbVerificationError(error.address, `${error.what} (${block.source})`);
-      throw error;
+      throw located(error, block.source);
     }
     if (!previous) first = block;
     unchecked.revisions += check.revisionsUnchecked;
     unchecked.data += check.revisionsUnbound;
     if (check.transactionUnchecked) unchecked.transactions += 1;
-    revisions += block.revisions.filter((r) => r.metadata || r.json).length;
+    revisions += block.revisions.filter(isDocumentRevision).length;
     if (digest && first!.blockAddress.sequenceNo === 0) {
       tree.push(block.blockHash);
       if (block.blockAddress.sequenceNo === digest.tip.sequenceNo) {

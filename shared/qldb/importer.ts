@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { type ExportSummary, type JournalExport, type LedgerDigest, exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from './export.ts';
-import { b64, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
+import { b64, isDocumentRevision, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
 import { type ImportedEvent, type JournalPosition, QLDB_BLOCK_EVENT, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
 
 /** Events per batch: the service's most with an Idempotency-Key (a block each, the head and the key's record: 100 items). */
@@ -90,7 +90,7 @@ function chainLayout(exp: JournalExport): { sequenceNo: number; index: number; h
   for (const { block } of exportBlocks(exp)) {
     layout.push({ sequenceNo: block.blockAddress.sequenceNo, index, hash: b64(block.blockHash) });
     // Its own event, and one per document revision (eventsOfBlock's, counted without building them).
-    index += 1 + block.revisions.filter((r) => r.metadata || r.json).length;
+    index += 1 + block.revisions.filter(isDocumentRevision).length;
   }
   return layout;
 }

@@ -32,6 +32,9 @@ export interface JournalRevision {
   unbound?: boolean;
 }
 
+/** Whether a revision is a document's (its metadata exported), not one of QLDB's own exported as its hash only. */
+export const isDocumentRevision = (revision: JournalRevision): boolean => Boolean(revision.metadata || revision.json);
+
 /** Which table each document of a block belongs to (its transactionInfo's `documents`). */
 export type BlockDocuments = Record<string, { tableName: string; tableId?: string; statements?: number[] }>;
 
@@ -75,6 +78,11 @@ export class QldbVerificationError extends Error {
 }
 
 export const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
+/** Base64 as QLDB's JSON writes hashes and blobs. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** An Ion timestamp as QLDB's JSON writes one (its Ion text): `2019-06-05T20:53:21.530Z`, `2020-01-01T`, … */
+const ION_TIMESTAMP = /^\d{4}(-\d{2}(-\d{2}(T(\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?)?)?)?T?$/;
 /** The values of an Ion list (none for a missing one): ion-js's DOM lists iterate, its types do not say so. */
 const items = (list: ion.dom.Value | null): ion.dom.Value[] => [...((list as unknown as Iterable<ion.dom.Value> | null) ?? [])];
 
@@ -161,7 +169,7 @@ export function blockFromJson(line: unknown): JournalBlock {
   if (typeof strandId !== 'string' || typeof sequenceNo !== 'number') throw new QldbVerificationError(undefined, 'a block without a blockAddress');
   const address = { strandId, sequenceNo };
   const hash = (v: unknown, name: string): Hash => {
-    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) throw new QldbVerificationError(address, `its ${name} is missing or not base64`);
+    if (typeof v !== 'string' || !BASE64.test(v)) throw new QldbVerificationError(address, `its ${name} is missing or not base64`);
     return Buffer.from(v, 'base64');
   };
   const tx = isObject(value.transactionInfo) ? value.transactionInfo : {};
@@ -207,17 +215,8 @@ export function blockFromJson(line: unknown): JournalBlock {
 /** A JSON Lines transactionInfo as Ion, by the shape QLDB writes it; undefined when it is not that shape. */
 function jsonTransactionInfo(tx: Record<string, unknown>): ion.dom.Value | undefined {
   try {
-    const field = (name: string, value: unknown): string => {
-      if (name === 'startTime' && typeof value === 'string' && ION_TIMESTAMP.test(value)) return `${JSON.stringify(name)}:${value}`;
-      if (name === 'statementDigest' && typeof value === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(value)) return `${JSON.stringify(name)}:{{${value}}}`;
-      return `${JSON.stringify(name)}:${JSON.stringify(value)}`;
-    };
-    const struct = (o: unknown) =>
-      isObject(o)
-        ? `{${Object.entries(o)
-            .map(([k, v]) => field(k, v))
-            .join(',')}}`
-        : JSON.stringify(o);
+    const typed = { startTime: 'timestamp', statementDigest: 'blob' } as const;
+    const struct = (o: unknown) => (isObject(o) ? ionStruct(o, typed) : JSON.stringify(o));
     const parts = Object.entries(tx).map(([name, value]) => {
       if (name === 'statements' && Array.isArray(value)) return `${JSON.stringify(name)}:[${value.map(struct).join(',')}]`;
       if (name === 'documents' && isObject(value))
@@ -230,6 +229,24 @@ function jsonTransactionInfo(tx: Record<string, unknown>): ion.dom.Value | undef
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A JSON object as Ion text, JSON being Ion text, but for the fields `typed` names: those QLDB wrote as an Ion
+ * timestamp (its text) or blob (its base64), when the value reads as one.
+ */
+function ionStruct(o: Record<string, unknown>, typed: Readonly<Record<string, 'timestamp' | 'blob'>>): string {
+  const fields = Object.entries(o).map(([name, value]) => {
+    const type = typed[name];
+    const text =
+      type === 'timestamp' && typeof value === 'string' && ION_TIMESTAMP.test(value)
+        ? value
+        : type === 'blob' && typeof value === 'string' && BASE64.test(value)
+          ? `{{${value}}}`
+          : JSON.stringify(value);
+    return `${JSON.stringify(name)}:${text}`;
+  });
+  return `{${fields.join(',')}}`;
 }
 
 /** The blocks of one data object (Ion text or binary), in order. */
@@ -264,7 +281,7 @@ export function verifyBlock(block: JournalBlock): BlockCheck {
     }
     if (!revision.metadata || !(revision.data || revision.dataHash)) {
       // Hash-only (system) revisions have nothing else to check; a deleted one cannot be rebuilt (it has no data).
-      if (revision.metadata || revision.json) revisionsUnchecked += 1;
+      if (isDocumentRevision(revision)) revisionsUnchecked += 1;
       return;
     }
     const computed = revision.data ? revisionHash(revision.metadata, revision.data) : dot(ionHash(revision.metadata), revision.dataHash!);
@@ -289,9 +306,6 @@ export function verifyBlock(block: JournalBlock): BlockCheck {
   return { revisionsUnchecked, revisionsUnbound, transactionUnchecked: !block.transactionInfo };
 }
 
-/** An Ion timestamp as QLDB's JSON writes one (its Ion text): `2019-06-05T20:53:21.530Z`, `2020-01-01T`, … */
-const ION_TIMESTAMP = /^\d{4}(-\d{2}(-\d{2}(T(\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?)?)?)?T?$/;
-
 /**
  * A JSON Lines revision's hash, its values read back as Ion the natural way: JSON is Ion text, so numbers without a
  * fraction or exponent are ints, with a fraction decimals, with an exponent floats; the metadata's `txTime` is the
@@ -301,12 +315,7 @@ const ION_TIMESTAMP = /^\d{4}(-\d{2}(-\d{2}(T(\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-
  */
 export function jsonRevisionHash(metadata: Record<string, unknown>, data: Record<string, unknown> | undefined, dataHash?: Hash): Hash | undefined {
   try {
-    const fields = Object.entries(metadata).map(([name, value]) =>
-      name === 'txTime' && typeof value === 'string' && ION_TIMESTAMP.test(value)
-        ? `${JSON.stringify(name)}:${value}`
-        : `${JSON.stringify(name)}:${JSON.stringify(value)}`,
-    );
-    const meta = ion.load(`{${fields.join(',')}}`);
+    const meta = ion.load(ionStruct(metadata, { txTime: 'timestamp' }));
     if (!meta) return undefined;
     if (data) {
       const value = ion.load(JSON.stringify(data));
@@ -343,7 +352,7 @@ function accountForRevisions(block: JournalBlock): void {
   // cut down to its metadata had been imported as a delete, its block still verifying (its hash is the same).
   const texts = statementTexts(block);
   block.revisions.forEach((revision, i) => {
-    if (!(revision.metadata || revision.json) || revision.data || revision.json?.data || revision.dataHash) return;
+    if (!isDocumentRevision(revision) || revision.data || revision.json?.data || revision.dataHash) return;
     const id = documentIdOf(revision);
     const ran = (id !== undefined ? (block.documents[id]?.statements ?? []) : []).map((n) => texts[n] ?? '');
     if (!ran.some((statement) => /\bdelete\b/i.test(statement)))

@@ -14,7 +14,7 @@
  * checked; the anchor that follows copies it to the Main Chain.
  */
 import * as ion from 'ion-js';
-import { b64, type BlockAddress, type JournalBlock, type JournalRevision } from './journal.ts';
+import { b64, type BlockAddress, isDocumentRevision, type JournalBlock, type JournalRevision } from './journal.ts';
 
 export const QLDB_BLOCK_EVENT = 'qldb_block';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
@@ -107,7 +107,7 @@ export function eventsOfBlock(block: JournalBlock, exportId: string): { position
           entries_hash_list: block.entriesHashList.map(b64),
           revision_hashes: block.revisions.map((r) => b64(r.hash)),
           // The revisions that have an event of their own (the others are QLDB's hash-only system revisions).
-          document_revisions: block.revisions.flatMap((r, i) => (r.metadata || r.json ? [i] : [])),
+          document_revisions: block.revisions.flatMap((r, i) => (isDocumentRevision(r) ? [i] : [])),
           statements: block.statements,
         },
         details_metadata: { qldb: { export_id: exportId, ...(block.transactionInfo ? { transaction_info_ion: ionText(block.transactionInfo) } : {}) } },
@@ -115,7 +115,7 @@ export function eventsOfBlock(block: JournalBlock, exportId: string): { position
     },
   ];
   block.revisions.forEach((revision, index) => {
-    if (!revision.metadata && !revision.json) return; // a system revision: its hash is in the block's event
+    if (!isDocumentRevision(revision)) return; // a system revision: its hash is in the block's event
     const meta = metadataOf(revision);
     const table = block.documents[meta.id]?.tableName ?? 'unknown';
     const hasData = Boolean(revision.data || revision.json?.data);

@@ -5,29 +5,17 @@
  */
 import { type Business, createBusiness } from '../business/business.ts';
 import { createContractAdmission } from '../business/contract-admission.ts';
-import { type ContractSandbox, createContractPool, SANDBOX_START_TIMEOUT_MS } from '../business/contract-pool.ts';
+import { type ContractSandbox, createContractPool, SANDBOX_GRACE_MS, SANDBOX_START_TIMEOUT_MS } from '../business/contract-pool.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createRunSlotStore } from '../storage/contract-slots.ts';
 import { type Core, once } from './core.ts';
 
-/** A worker past its CPU limit is stopped this long after it (contract-pool.ts's default grace). */
-const SANDBOX_GRACE_MS = 500;
-/**
- * What a sandbox's start may add to a run's slot: a fresh worker compiling QuickJS before the run's CPU limit starts,
- * as long as the pool waits for one (contract-pool.ts's START_TIMEOUT_MS). Usually well under a second, but workers run
- * at nice 19, and under the flood the slots exist for their starts were slow: a slot held for 5 s expired under a run
- * still going, and a ninth run started (red team).
- */
-const SANDBOX_START_MS = SANDBOX_START_TIMEOUT_MS;
 /** The longest a run waits for a slot, within its invocation's deadline. */
 const MAX_SLOT_WAIT_MS = 10_000;
 
 /** The business function's stand-in: contract routes are the contracts function's (shared/api/routes/contracts.ts). */
-const NO_SANDBOX: ContractSandbox = {
-  check: () => Promise.reject(new Error('contracts are published and run by the contracts function, not this one')),
-  run: () => Promise.reject(new Error('contracts are published and run by the contracts function, not this one')),
-  close: async () => {},
-};
+const elsewhere = () => Promise.reject(new Error('contracts are published and run by the contracts function, not this one'));
+const NO_SANDBOX: ContractSandbox = { check: elsewhere, run: elsewhere, close: async () => {} };
 
 export function createBusinessWiring(core: Core, { runsContracts = false }: { runsContracts?: boolean } = {}): { business(): Business } {
   const { settings } = core;
@@ -40,7 +28,6 @@ export function createBusinessWiring(core: Core, { runsContracts = false }: { ru
         stackBytes: settings.SVC_CONTRACT_STACK_BYTES,
         maxResultBytes: 1024 * 1024,
       },
-      graceMs: SANDBOX_GRACE_MS,
       workers: settings.SVC_CONTRACT_WORKERS,
       queue: settings.SVC_CONTRACT_QUEUE,
     });
@@ -48,7 +35,10 @@ export function createBusinessWiring(core: Core, { runsContracts = false }: { ru
     const admission = createContractAdmission(createRunSlotStore({ client: core.documentClient(), tableName: settings.SVC_REGISTRY_TABLE }), {
       runsAtOnce: settings.SVC_CONTRACT_WORKERS,
       waiting: settings.SVC_CONTRACT_QUEUE,
-      holdMs: settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS + SANDBOX_START_MS,
+      // The CPU limit, the grace before a worker past it is stopped, and what a sandbox's start may add (a fresh worker
+      // compiles QuickJS before the CPU limit starts; workers run at nice 19, and under a flood a slot held 5 s expired
+      // under a run still going, and a ninth began: red team).
+      holdMs: settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS + SANDBOX_START_TIMEOUT_MS,
       maxWaitMs: MAX_SLOT_WAIT_MS,
       retryAfterSeconds: (settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS) / 1000,
     });

@@ -349,6 +349,22 @@ const prune = (u: Record<string, any>) => {
   for (const k of Object.keys(u.ExpressionAttributeValues ?? {})) if (!text.includes(k)) delete u.ExpressionAttributeValues[k];
 };
 
+/**
+ * A mutation that drops puts from every BatchWriteItem: those `drop` picks among a table's requests (their keys'
+ * `pk`s, in order). A table left with none keeps one harmless put, as a batch must name at least one.
+ */
+const dropPuts =
+  (drop: (pks: string[]) => (pk: string, i: number) => boolean): Mutation =>
+  (operation, input) => {
+    if (operation !== 'BatchWriteItem') return;
+    for (const [table, requests] of Object.entries(input.RequestItems as Record<string, Record<string, any>[]>)) {
+      const pks = requests.map((r) => String(r.PutRequest?.Item?.pk?.S ?? ''));
+      const dropped = drop(pks);
+      const kept = requests.filter((_, i) => !dropped(pks[i]!, i));
+      input.RequestItems[table] = kept.length > 0 ? kept : [{ PutRequest: { Item: { pk: { S: 'UNUSED' }, sk: { S: 'x' } } } }];
+    }
+  };
+
 const VARIANTS: { name: string; options: ScenarioOptions; caughtBy: RegExp }[] = [
   {
     name: 'a commit and a lease without their conditions (head, cursor, holder)',
@@ -410,13 +426,7 @@ const VARIANTS: { name: string; options: ScenarioOptions; caughtBy: RegExp }[] =
     name: "a round's seals never written (a crowd, whose chain has several pending shards)",
     options: {
       ...PROFILES.crowd!,
-      mutate: ((operation, input) => {
-        if (operation !== 'BatchWriteItem') return;
-        for (const [table, requests] of Object.entries(input.RequestItems as Record<string, Record<string, any>[]>)) {
-          const kept = requests.filter((r) => !String(r.PutRequest?.Item?.pk?.S ?? '').startsWith('SEAL#'));
-          input.RequestItems[table] = kept.length > 0 ? kept : [{ PutRequest: { Item: { pk: { S: 'UNUSED' }, sk: { S: 'x' } } } }];
-        }
-      }) as Mutation,
+      mutate: dropPuts(() => (pk) => pk.startsWith('SEAL#')),
     },
     caughtBy: /on the chain \d+ times|a 503 landed after it was answered/,
   },
@@ -426,15 +436,11 @@ const VARIANTS: { name: string; options: ScenarioOptions; caughtBy: RegExp }[] =
     name: "a leader that never writes its own append's record (its blocks then stand on pending appends, which expire)",
     options: {
       ...PROFILES.calm!,
-      mutate: ((operation, input) => {
-        if (operation !== 'BatchWriteItem') return;
-        // A round's records in order: the leader's own blocks come first.
-        for (const [table, requests] of Object.entries(input.RequestItems as Record<string, Record<string, any>[]>)) {
-          const first = requests.findIndex((r) => String(r.PutRequest?.Item?.pk?.S ?? '').startsWith('HASH#'));
-          const kept = requests.filter((_, i) => i !== first);
-          input.RequestItems[table] = kept.length > 0 ? kept : [{ PutRequest: { Item: { pk: { S: 'UNUSED' }, sk: { S: 'x' } } } }];
-        }
-      }) as Mutation,
+      // A round's records in order: the leader's own blocks come first.
+      mutate: dropPuts((pks) => {
+        const first = pks.findIndex((pk) => pk.startsWith('HASH#'));
+        return (_, i) => i === first;
+      }),
     },
     caughtBy: /missing|not found by its hash|not on the final chain|could not be read back/,
   },

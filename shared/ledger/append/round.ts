@@ -75,6 +75,23 @@ export async function lead(
     await done;
     head = { ...head, recent: null, materialized: last };
   };
+  /**
+   * Our lease lapsed, and another instance may lead now: take it again and lead from the head as it is ('again'); or
+   * leave the chain to whoever leads ('left': our own append, not landed, is answered 503); or, our own append still
+   * pending above the new cursor, follow it from there (its key).
+   */
+  const leadAgain = async (): Promise<'again' | 'left' | PendingRef> => {
+    const lease = await a.takeLease(chainName);
+    if (!lease.head) throw new ChainNotFoundError(chainName);
+    if (!lease.acquired) {
+      leased = false;
+      if (ownUnit && !ownUnit.inline && ownUnit.ref.sk !== '' && ownUnit.ref.sk > (lease.head.cursor ?? '')) return ownUnit.ref;
+      if (ownUnit) ownError = new ChainContendedError(chainName, a.options.maxAttempts);
+      return 'left';
+    }
+    head = lease.head.frontier ? lease.head : await ensureTree(a.repository, lease.head);
+    return 'again';
+  };
   try {
     rounds: for (;;) {
       if (remainingMs() < ROUND_RESERVE_MS) {
@@ -135,14 +152,9 @@ export async function lead(
         // The keys above our cursor were all sealed by others: our lease lapsed meanwhile and the head moved on.
         // Nothing of ours was written; lead again from the head as it is, or leave it to whoever leads now.
         a.counters.conflicts += 1;
-        const lease = await a.takeLease(chainName);
-        if (!lease.head) throw new ChainNotFoundError(chainName);
-        if (!lease.acquired) {
-          leased = false;
-          if (ownUnit) ownError = new ChainContendedError(chainName, a.options.maxAttempts);
-          break;
-        }
-        head = lease.head.frontier ? lease.head : await ensureTree(a.repository, lease.head);
+        const next = await leadAgain();
+        if (next === 'left') break;
+        if (next !== 'again') return { ref: next };
         continue;
       }
       if (ownUnit && ownRef) ownUnit.ref = ownRef;
@@ -248,15 +260,9 @@ export async function lead(
             continue;
           }
           // The lease lapsed and another instance leads now.
-          const lease = await a.takeLease(chainName);
-          if (!lease.head) throw new ChainNotFoundError(chainName);
-          if (!lease.acquired) {
-            leased = false;
-            if (ownUnit && !ownUnit.inline && ownUnit.ref.sk !== '' && ownUnit.ref.sk > (lease.head.cursor ?? '')) return { ref: ownUnit.ref };
-            if (ownUnit) ownError = new ChainContendedError(chainName, a.options.maxAttempts);
-            break rounds;
-          }
-          head = lease.head.frontier ? lease.head : await ensureTree(a.repository, lease.head);
+          const next = await leadAgain();
+          if (next === 'left') break rounds;
+          if (next !== 'again') return { ref: next };
           break;
         }
         case 'conflict':
