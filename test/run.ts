@@ -25,6 +25,7 @@ import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ROOT } from '#infra/bundling';
+import { chooseNode, LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
 import slowestFiles from './support/slowest-files.mjs';
 import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
@@ -163,6 +164,29 @@ function cpuByFile(): Record<string, number> {
     }
   }
   return byFile;
+}
+
+/**
+ * Files that run on Lambda's Node (24, installed by `npm ci` from the registry) instead of this one: the simulation's,
+ * which runs the service's append path on simulated instances for minutes of CPU, as its seeds already did (about a
+ * third less CPU a seed than on Node 20 here). node:test starts every file with process.execPath: that is pointed at
+ * test/support/file-node.sh, which starts these on Lambda's Node and everything else on this one.
+ */
+const ON_LAMBDAS_NODE = ['test/unit/simulation.test.ts'];
+{
+  let lambdas: string;
+  try {
+    lambdas = chooseNode(LAMBDA_NODE_MAJOR, { allowMismatch: true }).path;
+  } catch (error) {
+    process.stderr.write(`No Node ${LAMBDA_NODE_MAJOR} (${(error as Error).message}): every file runs on ${process.version}\n`);
+    lambdas = process.execPath;
+  }
+  if (lambdas !== process.execPath) {
+    process.env.LEDGER_TEST_HOST_NODE = process.execPath;
+    process.env.LEDGER_TEST_LAMBDA_NODE = lambdas;
+    process.env.LEDGER_TEST_LAMBDA_FILES = ON_LAMBDAS_NODE.map((f) => join(ROOT, f)).join(' ');
+    process.execPath = join(ROOT, 'test', 'support', 'file-node.sh');
+  }
 }
 
 /** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */

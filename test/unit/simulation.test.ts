@@ -292,13 +292,16 @@ describe('npm run simulate, as a reader types it', () => {
 describe("npm run simulate, on Lambda's Node", () => {
   it('runs its seeds on the Node Lambda runs (24) when typed on another, and says so; the same run either way', (t) => {
     const lambdas = seedNode();
-    if (lambdas.path === process.execPath) return t.skip(`this is Node ${process.version}: nothing to move to`);
+    // The Node a reader types on: the one that started the run (this file itself may run on Lambda's, test/run.ts).
+    const typedOn = process.env.LEDGER_TEST_HOST_NODE ?? process.execPath;
+    if (lambdas.path === typedOn) return t.skip(`this is Node ${process.version}: nothing to move to`);
+    const typedVersion = spawnSync(typedOn, ['--version'], { encoding: 'utf8' }).stdout.trim();
     const args = ['bin/run.mjs', 'test/sim/main.ts', '--profile', 'chaos', '--seed', '63'];
-    const moved = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const moved = spawnSync(typedOn, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     assert.equal(moved.status, 0, moved.stderr);
     assert.match(
       moved.stderr,
-      new RegExp(`Running on Lambda's Node, ${lambdas.version.replaceAll('.', '\\.')} \\(this is ${process.version.replaceAll('.', '\\.')}\\)`),
+      new RegExp(`Running on Lambda's Node, ${lambdas.version.replaceAll('.', '\\.')} \\(this is ${typedVersion.replaceAll('.', '\\.')}\\)`),
     );
     const there = spawnSync(lambdas.path, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     assert.equal(there.status, 0, there.stderr);
