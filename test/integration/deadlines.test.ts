@@ -22,7 +22,7 @@ before(async () => {
   proxy = await startStallProxy(dynamo.endpoint);
   stack = await startStack({
     // One attempt gives up after 1 s (three attempts in all) instead of 5 s, to keep the test short.
-    env: { SVC_DYNAMODB_ENDPOINT: proxy.endpoint, SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS: '1000' },
+    env: { SVC_DYNAMODB_ENDPOINT: proxy.endpoint, ...dynamo.tableEnv, SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS: '1000' },
   });
   assert.equal((await call(stack.url, 'POST', `/api/v1/chains/${CHAIN}/create`)).status, 201);
   const events = Array.from({ length: 99 }, (_, i) => ({ entity_id: `e-${i}`, event_type: 'recorded', details: { n: i } }));

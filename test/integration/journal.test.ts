@@ -34,18 +34,24 @@ after(async () => {
 
 const options = () => ({ region: 'us-east-1', endpoint: storage.endpoint });
 const get = async (pk: string, sk = 'X') =>
-  (await createDynamoClient(options()).send(new GetCommand({ TableName: 'ledger', Key: { pk, sk }, ConsistentRead: true }))).Item;
+  (await createDynamoClient(options()).send(new GetCommand({ TableName: storage.tables.ledger, Key: { pk, sk }, ConsistentRead: true }))).Item;
 const journalLines = () => readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n').filter(Boolean));
 
 describe('Local journal of acknowledged writes', () => {
   it('journals each transaction before it is answered, and a replay restores one that was lost, once', async () => {
-    const stop = journalWrites(dir, 'ledger');
+    const stop = journalWrites(dir, storage.tables.ledger);
     const client = createDynamoClient(options());
     const put = (pk: string, extra: Record<string, unknown> = {}) =>
       client.send(
         new TransactWriteCommand({
           TransactItems: [
-            { Put: { TableName: 'ledger', Item: { pk, sk: 'X', data: Buffer.from([1, 2, 3]), ...extra }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            {
+              Put: {
+                TableName: storage.tables.ledger,
+                Item: { pk, sk: 'X', data: Buffer.from([1, 2, 3]), ...extra },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
           ],
         }),
       );
@@ -56,7 +62,7 @@ describe('Local journal of acknowledged writes', () => {
     assert.equal(journalLines().length, 2, 'both journaled by the time they were answered');
     stop();
     // DynamoDB Local comes back without the last commit; the journal also ends in a line cut short.
-    await client.send(new DeleteCommand({ TableName: 'ledger', Key: { pk: 'J#lost', sk: 'X' } }));
+    await client.send(new DeleteCommand({ TableName: storage.tables.ledger, Key: { pk: 'J#lost', sk: 'X' } }));
     appendFileSync(join(dir, files[0]!), '{"t":1,"items":[{"Put"');
     const report = await replayJournal(dir, createDynamoBaseClient(options()));
     assert.deepEqual(report, { entries: 2, replayed: 1, restored: 1, failed: 0 });
@@ -69,15 +75,17 @@ describe('Local journal of acknowledged writes', () => {
   });
 
   it('restores lost single-item and batch writes to the ledger table in order, and applies none twice', async () => {
-    const stop = journalWrites(dir, 'ledger');
+    const stop = journalWrites(dir, storage.tables.ledger);
     const client = createDynamoClient(options());
     // An append's body (put if absent), the head's commit (an update on its version), a round's records (a batch).
-    await client.send(new PutCommand({ TableName: 'ledger', Item: { pk: 'S#body', sk: 'X', drafts: 'one' }, ConditionExpression: 'attribute_not_exists(pk)' }));
-    await client.send(new PutCommand({ TableName: 'ledger', Item: { pk: 'S#head', sk: 'X', version: 1 } }));
+    await client.send(
+      new PutCommand({ TableName: storage.tables.ledger, Item: { pk: 'S#body', sk: 'X', drafts: 'one' }, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+    await client.send(new PutCommand({ TableName: storage.tables.ledger, Item: { pk: 'S#head', sk: 'X', version: 1 } }));
     for (const version of [1, 2]) {
       await client.send(
         new UpdateCommand({
-          TableName: 'ledger',
+          TableName: storage.tables.ledger,
           Key: { pk: 'S#head', sk: 'X' },
           UpdateExpression: 'SET version = :next',
           ConditionExpression: 'version = :v',
@@ -88,25 +96,38 @@ describe('Local journal of acknowledged writes', () => {
     await client.send(
       new BatchWriteCommand({
         RequestItems: {
-          ledger: [{ PutRequest: { Item: { pk: 'S#rec', sk: '1', body: 'a' } } }, { PutRequest: { Item: { pk: 'S#rec', sk: '2', body: 'b' } } }],
+          [storage.tables.ledger]: [
+            { PutRequest: { Item: { pk: 'S#rec', sk: '1', body: 'a' } } },
+            { PutRequest: { Item: { pk: 'S#rec', sk: '2', body: 'b' } } },
+          ],
         },
       }),
     );
     // A counter (an unconditional ADD) is not journaled: applied again it would count twice.
     await client.send(
-      new UpdateCommand({ TableName: 'ledger', Key: { pk: 'S#count', sk: 'X' }, UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': 1 } }),
+      new UpdateCommand({
+        TableName: storage.tables.ledger,
+        Key: { pk: 'S#count', sk: 'X' },
+        UpdateExpression: 'ADD n :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
     );
     // A write to another table is not journaled either (only transactions are, there).
-    await client.send(new PutCommand({ TableName: 'registry', Item: { pk: 'S#other', sk: 'X' } }));
+    await client.send(new PutCommand({ TableName: storage.tables.registry, Item: { pk: 'S#other', sk: 'X' } }));
     assert.equal(journalLines().length, 5, 'the body, the head put, two commits and the batch, each before its answer');
     stop();
 
     // DynamoDB Local comes back without the last commit and the batch.
     await client.send(
-      new UpdateCommand({ TableName: 'ledger', Key: { pk: 'S#head', sk: 'X' }, UpdateExpression: 'SET version = :v', ExpressionAttributeValues: { ':v': 2 } }),
+      new UpdateCommand({
+        TableName: storage.tables.ledger,
+        Key: { pk: 'S#head', sk: 'X' },
+        UpdateExpression: 'SET version = :v',
+        ExpressionAttributeValues: { ':v': 2 },
+      }),
     );
-    await client.send(new DeleteCommand({ TableName: 'ledger', Key: { pk: 'S#rec', sk: '1' } }));
-    await client.send(new DeleteCommand({ TableName: 'ledger', Key: { pk: 'S#rec', sk: '2' } }));
+    await client.send(new DeleteCommand({ TableName: storage.tables.ledger, Key: { pk: 'S#rec', sk: '1' } }));
+    await client.send(new DeleteCommand({ TableName: storage.tables.ledger, Key: { pk: 'S#rec', sk: '2' } }));
 
     const report = await replayJournal(dir, createDynamoBaseClient(options()));
     // The body had landed: its condition fails, so it is not applied twice. The head's unconditional put is
@@ -122,15 +143,15 @@ describe('Local journal of acknowledged writes', () => {
   });
 
   it('leaves the journal a running process writes alone: a replay at start clears only earlier runs', async () => {
-    const earlier = journalWrites(dir, 'ledger');
+    const earlier = journalWrites(dir, storage.tables.ledger);
     const client = createDynamoClient(options());
-    await client.send(new PutCommand({ TableName: 'ledger', Item: { pk: 'R#earlier', sk: 'X' } }));
+    await client.send(new PutCommand({ TableName: storage.tables.ledger, Item: { pk: 'R#earlier', sk: 'X' } }));
     earlier();
-    const current = journalWrites(dir, 'ledger');
-    await client.send(new PutCommand({ TableName: 'ledger', Item: { pk: 'R#now', sk: 'X' } }));
+    const current = journalWrites(dir, storage.tables.ledger);
+    await client.send(new PutCommand({ TableName: storage.tables.ledger, Item: { pk: 'R#now', sk: 'X' } }));
     const report = await replayJournal(dir, createDynamoBaseClient(options()));
     assert.equal(report.entries, 1, "the earlier run's write only");
-    await client.send(new PutCommand({ TableName: 'ledger', Item: { pk: 'R#after', sk: 'X' } }));
+    await client.send(new PutCommand({ TableName: storage.tables.ledger, Item: { pk: 'R#after', sk: 'X' } }));
     const lines = journalLines();
     current();
     assert.ok(lines.length >= 2, 'this run still journals to a file that is there');

@@ -262,7 +262,7 @@ describe('Class: LedgerStorage (connected)', () => {
     await repo.writeRound('eta', { records: [], segment: (head.recent as { run: MetaRun }).run });
     assert.equal((await repo.commitRound({ ...small.commit, records: small.blocks, materialized: head.headIndex + 4 })).status, 'committed');
     const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(
-      new GetItemCommand({ TableName: 'ledger', Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }),
+      new GetItemCommand({ TableName: storage.tables.ledger, Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }),
     );
     assert.ok(raw.Item?.recent_blocks?.B && raw.Item?.frontier?.B, 'binary');
     assert.ok(itemSize(raw.Item!) < 1024, `head item ${itemSize(raw.Item!)} bytes`);
@@ -295,7 +295,7 @@ describe('Class: LedgerStorage (connected)', () => {
       },
       { step: 'initialize' },
     );
-    const cold = createLedgerRepository({ client, tableName: 'ledger' });
+    const cold = createLedgerRepository({ client, tableName: storage.tables.ledger });
 
     const first = await cold.getBlockRange('iota', 100, 199, false);
     assert.deepEqual(first, all.slice(100, 200), 'the page, read from its records');
@@ -345,7 +345,7 @@ describe('Class: LedgerStorage (connected)', () => {
       blocks.map((b) => b.hash),
     );
     for (const [i, b] of blocks.entries())
-      await client.send(new PutCommand({ TableName: 'ledger', Item: { ...blockItem(b, 16, tree.treeNodes[i]), gsi_hash: b.hash } }));
+      await client.send(new PutCommand({ TableName: storage.tables.ledger, Item: { ...blockItem(b, 16, tree.treeNodes[i]), gsi_hash: b.hash } }));
     const old: ChainHead = {
       ...chain('theta').head,
       headIndex: 3,
@@ -355,7 +355,7 @@ describe('Class: LedgerStorage (connected)', () => {
       recent: null,
       materialized: undefined,
     };
-    await client.send(new PutCommand({ TableName: 'ledger', Item: { ...headItem(old), block_shards: 16 } }));
+    await client.send(new PutCommand({ TableName: storage.tables.ledger, Item: { ...headItem(old), block_shards: 16 } }));
     const read = (await repo.getHead('theta'))!;
     assert.equal(read.recordsFrom, undefined);
     const next = round(read, [draft(4), draft(5)], { recordsFrom: 4, materialized: 5 });

@@ -9,6 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ChainAppender } from '#shared/ledger/appender';
 import { ZERO_HASH, canonicalJson, sealBlock } from '#shared/ledger/hashing';
@@ -24,10 +26,15 @@ import { removeDir, tempDataDir } from '#test/support/stack';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-let dynamo: DynamoDbLocal;
+/** The run's DynamoDB Local under `npm test` (tables of this file's own, deleted after), else a JVM of its own. */
+let dynamo: DynamoDbLocal | undefined;
+let endpoint: string;
+const shared = process.env.LEDGER_TEST_DYNAMODB;
+const OLD = shared ? `migrations-${randomUUID().slice(0, 8)}.old_ledger` : 'old_ledger';
+const CLI = shared ? `migrations-${randomUUID().slice(0, 8)}.cli_ledger` : 'cli_ledger';
 let admin: DynamoDBClient;
 let client: DynamoDBDocumentClient;
-const dir = tempDataDir('migrations');
+const dir = shared ? '' : tempDataDir('migrations');
 
 /** The ledger table as the earlier version defined it: today's, plus the chains GSI over the heads. */
 async function createOldTable(name: string): Promise<void> {
@@ -110,36 +117,38 @@ async function inOldIndex(table: string): Promise<number> {
 }
 
 before(async () => {
-  dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
-  admin = createDynamoBaseClient({ region: 'us-east-1', endpoint: dynamo.endpoint });
-  client = createDynamoClient({ region: 'us-east-1', endpoint: dynamo.endpoint });
+  if (!shared) dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
+  endpoint = shared ?? dynamo!.endpoint;
+  admin = createDynamoBaseClient({ region: 'us-east-1', endpoint });
+  client = createDynamoClient({ region: 'us-east-1', endpoint });
 });
 
 after(async () => {
+  if (shared) await Promise.all([OLD, CLI].map((TableName) => admin.send(new DeleteTableCommand({ TableName })).catch(() => undefined)));
   await dynamo?.stop();
-  removeDir(dir);
+  if (dir) removeDir(dir);
 });
 
 describe('Migrating a ledger table written by an earlier version', () => {
   it('moves the chain list out of the per-append index, once, and the chains work as before', async () => {
-    await createOldTable('old_ledger');
+    await createOldTable(OLD);
     for (const [name, kind] of [
       ['main', 'main'],
       ['orders', 'sub'],
       ['audit', 'sub'],
     ] as const)
-      await oldChain('old_ledger', name, kind);
-    const repository = createLedgerRepository({ client, tableName: 'old_ledger' });
+      await oldChain(OLD, name, kind);
+    const repository = createLedgerRepository({ client, tableName: OLD });
     assert.deepEqual(await repository.listHeads(), [], 'unmigrated, the new layout sees no list');
 
-    assert.deepEqual(await migrateLedgerTable(admin, client, 'old_ledger'), [{ name: 'chain-list', migrated: 3 }]);
+    assert.deepEqual(await migrateLedgerTable(admin, client, OLD), [{ name: 'chain-list', migrated: 3 }]);
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),
       ['main', 'audit', 'orders'],
       'Main Chain first, then by name',
     );
     assert.equal(await repository.countSubChains(), 2);
-    assert.equal(await inOldIndex('old_ledger'), 0, 'no head is in the old index any more');
+    assert.equal(await inOldIndex(OLD), 0, 'no head is in the old index any more');
 
     // Appends and new chains go on, and never land in the old index.
     const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 25 }) });
@@ -182,21 +191,21 @@ describe('Migrating a ledger table written by an earlier version', () => {
       Array.from({ length: 21 }, (_, i) => 20 - i),
     );
     assert.equal((await repository.listBlockHashes('fresh', 20)).length, 21);
-    assert.equal(await inOldIndex('old_ledger'), 0);
+    assert.equal(await inOldIndex(OLD), 0);
 
-    assert.deepEqual(await migrateLedgerTable(admin, client, 'old_ledger'), [{ name: 'chain-list', migrated: 0 }], 'a second run finds nothing to do');
+    assert.deepEqual(await migrateLedgerTable(admin, client, OLD), [{ name: 'chain-list', migrated: 0 }], 'a second run finds nothing to do');
   });
 
   it('npm run migrate does it against a DynamoDB named by SVC_DYNAMODB_ENDPOINT, even after the old index was dropped', async () => {
     // A table of the earlier version whose index a deploy already removed: today's definition, old heads.
-    await admin.send(new CreateTableCommand(ledgerTableDefinition('cli_ledger')));
-    await oldChain('cli_ledger', 'main', 'main');
-    await oldChain('cli_ledger', 'shipments', 'sub');
+    await admin.send(new CreateTableCommand(ledgerTableDefinition(CLI)));
+    await oldChain(CLI, 'main', 'main');
+    await oldChain(CLI, 'shipments', 'sub');
     const run = (): { status: number | null; out: string } => {
       const r = spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/migrate.ts'], {
         cwd: ROOT,
         encoding: 'utf8',
-        env: { ...process.env, SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_LEDGER_TABLE: 'cli_ledger' },
+        env: { ...process.env, SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LEDGER_TABLE: CLI },
         timeout: 60_000,
       });
       return { status: r.status, out: `${r.stdout}${r.stderr}` };
@@ -205,7 +214,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     assert.equal(first.status, 0, first.out);
     assert.match(first.out, /chain-list: 2 item\(s\) migrated/);
     assert.match(run().out, /chain-list: nothing to do/);
-    const repository = createLedgerRepository({ client, tableName: 'cli_ledger' });
+    const repository = createLedgerRepository({ client, tableName: CLI });
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),
       ['main', 'shipments'],
