@@ -47,6 +47,18 @@ function assignedNames(command: string): string[] | undefined {
   return [...command.matchAll(/(?:^|;\s*)(?:export\s+)?([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1]!);
 }
 
+/** WALK_TIMING_JSON=<path>: each step's wall time and its commands' CPU, written there (where the walk's time goes). */
+const timing: { where: string; command: string; wallMs: number; childCpuMs: number }[] | undefined = process.env.WALK_TIMING_JSON ? [] : undefined;
+/** CPU of the children this process waited for so far (Linux; 0 elsewhere). */
+function childrenCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return Math.round(((Number(fields[13]) + Number(fields[14])) / 100) * 1000);
+  } catch {
+    return 0;
+  }
+}
+
 const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
 describe('the reader of the shape checks', () => {
@@ -251,6 +263,7 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
       for (const [, first] of markdown.matchAll(/^```ts\n(.*)$/gm))
         assert.match(first!, /^\/\/ \S+\.m?ts: run it with /, `${page}: a TypeScript example that does not say how to run it`);
       for (const step of docSteps(page, markdown)) {
+        const stepFrom = timing && { wall: performance.now(), cpu: childrenCpuMs() };
         // Only the one default, `${LEDGER_URL:-…}`, names the service's port.
         const text = step.program ? step.program.code.replace(/\?\? 'http:\/\/localhost:2661'/g, '') : step.command;
         assert.ok(
@@ -269,8 +282,16 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
         } else {
           compared += runShell(step);
         }
+        if (stepFrom)
+          timing!.push({
+            where: step.where,
+            command: step.command.slice(0, 80),
+            wallMs: Math.round(performance.now() - stepFrom.wall),
+            childCpuMs: childrenCpuMs() - stepFrom.cpu,
+          });
       }
     }
+    if (timing) writeFileSync(process.env.WALK_TIMING_JSON!, JSON.stringify(timing, null, 1));
     t.diagnostic(`${walked.length} pages (${walked.join(', ')}); ${compared} answers compared, ${programs} programs run, ${restarts} restarts`);
     assert.deepEqual(walked.slice(0, 4), ['README.md', 'docs/api.md', 'docs/verification.md', 'docs/clients.md']);
     assert.ok(walked.includes('docs/sim.md') && walked.includes('docs/personal-data.md'), walked.join(', '));
