@@ -18,8 +18,9 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
@@ -30,6 +31,33 @@ import slowestFiles from './support/slowest-files.mjs';
 import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
 const SUITES = ['unit', 'infra', 'integration'] as const;
+
+/**
+ * The run is on Lambda's Node (24), as the functions it tests are. Typed on an older Node, it starts itself again on
+ * Lambda's (from the npm registry, pinned in infra/sim/node24, which `npm ci` installs), with that Node first on the
+ * PATH of every command the tests run (`npm start`, `npx`, `ledger-verify`), and says so in one line;
+ * LEDGER_TEST_HOST_NODE names the Node it was typed on (the simulation's file checks that `npm run simulate` moves from
+ * it). Where Node 24 cannot be had, the run goes on here and says why. `LEDGER_TEST_ON_THIS_NODE=1` keeps it here (to
+ * try another Node the service supports).
+ */
+if (Number(process.versions.node.split('.')[0]) < LAMBDA_NODE_MAJOR && process.env.LEDGER_TEST_ON_THIS_NODE !== '1') {
+  let lambdas: { path: string; version: string } | undefined;
+  try {
+    lambdas = chooseNode(LAMBDA_NODE_MAJOR, { say: (line) => process.stderr.write(`${line}\n`) });
+  } catch (error) {
+    process.stderr.write(`Running the tests on Node ${process.version}, not Lambda's ${LAMBDA_NODE_MAJOR}: ${(error as Error).message}\n`);
+  }
+  if (lambdas) {
+    process.stderr.write(`Running the tests on Lambda's Node, ${lambdas.version} (this is ${process.version})\n`);
+    const child = spawn(lambdas.path, [...process.execArgv, process.argv[1]!, ...process.argv.slice(2)], {
+      stdio: 'inherit',
+      env: { ...process.env, PATH: `${dirname(lambdas.path)}${delimiter}${process.env.PATH ?? ''}`, LEDGER_TEST_HOST_NODE: process.execPath },
+    });
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
+    const code = await new Promise<number>((done) => child.once('exit', (exitCode, signal) => done(exitCode ?? (signal ? 130 : 1))));
+    process.exit(code);
+  }
+}
 
 /**
  * The files that take longest (as the run's own list of the slowest shows them), started first: a long file started
@@ -164,29 +192,6 @@ function cpuByFile(): Record<string, number> {
     }
   }
   return byFile;
-}
-
-/**
- * Files that run on Lambda's Node (24, installed by `npm ci` from the registry) instead of this one: the simulation's,
- * which runs the service's append path on simulated instances for minutes of CPU, as its seeds already did (about a
- * third less CPU a seed than on Node 20 here). node:test starts every file with process.execPath: that is pointed at
- * test/support/file-node.sh, which starts these on Lambda's Node and everything else on this one.
- */
-const ON_LAMBDAS_NODE = ['test/unit/simulation.test.ts'];
-{
-  let lambdas: string;
-  try {
-    lambdas = chooseNode(LAMBDA_NODE_MAJOR, { allowMismatch: true }).path;
-  } catch (error) {
-    process.stderr.write(`No Node ${LAMBDA_NODE_MAJOR} (${(error as Error).message}): every file runs on ${process.version}\n`);
-    lambdas = process.execPath;
-  }
-  if (lambdas !== process.execPath) {
-    process.env.LEDGER_TEST_HOST_NODE = process.execPath;
-    process.env.LEDGER_TEST_LAMBDA_NODE = lambdas;
-    process.env.LEDGER_TEST_LAMBDA_FILES = ON_LAMBDAS_NODE.map((f) => join(ROOT, f)).join(' ');
-    process.execPath = join(ROOT, 'test', 'support', 'file-node.sh');
-  }
 }
 
 /** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */

@@ -292,7 +292,7 @@ describe('npm run simulate, as a reader types it', () => {
 describe("npm run simulate, on Lambda's Node", () => {
   it('runs its seeds on the Node Lambda runs (24) when typed on another, and says so; the same run either way', (t) => {
     const lambdas = seedNode();
-    // The Node a reader types on: the one that started the run (this file itself may run on Lambda's, test/run.ts).
+    // The Node a reader types on: the one that started the run (which then moved to Lambda's, test/run.ts).
     const typedOn = process.env.LEDGER_TEST_HOST_NODE ?? process.execPath;
     if (lambdas.path === typedOn) return t.skip(`this is Node ${process.version}: nothing to move to`);
     const typedVersion = spawnSync(typedOn, ['--version'], { encoding: 'utf8' }).stdout.trim();

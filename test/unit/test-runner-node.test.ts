@@ -1,0 +1,49 @@
+/**
+ * `npm test` runs on Lambda's Node (24), as the functions it tests do: typed on an older Node it starts itself again
+ * on Lambda's, with that Node first on the PATH of the commands the tests run, and says so (test/run.ts).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { delimiter, dirname } from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT } from '#infra/bundling';
+import { LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
+
+/** The Node `npm test` was typed on (test/run.ts names it when it moved), else this one. */
+const typedOn = process.env.LEDGER_TEST_HOST_NODE ?? process.execPath;
+const versionOf = (node: string) => spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+
+describe("npm test on Lambda's Node", () => {
+  it('runs here on Node 24, and, typed on an older Node, moves there and says so; the commands it runs find that Node first', (t) => {
+    if (process.env.LEDGER_TEST_PRINT_PATH_NODE === '1') return t.skip('inside the run below');
+    assert.equal(Number(process.versions.node.split('.')[0]), LAMBDA_NODE_MAJOR, `this file runs on ${process.version}`);
+    const typedVersion = versionOf(typedOn);
+    if (Number(typedVersion.slice(1).split('.')[0]) >= LAMBDA_NODE_MAJOR) return t.skip(`typed on ${typedVersion}: nothing to move from`);
+    // A run of one file that prints the Node its commands find on the PATH, from the Node it was typed on.
+    const run = spawnSync(typedOn, ['--import', 'tsx', 'test/run.ts', 'test/unit/test-runner-node.test.ts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      // The PATH as typed: without the directory of the Node this run moved to.
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_TEST_CONTEXT')),
+        LEDGER_TEST_PRINT_PATH_NODE: '1',
+        PATH: (process.env.PATH ?? '')
+          .split(delimiter)
+          .filter((dir) => dir !== dirname(process.execPath))
+          .join(delimiter),
+      },
+    });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(
+      run.stderr,
+      new RegExp(`^Running the tests on Lambda's Node, v${LAMBDA_NODE_MAJOR}\\.\\d+\\.\\d+ \\(this is ${typedVersion.replaceAll('.', '\\.')}\\)`, 'm'),
+    );
+    assert.match(run.stdout, new RegExp(`node on the PATH: v${LAMBDA_NODE_MAJOR}\\.`));
+  });
+
+  it('(the inner run of the test above) prints the Node the PATH finds', (t) => {
+    if (process.env.LEDGER_TEST_PRINT_PATH_NODE !== '1') return t.skip('only inside the run above');
+    t.diagnostic(`node on the PATH: ${versionOf('node')}`);
+  });
+});
