@@ -227,7 +227,10 @@ describe('Off-chain store: a payload opens only for a caller entitled to its sco
       return unwrap(...args);
     };
     const refused = await store
-      .get(stored.cid, stored.nonce, async (scope) => (asked.push(scope), false))
+      .get(stored.cid, stored.nonce, async (scope) => {
+        asked.push(scope);
+        return false;
+      })
       .then(
         () => assert.fail('opened'),
         (error: Error) => error,

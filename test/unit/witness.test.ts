@@ -102,7 +102,7 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
   it('"The old size MUST be equal to or lower than the checkpoint size. Otherwise … 400"', async () => {
     const { w } = witness();
     assert.equal((await w.addCheckpoint(request(11, checkpoint(10).note))).status, 400);
-    assert.equal((await w.addCheckpoint('old 01\n\n' + checkpoint(10).note)).status, 400, 'no leading zeros');
+    assert.equal((await w.addCheckpoint(`old 01\n\n${checkpoint(10).note}`)).status, 400, 'no leading zeros');
     assert.equal((await w.addCheckpoint(`old 0\n${'AAAA\n'}\n${checkpoint(10).note}`)).status, 400, 'a proof line is a base64 hash');
   });
 
