@@ -25,9 +25,12 @@ before(async () => {
 
 after(() => stopAndRemove(first, second));
 
-/** Runs `clients` writers, each posting `count` events in sequence; answers every acknowledged event id. */
-async function writers(bases: string[], chain: string, clients: number, count: number): Promise<string[]> {
-  const ids: string[] = [];
+/**
+ * Runs `clients` writers, each posting `count` events in sequence; answers every acknowledged event id by the event it
+ * was the answer to (`client/n`): each caller's own answer is checked against the chain, not only the set of them.
+ */
+async function writers(bases: string[], chain: string, clients: number, count: number): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       const base = bases[client % bases.length]!;
@@ -39,20 +42,28 @@ async function writers(bases: string[], chain: string, clients: number, count: n
         });
         assert.equal(res.status, 200, res.text);
         assert.equal(res.body.success, true);
-        ids.push(res.body.event_id);
+        ids.set(`${client}/${n}`, res.body.event_id);
       }
     }),
   );
   return ids;
 }
 
-function assertLinearChain(blocks: Block[], expected: number, acknowledged: string[]): void {
+function assertLinearChain(blocks: Block[], expected: number, answers: Map<string, string>): void {
   assert.equal(blocks.length, expected + 1, 'genesis plus one block per event');
   assert.equal(checkBlocks(blocks).forks, 0, 'every block links to the one before');
   const stored = blocks.flatMap((b) => b.events.map((e) => e.event_id));
+  const acknowledged = [...answers.values()];
   assert.equal(acknowledged.length, expected);
   assert.equal(new Set(acknowledged).size, expected, 'no event id was acknowledged twice');
   assert.deepEqual([...stored].sort(), [...acknowledged].sort(), 'each acknowledged event is stored exactly once');
+  // Each caller was answered with its own event: callers served together (one process, one round) were not
+  // answered with each other's ids, which the set of ids alone would not show.
+  const byId = new Map(blocks.flatMap((b) => b.events.map((e) => [e.event_id, e.details as { client: number; n: number }] as const)));
+  for (const [caller, id] of answers) {
+    const details = byId.get(id)!;
+    assert.equal(`${details.client}/${details.n}`, caller, `the answer to ${caller} names the event stored for ${details.client}/${details.n}`);
+  }
   const perClient = new Map<number, number[]>();
   for (const block of blocks.slice(1)) {
     const { client, n } = block.events[0]!.details as { client: number; n: number };
@@ -88,5 +99,24 @@ describe('Concurrent appends on one chain', () => {
       blocks.map((b) => b.hash),
       'both processes read the same chain',
     );
+  });
+
+  it(`answers each of ${CLIENTS} callers with its own event when one process serves them all (SVC_LOCAL_RUNTIME=single-process)`, async () => {
+    // Every function in the launcher: concurrent appends meet in one process and share its rounds, which Lambda's
+    // single-request instances never do (and the simulation never runs). Which caller is answered with which event
+    // is checked one by one.
+    const oneProcess = await startStack({ env: { SVC_LOCAL_RUNTIME: 'single-process' } });
+    try {
+      assert.equal((await call(oneProcess.url, 'POST', '/api/v1/chains/together/create')).status, 201);
+      const ids = await writers([oneProcess.url], 'together', CLIENTS, 25);
+      assertLinearChain(await readAllBlocks(oneProcess.url, 'together', '/api/ledger'), CLIENTS * 25, ids);
+      // They did share: fewer commits than events (group commit joined callers in one round).
+      const metrics = (await call(oneProcess.url, 'GET', '/metrics')).text;
+      const counter = (name: string) => Number(/^(\S+) (\S+)$/m.exec(metrics.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
+      const [commits, events] = [counter('ledger_append_commits_total'), counter('ledger_events_appended_total')];
+      assert.ok(commits > 0 && commits < events, `${commits} commits for ${events} events`);
+    } finally {
+      await stopAndRemove(oneProcess);
+    }
   });
 });
