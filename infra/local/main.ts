@@ -6,6 +6,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+import { stopWhenOrphaned } from './orphan.ts';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -152,12 +153,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
   process.on('SIGHUP', () => void shutdown(0));
-  // `npm start` runs us under `sh -c`; on SIGTERM npm stops the shell, which does not pass it on.
   // An orphaned launcher (our parent gone) stops as if signalled, so nothing outlives `npm start`.
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void shutdown(0);
-  }, 500).unref();
+  stopWhenOrphaned(() => void shutdown(0));
   // The JVM would outlive us otherwise: kill it on every way out, even the abrupt ones.
   process.on('exit', () => dynamo?.killNow());
   // A parent that dies takes the other ends of our pipes with it: every write then fails (EPIPE). Unheard, each

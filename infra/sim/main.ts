@@ -26,6 +26,7 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+import { stopWhenOrphaned } from '../local/orphan.ts';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgsOrExit } from '#shared/cli-args';
@@ -224,6 +225,8 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));
+  // `npm run sim` stopped by npm's pid (`kill %1`): its shell does not pass the signal on.
+  stopWhenOrphaned(() => void shutdown(0));
   process.on('exit', () => dynamo?.killNow());
 
   try {

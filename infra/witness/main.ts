@@ -18,6 +18,7 @@
  * origins under a prefix given as `<vkey>=<prefix>`. `--dir` is relative to where the command was typed.
  * Prints `witness ready at <url> vkey <vkey>` when it listens; SIGTERM/SIGINT stop it.
  */
+import { stopWhenOrphaned } from '../local/orphan.ts';
 import { generateKeyPairSync, createPrivateKey, sign } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -171,9 +172,15 @@ async function main(): Promise<void> {
     const { port } = server.address() as AddressInfo;
     console.log(`witness ready at http://${values.host}:${port} vkey ${vkey}`);
   });
-  const stop = () => server.close(() => process.exit(0));
+  // Kept-alive connections are closed too: waiting for them to go idle held a stop for up to 30 s.
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  // `npm run witness` stopped by npm's pid (`kill %1`): its shell does not pass the signal on.
+  stopWhenOrphaned(stop);
 }
 
 await main();

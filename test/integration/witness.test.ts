@@ -6,7 +6,7 @@
  * delays nothing but the clients that require it.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -185,6 +185,54 @@ describe('npm run witness on its own', () => {
     assert.equal(wrong.status, 2);
     assert.match(wrong.stderr, /Unknown option '--nope'[\s\S]*Usage: npm run witness/);
     assert.doesNotMatch(wrong.stderr, /\n\s+at /, 'no stack trace');
+  });
+
+  it('stops when `npm run witness` itself is sent SIGTERM (as `kill %1` does), its kept-alive connections and all', async () => {
+    // npm runs it under `sh -c`, and the shell does not pass the signal on: the witness had kept serving on its port.
+    const dir = tempDataDir('witness-npm');
+    const port = await freePort();
+    const npm = spawn(
+      'npm',
+      ['run', '--silent', 'witness', '--', '--dir', dir, '--port', String(port), '--log', verifierKey('npm.test/log', '00'.repeat(32))],
+      {
+        cwd: new URL('../../', import.meta.url).pathname,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // Its own process group: whatever outlives a failed check is stopped with the group below.
+        detached: true,
+      },
+    );
+    let output = '';
+    npm.stdout!.on('data', (c) => (output += c));
+    npm.stderr!.on('data', (c) => (output += c));
+    try {
+      const ready = Date.now() + 30_000;
+      while (!/witness ready at/.test(output) && Date.now() < ready) await new Promise((r) => setTimeout(r, 100));
+      assert.match(output, /witness ready at http:\/\/127\.0\.0\.1:\d+/);
+      // A client holding a kept-alive connection open, as the service's submissions do.
+      const agent = new Agent({ keepAlive: true });
+      await new Promise<void>((resolve, reject) =>
+        request({ host: '127.0.0.1', port, path: '/', agent }, (res) => res.resume().on('end', resolve))
+          .on('error', reject)
+          .end(),
+      );
+      npm.kill('SIGTERM');
+      const refused = async () =>
+        fetch(`http://127.0.0.1:${port}/`).then(
+          () => false,
+          () => true,
+        );
+      const gone = Date.now() + 5_000;
+      while (!(await refused()) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+      agent.destroy();
+      assert.ok(await refused(), `the witness still serves on ${port} after npm was stopped`);
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+      removeDir(dir);
+    }
   });
 
   it('refuses a second root for the size it holds, 0 included (409 with that size), and a log past --max-origins (507)', async () => {
