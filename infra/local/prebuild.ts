@@ -4,7 +4,8 @@
  * (what every `cdk synth` would otherwise build again), the launcher's own
  * (infra/local/start.mjs) and the commands' that run through bin/run.mjs. A later change to a source builds again
  * only what it touches, at the next start or run. Nothing here is needed: a failure is said, and the first start
- * or run builds what is missing. Then Lambda's Node, as `npm run sim` installs it, with the seeds' bundle for it.
+ * or run builds what is missing. Then Lambda's Node, as `npm run sim` installs it, with the seeds' bundle for it, and
+ * all of the above again on it (`npm test` runs there).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -38,15 +39,29 @@ try {
 // Lambda's Node (from the npm registry, pinned in infra/sim/node24, when this Node is another major), which `npm run
 // sim` and the tests' seeds run on, and the seeds' command bundle for it: installed at their first use otherwise,
 // inside the first test run (about a minute of its simulation file in a fresh clone).
-try {
-  const lambdaNode = chooseNode(LAMBDA_NODE_MAJOR, { say: (line) => process.stdout.write(`${line}\n`) });
-  if (lambdaNode.path !== process.execPath) {
+/** Lambda's Node installed, the seeds' bundle built on it, and this script's bundles built again on it. */
+function onLambdasNode(): void {
+  try {
+    const lambdaNode = chooseNode(LAMBDA_NODE_MAJOR, { say: (line) => process.stdout.write(`${line}\n`) });
+    if (lambdaNode.path === process.execPath) return;
     const kept = spawnSync(lambdaNode.path, ['bin/run.mjs', 'test/sim/main.ts', '--help'], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
     if (kept.status !== 0) throw new Error(`building the simulation's bundle on Node ${lambdaNode.version} ended with ${kept.status ?? kept.signal}`);
-    process.stdout.write(`Node ${lambdaNode.version} (Lambda's) ready for npm run sim and the simulation's seeds\n`);
+    // `npm test` runs on that Node (test/run.ts): its stacks, launcher and commands use bundles kept per Node major,
+    // built here for it too rather than inside the first test run.
+    const built = spawnSync(lambdaNode.path, ['--import', 'tsx', 'infra/local/prebuild.ts'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+      timeout: 300_000,
+      env: { ...process.env, LEDGER_PREBUILD_BUNDLES_ONLY: '1' },
+    });
+    if (built.status !== 0) throw new Error(`building the bundles on Node ${lambdaNode.version} ended with ${built.status ?? built.signal}`);
+    process.stdout.write(`Node ${lambdaNode.version} (Lambda's) ready for npm test, npm run sim and the simulation's seeds\n`);
+  } catch (error) {
+    process.stdout.write(
+      `Could not install Node ${LAMBDA_NODE_MAJOR} now (${(error as Error).message}); npm test, npm run sim and the seeds install it at their first run\n`,
+    );
   }
-} catch (error) {
-  process.stdout.write(
-    `Could not install Node ${LAMBDA_NODE_MAJOR} now (${(error as Error).message}); npm run sim and the seeds install it at their first run\n`,
-  );
 }
+
+// LEDGER_PREBUILD_BUNDLES_ONLY: this script run again on Lambda's Node, for its bundles only.
+if (process.env.LEDGER_PREBUILD_BUNDLES_ONLY !== '1') onLambdasNode();
