@@ -11,7 +11,7 @@
  * listed with its reason in infra/cdk/permissions.ts (KEPT_WITHOUT_USE), and every listed one still unused.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ import { createPermissionChecker } from '#infra/sim/permissions';
 import { modelFromTemplate, readAssembly } from '#infra/sim/template';
 import { KEPT_WITHOUT_USE } from '#infra/cdk/permissions';
 import { freePort } from '#infra/local/ports';
-import { call, expectStartFailure, integrationFailureLine, keysCli, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import { call, expectStartFailure, integrationFailureLine, isAlive, keysCli, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { appendWithRecordsRefused } from '#test/support/refused-round';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
@@ -390,6 +390,43 @@ describe('npm run sim: a template altered', () => {
     assert.match(line.cause.message, /failed to start: .*this bundle is broken/s);
     const metrics = await call(altered.url, 'GET', '/metrics', undefined, { 'X-API-Key': ADMIN });
     assert.match(metrics.text, new RegExp(`^gateway_integration_errors_total\\{function="${tlog}"\\} 1$`, 'm'));
+  });
+
+  it('stops with everything it started when `npm run sim` itself is sent SIGTERM (as `kill %1` does)', async () => {
+    // npm runs it under `sh -c`, and the shell does not pass the signal on: the sim, its JVM and its function
+    // workers had kept running on their ports.
+    const npm = spawn('npm', ['run', '--silent', 'sim'], {
+      cwd: ROOT_DIR,
+      env: { ...process.env, SVC_ADMIN_API_KEY: ADMIN, SVC_DATA_DIR: dataDir('sim-npm') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: whatever outlives a failed check is stopped with the group below.
+      detached: true,
+    });
+    let output = '';
+    npm.stdout!.on('data', (c) => (output += c));
+    npm.stderr!.on('data', (c) => (output += c));
+    try {
+      const ready = Date.now() + 120_000;
+      while (!/Sim ready at/.test(output) && Date.now() < ready) await new Promise((r) => setTimeout(r, 200));
+      const url = /Sim ready at (http:\/\/\S+)/.exec(output)?.[1];
+      const jvm = Number(/DynamoDB Local, pid (\d+)/.exec(output)?.[1]);
+      assert.ok(url && jvm, output);
+      npm.kill('SIGTERM');
+      const gone = Date.now() + 15_000;
+      while (isAlive(jvm) && Date.now() < gone) await new Promise((r) => setTimeout(r, 200));
+      assert.ok(!isAlive(jvm), 'DynamoDB Local outlived npm run sim');
+      const refused = await fetch(`${url}/api/ledger/health`).then(
+        () => false,
+        () => true,
+      );
+      assert.ok(refused, 'the sim still serves after npm run sim was stopped');
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+    }
   });
 
   it('prints its usage on --help, and says an unknown option with the usage, never a stack trace', async () => {
