@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -66,6 +67,46 @@ describe('Envelope (AES-256-GCM)', () => {
   it('refuses objects that are not envelopes', () => {
     assert.throws(() => parseEnvelope(Buffer.from('not json')), UnreadablePayloadError);
     assert.throws(() => parseEnvelope(Buffer.from('{"format":"other"}')), UnreadablePayloadError);
+  });
+});
+
+describe("docs/api.md's decrypt.mjs, as printed", () => {
+  it('opens an envelope the service sealed, with the local master key, and fails on another scope', async () => {
+    const api = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    const code = /```js\n(\/\/ decrypt\.mjs:[\s\S]*?)```/.exec(api)?.[1];
+    assert.ok(code, 'api.md shows decrypt.mjs');
+    const outputs = new URL('../../test-output/', import.meta.url).pathname;
+    mkdirSync(outputs, { recursive: true });
+    const dir = mkdtempSync(join(outputs, 'decrypt-'));
+    try {
+      const keys = LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true });
+      const store = createOffchainStore({
+        ipfs: {
+          add: async (bytes) => {
+            writeFileSync(join(dir, 'envelope.json'), bytes);
+            return 'QmStored';
+          },
+          cat: async () => Buffer.alloc(0),
+          ping: async () => {},
+          remove: async () => true,
+        },
+        keys,
+      });
+      await store.put({ price: '42.50 EUR' }, 'collection:supply/prices');
+      // Beside the repository's node_modules (canonicalize), as a reader in a clone runs it.
+      writeFileSync(join(dir, 'decrypt.mjs'), code);
+      const run = (envelope: string) =>
+        spawnSync(process.execPath, [join(dir, 'decrypt.mjs'), envelope, join(dir, 'master.key')], { encoding: 'utf8', cwd: dir });
+      const opened = run(join(dir, 'envelope.json'));
+      assert.equal(opened.status, 0, opened.stderr);
+      assert.deepEqual(JSON.parse(opened.stdout), { price: '42.50 EUR' });
+      // The scope is in both additional data: the same envelope claiming another scope does not open.
+      const moved = { ...JSON.parse(readFileSync(join(dir, 'envelope.json'), 'utf8')), scope: 'org:globex' };
+      writeFileSync(join(dir, 'moved.json'), JSON.stringify(moved));
+      assert.notEqual(run(join(dir, 'moved.json')).status, 0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
