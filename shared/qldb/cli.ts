@@ -94,7 +94,7 @@ try {
   if (result.alreadyComplete) process.stdout.write(`already imported: chain '${values.chain}' holds export ${result.summary.exportId} whole\n`);
   else
     process.stdout.write(
-      `imported: ${result.summary.blocks} blocks, ${result.summary.revisions} revisions into '${values.chain}'${result.resumedAfter ? ' (resumed)' : ''}, ${result.eventsAppended} events appended in ${result.batches} batches\n`,
+      `imported: ${result.summary.blocks} blocks, ${result.summary.revisions} revisions into '${values.chain}'${result.resumedAfter ? ' (resumed)' : ''}, ${result.eventsAppended} events appended in ${result.batches} batch${result.batches === 1 ? '' : 'es'}\n`,
     );
   process.stdout.write(
     `anchored on the Main Chain: proof ${result.proofId} records export ${result.summary.exportId} at tip ${result.summary.tip.blockHash}\n`,
