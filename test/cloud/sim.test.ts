@@ -25,7 +25,18 @@ import { createPermissionChecker } from '#infra/sim/permissions';
 import { modelFromTemplate, readAssembly } from '#infra/sim/template';
 import { KEPT_WITHOUT_USE } from '#infra/cdk/permissions';
 import { freePort } from '#infra/local/ports';
-import { call, expectStartFailure, integrationFailureLine, isAlive, keysCli, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
+import {
+  call,
+  expectStartFailure,
+  integrationFailureLine,
+  isAlive,
+  keysCli,
+  removeDir,
+  startStack,
+  stopAndRemove,
+  tempDataDir,
+  type Stack,
+} from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { appendWithRecordsRefused } from '#test/support/refused-round';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
