@@ -142,8 +142,15 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
 export function buildOpenApi(options: { version: string; apiKeyHeader: string }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const components: Record<string, JsonSchema> = { Error: ERROR, GraphqlErrors: GRAPHQL_ERRORS };
-  for (const route of expandRoutes()) {
-    (paths[route.path.replace(/\{([a-z_]+)\+\}/g, '{$1}')] ??= {})[route.method.toLowerCase()] = operation(route, components);
+  const served = expandRoutes();
+  const pathOf = (route: Route) => route.path.replace(/\{([a-z_]+)\+\}/g, '{$1}');
+  for (const route of served) {
+    // A group served under two prefixes (/api/ledger and /api/v1) has each route twice: the first prefix's names the
+    // others (x-aliases), each other names it (x-alias-of), so that a reader (the /docs page) can show each route once.
+    const twins = served.filter((other) => other.definition === route.definition && other.method === route.method).map(pathOf);
+    const aliases =
+      twins.length > 1 ? { [twins[0] === pathOf(route) ? 'x-aliases' : 'x-alias-of']: twins[0] === pathOf(route) ? twins.slice(1) : twins[0] } : {};
+    (paths[pathOf(route)] ??= {})[route.method.toLowerCase()] = { ...operation(route, components), ...aliases };
   }
   return {
     openapi: '3.1.0',

@@ -53,6 +53,11 @@ describe('GET /openapi.json', () => {
     ]) {
       assert.ok(served.paths[path], path);
     }
+    // The twins name each other, so that the /docs page shows each route once and says where else it is served.
+    assert.deepEqual(served.paths['/api/ledger/chains/{chain_name}/events']!.post['x-aliases'], ['/api/v1/chains/{chain_name}/events']);
+    assert.equal(served.paths['/api/v1/chains/{chain_name}/events']!.post['x-alias-of'], '/api/ledger/chains/{chain_name}/events');
+    assert.ok(Object.values(served.paths['/api/v2/channels']!).every((op) => op['x-alias-of'] === '/api/business/channels'));
+    assert.equal(served.paths['/api/admin/status']!.get['x-aliases'], undefined, 'a route served once has no twin');
   });
 
   it('declares what /graphql answers when it refuses a query: the GraphQL errors list, as it is sent', async () => {

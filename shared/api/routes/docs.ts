@@ -58,7 +58,20 @@ const DOCS_PAGE = `<!doctype html>
 <body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body>
 </html>`;
 
-const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', deepLinking: true, persistAuthorization: true });`;
+/**
+ * The page shows each route once, under its group's first prefix (/api/ledger, /api/business), and names where else it
+ * is served: /openapi.json marks the twins (x-aliases, x-alias-of) and keeps them all, for clients and generators.
+ */
+const DOCS_INIT = `fetch('/openapi.json').then((res) => res.json()).then((doc) => {
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (op['x-alias-of']) delete item[method];
+      else if (op['x-aliases']) op.description = [op.description, 'Also served at ' + op['x-aliases'].join(', ') + '.'].filter(Boolean).join(' ');
+    }
+    if (Object.keys(item).length === 0) delete doc.paths[path];
+  }
+  window.ui = SwaggerUIBundle({ spec: doc, dom_id: '#ui', deepLinking: true, persistAuthorization: true });
+});`;
 
 const route = routesOf<DocsDeps>('docs');
 
