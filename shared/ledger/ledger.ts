@@ -552,32 +552,43 @@ export function createLedger({
       const visible = options?.visible;
       const events: LedgerEvent[] = [];
       const chains: string[] = [];
+      // A cursor is answered only when another entry this caller may see follows the page (read ahead for it, within
+      // the cap): a cursor after a page of fewer events, or after hidden entries only, had told a reader that an
+      // entity has events on chains it may not read, and how many (filtered pages counted them one by one).
       let position = after;
-      let next: string | null = null;
+      let lastAnswered: string | undefined;
+      let more = false;
+      let capped = false;
       let read = 0;
-      let pageLimit = limit;
+      let pageLimit = Math.min(limit + 1, TRACE_LIMIT_MAX);
       pages: for (;;) {
         const page = await repository.queryEntityPage(entityId, { limit: pageLimit, after: position, chainName });
         read += pageLimit;
-        next = page.next;
         for (const [i, block] of page.blocks.entries()) {
           if (chainName !== undefined && block.chain_name !== chainName) continue;
           if (visible && !(await visible(block.chain_name))) continue;
-          for (const event of block.events) {
-            if (event.entity_id !== entityId) continue;
+          const its = block.events.filter((event) => event.entity_id === entityId);
+          if (its.length === 0) continue;
+          if (events.length >= limit) {
+            more = true;
+            break pages;
+          }
+          for (const event of its) {
             events.push(event);
             if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
           }
-          // A page read past `limit` (hidden entries skipped) ends at its limit's block; the next goes on from there.
-          if (events.length >= limit && i < page.blocks.length - 1) {
-            next = page.positions[i]!;
-            break pages;
-          }
+          lastAnswered = page.positions[i]!;
         }
-        if (!visible || events.length > 0 || next === null || read >= TRACE_LIMIT_MAX) break;
-        position = next;
+        if (page.next === null) break;
+        position = page.next;
+        // Past the cap a page ends where reading stopped, and the next goes on from there.
+        if (read >= TRACE_LIMIT_MAX) {
+          capped = true;
+          break;
+        }
         pageLimit = TRACE_LIMIT_MAX - read;
       }
+      const next = more ? lastAnswered! : capped ? position! : null;
       return {
         entity_id: entityId,
         chains,

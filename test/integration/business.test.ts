@@ -544,6 +544,46 @@ describe('Private data with auth on', () => {
     assert.deepEqual(all, ['seen', 'secret-move', 'left']);
   });
 
+  it('answers no cursor when only hidden entries follow, filtered to a chain or not: they are neither seen nor counted (red team)', async () => {
+    // A cursor had been answered whenever `limit` entries of any chain were read: a globex reader tracing acme's entity
+    // on a chain it reads (or on main) got a cursor per hidden event, and one visible event planted beside a hidden one
+    // was answered with a cursor where one with none beside it was not.
+    const member = { 'X-API-Key': keys.member! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${secured.url}/api/v1`;
+    await call(v1, 'POST', '/chains/open-trace-2/create', undefined, { 'X-API-Key': ADMIN_KEY });
+    for (const step of ['packed', 'shipped', 'paid'])
+      assert.equal((await call(v1, 'POST', '/chains/channel-deals/events', { entity_id: 'deal-count-3', event_type: step }, member)).status, 200);
+    for (const limit of [1, 2]) {
+      const hidden = await call(v1, 'GET', `/entities/deal-count-3/trace?chain_name=open-trace-2&limit=${limit}`, undefined, reader);
+      const unknown = await call(v1, 'GET', `/entities/deal-never-3/trace?chain_name=open-trace-2&limit=${limit}`, undefined, reader);
+      assert.equal(hidden.status, 200, hidden.text);
+      assert.deepEqual({ ...hidden.body, entity_id: 'x' }, { ...unknown.body, entity_id: 'x' }, `filtered, limit ${limit}`);
+      assert.equal(hidden.body.next_cursor, null);
+    }
+    // One visible event, with a hidden one after it or without.
+    assert.equal((await call(v1, 'POST', '/chains/open-trace-2/events', { entity_id: 'ship-88', event_type: 'seen' }, member)).status, 200);
+    assert.equal((await call(v1, 'POST', '/chains/open-trace-2/events', { entity_id: 'ship-89', event_type: 'seen' }, member)).status, 200);
+    assert.equal((await call(v1, 'POST', '/chains/channel-deals/events', { entity_id: 'ship-88', event_type: 'secret' }, member)).status, 200);
+    for (const limit of [1, 2]) {
+      const planted = await call(v1, 'GET', `/entities/ship-88/trace?limit=${limit}`, undefined, reader);
+      const alone = await call(v1, 'GET', `/entities/ship-89/trace?limit=${limit}`, undefined, reader);
+      assert.equal(planted.body.events.length, 1, planted.text);
+      assert.equal(planted.body.next_cursor, null, `limit ${limit}: a cursor says a hidden entry follows`);
+      assert.equal(alone.body.next_cursor, null);
+    }
+    // Visible entries still page: two visible on one chain, limit 1, one cursor then the end.
+    assert.equal((await call(v1, 'POST', '/chains/open-trace-2/events', { entity_id: 'ship-88', event_type: 'left' }, member)).status, 200);
+    const first = await call(v1, 'GET', '/entities/ship-88/trace?chain_name=open-trace-2&limit=1', undefined, reader);
+    assert.ok(first.body.next_cursor);
+    const second = await call(v1, 'GET', `/entities/ship-88/trace?chain_name=open-trace-2&limit=1&cursor=${first.body.next_cursor}`, undefined, reader);
+    assert.deepEqual(
+      [...first.body.events, ...second.body.events].map((e: { event_type: string }) => e.event_type),
+      ['seen', 'left'],
+    );
+    assert.equal(second.body.next_cursor, null);
+  });
+
   it('answers a trace of an entity whose events are all hidden as one of an entity that does not exist (red team)', async () => {
     // A page of hidden entries had been answered with no events and a cursor: with limit=1, a globex reader told an
     // entity that lives only on acme's channel (more than one entry: a cursor) from one that never existed (none).
