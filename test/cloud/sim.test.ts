@@ -11,7 +11,7 @@
  * listed with its reason in infra/cdk/permissions.ts (KEPT_WITHOUT_USE), and every listed one still unused.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,7 @@ import {
   type Stack,
 } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
+import { startNpmCommand } from '#test/support/npm-command';
 import { appendWithRecordsRefused } from '#test/support/refused-round';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
 import WebSocket from 'ws';
@@ -406,23 +407,13 @@ describe('npm run sim: a template altered', () => {
   it('stops with everything it started when `npm run sim` itself is sent SIGTERM (as `kill %1` does)', async () => {
     // npm runs it under `sh -c`, and the shell does not pass the signal on: the sim, its JVM and its function
     // workers had kept running on their ports.
-    const npm = spawn('npm', ['run', '--silent', 'sim'], {
-      cwd: ROOT_DIR,
-      env: { ...process.env, SVC_ADMIN_API_KEY: ADMIN, SVC_DATA_DIR: dataDir('sim-npm') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group: whatever outlives a failed check is stopped with the group below.
-      detached: true,
-    });
-    let output = '';
-    npm.stdout!.on('data', (c) => (output += c));
-    npm.stderr!.on('data', (c) => (output += c));
+    const started = startNpmCommand(['run', '--silent', 'sim'], { ...process.env, SVC_ADMIN_API_KEY: ADMIN, SVC_DATA_DIR: dataDir('sim-npm') });
     try {
-      const ready = Date.now() + 120_000;
-      while (!/Sim ready at/.test(output) && Date.now() < ready) await new Promise((r) => setTimeout(r, 200));
+      const output = await started.waitFor(/Sim ready at/, 120_000);
       const url = /Sim ready at (http:\/\/\S+)/.exec(output)?.[1];
       const jvm = Number(/DynamoDB Local, pid (\d+)/.exec(output)?.[1]);
       assert.ok(url && jvm, output);
-      npm.kill('SIGTERM');
+      started.npm.kill('SIGTERM');
       const gone = Date.now() + 15_000;
       while (isAlive(jvm) && Date.now() < gone) await new Promise((r) => setTimeout(r, 200));
       assert.ok(!isAlive(jvm), 'DynamoDB Local outlived npm run sim');
@@ -432,11 +423,7 @@ describe('npm run sim: a template altered', () => {
       );
       assert.ok(refused, 'the sim still serves after npm run sim was stopped');
     } finally {
-      try {
-        process.kill(-npm.pid!, 'SIGKILL');
-      } catch {
-        // the group is gone
-      }
+      started.stopGroup();
     }
   });
 

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { freePort } from '#infra/local/ports';
+import { startNpmCommand } from '#test/support/npm-command';
 import { isLoopback, listeningSockets, processTree } from '#test/support/sockets';
 import { call, expectStartFailure, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
 
@@ -114,28 +115,24 @@ describe('The local launcher (npm start)', () => {
   it('stops everything when `npm start` itself is sent SIGTERM', async () => {
     const port = await freePort();
     const dir = tempDataDir('npm');
-    const npm = spawn('npm', ['start', '--silent'], {
-      cwd: new URL('../../', import.meta.url).pathname,
-      env: { ...process.env, SVC_PORT: String(port), SVC_DATA_DIR: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    npm.stdout.on('data', (c) => (output += c));
-    npm.stderr.on('data', (c) => (output += c));
-    const deadline = Date.now() + 60_000;
-    while (!/ready at/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    assert.match(output, /ready at http:\/\/127\.0\.0\.1:\d+/);
-    const jvm = Number(/DynamoDB Local, pid (\d+)/.exec(output)?.[1]);
-    npm.kill('SIGTERM');
-    const gone = Date.now() + 15_000;
-    while (isAlive(jvm) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
-    removeDir(dir);
-    assert.ok(!isAlive(jvm), 'DynamoDB Local outlived npm start');
-    const refused = await fetch(`http://127.0.0.1:${port}/api/ledger/health`).then(
-      () => false,
-      () => true,
-    );
-    assert.ok(refused, 'the gateway outlived npm start');
+    const started = startNpmCommand(['start', '--silent'], { ...process.env, SVC_PORT: String(port), SVC_DATA_DIR: dir });
+    try {
+      const output = await started.waitFor(/ready at/, 60_000);
+      assert.match(output, /ready at http:\/\/127\.0\.0\.1:\d+/);
+      const jvm = Number(/DynamoDB Local, pid (\d+)/.exec(output)?.[1]);
+      started.npm.kill('SIGTERM');
+      const gone = Date.now() + 15_000;
+      while (isAlive(jvm) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(!isAlive(jvm), 'DynamoDB Local outlived npm start');
+      const refused = await fetch(`http://127.0.0.1:${port}/api/ledger/health`).then(
+        () => false,
+        () => true,
+      );
+      assert.ok(refused, 'the gateway outlived npm start');
+    } finally {
+      started.stopGroup();
+      removeDir(dir);
+    }
   });
 
   it('stops everything within seconds when the process that started it dies, right after it served appends', async () => {

@@ -6,7 +6,7 @@
  * delays nothing but the clients that require it.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -16,6 +16,7 @@ import { ApiError, VerificationError } from '#client/errors';
 import { MemoryStore } from '#client/state';
 import { freePort } from '#infra/local/ports';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
+import { startNpmCommand } from '#test/support/npm-command';
 import { call, removeDir, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
 import { type WitnessProcess, startWitness, witnessVkey } from '#test/support/witness';
 import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
@@ -191,23 +192,20 @@ describe('npm run witness on its own', () => {
     // npm runs it under `sh -c`, and the shell does not pass the signal on: the witness had kept serving on its port.
     const dir = tempDataDir('witness-npm');
     const port = await freePort();
-    const npm = spawn(
-      'npm',
-      ['run', '--silent', 'witness', '--', '--dir', dir, '--port', String(port), '--log', verifierKey('npm.test/log', '00'.repeat(32))],
-      {
-        cwd: new URL('../../', import.meta.url).pathname,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // Its own process group: whatever outlives a failed check is stopped with the group below.
-        detached: true,
-      },
-    );
-    let output = '';
-    npm.stdout!.on('data', (c) => (output += c));
-    npm.stderr!.on('data', (c) => (output += c));
+    const started = startNpmCommand([
+      'run',
+      '--silent',
+      'witness',
+      '--',
+      '--dir',
+      dir,
+      '--port',
+      String(port),
+      '--log',
+      verifierKey('npm.test/log', '00'.repeat(32)),
+    ]);
     try {
-      const ready = Date.now() + 30_000;
-      while (!/witness ready at/.test(output) && Date.now() < ready) await new Promise((r) => setTimeout(r, 100));
-      assert.match(output, /witness ready at http:\/\/127\.0\.0\.1:\d+/);
+      assert.match(await started.waitFor(/witness ready at/, 30_000), /witness ready at http:\/\/127\.0\.0\.1:\d+/);
       // A client holding a kept-alive connection open, as the service's submissions do.
       const agent = new Agent({ keepAlive: true });
       await new Promise<void>((resolve, reject) =>
@@ -215,7 +213,7 @@ describe('npm run witness on its own', () => {
           .on('error', reject)
           .end(),
       );
-      npm.kill('SIGTERM');
+      started.npm.kill('SIGTERM');
       const refused = async () =>
         fetch(`http://127.0.0.1:${port}/`).then(
           () => false,
@@ -226,11 +224,7 @@ describe('npm run witness on its own', () => {
       agent.destroy();
       assert.ok(await refused(), `the witness still serves on ${port} after npm was stopped`);
     } finally {
-      try {
-        process.kill(-npm.pid!, 'SIGKILL');
-      } catch {
-        // the group is gone
-      }
+      started.stopGroup();
       removeDir(dir);
     }
   });
