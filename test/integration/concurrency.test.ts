@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Block } from '#shared/ledger/types';
 import { checkBlocks, readAllBlocks } from '#test/support/chain';
-import { call, sharedStack, startStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { call, metricOf, sharedStack, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const CLIENTS = 8;
 const EVENTS_PER_CLIENT = 50;
@@ -111,9 +111,7 @@ describe('Concurrent appends on one chain', () => {
       const ids = await writers([oneProcess.url], 'together', CLIENTS, 25);
       assertLinearChain(await readAllBlocks(oneProcess.url, 'together', '/api/ledger'), CLIENTS * 25, ids);
       // They did share: fewer commits than events (group commit joined callers in one round).
-      const metrics = (await call(oneProcess.url, 'GET', '/metrics')).text;
-      const counter = (name: string) => Number(/^(\S+) (\S+)$/m.exec(metrics.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
-      const [commits, events] = [counter('ledger_append_commits_total'), counter('ledger_events_appended_total')];
+      const [commits, events] = [await metricOf(oneProcess, 'ledger_append_commits_total'), await metricOf(oneProcess, 'ledger_events_appended_total')];
       assert.ok(commits > 0 && commits < events, `${commits} commits for ${events} events`);
     } finally {
       await stopAndRemove(oneProcess);

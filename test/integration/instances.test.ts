@@ -6,20 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { call, stopAndRemove, startStack, type Stack } from '#test/support/stack';
+import { call, metricOf, stopAndRemove, startStack, type Stack } from '#test/support/stack';
 
 let pooled: Stack;
 let single: Stack;
 
 /** A contract that keeps its instance busy a while (a run's clock is fixed by its input, so it counts instead). */
 const BUSY = (iterations: number) => `function execute(event) { let x = 0; for (let i = 0; i < ${iterations}; i++) x += i; return { ok: x > 0 }; }`;
-
-async function metric(stack: Stack, name: string): Promise<number> {
-  const text = (await call(stack.url, 'GET', '/metrics')).text;
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  assert.ok(line, `${name} in /metrics`);
-  return Number(line.split(' ')[1]);
-}
 
 before(async () => {
   [pooled, single] = await Promise.all([
@@ -37,7 +30,7 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
   });
 
   it('starts a new instance per concurrent request, up to the limit, and counts the cold starts', async () => {
-    const before = await metric(pooled, 'lambda_cold_starts_total');
+    const before = await metricOf(pooled, 'lambda_cold_starts_total');
     assert.equal((await call(pooled.url, 'POST', '/api/v2/contracts', { contract_id: 'busy', version: '1.0.0', implementation: BUSY(5_000_000) })).status, 201);
     const run = () => call(pooled.url, 'POST', '/api/v2/contracts/execute', { contract_id: 'busy', event: { entity_id: 'x', event: 'run', details: {} } });
     const alone = performance.now();
@@ -53,14 +46,14 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
     );
     // Six runs on at most 3 instances take at least two rounds of one run.
     assert.ok(elapsed >= 1.5 * single, `6 runs on 3 instances took ${Math.round(elapsed)} ms; one alone ${Math.round(single)} ms`);
-    const after = await metric(pooled, 'lambda_cold_starts_total');
+    const after = await metricOf(pooled, 'lambda_cold_starts_total');
     // The contracts pool grew to its limit (the first request's instance was already warm or counted before).
     assert.ok(after - before >= 2 && after - before <= 3, `cold starts went from ${before} to ${after}`);
   });
 
   it('serves concurrent appends from separate instances, each in its own block, combined only through DynamoDB', async () => {
     assert.equal((await call(pooled.url, 'POST', '/api/v1/chains/apart/create')).status, 201);
-    const commits = await metric(pooled, 'ledger_append_commits_total');
+    const commits = await metricOf(pooled, 'ledger_append_commits_total');
     const events = await Promise.all(
       Array.from({ length: 3 }, (_, i) => call(pooled.url, 'POST', '/api/v1/chains/apart/events', { entity_id: `e${i}`, event_type: 'apart' })),
     );
@@ -73,7 +66,7 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
     // Each instance serves one request. Appends on separate instances may still share a transaction, but
     // only through DynamoDB: a leader seals the pending appends other instances wrote (docs/appending.md).
     // So 1 to 3 commits, depending on timing.
-    const made = (await metric(pooled, 'ledger_append_commits_total')) - commits;
+    const made = (await metricOf(pooled, 'ledger_append_commits_total')) - commits;
     assert.ok(made >= 1 && made <= 3, `${made} commits for 3 appends`);
   });
 
@@ -83,6 +76,6 @@ describe('Functions as pools of single-request instances (SVC_LOCAL_RUNTIME=inst
       Array.from({ length: 16 }, (_, i) => call(single.url, 'POST', '/api/v1/chains/together/events', { entity_id: `e${i}`, event_type: 'together' })),
     );
     assert.ok(answers.every((a) => a.status === 200));
-    assert.ok((await metric(single, 'ledger_append_commits_total')) < 16, 'group commit joined some of them in one process');
+    assert.ok((await metricOf(single, 'ledger_append_commits_total')) < 16, 'group commit joined some of them in one process');
   });
 });

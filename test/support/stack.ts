@@ -8,6 +8,7 @@
  * choose its DynamoDB (SVC_DYNAMODB_ENDPOINT, SVC_DYNAMODB_IN_MEMORY, SVC_DYNAMODB_LOCAL_PORT, a table name) or that
  * asks for `ownDynamoDb` (what it tests is the JVM's life, or data on disk) starts its own, as `npm start` does.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -338,4 +339,12 @@ export async function allOrStop<T extends readonly unknown[]>(parts: { [K in key
     if (value && typeof value.stop === 'function' && typeof value.dataDir === 'string') await stopAndRemove(value as Stack);
   }
   throw failed.reason;
+}
+
+/** A counter or gauge of the stack's `/metrics` (a series without labels), asserted present. */
+export async function metricOf(stack: Stack, name: string): Promise<number> {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  assert.ok(line, `${name} in /metrics`);
+  return Number(line.split(' ')[1]);
 }
