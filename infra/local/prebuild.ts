@@ -39,15 +39,13 @@ try {
 // Lambda's Node (from the npm registry, pinned in infra/sim/node24, when this Node is another major), which `npm run
 // sim` and the tests' seeds run on, and the seeds' command bundle for it: installed at their first use otherwise,
 // inside the first test run (about a minute of its simulation file in a fresh clone).
-/** Lambda's Node installed, the seeds' bundle built on it, and this script's bundles built again on it. */
+/** Lambda's Node installed, and this script's bundles built again on it. */
 function onLambdasNode(): void {
   try {
     const lambdaNode = chooseNode(LAMBDA_NODE_MAJOR, { say: (line) => process.stdout.write(`${line}\n`) });
     if (lambdaNode.path === process.execPath) return;
-    const kept = spawnSync(lambdaNode.path, ['bin/run.mjs', 'test/sim/main.ts', '--help'], { cwd: ROOT, stdio: 'ignore', timeout: 120_000 });
-    if (kept.status !== 0) throw new Error(`building the simulation's bundle on Node ${lambdaNode.version} ended with ${kept.status ?? kept.signal}`);
-    // `npm test` runs on that Node (test/run.ts): its stacks, launcher and commands use bundles kept per Node major,
-    // built here for it too rather than inside the first test run.
+    // `npm test`, `npm run sim` and the seeds run on that Node (test/run.ts): their stacks, launcher and commands (the
+    // seeds' among them) use bundles kept per Node major, built here for it too rather than inside the first test run.
     const built = spawnSync(lambdaNode.path, ['--import', 'tsx', 'infra/local/prebuild.ts'], {
       cwd: ROOT,
       stdio: 'inherit',
