@@ -3,7 +3,7 @@
  * requests are parsed with, so it lists exactly what is served and accepted.
  */
 import * as z from 'zod';
-import { expandRoutes, type Route } from './routes.ts';
+import { expandRoutes, GROUPS, type Route } from './routes.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -142,15 +142,15 @@ function operation(route: Route, components: Record<string, JsonSchema>): Record
 export function buildOpenApi(options: { version: string; apiKeyHeader: string }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const components: Record<string, JsonSchema> = { Error: ERROR, GraphqlErrors: GRAPHQL_ERRORS };
-  const served = expandRoutes();
-  const pathOf = (route: Route) => route.path.replace(/\{([a-z_]+)\+\}/g, '{$1}');
-  for (const route of served) {
+  const openApiPath = (path: string) => path.replace(/\{([a-z_]+)\+\}/g, '{$1}');
+  for (const route of expandRoutes()) {
     // A group served under two prefixes (/api/ledger and /api/v1) has each route twice: the first prefix's names the
     // others (x-aliases), each other names it (x-alias-of), so that a reader (the /docs page) can show each route once.
-    const twins = served.filter((other) => other.definition === route.definition && other.method === route.method).map(pathOf);
-    const aliases =
-      twins.length > 1 ? { [twins[0] === pathOf(route) ? 'x-aliases' : 'x-alias-of']: twins[0] === pathOf(route) ? twins.slice(1) : twins[0] } : {};
-    (paths[pathOf(route)] ??= {})[route.method.toLowerCase()] = { ...operation(route, components), ...aliases };
+    const prefixes = route.definition.onlyPrefixes ?? GROUPS[route.group].prefixes;
+    const [first, ...others] = prefixes.map((prefix) => openApiPath(`${prefix}${route.definition.path}`));
+    const path = openApiPath(route.path);
+    const aliases = others.length === 0 ? {} : path === first ? { 'x-aliases': others } : { 'x-alias-of': first };
+    (paths[path] ??= {})[route.method.toLowerCase()] = { ...operation(route, components), ...aliases };
   }
   return {
     openapi: '3.1.0',
