@@ -10,7 +10,7 @@ import { ConflictError, DependencyUnavailableError, GoneError, NotFoundError, Un
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
-import type { EventDraft } from '../ledger/events.ts';
+import { assertDraftFields, type EventDraft } from '../ledger/events.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
 import { type PayloadOpener, payloadScope } from '../ledger/offchain-port.ts';
 import type { OrganizationRecord, PrivateDataRecord } from './repository.ts';
@@ -37,15 +37,20 @@ export function createBusiness(options: BusinessOptions) {
     return org;
   }
 
-  /** Records channel activity on the channel's own chain, through the ledger's append path. */
-  async function record(chainName: string, draft: Omit<EventDraft, 'details_cid' | 'details_nonce' | 'details_metadata' | 'is_offchain'>) {
-    const { event_id } = await ledger.appendEvent(chainName, {
-      ...draft,
-      details_cid: null,
-      details_nonce: null,
-      details_metadata: null,
-      is_offchain: false,
-    });
+  /**
+   * Records channel activity on the channel's own chain, through the ledger's append path: the service's own record,
+   * unless its event type is the caller's choice (`by: 'caller'`), which may then not be one of the service's.
+   */
+  async function record(
+    chainName: string,
+    draft: Omit<EventDraft, 'details_cid' | 'details_nonce' | 'details_metadata' | 'is_offchain'>,
+    by: 'service' | 'caller' = 'service',
+  ) {
+    const { event_id } = await ledger.appendEvent(
+      chainName,
+      { ...draft, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false },
+      by === 'service' ? { serviceRecord: true } : {},
+    );
     return event_id;
   }
 
@@ -170,6 +175,17 @@ export function createBusiness(options: BusinessOptions) {
       if (!channel.collections.includes(input.collection)) {
         throw new NotFoundError(`Collection '${input.collection}' not found in channel '${input.channel}'`);
       }
+      // The event's fields are checked before anything is read or stored: a refused event leaves no value behind. A
+      // type the writer named is the writer's, never one of the service's (organization_left, …).
+      const metadata = input.event_metadata;
+      const namedType = typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : undefined;
+      const by = namedType === undefined ? 'service' : 'caller';
+      const fields = {
+        entity_id:
+          typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
+        event_type: namedType ?? SERVICE_EVENT.privateDataWritten,
+      };
+      assertDraftFields(fields, undefined, by);
 
       // A value given by reference is read as its writer may read it (a payload of a scope the writer may not
       // read is refused), then sealed again for this collection like a value given inline: every private value
@@ -206,15 +222,16 @@ export function createBusiness(options: BusinessOptions) {
       }
 
       // The common ledger learns that a value changed and its hash, never the value (nor the key itself).
-      const metadata = input.event_metadata;
-      const eventId = await record(channel.chain_name, {
-        entity_id:
-          typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
-        event_type: typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : SERVICE_EVENT.privateDataWritten,
-        details: { collection: input.collection, key_hash: sha256Hex(input.key), value_hash: hash, event_metadata: metadata },
-        // Its metadata may be personal too: the event is the subject's, sealed and erased with it.
-        ...(subject !== undefined ? { subject_id: subject } : {}),
-      });
+      const eventId = await record(
+        channel.chain_name,
+        {
+          ...fields,
+          details: { collection: input.collection, key_hash: sha256Hex(input.key), value_hash: hash, event_metadata: metadata },
+          // Its metadata may be personal too: the event is the subject's, sealed and erased with it.
+          ...(subject !== undefined ? { subject_id: subject } : {}),
+        },
+        by,
+      );
       const stored: PrivateDataRecord = {
         channel: input.channel,
         collection: input.collection,

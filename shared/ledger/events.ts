@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { UnprocessableError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
+import { SERVICE_EVENT } from './event-types.ts';
 import { canonicalJson } from './hashing.ts';
 import { SUBJECT_ID } from './subject-port.ts';
 import type { LedgerEvent } from './types.ts';
@@ -73,7 +74,7 @@ export const eventBatchSchema = z.object({
  * private data, contracts, secure events, an import): the ledger checks it before anything is sealed, since a block
  * whose records DynamoDB cannot store (an index key over its limit) would hold its chain's head forever.
  */
-export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_type'>, index?: number): void {
+export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_type'>, index?: number, by: 'caller' | 'service' = 'caller'): void {
   const which = index === undefined ? "An event's" : `Event ${index}'s`;
   if (!entityIdSchema.safeParse(draft.entity_id).success) {
     throw new UnprocessableError(`${which} entity_id must be a string of 1 to ${ENTITY_ID_MAX} characters`);
@@ -81,7 +82,15 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
   if (!eventTypeSchema.safeParse(draft.event_type).success) {
     throw new UnprocessableError(`${which} event_type must be a string of 1 to ${EVENT_TYPE_MAX} characters`);
   }
+  if (by === 'caller' && SERVICE_EVENT_TYPES.has(draft.event_type)) {
+    throw new UnprocessableError(
+      `${which} event_type '${draft.event_type}' is one the service writes itself (${[...SERVICE_EVENT_TYPES].join(', ')}): a caller's event takes another, so that a reader can rely on these meaning what the service recorded`,
+    );
+  }
 }
+
+/** The event types only the service writes (shared/ledger/event-types.ts): refused in any caller's event. */
+const SERVICE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.values(SERVICE_EVENT));
 
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {

@@ -27,6 +27,12 @@ export interface AppendOptions {
    * sets it); without one, an event citing a payload is refused (422).
    */
   opener?: PayloadOpener;
+  /**
+   * The service's own record (a channel's membership, collections, private-data writes it names): it may take one of
+   * the service's event types (shared/ledger/event-types.ts), which every caller's event is refused. Only the
+   * service's bookkeeping sets it; a caller's options never carry it (the guarded ledger builds them anew).
+   */
+  serviceRecord?: true;
 }
 
 /** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */

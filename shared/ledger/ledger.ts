@@ -380,7 +380,7 @@ export function createLedger({
 
     async appendEvent(chainName, draft, options) {
       assertAppendable(chainName);
-      assertDraftFields(draft);
+      assertDraftFields(draft, undefined, options?.serviceRecord ? 'service' : 'caller');
       // The key's fingerprint of an erasable event needs its subject's key: none is made for a chain that does not exist.
       const chainChecked = draft.subject_id !== undefined && options?.idempotency !== undefined;
       if (chainChecked) await requireHead(chainName);
@@ -397,7 +397,7 @@ export function createLedger({
 
     async appendEvents(chainName, drafts, options) {
       assertAppendable(chainName);
-      drafts.forEach((draft, i) => assertDraftFields(draft, i));
+      drafts.forEach((draft, i) => assertDraftFields(draft, i, options?.serviceRecord ? 'service' : 'caller'));
       if (drafts.length > MAX_ATOMIC_BLOCKS) {
         throw new UnprocessableError(
           `A batch holds at most ${MAX_ATOMIC_BLOCKS} events: they commit in one DynamoDB transaction of at most 100 items, one per block and one for the chain head`,

@@ -672,6 +672,58 @@ describe('Private data with auth on', () => {
     assert.ok(!graphql.text.includes(secret), 'nor in what GraphQL reads of it');
   });
 
+  it("refuses the service's own event types in a member's events, whichever route carries them, so a chain's membership record cannot be forged (red team)", async () => {
+    // A member wrote `organization_left` naming globex (never a member) on its channel's chain: it read exactly as the
+    // service's record of a removal. Every route a caller's event takes is refused, an admin's too; the service's
+    // own records still land.
+    const v1 = `${secured.url}/api/v1`;
+    const member = { 'X-API-Key': keys.member! };
+    const forged = { entity_id: 'globex', event_type: 'organization_left', details: { org_id: 'globex' } };
+    const blocksBefore = (await call(v1, 'GET', '/chains/channel-deals/stats', undefined, member)).body.total_blocks;
+    const refusals = [
+      await call(v1, 'POST', '/chains/channel-deals/events', forged, member),
+      await call(
+        `${secured.url}/api/ledger`,
+        'POST',
+        '/chains/channel-deals/events',
+        { ...forged, event_type: undefined, event: 'organization_joined' },
+        member,
+      ),
+      await call(v1, 'POST', '/chains/channel-deals/events/batch', { events: [{ entity_id: 'ok', event_type: 'note' }, forged] }, member),
+      await call(v1, 'POST', '/chains/channel-deals/events', { ...forged, event_type: 'sub_chain_proof' }, { 'X-API-Key': ADMIN_KEY }),
+    ];
+    for (const r of refusals) assertError(r, 422, /is one the service writes itself/);
+    assert.match(refusals[2]!.text, /Event 1's event_type 'organization_left'/);
+    const gql = await call(
+      secured.url,
+      'POST',
+      '/graphql',
+      { query: 'mutation { addEvent(chainName: "channel-deals", input: {entityId: "globex", eventType: "organization_left"}) { success } }' },
+      member,
+    );
+    assert.ok(!gql.text.includes('"success":true'), gql.text);
+    assert.match(gql.text, /is one the service writes itself/);
+    // A private write naming the type in its metadata: refused before its value is stored.
+    const s = `${secured.url}/api/business`;
+    const key = `forged-${randomUUID()}`;
+    const privately = await call(
+      s,
+      'POST',
+      '/private-data',
+      { channel: 'deals', collection: 'terms', key, value: 'v', event_metadata: { event_type: 'collection_created' } },
+      member,
+    );
+    assertError(privately, 422, /is one the service writes itself/);
+    assert.equal((await call(s, 'GET', `/private-data/deals/terms/${key}`, undefined, member)).status, 404, 'no value stored');
+    assert.equal((await call(v1, 'GET', '/chains/channel-deals/stats', undefined, member)).body.total_blocks, blocksBefore, 'nothing appended');
+    // The service's own records, and a member's own types, still land.
+    const own = await call(s, 'POST', '/private-data', { channel: 'deals', collection: 'terms', key, value: 'v' }, member);
+    assert.equal(own.status, 201, own.text);
+    const page = await call(v1, 'GET', '/chains/channel-deals/blocks?order=desc&limit=1', undefined, member);
+    assert.equal(page.body.blocks[0].events[0].event_type, 'private_data_written');
+    assert.equal((await call(v1, 'POST', '/chains/channel-deals/events', { ...forged, event_type: 'organization_left_note' }, member)).status, 200);
+  });
+
   it('a writer flooding endless contract runs gets 429 past its share of the slots, while another organization runs and business reads never wait', async () => {
     // Red team: sixteen looping runs once held every business instance (a channel read took 12.4 s) and the documented
     // 429 never fired, as each instance served one run and its own queue never filled. Then, with slots across the

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UnprocessableError, ValidationError } from '#shared/errors';
 import { parseEventRequest } from '#shared/ledger/events';
-import { parseBlockAddress } from '#shared/ledger/ledger';
+import { ChainAppender } from '#shared/ledger/appender';
+import { SERVICE_EVENT } from '#shared/ledger/event-types';
+import { createLedger, parseBlockAddress } from '#shared/ledger/ledger';
+import { eventDraft } from '../support/drafts.ts';
+import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 
 function issues(body: unknown) {
   try {
@@ -70,5 +74,41 @@ describe('Block addresses', () => {
     for (const bad of ['-1', '1.5', 'abc', 'ab'.repeat(31), 'x'.repeat(64)]) {
       assert.throws(() => parseBlockAddress(bad), ValidationError, bad);
     }
+  });
+});
+
+describe("the service's own event types", () => {
+  const ledger = () => {
+    const repository = createMemoryLedgerRepository();
+    return createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
+  };
+
+  it('are refused in any caller event, single or in a batch, naming the event; nothing is appended', async () => {
+    const l = ledger();
+    await l.createSubChain('c');
+    for (const type of Object.values(SERVICE_EVENT)) {
+      await assert.rejects(l.appendEvent('c', { ...eventDraft('e'), event_type: type }), (e: Error) => {
+        assert.ok(e instanceof UnprocessableError);
+        assert.match(e.message, new RegExp(`^An event's event_type '${type}' is one the service writes itself`));
+        return true;
+      });
+    }
+    await assert.rejects(
+      l.appendEvents('c', [eventDraft('a'), { ...eventDraft('b'), event_type: 'organization_left' }]),
+      /^UnprocessableError: Event 1's event_type/,
+    );
+    assert.equal((await l.getStats('c')).total_blocks, 1, 'the genesis block only');
+  });
+
+  it("land when the service records them (a channel's membership), and a caller's look-alike types are its own", async () => {
+    const l = ledger();
+    await l.createSubChain('c');
+    const joined = await l.appendEvent('c', { ...eventDraft('acme'), event_type: SERVICE_EVENT.organizationJoined }, { serviceRecord: true });
+    assert.equal(joined.block.events[0]!.event_type, 'organization_joined');
+    await l.appendEvents('c', [
+      { ...eventDraft('x'), event_type: 'Organization_Left' },
+      { ...eventDraft('y'), event_type: 'organization_left.v2' },
+    ]);
+    assert.equal((await l.getStats('c')).total_blocks, 4);
   });
 });
