@@ -18,46 +18,21 @@
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { ROOT } from '#infra/bundling';
-import { chooseNode, LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
+import { onLambdasNode } from './support/lambda-node.ts';
 import slowestFiles from './support/slowest-files.mjs';
 import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
 const SUITES = ['unit', 'infra', 'integration'] as const;
 
-/**
- * The run is on Lambda's Node (24), as the functions it tests are. Typed on an older Node, it starts itself again on
- * Lambda's (from the npm registry, pinned in infra/sim/node24, which `npm ci` installs), with that Node first on the
- * PATH of every command the tests run (`npm start`, `npx`, `ledger-verify`), and says so in one line;
- * LEDGER_TEST_HOST_NODE names the Node it was typed on (the simulation's file checks that `npm run simulate` moves from
- * it). Where Node 24 cannot be had, the run goes on here and says why. `LEDGER_TEST_ON_THIS_NODE=1` keeps it here (to
- * try another Node the service supports).
- */
-if (Number(process.versions.node.split('.')[0]) < LAMBDA_NODE_MAJOR && process.env.LEDGER_TEST_ON_THIS_NODE !== '1') {
-  let lambdas: { path: string; version: string } | undefined;
-  try {
-    lambdas = chooseNode(LAMBDA_NODE_MAJOR, { say: (line) => process.stderr.write(`${line}\n`) });
-  } catch (error) {
-    process.stderr.write(`Running the tests on Node ${process.version}, not Lambda's ${LAMBDA_NODE_MAJOR}: ${(error as Error).message}\n`);
-  }
-  if (lambdas) {
-    process.stderr.write(`Running the tests on Lambda's Node, ${lambdas.version} (this is ${process.version})\n`);
-    const child = spawn(lambdas.path, [...process.execArgv, process.argv[1]!, ...process.argv.slice(2)], {
-      stdio: 'inherit',
-      env: { ...process.env, PATH: `${dirname(lambdas.path)}${delimiter}${process.env.PATH ?? ''}`, LEDGER_TEST_HOST_NODE: process.execPath },
-    });
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
-    const code = await new Promise<number>((done) => child.once('exit', (exitCode, signal) => done(exitCode ?? (signal ? 130 : 1))));
-    process.exit(code);
-  }
-}
+// On Lambda's Node (24), as the functions it tests are: typed on an older Node, the run starts itself again there.
+await onLambdasNode('the tests');
 
 /**
  * The files that take longest (as the run's own list of the slowest shows them), started first: a long file started

@@ -6,7 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { onLambdasNode } from '../support/lambda-node.ts';
 import { FIGURES_FILE, type Figures } from './support.ts';
+
+// On Lambda's Node (24), as the functions it tests are: typed on an older Node, the suite starts itself again there.
+await onLambdasNode('the reliability suite');
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 rmSync(FIGURES_FILE, { force: true });

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT } from '#infra/bundling';
@@ -45,5 +46,23 @@ describe("npm test on Lambda's Node", () => {
   it('(the inner run of the test above) prints the Node the PATH finds', (t) => {
     if (process.env.LEDGER_TEST_PRINT_PATH_NODE !== '1') return t.skip('only inside the run above');
     t.diagnostic(`node on the PATH: ${versionOf('node')}`);
+  });
+
+  it('check:cloud and test:reliability move the same way (test/support/lambda-node.ts)', (t) => {
+    if (process.env.LEDGER_TEST_PRINT_PATH_NODE === '1') return t.skip('inside the run above');
+    const typedVersion = versionOf(typedOn);
+    if (Number(typedVersion.slice(1).split('.')[0]) >= LAMBDA_NODE_MAJOR) return t.skip(`typed on ${typedVersion}: nothing to move from`);
+    const run = spawnSync(typedOn, ['--import', 'tsx', 'test/support/print-node.ts'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    assert.match(run.stderr, new RegExp(`^Running print-node on Lambda's Node, v${LAMBDA_NODE_MAJOR}\\.`, 'm'));
+    assert.match(run.stdout, new RegExp(`^node v${LAMBDA_NODE_MAJOR}\\.`, 'm'));
+    const scripts = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
+    for (const [script, runner] of [
+      ['check:cloud', 'test/cloud/run.ts'],
+      ['test:reliability', 'test/reliability/run.ts'],
+    ] as const) {
+      assert.ok(scripts[script]!.includes(runner), `${script} runs ${runner}`);
+      assert.match(readFileSync(`${ROOT}/${runner}`, 'utf8'), /^await onLambdasNode\(/m, `${runner} moves to Lambda's Node first`);
+    }
   });
 });
