@@ -84,7 +84,11 @@ export function cachedBundle(entry, embed = {}) {
   }
 }
 
-function build(entry, embed) {
+/**
+ * `entry` bundled as an ES module (with `embed`'s entries bundled into constants): `{code, inputs}`, the inputs' stamps.
+ * The verifier's package (verifier/build.mjs) is built by it too.
+ */
+export function build(entry, embed) {
   const { buildSync } = createRequire(join(ROOT, 'package.json'))('esbuild');
   const inputs = {};
   const define = {};

@@ -1,8 +1,9 @@
 /**
- * `npx ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
- *                    [--checkpoint FILE] [--save-checkpoint FILE] [--qldb]`
- * `npx ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks] [--api-key KEY]`
+ * `ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
+ *                [--checkpoint FILE] [--save-checkpoint FILE] [--qldb]`
+ * `ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks] [--api-key KEY]`
  *
+ * The package @verifiable-ledger/verify (verifier/): `npx @verifiable-ledger/verify …` in a clone or where it is installed.
  * Prints a verdict; exits 0 when verified, 1 when not (naming the first bad block), 2 on bad usage.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -16,8 +17,8 @@ import { type NodeWait, nodeHeaders } from './pages.ts';
 import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 
-const USAGE = `Usage: npx ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
-                          [--checkpoint FILE] [--save-checkpoint FILE] [--qldb] [--threads N]
+const USAGE = `Usage: ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
+                      [--checkpoint FILE] [--save-checkpoint FILE] [--qldb] [--threads N]
 
   --public-key       the node's Ed25519 public key (64 hex) you trust; without it the node's own word is taken
   --checkpoint       a checkpoint saved earlier: the chain must still have the same root at that size
@@ -28,13 +29,16 @@ const USAGE = `Usage: npx ledger-verify --url URL --chain NAME [--public-key HEX
   --threads          worker threads that fetch and check pages of blocks (default: one a core, up to 8;
                      0: all in the main thread)
 
-       npx ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks]
+       ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks]
 
   --tiles            audit the chain as a C2SP transparency log (signed checkpoint, tiles, entry bundles)
   --vkey             the note verifier key you trust (GET /tlog/vkey once, keep it); without it the node's own
   --state            a monitor's state file: read if it exists (only entries since are fetched, and the log
                      must extend it), written after a verified run
-  --blocks           also download every new block and check it hashes to its entry`;
+  --blocks           also download every new block and check it hashes to its entry
+
+The package @verifiable-ledger/verify: npx @verifiable-ledger/verify … (in a clone of the ledger's repository, or
+where the package is installed; never npx ledger-verify outside a clone, a name the registry does not hold for us).`;
 
 const { values } = parseArgsOrExit(
   {

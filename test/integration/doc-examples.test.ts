@@ -84,8 +84,11 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
   const walkDir = join(ROOT, 'test-output', `walk-${randomUUID().slice(0, 8)}`);
   const dataDir = tempDataDir('walk');
   const background: ChildProcess[] = [];
-  const tarball = '/tmp/verifiable-ledger-client-0.1.0.tgz';
-  const hadTarball = existsSync(tarball);
+  // What the pages make in /tmp (the client's and the verifier's tarballs, the verifier's install): removed after, unless
+  // they were there before.
+  const madeInTmp = ['/tmp/verifiable-ledger-client-0.1.0.tgz', '/tmp/verifiable-ledger-verify-0.1.0.tgz', '/tmp/ledger-audit'].filter(
+    (path) => !existsSync(path),
+  );
   let stack: Stack | undefined;
   let ports: Record<string, string>;
   /** What the reader's shell holds: exported variables (children see them) and shell-only ones. */
@@ -128,7 +131,7 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
     );
     removeDir(walkDir);
     removeDir(dataDir);
-    if (!hadTarball) rmSync(tarball, { force: true });
+    for (const path of madeInTmp) rmSync(path, { force: true, recursive: true });
   });
 
   /** The environment of a command: this process's, less the service's own settings, plus what the reader exported. */
