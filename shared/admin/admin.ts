@@ -85,10 +85,15 @@ export function secureEventMessage(fields: {
   entity_id: string;
   event_type: string;
   details: Record<string, unknown>;
+  details_metadata?: Record<string, unknown> | null | undefined;
   nonce: string;
 }): Buffer {
-  const { chain_name, entity_id, event_type, details, nonce } = fields;
-  return Buffer.from(canonicalJson({ chain_name, entity_id, event_type, details, nonce }), 'utf8');
+  const { chain_name, entity_id, event_type, details, details_metadata, nonce } = fields;
+  // Everything the event stores is signed: `details_metadata` too when it is sent (it had been stored unsigned beside a
+  // signed event, 2026-12-05 red team). Without it the message is as it always was.
+  const signed =
+    details_metadata == null ? { chain_name, entity_id, event_type, details, nonce } : { chain_name, entity_id, event_type, details, details_metadata, nonce };
+  return Buffer.from(canonicalJson(signed), 'utf8');
 }
 
 const warned = new Set<string>();

@@ -19,8 +19,38 @@ export const SERVICE_EVENT = {
 
 export type ServiceEventType = (typeof SERVICE_EVENT)[keyof typeof SERVICE_EVENT];
 
+import * as z from 'zod';
+
 /**
  * A client's event the service reads: the record that closes a QLDB import on its Sub-Chain (written by
  * `npm run import:qldb`); the anchor of a head holding it copies it to the Main Chain.
  */
 export const QLDB_IMPORT_EVENT = 'qldb_import';
+
+const qldbAddress = z.strictObject({ strand_id: z.string().max(64), sequence_no: z.number().int().nonnegative() });
+const qldbHash = z.string().max(64);
+/**
+ * The shape of the record `npm run import:qldb` closes an import with (shared/qldb/importer.ts). The Main Chain's anchor
+ * of a chain whose head is such an event carries it, and only in this shape: a writer's `qldb_import` of any other
+ * content (a claim of its own, 64 KB of padding) is not copied into the service's record (2026-12-05 red team).
+ */
+const qldbImportRecord = z.strictObject({
+  export_id: z.string().max(128),
+  ledger_name: z.string().max(128),
+  output_format: z.string().max(16),
+  strand_id: z.string().max(64),
+  first_block: z.strictObject({ block_address: qldbAddress, previous_block_hash: qldbHash }),
+  tip: z.strictObject({ block_address: qldbAddress, block_hash: qldbHash }),
+  blocks: z.number().int().nonnegative(),
+  revisions: z.number().int().nonnegative(),
+  unchecked: z
+    .strictObject({ revisions: z.number().int().nonnegative(), transactions: z.number().int().nonnegative(), data: z.number().int().nonnegative() })
+    .optional(),
+  digest: z.strictObject({ digest: qldbHash, tip_address: qldbAddress }).nullable(),
+});
+
+/** The import record in `details`, as an anchor may carry it; undefined when `details` is not one. */
+export function qldbImportRecordOf(details: unknown): Record<string, unknown> | undefined {
+  const parsed = qldbImportRecord.safeParse(details);
+  return parsed.success ? parsed.data : undefined;
+}

@@ -82,15 +82,45 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
   if (!eventTypeSchema.safeParse(draft.event_type).success) {
     throw new UnprocessableError(`${which} event_type must be a string of 1 to ${EVENT_TYPE_MAX} characters`);
   }
-  if (by === 'caller' && SERVICE_EVENT_TYPES.has(draft.event_type)) {
+  if (UNSEEN.test(draft.event_type)) {
+    throw new UnprocessableError(`${which} event_type may not hold control or invisible characters, nor begin or end with a space`);
+  }
+  if (by === 'caller' && readsAsServiceType(draft.event_type)) {
     throw new UnprocessableError(
-      `${which} event_type '${draft.event_type}' is one the service writes itself (${[...SERVICE_EVENT_TYPES].join(', ')}): a caller's event takes another, so that a reader can rely on these meaning what the service recorded`,
+      `${which} event_type '${draft.event_type}' is one the service writes itself, or reads as one (${SERVICE_EVENT_TYPES.join(', ')}): a caller's event takes another, so that a reader can rely on these meaning what the service recorded`,
     );
   }
 }
 
 /** The event types only the service writes (shared/ledger/event-types.ts): refused in any caller's event. */
-const SERVICE_EVENT_TYPES: ReadonlySet<string> = new Set(Object.values(SERVICE_EVENT));
+const SERVICE_EVENT_TYPES: readonly string[] = Object.values(SERVICE_EVENT);
+/** Characters a reader does not see: controls, formats (zero-width, direction marks), and spaces at either end. */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|^\s|\s$/u;
+/** What a type reads as: its letters and digits, case and compatibility forms folded (NFKC). */
+const skeleton = (type: string): string[] => [
+  ...type
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, ''),
+];
+const SERVICE_SKELETONS = SERVICE_EVENT_TYPES.map(skeleton);
+/**
+ * Whether a type is, or reads as, one of the service's: the same letters and digits whatever the case, separators or
+ * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), up to two of them replaced
+ * by letters outside ASCII (a Cyrillic `і` for `i`). A word of another script is not one of them.
+ */
+function readsAsServiceType(type: string): boolean {
+  const letters = skeleton(type);
+  return SERVICE_SKELETONS.some((service) => {
+    if (service.length !== letters.length) return false;
+    let swapped = 0;
+    for (const [i, c] of letters.entries()) {
+      if (c === service[i]) continue;
+      if (c <= '\x7f' || ++swapped > 2) return false;
+    }
+    return true;
+  });
+}
 
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {

@@ -8,7 +8,7 @@ import { logger } from '../log.ts';
 import type { ErasureRecord, PersonalData } from './subject-port.ts';
 import { type AppendOptions, createIdempotency, type Replayed } from './idempotency.ts';
 import { createEventDetails, type ResolvedEvent } from './event-details.ts';
-import { QLDB_IMPORT_EVENT, SERVICE_EVENT } from './event-types.ts';
+import { QLDB_IMPORT_EVENT, qldbImportRecordOf, SERVICE_EVENT } from './event-types.ts';
 import {
   BadRequestError,
   BlockNotFoundError,
@@ -450,7 +450,9 @@ export function createLedger({
       // carries the proof, hashes and sizes, as every channel's does).
       if (!isChannelChainName(chainName)) {
         const headEvent = (await repository.getBlock(chainName, head.headIndex))?.events[0];
-        if (headEvent?.event_type === QLDB_IMPORT_EVENT && headEvent.details) details.qldb_import = { ...headEvent.details };
+        // Only the importer's record, in its shape: a writer's other content is not the service's to carry.
+        const record = headEvent?.event_type === QLDB_IMPORT_EVENT ? qldbImportRecordOf(headEvent.details) : undefined;
+        if (record) details.qldb_import = record;
       }
       try {
         const block = await appender.append(MAIN_CHAIN, {

@@ -275,6 +275,25 @@ describe('Secure events', () => {
     assert.equal(await events(), before, 'nothing was appended');
   });
 
+  it('signs details_metadata with the event when it is sent: metadata added to a signed event is refused (red team)', async () => {
+    const before = await events();
+    // Signed without metadata, sent with it: the metadata had been stored unsigned beside a "verified" event.
+    const added = { ...signed('gates'), details_metadata: { amount_override: 1_000_000 } };
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', added), 422, /signature/);
+    assert.equal(await events(), before, 'nothing was appended');
+    // Signed with it: stored as signed.
+    const event = { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 12 }, details_metadata: { pilot: 'r. ortiz' }, nonce: `n-${randomUUID()}` };
+    const message = canonicalize({ chain_name: 'gates', ...event })!;
+    const res = await call(base, 'POST', '/api/admin/chains/gates/secure-events', {
+      ...event,
+      org_id: 'port-authority',
+      signature: sign(null, Buffer.from(message), org.privateKey).toString('hex'),
+    });
+    assert.equal(res.status, 200, res.text);
+    const block = await call(base, 'GET', `/api/v1/chains/gates/blocks/${res.body.event_id.split('_')[1]}`);
+    assert.deepEqual(block.body.events[0].details_metadata, { pilot: 'r. ortiz' });
+  });
+
   it('refuses a replayed nonce with 409', async () => {
     const body = signed('gates');
     assert.equal((await call(base, 'POST', '/api/admin/chains/gates/secure-events', body)).status, 200);

@@ -106,9 +106,77 @@ describe("the service's own event types", () => {
     const joined = await l.appendEvent('c', { ...eventDraft('acme'), event_type: SERVICE_EVENT.organizationJoined }, { serviceRecord: true });
     assert.equal(joined.block.events[0]!.event_type, 'organization_joined');
     await l.appendEvents('c', [
-      { ...eventDraft('x'), event_type: 'Organization_Left' },
-      { ...eventDraft('y'), event_type: 'organization_left.v2' },
+      { ...eventDraft('x'), event_type: 'organization_left.v2' },
+      { ...eventDraft('y'), event_type: 'erasure_requested' },
+      // A word of another script, as long as one of the service's types: its own.
+      { ...eventDraft('z'), event_type: 'удалено' },
     ]);
-    assert.equal((await l.getStats('c')).total_blocks, 4);
+    assert.equal((await l.getStats('c')).total_blocks, 5);
+  });
+
+  it('are refused in any form that reads as one: case, separators, compatibility forms, a letter or two from another script (red team)', async () => {
+    const l = ledger();
+    await l.createSubChain('c');
+    for (const type of [
+      'Organization_Left',
+      'ORGANIZATION-LEFT',
+      'organization left',
+      'organization\u2010left',
+      'organizat\u0456on_left',
+      'ｅｒａｓｕｒｅ',
+      'SubChainProof',
+    ]) {
+      await assert.rejects(l.appendEvent('c', { ...eventDraft('e'), event_type: type }), /reads as one/, type);
+    }
+    for (const type of [
+      'organization_left\u200b',
+      '\u200borganization_left',
+      'sub_chain_proof\u0000',
+      'organization_left\t',
+      'organization_left ',
+      ' note',
+      'a\u202eb',
+    ]) {
+      await assert.rejects(l.appendEvent('c', { ...eventDraft('e'), event_type: type }), /may not hold control or invisible characters/, JSON.stringify(type));
+    }
+    assert.equal((await l.getStats('c')).total_blocks, 1);
+  });
+});
+
+describe('a Main Chain anchor of a chain whose head is a qldb_import event', () => {
+  const record = {
+    export_id: 'AAAA',
+    ledger_name: 'vehicles',
+    output_format: 'ION_TEXT',
+    strand_id: 'S1',
+    first_block: { block_address: { strand_id: 'S1', sequence_no: 0 }, previous_block_hash: 'x'.repeat(44) },
+    tip: { block_address: { strand_id: 'S1', sequence_no: 29 }, block_hash: 'y'.repeat(44) },
+    blocks: 30,
+    revisions: 41,
+    unchecked: { revisions: 0, transactions: 0, data: 0 },
+    digest: null,
+  };
+  const anchorOf = async (details: Record<string, unknown>) => {
+    const repository = createMemoryLedgerRepository();
+    const l = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 99 }) });
+    await l.createSubChain('imported');
+    await l.appendEvent('imported', { ...eventDraft('qldb-export:AAAA'), event_type: 'qldb_import', details });
+    return (await l.submitProof('imported')).details!;
+  };
+
+  it("carries the importer's record", async () => {
+    assert.deepEqual((await anchorOf(record)).qldb_import, record);
+  });
+
+  it('carries no other content a writer gave that type: a claim of its own, padding, a field more (red team)', async () => {
+    for (const forged of [
+      { export_id: 'AAAA', ledger_name: 'acme-prod-ledger', note: 'imported & verified by the operator', digest: { digest: 'forged' } },
+      { ...record, note: 'p'.repeat(60_000) },
+      { ...record, ledger_name: 'l'.repeat(10_000) },
+    ]) {
+      const anchor = await anchorOf(forged);
+      assert.equal(anchor.qldb_import, undefined);
+      assert.equal(anchor.tree_size, 2, 'the anchor itself is made');
+    }
   });
 });
