@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '#infra/local/ports';
@@ -81,7 +81,9 @@ describe('the reader of the shape checks', () => {
 });
 
 describe('The manual, followed in order by a newcomer, on other ports', () => {
-  const walkDir = join(ROOT, 'test-output', `walk-${randomUUID().slice(0, 8)}`);
+  // The reader's folder for the examples' files (the README's `scratch/`): one level below the repository, as that is,
+  // so that what the pages name as `../test/…` is the repository's.
+  const walkDir = join(ROOT, `scratch-walk-${randomUUID().slice(0, 8)}`);
   const dataDir = tempDataDir('walk');
   const background: ChildProcess[] = [];
   // What the pages make in /tmp (the client's and the verifier's tarballs, the verifier's install): removed after, unless
@@ -105,8 +107,6 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
 
   before(async () => {
     mkdirSync(walkDir, { recursive: true });
-    // The pages are read in the repository; what they name under test/ is the repository's.
-    symlinkSync(join(ROOT, 'test'), join(walkDir, 'test'));
     ports = { SVC_PORT: await pick(), SVC_DYNAMODB_LOCAL_PORT: await pick(), SVC_IPFS_PORT: await pick() };
     // As a reader on other ports sets them; SVC_DATA_DIR so that `npm run keys` finds this walk's stack.
     Object.assign(exported, {
@@ -254,6 +254,15 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
   }
 
   it('runs every command and program of the README and the manual, answering what the pages show', async (t) => {
+    // Files the walk leaves in the repository beside its own folder (git's untracked files, ignored ones not listed):
+    // a reader following the pages keeps the repository as cloned, everything of theirs in `scratch/`.
+    const untracked = () =>
+      new Set(
+        spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter((l) => l.startsWith('??')),
+      );
+    const untrackedBefore = untracked();
     const walked: string[] = [];
     let compared = 0;
     let programs = 0;
@@ -305,5 +314,7 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
     assert.doesNotMatch(stack!.output(), /TEMPORARY|Created the node identity/);
     // Quiet: no runtime warnings on the way.
     assert.doesNotMatch(stack!.output(), /Warning: /);
+    const left = [...untracked()].filter((line) => !untrackedBefore.has(line));
+    assert.deepEqual(left, [], "files the walk left in the repository, outside the reader's folder");
   });
 });
