@@ -50,6 +50,12 @@ export type FaultScript = (request: { instance: string; operation: string; input
  */
 export type Mutation = (operation: string, input: Record<string, any>) => void;
 
+/**
+ * Reads an answer wrongly on its way back (the outcome the engine gave, unchanged there; another answered in its place):
+ * how the tests make a variant whose bug is in how the service reads DynamoDB's answers. Undefined keeps the answer.
+ */
+export type Misread = (operation: string, input: Record<string, any>, outcome: Outcome) => Outcome | undefined;
+
 /** What every request's trace line says. */
 export interface RequestTrace {
   at: number;
@@ -146,6 +152,7 @@ export class SimNetwork {
     private readonly tracing = false,
     private readonly script?: FaultScript,
     private readonly mutate?: Mutation,
+    private readonly misread?: Misread,
   ) {}
 
   private readonly counts = new Map<string, number>();
@@ -222,7 +229,7 @@ export class SimNetwork {
       signal?.addEventListener('abort', onAbort, { once: true });
 
       const respond = (answer: { outcome: Outcome }) => {
-        const { outcome } = answer;
+        const outcome = this.misread?.(operation, input, answer.outcome) ?? answer.outcome;
         const status = outcome.ok ? 200 : outcome.type === 'InternalServerError' ? 500 : 400;
         const body = outcome.ok
           ? outcome.output

@@ -81,6 +81,20 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     freezeRate: 0.1,
     freezeMs: 4_000,
   },
+  /**
+   * A pair of writers on a schedule, in cycles of 12 s: the first appends alone, then the second alone (each then
+   * remembers the head of its own commit, and no other writer for the 2 s a direct commit waits for), then both at the
+   * same moment: their direct commits, each one transaction with its records, meet in flight, and the later is cancelled
+   * for the earlier's transaction on the head (TransactionConflict), or refused for a head that moved. The other
+   * profiles reach that interleaving by luck (2 of 400 seeds of `faults`). Clocks ±20 ms.
+   */
+  pair: {
+    ...DEFAULT_SCENARIO,
+    callers: 2,
+    appendsPerCaller: 8,
+    skewMs: 20,
+    schedule: (c, j) => Math.floor(j / 2) * 12_000 + (j % 2 === 0 ? c * 4_000 : 8_000),
+  },
   batches: BATCHES,
   /**
    * Large batches: as `batches`, with 98 events in each (the most one with a key may hold). A round's metadata is

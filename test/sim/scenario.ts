@@ -10,7 +10,7 @@ import type { EventDraft } from '#shared/ledger/events';
 import { frontierRoot } from '#shared/ledger/merkle';
 import { type AppendRecord, type AttemptOutcome, check, type Observations, observe, readChain } from './invariants.ts';
 import { type InstanceSettings, SimInstance } from './lambda.ts';
-import { awsDynamo, describeRequest, type FaultRates, type FaultScript, type Mutation, NO_FAULTS, SimNetwork } from './network.ts';
+import { awsDynamo, describeRequest, type FaultRates, type FaultScript, type Misread, type Mutation, NO_FAULTS, SimNetwork } from './network.ts';
 import { EPOCH_MS, World } from './world.ts';
 
 export interface ScenarioOptions {
@@ -61,6 +61,13 @@ export interface ScenarioOptions {
   script?: FaultScript;
   /** A deliberately broken variant: requests changed on their way (the callers' instances only). */
   mutate?: Mutation;
+  /** A deliberately broken variant: answers read wrongly on their way back (the callers' instances only). */
+  misread?: Misread;
+  /**
+   * When (ms from the workload's start) caller `c` sends its `j`th append: a targeted schedule (profile `pair`).
+   * Unset: a caller sends its next append as soon as the last is answered.
+   */
+  schedule?: (c: number, j: number) => number;
 }
 
 export const DEFAULT_SCENARIO: ScenarioOptions = {
@@ -147,7 +154,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
   world.begin();
   try {
     const dynamo = awsDynamo(world, options);
-    const network = new SimNetwork(world, dynamo, options.faults, 5_000, options.trace, options.script, options.mutate);
+    const network = new SimNetwork(world, dynamo, options.faults, 5_000, options.trace, options.script, options.mutate, options.misread);
     const quiet = new SimNetwork(world, dynamo, NO_FAULTS);
     const settings: InstanceSettings = {
       timeoutMs: options.timeoutMs,
@@ -231,6 +238,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     const caller = async (c: number) => {
       let instance = newInstance();
       for (let j = 0; j < options.appendsPerCaller; j += 1) {
+        if (options.schedule) await pauseUntil(world, started + options.schedule(c, j));
         const entity = `c${c}-a${j}`;
         const key = world.random() < options.idempotentShare ? `k-${entity}` : undefined;
         const size = options.batchShare && world.random() < options.batchShare ? options.batchSize! : 1;
@@ -382,6 +390,11 @@ function describe(outcome: AttemptOutcome): string {
 /** Waits `ms` of virtual time (the world runs meanwhile). */
 function pauseFor(_world: World, ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits until the virtual time `at` (at once when it has passed). */
+function pauseUntil(world: World, at: number): Promise<void> {
+  return pauseFor(world, Math.max(0, at - world.now()));
 }
 
 /** Runs the world until `promise` settles; answers its value. */
