@@ -2,7 +2,8 @@
  * Simulated Lambda instances: each one runs the service's real append path (the ledger domain with its
  * Idempotency-Key handling, the ChainAppender, the DynamoDB repository, the AWS SDK) with a client of its
  * own on the simulated network, a clock of its own (the world's plus its skew), and one invocation at a
- * time, as Lambda runs them. An invocation has the function's timeout: its deadline is the one the service
+ * time, as Lambda runs them; or, `shared`, several at once in one process, as the local stack's single-process
+ * runtime serves concurrent requests (and any in-process combining would): they share the appender and its queues. An invocation has the function's timeout: its deadline is the one the service
  * computes (the timeout less the margin kept to answer, shared/deadline.ts), and an instance still busy at
  * the timeout itself is stopped, as Lambda stops it. An instance can be killed at any moment (what it sent
  * stays sent; nothing more leaves it and nothing reaches it), or frozen for a while (its requests and waits
@@ -35,6 +36,13 @@ export interface InstanceSettings {
   /** How long a request holds its Idempotency-Key (ms; the service's 60 s when not given). */
   idempotencyHoldMs?: number;
   appender?: Partial<typeof SERVICE_SETTINGS> & { leaseMs?: number; waitMs?: number };
+  /** Serves several invocations at once, in one process (a kill ends them all; a timeout ends its own). */
+  shared?: boolean;
+  /**
+   * A deliberately broken runtime: each invocation is answered with the value of the one answered before it on this
+   * instance (answers shifted by one between the callers it serves), the first as it is.
+   */
+  shiftAnswers?: boolean;
 }
 
 export type InvocationResult<T> =
@@ -46,11 +54,18 @@ export type InvocationResult<T> =
 export class SimInstance implements Endpoint {
   dead = false;
   frozenUntil = 0;
-  busy = false;
   readonly repository: LedgerRepository;
   readonly appender: ChainAppender;
   readonly ledger: Ledger;
-  private lose: ((why: 'killed' | 'timeout') => void) | undefined;
+  /** The invocations in flight, each ended as lost by its function. */
+  private readonly running = new Set<(why: 'killed' | 'timeout') => void>();
+  /** With `shiftAnswers`: the value answered last, given to the next invocation instead of its own. */
+  private previousValue: { value: unknown } | undefined;
+
+  /** Whether an invocation is in flight (one that serves one at a time takes no other then). */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
 
   constructor(
     readonly name: string,
@@ -80,10 +95,9 @@ export class SimInstance implements Endpoint {
     this.ledger = createLedger({ repository: this.repository, appender: this.appender, now, idempotencyHoldMs: settings.idempotencyHoldMs });
   }
 
-  /** Runs one invocation, as Lambda runs it: one at a time, with the function's timeout. */
+  /** Runs one invocation, as Lambda runs it: one at a time (unless `shared`), with the function's timeout. */
   invoke<T>(work: (ledger: Ledger) => Promise<T>): Promise<InvocationResult<T>> {
-    if (this.busy || this.dead) throw new Error(`${this.name} cannot take an invocation now`);
-    this.busy = true;
+    if ((this.busy && !this.settings.shared) || this.dead) throw new Error(`${this.name} cannot take an invocation now`);
     const startedAt = this.world.now();
     const { timeoutMs } = this.settings;
     return new Promise<InvocationResult<T>>((resolve) => {
@@ -92,19 +106,25 @@ export class SimInstance implements Endpoint {
         if (over) return;
         over = true;
         clearTimeout(timer);
-        this.lose = undefined;
-        this.busy = false;
+        this.running.delete(lose);
         resolve(result);
       };
-      this.lose = (why) => end({ kind: 'lost', startedAt, endedAt: this.world.now(), why });
-      // Lambda stops an instance still running at its timeout.
+      const lose = (why: 'killed' | 'timeout') => end({ kind: 'lost', startedAt, endedAt: this.world.now(), why });
+      this.running.add(lose);
+      // Lambda stops an instance still running at its timeout; a process serving several ends that request alone.
       const timer = setTimeout(() => {
-        this.kill();
-        end({ kind: 'lost', startedAt, endedAt: this.world.now(), why: 'timeout' });
+        if (!this.settings.shared) this.kill();
+        lose('timeout');
       }, timeoutMs);
       withDeadline(startedAt + timeoutMs - ANSWER_MARGIN_MS, () => work(this.ledger)).then(
         (value) => {
-          if (!this.dead) end({ kind: 'answered', value, startedAt, endedAt: this.world.now() });
+          if (this.dead) return;
+          if (this.settings.shiftAnswers) {
+            const given = this.previousValue;
+            this.previousValue = { value };
+            if (given) value = given.value as T;
+          }
+          end({ kind: 'answered', value, startedAt, endedAt: this.world.now() });
         },
         (error) => {
           if (!this.dead) end({ kind: 'failed', error, startedAt, endedAt: this.world.now() });
@@ -117,7 +137,7 @@ export class SimInstance implements Endpoint {
   kill(): void {
     if (this.dead) return;
     this.dead = true;
-    this.lose?.('killed');
+    for (const lose of [...this.running]) lose('killed');
   }
 
   /** Freezes it for `ms` from now. */

@@ -95,6 +95,22 @@ export const PROFILES: Record<string, ScenarioOptions> = {
     skewMs: 20,
     schedule: (c, j) => Math.floor(j / 2) * 12_000 + (j % 2 === 0 ? c * 4_000 : 8_000),
   },
+  /**
+   * Shared instances: 8 callers, 4 served at once by each instance, as the local stack's single-process runtime serves
+   * concurrent requests (they share the appender and its queue of appends); every caller's answer must name blocks
+   * holding its own events. The faults of `faults` (a kill ends the 4 invocations of a process at once).
+   */
+  shared: {
+    ...DEFAULT_SCENARIO,
+    callers: 8,
+    appendsPerCaller: 4,
+    callersPerInstance: 4,
+    faults: { drop: 0.01, lostAnswer: 0.01, reset: 0.01, serverError: 0.01, refused: 0.01 },
+    skewMs: 50,
+    killRate: 0.05,
+    freezeRate: 0.05,
+    freezeMs: 3_000,
+  },
   batches: BATCHES,
   /**
    * Large batches: as `batches`, with 98 events in each (the most one with a key may hold). A round's metadata is

@@ -68,6 +68,13 @@ export interface ScenarioOptions {
    * Unset: a caller sends its next append as soon as the last is answered.
    */
   schedule?: (c: number, j: number) => number;
+  /**
+   * Callers served by one instance at once (1: Lambda's one invocation an instance): more is the local stack's
+   * single-process runtime, whose concurrent appends share the appender (profile `shared`).
+   */
+  callersPerInstance?: number;
+  /** A deliberately broken runtime: a shared instance answers each invocation with the one answered before it. */
+  shiftAnswers?: boolean;
 }
 
 export const DEFAULT_SCENARIO: ScenarioOptions = {
@@ -122,6 +129,7 @@ export function checkOptions(options: ScenarioOptions): void {
     if (!(value >= 0 && value <= 1)) throw new RangeError(`${name} must be between 0 and 1, not ${value}`);
   };
   positive('callers (instances)', options.callers);
+  positive('callersPerInstance', options.callersPerInstance ?? 1);
   positive('appendsPerCaller', options.appendsPerCaller);
   share('idempotentShare', options.idempotentShare);
   share('batchShare', options.batchShare ?? 0);
@@ -163,10 +171,13 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       ...(options.appender ? { appender: options.appender } : {}),
     };
     let made = 0;
-    const newInstance = (over = network) => {
+    const perInstance = options.callersPerInstance ?? 1;
+    const newInstance = (over = network, callers = false) => {
       made += 1;
       const skew = options.skewMs ? Math.round((world.random() * 2 - 1) * options.skewMs) : 0;
-      const instance = new SimInstance(`i${made}`, skew, world, over, settings);
+      const own =
+        callers && (perInstance > 1 || options.shiftAnswers) ? { ...settings, shared: perInstance > 1, shiftAnswers: options.shiftAnswers === true } : settings;
+      const instance = new SimInstance(`i${made}`, skew, world, over, own);
       say(`${instance.name} starts (clock ${skew >= 0 ? '+' : ''}${skew} ms)`);
       return instance;
     };
@@ -235,8 +246,15 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
 
     /** The appends sent with a key, with their caller and position (what the late retries send again). */
     const keyed: { records: AppendRecord[]; c: number; j: number }[] = [];
+    // Callers' instances: one each, or one for every `callersPerInstance` callers (a dead one replaced for all of them).
+    const slots: SimInstance[] = [];
+    const instanceOf = (c: number): SimInstance => {
+      const slot = Math.floor(c / perInstance);
+      if (!slots[slot] || slots[slot].dead) slots[slot] = newInstance(network, true);
+      return slots[slot];
+    };
     const caller = async (c: number) => {
-      let instance = newInstance();
+      let instance = instanceOf(c);
       for (let j = 0; j < options.appendsPerCaller; j += 1) {
         if (options.schedule) await pauseUntil(world, started + options.schedule(c, j));
         const entity = `c${c}-a${j}`;
@@ -250,7 +268,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
         appends.push(...records);
         if (key) keyed.push({ records, c, j });
         for (let n = 0; n <= (key ? options.retries : 0); n += 1) {
-          if (instance.dead) instance = newInstance();
+          if (instance.dead) instance = instanceOf(c);
           const target = instance;
           if (world.random() < options.killRate) world.at(world.now() + world.random() * 2_000, () => target.kill());
           if (world.random() < options.freezeRate)

@@ -145,6 +145,11 @@ export function landed(a: AppenderCore, head: ChainHead, blocks: Block[], fronti
     frontier,
     eventCount: head.eventCount + events,
     proofCount: head.proofCount + proofs,
+    // Every commit removes the head's mark that its recent metadata is in a segment (the storage's commitRound): the
+    // recent metadata is now this commit's. Kept from `head`, a later direct commit took the run as written to a
+    // segment and left it out of the head: the blocks of a direct commit that followed a round lost their place
+    // (their records kept, unread by index), found by the simulation's shared instances (seed 155 of `shared`).
+    recentFlushed: false,
     ...extra,
   };
 }
