@@ -9,13 +9,14 @@ import { $, clearError, showError, text } from './dom.ts';
 import { startMonitor } from './monitor.ts';
 import { renderTree } from './tree.ts';
 
-const VIEWS = ['monitor', 'tree', 'blocks', 'decoder'] as const;
+const VIEWS = ['tree', 'monitor', 'blocks', 'decoder'] as const;
 type View = (typeof VIEWS)[number];
 let isAdmin = false;
 
 function currentView(): View {
   const wanted = location.hash.slice(1) as View;
-  return VIEWS.includes(wanted) && (wanted !== 'decoder' || isAdmin) ? wanted : 'monitor';
+  // It opens on the chains: what the ledger holds, not a live count that starts at zero.
+  return VIEWS.includes(wanted) && (wanted !== 'decoder' || isAdmin) ? wanted : 'tree';
 }
 
 async function refresh(view: View): Promise<void> {

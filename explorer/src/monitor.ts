@@ -1,10 +1,16 @@
-/** The live monitor: block_added and event messages from the WebSocket, counted and charted per second. */
+/**
+ * The monitor: the recent past read from the API when it opens (the last minutes of the chains' newest blocks), then
+ * block_added and event messages from the WebSocket, counted and charted per second. A block read and then pushed is
+ * counted once.
+ */
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { webSocketUrl } from './api.ts';
+import { type BlockPage, type ChainInfo, path, request, webSocketUrl } from './api.ts';
 import { $, text } from './dom.ts';
 
-const WINDOW = 60; // seconds on the chart
+const WINDOW = 300; // seconds on the chart, and of the past read on opening
+/** Chains whose newest blocks are read on opening (a request each), the busiest first. */
+const HISTORY_CHAINS = 25;
 
 export interface Monitor {
   reconnect(): void;
@@ -38,6 +44,55 @@ export function startMonitor(): Monitor {
     item.textContent = line;
     feed.prepend(item);
     while (feed.children.length > 20) feed.lastElementChild!.remove();
+  }
+
+  /** Blocks and events already counted (`chain#index`, event ids): a push of one read on opening is not counted again. */
+  const seenBlocks = new Set<string>();
+  const seenEvents = new Set<string>();
+  const countBlock = (chain: string, index: number | undefined, second: number): boolean => {
+    if (index !== undefined) {
+      const key = `${chain}#${index}`;
+      if (seenBlocks.has(key)) return false;
+      seenBlocks.add(key);
+    }
+    blocks++;
+    bucket(second).blocks++;
+    text('#block-count', String(blocks));
+    return true;
+  };
+  const countEvent = (id: string | undefined, second: number): boolean => {
+    if (id !== undefined) {
+      if (seenEvents.has(id)) return false;
+      seenEvents.add(id);
+    }
+    events++;
+    bucket(second).events++;
+    text('#event-count', String(events));
+    return true;
+  };
+
+  /** The last WINDOW seconds, from the newest page of the busiest chains: counted, charted, the newest events listed. */
+  async function loadRecent(): Promise<void> {
+    text('#history-note', 'reading the last minutes…');
+    try {
+      const chains = (await request<ChainInfo[]>(path.chains())).filter((c) => c.block_count > 1).sort((a, b) => b.block_count - a.block_count);
+      const read = chains.slice(0, HISTORY_CHAINS);
+      const since = Date.now() / 1000 - WINDOW;
+      const pages = await Promise.all(read.map((c) => request<BlockPage>(path.blocks(c.name, 100, 0)).catch(() => undefined)));
+      const recent = pages.flatMap((page) => page?.blocks ?? []).filter((b) => b.timestamp >= since);
+      recent.sort((a, b) => a.timestamp - b.timestamp);
+      for (const block of recent) {
+        const second = Math.floor(block.timestamp);
+        if (!countBlock(block.chain_name, block.index, second)) continue;
+        for (const event of block.events) {
+          if (countEvent(event.event_id, second)) addToFeed(`${block.chain_name} · ${event.event_type} · ${event.entity_id}`);
+        }
+      }
+      const of = chains.length > read.length ? `the ${read.length} busiest of ${chains.length} chains` : `${read.length} chain${read.length === 1 ? '' : 's'}`;
+      text('#history-note', `${recent.length} block${recent.length === 1 ? '' : 's'} of the last ${WINDOW / 60} minutes (${of}), then live`);
+    } catch (error) {
+      text('#history-note', `the last minutes could not be read: ${(error as Error).message}`);
+    }
   }
 
   setInterval(() => {
@@ -75,21 +130,16 @@ export function startMonitor(): Monitor {
         type: string;
         chain?: string;
         block?: { index: number };
-        event?: { event_type: string; entity_id: string };
+        event?: { event_id?: string; event_type: string; entity_id: string };
         detail?: string;
       };
       const second = Math.floor(Date.now() / 1000);
       if (data.type === 'subscribed') text('#ws-status', 'live');
       else if (data.type === 'block_added') {
-        blocks++;
-        bucket(second).blocks++;
-        text('#block-count', String(blocks));
+        countBlock(data.chain ?? '', data.block?.index, second);
         for (const listener of listeners) listener(data.chain ?? '');
       } else if (data.type === 'event' && data.event) {
-        events++;
-        bucket(second).events++;
-        text('#event-count', String(events));
-        addToFeed(`${data.chain} · ${data.event.event_type} · ${data.event.entity_id}`);
+        if (countEvent(data.event.event_id, second)) addToFeed(`${data.chain} · ${data.event.event_type} · ${data.event.entity_id}`);
       } else if (data.type === 'error') addToFeed(`error: ${data.detail}`);
     };
     ws.onclose = () => {
@@ -100,5 +150,13 @@ export function startMonitor(): Monitor {
     };
   }
   connect();
-  return { reconnect: connect, onBlock: (listener) => listeners.push(listener) };
+  void loadRecent();
+  return {
+    // A new key may read more: the past is read again (what was counted stays counted once).
+    reconnect: () => {
+      connect();
+      void loadRecent();
+    },
+    onBlock: (listener) => listeners.push(listener),
+  };
 }

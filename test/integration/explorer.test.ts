@@ -65,6 +65,9 @@ describe('explorer', () => {
   it('loads with no console errors and goes live', async () => {
     const { page, errors } = await openPage(`${open.url}/explorer`);
     await waitLive(page);
+    // It opens on the chains, not on a live count that starts at zero.
+    await page.waitForSelector('#tree:not([hidden])');
+    assert.equal(await page.isHidden('#monitor'), true);
     assert.equal(await page.textContent('#role'), 'admin'); // auth off: everything is allowed
     for (const tab of ['tree', 'blocks', 'monitor']) {
       await page.click(`#tabs a[data-tab="${tab}"]`);
@@ -92,6 +95,26 @@ describe('explorer', () => {
     // The chart's next tick puts those blocks into the rate (and the plotted series it is computed from).
     await page.waitForFunction(() => Number(document.querySelector('#block-rate')?.textContent) > 0, undefined, { timeout: 5_000 });
     await page.screenshot({ path: `${SHOTS}monitor.png`, fullPage: true });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('shows the last minutes when the monitor opens, before anything is pushed', async () => {
+    // On the chain the test before made (the tree's test counts the Sub-Chains).
+    for (let i = 0; i < 3; i++) {
+      const res = await call(open.url, 'POST', '/api/v1/chains/watched/events', { entity_id: `before-${i}`, event_type: 'stored' });
+      assert.equal(res.status, 200, res.text);
+    }
+    const { page, errors } = await openPage(`${open.url}/explorer#monitor`);
+    await page.waitForFunction(() => /then live/.test(document.querySelector('#history-note')?.textContent ?? ''), undefined, { timeout: 15_000 });
+    assert.match((await page.textContent('#feed')) ?? '', /watched · stored · before-2/);
+    assert.ok((await numberIn(page, '#event-count')) >= 3, 'the events read are counted');
+    // A block read on opening and then pushed is counted once: one more event now moves the count by one.
+    await waitLive(page);
+    const events = await numberIn(page, '#event-count');
+    assert.equal((await call(open.url, 'POST', '/api/v1/chains/watched/events', { entity_id: 'after-0', event_type: 'stored' })).status, 200);
+    await page.waitForFunction(() => /after-0/.test(document.querySelector('#feed')?.textContent ?? ''), undefined, { timeout: 15_000 });
+    assert.equal(await numberIn(page, '#event-count'), events + 1);
     assert.deepEqual(errors, []);
     await page.close();
   });
