@@ -25,7 +25,8 @@ const run = (command: string, args: string[], cwd: string) => {
 /** `npx @verifiable-ledger/verify …` in the folder it was installed in, as its README says. */
 const verify = (...args: string[]) => run('npx', ['--offline', '@verifiable-ledger/verify', '--url', stack.url, '--chain', chain, ...args], installed);
 /** The same command through the bin npm linked there (without npx's own start, about a second each). */
-const verifyBin = (...args: string[]) => run(join(installed, 'node_modules', '.bin', 'ledger-verify'), ['--url', stack.url, '--chain', chain, ...args], installed);
+const verifyBin = (...args: string[]) =>
+  run(join(installed, 'node_modules', '.bin', 'ledger-verify'), ['--url', stack.url, '--chain', chain, ...args], installed);
 
 before(async () => {
   stack = await sharedStack();
