@@ -15,9 +15,16 @@ export function setChains(names: string[]): void {
   chain = select.value;
 }
 
+/** The latest page asked for: an answer to an earlier ask (another chain, another offset) arriving after it is dropped. */
+let asked = 0;
+
 export async function loadPage(): Promise<void> {
   if (!chain) return;
+  const ask = ++asked;
   const page = await request<BlockPage>(path.blocks(chain, PAGE, offset));
+  // A slower answer to the page shown before (the view's first load, a redraw on a new block) must not replace the page
+  // asked for since: a CI run saw the chain picked answered, then overwritten by the first chain's page.
+  if (ask !== asked) return;
   const body = $('#block-table tbody');
   body.replaceChildren(
     ...page.blocks.map((block) => {

@@ -19,7 +19,11 @@ function currentView(): View {
   return VIEWS.includes(wanted) && (wanted !== 'decoder' || isAdmin) ? wanted : 'tree';
 }
 
+/** Told when the monitor is shown (it reads its past then); set once the monitor runs. */
+let monitorShown: () => void = () => undefined;
+
 async function refresh(view: View): Promise<void> {
+  if (view === 'monitor') monitorShown();
   if (view === 'tree') await renderTree();
   if (view === 'blocks') {
     // The chain list alone: the tree's anchor lookup is not needed here.
@@ -71,6 +75,7 @@ async function main(): Promise<void> {
   if (!field.value) field.value = apiKey.get();
   await checkRole();
   const monitor = startMonitor();
+  monitorShown = () => monitor.shown();
   wireBlocks();
   started!(monitor);
 

@@ -15,6 +15,8 @@ const HISTORY_CHAINS = 25;
 export interface Monitor {
   reconnect(): void;
   onBlock(listener: (chain: string) => void): void;
+  /** The monitor is on screen: its past is read (once, and again after a new key), not before anyone looks. */
+  shown(): void;
 }
 
 export function startMonitor(): Monitor {
@@ -150,13 +152,25 @@ export function startMonitor(): Monitor {
     };
   }
   connect();
-  void loadRecent();
+  // The past costs a request a chain (up to HISTORY_CHAINS): read when the monitor is first shown, not on every open.
+  let pastRead = false;
+  let wasShown = false;
+  const readPast = () => {
+    if (pastRead) return;
+    pastRead = true;
+    void loadRecent();
+  };
   return {
-    // A new key may read more: the past is read again (what was counted stays counted once).
+    // A new key may read more: the past is read again if it was shown (what was counted stays counted once).
     reconnect: () => {
       connect();
-      void loadRecent();
+      pastRead = false;
+      if (wasShown) readPast();
     },
     onBlock: (listener) => listeners.push(listener),
+    shown: () => {
+      wasShown = true;
+      readPast();
+    },
   };
 }
