@@ -3,26 +3,15 @@
  * printed as usual), then the table of what they held: load, faults injected and survived, inputs tried,
  * events lost, forks and unexpected 5xx.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { onLambdasNode } from '../support/lambda-node.ts';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { onLambdasNode, runTestFolder } from '../support/lambda-node.ts';
 import { FIGURES_FILE, type Figures } from './support.ts';
 
 // On Lambda's Node (24), as the functions it tests are: typed on an older Node, the suite starts itself again there.
 await onLambdasNode('the reliability suite');
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 rmSync(FIGURES_FILE, { force: true });
-const files = readdirSync(join(ROOT, 'test', 'reliability'))
-  .filter((f) => f.endsWith('.test.ts'))
-  .sort()
-  .map((f) => join('test', 'reliability', f));
-const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
-  cwd: ROOT,
-  stdio: 'inherit',
-  env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', RELIABILITY_FIGURES: FIGURES_FILE },
-});
+const status = runTestFolder('reliability', { RELIABILITY_FIGURES: FIGURES_FILE });
 
 const rows: Figures[] = existsSync(FIGURES_FILE)
   ? readFileSync(FIGURES_FILE, 'utf8')
@@ -37,4 +26,4 @@ const line = (c: string[]) => c.map((v, i) => (v.length > widths[i]! ? `${v.slic
 process.stdout.write(`\nReliability\n${line(headers)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${cells.map(line).join('\n')}\n`);
 const totals = rows.reduce((s, r) => ({ lost: s.lost + r.lost, forks: s.forks + r.forks, x: s.x + r.unexpected5xx }), { lost: 0, forks: 0, x: 0 });
 process.stdout.write(`events lost: ${totals.lost}, forks: ${totals.forks}, 5xx outside documented 503s: ${totals.x}  (*) details in ${FIGURES_FILE}\n`);
-process.exit(run.status ?? 1);
+process.exit(status);

@@ -6,8 +6,10 @@
  * on. Where Node 24 cannot be had, it goes on here and says why. `LEDGER_TEST_ON_THIS_NODE=1` keeps it here (to try
  * another Node the service supports).
  */
-import { spawn } from 'node:child_process';
-import { delimiter, dirname } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { ROOT } from '#infra/bundling';
 import { chooseNode, LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
 
 /** Runs this command again on Lambda's Node when it was typed on an older one, and exits with its status; else returns. */
@@ -28,4 +30,21 @@ export async function onLambdasNode(what: string): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((done) => child.once('exit', (exitCode, signal) => done(exitCode ?? (signal ? 130 : 1))));
   process.exit(code);
+}
+
+/**
+ * Runs test/`folder`/*.test.ts with node's test runner on this Node, one file at a time, its output as it comes (the
+ * runners of check:cloud and test:reliability); answers the exit status. `env` is added to this process's.
+ */
+export function runTestFolder(folder: string, env: Record<string, string> = {}): number {
+  const files = readdirSync(join(ROOT, 'test', folder))
+    .filter((f) => f.endsWith('.test.ts'))
+    .sort()
+    .map((f) => join('test', folder, f));
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
+  });
+  return run.status ?? 1;
 }
