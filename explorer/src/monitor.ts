@@ -20,8 +20,7 @@ export interface Monitor {
 }
 
 export function startMonitor(): Monitor {
-  let blocks = 0;
-  let events = 0;
+  const totals = { blocks: 0, events: 0 };
   const perSecond = new Map<number, { blocks: number; events: number }>();
   const listeners: ((chain: string) => void)[] = [];
   const bucket = (second: number) => perSecond.get(second) ?? perSecond.set(second, { blocks: 0, events: 0 }).get(second)!;
@@ -49,29 +48,20 @@ export function startMonitor(): Monitor {
   }
 
   /** Blocks and events already counted (`chain#index`, event ids): a push of one read on opening is not counted again. */
-  const seenBlocks = new Set<string>();
-  const seenEvents = new Set<string>();
-  const countBlock = (chain: string, index: number | undefined, second: number): boolean => {
-    if (index !== undefined) {
-      const key = `${chain}#${index}`;
-      if (seenBlocks.has(key)) return false;
-      seenBlocks.add(key);
+  const seen = { blocks: new Set<string>(), events: new Set<string>() };
+  const shownAt = { blocks: '#block-count', events: '#event-count' } as const;
+  /** Counts a block or an event at `second`, once for its key (none: counted); false when it was counted before. */
+  const count = (kind: 'blocks' | 'events', key: string | undefined, second: number): boolean => {
+    if (key !== undefined) {
+      if (seen[kind].has(key)) return false;
+      seen[kind].add(key);
     }
-    blocks++;
-    bucket(second).blocks++;
-    text('#block-count', String(blocks));
+    totals[kind]++;
+    bucket(second)[kind]++;
+    text(shownAt[kind], String(totals[kind]));
     return true;
   };
-  const countEvent = (id: string | undefined, second: number): boolean => {
-    if (id !== undefined) {
-      if (seenEvents.has(id)) return false;
-      seenEvents.add(id);
-    }
-    events++;
-    bucket(second).events++;
-    text('#event-count', String(events));
-    return true;
-  };
+  const blockKey = (chain: string, index: number | undefined) => (index === undefined ? undefined : `${chain}#${index}`);
 
   /** The last WINDOW seconds, from the newest page of the busiest chains: counted, charted, the newest events listed. */
   async function loadRecent(): Promise<void> {
@@ -85,9 +75,9 @@ export function startMonitor(): Monitor {
       recent.sort((a, b) => a.timestamp - b.timestamp);
       for (const block of recent) {
         const second = Math.floor(block.timestamp);
-        if (!countBlock(block.chain_name, block.index, second)) continue;
+        if (!count('blocks', blockKey(block.chain_name, block.index), second)) continue;
         for (const event of block.events) {
-          if (countEvent(event.event_id, second)) addToFeed(`${block.chain_name} · ${event.event_type} · ${event.entity_id}`);
+          if (count('events', event.event_id, second)) addToFeed(`${block.chain_name} · ${event.event_type} · ${event.entity_id}`);
         }
       }
       const of = chains.length > read.length ? `the ${read.length} busiest of ${chains.length} chains` : `${read.length} chain${read.length === 1 ? '' : 's'}`;
@@ -138,10 +128,10 @@ export function startMonitor(): Monitor {
       const second = Math.floor(Date.now() / 1000);
       if (data.type === 'subscribed') text('#ws-status', 'live');
       else if (data.type === 'block_added') {
-        countBlock(data.chain ?? '', data.block?.index, second);
+        count('blocks', blockKey(data.chain ?? '', data.block?.index), second);
         for (const listener of listeners) listener(data.chain ?? '');
       } else if (data.type === 'event' && data.event) {
-        if (countEvent(data.event.event_id, second)) addToFeed(`${data.chain} · ${data.event.event_type} · ${data.event.entity_id}`);
+        if (count('events', data.event.event_id, second)) addToFeed(`${data.chain} · ${data.event.event_type} · ${data.event.entity_id}`);
       } else if (data.type === 'error') addToFeed(`error: ${data.detail}`);
     };
     ws.onclose = () => {
