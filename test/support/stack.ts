@@ -342,8 +342,8 @@ export async function allOrStop<T extends readonly unknown[]>(parts: { [K in key
 }
 
 /** A counter or gauge of the stack's `/metrics` (a series without labels), asserted present. */
-export async function metricOf(stack: Stack, name: string, headers?: Record<string, string>): Promise<number> {
-  const text = (await call(stack.url, 'GET', '/metrics', undefined, headers)).text;
+export async function metricOf(stack: Stack, name: string): Promise<number> {
+  const text = (await call(stack.url, 'GET', '/metrics')).text;
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   assert.ok(line, `${name} in /metrics`);
   return Number(line.split(' ')[1]);
