@@ -837,6 +837,8 @@ describe('Contracts', () => {
     assertError(await v('1.10.0', 99), 409, /immutable/);
     for (const bad of ['1.0', 'v1.0.0', 'latest', '1.0.0.0']) assertError(await v(bad, 0), 422);
     const latest = await execute({ contract_id: 'ver', event: { entity_id: 'e', event: 'x', details: {} } });
+    // Its status and body first: a CI run saw no version here, and nothing said what had been answered instead.
+    assert.equal(latest.status, 200, latest.text);
     assert.equal(latest.body.version, '1.10.0');
     assert.equal(latest.body.result, 10);
     const pinned = await execute({ contract_id: 'ver', version: '1.9.0', event: { entity_id: 'e', event: 'x', details: {} } });
