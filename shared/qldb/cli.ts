@@ -1,6 +1,7 @@
 /**
  * `npm run import:qldb -- --export DIR --url URL --chain NAME [--digest FILE] [--export-id ID] [--api-key KEY] [--accept-unverified-data]`
  * `npm run import:qldb -- --export DIR --verify-only [--digest FILE] [--export-id ID] [--accept-unverified-data]`
+ * (each with the read limits `--max-object-bytes`, `--max-block-bytes`, `--max-block-values`, `--max-block-revisions`)
  *
  * Verifies a QLDB journal export downloaded from S3, then imports it into a Sub-Chain through the service's API,
  * resumably (docs/qldb-import.md). Exits 0 when imported, 1 when the export fails verification or the import
@@ -8,7 +9,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgsOrExit } from '../cli-args.ts';
-import { QldbExportError } from './export.ts';
+import { DEFAULT_READ_LIMITS, LIMIT_OPTIONS, QldbExportError, type ReadLimits } from './export.ts';
 import { ImportError, importQldbExport, verifyForImport } from './importer.ts';
 import { QldbVerificationError } from './journal.ts';
 
@@ -24,7 +25,12 @@ const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME
   --verify-only  verify the export (and the digest) and stop: nothing is sent anywhere
   --accept-unverified-data  a JSON Lines export only: import revisions whose data JSON cannot bind to their hashes
                (timestamps, blobs, symbols, floats in documents), each marked data_verified: false; without it
-               such an export is refused`;
+               such an export is refused
+  --max-object-bytes N     an Ion data object's size at most (default ${DEFAULT_READ_LIMITS.objectBytes}): Ion objects are read whole
+  --max-block-bytes N      one block's size as written at most (default ${DEFAULT_READ_LIMITS.blockBytes})
+  --max-block-values N     the values in one block at most (default ${DEFAULT_READ_LIMITS.blockValues})
+  --max-block-revisions N  the revisions in one block at most (default ${DEFAULT_READ_LIMITS.blockRevisions})
+               A block past one of them is refused, naming it; they bound the importer's memory (docs/qldb-import.md)`;
 
 const { values } = parseArgsOrExit(
   {
@@ -37,6 +43,10 @@ const { values } = parseArgsOrExit(
       'api-key': { type: 'string' },
       'verify-only': { type: 'boolean' },
       'accept-unverified-data': { type: 'boolean' },
+      'max-object-bytes': { type: 'string' },
+      'max-block-bytes': { type: 'string' },
+      'max-block-values': { type: 'string' },
+      'max-block-revisions': { type: 'string' },
       help: { type: 'boolean' },
     },
   },
@@ -46,6 +56,18 @@ const { values } = parseArgsOrExit(
 if (values.help || !values.export || (!values['verify-only'] && (!values.url || !values.chain))) {
   process.stderr.write(`${USAGE}\n`);
   process.exit(values.help ? 0 : 2);
+}
+
+// The read limits: each a whole number of at least 1, or the usage.
+const limits: Partial<ReadLimits> = {};
+for (const [limit, option] of Object.entries(LIMIT_OPTIONS) as [keyof ReadLimits, string][]) {
+  const given = values[option.slice(2) as keyof typeof values];
+  if (given === undefined) continue;
+  if (typeof given !== 'string' || !/^[1-9]\d{0,14}$/.test(given)) {
+    process.stderr.write(`${option} takes a whole number of at least 1, not '${String(given)}'\n${USAGE}\n`);
+    process.exit(2);
+  }
+  limits[limit] = Number(given);
 }
 
 // `npm run` starts scripts in the package's directory: paths are the caller's, from where npm was run.
@@ -66,6 +88,7 @@ try {
       ...(values.digest ? { digestFile: values.digest } : {}),
       ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
       ...(values['accept-unverified-data'] ? { acceptUnverifiedData: true } : {}),
+      limits,
       log: (line) => process.stdout.write(`${line}\n`),
     });
     process.stdout.write(`took ${seconds(performance.now())}, ${peak()}\n`);
@@ -79,6 +102,7 @@ try {
     ...(values['export-id'] ? { exportId: values['export-id'] } : {}),
     ...((values['api-key'] ?? process.env.LEDGER_API_KEY) ? { apiKey: values['api-key'] ?? process.env.LEDGER_API_KEY } : {}),
     ...(values['accept-unverified-data'] ? { acceptUnverifiedData: true } : {}),
+    limits,
     log: (line) => process.stdout.write(`${line}\n`),
     progress: (p) => {
       const now = Date.now();
@@ -104,6 +128,7 @@ try {
 } catch (error) {
   if (error instanceof QldbVerificationError || error instanceof QldbExportError) {
     process.stdout.write(`NOT IMPORTED: ${error.message}\nnothing was imported\n`);
+    process.stdout.write(`took ${seconds(performance.now())}, ${peak()}\n`);
     process.exit(1);
   }
   if (error instanceof ImportError) {

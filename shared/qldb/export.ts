@@ -14,7 +14,7 @@
  * One data object is in memory at a time, whatever the export's size. Errors name the file, the key or the
  * block that is wrong (QldbExportError, QldbVerificationError).
  */
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as ion from 'ion-js';
 import { type Hash, MerkleAccumulator } from './hashing.ts';
@@ -41,7 +41,46 @@ export interface JournalExport {
   strandId: string;
   /** The data objects' S3 keys, in the completed manifest's order. */
   keys: string[];
+  /** What one data object and one block may take (the importer's settings). */
+  limits: ReadLimits;
 }
+
+/**
+ * What the importer reads at most, each a setting of `npm run import:qldb` (docs/qldb-import.md): a data object past
+ * one of them is refused, naming the object and the block, before the block is built. They bound the importer's memory
+ * whatever the export holds: a block is built as Ion values (ion-js's DOM, a few hundred bytes a value) only after a
+ * streaming pass over it has counted its bytes, values, revisions and depth without building any of them. QLDB's own
+ * limits keep a real export far inside them: a document is at most 128 KB (Ion binary), a transaction (a block's
+ * revisions) 4 MB and 40 documents.
+ */
+export interface ReadLimits {
+  /**
+   * An Ion data object's size: ion-js reads Ion only from memory, so an Ion object is read whole (about twice its size
+   * in memory while it is read). A JSON Lines object is read a line at a time, whatever its size.
+   */
+  objectBytes: number;
+  /** One block's size as written: its Ion value, or its JSON line. */
+  blockBytes: number;
+  /** The values in one block (every scalar, struct and list, at any depth): what building it costs. */
+  blockValues: number;
+  /** The revisions in one block. */
+  blockRevisions: number;
+}
+
+export const DEFAULT_READ_LIMITS: ReadLimits = {
+  objectBytes: 64 * 1024 * 1024,
+  blockBytes: 8 * 1024 * 1024,
+  blockValues: 200_000,
+  blockRevisions: 1_000,
+};
+
+/** The command-line option that raises each limit. */
+export const LIMIT_OPTIONS: Record<keyof ReadLimits, string> = {
+  objectBytes: '--max-object-bytes',
+  blockBytes: '--max-block-bytes',
+  blockValues: '--max-block-values',
+  blockRevisions: '--max-block-revisions',
+};
 
 /** An export that cannot be read as QLDB wrote it: a manifest or data object missing, cut short, or out of order. */
 export class QldbExportError extends Error {
@@ -66,7 +105,7 @@ const text = (value: ion.dom.Value | null) => value?.stringValue() ?? undefined;
  * Opens the export in `dir`: its started manifest (the only one, or the one of `exportId`) and the completed
  * manifest of its strand. QLDB journals have one strand; an export with more is refused.
  */
-export function openExport(dir: string, exportId?: string): JournalExport {
+export function openExport(dir: string, exportId?: string, limits: ReadLimits = DEFAULT_READ_LIMITS): JournalExport {
   if (!existsSync(dir)) throw new QldbExportError(`${dir} does not exist`);
   const files = readdirSync(dir);
   const started = files.filter((f) => f.endsWith('.started.manifest') && (!exportId || f === `${exportId}.started.manifest`));
@@ -96,6 +135,7 @@ export function openExport(dir: string, exportId?: string): JournalExport {
     outputFormat: format,
     strandId,
     keys: keys as string[],
+    limits,
   };
 }
 
@@ -185,25 +225,164 @@ function jsonNesting(root: unknown, limit: number): number {
   return deepest;
 }
 
+/** Why a block was refused for one of the read limits: what it takes, and the setting that raises the limit. */
+function overLimit(limit: keyof ReadLimits, what: string): string {
+  return `${what} (${LIMIT_OPTIONS[limit]} raises the limit; a real QLDB block is far inside it: a transaction is at most 4 MB and 40 documents)`;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
 /**
- * The blocks of one data object, in its order, one at a time: the object's bytes are read whole (QLDB writes
- * objects of a bounded size), but only one block's values are ever built from them.
+ * One pass over the reader's next top-level value without building it (no value is read, only stepped over): its
+ * size, values, revisions (the elements of its `revisions` field) and depth, each checked against `limits` as the pass
+ * goes, so that a value past one is refused before it is built. Answers null at the end of the object.
+ */
+function scanValue(reader: ion.Reader, limits: ReadLimits): string | undefined | null {
+  const start = reader.position();
+  const type = reader.next();
+  if (type === null) return null;
+  const tooBig = () => {
+    const bytes = reader.position() - start;
+    return bytes > limits.blockBytes
+      ? overLimit('blockBytes', `it takes ${count(bytes)} bytes or more, over the ${count(limits.blockBytes)} the importer reads in one block`)
+      : undefined;
+  };
+  if (!type.isContainer || reader.isNull()) return tooBig();
+  // The block, its revisions list, a revision, then the data: the data's own depth is what MAX_NESTING limits.
+  const deepest = MAX_NESTING + 3;
+  let values = 1;
+  let revisions = 0;
+  let inRevisions = false;
+  let depth = 1;
+  reader.stepIn();
+  while (depth > 0) {
+    const next = reader.next();
+    if (next === null) {
+      reader.stepOut();
+      depth -= 1;
+      if (depth < 2) inRevisions = false;
+      const over = tooBig();
+      if (over) return over;
+      continue;
+    }
+    values += 1;
+    if (values > limits.blockValues)
+      return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
+    if (inRevisions && depth === 2) {
+      revisions += 1;
+      if (revisions > limits.blockRevisions)
+        return overLimit('blockRevisions', `it holds more than the ${count(limits.blockRevisions)} revisions the importer reads in one block`);
+    }
+    if (next.isContainer && !reader.isNull()) {
+      if (depth === 1 && reader.fieldName() === 'revisions') inRevisions = true;
+      reader.stepIn();
+      depth += 1;
+      if (depth > deepest) return `a value in it nests deeper than ${TOO_DEEP}`;
+    } else if (values % 4096 === 0) {
+      const over = tooBig();
+      if (over) return over;
+    }
+  }
+  return tooBig();
+}
+
+/** The values in a JSON block, its revisions and its depth, checked against `limits` (the line's size is checked as it is read). */
+function checkJsonBlock(block: unknown, limits: ReadLimits): string | undefined {
+  const revisions = (block as { revisions?: unknown } | null)?.revisions;
+  if (Array.isArray(revisions) && revisions.length > limits.blockRevisions)
+    return overLimit('blockRevisions', `it holds more than the ${count(limits.blockRevisions)} revisions the importer reads in one block`);
+  let values = 0;
+  const stack: unknown[] = [block];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    values += 1;
+    if (values > limits.blockValues)
+      return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
+    if (v !== null && typeof v === 'object') for (const child of Object.values(v)) stack.push(child);
+  }
+  return undefined;
+}
+
+/**
+ * A JSON Lines object's lines, read a chunk at a time: memory holds one line, whatever the object's size. A line
+ * longer than a block may be is refused as soon as it is, before it is all read.
+ */
+function* jsonLines(path: string, limits: ReadLimits, where: (line: number) => string): Generator<{ line: number; text: string }> {
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.alloc(1024 * 1024);
+    let parts: Buffer[] = [];
+    let pending = 0;
+    let line = 1;
+    const take = (part: Buffer) => {
+      pending += part.length;
+      if (pending > limits.blockBytes)
+        throw new QldbExportError(
+          `${where(line)}: ${overLimit('blockBytes', `it takes ${count(pending)} bytes or more, over the ${count(limits.blockBytes)} the importer reads in one block`)}`,
+        );
+      parts.push(Buffer.from(part));
+    };
+    const finish = () => {
+      const text = Buffer.concat(parts).toString('utf8');
+      parts = [];
+      pending = 0;
+      return { line: line++, text };
+    };
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const read = chunk.subarray(0, n);
+      let start = 0;
+      for (let end = read.indexOf(0x0a, start); end !== -1; end = read.indexOf(0x0a, start)) {
+        take(read.subarray(start, end));
+        yield finish();
+        start = end + 1;
+      }
+      if (start < n) take(read.subarray(start));
+    }
+    if (pending > 0) yield finish();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * An Ion data object as its readers take it: Ion binary as its bytes, Ion text decoded once into a string that both
+ * readers share (ion-js copies and decodes what it is given as bytes, each reader its own: an Ion text object read
+ * by two readers had taken about six times its size). The file's bytes are not kept once text is decoded.
+ */
+function ionSource(path: string): ArrayBuffer | string {
+  const bytes = readFileSync(path);
+  const binary = bytes.length >= 4 && bytes[0] === 0xe0 && bytes[1] === 0x01 && bytes[2] === 0x00 && bytes[3] === 0xea;
+  if (!binary) return bytes.toString('utf8');
+  // An ArrayBuffer, which ion-js views rather than copies: both readers read the one copy.
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
+}
+
+/**
+ * The blocks of one data object, in its order, one at a time: a JSON Lines object is read a line at a time; an Ion
+ * object is read whole (ion-js reads from memory; its size is limited), and each of its blocks is built only after a
+ * streaming pass over it found it inside the read limits. Only one block's values are ever built.
  */
 function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
-  const bytes = readFileSync(pathOf(exp, key));
+  const path = pathOf(exp, key);
+  const { limits } = exp;
+  const range = namedRange(key);
+  // The block the object's name puts at its n-th block (QLDB names an object by its first and last block).
+  const named = (n: number) => (range ? ` (block ${range.strandId}/${range.first + n - 1} by the object's name)` : '');
   if (exp.outputFormat === 'JSON' || key.endsWith('.json')) {
-    let line = 0;
-    for (let start = 0; start < bytes.length; ) {
-      let end = bytes.indexOf(0x0a, start);
-      if (end === -1) end = bytes.length;
-      line += 1;
-      const text = bytes.toString('utf8', start, end);
-      start = end + 1;
+    let n = 0;
+    for (const { line, text } of jsonLines(path, limits, (line) => `data object ${key}, line ${line}${named(n + 1)}`)) {
       if (text.trim() === '') continue;
+      n += 1;
       let block: JournalBlock;
       const source = `data object ${key}, line ${line}`;
       try {
-        block = blockFromJson(JSON.parse(text));
+        const parsed: unknown = JSON.parse(text);
+        const over = checkJsonBlock(parsed, limits);
+        if (over) throw new QldbExportError(`${source}${named(n)}: ${over}`);
+        block = blockFromJson(parsed);
       } catch (error) {
         if (error instanceof SyntaxError)
           throw new QldbExportError(`data object ${key}: line ${line} is not JSON (${error.message}): the object is cut short or damaged`);
@@ -214,9 +393,23 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
     }
     return;
   }
-  let reader: ion.Reader;
+  const fd = openSync(path, 'r');
+  let size: number;
   try {
-    reader = ion.makeReader(bytes);
+    size = fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+  if (size > limits.objectBytes)
+    throw new QldbExportError(
+      `data object ${key} takes ${count(size)} bytes, over the ${count(limits.objectBytes)} an Ion data object may take: ion-js reads Ion from memory, so an Ion object is read whole (${LIMIT_OPTIONS.objectBytes} raises it; the importer then takes about twice the object's size in memory)`,
+    );
+  const source = ionSource(path);
+  let reader: ion.Reader;
+  let scanner: ion.Reader;
+  try {
+    reader = ion.makeReader(source);
+    scanner = ion.makeReader(source);
   } catch (error) {
     throw objectError(key, error);
   }
@@ -224,6 +417,10 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
     let block: JournalBlock;
     const source = `data object ${key}, value ${value}`;
     try {
+      // The scanner goes over each value first; the reader builds it only when the scanner found it inside the limits.
+      const over = scanValue(scanner, limits);
+      if (over === null) return;
+      if (over) throw new QldbExportError(`${source}${named(value)}: ${over}`);
       if (reader.next() === null) return;
       block = blockFromIon(ion.load(reader)!);
     } catch (error) {

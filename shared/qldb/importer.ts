@@ -14,7 +14,18 @@
  * a clear error after RETRY_FOR_MS. Memory holds one data object and one batch.
  */
 import { readFileSync } from 'node:fs';
-import { type ExportSummary, type JournalExport, type LedgerDigest, exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from './export.ts';
+import {
+  DEFAULT_READ_LIMITS,
+  type ExportSummary,
+  type JournalExport,
+  type LedgerDigest,
+  type ReadLimits,
+  exportBlocks,
+  openExport,
+  parseDigest,
+  QldbExportError,
+  verifyExport,
+} from './export.ts';
 import { b64, isDocumentRevision, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
 import { type ImportedEvent, type JournalPosition, QLDB_BLOCK_EVENT, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
 
@@ -45,6 +56,8 @@ export interface ImportOptions {
    * such an export is refused: its values could have been changed and nothing would show it.
    */
   acceptUnverifiedData?: boolean;
+  /** What one data object and one block may take (export.ts, ReadLimits); the defaults unless given. */
+  limits?: Partial<ReadLimits>;
   /** Lines for the user (the verdicts, where the import starts, the result). */
   log?: (line: string) => void;
   /** Called after each batch: blocks and revisions done so far, of the totals. */
@@ -129,12 +142,12 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * The import's first step, and `--verify-only`: the export opened and verified whole (with the digest, if one is
  * given), each event it will become checked to fit an event. Throws QldbExportError or QldbVerificationError.
  */
-export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'exportId' | 'digestFile' | 'log' | 'acceptUnverifiedData'>): {
+export function verifyForImport(options: Pick<ImportOptions, 'exportDir' | 'exportId' | 'digestFile' | 'log' | 'acceptUnverifiedData' | 'limits'>): {
   exp: JournalExport;
   summary: ExportSummary;
 } {
   const log = options.log ?? (() => undefined);
-  const exp: JournalExport = openExport(options.exportDir, options.exportId);
+  const exp: JournalExport = openExport(options.exportDir, options.exportId, { ...DEFAULT_READ_LIMITS, ...options.limits });
   let digest: LedgerDigest | undefined;
   if (options.digestFile) digest = parseDigest(readFileSync(options.digestFile));
   log(`Verifying export ${exp.exportId} of ledger '${exp.ledgerName}' (${exp.outputFormat}, strand ${exp.strandId}, ${exp.keys.length} data objects)`);

@@ -1,0 +1,118 @@
+/**
+ * The importer's read limits (issue 68, "bounded memory and depth"): a streaming pass over each block counts its bytes,
+ * values, revisions and depth before the block is built, and a JSON Lines object is read a line at a time, so that a
+ * value of 50 MB or 10,000 levels of nesting is refused naming its block, with the importer's memory bounded. Before, a
+ * 50 MB string took 1.95 GB and 10 s before its (correct) refusal, a list of 2 million integers 741 MB.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { DEFAULT_READ_LIMITS, openExport, QldbExportError, type ReadLimits, verifyExport } from '#shared/qldb/export';
+import { type ExportFormat, writeExport } from '../support/qldb-journal.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const root = mkdtempSync(join(tmpdir(), 'qldb-limits-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(root, `e${(n += 1)}`);
+
+/** An export of 6 blocks in one object. */
+function exportWith(format: ExportFormat): { dir: string; key: string } {
+  const dir = fresh();
+  const made = writeExport(dir, { count: 6, revisionsPerBlock: 2, blocksPerObject: 6, format });
+  return { dir, key: made.objects[0]!.key };
+}
+
+function refused(dir: string, limits: Partial<ReadLimits>): string {
+  try {
+    verifyExport(openExport(dir, undefined, { ...DEFAULT_READ_LIMITS, ...limits }));
+  } catch (error) {
+    assert.ok(error instanceof QldbExportError, String(error));
+    return error.message;
+  }
+  assert.fail('verified');
+}
+
+/** `npm run import:qldb -- --verify-only` on `dir` (its kept bundle, as npm runs it): exit code, output and peak memory. */
+function verifyOnly(dir: string, ...args: string[]): { status: number | null; out: string; peakMb: number } {
+  const run = spawnSync(process.execPath, ['bin/run.mjs', 'shared/qldb/cli.ts', '--export', dir, '--verify-only', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  const peak = /peak memory (\d+) MB/.exec(run.stdout);
+  assert.ok(peak, `${run.stdout}\n${run.stderr}`);
+  return { status: run.status, out: run.stdout, peakMb: Number(peak[1]) };
+}
+
+describe("The QLDB importer's read limits", () => {
+  it('refuses a block past each limit before building it, naming the object, the value or line, and the block; in every format', () => {
+    for (const format of ['ION_TEXT', 'ION_BINARY', 'JSON'] as const) {
+      const { dir, key } = exportWith(format);
+      const where = new RegExp(`^data object ${key.replaceAll('.', '\\.')}, (value|line) 1 \\(block \\S+/0 by the object's name\\): `);
+      // Within the defaults, the export verifies.
+      assert.equal(verifyExport(openExport(dir)).blocks, 6, format);
+      const revisions = refused(dir, { blockRevisions: 1 });
+      assert.match(revisions, where, format);
+      assert.match(revisions, /more than the 1 revisions the importer reads in one block \(--max-block-revisions raises the limit/, format);
+      const values = refused(dir, { blockValues: 20 });
+      assert.match(values, where, format);
+      assert.match(values, /more than the 20 values the importer reads in one block \(--max-block-values raises/, format);
+      const bytes = refused(dir, { blockBytes: 300 });
+      assert.match(bytes, where, format);
+      assert.match(bytes, /it takes [\d,]+ bytes or more, over the 300 the importer reads in one block \(--max-block-bytes raises/, format);
+      if (format === 'JSON') {
+        // A JSON Lines object is read a line at a time: its size is not limited.
+        assert.equal(verifyExport(openExport(dir, undefined, { ...DEFAULT_READ_LIMITS, objectBytes: 100 })).blocks, 6);
+      } else {
+        assert.match(
+          refused(dir, { objectBytes: 100 }),
+          /^data object \S+ takes [\d,]+ bytes, over the 100 an Ion data object may take: ion-js reads Ion from memory.*--max-object-bytes raises it/,
+        );
+      }
+    }
+  });
+
+  it('refuses a 50 MB value (Ion text, JSON Lines) and 10,000 levels of nesting with its block named, the importer under 300 MB', (t) => {
+    const huge = 'x'.repeat(50_000_000);
+    const text = exportWith('ION_TEXT');
+    const object = join(text.dir, text.key.replace(/^journalExport\//, ''));
+    writeFileSync(object, readFileSync(object, 'utf8').replace('Revision:0}', `Revision:0,Big:"${huge}"}`));
+    const json = exportWith('JSON');
+    const line = join(json.dir, json.key.replace(/^journalExport\//, ''));
+    writeFileSync(line, readFileSync(line, 'utf8').replace('"Revision":0}', `"Revision":0,"Big":"${huge}"}`));
+    for (const { dir, unit } of [
+      { dir: text.dir, unit: 'value' },
+      { dir: json.dir, unit: 'line' },
+    ]) {
+      const run = verifyOnly(dir);
+      assert.equal(run.status, 1, run.out);
+      assert.match(
+        run.out,
+        new RegExp(`NOT IMPORTED: data object \\S+, ${unit} 1 \\(block \\S+/0 by the object's name\\): it takes [\\d,]+ bytes or more, over the 8,388,608`),
+      );
+      assert.ok(run.peakMb < 300, `peak memory ${run.peakMb} MB`);
+      t.diagnostic(`${unit === 'value' ? 'Ion text' : 'JSON Lines'}, a 50 MB value: peak memory ${run.peakMb} MB`);
+    }
+    const deep = exportWith('ION_TEXT');
+    const deepObject = join(deep.dir, deep.key.replace(/^journalExport\//, ''));
+    writeFileSync(deepObject, readFileSync(deepObject, 'utf8').replace('Revision:0}', `Revision:0,Deep:${'{a:'.repeat(10_000)}1${'}'.repeat(10_000)}}`));
+    const run = verifyOnly(deep.dir);
+    assert.equal(run.status, 1, run.out);
+    assert.match(
+      run.out,
+      /NOT IMPORTED: data object \S+, value 1 \(block \S+\/0 by the object's name\): a value in it nests deeper than the importer can read \(500 levels\)/,
+    );
+    assert.ok(run.peakMb < 300, `peak memory ${run.peakMb} MB`);
+    // A limit's setting takes a whole number; anything else is refused with the usage.
+    const bad = spawnSync(process.execPath, ['bin/run.mjs', 'shared/qldb/cli.ts', '--export', deep.dir, '--verify-only', '--max-block-bytes', '8MB'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--max-block-bytes takes a whole number of at least 1, not '8MB'\nUsage:/);
+  });
+});
