@@ -47,6 +47,8 @@ const qldbImportRecord = z.strictObject({
     .strictObject({ revisions: z.number().int().nonnegative(), transactions: z.number().int().nonnegative(), data: z.number().int().nonnegative() })
     .optional(),
   digest: z.strictObject({ digest: qldbHash, tip_address: qldbAddress }).nullable(),
+  /** A later export of the same journal: the import it continues (its export and tip), whose next block it starts at. */
+  continues: z.strictObject({ export_id: z.string().max(128), tip: z.strictObject({ block_address: qldbAddress, block_hash: qldbHash }) }).optional(),
 });
 
 /** The import record in `details`, as an anchor may carry it; undefined when `details` is not one. */

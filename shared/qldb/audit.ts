@@ -6,7 +6,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as ion from 'ion-js';
 import { QLDB_IMPORT_EVENT } from '../ledger/event-types.ts';
-import type { Hash } from './hashing.ts';
+import type { LedgerDigest } from './export.ts';
+import { type Hash, MerkleAccumulator } from './hashing.ts';
 import {
   b64,
   type BlockAddress,
@@ -30,7 +31,14 @@ export interface ChainEvent {
 }
 
 export interface ImportAudit {
+  /** The export of the chain's last import (a later export of the journal continues the one before it). */
   exportId: string | null;
+  /** Every export the chain imports, in order. */
+  exports: string[];
+  /** The `qldb_import` record of each import that finished, in order. */
+  records: Record<string, unknown>[];
+  /** With a digest: the block at its tip, where the Merkle root of every block hash from block 0 matched it. */
+  digestMatched: BlockAddress | null;
   blocks: number;
   revisions: number;
   /** Revisions whose hash was rebuilt from their Ion; the others (JSON exports, deletions) are checked through their block. */
@@ -40,7 +48,7 @@ export interface ImportAudit {
   /** Off-chain or erased details, which the audit cannot compare with their Ion. */
   detailsNotCompared: number;
   tip: { address: BlockAddress; blockHash: string } | null;
-  /** The chain's closing `qldb_import` event, if the import finished. */
+  /** The closing `qldb_import` record of the chain's last import, if it finished. */
   record: Record<string, unknown> | null;
 }
 
@@ -55,8 +63,8 @@ const unb64 = (s: unknown, what: string, at?: BlockAddress): Hash => {
  * provenance is its metadata; each block's revisions, entries and block hash; each link; the closing record
  * names the last block. Throws QldbVerificationError naming the block (and the event) that fails.
  */
-export function auditImportedChain(events: Iterable<ChainEvent>): ImportAudit {
-  const auditor = new ImportAuditor();
+export function auditImportedChain(events: Iterable<ChainEvent>, options: { digest?: LedgerDigest } = {}): ImportAudit {
+  const auditor = new ImportAuditor(options);
   for (const event of events) auditor.add(event);
   return auditor.finish();
 }
@@ -65,6 +73,9 @@ export function auditImportedChain(events: Iterable<ChainEvent>): ImportAudit {
 export class ImportAuditor {
   readonly audit: ImportAudit = {
     exportId: null,
+    exports: [],
+    records: [],
+    digestMatched: null,
     blocks: 0,
     revisions: 0,
     revisionsRehashed: 0,
@@ -78,6 +89,15 @@ export class ImportAuditor {
   /** The current block's revisions that must have an event, and those whose event has come. */
   #expected: number[] = [];
   #seen = new Set<number>();
+  /** Revisions of the current export imported with data not bound to their hash, held to its record's count. */
+  #unverified = 0;
+  readonly #digest: LedgerDigest | undefined;
+  /** Every block hash from block 0, for the digest (undefined when the chain's first imported block is not block 0). */
+  #tree: MerkleAccumulator | undefined;
+
+  constructor(options: { digest?: LedgerDigest } = {}) {
+    this.#digest = options.digest;
+  }
 
   #close(): void {
     const current = this.#current;
@@ -86,6 +106,20 @@ export class ImportAuditor {
     if (missing.length > 0) throw new QldbVerificationError(current.blockAddress, `the events of its revisions ${missing.join(', ')} are missing`);
     verifyBlock(current);
     if (this.#previous) verifyLink(current, this.#previous);
+    else if (current.blockAddress.sequenceNo === 0) this.#tree = new MerkleAccumulator();
+    const digest = this.#digest;
+    if (this.#tree && digest && !this.audit.digestMatched) {
+      this.#tree.push(current.blockHash);
+      if (current.blockAddress.sequenceNo === digest.tip.sequenceNo && current.blockAddress.strandId === digest.tip.strandId) {
+        const root = this.#tree.root();
+        if (!root.equals(digest.digest))
+          throw new QldbVerificationError(
+            digest.tip,
+            `the digest ${b64(digest.digest)} is not the Merkle root of the imported block hashes from block 0 to its tip (${b64(root)}): a digest of another ledger, or the chain was changed`,
+          );
+        this.audit.digestMatched = current.blockAddress;
+      }
+    }
     this.audit.blocks += 1;
     this.audit.tip = { address: current.blockAddress, blockHash: b64(current.blockHash) };
     this.#previous = current;
@@ -94,36 +128,76 @@ export class ImportAuditor {
 
   finish(): ImportAudit {
     this.#close();
-    // Revisions imported unverified are as many as the import's record says it imported so, none when it says none.
-    const said = Number((this.audit.record?.unchecked as { data?: number } | undefined)?.data ?? 0);
-    if (this.audit.record && this.audit.dataUnverified !== said)
+    const digest = this.#digest;
+    if (digest && !this.audit.digestMatched)
       throw new QldbVerificationError(
-        this.audit.tip?.address,
-        `${this.audit.dataUnverified} revision events say their data is unverified; the import's record says ${said}`,
+        digest.tip,
+        this.#tree
+          ? `the digest's tip is block ${digest.tip.sequenceNo} of strand ${digest.tip.strandId}; the chain's imports end at block ${this.audit.tip?.address.sequenceNo} of ${this.audit.tip?.address.strandId}`
+          : `the chain's imports do not begin at block 0 (they begin after a block of hash ${b64(this.#firstPrevious!)}): a digest covers the journal from block 0`,
       );
     return this.audit;
   }
 
+  /** The previous hash of the chain's first imported block (named when a digest cannot be checked from block 0). */
+  #firstPrevious: Hash | undefined;
+
   add(event: ChainEvent): void {
     const audit = this.audit;
-    if (audit.record) throw new QldbVerificationError(undefined, `event ${event.event_id ?? ''} follows the import's closing ${QLDB_IMPORT_EVENT} event`);
     const q = (event.details_metadata as { qldb?: Record<string, unknown> } | null)?.qldb;
     if (event.event_type === QLDB_IMPORT_EVENT) {
+      if (audit.record)
+        throw new QldbVerificationError(audit.tip?.address, `event ${event.event_id ?? ''} follows the import's closing ${QLDB_IMPORT_EVENT} event`);
       this.#close();
-      audit.record = event.details ?? {};
-      const tip = audit.record.tip as { block_hash?: string; block_address?: { strand_id?: string; sequence_no?: number } } | undefined;
+      const record = event.details ?? {};
+      const tip = record.tip as { block_hash?: string; block_address?: { strand_id?: string; sequence_no?: number } } | undefined;
       if (!audit.tip || tip?.block_hash !== audit.tip.blockHash || tip?.block_address?.sequence_no !== audit.tip.address.sequenceNo)
         throw new QldbVerificationError(audit.tip?.address, `the import's record names tip ${JSON.stringify(tip)}, the chain's blocks end here`);
+      if (record.export_id !== audit.exportId)
+        throw new QldbVerificationError(
+          audit.tip.address,
+          `the import's record names export ${String(record.export_id)}, the chain's events are of ${audit.exportId}`,
+        );
+      // A later export's record names the import it continues, which is the one before it on the chain; the first names none.
+      const before = audit.records.at(-1);
+      const continues = record.continues as { export_id?: unknown; tip?: unknown } | undefined;
+      if (before ? continues?.export_id !== before.export_id || !isDeepStrictEqual(continues?.tip, before.tip) : continues !== undefined)
+        throw new QldbVerificationError(
+          audit.tip.address,
+          before
+            ? `the record of export ${audit.exportId} says it continues ${JSON.stringify(continues ?? null)}; the import before it on the chain is export ${String(before.export_id)}, ending at ${JSON.stringify(before.tip)}`
+            : `the record of export ${audit.exportId} says it continues ${JSON.stringify(continues)}; the chain holds no import before it`,
+        );
+      // Revisions imported unverified are as many as the import's record says it imported so, none when it says none.
+      const said = Number((record.unchecked as { data?: number } | undefined)?.data ?? 0);
+      if (this.#unverified !== said)
+        throw new QldbVerificationError(
+          audit.tip.address,
+          `${this.#unverified} revision events say their data is unverified; the import's record says ${said}`,
+        );
+      audit.record = record;
+      audit.records.push(record);
       return;
     }
+    // After an import's record, only a later export of the same journal, from its next block (linked in #close).
+    if (audit.record && (!q || audit.exports.includes(String(q.export_id)) || event.event_type !== QLDB_BLOCK_EVENT))
+      throw new QldbVerificationError(audit.tip?.address, `event ${event.event_id ?? ''} follows the import's closing ${QLDB_IMPORT_EVENT} event`);
     if (!q)
       throw new QldbVerificationError(this.#previous?.blockAddress, `event ${event.event_id ?? ''} carries no QLDB provenance: it is not part of an import`);
-    if (audit.exportId === null) audit.exportId = String(q.export_id);
-    else if (q.export_id !== audit.exportId)
-      throw new QldbVerificationError(undefined, `event ${event.event_id ?? ''} is of export ${String(q.export_id)}, not ${audit.exportId}`);
+    const exportId = String(q.export_id);
+    if (audit.record) {
+      audit.record = null;
+      this.#unverified = 0;
+    } else if (audit.exportId !== null && exportId !== audit.exportId)
+      throw new QldbVerificationError(undefined, `event ${event.event_id ?? ''} is of export ${exportId}, not ${audit.exportId}`);
+    if (audit.exportId !== exportId) {
+      audit.exportId = exportId;
+      audit.exports.push(exportId);
+    }
     if (event.event_type === QLDB_BLOCK_EVENT) {
       this.#close();
       this.#current = blockOfEvent(event, q);
+      this.#firstPrevious ??= this.#current.previousBlockHash;
       this.#expected = ((event.details?.document_revisions as number[] | undefined) ?? []).map(Number);
       this.#seen = new Set();
       return;
@@ -156,7 +230,10 @@ export class ImportAuditor {
     const table = current.documents[String(q.document_id)]?.tableName;
     if (table !== undefined && table !== q.table_name)
       throw new QldbVerificationError(where, `${what}: table ${String(q.table_name)}, where the block's transaction says ${table}`);
-    if (q.data_verified === false) audit.dataUnverified += 1;
+    if (q.data_verified === false) {
+      audit.dataUnverified += 1;
+      this.#unverified += 1;
+    }
     if (typeof q.metadata_ion !== 'string') {
       // Its document is accounted for against the block's transactionInfo (kept as Ion when it bound at import); its
       // metadata is QLDB's four fields, as the import read them.

@@ -115,10 +115,11 @@ try {
       process.stderr.write(tty ? `\r${line}${done ? '\n' : ''}` : `${line}\n`);
     },
   });
+  const continued = result.record.continues as { export_id: string } | undefined;
   if (result.alreadyComplete) process.stdout.write(`already imported: chain '${values.chain}' holds export ${result.summary.exportId} whole\n`);
   else
     process.stdout.write(
-      `imported: ${result.summary.blocks} blocks, ${result.summary.revisions} revisions into '${values.chain}'${result.resumedAfter ? ' (resumed)' : ''}, ${result.eventsAppended} events appended in ${result.batches} batch${result.batches === 1 ? '' : 'es'}\n`,
+      `imported: ${result.record.blocks} blocks, ${result.record.revisions} revisions into '${values.chain}'${result.resumedAfter ? ' (resumed)' : ''}${continued ? `, continuing export ${continued.export_id}'s import` : ''}, ${result.eventsAppended} events appended in ${result.batches} batch${result.batches === 1 ? '' : 'es'}\n`,
     );
   process.stdout.write(
     `anchored on the Main Chain: proof ${result.proofId} records export ${result.summary.exportId} at tip ${result.summary.tip.blockHash}\n`,

@@ -93,14 +93,50 @@ interface ApiBody {
   events?: { event_type: string; details: unknown; details_metadata: unknown }[];
 }
 
+/** The tip of an earlier import of the same journal, which a later export continues (the record's `tip`). */
+interface ImportedTip {
+  exportId: string;
+  strandId: string;
+  sequenceNo: number;
+  blockHash: string;
+}
+
+/**
+ * Where an import begins on its chain: after `base` (the genesis, 0, or the record closing an earlier export's import),
+ * and, for a later export of the same journal, after the blocks that import holds (up to `after`).
+ */
+interface ImportStart {
+  base: number;
+  after: ImportedTip | null;
+}
+
+/** The earlier import a `qldb_import` record closed, as a later export continues it; undefined for anything else. */
+function importedTip(event: { event_type: string; details?: unknown } | undefined): ImportedTip | undefined {
+  if (event?.event_type !== QLDB_IMPORT_EVENT) return undefined;
+  const record = event.details as {
+    export_id?: unknown;
+    tip?: { block_address?: { strand_id?: unknown; sequence_no?: unknown }; block_hash?: unknown };
+  } | null;
+  const tip = record?.tip;
+  if (
+    typeof record?.export_id !== 'string' ||
+    typeof tip?.block_hash !== 'string' ||
+    typeof tip.block_address?.strand_id !== 'string' ||
+    typeof tip.block_address.sequence_no !== 'number'
+  )
+    return undefined;
+  return { exportId: record.export_id, strandId: tip.block_address.strand_id, sequenceNo: tip.block_address.sequence_no, blockHash: tip.block_hash };
+}
+
 /**
  * Where each of the export's blocks lands on the chain: one chain block per event, in journal order from index 1
  * (each QLDB block's own event, then one per document revision), and the block's hash.
  */
-function chainLayout(exp: JournalExport): { sequenceNo: number; index: number; hash: string }[] {
+function chainLayout(exp: JournalExport, start: ImportStart): { sequenceNo: number; index: number; hash: string }[] {
   const layout: { sequenceNo: number; index: number; hash: string }[] = [];
-  let index = 1;
+  let index = start.base + 1;
   for (const { block } of exportBlocks(exp)) {
+    if (start.after && block.blockAddress.sequenceNo <= start.after.sequenceNo) continue;
     layout.push({ sequenceNo: block.blockAddress.sequenceNo, index, hash: b64(block.blockHash) });
     // Its own event, and one per document revision (eventsOfBlock's, counted without building them).
     index += 1 + block.revisions.filter(isDocumentRevision).length;
@@ -116,10 +152,11 @@ function chainLayout(exp: JournalExport): { sequenceNo: number; index: number; h
  */
 async function firstDifferingBlock(
   exp: JournalExport,
+  start: ImportStart,
   upTo: number,
   readBlock: (index: number) => Promise<ApiBody | undefined>,
 ): Promise<{ sequenceNo: number; held: string | undefined; exported: string } | undefined> {
-  const layout = chainLayout(exp).filter((b) => b.sequenceNo <= upTo);
+  const layout = chainLayout(exp, start).filter((b) => b.sequenceNo <= upTo);
   const heldAt = async (at: number): Promise<string | undefined> => {
     const { index, sequenceNo } = layout[at]!;
     const event = (await readBlock(index))?.events?.[0];
@@ -225,17 +262,54 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
   // 1. Verify everything first.
   const { exp, summary } = verifyForImport(options);
 
+  /** The chain's block at `index`, as GET …/blocks/{index} answers it; undefined when there is none. */
+  const readBlock = async (index: number): Promise<ApiBody | undefined> => {
+    const got = await request('GET', `${chainPath}/blocks/${index}`);
+    return got.status === 200 ? got.body : undefined;
+  };
+  let start: ImportStart = { base: 0, after: null };
+
   /** ', from block N on (…)' naming the first block the chain holds otherwise, or '' when it holds them all up to `upTo`. */
   const differsAt = async (upTo: number): Promise<string> => {
-    const differing = await firstDifferingBlock(exp, upTo, async (index) => {
-      const got = await request('GET', `${chainPath}/blocks/${index}`);
-      return got.status === 200 ? got.body : undefined;
-    });
+    const differing = await firstDifferingBlock(exp, start, upTo, readBlock);
     if (!differing) return '';
     return `, from block ${differing.sequenceNo} on (the chain holds ${differing.held ? `a block ${differing.sequenceNo} of hash ${differing.held}` : 'no such block where this export puts it'}, the export's is ${differing.exported})`;
   };
 
-  // 2. The chain: new, or this export's import to go on with.
+  /**
+   * A later export of a journal whose earlier export the chain holds whole (`after`, its record's tip) continues it
+   * from the next block: it must be of the same strand, hold that next block, and link to the tip (its block at the
+   * tip's sequence number is the tip, or its first block names the tip as its previous). An export that overlaps the
+   * import (QLDB exports by time range) goes on after the tip; one that leaves a gap is refused.
+   */
+  const checkContinues = (after: ImportedTip): void => {
+    const what = `chain '${options.chain}' holds export ${after.exportId} up to block ${after.sequenceNo} (${after.blockHash})`;
+    if (after.strandId !== exp.strandId)
+      throw new ImportError(
+        `${what} of strand ${after.strandId}; this export is of strand ${exp.strandId}: another ledger's journal, import it into a new chain`,
+      );
+    const first = summary.first.address.sequenceNo;
+    if (first > after.sequenceNo + 1)
+      throw new ImportError(
+        `${what}; this export begins at block ${first}: blocks ${after.sequenceNo + 1}–${first - 1} are missing, export from the tip's time on`,
+      );
+    if (summary.tip.address.sequenceNo <= after.sequenceNo)
+      throw new ImportError(`${what}; this export ends at block ${summary.tip.address.sequenceNo}: it holds nothing after it`);
+    let linked: string | undefined;
+    if (first === after.sequenceNo + 1) linked = summary.first.previousBlockHash;
+    else
+      for (const { block } of exportBlocks(exp))
+        if (block.blockAddress.sequenceNo === after.sequenceNo) {
+          linked = b64(block.blockHash);
+          break;
+        }
+    if (linked !== after.blockHash)
+      throw new ImportError(
+        `${what}; this export's ${first === after.sequenceNo + 1 ? `block ${first} follows a block of hash ${linked}` : `block ${after.sequenceNo} has hash ${linked}`}: it is not a later export of the same journal`,
+      );
+  };
+
+  // 2. The chain: new, this export's import to go on with, or an earlier export's import that this one continues.
   const info = await request('GET', `${chainPath}/stats`);
   if (info.status === 404) {
     const made = await request('POST', `${chainPath}/create`);
@@ -253,9 +327,14 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
   if (lastBlock && lastBlock.index > 0) {
     const event = lastBlock.events[0]!;
     const at = positionOf(event, exp.exportId);
-    if (at === undefined)
+    const earlier = at === undefined ? importedTip(event) : undefined;
+    if (at === undefined && !earlier)
       throw new ImportError(`chain '${options.chain}' already holds ${lastBlock.index} block(s) that are not this export's import: import into a new chain`);
-    if (at === 'end') {
+    if (earlier) {
+      checkContinues(earlier);
+      start = { base: lastBlock.index, after: earlier };
+      log(`continuing export ${earlier.exportId}'s import: this export from block ${earlier.sequenceNo + 1} on`);
+    } else if (at === 'end') {
       alreadyComplete = true;
       record = event.details as Record<string, unknown>;
       // The same export id is not the same export: its tip must be the one imported (a changed or forged export
@@ -267,11 +346,13 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         tip.block_address?.strand_id !== summary.tip.address.strandId
       ) {
         const upTo = Math.min(summary.tip.address.sequenceNo, tip?.block_address?.sequence_no ?? summary.tip.address.sequenceNo);
+        start = await startOfResumed(lastBlock.index);
         throw new ImportError(
           `chain '${options.chain}' holds export ${exp.exportId} whole, ending at block ${tip?.block_address?.sequence_no} (${tip?.block_hash}); this export ends at block ${summary.tip.address.sequenceNo} (${summary.tip.blockHash}): it is not the export that was imported${await differsAt(upTo)}`,
         );
       }
-    } else {
+    } else if (at) {
+      start = await startOfResumed(lastBlock.index);
       // Going on from where the chain stopped is right only if the chain holds this export's blocks up to there: a
       // changed export under the same id had been continued onto another's first part.
       const differs = await differsAt(at.sequenceNo);
@@ -284,14 +365,44 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
     }
   }
 
+  /**
+   * Where this export's import began on the chain, when the chain holds part of it (or all): at 1, or right after an
+   * earlier export's record, found by a binary search over the chain (the events of this export are the chain's last).
+   */
+  async function startOfResumed(lastIndex: number): Promise<ImportStart> {
+    const ours = async (index: number) => positionOf((await readBlock(index))?.events?.[0] ?? { event_type: '' }, exp.exportId) !== undefined;
+    let [low, high] = [1, lastIndex];
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (await ours(mid)) high = mid;
+      else low = mid + 1;
+    }
+    if (low === 1) return { base: 0, after: null };
+    const before = importedTip((await readBlock(low - 1))?.events?.[0]);
+    if (!before)
+      throw new ImportError(`chain '${options.chain}' holds other events before this export's import (at block ${low - 1}): import into a new chain`);
+    checkContinues(before);
+    return { base: low - 1, after: before };
+  }
+
   // 3. The events, in journal order, in batches.
   const started = Date.now();
   let blocks = 0;
   let revisions = 0;
   let eventsAppended = 0;
   let batches = 0;
+  /** Revisions imported with data not bound to their hash (`data_verified: false`), counted for the record. */
+  let unverified = 0;
+  // A later export's blocks that the earlier import holds are read first, and not counted as work.
+  let skipped = { blocks: 0, revisions: 0 };
   const report = () =>
-    options.progress?.({ blocks, revisions, totalBlocks: summary.blocks, totalRevisions: summary.revisions, elapsedMs: Date.now() - started });
+    options.progress?.({
+      blocks,
+      revisions,
+      totalBlocks: summary.blocks - skipped.blocks,
+      totalRevisions: summary.revisions - skipped.revisions,
+      elapsedMs: Date.now() - started,
+    });
 
   async function send(batch: { position: JournalPosition; event: ImportedEvent }[]): Promise<void> {
     const first = batch[0]!.position;
@@ -310,6 +421,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
     let batchBytes = 0;
     let inflight: Promise<void> = Promise.resolve();
     let previous: JournalBlock | undefined;
+    let firstImported: JournalBlock | undefined;
     for (const { block } of exportBlocks(exp)) {
       // Verified again as it is imported: what is appended is what was checked, even if a file changed since.
       try {
@@ -319,9 +431,18 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         throw new ImportError(`the export changed after it was verified: ${(error as Error).message}; the chain holds it up to the block before`);
       }
       previous = block;
+      // A later export's blocks the earlier import holds already (checked against its tip above) are not imported again.
+      if (start.after && block.blockAddress.sequenceNo <= start.after.sequenceNo) {
+        skipped = { blocks: skipped.blocks + 1, revisions: skipped.revisions + block.revisions.filter(isDocumentRevision).length };
+        continue;
+      }
+      if (start.after && !firstImported && b64(block.previousBlockHash) !== start.after.blockHash)
+        throw new ImportError(`the export changed after it was verified: block ${block.blockAddress.sequenceNo} no longer follows the earlier import's tip`);
+      firstImported ??= block;
       blocks += 1;
       for (const item of eventsOfBlock(block, exp.exportId)) {
         if (item.position.revision >= 0) revisions += 1;
+        if ((item.event.details_metadata as { qldb?: { data_verified?: boolean } } | undefined)?.qldb?.data_verified === false) unverified += 1;
         if (resumedAfter && comparePositions(item.position, resumedAfter) <= 0) continue;
         const bytes = Buffer.byteLength(JSON.stringify(item.event));
         if (batch.length === BATCH_EVENTS || (batch.length > 0 && batchBytes + bytes > BATCH_BYTES)) {
@@ -343,22 +464,32 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
       throw new ImportError('the export changed while it was imported: its tip is not the one verified');
 
     // 4. The record of the import, closing the chain's import.
+    // What this import appended: the whole export, or a later export's blocks after the earlier import's tip.
+    const { after } = start;
     record = {
       export_id: exp.exportId,
       ledger_name: exp.ledgerName,
       output_format: exp.outputFormat,
       strand_id: exp.strandId,
       first_block: {
-        block_address: { strand_id: exp.strandId, sequence_no: summary.first.address.sequenceNo },
-        previous_block_hash: summary.first.previousBlockHash,
+        block_address: { strand_id: exp.strandId, sequence_no: firstImported!.blockAddress.sequenceNo },
+        previous_block_hash: b64(firstImported!.previousBlockHash),
       },
       tip: { block_address: { strand_id: exp.strandId, sequence_no: summary.tip.address.sequenceNo }, block_hash: summary.tip.blockHash },
-      blocks: summary.blocks,
-      revisions: summary.revisions,
-      unchecked: summary.unchecked,
+      blocks,
+      revisions,
+      unchecked: after ? { ...summary.unchecked, data: unverified } : summary.unchecked,
       digest: summary.digest
         ? { digest: summary.digest.digest, tip_address: { strand_id: summary.digest.tip.strandId, sequence_no: summary.digest.tip.sequenceNo } }
         : null,
+      ...(after
+        ? {
+            continues: {
+              export_id: after.exportId,
+              tip: { block_address: { strand_id: after.strandId, sequence_no: after.sequenceNo }, block_hash: after.blockHash },
+            },
+          }
+        : {}),
     };
     const closing = await request(
       'POST',

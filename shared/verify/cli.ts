@@ -1,6 +1,6 @@
 /**
  * `ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
- *                [--checkpoint FILE] [--save-checkpoint FILE] [--qldb]`
+ *                [--checkpoint FILE] [--save-checkpoint FILE] [--qldb [--qldb-digest FILE]]`
  * `ledger-verify --tiles --url URL --chain NAME [--vkey VKEY] [--state FILE] [--blocks] [--api-key KEY]`
  *
  * The package @verifiable-ledger/verify (verifier/): `npx @verifiable-ledger/verify …` in a clone or where it is installed.
@@ -18,7 +18,7 @@ import { type Block, verifyLedger, type SignedCheckpoint } from './verifier.ts';
 import { verifyTlog, type MonitorState } from './tlog.ts';
 
 const USAGE = `Usage: ledger-verify --url URL --chain NAME [--public-key HEX] [--api-key KEY]
-                      [--checkpoint FILE] [--save-checkpoint FILE] [--qldb] [--threads N]
+                      [--checkpoint FILE] [--save-checkpoint FILE] [--qldb [--qldb-digest FILE]] [--threads N]
 
   --public-key       the node's Ed25519 public key (64 hex) you trust; without it the node's own word is taken
   --checkpoint       a checkpoint saved earlier: the chain must still have the same root at that size
@@ -26,6 +26,9 @@ const USAGE = `Usage: ledger-verify --url URL --chain NAME [--public-key HEX] [-
   --api-key          when the node requires keys (or set LEDGER_API_KEY)
   --qldb             the chain is a QLDB import (npm run import:qldb): also rebuild QLDB's blocks from its
                      events and check them by QLDB's hashing, up to the tip its Main Chain record names
+                     (a chain of several exports of one journal: each import, and each link between them)
+  --qldb-digest      with --qldb: a digest saved from QLDB (aws qldb get-digest), checked against every block hash
+                     the chain's imports hold from block 0 to the digest's tip
   --threads          worker threads that fetch and check pages of blocks (default: one a core, up to 8;
                      0: all in the main thread)
 
@@ -54,6 +57,7 @@ const { values } = parseArgsOrExit(
       state: { type: 'string' },
       blocks: { type: 'boolean' },
       qldb: { type: 'boolean' },
+      'qldb-digest': { type: 'string' },
       threads: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -77,6 +81,11 @@ if (values['public-key'] && !/^[0-9a-fA-F]{64}$/.test(values['public-key'])) {
 const threads = values.threads === undefined ? defaultThreads() : Number(values.threads);
 if (!Number.isInteger(threads) || threads < 0 || threads > 64) {
   process.stderr.write('--threads must be a whole number from 0 to 64\n');
+  process.exit(2);
+}
+
+if (values['qldb-digest'] && !values.qldb) {
+  process.stderr.write('--qldb-digest goes with --qldb\n');
   process.exit(2);
 }
 
@@ -168,8 +177,20 @@ process.stdout.write(`Verifying chain '${values.chain}' at ${values.url}\n`);
 // With --qldb: the chain's events rebuild QLDB's blocks as they are checked; the Main Chain's anchors of the
 // chain that carry the import's record are kept, to compare with the chain's own record.
 // Loaded only then: QLDB's Ion parser is most of what the verifier would otherwise load at every start.
-const { ImportAuditor, QldbVerificationError } = values.qldb ? { ...(await import('../qldb/audit.ts')), ...(await import('../qldb/journal.ts')) } : {};
-const auditor = ImportAuditor ? new ImportAuditor() : undefined;
+const { ImportAuditor, QldbVerificationError, parseDigest, QldbExportError } = values.qldb
+  ? { ...(await import('../qldb/audit.ts')), ...(await import('../qldb/journal.ts')), ...(await import('../qldb/export.ts')) }
+  : {};
+let qldbDigest: ReturnType<NonNullable<typeof parseDigest>> | undefined;
+if (values['qldb-digest'] && parseDigest) {
+  try {
+    qldbDigest = parseDigest(readFileSync(values['qldb-digest']));
+  } catch (error) {
+    if (!(QldbExportError && error instanceof QldbExportError) && (error as NodeJS.ErrnoException).code === undefined) throw error;
+    process.stderr.write(`cannot read the digest ${values['qldb-digest']}: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+}
+const auditor = ImportAuditor ? new ImportAuditor(qldbDigest ? { digest: qldbDigest } : {}) : undefined;
 const anchoredRecords: Record<string, unknown>[] = [];
 let qldbProblem: string | null = null;
 const apiKey = values['api-key'] ?? process.env.LEDGER_API_KEY;
@@ -213,18 +234,21 @@ if (verdict.verified && auditor) {
     qldbProblem = `QLDB ${error.message}`;
   }
   if (!qldbProblem && audit) {
+    const unanchored = audit.records.find((record) => !anchoredRecords.some((r) => isDeepStrictEqual(r, record)));
     if (!audit.record) qldbProblem = `the chain holds no ${QLDB_IMPORT_EVENT} record: the import did not finish (run npm run import:qldb again)`;
-    else if (!anchoredRecords.some((r) => isDeepStrictEqual(r, audit.record)))
-      qldbProblem = "no Main Chain anchor carries the chain's import record (submit a proof of the chain)";
+    else if (unanchored)
+      qldbProblem = `no Main Chain anchor carries the chain's import record of export ${String(unanchored.export_id)} (submit a proof of the chain)`;
   }
   if (qldbProblem || !audit) {
     process.stdout.write(`NOT VERIFIED: ${qldbProblem}\n`);
     process.exit(1);
   }
   process.stdout.write(
-    `  QLDB: export ${audit.exportId}, ${audit.blocks} blocks rebuilt and verified by QLDB's hashing up to ${audit.tip?.address.strandId}/${audit.tip?.address.sequenceNo} (${audit.tip?.blockHash}), ` +
-      `${audit.revisions} revisions (${audit.revisionsRehashed} rehashed from their Ion, the others through their block), the record anchored on the Main Chain\n`,
+    `  QLDB: ${audit.exports.length === 1 ? `export ${audit.exportId}` : `exports ${audit.exports.join(', ')}, each continuing the one before`}, ${audit.blocks} blocks rebuilt and verified by QLDB's hashing up to ${audit.tip?.address.strandId}/${audit.tip?.address.sequenceNo} (${audit.tip?.blockHash}), ` +
+      `${audit.revisions} revisions (${audit.revisionsRehashed} rehashed from their Ion, the others through their block), ${audit.records.length === 1 ? 'the record' : `each of the ${audit.records.length} records`} anchored on the Main Chain\n`,
   );
+  if (audit.digestMatched)
+    process.stdout.write(`  QLDB digest: the Merkle root of the block hashes from block 0 to ${audit.digestMatched.sequenceNo} matches it\n`);
   if (audit.detailsNotCompared > 0)
     process.stdout.write(`  note: ${audit.detailsNotCompared} revisions' details are off chain or erased: their Ion was checked, not their JSON\n`);
 }

@@ -2,8 +2,8 @@
  * `npm run import:qldb` as a user runs it, against the running local stack: a QLDB journal export (made by
  * test/support/qldb-journal.ts, whose hashing the real QLDB block and the Ion Hash vectors check) verified and
  * imported in its three formats, anchored on the Main Chain with its record, checked again by
- * `ledger-verify --qldb`; killed mid-import and run again (every revision once, in order); and each bad export
- * refused with nothing imported. The stack requires API keys, as a deployment does: the import runs with a
+ * `ledger-verify --qldb`; killed mid-import and run again (every revision once, in order); a later export of the
+ * same journal continuing the chain; and each bad export refused with nothing imported. The stack requires API keys, as a deployment does: the import runs with a
  * writer's key.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +12,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { digestFile, writeExport } from '#test/support/qldb-journal';
+import { digestFile, makeStrand, writeExport } from '#test/support/qldb-journal';
+import { merkleRoot } from '#shared/qldb/hashing';
 import { call as callAs, keysCli, startStack, stopAndRemove, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -195,6 +196,94 @@ describe('npm run import:qldb', () => {
     assert.equal(verified.code, 0, verified.out);
   });
 
+  it('continues the chain with a later export of the same journal, checked against its tip; ledger-verify --qldb checks both and a digest over them', async () => {
+    // One journal of 40 blocks, exported twice: blocks 0-19, then 15-39 (QLDB exports by time range: they overlap).
+    const journal = makeStrand({ count: 40, revisionsPerBlock: 2 });
+    const earlier = writeExport(join(work, 'incr-a'), { count: 20, revisionsPerBlock: 2, blocksPerObject: 10, exportId: 'EXPORTincrementalAAAAA' });
+    const later = writeExport(join(work, 'incr-b'), {
+      from: 15,
+      previous: journal[14]!.blockHash,
+      count: 25,
+      revisionsPerBlock: 2,
+      blocksPerObject: 10,
+      exportId: 'EXPORTincrementalBBBBB',
+    });
+    assert.ok(later.tipHash.equals(journal[39]!.blockHash), 'the later export is the same journal');
+    assert.equal((await importQldb('--export', earlier.dir, '--chain', 'qldb-incr')).code, 0);
+    const held = (await stats('qldb-incr')).body.total_events;
+
+    // A gap, another journal's blocks from 20 on, and another strand are refused, and nothing is appended.
+    const gap = writeExport(join(work, 'incr-gap'), {
+      from: 22,
+      previous: journal[21]!.blockHash,
+      count: 5,
+      revisionsPerBlock: 2,
+      exportId: 'EXPORTincrementalGAPPP',
+    });
+    const foreign = writeExport(join(work, 'incr-foreign'), { from: 20, count: 5, revisionsPerBlock: 2, seed: 'another', exportId: 'EXPORTincrementalOTHER' });
+    const strand = writeExport(join(work, 'incr-strand'), {
+      strandId: 'AnotherStrandAAAAAAAAA',
+      count: 25,
+      revisionsPerBlock: 2,
+      exportId: 'EXPORTincrementalSTRAN',
+    });
+    for (const [made, reason] of [
+      [gap, /holds export EXPORTincrementalAAAAA up to block 19 \(\S+\); this export begins at block 22: blocks 20–21 are missing/],
+      [foreign, /this export's block 20 follows a block of hash \S+: it is not a later export of the same journal/],
+      [strand, /of strand HbD9IggL584EPHmfwjmVz0; this export is of strand AnotherStrandAAAAAAAAA: another ledger's journal/],
+    ] as const) {
+      const run = await importQldb('--export', made.dir, '--chain', 'qldb-incr');
+      assert.equal(run.code, 1, run.out);
+      assert.match(run.out, reason);
+      assert.equal((await stats('qldb-incr')).body.total_events, held, 'nothing appended');
+    }
+
+    const run = await importQldb('--export', later.dir, '--chain', 'qldb-incr');
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /continuing export EXPORTincrementalAAAAA's import: this export from block 20 on/);
+    assert.match(run.out, /imported: 20 blocks, 40 revisions into 'qldb-incr', continuing export EXPORTincrementalAAAAA's import, 60 events appended/);
+    const events = await chainEvents('qldb-incr');
+    assert.equal(events.length, held + 20 + 40 + 1, 'blocks 15-19 are not imported twice');
+    const record = events.at(-1);
+    assert.deepEqual(record.details.continues, {
+      export_id: 'EXPORTincrementalAAAAA',
+      tip: { block_address: { strand_id: later.strandId, sequence_no: 19 }, block_hash: journal[19]!.blockHash.toString('base64') },
+    });
+    assert.deepEqual(record.details.first_block.block_address.sequence_no, 20);
+
+    // The chain's two imports, each anchored, and QLDB's digest at block 39 against every block hash from block 0.
+    writeFileSync(join(work, 'incr.digest'), digestFile(merkleRoot(journal.map((b) => b.blockHash)), later.strandId, 39));
+    const verified = await ledgerVerify('--chain', 'qldb-incr', '--qldb', '--qldb-digest', join(work, 'incr.digest'));
+    assert.equal(verified.code, 0, verified.out);
+    assert.match(
+      verified.out,
+      /QLDB: exports EXPORTincrementalAAAAA, EXPORTincrementalBBBBB, each continuing the one before, 40 blocks rebuilt .* each of the 2 records anchored/,
+    );
+    assert.match(verified.out, /QLDB digest: the Merkle root of the block hashes from block 0 to 39 matches it/);
+    writeFileSync(join(work, 'incr-wrong.digest'), digestFile(merkleRoot(journal.slice(0, 39).map((b) => b.blockHash)), later.strandId, 38));
+    const wrong = await ledgerVerify('--chain', 'qldb-incr', '--qldb', '--qldb-digest', join(work, 'incr-wrong.digest'));
+    assert.equal(wrong.code, 0, `a digest at block 38 matches too: ${wrong.out}`);
+    writeFileSync(join(work, 'incr-other.digest'), digestFile(later.tipHash, later.strandId, 39));
+    const other = await ledgerVerify('--chain', 'qldb-incr', '--qldb', '--qldb-digest', join(work, 'incr-other.digest'));
+    assert.equal(other.code, 1, other.out);
+    assert.match(other.out, /NOT VERIFIED: .*QLDB block \S+\/39: the digest \S+ is not the Merkle root of the imported block hashes from block 0 to its tip/);
+
+    // Run again: already imported. The later export's id with other blocks from 30 on: the first block that differs is
+    // named (its place on the chain found after the earlier import's record).
+    assert.match((await importQldb('--export', later.dir, '--chain', 'qldb-incr')).out, /already imported/);
+    const changed = writeExport(join(work, 'incr-changed'), {
+      from: 15,
+      previous: journal[14]!.blockHash,
+      count: 25,
+      revisionsPerBlock: 2,
+      exportId: 'EXPORTincrementalBBBBB',
+      variantFrom: 30,
+    });
+    const refused = await importQldb('--export', changed.dir, '--chain', 'qldb-incr');
+    assert.equal(refused.code, 1, refused.out);
+    assert.match(refused.out, /it is not the export that was imported, from block 30 on/);
+  });
+
   it('refuses a changed revision, a cut-short object, a missing object and a foreign digest, naming each, and imports nothing', async () => {
     const dir = join(work, 'bad');
     const made = writeExport(dir, { count: 30, revisionsPerBlock: 2, blocksPerObject: 10 });
@@ -241,6 +330,6 @@ describe('npm run import:qldb', () => {
     assert.equal(added.status, 200);
     const verified = await ledgerVerify('--chain', 'qldb-ion-binary', '--qldb');
     assert.equal(verified.code, 1, verified.out);
-    assert.match(verified.out, /NOT VERIFIED: block \d+ of 'qldb-ion-binary' \(QLDB the export: event \S+ follows the import's closing qldb_import event\)/);
+    assert.match(verified.out, /NOT VERIFIED: block \d+ of 'qldb-ion-binary' \(QLDB block \S+\/19: event \S+ follows the import's closing qldb_import event\)/);
   });
 });

@@ -574,6 +574,48 @@ describe('QLDB journal as events', () => {
     );
   });
 
+  it('audits a chain of two exports of one journal: the later record names the import it continues, its blocks link on, a digest holds over both', () => {
+    const journal = makeStrand({ count: 20, revisionsPerBlock: 2 });
+    const earlier = writeExport(fresh(), { count: 10, revisionsPerBlock: 2, exportId: 'EXPORTearlierAAAAAAAAA' });
+    const later = writeExport(fresh(), { from: 10, previous: journal[9]!.blockHash, count: 10, revisionsPerBlock: 2, exportId: 'EXPORTlaterBBBBBBBBBBB' });
+    const first = closingRecord(earlier, 9);
+    const continues = { export_id: earlier.exportId, tip: first.details!.tip };
+    const second = closingRecord(later, 19);
+    const both = (record: ChainEvent, laterEvents = chainEventsOf(later.dir)) => [...chainEventsOf(earlier.dir), first, ...laterEvents, record];
+    const withContinues = { ...second, details: { ...second.details, continues } };
+    const digest = { digest: merkleRoot(journal.map((b) => b.blockHash)), tip: { strandId: later.strandId, sequenceNo: 19 } };
+    const audit = auditImportedChain(both(withContinues), { digest });
+    assert.deepEqual(audit.exports, [earlier.exportId, later.exportId]);
+    assert.equal(audit.records.length, 2);
+    assert.equal(audit.blocks, 20);
+    assert.deepEqual(audit.digestMatched, { strandId: later.strandId, sequenceNo: 19 });
+    // The later record must name the import before it; the first must name none.
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain(both(second))).message,
+      /says it continues null; the import before it on the chain is export EXPORTearlier/,
+    );
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain([...chainEventsOf(earlier.dir), { ...first, details: { ...first.details, continues } }])).message,
+      /says it continues .*; the chain holds no import before it/,
+    );
+    // Another journal's export after the record does not link on.
+    const foreign = writeExport(fresh(), { from: 10, count: 10, revisionsPerBlock: 2, seed: 'another', exportId: 'EXPORTforeignCCCCCCCCC' });
+    const foreignRecord = { ...closingRecord(foreign, 19), details: { ...closingRecord(foreign, 19).details, continues } };
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain([...chainEventsOf(earlier.dir), first, ...chainEventsOf(foreign.dir), foreignRecord])).message,
+      /^block \S+\/10: its previousBlockHash \S+ is not the hash of block 9/,
+    );
+    // A digest that is not the journal's, and one past the chain's imports, are refused.
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain(both(withContinues), { digest: { ...digest, digest: Buffer.alloc(32) } })).message,
+      /is not the Merkle root of the imported block hashes from block 0 to its tip/,
+    );
+    assert.match(
+      refusal(QldbVerificationError, () => auditImportedChain(both(withContinues), { digest: { ...digest, tip: { ...digest.tip, sequenceNo: 25 } } })).message,
+      /the digest's tip is block 25 of strand \S+; the chain's imports end at block 19/,
+    );
+  });
+
   it('reads the real QLDB block into its events: the revision is a Person insert whose Ion hashes to its published hash', async () => {
     const { BLOCK_ION } = await import('../support/qldb-real-block.ts');
     const block = ion.load(BLOCK_ION)!;
