@@ -43,6 +43,8 @@ export interface ImportAudit {
   revisions: number;
   /** Revisions whose hash was rebuilt from their Ion; the others (JSON exports, deletions) are checked through their block. */
   revisionsRehashed: number;
+  /** Deletions: their hash, and so their metadata, rest on their block's hash alone (QLDB does not publish a deletion's hash rule). */
+  deletions: number;
   /** Revision events imported from JSON Lines with data not bound to their hash (`data_verified: false`). */
   dataUnverified: number;
   /** Off-chain or erased details, which the audit cannot compare with their Ion. */
@@ -79,6 +81,7 @@ export class ImportAuditor {
     blocks: 0,
     revisions: 0,
     revisionsRehashed: 0,
+    deletions: 0,
     detailsNotCompared: 0,
     dataUnverified: 0,
     tip: null,
@@ -219,6 +222,12 @@ export class ImportAuditor {
     if (unb64(q.revision_hash, `${what}'s revision_hash`, where).compare(slot.hash) !== 0)
       throw new QldbVerificationError(where, `${what} names hash ${String(q.revision_hash)}, the block's revision is ${b64(slot.hash)}`);
     audit.revisions += 1;
+    if (q.operation === 'delete') {
+      // Said by the event itself, as the import wrote it: nothing can recompute a deletion's hash.
+      if (q.revision_hash_checked !== false)
+        throw new QldbVerificationError(where, `${what}: a deletion that does not say its hash rests on its block alone (revision_hash_checked: false)`);
+      audit.deletions += 1;
+    } else if (q.revision_hash_checked !== undefined) throw new QldbVerificationError(where, `${what}: only a deletion says revision_hash_checked`);
     // What the hashes cannot say is held to what the import writes (red team): an event is its document's; a delete
     // and a redacted revision carry no details; its type is its table and operation.
     if (event.entity_id !== q.document_id) throw new QldbVerificationError(where, `${what}: its entity is not its document id`);

@@ -141,6 +141,9 @@ export function eventsOfBlock(block: JournalBlock, exportId: string): { position
             operation,
             revision_hash: b64(revision.hash),
             ...(revision.dataHash ? { redacted: true, data_hash: b64(revision.dataHash) } : {}),
+            // A deletion carries no data, and QLDB does not publish how its revision hash is made: its hash (and with it
+            // its metadata) rests on its block's hash alone, never recomputed.
+            ...(operation === 'delete' ? { revision_hash_checked: false } : {}),
             // A JSON Lines revision whose data could not be bound to its hash (imported only when told to).
             ...(revision.unbound ? { data_verified: false } : {}),
             ...(revision.metadata ? { metadata_ion: ionText(revision.metadata) } : {}),

@@ -247,6 +247,10 @@ if (verdict.verified && auditor) {
     `  QLDB: ${audit.exports.length === 1 ? `export ${audit.exportId}` : `exports ${audit.exports.join(', ')}, each continuing the one before`}, ${audit.blocks} blocks rebuilt and verified by QLDB's hashing up to ${audit.tip?.address.strandId}/${audit.tip?.address.sequenceNo} (${audit.tip?.blockHash}), ` +
       `${audit.revisions} revisions (${audit.revisionsRehashed} rehashed from their Ion, the others through their block), ${audit.records.length === 1 ? 'the record' : `each of the ${audit.records.length} records`} anchored on the Main Chain\n`,
   );
+  if (audit.deletions > 0)
+    process.stdout.write(
+      `  note: ${audit.deletions} deletions' revision hashes, and with them their metadata, rest on their blocks' hashes alone: QLDB does not publish how a deletion's hash is made\n`,
+    );
   if (audit.digestMatched)
     process.stdout.write(`  QLDB digest: the Merkle root of the block hashes from block 0 to ${audit.digestMatched.sequenceNo} matches it\n`);
   if (audit.detailsNotCompared > 0)

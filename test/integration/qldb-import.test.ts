@@ -104,6 +104,12 @@ describe('npm run import:qldb', () => {
       verified.out,
       /QLDB: export \S+, 60 blocks rebuilt and verified by QLDB's hashing up to \S+\/59 .*180 revisions \(\d+ rehashed from their Ion/,
     );
+    const deletions = events.filter((e) => e.details_metadata?.qldb?.operation === 'delete');
+    assert.ok(deletions.length > 0 && deletions.every((e) => e.details_metadata.qldb.revision_hash_checked === false));
+    assert.match(
+      verified.out,
+      new RegExp(`note: ${deletions.length} deletions' revision hashes, and with them their metadata, rest on their blocks' hashes alone`),
+    );
 
     const again = await importQldb('--export', dir, '--chain', 'qldb-text');
     assert.equal(again.code, 0, again.out);

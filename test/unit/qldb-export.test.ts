@@ -390,9 +390,22 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
     assert.match(
       forge('JSON', (e, q) => {
         q.operation = 'delete';
+        q.revision_hash_checked = false;
         e.event_type = e.event_type.replace('insert', 'delete');
       }),
       /a deletion with details/,
+    );
+    // A deletion says its hash rests on its block alone (it cannot be recomputed); nothing else may say so.
+    assert.match(
+      forge('JSON', (e, q) => {
+        q.operation = 'delete';
+        e.event_type = e.event_type.replace('insert', 'delete');
+      }),
+      /a deletion that does not say its hash rests on its block alone \(revision_hash_checked: false\)/,
+    );
+    assert.match(
+      forge('JSON', (_, q) => (q.revision_hash_checked = false)),
+      /only a deletion says revision_hash_checked/,
     );
     for (const format of ['JSON', 'ION_TEXT'] as const) {
       assert.match(
@@ -541,6 +554,7 @@ describe('QLDB journal as events', () => {
     assert.equal(audit.blocks, 25);
     assert.equal(audit.revisions, 75);
     assert.equal(audit.revisionsRehashed, 75 - 3);
+    assert.equal(audit.deletions, 3, 'the deletions, whose hashes rest on their blocks alone, are counted');
     assert.equal(audit.tip?.blockHash, made.tipHash.toString('base64'));
     assert.ok(audit.record);
 
