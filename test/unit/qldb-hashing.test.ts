@@ -7,6 +7,9 @@
  *   rebuilds: the revision's, its transaction's, the entries hash and the block hash. One edit in the fixture:
  *   its revision data says FirstName "Nova", while the block's own statement inserted 'Testing new 600'; the
  *   revision hash QLDB published is the hash of what was inserted, and here the data is that;
+ * - a second real revision: GetRevision's answer kept as a test fixture by AWS's sample aws-samples/amazon-qldb-kvs-nodejs
+ *   (test/sampleRevisionResponse.json, commit 9cb3323; block KLXwBc1ml2A4Yjc8jbFMX3/429, 2021-06-02), whose hash
+ *   rebuilds from its metadata and data as they stand;
  * - the Ion project's Ion Hash vectors (ion-hash-test, shipped in the ion-hash-js package): the bytes an Ion
  *   value is hashed as, with an identity hasher, and MD5 digests.
  */
@@ -23,6 +26,23 @@ import { makeStrand } from '../support/qldb-journal.ts';
 import { BLOCK } from '../support/qldb-real-block.ts';
 
 const require = createRequire(import.meta.url);
+
+/** The revision of aws-samples/amazon-qldb-kvs-nodejs's test/sampleRevisionResponse.json (its `Revision.IonText`), as QLDB answered it. */
+const KVS_REVISION =
+  '{blockAddress:{strandId:"KLXwBc1ml2A4Yjc8jbFMX3",sequenceNo:429},hash:{{DrFztoBrWKz+mCV+BnnMfEZRwfJcD+DNLRPLc16SidY=}},' +
+  'data:{_key:"myKey1",_val:"MyValue1"},metadata:{id:"5vHoYG5m0OZCsqdYCs8XLH",version:13,txTime:2021-06-02T07:03:05.226Z,txId:"EVaGjT4dxspC4GUhHi4DDJ"}}';
+
+describe('QLDB hashing, against a second real revision (another ledger, another year)', () => {
+  it('rebuilds its hash from its metadata and data, and a changed value or version does not', () => {
+    const revision = ion.load(KVS_REVISION)!;
+    const published = Buffer.from(revision.get('hash')!.uInt8ArrayValue()!);
+    assert.deepEqual(revisionHash(revision.get('metadata')!, revision.get('data')!), published);
+    const changed = KVS_REVISION.replace('MyValue1', 'MyValue2');
+    assert.notDeepEqual(revisionHash(ion.load(changed)!.get('metadata')!, ion.load(changed)!.get('data')!), published);
+    const version = KVS_REVISION.replace('version:13', 'version:12');
+    assert.notDeepEqual(revisionHash(ion.load(version)!.get('metadata')!, ion.load(version)!.get('data')!), published);
+  });
+});
 
 describe('QLDB hashing, against a real QLDB block', () => {
   it("rebuilds the revision's hash from its metadata and data", () => {
