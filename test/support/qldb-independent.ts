@@ -95,7 +95,7 @@ export interface IndependentExport {
 export function writeIndependentExport(dir: string, count: number, format: 'ION_TEXT' | 'ION_BINARY'): IndependentExport {
   const strandId = 'IndependentStrand00001';
   const exportId = 'IndependentExport00001';
-  let previous = Buffer.alloc(32);
+  let previous: Buffer = Buffer.alloc(32);
   const blockHashes: Buffer[] = [];
   const live: { id: string; version: number; table: string; n: number }[] = [];
   const blocks: string[] = [];
