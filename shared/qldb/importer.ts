@@ -3,7 +3,8 @@
  *
  * 1. the whole export is verified first (export.ts); a failure imports nothing;
  * 2. the chain is made (or found): an import goes into a chain of its own, so a chain holding anything else is
- *    refused, and a chain holding part of this export's import is resumed after its last event;
+ *    refused, a chain holding part of this export's import is resumed after its last event, and a chain whose
+ *    last import is of an earlier export of the same journal is continued after that import's tip;
  * 3. the events (mapping.ts) go in journal order, in batches of at most 98 (one DynamoDB transaction: all
  *    committed or none), each with an Idempotency-Key made from its first event's journal position: a batch
  *    retried after a lost answer is answered, not appended twice; after a kill, the chain's last event says
@@ -129,8 +130,9 @@ function importedTip(event: { event_type: string; details?: unknown } | undefine
 }
 
 /**
- * Where each of the export's blocks lands on the chain: one chain block per event, in journal order from index 1
- * (each QLDB block's own event, then one per document revision), and the block's hash.
+ * Where each of the export's blocks lands on the chain: one chain block per event, in journal order from the index
+ * after `start.base` (each QLDB block's own event, then one per document revision; a later export's blocks from the
+ * one after the earlier import's tip), and the block's hash.
  */
 function chainLayout(exp: JournalExport, start: ImportStart): { sequenceNo: number; index: number; hash: string }[] {
   const layout: { sequenceNo: number; index: number; hash: string }[] = [];
