@@ -12,13 +12,15 @@
  * 5. No invocation runs past its deadline: every answer comes before the function's timeout, and no
  *    invocation is stopped by it; nothing answers a 5xx the service does not document (only 503).
  *
- * The chain is read for these checks past every TTL (scenario.ts, HORIZON_MS), by index and every block by its
- * hash: what is only held up by items that expire fails them.
+ * The chain is read for these checks past every TTL (scenario.ts, HORIZON_MS), by index, every block by its hash, and
+ * as a C2SP log client reads it, in tiles (checkTiles): what is only held up by items that expire fails them.
  */
 import { ZERO_HASH, hashBlock } from '#shared/ledger/hashing';
-import { appendLeaf, frontierRoot, leafHash } from '#shared/ledger/merkle';
+import { appendLeaf, frontierRoot, leafHash, rootFromLeafHashes } from '#shared/ledger/merkle';
 import type { LedgerRepository } from '#shared/ledger/repository';
 import type { Block } from '#shared/ledger/types';
+import { TILE_WIDTH, decodeEntryBundle, hashesAtLevel, splitHashes, tileNodes, tilePath, type TileRef } from '#shared/tlog/tiles';
+import { createTlog } from '#shared/tlog/tlog';
 
 /** What happened to one append the workload asked for, over all its attempts. */
 export interface AppendRecord {
@@ -57,6 +59,62 @@ export async function readChain(repository: LedgerRepository, chainName: string)
     blocks.push(...(await repository.getBlockRange(chainName, from, Math.min(head.headIndex, from + 99), false, true)));
   }
   return { blocks, frontier: head.frontier ?? [] };
+}
+
+/**
+ * Reads the chain as a C2SP log client reads it, through the service's tile code (shared/tlog/tlog.ts): every entry
+ * bundle and every hash tile of its size, each built from what the chain keeps (the blocks' records and metadata
+ * segments, the tree's nodes); answers where they differ from the blocks read by index (their hashes, and each tree
+ * node rebuilt from them). Full tiles are kept in a store of this read's own, as the service keeps them.
+ */
+export async function checkTiles(repository: LedgerRepository, chainName: string, blocks: readonly Block[]): Promise<string[]> {
+  const problems: string[] = [];
+  const kept = new Map<string, Buffer>();
+  const tlog = createTlog({
+    repository,
+    tiles: { get: async (_, path) => kept.get(path), put: async (_, path, bytes) => void kept.set(path, bytes) },
+    signer: async () => {
+      throw new Error('the simulation reads tiles, it signs nothing');
+    },
+    origin: () => 'simulation',
+  });
+  const size = blocks.length;
+  const leaves = blocks.map((b) => leafHash(Buffer.from(b.hash, 'hex')));
+  const read = async (tile: TileRef): Promise<Buffer | undefined> => {
+    try {
+      // The route's path below `tile/`, as GET /tlog/{chain}/tile/{path} hands it on.
+      return (await tlog.tile(chainName, tilePath(tile).slice('tile/'.length))).bytes;
+    } catch (error) {
+      problems.push(`${tilePath(tile)} cannot be read past the horizon: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
+  for (let index = 0; index * TILE_WIDTH < size; index += 1) {
+    const width = Math.min(TILE_WIDTH, size - index * TILE_WIDTH);
+    const bytes = await read({ level: 'entries', index, width });
+    if (!bytes) continue;
+    const entries = decodeEntryBundle(bytes);
+    if (entries.length !== width) problems.push(`entry bundle ${index} holds ${entries.length} entries, not ${width}`);
+    entries.forEach((entry, i) => {
+      const at = index * TILE_WIDTH + i;
+      if (entry.toString('hex') !== blocks[at]?.hash) problems.push(`entry ${at} of the tiles is not block ${at}'s hash`);
+    });
+  }
+  for (let level = 0; hashesAtLevel(level, size) > 0; level += 1) {
+    const count = hashesAtLevel(level, size);
+    for (let index = 0; index * TILE_WIDTH < count; index += 1) {
+      const tile = { level, index, width: Math.min(TILE_WIDTH, count - index * TILE_WIDTH) };
+      const bytes = await read(tile);
+      if (!bytes) continue;
+      const hashes = splitHashes(bytes);
+      tileNodes(tile).forEach((node, i) => {
+        const span = 2 ** node.level;
+        if (!hashes[i]?.equals(rootFromLeafHashes(leaves.slice(node.index * span, (node.index + 1) * span))))
+          problems.push(`${tilePath(tile)}'s hash ${i} is not the tree node of blocks ${node.index * span}–${(node.index + 1) * span - 1}`);
+      });
+    }
+  }
+  return problems;
 }
 
 /** Every invariant that fails, as sentences; empty when the run is sound. */

@@ -8,7 +8,7 @@ import type { AppendResult } from '#shared/ledger/ledger';
 import { DomainError, OutcomeUnknownError } from '#shared/errors';
 import type { EventDraft } from '#shared/ledger/events';
 import { frontierRoot } from '#shared/ledger/merkle';
-import { type AppendRecord, type AttemptOutcome, check, type Observations, observe, readChain } from './invariants.ts';
+import { type AppendRecord, type AttemptOutcome, check, checkTiles, type Observations, observe, readChain } from './invariants.ts';
 import { type InstanceSettings, SimInstance } from './lambda.ts';
 import { awsDynamo, describeRequest, type FaultRates, type FaultScript, type Misread, type Mutation, NO_FAULTS, SimNetwork } from './network.ts';
 import { EPOCH_MS, World } from './world.ts';
@@ -351,11 +351,17 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
       }),
     );
     if (byHash.kind !== 'answered') throw new Error(`the blocks could not be read by hash: ${byHash.kind}`);
+    // And in tiles, as a C2SP log client reads the chain: entry bundles and hash tiles built from what is kept.
+    const tiled = await runFor(
+      world,
+      checker.invoke(() => checkTiles(checker.repository, CHAIN, chain.value.blocks)),
+    );
+    if (tiled.kind !== 'answered') throw new Error(`the chain could not be read in tiles: ${tiled.kind}`);
     const finalHead = await runFor(
       world,
       checker.invoke(() => checker.repository.getHead(CHAIN)),
     );
-    const problems = [...check(chain.value, appends, observations), ...byHash.value];
+    const problems = [...check(chain.value, appends, observations), ...byHash.value, ...tiled.value];
     const count = (kind: AttemptOutcome['kind']) => appends.filter((a) => a.attempts.some((t) => t.kind === kind)).length;
     return {
       seed,
