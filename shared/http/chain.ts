@@ -102,6 +102,22 @@ function refuseRepeatedQuery(rawQueryString: string | undefined): void {
   }
 }
 
+/**
+ * The pages a person types with a trailing slash (`/explorer/`, `/docs/`): API Gateway matches no route for them (a
+ * route's path cannot end in a slash), so they reach the `$default` group (ledger), locally and on AWS alike, which
+ * sends them on to the page, as public as the page itself. A redirect rather than the page: the page's relative links
+ * then resolve as they were written.
+ */
+export const SLASHED_PAGES: ReadonlyMap<string, string> = new Map([
+  ['/explorer/', '/explorer'],
+  ['/docs/', '/docs'],
+]);
+
+const slashedPage = (event: HttpEvent): string | undefined => {
+  const method = event.requestContext?.http?.method ?? 'GET';
+  return method === 'GET' || method === 'HEAD' ? SLASHED_PAGES.get(event.rawPath) : undefined;
+};
+
 /** The request's route, matched once (when the request id is set) for the middlewares and the dispatch. */
 const MATCHED = Symbol('matched route');
 type MatchedContext = ServiceContext & { [MATCHED]?: ResolvedRoute };
@@ -116,6 +132,8 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     // A CORS preflight: the cors middleware adds the Access-Control-* headers on the way out.
     if (event.requestContext?.http?.method === 'OPTIONS') return { statusCode: 204, headers: {} };
     const route = context[MATCHED];
+    const page = route ? undefined : slashedPage(event);
+    if (page) return { statusCode: 308, headers: { Location: `${page}${event.rawQueryString ? `?${event.rawQueryString}` : ''}` }, body: '' };
     if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
     const { definition, params } = route;
     if (definition.readItems !== undefined) allowReads(definition.readItems);
@@ -186,7 +204,10 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         request.context.appends = route?.definition.idempotent === true;
         // An unknown route needs any valid key before it is told 404, so that routes cannot be probed without one.
         const declared = route?.definition;
-        const open = request.event.requestContext?.http?.method === 'OPTIONS' || (declared?.publicWith !== undefined && settings[declared.publicWith] === true);
+        const open =
+          request.event.requestContext?.http?.method === 'OPTIONS' ||
+          (declared?.publicWith !== undefined && settings[declared.publicWith] === true) ||
+          (!route && slashedPage(request.event) !== undefined);
         request.context.access = open ? 'public' : (declared?.access ?? 'reader');
       },
     })

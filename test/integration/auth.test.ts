@@ -96,6 +96,16 @@ describe('Auth matrix from infra/routes.ts, auth on', () => {
     assert.equal((await call(secured.url, 'GET', '/api/v1/nothing', undefined, { 'X-API-Key': keys.reader! })).status, 404);
   });
 
+  it('sends /explorer/ and /docs/ on to their public pages without a key; any other unknown path still needs one', async () => {
+    for (const typed of ['/explorer/', '/docs/']) {
+      const res = await fetch(`${secured.url}${typed}`, { redirect: 'manual' });
+      assert.equal(res.status, 308, typed);
+      assert.equal(res.headers.get('location'), typed.slice(0, -1));
+    }
+    assert.equal((await call(secured.url, 'GET', '/explorer/x/')).status, 401);
+    assert.equal((await call(secured.url, 'GET', '/api/v1/chains/')).status, 401);
+  });
+
   it('marks what a key read private, so that no shared cache hands it to another caller; auth off, public', async () => {
     const keyed = await call(secured.url, 'GET', '/api/v1/chains/matrix/blocks/0', undefined, { 'X-API-Key': keys.reader! });
     assert.equal(keyed.status, 200);

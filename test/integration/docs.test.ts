@@ -132,6 +132,31 @@ describe('GET /docs and /explorer', () => {
     assert.deepEqual(config.body, { ws_url: null, api_key_header: 'X-API-Key' });
   });
 
+  it('sends /explorer/ and /docs/ (a trailing slash, as people type them) on to the pages, keeping the query; nothing else', async () => {
+    for (const [typed, page] of [
+      ['/explorer/', '/explorer'],
+      ['/docs/', '/docs'],
+      ['/explorer/?chain=orders', '/explorer?chain=orders'],
+    ] as const) {
+      const res = await fetch(`${stack.url}${typed}`, { redirect: 'manual' });
+      assert.equal(res.status, 308, typed);
+      assert.equal(res.headers.get('location'), page, typed);
+      assert.equal(res.headers.get('cache-control'), 'no-store', `${typed}: says how it may be cached`);
+      // Followed, as a browser does: the page itself.
+      const followed = await fetch(`${stack.url}${typed}`);
+      assert.equal(followed.status, 200, typed);
+      assert.match(followed.headers.get('content-type') ?? '', /^text\/html/);
+    }
+    for (const [method, path] of [
+      ['POST', '/explorer/'],
+      ['GET', '/api/v1/chains/'],
+      ['GET', '/explorer//'],
+    ] as const) {
+      const res = await call(stack.url, method, path);
+      assert.equal(res.status, 404, `${method} ${path}`);
+    }
+  });
+
   it('answers 404 in the contract shape for files that are not there, and never leaves the folder', async () => {
     for (const path of ['/explorer/nothing.js', '/explorer/assets/nothing.js', '/docs/..%2F..%2Fpackage.json', '/explorer/..%2Fvite.config.ts']) {
       const res = await call(stack.url, 'GET', path);
