@@ -327,6 +327,12 @@ export function jsonRevisionHash(metadata: Record<string, unknown>, data: Record
   }
 }
 
+/** A revision's version, from its metadata (Ion or JSON); undefined when it has none that is a number. */
+function versionOf(revision: JournalRevision): number | undefined {
+  const version = revision.metadata ? revision.metadata.get('version')?.numberValue() : revision.json?.metadata.version;
+  return typeof version === 'number' ? version : undefined;
+}
+
 /** A revision's document id, from its metadata (Ion or JSON); undefined for a revision exported as its hash only. */
 function documentIdOf(revision: JournalRevision): string | undefined {
   const id = revision.metadata ? revision.metadata.get('id')?.stringValue() : revision.json?.metadata.id;
@@ -348,17 +354,24 @@ function accountForRevisions(block: JournalBlock): void {
       at,
       `it holds ${block.revisions.length} revision(s) and no transactionInfo: QLDB writes one in every block, and without it nothing says which documents the block changed`,
     );
-  // A revision with its metadata and no data is a deletion, which only a DELETE statement makes: an insert or update
-  // cut down to its metadata had been imported as a delete, its block still verifying (its hash is the same).
+  // A revision with its metadata and no data is a deletion, which only a DELETE statement makes (one that begins with
+  // DELETE: the word inside an INSERT's value had passed, red team), and never a document's first revision (version 0,
+  // its insert): an insert or update cut down to its metadata had been imported as a delete, its block still verifying.
   const texts = statementTexts(block);
   block.revisions.forEach((revision, i) => {
     if (!isDocumentRevision(revision) || revision.data || revision.json?.data || revision.dataHash) return;
     const id = documentIdOf(revision);
     const ran = (id !== undefined ? (block.documents[id]?.statements ?? []) : []).map((n) => texts[n] ?? '');
-    if (!ran.some((statement) => /\bdelete\b/i.test(statement)))
+    if (!ran.some((statement) => /^\s*delete\b/i.test(statement)))
       throw new QldbVerificationError(
         at,
         `revision ${i} (document ${id}) has no data, and no DELETE statement of its transaction changed it: an insert or update cut down to its metadata`,
+      );
+    const version = versionOf(revision);
+    if (version === undefined || version < 1)
+      throw new QldbVerificationError(
+        at,
+        `revision ${i} (document ${id}) has no data and version ${version}: a deletion is never a document's first revision (version 0 is its insert)`,
       );
   });
   const present = new Set(block.revisions.map(documentIdOf).filter((id) => id !== undefined));

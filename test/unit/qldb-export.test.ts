@@ -11,8 +11,8 @@ import { after, describe, it } from 'node:test';
 import * as ion from 'ion-js';
 import { exportBlocks, openExport, parseDigest, QldbExportError, verifyExport } from '#shared/qldb/export';
 import { verifyForImport } from '#shared/qldb/importer';
-import { MerkleAccumulator, merkleRoot } from '#shared/qldb/hashing';
-import { QldbVerificationError, verifyBlock } from '#shared/qldb/journal';
+import { blockHash as qldbBlockHash, ionHash, MerkleAccumulator, merkleRoot, revisionHash } from '#shared/qldb/hashing';
+import { blockFromIon, QldbVerificationError, verifyBlock } from '#shared/qldb/journal';
 import { auditImportedChain, type ChainEvent } from '#shared/qldb/audit';
 import { eventsOfBlock, QLDB_BLOCK_EVENT } from '#shared/qldb/mapping';
 import { digestFile, encodeBlocks, makeStrand, type WrittenExport, writeExport } from '../support/qldb-journal.ts';
@@ -457,6 +457,34 @@ describe('QLDB JSON Lines exports, checked as far as JSON allows', () => {
       refusal(QldbVerificationError, () => verifyExport(openExport(dir))).message,
       /has no data, and no DELETE statement of its transaction changed it/,
     );
+    // The word inside an INSERT (its value says 'do not delete'), and a DELETE statement with a document's first
+    // revision (version 0): neither deletes (red team: the insert's data vanished, the block still verifying).
+    const strand = 'HbD9IggL584EPHmfwjmVz0';
+    const block = (statement: string, version: number) => {
+      const time = '2024-01-01T00:00:00.000Z';
+      const metadata = `{id:"doc1",version:${version},txTime:${time},txId:"tx1"}`;
+      const data = `{name:"Ann",note:"do not delete"}`;
+      const revision = revisionHash(metadata, data);
+      const transactionInfo = `{statements:[{statement:${JSON.stringify(statement)},startTime:${time},statementDigest:{{${Buffer.alloc(32, 1).toString('base64')}}}}],documents:{doc1:{tableName:"Person",tableId:"t1",statements:[0]}}}`;
+      const entries = [merkleRoot([revision]), ionHash(transactionInfo)];
+      const entriesHash = merkleRoot(entries);
+      const hash = qldbBlockHash(entriesHash, Buffer.alloc(32));
+      const b64 = (h: Uint8Array) => `{{${Buffer.from(h).toString('base64')}}}`;
+      return blockFromIon(
+        ion.load(
+          `{blockAddress:{strandId:"${strand}",sequenceNo:0},transactionId:"tx1",blockTimestamp:${time},blockHash:${b64(hash)},entriesHash:${b64(entriesHash)},previousBlockHash:${b64(Buffer.alloc(32))},entriesHashList:[${entries.map(b64).join(',')}],transactionInfo:${transactionInfo},revisions:[{blockAddress:{strandId:"${strand}",sequenceNo:0},hash:${b64(revision)},metadata:${metadata}}]}`,
+        )!,
+      );
+    };
+    assert.match(
+      refusal(QldbVerificationError, () => verifyBlock(block("INSERT INTO Person VALUE {'name':'Ann','note':'do not delete'}", 0))).message,
+      /has no data, and no DELETE statement of its transaction changed it/,
+    );
+    assert.match(
+      refusal(QldbVerificationError, () => verifyBlock(block("DELETE FROM Person AS p WHERE p.name = 'Ann'", 0))).message,
+      /has no data and version 0: a deletion is never a document's first revision/,
+    );
+    assert.doesNotThrow(() => verifyBlock(block("DELETE FROM Person AS p WHERE p.name = 'Ann'", 3)));
     // A real deletion, made by its DELETE statement, verifies.
     const genuine = fresh();
     writeExport(genuine, { count: 30, revisionsPerBlock: 3, mixed: true, blocksPerObject: 10, format: 'ION_TEXT' });
