@@ -30,6 +30,7 @@ const USAGE = `Usage: npm run import:qldb -- --export DIR --url URL --chain NAME
   --max-block-bytes N      one block's size as written at most (default ${DEFAULT_READ_LIMITS.blockBytes})
   --max-block-values N     the values in one block at most (default ${DEFAULT_READ_LIMITS.blockValues})
   --max-block-revisions N  the revisions in one block at most (default ${DEFAULT_READ_LIMITS.blockRevisions})
+  --max-symbols N          an Ion binary object's local symbol table's symbols at most (default ${DEFAULT_READ_LIMITS.symbols})
                A block past one of them is refused, naming it; they bound the importer's memory (docs/qldb-import.md)`;
 
 const { values } = parseArgsOrExit(
@@ -47,6 +48,7 @@ const { values } = parseArgsOrExit(
       'max-block-bytes': { type: 'string' },
       'max-block-values': { type: 'string' },
       'max-block-revisions': { type: 'string' },
+      'max-symbols': { type: 'string' },
       help: { type: 'boolean' },
     },
   },

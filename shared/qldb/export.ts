@@ -65,6 +65,11 @@ export interface ReadLimits {
   blockValues: number;
   /** The revisions in one block. */
   blockRevisions: number;
+  /**
+   * The symbols of an Ion binary object's local symbol table at any point (the Ion library keeps a copy for each of its
+   * readers, and builds every appended table anew): also bounds the work of building them, at 100 times this.
+   */
+  symbols: number;
 }
 
 export const DEFAULT_READ_LIMITS: ReadLimits = {
@@ -72,6 +77,7 @@ export const DEFAULT_READ_LIMITS: ReadLimits = {
   blockBytes: 8 * 1024 * 1024,
   blockValues: 200_000,
   blockRevisions: 1_000,
+  symbols: 100_000,
 };
 
 /** The command-line option that raises each limit. */
@@ -80,6 +86,7 @@ export const LIMIT_OPTIONS: Record<keyof ReadLimits, string> = {
   blockBytes: '--max-block-bytes',
   blockValues: '--max-block-values',
   blockRevisions: '--max-block-revisions',
+  symbols: '--max-symbols',
 };
 
 /** An export that cannot be read as QLDB wrote it: a manifest or data object missing, cut short, or out of order. */
@@ -227,7 +234,11 @@ function jsonNesting(root: unknown, limit: number): number {
 
 /** Why a block was refused for one of the read limits: what it takes, and the setting that raises the limit. */
 function overLimit(limit: keyof ReadLimits, what: string): string {
-  return `${what} (${LIMIT_OPTIONS[limit]} raises the limit; a real QLDB block is far inside it: a transaction is at most 4 MB and 40 documents)`;
+  const real =
+    limit === 'symbols'
+      ? 'a real export is far inside it: its symbols are its documents’ field names and symbol values'
+      : 'a real QLDB block is far inside it: a transaction is at most 4 MB and 40 documents';
+  return `${what} (${LIMIT_OPTIONS[limit]} raises the limit; ${real})`;
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
@@ -346,6 +357,99 @@ function* jsonLines(path: string, limits: ReadLimits, where: (line: number) => s
   }
 }
 
+/** A VarUInt at `at`: its value and where it ends; undefined past the end or past 8 bytes. */
+function varUInt(bytes: Uint8Array, at: number): [number, number] | undefined {
+  let value = 0;
+  for (let i = 0; i < 8 && at < bytes.length; i += 1) {
+    const byte = bytes[at++]!;
+    value = value * 128 + (byte & 0x7f);
+    if (byte & 0x80) return [value, at];
+  }
+  return undefined;
+}
+
+/** The Ion binary value at `at` (Ion 1.0's type descriptor and length): its type, where its body starts and ends. */
+function frame(bytes: Uint8Array, at: number): { type: number; body: number; end: number } | undefined {
+  if (at >= bytes.length) return undefined;
+  const type = bytes[at]! >> 4;
+  let length = bytes[at]! & 0x0f;
+  let body = at + 1;
+  // A bool holds its value in its length bits, a null has no body.
+  if (type === 1 || length === 15) return { type, body, end: body };
+  if (length === 14 || (type === 0xd && length === 1)) {
+    const read = varUInt(bytes, body);
+    if (!read) return undefined;
+    [length, body] = read;
+  }
+  return { type, body, end: body + length };
+}
+
+/** The system symbol table's symbols: a local table that imports nothing starts after them. */
+const SYSTEM_SYMBOLS = 9;
+
+/**
+ * What an Ion binary object's local symbol tables cost the Ion library, found by a pass over its top-level values'
+ * framing (nothing is built): each table's size (its symbols, on top of the one before when it appends to it with
+ * `imports: $ion_symbol_table`) and the symbols built in all (an appended table is built whole again). ion-js reads
+ * the tables inside a reader's `next()`, where the streaming pass cannot count them: a table of millions of symbols
+ * had taken 1.8 GB, and 100,000 appends to one of 100,000 symbols (a 1 MB object) never ended (red team). Answers
+ * why the object is refused, or undefined.
+ */
+function symbolTablesOver(bytes: Uint8Array, limits: ReadLimits): string | undefined {
+  let size = SYSTEM_SYMBOLS;
+  let built = 0;
+  for (let at = 0; at < bytes.length; ) {
+    if (bytes[at] === 0xe0 && bytes[at + 1] === 0x01 && bytes[at + 2] === 0x00 && bytes[at + 3] === 0xea) {
+      size = SYSTEM_SYMBOLS;
+      at += 4;
+      continue;
+    }
+    const value = frame(bytes, at);
+    // What the framing cannot follow, the Ion reader refuses.
+    if (!value || value.end > bytes.length || value.end <= at) return undefined;
+    at = value.end;
+    if (value.type !== 0xe) continue;
+    const annotations = varUInt(bytes, value.body);
+    const first = annotations && varUInt(bytes, annotations[1]);
+    // $ion_symbol_table is system symbol 3.
+    if (!annotations || first?.[0] !== 3) continue;
+    const table = frame(bytes, annotations[1] + annotations[0]);
+    if (!table || table.type !== 0xd || table.end > value.end) continue;
+    let appends = false;
+    let symbols = 0;
+    for (let field = table.body; field < table.end; ) {
+      const name = varUInt(bytes, field);
+      const item = name && frame(bytes, name[1]);
+      if (!name || !item || item.end > table.end) break;
+      if (name[0] === 6 && item.type === 7) {
+        // imports: $ion_symbol_table (a symbol value: its id, unsigned, in the body's bytes).
+        let id = 0;
+        for (let i = item.body; i < item.end; i += 1) id = id * 256 + bytes[i]!;
+        appends = id === 3;
+      } else if (name[0] === 7 && item.type === 0xb) {
+        for (let element = item.body; element < item.end; symbols += 1) {
+          const next = frame(bytes, element);
+          if (!next || next.end <= element) break;
+          element = next.end;
+        }
+      }
+      field = item.end;
+    }
+    size = (appends ? size : SYSTEM_SYMBOLS) + symbols;
+    built += size;
+    if (size > limits.symbols) return overLimit('symbols', `its local symbol table holds more than the ${count(limits.symbols)} symbols the importer reads`);
+    if (built > 100 * limits.symbols)
+      return overLimit(
+        'symbols',
+        `its local symbol tables make the Ion library build more than ${count(100 * limits.symbols)} symbols (a table appended to is built whole again)`,
+      );
+  }
+  return undefined;
+}
+
+/** An Ion text local symbol table (`$ion_symbol_table::`, or its quoted or numbered spelling) annotating a value. */
+const TEXT_SYMBOL_TABLE = /(?:\$ion_symbol_table|'\$ion_symbol_table'|\$3)\s*::/;
+
 /**
  * An Ion data object as its readers take it: Ion binary as its bytes, Ion text decoded once into a string that both
  * readers share (ion-js copies and decodes what it is given as bytes, each reader its own: an Ion text object read
@@ -405,6 +509,15 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
       `data object ${key} takes ${count(size)} bytes, over the ${count(limits.objectBytes)} an Ion data object may take: ion-js reads Ion from memory, so an Ion object is read whole (${LIMIT_OPTIONS.objectBytes} raises it; the importer then takes about twice the object's size in memory)`,
     );
   const source = ionSource(path);
+  // Local symbol tables, which the Ion library reads inside `next()`, beyond the streaming pass: counted in binary by
+  // their framing; in text refused (QLDB's Ion text exports write symbols as text, and have none).
+  const tables =
+    typeof source === 'string'
+      ? TEXT_SYMBOL_TABLE.test(source)
+        ? 'it holds a local symbol table ($ion_symbol_table::…), which QLDB does not write in Ion text and the importer does not read'
+        : undefined
+      : symbolTablesOver(new Uint8Array(source), limits);
+  if (tables) throw new QldbExportError(`data object ${key}: ${tables}`);
   let reader: ion.Reader;
   let scanner: ion.Reader;
   try {

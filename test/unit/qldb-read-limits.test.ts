@@ -48,7 +48,55 @@ function verifyOnly(dir: string, ...args: string[]): { status: number | null; ou
   return { status: run.status, out: run.stdout, peakMb: Number(peak[1]) };
 }
 
+/** Ion binary, by hand: a value's type descriptor and length, a VarUInt, an annotation wrapper. */
+const varUInt = (n: number): Buffer => {
+  const out = [(n & 0x7f) | 0x80];
+  for (let rest = Math.floor(n / 128); rest > 0; rest = Math.floor(rest / 128)) out.unshift(rest & 0x7f);
+  return Buffer.from(out);
+};
+const typed = (type: number, body: Buffer) =>
+  Buffer.concat([body.length < 14 ? Buffer.from([(type << 4) | body.length]) : Buffer.concat([Buffer.from([(type << 4) | 14]), varUInt(body.length)]), body]);
+/** `$ion_symbol_table::{symbols:[…]}` (or `{imports:$ion_symbol_table}`, appending to the table before it). */
+const symbolTable = (symbols: string[], appends = false) => {
+  const fields = appends
+    ? Buffer.concat([varUInt(6), Buffer.from([0x71, 0x03])])
+    : Buffer.concat([varUInt(7), typed(0xb, Buffer.concat(symbols.map((name) => typed(8, Buffer.from(name)))))]);
+  const annotations = varUInt(3);
+  return typed(0xe, Buffer.concat([varUInt(annotations.length), annotations, typed(0xd, fields)]));
+};
+const IVM = Buffer.from([0xe0, 0x01, 0x00, 0xea]);
+
 describe("The QLDB importer's read limits", () => {
+  it('counts the local symbol tables the Ion library reads inside next(): one too large, and appends built again and again, are refused at once', () => {
+    const symbols = (n: number) => Array.from({ length: n }, (_, i) => `s${i.toString(36)}`);
+    const cases: [Buffer, RegExp][] = [
+      // 150,000 symbols in one table: both readers had kept a copy (10 million had taken 1.8 GB, red team).
+      [
+        Buffer.concat([IVM, symbolTable(symbols(150_000))]),
+        /its local symbol table holds more than the 100,000 symbols the importer reads \(--max-symbols raises/,
+      ],
+      // 50,000 symbols, then 10,000 tables appending nothing to them (a 460 KB object): each is built whole again, 5e8
+      // symbols (100,000 appends to 100,000 had never ended, red team).
+      [
+        Buffer.concat([IVM, symbolTable(symbols(50_000)), ...Array.from({ length: 10_000 }, () => symbolTable([], true))]),
+        /its local symbol tables make the Ion library build more than 10,000,000 symbols/,
+      ],
+    ];
+    for (const [bytes, reason] of cases) {
+      const { dir, key } = exportWith('ION_BINARY');
+      writeFileSync(join(dir, key.replace(/^journalExport\//, '')), bytes);
+      // Refused by the count of its tables, before the Ion library reads them (a hang there would stop this file).
+      assert.match(refused(dir, {}), new RegExp(`^data object ${key.replaceAll('.', '\\.')}: ${reason.source}`));
+    }
+    // Ion text: QLDB writes symbols as text, with no table; one in a text object is refused.
+    const text = exportWith('ION_TEXT');
+    const object = join(text.dir, text.key.replace(/^journalExport\//, ''));
+    writeFileSync(object, `$ion_symbol_table::{symbols:["a","b"]}\n${readFileSync(object, 'utf8')}`);
+    assert.match(refused(text.dir, {}), /it holds a local symbol table \(\$ion_symbol_table::…\), which QLDB does not write in Ion text/);
+    // A genuine binary export, with the table its writer made, still verifies.
+    assert.equal(verifyExport(openExport(exportWith('ION_BINARY').dir)).blocks, 6);
+  });
+
   it('refuses a block past each limit before building it, naming the object, the value or line, and the block; in every format', () => {
     for (const format of ['ION_TEXT', 'ION_BINARY', 'JSON'] as const) {
       const { dir, key } = exportWith(format);
