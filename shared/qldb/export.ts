@@ -414,7 +414,7 @@ function symbolTablesOver(bytes: Uint8Array, limits: ReadLimits): string | undef
     // $ion_symbol_table is system symbol 3.
     if (!annotations || first?.[0] !== 3) continue;
     const table = frame(bytes, annotations[1] + annotations[0]);
-    if (!table || table.type !== 0xd || table.end > value.end) continue;
+    if (table?.type !== 0xd || table.end > value.end) continue;
     let appends = false;
     let symbols = 0;
     for (let field = table.body; field < table.end; ) {
