@@ -15,6 +15,8 @@
  * a clear error after RETRY_FOR_MS. Memory holds one data object and one batch.
  */
 import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { type ChainEvent, ImportAuditor } from './audit.ts';
 import {
   DEFAULT_READ_LIMITS,
   type ExportSummary,
@@ -27,7 +29,7 @@ import {
   QldbExportError,
   verifyExport,
 } from './export.ts';
-import { b64, isDocumentRevision, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
+import { b64, isDocumentRevision, QldbVerificationError, verifyBlock, verifyLink, type JournalBlock } from './journal.ts';
 import { type ImportedEvent, type JournalPosition, QLDB_BLOCK_EVENT, QLDB_IMPORT_EVENT, comparePositions, eventsOfBlock, positionOf } from './mapping.ts';
 
 /** Events per batch: the service's most with an Idempotency-Key (a block each, the head and the key's record: 100 items). */
@@ -284,6 +286,45 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
    * tip's sequence number is the tip, or its first block names the tip as its previous). An export that overlaps the
    * import (QLDB exports by time range) goes on after the tip; one that leaves a gap is refused.
    */
+  /**
+   * The chain's earlier imports, up to the record at `base`, audited as `ledger-verify --qldb` audits them (every block
+   * rebuilt by QLDB's hashing, each import linked to the one before): the tip a later export continues from is then
+   * one the chain's own imports reached. A writer's own `qldb_import` event, with no import before it, had been taken
+   * for one, and the export's blocks before its tip silently skipped; an export id already on the chain had been
+   * taken again, leaving its record refused and the chain unfinished (red team).
+   */
+  const auditEarlier = async (base: number, after: ImportedTip): Promise<void> => {
+    log(`checking the chain's earlier imports (${base} blocks) before continuing them`);
+    const auditor = new ImportAuditor();
+    let record: unknown;
+    try {
+      for (let offset = 1; offset <= base; offset += 100) {
+        const page = await request('GET', `${chainPath}/blocks?limit=100&offset=${offset}`);
+        if (page.status !== 200) throw new ImportError(`cannot read chain '${options.chain}': ${page.status} ${JSON.stringify(page.body)}`);
+        for (const block of page.body.blocks ?? []) {
+          if (block.index > base) break;
+          for (const event of block.events) {
+            auditor.add(event as ChainEvent);
+            if (block.index === base) record = event.details;
+          }
+        }
+      }
+      auditor.finish();
+    } catch (error) {
+      if (!(error instanceof QldbVerificationError)) throw error;
+      throw new ImportError(
+        `chain '${options.chain}' does not hold a QLDB import that verifies up to block ${base}: ${error.message}; import into a new chain`,
+      );
+    }
+    const { audit } = auditor;
+    if (!audit.record || !isDeepStrictEqual(audit.record, record) || audit.tip?.blockHash !== after.blockHash)
+      throw new ImportError(`chain '${options.chain}' does not end its imports at block ${base} with the record it holds there: import into a new chain`);
+    if (audit.exports.includes(exp.exportId))
+      throw new ImportError(
+        `chain '${options.chain}' already holds export ${exp.exportId} (an earlier import of it): a later export of the journal comes under its own export id`,
+      );
+  };
+
   const checkContinues = (after: ImportedTip): void => {
     const what = `chain '${options.chain}' holds export ${after.exportId} up to block ${after.sequenceNo} (${after.blockHash})`;
     if (after.strandId !== exp.strandId)
@@ -334,6 +375,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
       throw new ImportError(`chain '${options.chain}' already holds ${lastBlock.index} block(s) that are not this export's import: import into a new chain`);
     if (earlier) {
       checkContinues(earlier);
+      await auditEarlier(lastBlock.index, earlier);
       start = { base: lastBlock.index, after: earlier };
       log(`continuing export ${earlier.exportId}'s import: this export from block ${earlier.sequenceNo + 1} on`);
     } else if (at === 'end') {
@@ -384,6 +426,7 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
     if (!before)
       throw new ImportError(`chain '${options.chain}' holds other events before this export's import (at block ${low - 1}): import into a new chain`);
     checkContinues(before);
+    await auditEarlier(low - 1, before);
     return { base: low - 1, after: before };
   }
 

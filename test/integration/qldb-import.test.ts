@@ -274,6 +274,37 @@ describe('npm run import:qldb', () => {
     assert.equal(other.code, 1, other.out);
     assert.match(other.out, /NOT VERIFIED: .*QLDB block \S+\/39: the digest \S+ is not the Merkle root of the imported block hashes from block 0 to its tip/);
 
+    // An export under an id the chain already holds, continuing it: refused (its record would be refused as a replay,
+    // the chain left unfinished; red team).
+    const reused = writeExport(join(work, 'incr-reused'), {
+      from: 40,
+      previous: later.tipHash,
+      count: 10,
+      revisionsPerBlock: 2,
+      exportId: 'EXPORTincrementalAAAAA',
+    });
+    const chainBefore = (await stats('qldb-incr')).body.total_events;
+    const again = await importQldb('--export', reused.dir, '--chain', 'qldb-incr');
+    assert.equal(again.code, 1, again.out);
+    assert.match(again.out, /already holds export EXPORTincrementalAAAAA \(an earlier import of it\)/);
+    assert.equal((await stats('qldb-incr')).body.total_events, chainBefore, 'nothing appended');
+    // A writer's own qldb_import event, naming block 19 of the journal with its real hash: not taken for an import
+    // (the export's blocks 0-19 had been skipped as imported; red team).
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/qldb-forged-tip/create')).status, 201);
+    const forgedRecord = {
+      entity_id: 'qldb-export:FAKE',
+      event_type: 'qldb_import',
+      details: {
+        export_id: 'FAKE',
+        tip: { block_address: { strand_id: later.strandId, sequence_no: 19 }, block_hash: journal[19]!.blockHash.toString('base64') },
+      },
+    };
+    assert.equal((await call(stack.url, 'POST', '/api/v1/chains/qldb-forged-tip/events', forgedRecord)).status, 200);
+    const tricked = await importQldb('--export', later.dir, '--chain', 'qldb-forged-tip');
+    assert.equal(tricked.code, 1, tricked.out);
+    assert.match(tricked.out, /IMPORT STOPPED: chain 'qldb-forged-tip' does not hold a QLDB import that verifies up to block 1/);
+    assert.equal((await stats('qldb-forged-tip')).body.total_events, 1, 'nothing appended');
+
     // Run again: already imported. The later export's id with other blocks from 30 on: the first block that differs is
     // named (its place on the chain found after the earlier import's record).
     assert.match((await importQldb('--export', later.dir, '--chain', 'qldb-incr')).out, /already imported/);
