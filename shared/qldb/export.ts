@@ -258,6 +258,8 @@ function scanValue(reader: ion.Reader, limits: ReadLimits): string | undefined |
       ? overLimit('blockBytes', `it takes ${count(bytes)} bytes or more, over the ${count(limits.blockBytes)} the importer reads in one block`)
       : undefined;
   };
+  if (reader.annotations().length + 1 > limits.blockValues)
+    return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
   if (!type.isContainer || reader.isNull()) return tooBig();
   // The block, its revisions list, a revision, then the data: the data's own depth is what MAX_NESTING limits.
   const deepest = MAX_NESTING + 3;
@@ -276,7 +278,8 @@ function scanValue(reader: ion.Reader, limits: ReadLimits): string | undefined |
       if (over) return over;
       continue;
     }
-    values += 1;
+    // Each annotation counts as a value: a value's annotations are built with it (2 million on one value had taken 492 MB).
+    values += 1 + reader.annotations().length;
     if (values > limits.blockValues)
       return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
     if (inRevisions && depth === 2) {

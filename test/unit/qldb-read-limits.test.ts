@@ -93,6 +93,11 @@ describe("The QLDB importer's read limits", () => {
     const object = join(text.dir, text.key.replace(/^journalExport\//, ''));
     writeFileSync(object, `$ion_symbol_table::{symbols:["a","b"]}\n${readFileSync(object, 'utf8')}`);
     assert.match(refused(text.dir, {}), /it holds a local symbol table \(\$ion_symbol_table::…\), which QLDB does not write in Ion text/);
+    // Annotations count as values: 300,000 on one value (1.2 MB) are past the values limit (2 million had taken 492 MB).
+    const annotated = exportWith('ION_TEXT');
+    const annotatedObject = join(annotated.dir, annotated.key.replace(/^journalExport\//, ''));
+    writeFileSync(annotatedObject, readFileSync(annotatedObject, 'utf8').replace('Revision:0}', `Revision:0,Ann:${'ab::'.repeat(300_000)}1}`));
+    assert.match(refused(annotated.dir, {}), /it holds more than the 200,000 values the importer reads in one block/);
     // A genuine binary export, with the table its writer made, still verifies.
     assert.equal(verifyExport(openExport(exportWith('ION_BINARY').dir)).blocks, 6);
   });
