@@ -14,7 +14,7 @@
  * One data object is in memory at a time, whatever the export's size. Errors name the file, the key or the
  * block that is wrong (QldbExportError, QldbVerificationError).
  */
-import { closeSync, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as ion from 'ion-js';
 import { type Hash, MerkleAccumulator } from './hashing.ts';
@@ -232,6 +232,8 @@ function jsonNesting(root: unknown, limit: number): number {
   return deepest;
 }
 
+const count = (n: number) => n.toLocaleString('en-US');
+
 /** Why a block was refused for one of the read limits: what it takes, and the setting that raises the limit. */
 function overLimit(limit: keyof ReadLimits, what: string): string {
   const real =
@@ -241,7 +243,16 @@ function overLimit(limit: keyof ReadLimits, what: string): string {
   return `${what} (${LIMIT_OPTIONS[limit]} raises the limit; ${real})`;
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
+/** A block refused for its bytes (`bytes` or more), its values or its revisions, in the one wording each has. */
+function blockOver(limits: ReadLimits, limit: 'blockBytes' | 'blockValues' | 'blockRevisions', bytes = 0): string {
+  if (limit === 'blockBytes')
+    return overLimit(limit, `it takes ${count(bytes)} bytes or more, over the ${count(limits.blockBytes)} the importer reads in one block`);
+  const what = limit === 'blockValues' ? 'values' : 'revisions';
+  return overLimit(limit, `it holds more than the ${count(limits[limit])} ${what} the importer reads in one block`);
+}
+
+/** Whether Ion's version marker (which starts every Ion binary stream) is at `at`. */
+const ionVersionMarkerAt = (bytes: Uint8Array, at: number) => bytes[at] === 0xe0 && bytes[at + 1] === 0x01 && bytes[at + 2] === 0x00 && bytes[at + 3] === 0xea;
 
 /**
  * One pass over the reader's next top-level value without building it (no value is read, only stepped over): its
@@ -254,12 +265,9 @@ function scanValue(reader: ion.Reader, limits: ReadLimits): string | undefined |
   if (type === null) return null;
   const tooBig = () => {
     const bytes = reader.position() - start;
-    return bytes > limits.blockBytes
-      ? overLimit('blockBytes', `it takes ${count(bytes)} bytes or more, over the ${count(limits.blockBytes)} the importer reads in one block`)
-      : undefined;
+    return bytes > limits.blockBytes ? blockOver(limits, 'blockBytes', bytes) : undefined;
   };
-  if (reader.annotations().length + 1 > limits.blockValues)
-    return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
+  if (reader.annotations().length + 1 > limits.blockValues) return blockOver(limits, 'blockValues');
   if (!type.isContainer || reader.isNull()) return tooBig();
   // The block, its revisions list, a revision, then the data: the data's own depth is what MAX_NESTING limits.
   const deepest = MAX_NESTING + 3;
@@ -280,12 +288,10 @@ function scanValue(reader: ion.Reader, limits: ReadLimits): string | undefined |
     }
     // Each annotation counts as a value: a value's annotations are built with it (2 million on one value had taken 492 MB).
     values += 1 + reader.annotations().length;
-    if (values > limits.blockValues)
-      return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
+    if (values > limits.blockValues) return blockOver(limits, 'blockValues');
     if (inRevisions && depth === 2) {
       revisions += 1;
-      if (revisions > limits.blockRevisions)
-        return overLimit('blockRevisions', `it holds more than the ${count(limits.blockRevisions)} revisions the importer reads in one block`);
+      if (revisions > limits.blockRevisions) return blockOver(limits, 'blockRevisions');
     }
     if (next.isContainer && !reader.isNull()) {
       if (depth === 1 && reader.fieldName() === 'revisions') inRevisions = true;
@@ -303,15 +309,13 @@ function scanValue(reader: ion.Reader, limits: ReadLimits): string | undefined |
 /** The values in a JSON block, its revisions and its depth, checked against `limits` (the line's size is checked as it is read). */
 function checkJsonBlock(block: unknown, limits: ReadLimits): string | undefined {
   const revisions = (block as { revisions?: unknown } | null)?.revisions;
-  if (Array.isArray(revisions) && revisions.length > limits.blockRevisions)
-    return overLimit('blockRevisions', `it holds more than the ${count(limits.blockRevisions)} revisions the importer reads in one block`);
+  if (Array.isArray(revisions) && revisions.length > limits.blockRevisions) return blockOver(limits, 'blockRevisions');
   let values = 0;
   const stack: unknown[] = [block];
   while (stack.length > 0) {
     const v = stack.pop();
     values += 1;
-    if (values > limits.blockValues)
-      return overLimit('blockValues', `it holds more than the ${count(limits.blockValues)} values the importer reads in one block`);
+    if (values > limits.blockValues) return blockOver(limits, 'blockValues');
     if (v !== null && typeof v === 'object') for (const child of Object.values(v)) stack.push(child);
   }
   return undefined;
@@ -330,10 +334,7 @@ function* jsonLines(path: string, limits: ReadLimits, where: (line: number) => s
     let line = 1;
     const take = (part: Buffer) => {
       pending += part.length;
-      if (pending > limits.blockBytes)
-        throw new QldbExportError(
-          `${where(line)}: ${overLimit('blockBytes', `it takes ${count(pending)} bytes or more, over the ${count(limits.blockBytes)} the importer reads in one block`)}`,
-        );
+      if (pending > limits.blockBytes) throw new QldbExportError(`${where(line)}: ${blockOver(limits, 'blockBytes', pending)}`);
       parts.push(Buffer.from(part));
     };
     const finish = () => {
@@ -402,7 +403,7 @@ function symbolTablesOver(bytes: Uint8Array, limits: ReadLimits): string | undef
   let size = SYSTEM_SYMBOLS;
   let built = 0;
   for (let at = 0; at < bytes.length; ) {
-    if (bytes[at] === 0xe0 && bytes[at + 1] === 0x01 && bytes[at + 2] === 0x00 && bytes[at + 3] === 0xea) {
+    if (ionVersionMarkerAt(bytes, at)) {
       size = SYSTEM_SYMBOLS;
       at += 4;
       continue;
@@ -460,8 +461,7 @@ const TEXT_SYMBOL_TABLE = /(?:\$ion_symbol_table|'\$ion_symbol_table'|\$3)\s*::/
  */
 function ionSource(path: string): ArrayBuffer | string {
   const bytes = readFileSync(path);
-  const binary = bytes.length >= 4 && bytes[0] === 0xe0 && bytes[1] === 0x01 && bytes[2] === 0x00 && bytes[3] === 0xea;
-  if (!binary) return bytes.toString('utf8');
+  if (!ionVersionMarkerAt(bytes, 0)) return bytes.toString('utf8');
   // An ArrayBuffer, which ion-js views rather than copies: both readers read the one copy.
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   return (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer;
@@ -500,13 +500,7 @@ function* readObject(exp: JournalExport, key: string): Generator<JournalBlock> {
     }
     return;
   }
-  const fd = openSync(path, 'r');
-  let size: number;
-  try {
-    size = fstatSync(fd).size;
-  } finally {
-    closeSync(fd);
-  }
+  const { size } = statSync(path);
   if (size > limits.objectBytes)
     throw new QldbExportError(
       `data object ${key} takes ${count(size)} bytes, over the ${count(limits.objectBytes)} an Ion data object may take: ion-js reads Ion from memory, so an Ion object is read whole (${LIMIT_OPTIONS.objectBytes} raises it; the importer then takes about twice the object's size in memory)`,
