@@ -523,7 +523,8 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
       tip: { block_address: { strand_id: exp.strandId, sequence_no: summary.tip.address.sequenceNo }, block_hash: summary.tip.blockHash },
       blocks,
       revisions,
-      unchecked: after ? { ...summary.unchecked, data: unverified } : summary.unchecked,
+      // The export's counts, but the revisions imported unverified as this import counted them (a later export's after the tip).
+      unchecked: { ...summary.unchecked, data: unverified },
       digest: summary.digest
         ? { digest: summary.digest.digest, tip_address: { strand_id: summary.digest.tip.strandId, sequence_no: summary.digest.tip.sequenceNo } }
         : null,
