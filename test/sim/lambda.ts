@@ -20,6 +20,13 @@ import type { Endpoint, SimNetwork } from './network.ts';
 import type { World } from './world.ts';
 
 /** The service's defaults (shared/config.ts), which the cloud stack keeps. */
+/**
+ * SDK middlewares that only set HTTP headers the simulated DynamoDB never reads (the user agent, recursion
+ * detection, host and content length): removed from each instance's client, as the signer is. What the service's
+ * requests mean (marshalling, retries, errors, the endpoint) still goes through the real SDK.
+ */
+const SIM_SKIPS = ['getUserAgentMiddleware', 'recursionDetectionMiddleware', 'hostHeaderMiddleware', 'contentLengthMiddleware'];
+
 export const SERVICE_SETTINGS = {
   maxAttempts: 8,
   batchMax: 256,
@@ -81,6 +88,7 @@ export class SimInstance implements Endpoint {
       requestHandler: network.handlerFor(name, this) as never,
       sign: false,
     });
+    for (const name of SIM_SKIPS) client.middlewareStack.remove(name);
     // A warm instance keeps written records and segments between its invocations, as the service's instances do.
     this.repository = createLedgerRepository({ client, tableName: settings.tableName, cache: createReadCache(64 * 1024 * 1024) });
     const now = () => (world.now() + skewMs) / 1000;
