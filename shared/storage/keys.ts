@@ -158,6 +158,16 @@ export function chainsSk(kind: ChainKind, chainName: string): string {
 
 export const SUB_CHAINS_SK_PREFIX = '1#';
 
+/**
+ * The kept count of Sub-Chains (the Main Chain's `registered_sub_chains`): one partition of a few small items, read
+ * in one request. Each creation adds to one of SUB_CHAIN_COUNT_SHARDS shards, in the transaction that creates the
+ * chain (so that a burst of creations does not write one item), and its list item is marked `counted`; BASE holds
+ * the Sub-Chains created before the count was kept (list items without the mark), taken once (migrations.ts).
+ */
+export const SUB_CHAIN_COUNT_PK = 'SUBCHAINCOUNT';
+export const SUB_CHAIN_COUNT_SHARDS = 8;
+export const SUB_CHAIN_COUNT_BASE_SK = 'BASE';
+
 /*
  * registry table
  *   API key lookup   pk = APIKEY#<sha256 of the key>   sk = APIKEY

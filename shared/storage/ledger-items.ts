@@ -71,7 +71,15 @@ function recentFromItem(item: Item): Recent {
  * append (a head that carried list keys made every append of every chain write one index partition).
  */
 export function chainListItem(head: ChainHead): Item {
-  return { pk: CHAINS_PARTITION, sk: chainsSk(head.kind, head.chainName), chain_name: head.chainName, kind: head.kind, created_at: head.createdAt };
+  return {
+    pk: CHAINS_PARTITION,
+    sk: chainsSk(head.kind, head.chainName),
+    chain_name: head.chainName,
+    kind: head.kind,
+    created_at: head.createdAt,
+    // Added to the kept count of Sub-Chains in the transaction that wrote this item (keys.ts, SUB_CHAIN_COUNT_PK).
+    ...(head.kind === 'sub' ? { counted: true } : {}),
+  };
 }
 
 export function headFromItem(item: Item): ChainHead {

@@ -25,6 +25,7 @@ import type { LedgerRepository, LedgerStorage } from '../ledger/repository.ts';
 import type { ChainHead } from '../ledger/types.ts';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
+import { addToSubChainCount, countSubChains as countSubChainsKept } from './sub-chain-count.ts';
 import { createBlockStorage } from './ledger-blocks.ts';
 import { createPageStorage } from './ledger-pages.ts';
 import type { ReadCache } from './read-cache.ts';
@@ -32,7 +33,7 @@ import { completion, createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { checkDeadline } from '../deadline.ts';
 import { batchGetAll, queryAll as queryAllPages, retryConflicts, send, writeIf } from './requests.ts';
-import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SUB_CHAINS_SK_PREFIX, SWEEP_POSITION_KEY, anchorPk, anchorSk, chainPk, entityPk } from './keys.ts';
+import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SWEEP_POSITION_KEY, anchorPk, anchorSk, chainPk, entityPk } from './keys.ts';
 
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
@@ -157,25 +158,8 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
       );
     },
 
-    async countSubChains() {
-      let count = 0;
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await send(() =>
-          client.send(
-            new QueryCommand({
-              TableName: tableName,
-              KeyConditionExpression: 'pk = :p AND begins_with(sk, :sub)',
-              ExpressionAttributeValues: { ':p': CHAINS_PARTITION, ':sub': SUB_CHAINS_SK_PREFIX },
-              Select: 'COUNT',
-              ExclusiveStartKey: startKey,
-            }),
-          ),
-        );
-        count += page.Count ?? 0;
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return count;
+    countSubChains() {
+      return countSubChainsKept(client, tableName);
     },
 
     async createChains(chains) {
@@ -187,6 +171,9 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
           .add({ Put: { TableName: tableName, Item: recordItem(genesis) } })
           .add({ Put: { TableName: tableName, Item: chainListItem(head) } });
       }
+      // The kept count of Sub-Chains grows in the same transaction: exact whatever fails or is retried.
+      const subChains = chains.filter(({ head }) => head.kind === 'sub');
+      if (subChains.length > 0) transaction.add(addToSubChainCount(tableName, subChains.length, subChains[0]!.head.chainName));
       try {
         await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
         return { status: 'created' };

@@ -17,9 +17,10 @@ import { ZERO_HASH, canonicalJson, sealBlock } from '#shared/ledger/hashing';
 import { createLedger } from '#shared/ledger/ledger';
 import { extendTree } from '#shared/ledger/tree';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
-import { LEDGER_INDEXES, blockSk, chainPk } from '#shared/storage/keys';
+import { CHAINS_PARTITION, LEDGER_INDEXES, blockSk, chainPk } from '#shared/storage/keys';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { migrateLedgerTable } from '#shared/storage/migrations';
+import { withReadAllowance } from '#shared/read-allowance';
 import { ledgerTableDefinition } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
@@ -32,6 +33,7 @@ let endpoint: string;
 const shared = process.env.LEDGER_TEST_DYNAMODB;
 const OLD = shared ? `migrations-${randomUUID().slice(0, 8)}.old_ledger` : 'old_ledger';
 const CLI = shared ? `migrations-${randomUUID().slice(0, 8)}.cli_ledger` : 'cli_ledger';
+const COUNTED = shared ? `migrations-${randomUUID().slice(0, 8)}.counted_ledger` : 'counted_ledger';
 let admin: DynamoDBClient;
 let client: DynamoDBDocumentClient;
 const dir = shared ? '' : tempDataDir('migrations');
@@ -124,7 +126,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (shared) await Promise.all([OLD, CLI].map((TableName) => admin.send(new DeleteTableCommand({ TableName })).catch(() => undefined)));
+  if (shared) await Promise.all([OLD, CLI, COUNTED].map((TableName) => admin.send(new DeleteTableCommand({ TableName })).catch(() => undefined)));
   await dynamo?.stop();
   if (dir) removeDir(dir);
 });
@@ -141,7 +143,10 @@ describe('Migrating a ledger table written by an earlier version', () => {
     const repository = createLedgerRepository({ client, tableName: OLD });
     assert.deepEqual(await repository.listHeads(), [], 'unmigrated, the new layout sees no list');
 
-    assert.deepEqual(await migrateLedgerTable(admin, client, OLD), [{ name: 'chain-list', migrated: 3 }]);
+    assert.deepEqual(await migrateLedgerTable(admin, client, OLD), [
+      { name: 'chain-list', migrated: 3 },
+      { name: 'sub-chain-count', migrated: 2 },
+    ]);
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),
       ['main', 'audit', 'orders'],
@@ -193,7 +198,37 @@ describe('Migrating a ledger table written by an earlier version', () => {
     assert.equal((await repository.listBlockHashes('fresh', 20)).length, 21);
     assert.equal(await inOldIndex(OLD), 0);
 
-    assert.deepEqual(await migrateLedgerTable(admin, client, OLD), [{ name: 'chain-list', migrated: 0 }], 'a second run finds nothing to do');
+    assert.equal(await repository.countSubChains(), 3, 'the two of the earlier version, counted once, and the new one');
+    assert.deepEqual(
+      await migrateLedgerTable(admin, client, OLD),
+      [
+        { name: 'chain-list', migrated: 0 },
+        { name: 'sub-chain-count', migrated: 0 },
+      ],
+      'a second run finds nothing to do',
+    );
+  });
+
+  it('keeps the count of Sub-Chains: read from a few items however many there are, exact when a creation finds its chain, those of an earlier version counted once', async () => {
+    await admin.send(new CreateTableCommand(ledgerTableDefinition(COUNTED)));
+    // Sub-Chains the earlier version listed: list items with no mark of the kept count.
+    for (const name of ['old-a', 'old-b', 'old-c']) {
+      await client.send(new PutCommand({ TableName: COUNTED, Item: { pk: CHAINS_PARTITION, sk: `1#${name}`, chain_name: name, kind: 'sub', created_at: 1 } }));
+    }
+    const repository = createLedgerRepository({ client, tableName: COUNTED });
+    // The first read counts the list (3 items) and takes the count of the earlier ones on the way.
+    assert.equal(await withReadAllowance(100, () => repository.countSubChains()), 3);
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 25 }) });
+    for (let i = 0; i < 12; i += 1) await ledger.createSubChain(`s${i}`);
+    await assert.rejects(ledger.createSubChain('s0'), /exists/, 'a creation that finds its chain adds nothing');
+    // Fifteen Sub-Chains read within an allowance of ten items: counting the list at each read (before 2026-12-06)
+    // read all fifteen, and the Main Chain's statistics answered 422 past SVC_MAX_READ_ITEMS.
+    assert.equal(await withReadAllowance(10, () => repository.countSubChains()), 15);
+    assert.equal((await withReadAllowance(10, () => ledger.getStats('main'))).registered_sub_chains, 15);
+    assert.deepEqual(await migrateLedgerTable(admin, client, COUNTED), [
+      { name: 'chain-list', migrated: 0 },
+      { name: 'sub-chain-count', migrated: 0 },
+    ]);
   });
 
   it('npm run migrate does it against a DynamoDB named by SVC_DYNAMODB_ENDPOINT, even after the old index was dropped', async () => {
@@ -213,7 +248,10 @@ describe('Migrating a ledger table written by an earlier version', () => {
     const first = run();
     assert.equal(first.status, 0, first.out);
     assert.match(first.out, /chain-list: 2 item\(s\) migrated/);
-    assert.match(run().out, /chain-list: nothing to do/);
+    assert.match(first.out, /sub-chain-count: 1 item\(s\) migrated/);
+    const second = run().out;
+    assert.match(second, /chain-list: nothing to do/);
+    assert.match(second, /sub-chain-count: nothing to do/);
     const repository = createLedgerRepository({ client, tableName: CLI });
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),
