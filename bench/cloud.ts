@@ -13,13 +13,18 @@
  * appends without Idempotency-Keys (what an event's own items cost); `--batch N` appends batches of N events (the
  * batch endpoint; latencies are a batch's); `--chains 100 --instances 16` runs 100 chains of
  * 16 instances each; none of them writes a results file. `--trace FILE` (with one point) writes that run's every request and answer to FILE.
+ *
+ * Then the open loop (test/sim/load.ts, runArrivals): appends arriving at 5 to 2,000 a second on one chain, as
+ * independent callers (Poisson) and as bursts (each second's arrivals in its first 100 ms), each served by an idle
+ * instance or a new one, as API Gateway and Lambda serve requests; the latency a caller sees at that rate, from
+ * arrival to answer. `--rates 5,50,…` runs only those rates; `--quick` runs 5 and 50 a second, Poisson only.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type LoadResult, runLoad } from '../test/sim/load.ts';
+import { type ArrivalResult, type LoadResult, runArrivals, runLoad } from '../test/sim/load.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -33,6 +38,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '1' },
     chains: { type: 'string', default: '1' },
     ramp: { type: 'string', default: '0' },
+    rates: { type: 'string' },
   },
 });
 const quick = values.quick!;
@@ -48,7 +54,10 @@ const chains = Number(values.chains);
 if (!(Number.isInteger(chains) && chains >= 1)) throw new RangeError(`--chains takes a whole number of at least 1, not ${values.chains}`);
 const rampMs = Number(values.ramp);
 if (!(rampMs >= 0)) throw new RangeError(`--ramp takes milliseconds, 0 or more, not ${values.ramp}`);
-const comparison = only !== undefined || appender !== undefined || unkeyed || batchSize > 1 || chains > 1 || rampMs > 0;
+/** Open loop: arrivals a second on one chain (Poisson and bursts), each an invocation; `--rates` alone runs only those. */
+const rates = values.rates?.split(',').map(Number);
+if (rates?.some((r) => !(r > 0))) throw new RangeError(`--rates takes arrivals a second, more than 0, not ${values.rates}`);
+const comparison = only !== undefined || appender !== undefined || unkeyed || batchSize > 1 || chains > 1 || rampMs > 0 || rates !== undefined;
 if (values.trace !== undefined && only?.length !== 1) throw new RangeError('--trace FILE takes one point: --instances N');
 const counts = only ?? (quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
 const manyChains = quick ? 10 : 1_000;
@@ -59,7 +68,7 @@ const print = (r: LoadResult & { realSeconds: number }) =>
     `${String(r.chains).padStart(5)} chain(s) × ${String(r.instances / r.chains).padStart(4)}: ${r.eventsPerSecond.toFixed(0).padStart(7)} events/s, p50 ${r.p50Ms.toFixed(0)} ms, p99 ${r.p99Ms.toFixed(0)} ms, ${r.wcuPerEvent.toFixed(2)} WCU and ${r.rcuPerEvent.toFixed(2)} RCU an event, hottest partitions ${r.hottestWcuPerSecond.toFixed(0)} WCU/s (${r.hottestPartition}) and ${r.hottestRcuPerSecond.toFixed(0)} RCU/s (${r.hottestReadPartition}), ${r.throttled} throttled, $${r.dynamoDollarsPerMillion.toFixed(2)} a million (${r.realSeconds.toFixed(0)} s real)\n`,
   );
 
-for (const n of counts) {
+for (const n of rates ? [] : counts) {
   const started = Date.now();
   const result = {
     ...(await runLoad(seed, {
@@ -95,6 +104,40 @@ if (!comparison) {
   print(result);
 }
 
+// Open loop: the latency a caller sees at a rate, whatever the ledger's latency (a window of 2 s after 0.5 s).
+const openRates = rates ?? (quick ? [5, 50] : only || comparison ? [] : [5, 20, 50, 100, 200, 500, 1_000, 2_000]);
+const arrivals: (ArrivalResult & { realSeconds: number })[] = [];
+for (const rate of openRates) {
+  for (const profile of quick ? (['poisson'] as const) : (['poisson', 'burst'] as const)) {
+    const started = Date.now();
+    const result = {
+      ...(await runArrivals(seed, {
+        ratePerSecond: rate,
+        profile,
+        durationMs: quick ? 1_000 : 2_000,
+        warmupMs: 500,
+        detailsBytes: 100,
+        ...(appender ? { appender } : {}),
+      })),
+      realSeconds: (Date.now() - started) / 1000,
+    };
+    arrivals.push(result);
+    process.stdout.write(
+      `open loop, ${String(rate).padStart(5)}/s ${profile.padEnd(7)}: p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms, p99.9 ${result.p999Ms.toFixed(0)} ms, ${result.wcuPerEvent.toFixed(2)} WCU and ${result.rcuPerEvent.toFixed(2)} RCU an event, ${result.instances} instances, ${result.refusedPerThousand.toFixed(0)}‰ refused, ${result.throttled} throttled, $${result.dynamoDollarsPerMillion.toFixed(2)} a million (${result.realSeconds.toFixed(0)} s real)\n`,
+    );
+  }
+}
+const openTable = [
+  '| arrivals/s | profile | answered/s | p50 | p99 | p99.9 | WCU / event | RCU / event | instances | refused ‰ | throttled | DynamoDB $ / million |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ...arrivals.map(
+    (r) =>
+      `| ${r.ratePerSecond} | ${r.profile} | ${r.eventsPerSecond.toFixed(0)} | ${r.p50Ms.toFixed(0)} ms | ${r.p99Ms.toFixed(0)} ms | ${r.p999Ms.toFixed(0)} ms | ${r.wcuPerEvent.toFixed(2)} | ${r.rcuPerEvent.toFixed(2)} | ${r.instances} | ${r.refusedPerThousand.toFixed(0)} | ${r.throttled} | ${r.dynamoDollarsPerMillion.toFixed(2)} |`,
+  ),
+].join('\n');
+if (arrivals.length > 0) process.stdout.write(`\n${openTable}\n`);
+if (rows.length === 0) process.exit(0);
+
 const lone = rows[0]!.eventsPerSecond;
 const table = [
   '| chains × instances | events/s | × one instance | p50 | p99 | WCU / event | RCU / event | hottest partition, WCU/s | hottest partition, RCU/s | throttled | DynamoDB $ / million |',
@@ -112,6 +155,6 @@ if (!quick && !comparison) {
   const day = new Date().toISOString().slice(0, 10);
   let file = join(dir, `${day}-cloud.json`);
   for (let n = 2; existsSync(file); n += 1) file = join(dir, `${day}-cloud-${n}.json`);
-  writeFileSync(file, `${JSON.stringify({ seed, window, rows }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ seed, window, rows, arrivals }, null, 2)}\n`);
   process.stdout.write(`\nwritten to ${file}\n`);
 }

@@ -204,3 +204,158 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
     world.end();
   }
 }
+
+/** Open loop: appends arrive at a rate whatever the ledger's latency, each an invocation (npm run bench:cloud -- --rates). */
+export interface ArrivalOptions {
+  /** Mean arrivals a second on the one chain. */
+  ratePerSecond: number;
+  /**
+   * `poisson`: exponential gaps, as independent callers make them. `burst`: each second's arrivals within its first
+   * 100 ms (ten times the mean rate for a tenth of the time, then nothing), as a batch job or a retry storm makes them.
+   */
+  profile: 'poisson' | 'burst';
+  durationMs: number;
+  warmupMs: number;
+  detailsBytes: number;
+  appender?: InstanceSettings['appender'];
+}
+
+export interface ArrivalResult {
+  ratePerSecond: number;
+  profile: ArrivalOptions['profile'];
+  /** Appends that arrived in the window, and those answered (a refusal is a 503 the caller retries). */
+  arrived: number;
+  eventsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  wcuPerEvent: number;
+  rcuPerEvent: number;
+  dynamoDollarsPerMillion: number;
+  requestsPerEvent: number;
+  refusedPerThousand: number;
+  /** Instances Lambda made: one for each invocation that found every earlier one busy, so also the most busy at once. */
+  instances: number;
+  throttled: number;
+}
+
+/**
+ * Appends arriving at `ratePerSecond` on one chain, each served as API Gateway and Lambda serve a request: by an idle
+ * instance when one is warm (the most recently freed), else by a new one. Latency is from arrival to answer; the
+ * sim has no cold-start time (a new instance costs nothing here: on AWS a cold start adds about 200–400 ms to the
+ * invocation that makes it, and the count of instances says how many did).
+ */
+export async function runArrivals(seed: number, options: ArrivalOptions): Promise<ArrivalResult> {
+  if (!(options.ratePerSecond > 0)) throw new RangeError('ratePerSecond must be more than 0');
+  if (!(options.durationMs > 0 && options.warmupMs >= 0)) throw new RangeError('durationMs must be positive and warmupMs not negative');
+  const world = new World(seed);
+  world.begin();
+  try {
+    const dynamo = awsDynamo(world, { eventualWindowMs: EVENTUAL_LAG_MS, laggingShare: 1 / 3, ttlDelayMs: [0, 60_000] });
+    const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, false);
+    let made = 0;
+    const instance = () =>
+      new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
+    const chain = 'arrivals';
+    const admin = instance();
+    let ready = false;
+    void admin.invoke((l) => l.createSubChain(chain)).then(() => (ready = true));
+    await world.run(() => ready, 3_600_000);
+
+    const start = world.now();
+    const measureFrom = start + options.warmupMs;
+    const measureTo = measureFrom + options.durationMs;
+    // The arrival times, drawn before the run (so that the latencies cannot change them).
+    const arrivals: number[] = [];
+    if (options.profile === 'poisson') {
+      for (let t = start; ; ) {
+        t += (-Math.log(Math.max(1e-12, world.random())) / options.ratePerSecond) * 1000;
+        if (t >= measureTo) break;
+        arrivals.push(t);
+      }
+    } else {
+      for (let second = start; second < measureTo; second += 1000) {
+        for (let i = 0; i < Math.round(options.ratePerSecond); i += 1) arrivals.push(second + world.random() * 100);
+      }
+      arrivals.sort((a, b) => a - b);
+    }
+    const idle: SimInstance[] = [];
+    const latencies: number[] = [];
+    let arrived = 0;
+    let acked = 0;
+    let refused = 0;
+    let open = arrivals.length;
+    const details = { pad: 'x'.repeat(Math.max(0, options.detailsBytes - 10)) };
+    arrivals.forEach((at, n) => {
+      world.at(at, () => {
+        const own = idle.pop() ?? instance();
+        const inWindow = at >= measureFrom && at < measureTo;
+        if (inWindow) arrived += 1;
+        const draft: EventDraft = {
+          entity_id: `a-${n}`,
+          event_type: 'load',
+          details,
+          details_cid: null,
+          details_nonce: null,
+          details_metadata: null,
+          is_offchain: false,
+        };
+        void own
+          .invoke((l) => l.appendEvent(chain, draft, { idempotency: { caller: 'open', key: `a-${n}` } }))
+          .then((result) => {
+            open -= 1;
+            idle.push(own);
+            if (!inWindow) return;
+            if (result.kind === 'answered') {
+              acked += 1;
+              latencies.push(result.endedAt - at);
+            } else {
+              refused += 1;
+              if (result.kind === 'failed' && !(result.error instanceof DomainError)) throw result.error;
+            }
+          });
+      });
+    });
+    let before: Map<string, { wcu: number; rcu: number }> | undefined;
+    let startRequests = 0;
+    world.at(measureFrom, () => {
+      before = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
+      startRequests = network.requests;
+    });
+    let after: Map<string, { wcu: number; rcu: number }> | undefined;
+    let endRequests = 0;
+    world.at(measureTo, () => {
+      after = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
+      endRequests = network.requests;
+    });
+    await world.run(() => open === 0 && after !== undefined, options.warmupMs + options.durationMs + 120_000);
+
+    let wcu = 0;
+    let rcu = 0;
+    for (const [partition, total] of after ?? new Map()) {
+      const from = before?.get(partition) ?? { wcu: 0, rcu: 0 };
+      wcu += total.wcu - from.wcu;
+      rcu += total.rcu - from.rcu;
+    }
+    latencies.sort((a, b) => a - b);
+    const events = Math.max(1, acked);
+    return {
+      ratePerSecond: options.ratePerSecond,
+      profile: options.profile,
+      arrived,
+      eventsPerSecond: acked / (options.durationMs / 1000),
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      p999Ms: percentile(latencies, 99.9),
+      wcuPerEvent: wcu / events,
+      rcuPerEvent: rcu / events,
+      dynamoDollarsPerMillion: (1e6 * (wcu * PRICES.dynamoWriteRequestUnit + rcu * PRICES.dynamoReadRequestUnit)) / events,
+      requestsPerEvent: (endRequests - startRequests) / events,
+      refusedPerThousand: (1000 * refused) / Math.max(1, acked + refused),
+      instances: made - 1,
+      throttled: dynamo.throttled,
+    };
+  } finally {
+    world.end();
+  }
+}

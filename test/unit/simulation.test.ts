@@ -13,7 +13,7 @@ import { ROOT } from '#infra/bundling';
 import { chooseNode, LAMBDA_NODE_MAJOR, type NodeChoice } from '#infra/sim/runtime';
 import { SimDynamo } from '#test/sim/dynamo/engine';
 import type { FaultScript, Mutation } from '#test/sim/network';
-import { runLoad } from '#test/sim/load';
+import { runArrivals, runLoad } from '#test/sim/load';
 import { PROFILES } from '#test/sim/profiles';
 import { checkOptions, runScenario, type ScenarioOptions } from '#test/sim/scenario';
 
@@ -162,6 +162,24 @@ describe('a simulated run', () => {
       assert.ok(run.p99Ms <= 2.5 * run.p50Ms, `seed ${seed}: p99 ${run.p99Ms} ms against p50 ${run.p50Ms} ms`);
       assert.ok(run.eventsPerSecond >= 2_000, `seed ${seed}: ${run.eventsPerSecond} events/s (1,372 before)`);
     }
+  });
+
+  it('measures an open loop (npm run bench:cloud -- --rates): appends arrive at their rate whatever the latency, each served by an idle instance or a new one', async () => {
+    const window = { durationMs: 2_000, warmupMs: 500, detailsBytes: 100 };
+    const slow = await runArrivals(1, { ...window, ratePerSecond: 5, profile: 'poisson' });
+    const busy = await runArrivals(1, { ...window, ratePerSecond: 100, profile: 'poisson' });
+    // Poisson arrivals: 10 and 200 expected in the window (within five standard deviations).
+    assert.ok(slow.arrived >= 1 && slow.arrived <= 26, `${slow.arrived} arrivals at 5/s`);
+    assert.ok(busy.arrived >= 130 && busy.arrived <= 270, `${busy.arrived} arrivals at 100/s`);
+    for (const run of [slow, busy]) {
+      assert.equal(run.eventsPerSecond * 2, run.arrived - (run.refusedPerThousand * run.arrived) / 1000, 'every arrival answered or refused');
+      assert.ok(run.p50Ms > 0 && run.p50Ms <= run.p99Ms && run.p99Ms <= run.p999Ms, `${run.p50Ms} ≤ ${run.p99Ms} ≤ ${run.p999Ms} ms`);
+    }
+    assert.ok(busy.instances > slow.instances, `${busy.instances} instances at 100/s against ${slow.instances} at 5/s: Lambda scales out`);
+    // A burst (each second's arrivals in its first 100 ms) needs about one instance per arrival of the burst.
+    const burst = await runArrivals(1, { ...window, ratePerSecond: 20, profile: 'burst' });
+    assert.equal(burst.arrived, 40);
+    assert.ok(burst.instances >= 10, `${burst.instances} instances for bursts of 20`);
   });
 
   it('replays exactly from its seed: the same requests, faults and answers, in the same order', async () => {
