@@ -20,6 +20,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { ComplexityEstimator } from 'graphql-query-complexity';
+import { TRACE_LIMIT_MAX, traceScanMax } from '../ledger/ledger.ts';
 
 export const MAX_DEPTH = 10;
 /** Depth allowed inside `__schema` / `__type`: the standard introspection query (GraphiQL, codegen) is 13 deep. */
@@ -114,7 +115,10 @@ export const costEstimator: ComplexityEstimator = ({ type, field, args, childCom
     const given = args.limit;
     const fallback = typeof limitArg.defaultValue === 'number' ? limitArg.defaultValue : 1_000;
     const limit = typeof given === 'number' && Number.isFinite(given) && given > 0 ? given : fallback;
-    cost = 1 + limit * perItem;
+    // A trace (and events of an entity, which is one) reads up to traceScanMax(limit) index entries, each a whole
+    // block, whatever few events it answers: priced by those.
+    const traces = type.name === 'Query' && (field.name === 'trace' || (field.name === 'events' && args.entityId != null));
+    cost = 1 + (traces ? traceScanMax(Math.min(limit, TRACE_LIMIT_MAX)) : limit) * perItem;
   } else if (isLeafType(getNamedType(field.type))) {
     cost = READING_SCALARS.has(field.name) ? 1 : 0;
   } else if (type.name === 'Query' && isListType(getNullableType(field.type))) {

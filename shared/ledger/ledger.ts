@@ -61,8 +61,8 @@ export interface TracePage {
   /**
    * Whether the caller may see a chain's events (a trace across chains for a caller who may not read them all): the
    * others are skipped as if absent, and a page none of whose entries the caller sees is not answered empty while
-   * more are left: the index is read on, up to TRACE_LIMIT_MAX entries a request, so that an entity whose events are
-   * all hidden answers as one that does not exist (events none, no cursor) unless it has more entries than that.
+   * more are left: the index is read on, up to traceScanMax(limit) entries a request, so that an entity whose events
+   * are all hidden answers as one that does not exist (events none, no cursor) unless it has more entries than that.
    */
   visible?: ((chainName: string) => Promise<boolean>) | undefined;
 }
@@ -70,6 +70,18 @@ export interface TracePage {
 /** A trace's page: 100 events unless asked for up to 1,000 (an entity may have millions; one answer must stay bounded). */
 export const TRACE_LIMIT_DEFAULT = 100;
 export const TRACE_LIMIT_MAX = 1_000;
+/**
+ * The fewest index entries a trace reads on through hidden or filtered-out ones before it answers what it has and a
+ * cursor. Each entry is a whole block (the index projects it), so a trace's reads follow this, not the events it
+ * answers: before 2026-12-06 a trace with `limit=1` read up to 1,000 blocks past hidden ones, and one GraphQL request
+ * of many such traces, priced by their limits, read hundreds of MB (red team, auth on).
+ */
+export const TRACE_SCAN_FLOOR = 100;
+
+/** The most index entries one trace request reads: its page and one more, at least TRACE_SCAN_FLOOR, at most TRACE_LIMIT_MAX. */
+export function traceScanMax(limit: number): number {
+  return Math.min(TRACE_LIMIT_MAX, Math.max(limit + 1, TRACE_SCAN_FLOOR));
+}
 
 /** The entity index position a trace goes on after: time ms, chain, index (shared/storage/keys.ts, entitySk). */
 const TRACE_POSITION = /^\d{15}#[A-Za-z0-9_-]{1,64}#\d{12}$/;
@@ -562,7 +574,8 @@ export function createLedger({
       let more = false;
       let capped = false;
       let read = 0;
-      let pageLimit = Math.min(limit + 1, TRACE_LIMIT_MAX);
+      const scanMax = traceScanMax(limit);
+      let pageLimit = Math.min(limit + 1, scanMax);
       pages: for (;;) {
         const page = await repository.queryEntityPage(entityId, { limit: pageLimit, after: position, chainName });
         read += pageLimit;
@@ -584,11 +597,11 @@ export function createLedger({
         if (page.next === null) break;
         position = page.next;
         // Past the cap a page ends where reading stopped, and the next goes on from there.
-        if (read >= TRACE_LIMIT_MAX) {
+        if (read >= scanMax) {
           capped = true;
           break;
         }
-        pageLimit = TRACE_LIMIT_MAX - read;
+        pageLimit = scanMax - read;
       }
       const next = more ? lastAnswered! : capped ? position! : null;
       return {

@@ -168,7 +168,8 @@ describe('GraphQL (/graphql)', () => {
       return { status: res.status, points: m ? Number(m[1]) : undefined };
     };
     const nulls = Array.from({ length: 10 }, (_, i) => `t${i}: trace(entityId: "pkg-1", limit: null) { events { eventId } }`).join(' ');
-    assert.deepEqual(await cost(`{ ${nulls} }`), { status: 400, points: 1010 }, 'a null limit is priced as the default it reads');
+    // The default it reads: 100 events, and one entry more to know whether another page follows (102 points an alias).
+    assert.deepEqual(await cost(`{ ${nulls} }`), { status: 400, points: 1020 }, 'a null limit is priced as the default it reads');
     const stats = Array.from({ length: 10 }, (_, i) => `c${i}: chains { totalEvents proofCount registeredSubChains }`).join(' ');
     assert.deepEqual(await cost(`{ ${stats} }`), { status: 400, points: 3010 }, 'each statistic a point, the chains priced as 100');
     assert.equal((await gql('{ chains { name totalEvents } }')).status, 200, 'one listing with its statistics runs');
@@ -305,6 +306,44 @@ describe('GraphQL in production, with keys', () => {
     // The same reads in three requests are three answers.
     for (let i = 0; i < 3; i += 1)
       assert.equal((await gql('{ trace(entityId: "hot", limit: 250) { events { eventId } } }', undefined, reader, prod.url)).status, 200);
+  });
+
+  it('a trace reads at most 100 blocks past events it does not answer, and GraphQL prices it by them: limit=1 cannot make one request read thousands (red team)', async () => {
+    // Each index entry a trace reads is a whole block. A trace with limit=1 read on up to 1,000 entries past those it
+    // skipped (another chain's, or a hidden channel's), and GraphQL priced it by its limit: 499 aliases of
+    // trace(limit: 1) were within the 1,000 points and read about 600 MB; 40 of them made DynamoDB unavailable.
+    const writer = { 'X-API-Key': keys.writer! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${prod.url}/api/v1`;
+    await call(v1, 'POST', '/chains/hot-other/create', undefined, writer);
+    assert.equal((await call(v1, 'POST', '/chains/hot-other/events', { entity_id: 'hot', event_type: 'elsewhere', details: {} }, writer)).status, 200);
+    // Filtered to the other chain, past the 250 entries of "hot": 100 a request, then a cursor, until the event.
+    const pages: number[] = [];
+    let found: { event_type: string }[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await call(v1, 'GET', `/entities/hot/trace?limit=1&chain_name=hot-other${cursor ? `&cursor=${cursor}` : ''}`, undefined, reader);
+      assert.equal(page.status, 200, page.text);
+      pages.push(page.body.events.length);
+      found = found.concat(page.body.events);
+      cursor = page.body.next_cursor;
+    } while (cursor && pages.length < 10);
+    assert.deepEqual(pages, [0, 0, 1], 'two pages of 100 skipped entries each, then the event (one page of 251 before)');
+    assert.deepEqual(
+      found.map((e) => e.event_type),
+      ['elsewhere'],
+    );
+    // GraphQL: a trace is priced by the entries it may read (101 at least), not its limit of 1.
+    const ten = Array.from({ length: 10 }, (_, i) => `t${i}: trace(entityId: "hot", limit: 1) { events { eventId } }`).join(' ');
+    const refused = await gql(`{ ${ten} }`, undefined, reader, prod.url);
+    assert.equal(refused.status, 400, refused.text.slice(0, 300));
+    assert.match(refused.body.errors[0].message, /costs \d+ points; the limit is 1000/);
+    const events = Array.from({ length: 10 }, (_, i) => `e${i}: events(entityId: "hot", limit: 1) { eventId }`).join(' ');
+    assert.equal((await gql(`{ ${events} }`, undefined, reader, prod.url)).status, 400, 'events of an entity are a trace');
+    const three = Array.from({ length: 3 }, (_, i) => `t${i}: trace(entityId: "hot", limit: 1) { events { eventId } }`).join(' ');
+    const within = await gql(`{ ${three} }`, undefined, reader, prod.url);
+    assert.equal(within.status, 200, within.text.slice(0, 300));
+    assert.equal(within.body.data.t2.events.length, 1);
   });
 
   it('lists the chains a page at a time: a bare array, and a Link to the next page while the list goes on (red team: thousands of chains)', async () => {
