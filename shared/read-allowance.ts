@@ -3,7 +3,8 @@
  *
  * A request's limits and prices (pages, GraphQL points) bound what each route means to read; this is the bound
  * under all of them, held where every read passes: the DynamoDB client's middleware (shared/storage/client.ts)
- * counts the items each read request of the request brings back (or, for a filtered query, examines), and past
+ * counts the items each read request of the request brings back (or, for a filtered query, examines; or one per
+ * started 4 KB of its items, when that is more: a page of whole blocks is its size, not its count), and past
  * the cap the request fails with a 422 that says so, whatever route, field or path led there. Reads served from
  * the instance's cache cost DynamoDB nothing and are not counted.
  *

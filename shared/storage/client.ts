@@ -121,7 +121,42 @@ function wireOutput(output: Record<string, any> | undefined, documentClient: boo
   };
 }
 
+/** What DynamoDB bills a strongly consistent read unit for: an item's started 4 KB. */
+const READ_UNIT_BYTES = 4096;
+
 const READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+
+/**
+ * A value's size about as DynamoDB counts it (strings and numbers by their length, binaries by their bytes, names
+ * included), whether still marshalled or already plain (the document client unmarshals inside the same step).
+ */
+function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value).length;
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (Array.isArray(value)) return value.reduce((n: number, x) => n + 1 + valueBytes(x), 3);
+  if (value !== null && typeof value === 'object') return 3 + mapBytes(value as Record<string, unknown>);
+  return 1;
+}
+
+function mapBytes(item: Record<string, unknown>): number {
+  let n = 0;
+  for (const name in item) n += name.length + valueBytes(item[name]);
+  return n;
+}
+
+/** The bytes of the items a read's answer holds, about as DynamoDB sizes them for its read units. */
+export function itemsBytes(output: Record<string, unknown> | undefined): number {
+  if (!output) return 0;
+  let n = 0;
+  if (output.Item) n += mapBytes(output.Item as Record<string, unknown>);
+  if (Array.isArray(output.Items)) for (const item of output.Items) n += mapBytes(item as Record<string, unknown>);
+  const responses = output.Responses;
+  if (Array.isArray(responses)) for (const r of responses as { Item?: Record<string, unknown> }[]) n += r.Item ? mapBytes(r.Item) : 0;
+  else if (responses && typeof responses === 'object')
+    for (const list of Object.values(responses as Record<string, unknown[]>)) for (const item of list) n += mapBytes(item as Record<string, unknown>);
+  return n;
+}
 
 /** The items a read request brought back (or examined, for a filtered query or scan): at least one. */
 export function itemsReadBy(output: Record<string, unknown> | undefined): number {
@@ -181,14 +216,28 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
   );
   // Every request's reads are capped (shared/read-allowance.ts): a read is refused once the request has read its
   // allowance, and one that takes it past fails it. Each read request counts the items it brought back (a filtered
-  // query, those it examined), and at least one.
+  // query, those it examined), and at least one; an answer larger than 4 KB an item counts one per started 4 KB of its
+  // items, as DynamoDB bills reads (sized as DynamoDB sizes items, in the deserialize step, where they are still
+  // attribute values; a large answer's Content-Length is not always sent): a page of whole blocks counted as its items
+  // had let one request read hundreds of MB (red team).
+  const answerBytes = Symbol('answerBytes');
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (READS.has(context.commandName ?? ''))
+        (context as Record<symbol, unknown>)[answerBytes] = itemsBytes(result.output as unknown as Record<string, unknown>);
+      return result;
+    },
+    { step: 'deserialize', priority: 'high', name: 'answerBytes' },
+  );
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = context.commandName ?? '';
       if (!READS.has(command)) return next(args);
       checkReadAllowance();
       const result = await next(args);
-      chargeReads(itemsReadBy(result.output as unknown as Record<string, unknown> | undefined));
+      const bytes = ((context as Record<symbol, unknown>)[answerBytes] as number | undefined) ?? 0;
+      chargeReads(Math.max(itemsReadBy(result.output as unknown as Record<string, unknown> | undefined), Math.ceil(bytes / READ_UNIT_BYTES)));
       return result;
     },
     { step: 'initialize', name: 'readAllowance' },

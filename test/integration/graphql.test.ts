@@ -346,6 +346,26 @@ describe('GraphQL in production, with keys', () => {
     assert.equal(within.body.data.t2.events.length, 1);
   });
 
+  it("counts a read's size, not only its items: three traces of 20 large blocks are past 600, one is within (red team)", async () => {
+    // A block is read whole: twenty of 60 KB are about 300 units of 4 KB, as DynamoDB bills them, and counted as 20
+    // items they had let one request read hundreds of MB within an allowance of items.
+    const writer = { 'X-API-Key': keys.writer! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${prod.url}/api/v1`;
+    await call(v1, 'POST', '/chains/fat/create', undefined, writer);
+    for (let i = 0; i < 20; i += 1) {
+      const big = { blob: randomBytes(45_000).toString('base64') };
+      assert.equal((await call(v1, 'POST', '/chains/fat/events', { entity_id: 'fat', event_type: 'big', details: big }, writer)).status, 200);
+    }
+    const one = await gql('{ t0: trace(entityId: "fat", limit: 20) { events { eventId } } }', undefined, reader, prod.url);
+    assert.equal(one.status, 200, one.text.slice(0, 300));
+    assert.equal(one.body.data.t0.events.length, 20);
+    const three = Array.from({ length: 3 }, (_, i) => `t${i}: trace(entityId: "fat", limit: 20) { events { eventId } }`).join(' ');
+    const over = await gql(`{ ${three} }`, undefined, reader, prod.url);
+    assert.equal(over.status, 422, over.text.slice(0, 300));
+    assert.equal(over.body.errors[0].extensions.code, 'READ_LIMIT_EXCEEDED');
+  });
+
   it('lists the chains a page at a time: a bare array, and a Link to the next page while the list goes on (red team: thousands of chains)', async () => {
     const reader = { 'X-API-Key': keys.reader! };
     const v1 = `${prod.url}/api/v1`;

@@ -10,21 +10,25 @@ import { ReadLimitExceededError } from '#shared/errors';
 import { allowReads, itemsRead, withReadAllowance } from '#shared/read-allowance';
 import { createDynamoClient } from '#shared/storage/client';
 
-/** A DynamoDB that answers every Query with `items` items, every GetItem with one, and counts what it was sent. */
-function fakeDynamo(items: number) {
+/**
+ * A DynamoDB that answers every Query with `items` items, every GetItem with one, and counts what it was sent; each
+ * item padded to `itemBytes` bytes when given, the answer's Content-Length its size as DynamoDB sends it.
+ */
+function fakeDynamo(items: number, itemBytes = 0) {
   const sent: string[] = [];
   const handler = {
     async handle(request: { headers: Record<string, string> }) {
       const target = String(request.headers['x-amz-target']).split('.')[1]!;
       sent.push(target);
-      const item = (i: number) => ({ pk: { S: `P#${i}` }, sk: { S: 'X' } });
+      const item = (i: number) => ({ pk: { S: `P#${i}` }, sk: { S: 'X' }, ...(itemBytes ? { pad: { S: 'x'.repeat(itemBytes) } } : {}) });
       const body =
         target === 'Query'
           ? { Items: Array.from({ length: items }, (_, i) => item(i)), Count: items, ScannedCount: items }
           : target === 'GetItem'
             ? { Item: item(0) }
             : {};
-      return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from(JSON.stringify(body)) } };
+      const bytes = Buffer.from(JSON.stringify(body));
+      return { response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0', 'content-length': String(bytes.length) }, body: bytes } };
     },
     updateHttpClientConfig() {},
     httpHandlerConfigs: () => ({}),
@@ -54,6 +58,27 @@ describe("a request's reads are capped", () => {
     assert.match(refused.third.message, /more than 100 items from storage.*ask for less/);
     assert.ok(refused.after instanceof ReadLimitExceededError);
     assert.deepEqual(sent, ['Query', 'Query', 'GetItem', 'Query'], 'the read after the cap was never sent');
+  });
+
+  it('counts a large answer by its size, one per started 4 KB, as DynamoDB bills reads: a few whole blocks are not a few items (red team)', async () => {
+    const { client } = fakeDynamo(3, 40_000);
+    await withReadAllowance(100, async () => {
+      await client.send(query);
+      // 3 items of 40 KB: about 117 KB, 29 units, not 3.
+      assert.ok(itemsRead() >= 29 && itemsRead() <= 30, `${itemsRead()} counted`);
+      await client.send(new GetCommand({ TableName: 't', Key: { pk: 'P#0', sk: 'X' } }));
+      assert.ok(itemsRead() >= 39 && itemsRead() <= 40, `${itemsRead()} counted after one 40 KB item`);
+      await client.send(query);
+      await client.send(query);
+      assert.ok(itemsRead() >= 97, `${itemsRead()} counted after three pages and an item`);
+      await assert.rejects(client.send(query), ReadLimitExceededError, 'a fourth page of blocks goes past 100: refused');
+    });
+    // Small items still count one each.
+    const small = fakeDynamo(40);
+    await withReadAllowance(100, async () => {
+      await small.client.send(query);
+      assert.equal(itemsRead(), 40);
+    });
   });
 
   it('counts no writes, and nothing outside a request or in work that serves later requests (a chain queue)', async () => {
