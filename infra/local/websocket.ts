@@ -5,7 +5,7 @@
  * unmodified @aws-sdk/client-apigatewaymanagementapi can push to these clients.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { steadyNow } from '../../shared/clock.ts';
@@ -118,6 +118,22 @@ const MAX_QUEUED_MESSAGES = 100;
 
 const lambdaContext = (name: string) => ({ functionName: name, awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 });
 
+/**
+ * A refused upgrade, as the gateway answers every refusal: stored by no cache (a 404 is cacheable by default), sniffed
+ * by no browser, and said in words (red team: a bare status line and Content-Length).
+ */
+function refusal(status: number): string {
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Cache-Control: no-store',
+    'X-Content-Type-Options: nosniff',
+    'Content-Length: 0',
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
+}
+
 export function attachWebSocketApi(
   server: Server,
   options: { path: string; handler: WebSocketHandler; quotas?: Partial<typeof WEBSOCKET_QUOTAS> },
@@ -129,7 +145,7 @@ export function attachWebSocketApi(
   server.on('upgrade', async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== options.path) {
-      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      socket.end(refusal(404));
       return;
     }
     // API Gateway's connection ids: 12 random bytes, base64.
@@ -159,7 +175,7 @@ export function attachWebSocketApi(
     }
     const status = result?.statusCode ?? 200;
     if (status !== 200) {
-      socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Error'}\r\nContent-Length: 0\r\n\r\n`);
+      socket.end(refusal(status));
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {

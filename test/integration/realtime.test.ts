@@ -340,6 +340,18 @@ describe('WebSocket with auth on', () => {
       socket.once('error', reject);
     });
     await assert.rejects(open(`${url}?api_key=wrong`), /401/);
+    // A refused upgrade says how it may be cached, as every other answer does: not at all (red team).
+    const refused = await new Promise<{ status: number | undefined; headers: Record<string, unknown> }>((resolve, reject) => {
+      const probe = new WebSocket(`${url}?api_key=wrong`);
+      probe.once('unexpected-response', (_req, res) => {
+        resolve({ status: res.statusCode, headers: res.headers });
+        probe.terminate();
+      });
+      probe.once('error', reject);
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['cache-control'], 'no-store');
+    assert.equal(refused.headers['x-content-type-options'], 'nosniff');
     // A repeated parameter is refused, as on every HTTP route: not the last value taken.
     await assert.rejects(open(`${url}?api_key=wrong&api_key=${encodeURIComponent(key)}`), /400/);
   });
