@@ -11,6 +11,7 @@ import type { EventDraft } from '#shared/ledger/events';
 import { PRICES } from '../../bench/prices.ts';
 import { type InstanceSettings, SimInstance } from './lambda.ts';
 import { awsDynamo, describeRequest, NO_FAULTS, SimNetwork } from './network.ts';
+import type { SimDynamo } from './dynamo/engine.ts';
 import { World } from './world.ts';
 
 export interface LoadOptions {
@@ -67,38 +68,92 @@ export const EVENTUAL_LAG_MS = 20;
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
 
+/**
+ * The simulated AWS a load runs on: DynamoDB with its eventually consistent reads as AWS serves them (a write is
+ * acknowledged once two of the partition's three replicas have it, and such a read goes to any of the three: the
+ * DynamoDB paper, USENIX ATC 2022, so a third of them may miss a write of the last moments, here by up to 20 ms, an
+ * assumption, no figure is published; the invariant runs keep every read up to 200 ms stale. Before, every look here
+ * was that stale, and a waiting writer's look at 200 ms missed a seal written 150 ms before it, which taught its
+ * writer to look later), the network, and instances made as they are needed. Its chains are created one after
+ * another by the first instance.
+ */
+async function loadWorld(world: World, names: string[], options: { trace?: boolean | undefined; appender?: InstanceSettings['appender'] | undefined }) {
+  const dynamo = awsDynamo(world, { eventualWindowMs: EVENTUAL_LAG_MS, laggingShare: 1 / 3, ttlDelayMs: [0, 60_000] });
+  const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, options.trace === true);
+  let made = 0;
+  const instance = () =>
+    new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
+  const admin = instance();
+  let ready = false;
+  void (async () => {
+    for (const name of names) await admin.invoke((l) => l.createSubChain(name));
+    ready = true;
+  })();
+  await world.run(() => ready, 3_600_000);
+  /** Instances made for the load (the one that created the chains aside). */
+  const instances = () => made - 1;
+  return { dynamo, network, instance, instances };
+}
+
+/**
+ * A measured window's write and read units and requests: the totals when it starts and when it ends (both scheduled
+ * now), per partition, with the busiest partition of each.
+ */
+function measureWindow(world: World, dynamo: SimDynamo, network: SimNetwork, from: number, to: number) {
+  type Totals = Map<string, { wcu: number; rcu: number }>;
+  const snapshot = (): Totals => new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
+  let before: Totals | undefined;
+  let after: Totals | undefined;
+  let startRequests = 0;
+  let endRequests = 0;
+  world.at(from, () => {
+    before = snapshot();
+    startRequests = network.requests;
+  });
+  world.at(to, () => {
+    after = snapshot();
+    endRequests = network.requests;
+  });
+  return {
+    ended: () => after !== undefined,
+    units() {
+      let wcu = 0;
+      let rcu = 0;
+      let hottest = ['', 0] as [string, number];
+      let hottestRead = ['', 0] as [string, number];
+      for (const [partition, total] of after ?? new Map()) {
+        const start = before?.get(partition) ?? { wcu: 0, rcu: 0 };
+        const w = total.wcu - start.wcu;
+        const r = total.rcu - start.rcu;
+        wcu += w;
+        rcu += r;
+        if (w > hottest[1]) hottest = [partition, w];
+        if (r > hottestRead[1]) hottestRead = [partition, r];
+      }
+      return { wcu, rcu, hottest, hottestRead, requests: endRequests - startRequests };
+    },
+  };
+}
+
+/** DynamoDB on-demand for `events` events that took these units, per million events. */
+const dollarsPerMillion = (wcu: number, rcu: number, events: number) =>
+  (1e6 * (wcu * PRICES.dynamoWriteRequestUnit + rcu * PRICES.dynamoReadRequestUnit)) / events;
+
 export async function runLoad(seed: number, options: LoadOptions): Promise<LoadResult> {
   if (!(options.chains >= 1 && options.instancesPerChain >= 1)) throw new RangeError('chains and instancesPerChain must be at least 1');
   if (!(options.durationMs > 0 && options.warmupMs >= 0)) throw new RangeError('durationMs must be positive and warmupMs not negative');
   const world = new World(seed);
   world.begin();
   try {
-    // Eventually consistent reads as AWS serves them: a write is acknowledged once two of the partition's three
-    // replicas have it, and such a read goes to any of the three (the DynamoDB paper, USENIX ATC 2022), so a third
-    // of them may miss a write of the last moments: here up to 20 ms (an assumption, no figure is published; the
-    // invariant runs keep every read up to 200 ms stale). Before, every look here was that stale, and a waiting
-    // writer's look at 200 ms missed a seal written 150 ms before it, which taught its writer to look later.
-    const dynamo = awsDynamo(world, { eventualWindowMs: EVENTUAL_LAG_MS, laggingShare: 1 / 3, ttlDelayMs: [0, 60_000] });
-    const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, options.trace === true);
-    const answers: { at: number; instance: string; line: string }[] = [];
-    let made = 0;
-    const instance = () =>
-      new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
     const names = Array.from({ length: options.chains }, (_, i) => `load-${i}`);
-    const admin = instance();
-    let ready = false;
-    void (async () => {
-      for (const name of names) await admin.invoke((l) => l.createSubChain(name));
-      ready = true;
-    })();
-    await world.run(() => ready, 3_600_000);
+    const { dynamo, network, instance } = await loadWorld(world, names, options);
+    const answers: { at: number; instance: string; line: string }[] = [];
 
     const measureFrom = world.now() + options.warmupMs;
     const measureTo = measureFrom + options.durationMs;
     const latencies: number[] = [];
     let acked = 0;
     let refused = 0;
-    let startRequests = 0;
     let running = 0;
     const details = { pad: 'x'.repeat(Math.max(0, options.detailsBytes - 10)) };
     const batch = options.batchSize ?? 1;
@@ -145,33 +200,10 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
         if (options.rampMs) world.at(world.now() + world.random() * options.rampMs, start);
         else start();
       }
-    // The window's units: the totals at its start, then at its end.
-    let before: Map<string, { wcu: number; rcu: number }> | undefined;
-    world.at(measureFrom, () => {
-      before = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
-      startRequests = network.requests;
-    });
-    let after: Map<string, { wcu: number; rcu: number }> | undefined;
-    let endRequests = 0;
-    world.at(measureTo, () => {
-      after = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
-      endRequests = network.requests;
-    });
+    const window = measureWindow(world, dynamo, network, measureFrom, measureTo);
     await world.run(() => toStart === 0 && running === 0, options.warmupMs + options.durationMs + 120_000);
 
-    let wcu = 0;
-    let rcu = 0;
-    let hottest = ['', 0] as [string, number];
-    let hottestRead = ['', 0] as [string, number];
-    for (const [partition, total] of after ?? new Map()) {
-      const start = before?.get(partition) ?? { wcu: 0, rcu: 0 };
-      const w = total.wcu - start.wcu;
-      const r = total.rcu - start.rcu;
-      wcu += w;
-      rcu += r;
-      if (w > hottest[1]) hottest = [partition, w];
-      if (r > hottestRead[1]) hottestRead = [partition, r];
-    }
+    const { wcu, rcu, hottest, hottestRead, requests } = window.units();
     const seconds = options.durationMs / 1000;
     latencies.sort((a, b) => a - b);
     const events = Math.max(1, acked);
@@ -190,8 +222,8 @@ export async function runLoad(seed: number, options: LoadOptions): Promise<LoadR
       hottestReadPartition: hottestRead[0].replace(/^ledger\|\|/, ''),
       throttled: dynamo.throttled,
       refusedPerThousand: (1000 * refused) / Math.max(1, acked + refused),
-      dynamoDollarsPerMillion: (1e6 * (wcu * PRICES.dynamoWriteRequestUnit + rcu * PRICES.dynamoReadRequestUnit)) / events,
-      requestsPerEvent: (endRequests - startRequests) / events,
+      dynamoDollarsPerMillion: dollarsPerMillion(wcu, rcu, events),
+      requestsPerEvent: requests / events,
       ...(options.trace
         ? {
             trace: [...network.trace.map((t) => ({ at: t.at, instance: t.instance, line: describeRequest(t) })), ...answers]
@@ -251,16 +283,8 @@ export async function runArrivals(seed: number, options: ArrivalOptions): Promis
   const world = new World(seed);
   world.begin();
   try {
-    const dynamo = awsDynamo(world, { eventualWindowMs: EVENTUAL_LAG_MS, laggingShare: 1 / 3, ttlDelayMs: [0, 60_000] });
-    const network = new SimNetwork(world, dynamo, NO_FAULTS, 5_000, false);
-    let made = 0;
-    const instance = () =>
-      new SimInstance(`i${++made}`, 0, world, network, { timeoutMs: 29_000, tableName: 'ledger', ...(options.appender ? { appender: options.appender } : {}) });
     const chain = 'arrivals';
-    const admin = instance();
-    let ready = false;
-    void admin.invoke((l) => l.createSubChain(chain)).then(() => (ready = true));
-    await world.run(() => ready, 3_600_000);
+    const { dynamo, network, instance, instances } = await loadWorld(world, [chain], options);
 
     const start = world.now();
     const measureFrom = start + options.warmupMs;
@@ -316,27 +340,10 @@ export async function runArrivals(seed: number, options: ArrivalOptions): Promis
           });
       });
     });
-    let before: Map<string, { wcu: number; rcu: number }> | undefined;
-    let startRequests = 0;
-    world.at(measureFrom, () => {
-      before = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
-      startRequests = network.requests;
-    });
-    let after: Map<string, { wcu: number; rcu: number }> | undefined;
-    let endRequests = 0;
-    world.at(measureTo, () => {
-      after = new Map([...dynamo.totals].map(([k, v]) => [k, { ...v }]));
-      endRequests = network.requests;
-    });
-    await world.run(() => open === 0 && after !== undefined, options.warmupMs + options.durationMs + 120_000);
+    const window = measureWindow(world, dynamo, network, measureFrom, measureTo);
+    await world.run(() => open === 0 && window.ended(), options.warmupMs + options.durationMs + 120_000);
 
-    let wcu = 0;
-    let rcu = 0;
-    for (const [partition, total] of after ?? new Map()) {
-      const from = before?.get(partition) ?? { wcu: 0, rcu: 0 };
-      wcu += total.wcu - from.wcu;
-      rcu += total.rcu - from.rcu;
-    }
+    const { wcu, rcu, requests } = window.units();
     latencies.sort((a, b) => a - b);
     const events = Math.max(1, acked);
     return {
@@ -349,10 +356,10 @@ export async function runArrivals(seed: number, options: ArrivalOptions): Promis
       p999Ms: percentile(latencies, 99.9),
       wcuPerEvent: wcu / events,
       rcuPerEvent: rcu / events,
-      dynamoDollarsPerMillion: (1e6 * (wcu * PRICES.dynamoWriteRequestUnit + rcu * PRICES.dynamoReadRequestUnit)) / events,
-      requestsPerEvent: (endRequests - startRequests) / events,
+      dynamoDollarsPerMillion: dollarsPerMillion(wcu, rcu, events),
+      requestsPerEvent: requests / events,
       refusedPerThousand: (1000 * refused) / Math.max(1, acked + refused),
-      instances: made - 1,
+      instances: instances(),
       throttled: dynamo.throttled,
     };
   } finally {
