@@ -55,6 +55,11 @@ export function chargeReads(items: number): void {
   if (allowance.read > allowance.max) throw new ReadLimitExceededError(allowance.max);
 }
 
+/** Whether reads are counted here: inside a request's allowance (not outside one, nor in work that serves later ones). */
+export function countingReads(): boolean {
+  return allowances.getStore() !== undefined;
+}
+
 /** Items read so far by the current request (0 outside one). */
 export function itemsRead(): number {
   return allowances.getStore()?.read ?? 0;

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { DYNAMODB_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { attemptChangedNothing, markNeverApplied } from './errors.ts';
-import { chargeReads, checkReadAllowance } from '../read-allowance.ts';
+import { chargeReads, checkReadAllowance, countingReads } from '../read-allowance.ts';
 
 export interface DynamoClientOptions {
   region: string;
@@ -146,7 +146,7 @@ function mapBytes(item: Record<string, unknown>): number {
 }
 
 /** The bytes of the items a read's answer holds, about as DynamoDB sizes them for its read units. */
-export function itemsBytes(output: Record<string, unknown> | undefined): number {
+function itemsBytes(output: Record<string, unknown> | undefined): number {
   if (!output) return 0;
   let n = 0;
   if (output.Item) n += mapBytes(output.Item as Record<string, unknown>);
@@ -224,8 +224,10 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
-      if (READS.has(context.commandName ?? ''))
+      // Sized only where it is counted: the simulation's and the scripts' reads are outside any request's allowance.
+      if (countingReads() && READS.has(context.commandName ?? '')) {
         (context as Record<symbol, unknown>)[answerBytes] = itemsBytes(result.output as unknown as Record<string, unknown>);
+      }
       return result;
     },
     { step: 'deserialize', priority: 'high', name: 'answerBytes' },
