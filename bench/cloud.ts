@@ -12,7 +12,7 @@
  * and `--appender '{"maxLeadMs":0}'` runs them with appender settings other than the service's; `--unkeyed`
  * appends without Idempotency-Keys (what an event's own items cost); `--batch N` appends batches of N events (the
  * batch endpoint; latencies are a batch's); `--chains 100 --instances 16` runs 100 chains of
- * 16 instances each; none of them writes a results file. `--trace FILE` (with one point) writes that run's every request and answer to FILE.
+ * 16 instances each; none of them writes a results file. `--trace FILE` (with one point, or one rate: its Poisson run) writes that run's every request and answer to FILE.
  *
  * Then the open loop (test/sim/load.ts, runArrivals): appends arriving at 5 to 2,000 a second on one chain, as
  * independent callers (Poisson) and as bursts (each second's arrivals in its first 100 ms), each served by an idle
@@ -58,7 +58,8 @@ if (!(rampMs >= 0)) throw new RangeError(`--ramp takes milliseconds, 0 or more, 
 const rates = values.rates?.split(',').map(Number);
 if (rates?.some((r) => !(r > 0))) throw new RangeError(`--rates takes arrivals a second, more than 0, not ${values.rates}`);
 const comparison = only !== undefined || appender !== undefined || unkeyed || batchSize > 1 || chains > 1 || rampMs > 0 || rates !== undefined;
-if (values.trace !== undefined && only?.length !== 1) throw new RangeError('--trace FILE takes one point: --instances N');
+if (values.trace !== undefined && (only?.length ?? 0) + (rates?.length ?? 0) !== 1)
+  throw new RangeError('--trace FILE takes one point: --instances N, or --rates R (its Poisson run)');
 const counts = only ?? (quick ? [1, 2, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
 const manyChains = quick ? 10 : 1_000;
 
@@ -118,9 +119,15 @@ for (const rate of openRates) {
         warmupMs: 500,
         detailsBytes: 100,
         ...(appender ? { appender } : {}),
+        ...(values.trace && profile === 'poisson' ? { trace: true } : {}),
       })),
       realSeconds: (Date.now() - started) / 1000,
     };
+    if (values.trace && result.trace) {
+      writeFileSync(values.trace, `${result.trace.join('\n')}\n`);
+      delete result.trace;
+      process.stdout.write(`trace written to ${values.trace}\n`);
+    }
     arrivals.push(result);
     process.stdout.write(
       `open loop, ${String(rate).padStart(5)}/s ${profile.padEnd(7)}: p50 ${result.p50Ms.toFixed(0)} ms, p99 ${result.p99Ms.toFixed(0)} ms, p99.9 ${result.p999Ms.toFixed(0)} ms, ${result.wcuPerEvent.toFixed(2)} WCU and ${result.rcuPerEvent.toFixed(2)} RCU an event, ${result.instances} instances, ${result.refusedPerThousand.toFixed(0)}‰ refused, ${result.throttled} throttled, $${result.dynamoDollarsPerMillion.toFixed(2)} a million (${result.realSeconds.toFixed(0)} s real)\n`,

@@ -250,6 +250,8 @@ export interface ArrivalOptions {
   warmupMs: number;
   detailsBytes: number;
   appender?: InstanceSettings['appender'];
+  /** Keep every request, answer and arrival (`trace` in the result). */
+  trace?: boolean;
 }
 
 export interface ArrivalResult {
@@ -269,6 +271,8 @@ export interface ArrivalResult {
   /** Instances Lambda made: one for each invocation that found every earlier one busy, so also the most busy at once. */
   instances: number;
   throttled: number;
+  /** With `trace`: `<ms> <instance> <request, answer or arrival>` lines. */
+  trace?: string[];
 }
 
 /**
@@ -310,9 +314,11 @@ export async function runArrivals(seed: number, options: ArrivalOptions): Promis
     let refused = 0;
     let open = arrivals.length;
     const details = { pad: 'x'.repeat(Math.max(0, options.detailsBytes - 10)) };
+    const answers: { at: number; instance: string; line: string }[] = [];
     arrivals.forEach((at, n) => {
       world.at(at, () => {
         const own = idle.pop() ?? instance();
+        if (options.trace) answers.push({ at: world.elapsed(), instance: own.name, line: `arrival a-${n}` });
         const inWindow = at >= measureFrom && at < measureTo;
         if (inWindow) arrived += 1;
         const draft: EventDraft = {
@@ -329,6 +335,12 @@ export async function runArrivals(seed: number, options: ArrivalOptions): Promis
           .then((result) => {
             open -= 1;
             idle.push(own);
+            if (options.trace)
+              answers.push({
+                at: world.elapsed(),
+                instance: own.name,
+                line: `answered a-${n} ${result.kind === 'answered' ? 'ok' : result.kind} after ${(world.now() - at).toFixed(0)} ms`,
+              });
             if (!inWindow) return;
             if (result.kind === 'answered') {
               acked += 1;
@@ -361,6 +373,13 @@ export async function runArrivals(seed: number, options: ArrivalOptions): Promis
       refusedPerThousand: (1000 * refused) / Math.max(1, acked + refused),
       instances: instances(),
       throttled: dynamo.throttled,
+      ...(options.trace
+        ? {
+            trace: [...network.trace.map((t) => ({ at: t.at, instance: t.instance, line: describeRequest(t) })), ...answers]
+              .sort((x, y) => x.at - y.at)
+              .map((t) => `${String(t.at).padStart(7)} ms  ${t.instance} ${t.line}`),
+          }
+        : {}),
     };
   } finally {
     world.end();

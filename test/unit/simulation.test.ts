@@ -166,7 +166,7 @@ describe('a simulated run', () => {
 
   it('measures an open loop (npm run bench:cloud -- --rates): appends arrive at their rate whatever the latency, each served by an idle instance or a new one', async () => {
     const window = { durationMs: 2_000, warmupMs: 500, detailsBytes: 100 };
-    const slow = await runArrivals(1, { ...window, ratePerSecond: 5, profile: 'poisson' });
+    const slow = await runArrivals(1, { ...window, ratePerSecond: 5, profile: 'poisson', trace: true });
     const busy = await runArrivals(1, { ...window, ratePerSecond: 100, profile: 'poisson' });
     // Poisson arrivals: 10 and 200 expected in the window (within five standard deviations).
     assert.ok(slow.arrived >= 1 && slow.arrived <= 26, `${slow.arrived} arrivals at 5/s`);
@@ -175,6 +175,16 @@ describe('a simulated run', () => {
       assert.equal(run.eventsPerSecond * 2, run.arrived - (run.refusedPerThousand * run.arrived) / 1000, 'every arrival answered or refused');
       assert.ok(run.p50Ms > 0 && run.p50Ms <= run.p99Ms && run.p99Ms <= run.p999Ms, `${run.p50Ms} ≤ ${run.p99Ms} ≤ ${run.p999Ms} ms`);
     }
+    // --trace: each arrival, the requests it made and its answer, with the latency the table counts.
+    const trace = slow.trace ?? [];
+    const answered = trace.filter((line) => / answered a-\d+ ok after \d+ ms$/.test(line));
+    assert.equal(trace.filter((line) => / arrival a-\d+$/.test(line)).length, answered.length + trace.filter((l) => / answered a-\d+ (?!ok)/.test(l)).length);
+    assert.ok(answered.length >= slow.arrived, `${answered.length} answers traced for ${slow.arrived} arrivals in the window`);
+    assert.ok(
+      trace.some((line) => /i\d+ (TransactWriteItems|UpdateItem CHAIN#arrivals)/.test(line)),
+      'the requests are traced beside them',
+    );
+    assert.equal(busy.trace, undefined, 'no trace unless asked');
     assert.ok(busy.instances > slow.instances, `${busy.instances} instances at 100/s against ${slow.instances} at 5/s: Lambda scales out`);
     // A burst (each second's arrivals in its first 100 ms) needs about one instance per arrival of the burst.
     const burst = await runArrivals(1, { ...window, ratePerSecond: 20, profile: 'burst' });
