@@ -19,8 +19,6 @@
  * instance or a new one, as API Gateway and Lambda serve requests; the latency a caller sees at that rate, from
  * arrival to answer. `--rates 5,50,…` runs only those rates; `--quick` runs 5 and 50 a second, Poisson only.
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -20,7 +20,6 @@ import { removeDir, startStack, tempDataDir } from '#test/support/stack';
 import { cpuSeconds } from './resources.ts';
 import { AS_DEPLOYED, cannonAppends, flushInstances, ledgerCounters, mustCreate } from './service.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const usage = 'Usage: npm run bench:instances [-- COUNTS [SECONDS [NAME=VALUE,...]]]   e.g. -- 8,2,4,8,16 10 SVC_APPEND_GATHER_SIBLINGS=0';
 const counts = (process.argv[2] ?? '8,1,2,4,8,16').split(',').map(Number);
 const seconds = Number(process.argv[3] ?? 10);

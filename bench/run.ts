@@ -28,8 +28,6 @@ import { type ClientFigures, clientFigures } from './client.ts';
 import { capacityDelta, capacityModel, formatModel, readCapacity, REPORT_EVERY_MS, type CapacityModel, type ModelSettings } from './capacity.ts';
 import { formatPrices, priceRows, qldbRows } from './prices.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 const ROOT = new URL('../', import.meta.url).pathname;
 const { values: args } = parseArgs({
   options: {

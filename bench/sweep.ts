@@ -8,7 +8,6 @@ import { finishAbandonedRounds } from '#shared/ledger/sweep';
 import { newChain } from '#shared/ledger/ledger';
 import { startTestDynamo } from '#test/support/dynamo';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const count = Number(process.argv[2] ?? 3000);
 if (!Number.isInteger(count) || count < 1) {
   console.error('Usage: npm run bench:sweep [-- N]   (N chains, default 3000)');

@@ -16,8 +16,6 @@
  * file alone (to find a test that depends on an idle machine). LEDGER_TEST_FILES_AT_ONCE=N runs N files at a time
  * (3 here: 766 s against 790 s for 2, within this machine's drift, with the longest file twice as long).
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';

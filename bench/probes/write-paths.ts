@@ -13,7 +13,6 @@ import { allTableSpecs, ensureTables } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
 import { percentile } from '../limits.ts';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const p50 = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
   return percentile(sorted, 50);

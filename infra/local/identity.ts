@@ -6,8 +6,6 @@
  *   init [--force]   create it (refuses to replace one unless --force: the node id would change)
  *   show             the node id and public key
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -10,8 +10,6 @@
  * DynamoDB of the `npm start` running on SVC_DATA_DIR, else it starts DynamoDB Local on that data dir
  * for the moment it needs it.
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { parseArgsOrExit } from '#shared/cli-args';
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { ROLES, createApiKey, isRole, revokeApiKey } from '#shared/admin/api-keys';

@@ -4,8 +4,6 @@
  * SVC_IPFS_API_URL names a Kubo), makes the local master key on first start, and serves the local
  * gateway. Ctrl-C or SIGTERM stops everything it started, the JVM included.
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { stopWhenOrphaned } from './orphan.ts';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

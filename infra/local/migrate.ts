@@ -7,8 +7,6 @@
  * Without --aws it uses SVC_DYNAMODB_ENDPOINT, else the DynamoDB of the `npm start` running on
  * SVC_DATA_DIR, else DynamoDB Local on that data dir for the moment it needs it.
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { parseArgs } from 'node:util';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { migrateLedgerTable } from '#shared/storage/migrations';

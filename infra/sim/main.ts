@@ -24,8 +24,6 @@
  * Name=Value (a stack parameter, as `cdk deploy --parameters` takes it; repeatable), --node PATH (the Node
  * binary of the template's runtime major), --allow-runtime-mismatch (run on this Node when none is found).
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { stopWhenOrphaned } from '../local/orphan.ts';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';

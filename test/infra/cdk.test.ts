@@ -392,7 +392,7 @@ describe('Function bundles', () => {
             `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); ` +
               `console.log(JSON.stringify({ ms: performance.now() - t, handler: typeof m.handler }));`,
           ],
-          { encoding: 'utf8', env: { PATH: process.env.PATH, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+          { encoding: 'utf8', env: { PATH: process.env.PATH } },
         );
         assert.equal(probe.status, 0, probe.stderr);
         return JSON.parse(probe.stdout.trim().split('\n').at(-1)!) as { ms: number; handler: string };

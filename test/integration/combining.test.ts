@@ -15,8 +15,6 @@ import { canonicalJson } from '#shared/ledger/hashing';
 import { checkBlocks } from '#test/support/chain';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 let storage: TestDynamo;
 let repo: LedgerRepository;
 

@@ -14,8 +14,6 @@ import { checkBlocks, readAllBlocks } from '#test/support/chain';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 import { call, serverLinesFor, sharedStack, stopAndRemove, type Stack } from '#test/support/stack';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 const CLIENTS = 32;
 
 let storage: TestDynamo;

@@ -13,8 +13,6 @@ import { journalWrites, replayJournal } from '#shared/storage/journal';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 let storage: TestDynamo;
 let dir: string;
 let run = 0;

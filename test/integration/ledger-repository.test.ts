@@ -20,8 +20,6 @@ import { blockItem, headItem } from '#shared/storage/ledger-items';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 let storage: TestDynamo;
 let repo: LedgerRepository;
 

@@ -24,7 +24,6 @@ import { withReadAllowance } from '#shared/read-allowance';
 import { ledgerTableDefinition } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** The run's DynamoDB Local under `npm test` (tables of this file's own, deleted after), else a JVM of its own. */

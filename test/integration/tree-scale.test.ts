@@ -13,8 +13,6 @@ import type { LedgerRepository } from '#shared/ledger/repository';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 const BLOCKS = 20_000;
 let storage: TestDynamo;
 let counted: { blockItemsRead: number; hashListsRead: number };

@@ -13,8 +13,6 @@
  * run is then the same whichever Node typed the command, and costs a third less CPU than on Node 20.
  * `LEDGER_SIMULATE_ON_THIS_NODE=1` keeps it on the Node that started it.
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '#infra/bundling';

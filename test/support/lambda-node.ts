@@ -44,7 +44,7 @@ export function runTestFolder(folder: string, env: Record<string, string> = {}):
   const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', ...files], {
     cwd: ROOT,
     stdio: 'inherit',
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
+    env: { ...process.env, ...env },
   });
   return run.status ?? 1;
 }

@@ -65,4 +65,37 @@ describe("npm test on Lambda's Node", () => {
       assert.match(readFileSync(`${ROOT}/${runner}`, 'utf8'), /^await onLambdasNode\(/m, `${runner} moves to Lambda's Node first`);
     }
   });
+
+  it("shows the AWS SDK's warning on a Node it will stop supporting (older than 22), and none on Lambda's", (t) => {
+    if (process.env.LEDGER_TEST_PRINT_PATH_NODE === '1') return t.skip('inside the run above');
+    // The service's own DynamoDB client, made as every command and function makes it: the SDK warns when it is made.
+    const make = (node: string) =>
+      spawnSync(
+        node,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          "const { createDynamoBaseClient } = await import('./shared/storage/client.ts'); createDynamoBaseClient({ region: 'eu-west-1', endpoint: 'http://127.0.0.1:9' });",
+        ],
+        { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH } },
+      );
+    // Nothing of the project hides it: no entry point, command, bench or test sets the SDK's switch.
+    const switchName = ['AWS_SDK_JS_NODE_VERSION_SUPPORT', 'WARNING_DISABLED'].join('_');
+    const setting = spawnSync('git', ['grep', '-l', switchName, '--', 'infra', 'shared', 'functions', 'bin', 'bench', 'test', 'localstack', '.ci'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    assert.equal(setting.stdout.trim(), '', `set in: ${setting.stdout}`);
+    const onLambdas = make(process.execPath);
+    assert.equal(onLambdas.status, 0, onLambdas.stderr);
+    assert.doesNotMatch(onLambdas.stderr, /NodeVersionSupportWarning/);
+    const typedVersion = versionOf(typedOn);
+    if (Number(typedVersion.slice(1).split('.')[0]) >= 22) return t.skip(`typed on ${typedVersion}: a Node the SDK supports`);
+    // Hidden (the switch set by the project's commands), a user on Node 20 was never told.
+    const onTyped = make(typedOn);
+    assert.equal(onTyped.status, 0, onTyped.stderr);
+    assert.match(onTyped.stderr, /NodeVersionSupportWarning: The AWS SDK for JavaScript \(v3\)[\s\S]*require node >=22/);
+  });
 });
