@@ -157,6 +157,18 @@ export class AnswerTooLargeError extends UnprocessableError {
   }
 }
 
+/**
+ * 422: the off-chain payloads a request would put in its answer (`resolve_cid`) come to more than one answer can
+ * carry. Said as soon as the payloads opened pass it, before the rest are fetched and decrypted.
+ */
+export class ResolvedPayloadsTooLargeError extends UnprocessableError {
+  constructor(maxBytes: number) {
+    super(
+      `The off-chain payloads this request resolves come to more than ${maxBytes} bytes, more than one answer can carry; resolve fewer events in one request (a smaller limit) and page through the rest`,
+    );
+  }
+}
+
 /** 422: an Idempotency-Key sent again with a different request. */
 export class IdempotencyKeyReusedError extends UnprocessableError {
   constructor() {

@@ -8,26 +8,40 @@
  * the cap the request fails with a 422 that says so, whatever route, field or path led there. Reads served from
  * the instance's cache cost DynamoDB nothing and are not counted.
  *
+ * Off-chain payloads count too, where they are fetched (shared/offchain/offchain.ts): one item per started 4 KB
+ * fetched from IPFS. And the payloads a request puts in its answer (`resolve_cid`, each event that cites one, the
+ * same payload cited twice counted twice) may come to no more than one answer can carry (MAX_RESOLVED_BYTES): a
+ * request of 99 events citing one 4 MB payload had fetched and decrypted it 99 times, built an answer of 392 MB,
+ * and only then been refused; four at once held the service for 26 s (red team, 2026-12-06).
+ *
  * The allowance travels with the request's async context (AsyncLocalStorage), as its deadline does. Work that
  * outlives the request and serves later ones (a process's queue of appends, shared/deadline.ts `outsideDeadline`)
  * runs outside it; so does everything outside a request (scripts, the sweep, the broadcaster).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ReadLimitExceededError } from './errors.ts';
+import { ReadLimitExceededError, ResolvedPayloadsTooLargeError } from './errors.ts';
 
 /** SVC_MAX_READ_ITEMS's default: ten pages of the largest a route answers (1,000), with their blocks. */
 export const DEFAULT_MAX_READ_ITEMS = 10_000;
 
+/** What one answer can carry (a Lambda synchronous response's 6 MB, shared/http/answer-size.ts): the most payload bytes a request resolves. */
+export const MAX_RESOLVED_BYTES = 6_291_556;
+
+/** IPFS bytes that count as one item read (DynamoDB's read unit). */
+const FETCHED_BYTES_PER_ITEM = 4096;
+
 interface Allowance {
   max: number;
   read: number;
+  /** Bytes of off-chain payloads resolved into the answer so far. */
+  resolved: number;
 }
 
 const allowances = new AsyncLocalStorage<Allowance | undefined>();
 
 /** Runs `work` with at most `maxItems` items read from DynamoDB. */
 export function withReadAllowance<T>(maxItems: number, work: () => Promise<T>): Promise<T> {
-  return allowances.run({ max: maxItems, read: 0 }, work);
+  return allowances.run({ max: maxItems, read: 0, resolved: 0 }, work);
 }
 
 /** Sets the current request's allowance to `maxItems` (a route that must read more by what it is); outside one, nothing. */
@@ -63,4 +77,18 @@ export function countingReads(): boolean {
 /** Items read so far by the current request (0 outside one). */
 export function itemsRead(): number {
   return allowances.getStore()?.read ?? 0;
+}
+
+/** Before and after an off-chain payload is fetched: its bytes, as items read (one per started 4 KB). */
+export function chargeFetched(bytes: number): void {
+  checkReadAllowance();
+  chargeReads(Math.ceil(bytes / FETCHED_BYTES_PER_ITEM));
+}
+
+/** A payload resolved into the answer (each event that cites it): throws once they pass what one answer can carry. */
+export function chargeResolved(bytes: number): void {
+  const allowance = allowances.getStore();
+  if (!allowance) return;
+  allowance.resolved += bytes;
+  if (allowance.resolved > MAX_RESOLVED_BYTES) throw new ResolvedPayloadsTooLargeError(MAX_RESOLVED_BYTES);
 }

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { steadyNow } from '../../shared/clock.ts';
@@ -325,6 +325,28 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
       }
     },
   );
+
+  // A request Node's own parser refuses (headers past its limit, a malformed line, Content-Length beside
+  // Transfer-Encoding) is answered here, as every other answer: no-store and nosniff, then closed. Node's default
+  // was a bare status line (red team, 2026-12-06).
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    socket.end(
+      [
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+        'Cache-Control: no-store',
+        'X-Content-Type-Options: nosniff',
+        'Content-Length: 0',
+        'Connection: close',
+        '',
+        '',
+      ].join('\r\n'),
+    );
+  });
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);

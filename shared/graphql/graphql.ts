@@ -10,7 +10,7 @@
  */
 import { type DocumentNode, execute, GraphQLError, Kind, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { DomainError, ReadLimitExceededError, shortened, shownIssues, ValidationError } from '../errors.ts';
+import { DomainError, ReadLimitExceededError, ResolvedPayloadsTooLargeError, shortened, shownIssues, ValidationError } from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { logger } from '../log.ts';
 import { costEstimator, depthLimitRule, expandedFieldCount, MAX_COMPLEXITY, MAX_DEPTH, MAX_FIELDS, MAX_TOKENS } from './limits.ts';
@@ -64,6 +64,12 @@ function formatError(error: GraphQLError): Record<string, unknown> {
 export async function runGraphql(request: GraphqlRequest, options: GraphqlOptions): Promise<GraphqlAnswer> {
   const refuse = (status: number, message: string, code: string): GraphqlAnswer => ({ status, body: { errors: [{ message, extensions: { code } }] } });
   if (typeof request.query !== 'string' || request.query.trim() === '') return refuse(400, 'Send a query', 'BAD_REQUEST');
+  // The body's other members as GraphQL over HTTP has them: an operationName of another type had reached the executor
+  // and ended in a 500 (red team, 2026-12-06).
+  if (request.operationName !== undefined && request.operationName !== null && typeof request.operationName !== 'string')
+    return refuse(400, 'operationName must be a string', 'BAD_REQUEST');
+  if (request.variables !== undefined && request.variables !== null && (typeof request.variables !== 'object' || Array.isArray(request.variables)))
+    return refuse(400, 'variables must be an object', 'BAD_REQUEST');
   let document: DocumentNode;
   try {
     // Beyond MAX_TOKENS the parser stops: no document that large fits the depth and complexity limits anyway.
@@ -110,6 +116,9 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
   const overRead = result.errors?.find((e) => e.originalError instanceof ReadLimitExceededError);
   const mutation = operation?.kind === Kind.OPERATION_DEFINITION && operation.operation === 'mutation';
   if (overRead && !mutation) return refuse(422, overRead.originalError!.message, 'READ_LIMIT_EXCEEDED');
+  // Likewise a query whose off-chain payloads come to more than one answer can carry.
+  const overResolved = result.errors?.find((e) => e.originalError instanceof ResolvedPayloadsTooLargeError);
+  if (overResolved && !mutation) return refuse(422, overResolved.originalError!.message, 'ANSWER_TOO_LARGE');
   return {
     status: 200,
     body: { ...(result.data !== undefined ? { data: result.data } : {}), ...(result.errors?.length ? { errors: result.errors.map(formatError) } : {}) },

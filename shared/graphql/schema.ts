@@ -3,7 +3,8 @@
  * plus chains, blocks, traces and the ledger mutations, resolved through the same domain code as REST.
  * Resolvers get the caller's (guarded) ledger through the execution context.
  */
-import { buildSchema, GraphQLError, type GraphQLFieldResolver } from 'graphql';
+import { buildSchema, GraphQLError, type GraphQLFieldResolver, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import { checkShape } from '../json-shape.ts';
 import { parseEventRequest } from '../ledger/events.ts';
 import { CHAIN_PAGE_MAX, type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../ledger/ledger.ts';
 import { isWellFormedChainName } from '../ledger/names.ts';
@@ -132,6 +133,24 @@ const block = (b: Block) => ({
   events: b.events.map(event),
 });
 
+/**
+ * Whether the field's selection (its fragments included) names one of `fields`: `events(resolveCid: true)` fetches and
+ * decrypts off-chain payloads only when its answer shows them (`details`, `resolveError`); it had opened every
+ * cited payload for a query that selected `eventId` alone (red team, 2026-12-06).
+ */
+function selects(info: GraphQLResolveInfo, fields: readonly string[]): boolean {
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode | undefined): boolean =>
+    (set?.selections ?? []).some((selection) => {
+      if (selection.kind === Kind.FIELD) return fields.includes(selection.name.value);
+      if (selection.kind === Kind.INLINE_FRAGMENT) return walk(selection.selectionSet);
+      if (seen.has(selection.name.value)) return false;
+      seen.add(selection.name.value);
+      return walk(info.fragments[selection.name.value]?.selectionSet);
+    });
+  return info.fieldNodes.some((node) => walk(node.selectionSet));
+}
+
 function userError(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', status: 422 } });
 }
@@ -144,12 +163,12 @@ type Resolver = GraphQLFieldResolver<unknown, { ledger: Ledger }, Record<string,
 export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record<string, Resolver>; Chain: Record<string, Resolver> } {
   return {
     Query: {
-      async events(_root, args, { ledger }) {
+      async events(_root, args, { ledger }, info) {
         const limit = Number(args.limit ?? 100);
         if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw userError('limit must be 1 to 1000');
         const chainName = (args.chainName as string | null | undefined) ?? undefined;
         const entityId = (args.entityId as string | null | undefined) ?? undefined;
-        const resolveCid = Boolean(args.resolveCid);
+        const resolveCid = Boolean(args.resolveCid) && selects(info, ['details', 'resolveError']);
         if (entityId !== undefined) {
           const trace = await ledger.traceEntity(entityId, chainName, { resolveCid, limit });
           return trace.events.map(event);
@@ -186,6 +205,9 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
       async block(_root, args, { ledger }) {
         if ((args.index === null || args.index === undefined) === (args.hash === null || args.hash === undefined))
           throw userError('Give exactly one of index and hash');
+        // A negative index had reached the storage's keys and answered 500 (red team, 2026-12-06).
+        if (args.index !== null && args.index !== undefined && !(Number.isInteger(args.index) && Number(args.index) >= 0))
+          throw userError('index must be a whole number, 0 or more');
         const address =
           args.index !== null && args.index !== undefined ? { kind: 'index' as const, index: Number(args.index) } : parseBlockAddress(String(args.hash));
         return block(await ledger.getBlock(String(args.chainName), address));
@@ -207,6 +229,9 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
       },
       async addEvent(_root, args, { ledger }) {
         const input = args.input as Record<string, unknown>;
+        // The body's shape rule (no `__proto__`-like keys, 64 levels at most), for values written in the query itself as
+        // for variables and REST bodies: literals had been stored as sent, 1,500 levels deep (red team, 2026-12-06).
+        checkShape(input, ['input'], 'The input');
         const draft = parseEventRequest({
           entity_id: input.entityId,
           event_type: input.eventType,

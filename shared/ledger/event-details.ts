@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DependencyUnavailableError, GoneError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import { chargeResolved } from '../read-allowance.ts';
 import type { EventDraft } from './events.ts';
 import { isChannelChainName } from './names.ts';
 import { canonicalJson } from './hashing.ts';
@@ -23,6 +24,8 @@ export const MAX_ONCHAIN_EVENT_BYTES = 300_000;
 export type ResolvedEvent = LedgerEvent & { resolve_error?: string; erased?: true };
 
 const RESOLVE_CONCURRENCY = 8;
+/** An envelope's members besides its ciphertext (version, scope, nonce, wrapped key, tag), at most: what a payload's size leaves out. */
+const ENVELOPE_HEADER_BYTES = 1024;
 
 /** What opens nothing: a read or an append that did not say for whom fails closed (every scope refused). */
 export const NO_OPENER: PayloadOpener = async () => false;
@@ -84,11 +87,34 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
     if (!resolveCid) return resolved;
     const pending = resolved.filter((e) => e.is_offchain && e.details_cid && e.details_nonce);
     for (const event of pending) if (event.erased) throw new GoneError(`The details of event '${event.event_id}' were erased with their data subject`);
+    // Each payload is fetched and decrypted once, however many events cite it; each event's copy goes into the
+    // answer, and counts against what one answer can carry before anything more is fetched (read-allowance.ts): as
+    // its plaintext's size, about three quarters of its envelope's (base64), so never more than its place in the answer.
+    const fetched = new Map<string, Promise<{ value: unknown; bytes: number }>>();
+    const fetch = (cid: string, nonce: string) => {
+      const key = `${cid}#${nonce}`;
+      let found = fetched.get(key);
+      if (!found) {
+        let size = 0;
+        found = payloads()
+          .get(cid, nonce, opener, (envelopeBytes) => {
+            size = Math.max(0, Math.floor((envelopeBytes * 3) / 4) - ENVELOPE_HEADER_BYTES);
+            chargeResolved(size);
+          })
+          .then((value) => ({ value, bytes: size }));
+        fetched.set(key, found);
+        return found;
+      }
+      return found.then((copy) => {
+        chargeResolved(copy.bytes);
+        return copy;
+      });
+    };
     for (let i = 0; i < pending.length; i += RESOLVE_CONCURRENCY) {
       await Promise.all(
         pending.slice(i, i + RESOLVE_CONCURRENCY).map(async (event) => {
           try {
-            const value = await payloads().get(event.details_cid!, event.details_nonce!, opener);
+            const { value } = await fetch(event.details_cid!, event.details_nonce!);
             if (event.subject_id === undefined) {
               event.details = (value ?? {}) as Record<string, unknown>;
               return;
@@ -124,7 +150,14 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
    * details off chain, bound to the chain's scope; then checks the size. `chainExists` is awaited before anything
    * is made for the chain (a subject's key, a payload in IPFS).
    */
-  async function prepare(chainName: string, draft: EventDraft, chainExists: () => Promise<unknown>, opener: PayloadOpener = NO_OPENER): Promise<EventDraft> {
+  async function prepare(
+    chainName: string,
+    draft: EventDraft,
+    chainExists: () => Promise<unknown>,
+    opener: PayloadOpener = NO_OPENER,
+    /** References this request checked already (a batch's events citing one payload: it is fetched once). */
+    checked?: Set<string>,
+  ): Promise<EventDraft> {
     // A channel's content is its members', but its block hashes are every reader's: a salt only members see makes
     // the hash confirm no guess at it (whatever a caller sent as `salt` is replaced).
     const { salt: _sent, ...unsalted } = draft;
@@ -144,8 +177,10 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
       }
     } else if (draft.is_offchain) {
       // A client-supplied reference must be readable now, or nobody could ever resolve it.
+      const reference = `${draft.details_cid}#${draft.details_nonce}`;
       try {
-        await payloads().get(draft.details_cid!, draft.details_nonce!, opener);
+        if (!checked?.has(reference)) await payloads().get(draft.details_cid!, draft.details_nonce!, opener);
+        checked?.add(reference);
       } catch (error) {
         if (error instanceof UnreadablePayloadError) {
           throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);

@@ -295,8 +295,13 @@ export function createLedger({
   const resolve = (events: LedgerEvent[], opener: PayloadOpener) => reveal(events, true, opener);
 
   /** Readies a draft to commit (event-details.ts); the chain is read first unless the caller knows it exists. */
-  const prepare = (chainName: string, draft: EventDraft, chainExists: (() => Promise<unknown>) | undefined, opener: PayloadOpener | undefined) =>
-    prepareDraft(chainName, draft, chainExists ?? (() => requireHead(chainName)), opener);
+  const prepare = (
+    chainName: string,
+    draft: EventDraft,
+    chainExists: (() => Promise<unknown>) | undefined,
+    opener: PayloadOpener | undefined,
+    checked?: Set<string>,
+  ) => prepareDraft(chainName, draft, chainExists ?? (() => requireHead(chainName)), opener, checked);
 
   function assertAppendable(chainName: string): void {
     if (chainName === MAIN_CHAIN) {
@@ -428,7 +433,9 @@ export function createLedger({
       if (options?.idempotency) await chainExists();
       const { blocks, replayed } = await idempotent(chainName, 'batch', drafts, options, async (completes) => {
         const prepared: EventDraft[] = [];
-        for (const draft of drafts) prepared.push(await prepare(chainName, draft, chainExists, options?.opener));
+        // A payload the batch cites more than once is fetched and checked once.
+        const checked = new Set<string>();
+        for (const draft of drafts) prepared.push(await prepare(chainName, draft, chainExists, options?.opener, checked));
         return appender.appendAll(
           chainName,
           prepared.map((event, i) => ({ events: [event], ...(i === 0 && completes ? { completes } : {}) })),

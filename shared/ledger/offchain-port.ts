@@ -74,9 +74,10 @@ export interface OffchainStore extends Sealer {
   put(value: unknown, scope: PayloadScope): Promise<StoredPayload>;
   /**
    * Fetches and decrypts a payload for a caller: UnreadablePayloadError (422) when it cannot be read, or `opener`
-   * refuses its scope (nothing is decrypted then); 503 when a dependency is down.
+   * refuses its scope (nothing is decrypted then); 503 when a dependency is down. Its bytes count against the
+   * request's reads (shared/read-allowance.ts); `fetched` is told their number before anything is decrypted.
    */
-  get(cid: string, nonce: string, opener: PayloadOpener): Promise<unknown>;
+  get(cid: string, nonce: string, opener: PayloadOpener, fetched?: (bytes: number) => void): Promise<unknown>;
   /** Throws when IPFS cannot be reached. */
   ping(): Promise<void>;
   /**

@@ -5,6 +5,7 @@
  * this is the one place a payload is opened, whichever event, route or reference names it.
  */
 import { UnreadablePayloadError } from '../errors.ts';
+import { chargeFetched, checkReadAllowance } from '../read-allowance.ts';
 import type { OffchainStore, PayloadOpener, PayloadScope, Sealer } from '../ledger/offchain-port.ts';
 import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
 import type { IpfsStore } from './ipfs-store.ts';
@@ -57,10 +58,15 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
       return { cid, nonce: envelope.nonce, size };
     },
 
-    async get(cid, nonce, opener) {
+    async get(cid, nonce, opener, fetched) {
       if (!CID_PATTERN.test(cid)) throw new UnreadablePayloadError(`'${cid}' is not a CID`);
       if (!NONCE_PATTERN.test(nonce)) throw new UnreadablePayloadError('the nonce must be 24 hex characters');
-      return decrypt(keys, await ipfs.cat(cid), opener, nonce);
+      // A request's reads are capped (shared/read-allowance.ts): IPFS bytes count, before anything is decrypted.
+      checkReadAllowance();
+      const bytes = await ipfs.cat(cid);
+      chargeFetched(bytes.length);
+      fetched?.(bytes.length);
+      return decrypt(keys, bytes, opener, nonce);
     },
 
     ping: () => ipfs.ping(),

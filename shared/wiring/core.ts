@@ -129,7 +129,7 @@ export function createCore(settings: Readonly<Settings>): Core {
   };
   const lazyOffchain: OffchainStore = {
     put: async (value, scope) => (await offchainParts()).offchain.put(value, scope),
-    get: async (cid, nonce, opener) => (await offchainParts()).offchain.get(cid, nonce, opener),
+    get: async (cid, nonce, opener, fetched) => (await offchainParts()).offchain.get(cid, nonce, opener, fetched),
     seal: async (value, scope) => (await offchainParts()).offchain.seal(value, scope),
     unseal: async (sealed, opener) => (await offchainParts()).offchain.unseal(sealed, opener),
     ping: async () => (await offchainParts()).offchain.ping(),

@@ -3,6 +3,7 @@
  * types, CORS, and the production CORS rule.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { call, expectStartFailure, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
@@ -111,6 +112,28 @@ describe('Body limit and content types', () => {
     assert.equal(res.headers.get('x-frame-options'), 'DENY');
     const chain = await call(s.url, 'GET', '/api/v1/chains/toolarge/stats');
     assert.equal(chain.status, 404, 'the create handler never ran');
+  });
+
+  it("answers what Node's parser refuses (headers past its limit, a malformed request) no-store and nosniff, as every answer (red team)", async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(s.url).port), '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+        socket.write(request);
+      });
+    const big = await raw(`GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'p'.repeat(20_000)}\r\n\r\n`);
+    const smuggled = await raw('POST /api/v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+    for (const [answer, status] of [
+      [big, 431],
+      [smuggled, 400],
+    ] as const) {
+      assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `), answer.slice(0, 200));
+      assert.match(answer, /\r\nCache-Control: no-store\r\n/i, answer.slice(0, 200));
+      assert.match(answer, /\r\nX-Content-Type-Options: nosniff\r\n/i);
+    }
   });
 
   it('accepts a valid body just under the limit', async () => {

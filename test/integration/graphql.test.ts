@@ -366,6 +366,85 @@ describe('GraphQL in production, with keys', () => {
     assert.equal(over.body.errors[0].extensions.code, 'READ_LIMIT_EXCEEDED');
   });
 
+  it('counts off-chain payloads as reads and as answer: each fetched once a request, past the cap 422, past one answer 422 before it is built (red team)', async () => {
+    // One 4 MB payload cited by 99 events had been fetched and decrypted 99 times a request, outside the read cap, and
+    // an answer of 392 MB built before the answer's limit refused it; a GraphQL query selecting `eventId` alone
+    // decrypted them all too.
+    const writer = { 'X-API-Key': keys.writer! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${prod.url}/api/v1`;
+    await call(v1, 'POST', '/chains/amp/create', undefined, writer);
+    // Two payloads of 1.2 MB: about 400 items of 4 KB each as fetched (their envelopes), against this stack's 600.
+    const store = async (fill: string) => {
+      const stored = await call(v1, 'POST', '/offchain', { data: { blob: fill.repeat(1_200_000) }, chain: 'amp' }, writer);
+      assert.equal(stored.status, 201, stored.text.slice(0, 300));
+      return { details_cid: stored.body.cid, details_nonce: stored.body.nonce };
+    };
+    const [first, second] = [await store('a'), await store('b')];
+    // Six events citing the first in one batch: checked once (six fetches would be 2,400 items), then one citing the second.
+    const cites = (ref: typeof first, n: number) => Array.from({ length: n }, (_, i) => ({ entity_id: `amp-${i}`, event_type: 'cite', ...ref }));
+    const batch = await call(v1, 'POST', '/chains/amp/events/batch', { events: cites(first, 6) }, writer);
+    assert.ok(batch.status === 200 || batch.status === 201, batch.text.slice(0, 300));
+    assert.equal((await call(v1, 'POST', '/chains/amp/events', cites(second, 1)[0], writer)).status, 200);
+
+    // Three events citing the first (blocks 1-3; block 0 opens the chain): fetched once, 3.6 MB of details, one answer.
+    const three = await call(v1, 'GET', '/chains/amp/blocks?resolve_cid=true&offset=1&limit=3', undefined, reader);
+    assert.equal(three.status, 200, three.text.slice(0, 300));
+    assert.deepEqual(
+      three.body.blocks.map((b: any) => b.events[0].details.blob.length),
+      [1_200_000, 1_200_000, 1_200_000],
+    );
+    // Six: fetched once, but 7.2 MB of details, more than one answer carries: refused before the answer is built.
+    const six = await call(v1, 'GET', '/chains/amp/blocks?resolve_cid=true&offset=1&limit=6', undefined, reader);
+    assert.equal(six.status, 422, six.text.slice(0, 300));
+    assert.match(six.body.detail, /off-chain payloads this request resolves come to more than 6291556 bytes/);
+    // Both payloads in one request: about 800 items fetched, past the cap of 600.
+    const both = await call(v1, 'GET', '/chains/amp/blocks?resolve_cid=true&offset=6&limit=2', undefined, reader);
+    assert.equal(both.status, 422, both.text.slice(0, 300));
+    assert.match(both.body.detail, /reads more than 600 items from storage/);
+    // GraphQL fetches them only for a selection that shows them.
+    const ids = await gql('{ events(chainName: "amp", resolveCid: true, limit: 2) { eventId } }', undefined, reader, prod.url);
+    assert.equal(ids.status, 200, ids.text.slice(0, 300));
+    assert.equal(ids.body.data.events.length, 2);
+    const shown = await gql('{ events(chainName: "amp", resolveCid: true, limit: 2) { eventId details } }', undefined, reader, prod.url);
+    assert.equal(shown.status, 422, shown.text.slice(0, 300));
+    assert.equal(shown.body.errors[0].extensions.code, 'READ_LIMIT_EXCEEDED');
+    const many = await gql('{ events(chainName: "amp", resolveCid: true, limit: 7) { ... on Event { resolveError } } }', undefined, reader, prod.url);
+    assert.equal(many.status, 422, many.text.slice(0, 300));
+  });
+
+  it('keeps GraphQL literals to the body rules, and answers bad input 4xx, never 500 (red team)', async () => {
+    const writer = { 'X-API-Key': keys.writer! };
+    const proto = await gql(
+      'mutation { addEvent(chainName: "amp", input: { entityId: "lit", eventType: "t", details: { a: 1, b: { __proto__: 1 } } }) { eventId } }',
+      undefined,
+      writer,
+      prod.url,
+    );
+    assert.equal(proto.body.data.addEvent, null, proto.text.slice(0, 300));
+    assert.equal(proto.body.errors[0].extensions.status, 422);
+    const deep = `${'{ a: '.repeat(100)}1${' }'.repeat(100)}`;
+    const nested = await gql(
+      `mutation { addEvent(chainName: "amp", input: { entityId: "lit", eventType: "t", details: ${deep} }) { eventId } }`,
+      undefined,
+      writer,
+      prod.url,
+    );
+    assert.equal(nested.body.data.addEvent, null, nested.text.slice(0, 300));
+    assert.match(nested.body.errors[0].message, /nested deeper than 64 levels/);
+    const negative = await gql('{ block(chainName: "amp", index: -5) { hash } }', undefined, writer, prod.url);
+    assert.equal(negative.body.errors[0].extensions.status, 422, negative.text.slice(0, 300));
+    const operation = await call(
+      prod.url,
+      'POST',
+      '/graphql',
+      { query: 'query A { chains { name } } query B { chains { name } }', operationName: { toString: 'B' } },
+      writer,
+    );
+    assert.equal(operation.status, 400, operation.text.slice(0, 300));
+    assert.match(operation.body.errors[0].message, /operationName must be a string/);
+  });
+
   it('lists the chains a page at a time: a bare array, and a Link to the next page while the list goes on (red team: thousands of chains)', async () => {
     const reader = { 'X-API-Key': keys.reader! };
     const v1 = `${prod.url}/api/v1`;
