@@ -6,7 +6,7 @@
  */
 import type * as z from 'zod';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, DependencyUnavailableError, GoneError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import { ConflictError, DependencyUnavailableError, ForbiddenError, GoneError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
@@ -133,9 +133,11 @@ export function createBusiness(options: BusinessOptions) {
     async addOrganization(principal: Principal, channelId: string, { org_id }: z.output<typeof memberInput>) {
       const channel = await access.channel(principal, 'channel.add_member', channelId);
       await requireOrganization(org_id);
-      if (!(await repository.addMember(channelId, org_id, stamp()))) {
-        throw new ConflictError(`Organization '${org_id}' is already a member of channel '${channelId}'`);
-      }
+      const added = await repository.addMember(channelId, org_id, stamp(), isAdmin(principal));
+      if (added === 'member') throw new ConflictError(`Organization '${org_id}' is already a member of channel '${channelId}'`);
+      // An admin's removal holds until an admin adds the organization again: its former fellow members may not undo it.
+      if (added === 'removed')
+        throw new ForbiddenError(`Organization '${org_id}' was taken out of channel '${channelId}' by an admin; only an admin may add it again`);
       const event_id = await record(channel.chain_name, { entity_id: org_id, event_type: SERVICE_EVENT.organizationJoined, details: { org_id } });
       return { channel_id: channelId, org_id, event_id };
     },
@@ -147,7 +149,7 @@ export function createBusiness(options: BusinessOptions) {
      */
     async removeOrganization(principal: Principal, channelId: string, orgId: string) {
       const channel = await access.channel(principal, 'channel.remove_member', channelId);
-      if (!(await repository.removeMember(channelId, orgId))) {
+      if (!(await repository.removeMember(channelId, orgId, stamp()))) {
         throw new NotFoundError(`Organization '${orgId}' is not a member of channel '${channelId}'`);
       }
       const event_id = await record(channel.chain_name, { entity_id: orgId, event_type: SERVICE_EVENT.organizationLeft, details: { org_id: orgId } });

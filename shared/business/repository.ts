@@ -71,9 +71,13 @@ export interface BusinessRepository {
   getChannelDetails(channelId: string): Promise<ChannelDetails>;
   /** Its member organizations alone, sorted. */
   getChannelMembers(channelId: string): Promise<string[]>;
-  addMember(channelId: string, orgId: string, at: string): Promise<boolean>;
-  /** Takes an organization out of a channel; false when it was not a member. */
-  removeMember(channelId: string, orgId: string): Promise<boolean>;
+  /**
+   * Adds an organization to a channel: 'added'; 'member' when it is one already; 'removed' when an admin took it out
+   * and `lift` is not set (nothing written). `lift` (an admin's add) clears that mark.
+   */
+  addMember(channelId: string, orgId: string, at: string, lift: boolean): Promise<'added' | 'member' | 'removed'>;
+  /** Takes an organization out of a channel (an admin's act), marking it so; false when it was not a member. */
+  removeMember(channelId: string, orgId: string, at: string): Promise<boolean>;
   putCollection(channelId: string, collection: string, at: string): Promise<boolean>;
 
   putPrivateData(record: PrivateDataRecord): Promise<void>;

@@ -9,13 +9,14 @@ import {
   CONTRACT_OWNER_SK,
   CONTRACT_VERSION_SK_PREFIX,
   MEMBER_SK_PREFIX,
+  REMOVED_SK_PREFIX,
   ORGS_PARTITION,
   channelPk,
   contractPk,
   contractVersionSk,
   privateDataPk,
 } from './keys.ts';
-import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send, writeIf } from './requests.ts';
+import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send } from './requests.ts';
 
 /** The owner as stored: `org#<id>` or `admins`. */
 function ownerToken(owner: ContractOwner): string {
@@ -111,17 +112,46 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
       });
       return items.map((i) => String(i.sk).slice(MEMBER_SK_PREFIX.length)).sort();
     },
-    addMember: (channelId, orgId, at) => putNew({ pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}`, org_id: orgId, joined_at: at }),
-    async removeMember(channelId, orgId) {
+    // The member and the mark an admin's removal leaves are written together, so that a member's add never lands
+    // between them: a member had added back at once an organization an admin had just taken out (red team).
+    async addMember(channelId, orgId, at, lift) {
+      const key = { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` };
+      const mark = { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}` };
+      const transaction = new Transaction<'member' | 'removed'>()
+        .add({ Put: { TableName: tableName, Item: { ...key, org_id: orgId, joined_at: at }, ConditionExpression: 'attribute_not_exists(pk)' } }, 'member')
+        .add(
+          lift
+            ? { Delete: { TableName: tableName, Key: mark } }
+            : { ConditionCheck: { TableName: tableName, Key: mark, ConditionExpression: 'attribute_not_exists(pk)' } },
+          'removed',
+        );
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
+        return 'added';
+      } catch (error) {
+        const failed = transaction.cancellation(error)?.failed.map((f) => f.meaning) ?? [];
+        if (failed.includes('member')) return 'member';
+        if (failed.includes('removed')) return 'removed';
+        throw translateStorageError(error);
+      }
+    },
+    async removeMember(channelId, orgId, at) {
       if (!keyCanExist(channelPk(channelId), `${MEMBER_SK_PREFIX}${orgId}`)) return false;
-      return writeIf(
-        client,
-        new DeleteCommand({
-          TableName: tableName,
-          Key: { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` },
-          ConditionExpression: 'attribute_exists(pk)',
-        }),
-      );
+      const transaction = new Transaction<'absent'>()
+        .add(
+          {
+            Delete: { TableName: tableName, Key: { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` }, ConditionExpression: 'attribute_exists(pk)' },
+          },
+          'absent',
+        )
+        .add({ Put: { TableName: tableName, Item: { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}`, org_id: orgId, removed_at: at } } });
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
+        return true;
+      } catch (error) {
+        if (transaction.cancellation(error)?.failed.length) return false;
+        throw translateStorageError(error);
+      }
     },
     putCollection: (channelId, collection, at) => putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
 

@@ -189,6 +189,7 @@ export function apiKeyListSk(keyId: string): string {
  *   organization        pk = ORGS                               sk = <org id>
  *   channel             pk = CHANNELS                           sk = <channel name>
  *   channel member      pk = CHANNEL#<name>                     sk = MEMBER#<org id>
+ *   channel removal     pk = CHANNEL#<name>                     sk = REMOVED#<org id>   (an admin took it out: only an admin adds it again)
  *   channel collection  pk = CHANNEL#<name>                     sk = COLLECTION#<collection>
  *   private data        pk = PRIVATE#<channel>#<collection>     sk = <key>
  *   contract version    pk = CONTRACT#<contract id>             sk = VERSION#<version>
@@ -198,6 +199,8 @@ export function apiKeyListSk(keyId: string): string {
 export const ORGS_PARTITION = 'ORGS';
 export const CHANNELS_PARTITION = 'CHANNELS';
 export const MEMBER_SK_PREFIX = 'MEMBER#';
+/** An organization an admin took out of a channel: only an admin adds it again (its members may not). */
+export const REMOVED_SK_PREFIX = 'REMOVED#';
 export const COLLECTION_SK_PREFIX = 'COLLECTION#';
 
 export function channelPk(channelId: string): string {

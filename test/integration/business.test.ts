@@ -319,6 +319,16 @@ describe('Private data with auth on', () => {
       assert.ok(await until(() => ours.events() >= oursBefore + 1, 10_000), 'the push went out');
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(theirs.events(), theirsBefore, 'no push of the channel after the organization left it');
+
+      // The removal holds: acme's writer, a member, may not add globex back (it had, at once: red team); an admin may.
+      assertError(
+        await call(s, 'POST', '/channels/pact/organizations', { org_id: 'globex' }, acme),
+        403,
+        /taken out of channel 'pact' by an admin; only an admin may add it again/,
+      );
+      assertError(await call(s, 'GET', '/private-data/pact/terms/k1', undefined, globex), 403);
+      assert.equal((await call(s, 'POST', '/channels/pact/organizations', { org_id: 'globex' }, admin)).status, 201);
+      assert.equal((await call(s, 'GET', '/private-data/pact/terms/k1', undefined, globex)).status, 200, 'back in, by an admin');
     } finally {
       theirs.socket.close();
       ours.socket.close();

@@ -18,6 +18,7 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
   const organizations = new Map<string, OrganizationRecord>();
   const channels = new Map<string, ChannelRecord>();
   const members = new Map<string, Set<string>>();
+  const removed = new Map<string, Set<string>>();
   const collections = new Map<string, Set<string>>();
   const privateData = new Map<string, PrivateDataRecord>();
   const owners = new Map<string, ContractOwner>();
@@ -51,8 +52,18 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       collections: [...(collections.get(channelId) ?? [])].sort(),
     }),
     getChannelMembers: async (channelId) => [...(members.get(channelId) ?? [])].sort(),
-    addMember: async (channelId, orgId) => addNew(setOf(members, channelId), orgId),
-    removeMember: async (channelId, orgId) => members.get(channelId)?.delete(orgId) ?? false,
+    async addMember(channelId, orgId, _at, lift) {
+      if (setOf(members, channelId).has(orgId)) return 'member';
+      if (setOf(removed, channelId).has(orgId) && !lift) return 'removed';
+      setOf(removed, channelId).delete(orgId);
+      setOf(members, channelId).add(orgId);
+      return 'added';
+    },
+    async removeMember(channelId, orgId) {
+      if (!members.get(channelId)?.delete(orgId)) return false;
+      setOf(removed, channelId).add(orgId);
+      return true;
+    },
     putCollection: async (channelId, collection) => addNew(setOf(collections, channelId), collection),
     async putPrivateData(record) {
       privateData.set(`${record.channel}|${record.collection}|${record.key}`, { ...record });
