@@ -26,6 +26,8 @@ import { createTlog } from '#shared/tlog/tlog';
 export interface AppendRecord {
   entity: string;
   key?: string;
+  /** Which body of its key it is: an attempt with the same key and another body is 'other' (absent: the first). */
+  body?: 'other';
   attempts: AttemptOutcome[];
 }
 
@@ -174,6 +176,14 @@ export function check(chain: { blocks: Block[]; frontier: string[] }, appends: A
         problems.push(`${append.entity}: an undocumented ${attempt.status} (${attempt.message})`);
     }
   }
+  // A key names one request: of its bodies, one lands at most (each attempt answered with its own body's blocks is
+  // checked above: an answer with another body's blocks names a block its entity is not at).
+  const bodies = new Map<string, Set<string>>();
+  for (const append of appends) {
+    if (!append.key || !where.has(append.entity)) continue;
+    bodies.set(append.key, (bodies.get(append.key) ?? new Set()).add(append.body ?? 'first'));
+  }
+  for (const [key, landed] of bodies) if (landed.size > 1) problems.push(`two bodies of the Idempotency-Key ${key} are on the chain`);
   const asked = new Set(appends.map((a) => a.entity));
   for (const entity of where.keys()) if (!asked.has(entity)) problems.push(`an event nobody appended is on the chain: ${entity}`);
 

@@ -66,13 +66,15 @@ export const PROFILES: Record<string, ScenarioOptions> = {
   /**
    * Takeovers: every append has an Idempotency-Key held for 1.5 s only (the service holds it 60 s), and is
    * retried up to 4 times (a 409 too), so that retries take keys over from attempts still in flight (frozen,
-   * or waiting for their round); the faults of `faults`, with freezes of up to 4 s.
+   * or waiting for their round); the faults of `faults`, with freezes of up to 4 s. A quarter of the appends also get an
+   * attempt with the same key and another body, within 3 s of the first: one body lands at most, each answered its own.
    */
   takeover: {
     ...DEFAULT_SCENARIO,
     callers: 6,
     appendsPerCaller: 4,
     idempotentShare: 1,
+    otherBodyShare: 0.25,
     retries: 4,
     holdMs: 1_500,
     faults: { drop: 0.01, lostAnswer: 0.02, reset: 0.01, serverError: 0.01, refused: 0.01 },

@@ -20,6 +20,14 @@ export interface ScenarioOptions {
   /** The share of appends sent with an Idempotency-Key (and retried with it on a failure). */
   idempotentShare: number;
   /**
+   * The share of keyed appends that also get an attempt with the same Idempotency-Key and another body (an event of
+   * another entity), sent within 3 s of the first attempt (before, during or after a takeover of the key's hold), and
+   * retried as the append is: a key names one request, so at most one of the two bodies lands, and each attempt is
+   * answered with its own body's blocks or refused (checked with the other invariants). None by default, and then no
+   * draw is made for it (the other profiles' seeds replay as before).
+   */
+  otherBodyShare?: number;
+  /**
    * The share of appends that are a batch of `batchSize` events in one request (one outcome for them all); none
    * by default, and then no draw is made for it (the other profiles' seeds replay as before).
    */
@@ -133,6 +141,7 @@ export function checkOptions(options: ScenarioOptions): void {
   positive('appendsPerCaller', options.appendsPerCaller);
   share('idempotentShare', options.idempotentShare);
   share('batchShare', options.batchShare ?? 0);
+  share('otherBodyShare', options.otherBodyShare ?? 0);
   if (options.batchShare) positive('batchSize', options.batchSize ?? 0);
   share('killRate', options.killRate);
   share('freezeRate', options.freezeRate);
@@ -198,6 +207,8 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     const appends: AppendRecord[] = [];
     const started = world.now();
     let running = options.callers;
+    /** Attempts with another body still on their way (otherBodyShare). */
+    let otherBodies = 0;
     if (options.outageMs > 0) {
       const from = started + Math.round(world.random() * 2_000);
       network.down = { from, until: from + options.outageMs };
@@ -267,6 +278,24 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
         }));
         appends.push(...records);
         if (key) keyed.push({ records, c, j });
+        if (key && options.otherBodyShare && world.random() < options.otherBodyShare) {
+          // The same key with another body, from another instance of the same caller, a moment before or after.
+          const other: AppendRecord[] = [{ entity: `${entity}-other`, key, body: 'other', attempts: [] }];
+          appends.push(...other);
+          keyed.push({ records: other, c, j });
+          otherBodies += 1;
+          const at = world.now() + world.random() * 3_000;
+          world.at(at, () => {
+            void (async () => {
+              for (let n = 0; n <= options.retries; n += 1) {
+                const outcome = await attempt(newInstance(network, true), other, c, j);
+                if (outcome.kind === 'acked' || (outcome.kind === 'refused' && outcome.status < 500 && outcome.status !== 409)) break;
+                await pauseFor(world, 100 + world.random() * 400);
+              }
+              otherBodies -= 1;
+            })();
+          });
+        }
         for (let n = 0; n <= (key ? options.retries : 0); n += 1) {
           if (instance.dead) instance = instanceOf(c);
           const target = instance;
@@ -300,7 +329,7 @@ export async function runScenario(seed: number, options: ScenarioOptions = DEFAU
     }, 250);
 
     for (let c = 0; c < options.callers; c += 1) void caller(c);
-    const finished = await world.run(() => running === 0, 30 * 60_000);
+    const finished = await world.run(() => running === 0 && otherBodies === 0, 30 * 60_000);
     clearInterval(watch);
     if (!finished) observations.overruns.push('the workload did not finish within 30 minutes of virtual time');
     const elapsedMs = world.now() - started;
