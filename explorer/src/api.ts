@@ -49,6 +49,9 @@ export class ApiError extends Error {
 const KEY_STORE = 'ledger-explorer-key';
 let config: ExplorerConfig = { ws_url: null, api_key_header: 'X-API-Key' };
 
+/** The header a key rides in (the service's setting, from its config). */
+export const apiKeyHeader = (): string => config.api_key_header;
+
 export const apiKey = {
   get: (): string => sessionStorage.getItem(KEY_STORE) ?? '',
   set: (value: string): void => (value ? sessionStorage.setItem(KEY_STORE, value) : sessionStorage.removeItem(KEY_STORE)),

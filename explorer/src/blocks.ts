@@ -1,6 +1,7 @@
 /** The block browser: a chain's blocks newest first, one block by index or hash, its proofs. */
 import { ApiError, type Block, type BlockPage, path, request } from './api.ts';
 import { $, clearError, element, short, showError } from './dom.ts';
+import { verifyBlock } from './verify.ts';
 
 const PAGE = 10;
 let chain = '';
@@ -53,6 +54,14 @@ function show(block: Block): void {
   $('#block-title').textContent = `${block.chain_name} #${block.index}`;
   $('#block-json').textContent = JSON.stringify(block, null, 2);
   $('#proof-output').hidden = true;
+  const verdict = $('#block-verified');
+  verdict.textContent = 'Verifying…';
+  verdict.className = 'verdict';
+  void verifyBlock(block).then((result) => {
+    if (selected !== block) return; // another block was picked meanwhile
+    verdict.textContent = result.words;
+    verdict.className = `verdict ${result.verified ? 'verified' : 'refuted'}`;
+  });
 }
 
 async function showProof(kind: 'proof' | 'anchor'): Promise<void> {

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expandRoutes, GROUPS } from '#shared/api/routes';
@@ -161,6 +163,9 @@ describe('explorer', () => {
     await page.click('#block-query button[type="submit"]');
     await page.waitForSelector('#block-title:text("pages #7")');
     assert.match((await page.textContent('#block-json')) ?? '', new RegExp(block.hash));
+    // Checked in the browser: its hash, and its inclusion in a checkpoint signed by the node's key.
+    await page.waitForSelector('#block-verified.verified', { timeout: 15_000 });
+    assert.match((await page.textContent('#block-verified')) ?? '', /^Verified: in the checkpoint of 13 blocks/);
     await page.click('#block-proof');
     await page.waitForSelector('#proof-output:not([hidden])');
     const proof = JSON.parse((await page.textContent('#proof-output'))!);
@@ -168,6 +173,108 @@ describe('explorer', () => {
     await page.screenshot({ path: `${SHOTS}blocks.png`, fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();
+  });
+
+  it('verifies the block it shows in the browser, and says why not behind a server that lies (a changed block, an older checkpoint, a forked log)', async () => {
+    // A proxy in front of the stack that answers honestly, or changes what the evidence route answers.
+    let mode: 'honest' | 'changed-block' | 'older-checkpoint' | 'forked' = 'honest';
+    let older: { checkpoint: string; size: number } | undefined;
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const url = new URL(req.url ?? '/', open.url);
+        const hop = ['host', 'connection', 'upgrade', 'keep-alive', 'transfer-encoding', 'expect'];
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => !hop.includes(k) && !k.startsWith('sec-websocket')) as [string, string][],
+        );
+        let upstream: Response;
+        try {
+          upstream = await fetch(url, {
+            method: req.method,
+            headers,
+            ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
+          });
+        } catch {
+          res.writeHead(502).end(); // the monitor's WebSocket: not proxied
+          return;
+        }
+        let body = Buffer.from(await upstream.arrayBuffer());
+        if (url.pathname.endsWith('/evidence') && upstream.ok && mode !== 'honest') {
+          const evidence = JSON.parse(body.toString('utf8'));
+          if (mode === 'changed-block') for (const block of evidence.blocks ?? []) block.events[0].event_type = 'forged';
+          if (mode === 'older-checkpoint' && evidence.checkpoint) Object.assign(evidence, { checkpoint: older!.checkpoint, tree_size: older!.size });
+          if (mode === 'forked' && evidence.checkpoint) {
+            const lines = String(evidence.checkpoint).split('\n');
+            lines[2] = Buffer.alloc(32, 7).toString('base64'); // another root for the same size, under the node's signature
+            evidence.checkpoint = lines.join('\n');
+          }
+          body = Buffer.from(JSON.stringify(evidence));
+        }
+        const out: Record<string, string> = {};
+        upstream.headers.forEach((value, name) => {
+          if (!['content-encoding', 'content-length', 'transfer-encoding', 'connection'].includes(name)) out[name] = value;
+        });
+        res.writeHead(upstream.status, out).end(body);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const via = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const append = (n: number) => call(open.url, 'POST', '/api/v1/chains/lies/events', { entity_id: `l${n}`, event_type: 'e' });
+      await call(open.url, 'POST', '/api/v1/chains/lies/create');
+      await append(1);
+      // A genuine checkpoint of 2 blocks, kept to be answered later as if it were the latest.
+      const early = (await call(open.url, 'GET', '/api/v1/chains/lies/evidence')).body;
+      older = { checkpoint: early.checkpoint, size: early.tree_size };
+      assert.equal(older.size, 2);
+      await append(2);
+      await append(3);
+
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${via}/explorer#blocks`);
+      await page.waitForSelector('#block-chain option[value="lies"]', { state: 'attached', timeout: 10_000 });
+      await page.selectOption('#block-chain', 'lies');
+      await page.waitForFunction(() => document.querySelector('#page-info')?.textContent === '0–3 of 4');
+      const verdict = async () => {
+        await page.waitForFunction(() => document.querySelector('#block-verified')?.textContent !== 'Verifying…', undefined, { timeout: 15_000 });
+        return { words: (await page.textContent('#block-verified')) ?? '', verified: await page.locator('#block-verified.verified').count() };
+      };
+      const find = async (index: number) => {
+        await page.fill('#block-hash', String(index));
+        await page.click('#block-query button[type="submit"]');
+        await page.waitForSelector(`#block-title:text("lies #${index}")`);
+        return verdict();
+      };
+
+      // Honest: the newest block, proven into the checkpoint of 4 blocks; the node's key pinned, the checkpoint kept.
+      await page.click('#block-table tbody tr:first-child');
+      const first = await verdict();
+      assert.match(first.words, /^Verified: in the checkpoint of 4 blocks \(root [0-9a-f]{12}…\) signed by the node's key/);
+      assert.equal(first.verified, 1);
+      await page.screenshot({ path: `${SHOTS}block-verified.png`, fullPage: true });
+      await append(4);
+      await append(5);
+
+      mode = 'changed-block';
+      const changed = await find(2);
+      assert.match(changed.words, /^Not verified: 'lies': block 2's hash does not match its contents \(block-hash\)/);
+      assert.equal(await page.locator('#block-verified.refuted').count(), 1);
+      await page.screenshot({ path: `${SHOTS}block-refuted.png`, fullPage: true });
+
+      mode = 'older-checkpoint';
+      assert.match((await find(5)).words, /^Not verified: 'lies': the log shows 2 blocks, after showing 4 \(rollback\)/);
+
+      mode = 'forked';
+      assert.match((await find(5)).words, /^Not verified: 'lies': .*signature.* \(signature\)/);
+
+      // Honest again: the newer checkpoint is proven consistent with the one this browser kept.
+      mode = 'honest';
+      assert.match((await find(5)).words, /^Verified: in the checkpoint of 6 blocks/);
+      await page.close();
+    } finally {
+      proxy.close();
+    }
   });
 
   it('hides the CID decoder from a reader key, and the server refuses it too', async () => {
