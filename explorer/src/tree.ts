@@ -1,6 +1,37 @@
 /** The Main Chain / Sub-Chain tree: each Sub-Chain under the Main Chain, with its latest anchor. */
 import { type BlockPage, type ChainInfo, path, request } from './api.ts';
 import { $, element, short, text } from './dom.ts';
+import { type CheckpointVerdict, type Verdict, verifyAnchor, verifyCheckpoint } from './verify.ts';
+
+/** Chains whose checkpoint (and anchor) the tree verifies on each draw: the rest say so. */
+const VERIFIED_CHAINS = 50;
+/** The last verdicts, by chain and size: a redraw for another chain's block does not verify this one again. */
+const checked = new Map<string, { size: number; checkpoint: Promise<CheckpointVerdict>; anchor?: { key: string; verdict: Promise<Verdict> } }>();
+
+/** A verdict line: "Verifying…", then the verdict's words, marked verified or refuted. */
+function verdictLine(verdict: Promise<Verdict>, role: string): HTMLElement {
+  const line = element('div', { className: 'verdict', textContent: 'Verifying…', dataset: { verdict: role } });
+  void verdict.then((result) => {
+    line.textContent = result.words;
+    line.className = `verdict ${result.verified ? 'verified' : 'refuted'}`;
+  });
+  return line;
+}
+
+/** The chain's checkpoint verdict (and its anchor's), verified again only when the chain has grown. */
+function verdicts(chain: string, size: number, anchor?: Anchor) {
+  let entry = checked.get(chain);
+  if (!entry || entry.size !== size) {
+    entry = { size, checkpoint: verifyCheckpoint(chain) };
+    checked.set(chain, entry);
+  }
+  const key = anchor ? `${anchor.mainIndex}:${anchor.treeSize}` : '';
+  if (anchor && entry.anchor?.key !== key) {
+    const checkpoint = entry.checkpoint;
+    entry.anchor = { key, verdict: checkpoint.then((verdict) => verifyAnchor(chain, anchor, verdict)) };
+  }
+  return { checkpoint: entry.checkpoint, anchor: anchor ? entry.anchor!.verdict : undefined };
+}
 
 interface Anchor {
   mainIndex: number;
@@ -38,9 +69,16 @@ export async function renderTree(): Promise<void> {
   const latest = await anchors();
   const subs = chains.filter((chain) => chain.type === 'sub');
   const children = element('ul');
-  for (const sub of subs) {
+  for (const [position, sub] of subs.entries()) {
     const anchor = latest.get(sub.name);
     const pending = anchor ? sub.block_count - anchor.treeSize : sub.block_count;
+    const checks =
+      position < VERIFIED_CHAINS
+        ? (() => {
+            const v = verdicts(sub.name, sub.block_count, anchor);
+            return [verdictLine(v.checkpoint, 'checkpoint'), ...(v.anchor ? [verdictLine(v.anchor, 'anchor')] : [])];
+          })()
+        : [element('div', { className: 'verdict', textContent: `Not verified here: the tree verifies the first ${VERIFIED_CHAINS} Sub-Chains` })];
     children.append(
       element(
         'li',
@@ -53,6 +91,7 @@ export async function renderTree(): Promise<void> {
             ? `anchored in main #${anchor.mainIndex} · tree size ${anchor.treeSize} · root ${short(anchor.root)}${pending > 0 ? ` · ${pending} blocks since` : ''}`
             : 'not anchored yet',
         }),
+        ...checks,
       ),
     );
   }
@@ -62,6 +101,7 @@ export async function renderTree(): Promise<void> {
       { className: 'node main', dataset: { chain: 'main' } },
       element('strong', { textContent: 'main' }),
       ` · ${main.block_count} blocks · ${subs.length} Sub-Chains · head ${short(main.latest_block_hash)}`,
+      verdictLine(verdicts('main', main.block_count).checkpoint, 'checkpoint'),
       children,
     ),
   );

@@ -5,7 +5,8 @@
  * checkpoint of each chain kept, both in this origin's localStorage, as the client keeps them in a file: a server that
  * later shows a changed block, an older checkpoint or another history is caught, and the page says so in words.
  */
-import { computeBlockHash, LedgerClient, type StateStore, VerificationError } from '../../client/src/index.ts';
+import { computeBlockHash, LedgerClient, type StateStore, VerificationError, verifyConsistency } from '../../client/src/index.ts';
+import { fromBase64, fromHex, toHex } from '../../client/src/tlog.ts';
 import { apiKey, apiKeyHeader, type Block } from './api.ts';
 
 const PREFIX = 'ledger-explorer:';
@@ -53,7 +54,7 @@ export async function verifyBlock(block: Block): Promise<Verdict> {
       };
     }
     const state = await ledger().trustedState(block.chain_name);
-    const root = state ? Array.from(atob(state.root), (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('') : '';
+    const root = state ? toHex(fromBase64(state.root)!) : '';
     return {
       verified: true,
       words: `Verified: in the checkpoint of ${state?.size ?? '?'} blocks (root ${short(root)}) signed by the node's key, consistent with the last checkpoint this browser saw`,
@@ -61,5 +62,81 @@ export async function verifyBlock(block: Block): Promise<Verdict> {
   } catch (error) {
     if (error instanceof VerificationError) return { verified: false, words: `Not verified: ${error.message} (${error.failure})` };
     return { verified: false, words: `Could not verify: ${(error as Error).message}` };
+  }
+}
+
+/** Signature lines of a signed note (`— name base64`): the node's, then any witnesses' cosignatures. */
+const signatureLines = (note: string) => (note.split('\n\n')[1] ?? '').split('\n').filter((line) => line.startsWith('\u2014 '));
+
+export type CheckpointVerdict = Verdict & { size?: number; rootHex?: string };
+
+/**
+ * The chain's latest signed checkpoint, verified: signed by the pinned key, naming this chain, and consistent with the
+ * last checkpoint this browser verified of it (which it then becomes).
+ */
+export async function verifyCheckpoint(chain: string): Promise<CheckpointVerdict> {
+  try {
+    const state = await ledger().checkpoint(chain);
+    const rootHex = toHex(fromBase64(state.root)!);
+    const cosignatures = signatureLines(state.checkpoint).length - 1;
+    const witnesses =
+      cosignatures > 0
+        ? ` · ${cosignatures} witness cosignature${cosignatures > 1 ? 's' : ''} (not checked here: this page pins no witness key)`
+        : ' · no witness cosignature';
+    return {
+      verified: true,
+      size: state.size,
+      rootHex,
+      words: `Verified checkpoint: ${state.size} blocks · root ${short(rootHex)} · signed by the node's key · consistent with the last this browser saw${witnesses}`,
+    };
+  } catch (error) {
+    if (error instanceof VerificationError) return { verified: false, words: `Checkpoint not verified: ${error.message} (${error.failure})` };
+    return { verified: false, words: `Checkpoint could not be verified: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * A Sub-Chain's anchor, verified: the Main Chain block that holds it is proven (as any block), it names this
+ * Sub-Chain at that tree size and root, and the Sub-Chain's verified checkpoint extends that tree (a consistency proof
+ * from the anchored size to the checkpoint's, against both roots).
+ */
+export async function verifyAnchor(
+  sub: string,
+  anchor: { mainIndex: number; treeSize: number; root: string },
+  checkpoint: CheckpointVerdict,
+): Promise<Verdict> {
+  try {
+    const block = await ledger().block('main', anchor.mainIndex);
+    const holds = block.events.some((event) => {
+      const details = (event.details ?? {}) as { sub_chain?: string; tree_size?: number; merkle_root?: string };
+      return (
+        event.event_type === 'sub_chain_proof' && details.sub_chain === sub && details.tree_size === anchor.treeSize && details.merkle_root === anchor.root
+      );
+    });
+    if (!holds) return { verified: false, words: `Anchor not verified: Main Chain block ${anchor.mainIndex} does not hold this anchor` };
+    if (!checkpoint.verified || checkpoint.size === undefined || !checkpoint.rootHex)
+      return { verified: false, words: 'Anchor not verified: the chain has no verified checkpoint' };
+    if (checkpoint.size < anchor.treeSize) {
+      return { verified: false, words: `Anchor not verified: it anchors ${anchor.treeSize} blocks, the verified checkpoint has ${checkpoint.size}` };
+    }
+    const anchored = fromHex(anchor.root);
+    const current = fromHex(checkpoint.rootHex);
+    if (checkpoint.size === anchor.treeSize) {
+      if (toHex(anchored) !== checkpoint.rootHex) return { verified: false, words: `Anchor not verified: two roots for ${anchor.treeSize} blocks (fork)` };
+    } else {
+      // The proof's hashes are the server's; the roots it is checked against are the anchor's and the checkpoint's.
+      const { data, error } = await ledger().api.GET('/api/v1/chains/{chain_name}/consistency', {
+        params: { path: { chain_name: sub }, query: { first: String(anchor.treeSize), second: String(checkpoint.size) } },
+      });
+      if (error || !data) return { verified: false, words: 'Anchor not verified: no consistency proof from the anchored tree' };
+      verifyConsistency(anchor.treeSize, checkpoint.size, data.proof.map(fromHex), anchored, current, sub);
+    }
+    return {
+      verified: true,
+      words: `Verified anchor: main #${anchor.mainIndex} proven, and the checkpoint of ${checkpoint.size} blocks extends the ${anchor.treeSize} it anchors`,
+    };
+  } catch (error) {
+    if (error instanceof VerificationError) return { verified: false, words: `Anchor not verified: ${error.message} (${error.failure})` };
+    return { verified: false, words: `Anchor could not be verified: ${(error as Error).message}` };
   }
 }

@@ -139,6 +139,34 @@ describe('explorer', () => {
       { timeout: 15_000 },
     );
     assert.match((await page.textContent('li.node.main')) ?? '', /^main · \d+ blocks · 2 Sub-Chains/);
+    // Verified in the browser: each chain's latest signed checkpoint, and the anchor (its Main Chain block proven, the
+    // Sub-Chain's checkpoint consistent with the tree it anchors). Appended to after the anchor: a consistency proof.
+    await call(open.url, 'POST', '/api/v1/chains/shipments/events', { entity_id: 'box-2', event_type: 'packed' });
+    await page.click('#tree-refresh');
+    const shipments = 'li.node.sub[data-chain="shipments"]';
+    // The tree redraws as blocks are pushed: wait for a draw whose verdicts are both in.
+    await page
+      .waitForFunction(
+        (node) =>
+          ['checkpoint', 'anchor'].every((role) => /^Verified/.test(document.querySelector(`${node} [data-verdict="${role}"]`)?.textContent ?? '')) &&
+          /3 blocks/.test(document.querySelector(`${node} [data-verdict="checkpoint"]`)?.textContent ?? ''),
+        shipments,
+        { timeout: 15_000 },
+      )
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${await page.textContent(shipments)}`);
+      });
+    assert.match(
+      (await page.textContent(`${shipments} [data-verdict="checkpoint"]`)) ?? '',
+      /^Verified checkpoint: 3 blocks · root [0-9a-f]{12}… · signed by the node's key · consistent with the last this browser saw · no witness cosignature$/,
+    );
+    assert.match(
+      (await page.textContent(`${shipments} [data-verdict="anchor"]`)) ?? '',
+      new RegExp(`^Verified anchor: main #${mainIndex} proven, and the checkpoint of 3 blocks extends the 2 it anchors$`),
+    );
+    await page.waitForFunction(() => /^Verified/.test(document.querySelector('li.node.main > [data-verdict="checkpoint"]')?.textContent ?? ''), undefined, {
+      timeout: 15_000,
+    });
     await page.screenshot({ path: `${SHOTS}tree.png`, fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();
@@ -177,7 +205,7 @@ describe('explorer', () => {
 
   it('verifies the block it shows in the browser, and says why not behind a server that lies (a changed block, an older checkpoint, a forked log)', async () => {
     // A proxy in front of the stack that answers honestly, or changes what the evidence route answers.
-    let mode: 'honest' | 'changed-block' | 'older-checkpoint' | 'forked' = 'honest';
+    let mode: 'honest' | 'changed-block' | 'older-checkpoint' | 'forked' | 'changed-proof' = 'honest';
     let older: { checkpoint: string; size: number } | undefined;
     const proxy = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -200,6 +228,11 @@ describe('explorer', () => {
           return;
         }
         let body = Buffer.from(await upstream.arrayBuffer());
+        if (url.pathname.endsWith('/consistency') && upstream.ok && mode === 'changed-proof') {
+          const consistency = JSON.parse(body.toString('utf8'));
+          consistency.proof = consistency.proof.map(() => '07'.repeat(32));
+          body = Buffer.from(JSON.stringify(consistency));
+        }
         if (url.pathname.endsWith('/evidence') && upstream.ok && mode !== 'honest') {
           const evidence = JSON.parse(body.toString('utf8'));
           if (mode === 'changed-block') for (const block of evidence.blocks ?? []) block.events[0].event_type = 'forged';
@@ -230,6 +263,7 @@ describe('explorer', () => {
       assert.equal(older.size, 2);
       await append(2);
       await append(3);
+      assert.equal((await call(open.url, 'POST', '/api/v1/chains/lies/submit-proof')).status, 200);
 
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       await page.goto(`${via}/explorer#blocks`);
@@ -271,6 +305,14 @@ describe('explorer', () => {
       // Honest again: the newer checkpoint is proven consistent with the one this browser kept.
       mode = 'honest';
       assert.match((await find(5)).words, /^Verified: in the checkpoint of 6 blocks/);
+
+      // The tree: the anchor of 4 blocks, with a consistency proof to the checkpoint of 6 that is not one.
+      mode = 'changed-proof';
+      await page.click('a[data-tab="tree"]');
+      const anchorLine = 'li.node.sub[data-chain="lies"] [data-verdict="anchor"]';
+      await page.waitForFunction((line) => /^Anchor not verified/.test(document.querySelector(line)?.textContent ?? ''), anchorLine, { timeout: 15_000 });
+      assert.match((await page.textContent(anchorLine)) ?? '', /^Anchor not verified: .+\(\w+\)$/);
+      await page.screenshot({ path: `${SHOTS}tree-refuted.png`, fullPage: true });
       await page.close();
     } finally {
       proxy.close();
