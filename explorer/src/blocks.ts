@@ -1,7 +1,7 @@
 /** The block browser: a chain's blocks newest first, one block by index or hash, its proofs. */
 import { ApiError, type Block, type BlockPage, path, request } from './api.ts';
 import { $, clearError, element, short, showError } from './dom.ts';
-import { verifyBlock } from './verify.ts';
+import { drawInclusion, verifyBlock } from './verify.ts';
 
 const PAGE = 10;
 let chain = '';
@@ -53,6 +53,29 @@ function show(block: Block): void {
   $('#block-detail').hidden = false;
   $('#block-title').textContent = `${block.chain_name} #${block.index}`;
   $('#block-json').textContent = JSON.stringify(block, null, 2);
+  // Its fields for people; the raw JSON a click away.
+  const row = (name: string, value: string, mono = false) =>
+    element('tr', {}, element('th', { textContent: name }), element('td', { textContent: value, className: mono ? 'mono' : '' }));
+  $('#block-fields tbody').replaceChildren(
+    row('Chain', block.chain_name),
+    row('Index', String(block.index)),
+    row('Time', new Date(block.timestamp * 1000).toISOString()),
+    row('Hash', block.hash, true),
+    row('Previous hash', block.previous_hash, true),
+    row('Events', String(block.events.length)),
+  );
+  $('#block-events tbody').replaceChildren(
+    ...block.events.map((event) =>
+      element(
+        'tr',
+        {},
+        element('td', { textContent: event.event_id, className: 'mono' }),
+        element('td', { textContent: event.entity_id }),
+        element('td', { textContent: event.event_type }),
+        element('td', { textContent: JSON.stringify(event.details ?? {}).slice(0, 200), className: 'mono' }),
+      ),
+    ),
+  );
   $('#proof-output').hidden = true;
   const verdict = $('#block-verified');
   verdict.textContent = 'Verifying…';
@@ -67,11 +90,23 @@ function show(block: Block): void {
 async function showProof(kind: 'proof' | 'anchor'): Promise<void> {
   if (!selected) return;
   const output = $('#proof-output');
+  const title = $('#proof-title');
+  const steps = $('#proof-path');
+  steps.replaceChildren();
   try {
     const proof = await request<unknown>(kind === 'proof' ? path.proof(selected.chain_name, selected.index) : path.anchor(selected.chain_name, selected.index));
-    output.textContent = JSON.stringify(proof, null, 2);
+    $('#proof-json').textContent = JSON.stringify(proof, null, 2);
+    if (kind === 'proof') {
+      // The path from the leaf to the root, computed here: each step the hash of a node and its sibling.
+      const drawn = drawInclusion(proof as Parameters<typeof drawInclusion>[0]);
+      title.textContent = drawn.title;
+      steps.replaceChildren(...drawn.steps.map((step) => element('li', { textContent: step, className: 'mono' })));
+    } else {
+      title.textContent = 'The Main Chain anchor: the raw answer below';
+    }
   } catch (error) {
-    output.textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String(error);
+    title.textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String(error);
+    $('#proof-json').textContent = '';
   }
   output.hidden = false;
 }

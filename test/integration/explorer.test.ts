@@ -194,10 +194,18 @@ describe('explorer', () => {
     // Checked in the browser: its hash, and its inclusion in a checkpoint signed by the node's key.
     await page.waitForSelector('#block-verified.verified', { timeout: 15_000 });
     assert.match((await page.textContent('#block-verified')) ?? '', /^Verified: in the checkpoint of 13 blocks/);
+    // Drawn for people: its fields in a table (the raw JSON a click away), and the proof's path from leaf to root.
+    assert.match((await page.textContent('#block-fields')) ?? '', new RegExp(`Index7.*Hash${block.hash}.*Previous hash${block.previous_hash}`));
+    assert.match((await page.textContent('#block-events')) ?? '', /pages_7_0p6e/);
     await page.click('#block-proof');
     await page.waitForSelector('#proof-output:not([hidden])');
-    const proof = JSON.parse((await page.textContent('#proof-output'))!);
-    assert.equal(proof.leaf_index ?? proof.index, 7);
+    const proof = JSON.parse((await page.textContent('#proof-json'))!);
+    assert.equal(proof.leaf_index, 7);
+    assert.equal(await page.textContent('#proof-title'), 'Block 7 in the tree of 13 blocks: the path below reaches its root');
+    const steps = await page.locator('#proof-path li').allTextContents();
+    assert.equal(steps.length, proof.proof.length + 2, steps.join('\n'));
+    assert.match(steps[0]!, /^leaf 7: H\(0x00 ‖ block hash\) = [0-9a-f]{64}$/);
+    assert.equal(steps.at(-1), `root ${proof.root}: the proof's root, reached from the block`);
     await page.screenshot({ path: `${SHOTS}blocks.png`, fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();
