@@ -3,6 +3,8 @@
 export interface ExplorerConfig {
   ws_url: string | null;
   api_key_header: string;
+  /** The witnesses' cosigner vkeys the service is given (pinned by the page at first use). */
+  witnesses?: string[];
 }
 
 export interface ChainInfo {
@@ -51,6 +53,9 @@ let config: ExplorerConfig = { ws_url: null, api_key_header: 'X-API-Key' };
 
 /** The header a key rides in (the service's setting, from its config). */
 export const apiKeyHeader = (): string => config.api_key_header;
+
+/** The witnesses' cosigner vkeys the service says it has (the page pins them at first use: verify.ts). */
+export const configuredWitnesses = (): string[] => config.witnesses ?? [];
 
 export const apiKey = {
   get: (): string => sessionStorage.getItem(KEY_STORE) ?? '',

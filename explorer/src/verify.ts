@@ -7,7 +7,7 @@
  */
 import { computeBlockHash, LedgerClient, type StateStore, VerificationError, verifyConsistency } from '../../client/src/index.ts';
 import { fromBase64, fromHex, leafHash, nodeHash, toHex } from '../../client/src/tlog.ts';
-import { apiKey, apiKeyHeader, type Block } from './api.ts';
+import { apiKey, apiKeyHeader, type Block, configuredWitnesses } from './api.ts';
 
 const PREFIX = 'ledger-explorer:';
 
@@ -19,9 +19,22 @@ const browserStore: StateStore = {
 
 let client: { key: string; ledger: LedgerClient } | undefined;
 
+/**
+ * The witnesses whose cosignatures a checkpoint must carry: those the service named the first time this browser asked
+ * (pinned, as the node's key is), every one of them required. None pinned: cosignatures are counted, not checked.
+ */
+export function pinnedWitnesses(): string[] {
+  const stored = localStorage.getItem(`${PREFIX}witnesses`);
+  if (stored !== null) return JSON.parse(stored) as string[];
+  const given = configuredWitnesses();
+  localStorage.setItem(`${PREFIX}witnesses`, JSON.stringify(given));
+  return given;
+}
+
 function ledger(): LedgerClient {
   const key = apiKey.get();
   if (client?.key !== key) {
+    const witnesses = pinnedWitnesses();
     client = {
       key,
       ledger: new LedgerClient({
@@ -29,6 +42,7 @@ function ledger(): LedgerClient {
         ...(key ? { apiKey: key } : {}),
         apiKeyHeader: apiKeyHeader(),
         store: browserStore,
+        ...(witnesses.length ? { witnesses: { keys: witnesses, required: witnesses.length } } : {}),
         retry: { attempts: 1 },
       }),
     };
@@ -79,8 +93,10 @@ export async function verifyCheckpoint(chain: string): Promise<CheckpointVerdict
     const state = await ledger().checkpoint(chain);
     const rootHex = toHex(fromBase64(state.root)!);
     const cosignatures = signatureLines(state.checkpoint).length - 1;
-    const witnesses =
-      cosignatures > 0
+    const pinned = pinnedWitnesses().length;
+    const witnesses = pinned
+      ? ` · cosigned by the ${pinned} witness${pinned > 1 ? 'es' : ''} this browser pinned`
+      : cosignatures > 0
         ? ` · ${cosignatures} witness cosignature${cosignatures > 1 ? 's' : ''} (not checked here: this page pins no witness key)`
         : ' · no witness cosignature';
     return {

@@ -13,6 +13,7 @@ import { createHttpHandler } from '#shared/http/chain';
 import { type Core, once } from '#shared/wiring/core';
 import { lambdaHandler } from '#shared/wiring/process';
 import { SERVICE_VERSION } from '#shared/version';
+import { parseWitnesses } from '#shared/tlog/witness-config';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -37,7 +38,11 @@ export function createHandler(core: Core) {
       openapi: once(() => JSON.stringify(buildOpenApi({ version: SERVICE_VERSION, apiKeyHeader: config.API_KEY_NAME }))),
       explorerDir,
       swaggerDir,
-      explorerConfig: { ws_url: config.SVC_WS_PUBLIC_URL ?? null, api_key_header: config.API_KEY_NAME },
+      explorerConfig: {
+        ws_url: config.SVC_WS_PUBLIC_URL ?? null,
+        api_key_header: config.API_KEY_NAME,
+        witnesses: parseWitnesses(config.SVC_WITNESSES).map((witness) => witness.vkey),
+      },
     },
   });
 }

@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expandRoutes, GROUPS } from '#shared/api/routes';
-import { allOrStop, call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+import { freePort } from '#infra/local/ports';
+import { allOrStop, call, keysCli, removeDir, startStack, type Stack, tempDataDir } from '#test/support/stack';
+import { startWitness, type WitnessProcess, witnessVkey } from '#test/support/witness';
 
 // The callbacks given to waitForFunction run in the page, where `document` exists.
 declare const document: { querySelector(selector: string): { textContent: string | null } | null; documentElement: { scrollWidth: number } };
@@ -62,6 +64,42 @@ async function openPage(url: string, viewport = { width: 1280, height: 900 }): P
 const waitLive = (page: Page) => page.waitForFunction(() => document.querySelector('#ws-status')?.textContent === 'live', undefined, { timeout: 15_000 });
 
 const numberIn = async (page: Page, selector: string) => Number(await page.textContent(selector));
+
+/**
+ * A proxy in front of a stack that answers as it does, except the JSON answers `alter` changes in place (a server that
+ * lies). The monitor's WebSocket is not proxied.
+ */
+async function lyingProxy(target: string, alter: (pathname: string, answer: any) => void): Promise<{ url: string; close(): void }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const url = new URL(req.url ?? '/', target);
+      const hop = ['host', 'connection', 'upgrade', 'keep-alive', 'transfer-encoding', 'expect'];
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !hop.includes(k) && !k.startsWith('sec-websocket')) as [string, string][]);
+      let upstream: Response;
+      try {
+        upstream = await fetch(url, { method: req.method, headers, ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }) });
+      } catch {
+        res.writeHead(502).end();
+        return;
+      }
+      let body = Buffer.from(await upstream.arrayBuffer());
+      if (upstream.ok && (upstream.headers.get('content-type') ?? '').includes('json')) {
+        const answer = JSON.parse(body.toString('utf8'));
+        alter(url.pathname, answer);
+        body = Buffer.from(JSON.stringify(answer));
+      }
+      const out: Record<string, string> = {};
+      upstream.headers.forEach((value, name) => {
+        if (!['content-encoding', 'content-length', 'transfer-encoding', 'connection'].includes(name)) out[name] = value;
+      });
+      res.writeHead(upstream.status, out).end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
 
 describe('explorer', () => {
   it('loads with no console errors and goes live', async () => {
@@ -215,52 +253,18 @@ describe('explorer', () => {
     // A proxy in front of the stack that answers honestly, or changes what the evidence route answers.
     let mode: 'honest' | 'changed-block' | 'older-checkpoint' | 'forked' | 'changed-proof' = 'honest';
     let older: { checkpoint: string; size: number } | undefined;
-    const proxy = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', async () => {
-        const url = new URL(req.url ?? '/', open.url);
-        const hop = ['host', 'connection', 'upgrade', 'keep-alive', 'transfer-encoding', 'expect'];
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(([k]) => !hop.includes(k) && !k.startsWith('sec-websocket')) as [string, string][],
-        );
-        let upstream: Response;
-        try {
-          upstream = await fetch(url, {
-            method: req.method,
-            headers,
-            ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
-          });
-        } catch {
-          res.writeHead(502).end(); // the monitor's WebSocket: not proxied
-          return;
-        }
-        let body = Buffer.from(await upstream.arrayBuffer());
-        if (url.pathname.endsWith('/consistency') && upstream.ok && mode === 'changed-proof') {
-          const consistency = JSON.parse(body.toString('utf8'));
-          consistency.proof = consistency.proof.map(() => '07'.repeat(32));
-          body = Buffer.from(JSON.stringify(consistency));
-        }
-        if (url.pathname.endsWith('/evidence') && upstream.ok && mode !== 'honest') {
-          const evidence = JSON.parse(body.toString('utf8'));
-          if (mode === 'changed-block') for (const block of evidence.blocks ?? []) block.events[0].event_type = 'forged';
-          if (mode === 'older-checkpoint' && evidence.checkpoint) Object.assign(evidence, { checkpoint: older!.checkpoint, tree_size: older!.size });
-          if (mode === 'forked' && evidence.checkpoint) {
-            const lines = String(evidence.checkpoint).split('\n');
-            lines[2] = Buffer.alloc(32, 7).toString('base64'); // another root for the same size, under the node's signature
-            evidence.checkpoint = lines.join('\n');
-          }
-          body = Buffer.from(JSON.stringify(evidence));
-        }
-        const out: Record<string, string> = {};
-        upstream.headers.forEach((value, name) => {
-          if (!['content-encoding', 'content-length', 'transfer-encoding', 'connection'].includes(name)) out[name] = value;
-        });
-        res.writeHead(upstream.status, out).end(body);
-      });
+    const proxy = await lyingProxy(open.url, (pathname, answer) => {
+      if (pathname.endsWith('/consistency') && mode === 'changed-proof') answer.proof = answer.proof.map(() => '07'.repeat(32));
+      if (!pathname.endsWith('/evidence')) return;
+      if (mode === 'changed-block') for (const block of answer.blocks ?? []) block.events[0].event_type = 'forged';
+      if (mode === 'older-checkpoint' && answer.checkpoint) Object.assign(answer, { checkpoint: older!.checkpoint, tree_size: older!.size });
+      if (mode === 'forked' && answer.checkpoint) {
+        const lines = String(answer.checkpoint).split('\n');
+        lines[2] = Buffer.alloc(32, 7).toString('base64'); // another root for the same size, under the node's signature
+        answer.checkpoint = lines.join('\n');
+      }
     });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const via = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const via = proxy.url;
     try {
       const append = (n: number) => call(open.url, 'POST', '/api/v1/chains/lies/events', { entity_id: `l${n}`, event_type: 'e' });
       await call(open.url, 'POST', '/api/v1/chains/lies/create');
@@ -324,6 +328,56 @@ describe('explorer', () => {
       await page.close();
     } finally {
       proxy.close();
+    }
+  });
+
+  it('checks the cosignatures of the witnesses it pinned, and says so when a server drops them', async () => {
+    // A stack with a witness, behind a proxy that answers honestly, or drops the checkpoints' cosignatures.
+    const witnessDir = tempDataDir('explorer-witness');
+    const witnessPort = await freePort();
+    const vkey = witnessVkey(witnessDir);
+    const witnessed = await startStack({
+      env: { SVC_WITNESSES: `${vkey}=http://127.0.0.1:${witnessPort}`, SVC_WITNESS_INTERVAL_MS: '300', SVC_WITNESS_TIMEOUT_MS: '1000' },
+    });
+    let witness: WitnessProcess | undefined;
+    let drop = false;
+    const proxy = await lyingProxy(witnessed.url, (pathname, answer) => {
+      if (drop && pathname.endsWith('/evidence') && typeof answer.checkpoint === 'string') {
+        const [body, signatures] = answer.checkpoint.split('\n\n');
+        answer.checkpoint = `${body}\n\n${signatures.split('\n')[0]}\n`; // the node's signature alone
+      }
+    });
+    try {
+      witness = await startWitness({ dir: witnessDir, logs: [(await (await fetch(`${witnessed.url}/tlog/vkey`)).text()).trim()], port: witnessPort });
+      assert.equal((await call(witnessed.url, 'GET', '/explorer/config.json')).body.witnesses[0], vkey, 'the config names the witness');
+      await call(witnessed.url, 'POST', '/api/v1/chains/cosigned/create');
+      await call(witnessed.url, 'POST', '/api/v1/chains/cosigned/events', { entity_id: 'c1', event_type: 'e' });
+
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${proxy.url}/explorer#tree`);
+      const line = 'li.node.sub[data-chain="cosigned"] [data-verdict="checkpoint"]';
+      await page.waitForFunction((l) => /^Verified checkpoint/.test(document.querySelector(l)?.textContent ?? ''), line, { timeout: 20_000 });
+      assert.match((await page.textContent(line)) ?? '', /^Verified checkpoint: 2 blocks .* · cosigned by the 1 witness this browser pinned$/);
+
+      // Cosignatures dropped: a block past the checkpoint this browser kept asks for a new one, which is not cosigned.
+      await call(witnessed.url, 'POST', '/api/v1/chains/cosigned/events', { entity_id: 'c2', event_type: 'e' });
+      drop = true;
+      await page.click('a[data-tab="blocks"]');
+      await page.waitForSelector('#block-chain option[value="cosigned"]', { state: 'attached', timeout: 10_000 });
+      await page.selectOption('#block-chain', 'cosigned');
+      await page.fill('#block-hash', '2');
+      await page.click('#block-query button[type="submit"]');
+      await page.waitForSelector('#block-title:text("cosigned #2")');
+      await page.waitForFunction(() => document.querySelector('#block-verified')?.textContent !== 'Verifying…', undefined, { timeout: 15_000 });
+      assert.match((await page.textContent('#block-verified')) ?? '', /^Not verified: 'cosigned': .*0 of the 1 witness cosignatures required \(witnesses\)/);
+      await page.screenshot({ path: `${SHOTS}block-uncosigned.png`, fullPage: true });
+      await page.close();
+    } finally {
+      proxy.close();
+      await witness?.stop();
+      await witnessed.stop();
+      removeDir(witnessed.dataDir);
+      removeDir(witnessDir);
     }
   });
 

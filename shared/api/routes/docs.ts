@@ -16,7 +16,8 @@ export interface DocsDeps {
   explorerDir(): string;
   swaggerDir(): string;
   /** What the explorer is told: where the WebSocket is (null: same origin), and the API key header. */
-  explorerConfig: { ws_url: string | null; api_key_header: string };
+  /** `witnesses`: the cosigner vkeys of SVC_WITNESSES (public keys), which the explorer pins at first use. */
+  explorerConfig: { ws_url: string | null; api_key_header: string; witnesses: string[] };
 }
 
 const TYPES: Record<string, string> = {
@@ -117,7 +118,7 @@ export const DOCS_ROUTES = [
   route({
     method: 'GET',
     path: '/explorer/config.json',
-    summary: 'Where the explorer finds the WebSocket',
+    summary: "Where the explorer finds the WebSocket, and the witnesses' public keys it pins",
     access: 'public',
     handler: async (_, { explorerConfig }) => ({
       contentType: 'application/json',
