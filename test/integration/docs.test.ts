@@ -129,7 +129,7 @@ describe('GET /docs and /explorer', () => {
     await assertPageLoads('/explorer');
     const config = await call(stack.url, 'GET', '/explorer/config.json');
     assert.equal(config.status, 200);
-    assert.deepEqual(config.body, { ws_url: null, api_key_header: 'X-API-Key' });
+    assert.deepEqual(config.body, { ws_url: null, api_key_header: 'X-API-Key', witnesses: [] });
   });
 
   it('sends /explorer/ and /docs/ (a trailing slash, as people type them) on to the pages, keeping the query; nothing else', async () => {
