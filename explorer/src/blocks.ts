@@ -102,7 +102,32 @@ async function showProof(kind: 'proof' | 'anchor'): Promise<void> {
       title.textContent = drawn.title;
       steps.replaceChildren(...drawn.steps.map((step) => element('li', { textContent: step, className: 'mono' })));
     } else {
-      title.textContent = 'The Main Chain anchor: the raw answer below';
+      // Two paths: the block into the tree its anchor names, then the anchor's Main Chain block into the Main Chain's tree.
+      const a = proof as {
+        block_index: number;
+        block_hash: string;
+        proof: string[];
+        anchor: { main_block_index: number; main_block_hash: string; tree_size: number; merkle_root: string };
+        main: { tree_size: number; root: string; proof: string[] };
+      };
+      const sub = drawInclusion({
+        leaf_index: a.block_index,
+        tree_size: a.anchor.tree_size,
+        block_hash: a.block_hash,
+        proof: a.proof,
+        root: a.anchor.merkle_root,
+      });
+      const main = drawInclusion({
+        leaf_index: a.anchor.main_block_index,
+        tree_size: a.main.tree_size,
+        block_hash: a.anchor.main_block_hash,
+        proof: a.main.proof,
+        root: a.main.root,
+      });
+      title.textContent = `Anchored in main #${a.anchor.main_block_index}. ${sub.title}; in the Main Chain: ${main.title.replace(/^Block/, 'main block')}`;
+      steps.replaceChildren(
+        ...[...sub.steps, ...main.steps.map((step) => `main ${step}`)].map((step) => element('li', { textContent: step, className: 'mono' })),
+      );
     }
   } catch (error) {
     title.textContent = error instanceof ApiError ? `${error.status}: ${error.message}` : String(error);

@@ -92,7 +92,15 @@ export async function verifyCheckpoint(chain: string): Promise<CheckpointVerdict
   try {
     const state = await ledger().checkpoint(chain);
     const rootHex = toHex(fromBase64(state.root)!);
-    const cosignatures = signatureLines(state.checkpoint).length - 1;
+    const lines = signatureLines(state.checkpoint);
+    const cosignatures = lines.length - 1;
+    // A C2SP checkpoint carries no time; a witness's cosignature (cosignature/v1) does: key id, 8-byte seconds, signature.
+    const times = lines
+      .slice(1)
+      .map((line) => fromBase64(line.split(' ')[2] ?? ''))
+      .filter((bytes): bytes is Uint8Array => bytes?.length === 4 + 8 + 64)
+      .map((bytes) => Number(new DataView(bytes.buffer, bytes.byteOffset + 4, 8).getBigUint64(0)));
+    const when = times.length ? ` · cosigned at ${new Date(Math.max(...times) * 1000).toISOString()}` : '';
     const pinned = pinnedWitnesses().length;
     const witnesses = pinned
       ? ` · cosigned by the ${pinned} witness${pinned > 1 ? 'es' : ''} this browser pinned`
@@ -103,7 +111,7 @@ export async function verifyCheckpoint(chain: string): Promise<CheckpointVerdict
       verified: true,
       size: state.size,
       rootHex,
-      words: `Verified checkpoint: ${state.size} blocks · root ${short(rootHex)} · signed by the node's key · consistent with the last this browser saw${witnesses}`,
+      words: `Verified checkpoint: ${state.size} blocks · root ${short(rootHex)} · signed by the node's key · consistent with the last this browser saw${witnesses}${when}`,
     };
   } catch (error) {
     if (error instanceof VerificationError) return { verified: false, words: `Checkpoint not verified: ${error.message} (${error.failure})` };

@@ -317,6 +317,19 @@ describe('explorer', () => {
       // Honest again: the newer checkpoint is proven consistent with the one this browser kept.
       mode = 'honest';
       assert.match((await find(5)).words, /^Verified: in the checkpoint of 6 blocks/);
+      // Its anchor drawn: the block into the tree the anchor names, the anchor's block into the Main Chain's.
+      await find(2);
+      await page.click('#block-anchor');
+      await page.waitForFunction(() => /^Anchored in main/.test(document.querySelector('#proof-title')?.textContent ?? ''), undefined, { timeout: 10_000 });
+      assert.match(
+        (await page.textContent('#proof-title')) ?? '',
+        /^Anchored in main #\d+\. Block 2 in the tree of 4 blocks: the path below reaches its root; in the Main Chain: main block \d+ in the tree of \d+ blocks: the path below reaches its root$/,
+      );
+      const anchorSteps = await page.locator('#proof-path li').allTextContents();
+      assert.ok(
+        anchorSteps.some((step) => /^main root [0-9a-f]{64}: the proof's root, reached from the block$/.test(step)),
+        anchorSteps.join('\n'),
+      );
 
       // The tree: the anchor of 4 blocks, with a consistency proof to the checkpoint of 6 that is not one.
       mode = 'changed-proof';
@@ -357,7 +370,10 @@ describe('explorer', () => {
       await page.goto(`${proxy.url}/explorer#tree`);
       const line = 'li.node.sub[data-chain="cosigned"] [data-verdict="checkpoint"]';
       await page.waitForFunction((l) => /^Verified checkpoint/.test(document.querySelector(l)?.textContent ?? ''), line, { timeout: 20_000 });
-      assert.match((await page.textContent(line)) ?? '', /^Verified checkpoint: 2 blocks .* · cosigned by the 1 witness this browser pinned$/);
+      const words = (await page.textContent(line)) ?? '';
+      assert.match(words, /^Verified checkpoint: 2 blocks .* · cosigned by the 1 witness this browser pinned · cosigned at \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+      const cosignedAt = Date.parse(/cosigned at (\S+)$/.exec(words)![1]!);
+      assert.ok(Math.abs(Date.now() - cosignedAt) < 120_000, `the witness's time, ${new Date(cosignedAt).toISOString()}`);
 
       // Cosignatures dropped: a block past the checkpoint this browser kept asks for a new one, which is not cosigned.
       await call(witnessed.url, 'POST', '/api/v1/chains/cosigned/events', { entity_id: 'c2', event_type: 'e' });
