@@ -1308,7 +1308,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where the explorer finds the WebSocket */
+        /** Where the explorer finds the WebSocket, and the witnesses' public keys it pins */
         get: operations["getExplorerConfigJson"];
         put?: never;
         post?: never;

@@ -48,6 +48,20 @@ export async function loadPage(): Promise<void> {
   $<HTMLButtonElement>('#page-next').disabled = offset + PAGE >= page.total;
 }
 
+/** Opens a block in Blocks (from the monitor's feed): its chain picked, the block shown and verified. */
+export async function openBlock(chainName: string, index: number): Promise<void> {
+  try {
+    const block = await request<Block>(path.block(chainName, index));
+    const select = $<HTMLSelectElement>('#block-chain');
+    if (![...select.options].some((option) => option.value === chainName)) select.append(element('option', { value: chainName, textContent: chainName }));
+    select.value = chain = chainName;
+    offset = 0;
+    show(block);
+  } catch (error) {
+    showError(error);
+  }
+}
+
 function show(block: Block): void {
   selected = block;
   $('#block-detail').hidden = false;

@@ -6,7 +6,8 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { type BlockPage, type ChainInfo, path, request, webSocketUrl } from './api.ts';
-import { $, text } from './dom.ts';
+import { openBlock } from './blocks.ts';
+import { $, element, text } from './dom.ts';
 
 const WINDOW = 300; // seconds on the chart, and of the past read on opening
 /** Chains whose newest blocks are read on opening (a request each), the busiest first. */
@@ -40,9 +41,15 @@ export function startMonitor(): Monitor {
   new ResizeObserver(() => chart.setSize({ width: Math.max(280, chartBox.clientWidth), height: 220 })).observe(chartBox);
 
   const feed = $('#feed');
-  function addToFeed(line: string): void {
+  /** A line of the feed; an event's line opens its block in Blocks, where it is verified. */
+  function addToFeed(line: string, eventId?: string): void {
     const item = document.createElement('li');
-    item.textContent = line;
+    const at = eventId ? /^(.+)_(\d+)_\d+$/.exec(eventId) : null;
+    if (at) {
+      const link = element('a', { href: '#blocks', textContent: line, title: 'open its block (verified there)' });
+      link.addEventListener('click', () => void openBlock(at[1]!, Number(at[2])));
+      item.append(link);
+    } else item.textContent = line;
     feed.prepend(item);
     while (feed.children.length > 20) feed.lastElementChild!.remove();
   }
@@ -77,7 +84,7 @@ export function startMonitor(): Monitor {
         const second = Math.floor(block.timestamp);
         if (!count('blocks', blockKey(block.chain_name, block.index), second)) continue;
         for (const event of block.events) {
-          if (count('events', event.event_id, second)) addToFeed(`${block.chain_name} · ${event.event_type} · ${event.entity_id}`);
+          if (count('events', event.event_id, second)) addToFeed(`${block.chain_name} · ${event.event_type} · ${event.entity_id}`, event.event_id);
         }
       }
       const of = chains.length > read.length ? `the ${read.length} busiest of ${chains.length} chains` : `${read.length} chain${read.length === 1 ? '' : 's'}`;
@@ -131,7 +138,7 @@ export function startMonitor(): Monitor {
         count('blocks', blockKey(data.chain ?? '', data.block?.index), second);
         for (const listener of listeners) listener(data.chain ?? '');
       } else if (data.type === 'event' && data.event) {
-        if (count('events', data.event.event_id, second)) addToFeed(`${data.chain} · ${data.event.event_type} · ${data.event.entity_id}`);
+        if (count('events', data.event.event_id, second)) addToFeed(`${data.chain} · ${data.event.event_type} · ${data.event.entity_id}`, data.event.event_id);
       } else if (data.type === 'error') addToFeed(`error: ${data.detail}`);
     };
     ws.onclose = () => {

@@ -135,6 +135,10 @@ describe('explorer', () => {
     // The chart's next tick puts those blocks into the rate (and the plotted series it is computed from).
     await page.waitForFunction(() => Number(document.querySelector('#block-rate')?.textContent) > 0, undefined, { timeout: 5_000 });
     await page.screenshot({ path: `${SHOTS}monitor.png`, fullPage: true });
+    // An event of the feed opens its block, verified there.
+    await page.click('#feed a:text("watched · scanned · parcel-4")');
+    await page.waitForSelector('#block-title:text("watched #5")');
+    await page.waitForSelector('#block-verified.verified', { timeout: 15_000 });
     assert.deepEqual(errors, []);
     await page.close();
   });
