@@ -7,7 +7,7 @@ import { ApiError, apiKey, type ChainInfo, loadConfig, path, request } from './a
 import { loadPage, setChains, wireBlocks } from './blocks.ts';
 import { $, clearError, showError, text } from './dom.ts';
 import { startMonitor } from './monitor.ts';
-import { renderTree } from './tree.ts';
+import { renderTree, verifyAgain } from './tree.ts';
 
 const VIEWS = ['tree', 'monitor', 'blocks', 'decoder'] as const;
 type View = (typeof VIEWS)[number];
@@ -89,7 +89,10 @@ async function main(): Promise<void> {
     }, 500);
   });
 
-  $('#tree-refresh').addEventListener('click', () => renderTree().catch(showError));
+  $('#tree-refresh').addEventListener('click', () => {
+    verifyAgain();
+    renderTree().catch(showError);
+  });
 
   $('#decoder-form').addEventListener('submit', () => {
     const output = $('#decoded');

@@ -5,8 +5,19 @@ import { type CheckpointVerdict, type Verdict, verifyAnchor, verifyCheckpoint } 
 
 /** Chains whose checkpoint (and anchor) the tree verifies on each draw: the rest say so. */
 const VERIFIED_CHAINS = 50;
-/** The last verdicts, by chain and size: a redraw for another chain's block does not verify this one again. */
-const checked = new Map<string, { size: number; checkpoint: Promise<CheckpointVerdict>; anchor?: { key: string; verdict: Promise<Verdict> } }>();
+/**
+ * The last verdicts, by chain: a chain is verified again only once it has grown, and at most every RECHECK_MS (the tree
+ * redraws up to twice a second on a busy ledger: one evidence request per chain per draw would be a browser's flood);
+ * the Refresh button verifies every grown chain at once.
+ */
+const checked = new Map<string, { size: number; at: number; checkpoint: Promise<CheckpointVerdict>; anchor?: { key: string; verdict: Promise<Verdict> } }>();
+const RECHECK_MS = 10_000;
+let recheckNow = false;
+
+/** The next draw verifies every chain that has grown (the Refresh button). */
+export function verifyAgain(): void {
+  recheckNow = true;
+}
 
 /** A verdict line: "Verifying…", then the verdict's words, marked verified or refuted. */
 function verdictLine(verdict: Promise<Verdict>, role: string): HTMLElement {
@@ -21,8 +32,8 @@ function verdictLine(verdict: Promise<Verdict>, role: string): HTMLElement {
 /** The chain's checkpoint verdict (and its anchor's), verified again only when the chain has grown. */
 function verdicts(chain: string, size: number, anchor?: Anchor) {
   let entry = checked.get(chain);
-  if (!entry || entry.size !== size) {
-    entry = { size, checkpoint: verifyCheckpoint(chain) };
+  if (!entry || (entry.size !== size && (recheckNow || Date.now() - entry.at >= RECHECK_MS))) {
+    entry = { size, at: Date.now(), checkpoint: verifyCheckpoint(chain) };
     checked.set(chain, entry);
   }
   const key = anchor ? `${anchor.mainIndex}:${anchor.treeSize}` : '';
@@ -105,5 +116,6 @@ export async function renderTree(): Promise<void> {
       children,
     ),
   );
+  recheckNow = false;
   text('#tree-note', `Updated ${new Date().toLocaleTimeString()}`);
 }

@@ -209,6 +209,18 @@ describe('explorer', () => {
     await page.waitForFunction(() => /^Verified/.test(document.querySelector('li.node.main > [data-verdict="checkpoint"]')?.textContent ?? ''), undefined, {
       timeout: 15_000,
     });
+    // The tree redraws on every push, but verifies a grown chain again at most every 10 s: a busy ledger is not a flood
+    // of evidence requests from each open page.
+    let asked = 0;
+    page.on('request', (request) => void (request.url().includes('/shipments/evidence') && (asked += 1)));
+    const redrawn = await page.textContent('#tree-note');
+    for (let n = 3; n < 9; n += 1) {
+      await call(open.url, 'POST', '/api/v1/chains/shipments/events', { entity_id: `box-${n}`, event_type: 'packed' });
+      await new Promise((r) => setTimeout(r, 600)); // a redraw for each (the tree redraws at most twice a second)
+    }
+    await page.waitForFunction((before) => document.querySelector('#tree-note')?.textContent !== before, redrawn, { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.ok(asked <= 1, `${asked} evidence requests for shipments while 6 blocks were pushed`);
     await page.screenshot({ path: `${SHOTS}tree.png`, fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();
