@@ -54,7 +54,7 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
     registry: ['GetItem', 'PutItem', 'UpdateItem'],
     rateLimits: EDGE.rateLimits,
   },
-  // Channel chains' appends; organizations, channels, memberships, contracts, private data in the registry.
+  // Channel chains' appends; organizations, channels, memberships (an admin's removal leaves a mark, deleted by an admin's add), contracts, private data in the registry.
   business: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], rateLimits: EDGE.rateLimits },
   // Contracts' emits append (to channel chains too); contract versions and owners (a publish), memberships, and the
   // run slots' record (GetItem, a conditional PutItem, UpdateItem to let go) in the registry.
@@ -121,12 +121,6 @@ export const KEPT_WITHOUT_USE: readonly {
     resource: /:key\//,
     why: "DynamoDB uses the tables' key on the caller's behalf (kms:ViaService), which no request of the function shows; the sim has no server-side encryption",
   })),
-  {
-    functions: ['business'],
-    action: 'dynamodb:DeleteItem',
-    resource: /:table\/[^/]*-registry$/,
-    why: "a channel whose chain could not be created is deleted again (a failure path: business-repository's deleteChannel)",
-  },
   {
     functions: ['admin'],
     action: 'dynamodb:DeleteItem',
