@@ -335,6 +335,8 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
       return;
     }
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    // Then closed, as Node's own handler closes it: a client still trickling headers (slow loris) is cut off.
+    socket.once('finish', () => socket.destroy());
     socket.end(
       [
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
