@@ -27,8 +27,8 @@ export const DEFAULT_MAX_READ_ITEMS = 10_000;
 /** What one answer can carry (a Lambda synchronous response's 6 MB, shared/http/answer-size.ts): the most payload bytes a request resolves. */
 export const MAX_RESOLVED_BYTES = 6_291_556;
 
-/** IPFS bytes that count as one item read (DynamoDB's read unit). */
-const FETCHED_BYTES_PER_ITEM = 4096;
+/** Bytes that count as one item read: DynamoDB's read unit (a large answer's items, and IPFS bytes, are counted by it). */
+export const READ_UNIT_BYTES = 4096;
 
 interface Allowance {
   max: number;
@@ -79,10 +79,9 @@ export function itemsRead(): number {
   return allowances.getStore()?.read ?? 0;
 }
 
-/** Before and after an off-chain payload is fetched: its bytes, as items read (one per started 4 KB). */
+/** After an off-chain payload is fetched: its bytes, as items read (one per started 4 KB). */
 export function chargeFetched(bytes: number): void {
-  checkReadAllowance();
-  chargeReads(Math.ceil(bytes / FETCHED_BYTES_PER_ITEM));
+  chargeReads(Math.ceil(bytes / READ_UNIT_BYTES));
 }
 
 /** A payload resolved into the answer (each event that cites it): throws once they pass what one answer can carry. */

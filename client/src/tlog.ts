@@ -90,8 +90,18 @@ const fail = (failure: 'inclusion' | 'consistency', message: string, chain?: str
   throw new VerificationError(failure, message, chain);
 };
 
-/** RFC 9162 §2.1.3.2: the root an inclusion proof leads to. */
-export function rootFromInclusion(index: number, size: number, leaf: Uint8Array, proof: readonly Uint8Array[], chain?: string): Uint8Array {
+/**
+ * RFC 9162 §2.1.3.2: the root an inclusion proof leads to. `step` is told each sibling, whether it is on the left, and
+ * the node the two make (the explorer draws the path with it).
+ */
+export function rootFromInclusion(
+  index: number,
+  size: number,
+  leaf: Uint8Array,
+  proof: readonly Uint8Array[],
+  chain?: string,
+  step?: (sibling: Uint8Array, left: boolean, node: Uint8Array) => void,
+): Uint8Array {
   if (!(index >= 0 && index < size)) fail('inclusion', `leaf ${index} is not below tree size ${size}`, chain);
   let fn = index;
   let sn = size - 1;
@@ -101,12 +111,14 @@ export function rootFromInclusion(index: number, size: number, leaf: Uint8Array,
     if (sn === 0) fail('inclusion', `the inclusion proof of leaf ${index} is longer than the tree is deep`, chain);
     if (fn % 2 === 1 || fn === sn) {
       r = nodeHash(p, r);
+      step?.(p, true, r);
       while (fn % 2 === 0 && fn !== 0) {
         fn = Math.floor(fn / 2);
         sn = Math.floor(sn / 2);
       }
     } else {
       r = nodeHash(r, p);
+      step?.(p, false, r);
     }
     fn = Math.floor(fn / 2);
     sn = Math.floor(sn / 2);

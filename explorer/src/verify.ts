@@ -6,7 +6,7 @@
  * later shows a changed block, an older checkpoint or another history is caught, and the page says so in words.
  */
 import { computeBlockHash, LedgerClient, type StateStore, VerificationError, verifyConsistency } from '../../client/src/index.ts';
-import { fromBase64, fromHex, leafHash, nodeHash, toHex } from '../../client/src/tlog.ts';
+import { fromBase64, fromHex, leafHash, rootFromInclusion, toHex } from '../../client/src/tlog.ts';
 import { apiKey, apiKeyHeader, type Block, configuredWitnesses } from './api.ts';
 
 const PREFIX = 'ledger-explorer:';
@@ -167,35 +167,28 @@ export async function verifyAnchor(
 
 /**
  * An inclusion proof drawn for people: from the block's hash to the root, each step the hash of the running node and
- * its sibling (RFC 9162, 2.1.3.2), computed here; the last line says whether the root it reaches is the proof's.
+ * its sibling, computed by the client's own RFC 9162 walk; the last line says whether the root it reaches is the proof's.
  */
 export function drawInclusion(proof: { leaf_index: number; tree_size: number; block_hash: string; proof: string[]; root: string }): {
   title: string;
   steps: string[];
 } {
   const steps: string[] = [];
-  let fn = proof.leaf_index;
-  let sn = proof.tree_size - 1;
-  let node = leafHash(fromHex(proof.block_hash));
-  steps.push(`leaf ${proof.leaf_index}: H(0x00 ‖ block hash) = ${toHex(node)}`);
-  let ok = proof.leaf_index < proof.tree_size;
-  for (const [level, sibling] of proof.proof.map(fromHex).entries()) {
-    if (sn === 0) {
-      ok = false;
-      break;
-    }
-    if (fn % 2 === 1 || fn === sn) {
-      node = nodeHash(sibling, node);
-      steps.push(`level ${level + 1}: sibling ${toHex(sibling)} on the left → ${toHex(node)}`);
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) [fn, sn] = [fn >> 1, sn >> 1];
-    } else {
-      node = nodeHash(node, sibling);
-      steps.push(`level ${level + 1}: sibling ${toHex(sibling)} on the right → ${toHex(node)}`);
-    }
-    [fn, sn] = [fn >> 1, sn >> 1];
+  const leaf = leafHash(fromHex(proof.block_hash));
+  steps.push(`leaf ${proof.leaf_index}: H(0x00 ‖ block hash) = ${toHex(leaf)}`);
+  let reached: string;
+  let ok: boolean;
+  try {
+    const root = rootFromInclusion(proof.leaf_index, proof.tree_size, leaf, proof.proof.map(fromHex), undefined, (sibling, left, node) =>
+      steps.push(`level ${steps.length}: sibling ${toHex(sibling)} on the ${left ? 'left' : 'right'} → ${toHex(node)}`),
+    );
+    reached = toHex(root);
+    ok = reached === proof.root;
+  } catch (error) {
+    reached = `nothing (${(error as Error).message})`;
+    ok = false;
   }
-  ok &&= sn === 0 && toHex(node) === proof.root;
-  steps.push(ok ? `root ${toHex(node)}: the proof's root, reached from the block` : `the path reaches ${toHex(node)}, not the proof's root ${proof.root}`);
+  steps.push(ok ? `root ${reached}: the proof's root, reached from the block` : `the path reaches ${reached}, not the proof's root ${proof.root}`);
   return {
     title: `Block ${proof.leaf_index} in the tree of ${proof.tree_size} blocks: ${ok ? 'the path below reaches its root' : 'the path below does not reach its root'}`,
     steps,

@@ -178,6 +178,23 @@ function writeResult(res: ServerResponse, result: LambdaResult): void {
   res.end(body);
 }
 
+/**
+ * A refusal the gateway writes on a bare socket (a refused WebSocket upgrade, a request Node's parser refuses), as it
+ * answers every refusal: stored by no cache (a 404 is cacheable by default), sniffed by no browser, and closed (red
+ * team: a bare status line).
+ */
+export function refusal(status: number): string {
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Cache-Control: no-store',
+    'X-Content-Type-Options: nosniff',
+    'Content-Length: 0',
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
+}
+
 /** API Gateway's own answers (never from a function), in its own shape. */
 function gatewayError(res: ServerResponse, statusCode: number, message: string, requestId: string = randomUUID()): void {
   writeResult(res, {
@@ -337,17 +354,7 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     // Then closed, as Node's own handler closes it: a client still trickling headers (slow loris) is cut off.
     socket.once('finish', () => socket.destroy());
-    socket.end(
-      [
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-        'Cache-Control: no-store',
-        'X-Content-Type-Options: nosniff',
-        'Content-Length: 0',
-        'Connection: close',
-        '',
-        '',
-      ].join('\r\n'),
-    );
+    socket.end(refusal(status));
   });
 
   return new Promise((resolve, reject) => {

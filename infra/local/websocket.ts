@@ -5,12 +5,12 @@
  * unmodified @aws-sdk/client-apigatewaymanagementapi can push to these clients.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { steadyNow } from '../../shared/clock.ts';
 
-import type { Gateway } from './gateway.ts';
+import { type Gateway, refusal } from './gateway.ts';
 
 export type WebSocketHandler = (
   event: Record<string, unknown>,
@@ -117,22 +117,6 @@ function wsEvent(
 const MAX_QUEUED_MESSAGES = 100;
 
 const lambdaContext = (name: string) => ({ functionName: name, awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 29_000 });
-
-/**
- * A refused upgrade, as the gateway answers every refusal: stored by no cache (a 404 is cacheable by default), sniffed
- * by no browser, and said in words (red team: a bare status line and Content-Length).
- */
-function refusal(status: number): string {
-  return [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
-    'Cache-Control: no-store',
-    'X-Content-Type-Options: nosniff',
-    'Content-Length: 0',
-    'Connection: close',
-    '',
-    '',
-  ].join('\r\n');
-}
 
 export function attachWebSocketApi(
   server: Server,

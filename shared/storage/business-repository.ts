@@ -50,6 +50,17 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     return items.map((item) => record<T>(item));
   }
 
+  /** Sends a transaction: false when one of its conditions failed and nothing was written. */
+  async function writeAllIf(transaction: Transaction<unknown>): Promise<boolean> {
+    try {
+      await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
+      return true;
+    } catch (error) {
+      if (transaction.cancellation(error)?.failed.length) return false;
+      throw translateStorageError(error);
+    }
+  }
+
   return {
     putOrganization: (org) => putNew({ pk: ORGS_PARTITION, sk: org.org_id, ...org }),
     getOrganization: (orgId) => get<OrganizationRecord>(ORGS_PARTITION, orgId),
@@ -70,13 +81,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           },
           'exists',
         );
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return true;
-      } catch (error) {
-        if (transaction.cancellation(error)?.failed.length) return false;
-        throw translateStorageError(error);
-      }
+      return writeAllIf(transaction);
     },
     async deleteChannel(channelId) {
       const members = await partitionKeys(client, tableName, channelPk(channelId));
@@ -145,13 +150,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           'absent',
         )
         .add({ Put: { TableName: tableName, Item: { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}`, org_id: orgId, removed_at: at } } });
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return true;
-      } catch (error) {
-        if (transaction.cancellation(error)?.failed.length) return false;
-        throw translateStorageError(error);
-      }
+      return writeAllIf(transaction);
     },
     putCollection: (channelId, collection, at) => putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
 

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { DYNAMODB_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { attemptChangedNothing, markNeverApplied } from './errors.ts';
-import { chargeReads, checkReadAllowance, countingReads } from '../read-allowance.ts';
+import { chargeReads, checkReadAllowance, countingReads, READ_UNIT_BYTES } from '../read-allowance.ts';
 
 export interface DynamoClientOptions {
   region: string;
@@ -120,9 +120,6 @@ function wireOutput(output: Record<string, any> | undefined, documentClient: boo
       : {}),
   };
 }
-
-/** What DynamoDB bills a strongly consistent read unit for: an item's started 4 KB. */
-const READ_UNIT_BYTES = 4096;
 
 const READS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 
