@@ -108,6 +108,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 if (files.some((f) => !f.startsWith('test/unit/'))) {
   dynamo = await startDynamoDbLocal({ dataDir: dynamoDir, inMemory: true, jit: process.env.SVC_DYNAMODB_LOCAL_JIT === 'full' ? 'full' : 'quick' });
   process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
+  // Unindexed, every stack's writes read every stream record the run wrote before them (LoopbackDynamoDbLocal.java).
+  if (!dynamo.streamsIndexed)
+    process.stdout.write('Warning: the shared DynamoDB Local has no index of its stream records: the run will slow down as it goes\n');
 }
 
 /**

@@ -25,6 +25,11 @@ export interface DynamoDbLocal {
   endpoint: string;
   port: number;
   pid: number;
+  /**
+   * Whether its stream records are indexed by stream (infra/local/java/LoopbackDynamoDbLocal.java): without the index
+   * every write to a table with a stream reads every stream record of the last 24 hours, of every table.
+   */
+  streamsIndexed: boolean;
   /** Stops the JVM (SIGTERM, then SIGKILL after a grace period). Safe to call twice. */
   stop(): Promise<void>;
   /** Last resort for synchronous exit paths: SIGKILL by pid. */
@@ -184,7 +189,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const handle = makeHandle(child, pid, port);
   options.onSpawn?.(handle);
   try {
-    await waitUntilListening(child, port, options.startTimeoutMs ?? 30_000);
+    const output = await waitUntilListening(child, port, options.startTimeoutMs ?? 30_000);
+    handle.streamsIndexed = STREAMS_INDEXED.test(output);
   } catch (error) {
     await handle.stop();
     throw error;
@@ -211,6 +217,7 @@ function makeHandle(child: ChildProcess, pid: number, port: number): DynamoDbLoc
     endpoint: `http://127.0.0.1:${port}`,
     port,
     pid,
+    streamsIndexed: false,
     stop() {
       stopping ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -233,8 +240,14 @@ function makeHandle(child: ChildProcess, pid: number, port: number): DynamoDbLoc
   };
 }
 
-/** Resolves once the JVM accepts HTTP on the port; rejects on "Failed to bind", exit, or the deadline. */
-async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: number): Promise<void> {
+/** The line the main prints once it has indexed the stream records, before its server listens. */
+const STREAMS_INDEXED = /^DynamoDB Local: stream records indexed$/m;
+
+/**
+ * Resolves once the JVM accepts HTTP on the port, with what it printed until then; rejects on "Failed to bind", exit,
+ * or the deadline.
+ */
+async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: number): Promise<string> {
   let output = '';
   const onData = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-8_000);
@@ -251,7 +264,7 @@ async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: 
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new LaunchError(`DynamoDB Local stopped while starting:\n${output.trim()}`);
       }
-      if (await answersHttp(port)) return;
+      if (await answersHttp(port)) return output;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new LaunchError(`DynamoDB Local did not start within ${timeoutMs} ms:\n${output.trim()}`);

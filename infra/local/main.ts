@@ -230,6 +230,10 @@ async function main(): Promise<void> {
       throw error;
     }
     endpoint = dynamo.endpoint;
+    if (!dynamo.streamsIndexed)
+      say(
+        'Warning: DynamoDB Local started without its stream records indexed (an unexpected DynamoDB Local version?): its writes slow down as its streams grow',
+      );
     phase('DynamoDB Local');
     // The functions' settings, as a Lambda's environment: this endpoint.
     overrides.SVC_DYNAMODB_ENDPOINT = endpoint;

@@ -930,11 +930,12 @@ describe('Contracts', () => {
   });
 
   it('gives a run the time and randomness of its input, so it can be replayed', async () => {
-    await register({
+    const registered = await register({
       contract_id: 'dice',
       version: '1.0.0',
       implementation: 'function execute(e, c) { return { roll: Math.floor(Math.random() * 1e9), now: Date.now() }; }',
     });
+    assert.equal(registered.status, 201, registered.text);
     const roll = (n: number) => execute({ contract_id: 'dice', event: { entity_id: 'e', event: 'x', details: { n } }, context: { timestamp: 1795291099 } });
     const [a, b, c] = await Promise.all([roll(1), roll(1), roll(2)]);
     assert.equal(a.status, 200, a.text);
