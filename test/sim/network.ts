@@ -17,6 +17,9 @@
  * - `reset`: it is applied, and the connection drops before the answer (a network error at once);
  * - `serverError`: DynamoDB answers 500 without applying it (the SDK retries);
  * - `refused`: the connection is refused (ECONNREFUSED at once): the request never left, nothing changed.
+ * And one only a script chooses (the profiles draw kills per invocation, at any moment):
+ * - `kill`: it is applied, and its instance is killed as the answer comes back: a Lambda stopped right after a write
+ *   landed, before it sent anything after it.
  * An outage (`down`, set by the scenario) makes DynamoDB unreachable for a while, as the local stack's stopped
  * DynamoDB Local is: every request sent in it is refused, and every answer on its way back in it is lost to a
  * reset connection (the request was applied).
@@ -39,7 +42,7 @@ export interface FaultRates {
 
 export const NO_FAULTS: FaultRates = { drop: 0, lostAnswer: 0, reset: 0, serverError: 0, refused: 0 };
 
-export type Fault = 'drop' | 'lost-answer' | 'reset' | 'server-error' | 'refused';
+export type Fault = 'drop' | 'lost-answer' | 'reset' | 'server-error' | 'refused' | 'kill';
 
 /** A fault chosen for one request by a test (it overrides the drawn ones): the request, and how many of its operation came before. */
 export type FaultScript = (request: { instance: string; operation: string; input: Record<string, any>; n: number }) => Fault | undefined;
@@ -136,6 +139,8 @@ export interface Endpoint {
   dead: boolean;
   /** Frozen until (virtual ms): its requests wait, as a frozen Lambda instance does nothing. */
   frozenUntil: number;
+  /** Stops it now (a scripted `kill`). */
+  kill(): void;
 }
 
 export class SimNetwork {
@@ -244,6 +249,10 @@ export class SimNetwork {
           status: outcome.ok ? 'ok' : outcome.type,
         });
         if (fault === 'lost-answer') return world.inert();
+        if (fault === 'kill') {
+          endpoint.kill();
+          return world.inert();
+        }
         if (fault === 'reset' || this.isDown(world.now() + back)) return finish(() => reject(new SimNetworkError('socket hang up')));
         // The way back: a frozen instance takes its answer when it wakes.
         setTimeout(
