@@ -96,6 +96,9 @@ export function secureEventMessage(fields: {
   return Buffer.from(canonicalJson(signed), 'utf8');
 }
 
+/** Whose nonces a signature spends: the signing key's (an Ed25519 public key, hex). */
+const nonceSigner = (publicKey: string) => `key:${publicKey}`;
+
 const warned = new Set<string>();
 /** A warning about how the process is set up: said once per process, however many requests meet it. */
 function warnOnce(message: string, fields: Record<string, unknown>): void {
@@ -188,8 +191,11 @@ export function createAdmin(options: AdminOptions) {
       // (on a channel's chain, only a member's signature), whoever relays it.
       const signer: Principal = { key_id: null, role: 'writer', org_id: org.org_id };
       await options.access.chain(signer, 'chain.append', chainName);
-      if (!(await repository.useNonce(org.org_id, input.nonce, Math.ceil(now() + options.nonceTtlSeconds)))) {
-        throw new ConflictError(`Nonce '${input.nonce}' was already used by organization '${org.org_id}'`);
+      // A nonce is spent for the signing key, not for the organization named: one signature is appended once, whichever
+      // organization a relay names with it (two organizations registered before 2026-12-06 may share a key; the red
+      // team appended one signed event twice that way).
+      if (!(await repository.useNonce(nonceSigner(org.public_key), input.nonce, Math.ceil(now() + options.nonceTtlSeconds)))) {
+        throw new ConflictError(`Nonce '${input.nonce}' was already used with organization '${org.org_id}''s signing key`);
       }
       try {
         const { event_id, block } = await ledger.appendEvent(chainName, {
@@ -210,7 +216,7 @@ export function createAdmin(options: AdminOptions) {
         };
       } catch (error) {
         // Nothing was appended: the nonce may be used again.
-        await repository.releaseNonce(org.org_id, input.nonce).catch(() => undefined);
+        await repository.releaseNonce(nonceSigner(org.public_key), input.nonce).catch(() => undefined);
         throw error;
       }
     },

@@ -11,10 +11,10 @@ export interface PeerRecord {
 }
 
 export interface AdminRepository {
-  /** Marks a nonce of an organization used; false when it already was. Kept until `expiresAt` (epoch seconds). */
-  useNonce(orgId: string, nonce: string, expiresAt: number): Promise<boolean>;
+  /** Marks a nonce of a signer (its key) used; false when it already was. Kept until `expiresAt` (epoch seconds). */
+  useNonce(signer: string, nonce: string, expiresAt: number): Promise<boolean>;
   /** Gives a nonce back (its event could not be appended), so that a retry is not refused. */
-  releaseNonce(orgId: string, nonce: string): Promise<void>;
+  releaseNonce(signer: string, nonce: string): Promise<void>;
   putPeer(peer: PeerRecord): Promise<boolean>;
   getPeer(peerId: string): Promise<PeerRecord | undefined>;
   listPeers(): Promise<PeerRecord[]>;

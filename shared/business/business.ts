@@ -77,7 +77,12 @@ export function createBusiness(options: BusinessOptions) {
         public_key: input.public_key ? parsePublicKey(input.public_key) : null,
         created_at: stamp(),
       };
-      if (!(await repository.putOrganization(org))) throw new ConflictError(`Organization '${org.org_id}' already exists`);
+      const outcome = await repository.putOrganization(org);
+      if (outcome === 'exists') throw new ConflictError(`Organization '${org.org_id}' already exists`);
+      // One key, one organization: a signed event is its signer's alone (the red team registered another's published
+      // key and relayed one signature as two organizations').
+      if (outcome === 'key_taken')
+        throw new ConflictError('Another organization is registered with this public_key: each organization signs with a key of its own');
       return org;
     },
 

@@ -58,7 +58,8 @@ export type ContractOwner = { org_id: string } | { admins: true };
 export type PublishOutcome = 'created' | 'version_exists' | 'owned_by_another';
 
 export interface BusinessRepository {
-  putOrganization(org: OrganizationRecord): Promise<boolean>;
+  /** Registers it, with its public key claimed for it alone, in one write: 'exists' when the id is taken, 'key_taken' when the key is another's. */
+  putOrganization(org: OrganizationRecord): Promise<'created' | 'exists' | 'key_taken'>;
   getOrganization(orgId: string): Promise<OrganizationRecord | undefined>;
   listOrganizations(): Promise<OrganizationRecord[]>;
 

@@ -10,9 +10,9 @@ export function createAdminRepository({ client, tableName }: { client: DynamoDBD
   const peerFrom = ({ pk: _pk, sk: _sk, ...peer }: Record<string, unknown>) => peer as unknown as PeerRecord;
 
   return {
-    useNonce: (orgId, nonce, expiresAt) => putNew({ pk: noncePk(orgId), sk: nonce, ttl: expiresAt }),
-    async releaseNonce(orgId, nonce) {
-      await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: noncePk(orgId), sk: nonce } })));
+    useNonce: (signer, nonce, expiresAt) => putNew({ pk: noncePk(signer), sk: nonce, ttl: expiresAt }),
+    async releaseNonce(signer, nonce) {
+      await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: noncePk(signer), sk: nonce } })));
     },
     putPeer: (peer) => putNew({ pk: PEERS_PARTITION, sk: peer.peer_id, ...peer }),
     async getPeer(peerId) {

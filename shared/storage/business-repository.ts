@@ -10,6 +10,7 @@ import {
   CONTRACT_VERSION_SK_PREFIX,
   MEMBER_SK_PREFIX,
   REMOVED_SK_PREFIX,
+  ORG_KEYS_PARTITION,
   ORGS_PARTITION,
   channelPk,
   contractPk,
@@ -62,7 +63,26 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
   }
 
   return {
-    putOrganization: (org) => putNew({ pk: ORGS_PARTITION, sk: org.org_id, ...org }),
+    async putOrganization(org) {
+      const notThere = 'attribute_not_exists(pk)';
+      const transaction = new Transaction<'exists' | 'key_taken'>().add(
+        { Put: { TableName: tableName, Item: { pk: ORGS_PARTITION, sk: org.org_id, ...org }, ConditionExpression: notThere } },
+        'exists',
+      );
+      if (org.public_key !== null)
+        transaction.add(
+          { Put: { TableName: tableName, Item: { pk: ORG_KEYS_PARTITION, sk: org.public_key, org_id: org.org_id }, ConditionExpression: notThere } },
+          'key_taken',
+        );
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
+        return 'created';
+      } catch (error) {
+        const failed = transaction.cancellation(error)?.failed[0];
+        if (failed) return failed.meaning;
+        throw translateStorageError(error);
+      }
+    },
     getOrganization: (orgId) => get<OrganizationRecord>(ORGS_PARTITION, orgId),
     listOrganizations: () => partition<OrganizationRecord>(ORGS_PARTITION),
 

@@ -197,6 +197,8 @@ export function apiKeyListSk(keyId: string): string {
  *   contract run slots  pk = CONTRACTS                          sk = RUN_SLOTS    runs, waits: id -> expiry (ms); v
  */
 export const ORGS_PARTITION = 'ORGS';
+/** Which organization signs with a public key (one each, since 2026-12-06): pk = ORG_KEYS, sk = <public key, hex>. */
+export const ORG_KEYS_PARTITION = 'ORG_KEYS';
 export const CHANNELS_PARTITION = 'CHANNELS';
 export const MEMBER_SK_PREFIX = 'MEMBER#';
 /** An organization an admin took out of a channel: only an admin adds it again (its members may not). */
@@ -226,7 +228,7 @@ export function contractVersionSk(version: string): string {
 
 /*
  * registry table, admin group
- *   used nonce      pk = NONCE#<org id>   sk = <nonce>     (TTL on ttl)
+ *   used nonce      pk = NONCE#key:<signing key, hex>   sk = <nonce>   (TTL on ttl; NONCE#<org id> before 2026-12-06)
  *   peer            pk = PEERS            sk = <peer id>
  *   node identity   pk = IDENTITY         sk = NODE        (cloud: one identity for every instance)
  *   data subject    pk = SUBJECT#<id>     sk = KEY         (its wrapped data key, or the record of its erasure)
@@ -234,8 +236,8 @@ export function contractVersionSk(version: string): string {
 export const PEERS_PARTITION = 'PEERS';
 export const IDENTITY_KEY = { pk: 'IDENTITY', sk: 'NODE' } as const;
 
-export function noncePk(orgId: string): string {
-  return `NONCE#${orgId}`;
+export function noncePk(signer: string): string {
+  return `NONCE#${signer}`;
 }
 
 /** A data subject's key (wrapped) or the record of its erasure: one item per subject, in the registry table. */

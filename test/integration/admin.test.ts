@@ -8,10 +8,12 @@ import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign, ve
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import canonicalize from 'canonicalize';
 import { freePort } from '#infra/local/ports';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { SERVICE_OPENER } from '#shared/ledger/offchain-port';
+import { createDynamoClient } from '#shared/storage/client';
 import { createSealer } from '#shared/offchain/offchain';
 import { assertError } from '#test/support/contract';
 import { call, removeDir, sharedStack, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
@@ -300,6 +302,39 @@ describe('Secure events', () => {
     const before = await events();
     assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', body), 409, /already used/);
     assert.equal(await events(), before);
+  });
+
+  it("appends one signature once, whichever organization a relay names with it; a public key is one organization's (red team)", async () => {
+    // The red team registered another organization's published key for its own, then relayed one signed event as
+    // each of the two: the nonces were kept per organization, and the event landed twice.
+    assertError(
+      await call(base, 'POST', '/api/business/organizations', { org_id: 'port-copy', name: 'Copy', public_key: org.hex }),
+      409,
+      /Another organization is registered with this public_key/,
+    );
+    assert.equal((await call(base, 'GET', '/api/business/organizations/port-copy')).status, 404, 'nothing registered');
+    // Two organizations that share a key from before the rule (written as the registry held them then).
+    const db = DynamoDBDocumentClient.from(createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }));
+    await db.send(
+      new PutCommand({
+        TableName: stack.tables.registry,
+        Item: {
+          pk: 'ORGS',
+          sk: 'port-legacy',
+          org_id: 'port-legacy',
+          name: 'Legacy',
+          msp_id: 'port-legacyMSP',
+          public_key: org.hex,
+          created_at: new Date().toISOString(),
+        },
+      }),
+    );
+    db.destroy();
+    const before = await events();
+    const body = signed('gates');
+    assert.equal((await call(base, 'POST', '/api/admin/chains/gates/secure-events', body)).status, 200);
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...body, org_id: 'port-legacy' }), 409, /already used/);
+    assert.equal(await events(), before + 1, 'the signed event is on the chain once');
   });
 
   it('refuses an unknown organization, one with no key, and malformed input with 422; an unknown chain with 404', async () => {

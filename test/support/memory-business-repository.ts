@@ -29,9 +29,10 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
   return {
     privateData,
     async putOrganization(org) {
-      if (organizations.has(org.org_id)) return false;
+      if (organizations.has(org.org_id)) return 'exists';
+      if (org.public_key !== null && [...organizations.values()].some((o) => o.public_key === org.public_key)) return 'key_taken';
       organizations.set(org.org_id, { ...org });
-      return true;
+      return 'created';
     },
     getOrganization: async (orgId) => organizations.get(orgId),
     listOrganizations: async () => [...organizations.values()],
