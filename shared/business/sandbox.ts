@@ -58,13 +58,25 @@ function determinism(seedHex: string, nowMs: number): string {
   };
   Object.defineProperty(Math, 'random', { value: random, writable: false, configurable: false });
   const NOW = ${JSON.stringify(nowMs)};
+  // Date is a function that makes real Dates at the fixed time, not a subclass of the real one: a subclass left the
+  // real Date one prototype away (Object.getPrototypeOf(Date).now() was the real time, 2026-12-06 red team). The
+  // real Date's prototype names this one as its constructor, so no path leads back to the real one.
   const RealDate = globalThis.Date;
-  class FixedDate extends RealDate {
-    constructor(...args) { if (args.length === 0) super(NOW); else super(...args); }
-    static now() { return NOW; }
+  const construct = Reflect.construct;
+  const fixed = { value: undefined, writable: false, enumerable: false, configurable: false };
+  function Date(...args) {
+    if (new.target === undefined) return construct(RealDate, [NOW]).toString();
+    return construct(RealDate, args.length === 0 ? [NOW] : args, new.target);
   }
-  Object.defineProperty(FixedDate, 'name', { value: 'Date' });
-  Object.defineProperty(globalThis, 'Date', { value: FixedDate, writable: false, configurable: false });
+  Object.defineProperty(Date, 'prototype', { ...fixed, value: RealDate.prototype });
+  Object.defineProperty(Date, 'length', { ...fixed, value: 7 });
+  Object.defineProperty(Date, 'now', { ...fixed, writable: false, value: function now() { return NOW; } });
+  Object.defineProperty(Date, 'UTC', { ...fixed, value: RealDate.UTC });
+  Object.defineProperty(Date, 'parse', { ...fixed, value: RealDate.parse });
+  Object.defineProperty(RealDate.prototype, 'constructor', { ...fixed, value: Date });
+  Object.defineProperty(globalThis, 'Date', { ...fixed, value: Date });
+  // The result is written with the JSON the run was given: a contract may replace the global one for itself.
+  Object.defineProperty(globalThis, '__json', { ...fixed, value: Object.freeze({ parse: JSON.parse, stringify: JSON.stringify }) });
   delete globalThis.SharedArrayBuffer;
   delete globalThis.Atomics;
 })();`;
@@ -133,10 +145,10 @@ export async function checkContract(source: string, limits: SandboxLimits): Prom
 /** Runs `execute(event, context)`; answers its JSON result (undefined becomes null). */
 export async function runContract(source: string, event: unknown, context: unknown, limits: SandboxLimits): Promise<unknown> {
   const entry =
-    '(() => { const input = JSON.parse(__input); const out = execute(input.event, input.context); ' +
+    '(() => { const input = __json.parse(__input); const out = execute(input.event, input.context); ' +
     // No event loop runs here: a Promise would never settle, and JSON.stringify would make it `{}`.
     "if (out !== null && typeof out === 'object' && typeof out.then === 'function') throw new TypeError('execute must return a value, not a Promise (there is no I/O to wait for)'); " +
-    'const text = JSON.stringify(out === undefined ? null : out); ' +
+    'const text = __json.stringify(out === undefined ? null : out); ' +
     "if (typeof text !== 'string') throw new TypeError('execute returned something that is not JSON'); return text; })()";
   const input = { event, context };
   const seed = createHash('sha256').update(canonicalJson(input)).digest('hex');
@@ -146,5 +158,10 @@ export async function runContract(source: string, event: unknown, context: unkno
   if (Buffer.byteLength(text) > limits.maxResultBytes) {
     throw new ContractExecutionError(`the contract's result is larger than ${limits.maxResultBytes} bytes`);
   }
-  return JSON.parse(text);
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Only a contract that reached past the sandbox's own JSON could send this: its error, not the service's.
+    throw new ContractExecutionError('the contract did not return JSON');
+  }
 }

@@ -101,4 +101,37 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
     assert.equal(one.sab, 'undefined');
     assert.equal(one.atomics, 'undefined');
   });
+
+  it("keeps the real clock out of reach through Date's prototypes, and Date whole otherwise (red team)", async () => {
+    // The fixed Date had been a subclass of the real one: Object.getPrototypeOf(Date).now() was the real time.
+    const source = `function execute() {
+      const ways = [Object.getPrototypeOf(Date), Object.getPrototypeOf(new Date()).constructor, Object.getPrototypeOf(Object.getPrototypeOf(new Date())).constructor, Date.prototype.constructor];
+      class Later extends Date { days() { return this.getTime() / 864e5; } }
+      return {
+        nows: ways.map((w) => (typeof w.now === 'function' ? w.now() : null)),
+        made: ways.map((w) => { try { return new w().getTime(); } catch { return null; } }),
+        called: Date(),
+        utc: Date.UTC(2026, 0, 2), parsed: Date.parse('2026-01-02T00:00:00Z'), given: new Date(86400000).toISOString(),
+        sub: new Later() instanceof Later && new Later() instanceof Date ? new Later().days() : 'not a subclass',
+        instance: new Date() instanceof Date,
+      };
+    }`;
+    const out = (await pool.run(source, {}, { timestamp: 1795291099 })) as Record<string, unknown>;
+    for (const now of out.nows as (number | null)[]) assert.ok(now === null || now === 1795291099000, `a Date.now reached the real clock: ${out.nows}`);
+    for (const made of out.made as (number | null)[]) assert.ok(made === null || made === 1795291099000, `a Date made the real time: ${out.made}`);
+    assert.equal(Date.parse(String(out.called)), 1795291099000, `Date() is the fixed time as a string: ${out.called}`);
+    assert.equal(out.utc, Date.UTC(2026, 0, 2));
+    assert.equal(out.parsed, Date.parse('2026-01-02T00:00:00Z'));
+    assert.equal(out.given, '1970-01-02T00:00:00.000Z');
+    assert.equal(out.sub, 1795291099000 / 864e5);
+    assert.equal(out.instance, true);
+  });
+
+  it('answers 422, never 500, when a contract replaces the JSON its result is written with (red team)', async () => {
+    const spoiled = 'function execute() { JSON.stringify = function () { return "{not json"; }; JSON.parse = function () { return 1; }; return { ok: true }; }';
+    assert.deepEqual(await pool.run(spoiled, {}, {}), { ok: true }, 'its result is written with the JSON it was given');
+    // A result that writes as no JSON at all is the contract's error (422), not the service's (500).
+    const odd = 'function execute() { return { toJSON() { return undefined; } }; }';
+    await assert.rejects(pool.run(odd, {}, {}), (error: Error) => error instanceof ContractExecutionError && /not JSON/.test(error.message));
+  });
 });
