@@ -245,7 +245,9 @@ export function createAdmin(options: AdminOptions) {
       if (peer.sealed_api_key) headers[options.apiKeyHeader] = String(await sealer.unseal(peer.sealed_api_key, SERVICE_OPENER));
       const started = performance.now();
       try {
-        await (await fetcher(`${peer.url}/api/ledger/health`, { signal: timeoutSignal(options.peerTimeoutMs) })).arrayBuffer();
+        // A redirect is not followed: the key goes to the peer's registered address only (fetch keeps custom headers
+        // across origins), and what answers from elsewhere is not that peer.
+        await (await fetcher(`${peer.url}/api/ledger/health`, { redirect: 'error', signal: timeoutSignal(options.peerTimeoutMs) })).arrayBuffer();
       } catch {
         return { target_id: targetId, reachable: false, latency_ms: null, verified: false };
       }
@@ -257,6 +259,7 @@ export function createAdmin(options: AdminOptions) {
           method: 'POST',
           headers,
           body: JSON.stringify({ challenge }),
+          redirect: 'error',
           signal: timeoutSignal(options.peerTimeoutMs),
         });
         const answer = (await res.json()) as { challenge?: string; signature?: string };

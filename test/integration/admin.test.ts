@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign, verify } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -421,6 +423,29 @@ describe('Peers', () => {
     assertError(await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'dead', url: 'http://127.0.0.1:1', public_key: key }), 409);
     assertError(await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'bad', url: 'ftp://x', public_key: key }), 422);
     assertError(await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'bad', url: 'http://x', public_key: 'nope' }), 422);
+  });
+
+  it("never follows a peer's redirect with the key it keeps for that peer (red team)", async () => {
+    // A peer (or whoever sits on an http peer's path) answering 307 to a host of its choosing had received the key.
+    const seen: (string | undefined)[] = [];
+    const elsewhere = createServer((req, res) => {
+      seen.push(req.headers['x-api-key'] as string | undefined);
+      res.end('{}');
+    });
+    const redirecting = createServer((req, res) => {
+      res.writeHead(307, { location: `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}${req.url}` }).end();
+    });
+    await Promise.all([elsewhere, redirecting].map((server) => new Promise<void>((done) => server.listen(0, '127.0.0.1', done))));
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+      await call(one.url, 'POST', '/api/admin/peers', { peer_id: 'mover', url, public_key: orgKeys().hex, api_key: 'peer-secret-key-0123456789' });
+      const res = await call(one.url, 'GET', '/api/ledger/network/ping/mover');
+      assert.equal(res.status, 200);
+      assert.equal(res.body.verified, false);
+      assert.deepEqual(seen, [], 'nothing reached the host the peer redirected to');
+    } finally {
+      for (const server of [elsewhere, redirecting]) server.close();
+    }
   });
 
   it('is served under /api/ledger only, not /api/v1', async () => {

@@ -123,6 +123,11 @@ describe('GET /docs and /explorer', () => {
   it('serves the Swagger UI page from the npm package', async () => {
     const html = await assertPageLoads('/docs');
     assert.match(html, /swagger-ui-bundle\.js/);
+    // A key typed into "Authorize" (often an admin's) stays for the page's life only: Swagger UI's persistAuthorization
+    // kept it in the origin's localStorage for good (2026-12-06 red team); the explorer keeps keys per session.
+    const init = await (await fetch(`${stack.url}/docs/init.js`)).text();
+    assert.match(init, /SwaggerUIBundle\(/);
+    assert.doesNotMatch(init, /persistAuthorization/);
   });
 
   it('serves the built explorer and tells it where the WebSocket is', async () => {

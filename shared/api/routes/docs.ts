@@ -71,7 +71,7 @@ const DOCS_INIT = `fetch('/openapi.json').then((res) => res.json()).then((doc) =
     }
     if (Object.keys(item).length === 0) delete doc.paths[path];
   }
-  window.ui = SwaggerUIBundle({ spec: doc, dom_id: '#ui', deepLinking: true, persistAuthorization: true });
+  window.ui = SwaggerUIBundle({ spec: doc, dom_id: '#ui', deepLinking: true });
 });`;
 
 const route = routesOf<DocsDeps>('docs');
