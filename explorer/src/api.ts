@@ -20,6 +20,8 @@ export interface LedgerEvent {
   event_type: string;
   chain_name?: string;
   details: Record<string, unknown>;
+  /** A data subject's event: its details are sealed in the block, and shown as the service opened them. */
+  subject_id?: string;
 }
 
 export interface Block {

@@ -62,6 +62,9 @@ export async function openBlock(chainName: string, index: number): Promise<void>
   }
 }
 
+/** Said beside a data subject's details: the block holds them sealed, so no proof covers what the service opened. */
+const OPENED = 'personal data opened by the service, not covered by the verification:';
+
 function show(block: Block): void {
   selected = block;
   $('#block-detail').hidden = false;
@@ -86,7 +89,11 @@ function show(block: Block): void {
         element('td', { textContent: event.event_id, className: 'mono' }),
         element('td', { textContent: event.entity_id }),
         element('td', { textContent: event.event_type }),
-        element('td', { textContent: JSON.stringify(event.details ?? {}).slice(0, 200), className: 'mono' }),
+        // A data subject's details are sealed in the block (its hash covers {}): what shows is the service's opening
+        // of them, which no proof covers (the red team had a lying server show any details under "Verified").
+        event.subject_id === undefined
+          ? element('td', { textContent: JSON.stringify(event.details ?? {}).slice(0, 200), className: 'mono' })
+          : element('td', { className: 'mono opened' }, element('em', { textContent: OPENED }), ` ${JSON.stringify(event.details ?? {}).slice(0, 200)}`),
       ),
     ),
   );
@@ -96,7 +103,11 @@ function show(block: Block): void {
   verdict.className = 'verdict';
   void verifyBlock(block).then((result) => {
     if (selected !== block) return; // another block was picked meanwhile
-    verdict.textContent = result.words;
+    const opened = block.events.filter((event) => event.subject_id !== undefined).length;
+    verdict.textContent =
+      result.verified && opened > 0
+        ? `${result.words} · the details of its ${opened} personal-data event${opened > 1 ? 's' : ''} are not: the block holds them sealed`
+        : result.words;
     verdict.className = `verdict ${result.verified ? 'verified' : 'refuted'}`;
   });
 }

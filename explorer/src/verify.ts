@@ -22,13 +22,18 @@ let client: { key: string; ledger: LedgerClient } | undefined;
 /**
  * The witnesses whose cosignatures a checkpoint must carry: those the service named the first time this browser asked
  * (pinned, as the node's key is), every one of them required. None pinned: cosignatures are counted, not checked.
+ * The pinned list only grows: a witness the service names later is added (and required too), one it stops naming
+ * stays required. An empty list was pinned for good, so that a browser that came before the operator named the
+ * witnesses never checked them (2026-12-06 red team).
  */
 export function pinnedWitnesses(): string[] {
   const stored = localStorage.getItem(`${PREFIX}witnesses`);
-  if (stored !== null) return JSON.parse(stored) as string[];
-  const given = configuredWitnesses();
-  localStorage.setItem(`${PREFIX}witnesses`, JSON.stringify(given));
-  return given;
+  const pinned = stored === null ? [] : (JSON.parse(stored) as string[]);
+  const added = configuredWitnesses().filter((witness) => !pinned.includes(witness));
+  if (added.length === 0) return pinned;
+  const grown = [...pinned, ...added];
+  localStorage.setItem(`${PREFIX}witnesses`, JSON.stringify(grown));
+  return grown;
 }
 
 function ledger(): LedgerClient {

@@ -360,6 +360,46 @@ describe('explorer', () => {
     }
   });
 
+  it("says a data subject's details are the service's opening, not verified, behind a server that changes them (red team)", async () => {
+    // The block hashes a data subject's details as {} (they are sealed in it): a lying server could show any details
+    // for such an event, under "Verified".
+    let forge = false;
+    const proxy = await lyingProxy(open.url, (_pathname, answer) => {
+      if (!forge) return;
+      for (const block of answer.blocks ?? (Array.isArray(answer.events) ? [answer] : []))
+        for (const event of block.events ?? []) if (event.subject_id !== undefined) event.details = { ssn: 'forged' };
+    });
+    try {
+      await call(open.url, 'POST', '/api/v1/chains/personal/create');
+      const posted = await call(open.url, 'POST', '/api/v1/chains/personal/events', {
+        entity_id: 'p1',
+        event_type: 'registered',
+        subject_id: 'subj-explorer',
+        details: { ssn: '123-45-6789' },
+      });
+      assert.equal(posted.status, 200, posted.text);
+      forge = true;
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${proxy.url}/explorer#blocks`);
+      await page.waitForSelector('#block-chain option[value="personal"]', { state: 'attached', timeout: 10_000 });
+      await page.selectOption('#block-chain', 'personal');
+      await page.waitForFunction(() => document.querySelector('#page-info')?.textContent === '0–1 of 2');
+      await page.click('#block-table tbody tr:first-child');
+      await page.waitForFunction(() => document.querySelector('#block-verified')?.textContent !== 'Verifying…', undefined, { timeout: 15_000 });
+      assert.match(
+        (await page.textContent('#block-verified')) ?? '',
+        /^Verified: .* · the details of its 1 personal-data event are not: the block holds them sealed$/,
+      );
+      assert.equal(
+        ((await page.locator('#block-events tbody td.opened').textContent()) ?? '').trim(),
+        'personal data opened by the service, not covered by the verification: {"ssn":"forged"}',
+      );
+      await page.close();
+    } finally {
+      proxy.close();
+    }
+  });
+
   it('checks the cosignatures of the witnesses it pinned, and says so when a server drops them', async () => {
     // A stack with a witness, behind a proxy that answers honestly, or drops the checkpoints' cosignatures.
     const witnessDir = tempDataDir('explorer-witness');
@@ -370,7 +410,10 @@ describe('explorer', () => {
     });
     let witness: WitnessProcess | undefined;
     let drop = false;
+    // The page is first opened while the service names no witness (before the operator configured one).
+    let unnamed = true;
     const proxy = await lyingProxy(witnessed.url, (pathname, answer) => {
+      if (unnamed && pathname === '/explorer/config.json') answer.witnesses = [];
       if (drop && pathname.endsWith('/evidence') && typeof answer.checkpoint === 'string') {
         const [body, signatures] = answer.checkpoint.split('\n\n');
         answer.checkpoint = `${body}\n\n${signatures.split('\n')[0]}\n`; // the node's signature alone
@@ -383,8 +426,13 @@ describe('explorer', () => {
       await call(witnessed.url, 'POST', '/api/v1/chains/cosigned/events', { entity_id: 'c1', event_type: 'e' });
 
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      await page.goto(`${proxy.url}/explorer#tree`);
       const line = 'li.node.sub[data-chain="cosigned"] [data-verdict="checkpoint"]';
+      await page.goto(`${proxy.url}/explorer#tree`);
+      await page.waitForFunction((l) => /^Verified checkpoint/.test(document.querySelector(l)?.textContent ?? ''), line, { timeout: 20_000 });
+      assert.match((await page.textContent(line)) ?? '', /not checked here: this page pins no witness key/);
+      // Named later: pinned then, and required from then on (an empty list had been pinned for good, 2026-12-06 red team).
+      unnamed = false;
+      await page.reload();
       await page.waitForFunction((l) => /^Verified checkpoint/.test(document.querySelector(l)?.textContent ?? ''), line, { timeout: 20_000 });
       const words = (await page.textContent(line)) ?? '';
       assert.match(words, /^Verified checkpoint: 2 blocks .* · cosigned by the 1 witness this browser pinned · cosigned at \d{4}-\d\d-\d\dT[\d:.]+Z$/);
