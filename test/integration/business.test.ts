@@ -44,10 +44,17 @@ describe('Business group over HTTP, both prefixes', () => {
     const acme = await call(b, 'POST', '/organizations', { org_id: 'acme', name: 'Acme Corp', public_key: raw });
     assert.equal(acme.status, 201);
     assert.deepEqual(acme.body, { success: true, org_id: 'acme', name: 'Acme Corp', msp_id: 'acmeMSP', public_key: raw });
+    // The same key as PEM is the same key: another organization may not sign with it (one key, one organization).
     const pem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
-    const globex = await call(v2(), 'POST', '/organizations', { org_id: 'globex', name: 'Globex', public_key: pem });
+    assertError(await call(v2(), 'POST', '/organizations', { org_id: 'globex', name: 'Globex', public_key: pem }), 409, /Another organization/);
+    const other = generateKeyPairSync('ed25519').publicKey;
+    const globex = await call(v2(), 'POST', '/organizations', {
+      org_id: 'globex',
+      name: 'Globex',
+      public_key: other.export({ format: 'pem', type: 'spki' }).toString(),
+    });
     assert.equal(globex.status, 201);
-    assert.equal(globex.body.public_key, raw, 'PEM is stored as the same 64 hex');
+    assert.equal(globex.body.public_key, other.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex'), 'PEM is stored as its 64 hex');
     const initech = await call(b, 'POST', '/organizations', { org_id: 'initech', name: 'Initech' });
     assert.equal(initech.body.public_key, null);
   });
