@@ -82,8 +82,9 @@ function show(block: Block): void {
     row('Events', String(block.events.length)),
   );
   $('#block-events tbody').replaceChildren(
-    ...block.events.map((event) =>
-      element(
+    ...block.events.map((event) => {
+      const details = JSON.stringify(event.details ?? {}).slice(0, 200);
+      return element(
         'tr',
         {},
         element('td', { textContent: event.event_id, className: 'mono' }),
@@ -92,10 +93,10 @@ function show(block: Block): void {
         // A data subject's details are sealed in the block (its hash covers {}): what shows is the service's opening
         // of them, which no proof covers (the red team had a lying server show any details under "Verified").
         event.subject_id === undefined
-          ? element('td', { textContent: JSON.stringify(event.details ?? {}).slice(0, 200), className: 'mono' })
-          : element('td', { className: 'mono opened' }, element('em', { textContent: OPENED }), ` ${JSON.stringify(event.details ?? {}).slice(0, 200)}`),
-      ),
-    ),
+          ? element('td', { textContent: details, className: 'mono' })
+          : element('td', { className: 'mono opened' }, element('em', { textContent: OPENED }), ` ${details}`),
+      );
+    }),
   );
   $('#proof-output').hidden = true;
   const verdict = $('#block-verified');

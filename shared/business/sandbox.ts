@@ -70,7 +70,7 @@ function determinism(seedHex: string, nowMs: number): string {
   }
   Object.defineProperty(Date, 'prototype', { ...fixed, value: RealDate.prototype });
   Object.defineProperty(Date, 'length', { ...fixed, value: 7 });
-  Object.defineProperty(Date, 'now', { ...fixed, writable: false, value: function now() { return NOW; } });
+  Object.defineProperty(Date, 'now', { ...fixed, value: function now() { return NOW; } });
   Object.defineProperty(Date, 'UTC', { ...fixed, value: RealDate.UTC });
   Object.defineProperty(Date, 'parse', { ...fixed, value: RealDate.parse });
   Object.defineProperty(RealDate.prototype, 'constructor', { ...fixed, value: Date });

@@ -36,6 +36,9 @@ function record<T>(item: Item): T {
   return rest as T;
 }
 
+/** The condition of a write that creates its item: no item has its key yet. */
+const NOT_THERE = 'attribute_not_exists(pk)';
+
 export function createBusinessRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): BusinessRepository {
   /** Puts an item unless one with its key exists; false when it did. */
   const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
@@ -51,52 +54,50 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     return items.map((item) => record<T>(item));
   }
 
-  /** Sends a transaction: false when one of its conditions failed and nothing was written. */
-  async function writeAllIf(transaction: Transaction<unknown>): Promise<boolean> {
+  /**
+   * Sends a transaction: undefined when it was written, else the meaning of its first failed condition, in the order
+   * the items were added (nothing was written).
+   */
+  async function firstRefusal<Meaning>(transaction: Transaction<Meaning>): Promise<Meaning | undefined> {
     try {
       await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-      return true;
+      return undefined;
     } catch (error) {
-      if (transaction.cancellation(error)?.failed.length) return false;
+      const failed = transaction.cancellation(error)?.failed[0];
+      if (failed) return failed.meaning;
       throw translateStorageError(error);
     }
   }
 
+  /** Sends a transaction: false when one of its conditions failed and nothing was written. */
+  const writeAllIf = async (transaction: Transaction<unknown>): Promise<boolean> => (await firstRefusal(transaction)) === undefined;
+
   return {
     async putOrganization(org) {
-      const notThere = 'attribute_not_exists(pk)';
       const transaction = new Transaction<'exists' | 'key_taken'>().add(
-        { Put: { TableName: tableName, Item: { pk: ORGS_PARTITION, sk: org.org_id, ...org }, ConditionExpression: notThere } },
+        { Put: { TableName: tableName, Item: { pk: ORGS_PARTITION, sk: org.org_id, ...org }, ConditionExpression: NOT_THERE } },
         'exists',
       );
       if (org.public_key !== null)
         transaction.add(
-          { Put: { TableName: tableName, Item: { pk: ORG_KEYS_PARTITION, sk: org.public_key, org_id: org.org_id }, ConditionExpression: notThere } },
+          { Put: { TableName: tableName, Item: { pk: ORG_KEYS_PARTITION, sk: org.public_key, org_id: org.org_id }, ConditionExpression: NOT_THERE } },
           'key_taken',
         );
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return 'created';
-      } catch (error) {
-        const failed = transaction.cancellation(error)?.failed[0];
-        if (failed) return failed.meaning;
-        throw translateStorageError(error);
-      }
+      return (await firstRefusal(transaction)) ?? 'created';
     },
     getOrganization: (orgId) => get<OrganizationRecord>(ORGS_PARTITION, orgId),
     listOrganizations: () => partition<OrganizationRecord>(ORGS_PARTITION),
 
     async putChannel(channel, firstMember) {
       if (!firstMember) return putNew({ pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel });
-      const notThere = 'attribute_not_exists(pk)';
       const transaction = new Transaction<'exists'>()
-        .add({ Put: { TableName: tableName, Item: { pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel }, ConditionExpression: notThere } }, 'exists')
+        .add({ Put: { TableName: tableName, Item: { pk: CHANNELS_PARTITION, sk: channel.channel_id, ...channel }, ConditionExpression: NOT_THERE } }, 'exists')
         .add(
           {
             Put: {
               TableName: tableName,
               Item: { pk: channelPk(channel.channel_id), sk: `${MEMBER_SK_PREFIX}${firstMember.org_id}`, ...firstMember },
-              ConditionExpression: notThere,
+              ConditionExpression: NOT_THERE,
             },
           },
           'exists',
@@ -143,11 +144,9 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
       const key = { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` };
       const mark = { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}` };
       const transaction = new Transaction<'member' | 'removed'>()
-        .add({ Put: { TableName: tableName, Item: { ...key, org_id: orgId, joined_at: at }, ConditionExpression: 'attribute_not_exists(pk)' } }, 'member')
+        .add({ Put: { TableName: tableName, Item: { ...key, org_id: orgId, joined_at: at }, ConditionExpression: NOT_THERE } }, 'member')
         .add(
-          lift
-            ? { Delete: { TableName: tableName, Key: mark } }
-            : { ConditionCheck: { TableName: tableName, Key: mark, ConditionExpression: 'attribute_not_exists(pk)' } },
+          lift ? { Delete: { TableName: tableName, Key: mark } } : { ConditionCheck: { TableName: tableName, Key: mark, ConditionExpression: NOT_THERE } },
           'removed',
         );
       try {
@@ -190,7 +189,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
             Put: {
               TableName: tableName,
               Item: { pk: contractPk(version.contract_id), sk: CONTRACT_OWNER_SK, owner: token },
-              ConditionExpression: 'attribute_not_exists(pk) OR #owner = :owner',
+              ConditionExpression: `${NOT_THERE} OR #owner = :owner`,
               ExpressionAttributeNames: { '#owner': 'owner' },
               ExpressionAttributeValues: { ':owner': token },
             },
@@ -202,20 +201,13 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
             Put: {
               TableName: tableName,
               Item: { pk: contractPk(version.contract_id), sk: contractVersionSk(version.version), ...version },
-              ConditionExpression: 'attribute_not_exists(pk)',
+              ConditionExpression: NOT_THERE,
             },
           },
           'version_exists',
         );
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return 'created';
-      } catch (error) {
-        // Owned by another wins over an existing version: the first failed condition, in item order.
-        const failed = transaction.cancellation(error)?.failed[0];
-        if (failed) return failed.meaning;
-        throw translateStorageError(error);
-      }
+      // Owned by another wins over an existing version: the first failed condition, in item order.
+      return (await firstRefusal(transaction)) ?? 'created';
     },
     async getContractOwner(contractId) {
       const item = await get<{ owner: string }>(contractPk(contractId), CONTRACT_OWNER_SK);
