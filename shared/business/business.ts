@@ -165,13 +165,13 @@ export function createBusiness(options: BusinessOptions) {
       const channel = await access.channel(principal, 'channel.create_collection', channelId);
       // Every check of the channel reads its collections with its record: a member had filled one with thousands,
       // until each check, an admin's removal of that member included, read past a request's cap.
-      if (channel.collections.length >= MAX_COLLECTIONS_PER_CHANNEL && !channel.collections.includes(collection))
-        throw new UnprocessableError(
-          `Channel '${channelId}' holds ${channel.collections.length} collections, the most a channel may (${MAX_COLLECTIONS_PER_CHANNEL})`,
-        );
-      if (!(await repository.putCollection(channelId, collection, stamp()))) {
-        throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
-      }
+      // The count is held in the write itself: concurrent creates had each read a count below the most and all landed.
+      const full = (count: number) =>
+        new UnprocessableError(`Channel '${channelId}' holds ${count} collections, the most a channel may (${MAX_COLLECTIONS_PER_CHANNEL})`);
+      if (channel.collections.length >= MAX_COLLECTIONS_PER_CHANNEL && !channel.collections.includes(collection)) throw full(channel.collections.length);
+      const outcome = await repository.putCollection(channelId, collection, stamp(), { seen: channel.collections.length, max: MAX_COLLECTIONS_PER_CHANNEL });
+      if (outcome === 'exists') throw new ConflictError(`Collection '${collection}' already exists in channel '${channelId}'`);
+      if (outcome === 'full') throw full(MAX_COLLECTIONS_PER_CHANNEL);
       await record(channel.chain_name, { entity_id: collection, event_type: SERVICE_EVENT.collectionCreated, details: { collection } });
       return { channel_id: channelId, collection };
     },

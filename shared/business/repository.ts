@@ -79,7 +79,12 @@ export interface BusinessRepository {
   addMember(channelId: string, orgId: string, at: string, lift: boolean): Promise<'added' | 'member' | 'removed'>;
   /** Takes an organization out of a channel (an admin's act), marking it so; false when it was not a member. */
   removeMember(channelId: string, orgId: string, at: string): Promise<boolean>;
-  putCollection(channelId: string, collection: string, at: string): Promise<boolean>;
+  /**
+   * Creates a collection, held to `room.max` a channel in the same write (concurrent creates cannot overshoot it):
+   * 'exists' when the channel has it, 'full' when the channel holds `room.max`. `room.seen` is the count the caller
+   * read, taken as the channel's count where none was kept yet (a channel whose collections predate the count).
+   */
+  putCollection(channelId: string, collection: string, at: string, room: { seen: number; max: number }): Promise<'created' | 'exists' | 'full'>;
 
   putPrivateData(record: PrivateDataRecord): Promise<void>;
   getPrivateData(channel: string, collection: string, key: string): Promise<PrivateDataRecord | undefined>;

@@ -1,11 +1,14 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
+import { pause } from '../deadline.ts';
+import { DependencyUnavailableError } from '../errors.ts';
 import { translateStorageError } from './errors.ts';
 import { Transaction } from './transactions.ts';
 import {
   CHANNELS_PARTITION,
   COLLECTION_SK_PREFIX,
+  COLLECTIONS_COUNT_SK,
   CONTRACT_OWNER_SK,
   CONTRACT_VERSION_SK_PREFIX,
   MEMBER_SK_PREFIX,
@@ -36,6 +39,9 @@ function record<T>(item: Item): T {
   return rest as T;
 }
 
+/** How often a transaction cancelled only by concurrent transactions on its items is sent again. */
+const TRANSACTION_CONFLICT_RETRIES = 4;
+
 /** The condition of a write that creates its item: no item has its key yet. */
 const NOT_THERE = 'attribute_not_exists(pk)';
 
@@ -59,13 +65,19 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
    * the items were added (nothing was written).
    */
   async function firstRefusal<Meaning>(transaction: Transaction<Meaning>): Promise<Meaning | undefined> {
-    try {
-      await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-      return undefined;
-    } catch (error) {
-      const failed = transaction.cancellation(error)?.failed[0];
-      if (failed) return failed.meaning;
-      throw translateStorageError(error);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
+        return undefined;
+      } catch (error) {
+        const cancelled = transaction.cancellation(error);
+        if (cancelled?.failed[0]) return cancelled.failed[0].meaning;
+        // Another transaction held one of its items (two creates of one channel's collections at once): nothing was
+        // written; sent again, then a retryable 503 rather than a 500.
+        if (!cancelled?.conflict) throw translateStorageError(error);
+        if (attempt >= TRANSACTION_CONFLICT_RETRIES) throw new DependencyUnavailableError('DynamoDB', { cause: error, notApplied: true });
+        await pause(5 * 2 ** attempt + Math.random() * 10, 'DynamoDB (a transaction that met another)');
+      }
     }
   }
 
@@ -171,7 +183,34 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
         .add({ Put: { TableName: tableName, Item: { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}`, org_id: orgId, removed_at: at } } });
       return writeAllIf(transaction);
     },
-    putCollection: (channelId, collection, at) => putNew({ pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at }),
+    async putCollection(channelId, collection, at, { seen, max }) {
+      const transaction = new Transaction<'exists' | 'full'>()
+        .add(
+          {
+            Put: {
+              TableName: tableName,
+              Item: { pk: channelPk(channelId), sk: `${COLLECTION_SK_PREFIX}${collection}`, collection, created_at: at },
+              ConditionExpression: NOT_THERE,
+            },
+          },
+          'exists',
+        )
+        .add(
+          {
+            // A channel with no count yet (its collections predate it) starts from the count its caller read.
+            Update: {
+              TableName: tableName,
+              Key: { pk: channelPk(channelId), sk: COLLECTIONS_COUNT_SK },
+              UpdateExpression: 'SET #n = if_not_exists(#n, :seen) + :one',
+              ConditionExpression: seen < max ? 'attribute_not_exists(#n) OR #n < :max' : '#n < :max',
+              ExpressionAttributeNames: { '#n': 'n' },
+              ExpressionAttributeValues: { ':seen': seen, ':one': 1, ':max': max },
+            },
+          },
+          'full',
+        );
+      return (await firstRefusal(transaction)) ?? 'created';
+    },
 
     async putPrivateData(data) {
       await send(() =>

@@ -191,6 +191,7 @@ export function apiKeyListSk(keyId: string): string {
  *   channel member      pk = CHANNEL#<name>                     sk = MEMBER#<org id>
  *   channel removal     pk = CHANNEL#<name>                     sk = REMOVED#<org id>   (an admin took it out: only an admin adds it again)
  *   channel collection  pk = CHANNEL#<name>                     sk = COLLECTION#<collection>
+ *   collections count   pk = CHANNEL#<name>                     sk = COUNT#collections   n (written with each collection)
  *   private data        pk = PRIVATE#<channel>#<collection>     sk = <key>
  *   contract version    pk = CONTRACT#<contract id>             sk = VERSION#<version>
  *   contract owner      pk = CONTRACT#<contract id>             sk = OWNER        owner = org#<org id> | admins
@@ -204,6 +205,11 @@ export const MEMBER_SK_PREFIX = 'MEMBER#';
 /** An organization an admin took out of a channel: only an admin adds it again (its members may not). */
 export const REMOVED_SK_PREFIX = 'REMOVED#';
 export const COLLECTION_SK_PREFIX = 'COLLECTION#';
+/**
+ * A channel's count of collections, raised in the transaction that creates each, on the condition that it is below
+ * the most a channel may hold: concurrent creates had each read a count below it and all landed (red team).
+ */
+export const COLLECTIONS_COUNT_SK = 'COUNT#collections';
 
 export function channelPk(channelId: string): string {
   return `CHANNEL#${channelId}`;

@@ -24,7 +24,6 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
   const owners = new Map<string, ContractOwner>();
   const versions = new Map<string, ContractVersionRecord[]>();
   const setOf = (map: Map<string, Set<string>>, key: string) => map.get(key) ?? map.set(key, new Set()).get(key)!;
-  const addNew = (set: Set<string>, value: string) => !set.has(value) && Boolean(set.add(value));
 
   return {
     privateData,
@@ -65,7 +64,13 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       setOf(removed, channelId).add(orgId);
       return true;
     },
-    putCollection: async (channelId, collection) => addNew(setOf(collections, channelId), collection),
+    async putCollection(channelId, collection, _at, room) {
+      const set = setOf(collections, channelId);
+      if (set.has(collection)) return 'exists';
+      if (set.size >= room.max) return 'full';
+      set.add(collection);
+      return 'created';
+    },
     async putPrivateData(record) {
       privateData.set(`${record.channel}|${record.collection}|${record.key}`, { ...record });
     },

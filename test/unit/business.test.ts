@@ -89,6 +89,19 @@ describe('the business domain (offline)', () => {
     assert.ok(ledger);
   });
 
+  it('holds the 100 when creates race for the last places: each had read a count below it (red team, auth on)', async () => {
+    const { business, repository } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'raced' });
+    for (let i = 0; i < MAX_COLLECTIONS_PER_CHANNEL - 2; i += 1) await business.createCollection(acme, 'raced', { collection: `c${i}` });
+    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => business.createCollection(acme, 'raced', { collection: `late${i}` })));
+    assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 2);
+    for (const o of outcomes)
+      if (o.status === 'rejected')
+        assert.ok(o.reason instanceof UnprocessableError && /the most a channel may \(100\)/.test(o.reason.message), String(o.reason));
+    assert.equal((await repository.getChannelDetails('raced')).collections.length, MAX_COLLECTIONS_PER_CHANNEL);
+  });
+
   it("records a channel's members and collections on the channel's own chain, and lets members only act in it", async () => {
     const { business, ledgerRepository } = world();
     await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });

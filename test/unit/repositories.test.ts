@@ -215,6 +215,18 @@ describe('the business repository reads a cancelled contract publication item by
     dynamo.on(TransactWriteCommand).resolves({});
     assert.equal(await publish(), 'created');
   });
+
+  it('sends a transaction again when only another transaction got in the way, and answers a retryable 503 if that lasts (never a 500)', async () => {
+    const conflict = () =>
+      new TransactionCanceledException({ message: 'x', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+    dynamo.on(TransactWriteCommand).rejectsOnce(conflict()).rejectsOnce(conflict()).resolves({});
+    assert.equal(await publish(), 'created');
+    assert.equal(dynamo.commandCalls(TransactWriteCommand).length, 3, 'sent again twice');
+    dynamo.reset();
+    dynamo.on(TransactWriteCommand).rejects(conflict());
+    await assert.rejects(publish(), (error: Error) => error instanceof DependencyUnavailableError && error.notApplied);
+    assert.equal(dynamo.commandCalls(TransactWriteCommand).length, 5, 'the first and four more, then the 503');
+  });
 });
 
 describe('single writes that the AWS SDK may have sent twice, or that meet a transaction', () => {

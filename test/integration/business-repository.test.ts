@@ -1,0 +1,78 @@
+/**
+ * The business repository on DynamoDB Local: what must hold when requests race, held by the writes themselves (a
+ * condition in the transaction that creates), never by a read before them. Found by the red team with auth on:
+ * concurrent creates had each read a channel's count of collections below the most and all landed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { createBusinessRepository } from '#shared/storage/business-repository';
+import { createDynamoClient } from '#shared/storage/client';
+import { channelPk, COLLECTION_SK_PREFIX, COLLECTIONS_COUNT_SK } from '#shared/storage/keys';
+import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
+
+let storage: TestDynamo;
+before(async () => {
+  storage = await startTestDynamo('business-repository');
+});
+after(async () => {
+  await storage?.stop();
+});
+
+const at = '2026-12-06T00:00:00.000Z';
+const channel = (id: string) => ({ channel_id: id, name: id, chain_name: `channel-${id}`, created_at: at });
+
+describe('the business repository under concurrent requests (DynamoDB Local)', () => {
+  it('creates no collection past the most a channel may hold, however many creates race for the last places', async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
+    assert.equal(await repository.putChannel(channel('race'), { org_id: 'acme', joined_at: at }), true);
+    const max = 10;
+    for (let i = 0; i < max - 3; i += 1) assert.equal(await repository.putCollection('race', `c${i}`, at, { seen: i, max }), 'created');
+    // Twelve creates, each having read the same count (7 of 10): three places are left.
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => repository.putCollection('race', `late${i}`, at, { seen: max - 3, max })));
+    assert.equal(outcomes.filter((o) => o === 'created').length, 3, outcomes.join(' '));
+    assert.equal(outcomes.filter((o) => o === 'full').length, 9, outcomes.join(' '));
+    const details = await repository.getChannelDetails('race');
+    assert.equal(details.collections.length, max, 'the channel lists the most it may hold, not more');
+    assert.deepEqual(details.organizations, ['acme'], 'the count is not read as a member or a collection');
+    // A collection it has is still 'exists' (409), not 'full'.
+    assert.equal(await repository.putCollection('race', 'c0', at, { seen: max, max }), 'exists');
+  });
+
+  it('counts from what the caller read in a channel whose collections predate the count, and holds the most from there', async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
+    assert.equal(await repository.putChannel(channel('old'), { org_id: 'acme', joined_at: at }), true);
+    // Four collections written as the repository wrote them before it kept a count.
+    for (let i = 0; i < 4; i += 1)
+      await client.send(
+        new PutCommand({
+          TableName: storage.tables.registry,
+          Item: { pk: channelPk('old'), sk: `${COLLECTION_SK_PREFIX}o${i}`, collection: `o${i}`, created_at: at },
+        }),
+      );
+    const outcomes = await Promise.all(Array.from({ length: 5 }, (_, i) => repository.putCollection('old', `new${i}`, at, { seen: 4, max: 6 })));
+    assert.deepEqual(outcomes.filter((o) => o === 'created').length, 2, outcomes.join(' '));
+    const count = await client.send(new GetCommand({ TableName: storage.tables.registry, Key: { pk: channelPk('old'), sk: COLLECTIONS_COUNT_SK } }));
+    assert.equal(count.Item?.n, 6);
+    assert.equal((await repository.getChannelDetails('old')).collections.length, 6);
+    // A full channel without a count refuses too (the caller read the most already).
+    assert.equal(await repository.putChannel(channel('old-full')), true);
+    assert.equal(await repository.putCollection('old-full', 'x', at, { seen: 6, max: 6 }), 'full');
+  });
+
+  it('registers a public key to one organization when registrations claiming it race, and answers each (no 500)', async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
+    const key = 'ab'.repeat(32);
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        repository.putOrganization({ org_id: `org${i}`, name: `Org ${i}`, msp_id: `Org${i}MSP`, public_key: key, created_at: at }),
+      ),
+    );
+    assert.equal(outcomes.filter((o) => o === 'created').length, 1, outcomes.join(' '));
+    assert.equal(outcomes.filter((o) => o === 'key_taken').length, 7, outcomes.join(' '));
+    assert.equal((await repository.listOrganizations()).length, 1);
+  });
+});
