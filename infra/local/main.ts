@@ -266,8 +266,9 @@ async function main(): Promise<void> {
     if (created.length) say(`Created tables: ${created.join(', ')}`);
     phase('tables');
     // A table written by an earlier version is brought to the current layout (idempotent, cheap when done).
-    for (const report of await rt.migrateLedgerTable(admin, rt.createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), config.SVC_LEDGER_TABLE)) {
-      if (report.migrated > 0) say(`Migrated the ledger table (${report.name}): ${report.migrated} item(s)`);
+    const tables = { ledger: config.SVC_LEDGER_TABLE, registry: config.SVC_REGISTRY_TABLE };
+    for (const report of await rt.migrateTables(admin, rt.createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), tables)) {
+      if (report.migrated > 0) say(`Migrated the tables (${report.name}): ${report.migrated} item(s)`);
     }
     if (core.settings.SVC_LOCAL_JOURNAL_DIR) {
       const replay = await rt.replayJournal(core.settings.SVC_LOCAL_JOURNAL_DIR, admin);

@@ -4,6 +4,7 @@
  * check (not cached: a member added a moment ago must be able to act at once, on any instance).
  */
 import { ChainNotFoundError, NotFoundError } from '../errors.ts';
+import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 import { type PayloadOpener, type PayloadScope, parsePayloadScope } from '../ledger/offchain-port.ts';
 import { authorize, channelIdOfChain, decide, isAdmin, needsChannelMembers, type Action, type ChannelScope, type Principal, type Resource } from './policy.ts';
 
@@ -24,6 +25,8 @@ export interface ChannelDirectory<Channel extends object = object, Details exten
    * items, not the channel's collections too). A check of a channel's chain, a trace's filter and a push read these.
    */
   getChannelMembers?(channelId: string): Promise<readonly string[]>;
+  /** The channels an organization is a member of, or every channel (null): at most `atMost + 1` (the registry's list). */
+  listChannelIds?(orgId: string | null, atMost: number): Promise<readonly string[]>;
 }
 
 export interface AccessControl<Channel extends object = object, Details extends Membership = Membership> {
@@ -31,6 +34,12 @@ export interface AccessControl<Channel extends object = object, Details extends 
   chain(principal: Principal, action: Action, chainName: string): Promise<void>;
   /** A memoizing check for filters (trace, pushes): whether the principal may read each chain. */
   chainReader(principal: Principal): (chainName: string) => Promise<boolean>;
+  /**
+   * The channels' chains `principal` may read (`channel-<id>`): every channel's for an admin, its organization's
+   * channels' for a key with one, none for a key without. At most `atMost + 1`: more says the caller reads more than
+   * a request may use. A directory that cannot list them answers none.
+   */
+  readableChannelChains(principal: Principal, atMost: number): Promise<string[]>;
   /** The channel with its members and collections (404 when unknown), once `principal` may do `action` on it. */
   channel(principal: Principal, action: Action, channelId: string): Promise<Channel & Details>;
   /** Refuses (403) unless allowed; for resources that need no read (the service, an organization, a contract). */
@@ -92,6 +101,13 @@ export function createAccessControl<Channel extends object, Details extends Memb
     },
 
     chainReader,
+
+    async readableChannelChains(principal, atMost) {
+      if (!channels.listChannelIds || principal.role === null) return [];
+      if (!isAdmin(principal) && !principal.org_id) return [];
+      const ids = await channels.listChannelIds(isAdmin(principal) ? null : principal.org_id, atMost);
+      return ids.map((id) => `${CHANNEL_CHAIN_PREFIX}${id}`);
+    },
 
     async channel(principal, action, channelId) {
       const [record, details] = await Promise.all([channels.getChannel(channelId), channels.getChannelDetails(channelId)]);

@@ -4,7 +4,7 @@
  * ledger; only the service's own bookkeeping (a channel's activity records, Main Chain anchors) writes
  * through the bare one, after its own check.
  */
-import type { AppendOptions, Ledger } from '../ledger/ledger.ts';
+import { type AppendOptions, type Ledger, TRACE_CHANNELS_MAX } from '../ledger/ledger.ts';
 import type { Proofs } from '../ledger/proofs.ts';
 import type { Tlog } from '../tlog/tlog.ts';
 import { NotFoundError } from '../errors.ts';
@@ -68,9 +68,11 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       // Across all chains: the events of chains this caller may not read are left out, as if absent,
       // before any off-chain payload is fetched.
       const mayRead = access.chainReader(principal);
-      // The ledger skips them as it reads (so that a page of hidden entries is not answered as one), and what it answers
-      // is checked again here, where the rule is held: the guard never trusts the ledger to have applied it.
-      const trace = await ledger.traceEntity(entityId, undefined, { limit: options?.limit, cursor: options?.cursor, visible: mayRead });
+      // The index is read only in the scopes this caller reads: the chains any reader reads and the channels' chains of
+      // its organization (an admin's: all). The ledger also skips what it may not see as it reads (a channel left since),
+      // and what it answers is checked again here, where the rule is held: the guard never trusts the ledger to have applied it.
+      const channels = await access.readableChannelChains(principal, TRACE_CHANNELS_MAX);
+      const trace = await ledger.traceEntity(entityId, undefined, { limit: options?.limit, cursor: options?.cursor, channels, visible: mayRead });
       const readable = new Set<string>();
       for (const name of trace.chains) if (await mayRead(name)) readable.add(name);
       const events = trace.events.filter((e) => readable.has(e.chain_name));

@@ -73,6 +73,11 @@ export interface BusinessRepository {
   /** Its member organizations alone, sorted. */
   getChannelMembers(channelId: string): Promise<string[]>;
   /**
+   * The channels an organization is a member of, or every channel (`null`), sorted: at most `atMost + 1`, so that a
+   * caller learns there are more than it may use without reading them all.
+   */
+  listChannelIds(orgId: string | null, atMost: number): Promise<string[]>;
+  /**
    * Adds an organization to a channel: 'added'; 'member' when it is one already; 'removed' when an admin took it out
    * and `lift` is not set (nothing written). `lift` (an admin's add) clears that mark.
    */

@@ -23,7 +23,7 @@ import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './a
 import { assertDraftFields, type EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
-import { MAIN_CHAIN, assertCreatableSubChainName, isChannelChainName, isWellFormedChainName } from './names.ts';
+import { MAIN_CHAIN, assertCreatableSubChainName, entityScopeOf, isChannelChainName, isWellFormedChainName } from './names.ts';
 import { sizesSeen } from './sizes-seen.ts';
 import { type OffchainStore, type PayloadOpener, payloadScope, SERVICE_OPENER, type Sealer } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
@@ -59,13 +59,24 @@ export interface TracePage {
   limit?: number | undefined;
   cursor?: string | undefined;
   /**
-   * Whether the caller may see a chain's events (a trace across chains for a caller who may not read them all): the
-   * others are skipped as if absent, and a page none of whose entries the caller sees is not answered empty while
-   * more are left: the index is read on, up to traceScanMax(limit) entries a request, so that an entity whose events
-   * are all hidden answers as one that does not exist (events none, no cursor) unless it has more entries than that.
+   * A trace across chains reads the entity index of the chains any reader reads and of these channels' chains
+   * (`channel-<id>`), those the caller reads, at most TRACE_CHANNELS_MAX (422 past it): the index of a channel the
+   * caller may not read is never read for it (shared/ledger/names.ts, entityScopeOf). None when not given.
+   */
+  channels?: readonly string[] | undefined;
+  /**
+   * Whether the caller may see a chain's events, checked again on each entry read (a scope given by mistake, or a
+   * channel left since): the others are skipped as if absent, and a page none of whose entries the caller sees is not
+   * answered empty while more are left: the index is read on, up to traceScanMax(limit) entries a request.
    */
   visible?: ((chainName: string) => Promise<boolean>) | undefined;
 }
+
+/**
+ * The most channels' indexes one trace across chains reads (each one query at least): a caller that reads more names
+ * a chain (422 says so).
+ */
+export const TRACE_CHANNELS_MAX = 100;
 
 /** A trace's page: 100 events unless asked for up to 1,000 (an entity may have millions; one answer must stay bounded). */
 export const TRACE_LIMIT_DEFAULT = 100;
@@ -571,46 +582,95 @@ export function createLedger({
       const after = options?.cursor === undefined ? undefined : await cursors.decode(options.cursor, entityId, chainName);
       if (chainName !== undefined) await requireHead(chainName);
       const visible = options?.visible;
+      // The index scopes read: a named chain's own; else the chains any reader reads and the channels' the caller reads.
+      const channels = [...new Set(options?.channels ?? [])].filter((name) => entityScopeOf(name) !== null);
+      if (chainName === undefined && channels.length > TRACE_CHANNELS_MAX)
+        throw new UnprocessableError(
+          `A trace across chains reads the index of each channel this key reads: ${channels.length}, more than ${TRACE_CHANNELS_MAX}; name a chain (chain_name)`,
+        );
+      const scopes = chainName !== undefined ? [entityScopeOf(chainName)] : [null, ...channels];
+      // Each scope is read in trace order and the scopes merged (the smallest position first): every entry up to the
+      // last one taken was read in every scope, so a position is where all of them go on.
+      const sources = scopes.map((scope) => ({
+        scope,
+        buffer: [] as { block: Block; position: string }[],
+        after,
+        /** Every entry of this scope up to here was read (and taken, or filtered out by the chain). */
+        through: after,
+        done: false,
+      }));
       const events: LedgerEvent[] = [];
       const chains: string[] = [];
       // A cursor is answered only when another entry this caller may see follows the page (read ahead for it, within
       // the cap): a cursor after a page of fewer events, or after hidden entries only, had told a reader that an
       // entity has events on chains it may not read, and how many (filtered pages counted them one by one).
-      let position = after;
       let lastAnswered: string | undefined;
+      let lastTaken: string | undefined;
       let more = false;
       let capped = false;
       let read = 0;
-      const scanMax = traceScanMax(limit);
-      let pageLimit = Math.min(limit + 1, scanMax);
-      pages: for (;;) {
-        const page = await repository.queryEntityPage(entityId, { limit: pageLimit, after: position, chainName });
-        read += pageLimit;
-        for (const [i, block] of page.blocks.entries()) {
-          if (chainName !== undefined && block.chain_name !== chainName) continue;
-          if (visible && !(await visible(block.chain_name))) continue;
-          const its = block.events.filter((event) => event.entity_id === entityId);
-          if (its.length === 0) continue;
-          if (events.length >= limit) {
-            more = true;
-            break pages;
+      let rounds = 0;
+      // Several scopes are first looked at with one entry each (most hold none of an entity's events): the cap is for the pages read after.
+      const probing = sources.length > 1;
+      const scanMax = traceScanMax(limit) + (probing ? sources.length : 0);
+      const later = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined || a > b ? a : b);
+      for (;;) {
+        const empty = sources.filter((source) => source.buffer.length === 0 && !source.done);
+        if (empty.length > 0) {
+          const budget = scanMax - read;
+          if (budget <= 0) {
+            capped = true;
+            break;
           }
-          for (const event of its) {
-            events.push(event);
-            if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
-          }
-          lastAnswered = page.positions[i]!;
+          // One scope reads its page and one more; several are looked at first, then share what is left of the cap.
+          const first = rounds === 0;
+          rounds += 1;
+          const each = first && probing ? 1 : Math.max(1, Math.min(first ? limit + 1 : budget, Math.floor(budget / empty.length)));
+          const pages = await Promise.all(
+            empty.map((source) => repository.queryEntityPage(entityId, { scope: source.scope, limit: each, after: source.after, chainName })),
+          );
+          pages.forEach((page, i) => {
+            const source = empty[i]!;
+            read += page.read;
+            source.buffer = page.blocks.map((block, j) => ({ block, position: page.positions[j]! }));
+            source.after = page.next ?? undefined;
+            source.done = page.next === null;
+            if (source.buffer.length === 0) source.through = later(source.through, page.next ?? undefined);
+          });
+          continue;
         }
-        if (page.next === null) break;
-        position = page.next;
-        // Past the cap a page ends where reading stopped, and the next goes on from there.
-        if (read >= scanMax) {
-          capped = true;
+        // The smallest position among the scopes' next entries; none left: the trace is read to its end.
+        let from: (typeof sources)[number] | undefined;
+        for (const source of sources) if (source.buffer.length > 0 && (!from || source.buffer[0]!.position < from.buffer[0]!.position)) from = source;
+        if (!from) break;
+        const { block, position } = from.buffer.shift()!;
+        from.through = position;
+        lastTaken = position;
+        if (from.buffer.length === 0 && !from.done) from.through = later(position, from.after);
+        if (chainName !== undefined && block.chain_name !== chainName) continue;
+        if (visible && !(await visible(block.chain_name))) continue;
+        const its = block.events.filter((event) => event.entity_id === entityId);
+        if (its.length === 0) continue;
+        if (events.length >= limit) {
+          more = true;
           break;
         }
-        pageLimit = scanMax - read;
+        for (const event of its) {
+          events.push(event);
+          if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
+        }
+        lastAnswered = position;
       }
-      const next = more ? lastAnswered! : capped ? position! : null;
+      // Past the cap, the next page goes on where every scope was read to: the least of them, none before the last taken.
+      let resume: string | undefined;
+      if (capped && !more) {
+        for (const source of sources) {
+          if (source.done && source.buffer.length === 0) continue;
+          const through = later(source.through, lastTaken);
+          if (through !== undefined && (resume === undefined || through < resume)) resume = through;
+        }
+      }
+      const next = more ? lastAnswered! : capped ? (resume ?? null) : null;
       return {
         entity_id: entityId,
         chains,

@@ -15,6 +15,14 @@ export function isChannelChainName(name: string): boolean {
   return name.startsWith(CHANNEL_CHAIN_PREFIX);
 }
 
+/**
+ * The scope of a chain's events in the entity index: a channel's chain is its own scope (its members alone read it),
+ * every other chain is in the one scope any reader reads (null). A trace reads only the scopes its caller reads.
+ */
+export function entityScopeOf(chainName: string): string | null {
+  return isChannelChainName(chainName) ? chainName : null;
+}
+
 /** Whether a string could name a chain at all (used to answer 404 without a read). */
 export function isWellFormedChainName(name: string): boolean {
   return CHAIN_NAME_PATTERN.test(name);

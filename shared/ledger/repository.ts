@@ -236,8 +236,9 @@ export interface LedgerStorage {
   setFrontier(chainName: string, headIndex: number, frontier: string[]): Promise<boolean>;
 
   /**
-   * Every block holding an event of the entity, in trace order (time, chain, index). Unbounded (any writer adds to an
-   * entity): only for rebuilding a Sub-Chain's anchor list once, where items of it are missing (putAnchor).
+   * Every block of a chain any reader reads (not a channel's) holding an event of the entity, in trace order (time,
+   * chain, index). Unbounded (any writer adds to an entity): only for rebuilding a Sub-Chain's anchor list once, where
+   * items of it are missing (putAnchor).
    */
   queryEntityBlocks(entityId: string): Promise<Block[]>;
   /** Notes that the Main Chain's block `mainIndex` anchors the Sub-Chain's first `headIndex + 1` blocks. Idempotent. */
@@ -248,15 +249,16 @@ export interface LedgerStorage {
    */
   listAnchors(subChain: string, range?: { fromHeadIndex?: number; limit?: number }): Promise<{ headIndex: number; mainIndex: number }[]>;
   /**
-   * A page of those blocks for a caller's trace: at most `limit` entries of the entity index read after the
-   * position `after` (an entity index sort key, shared/storage/keys.ts entitySk), those of `chainName` only when
-   * given (the filter reads the others all the same, so a page may hold fewer), each block's own position, and the
-   * position the next page starts after: null when none is left.
+   * A page of an entity's blocks in one scope of the entity index for a caller's trace: `scope` null, the chains any
+   * reader reads; else a channel's chain (shared/storage/keys.ts, entityIndexPk). At most `limit` entries read after
+   * the position `after` (an entity index sort key, entitySk), those of `chainName` only when given (the filter reads
+   * the others all the same, so a page may hold fewer), each block's own position, and the position the next page
+   * starts after: null when none is left. `read`: the entries DynamoDB read (filtered ones too).
    */
   queryEntityPage(
     entityId: string,
-    page: { limit: number; after?: string | undefined; chainName?: string | undefined },
-  ): Promise<{ blocks: Block[]; positions: string[]; next: string | null }>;
+    page: { scope: string | null; limit: number; after?: string | undefined; chainName?: string | undefined },
+  ): Promise<{ blocks: Block[]; positions: string[]; next: string | null; read: number }>;
   /**
    * Claims an Idempotency-Key's record for a request with this fingerprint, unless another request holds
    * it (and its hold has not lapsed at `nowMs`) or it is done; answers the record's state either way. A

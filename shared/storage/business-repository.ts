@@ -1,5 +1,5 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
 import { pause } from '../deadline.ts';
 import { DependencyUnavailableError } from '../errors.ts';
@@ -16,6 +16,7 @@ import {
   ORG_KEYS_PARTITION,
   ORGS_PARTITION,
   channelPk,
+  orgChannelsPk,
   contractPk,
   contractVersionSk,
   privateDataPk,
@@ -37,6 +38,11 @@ type Item = Record<string, unknown>;
 function record<T>(item: Item): T {
   const { pk: _pk, sk: _sk, ...rest } = item;
   return rest as T;
+}
+
+/** An organization's entry in the list of its channels (written and deleted with its member item). */
+function orgChannelItem(orgId: string, channelId: string): Record<string, unknown> {
+  return { pk: orgChannelsPk(orgId), sk: channelId, channel_id: channelId };
 }
 
 /** How often a transaction cancelled only by concurrent transactions on its items is sent again. */
@@ -113,12 +119,16 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
             },
           },
           'exists',
-        );
+        )
+        .add({ Put: { TableName: tableName, Item: orgChannelItem(firstMember.org_id, channel.channel_id) } });
       return writeAllIf(transaction);
     },
     async deleteChannel(channelId) {
       const members = await partitionKeys(client, tableName, channelPk(channelId));
-      for (const key of [...members, { pk: CHANNELS_PARTITION, sk: channelId }]) {
+      const listed = members
+        .filter((key) => key.sk.startsWith(MEMBER_SK_PREFIX))
+        .map((key) => ({ pk: orgChannelsPk(key.sk.slice(MEMBER_SK_PREFIX.length)), sk: channelId }));
+      for (const key of [...listed, ...members, { pk: CHANNELS_PARTITION, sk: channelId }]) {
         await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })));
       }
     },
@@ -160,16 +170,10 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
         .add(
           lift ? { Delete: { TableName: tableName, Key: mark } } : { ConditionCheck: { TableName: tableName, Key: mark, ConditionExpression: NOT_THERE } },
           'removed',
-        );
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return 'added';
-      } catch (error) {
-        const failed = transaction.cancellation(error)?.failed.map((f) => f.meaning) ?? [];
-        if (failed.includes('member')) return 'member';
-        if (failed.includes('removed')) return 'removed';
-        throw translateStorageError(error);
-      }
+        )
+        .add({ Put: { TableName: tableName, Item: orgChannelItem(orgId, channelId) } });
+      // A member already is the first refusal, then a removal's mark.
+      return (await firstRefusal(transaction)) ?? 'added';
     },
     async removeMember(channelId, orgId, at) {
       if (!keyCanExist(channelPk(channelId), `${MEMBER_SK_PREFIX}${orgId}`)) return false;
@@ -180,8 +184,26 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           },
           'absent',
         )
-        .add({ Put: { TableName: tableName, Item: { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}`, org_id: orgId, removed_at: at } } });
+        .add({ Put: { TableName: tableName, Item: { pk: channelPk(channelId), sk: `${REMOVED_SK_PREFIX}${orgId}`, org_id: orgId, removed_at: at } } })
+        .add({ Delete: { TableName: tableName, Key: { pk: orgChannelsPk(orgId), sk: channelId } } });
       return writeAllIf(transaction);
+    },
+    async listChannelIds(orgId, atMost) {
+      const pk = orgId === null ? CHANNELS_PARTITION : orgChannelsPk(orgId);
+      if (!keyCanExist(pk)) return [];
+      const out = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ProjectionExpression: 'sk',
+            ConsistentRead: true,
+            Limit: atMost + 1,
+          }),
+        ),
+      );
+      return (out.Items ?? []).map((item) => String(item.sk));
     },
     async putCollection(channelId, collection, at, { seen, max }) {
       const transaction = new Transaction<'exists' | 'full'>()

@@ -7,7 +7,8 @@
  *   block        pk = CHAIN#<name>#<index mod 16>       sk = BLOCK#<index, 12 digits>
  *                (chains made by earlier versions: pk = CHAIN#<name>, and no block_shards on their head)
  *   by-hash GSI  gsi_hash = <block hash>                          (blocks)
- *   by-entity GSI gsi_entity_pk = ENTITY#<entity id>,
+ *   by-entity GSI gsi_entity_pk = ENTITY#<entity id> (blocks of chains any reader reads),
+ *                               ENTITY@<channel chain>#<entity id> (blocks of a channel's chain, since 2026-12-06),
  *                 gsi_entity_sk = <ms, 15 digits>#<chain>#<index, 12 digits>   (event blocks)
  *   chain list   pk = CHAINS            sk = 0#main | 1#<sub name>   (written once, when the chain is made)
  *   chains GSI   gsi_chains_pk = CHAINS, gsi_chains_sk = …  (tables of earlier versions only: their heads carried
@@ -145,6 +146,20 @@ export function entityPk(entityId: string): string {
   return `ENTITY#${entityId}`;
 }
 
+/** Where the entity index of a channel's chain begins (ENTITY@<channel chain>#<entity id>); a chain name holds no `#`. */
+const SCOPED_ENTITY_PREFIX = 'ENTITY@';
+
+/**
+ * The entity index partition of an entity's events in one scope: `null`, the chains any reader reads; else a channel's
+ * chain, whose members alone read it. A trace reads only the partitions of the scopes its caller reads, so that an
+ * entity whose events are all in a channel it may not read is not found at all, as an unknown one is not: one
+ * partition for every chain had answered a cursor after 100 hidden entries, and taken longer than an unknown id (red
+ * team, auth on).
+ */
+export function entityIndexPk(entityId: string, channelChain: string | null): string {
+  return channelChain === null ? entityPk(entityId) : `${SCOPED_ENTITY_PREFIX}${channelChain}#${entityId}`;
+}
+
 /** Sorts an entity's events by time, then chain, then index: the trace order of docs/rules.md, "Chains and blocks". */
 export function entitySk(timestampSeconds: number, chainName: string, index: number): string {
   const ms = Math.round(timestampSeconds * 1000);
@@ -189,6 +204,7 @@ export function apiKeyListSk(keyId: string): string {
  *   organization        pk = ORGS                               sk = <org id>
  *   channel             pk = CHANNELS                           sk = <channel name>
  *   channel member      pk = CHANNEL#<name>                     sk = MEMBER#<org id>
+ *   org's channels      pk = ORG_CHANNELS#<org id>               sk = <channel name>   (written with each member item: the channels a trace reads)
  *   channel removal     pk = CHANNEL#<name>                     sk = REMOVED#<org id>   (an admin took it out: only an admin adds it again)
  *   channel collection  pk = CHANNEL#<name>                     sk = COLLECTION#<collection>
  *   collections count   pk = CHANNEL#<name>                     sk = COUNT#collections   n (written with each collection)
@@ -210,6 +226,16 @@ export const COLLECTION_SK_PREFIX = 'COLLECTION#';
  * the most a channel may hold: concurrent creates had each read a count below it and all landed (red team).
  */
 export const COLLECTIONS_COUNT_SK = 'COUNT#collections';
+
+/** The channels an organization is a member of, one item each, written and deleted with its member item. */
+export function orgChannelsPk(orgId: string): string {
+  return `ORG_CHANNELS#${orgId}`;
+}
+
+/** A migration done once, in the table it migrated (shared/storage/migrations.ts). */
+export function migrationKey(name: string): { pk: string; sk: string } {
+  return { pk: 'MIGRATION', sk: name };
+}
 
 export function channelPk(channelId: string): string {
   return `CHANNEL#${channelId}`;

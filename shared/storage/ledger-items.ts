@@ -6,9 +6,10 @@
  */
 import { type MetaRun, packRun, splitRun, unpackRun } from '../ledger/block-meta.ts';
 import { canonicalJson, inContractOrder } from '../ledger/hashing.ts';
+import { entityScopeOf } from '../ledger/names.ts';
 import type { Recent } from '../ledger/repository.ts';
 import type { Block, ChainHead, ChainKind } from '../ledger/types.ts';
-import { blockPk, blockSk, CHAINS_PARTITION, chainPk, chainsSk, entityPk, entitySk, HEAD_SK, indexSk, recordPk, segmentPk } from './keys.ts';
+import { blockPk, blockSk, CHAINS_PARTITION, chainPk, chainsSk, entityIndexPk, entitySk, HEAD_SK, indexSk, recordPk, segmentPk } from './keys.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -123,7 +124,7 @@ export function blockItem(block: Block, shards: number, treeNodes: string[] = []
   // One event closes one block (docs/rules.md, "Chains and blocks"), so a block belongs to at most one entity's trace.
   const [first] = block.events;
   if (first) {
-    item.gsi_entity_pk = entityPk(first.entity_id);
+    item.gsi_entity_pk = entityIndexPk(first.entity_id, entityScopeOf(block.chain_name));
     item.gsi_entity_sk = entitySk(block.timestamp, block.chain_name, block.index);
   }
   return item;
@@ -150,7 +151,7 @@ export function recordItem(block: Block): Item {
   };
   const [first] = block.events;
   if (first) {
-    item.gsi_entity_pk = entityPk(first.entity_id);
+    item.gsi_entity_pk = entityIndexPk(first.entity_id, entityScopeOf(block.chain_name));
     item.gsi_entity_sk = entitySk(block.timestamp, block.chain_name, block.index);
   }
   return item;

@@ -33,7 +33,7 @@ import { completion, createCombiningRecords } from './ledger-combining.ts';
 import { blockFromItem, chainListItem, headFromItem, headItem, type Item, packFrontier, recentAttributes, recordItem, segmentItems } from './ledger-items.ts';
 import { checkDeadline } from '../deadline.ts';
 import { batchGetAll, queryAll as queryAllPages, retryConflicts, send, writeIf } from './requests.ts';
-import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SWEEP_POSITION_KEY, anchorPk, anchorSk, chainPk, entityPk } from './keys.ts';
+import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, SWEEP_POSITION_KEY, anchorPk, anchorSk, chainPk, entityIndexPk, entityPk } from './keys.ts';
 
 export interface LedgerRepositoryOptions {
   client: DynamoDBDocumentClient;
@@ -389,7 +389,7 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
       return items.map((item) => ({ headIndex: Number(item.sk), mainIndex: Number(item.main_index) }));
     },
 
-    async queryEntityPage(entityId, { limit, after, chainName }) {
+    async queryEntityPage(entityId, { scope, limit, after, chainName }) {
       const out = await send(() =>
         client.send(
           new QueryCommand({
@@ -398,7 +398,7 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
             KeyConditionExpression: after === undefined ? 'gsi_entity_pk = :e' : 'gsi_entity_pk = :e AND gsi_entity_sk > :after',
             ...(chainName === undefined ? {} : { FilterExpression: 'chain_name = :c' }),
             ExpressionAttributeValues: {
-              ':e': entityPk(entityId),
+              ':e': entityIndexPk(entityId, scope),
               ...(after === undefined ? {} : { ':after': after }),
               ...(chainName === undefined ? {} : { ':c': chainName }),
             },
@@ -408,7 +408,12 @@ export function createLedgerStorage({ client, tableName, cache }: LedgerReposito
       );
       const next = out.LastEvaluatedKey?.gsi_entity_sk;
       const items = out.Items ?? [];
-      return { blocks: items.map(blockFromItem), positions: items.map((item) => String(item.gsi_entity_sk)), next: typeof next === 'string' ? next : null };
+      return {
+        blocks: items.map(blockFromItem),
+        positions: items.map((item) => String(item.gsi_entity_sk)),
+        next: typeof next === 'string' ? next : null,
+        read: out.ScannedCount ?? items.length,
+      };
     },
 
     async ping() {

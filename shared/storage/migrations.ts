@@ -9,9 +9,23 @@
  * after which nothing lands in that index (it can then be deleted).
  */
 import { DescribeTableCommand, ResourceNotFoundException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, ScanCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CHAINS_PARTITION, HEAD_SK, LEDGER_INDEXES, chainPk } from './keys.ts';
-import { send } from './requests.ts';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { CHANNEL_CHAIN_PREFIX, entityScopeOf } from '../ledger/names.ts';
+import {
+  CHAINS_PARTITION,
+  CHANNELS_PARTITION,
+  HEAD_SK,
+  LEDGER_INDEXES,
+  MEMBER_SK_PREFIX,
+  chainPk,
+  channelPk,
+  entityIndexPk,
+  entityPk,
+  migrationKey,
+  orgChannelsPk,
+} from './keys.ts';
+import { queryAll, send, writeIf } from './requests.ts';
+import { Transaction } from './transactions.ts';
 import { takeSubChainBase } from './sub-chain-count.ts';
 
 export interface MigrationReport {
@@ -90,7 +104,7 @@ export async function migrateChainList(
   return { name: 'chain-list', migrated };
 }
 
-/** Every migration, in order. `thorough`: also scan for what an index that is gone would have found (npm run migrate). */
+/** Every migration of the ledger table, in order. `thorough`: also scan for what an index that is gone would have found (npm run migrate). */
 export async function migrateLedgerTable(
   admin: DynamoDBClient,
   client: DynamoDBDocumentClient,
@@ -99,7 +113,136 @@ export async function migrateLedgerTable(
 ): Promise<MigrationReport[]> {
   const chainList = await migrateChainList(admin, client, tableName, thorough);
   // After the chain list: BASE counts its items.
-  return [chainList, await migrateSubChainCount(client, tableName)];
+  return [chainList, await migrateSubChainCount(client, tableName), await migrateScopedEntityIndex(client, tableName)];
+}
+
+/** Every migration of the ledger and registry tables (the launcher at each start, `npm run migrate`). */
+export async function migrateTables(
+  admin: DynamoDBClient,
+  client: DynamoDBDocumentClient,
+  tables: { ledger: string; registry: string },
+  thorough = false,
+): Promise<MigrationReport[]> {
+  return [...(await migrateLedgerTable(admin, client, tables.ledger, thorough)), await migrateOrgChannels(client, tables.registry)];
+}
+
+/** Whether a once-only migration is recorded as done in its table (a missing table: nothing to migrate). */
+async function doneOnce(client: DynamoDBDocumentClient, tableName: string, name: string): Promise<boolean> {
+  try {
+    const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: migrationKey(name), ConsistentRead: true })));
+    return out.Item !== undefined;
+  } catch (error) {
+    if (isMissingTable(error)) return true;
+    throw error;
+  }
+}
+
+/** Writes the items together: false when a condition failed (nothing written). */
+async function writeAllIf(client: DynamoDBDocumentClient, items: Transaction<true>['items']): Promise<boolean> {
+  const transaction = new Transaction<true>();
+  for (const item of items) transaction.add(item, true);
+  try {
+    await send(() => client.send(new TransactWriteCommand({ TransactItems: transaction.items })));
+    return true;
+  } catch (error) {
+    if (transaction.cancellation(error)?.failed.length || transaction.cancellation((error as { cause?: unknown }).cause)?.failed.length) return false;
+    throw error;
+  }
+}
+
+const markDone = (client: DynamoDBDocumentClient, tableName: string, name: string) =>
+  send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...migrationKey(name), done_at: new Date().toISOString() } })));
+
+function isMissingTable(error: unknown): boolean {
+  return error instanceof ResourceNotFoundException || (error as Error).name === 'ResourceNotFoundException' || isMissingTableCause(error);
+}
+const isMissingTableCause = (error: unknown) => {
+  const cause = (error as { cause?: unknown })?.cause;
+  return cause instanceof ResourceNotFoundException || (cause as Error | undefined)?.name === 'ResourceNotFoundException';
+};
+
+/**
+ * scoped-entity-index: the entity index entries of channels' chains, written by earlier versions in the one partition
+ * an entity has for every chain (ENTITY#<id>), are moved to the channel's own (ENTITY@<channel chain>#<id>), where
+ * only the traces of callers who read that channel look (shared/storage/keys.ts, entityIndexPk). Block items and
+ * records alike; each moved on the condition that it is still where it was. One scan of the table, once: done, it is
+ * recorded in the table and a start reads one item.
+ */
+export async function migrateScopedEntityIndex(client: DynamoDBDocumentClient, tableName: string): Promise<MigrationReport> {
+  const name = 'scoped-entity-index';
+  if (await doneOnce(client, tableName, name)) return { name, migrated: 0 };
+  let migrated = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await send(() =>
+      client.send(
+        new ScanCommand({
+          TableName: tableName,
+          FilterExpression: 'begins_with(gsi_entity_pk, :unscoped) AND begins_with(chain_name, :channel)',
+          ExpressionAttributeValues: { ':unscoped': entityPk(''), ':channel': CHANNEL_CHAIN_PREFIX },
+          ProjectionExpression: 'pk, sk, gsi_entity_pk, chain_name',
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    for (const item of page.Items ?? []) {
+      const entityId = String(item.gsi_entity_pk).slice(entityPk('').length);
+      const scope = entityScopeOf(String(item.chain_name));
+      if (scope === null) continue;
+      const moved = await writeIf(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: 'SET gsi_entity_pk = :scoped',
+          ConditionExpression: 'gsi_entity_pk = :was',
+          ExpressionAttributeValues: { ':scoped': entityIndexPk(entityId, scope), ':was': item.gsi_entity_pk },
+        }),
+      );
+      if (moved) migrated += 1;
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  await markDone(client, tableName, name);
+  return { name, migrated };
+}
+
+/**
+ * org-channels: the list of an organization's channels (shared/storage/keys.ts, orgChannelsPk), which a trace reads to
+ * know the channels' indexes it may read, is written for the members of channels made by earlier versions, each on
+ * the condition that the member item is still there. Once, recorded as done in the registry.
+ */
+export async function migrateOrgChannels(client: DynamoDBDocumentClient, tableName: string): Promise<MigrationReport> {
+  const name = 'org-channels';
+  if (await doneOnce(client, tableName, name)) return { name, migrated: 0 };
+  let migrated = 0;
+  const channels = await queryAll(client, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': CHANNELS_PARTITION },
+    ProjectionExpression: 'sk',
+    ConsistentRead: true,
+  });
+  for (const channel of channels) {
+    const channelId = String(channel.sk);
+    const members = await queryAll(client, {
+      TableName: tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+      ExpressionAttributeValues: { ':pk': channelPk(channelId), ':member': MEMBER_SK_PREFIX },
+      ProjectionExpression: 'sk',
+      ConsistentRead: true,
+    });
+    for (const member of members) {
+      const orgId = String(member.sk).slice(MEMBER_SK_PREFIX.length);
+      const written = await writeAllIf(client, [
+        { ConditionCheck: { TableName: tableName, Key: { pk: channelPk(channelId), sk: member.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+        { Put: { TableName: tableName, Item: { pk: orgChannelsPk(orgId), sk: channelId, channel_id: channelId } } },
+      ]);
+      if (written) migrated += 1;
+    }
+  }
+  await markDone(client, tableName, name);
+  return { name, migrated };
 }
 
 /**

@@ -630,6 +630,47 @@ describe('Private data with auth on', () => {
     );
   });
 
+  it('reads no index of a channel its caller may not read: more hidden entries than a trace reads answer as an unknown entity, on REST and GraphQL (red team)', async () => {
+    // Every chain's entries were in the entity's one partition of the index: past 100 hidden entries a trace answered
+    // a cursor where an unknown entity answers none (and took longer). A channel's chain now has a partition of its
+    // own, which a trace reads only for the channel's members (and admins).
+    const member = { 'X-API-Key': keys.member! };
+    const outsider = { 'X-API-Key': keys.outsider! };
+    const reader = { 'X-API-Key': keys.reader! };
+    const v1 = `${secured.url}/api/v1`;
+    for (let batch = 0; batch < 2; batch += 1) {
+      const events = Array.from({ length: 80 }, (_, i) => ({ entity_id: 'deal-many', event_type: `step-${batch * 80 + i}` }));
+      const landed = await call(v1, 'POST', '/chains/channel-deals/events/batch', { events }, member);
+      assert.equal(landed.status, 200, landed.text);
+    }
+    for (const [name, who] of [
+      ['a reader without an organization', reader],
+      ["globex's writer", outsider],
+    ] as const) {
+      for (const limit of [1, 100]) {
+        const hidden = await call(v1, 'GET', `/entities/deal-many/trace?limit=${limit}`, undefined, who);
+        const unknown = await call(v1, 'GET', `/entities/deal-never-many/trace?limit=${limit}`, undefined, who);
+        assert.equal(hidden.status, 200, hidden.text);
+        assert.deepEqual({ ...hidden.body, entity_id: 'x' }, { ...unknown.body, entity_id: 'x' }, `${name}, limit ${limit}`);
+        assert.equal(hidden.body.next_cursor, null, `${name}, limit ${limit}: a cursor says hidden entries exist`);
+      }
+      const query = '{ trace(entityId: "deal-many", limit: 1) { chains events { eventId } nextCursor } }';
+      const graphql = await call(secured.url, 'POST', '/graphql', { query }, who);
+      assert.equal(graphql.status, 200, graphql.text);
+      assert.deepEqual(graphql.body.data.trace, { chains: [], events: [], nextCursor: null }, name);
+    }
+    // The member pages through all 160, in order.
+    const first = await call(v1, 'GET', '/entities/deal-many/trace?limit=100', undefined, member);
+    assert.equal(first.body.events.length, 100);
+    assert.ok(first.body.next_cursor);
+    const rest = await call(v1, 'GET', `/entities/deal-many/trace?limit=100&cursor=${first.body.next_cursor}`, undefined, member);
+    assert.deepEqual(
+      [...first.body.events, ...rest.body.events].map((e: { event_type: string }) => e.event_type),
+      Array.from({ length: 160 }, (_, i) => `step-${i}`),
+    );
+    assert.equal(rest.body.next_cursor, null);
+  });
+
   it('says how every answer may be cached: no-store unless a route declares otherwise, and varies by the key when keyed (red team)', async () => {
     // A data subject's private value, a trace, GraphQL, a channel and the organizations were answered with no
     // Cache-Control at all, and keyed immutable answers without Vary: X-API-Key, which a shared cache may keep and

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
@@ -19,9 +19,10 @@ import { extendTree } from '#shared/ledger/tree';
 import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
 import { CHAINS_PARTITION, LEDGER_INDEXES, blockSk, chainPk } from '#shared/storage/keys';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
-import { migrateLedgerTable } from '#shared/storage/migrations';
+import { migrateLedgerTable, migrateTables } from '#shared/storage/migrations';
+import { createBusinessRepository } from '#shared/storage/business-repository';
 import { withReadAllowance } from '#shared/read-allowance';
-import { ledgerTableDefinition } from '#shared/storage/tables';
+import { allTableSpecs, ensureTables, ledgerTableDefinition } from '#shared/storage/tables';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -33,6 +34,8 @@ const shared = process.env.LEDGER_TEST_DYNAMODB;
 const OLD = shared ? `migrations-${randomUUID().slice(0, 8)}.old_ledger` : 'old_ledger';
 const CLI = shared ? `migrations-${randomUUID().slice(0, 8)}.cli_ledger` : 'cli_ledger';
 const COUNTED = shared ? `migrations-${randomUUID().slice(0, 8)}.counted_ledger` : 'counted_ledger';
+const SCOPED = shared ? `migrations-${randomUUID().slice(0, 8)}.scoped_ledger` : 'scoped_ledger';
+const REGISTRY = shared ? `migrations-${randomUUID().slice(0, 8)}.registry` : 'registry';
 let admin: DynamoDBClient;
 let client: DynamoDBDocumentClient;
 const dir = shared ? '' : tempDataDir('migrations');
@@ -125,7 +128,8 @@ before(async () => {
 });
 
 after(async () => {
-  if (shared) await Promise.all([OLD, CLI, COUNTED].map((TableName) => admin.send(new DeleteTableCommand({ TableName })).catch(() => undefined)));
+  if (shared)
+    await Promise.all([OLD, CLI, COUNTED, SCOPED, REGISTRY].map((TableName) => admin.send(new DeleteTableCommand({ TableName })).catch(() => undefined)));
   await dynamo?.stop();
   if (dir) removeDir(dir);
 });
@@ -145,6 +149,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     assert.deepEqual(await migrateLedgerTable(admin, client, OLD), [
       { name: 'chain-list', migrated: 3 },
       { name: 'sub-chain-count', migrated: 2 },
+      { name: 'scoped-entity-index', migrated: 0 },
     ]);
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),
@@ -203,6 +208,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
       [
         { name: 'chain-list', migrated: 0 },
         { name: 'sub-chain-count', migrated: 0 },
+        { name: 'scoped-entity-index', migrated: 0 },
       ],
       'a second run finds nothing to do',
     );
@@ -227,6 +233,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     assert.deepEqual(await migrateLedgerTable(admin, client, COUNTED), [
       { name: 'chain-list', migrated: 0 },
       { name: 'sub-chain-count', migrated: 0 },
+      { name: 'scoped-entity-index', migrated: 0 },
     ]);
   });
 
@@ -251,10 +258,90 @@ describe('Migrating a ledger table written by an earlier version', () => {
     const second = run().out;
     assert.match(second, /chain-list: nothing to do/);
     assert.match(second, /sub-chain-count: nothing to do/);
+    assert.match(second, /scoped-entity-index: nothing to do/);
+    assert.match(second, /org-channels: nothing to do/);
     const repository = createLedgerRepository({ client, tableName: CLI });
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),
       ['main', 'shipments'],
     );
+  });
+
+  it("moves a channel's entity index entries to the channel's own scope, and lists each organization's channels, once", async () => {
+    const tables = { ledger: SCOPED, registry: REGISTRY };
+    const specs = allTableSpecs({ ledger: SCOPED, registry: REGISTRY, rateLimits: `${SCOPED}-rl`, connections: `${SCOPED}-c` });
+    await ensureTables(admin, { ledger: specs.ledger, registry: specs.registry });
+    const repository = createLedgerRepository({ client, tableName: SCOPED });
+    const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 25 }) });
+    const draft = (entity_id: string) => ({
+      entity_id,
+      event_type: 't',
+      details: {},
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      is_offchain: false,
+    });
+    await ledger.createSubChain('channel-deals', { allowChannel: true });
+    await ledger.createSubChain('open');
+    for (let i = 0; i < 3; i += 1) await ledger.appendEvent('channel-deals', draft('deal-1'));
+    await ledger.appendEvent('open', draft('deal-1'));
+    // The entries as an earlier version wrote them: every chain's in the entity's one partition.
+    const scoped = await client.send(
+      new ScanCommand({ TableName: SCOPED, FilterExpression: 'begins_with(gsi_entity_pk, :s)', ExpressionAttributeValues: { ':s': 'ENTITY@' } }),
+    );
+    assert.ok((scoped.Items ?? []).length >= 3, 'a channel chain is indexed in its own scope');
+    for (const item of scoped.Items ?? [])
+      await client.send(
+        new UpdateCommand({
+          TableName: SCOPED,
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: 'SET gsi_entity_pk = :e',
+          ExpressionAttributeValues: { ':e': 'ENTITY#deal-1' },
+        }),
+      );
+    // A channel and its members as an earlier version wrote them: no list of an organization's channels.
+    await client.send(
+      new PutCommand({
+        TableName: REGISTRY,
+        Item: { pk: 'CHANNELS', sk: 'deals', channel_id: 'deals', name: 'deals', chain_name: 'channel-deals', created_at: 'x' },
+      }),
+    );
+    for (const org of ['acme', 'globex'])
+      await client.send(new PutCommand({ TableName: REGISTRY, Item: { pk: 'CHANNEL#deals', sk: `MEMBER#${org}`, org_id: org, joined_at: 'x' } }));
+    const business = createBusinessRepository({ client, tableName: REGISTRY });
+    assert.deepEqual(await business.listChannelIds('acme', 10), [], 'unmigrated: no list');
+    // Unmigrated, a caller who reads no channel still reads the channel's entries (and the ledger skips them as hidden).
+    const outsider = { channels: [], visible: async (chain: string) => !chain.startsWith('channel-') };
+    const before = await ledger.traceEntity('deal-1', undefined, outsider);
+    assert.deepEqual(before.chains, ['open']);
+
+    const reports = await migrateTables(admin, client, tables);
+    assert.deepEqual(
+      reports.filter((r) => r.migrated > 0),
+      [
+        { name: 'scoped-entity-index', migrated: (scoped.Items ?? []).length },
+        { name: 'org-channels', migrated: 2 },
+      ],
+    );
+    assert.deepEqual(await business.listChannelIds('acme', 10), ['deals']);
+    assert.deepEqual(await business.listChannelIds('globex', 10), ['deals']);
+    // Migrated: the outsider's trace never reads the channel's entries; a member's reads both scopes, merged in order.
+    let read = 0;
+    const counting = {
+      ...repository,
+      queryEntityPage: (...args: Parameters<typeof repository.queryEntityPage>) =>
+        repository.queryEntityPage(...args).then((page) => {
+          read += page.read;
+          return page;
+        }),
+    };
+    const countingLedger = createLedger({ repository: counting, appender: new ChainAppender(counting, { maxAttempts: 8, batchMax: 25 }) });
+    const outside = await countingLedger.traceEntity('deal-1', undefined, outsider);
+    assert.deepEqual([outside.chains, read], [['open'], 1], "one entry read: the open chain's");
+    const member = await ledger.traceEntity('deal-1', undefined, { channels: ['channel-deals'] });
+    assert.deepEqual(member.chains.sort(), ['channel-deals', 'open']);
+    assert.equal(member.events.length, 4);
+    assert.deepEqual(await migrateTables(admin, client, tables).then((r) => r.filter((x) => x.migrated > 0)), [], 'a second run finds nothing to do');
   });
 });

@@ -52,6 +52,11 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       collections: [...(collections.get(channelId) ?? [])].sort(),
     }),
     getChannelMembers: async (channelId) => [...(members.get(channelId) ?? [])].sort(),
+    listChannelIds: async (orgId, atMost) =>
+      [...channels.keys()]
+        .filter((id) => orgId === null || members.get(id)?.has(orgId))
+        .sort()
+        .slice(0, atMost + 1),
     async addMember(channelId, orgId, _at, lift) {
       if (setOf(members, channelId).has(orgId)) return 'member';
       if (setOf(removed, channelId).has(orgId) && !lift) return 'removed';

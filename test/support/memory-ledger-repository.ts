@@ -25,6 +25,7 @@ import type {
   SealEntry,
 } from '#shared/ledger/repository';
 import type { Block, ChainHead } from '#shared/ledger/types';
+import { entityScopeOf } from '#shared/ledger/names';
 import { chainsSk, entitySk } from '#shared/storage/keys';
 
 interface IdempotencyRecord {
@@ -488,7 +489,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
       // In trace order: time, then chain, then index (the entity index's sort key). Records and legacy blocks alike.
       const all = [...records.values(), ...[...legacy.values()].flatMap((chain) => [...chain.values()].map((s) => s.block))];
       return all
-        .filter((b) => b.events[0]?.entity_id === entityId)
+        .filter((b) => b.events[0]?.entity_id === entityId && entityScopeOf(b.chain_name) === null)
         .sort((a, b) => a.timestamp - b.timestamp || (a.chain_name < b.chain_name ? -1 : a.chain_name > b.chain_name ? 1 : 0) || a.index - b.index)
         .map(clone);
     },
@@ -508,10 +509,10 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         .map(([headIndex, mainIndex]) => ({ headIndex, mainIndex }));
     },
 
-    async queryEntityPage(entityId, { limit, after, chainName }) {
+    async queryEntityPage(entityId, { scope, limit, after, chainName }) {
       await enter('queryEntityPage');
       const all = [...records.values(), ...[...legacy.values()].flatMap((chain) => [...chain.values()].map((s) => s.block))]
-        .filter((b) => b.events[0]?.entity_id === entityId)
+        .filter((b) => b.events[0]?.entity_id === entityId && entityScopeOf(b.chain_name) === scope)
         .map((b) => ({ b, sk: entitySk(b.timestamp, b.chain_name, b.index) }))
         .filter(({ sk }) => after === undefined || sk > after)
         .sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
@@ -522,6 +523,7 @@ export function createMemoryLedgerRepository(): MemoryLedgerRepository {
         blocks: kept.map(({ b }) => clone(b)),
         positions: kept.map(({ sk }) => sk),
         next: all.length > limit ? read.at(-1)!.sk : null,
+        read: read.length,
       };
     },
 
