@@ -17,9 +17,10 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
   const opener = access.payloadOpener(principal);
   const citing = access.payloadOpener(principal, { citing: true });
   // An Idempotency-Key is its caller's own: two callers' equal keys never meet (nor see each other's answers).
-  const ownKeys = (options: AppendOptions | undefined): AppendOptions => ({
+  const ownKeys = (options: AppendOptions | undefined, chainName: string): AppendOptions => ({
     ...(options?.idempotency ? { idempotency: { key: options.idempotency.key, caller: principal.key_id ?? '-' } } : {}),
     opener: citing,
+    stillAllowed: () => access.chain(principal, 'chain.append', chainName),
   });
   return {
     async listChains(page) {
@@ -49,12 +50,12 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
     },
     async appendEvent(chainName, draft, options) {
       await access.chain(principal, 'chain.append', chainName);
-      return ledger.appendEvent(chainName, draft, ownKeys(options));
+      return ledger.appendEvent(chainName, draft, ownKeys(options, chainName));
     },
     async appendEvents(chainName, drafts, options) {
       // Checked once, before anything is prepared or written: a refused batch appends nothing.
       await access.chain(principal, 'chain.append', chainName);
-      return ledger.appendEvents(chainName, drafts, ownKeys(options));
+      return ledger.appendEvents(chainName, drafts, ownKeys(options, chainName));
     },
     async submitProof(chainName) {
       await access.chain(principal, 'chain.anchor', chainName);

@@ -46,12 +46,20 @@ export function createBusiness(options: BusinessOptions) {
     draft: Omit<EventDraft, 'details_cid' | 'details_nonce' | 'details_metadata' | 'is_offchain'>,
     by: 'service' | 'caller' = 'service',
   ) {
-    const { event_id } = await ledger.appendEvent(
+    return (await recordAt(chainName, draft, by)).event_id;
+  }
+
+  /** As record, with the block its event landed in. */
+  function recordAt(
+    chainName: string,
+    draft: Omit<EventDraft, 'details_cid' | 'details_nonce' | 'details_metadata' | 'is_offchain'>,
+    by: 'service' | 'caller',
+  ) {
+    return ledger.appendEvent(
       chainName,
       { ...draft, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false },
       by === 'service' ? { serviceRecord: true } : {},
     );
-    return event_id;
   }
 
   async function readOffchain(cid: string, nonce: string, what: string, opener: PayloadOpener): Promise<unknown> {
@@ -228,8 +236,11 @@ export function createBusiness(options: BusinessOptions) {
         }
       }
 
+      // A value fetched or stored off chain took time (seconds for megabytes): the writer's right is checked again
+      // before its event, so that an organization an admin took out meanwhile does not write after its removal.
+      if (input.value_cid !== undefined || cid !== null) await access.channel(principal, 'private_data.write', input.channel);
       // The common ledger learns that a value changed and its hash, never the value (nor the key itself).
-      const eventId = await record(
+      const { event_id: eventId, block } = await recordAt(
         channel.chain_name,
         {
           ...fields,
@@ -248,9 +259,12 @@ export function createBusiness(options: BusinessOptions) {
         value_cid: cid,
         value_nonce: nonce,
         event_id: eventId,
+        block_index: block.index,
         updated_at: stamp(),
         ...(subject !== undefined ? { subject_id: subject } : {}),
       };
+      // Kept only if no later block of the chain wrote this key: concurrent writes' stores land in any order, and the
+      // value read had been an older write's than the chain's last (red team).
       await repository.putPrivateData(stored);
       return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
     },

@@ -35,6 +35,8 @@ export interface PrivateDataRecord {
   value_cid: string | null;
   value_nonce: string | null;
   event_id: string;
+  /** The block of the channel's chain that recorded this write (absent on records of versions before 2026-12-06). */
+  block_index?: number;
   updated_at: string;
   /** Personal data of this data subject: `sealed` (or the IPFS payload) is sealed under the subject's key. */
   subject_id?: string;
@@ -91,7 +93,11 @@ export interface BusinessRepository {
    */
   putCollection(channelId: string, collection: string, at: string, room: { seen: number; max: number }): Promise<'created' | 'exists' | 'full'>;
 
-  putPrivateData(record: PrivateDataRecord): Promise<void>;
+  /**
+   * Stores a key's value unless the stored one was recorded in a later block of the channel's chain (the chain's order
+   * wins, whatever order concurrent writes reach the store in): 'superseded' then, and nothing is written.
+   */
+  putPrivateData(record: PrivateDataRecord): Promise<'stored' | 'superseded'>;
   getPrivateData(channel: string, collection: string, key: string): Promise<PrivateDataRecord | undefined>;
 
   /**

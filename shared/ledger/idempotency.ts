@@ -33,6 +33,12 @@ export interface AppendOptions {
    * service's bookkeeping sets it; a caller's options never carry it (the guarded ledger builds them anew).
    */
   serviceRecord?: true;
+  /**
+   * Checks the caller's right again after its events were prepared, when that stored a payload off chain (an upload
+   * of megabytes takes seconds), before they are handed to the commit: a right lost meanwhile (an admin took its
+   * organization out of the channel) refuses the append, as it refuses the next request. The guarded ledger sets it.
+   */
+  stillAllowed?: () => Promise<void>;
 }
 
 /** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */

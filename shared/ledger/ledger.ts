@@ -412,12 +412,11 @@ export function createLedger({
       // The key's fingerprint of an erasable event needs its subject's key: none is made for a chain that does not exist.
       const chainChecked = draft.subject_id !== undefined && options?.idempotency !== undefined;
       if (chainChecked) await requireHead(chainName);
-      const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => [
-        await appender.append(chainName, {
-          events: [await prepare(chainName, draft, chainChecked ? async () => undefined : undefined, options?.opener)],
-          ...(completes ? { completes } : {}),
-        }),
-      ]);
+      const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => {
+        const prepared = await prepare(chainName, draft, chainChecked ? async () => undefined : undefined, options?.opener);
+        if (prepared.is_offchain) await options?.stillAllowed?.();
+        return [await appender.append(chainName, { events: [prepared], ...(completes ? { completes } : {}) })];
+      });
       const block = blocks[0]!;
       if (!replayed) await countPersonal(blocks);
       return { event_id: block.events[0]!.event_id, block, ...(replayed ? { replayed } : {}) };
@@ -447,6 +446,7 @@ export function createLedger({
         // A payload the batch cites more than once is fetched and checked once.
         const checked = new Set<string>();
         for (const draft of drafts) prepared.push(await prepare(chainName, draft, chainExists, options?.opener, checked));
+        if (prepared.some((event) => event.is_offchain)) await options?.stillAllowed?.();
         return appender.appendAll(
           chainName,
           prepared.map((event, i) => ({ events: [event], ...(i === 0 && completes ? { completes } : {}) })),

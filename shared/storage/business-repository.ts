@@ -21,7 +21,7 @@ import {
   contractVersionSk,
   privateDataPk,
 } from './keys.ts';
-import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send } from './requests.ts';
+import { keyCanExist, partitionKeys, putIfAbsent, queryAll, send, writeIf } from './requests.ts';
 
 /** The owner as stored: `org#<id>` or `admins`. */
 function ownerToken(owner: ContractOwner): string {
@@ -235,9 +235,16 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     },
 
     async putPrivateData(data) {
-      await send(() =>
-        client.send(new PutCommand({ TableName: tableName, Item: { pk: privateDataPk(data.channel, data.collection), sk: data.key, ...data } })),
+      const later = data.block_index === undefined ? undefined : { ':index': data.block_index };
+      const stored = await writeIf(
+        client,
+        new PutCommand({
+          TableName: tableName,
+          Item: { pk: privateDataPk(data.channel, data.collection), sk: data.key, ...data },
+          ...(later ? { ConditionExpression: 'attribute_not_exists(block_index) OR block_index < :index', ExpressionAttributeValues: later } : {}),
+        }),
       );
+      return stored ? 'stored' : 'superseded';
     },
     getPrivateData: (channel, collection, key) => get<PrivateDataRecord>(privateDataPk(channel, collection), key),
 

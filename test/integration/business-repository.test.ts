@@ -75,4 +75,32 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
     assert.equal(outcomes.filter((o) => o === 'key_taken').length, 7, outcomes.join(' '));
     assert.equal((await repository.listOrganizations()).length, 1);
   });
+
+  it("keeps a key's value from the latest block of the chain that wrote it, whatever order the stores land in (red team)", async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
+    const value = (block_index: number | undefined, v: string) => ({
+      channel: 'deals',
+      collection: 'terms',
+      key: 'price',
+      value_hash: v,
+      sealed: v,
+      value_cid: null,
+      value_nonce: null,
+      event_id: `channel-deals_${block_index ?? 0}_0`,
+      ...(block_index === undefined ? {} : { block_index }),
+      updated_at: at,
+    });
+    // A record of an earlier version (no block) gives way to any write.
+    assert.equal(await repository.putPrivateData(value(undefined, 'old')), 'stored');
+    assert.equal(await repository.putPrivateData(value(7, 'seven')), 'stored');
+    // Block 4's store arrives after block 7's: the chain's last write stays the value read.
+    assert.equal(await repository.putPrivateData(value(4, 'four')), 'superseded');
+    assert.equal((await repository.getPrivateData('deals', 'terms', 'price'))?.sealed, 'seven');
+    assert.equal(await repository.putPrivateData(value(9, 'nine')), 'stored');
+    assert.equal((await repository.getPrivateData('deals', 'terms', 'price'))?.event_id, 'channel-deals_9_0');
+    // Eight stores racing: the highest block wins.
+    await Promise.all([3, 12, 10, 11, 5, 8, 2, 6].map((i) => repository.putPrivateData(value(i, `v${i}`))));
+    assert.equal((await repository.getPrivateData('deals', 'terms', 'price'))?.sealed, 'v12');
+  });
 });

@@ -77,7 +77,11 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       return 'created';
     },
     async putPrivateData(record) {
-      privateData.set(`${record.channel}|${record.collection}|${record.key}`, { ...record });
+      const key = `${record.channel}|${record.collection}|${record.key}`;
+      const stored = privateData.get(key)?.block_index;
+      if (stored !== undefined && record.block_index !== undefined && stored >= record.block_index) return 'superseded';
+      privateData.set(key, { ...record });
+      return 'stored';
     },
     getPrivateData: async (channel, collection, key) => privateData.get(`${channel}|${collection}|${key}`),
     async publishContractVersion(record, owner) {

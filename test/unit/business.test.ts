@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { createAccessControl } from '#shared/access/access';
+import { guardLedger } from '#shared/access/guarded';
 import type { Principal } from '#shared/access/policy';
 import { createBusiness, MAX_COLLECTIONS_PER_CHANNEL } from '#shared/business/business';
 import { createContractPool } from '#shared/business/contract-pool';
@@ -30,12 +31,14 @@ const sandbox = createContractPool({
 });
 after(() => sandbox.close());
 
-function world() {
+function world({ uploads }: { uploads?: () => Promise<void> } = {}) {
   const ledgerRepository = createMemoryLedgerRepository();
   const keys = new LocalKeyProvider(randomBytes(32));
   const personalData = createPersonalData(createSubjectKeys({ repository: createMemorySubjects(), keys }));
   const repository = createMemoryBusinessRepository();
-  const ipfs = createMemoryIpfs();
+  const memory = createMemoryIpfs();
+  // `uploads`: each upload to IPFS waits on it first (an upload of megabytes takes seconds).
+  const ipfs = uploads ? { ...memory, add: async (bytes: Uint8Array) => (await uploads(), memory.add(bytes)) } : memory;
   const blobs = ipfs.blobs;
   const offchain = createOffchainStore({ keys, ipfs });
   const ledger = createLedger({
@@ -43,6 +46,7 @@ function world() {
     appender: new ChainAppender(ledgerRepository, { maxAttempts: 8, batchMax: 99 }),
     offchain,
     personalData,
+    offchainThresholdBytes: 2048,
   });
   const business = createBusiness({
     repository,
@@ -87,6 +91,82 @@ describe('the business domain (offline)', () => {
     await assert.rejects(access.chain(key('reader', 'globex'), 'chain.read', 'channel-full'), /member/);
     assert.deepEqual(read, []);
     assert.ok(ledger);
+  });
+
+  it("refuses an organization's write that an admin's removal overtook while its value was uploaded: nothing lands after organization_left (red team)", async () => {
+    let release!: () => void;
+    let uploading!: () => void;
+    const started = new Promise<void>((resolve) => (uploading = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { business, ledger } = world({
+      uploads: async () => {
+        uploading();
+        await gate;
+      },
+    });
+    const admin = key('admin', null);
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
+    await business.createChannel(globex, { name: 'shared' });
+    await business.addOrganization(globex, 'shared', { org_id: 'acme' });
+    await business.createCollection(globex, 'shared', { collection: 'terms' });
+    // acme's large value is being uploaded when the admin takes acme out.
+    const late = business.writePrivateData(acme, {
+      channel: 'shared',
+      collection: 'terms',
+      key: 'price',
+      value: 'x'.repeat(4096),
+      event_metadata: {},
+    } as never);
+    await started;
+    await business.removeOrganization(admin, 'shared', 'acme');
+    release();
+    await assert.rejects(late, /not a member of channel 'shared'/);
+    const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
+      b.events.map((e) => e.event_type),
+    );
+    assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
+  });
+
+  it("refuses a member's event whose details an admin's removal overtook while they were uploaded (the guarded ledger checks again)", async () => {
+    // Each upload waits until the test has taken acme out.
+    let gate = { started: () => {}, released: Promise.resolve() };
+    const { business, ledger, repository } = world({
+      uploads: async () => {
+        gate.started();
+        await gate.released;
+      },
+    });
+    const admin = key('admin', null);
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
+    await business.createChannel(globex, { name: 'shared' });
+    const asAcme = guardLedger(ledger, createAccessControl({ channels: repository }), acme);
+    const big = {
+      entity_id: 'deal',
+      event_type: 'terms',
+      details: { text: 'x'.repeat(4096) },
+      details_cid: null,
+      details_nonce: null,
+      details_metadata: null,
+      is_offchain: false,
+    };
+    for (const append of [() => asAcme.appendEvent('channel-shared', big), () => asAcme.appendEvents('channel-shared', [big])]) {
+      await business.addOrganization(admin, 'shared', { org_id: 'acme' });
+      let release!: () => void;
+      const started = new Promise<void>((resolve) => {
+        gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
+      });
+      const late = append();
+      await started;
+      await business.removeOrganization(admin, 'shared', 'acme');
+      release();
+      await assert.rejects(late, /not a member of channel 'shared'/);
+      const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
+        b.events.map((e) => e.event_type),
+      );
+      assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
+    }
   });
 
   it('holds the 100 when creates race for the last places: each had read a count below it (red team, auth on)', async () => {
