@@ -38,7 +38,11 @@ function world({ uploads }: { uploads?: () => Promise<void> } = {}) {
   const repository = createMemoryBusinessRepository();
   const memory = createMemoryIpfs();
   // `uploads`: each upload to IPFS waits on it first (an upload of megabytes takes seconds).
-  const ipfs = uploads ? { ...memory, add: async (bytes: Uint8Array) => (await uploads(), memory.add(bytes)) } : memory;
+  const add = async (bytes: Uint8Array) => {
+    await uploads?.();
+    return memory.add(bytes);
+  };
+  const ipfs = { ...memory, add };
   const blobs = ipfs.blobs;
   const offchain = createOffchainStore({ keys, ipfs });
   const ledger = createLedger({
