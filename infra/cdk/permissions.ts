@@ -48,10 +48,10 @@ export const ALL_FUNCTIONS: readonly FunctionName[] = [
 export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readonly TableAction[]>>> = {
   // Appends; reads of blocks, pages, proofs and checkpoints (BatchGetItem: chain heads, tree nodes); traces
   // (by-entity) and, on chains written before records, blocks by hash (by-hash). The registry: keys and counters, the node identity (made on
-  // first use), data subjects' keys.
+  // first use), data subjects' keys; a channel's members (Query: a check of its chain) and the channels a trace reads.
   ledger: {
     ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`, `Query:${LEDGER_INDEXES.byHash}`],
-    registry: ['GetItem', 'PutItem', 'UpdateItem'],
+    registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
     rateLimits: EDGE.rateLimits,
   },
   // Channel chains' appends; organizations, channels, memberships (an admin's removal leaves a mark, deleted by an admin's add), contracts, private data in the registry.
@@ -59,10 +59,11 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
   // Contracts' emits append (to channel chains too); contract versions and owners (a publish), memberships, and the
   // run slots' record (GetItem, a conditional PutItem, UpdateItem to let go) in the registry.
   contracts: { ledger: APPENDS, registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem'], rateLimits: EDGE.rateLimits },
-  // Queries of chains (BatchGetItem: heads), blocks and traces (by-entity); addEvent and submitProof append.
+  // Queries of chains (BatchGetItem: heads), blocks and traces (by-entity); addEvent and submitProof append. The
+  // registry: keys and counters, a channel's members and the channels a trace reads (Query).
   graphql: {
     ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`],
-    registry: ['GetItem', 'PutItem', 'UpdateItem'],
+    registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
     rateLimits: EDGE.rateLimits,
   },
   // Secure events append; the identity, nonces (released when an append fails) and peers in the registry.
@@ -74,7 +75,8 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
   // Public routes only: no key is looked up, and no failed attempt counted; requests counted and limited.
   docs: { registry: ['UpdateItem'], rateLimits: ['UpdateItem'] },
   // Connections and their subscriptions; the API key of a connecting client, and its failed attempts' window.
-  ws: { connections: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], registry: ['GetItem'], rateLimits: EDGE.rateLimits },
+  // A subscription to a channel's chain reads its members (Query).
+  ws: { connections: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], registry: ['GetItem', 'Query'], rateLimits: EDGE.rateLimits },
   // Subscribers by filter, gone connections removed; channel memberships; with witnesses, the chains' trees
   // read and the cosignatures and each chain's turn kept in the ledger table.
   broadcast: {
@@ -132,6 +134,18 @@ export const KEPT_WITHOUT_USE: readonly {
     action: 'dynamodb:DeleteItem',
     resource: /:table\/[^/]*-connections$/,
     why: 'a connection that vanished without $disconnect (the management API answers 410 Gone) is removed by the broadcaster; locally every closed connection sends $disconnect',
+  },
+  {
+    functions: ['ws'],
+    action: 'dynamodb:Query',
+    resource: /:table\/[^/]*-registry$/,
+    why: "a key's subscription to a channel's chain is checked against the channel's members (auth on); the check's runs have auth off, where every caller is an admin and reads no members",
+  },
+  {
+    functions: ['graphql'],
+    action: 'dynamodb:Query',
+    resource: /:table\/[^/]*-registry$/,
+    why: "a trace reads the channels its caller reads (an organization's list, or every channel for an admin), and a channel chain's check its members; the check's GraphQL queries trace no entity",
   },
   {
     functions: ['broadcast'],
