@@ -136,18 +136,6 @@ export const KEPT_WITHOUT_USE: readonly {
     why: 'a connection that vanished without $disconnect (the management API answers 410 Gone) is removed by the broadcaster; locally every closed connection sends $disconnect',
   },
   {
-    functions: ['ws'],
-    action: 'dynamodb:Query',
-    resource: /:table\/[^/]*-registry$/,
-    why: "a key's subscription to a channel's chain is checked against the channel's members (auth on); the check's runs have auth off, where every caller is an admin and reads no members",
-  },
-  {
-    functions: ['graphql'],
-    action: 'dynamodb:Query',
-    resource: /:table\/[^/]*-registry$/,
-    why: "a trace reads the channels its caller reads (an organization's list, or every channel for an admin), and a channel chain's check its members; the check's GraphQL queries trace no entity",
-  },
-  {
     functions: ['broadcast'],
     action: 'dynamodb:Query',
     resource: /:table\/[^/]*-registry$/,

@@ -210,6 +210,42 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     assert.equal(mutation.body.errors?.[0]?.extensions?.code, 'FORBIDDEN', mutation.text);
   });
 
+  it("channels: a member organization's key appends to, reads and traces its channel's chain, on REST, GraphQL and WebSocket (each reads the channel's members)", async () => {
+    // Every call before this one was an admin's, which reads no membership: the ledger and WebSocket roles had no
+    // Query on the registry, and a member's read of its channel would have been denied on AWS.
+    const business = `${sim!.url}/api/business`;
+    assert.equal((await call(business, 'POST', '/organizations', { org_id: 'simco', name: 'Sim Co' }, admin)).status, 201);
+    assert.equal((await call(business, 'POST', '/channels', { name: 'simdeals' }, admin)).status, 201);
+    assert.equal((await call(business, 'POST', '/channels/simdeals/organizations', { org_id: 'simco' }, admin)).status, 201);
+    const made = await keysCli(sim!.dataDir, ['create', '--role', 'writer', '--org', 'simco'], {
+      SVC_DYNAMODB_ENDPOINT: sim!.dynamoEndpoint,
+      SVC_REGISTRY_TABLE: `${STACK}-registry`,
+    });
+    const member = { 'X-API-Key': /Key \(shown once, store it now\): (\S+)/.exec(made)![1]! };
+    const appended = await call(sim!.url, 'POST', '/api/v1/chains/channel-simdeals/events', { entity_id: 'sim-deal', event_type: 'signed' }, member);
+    assert.equal(appended.status, 200, appended.text);
+    const index = String(appended.body.event_id).split('_').at(-2);
+    const block = await call(sim!.url, 'GET', `/api/v1/chains/channel-simdeals/blocks/${index}`, undefined, member);
+    assert.equal(block.status, 200, block.text);
+    assert.equal(block.body.events[0].entity_id, 'sim-deal');
+    const trace = await call(sim!.url, 'GET', '/api/v1/entities/sim-deal/trace', undefined, member);
+    assert.deepEqual(trace.body.chains, ['channel-simdeals'], trace.text);
+    const graphql = await call(sim!.url, 'POST', '/graphql', { query: '{ trace(entityId: "sim-deal") { chains } }' }, member);
+    assert.deepEqual(graphql.body.data?.trace?.chains, ['channel-simdeals'], graphql.text);
+    const subscribed = await new Promise<unknown>((resolve, reject) => {
+      const ws = new WebSocket(`${sim!.url.replace(/^http/, 'ws')}/ws`, { headers: member });
+      const timer = setTimeout(() => reject(new Error('no answer to the subscription in 15 s')), 15_000);
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'subscribe', chain: 'channel-simdeals' })));
+      ws.on('message', (data) => {
+        clearTimeout(timer);
+        ws.close();
+        resolve(JSON.parse(String(data)));
+      });
+      ws.once('error', reject);
+    });
+    assert.equal((subscribed as { type?: string }).type, 'subscribed', JSON.stringify(subscribed));
+  });
+
   it("tlog: Go's x/mod/sumdb audits a chain the deployed tlog function serves, a full tile among them", async () => {
     // Past 256 entries, so that a full tile is kept by the tlog function on its first read.
     for (let batch = 0; batch < 2; batch += 1) {
