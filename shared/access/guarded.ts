@@ -22,6 +22,8 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
     opener: citing,
     stillAllowed: () => access.chain(principal, 'chain.append', chainName),
   });
+  /** The channels' chains this caller reads, listed once a request (GraphQL's aliased traces share them). */
+  let readableChannels: Promise<string[]> | undefined;
   return {
     async listChains(page) {
       access.check(principal, 'chain.read_metadata', { kind: 'service' });
@@ -72,7 +74,8 @@ export function guardLedger(ledger: Ledger, access: AccessControl, principal: Pr
       // The index is read only in the scopes this caller reads: the chains any reader reads and the channels' chains of
       // its organization (an admin's: all). The ledger also skips what it may not see as it reads (a channel left since),
       // and what it answers is checked again here, where the rule is held: the guard never trusts the ledger to have applied it.
-      const channels = await access.readableChannelChains(principal, TRACE_CHANNELS_MAX);
+      readableChannels ??= access.readableChannelChains(principal, TRACE_CHANNELS_MAX);
+      const channels = await readableChannels;
       const trace = await ledger.traceEntity(entityId, undefined, { limit: options?.limit, cursor: options?.cursor, channels, visible: mayRead });
       const readable = new Set<string>();
       for (const name of trace.chains) if (await mayRead(name)) readable.add(name);

@@ -198,15 +198,21 @@ export function createAdmin(options: AdminOptions) {
         throw new ConflictError(`Nonce '${input.nonce}' was already used with organization '${org.org_id}''s signing key`);
       }
       try {
-        const { event_id, block } = await ledger.appendEvent(chainName, {
-          entity_id: input.entity_id,
-          event_type: input.event_type,
-          details: input.details,
-          details_cid: null,
-          details_nonce: null,
-          details_metadata: input.details_metadata ?? null,
-          is_offchain: false,
-        });
+        const { event_id, block } = await ledger.appendEvent(
+          chainName,
+          {
+            entity_id: input.entity_id,
+            event_type: input.event_type,
+            details: input.details,
+            details_cid: null,
+            details_nonce: null,
+            details_metadata: input.details_metadata ?? null,
+            is_offchain: false,
+          },
+          // Large details are uploaded first (seconds for megabytes): the signer's right is checked again before the
+          // commit, so that an organization an admin took out meanwhile does not append after its removal (red team).
+          { stillAllowed: () => options.access.chain(signer, 'chain.append', chainName) },
+        );
         return {
           success: true,
           message: `Signed event added to block ${block.index} of '${chainName}'`,

@@ -49,16 +49,20 @@ export function createBusiness(options: BusinessOptions) {
     return (await recordAt(chainName, draft, by)).event_id;
   }
 
-  /** As record, with the block its event landed in. */
+  /**
+   * As record, with the block its event landed in. `stillAllowed`: the writer's right, checked again before the commit
+   * when the event's details went off chain (an upload of megabytes takes seconds).
+   */
   function recordAt(
     chainName: string,
     draft: Omit<EventDraft, 'details_cid' | 'details_nonce' | 'details_metadata' | 'is_offchain'>,
     by: 'service' | 'caller',
+    stillAllowed?: () => Promise<void>,
   ) {
     return ledger.appendEvent(
       chainName,
       { ...draft, details_cid: null, details_nonce: null, details_metadata: null, is_offchain: false },
-      by === 'service' ? { serviceRecord: true } : {},
+      { ...(by === 'service' ? { serviceRecord: true as const } : {}), ...(stillAllowed ? { stillAllowed } : {}) },
     );
   }
 
@@ -237,8 +241,12 @@ export function createBusiness(options: BusinessOptions) {
       }
 
       // A value fetched or stored off chain took time (seconds for megabytes): the writer's right is checked again
-      // before its event, so that an organization an admin took out meanwhile does not write after its removal.
-      if (input.value_cid !== undefined || cid !== null) await access.channel(principal, 'private_data.write', input.channel);
+      // before its event, so that an organization an admin took out meanwhile does not write after its removal; and
+      // again before the commit when the event's own details go off chain (its metadata is the writer's, of any size).
+      const stillAllowed = async () => {
+        await access.channel(principal, 'private_data.write', input.channel);
+      };
+      if (input.value_cid !== undefined || cid !== null) await stillAllowed();
       // The common ledger learns that a value changed and its hash, never the value (nor the key itself).
       const { event_id: eventId, block } = await recordAt(
         channel.chain_name,
@@ -249,6 +257,7 @@ export function createBusiness(options: BusinessOptions) {
           ...(subject !== undefined ? { subject_id: subject } : {}),
         },
         by,
+        stillAllowed,
       );
       const stored: PrivateDataRecord = {
         channel: input.channel,

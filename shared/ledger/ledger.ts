@@ -73,10 +73,14 @@ export interface TracePage {
 }
 
 /**
- * The most channels' indexes one trace across chains reads (each one query at least): a caller that reads more names
- * a chain (422 says so).
+ * The most channels' indexes one trace across chains reads (each one query at least, counted against the request's
+ * reads): a caller that reads more names a chain (422 says so). Any member's writer may add an organization to its
+ * channels, and an admin reads them all: at 100, a writer had taken cross-chain traces from another organization and
+ * every admin by adding it to 101 channels (red team).
  */
-export const TRACE_CHANNELS_MAX = 100;
+export const TRACE_CHANNELS_MAX = 1_000;
+/** The most index queries a trace sends at once (a caller of many channels looks at each). */
+const TRACE_QUERIES_AT_ONCE = 64;
 
 /** A trace's page: 100 events unless asked for up to 1,000 (an entity may have millions; one answer must stay bounded). */
 export const TRACE_LIMIT_DEFAULT = 100;
@@ -626,9 +630,15 @@ export function createLedger({
           const first = rounds === 0;
           rounds += 1;
           const each = first && probing ? 1 : Math.max(1, Math.min(first ? limit + 1 : budget, Math.floor(budget / empty.length)));
-          const pages = await Promise.all(
-            empty.map((source) => repository.queryEntityPage(entityId, { scope: source.scope, limit: each, after: source.after, chainName })),
-          );
+          const pages: Awaited<ReturnType<LedgerRepository['queryEntityPage']>>[] = [];
+          for (let at = 0; at < empty.length; at += TRACE_QUERIES_AT_ONCE)
+            pages.push(
+              ...(await Promise.all(
+                empty
+                  .slice(at, at + TRACE_QUERIES_AT_ONCE)
+                  .map((source) => repository.queryEntityPage(entityId, { scope: source.scope, limit: each, after: source.after, chainName })),
+              )),
+            );
           pages.forEach((page, i) => {
             const source = empty[i]!;
             read += page.read;

@@ -6,10 +6,11 @@
  * id belongs to its first publisher, and a contract's emits land all or none.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { createAccessControl } from '#shared/access/access';
 import { guardLedger } from '#shared/access/guarded';
+import { createAdmin, secureEventMessage } from '#shared/admin/admin';
 import type { Principal } from '#shared/access/policy';
 import { createBusiness, MAX_COLLECTIONS_PER_CHANNEL } from '#shared/business/business';
 import { createContractPool } from '#shared/business/contract-pool';
@@ -97,39 +98,40 @@ describe('the business domain (offline)', () => {
     assert.ok(ledger);
   });
 
-  it("refuses an organization's write that an admin's removal overtook while its value was uploaded: nothing lands after organization_left (red team)", async () => {
-    let release!: () => void;
-    let uploading!: () => void;
-    const started = new Promise<void>((resolve) => (uploading = resolve));
-    const gate = new Promise<void>((resolve) => (release = resolve));
+  it("refuses an organization's write that an admin's removal overtook while its value or its event's details were uploaded: nothing lands after organization_left (red team)", async () => {
+    // Each upload waits until the test has taken acme out.
+    let gate = { started: () => {}, released: Promise.resolve() };
     const { business, ledger } = world({
       uploads: async () => {
-        uploading();
-        await gate;
+        gate.started();
+        await gate.released;
       },
     });
     const admin = key('admin', null);
     await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
     await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
     await business.createChannel(globex, { name: 'shared' });
-    await business.addOrganization(globex, 'shared', { org_id: 'acme' });
     await business.createCollection(globex, 'shared', { collection: 'terms' });
-    // acme's large value is being uploaded when the admin takes acme out.
-    const late = business.writePrivateData(acme, {
-      channel: 'shared',
-      collection: 'terms',
-      key: 'price',
-      value: 'x'.repeat(4096),
-      event_metadata: {},
-    } as never);
-    await started;
-    await business.removeOrganization(admin, 'shared', 'acme');
-    release();
-    await assert.rejects(late, /not a member of channel 'shared'/);
-    const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
-      b.events.map((e) => e.event_type),
-    );
-    assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
+    // A large value (uploaded before the event), then a small one whose event's metadata is large (its details go off chain).
+    for (const write of [
+      { value: 'x'.repeat(4096), event_metadata: {} },
+      { value: 'small', event_metadata: { blob: 'm'.repeat(4096) } },
+    ]) {
+      await business.addOrganization(admin, 'shared', { org_id: 'acme' });
+      let release!: () => void;
+      const started = new Promise<void>((resolve) => {
+        gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
+      });
+      const late = business.writePrivateData(acme, { channel: 'shared', collection: 'terms', key: 'price', ...write } as never);
+      await started;
+      await business.removeOrganization(admin, 'shared', 'acme');
+      release();
+      await assert.rejects(late, /not a member of channel 'shared'/);
+      const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
+        b.events.map((e) => e.event_type),
+      );
+      assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
+    }
   });
 
   it("refuses a member's event whose details an admin's removal overtook while they were uploaded (the guarded ledger checks again)", async () => {
@@ -171,6 +173,50 @@ describe('the business domain (offline)', () => {
       );
       assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
     }
+  });
+
+  it("refuses a signed secure event whose large details an admin's removal of the signer overtook while they were uploaded (red team)", async () => {
+    let gate = { started: () => {}, released: Promise.resolve() };
+    const { business, ledger, repository } = world({
+      uploads: async () => {
+        gate.started();
+        await gate.released;
+      },
+    });
+    const admin = key('admin', null);
+    const pair = generateKeyPairSync('ed25519');
+    const publicKey = pair.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme', public_key: publicKey } as never);
+    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
+    await business.createChannel(globex, { name: 'shared' });
+    await business.addOrganization(admin, 'shared', { org_id: 'acme' });
+    const adminDomain = createAdmin({
+      repository: { useNonce: async () => true, releaseNonce: async () => undefined } as never,
+      organizations: repository,
+      ledger,
+      access: createAccessControl({ channels: repository }),
+      sealer: undefined as never,
+      identity: { kind: 'file', path: '/nonexistent/identity.json' },
+      licenseKey: undefined,
+      nonceTtlSeconds: 60,
+      peerTimeoutMs: 1_000,
+      apiKeyHeader: 'X-API-Key',
+    });
+    const fields = { entity_id: 'deal', event_type: 'signed', details: { text: 'x'.repeat(4096) }, nonce: 'nonce-0001' };
+    const signature = sign(null, secureEventMessage({ chain_name: 'channel-shared', ...fields }), pair.privateKey).toString('hex');
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => {
+      gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
+    });
+    const late = adminDomain.secureEvent('channel-shared', { ...fields, org_id: 'acme', signature });
+    await started;
+    await business.removeOrganization(admin, 'shared', 'acme');
+    release();
+    await assert.rejects(late, /not a member of channel 'shared'/);
+    const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
+      b.events.map((e) => e.event_type),
+    );
+    assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
   });
 
   it('holds the 100 when creates race for the last places: each had read a count below it (red team, auth on)', async () => {

@@ -96,7 +96,7 @@ describe("an entity's trace across the scopes its caller reads", () => {
     const many = Array.from({ length: TRACE_CHANNELS_MAX + 1 }, (_, i) => `channel-c${i}`);
     await assert.rejects(ledger.traceEntity('x', undefined, { channels: many }), (error: Error) => {
       assert.ok(error instanceof UnprocessableError);
-      assert.match(error.message, /reads the index of each channel this key reads: 101, more than 100; name a chain/);
+      assert.match(error.message, /reads the index of each channel this key reads: 1001, more than 1000; name a chain/);
       return true;
     });
   });
