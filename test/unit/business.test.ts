@@ -66,6 +66,43 @@ function world({ uploads }: { uploads?: () => Promise<void> } = {}) {
 }
 
 const key = (role: Principal['role'], org_id: string | null): Principal => ({ key_id: `${role}-${org_id}`, role, org_id });
+
+/**
+ * A world whose uploads to IPFS wait while the test takes acme (registered with `acmePublicKey`, if given) out of
+ * globex's channel 'shared': `overtake(write)` adds acme back, starts the write, takes acme out once its upload has
+ * begun, lets the upload go on, and checks that the write was refused and that nothing landed after organization_left.
+ */
+async function removalDuringUpload(acmePublicKey?: string) {
+  let gate = { started: () => {}, released: Promise.resolve() };
+  const parts = world({
+    uploads: async () => {
+      gate.started();
+      await gate.released;
+    },
+  });
+  const { business, ledger } = parts;
+  const admin = key('admin', null);
+  await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme', ...(acmePublicKey ? { public_key: acmePublicKey } : {}) } as never);
+  await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
+  await business.createChannel(globex, { name: 'shared' });
+  async function overtake(write: () => Promise<unknown>): Promise<void> {
+    await business.addOrganization(admin, 'shared', { org_id: 'acme' });
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => {
+      gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
+    });
+    const late = write();
+    await started;
+    await business.removeOrganization(admin, 'shared', 'acme');
+    release();
+    await assert.rejects(late, /not a member of channel 'shared'/);
+    const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
+      b.events.map((e) => e.event_type),
+    );
+    assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
+  }
+  return { ...parts, overtake };
+}
 const acme = key('writer', 'acme');
 const acmeReader = key('reader', 'acme');
 const globex = key('writer', 'globex');
@@ -99,54 +136,18 @@ describe('the business domain (offline)', () => {
   });
 
   it("refuses an organization's write that an admin's removal overtook while its value or its event's details were uploaded: nothing lands after organization_left (red team)", async () => {
-    // Each upload waits until the test has taken acme out.
-    let gate = { started: () => {}, released: Promise.resolve() };
-    const { business, ledger } = world({
-      uploads: async () => {
-        gate.started();
-        await gate.released;
-      },
-    });
-    const admin = key('admin', null);
-    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
-    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
-    await business.createChannel(globex, { name: 'shared' });
+    const { business, overtake } = await removalDuringUpload();
     await business.createCollection(globex, 'shared', { collection: 'terms' });
     // A large value (uploaded before the event), then a small one whose event's metadata is large (its details go off chain).
     for (const write of [
       { value: 'x'.repeat(4096), event_metadata: {} },
       { value: 'small', event_metadata: { blob: 'm'.repeat(4096) } },
-    ]) {
-      await business.addOrganization(admin, 'shared', { org_id: 'acme' });
-      let release!: () => void;
-      const started = new Promise<void>((resolve) => {
-        gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
-      });
-      const late = business.writePrivateData(acme, { channel: 'shared', collection: 'terms', key: 'price', ...write } as never);
-      await started;
-      await business.removeOrganization(admin, 'shared', 'acme');
-      release();
-      await assert.rejects(late, /not a member of channel 'shared'/);
-      const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
-        b.events.map((e) => e.event_type),
-      );
-      assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
-    }
+    ])
+      await overtake(() => business.writePrivateData(acme, { channel: 'shared', collection: 'terms', key: 'price', ...write } as never));
   });
 
   it("refuses a member's event whose details an admin's removal overtook while they were uploaded (the guarded ledger checks again)", async () => {
-    // Each upload waits until the test has taken acme out.
-    let gate = { started: () => {}, released: Promise.resolve() };
-    const { business, ledger, repository } = world({
-      uploads: async () => {
-        gate.started();
-        await gate.released;
-      },
-    });
-    const admin = key('admin', null);
-    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
-    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
-    await business.createChannel(globex, { name: 'shared' });
+    const { ledger, repository, overtake } = await removalDuringUpload();
     const asAcme = guardLedger(ledger, createAccessControl({ channels: repository }), acme);
     const big = {
       entity_id: 'deal',
@@ -157,39 +158,14 @@ describe('the business domain (offline)', () => {
       details_metadata: null,
       is_offchain: false,
     };
-    for (const append of [() => asAcme.appendEvent('channel-shared', big), () => asAcme.appendEvents('channel-shared', [big])]) {
-      await business.addOrganization(admin, 'shared', { org_id: 'acme' });
-      let release!: () => void;
-      const started = new Promise<void>((resolve) => {
-        gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
-      });
-      const late = append();
-      await started;
-      await business.removeOrganization(admin, 'shared', 'acme');
-      release();
-      await assert.rejects(late, /not a member of channel 'shared'/);
-      const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
-        b.events.map((e) => e.event_type),
-      );
-      assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
-    }
+    await overtake(() => asAcme.appendEvent('channel-shared', big));
+    await overtake(() => asAcme.appendEvents('channel-shared', [big]));
   });
 
   it("refuses a signed secure event whose large details an admin's removal of the signer overtook while they were uploaded (red team)", async () => {
-    let gate = { started: () => {}, released: Promise.resolve() };
-    const { business, ledger, repository } = world({
-      uploads: async () => {
-        gate.started();
-        await gate.released;
-      },
-    });
-    const admin = key('admin', null);
     const pair = generateKeyPairSync('ed25519');
     const publicKey = pair.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
-    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme', public_key: publicKey } as never);
-    await business.registerOrganization(globex, { org_id: 'globex', name: 'Globex' });
-    await business.createChannel(globex, { name: 'shared' });
-    await business.addOrganization(admin, 'shared', { org_id: 'acme' });
+    const { ledger, repository, overtake } = await removalDuringUpload(publicKey);
     const adminDomain = createAdmin({
       repository: { useNonce: async () => true, releaseNonce: async () => undefined } as never,
       organizations: repository,
@@ -204,19 +180,7 @@ describe('the business domain (offline)', () => {
     });
     const fields = { entity_id: 'deal', event_type: 'signed', details: { text: 'x'.repeat(4096) }, nonce: 'nonce-0001' };
     const signature = sign(null, secureEventMessage({ chain_name: 'channel-shared', ...fields }), pair.privateKey).toString('hex');
-    let release!: () => void;
-    const started = new Promise<void>((resolve) => {
-      gate = { started: resolve, released: new Promise<void>((r) => (release = r)) };
-    });
-    const late = adminDomain.secureEvent('channel-shared', { ...fields, org_id: 'acme', signature });
-    await started;
-    await business.removeOrganization(admin, 'shared', 'acme');
-    release();
-    await assert.rejects(late, /not a member of channel 'shared'/);
-    const types = (await ledger.listBlocks('channel-shared', { limit: 100, offset: 0, descending: false })).blocks.flatMap((b) =>
-      b.events.map((e) => e.event_type),
-    );
-    assert.equal(types.at(-1), 'organization_left', `nothing after the removal: ${types}`);
+    await overtake(() => adminDomain.secureEvent('channel-shared', { ...fields, org_id: 'acme', signature }));
   });
 
   it('holds the 100 when creates race for the last places: each had read a count below it (red team, auth on)', async () => {
