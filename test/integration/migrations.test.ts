@@ -23,6 +23,7 @@ import { migrateLedgerTable, migrateTables } from '#shared/storage/migrations';
 import { createBusinessRepository } from '#shared/storage/business-repository';
 import { withReadAllowance } from '#shared/read-allowance';
 import { allTableSpecs, ensureTables, ledgerTableDefinition } from '#shared/storage/tables';
+import { eventDraft } from '#test/support/drafts';
 import { removeDir, tempDataDir } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -273,15 +274,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     await ensureTables(admin, { ledger: specs.ledger, registry: specs.registry });
     const repository = createLedgerRepository({ client, tableName: SCOPED });
     const ledger = createLedger({ repository, appender: new ChainAppender(repository, { maxAttempts: 8, batchMax: 25 }) });
-    const draft = (entity_id: string) => ({
-      entity_id,
-      event_type: 't',
-      details: {},
-      details_cid: null,
-      details_nonce: null,
-      details_metadata: null,
-      is_offchain: false,
-    });
+    const draft = (entityId: string) => eventDraft(entityId, {}, 't');
     await ledger.createSubChain('channel-deals', { allowChannel: true });
     await ledger.createSubChain('open');
     for (let i = 0; i < 3; i += 1) await ledger.appendEvent('channel-deals', draft('deal-1'));

@@ -18,6 +18,7 @@ import { ChainAppender } from '#shared/ledger/appender';
 import { createLedger } from '#shared/ledger/ledger';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore } from '#shared/offchain/offchain';
+import { eventDraft } from '../support/drafts.ts';
 import { createMemoryBusinessRepository } from '../support/memory-business-repository.ts';
 import { createMemoryIpfs } from '../support/memory-ipfs.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
@@ -149,15 +150,7 @@ describe('the business domain (offline)', () => {
   it("refuses a member's event whose details an admin's removal overtook while they were uploaded (the guarded ledger checks again)", async () => {
     const { ledger, repository, overtake } = await removalDuringUpload();
     const asAcme = guardLedger(ledger, createAccessControl({ channels: repository }), acme);
-    const big = {
-      entity_id: 'deal',
-      event_type: 'terms',
-      details: { text: 'x'.repeat(4096) },
-      details_cid: null,
-      details_nonce: null,
-      details_metadata: null,
-      is_offchain: false,
-    };
+    const big = eventDraft('deal', { text: 'x'.repeat(4096) }, 'terms');
     await overtake(() => asAcme.appendEvent('channel-shared', big));
     await overtake(() => asAcme.appendEvents('channel-shared', [big]));
   });
