@@ -1,10 +1,7 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
-import { pause } from '../deadline.ts';
-import { DependencyUnavailableError } from '../errors.ts';
-import { translateStorageError } from './errors.ts';
-import { Transaction } from './transactions.ts';
+import { firstRefusal, Transaction } from './transactions.ts';
 import {
   CHANNELS_PARTITION,
   COLLECTION_SK_PREFIX,
@@ -16,6 +13,7 @@ import {
   ORG_KEYS_PARTITION,
   ORGS_PARTITION,
   channelPk,
+  orgChannelItem,
   orgChannelsPk,
   contractPk,
   contractVersionSk,
@@ -40,14 +38,6 @@ function record<T>(item: Item): T {
   return rest as T;
 }
 
-/** An organization's entry in the list of its channels (written and deleted with its member item). */
-function orgChannelItem(orgId: string, channelId: string): Record<string, unknown> {
-  return { pk: orgChannelsPk(orgId), sk: channelId, channel_id: channelId };
-}
-
-/** How often a transaction cancelled only by concurrent transactions on its items is sent again. */
-const TRANSACTION_CONFLICT_RETRIES = 4;
-
 /** The condition of a write that creates its item: no item has its key yet. */
 const NOT_THERE = 'attribute_not_exists(pk)';
 
@@ -66,29 +56,8 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
     return items.map((item) => record<T>(item));
   }
 
-  /**
-   * Sends a transaction: undefined when it was written, else the meaning of its first failed condition, in the order
-   * the items were added (nothing was written).
-   */
-  async function firstRefusal<Meaning>(transaction: Transaction<Meaning>): Promise<Meaning | undefined> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
-        return undefined;
-      } catch (error) {
-        const cancelled = transaction.cancellation(error);
-        if (cancelled?.failed[0]) return cancelled.failed[0].meaning;
-        // Another transaction held one of its items (two creates of one channel's collections at once): nothing was
-        // written; sent again, then a retryable 503 rather than a 500.
-        if (!cancelled?.conflict) throw translateStorageError(error);
-        if (attempt >= TRANSACTION_CONFLICT_RETRIES) throw new DependencyUnavailableError('DynamoDB', { cause: error, notApplied: true });
-        await pause(5 * 2 ** attempt + Math.random() * 10, 'DynamoDB (a transaction that met another)');
-      }
-    }
-  }
-
   /** Sends a transaction: false when one of its conditions failed and nothing was written. */
-  const writeAllIf = async (transaction: Transaction<unknown>): Promise<boolean> => (await firstRefusal(transaction)) === undefined;
+  const writeAllIf = async (transaction: Transaction<unknown>): Promise<boolean> => (await firstRefusal(client, transaction)) === undefined;
 
   return {
     async putOrganization(org) {
@@ -101,7 +70,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           { Put: { TableName: tableName, Item: { pk: ORG_KEYS_PARTITION, sk: org.public_key, org_id: org.org_id }, ConditionExpression: NOT_THERE } },
           'key_taken',
         );
-      return (await firstRefusal(transaction)) ?? 'created';
+      return (await firstRefusal(client, transaction)) ?? 'created';
     },
     getOrganization: (orgId) => get<OrganizationRecord>(ORGS_PARTITION, orgId),
     listOrganizations: () => partition<OrganizationRecord>(ORGS_PARTITION),
@@ -173,7 +142,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
         )
         .add({ Put: { TableName: tableName, Item: orgChannelItem(orgId, channelId) } });
       // A member already is the first refusal, then a removal's mark.
-      return (await firstRefusal(transaction)) ?? 'added';
+      return (await firstRefusal(client, transaction)) ?? 'added';
     },
     async removeMember(channelId, orgId, at) {
       if (!keyCanExist(channelPk(channelId), `${MEMBER_SK_PREFIX}${orgId}`)) return false;
@@ -231,7 +200,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           },
           'full',
         );
-      return (await firstRefusal(transaction)) ?? 'created';
+      return (await firstRefusal(client, transaction)) ?? 'created';
     },
 
     async putPrivateData(data) {
@@ -275,7 +244,7 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
           'version_exists',
         );
       // Owned by another wins over an existing version: the first failed condition, in item order.
-      return (await firstRefusal(transaction)) ?? 'created';
+      return (await firstRefusal(client, transaction)) ?? 'created';
     },
     async getContractOwner(contractId) {
       const item = await get<{ owner: string }>(contractPk(contractId), CONTRACT_OWNER_SK);

@@ -232,6 +232,11 @@ export function orgChannelsPk(orgId: string): string {
   return `ORG_CHANNELS#${orgId}`;
 }
 
+/** An organization's entry in the list of its channels (written and deleted with its member item). */
+export function orgChannelItem(orgId: string, channelId: string): { pk: string; sk: string; channel_id: string } {
+  return { pk: orgChannelsPk(orgId), sk: channelId, channel_id: channelId };
+}
+
 /** A migration done once, in the table it migrated (shared/storage/migrations.ts). */
 export function migrationKey(name: string): { pk: string; sk: string } {
   return { pk: 'MIGRATION', sk: name };

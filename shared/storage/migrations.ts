@@ -22,10 +22,11 @@ import {
   entityIndexPk,
   entityPk,
   migrationKey,
-  orgChannelsPk,
+  orgChannelItem,
 } from './keys.ts';
 import { queryAll, send, writeIf } from './requests.ts';
-import { Transaction } from './transactions.ts';
+import { createBusinessRepository } from './business-repository.ts';
+import { firstRefusal, Transaction } from './transactions.ts';
 import { takeSubChainBase } from './sub-chain-count.ts';
 
 export interface MigrationReport {
@@ -137,29 +138,13 @@ async function doneOnce(client: DynamoDBDocumentClient, tableName: string, name:
   }
 }
 
-/** Writes the items together: false when a condition failed (nothing written). */
-async function writeAllIf(client: DynamoDBDocumentClient, items: Transaction<true>['items']): Promise<boolean> {
-  const transaction = new Transaction<true>();
-  for (const item of items) transaction.add(item, true);
-  try {
-    await send(() => client.send(new TransactWriteCommand({ TransactItems: transaction.items })));
-    return true;
-  } catch (error) {
-    if (transaction.cancellation(error)?.failed.length || transaction.cancellation((error as { cause?: unknown }).cause)?.failed.length) return false;
-    throw error;
-  }
-}
-
 const markDone = (client: DynamoDBDocumentClient, tableName: string, name: string) =>
   send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...migrationKey(name), done_at: new Date().toISOString() } })));
 
+/** A table that does not exist (an earlier version's deployment without it): nothing to migrate there. */
 function isMissingTable(error: unknown): boolean {
-  return error instanceof ResourceNotFoundException || (error as Error).name === 'ResourceNotFoundException' || isMissingTableCause(error);
+  return error instanceof ResourceNotFoundException || (error as Error).name === 'ResourceNotFoundException';
 }
-const isMissingTableCause = (error: unknown) => {
-  const cause = (error as { cause?: unknown })?.cause;
-  return cause instanceof ResourceNotFoundException || (cause as Error | undefined)?.name === 'ResourceNotFoundException';
-};
 
 /**
  * scoped-entity-index: the entity index entries of channels' chains, written by earlier versions in the one partition
@@ -223,22 +208,15 @@ export async function migrateOrgChannels(client: DynamoDBDocumentClient, tableNa
     ProjectionExpression: 'sk',
     ConsistentRead: true,
   });
+  const registry = createBusinessRepository({ client, tableName });
   for (const channel of channels) {
     const channelId = String(channel.sk);
-    const members = await queryAll(client, {
-      TableName: tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
-      ExpressionAttributeValues: { ':pk': channelPk(channelId), ':member': MEMBER_SK_PREFIX },
-      ProjectionExpression: 'sk',
-      ConsistentRead: true,
-    });
-    for (const member of members) {
-      const orgId = String(member.sk).slice(MEMBER_SK_PREFIX.length);
-      const written = await writeAllIf(client, [
-        { ConditionCheck: { TableName: tableName, Key: { pk: channelPk(channelId), sk: member.sk }, ConditionExpression: 'attribute_exists(pk)' } },
-        { Put: { TableName: tableName, Item: { pk: orgChannelsPk(orgId), sk: channelId, channel_id: channelId } } },
-      ]);
-      if (written) migrated += 1;
+    for (const orgId of await registry.getChannelMembers(channelId)) {
+      const memberKey = { pk: channelPk(channelId), sk: `${MEMBER_SK_PREFIX}${orgId}` };
+      const transaction = new Transaction<'left'>()
+        .add({ ConditionCheck: { TableName: tableName, Key: memberKey, ConditionExpression: 'attribute_exists(pk)' } }, 'left')
+        .add({ Put: { TableName: tableName, Item: orgChannelItem(orgId, channelId) } });
+      if ((await firstRefusal(client, transaction)) === undefined) migrated += 1;
     }
   }
   await markDone(client, tableName, name);
@@ -255,7 +233,7 @@ export async function migrateSubChainCount(client: DynamoDBDocumentClient, table
   try {
     return { name: 'sub-chain-count', migrated: await takeSubChainBase(client, tableName) };
   } catch (error) {
-    if (error instanceof ResourceNotFoundException || (error as Error).name === 'ResourceNotFoundException') return { name: 'sub-chain-count', migrated: 0 };
+    if (isMissingTable(error)) return { name: 'sub-chain-count', migrated: 0 };
     throw error;
   }
 }

@@ -6,7 +6,10 @@
  */
 import type { CancellationReason } from '@aws-sdk/client-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { pause } from '../deadline.ts';
+import { DependencyUnavailableError } from '../errors.ts';
+import { translateStorageError } from './errors.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -38,5 +41,29 @@ export class Transaction<Meaning> {
       if (isConditionFailed(reason) && meaning !== undefined) failed.push({ meaning, item: reason.Item });
     });
     return { failed, conflict: reasons.some((reason) => reason.Code === 'TransactionConflict') };
+  }
+}
+
+/** How often a transaction cancelled only by concurrent transactions on its items is sent again. */
+const TRANSACTION_CONFLICT_RETRIES = 4;
+
+/**
+ * Sends a transaction: undefined when it was written, else the meaning of its first failed condition, in the order the
+ * items were added (nothing was written). One cancelled only because another transaction held one of its items (two
+ * creates of one channel's collections at once) changed nothing: it is sent again, then answered with a retryable 503
+ * rather than a 500.
+ */
+export async function firstRefusal<Meaning>(client: DynamoDBDocumentClient, transaction: Transaction<Meaning>): Promise<Meaning | undefined> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await client.send(new TransactWriteCommand({ TransactItems: transaction.items }));
+      return undefined;
+    } catch (error) {
+      const cancelled = transaction.cancellation(error);
+      if (cancelled?.failed[0]) return cancelled.failed[0].meaning;
+      if (!cancelled?.conflict) throw translateStorageError(error);
+      if (attempt >= TRANSACTION_CONFLICT_RETRIES) throw new DependencyUnavailableError('DynamoDB', { cause: error, notApplied: true });
+      await pause(5 * 2 ** attempt + Math.random() * 10, 'DynamoDB (a transaction that met another)');
+    }
   }
 }
