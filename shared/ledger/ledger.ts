@@ -22,6 +22,7 @@ import { chainListPosition, type LedgerRepository } from './repository.ts';
 import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import { assertDraftFields, type EventDraft } from './events.ts';
 import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
+import { readTraceScopes } from './trace-scopes.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, entityScopeOf, isChannelChainName, isWellFormedChainName } from './names.ts';
 import { sizesSeen } from './sizes-seen.ts';
@@ -79,8 +80,6 @@ export interface TracePage {
  * every admin by adding it to 101 channels (red team).
  */
 export const TRACE_CHANNELS_MAX = 1_000;
-/** The most index queries a trace sends at once (a caller of many channels looks at each). */
-const TRACE_QUERIES_AT_ONCE = 64;
 
 /** A trace's page: 100 events unless asked for up to 1,000 (an entity may have millions; one answer must stay bounded). */
 export const TRACE_LIMIT_DEFAULT = 100;
@@ -585,7 +584,6 @@ export function createLedger({
       if (!Number.isInteger(limit) || limit < 1 || limit > TRACE_LIMIT_MAX) throw new UnprocessableError(`limit must be 1 to ${TRACE_LIMIT_MAX}`);
       const after = options?.cursor === undefined ? undefined : await cursors.decode(options.cursor, entityId, chainName);
       if (chainName !== undefined) await requireHead(chainName);
-      const visible = options?.visible;
       // The index scopes read: a named chain's own; else the chains any reader reads and the channels' the caller reads.
       const channels = [...new Set(options?.channels ?? [])].filter((name) => entityScopeOf(name) !== null);
       if (chainName === undefined && channels.length > TRACE_CHANNELS_MAX)
@@ -593,94 +591,14 @@ export function createLedger({
           `A trace across chains reads the index of each channel this key reads: ${channels.length}, more than ${TRACE_CHANNELS_MAX}; name a chain (chain_name)`,
         );
       const scopes = chainName !== undefined ? [entityScopeOf(chainName)] : [null, ...channels];
-      // Each scope is read in trace order and the scopes merged (the smallest position first): every entry up to the
-      // last one taken was read in every scope, so a position is where all of them go on.
-      const sources = scopes.map((scope) => ({
-        scope,
-        buffer: [] as { block: Block; position: string }[],
+      const { events, chains, next } = await readTraceScopes(repository, entityId, {
+        scopes,
         after,
-        /** Every entry of this scope up to here was read (and taken, or filtered out by the chain). */
-        through: after,
-        done: false,
-      }));
-      const events: LedgerEvent[] = [];
-      const chains: string[] = [];
-      // A cursor is answered only when another entry this caller may see follows the page (read ahead for it, within
-      // the cap): a cursor after a page of fewer events, or after hidden entries only, had told a reader that an
-      // entity has events on chains it may not read, and how many (filtered pages counted them one by one).
-      let lastAnswered: string | undefined;
-      let lastTaken: string | undefined;
-      let more = false;
-      let capped = false;
-      let read = 0;
-      let rounds = 0;
-      // Several scopes are first looked at with one entry each (most hold none of an entity's events): the cap is for the pages read after.
-      const probing = sources.length > 1;
-      const scanMax = traceScanMax(limit) + (probing ? sources.length : 0);
-      const later = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined || a > b ? a : b);
-      for (;;) {
-        const empty = sources.filter((source) => source.buffer.length === 0 && !source.done);
-        if (empty.length > 0) {
-          const budget = scanMax - read;
-          if (budget <= 0) {
-            capped = true;
-            break;
-          }
-          // One scope reads its page and one more; several are looked at first, then share what is left of the cap.
-          const first = rounds === 0;
-          rounds += 1;
-          const each = first && probing ? 1 : Math.max(1, Math.min(first ? limit + 1 : budget, Math.floor(budget / empty.length)));
-          const pages: Awaited<ReturnType<LedgerRepository['queryEntityPage']>>[] = [];
-          for (let at = 0; at < empty.length; at += TRACE_QUERIES_AT_ONCE)
-            pages.push(
-              ...(await Promise.all(
-                empty
-                  .slice(at, at + TRACE_QUERIES_AT_ONCE)
-                  .map((source) => repository.queryEntityPage(entityId, { scope: source.scope, limit: each, after: source.after, chainName })),
-              )),
-            );
-          pages.forEach((page, i) => {
-            const source = empty[i]!;
-            read += page.read;
-            source.buffer = page.blocks.map((block, j) => ({ block, position: page.positions[j]! }));
-            source.after = page.next ?? undefined;
-            source.done = page.next === null;
-            if (source.buffer.length === 0) source.through = later(source.through, page.next ?? undefined);
-          });
-          continue;
-        }
-        // The smallest position among the scopes' next entries; none left: the trace is read to its end.
-        let from: (typeof sources)[number] | undefined;
-        for (const source of sources) if (source.buffer.length > 0 && (!from || source.buffer[0]!.position < from.buffer[0]!.position)) from = source;
-        if (!from) break;
-        const { block, position } = from.buffer.shift()!;
-        from.through = position;
-        lastTaken = position;
-        if (from.buffer.length === 0 && !from.done) from.through = later(position, from.after);
-        if (chainName !== undefined && block.chain_name !== chainName) continue;
-        if (visible && !(await visible(block.chain_name))) continue;
-        const its = block.events.filter((event) => event.entity_id === entityId);
-        if (its.length === 0) continue;
-        if (events.length >= limit) {
-          more = true;
-          break;
-        }
-        for (const event of its) {
-          events.push(event);
-          if (!chains.includes(event.chain_name)) chains.push(event.chain_name);
-        }
-        lastAnswered = position;
-      }
-      // Past the cap, the next page goes on where every scope was read to: the least of them, none before the last taken.
-      let resume: string | undefined;
-      if (capped && !more) {
-        for (const source of sources) {
-          if (source.done && source.buffer.length === 0) continue;
-          const through = later(source.through, lastTaken);
-          if (through !== undefined && (resume === undefined || through < resume)) resume = through;
-        }
-      }
-      const next = more ? lastAnswered! : capped ? (resume ?? null) : null;
+        chainName,
+        limit,
+        scanMax: traceScanMax(limit),
+        visible: options?.visible,
+      });
       return {
         entity_id: entityId,
         chains,
