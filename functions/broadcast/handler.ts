@@ -20,12 +20,12 @@ export function createHandler(core: Core) {
   const broadcast = async (event: DynamoDBStreamEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> => {
     const blocks = blocksFromStream(event.Records ?? []);
     if (blocks.length === 0) return { batchItemFailures: [] };
-    const [{ sent, gone }] = await Promise.all([
+    const [{ sent, gone, revoked }] = await Promise.all([
       fanOut(blocks, realtime.connections(), realtime.sender(), realtime.pushPolicy()),
       // New checkpoints go to the witnesses (each chain at most once per interval), beside the pushes.
       node.witnessChains(blocks.map((b) => b.chain_name)),
     ]);
-    logger.info('broadcast', { blocks: blocks.length, sent, gone: gone.length });
+    logger.info('broadcast', { blocks: blocks.length, sent, gone: gone.length, revoked: revoked.length });
     return { batchItemFailures: [] };
   };
   // Every push and read ends at the invocation's deadline (shared/deadline.ts): a failed batch is retried by

@@ -100,6 +100,17 @@ export function createHandler(core: Core) {
           logger.warn('rate limiter unavailable; message not counted', { connection_id: connectionId, error: outcome });
         }
       }
+      // With auth on, a connection answers only while it is recorded and its key exists: the key is checked again at
+      // every message (and every push), not only at $connect. A revoked key's connection is forgotten with its
+      // subscriptions, so that it holds no place among its key's connections and nothing is pushed to it.
+      if (config.SVC_AUTH_ENABLED) {
+        if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
+        if (identity.key_id !== null && (await core.apiKeys().hashOf(identity.key_id)) === undefined) {
+          await store.disconnect(connectionId);
+          logger.info('websocket connection of a revoked key forgotten', { connection_id: connectionId, key_id: identity.key_id });
+          return { statusCode: 200, body: messages.error("This connection's key was revoked: connect again with a valid key") };
+        }
+      }
       const request = parseClientMessage(event.body);
       switch (request.kind) {
         case 'ping':
@@ -108,10 +119,6 @@ export function createHandler(core: Core) {
           const subscriber = identity ?? (await store.identity(connectionId));
           if (!subscriber) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
           const { rate_key: _rateKey, ...who } = subscriber;
-          // The key is checked again at every subscription (and every push), not only at $connect.
-          if (config.SVC_AUTH_ENABLED && who.key_id !== null && (await core.apiKeys().hashOf(who.key_id)) === undefined) {
-            return { statusCode: 200, body: messages.error("This connection's key was revoked: connect again with a valid key") };
-          }
           // A channel's chain is subscribed to by its members only. `*` and event types may be subscribed
           // to by anyone: the pushes themselves leave out the chains a subscriber may not read.
           if (request.chain !== null && request.chain !== '*') {

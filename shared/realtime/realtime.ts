@@ -58,8 +58,11 @@ export function connectionPrincipal(identity: ConnectionIdentity, authEnabled: b
   return identity.role === null ? ANONYMOUS : { key_id: identity.key_id, role: identity.role, org_id: identity.org_id };
 }
 
-/** Whether a subscriber may receive the blocks and events of a chain (the access policy's `chain.read`). */
-export type MayReceive = (subscriber: Subscriber, chainName: string) => Promise<boolean>;
+/**
+ * Whether a subscriber may receive the blocks and events of a chain (the access policy's `chain.read`); 'revoked'
+ * when the connection's key no longer exists (it receives nothing, and the connection is forgotten).
+ */
+export type MayReceive = (subscriber: Subscriber, chainName: string) => Promise<boolean | 'revoked'>;
 
 /** Sends one message to one connection; 'gone' when the connection no longer exists (410). */
 export type Send = (connectionId: string, message: string) => Promise<'sent' | 'gone'>;
@@ -130,10 +133,16 @@ export const messages = {
  * chain and of `*`, then one `event` per event to the subscribers of its chain, of its type and of `*`
  * (once per connection), leaving out every subscriber that `mayReceive` refuses for that chain (a
  * channel's chain reaches its members only, whatever they subscribed to). Each connection gets its
- * messages in block order; connections are served in parallel. Gone connections are removed.
+ * messages in block order; connections are served in parallel. Gone connections are removed, and so are
+ * the connections of revoked keys (with their subscriptions: whatever they send next is refused).
  * Answers what was sent and removed.
  */
-export async function fanOut(blocks: readonly Block[], store: ConnectionStore, send: Send, mayReceive: MayReceive): Promise<{ sent: number; gone: string[] }> {
+export async function fanOut(
+  blocks: readonly Block[],
+  store: ConnectionStore,
+  send: Send,
+  mayReceive: MayReceive,
+): Promise<{ sent: number; gone: string[]; revoked: string[] }> {
   const ordered = [...blocks].sort((a, b) => (a.chain_name === b.chain_name ? a.index - b.index : a.chain_name < b.chain_name ? -1 : 1));
   const lookups = new Map<Filter, Promise<Subscriber[]>>();
   const subscribersOf = (filter: Filter) => {
@@ -143,10 +152,14 @@ export async function fanOut(blocks: readonly Block[], store: ConnectionStore, s
   };
 
   /** The connections among these subscribers that may receive this chain's messages, each once. */
+  const revoked = new Set<string>();
   const allowed = async (chainName: string, ...groups: Subscriber[][]): Promise<Set<string>> => {
     const ids = new Set<string>();
     for (const subscriber of groups.flat()) {
-      if (!ids.has(subscriber.connection_id) && (await mayReceive(subscriber, chainName))) ids.add(subscriber.connection_id);
+      if (ids.has(subscriber.connection_id) || revoked.has(subscriber.connection_id)) continue;
+      const may = await mayReceive(subscriber, chainName);
+      if (may === 'revoked') revoked.add(subscriber.connection_id);
+      else if (may) ids.add(subscriber.connection_id);
     }
     return ids;
   };
@@ -178,5 +191,6 @@ export async function fanOut(blocks: readonly Block[], store: ConnectionStore, s
       }
     }),
   );
-  return { sent, gone };
+  await Promise.all([...revoked].map((connectionId) => store.disconnect(connectionId)));
+  return { sent, gone, revoked: [...revoked] };
 }

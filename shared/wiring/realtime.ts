@@ -77,7 +77,8 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     const access = createAccessControl({ channels: memoized });
     const readers = new Map<string, (chainName: string) => Promise<boolean>>();
     // A key's rights are checked at every push, not only at $connect: a key revoked since then receives nothing more
-    // (it had kept receiving its channels' events for its connection's life). One read per key per batch of blocks.
+    // (it had kept receiving its channels' events for its connection's life), and its connection is forgotten
+    // (fanOut). One read per key per batch of blocks.
     const apiKeys = core.apiKeys();
     const live = new Map<string, Promise<boolean>>();
     const stillValid = (keyId: string) => {
@@ -86,7 +87,7 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
       return known;
     };
     return async (subscriber, chainName) => {
-      if (config.SVC_AUTH_ENABLED && subscriber.key_id !== null && !(await stillValid(subscriber.key_id))) return false;
+      if (config.SVC_AUTH_ENABLED && subscriber.key_id !== null && !(await stillValid(subscriber.key_id))) return 'revoked';
       const principal = principalOf(subscriber);
       const key = `${principal.role}|${principal.org_id ?? ''}`;
       let reader = readers.get(key);

@@ -356,7 +356,7 @@ describe('WebSocket with auth on', () => {
     await assert.rejects(open(`${url}?api_key=wrong&api_key=${encodeURIComponent(key)}`), /400/);
   });
 
-  it('stops pushing to a key revoked after it connected, and refuses its next subscription (red team)', async () => {
+  it('stops pushing to a key revoked after it connected, refuses its every message and forgets its connections (red team)', async () => {
     // Checked only at $connect, a revoked key's open socket had kept receiving its chains' events for its life.
     const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
     const created = async (role: string) => {
@@ -373,6 +373,10 @@ describe('WebSocket with auth on', () => {
       return s;
     };
     const [revoked, kept] = [await listen(doomed.key), await listen(witness.key)];
+    // The revoked key's second connection subscribes to nothing: no push ever finds it.
+    const idle = await open(`${url}?api_key=${encodeURIComponent(doomed.key)}`);
+    idle.socket.send(JSON.stringify({ type: 'ping' }));
+    await idle.waitFor((m) => m.type === 'pong', 1);
     const post = (n: number) => call(secured.url, 'POST', '/api/v1/chains/watched/events', { entity_id: `w-${n}`, event_type: 'seen' }, write);
     assert.equal((await post(1)).status, 200);
     for (const s of [revoked, kept]) await s.waitFor((m) => m.type === 'event' && m.event.entity_id === 'w-1', 1, 10_000);
@@ -385,7 +389,20 @@ describe('WebSocket with auth on', () => {
     assert.ok(!revoked.messages.some((m) => m.event?.entity_id === 'w-2'), 'the revoked key received nothing after its revocation');
     revoked.socket.send(JSON.stringify({ type: 'subscribe', chain: 'other' }));
     const [refused] = await revoked.waitFor((m) => m.type === 'error', 1);
-    assert.match(refused.detail, /revoked/);
+    // The push that found the key revoked forgot the connection (or, if this message came first, the message did).
+    assert.match(refused.detail, /revoked|no longer recorded/);
+    // Every message of a revoked key's connection is refused, a ping too (it had been answered for the socket's
+    // life), and the connection is forgotten with its subscriptions: the next message finds no record of it.
+    idle.socket.send(JSON.stringify({ type: 'ping' }));
+    const [first] = await idle.waitFor((m) => m.type === 'error', 1);
+    assert.match(first.detail, /revoked/);
+    idle.socket.send(JSON.stringify({ type: 'ping' }));
+    const [, second] = await idle.waitFor((m) => m.type === 'error', 2);
+    assert.match(second.detail, /no longer recorded; connect again/);
+    assert.equal(idle.messages.filter((m) => m.type === 'pong').length, 1, 'no pong after the revocation');
+    revoked.socket.send(JSON.stringify({ type: 'ping' }));
+    const [, again] = await revoked.waitFor((m) => m.type === 'error', 2);
+    assert.match(again.detail, /no longer recorded; connect again/);
   });
 
   it("holds a key to SVC_WS_CONNECTIONS_PER_KEY connections, and counts its messages against the key's requests a minute (red team)", async () => {

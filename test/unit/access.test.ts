@@ -329,6 +329,43 @@ describe('Pushes per subscriber', () => {
     assert.deepEqual(got('orgless-type'), ['event:orders']);
     assert.deepEqual(got('globex-orders'), ['block_added:orders', 'event:orders']);
   });
+
+  it("sends nothing to a revoked key's connections and forgets each of them once", async () => {
+    const subscribers: Record<string, Subscriber[]> = {
+      'chain#*': [
+        { connection_id: 'kept', key_id: 'k', role: 'reader', org_id: null },
+        { connection_id: 'doomed-all', key_id: 'r', role: 'reader', org_id: null },
+      ],
+      'chain#orders': [{ connection_id: 'doomed-orders', key_id: 'r', role: 'reader', org_id: null }],
+      'type#priced': [{ connection_id: 'doomed-all', key_id: 'r', role: 'reader', org_id: null }],
+    };
+    const forgotten: string[] = [];
+    const store = {
+      subscribers: async (filter: string) => subscribers[filter] ?? [],
+      disconnect: async (id: string) => void forgotten.push(id),
+    } as unknown as ConnectionStore;
+    const sent: string[] = [];
+    const block = (index: number): Block => ({
+      index,
+      chain_name: 'orders',
+      timestamp: 1,
+      previous_hash: '0'.repeat(64),
+      hash: 'c'.repeat(64),
+      events: [],
+    });
+    const out = await fanOut(
+      [block(1), block(2)],
+      store,
+      async (id) => {
+        sent.push(id);
+        return 'sent';
+      },
+      async (s) => (s.key_id === 'r' ? 'revoked' : true),
+    );
+    assert.deepEqual(sent, ['kept', 'kept']);
+    assert.deepEqual(forgotten.sort(), ['doomed-all', 'doomed-orders']);
+    assert.deepEqual(out.revoked.sort(), ['doomed-all', 'doomed-orders']);
+  });
 });
 
 describe("a key's organization", () => {
