@@ -36,6 +36,9 @@ export { MAX_ONCHAIN_EVENT_BYTES, type ResolvedEvent } from './event-details.ts'
 
 export type BlockAddress = { kind: 'index'; index: number } | { kind: 'hash'; hash: string };
 
+/** The largest index a block may have: its storage keys give an index 12 digits (shared/storage/keys.ts, INDEX_DIGITS). */
+export const MAX_BLOCK_INDEX = 999_999_999_999;
+
 /** "42" → index 42; 64 hex characters → that hash; anything else is the contract's 422. */
 export function parseBlockAddress(raw: string): BlockAddress {
   if (/^\d{1,15}$/.test(raw)) return { kind: 'index', index: Number(raw) };
@@ -395,6 +398,11 @@ export function createLedger({
 
     async getBlock(chainName, address, options) {
       if (!isWellFormedChainName(chainName)) throw new ChainNotFoundError(chainName);
+      // An index past any a chain can hold (its storage keys have 12 digits) names no block: which 404, from the head.
+      if (address.kind === 'index' && address.index > MAX_BLOCK_INDEX) {
+        await requireHead(chainName);
+        throw new BlockNotFoundError(chainName, address.index);
+      }
       // One read when the block is there (its chain then exists); the head only tells which 404 it is.
       const block = address.kind === 'index' ? await repository.getBlock(chainName, address.index) : await repository.findBlockByHash(chainName, address.hash);
       if (!block) {

@@ -161,6 +161,11 @@ describe('Ledger group over HTTP, both prefixes', () => {
 
   it('answers 404 for a block not on that chain, and 422 for an address that is neither', async () => {
     assertError(await call(base, 'GET', '/api/ledger/chains/orders/blocks/99'), 404, /not found/);
+    // Indexes past what a block's storage key holds (12 digits) were a 500 (red team): no block, as any other.
+    for (const index of ['1000000000000', '999999999999999']) {
+      assertError(await call(base, 'GET', `/api/v1/chains/orders/blocks/${index}`), 404, /not found/);
+      assertError(await call(base, 'GET', `/api/ledger/chains/nowhere/blocks/${index}`), 404, /[Cc]hain/);
+    }
     const returnsBlock = await call(base, 'GET', '/api/ledger/chains/returns/blocks/1');
     assertError(await call(base, 'GET', `/api/ledger/chains/orders/blocks/${returnsBlock.body.hash}`), 404);
     assertError(await call(base, 'GET', `/api/v1/chains/orders/blocks/${'0'.repeat(64)}`), 404);
