@@ -55,7 +55,8 @@ export const secureEventInput = z.object({
 });
 
 export const peerInput = z.object({
-  peer_id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . -'),
+  // A path segment of its routes: never `.` or `..` (see ORG_ID_PATTERN).
+  peer_id: z.string().regex(/^(?!\.\.?$)[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . -, and not . or ..'),
   url: z.url({ protocol: /^https?$/ }).max(2048),
   public_key: z.string().min(1).max(4096),
   api_key: z.string().min(1).max(512).optional(),

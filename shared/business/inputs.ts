@@ -11,7 +11,8 @@ import { ENTITY_ID_MAX, EVENT_TYPE_MAX, entityIdSchema, eventTypeSchema } from '
 import { SUBJECT_ID } from '../ledger/subject-port.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const CONTRACT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** A contract's id: a path segment of its routes, so never `.` or `..` (see ORG_ID_PATTERN). */
+const CONTRACT_ID = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,128}$/;
 /** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
 export const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
 export const MAX_INLINE_SOURCE_BYTES = 200_000;
@@ -76,7 +77,7 @@ export const privateDataInput = z
 
 export const contractInput = z
   .object({
-    contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -'),
+    contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -, and not . or ..'),
     version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
     implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
     implementation_cid: z.string().min(1).max(256).nullish(),

@@ -385,6 +385,10 @@ describe('Peers', () => {
     assert.equal(reg1.status, 201);
     assert.deepEqual(Object.keys(reg1.body).sort(), ['created_at', 'peer_id', 'public_key', 'success', 'url']);
     assert.equal((await call(two.url, 'POST', '/api/admin/peers', { peer_id: 'one', url: one.url, public_key: key1 }, { 'X-API-Key': ADMIN_KEY })).status, 201);
+    // A peer's id is a path segment of the ping's route: `..` could never be pinged (red team).
+    const dots = await call(one.url, 'POST', '/api/admin/peers', { peer_id: '..', url: two.url, public_key: key2, api_key: ADMIN_KEY });
+    assert.equal(dots.status, 422);
+    assert.match(JSON.stringify(dots.body.detail), /not \. or \.\./);
 
     const ping12 = await call(one.url, 'GET', '/api/ledger/network/ping/two');
     assert.equal(ping12.status, 200);

@@ -68,6 +68,17 @@ describe('Business group over HTTP, both prefixes', () => {
     assertError(missing, 422);
     assert.deepEqual(missing.body.detail[0].loc, ['body', 'name']);
     assertError(await call(b, 'GET', '/organizations/nobody'), 404, /nobody/);
+    // `.` and `..` are path segments URLs resolve away: such an organization, member or contract could never be
+    // named by a route again (an admin could not take it out of a channel). Refused where they are made (red team).
+    for (const id of ['.', '..']) {
+      assertError(await call(b, 'POST', '/organizations', { org_id: id, name: 'Dots' }), 422, /not \. or \.\./);
+      assertError(await call(b, 'POST', '/channels/supply/organizations', { org_id: id }), 422, /not \. or \.\./);
+      assertError(
+        await call(b, 'POST', '/contracts', { contract_id: id, version: '1.0.0', implementation: 'function execute(e) { return e; }' }),
+        422,
+        /not \. or \.\./,
+      );
+    }
   });
 
   it('opens a channel with its own Sub-Chain, and refuses bad or duplicate names', async () => {

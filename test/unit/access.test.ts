@@ -378,15 +378,17 @@ describe("a key's organization", () => {
       hashOf: async () => undefined,
       revoke: async () => false,
     };
-    for (const org of ['a b/../#x', '', 'x'.repeat(65), 'ACME#1']) {
+    // `.` and `..` are path segments URLs resolve away: no route could name such an organization (red team).
+    for (const org of ['a b/../#x', '', 'x'.repeat(65), 'ACME#1', '.', '..']) {
       await assert.rejects(createApiKey(repository, 'reader', org), (error: Error) => {
         assert.ok(error instanceof BadRequestError);
-        assert.equal(error.message, `A key's organization must be 1-64 of A-Z a-z 0-9 _ . -, not '${org}'`);
+        assert.equal(error.message, `A key's organization must be 1-64 of A-Z a-z 0-9 _ . -, and not . or .., not '${org}'`);
         return true;
       });
     }
     assert.equal(stored.length, 0);
     assert.equal((await createApiKey(repository, 'writer', 'acme.eu-1')).record.org_id, 'acme.eu-1');
+    assert.equal((await createApiKey(repository, 'writer', '...')).record.org_id, '...');
     assert.equal((await createApiKey(repository, 'reader')).record.org_id, null);
   });
 });
