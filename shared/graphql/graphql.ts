@@ -3,8 +3,8 @@
  * blocks, traces and the ledger mutations, resolved through the same domain code as REST. Queries deeper
  * than 10 levels (16 inside introspection, which the standard introspection query needs), with more than
  * 1000 fields, or costlier than 1000 points are refused before execution. An object field costs 1 point
- * plus its selections, a scalar nothing, and a list field with a `limit` 1 + limit × what each item costs
- * (the way Shopify and GitHub price connections), so 490 aliases of `blocks(limit: 100)` cost 49,490
+ * plus its selections, a scalar nothing, and a list field with a `limit` limit × what each item costs
+ * (the way Shopify and GitHub price connections), so 490 aliases of `blocks(limit: 100)` cost 49,000
  * points, not 980. Introspection is refused under SVC_ENV=production.
  * Fields are camelCase, as the spec shows.
  */

@@ -2,8 +2,8 @@
  * What a GraphQL query may cost before it runs (docs/rules.md, "GraphQL"): at most 10 levels deep (16
  * inside introspection, which the standard introspection query needs), 1000 fields with every fragment
  * spread in place, 1000 points, 10,000 tokens. An object field costs 1 point plus its selections, a
- * scalar nothing, and a list field with a `limit` 1 + limit × what each item costs (the way Shopify and
- * GitHub price connections).
+ * scalar nothing, and a list field with a `limit` limit × what each item costs (the way Shopify and
+ * GitHub price connections), so that the largest page any list answers (1,000 items) fits it.
  */
 import {
   GraphQLError,
@@ -102,7 +102,7 @@ const MUTATION_COST = 10;
 
 /**
  * The cost of a query, as Shopify prices its GraphQL API: a scalar field costs nothing (one that reads storage, 1),
- * an object costs 1 plus its selections, and a list field with a `limit` costs 1 + limit × what one item costs (at
+ * an object costs 1 plus its selections, and a list field with a `limit` costs limit × what one item costs (at
  * least 1). A `limit` given as null, or left out, is priced at what the resolver then reads (its default), never as
  * none; a list with no `limit` at all as UNBOUNDED_LIST_ITEMS items; a mutation at MUTATION_COST at least. The number
  * of fields is capped separately (expandedFieldCount), so scalars are not free in bulk.
@@ -118,7 +118,9 @@ export const costEstimator: ComplexityEstimator = ({ type, field, args, childCom
     // A trace (and events of an entity, which is one) reads up to traceScanMax(limit) index entries, each a whole
     // block, whatever few events it answers: priced by those.
     const traces = type.name === 'Query' && (field.name === 'trace' || (field.name === 'events' && args.entityId != null));
-    cost = 1 + (traces ? traceScanMax(Math.min(limit, TRACE_LIMIT_MAX)) : limit) * perItem;
+    // No point for the list itself: the largest page any list answers (1,000 of the cheapest items) is the whole
+    // budget, not one point past it (limits 999 and 1,000 had been refused on GraphQL, answered over REST).
+    cost = (traces ? traceScanMax(Math.min(limit, TRACE_LIMIT_MAX)) : limit) * perItem;
   } else if (isLeafType(getNamedType(field.type))) {
     cost = READING_SCALARS.has(field.name) ? 1 : 0;
   } else if (type.name === 'Query' && isListType(getNullableType(field.type))) {

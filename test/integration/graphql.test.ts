@@ -150,12 +150,25 @@ describe('GraphQL (/graphql)', () => {
     const at1001 = await gql(`{ __typename ${fields(500)} }`);
     assert.equal(at1001.status, 400);
     assert.match(at1001.body.errors[0].message, /1001 fields; the limit is 1000/);
-    // A list with a limit costs 1 + limit × each item: 10 × (1 + 99) = 1000 points, and one more is refused.
-    const pages = (n: number) => Array.from({ length: n }, (_, i) => `p${i}: blocks(chainName: "orders", limit: 99) { hash }`).join(' ');
+    // A list with a limit costs limit × each item: 10 × 100 = 1000 points, and one more is refused.
+    const pages = (n: number) => Array.from({ length: n }, (_, i) => `p${i}: blocks(chainName: "orders", limit: 100) { hash }`).join(' ');
     assert.equal((await gql(`{ ${pages(10)} }`)).status, 200);
     const over = await gql(`{ ${pages(10)} chain(name: "orders") { name } }`);
     assert.equal(over.status, 400);
     assert.match(over.body.errors[0].message, /1001 points; the limit is 1000/);
+    // The largest page any list answers fits the budget: 1,000 chains, events or trace entries (limits 999 and 1,000
+    // had cost 1,001 points on GraphQL, answered over REST: red team).
+    for (const query of [
+      '{ chains(limit: 1000) { name } }',
+      '{ trace(entityId: "pkg-1", limit: 1000) { events { eventId } nextCursor } }',
+      '{ trace(entityId: "pkg-1", limit: 999) { events { eventId } } }',
+      '{ events(entityId: "pkg-1", limit: 1000) { eventId } }',
+      '{ events(chainName: "orders", limit: 1000) { eventId } }',
+    ]) {
+      const res = await gql(query);
+      assert.equal(res.status, 200, `${query}: ${res.text.slice(0, 200)}`);
+      assert.equal(res.body.errors, undefined, query);
+    }
   });
 
   it('prices what a query reads, not the fields it names: a null limit, the chains list, their statistics, mutations (red team)', async () => {
@@ -168,10 +181,10 @@ describe('GraphQL (/graphql)', () => {
       return { status: res.status, points: m ? Number(m[1]) : undefined };
     };
     const nulls = Array.from({ length: 10 }, (_, i) => `t${i}: trace(entityId: "pkg-1", limit: null) { events { eventId } }`).join(' ');
-    // The default it reads: 100 events, and one entry more to know whether another page follows (102 points an alias).
-    assert.deepEqual(await cost(`{ ${nulls} }`), { status: 400, points: 1020 }, 'a null limit is priced as the default it reads');
+    // The default it reads: 100 events, and one entry more to know whether another page follows (101 points an alias).
+    assert.deepEqual(await cost(`{ ${nulls} }`), { status: 400, points: 1010 }, 'a null limit is priced as the default it reads');
     const stats = Array.from({ length: 10 }, (_, i) => `c${i}: chains { totalEvents proofCount registeredSubChains }`).join(' ');
-    assert.deepEqual(await cost(`{ ${stats} }`), { status: 400, points: 3010 }, 'each statistic a point, the chains priced as 100');
+    assert.deepEqual(await cost(`{ ${stats} }`), { status: 400, points: 3000 }, 'each statistic a point, the chains priced as 100');
     assert.equal((await gql('{ chains { name totalEvents } }')).status, 200, 'one listing with its statistics runs');
     const appends = Array.from({ length: 101 }, (_, i) => `e${i}: addEvent(chainName: "orders", input: {entityId: "m", eventType: "t"}) { success }`).join(' ');
     assert.deepEqual(await cost(`mutation { ${appends} }`), { status: 400, points: 1010 }, 'a mutation costs 10: at most 100 a request');
@@ -281,7 +294,7 @@ describe('GraphQL in production, with keys', () => {
   });
 
   it('caps what one request reads from DynamoDB, whatever fields led there: past the cap it is refused whole, with a 422 that says so (red team)', async () => {
-    // Priced within the 1,000 points (3 × 251), these three aliases read the 250-event trace three times: 750 items
+    // Priced within the 1,000 points (3 × 250), these three aliases read the 250-event trace three times: 750 items
     // of its index alone, past this stack's SVC_MAX_READ_ITEMS of 600, while one of them reads within it.
     const reader = { 'X-API-Key': keys.reader! };
     const one = await gql('{ t0: trace(entityId: "hot", limit: 250) { events { eventId } } }', undefined, reader, prod.url);
@@ -333,12 +346,12 @@ describe('GraphQL in production, with keys', () => {
       found.map((e) => e.event_type),
       ['elsewhere'],
     );
-    // GraphQL: a trace is priced by the entries it may read (101 at least), not its limit of 1.
-    const ten = Array.from({ length: 10 }, (_, i) => `t${i}: trace(entityId: "hot", limit: 1) { events { eventId } }`).join(' ');
-    const refused = await gql(`{ ${ten} }`, undefined, reader, prod.url);
+    // GraphQL: a trace is priced by the entries it may read (100 at least), not its limit of 1.
+    const eleven = Array.from({ length: 11 }, (_, i) => `t${i}: trace(entityId: "hot", limit: 1) { events { eventId } }`).join(' ');
+    const refused = await gql(`{ ${eleven} }`, undefined, reader, prod.url);
     assert.equal(refused.status, 400, refused.text.slice(0, 300));
-    assert.match(refused.body.errors[0].message, /costs \d+ points; the limit is 1000/);
-    const events = Array.from({ length: 10 }, (_, i) => `e${i}: events(entityId: "hot", limit: 1) { eventId }`).join(' ');
+    assert.match(refused.body.errors[0].message, /costs 1100 points; the limit is 1000/);
+    const events = Array.from({ length: 11 }, (_, i) => `e${i}: events(entityId: "hot", limit: 1) { eventId }`).join(' ');
     assert.equal((await gql(`{ ${events} }`, undefined, reader, prod.url)).status, 400, 'events of an entity are a trace');
     const three = Array.from({ length: 3 }, (_, i) => `t${i}: trace(entityId: "hot", limit: 1) { events { eventId } }`).join(' ');
     const within = await gql(`{ ${three} }`, undefined, reader, prod.url);
