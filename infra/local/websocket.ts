@@ -68,6 +68,12 @@ export function frameScanner(onFrame: (frame: { opcode: number; fin: boolean; le
   };
 }
 
+/** Whether a request came from this machine (127.0.0.0/8 or ::1, IPv4-mapped or not). */
+export function fromLoopback(req: Pick<IncomingMessage, 'socket'>): boolean {
+  const address = req.socket.remoteAddress ?? '';
+  return address === '::1' || /^(::ffff:)?127\./.test(address);
+}
+
 /** Sends a text message as API Gateway does: in frames of at most 32 KB. */
 function sendFramed(ws: WebSocket, text: string, frameBytes: number): void {
   const bytes = Buffer.from(text, 'utf8');
@@ -247,6 +253,14 @@ export function attachWebSocketApi(
         });
         res.end(text);
       };
+      // Only this machine's processes (the functions) may call it. On AWS the management API is signed with IAM
+      // credentials; here it shares the gateway's port, which SVC_HOST=0.0.0.0 opens to other machines: anyone there
+      // could have pushed forged events to a connection, closed it, or read its address (red team).
+      if (!fromLoopback(req)) {
+        req.resume();
+        answer(403, { message: 'Forbidden' }, { 'x-amzn-ErrorType': 'ForbiddenException' });
+        return true;
+      }
       if (!client || client.socket.readyState !== client.socket.OPEN) {
         req.resume();
         answer(410, { message: 'Gone' }, { 'x-amzn-ErrorType': 'GoneException' });

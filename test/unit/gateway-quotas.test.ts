@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import fc from 'fast-check';
 import { type IntegrationFailure, HTTP_API_QUOTAS, payloadBound, startGateway } from '#infra/local/gateway';
-import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner } from '#infra/local/websocket';
+import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner, fromLoopback } from '#infra/local/websocket';
 import { steadyNow } from '#shared/clock';
 
 describe('HTTP API and Lambda quotas at the local gateway', async () => {
@@ -232,6 +232,42 @@ describe('the @connections management API', async () => {
     const at = await fetch(`${base}/@connections/${id}`, { method: 'POST', body: 'z'.repeat(WEBSOCKET_QUOTAS.messageBytes) });
     assert.equal(at.status, 200);
     assert.equal((await received).length, WEBSOCKET_QUOTAS.messageBytes);
+    ws.close();
+  });
+
+  it('answers the management API to this machine only: from another address 403, nothing posted (red team)', async () => {
+    // With SVC_HOST=0.0.0.0 anyone who could reach the port could post forged events to a connection, close it, or
+    // read its address: on AWS the management API takes IAM-signed calls only.
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const received: string[] = [];
+    ws.on('message', (data) => received.push(String(data)));
+    for (const [method, remoteAddress] of [
+      ['POST', '10.0.0.7'],
+      ['DELETE', '::ffff:192.168.1.20'],
+      ['GET', '2001:db8::1'],
+    ] as const) {
+      const answered: { status?: number; body?: string } = {};
+      const req = { url: `/@connections/${encodeURIComponent(connected.at(-1)!)}`, method, socket: { remoteAddress }, resume() {} };
+      const res = {
+        writeHead(status: number) {
+          answered.status = status;
+        },
+        end(body: string) {
+          answered.body = body;
+        },
+      };
+      assert.equal(api.handleManagement(req as never, res as never), true);
+      assert.equal(answered.status, 403, `${method} from ${remoteAddress}`);
+      assert.match(answered.body ?? '', /Forbidden/);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ws.readyState, ws.OPEN, 'not closed by the DELETE from elsewhere');
+    assert.deepEqual(received, []);
+    for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '127.1.2.3'])
+      assert.ok(fromLoopback({ socket: { remoteAddress: address } } as never), address);
+    for (const address of ['10.0.0.7', '::ffff:10.0.0.7', '0.0.0.0', '', undefined])
+      assert.ok(!fromLoopback({ socket: { remoteAddress: address } } as never), String(address));
     ws.close();
   });
 });
