@@ -56,19 +56,20 @@ export function createHandler(core: Core) {
           if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
           if (!passesEdge(record.role, 'reader')) return { statusCode: 403, body: 'This key may not subscribe' };
           identity = { key_id: record.key_id, role: record.role, org_id: record.org_id };
-          // A key holds at most SVC_WS_CONNECTIONS_PER_KEY connections open: each is a subscriber every push fans out to.
-          const open = await connections().keyConnections(record.key_id, Math.floor(Date.now() / 1000), config.SVC_WS_CONNECTIONS_PER_KEY);
-          if (open >= config.SVC_WS_CONNECTIONS_PER_KEY) {
-            return { statusCode: 429, body: `This key holds ${config.SVC_WS_CONNECTIONS_PER_KEY} connections open, its most; close one first` };
-          }
           // Its messages count against the key's requests a minute, as its HTTP requests do (shared/http/rate-limit.ts).
           rateKey = `key:${hashApiKey(key!)}`;
         }
-        await connections().connect(
+        // A key holds at most SVC_WS_CONNECTIONS_PER_KEY connections open (each is a subscriber every push fans out
+        // to): each takes one of its key's slots, by a conditional write, so a burst of connections cannot pass it.
+        const recorded = await connections().connect(
           connectionId,
           { ...identity, ...(rateKey ? { rate_key: rateKey } : {}), connected_at: new Date().toISOString() },
           expiresAt(),
+          identity.key_id !== null ? { max: config.SVC_WS_CONNECTIONS_PER_KEY, nowSeconds: Math.floor(Date.now() / 1000) } : undefined,
         );
+        if (!recorded) {
+          return { statusCode: 429, body: `This key holds ${config.SVC_WS_CONNECTIONS_PER_KEY} connections open, its most; close one first` };
+        }
         logger.info('websocket connected', { connection_id: connectionId, key_id: identity.key_id });
         return { statusCode: 200 };
       }

@@ -28,11 +28,18 @@ export interface ConnectionStore {
    * Records a new connection (who it is, until when it may live; `rate_key`: the rate limiter's name for its key, which
    * its messages are counted against), and, for a key, the key's list of its open connections.
    */
-  connect(connectionId: string, meta: ConnectionIdentity & { connected_at: string; rate_key?: string }, expiresAt: number): Promise<void>;
+  /**
+   * Records a connection. One of a key's takes one of its `slots` (at `nowSeconds`), each a conditional write, so that
+   * a key never holds more, however many connect at once: false (nothing recorded) when every slot is held.
+   */
+  connect(
+    connectionId: string,
+    meta: ConnectionIdentity & { connected_at: string; rate_key?: string },
+    expiresAt: number,
+    slots?: { max: number; nowSeconds: number },
+  ): Promise<boolean>;
   /** Who opened the connection, and the rate limiter's name for its key; undefined when it is not (or no longer) recorded. */
   identity(connectionId: string): Promise<(ConnectionIdentity & { rate_key?: string }) | undefined>;
-  /** How many connections a key holds open at `nowSeconds` (those past their lifetime not counted), up to `atMost`. */
-  keyConnections(keyId: string, nowSeconds: number, atMost: number): Promise<number>;
   subscribe(connectionId: string, filter: Filter, identity: ConnectionIdentity, expiresAt: number): Promise<void>;
   unsubscribe(connectionId: string, filter: Filter): Promise<void>;
   /** Removes a connection and all its subscriptions. */

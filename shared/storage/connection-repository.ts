@@ -16,15 +16,94 @@ function identityOf(item: Record<string, unknown>): ConnectionIdentity {
   };
 }
 
+/** A key's slot item: which connection holds it, until when (TTL deletes it late: `ttl` is checked too). */
+function slotItem(keyId: string, slot: string, connectionId: string, expiresAt: number) {
+  return { pk: keyConnectionsPk(keyId), sk: slot, connection_id: connectionId, ttl: expiresAt };
+}
+
+/** A slot's sort key: `SLOT#0042`. Items of connections recorded before slots are keyed by the connection's id. */
+const slotSk = (n: number) => `SLOT#${String(n).padStart(4, '0')}`;
+
+/** How many times a connection tries another free slot after losing one to a concurrent connection. */
+const SLOT_TRIES = 4;
+
 export function createConnectionStore({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): ConnectionStore {
+  /**
+   * One of the key's `max` slots for the connection: the slots held (a strong query; TTL deletes lag, so a slot past
+   * its connection's lifetime counts as free), then a conditional put of a free one, which fails if another
+   * connection took it meanwhile (then again, from a new look). The connections recorded before slots count too.
+   */
+  async function takeSlot(keyId: string, connectionId: string, expiresAt: number, { max, nowSeconds }: { max: number; nowSeconds: number }) {
+    for (let attempt = 0; attempt < SLOT_TRIES; attempt += 1) {
+      const held = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        FilterExpression: '#ttl > :now',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':pk': keyConnectionsPk(keyId), ':now': nowSeconds },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+      });
+      const taken = new Set(held.map((item) => String(item.sk)));
+      if (taken.size >= max) return undefined;
+      const free = Array.from({ length: max }, (_, n) => slotSk(n)).filter((sk) => !taken.has(sk));
+      const slot = free[Math.floor(Math.random() * free.length)];
+      if (slot === undefined) return undefined; // held by connections recorded before slots
+      try {
+        await send(() =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: slotItem(keyId, slot, connectionId, expiresAt),
+              ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :now',
+              ExpressionAttributeNames: { '#ttl': 'ttl' },
+              ExpressionAttributeValues: { ':now': nowSeconds },
+            }),
+          ),
+        );
+        return slot;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw translateStorageError(error);
+      }
+    }
+    return undefined;
+  }
+
+  async function freeSlot(keyId: string, slot: string, connectionId: string): Promise<void> {
+    try {
+      await send(() =>
+        client.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: { pk: keyConnectionsPk(keyId), sk: slot },
+            ConditionExpression: 'attribute_not_exists(connection_id) OR connection_id = :me',
+            ExpressionAttributeValues: { ':me': connectionId },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw translateStorageError(error);
+    }
+  }
+
   return {
-    async connect(connectionId, meta, expiresAt) {
-      // The connection and, for a key, its entry in the key's list: two independent writes, at once.
-      const items = [
-        { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ttl: expiresAt },
-        ...(meta.key_id !== null ? [{ pk: keyConnectionsPk(meta.key_id), sk: connectionId, ttl: expiresAt }] : []),
-      ];
-      await Promise.all(items.map((item) => send(() => client.send(new PutCommand({ TableName: tableName, Item: item })))));
+    async connect(connectionId, meta, expiresAt, slots) {
+      let slot: string | undefined;
+      if (meta.key_id !== null) {
+        slot = slots ? await takeSlot(meta.key_id, connectionId, expiresAt, slots) : connectionId;
+        if (slot === undefined) return false;
+        // Without a limit (auth off), the key's entry is keyed by the connection, as it always was.
+        if (!slots) await send(() => client.send(new PutCommand({ TableName: tableName, Item: slotItem(meta.key_id!, slot!, connectionId, expiresAt) })));
+      }
+      await send(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ...(slot ? { key_slot: slot } : {}), ttl: expiresAt },
+          }),
+        ),
+      );
+      return true;
     },
     async identity(connectionId) {
       const out = await send(() =>
@@ -32,24 +111,6 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       );
       if (!out.Item) return undefined;
       return { ...identityOf(out.Item), ...(typeof out.Item.rate_key === 'string' ? { rate_key: out.Item.rate_key } : {}) };
-    },
-    async keyConnections(keyId, nowSeconds, atMost) {
-      // TTL deletes lag: a connection past its lifetime is left out here; one closed is deleted at $disconnect.
-      const out = await send(() =>
-        client.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk',
-            FilterExpression: '#ttl > :now',
-            ExpressionAttributeNames: { '#ttl': 'ttl' },
-            ExpressionAttributeValues: { ':pk': keyConnectionsPk(keyId), ':now': nowSeconds },
-            Select: 'COUNT',
-            Limit: atMost + 50,
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      return out.Count ?? 0;
     },
     async subscribe(connectionId, filter, identity, expiresAt) {
       await send(() =>
@@ -80,8 +141,13 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
         partitionKeys(client, tableName, connectionPk(connectionId)),
       ]);
       const keyId = meta.Item?.key_id;
-      const keys = [...items, ...(typeof keyId === 'string' ? [{ pk: keyConnectionsPk(keyId), sk: connectionId }] : [])];
-      await Promise.all(keys.map((key) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })))));
+      // Its slot among its key's (or, recorded before slots, its entry keyed by the connection), freed only while it
+      // is still this connection's: a slot taken over after it expired is another connection's now.
+      const slot = typeof meta.Item?.key_slot === 'string' ? meta.Item.key_slot : connectionId;
+      await Promise.all([
+        ...items.map((key) => send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })))),
+        ...(typeof keyId === 'string' ? [freeSlot(keyId, slot, connectionId)] : []),
+      ]);
     },
     async subscriptions(connectionId, filter) {
       const out = await send(() =>

@@ -286,7 +286,8 @@ export function subjectKey(subjectId: string): { pk: string; sk: string } {
  * connections table
  *   connection     pk = CONN#<id>        sk = META               (TTL on ttl)
  *   subscription   pk = CONN#<id>        sk = SUB#<filter>       gsi_filter_pk = <filter>, gsi_filter_sk = <id>   (TTL on ttl)
- *   a key's        pk = KEYCONN#<key id> sk = <connection id>    (TTL on ttl): the connections one key holds open
+ *   a key's slot   pk = KEYCONN#<key id> sk = SLOT#<0000-…>      connection_id (TTL on ttl): one of the connections its key
+ *                  may hold open, taken by a conditional put (sk = <connection id> for connections recorded before slots)
  */
 export const CONNECTION_META_SK = 'META';
 

@@ -430,6 +430,25 @@ describe('WebSocket with auth on', () => {
     // The same budget as the key's HTTP requests: spent, its next request is 429 too.
     assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': key })).status, 429);
   });
+
+  it('holds a key to SVC_WS_CONNECTIONS_PER_KEY connections however many connect at once (red team)', async () => {
+    // Counted, then recorded: a burst of one key's connections had each counted fewer than the limit (1,000 at once
+    // against a limit of 100 opened 108). Each now takes one of its key's slots by a conditional write.
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const key = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
+    const at = `${url}?api_key=${encodeURIComponent(key)}`;
+    const burst = await Promise.allSettled(Array.from({ length: 40 }, () => open(at)));
+    const opened = burst.filter((r) => r.status === 'fulfilled');
+    const refused = burst.filter((r) => r.status === 'rejected');
+    assert.equal(opened.length, 3, `${opened.length} of 40 opened at once`);
+    for (const r of refused) assert.match(String(r.reason), /429/);
+    // Closed, a connection gives its slot back.
+    (opened[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof open>>>).value.socket.close();
+    let again: Awaited<ReturnType<typeof open>> | undefined;
+    for (let i = 0; i < 20 && !again; i += 1) again = await open(at).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 250)));
+    assert.ok(again, 'a connection closed makes room');
+    await assert.rejects(open(at), /429/, 'and only one');
+  });
 });
 
 describe('What one WebSocket message reads', () => {
