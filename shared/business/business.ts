@@ -10,6 +10,7 @@ import { ConflictError, DependencyUnavailableError, ForbiddenError, GoneError, N
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
+import { logger } from '../log.ts';
 import { assertDraftFields, type EventDraft } from '../ledger/events.ts';
 import { CHANNEL_CHAIN_PREFIX, assertCreatableSubChainName } from '../ledger/names.ts';
 import { type PayloadOpener, payloadScope } from '../ledger/offchain-port.ts';
@@ -125,7 +126,9 @@ export function createBusiness(options: BusinessOptions) {
       try {
         await ledger.createSubChain(chainName, { allowChannel: true });
       } catch (error) {
-        await repository.deleteChannel(name).catch(() => undefined);
+        await repository.deleteChannel(name).catch((rollback: unknown) => {
+          logger.error('channel left without its chain: its registry items could not be removed', { channel: name, error: rollback });
+        });
         throw error;
       }
       if (founder !== null) await record(chainName, { entity_id: founder, event_type: SERVICE_EVENT.organizationJoined, details: { org_id: founder } });

@@ -1,7 +1,7 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
-import { firstRefusal, Transaction } from './transactions.ts';
+import { firstRefusal, Transaction, TRANSACTION_ITEMS_MAX } from './transactions.ts';
 import {
   CHANNELS_PARTITION,
   COLLECTION_SK_PREFIX,
@@ -97,8 +97,14 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
       const listed = members
         .filter((key) => key.sk.startsWith(MEMBER_SK_PREFIX))
         .map((key) => ({ pk: orgChannelsPk(key.sk.slice(MEMBER_SK_PREFIX.length)), sk: channelId }));
-      for (const key of [...listed, ...members, { pk: CHANNELS_PARTITION, sk: channelId }]) {
-        await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: key.pk, sk: key.sk } })));
+      // In one transaction (a channel being rolled back holds its founder, or a few members): a failure part way had
+      // left the channel's record without its members, or members (and their organizations' lists) of no channel,
+      // which a channel created again under the name would have inherited. The record goes in the last chunk.
+      const keys = [...listed, ...members, { pk: CHANNELS_PARTITION, sk: channelId }];
+      for (let at = 0; at < keys.length; at += TRANSACTION_ITEMS_MAX) {
+        const transaction = new Transaction<unknown>();
+        for (const key of keys.slice(at, at + TRANSACTION_ITEMS_MAX)) transaction.add({ Delete: { TableName: tableName, Key: { pk: key.pk, sk: key.sk } } });
+        await firstRefusal(client, transaction);
       }
     },
     getChannel: (channelId) => get<ChannelRecord>(CHANNELS_PARTITION, channelId),

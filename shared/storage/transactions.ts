@@ -17,6 +17,9 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export const isConditionFailed = (reason: CancellationReason | undefined): boolean => reason?.Code === 'ConditionalCheckFailed';
 
 /** The items of one transaction, each with what its failed condition would mean (undefined: unconditional). */
+/** The most items DynamoDB takes in one TransactWriteItems. */
+export const TRANSACTION_ITEMS_MAX = 100;
+
 export class Transaction<Meaning> {
   readonly items: TransactItem[] = [];
   private readonly meanings: (Meaning | undefined)[] = [];

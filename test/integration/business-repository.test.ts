@@ -103,4 +103,44 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
     await Promise.all([3, 12, 10, 11, 5, 8, 2, 6].map((i) => repository.putPrivateData(value(i, `v${i}`))));
     assert.equal((await repository.getPrivateData('deals', 'terms', 'price'))?.sealed, 'v12');
   });
+
+  it("removes a channel's registry items all together or not at all (the rollback of a channel whose chain could not be made)", async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
+    assert.equal(await repository.putChannel(channel('doomed'), { org_id: 'acme', joined_at: at }), true);
+    assert.equal(await repository.addMember('doomed', 'globex', at, false), 'added');
+    // Every write after the first fails, as DynamoDB may at any request: the removal is whole or nothing.
+    let writes = 0;
+    const failing = createBusinessRepository({
+      client: new Proxy(client, {
+        get(target, property, receiver) {
+          if (property !== 'send') return Reflect.get(target, property, receiver);
+          return (command: { constructor: { name: string } }) => {
+            if (/^(Delete|TransactWrite|Put|Update)/.test(command.constructor.name) && ++writes > 1) throw new Error('DynamoDB failed this write');
+            return target.send(command as never);
+          };
+        },
+      }),
+      tableName: storage.tables.registry,
+    });
+    await failing.deleteChannel('doomed').catch(() => undefined);
+    const state = async () => ({
+      channel: (await repository.getChannel('doomed')) !== undefined,
+      members: await repository.getChannelMembers('doomed'),
+      acme: (await repository.listChannelIds('acme', 10)).includes('doomed'),
+      globex: (await repository.listChannelIds('globex', 10)).includes('doomed'),
+    });
+    const after = await state();
+    const whole = { channel: true, members: ['acme', 'globex'], acme: true, globex: true };
+    const none = { channel: false, members: [], acme: false, globex: false };
+    assert.ok(
+      JSON.stringify(after) === JSON.stringify(whole) || JSON.stringify(after) === JSON.stringify(none),
+      `part of the channel was left: ${JSON.stringify(after)}`,
+    );
+    await repository.deleteChannel('doomed');
+    assert.deepEqual(await state(), none);
+    // Created again under the name, the channel has only its new founder.
+    assert.equal(await repository.putChannel(channel('doomed'), { org_id: 'initech', joined_at: at }), true);
+    assert.deepEqual(await repository.getChannelMembers('doomed'), ['initech']);
+  });
 });
