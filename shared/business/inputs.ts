@@ -8,7 +8,7 @@ import { ORG_ID_PATTERN, ORG_ID_RULE } from '../access/policy.ts';
 import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 import { ENTITY_ID_MAX, EVENT_TYPE_MAX, entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
-import { SUBJECT_ID } from '../ledger/subject-port.ts';
+import { SUBJECT_ID, SUBJECT_ID_RULE } from '../ledger/subject-port.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A contract's id: a path segment of its routes, so never `.` or `..` (see ORG_ID_PATTERN). */
@@ -33,12 +33,14 @@ export const privateDataInput = z
   .object({
     channel: z.string().min(1).max(64),
     collection: z.string().min(1).max(64),
-    // The key is the stored value's DynamoDB sort key: at most 1,024 bytes, whatever its characters.
+    // The key is the stored value's DynamoDB sort key: at most 1,024 bytes, whatever its characters, but never `.` or
+    // `..`, path segments of its read's route that URLs resolve away (a value so keyed could never be read).
     key: z
       .string()
       .min(1)
       .max(512)
-      .refine((key) => Buffer.byteLength(key) <= 1024, 'must be at most 1024 bytes in UTF-8'),
+      .refine((key) => Buffer.byteLength(key) <= 1024, 'must be at most 1024 bytes in UTF-8')
+      .refine((key) => key !== '.' && key !== '..', 'must not be . or .. (a path segment no URL can name)'),
     value: z
       .string()
       .max(5 * 1024 * 1024)
@@ -50,7 +52,7 @@ export const privateDataInput = z
       .nullish(),
     event_metadata: z.record(z.string(), z.unknown()).default({}),
     /** The value is personal data of this data subject: sealed under its key, erasable (docs/personal-data.md). */
-    subject_id: z.string().regex(SUBJECT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . : @ -').optional(),
+    subject_id: z.string().regex(SUBJECT_ID, `must be ${SUBJECT_ID_RULE}`).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.subject_id !== undefined && v.value_cid !== undefined) {

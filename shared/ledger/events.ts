@@ -8,7 +8,7 @@ import { UnprocessableError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { SERVICE_EVENT } from './event-types.ts';
 import { canonicalJson } from './hashing.ts';
-import { SUBJECT_ID } from './subject-port.ts';
+import { SUBJECT_ID, SUBJECT_ID_RULE } from './subject-port.ts';
 import type { LedgerEvent } from './types.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -30,7 +30,7 @@ export const eventRequestSchema = z
     details_nonce: z.string().min(1).max(256).nullish(),
     details_metadata: jsonObject.nullish(),
     /** Marks the details as personal data of this data subject: kept only sealed under its key, erasable. */
-    subject_id: z.string().regex(SUBJECT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . : @ -').optional(),
+    subject_id: z.string().regex(SUBJECT_ID, `must be ${SUBJECT_ID_RULE}`).optional(),
   })
   .superRefine((value, ctx) => {
     if (value.subject_id !== undefined && value.details_cid) {

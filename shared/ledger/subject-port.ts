@@ -4,8 +4,13 @@
  * committed. Erasing the subject destroys the key; the blocks, their hashes and every proof stay.
  */
 
-/** A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays on chain after erasure). */
-export const SUBJECT_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+/**
+ * A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays on chain after erasure), never
+ * `.` or `..`: it is a path segment of the erasure's route, and URLs resolve those away, so that a subject so named
+ * could never be erased.
+ */
+export const SUBJECT_ID = /^(?!\.\.?$)[A-Za-z0-9_.:@-]{1,128}$/;
+export const SUBJECT_ID_RULE = '1-128 of A-Z a-z 0-9 _ . : @ -, and not . or ..';
 
 /** What erasing a subject recorded: who, when, why, and how many events it had. */
 export interface ErasureRecord {

@@ -201,6 +201,21 @@ describe('Private data', () => {
 
   it('answers 422 for both or neither of value and value_cid, and 404 for unknown places', async () => {
     assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k' }), 422);
+    // `.` and `..` are path segments of the reads' and erasure's routes, which URLs resolve away: a value so keyed
+    // could never be read, a subject so named never erased (red team). Refused where they are written.
+    for (const id of ['.', '..']) {
+      assertError(await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: id, value: 'secret' }), 422, /not be \. or \.\./);
+      assertError(
+        await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value: 'secret', subject_id: id }),
+        422,
+        /not \. or \.\./,
+      );
+      assertError(
+        await call(open.url, 'POST', '/api/v1/chains/channel-supply/events', { entity_id: 'p', event_type: 'pd', details: { name: 'A' }, subject_id: id }),
+        422,
+        /not \. or \.\./,
+      );
+    }
     assertError(
       await call(b, 'POST', '/private-data', { channel: 'supply', collection: 'prices', key: 'k', value: 'a', value_cid: 'Qm', value_nonce: '0'.repeat(24) }),
       422,

@@ -20,7 +20,7 @@ import {
 import type { CallerOffchain } from '../../access/guarded.ts';
 import { CHAIN_NAME_PATTERN } from '../../ledger/names.ts';
 import { MAX_EVIDENCE_LEAVES, type Proofs } from '../../ledger/proofs.ts';
-import { SUBJECT_ID } from '../../ledger/subject-port.ts';
+import { SUBJECT_ID, SUBJECT_ID_RULE } from '../../ledger/subject-port.ts';
 import { queryBool, queryInt, queryInteger } from '../../validation.ts';
 import { entityTag, immutable, NO_STORE, revalidated } from '../../http/caching.ts';
 import { routesOf } from '../define.ts';
@@ -446,7 +446,7 @@ export const LEDGER_ROUTES = [
     access: 'admin',
     body: eraseRequest,
     handler: async ({ principal, params, body }, { ledgerFor }) => {
-      if (!SUBJECT_ID.test(params.subject_id)) throw new BadRequestError(`'${params.subject_id}' is not a subject id: 1-128 of A-Z a-z 0-9 _ . : @ -`);
+      if (!SUBJECT_ID.test(params.subject_id)) throw new BadRequestError(`'${params.subject_id}' is not a subject id: ${SUBJECT_ID_RULE}`);
       const erasure = await ledgerFor(principal).eraseSubject(params.subject_id, { erased_by: principal.key_id, reason: body.reason });
       return { body: { success: true, ...erasure } };
     },
