@@ -1,5 +1,5 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
 import { firstRefusal, Transaction, TRANSACTION_ITEMS_MAX } from './transactions.ts';
 import {
