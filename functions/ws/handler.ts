@@ -12,7 +12,7 @@ import { hashApiKey } from '#shared/admin/api-keys';
 import { headerValue } from '#shared/http/request-id';
 import { DomainError, TooManyRequestsError } from '#shared/errors';
 import { logger } from '#shared/log';
-import { messages, parseClientMessage, type ConnectionIdentity } from '#shared/realtime/realtime';
+import { keyStillHeld, messages, parseClientMessage, type ConnectionIdentity } from '#shared/realtime/realtime';
 import type { Core } from '#shared/wiring/core';
 import { lambdaHandler } from '#shared/wiring/process';
 import { createRealtimeWiring } from '#shared/wiring/realtime';
@@ -55,9 +55,9 @@ export function createHandler(core: Core) {
           }
           if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
           if (!passesEdge(record.role, 'reader')) return { statusCode: 403, body: 'This key may not subscribe' };
-          identity = { key_id: record.key_id, role: record.role, org_id: record.org_id };
+          identity = { key_id: record.key_id, role: record.role, org_id: record.org_id, key_hash: hashApiKey(key!) };
           // Its messages count against the key's requests a minute, as its HTTP requests do (shared/http/rate-limit.ts).
-          rateKey = `key:${hashApiKey(key!)}`;
+          rateKey = `key:${identity.key_hash}`;
         }
         // A key holds at most SVC_WS_CONNECTIONS_PER_KEY connections open (each is a subscriber every push fans out
         // to): each takes one of its key's slots, by a conditional write, so a burst of connections cannot pass it.
@@ -106,7 +106,7 @@ export function createHandler(core: Core) {
       // subscriptions, so that it holds no place among its key's connections and nothing is pushed to it.
       if (config.SVC_AUTH_ENABLED) {
         if (!identity) return { statusCode: 200, body: messages.error('This connection is no longer recorded; connect again') };
-        if (identity.key_id !== null && (await core.apiKeys().hashOf(identity.key_id)) === undefined) {
+        if (identity.key_id !== null && !keyStillHeld(await core.apiKeys().hashOf(identity.key_id), identity.key_hash)) {
           await store.disconnect(connectionId);
           logger.info('websocket connection of a revoked key forgotten', { connection_id: connectionId, key_id: identity.key_id });
           return { statusCode: 200, body: messages.error("This connection's key was revoked: connect again with a valid key") };

@@ -16,6 +16,20 @@ export interface ConnectionIdentity {
   key_id: string | null;
   role: Role | null;
   org_id: string | null;
+  /**
+   * The SHA-256 of the key it connected with: a key is checked by its hash, not only its id, since the seeded admin
+   * key keeps its id when SVC_ADMIN_API_KEY changes. Absent on connections recorded before it was kept.
+   */
+  key_hash?: string;
+}
+
+/**
+ * Whether a connection's key still stands: its id still names a key (`stored`, the hash kept for it), and that key is
+ * the one it connected with (the seeded admin key keeps its id when it is replaced). A connection recorded before
+ * keys' hashes were kept is checked by the id alone.
+ */
+export function keyStillHeld(stored: string | undefined, connectedWith: string | undefined): boolean {
+  return stored !== undefined && (connectedWith === undefined || stored === connectedWith);
 }
 
 /** A connection subscribed to a filter, with who it is (so pushes can be checked without another read). */

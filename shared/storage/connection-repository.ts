@@ -11,6 +11,7 @@ import { partitionKeys, queryAll, send } from './requests.ts';
 function identityOf(item: Record<string, unknown>): ConnectionIdentity {
   return {
     key_id: typeof item.key_id === 'string' ? item.key_id : null,
+    ...(typeof item.key_hash === 'string' ? { key_hash: item.key_hash } : {}),
     role: typeof item.role === 'string' ? (item.role as Role) : null,
     org_id: typeof item.org_id === 'string' ? item.org_id : null,
   };

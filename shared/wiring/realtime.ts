@@ -7,7 +7,7 @@ import { AWS_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import { createAccessControl, type ChannelDirectory } from '../access/access.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
-import { connectionPrincipal, type ConnectionStore, type MayReceive, type Send } from '../realtime/realtime.ts';
+import { connectionPrincipal, type ConnectionStore, keyStillHeld, type MayReceive, type Send } from '../realtime/realtime.ts';
 import { type Core, once } from './core.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createConnectionStore } from '../storage/connection-repository.ts';
@@ -80,14 +80,14 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     // (it had kept receiving its channels' events for its connection's life), and its connection is forgotten
     // (fanOut). One read per key per batch of blocks.
     const apiKeys = core.apiKeys();
-    const live = new Map<string, Promise<boolean>>();
-    const stillValid = (keyId: string) => {
-      let known = live.get(keyId);
-      if (!known) live.set(keyId, (known = apiKeys.hashOf(keyId).then((hash) => hash !== undefined)));
+    const stored = new Map<string, Promise<string | undefined>>();
+    const hashOf = (keyId: string) => {
+      let known = stored.get(keyId);
+      if (!known) stored.set(keyId, (known = apiKeys.hashOf(keyId)));
       return known;
     };
     return async (subscriber, chainName) => {
-      if (config.SVC_AUTH_ENABLED && subscriber.key_id !== null && !(await stillValid(subscriber.key_id))) return 'revoked';
+      if (config.SVC_AUTH_ENABLED && subscriber.key_id !== null && !keyStillHeld(await hashOf(subscriber.key_id), subscriber.key_hash)) return 'revoked';
       const principal = principalOf(subscriber);
       const key = `${principal.role}|${principal.org_id ?? ''}`;
       let reader = readers.get(key);

@@ -11,6 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import WebSocket from 'ws';
 import { createDynamoClient } from '#shared/storage/client';
+import { seedAdminKey } from '#shared/admin/api-keys';
+import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createConnectionStore } from '#shared/storage/connection-repository';
 import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
@@ -429,6 +431,35 @@ describe('WebSocket with auth on', () => {
     );
     // The same budget as the key's HTTP requests: spent, its next request is 429 too.
     assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': key })).status, 429);
+  });
+
+  it('treats the seeded admin key replaced (SVC_ADMIN_API_KEY changed) as revoked on the sockets opened with it (red team)', async () => {
+    // The seeded admin key keeps its id when the setting changes: checked by its id alone, a socket opened with the old
+    // key kept receiving every push and answering every message.
+    const keys = createApiKeyRepository({
+      client: createDynamoClient({ region: 'us-east-1', endpoint: secured.dynamoEndpoint }),
+      tableName: secured.tables.registry,
+    });
+    const [oldKey, newKey] = [`lk_${randomBytes(24).toString('base64url')}`, `lk_${randomBytes(24).toString('base64url')}`];
+    await seedAdminKey(keys, oldKey);
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const before = await open(`${url}?api_key=${encodeURIComponent(oldKey)}`);
+    before.socket.send(JSON.stringify({ type: 'subscribe', chain: '*' }));
+    await before.waitFor((m) => m.type === 'subscribed', 1);
+    await seedAdminKey(keys, newKey);
+    const writer = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'writer']))![1]!;
+    const write = { 'X-API-Key': writer };
+    assert.equal((await call(secured.url, 'POST', '/api/v1/chains/rotated/create', undefined, write)).status, 201);
+    const after = await open(`${url}?api_key=${encodeURIComponent(newKey)}`);
+    after.socket.send(JSON.stringify({ type: 'subscribe', chain: '*' }));
+    await after.waitFor((m) => m.type === 'subscribed', 1);
+    assert.equal((await call(secured.url, 'POST', '/api/v1/chains/rotated/events', { entity_id: 'r-1', event_type: 'seen' }, write)).status, 200);
+    await after.waitFor((m) => m.type === 'event' && m.event.entity_id === 'r-1', 1, 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(!before.messages.some((m) => m.type === 'event' || m.type === 'block_added'), 'the old key received nothing after its replacement');
+    before.socket.send(JSON.stringify({ type: 'ping' }));
+    const [refused] = await before.waitFor((m) => m.type === 'error', 1);
+    assert.match(refused.detail, /revoked|no longer recorded/);
   });
 
   it('holds a key to SVC_WS_CONNECTIONS_PER_KEY connections however many connect at once (red team)', async () => {
