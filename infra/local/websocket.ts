@@ -168,6 +168,14 @@ export function attachWebSocketApi(
       socket.end(refusal(status));
       return;
     }
+    // The client went away while $connect ran: the connection never opens, and the upgrade would drop the socket
+    // without a word. $connect recorded it (and took one of its key's slots): $disconnect, as for any connection that
+    // ends, or the slot stayed taken for the record's whole life (red team: five aborted handshakes locked a key out).
+    if (socket.destroyed || !socket.readable || !socket.writable) {
+      socket.destroy();
+      void options.handler(wsEvent('$disconnect', 'DISCONNECT', connectionId, client, domain), lambdaContext('ws')).catch(() => undefined);
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const entry: Client = { ...client, socket: ws, lastActiveAt: steadyNow() };
       clients.set(connectionId, entry);

@@ -96,14 +96,20 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
         // Without a limit (auth off), the key's entry is keyed by the connection, as it always was.
         if (!slots) await send(() => client.send(new PutCommand({ TableName: tableName, Item: slotItem(meta.key_id!, slot!, connectionId, expiresAt) })));
       }
-      await send(() =>
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ...(slot ? { key_slot: slot } : {}), ttl: expiresAt },
-          }),
-        ),
-      );
+      try {
+        await send(() =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: { pk: connectionPk(connectionId), sk: CONNECTION_META_SK, ...meta, ...(slot ? { key_slot: slot } : {}), ttl: expiresAt },
+            }),
+          ),
+        );
+      } catch (error) {
+        // Not recorded, so never disconnected: its slot is given back now, not at its expiry.
+        if (slot !== undefined && meta.key_id !== null) await freeSlot(meta.key_id, slot, connectionId).catch(() => undefined);
+        throw error;
+      }
       return true;
     },
     async identity(connectionId) {

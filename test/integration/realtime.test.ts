@@ -220,6 +220,35 @@ describe('WebSocket pushes (/ws)', () => {
     assert.equal(flood.socket.readyState, WebSocket.OPEN);
   });
 
+  it("gives a key's slot back when its connection could not be recorded, and when it disconnects (red team)", async () => {
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint });
+    const store = createConnectionStore({ client, tableName: stack.tables.connections });
+    const keyId = `slots-${randomBytes(6).toString('hex')}`;
+    const who = { key_id: keyId, role: 'reader' as const, org_id: null, connected_at: new Date().toISOString() };
+    const now = () => ({ max: 1, nowSeconds: Math.floor(Date.now() / 1000) });
+    const expires = Math.floor(Date.now() / 1000) + 600;
+    // The connection's record fails after its slot was taken: the slot is given back, not held to its expiry.
+    let puts = 0;
+    const failing = createConnectionStore({
+      client: new Proxy(client, {
+        get(target, property, receiver) {
+          if (property !== 'send') return Reflect.get(target, property, receiver);
+          return (command: { constructor: { name: string } }) => {
+            if (command.constructor.name === 'PutCommand' && ++puts === 2) throw new Error('DynamoDB failed this write');
+            return target.send(command as never);
+          };
+        },
+      }),
+      tableName: stack.tables.connections,
+    });
+    await assert.rejects(failing.connect('c-failed', who, expires, now()), /failed this write/);
+    assert.equal(await store.connect('c-1', who, expires, now()), true, 'the only slot was free again');
+    assert.equal(await store.connect('c-2', who, expires, now()), false, 'and is now held');
+    await store.disconnect('c-1');
+    assert.equal(await store.connect('c-2', who, expires, now()), true, 'freed at disconnect');
+    await store.disconnect('c-2');
+  });
+
   it("counts a connection's message handled after one that arrived a second later, rather than refusing it", async () => {
     // On AWS two instances may handle one connection's messages at once, so a message stamped s (its arrival) can be
     // counted after one stamped s+1. Its second was far from full: it is counted, not refused as "too many".

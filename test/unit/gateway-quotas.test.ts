@@ -271,3 +271,43 @@ describe('the @connections management API', async () => {
     ws.close();
   });
 });
+
+describe('A connection whose client goes away during $connect', async () => {
+  const events: string[] = [];
+  const server: Server = createServer();
+  const api = attachWebSocketApi(server, {
+    path: '/ws',
+    handler: async (event) => {
+      const context = event.requestContext as { routeKey: string; connectionId: string };
+      events.push(`${context.routeKey} ${context.connectionId}`);
+      if (context.routeKey === '$connect') await new Promise((r) => setTimeout(r, 150));
+      return { statusCode: 200 };
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  after(async () => {
+    await api.close();
+    server.close();
+  });
+
+  it('is ended with $disconnect, as any connection that ends is: what $connect recorded is not left behind (red team)', async () => {
+    // The upgrade dropped such a socket without a word: $connect had taken one of the key's slots, held for the
+    // record's life (five aborted handshakes locked a key out for two hours).
+    const { connect } = await import('node:net');
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${Buffer.alloc(16, 1).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    for (let i = 0; i < 40 && !events.some((e) => e.startsWith('$disconnect')); i += 1) await new Promise((r) => setTimeout(r, 25));
+    const connected = events.find((e) => e.startsWith('$connect'));
+    assert.ok(connected, 'the handshake reached $connect');
+    assert.deepEqual(
+      events.filter((e) => e.startsWith('$disconnect')),
+      [`$disconnect ${connected.split(' ')[1]}`],
+    );
+  });
+});
