@@ -27,7 +27,7 @@ type WsEvent = APIGatewayProxyWebsocketEventV2 & {
 /** The WebSocket API's handler, wired from a core (one per process in the cloud: `handler` below). */
 export function createHandler(core: Core) {
   const config = core.settings;
-  const { connections, principalOf } = createRealtimeWiring(core);
+  const { connections, principalOf, goneCheck } = createRealtimeWiring(core);
   const expiresAt = () => Math.floor(Date.now() / 1000) + config.SVC_WS_CONNECTION_TTL_SECONDS;
 
   const route = async (event: WsEvent): Promise<APIGatewayProxyResultV2> => {
@@ -65,7 +65,7 @@ export function createHandler(core: Core) {
           connectionId,
           { ...identity, ...(rateKey ? { rate_key: rateKey } : {}), connected_at: new Date().toISOString() },
           expiresAt(),
-          identity.key_id !== null ? { max: config.SVC_WS_CONNECTIONS_PER_KEY, nowSeconds: Math.floor(Date.now() / 1000) } : undefined,
+          identity.key_id !== null ? { max: config.SVC_WS_CONNECTIONS_PER_KEY, nowSeconds: Math.floor(Date.now() / 1000), gone: goneCheck() } : undefined,
         );
         if (!recorded) {
           return { statusCode: 429, body: `This key holds ${config.SVC_WS_CONNECTIONS_PER_KEY} connections open, its most; close one first` };

@@ -1,7 +1,8 @@
 /**
  * The stack's real-time part (docs/rules.md, "WebSocket"): the WebSocket API with its three routes to one function,
  * and the broadcaster, which reads the ledger table's stream and pushes each new block to the connections through
- * the management API (the only function allowed to). Answers the API's stage, whose URL the explorer is told.
+ * the management API (the only function allowed to; the ws function may only ask whether a connection is still there).
+ * Answers the API's stage, whose URL the explorer is told.
  */
 import { Aws, type CfnElement, Duration, type Stack, Validations } from 'aws-cdk-lib';
 import { WebSocketApi, WebSocketStage } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -46,6 +47,20 @@ export function realtime(scope: Stack, { makeFunction, ledgerTable }: { makeFunc
         'singleton this stack must not take over in the account; the ws function logs each connection, and every route that fails, itself.',
     })),
   );
+
+  // The ws function asks the management API whether the holders of a key's connection slots are still connected, when
+  // all are held ($disconnect is best-effort): GET on a connection of this stage, nothing else.
+  wsFunction.addEnvironment('SVC_WS_MANAGEMENT_ENDPOINT', wsStage.callbackUrl);
+  wsFunction.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['execute-api:ManageConnections'],
+      resources: [`arn:${Aws.PARTITION}:execute-api:${Aws.REGION}:${Aws.ACCOUNT_ID}:${webSocketApi.apiId}/${wsStage.stageName}/GET/@connections/*`],
+    }),
+  );
+  Validations.of(wsFunction.role!).acknowledge({
+    id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${scope.getLogicalId(webSocketApi.node.defaultChild as CfnElement)}>/live/GET/@connections/*]`,
+    reason: "Connection ids are API Gateway's, made as clients connect: GET on any connection of this API and stage (is it still there?), nothing else.",
+  });
 
   // The broadcaster: new blocks from the ledger table's stream, pushed through the management API.
   const broadcast = makeFunction('broadcast', EVENT_FUNCTIONS.broadcast, { SVC_WS_MANAGEMENT_ENDPOINT: wsStage.callbackUrl });

@@ -37,6 +37,18 @@ export interface Subscriber extends ConnectionIdentity {
   connection_id: string;
 }
 
+/** How many connections a key may hold, at what time, and how to ask API Gateway whether a holder's socket is gone. */
+export interface ConnectionSlots {
+  max: number;
+  nowSeconds: number;
+  /**
+   * Whether a connection no longer exists at API Gateway (its management API answers 410). With it, a key whose slots
+   * are all held asks about a few holders and takes back the slots of those gone: $disconnect is best-effort on AWS,
+   * and a connection that never got one held its slot to its record's expiry.
+   */
+  gone?: (connectionId: string) => Promise<boolean>;
+}
+
 export interface ConnectionStore {
   /**
    * Records a new connection (who it is, until when it may live; `rate_key`: the rate limiter's name for its key, which
@@ -50,7 +62,7 @@ export interface ConnectionStore {
     connectionId: string,
     meta: ConnectionIdentity & { connected_at: string; rate_key?: string },
     expiresAt: number,
-    slots?: { max: number; nowSeconds: number },
+    slots?: ConnectionSlots,
   ): Promise<boolean>;
   /** Who opened the connection, and the rate limiter's name for its key; undefined when it is not (or no longer) recorded. */
   identity(connectionId: string): Promise<(ConnectionIdentity & { rate_key?: string }) | undefined>;

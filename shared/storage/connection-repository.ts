@@ -3,7 +3,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { translateStorageError } from './errors.ts';
 import type { Role } from '../access/policy.ts';
-import type { ConnectionIdentity, ConnectionStore } from '../realtime/realtime.ts';
+import type { ConnectionIdentity, ConnectionSlots, ConnectionStore } from '../realtime/realtime.ts';
 import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, keyConnectionsPk, subscriptionSk } from './keys.ts';
 import { partitionKeys, queryAll, send } from './requests.ts';
 
@@ -17,10 +17,16 @@ function identityOf(item: Record<string, unknown>): ConnectionIdentity {
   };
 }
 
-/** A key's slot item: which connection holds it, until when (TTL deletes it late: `ttl` is checked too). */
-function slotItem(keyId: string, slot: string, connectionId: string, expiresAt: number) {
-  return { pk: keyConnectionsPk(keyId), sk: slot, connection_id: connectionId, ttl: expiresAt };
+/** A key's slot item: which connection holds it, since and until when (TTL deletes it late: `ttl` is checked too). */
+function slotItem(keyId: string, slot: string, connectionId: string, expiresAt: number, takenAt = Math.floor(Date.now() / 1000)) {
+  return { pk: keyConnectionsPk(keyId), sk: slot, connection_id: connectionId, taken_at: takenAt, ttl: expiresAt };
 }
+
+/**
+ * How long a slot is held before its holder may be asked about (s): a connection whose $connect is still running (at
+ * most API Gateway's 29 s) is not yet known to the management API, and its slot must not be taken back.
+ */
+const SLOT_SETTLED_S = 30;
 
 /** A slot's sort key: `SLOT#0042`. Items of connections recorded before slots are keyed by the connection's id. */
 const slotSk = (n: number) => `SLOT#${String(n).padStart(4, '0')}`;
@@ -28,13 +34,17 @@ const slotSk = (n: number) => `SLOT#${String(n).padStart(4, '0')}`;
 /** How many times a connection tries another free slot after losing one to a concurrent connection. */
 const SLOT_TRIES = 4;
 
+/** How many holders a connection asks about (at once) when every slot of its key is held. */
+const SLOT_HOLDERS_ASKED = 8;
+
 export function createConnectionStore({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): ConnectionStore {
   /**
    * One of the key's `max` slots for the connection: the slots held (a strong query; TTL deletes lag, so a slot past
    * its connection's lifetime counts as free), then a conditional put of a free one, which fails if another
    * connection took it meanwhile (then again, from a new look). The connections recorded before slots count too.
    */
-  async function takeSlot(keyId: string, connectionId: string, expiresAt: number, { max, nowSeconds }: { max: number; nowSeconds: number }) {
+  async function takeSlot(keyId: string, connectionId: string, expiresAt: number, { max, nowSeconds, gone }: ConnectionSlots) {
+    let asked = false;
     for (let attempt = 0; attempt < SLOT_TRIES; attempt += 1) {
       const held = await queryAll(client, {
         TableName: tableName,
@@ -42,11 +52,16 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
         FilterExpression: '#ttl > :now',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':pk': keyConnectionsPk(keyId), ':now': nowSeconds },
-        ProjectionExpression: 'sk',
+        ProjectionExpression: 'sk, connection_id, taken_at',
         ConsistentRead: true,
       });
       const taken = new Set(held.map((item) => String(item.sk)));
-      if (taken.size >= max) return undefined;
+      if (taken.size >= max) {
+        // Every slot held: once, ask about a few holders, and take back the slots of those whose sockets are gone.
+        if (!gone || asked || !(await reclaimGone(keyId, held, gone, nowSeconds))) return undefined;
+        asked = true;
+        continue;
+      }
       const free = Array.from({ length: max }, (_, n) => slotSk(n)).filter((sk) => !taken.has(sk));
       const slot = free[Math.floor(Math.random() * free.length)];
       if (slot === undefined) return undefined; // held by connections recorded before slots
@@ -55,7 +70,7 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
           client.send(
             new PutCommand({
               TableName: tableName,
-              Item: slotItem(keyId, slot, connectionId, expiresAt),
+              Item: slotItem(keyId, slot, connectionId, expiresAt, nowSeconds),
               ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :now',
               ExpressionAttributeNames: { '#ttl': 'ttl' },
               ExpressionAttributeValues: { ':now': nowSeconds },
@@ -68,6 +83,24 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       }
     }
     return undefined;
+  }
+
+  /** Asks about up to SLOT_HOLDERS_ASKED holders at random; forgets those gone (their slots too). Whether any was. */
+  async function reclaimGone(
+    keyId: string,
+    held: Record<string, unknown>[],
+    gone: (connectionId: string) => Promise<boolean>,
+    nowSeconds: number,
+  ): Promise<boolean> {
+    const holders = held
+      .filter((item) => !(typeof item.taken_at === 'number' && item.taken_at > nowSeconds - SLOT_SETTLED_S))
+      .map((item) => ({ slot: String(item.sk), holder: typeof item.connection_id === 'string' ? item.connection_id : String(item.sk) }))
+      .sort(() => Math.random() - 0.5)
+      .slice(0, SLOT_HOLDERS_ASKED);
+    const answers = await Promise.all(holders.map(async (h) => ({ ...h, gone: await gone(h.holder).catch(() => false) })));
+    const freed = answers.filter((a) => a.gone);
+    await Promise.all(freed.map(async ({ slot, holder }) => Promise.all([store.disconnect(holder), freeSlot(keyId, slot, holder)])));
+    return freed.length > 0;
   }
 
   async function freeSlot(keyId: string, slot: string, connectionId: string): Promise<void> {
@@ -87,7 +120,7 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
     }
   }
 
-  return {
+  const store: ConnectionStore = {
     async connect(connectionId, meta, expiresAt, slots) {
       let slot: string | undefined;
       if (meta.key_id !== null) {
@@ -212,4 +245,5 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       return items.map((item) => ({ connection_id: String(item.gsi_filter_sk), ...identityOf(item) }));
     },
   };
+  return store;
 }

@@ -2,7 +2,7 @@
  * The realtime wiring: the connections table, and the API Gateway management API that pushes to
  * WebSocket clients (the cloud's, or the local gateway's /@connections, which answers the same calls).
  */
-import { ApiGatewayManagementApiClient, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { ApiGatewayManagementApiClient, GetConnectionCommand, GoneException, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { AWS_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import { createAccessControl, type ChannelDirectory } from '../access/access.ts';
 import type { Principal } from '../access/policy.ts';
@@ -13,11 +13,17 @@ import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createConnectionStore } from '../storage/connection-repository.ts';
 import { QUIET_SDK_LOGGER } from '../storage/client.ts';
 import { translateAwsError } from '../storage/errors.ts';
+import { logger } from '../log.ts';
 
 export interface RealtimeWiring {
   connections(): ConnectionStore;
   /** Pushes a message to a connection. */
   sender(): Send;
+  /**
+   * Whether a connection is gone at API Gateway (GetConnection answers 410): undefined where this function is not
+   * told the management API's address.
+   */
+  goneCheck(): ((connectionId: string) => Promise<boolean>) | undefined;
   /** A connection's principal under the current settings. */
   principalOf(identity: Parameters<typeof connectionPrincipal>[0]): Principal;
   /**
@@ -31,10 +37,10 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
   const config = core.settings;
   const connections = once((): ConnectionStore => createConnectionStore({ client: core.documentClient(), tableName: config.SVC_CONNECTIONS_TABLE }));
 
-  const sender = once((): Send => {
+  const management = once((): ApiGatewayManagementApiClient => {
     if (!config.SVC_WS_MANAGEMENT_ENDPOINT) throw new Error('SVC_WS_MANAGEMENT_ENDPOINT is not set: nowhere to push WebSocket messages');
     const local = !config.SVC_WS_MANAGEMENT_ENDPOINT.startsWith('https://');
-    const client = new ApiGatewayManagementApiClient({
+    return new ApiGatewayManagementApiClient({
       region: config.SVC_AWS_REGION,
       endpoint: config.SVC_WS_MANAGEMENT_ENDPOINT,
       ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
@@ -42,12 +48,34 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
       logger: QUIET_SDK_LOGGER,
       requestHandler: new DeadlineHttpHandler(AWS_HTTP),
     });
+  });
+
+  const isGone = (error: unknown) => error instanceof GoneException || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410;
+
+  const goneCheck = () => {
+    if (!config.SVC_WS_MANAGEMENT_ENDPOINT) return undefined;
+    const client = management();
+    return async (connectionId: string) => {
+      try {
+        await client.send(new GetConnectionCommand({ ConnectionId: connectionId }));
+        return false;
+      } catch (error) {
+        if (isGone(error)) return true;
+        // Not known either way: the slot stays its holder's.
+        logger.warn('could not ask whether a WebSocket connection is gone', { connection_id: connectionId, error });
+        return false;
+      }
+    };
+  };
+
+  const sender = once((): Send => {
+    const client = management();
     return async (connectionId, message) => {
       try {
         await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(message) }));
         return 'sent';
       } catch (error) {
-        if (error instanceof GoneException || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410) return 'gone';
+        if (isGone(error)) return 'gone';
         throw translateAwsError(error, 'the WebSocket management API');
       }
     };
@@ -96,5 +124,5 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     };
   }
 
-  return { connections, sender, principalOf, pushPolicy };
+  return { connections, sender, goneCheck, principalOf, pushPolicy };
 }

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureAssembly } from '#infra/sim/assembly';
 import type { RecordedCall } from '#infra/sim/aws-endpoint';
 import { createPermissionChecker } from '#infra/sim/permissions';
@@ -244,6 +244,43 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
       ws.once('error', reject);
     });
     assert.equal((subscribed as { type?: string }).type, 'subscribed', JSON.stringify(subscribed));
+  });
+
+  it('WebSocket: a key whose every connection slot is held by sockets gone without $disconnect connects, the ws function asking the management API about them (GET)', async () => {
+    // $disconnect is best-effort on AWS: slots of connections that never had one would hold a key out until they expire.
+    const made = await keysCli(sim!.dataDir, ['create', '--role', 'reader'], {
+      SVC_DYNAMODB_ENDPOINT: sim!.dynamoEndpoint,
+      SVC_REGISTRY_TABLE: `${STACK}-registry`,
+    });
+    const keyId = /Created \w+ key (\S+?)\./.exec(made)![1]!;
+    const key = /Key \(shown once, store it now\): (\S+)/.exec(made)![1]!;
+    const client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
+    const now = Math.floor(Date.now() / 1000);
+    // The template's SVC_WS_CONNECTIONS_PER_KEY (100) slots, each held by a connection API Gateway no longer has.
+    for (let n = 0; n < 100; n += 1) {
+      await client.send(
+        new PutCommand({
+          TableName: `${STACK}-connections`,
+          Item: { pk: `KEYCONN#${keyId}`, sk: `SLOT#${String(n).padStart(4, '0')}`, connection_id: `gone-${n}`, taken_at: now - 3_600, ttl: now + 3_600 },
+        }),
+      );
+    }
+    client.destroy();
+    const answer = await new Promise<unknown>((resolve, reject) => {
+      const ws = new WebSocket(`${sim!.url.replace(/^http/, 'ws')}/ws`, { headers: { 'X-API-Key': key } });
+      const timer = setTimeout(() => reject(new Error('no answer in 15 s')), 15_000);
+      ws.once('open', () => ws.send(JSON.stringify({ type: 'ping' })));
+      ws.on('message', (data) => {
+        clearTimeout(timer);
+        ws.close();
+        resolve(JSON.parse(String(data)));
+      });
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`refused: ${res.statusCode}`)));
+      ws.once('error', reject);
+    });
+    assert.equal((answer as { type?: string }).type, 'pong', JSON.stringify(answer));
   });
 
   it("tlog: Go's x/mod/sumdb audits a chain the deployed tlog function serves, a full tile among them", async () => {

@@ -236,15 +236,26 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     assert.ok(JSON.stringify(all[broadcastId]!.Properties.Environment.Variables.SVC_WS_MANAGEMENT_ENDPOINT).includes('WebSocketApi'));
   });
 
-  it('lets the broadcaster alone use the management API', () => {
+  it('lets the broadcaster alone push through the management API, and the ws function alone ask about a connection', () => {
     const all = resources();
     const manage = Object.values(all)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .filter((r) => r.Properties.PolicyDocument.Statement.some((st: any) => [st.Action].flat().includes('execute-api:ManageConnections')));
-    assert.equal(manage.length, 1);
-    const role = manage[0]!.Properties.Roles[0].Ref;
-    const broadcastId = Object.keys(all).find((id) => functionGroupSafe(id) === 'broadcast')!;
-    assert.equal(all[broadcastId]!.Properties.Role['Fn::GetAtt'][0], role);
+      .flatMap((r) =>
+        r.Properties.PolicyDocument.Statement.filter((st: any) => [st.Action].flat().includes('execute-api:ManageConnections')).map((st: any) => ({
+          role: r.Properties.Roles[0].Ref,
+          method: /\/(GET|POST|DELETE|\*)\/@connections/.exec(JSON.stringify(st.Resource))?.[1],
+        })),
+      );
+    const roleOf = (group: string) => all[Object.keys(all).find((id) => functionGroupSafe(id) === group)!]!.Properties.Role['Fn::GetAtt'][0];
+    assert.deepEqual(
+      manage.sort((a: any, b: any) => a.method.localeCompare(b.method)),
+      [
+        { role: roleOf('ws'), method: 'GET' },
+        { role: roleOf('broadcast'), method: 'POST' },
+      ],
+    );
+    const wsId = Object.keys(all).find((id) => functionGroupSafe(id) === 'ws')!;
+    assert.ok(JSON.stringify(all[wsId]!.Properties.Environment.Variables.SVC_WS_MANAGEMENT_ENDPOINT).includes('WebSocketApi'));
   });
 
   it('runs the sweep of unwritten rounds every hour (EventBridge may invoke it, nothing else), and alarms on its errors', () => {
