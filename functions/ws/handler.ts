@@ -130,14 +130,12 @@ export function createHandler(core: Core) {
               throw error;
             }
           }
-          const held = await store.subscriptions(connectionId, request.filter);
-          if (!held.has && held.count >= config.SVC_WS_MAX_SUBSCRIPTIONS) {
+          if (!(await store.subscribe(connectionId, request.filter, who, expiresAt(), config.SVC_WS_MAX_SUBSCRIPTIONS))) {
             return {
               statusCode: 200,
               body: messages.error(`At most ${config.SVC_WS_MAX_SUBSCRIPTIONS} subscriptions per connection; unsubscribe from one first`),
             };
           }
-          await store.subscribe(connectionId, request.filter, who, expiresAt());
           return { statusCode: 200, body: messages.subscribed(request.chain, request.event_type) };
         }
         case 'unsubscribe':

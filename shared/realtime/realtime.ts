@@ -66,7 +66,12 @@ export interface ConnectionStore {
   ): Promise<boolean>;
   /** Who opened the connection, and the rate limiter's name for its key; undefined when it is not (or no longer) recorded. */
   identity(connectionId: string): Promise<(ConnectionIdentity & { rate_key?: string }) | undefined>;
-  subscribe(connectionId: string, filter: Filter, identity: ConnectionIdentity, expiresAt: number): Promise<void>;
+  /**
+   * Subscribes the connection to a filter; with `max`, false (nothing left subscribed) when that would make it hold
+   * more: written if new, then counted, so that subscriptions sent at once (on AWS one connection's messages may reach
+   * several instances together) never leave more than `max`.
+   */
+  subscribe(connectionId: string, filter: Filter, identity: ConnectionIdentity, expiresAt: number, max?: number): Promise<boolean>;
   unsubscribe(connectionId: string, filter: Filter): Promise<void>;
   /** Removes a connection and all its subscriptions. */
   disconnect(connectionId: string): Promise<void>;

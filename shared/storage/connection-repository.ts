@@ -152,22 +152,33 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       if (!out.Item) return undefined;
       return { ...identityOf(out.Item), ...(typeof out.Item.rate_key === 'string' ? { rate_key: out.Item.rate_key } : {}) };
     },
-    async subscribe(connectionId, filter, identity, expiresAt) {
-      await send(() =>
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              pk: connectionPk(connectionId),
-              sk: subscriptionSk(filter),
-              gsi_filter_pk: filter,
-              gsi_filter_sk: connectionId,
-              ...identity,
-              ttl: expiresAt,
-            },
-          }),
-        ),
-      );
+    async subscribe(connectionId, filter, identity, expiresAt, max) {
+      const item = {
+        pk: connectionPk(connectionId),
+        sk: subscriptionSk(filter),
+        gsi_filter_pk: filter,
+        gsi_filter_sk: connectionId,
+        ...identity,
+        ttl: expiresAt,
+      };
+      if (max === undefined) {
+        await send(() => client.send(new PutCommand({ TableName: tableName, Item: item })));
+        return true;
+      }
+      // Written only if new (one it holds already stays, as it was), then counted: of subscriptions written at once
+      // past the most, each sees the others and takes itself back (all may: the caller is told), so that no more
+      // than `max` stay. One read a subscription, as a count before the write was.
+      try {
+        await send(() => client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(sk)' })));
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return true;
+        throw translateStorageError(error);
+      }
+      if ((await store.subscriptions(connectionId, filter)).count > max) {
+        await store.unsubscribe(connectionId, filter);
+        return false;
+      }
+      return true;
     },
     async unsubscribe(connectionId, filter) {
       await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: connectionPk(connectionId), sk: subscriptionSk(filter) } })));

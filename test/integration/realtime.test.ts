@@ -249,6 +249,30 @@ describe('WebSocket pushes (/ws)', () => {
     await store.disconnect('c-2');
   });
 
+  it('holds a connection to its most subscriptions however many are sent at once (red team)', async () => {
+    // Counted, then written: on AWS one connection's messages may reach several instances at once, and subscriptions
+    // sent together each counted fewer than the most. Each is now written, then counted, and taken back past it.
+    const store = createConnectionStore({
+      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+      tableName: stack.tables.connections,
+    });
+    const id = `subs-${randomBytes(6).toString('hex')}`;
+    const who = { key_id: null, role: null, org_id: null };
+    const expires = Math.floor(Date.now() / 1000) + 600;
+    await store.connect(id, { ...who, connected_at: new Date().toISOString() }, expires);
+    for (let i = 0; i < 3; i += 1) assert.equal(await store.subscribe(id, `type#early-${i}`, who, expires, 5), true);
+    const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => store.subscribe(id, `type#burst-${i}`, who, expires, 5)));
+    const held = await store.subscriptions(id, 'type#early-0');
+    assert.ok(held.count <= 5, `${held.count} subscriptions held, past the most of 5`);
+    assert.equal(held.count, 3 + outcomes.filter(Boolean).length, 'each answered true is held, each false is not');
+    // One held already is answered as held, whatever the count.
+    for (let i = held.count; i < 5; i += 1) assert.equal(await store.subscribe(id, `type#late-${i}`, who, expires, 5), true);
+    assert.equal(await store.subscribe(id, 'type#early-1', who, expires, 5), true);
+    assert.equal(await store.subscribe(id, 'type#one-more', who, expires, 5), false);
+    assert.equal((await store.subscriptions(id, 'type#one-more')).count, 5);
+    await store.disconnect(id);
+  });
+
   it("counts a connection's message handled after one that arrived a second later, rather than refusing it", async () => {
     // On AWS two instances may handle one connection's messages at once, so a message stamped s (its arrival) can be
     // counted after one stamped s+1. Its second was far from full: it is counted, not refused as "too many".
