@@ -7,6 +7,22 @@ import { ValidationError, type ValidationIssue } from './errors.ts';
 
 export type Location = 'body' | 'query' | 'path';
 
+/**
+ * Whether a value is `.` or `..`: URLs resolve those path segments away (percent-encoded too), so no route could name
+ * an id or key so spelt (an organization `..` made a channel's member could never be taken out of it).
+ */
+export function isDotSegment(value: string): boolean {
+  return value === '.' || value === '..';
+}
+
+/**
+ * An id that is a path segment of its routes: 1 to `max` of `characters` (a regex class's content, shown to callers as
+ * `shown`), never `.` or `..` (isDotSegment). Its pattern, and its rule as errors say it.
+ */
+export function segmentId(max: number, characters: string, shown: string): { pattern: RegExp; rule: string } {
+  return { pattern: new RegExp(`^(?!\\.\\.?$)[${characters}]{1,${max}}$`), rule: `1-${max} of ${shown}, and not . or ..` };
+}
+
 const TYPE_NAMES: Record<string, string> = {
   string: 'string_type',
   number: 'float_type',

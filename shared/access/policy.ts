@@ -22,17 +22,15 @@
  */
 import { ForbiddenError } from '../errors.ts';
 import { CHANNEL_CHAIN_PREFIX, isChannelChainName } from '../ledger/names.ts';
+import { segmentId } from '../validation.ts';
 
 export const ROLES = ['reader', 'writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-/**
- * An organization's id, wherever one is given (a registration, a member, a key's organization). Never `.` or `..`:
- * an id is a path segment of its routes, and URLs resolve those away (percent-encoded too), so that no route could
- * reach it (an organization so named could not be taken out of a channel).
- */
-export const ORG_ID_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,64}$/;
-export const ORG_ID_RULE = 'must be 1-64 of A-Z a-z 0-9 _ . -, and not . or ..';
+/** An organization's id, wherever one is given (a registration, a member, a key's organization): a path segment of its routes. */
+const ORG_ID = segmentId(64, 'A-Za-z0-9_.-', 'A-Z a-z 0-9 _ . -');
+export const ORG_ID_PATTERN = ORG_ID.pattern;
+export const ORG_ID_RULE = `must be ${ORG_ID.rule}`;
 
 /** What a caller may do: reader < writer < admin. */
 export const ROLE_RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };

@@ -18,6 +18,7 @@ import { payloadScope, SERVICE_OPENER, type Sealer } from '../ledger/offchain-po
 import { NODE_STATEMENT_PREFIX } from '../ledger/checkpoint.ts';
 import { looksLikeCheckpoint } from '../tlog/note.ts';
 import { logger } from '../log.ts';
+import { segmentId } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { createIdentityDocument, openIdentityDocument, temporaryIdentity, type NodeIdentity } from './identity.ts';
 import type { AdminRepository, PeerRecord } from './repository.ts';
@@ -54,9 +55,11 @@ export const secureEventInput = z.object({
   signature: z.string().regex(/^[0-9a-fA-F]{128}$/, 'must be an Ed25519 signature, 128 hex characters'),
 });
 
+/** A peer's id: a path segment of its routes. */
+const PEER_ID = segmentId(64, 'A-Za-z0-9_.-', 'A-Z a-z 0-9 _ . -');
+
 export const peerInput = z.object({
-  // A path segment of its routes: never `.` or `..` (see ORG_ID_PATTERN).
-  peer_id: z.string().regex(/^(?!\.\.?$)[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . -, and not . or ..'),
+  peer_id: z.string().regex(PEER_ID.pattern, `must be ${PEER_ID.rule}`),
   url: z.url({ protocol: /^https?$/ }).max(2048),
   public_key: z.string().min(1).max(4096),
   api_key: z.string().min(1).max(512).optional(),

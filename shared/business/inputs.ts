@@ -9,10 +9,11 @@ import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 import { ENTITY_ID_MAX, EVENT_TYPE_MAX, entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
 import { SUBJECT_ID, SUBJECT_ID_RULE } from '../ledger/subject-port.ts';
+import { isDotSegment, segmentId } from '../validation.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** A contract's id: a path segment of its routes, so never `.` or `..` (see ORG_ID_PATTERN). */
-const CONTRACT_ID = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,128}$/;
+/** A contract's id: a path segment of its routes. */
+const CONTRACT_ID = segmentId(128, 'A-Za-z0-9_.-', 'A-Z a-z 0-9 _ . -');
 /** The longest channel name whose chain name, `channel-<name>`, is still a chain name. */
 export const MAX_CHANNEL_NAME = 64 - CHANNEL_CHAIN_PREFIX.length;
 export const MAX_INLINE_SOURCE_BYTES = 200_000;
@@ -33,14 +34,14 @@ export const privateDataInput = z
   .object({
     channel: z.string().min(1).max(64),
     collection: z.string().min(1).max(64),
-    // The key is the stored value's DynamoDB sort key: at most 1,024 bytes, whatever its characters, but never `.` or
-    // `..`, path segments of its read's route that URLs resolve away (a value so keyed could never be read).
+    // The key is the stored value's DynamoDB sort key: at most 1,024 bytes, whatever its characters, but a path segment
+    // of its read's route (never `.` or `..`).
     key: z
       .string()
       .min(1)
       .max(512)
       .refine((key) => Buffer.byteLength(key) <= 1024, 'must be at most 1024 bytes in UTF-8')
-      .refine((key) => key !== '.' && key !== '..', 'must not be . or .. (a path segment no URL can name)'),
+      .refine((key) => !isDotSegment(key), 'must not be . or .. (a path segment no URL can name)'),
     value: z
       .string()
       .max(5 * 1024 * 1024)
@@ -79,7 +80,7 @@ export const privateDataInput = z
 
 export const contractInput = z
   .object({
-    contract_id: z.string().regex(CONTRACT_ID, 'must be 1-128 of A-Z a-z 0-9 _ . -, and not . or ..'),
+    contract_id: z.string().regex(CONTRACT_ID.pattern, `must be ${CONTRACT_ID.rule}`),
     version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
     implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
     implementation_cid: z.string().min(1).max(256).nullish(),
@@ -99,7 +100,7 @@ export const contractInput = z
   });
 
 export const executeInput = z.object({
-  contract_id: z.string().regex(CONTRACT_ID),
+  contract_id: z.string().regex(CONTRACT_ID.pattern),
   version: z
     .string()
     .refine((v) => semver.valid(v) === v, 'must be a semantic version')

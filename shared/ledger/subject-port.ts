@@ -3,14 +3,15 @@
  * with a `subject_id` has its details sealed under that subject's own key, and only the sealed form is
  * committed. Erasing the subject destroys the key; the blocks, their hashes and every proof stay.
  */
+import { segmentId } from '../validation.ts';
 
 /**
- * A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays on chain after erasure), never
- * `.` or `..`: it is a path segment of the erasure's route, and URLs resolve those away, so that a subject so named
- * could never be erased.
+ * A subject id: 1 to 128 of A-Z a-z 0-9 _ . : @ - (a pseudonymous id is best: it stays on chain after erasure), a path
+ * segment of the erasure's route.
  */
-export const SUBJECT_ID = /^(?!\.\.?$)[A-Za-z0-9_.:@-]{1,128}$/;
-export const SUBJECT_ID_RULE = '1-128 of A-Z a-z 0-9 _ . : @ -, and not . or ..';
+const SUBJECT = segmentId(128, 'A-Za-z0-9_.:@-', 'A-Z a-z 0-9 _ . : @ -');
+export const SUBJECT_ID = SUBJECT.pattern;
+export const SUBJECT_ID_RULE = SUBJECT.rule;
 
 /** What erasing a subject recorded: who, when, why, and how many events it had. */
 export interface ErasureRecord {
