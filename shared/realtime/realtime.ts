@@ -52,11 +52,9 @@ export interface ConnectionSlots {
 export interface ConnectionStore {
   /**
    * Records a new connection (who it is, until when it may live; `rate_key`: the rate limiter's name for its key, which
-   * its messages are counted against), and, for a key, the key's list of its open connections.
-   */
-  /**
-   * Records a connection. One of a key's takes one of its `slots` (at `nowSeconds`), each a conditional write, so that
-   * a key never holds more, however many connect at once: false (nothing recorded) when every slot is held.
+   * its messages are counted against). With `slots`, a key's connection takes one of its key's slots (at
+   * `nowSeconds`), each a conditional write, so that a key never holds more however many connect at once: false
+   * (nothing recorded) when every slot is held.
    */
   connect(
     connectionId: string,

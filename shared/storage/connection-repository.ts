@@ -5,7 +5,7 @@ import { translateStorageError } from './errors.ts';
 import type { Role } from '../access/policy.ts';
 import type { ConnectionIdentity, ConnectionSlots, ConnectionStore } from '../realtime/realtime.ts';
 import { CONNECTIONS_INDEXES, CONNECTION_META_SK, connectionPk, keyConnectionsPk, subscriptionSk } from './keys.ts';
-import { partitionKeys, queryAll, send } from './requests.ts';
+import { partitionKeys, queryAll, send, writeIf } from './requests.ts';
 
 /** The identity fields of a stored item (connections stored before org_id was kept have none: null). */
 function identityOf(item: Record<string, unknown>): ConnectionIdentity {
@@ -18,7 +18,7 @@ function identityOf(item: Record<string, unknown>): ConnectionIdentity {
 }
 
 /** A key's slot item: which connection holds it, since and until when (TTL deletes it late: `ttl` is checked too). */
-function slotItem(keyId: string, slot: string, connectionId: string, expiresAt: number, takenAt = Math.floor(Date.now() / 1000)) {
+function slotItem(keyId: string, slot: string, connectionId: string, expiresAt: number, takenAt: number) {
   return { pk: keyConnectionsPk(keyId), sk: slot, connection_id: connectionId, taken_at: takenAt, ttl: expiresAt };
 }
 
@@ -65,22 +65,17 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       const free = Array.from({ length: max }, (_, n) => slotSk(n)).filter((sk) => !taken.has(sk));
       const slot = free[Math.floor(Math.random() * free.length)];
       if (slot === undefined) return undefined; // held by connections recorded before slots
-      try {
-        await send(() =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: slotItem(keyId, slot, connectionId, expiresAt, nowSeconds),
-              ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :now',
-              ExpressionAttributeNames: { '#ttl': 'ttl' },
-              ExpressionAttributeValues: { ':now': nowSeconds },
-            }),
-          ),
-        );
-        return slot;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw translateStorageError(error);
-      }
+      const won = await writeIf(
+        client,
+        new PutCommand({
+          TableName: tableName,
+          Item: slotItem(keyId, slot, connectionId, expiresAt, nowSeconds),
+          ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :now',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':now': nowSeconds },
+        }),
+      );
+      if (won) return slot;
     }
     return undefined;
   }
@@ -103,31 +98,25 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
     return freed.length > 0;
   }
 
+  /** Deletes a slot while it is still this connection's (one taken over after it expired is another's). */
   async function freeSlot(keyId: string, slot: string, connectionId: string): Promise<void> {
-    try {
-      await send(() =>
-        client.send(
-          new DeleteCommand({
-            TableName: tableName,
-            Key: { pk: keyConnectionsPk(keyId), sk: slot },
-            ConditionExpression: 'attribute_not_exists(connection_id) OR connection_id = :me',
-            ExpressionAttributeValues: { ':me': connectionId },
-          }),
-        ),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw translateStorageError(error);
-    }
+    await writeIf(
+      client,
+      new DeleteCommand({
+        TableName: tableName,
+        Key: { pk: keyConnectionsPk(keyId), sk: slot },
+        ConditionExpression: 'attribute_not_exists(connection_id) OR connection_id = :me',
+        ExpressionAttributeValues: { ':me': connectionId },
+      }),
+    );
   }
 
   const store: ConnectionStore = {
     async connect(connectionId, meta, expiresAt, slots) {
       let slot: string | undefined;
-      if (meta.key_id !== null) {
-        slot = slots ? await takeSlot(meta.key_id, connectionId, expiresAt, slots) : connectionId;
+      if (meta.key_id !== null && slots) {
+        slot = await takeSlot(meta.key_id, connectionId, expiresAt, slots);
         if (slot === undefined) return false;
-        // Without a limit (auth off), the key's entry is keyed by the connection, as it always was.
-        if (!slots) await send(() => client.send(new PutCommand({ TableName: tableName, Item: slotItem(meta.key_id!, slot!, connectionId, expiresAt) })));
       }
       try {
         await send(() =>
@@ -168,12 +157,7 @@ export function createConnectionStore({ client, tableName }: { client: DynamoDBD
       // Written only if new (one it holds already stays, as it was), then counted: of subscriptions written at once
       // past the most, each sees the others and takes itself back (all may: the caller is told), so that no more
       // than `max` stay. One read a subscription, as a count before the write was.
-      try {
-        await send(() => client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(sk)' })));
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return true;
-        throw translateStorageError(error);
-      }
+      if (!(await writeIf(client, new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(sk)' })))) return true;
       if ((await store.subscriptions(connectionId, filter)).count > max) {
         await store.unsubscribe(connectionId, filter);
         return false;

@@ -52,7 +52,7 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
 
   const isGone = (error: unknown) => error instanceof GoneException || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 410;
 
-  const goneCheck = () => {
+  const goneCheck = once((): ((connectionId: string) => Promise<boolean>) | undefined => {
     if (!config.SVC_WS_MANAGEMENT_ENDPOINT) return undefined;
     const client = management();
     return async (connectionId: string) => {
@@ -66,7 +66,7 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
         return false;
       }
     };
-  };
+  });
 
   const sender = once((): Send => {
     const client = management();

@@ -9,7 +9,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createBusinessRepository } from '#shared/storage/business-repository';
 import { createDynamoClient } from '#shared/storage/client';
 import { channelPk, COLLECTION_SK_PREFIX, COLLECTIONS_COUNT_SK } from '#shared/storage/keys';
-import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
+import { failingCommands, startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
 let storage: TestDynamo;
 before(async () => {
@@ -112,15 +112,7 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
     // Every write after the first fails, as DynamoDB may at any request: the removal is whole or nothing.
     let writes = 0;
     const failing = createBusinessRepository({
-      client: new Proxy(client, {
-        get(target, property, receiver) {
-          if (property !== 'send') return Reflect.get(target, property, receiver);
-          return (command: { constructor: { name: string } }) => {
-            if (/^(Delete|TransactWrite|Put|Update)/.test(command.constructor.name) && ++writes > 1) throw new Error('DynamoDB failed this write');
-            return target.send(command as never);
-          };
-        },
-      }),
+      client: failingCommands(client, (command) => /^(Delete|TransactWrite|Put|Update)/.test(command) && ++writes > 1),
       tableName: storage.tables.registry,
     });
     await failing.deleteChannel('doomed').catch(() => undefined);

@@ -14,6 +14,7 @@ import { createDynamoClient } from '#shared/storage/client';
 import { seedAdminKey } from '#shared/admin/api-keys';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createConnectionStore } from '#shared/storage/connection-repository';
+import { failingCommands } from '#test/support/dynamo';
 import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -230,15 +231,7 @@ describe('WebSocket pushes (/ws)', () => {
     // The connection's record fails after its slot was taken: the slot is given back, not held to its expiry.
     let puts = 0;
     const failing = createConnectionStore({
-      client: new Proxy(client, {
-        get(target, property, receiver) {
-          if (property !== 'send') return Reflect.get(target, property, receiver);
-          return (command: { constructor: { name: string } }) => {
-            if (command.constructor.name === 'PutCommand' && ++puts === 2) throw new Error('DynamoDB failed this write');
-            return target.send(command as never);
-          };
-        },
-      }),
+      client: failingCommands(client, (command) => command === 'PutCommand' && ++puts === 2),
       tableName: stack.tables.connections,
     });
     await assert.rejects(failing.connect('c-failed', who, expires, now()), /failed this write/);

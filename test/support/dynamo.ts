@@ -74,3 +74,19 @@ export async function startTestDynamo(label: string, { own: ownJvm = false }: { 
     },
   };
 }
+
+/**
+ * The client, with the commands `fails` picks refused before they are sent (an Error 'DynamoDB failed this write'), as
+ * DynamoDB may refuse any request: `fails` is asked about every command, by its class name, in the order they are sent.
+ */
+export function failingCommands<C extends { send: (...args: never[]) => unknown }>(client: C, fails: (command: string) => boolean): C {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver);
+      return (command: { constructor: { name: string } }) => {
+        if (fails(command.constructor.name)) throw new Error('DynamoDB failed this write');
+        return target.send(command as never);
+      };
+    },
+  });
+}
