@@ -174,6 +174,7 @@ export class LedgerClient {
    */
   async append(chain: string, event: EventInput, options: { idempotencyKey?: string } = {}): Promise<Receipt> {
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const before = await this.#sizeBefore(chain, options.idempotencyKey);
     const answer = await this.#data(
       'POST',
       this.api.POST('/api/v1/chains/{chain_name}/events', {
@@ -181,13 +182,14 @@ export class LedgerClient {
         body: event,
       }),
     );
-    const [receipt] = await this.#receipts(chain, [answer.event_id], [event], key);
+    const [receipt] = await this.#receipts(chain, [answer.event_id], [event], key, before);
     return receipt!;
   }
 
   /** Appends up to 99 events atomically, one block each; verified like `append`. */
   async appendBatch(chain: string, events: EventInput[], options: { idempotencyKey?: string } = {}): Promise<Receipt[]> {
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const before = await this.#sizeBefore(chain, options.idempotencyKey);
     const answer = await this.#data(
       'POST',
       this.api.POST('/api/v1/chains/{chain_name}/events/batch', {
@@ -195,16 +197,26 @@ export class LedgerClient {
         body: { events },
       }),
     );
-    return this.#receipts(chain, answer.event_ids, events, key);
+    return this.#receipts(chain, answer.event_ids, events, key, before);
+  }
+
+  /**
+   * The trusted size of `chain` before an append with a key of this client's own is sent: that append's blocks are new,
+   * so none can be below it (a server answering an earlier event's id for it is caught). A caller's key may be a retry
+   * of an append that landed before, so it gets no such bound.
+   */
+  async #sizeBefore(chain: string, callersKey: string | undefined): Promise<number> {
+    if (!this.verifying || callersKey !== undefined) return 0;
+    return (await this.#prover.trustedState(chain))?.size ?? 0;
   }
 
   /**
    * The receipts of events the service acknowledged, proven. A failure from here on is not a failed append:
    * the error says what landed (`appended`), so that the caller neither appends again nor loses the events.
    */
-  async #receipts(chain: string, eventIds: string[], sent: EventInput[], idempotencyKey: string): Promise<Receipt[]> {
+  async #receipts(chain: string, eventIds: string[], sent: EventInput[], idempotencyKey: string, sizeBefore: number): Promise<Receipt[]> {
     try {
-      return await this.#proveReceipts(chain, eventIds, sent);
+      return await this.#proveReceipts(chain, eventIds, sent, sizeBefore);
     } catch (error) {
       // ApiError and VerificationError declare it; any other error (the network, after the retries) carries it too.
       if (error instanceof Error) Object.assign(error, { appended: { chain, event_ids: eventIds, idempotency_key: idempotencyKey } satisfies Appended });
@@ -212,20 +224,50 @@ export class LedgerClient {
     }
   }
 
-  async #proveReceipts(chain: string, eventIds: string[], sent: EventInput[]): Promise<Receipt[]> {
+  async #proveReceipts(chain: string, eventIds: string[], sent: EventInput[], sizeBefore: number): Promise<Receipt[]> {
     const indices = eventIds.map((id) => parseEventId(id).block);
     if (!this.verifying) {
       return eventIds.map((event_id) => ({ verified: false, event_id }));
     }
+    const mismatch = (message: string) => new VerificationError('event-mismatch', message, chain);
+    if (eventIds.length !== sent.length) throw mismatch(`${sent.length} events were sent, ${eventIds.length} event ids answered`);
+    // One block each, in the order sent, consecutive (one commit), and new: below the size trusted before the request
+    // was sent, a block cannot hold this request's event.
+    for (const [i, index] of indices.entries()) {
+      if (index < sizeBefore) throw mismatch(`event ${eventIds[i]} is in block ${index}, which was in the log before this append was sent`);
+      if (i > 0 && index !== indices[i - 1]! + 1)
+        throw mismatch(`the events of one batch are in blocks ${indices[i - 1]} and ${index}, not one after the other`);
+    }
     const { blocks, state } = await this.#prover.prove(chain, indices, { withBlocks: true, advance: true });
-    return eventIds.map((event_id, i) => {
+    const receipts: Receipt[] = [];
+    for (const [i, event_id] of eventIds.entries()) {
       const block = blocks.get(indices[i]!)!;
       const event = block.events.find((e) => e.event_id === event_id);
-      if (!event || !matchesInput(event, sent[i]!)) {
-        throw new VerificationError('event-mismatch', `event ${event_id} in block ${block.index} is not the event that was sent`, chain);
-      }
-      return { verified: true, event_id, block, checkpoint: { size: state.size, root: state.root, note: state.checkpoint } };
-    });
+      // An appended event is its block's only event: another beside it would be something nobody sent.
+      if (!event || block.events.length !== 1) throw mismatch(`event ${event_id} is not the only event of block ${block.index}`);
+      let same = matchesInput(event, sent[i]!);
+      if (same === 'resolve') same = await this.#resolvedMatches(chain, event, sent[i]!);
+      if (!same) throw mismatch(`event ${event_id} in block ${block.index} is not the event that was sent`);
+      receipts.push({ verified: true, event_id, block, checkpoint: { size: state.size, root: state.root, note: state.checkpoint } });
+    }
+    return receipts;
+  }
+
+  /**
+   * Whether the details a service moved off chain (its own choice, for large details) are the ones sent: the block read
+   * again with them resolved, for the proven event's reference. The reference is all the block hashes; this is the
+   * service saying, under the reference the chain now holds, that it stands for the details sent.
+   */
+  async #resolvedMatches(chain: string, proven: LedgerEvent, sent: EventInput): Promise<boolean> {
+    const block = await this.#data(
+      'GET',
+      this.api.GET('/api/v1/chains/{chain_name}/blocks/{index_or_hash}', {
+        params: { path: { chain_name: chain, index_or_hash: String(proven.block_index) }, query: { resolve_cid: 'true' } },
+      }),
+    );
+    const resolved = block.events.find((e) => e.event_id === proven.event_id);
+    if (!resolved || resolved.details_cid !== proven.details_cid || resolved.details_nonce !== proven.details_nonce || resolved.resolve_error) return false;
+    return sameJson(resolved.details ?? {}, (sent as { details?: unknown }).details ?? {});
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -387,14 +429,26 @@ export class LedgerClient {
   }
 }
 
-/** Whether a stored event is what the client sent: entity, type, and details (or the off-chain reference). */
-function matchesInput(event: LedgerEvent, sent: EventInput): boolean {
+/**
+ * Whether a stored event is what the client sent: every field the request sets (entity, type, the data subject, the
+ * details' metadata, and the details or the off-chain reference given for them). 'resolve' when the service moved
+ * the details off chain itself: only their resolved form can be compared.
+ */
+function matchesInput(event: LedgerEvent, sent: EventInput): boolean | 'resolve' {
   const input = sent as Record<string, unknown>;
-  if (event.entity_id !== input.entity_id || event.event_type !== input.event_type) return false;
-  if (event.subject_id !== undefined) return event.subject_id === input.subject_id; // details are sealed on chain
-  if (input.details_cid !== undefined && input.details_cid !== null) return event.details_cid === input.details_cid;
-  if (event.is_offchain) return true; // large details were moved off chain by the service: the CID stands for them
-  return JSON.stringify(sortKeys(event.details ?? {})) === JSON.stringify(sortKeys(input.details ?? {}));
+  if (event.entity_id !== input.entity_id || event.event_type !== (input.event_type ?? input.event)) return false;
+  if (event.subject_id !== input.subject_id) return false;
+  if (!sameJson(event.details_metadata ?? null, input.details_metadata ?? null)) return false;
+  if (input.subject_id !== undefined) return true; // the details are sealed under the subject's key on chain
+  if (input.details_cid !== undefined && input.details_cid !== null) {
+    return event.is_offchain && event.details_cid === input.details_cid && event.details_nonce === (input.details_nonce ?? null);
+  }
+  if (event.is_offchain) return 'resolve';
+  return event.details_cid == null && sameJson(event.details ?? {}, input.details ?? {});
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
 }
 
 function sortKeys(value: unknown): unknown {

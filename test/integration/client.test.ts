@@ -116,6 +116,16 @@ describe('the verified client against the real service', () => {
     assert.equal((await again.checkpoint('orders')).size, state.size);
   });
 
+  it('appends details large enough for the service to move off chain, checked through their resolved form', async () => {
+    const client = new LedgerClient({ baseUrl: stack.url });
+    const details = { scan: 'x'.repeat(70_000) };
+    const receipt = await client.append('orders', { entity_id: 'pkg-large', event_type: 'scanned', details });
+    assert.equal(receipt.verified, true);
+    assert.equal(receipt.block?.events[0]?.is_offchain, true);
+    assert.ok(receipt.block?.events[0]?.details_cid, 'the block holds the reference');
+    assert.deepEqual(receipt.block?.events[0]?.details, {});
+  });
+
   it('a verified read by index costs no request more than a plain one (the block comes with its proof), by hash one more', async () => {
     const plain = counting();
     const verified = counting();
@@ -233,6 +243,38 @@ describe('a lying server is caught', () => {
     const client = await trustingClient();
     liar.lie = 'wrong-event';
     await rejects(client.append('orders', { entity_id: 'pkg-w', event_type: 'mine' }), 'event-mismatch');
+  });
+
+  it('an appended block that holds the event sent and another beside it', async () => {
+    const client = await trustingClient();
+    liar.lie = 'inject-event';
+    await rejects(client.append('orders', { entity_id: 'pkg-i', event_type: 'mine' }), 'event-mismatch');
+  });
+
+  it("an appended event whose details' metadata was changed", async () => {
+    const client = await trustingClient();
+    liar.lie = 'swap-metadata';
+    await rejects(client.append('orders', { entity_id: 'pkg-m', event_type: 'signed', details_metadata: { signed_by: 'alice' } }), 'event-mismatch');
+    // Metadata where none was sent (a fresh client: the first one trusts the signed tree that holds the lie).
+    const other = await trustingClient();
+    liar.lie = 'swap-metadata';
+    await rejects(other.append('orders', { entity_id: 'pkg-m', event_type: 'unsigned' }), 'event-mismatch');
+  });
+
+  it('small details swapped for an off-chain reference that does not resolve to them', async () => {
+    const client = await trustingClient();
+    liar.lie = 'offchain-swap';
+    await rejects(client.append('orders', { entity_id: 'pkg-o', event_type: 'small', details: { amount: 1 } }), 'event-mismatch');
+  });
+
+  it("a second append of the same content answered with the first's event id", async () => {
+    const client = await trustingClient();
+    liar.lie = 'same-event-twice';
+    const event = { entity_id: 'pkg-twice', event_type: 'paid', details: { amount: 5 } };
+    assert.equal((await client.append('orders', event)).verified, true);
+    await rejects(client.append('orders', event), 'event-mismatch');
+    // With the caller's own key the client cannot know whether it is a retry of an append that landed before.
+    assert.equal((await client.append('orders', event, { idempotencyKey: 'callers-own' })).verified, true);
   });
 
   it('a dropped or forged witness cosignature', async () => {

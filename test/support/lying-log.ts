@@ -2,8 +2,8 @@
  * A lying server for the verified client's tests: an HTTP proxy in front of the real stack that plays the
  * log itself. It signs checkpoints with its own key (the client pins it), computes the evidence from a
  * *view* of the chain's leaves, and in each mode lies one way: a changed block, a forked or rolled-back
- * history, another signing key, a dropped proof, another event for an append, cosignatures dropped or
- * forged. In `honest` mode it tells the truth, so the client's acceptance of the truth is tested too.
+ * history, another signing key, a dropped proof, another event for an append (or the newest block changed
+ * under it), cosignatures dropped or forged. In `honest` mode it tells the truth, so the client's acceptance of the truth is tested too.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +21,14 @@ export type Lie =
   | 'other-key'
   | 'drop-proof'
   | 'wrong-event'
+  /** The same content appended twice: the second append answered with the first's event id, appending nothing. */
+  | 'same-event-twice'
+  /** The newest block: another event beside the appended one. */
+  | 'inject-event'
+  /** The newest block: its event's details_metadata changed. */
+  | 'swap-metadata'
+  /** The newest block: its event's details replaced by an off-chain reference the service chose. */
+  | 'offchain-swap'
   | 'drop-cosignature'
   | 'forge-cosignature'
   | 'retry-after-append'
@@ -84,6 +92,8 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
   const vkey = verifierKey(name, own.pub.toString('hex'));
   const witness = cosigner('witness.test/w1');
   let appendsAnswered = 0;
+  /** The last append's body and answer (for 'same-event-twice'). */
+  let lastAppend: { body: string; answer: unknown } | undefined;
   /** The size the real witness last cosigned for each origin (what it answers 409 with). */
   const witnessed = new Map<string, number>();
 
@@ -122,6 +132,28 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
     return sealBlock({ ...rest, events: rest.events.map((e) => ({ ...e, details: { ...e.details, forged: true } })) } as never) as unknown as RealBlock;
   };
 
+  /** The newest block as `lie` changes it, sealed again: the fake tree is built over it. */
+  const changedNewest = (block: RealBlock, lie: Lie): RealBlock => {
+    const { hash: _hash, ...rest } = block;
+    const [event] = rest.events as Record<string, unknown>[];
+    const events =
+      lie === 'inject-event'
+        ? [event, { ...event, event_id: `${block.chain_name}_${block.index}_1`, entity_id: 'mallory', details: { amount: 1_000_000 } }]
+        : lie === 'swap-metadata'
+          ? [{ ...event, details_metadata: { signed_by: 'mallory' } }]
+          : [
+              {
+                ...event,
+                details: {},
+                is_offchain: true,
+                details_cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku',
+                details_nonce: '00'.repeat(12),
+              },
+            ];
+    return sealBlock({ ...rest, events } as never) as unknown as RealBlock;
+  };
+  const CHANGES_NEWEST: Lie[] = ['inject-event', 'swap-metadata', 'offchain-swap'];
+
   /** A block with a changed field and its old hash. */
   const tampered = (block: RealBlock) => ({ ...block, events: block.events.map((e) => ({ ...e, details: { ...e.details, amount: 1_000_000 } })) });
 
@@ -132,6 +164,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       blocks = blocks.map((b) => (b.index === at ? forged(b) : b));
     }
     if (state.lie === 'rollback') blocks = blocks.slice(0, -1);
+    if (CHANGES_NEWEST.includes(state.lie)) blocks = blocks.map((b, i) => (i === blocks.length - 1 ? changedNewest(b, state.lie) : b));
     const leaves = blocks.map((b) => leafHash(Buffer.from(b.hash, 'hex')));
     const node = nodesFromLeafHashes(leaves);
     const asked = (query.get('leaves') ?? '').split(',').filter(Boolean).map(Number);
@@ -178,6 +211,9 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       if (evidenceMatch && req.method === 'GET')
         return send(200, await evidence(evidenceMatch[1]!, url.searchParams, state, req.headers['x-view'] as string | undefined));
 
+      const isAppend = req.method === 'POST' && /\/events$/.test(url.pathname);
+      const sentBody = Buffer.concat(chunks).toString();
+      if (isAppend && state.lie === 'same-event-twice' && lastAppend?.body === sentBody) return send(200, lastAppend.answer);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
       const forwarded = await fetch(url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
@@ -186,7 +222,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       try {
         body = JSON.parse(text);
       } catch {}
-      const isAppend = req.method === 'POST' && /\/events$/.test(url.pathname);
+      if (isAppend && forwarded.ok) lastAppend = { body: sentBody, answer: body };
       if (isAppend && state.lie === 'retry-after-append' && appendsAnswered++ === 0) {
         // The append landed, but the answer is lost: a 503 asking to retry.
         return send(503, { detail: 'Service unavailable', request_id: 'lying' }, { 'Retry-After': '1' });
