@@ -192,8 +192,16 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (identity && /-temporary$/.test(identity.node_id))
       notes.push('the node signs with temporary keys (no identity file): its checkpoints will not survive a restart');
 
-    const checkpoint = await get<SignedCheckpoint>(`/api/v1/chains/${encodeURIComponent(options.chain)}/checkpoint`);
-    checkSignature(checkpoint, publicKey, 'the checkpoint');
+    // A Sub-Chain's anchors live on the Main Chain, whose checkpoint is read first: every anchor it holds was made
+    // before the Sub-Chain's checkpoint is read, so an honest node's checkpoint covers them all.
+    const mainCheckpoint = options.chain === 'main' ? undefined : await get<SignedCheckpoint>('/api/v1/chains/main/checkpoint');
+    const readCheckpoint = async () => {
+      const read = await get<SignedCheckpoint>(`/api/v1/chains/${encodeURIComponent(options.chain)}/checkpoint`);
+      checkSignature(read, publicKey, 'the checkpoint');
+      if (read.chain_name !== options.chain) throw new Failure(`the checkpoint is of chain '${read.chain_name}', not '${options.chain}'`);
+      return read;
+    };
+    let checkpoint = await readCheckpoint();
     verdict.checkpoint = checkpoint;
     verdict.nodeId = checkpoint.node_id;
     const saved = options.savedCheckpoint;
@@ -206,8 +214,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
 
     // The anchors of a Sub-Chain live on the Main Chain: verify the Main Chain first, then trust them.
     const anchors: { proofId: string; headIndex: number; headHash: string; treeSize: number; root: string }[] = [];
-    if (options.chain !== 'main') {
-      const mainCheckpoint = await get<SignedCheckpoint>('/api/v1/chains/main/checkpoint');
+    if (mainCheckpoint) {
       checkSignature(mainCheckpoint, publicKey, "the Main Chain's checkpoint");
       let mainRoot = '';
       const mainBlocks = await walk(
@@ -235,6 +242,18 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       }
     }
 
+    // An anchor past the checkpoint: the Main Chain proves blocks the checkpoint leaves out (an old checkpoint served
+    // to hide them). Read once more (a node's head read may lag a moment), then refused.
+    const newest = anchors.reduce<(typeof anchors)[number] | undefined>((a, b) => (a && a.treeSize >= b.treeSize ? a : b), undefined);
+    if (newest && newest.treeSize > checkpoint.tree_size) {
+      checkpoint = await readCheckpoint();
+      verdict.checkpoint = checkpoint;
+      if (newest.treeSize > checkpoint.tree_size) {
+        throw new Failure(
+          `the Main Chain anchors ${newest.treeSize} blocks of '${options.chain}' (anchor ${newest.proofId}), its checkpoint shows ${checkpoint.tree_size}: blocks are being hidden`,
+        );
+      }
+    }
     let root = '';
     const sizes = new Set([checkpoint.tree_size, ...anchors.map((a) => a.treeSize), ...(saved ? [saved.tree_size] : [])]);
     await walk(options.chain, checkpoint.tree_size, sizes, (n, rootAtN, lastHash) => {

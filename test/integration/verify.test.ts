@@ -4,9 +4,11 @@
  * when a block is edited, deleted, or rewritten with its successors directly in DynamoDB.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -228,6 +230,42 @@ describe('Proofs a client can check', () => {
     assert.equal(ledgerVerify('--chain', 'audit', '--public-key', publicKey, '--checkpoint', saved).code, 0);
     const main = ledgerVerify('--chain', 'main', '--public-key', publicKey);
     assert.equal(main.code, 0, main.out);
+  });
+
+  it("refuses a Sub-Chain's old checkpoint served to hide blocks the Main Chain anchors", async () => {
+    await call(base, 'POST', '/chains/hidden/create');
+    await addEvents('hidden', 3);
+    const old = (await call(base, 'GET', '/chains/hidden/checkpoint')).body; // genuinely signed, at 4 blocks (the genesis block and three)
+    await addEvents('hidden', 3);
+    assert.equal((await call(base, 'POST', '/chains/hidden/submit-proof')).status, 200);
+    // A mirror that answers that old checkpoint and passes everything else through (no key needed to lie so).
+    const mirror = createServer(async (req, res) => {
+      const path = req.url ?? '/';
+      if (path === '/api/v1/chains/hidden/checkpoint') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify(old));
+      }
+      const upstream = await fetch(`${stack.url}${path}`, { headers: { accept: req.headers.accept ?? '*/*' } });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((done) => mirror.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+      const run = spawn('npx', ['--no-install', 'ledger-verify', '--url', url, '--chain', 'hidden', '--public-key', publicKey], { cwd: ROOT });
+      let out = '';
+      run.stdout.on('data', (d) => (out += d));
+      run.stderr.on('data', (d) => (out += d));
+      const code = await new Promise<number | null>((done) => run.on('close', done));
+      assert.equal(code, 1, out);
+      assert.match(out, /the Main Chain anchors 7 blocks of 'hidden' \(anchor hidden_\d+\), its checkpoint shows 4: blocks are being hidden/);
+    } finally {
+      await new Promise((done) => mirror.close(done));
+    }
+    // Through the node itself: verified, the anchor checked.
+    const { code, out } = ledgerVerify('--chain', 'hidden', '--public-key', publicKey);
+    assert.equal(code, 0, out);
+    assert.match(out, /verified: 'hidden', 7 blocks/);
   });
 
   it("refuses a key that is not the node's", () => {
