@@ -1,6 +1,6 @@
 /**
  * `npm run witness -- --log <log vkey> [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1] [--max-origins 10000]
- *   [--new-origins-per-minute 60] [--idle-expiry-days 30] [--requests-per-minute 1200]`
+ *   [--new-origins-per-minute 60] [--requests-per-minute 1200]`
  * `npm run witness -- --print-vkey [--dir …] [--name …]`: its cosigner vkey (making its key on first use), then exit.
  *
  * A C2SP tlog-witness for local use and tests (infra/witness/witness.ts). It serves
@@ -10,8 +10,8 @@
  * size and root per origin, is kept in one file per origin under <dir>/origins/ (infra/witness/store.ts),
  * on disk before each answer. It keeps at most --max-origins logs: a new origin past that is refused (507),
  * since any writer of a trusted log can make new chains, each an origin; it admits at most
- * --new-origins-per-minute new ones (429), and when full forgets a log with no new checkpoint for
- * --idle-expiry-days. A checkpoint it holds, sent again, is cosigned from memory with no write. Each source
+ * --new-origins-per-minute new ones (429), and forgets none to make room (a forgotten log would be cosigned
+ * again from size 0, a fork of it too). A checkpoint it holds, sent again, is cosigned from memory with no write. Each source
  * address may send --requests-per-minute requests (429 with Retry-After past it), so that one client's flood
  * leaves the logs' own submissions their time. Each `--log` is a log's note vkey
  * (GET /tlog/vkey of the service), trusted for every origin under its key name (`<name>/`), or for the
@@ -26,16 +26,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgsOrExit } from '../../shared/cli-args.ts';
 import { fileWitnessStore } from './store.ts';
-import {
-  DEFAULT_IDLE_EXPIRY_MS,
-  DEFAULT_MAX_ORIGINS,
-  DEFAULT_NEW_ORIGINS_PER_MINUTE,
-  type TrustedLog,
-  type WitnessKey,
-  cosignerVkey,
-  createWitness,
-  trustedLog,
-} from './witness.ts';
+import { DEFAULT_MAX_ORIGINS, DEFAULT_NEW_ORIGINS_PER_MINUTE, type TrustedLog, type WitnessKey, cosignerVkey, createWitness, trustedLog } from './witness.ts';
 
 /** Requests a source address may send a minute by default (a log with many chains gets a higher one). */
 const DEFAULT_REQUESTS_PER_MINUTE = 1_200;
@@ -56,7 +47,7 @@ function loadKey(dir: string, name: string): WitnessKey {
 }
 
 const USAGE = `Usage: npm run witness -- --log <log vkey>[=<origin prefix>] [--log …] [--port 2680] [--dir .data/witness] [--name witness.local/w1]
-         [--max-origins 10000] [--new-origins-per-minute 60] [--idle-expiry-days 30] [--requests-per-minute 1200]
+         [--max-origins 10000] [--new-origins-per-minute 60] [--requests-per-minute 1200]
        npm run witness -- --print-vkey [--dir .data/witness] [--name witness.local/w1]
 
 A log vkey is what GET /tlog/vkey of the service answers; --print-vkey prints this witness's own (made on first use).`;
@@ -73,7 +64,6 @@ async function main(): Promise<void> {
         name: { type: 'string', default: 'witness.local/w1' },
         'max-origins': { type: 'string', default: String(DEFAULT_MAX_ORIGINS) },
         'new-origins-per-minute': { type: 'string', default: String(DEFAULT_NEW_ORIGINS_PER_MINUTE) },
-        'idle-expiry-days': { type: 'string', default: String(DEFAULT_IDLE_EXPIRY_MS / 86_400_000) },
         'requests-per-minute': { type: 'string', default: String(DEFAULT_REQUESTS_PER_MINUTE) },
         'print-vkey': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
@@ -109,7 +99,7 @@ async function main(): Promise<void> {
     console.error(`witness: a --log is not a verifier key: ${(error as Error).message}`);
     process.exit(2);
   }
-  const positive = (name: 'max-origins' | 'new-origins-per-minute' | 'idle-expiry-days' | 'requests-per-minute'): number => {
+  const positive = (name: 'max-origins' | 'new-origins-per-minute' | 'requests-per-minute'): number => {
     const value = Number(values[name]);
     if (!Number.isSafeInteger(value) || value < 1) {
       console.error(`witness: --${name} must be a positive integer, not '${values[name]}'`);
@@ -119,11 +109,10 @@ async function main(): Promise<void> {
   };
   const maxOrigins = positive('max-origins');
   const newOriginsPerMinute = positive('new-origins-per-minute');
-  const idleExpiryMs = positive('idle-expiry-days') * 86_400_000;
   const requestsPerMinute = positive('requests-per-minute');
   mkdirSync(values.dir!, { recursive: true });
   const key = loadKey(values.dir!, values.name!);
-  const witness = createWitness({ key, logs, store: fileWitnessStore(values.dir!), maxOrigins, newOriginsPerMinute, idleExpiryMs });
+  const witness = createWitness({ key, logs, store: fileWitnessStore(values.dir!), maxOrigins, newOriginsPerMinute });
   // Requests per source address and minute: a fixed window, forgotten as each minute ends.
   let window = { minute: -1, counts: new Map<string, number>() };
   const overLimit = (address: string): number | undefined => {

@@ -7,11 +7,11 @@
  *
  * A state kept by an earlier version as one `<dir>/state.json` is moved into the per-origin files at open.
  * What it read or wrote is also kept in memory (a few hundred bytes an origin, at most --max-origins), so that a
- * checkpoint it holds, sent again, is answered without touching the disk. A file's mtime is when its log last moved:
- * a full witness forgets the log idle longest, once idle past the expiry, for a new one.
+ * checkpoint it holds, sent again, is answered without touching the disk. Nothing is ever forgotten: a log forgotten
+ * would be new again, and cosigned from size 0 whatever its history.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CosignedState, WitnessStore } from './witness.ts';
 
@@ -65,21 +65,6 @@ export function fileWitnessStore(dir: string): WitnessStore {
     },
     async count() {
       return count;
-    },
-    async forgetIdle(idleSince) {
-      let oldest: { name: string; mtimeMs: number } | undefined;
-      for (const name of readdirSync(origins)) {
-        if (!name.endsWith('.json')) continue;
-        const { mtimeMs } = statSync(join(origins, name));
-        if (!oldest || mtimeMs < oldest.mtimeMs) oldest = { name, mtimeMs };
-      }
-      if (!oldest || oldest.mtimeMs >= idleSince) return false;
-      const file = join(origins, oldest.name);
-      const { origin } = JSON.parse(readFileSync(file, 'utf8')) as { origin: string };
-      unlinkSync(file);
-      held.delete(origin);
-      count -= 1;
-      return true;
     },
   };
 }

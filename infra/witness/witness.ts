@@ -29,19 +29,12 @@ export interface WitnessStore {
   set(origin: string, state: CosignedState): Promise<void>;
   /** How many origins it holds. */
   count(): Promise<number>;
-  /**
-   * Forgets the origin updated least recently, if that was before `idleSince` (epoch ms): room for a new log when
-   * the witness is full. Answers whether one was forgotten.
-   */
-  forgetIdle(idleSince: number): Promise<boolean>;
 }
 
 /** How many logs (origins) a witness keeps by default: past it, a new origin is refused with 507. */
 export const DEFAULT_MAX_ORIGINS = 10_000;
 /** New logs admitted a minute by default: any writer of a trusted log makes one per chain, so their rate is bounded. */
 export const DEFAULT_NEW_ORIGINS_PER_MINUTE = 60;
-/** How long a log may go without a new checkpoint before a full witness forgets it for a new one (default 30 days). */
-export const DEFAULT_IDLE_EXPIRY_MS = 30 * 24 * 3_600_000;
 
 export interface WitnessKey {
   name: string;
@@ -89,7 +82,6 @@ export function createWitness({
   store,
   maxOrigins = DEFAULT_MAX_ORIGINS,
   newOriginsPerMinute = DEFAULT_NEW_ORIGINS_PER_MINUTE,
-  idleExpiryMs = DEFAULT_IDLE_EXPIRY_MS,
   now = () => Date.now(),
 }: {
   key: WitnessKey;
@@ -99,8 +91,6 @@ export function createWitness({
   maxOrigins?: number;
   /** New origins admitted a minute; past it, 429 until the minute is over. */
   newOriginsPerMinute?: number;
-  /** A full witness forgets a log idle this long for a new one. */
-  idleExpiryMs?: number;
   now?: () => number;
 }): Witness {
   const keyId = cosignerKeyId(key.name, key.publicKey);
@@ -170,12 +160,13 @@ export function createWitness({
     if (oldSize !== latestSize) return text(409, `${latestSize}\n`, 'text/x.tlog.size');
     if (latest === undefined) {
       // Any writer of a trusted log can make new origins (a chain each): how fast they come, and how many are kept,
-      // is bounded; a full witness makes room by forgetting a log idle for idleExpiryMs.
+      // is bounded. A full witness forgets nothing to make room: a log it forgot would be new to it again, and any
+      // history of it, a fork too, would be cosigned from size 0.
       const minute = Math.floor(now() / 60_000);
       if (window.minute !== minute) window = { minute, admitted: 0 };
       if (window.admitted >= newOriginsPerMinute) return text(429, `this witness admits at most ${newOriginsPerMinute} new logs a minute\n`);
-      if ((await store.count()) >= maxOrigins && !(await store.forgetIdle(now() - idleExpiryMs))) {
-        return text(507, `this witness keeps at most ${maxOrigins} logs and cosigns no new one\n`);
+      if ((await store.count()) >= maxOrigins) {
+        return text(507, `this witness keeps at most ${maxOrigins} logs (--max-origins) and cosigns no new one\n`);
       }
       window.admitted += 1;
     }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -55,7 +55,6 @@ function witness({
       get: async (o) => states.get(o),
       set: async (o, s) => void states.set(o, s),
       count: async () => states.size,
-      forgetIdle: async () => false,
     },
     now,
     ...(maxOrigins === undefined ? {} : { maxOrigins }),
@@ -223,7 +222,6 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
           states.set(o, st);
         },
         count: async () => states.size,
-        forgetIdle: async () => false,
       },
     });
     const held = checkpoint(10).note;
@@ -247,7 +245,6 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
           states.set(o, st);
         },
         count: async () => states.size,
-        forgetIdle: async () => false,
       },
     });
     const held = w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/slow` }).note));
@@ -273,20 +270,25 @@ describe('C2SP tlog-witness, add-checkpoint', () => {
     assert.equal((await add('c')).status, 200);
   });
 
-  it('when full, forgets the log idle longest, once idle past the expiry, for a new one; else 507', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'witness-idle-'));
+  it('when full, refuses a new log (507) and forgets none to make room: a log idle for a year still refuses a fork of itself (red team)', async () => {
+    // A full witness had forgotten the log idle longest for a new one: the forgotten log was then new to it, and a
+    // fork of it was cosigned from size 0 once a log operator's new chains had filled the witness.
+    const dir = mkdtempSync(join(tmpdir(), 'witness-full-'));
     try {
       const t = Date.now();
       const { w } = witness({ store: fileWitnessStore(dir), maxOrigins: 2, now: () => t });
-      const add = (origin: string) => w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/${origin}` }).note));
-      assert.equal((await add('old')).status, 200);
-      assert.equal((await add('recent')).status, 200);
-      assert.equal((await add('new')).status, 507, 'none idle for 30 days yet');
-      const oldFile = readdirSync(join(dir, 'origins')).find((name) => readFileSync(join(dir, 'origins', name), 'utf8').includes('/old"'))!;
-      const longAgo = new Date(t - 31 * 24 * 3_600_000);
-      utimesSync(join(dir, 'origins', oldFile), longAgo, longAgo);
-      assert.equal((await add('new')).status, 200, 'the idle log made room');
-      assert.equal((await add('old')).status, 507, 'full again: the forgotten log would now be a new one');
+      const add = (origin: string, opts: { root?: Buffer } = {}) =>
+        w.addCheckpoint(request(0, checkpoint(4, { origin: `${LOG_NAME}/${origin}`, ...opts }).note));
+      assert.equal((await add('quiet')).status, 200);
+      assert.equal((await add('busy')).status, 200);
+      for (const name of readdirSync(join(dir, 'origins'))) {
+        const longAgo = new Date(t - 365 * 24 * 3_600_000);
+        utimesSync(join(dir, 'origins', name), longAgo, longAgo);
+      }
+      const refused = await add('new');
+      assert.equal(refused.status, 507, refused.body);
+      assert.match(refused.body, /at most 2 logs \(--max-origins\)/);
+      assert.deepEqual(await add('quiet', { root: Buffer.alloc(32, 7) }), { status: 409, contentType: 'text/x.tlog.size', body: '4\n' }, 'the fork is refused');
       assert.equal(readdirSync(join(dir, 'origins')).length, 2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
