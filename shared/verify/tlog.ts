@@ -209,6 +209,11 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
       }
       const width = Math.min(TILE_WIDTH, size - n * TILE_WIDTH);
       if (entries.length !== width) throw new Failure(`entry bundle ${n} holds ${entries.length} entries, not ${width}`, n * TILE_WIDTH);
+      // Resumed inside a bundle: its entries before the saved size are not in the tree this run computes (the saved
+      // frontier stands for them), so the one the saved state ends with is checked, as the entry the next links to.
+      if (lastHash !== null && start > n * TILE_WIDTH && entries[start - 1 - n * TILE_WIDTH]!.toString('hex') !== lastHash) {
+        throw new Failure(`entry ${start - 1} is not the one the saved state ends with: the log rewrote its history`, start - 1);
+      }
       if (leaves.length !== width) throw new Failure(`level-0 tile ${n} holds ${leaves.length} hashes, not ${width}`, n * TILE_WIDTH);
       const hashes: Buffer[] = new Array(width);
       for (let i = 0; i < width; i += 1) {

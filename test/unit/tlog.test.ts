@@ -248,7 +248,7 @@ describe('ledger-verify --tiles (a monitor)', () => {
     // The same key signing a different history that is longer: not an extension of the saved state.
     const rewritten = memoryChain(1_200, { signer, seed: 'other' });
     const fork = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(rewritten.tlog) });
-    assert.match(fork.problem!, /do not extend it/);
+    assert.match(fork.problem!, /the log rewrote its history/); // entry 999, the saved state's last, is another one
     // A level-1 tile whose first hash is wrong: every entry checks, the tile does not.
     const lying = await verifyTlog({
       url: 'http://log',
@@ -267,6 +267,25 @@ describe('ledger-verify --tiles (a monitor)', () => {
     const impostor = memoryChain(1_000);
     const forged = await verifyTlog({ url: 'http://log', chain: 'c', vkey: await log.tlog.verifierKey(), fetch: serve(impostor.tlog) });
     assert.match(forged.problem!, /not signed by/);
+    // Resumed inside a bundle (a state at 30): the entry the state ends with, and its leaf, replaced in the bundle
+    // served now, so that a block after it could link to something else (red team: it verified).
+    const at30 = await verifyTlog({ url: 'http://log', chain: 'c', fetch: serve(memoryChain(30, { signer }).tlog) });
+    const grown = memoryChain(60, { signer });
+    const other = Buffer.alloc(32, 9);
+    const swapped = await verifyTlog({
+      url: 'http://log',
+      chain: 'c',
+      state: at30.state!,
+      fetch: serve(grown.tlog, (path, bytes) =>
+        path.startsWith('entries/000')
+          ? Buffer.concat([bytes.subarray(0, 29 * 34 + 2), other, bytes.subarray(30 * 34)])
+          : path.startsWith('0/000')
+            ? Buffer.concat([bytes.subarray(0, 29 * 32), leafHash(other), bytes.subarray(30 * 32)])
+            : bytes,
+      ),
+    });
+    assert.match(swapped.problem!, /entry 29 is not the one the saved state ends with/);
+    assert.equal((await verifyTlog({ url: 'http://log', chain: 'c', state: at30.state!, fetch: serve(grown.tlog) })).verified, true, 'honest');
     // A log that shrank.
     const shorter = memoryChain(900, { signer });
     const shrunk = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(shorter.tlog) });
