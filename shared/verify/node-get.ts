@@ -9,6 +9,13 @@ import https from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { NodeAnswer, NodeGet } from './pages.ts';
 
+/**
+ * The largest answer read, on the wire and decoded: a node's answer is at most a Lambda response (6 MB), so this is
+ * far above any honest one, and an endless or compressed-to-nothing answer from a lying node ends here instead of
+ * taking the verifier's memory (a gzip of 1 MB had decoded to 2 GB).
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
 /** Redirects followed, as `fetch` follows them (a node moved behind a CDN answers 301 or 308). */
 const MAX_REDIRECTS = 5;
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -37,7 +44,16 @@ function get(url: URL, init: Parameters<NodeGet>[1], redirects: number): Promise
           return;
         }
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > MAX_ANSWER_BYTES) {
+            reject(new Error(`the answer of ${url.host} is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MB, more than any node answers`));
+            request.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
         res.on('error', reject);
         // A connection lost (or aborted at the deadline) mid-answer: an error, never a wait without end.
         res.on('close', () => {
@@ -70,12 +86,12 @@ function decoded(body: Buffer, encoding: string | undefined): Buffer {
     case 'identity':
       return body;
     case 'br':
-      return brotliDecompressSync(body);
+      return brotliDecompressSync(body, { maxOutputLength: MAX_ANSWER_BYTES });
     case 'gzip':
     case 'x-gzip':
-      return gunzipSync(body);
+      return gunzipSync(body, { maxOutputLength: MAX_ANSWER_BYTES });
     case 'deflate':
-      return inflateSync(body);
+      return inflateSync(body, { maxOutputLength: MAX_ANSWER_BYTES });
     default:
       throw new Error(`content-encoding ${encoding} is not one a verifier asks for`);
   }

@@ -11,6 +11,8 @@ import { nodeGet } from '#shared/verify/node-get';
 import { askNode, fromFetch, getJson } from '#shared/verify/pages';
 
 const PAGE = JSON.stringify({ blocks: Array.from({ length: 50 }, (_, i) => ({ index: i, note: 'x'.repeat(100) })) });
+/** 64 MB of spaces in 64 KB of gzip. */
+const BOMB = gzipSync(Buffer.alloc(64 * 1024 * 1024, 32), { level: 9 });
 let server: Server;
 let base: string;
 const seen: Record<string, string | undefined>[] = [];
@@ -41,6 +43,17 @@ before(async () => {
       case '/endless':
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('[');
+        break;
+      case '/huge':
+        // Past the cap, on the wire: written until the client goes.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        (function more() {
+          if (!res.destroyed && res.write(Buffer.alloc(1024 * 1024, 32))) setImmediate(more);
+          else if (!res.destroyed) res.once('drain', more);
+        })();
+        break;
+      case '/bomb':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(BOMB);
         break;
       case '/odd':
         res.writeHead(200, { 'content-encoding': 'zstd' }).end('??');
@@ -96,6 +109,9 @@ describe("ledger-verify's GET of a node (node:http)", () => {
     await assert.rejects(nodeGet(`${base}/odd`, init()), /content-encoding zstd is not one a verifier asks for/);
     await assert.rejects(nodeGet(`${base}/plain`, { headers: {}, signal: AbortSignal.abort() }), /abort/i);
     await assert.rejects(nodeGet(`${base}/cut`, init()), /cut short|aborted|socket hang up/);
+    // An answer larger than any node's, on the wire or decoded, is refused as it comes (red team: 2.8 GB held before).
+    await assert.rejects(nodeGet(`${base}/huge`, init()), /larger than 32 MB/);
+    await assert.rejects(nodeGet(`${base}/bomb`, init()), /could not be decoded: .*larger than 33554432 bytes/);
     // An answer that never ends ends at the request's deadline.
     await assert.rejects(nodeGet(`${base}/endless`, { headers: {}, signal: AbortSignal.timeout(300) }), /abort|timeout|cut short/i);
   });
