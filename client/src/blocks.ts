@@ -9,10 +9,15 @@ import { VerificationError } from './errors.ts';
 import type { Block, LedgerEvent } from './types.ts';
 import { toHex, utf8 } from './tlog.ts';
 
-/** An event as it was hashed. */
+/**
+ * An event as it was hashed: an erasable event with its sealed details only, without the `erased` mark its answer may
+ * carry. Any other event is hashed as answered: no mark is taken off it (verified reads never ask for resolved
+ * details, so no `resolve_error` either), as ledger-verify hashes it.
+ */
 export function storedEvent(event: LedgerEvent): LedgerEvent {
-  const { erased: _erased, resolve_error: _resolveError, ...stored } = event;
-  return event.subject_id === undefined ? stored : { ...stored, details: {} };
+  if (event.subject_id === undefined) return event;
+  const { erased: _erased, ...stored } = event;
+  return { ...stored, details: {} };
 }
 
 /** The hash a block's contents give. */

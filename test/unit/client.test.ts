@@ -218,6 +218,10 @@ describe('client block hashing', () => {
     const block = sealBlock({ index: 1, chain_name: 'orders', timestamp: 1795291099.829, previous_hash: 'a'.repeat(64), events: [event] });
     assert.equal(computeBlockHash(block), block.hash);
     assert.notEqual(computeBlockHash({ ...block, events: [{ ...event, details: { carrier: 'dhl' } }] }), block.hash);
+    // Only an erasable event may be answered erased; no verified read asks for resolved details (red team: a server
+    // marked ordinary events erased or unreadable, and they verified).
+    assert.notEqual(computeBlockHash({ ...block, events: [{ ...event, erased: true }] }), block.hash);
+    assert.notEqual(computeBlockHash({ ...block, events: [{ ...event, resolve_error: 'the payload cannot be read' }] }), block.hash);
 
     const erasable = { ...event, details: {}, subject_id: 'alice', details_sealed: 'c2VhbGVk' };
     const stored = sealBlock({ index: 1, chain_name: 'orders', timestamp: 1, previous_hash: 'a'.repeat(64), events: [erasable] });
