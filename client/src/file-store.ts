@@ -1,42 +1,74 @@
 /**
- * A StateStore in one JSON file (Node only): read once, written whole on every change, through a
- * temporary file and a rename, so a crash leaves the old state or the new one, never half of one.
+ * A StateStore in one JSON file (Node only), which several clients and processes may share. Every read reads the
+ * file, so that a client sees what another wrote; every change is made under a lock file (`<file>.lock`), on the
+ * file as it is then, and written through a temporary file and a rename, so a crash leaves the old state or the
+ * new one, never half of one. Kept in memory and written whole, one client's old copy had rolled back another's
+ * newer trusted state (and with it the fork it would have caught).
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { StateStore } from './state.ts';
 
+/** How long a change waits for another's lock, and when a lock is taken for its holder's leftover (it died). */
+const LOCK_WAIT_MS = 10_000;
+const LOCK_STALE_MS = 30_000;
+
 export class FileStore implements StateStore {
-  #values: Promise<Map<string, string>> | undefined;
-  #writing: Promise<void> = Promise.resolve();
+  /** One change at a time in this process (the lock file orders them across processes). */
+  #writing: Promise<unknown> = Promise.resolve();
 
   constructor(readonly path: string) {}
 
-  #load(): Promise<Map<string, string>> {
-    this.#values ??= readFile(this.path, 'utf8').then(
-      (text) => new Map(Object.entries(JSON.parse(text) as Record<string, string>)),
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return new Map<string, string>();
-        throw error;
-      },
-    );
-    return this.#values;
+  async #read(): Promise<Map<string, string>> {
+    try {
+      return new Map(Object.entries(JSON.parse(await readFile(this.path, 'utf8')) as Record<string, string>));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map<string, string>();
+      throw error;
+    }
   }
 
   async get(key: string) {
-    return (await this.#load()).get(key);
+    return (await this.#read()).get(key);
   }
 
   async set(key: string, value: string) {
-    const values = await this.#load();
-    values.set(key, value);
-    const text = `${JSON.stringify(Object.fromEntries(values), null, 2)}\n`;
-    this.#writing = this.#writing.then(async () => {
-      await mkdir(dirname(this.path), { recursive: true });
+    await this.update(key, () => value);
+  }
+
+  /** Changes one value on the file as it is now, under the lock: `change` answers the new value, or undefined to keep it. */
+  update(key: string, change: (current: string | undefined) => string | undefined): Promise<void> {
+    const run = this.#writing.then(() => this.#underLock(key, change));
+    this.#writing = run.catch(() => undefined);
+    return run;
+  }
+
+  async #underLock(key: string, change: (current: string | undefined) => string | undefined): Promise<void> {
+    await mkdir(dirname(this.path), { recursive: true });
+    const lock = `${this.path}.lock`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        await (await open(lock, 'wx', 0o600)).close();
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const held = await stat(lock).catch(() => undefined);
+        if (held && Date.now() - held.mtimeMs > LOCK_STALE_MS) await rm(lock, { force: true });
+        else if (Date.now() > deadline) throw new Error(`the state file ${this.path} stayed locked for ${LOCK_WAIT_MS / 1000} s (${lock})`);
+        else await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+      }
+    }
+    try {
+      const values = await this.#read();
+      const next = change(values.get(key));
+      if (next === undefined || next === values.get(key)) return;
+      values.set(key, next);
       const temporary = `${this.path}.${process.pid}.tmp`;
-      await writeFile(temporary, text, { mode: 0o600 });
+      await writeFile(temporary, `${JSON.stringify(Object.fromEntries(values), null, 2)}\n`, { mode: 0o600 });
       await rename(temporary, this.path);
-    });
-    await this.#writing;
+    } finally {
+      await rm(lock, { force: true });
+    }
   }
 }

@@ -134,9 +134,20 @@ export class Prover {
       });
       const state = this.#acceptCheckpoint(chain, log, key, evidence, trusted);
       const blocks = this.#checkLeaves(chain, indices, evidence, state, options);
-      if (!trusted || state.size > trusted.size) await this.#deps.store.set(`log:${log}`, JSON.stringify(state));
+      if (!trusted || state.size > trusted.size) await this.#keepNewer(`log:${log}`, state);
       return { blocks, state };
     });
+  }
+
+  /**
+   * Stores a newly trusted state unless the store holds a larger one already (written meanwhile by another client
+   * sharing it): a trusted state never moves back. Whether the two agree is proven at the next advance from the larger.
+   */
+  async #keepNewer(key: string, state: TrustedState): Promise<void> {
+    const text = JSON.stringify(state);
+    const { store } = this.#deps;
+    if (!store.update) return store.set(key, text);
+    await store.update(key, (current) => (current && (JSON.parse(current) as TrustedState).size >= state.size ? undefined : text));
   }
 
   /** The evidence's checkpoint, checked as a new trusted state: signature, origin, witnesses, no rollback or fork, consistency. */

@@ -6,6 +6,12 @@
 export interface StateStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
+  /**
+   * Optional: changes one value atomically against whatever else shares the store (another client, another process):
+   * `change` is given the value as it is now and answers the new one, or undefined to keep it. A store shared that
+   * way needs it, or a client's older trusted state can overwrite a newer one.
+   */
+  update?(key: string, change: (current: string | undefined) => string | undefined): Promise<void>;
 }
 
 export class MemoryStore implements StateStore {
@@ -15,6 +21,10 @@ export class MemoryStore implements StateStore {
   }
   async set(key: string, value: string) {
     this.#values.set(key, value);
+  }
+  async update(key: string, change: (current: string | undefined) => string | undefined) {
+    const next = change(this.#values.get(key));
+    if (next !== undefined) this.#values.set(key, next);
   }
 }
 

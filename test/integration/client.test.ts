@@ -126,6 +126,45 @@ describe('the verified client against the real service', () => {
     assert.deepEqual(receipt.block?.events[0]?.details, {});
   });
 
+  it('two clients sharing one state file: neither rolls back what the other trusts (red team)', async () => {
+    // Each client had kept the file in memory and written it whole: one's old copy undid the other's newer state, and
+    // a fork after the newer one was then accepted.
+    const shared = join(dir, 'shared-state.json');
+    const a = new LedgerClient({ baseUrl: stack.url, store: new FileStore(shared) });
+    const b = new LedgerClient({ baseUrl: stack.url, store: new FileStore(shared) });
+    const first = (await a.checkpoint('orders')).size;
+    const plain = new LedgerClient({ baseUrl: stack.url, verify: false });
+    await plain.append('orders', { entity_id: 'pkg-s', event_type: 'one' });
+    await plain.append('orders', { entity_id: 'pkg-s', event_type: 'two' });
+    assert.equal((await b.checkpoint('orders')).size, first + 2);
+    await a.checkpoint('main'); // a change of a's: written on the file as it is now
+    assert.equal((await a.trustedState('orders'))?.size, first + 2, 'a sees what b trusts');
+    const saved = JSON.parse(readFileSync(shared, 'utf8')) as Record<string, string>;
+    const orders = Object.entries(saved).find(([k]) => k.endsWith('/orders'))!;
+    assert.equal(JSON.parse(orders[1]).size, first + 2);
+  });
+
+  it('a trusted state never moves back: a store holding a larger one (written meanwhile by another client) keeps it', async () => {
+    const real = new LedgerClient({ baseUrl: stack.url });
+    const now = await real.checkpoint('orders');
+    const values = new Map<string, string>();
+    const larger = JSON.stringify({ ...JSON.parse(JSON.stringify(now)), size: now.size + 10 });
+    // Another client's write lands between this one's read of the store and its write.
+    const store = {
+      get: async (key: string) => values.get(key),
+      set: async (key: string, value: string) => void values.set(key, value),
+      update: async (key: string, change: (current: string | undefined) => string | undefined) => {
+        if (key.startsWith('log:')) values.set(key, larger);
+        const next = change(values.get(key));
+        if (next !== undefined) values.set(key, next);
+      },
+    };
+    const client = new LedgerClient({ baseUrl: stack.url, store });
+    assert.equal((await client.checkpoint('orders')).size, now.size);
+    const kept = [...values.entries()].find(([k]) => k.startsWith('log:'))!;
+    assert.equal(JSON.parse(kept[1]).size, now.size + 10);
+  });
+
   it('a verified read by index costs no request more than a plain one (the block comes with its proof), by hash one more', async () => {
     const plain = counting();
     const verified = counting();

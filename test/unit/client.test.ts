@@ -7,9 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { computeBlockHash } from '#client/blocks';
+import { FileStore } from '#client/file-store';
 import { nativeSha256, portableSha256 } from '#client/sha256';
 import { VerificationError } from '#client/errors';
 import {
@@ -230,6 +233,33 @@ describe('client block hashing', () => {
     assert.equal(computeBlockHash({ ...stored, events: [{ ...erasable, details: { name: 'Alice' } }] }), stored.hash);
     assert.equal(computeBlockHash({ ...stored, events: [{ ...erasable, details: null, erased: true }] }), stored.hash);
     assert.notEqual(computeBlockHash({ ...stored, events: [{ ...erasable, details_sealed: 'b3RoZXI=' }] }), stored.hash);
+  });
+});
+
+describe("the client's state file (FileStore)", () => {
+  it('is shared safely: each read sees the file, each change is made on the file as it is, one at a time across stores', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'file-store-'));
+    try {
+      const path = join(dir, 'state.json');
+      const [a, b] = [new FileStore(path), new FileStore(path)];
+      await b.set('log:x', '1');
+      assert.equal(await a.get('log:x'), '1');
+      await a.set('vkey', 'k');
+      assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), { 'log:x': '1', vkey: 'k' }, "b's value kept");
+      // 2 × 40 increments through two stores at once: none lost.
+      const bump = (store: FileStore) => store.update('n', (n) => String(Number(n ?? 0) + 1));
+      await Promise.all(Array.from({ length: 80 }, (_, i) => bump(i % 2 === 0 ? a : b)));
+      assert.equal(await a.get('n'), '80');
+      // A lock left by a process that died is taken over once stale; a fresh one is waited for.
+      writeFileSync(`${path}.lock`, '');
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(`${path}.lock`, old, old);
+      await a.set('after', 'stale lock');
+      assert.equal(await b.get('after'), 'stale lock');
+      assert.equal(existsSync(`${path}.lock`), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
