@@ -140,8 +140,9 @@ export function checkPage(blocks: readonly Block[], { chain, offset, size, keepB
   for (const block of blocks) {
     const expected = offset + page.hashes.length;
     if (expected >= size) break;
-    const problem =
-      block.index !== expected
+    const problem = !wellFormed(block)
+      ? `block ${expected} of '${chain}' is malformed (not a block with a list of events)`
+      : block.index !== expected
         ? `block ${expected} of '${chain}' is missing (the next block is ${block.index})`
         : block.chain_name !== chain
           ? `block ${expected} of '${chain}' names chain '${block.chain_name}'`
@@ -241,10 +242,21 @@ export function retryAfterSeconds(value: string | null): number {
   return Number.isNaN(at) ? 1 : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether an answered block has the shape a block's hash can be checked on: an object, its events objects in a list. */
+function wellFormed(block: unknown): boolean {
+  return isObject(block) && Array.isArray(block.events) && block.events.every(isObject);
+}
+
 /** Fetches a page of the node and checks it; a node out of reach, or an error answer, is a Failure naming it. */
 export async function fetchPage(node: NodeLink, request: PageRequest): Promise<CheckedPage> {
   const sent = performance.now();
-  const { blocks } = await getJson<{ blocks: Block[] }>(node, pagePath(request.chain, request.offset, request.size));
+  const answer = await getJson<{ blocks?: unknown } | null>(node, pagePath(request.chain, request.offset, request.size));
+  if (!isObject(answer) || !Array.isArray(answer.blocks)) {
+    throw new Failure(`the node's page of '${request.chain}' from block ${request.offset} holds no list of blocks`);
+  }
+  const blocks = answer.blocks as Block[];
   const arrived = performance.now();
   const page = checkPage(blocks, request);
   page.timing = { fetchMs: arrived - sent, checkMs: performance.now() - arrived };

@@ -100,6 +100,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   const get = <T>(path: string): Promise<T> => getJson<T>(node, path);
 
   function checkSignature(checkpoint: SignedCheckpoint, publicKey: string, what: string): void {
+    if (typeof checkpoint !== 'object' || checkpoint === null) throw new Failure(`${what} is not a checkpoint`);
     if (!/^[0-9a-f]{128}$/i.test(checkpoint.signature ?? '')) throw new Failure(`${what} carries no signature`);
     if (!verifyEd25519(publicKey, checkpointMessage(checkpoint), Buffer.from(checkpoint.signature, 'hex'))) {
       throw new Failure(`${what} is not signed by the node's key`);
@@ -275,9 +276,11 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (options.chain !== 'main' && anchors.length === 0) notes.push('no Main Chain anchor covers this chain yet (submit a proof)');
     verdict.verified = true;
   } catch (error) {
-    if (!(error instanceof Failure)) throw error;
-    verdict.problem = error.message;
-    verdict.firstBadBlock = error.block;
+    // An answer of another shape than the one read (a field of the wrong type deep in it): not verified, said so.
+    const failure = error instanceof TypeError ? new Failure(`an answer of the node is not one a verifier can read (${error.message})`) : error;
+    if (!(failure instanceof Failure)) throw failure;
+    verdict.problem = failure.message;
+    verdict.firstBadBlock = failure.block;
   }
   return verdict;
 }

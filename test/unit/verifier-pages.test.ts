@@ -22,6 +22,8 @@ const { chain, fields, signCheckpoint, publicKeyHex, answer } = signedChain(SIZE
 let served: Block[] = chain;
 /** A test's refusals: the answer a request gets in place of its own, if any. */
 let refuse: ((path: string) => { status: number; headers: Record<string, string> } | undefined) | undefined;
+/** A test's malformed answer for a path, if any (sent as JSON in place of the real one). */
+let malformed: ((path: string) => unknown) | undefined;
 let server: Server;
 let url: string;
 let pool: PagePool;
@@ -37,8 +39,9 @@ before(async () => {
       res.end(JSON.stringify({ detail: 'Rate limit exceeded' }));
       return;
     }
+    const replaced = malformed?.(at.pathname);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
+    res.end(JSON.stringify(replaced === undefined ? body : replaced));
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -129,6 +132,36 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
     assert.equal(verdict.problem, "block 120 of 'main' is missing (the next block is 121)");
     served = chain.filter((b) => b.index < 340);
     assert.equal((await verdicts()).problem, "block 340 of 'main' is missing");
+  });
+});
+
+describe('ledger-verify: answers of another shape (red team: a TypeError and its stack, no verdict)', () => {
+  it('gives a verdict, not verified, naming what it could not read, here and in worker threads', async () => {
+    served = chain;
+    try {
+      malformed = (path) => (path.endsWith('/checkpoint') ? null : undefined);
+      assert.equal((await verdicts()).problem, 'the checkpoint is not a checkpoint');
+      malformed = (path) => (path.endsWith('/blocks') ? { items: [] } : undefined);
+      assert.equal((await verdicts()).problem, "the node's page of 'main' from block 0 holds no list of blocks");
+      malformed = undefined;
+      for (const spoiled of [{ events: 'x' }, { events: [null] }, { events: undefined }]) {
+        served = chain.map((b) => (b.index === 130 ? ({ ...b, ...spoiled } as unknown as Block) : b));
+        const verdict = await verdicts();
+        assert.equal(verdict.verified, false);
+        assert.equal(verdict.firstBadBlock, 130, JSON.stringify(spoiled));
+        assert.equal(verdict.problem, "block 130 of 'main' is malformed (not a block with a list of events)");
+      }
+      served = chain;
+      malformed = (path) => (path.endsWith('/blocks') ? { blocks: [null, 7] } : undefined);
+      assert.equal((await verdicts()).problem, "block 0 of 'main' is malformed (not a block with a list of events)");
+      malformed = (path) => (path.endsWith('/identity') ? { public_key: 42 } : undefined);
+      const verdict = await verifyLedger({ url, chain: 'main' });
+      assert.equal(verdict.verified, false);
+      assert.match(verdict.problem ?? '', /not one a verifier can read|no signature|not signed/);
+    } finally {
+      malformed = undefined;
+      served = chain;
+    }
   });
 });
 
