@@ -19,6 +19,7 @@ import {
   parseCheckpoint,
   parseVkey,
   toBase64,
+  toHex,
   verifiedCosigners,
   verifyConsistency,
   verifyInclusion,
@@ -53,7 +54,8 @@ export class Prover {
   constructor(deps: ProverDeps) {
     this.#deps = deps;
     if (deps.witnesses) {
-      const keys = deps.witnesses.keys.map(parseVkey);
+      // A witness is its key: the same key listed twice (another spelling, another name) counts once.
+      const keys = [...new Map(deps.witnesses.keys.map(parseVkey).map((key) => [toHex(key.publicKey), key])).values()];
       const required = deps.witnesses.required ?? keys.length;
       if (!(required >= 0 && required <= keys.length)) throw new TypeError(`cannot require ${required} of ${keys.length} witnesses`);
       this.#witnesses = { keys, required };

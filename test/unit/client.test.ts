@@ -6,13 +6,15 @@
  * the service does, erasable events included. Also: the generated types match the routes.
  */
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { computeBlockHash } from '#client/blocks';
 import { FileStore } from '#client/file-store';
+import { LedgerClient } from '#client/client';
+import { cosignerVkey } from '#infra/witness/witness';
 import { nativeSha256, portableSha256 } from '#client/sha256';
 import { VerificationError } from '#client/errors';
 import {
@@ -233,6 +235,21 @@ describe('client block hashing', () => {
     assert.equal(computeBlockHash({ ...stored, events: [{ ...erasable, details: { name: 'Alice' } }] }), stored.hash);
     assert.equal(computeBlockHash({ ...stored, events: [{ ...erasable, details: null, erased: true }] }), stored.hash);
     assert.notEqual(computeBlockHash({ ...stored, events: [{ ...erasable, details_sealed: 'b3RoZXI=' }] }), stored.hash);
+  });
+});
+
+describe("the client's witness policy", () => {
+  it('counts a witness once however often its key is listed (red team: one cosignature met "2 of 2")', () => {
+    const pub = createPublicKey(generateKeyPairSync('ed25519').privateKey).export({ format: 'der', type: 'spki' }).subarray(-32);
+    const vkey = cosignerVkey({ name: 'witness.test/w1', publicKey: pub });
+    const renamed = cosignerVkey({ name: 'witness.test/other', publicKey: pub });
+    for (const keys of [
+      [vkey, `${vkey} `],
+      [vkey, renamed],
+    ]) {
+      assert.throws(() => new LedgerClient({ baseUrl: 'http://127.0.0.1:9', witnesses: { keys, required: 2 } }), /cannot require 2 of 1 witnesses/);
+    }
+    assert.ok(new LedgerClient({ baseUrl: 'http://127.0.0.1:9', witnesses: { keys: [vkey, `${vkey} `] } }), 'all of them: the one');
   });
 });
 
