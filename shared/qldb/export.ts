@@ -14,7 +14,7 @@
  * One data object is in memory at a time, whatever the export's size. Errors name the file, the key or the
  * block that is wrong (QldbExportError, QldbVerificationError).
  */
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as ion from 'ion-js';
 import { type Hash, MerkleAccumulator } from './hashing.ts';
@@ -109,6 +109,25 @@ function loadFile(path: string): ion.dom.Value {
 const text = (value: ion.dom.Value | null) => value?.stringValue() ?? undefined;
 
 /**
+ * The largest manifest read: a completed manifest lists one S3 key a data object (about 100 bytes), so this is over
+ * 150,000 of them; ion-js reads a manifest whole, at about twenty times its size (a 50 MB one took 944 MB).
+ */
+const MANIFEST_BYTES = 16 * 1024 * 1024;
+
+/** A manifest of the export: a regular file in its folder (not a link), of a manifest's size, holding an Ion struct. */
+function loadManifest(dir: string, name: string): ion.dom.Value {
+  const path = join(dir, name);
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink() || !stat.isFile()) {
+    throw new QldbExportError(`${name} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}: an export's manifests are files in its folder`);
+  }
+  if (stat.size > MANIFEST_BYTES) throw new QldbExportError(`${name} is ${stat.size} bytes, larger than any manifest (${MANIFEST_BYTES} bytes): refused`);
+  const value = loadFile(path);
+  if (value.getType() !== ion.IonTypes.STRUCT) throw new QldbExportError(`${name} is not a manifest (an Ion struct), but an Ion ${value.getType().name}`);
+  return value;
+}
+
+/**
  * Opens the export in `dir`: its started manifest (the only one, or the one of `exportId`) and the completed
  * manifest of its strand. QLDB journals have one strand; an export with more is refused.
  */
@@ -121,9 +140,15 @@ export function openExport(dir: string, exportId?: string, limits: ReadLimits = 
       `no ${exportId ?? '<exportId>'}.started.manifest in ${dir}: download the export's prefix from S3 (aws s3 cp --recursive s3://<bucket>/<prefix>/ ${dir})`,
     );
   if (started.length > 1) throw new QldbExportError(`${dir} holds ${started.length} exports (${started.join(', ')}): name one with --export-id`);
-  const manifest = loadFile(join(dir, started[0]!));
-  const id = text(manifest.get('exportId')) ?? started[0]!.replace(/\.started\.manifest$/, '');
-  const format = text(manifest.get('outputFormat')) ?? 'ION_TEXT';
+  const manifest = loadManifest(dir, started[0]!);
+  const field = (name: string) => {
+    const value = manifest.get(name);
+    if (value !== null && value.getType() !== ion.IonTypes.STRING && value.getType() !== ion.IonTypes.SYMBOL)
+      throw new QldbExportError(`${started[0]}: its ${name} is not a string`);
+    return text(value);
+  };
+  const id = field('exportId') ?? started[0]!.replace(/\.started\.manifest$/, '');
+  const format = field('outputFormat') ?? 'ION_TEXT';
   if (format !== 'ION_TEXT' && format !== 'ION_BINARY' && format !== 'JSON')
     throw new QldbExportError(`${started[0]}: outputFormat ${format} is not one QLDB writes (ION_TEXT, ION_BINARY, JSON)`);
   const completed = files.filter((f) => f.startsWith(`${id}.`) && f.endsWith('.completed.manifest'));
@@ -131,14 +156,15 @@ export function openExport(dir: string, exportId?: string, limits: ReadLimits = 
     throw new QldbExportError(`export ${id} has no completed manifest (${id}.<strandId>.completed.manifest): the export job did not finish`);
   if (completed.length > 1) throw new QldbExportError(`export ${id} has ${completed.length} strands; QLDB journals have one, and only one can be imported`);
   const strandId = completed[0]!.slice(id.length + 1, -'.completed.manifest'.length);
-  const keysValue = loadFile(join(dir, completed[0]!)).get('keys');
-  const keys = [...((keysValue as unknown as Iterable<ion.dom.Value> | null) ?? [])].map((k) => k.stringValue());
-  if (!keysValue || keys.some((k) => typeof k !== 'string')) throw new QldbExportError(`${completed[0]}: its keys are missing or not strings`);
+  const keysValue = loadManifest(dir, completed[0]!).get('keys');
+  if (keysValue?.getType() !== ion.IonTypes.LIST) throw new QldbExportError(`${completed[0]}: its keys are missing or not a list`);
+  const keys = [...(keysValue as unknown as Iterable<ion.dom.Value>)].map((k) => k.stringValue());
+  if (keys.some((k) => typeof k !== 'string')) throw new QldbExportError(`${completed[0]}: its keys are missing or not strings`);
   return {
     dir,
     exportId: id,
-    ledgerName: text(manifest.get('ledgerName')) ?? '',
-    prefix: (text(manifest.get('prefix')) ?? '').replace(/\/+$/, ''),
+    ledgerName: field('ledgerName') ?? '',
+    prefix: (field('prefix') ?? '').replace(/\/+$/, ''),
     outputFormat: format,
     strandId,
     keys: keys as string[],
@@ -166,6 +192,10 @@ function pathOf(exp: JournalExport, key: string): string {
       throw new QldbExportError(
         `data object ${key} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}: an export's objects are files in its folder`,
       );
+    }
+    // A folder on its way may be a link too (`sub` → elsewhere): the file must be where its name says, inside.
+    if (realpathSync(path) !== join(realpathSync(exp.dir), inside)) {
+      throw new QldbExportError(`data object ${key} is reached through a symbolic link: an export's objects are files in its folder`);
     }
     return path;
   }

@@ -158,6 +158,41 @@ describe('QLDB journal export', () => {
     assert.doesNotMatch(linked.message, /root:/);
   });
 
+  it('follows no link to a folder or a manifest, and refuses a manifest that is not one or is too large, naming it (red team)', () => {
+    // A symlinked folder inside the export and a symlinked manifest had been followed; a manifest of another Ion type had
+    // crashed with "Value#get() is not supported by Ion type symbol"; a 50 MB manifest took 944 MB.
+    const dir = fresh();
+    const made = writeExport(dir, { count: 10, revisionsPerBlock: 1, blocksPerObject: 10 });
+    const completed = join(dir, `${made.exportId}.${made.strandId}.completed.manifest`);
+    const started = join(dir, `${made.exportId}.started.manifest`);
+    const [manifest, startedText] = [readFileSync(completed, 'utf8'), readFileSync(started, 'utf8')];
+    // A folder inside the export that is a link elsewhere (here, to the export's own folder: it reads the same file).
+    const object = made.objects[0]!;
+    symlinkSync(dir, join(dir, 'elsewhere'));
+    const relativeKey = object.path.slice(dir.length + 1);
+    writeFileSync(completed, ion.dumpText(ion.load(JSON.stringify({ keys: [`elsewhere/${relativeKey}`] }))));
+    assert.match(refusal(QldbExportError, () => verifyExport(openExport(dir))).message, /is reached through a symbolic link/);
+    writeFileSync(completed, manifest);
+    // A manifest that is a link.
+    renameSync(started, `${started}.real`);
+    symlinkSync(`${started}.real`, started);
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /started\.manifest is a symbolic link/);
+    rmSync(started);
+    // Not a struct; a field of another type; keys not a list.
+    writeFileSync(started, 'foo');
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /started\.manifest is not a manifest \(an Ion struct\), but an Ion symbol/);
+    writeFileSync(started, '{exportId: 7}');
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /its exportId is not a string/);
+    writeFileSync(started, startedText);
+    writeFileSync(completed, '{keys: "x"}');
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /its keys are missing or not a list/);
+    // Larger than any manifest: refused before it is parsed.
+    writeFileSync(completed, `{keys: [${'"k",'.repeat(5_000_000)}]}`);
+    assert.match(refusal(QldbExportError, () => openExport(dir)).message, /completed\.manifest is \d+ bytes, larger than any manifest/);
+    writeFileSync(completed, manifest);
+    assert.doesNotThrow(() => verifyExport(openExport(dir)));
+  });
+
   it('refuses a strand that skips a block, a changed byte in a revision, and a digest of another ledger', () => {
     const dir = fresh();
     const made = writeExport(dir, { count: 20, revisionsPerBlock: 2, blocksPerObject: 20 });
