@@ -4,7 +4,7 @@
  * travels in `request.internal.body`; an empty body is `undefined`, and the route decides if that's fine.
  */
 import type { MiddlewareObj } from '@middy/core';
-import { BadRequestError, InvalidJsonError, UnsupportedMediaTypeError } from '../errors.ts';
+import { BadRequestError, InvalidJsonError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
 import { checkShape } from '../json-shape.ts';
 import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
@@ -13,6 +13,20 @@ export const PARSED_BODY = Symbol('parsed-body');
 
 /** application/json and the +json family, with any parameters (charset…). A body without a type is read as JSON. */
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+/** Text that may hold a number a double cannot keep: 16 digits in a row, or an exponent of 3 digits. */
+const MAYBE_INEXACT = /\d{16}|[eE][+-]?\d{3}/;
+
+/**
+ * Whether a parsed number is kept as its source text says: finite, not a non-zero number read as 0 (1e-400), and,
+ * written without an exponent, within ±2^53 (past it, digits are lost: 9007199254740993 reads as …992).
+ */
+function exact(value: number, source: string): boolean {
+  if (!Number.isFinite(value)) return false;
+  const [digits, exponent] = source.split(/[eE]/);
+  if (exponent === undefined && Math.abs(value) > Number.MAX_SAFE_INTEGER) return false;
+  return value !== 0 || !/[1-9]/.test(digits!);
+}
 
 export type EventWithBody = HttpEvent & { [PARSED_BODY]?: unknown };
 
@@ -41,10 +55,25 @@ export function jsonBody(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceC
       const text = rawBody(request.event)!;
       if (text.trim() === '') return;
       let parsed: unknown;
+      let inexact: { key: string; source: string } | undefined;
       try {
-        parsed = JSON.parse(text);
+        // A number JSON can write but a double cannot hold (an integer past 2^53, 1e400) would be kept as another one,
+        // silently: looked for only where the text could hold one (16 digits in a row, a 3-digit exponent).
+        parsed = MAYBE_INEXACT.test(text)
+          ? JSON.parse(text, (key, value, context?: { source?: string }) => {
+              if (typeof value === 'number' && context?.source !== undefined && !exact(value, context.source)) inexact ??= { key, source: context.source };
+              return value;
+            })
+          : JSON.parse(text);
       } catch {
         throw new InvalidJsonError();
+      }
+      if (inexact) {
+        const where = inexact.key === '' ? 'The body' : `The number at key '${inexact.key}'`;
+        throw ValidationError.single(
+          ['body'],
+          `${where}, ${inexact.source.length > 40 ? `${inexact.source.slice(0, 40)}…` : inexact.source}, cannot be kept exactly (a JSON number is a double: integers past ±${Number.MAX_SAFE_INTEGER} lose digits): send it as a string`,
+        );
       }
       checkShape(parsed);
       (request.event as EventWithBody)[PARSED_BODY] = parsed;
