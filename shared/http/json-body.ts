@@ -18,14 +18,14 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 const MAYBE_INEXACT = /\d{16}|[eE][+-]?\d{3}/;
 
 /**
- * Whether a parsed number is kept as its source text says: finite, not a non-zero number read as 0 (1e-400), and,
- * written without an exponent, within ±2^53 (past it, digits are lost: 9007199254740993 reads as …992).
+ * Whether a parsed number is kept as its source text says: finite, not a non-zero number read as 0 (1e-400), and an
+ * integer written without an exponent read as itself: 9007199254740993 reads as …992 and is not; digits a double
+ * prints itself with (JSON.stringify's `12345678901234567000`) or holds exactly (`9007199254740994`) are.
  */
 function exact(value: number, source: string): boolean {
   if (!Number.isFinite(value)) return false;
-  const [digits, exponent] = source.split(/[eE]/);
-  if (exponent === undefined && Math.abs(value) > Number.MAX_SAFE_INTEGER) return false;
-  return value !== 0 || !/[1-9]/.test(digits!);
+  if (/^-?\d+$/.test(source)) return Number.isSafeInteger(value) || source === String(value) || BigInt(source) === BigInt(value);
+  return value !== 0 || !/[1-9]/.test(source.split(/[eE]/)[0]!);
 }
 
 export type EventWithBody = HttpEvent & { [PARSED_BODY]?: unknown };
