@@ -231,14 +231,17 @@ export class LedgerClient {
     }
     const mismatch = (message: string) => new VerificationError('event-mismatch', message, chain);
     if (eventIds.length !== sent.length) throw mismatch(`${sent.length} events were sent, ${eventIds.length} event ids answered`);
-    // One block each, in the order sent, consecutive (one commit), and new: below the size trusted before the request
-    // was sent, a block cannot hold this request's event.
+    // One block each, in the order sent, consecutive (one commit).
     for (const [i, index] of indices.entries()) {
-      if (index < sizeBefore) throw mismatch(`event ${eventIds[i]} is in block ${index}, which was in the log before this append was sent`);
       if (i > 0 && index !== indices[i - 1]! + 1)
         throw mismatch(`the events of one batch are in blocks ${indices[i - 1]} and ${index}, not one after the other`);
     }
     const { blocks, state } = await this.#prover.prove(chain, indices, { withBlocks: true, advance: true });
+    // And new: below the size trusted before the request was sent, a block cannot hold this request's event (checked
+    // once the log is proven to extend that state, so that a log that went back is told as the rollback it is).
+    for (const [i, index] of indices.entries()) {
+      if (index < sizeBefore) throw mismatch(`event ${eventIds[i]} is in block ${index}, which was in the log before this append was sent`);
+    }
     const receipts: Receipt[] = [];
     for (const [i, event_id] of eventIds.entries()) {
       const block = blocks.get(indices[i]!)!;
