@@ -3,7 +3,18 @@
  * plus chains, blocks, traces and the ledger mutations, resolved through the same domain code as REST.
  * Resolvers get the caller's (guarded) ledger through the execution context.
  */
-import { buildSchema, GraphQLError, type GraphQLFieldResolver, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import {
+  buildSchema,
+  GraphQLError,
+  type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
+  type GraphQLScalarType,
+  Kind,
+  type SelectionSetNode,
+  type ValueNode,
+  valueFromASTUntyped,
+} from 'graphql';
+import { inexactMessage, keptExactly } from '../json-numbers.ts';
 import { checkShape } from '../json-shape.ts';
 import { parseEventRequest } from '../ledger/events.ts';
 import { CHAIN_PAGE_MAX, type Ledger, parseBlockAddress, TRACE_LIMIT_DEFAULT, TRACE_LIMIT_MAX } from '../ledger/ledger.ts';
@@ -157,6 +168,24 @@ function userError(message: string): GraphQLError {
 
 /** The schema, built once; its resolvers get the ledger through the execution context. */
 export const schema = buildSchema(SDL);
+
+/**
+ * JSON written inline in a query (`details: {a: 9007199254740993}`) is read as a request's body is: a number a double
+ * would not keep as written is refused (shared/json-numbers.ts), not stored as another one. Variables come as JSON
+ * text and are checked there.
+ */
+const jsonScalar = schema.getType('JSON') as GraphQLScalarType;
+jsonScalar.parseLiteral = (ast, variables) => {
+  const check = (node: ValueNode): void => {
+    if ((node.kind === Kind.INT || node.kind === Kind.FLOAT) && !keptExactly(Number(node.value), node.value)) {
+      throw userError(inexactMessage({ key: undefined, source: node.value }, 'in the query'));
+    }
+    if (node.kind === Kind.LIST) node.values.forEach(check);
+    if (node.kind === Kind.OBJECT) for (const field of node.fields) check(field.value);
+  };
+  check(ast);
+  return valueFromASTUntyped(ast, variables);
+};
 
 type Resolver = GraphQLFieldResolver<unknown, { ledger: Ledger }, Record<string, unknown>>;
 

@@ -114,6 +114,36 @@ describe('GraphQL (/graphql)', () => {
     assert.deepEqual(rest.events[0].details, { nodes: 3 });
   });
 
+  it('refuses a number a double cannot keep, inline or in variables (GET too), rather than storing another one (red team)', async () => {
+    const before = (await call(base, 'GET', '/chains/orders/stats')).body.total_blocks;
+    // Written inline in the query, graphql-js had read 9007199254740993 as …992 and 1e-400 as 0, and stored them.
+    for (const literal of ['9007199254740993', '9007199254740993.0', '1e-400']) {
+      const res = await gql(`mutation { addEvent(chainName: "orders", input: {entityId: "n", eventType: "t", details: {a: ${literal}}}) { success } }`);
+      assert.match(JSON.stringify(res.body.errors), new RegExp(`The number ${literal.replace('.', '\\.')} in the query cannot be kept exactly`), res.text);
+      assert.equal(res.body.data?.addEvent ?? null, null);
+    }
+    const viaVariables = await call(
+      stack.url,
+      'POST',
+      '/graphql',
+      '{"query":"mutation($i: EventInput!) { addEvent(chainName: \\"orders\\", input: $i) { success } }","variables":{"i":{"entityId":"n","eventType":"t","details":{"a":9007199254740993}}}}',
+    );
+    assert.equal(viaVariables.status, 422, viaVariables.text);
+    const get = await call(
+      stack.url,
+      'GET',
+      `/graphql?query=${encodeURIComponent('query($n: Int) { chains(limit: 1) { name } }')}&variables=${encodeURIComponent('{"n":9007199254740993}')}`,
+    );
+    assert.equal(get.status, 422, get.text);
+    assert.match(get.text, /The number 9007199254740993 at key 'n' in the variables cannot be kept exactly/);
+    assert.equal((await call(base, 'GET', '/chains/orders/stats')).body.total_blocks, before, 'nothing appended');
+    // The same numbers as a double prints them, and as strings, go through.
+    const kept = await gql(
+      'mutation { addEvent(chainName: "orders", input: {entityId: "n", eventType: "t", details: {a: 9007199254740992, b: 0.1, c: "9007199254740993"}}) { success eventId } }',
+    );
+    assert.equal(kept.body.data.addEvent.success, true, kept.text);
+  });
+
   it('answers domain errors in the errors array, with their status', async () => {
     const res = await gql('{ block(chainName: "ghost", index: 1) { hash } }');
     assert.equal(res.status, 200);

@@ -2,6 +2,7 @@
  * GraphQL at /graphql (POST with {query, variables, operationName}, or GET with the same in the query
  * string), behind the shared edge: a reader key may query, mutations need a writer.
  */
+import { inexactMessage, inexactNumber } from '../../json-numbers.ts';
 import * as z from 'zod';
 import { hasRole, type Principal } from '../../access/policy.ts';
 import { ValidationError } from '../../errors.ts';
@@ -32,11 +33,15 @@ async function answer(request: GraphqlRequest, principal: Principal, method: 'GE
 
 function variablesFrom(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined || text === '') return undefined;
+  let variables: Record<string, unknown>;
   try {
-    return JSON.parse(text) as Record<string, unknown>;
+    variables = JSON.parse(text) as Record<string, unknown>;
   } catch {
     throw ValidationError.single(['query', 'variables'], 'variables must be a JSON object');
   }
+  const inexact = inexactNumber(text);
+  if (inexact) throw ValidationError.single(['query', 'variables'], inexactMessage(inexact, 'in the variables'));
+  return variables;
 }
 
 const route = routesOf<GraphqlDeps>('graphql');
