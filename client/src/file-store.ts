@@ -5,13 +5,17 @@
  * new one, never half of one. Kept in memory and written whole, one client's old copy had rolled back another's
  * newer trusted state (and with it the fork it would have caught).
  */
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { StateStore } from './state.ts';
 
-/** How long a change waits for another's lock, and when a lock is taken for its holder's leftover (it died). */
+/**
+ * How long a change waits for another's lock, and when a lock is taken for its holder's leftover (it died): a change
+ * holds it for the few milliseconds of a read and a write, so a lock older than LOCK_STALE_MS is no one's, and a client
+ * started again after a crash waits that long, not until its wait ends in an error.
+ */
 const LOCK_WAIT_MS = 10_000;
-const LOCK_STALE_MS = 30_000;
+const LOCK_STALE_MS = 2_000;
 
 export class FileStore implements StateStore {
   /** One change at a time in this process (the lock file orders them across processes). */
@@ -46,16 +50,24 @@ export class FileStore implements StateStore {
   async #underLock(key: string, change: (current: string | undefined) => string | undefined): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true });
     const lock = `${this.path}.lock`;
+    const token = `${process.pid} ${Date.now()} ${Math.random()}`;
+    const holding = async () => (await readFile(lock, 'utf8').catch(() => '')) === token;
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (;;) {
       try {
-        await (await open(lock, 'wx', 0o600)).close();
+        await writeFile(lock, token, { flag: 'wx', mode: 0o600 });
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const held = await stat(lock).catch(() => undefined);
-        if (held && Date.now() - held.mtimeMs > LOCK_STALE_MS) await rm(lock, { force: true });
-        else if (Date.now() > deadline) throw new Error(`the state file ${this.path} stayed locked for ${LOCK_WAIT_MS / 1000} s (${lock})`);
+        if (held && Date.now() - held.mtimeMs > LOCK_STALE_MS) {
+          // A dead holder's: taken away by a rename, so that of two clients that found it stale only one removes it.
+          const away = `${lock}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+          await rename(lock, away).then(
+            () => rm(away, { force: true }),
+            () => undefined,
+          );
+        } else if (Date.now() > deadline) throw new Error(`the state file ${this.path} stayed locked for ${LOCK_WAIT_MS / 1000} s (${lock})`);
         else await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
       }
     }
@@ -64,11 +76,16 @@ export class FileStore implements StateStore {
       const next = change(values.get(key));
       if (next === undefined || next === values.get(key)) return;
       values.set(key, next);
-      const temporary = `${this.path}.${process.pid}.tmp`;
+      const temporary = `${this.path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
       await writeFile(temporary, `${JSON.stringify(Object.fromEntries(values), null, 2)}\n`, { mode: 0o600 });
+      // Still this change's lock (not taken as stale meanwhile): else another change may be writing, and this one fails.
+      if (!(await holding())) {
+        await rm(temporary, { force: true });
+        throw new Error(`the lock of ${this.path} was taken while this change held it`);
+      }
       await rename(temporary, this.path);
     } finally {
-      await rm(lock, { force: true });
+      if (await holding()) await rm(lock, { force: true });
     }
   }
 }

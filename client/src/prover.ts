@@ -26,6 +26,9 @@ import {
 } from './tlog.ts';
 import type { Block, Evidence } from './types.ts';
 
+/** Proofs of one call against a state another client sharing the store keeps moving: past these, it says so. */
+const SHARED_STORE_ATTEMPTS = 5;
+
 /** What an evidence request asks for: proofs at a fixed size, or the latest checkpoint with the consistency from a known one. */
 export interface EvidenceQuery {
   tree_size?: number;
@@ -127,29 +130,43 @@ export class Prover {
       return { blocks: this.#checkLeaves(chain, indices, evidence, current, options), state: current };
     }
     return this.#locked(log, async () => {
-      const trusted = await this.trustedState(chain);
-      // With a witness policy, the newest checkpoint the witnesses cosigned (the service witnesses it now if needed).
-      const evidence = await this.#deps.evidence(chain, indices, {
-        known_size: trusted?.size,
-        blocks: options.withBlocks,
-        witnessed: this.#witnesses !== undefined,
-      });
-      const state = this.#acceptCheckpoint(chain, log, key, evidence, trusted);
-      const blocks = this.#checkLeaves(chain, indices, evidence, state, options);
-      if (!trusted || state.size > trusted.size) await this.#keepNewer(`log:${log}`, state);
-      return { blocks, state };
+      // Against the state the store holds; if another client sharing it moved it meanwhile, again against that one, so
+      // that what this client accepts is proven to agree with what the other did (a server cannot show each its own).
+      for (let attempt = 1; ; attempt += 1) {
+        const text = await this.#deps.store.get(`log:${log}`);
+        const trusted = text ? (JSON.parse(text) as TrustedState) : undefined;
+        // With a witness policy, the newest checkpoint the witnesses cosigned (the service witnesses it now if needed).
+        const evidence = await this.#deps.evidence(chain, indices, {
+          known_size: trusted?.size,
+          blocks: options.withBlocks,
+          witnessed: this.#witnesses !== undefined,
+        });
+        const state = this.#acceptCheckpoint(chain, log, key, evidence, trusted);
+        const blocks = this.#checkLeaves(chain, indices, evidence, state, options);
+        if ((trusted && state.size <= trusted.size) || (await this.#replace(`log:${log}`, text, state))) return { blocks, state };
+        if (attempt >= SHARED_STORE_ATTEMPTS) throw new Error(`the trusted state of '${chain}' kept changing under this client (${attempt} tries)`);
+      }
     });
   }
 
   /**
-   * Stores a newly trusted state unless the store holds a larger one already (written meanwhile by another client
-   * sharing it): a trusted state never moves back. Whether the two agree is proven at the next advance from the larger.
+   * Stores a newly trusted state in place of `expected` (the text it was proven from), if the store still holds that:
+   * false when another client sharing the store moved it meanwhile. A store without `update` is set.
    */
-  async #keepNewer(key: string, state: TrustedState): Promise<void> {
+  async #replace(key: string, expected: string | undefined, state: TrustedState): Promise<boolean> {
     const text = JSON.stringify(state);
     const { store } = this.#deps;
-    if (!store.update) return store.set(key, text);
-    await store.update(key, (current) => (current && (JSON.parse(current) as TrustedState).size >= state.size ? undefined : text));
+    if (!store.update) {
+      await store.set(key, text);
+      return true;
+    }
+    let replaced = false;
+    await store.update(key, (current) => {
+      if (current !== expected) return undefined;
+      replaced = true;
+      return text;
+    });
+    return replaced;
   }
 
   /** The evidence's checkpoint, checked as a new trusted state: signature, origin, witnesses, no rollback or fork, consistency. */

@@ -144,27 +144,6 @@ describe('the verified client against the real service', () => {
     assert.equal(JSON.parse(orders[1]).size, first + 2);
   });
 
-  it('a trusted state never moves back: a store holding a larger one (written meanwhile by another client) keeps it', async () => {
-    const real = new LedgerClient({ baseUrl: stack.url });
-    const now = await real.checkpoint('orders');
-    const values = new Map<string, string>();
-    const larger = JSON.stringify({ ...JSON.parse(JSON.stringify(now)), size: now.size + 10 });
-    // Another client's write lands between this one's read of the store and its write.
-    const store = {
-      get: async (key: string) => values.get(key),
-      set: async (key: string, value: string) => void values.set(key, value),
-      update: async (key: string, change: (current: string | undefined) => string | undefined) => {
-        if (key.startsWith('log:')) values.set(key, larger);
-        const next = change(values.get(key));
-        if (next !== undefined) values.set(key, next);
-      },
-    };
-    const client = new LedgerClient({ baseUrl: stack.url, store });
-    assert.equal((await client.checkpoint('orders')).size, now.size);
-    const kept = [...values.entries()].find(([k]) => k.startsWith('log:'))!;
-    assert.equal(JSON.parse(kept[1]).size, now.size + 10);
-  });
-
   it('a verified read by index costs no request more than a plain one (the block comes with its proof), by hash one more', async () => {
     const plain = counting();
     const verified = counting();
@@ -314,6 +293,29 @@ describe('a lying server is caught', () => {
     await rejects(client.append('orders', event), 'event-mismatch');
     // With the caller's own key the client cannot know whether it is a retry of an append that landed before.
     assert.equal((await client.append('orders', event, { idempotencyKey: 'callers-own' })).verified, true);
+  });
+
+  it('two clients sharing a store: a fork shown to one after the other stored the real history is caught (red team)', async () => {
+    // The liar answers client a's evidence only once client b has stored the honest checkpoint, and shows a a fork.
+    // a had kept b's state and returned the forked checkpoint as verified, the two never compared.
+    liar.lie = 'fork-view-b';
+    const store = new MemoryStore();
+    const b = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, store });
+    let held = false;
+    const viewB: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      if (!held && request.url.includes('/evidence')) {
+        held = true;
+        await b.checkpoint('orders');
+      }
+      const headers = new Headers(request.headers);
+      headers.set('x-view', 'b');
+      return fetch(new Request(request, { headers }));
+    };
+    const a = new LedgerClient({ baseUrl: liar.url, vkey: liar.vkey, store, fetch: viewB });
+    await rejects(a.checkpoint('orders'), 'fork');
+    liar.lie = 'honest';
+    assert.equal((await a.checkpoint('orders')).root, (await b.trustedState('orders'))!.root, 'the honest history still passes');
   });
 
   it('a dropped or forged witness cosignature', async () => {

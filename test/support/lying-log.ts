@@ -32,6 +32,8 @@ export type Lie =
   | 'drop-cosignature'
   | 'forge-cosignature'
   | 'retry-after-append'
+  /** A forked history (as 'fork') to requests with `x-view: b` only, the honest one to the rest; no witness asked. */
+  | 'fork-view-b'
   /** A split view: the honest history to requests without `x-view: b`, a forked one to those with it; each checkpoint is sent to the witness. */
   | 'split-view';
 
@@ -159,7 +161,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
 
   async function evidence(chain: string, query: URLSearchParams, state: LyingLog, view: string | undefined): Promise<unknown> {
     let blocks = await blocksOf(chain);
-    if (state.lie === 'fork' || state.lie === 'same-size-other-root' || (state.lie === 'split-view' && view === 'b')) {
+    if (state.lie === 'fork' || state.lie === 'same-size-other-root' || ((state.lie === 'split-view' || state.lie === 'fork-view-b') && view === 'b')) {
       const at = state.lie === 'same-size-other-root' ? blocks.length - 1 : 1;
       blocks = blocks.map((b) => (b.index === at ? forged(b) : b));
     }
@@ -232,7 +234,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
         body = { ...(body as object), event_id: `${chain}_1_0` };
       }
       if (state.lie === 'tamper-block' && req.method === 'GET' && /\/blocks\/\d+$/.test(url.pathname) && forwarded.ok) body = tampered(body as RealBlock);
-      const forkedView = state.lie === 'fork' || (state.lie === 'split-view' && req.headers['x-view'] === 'b');
+      const forkedView = state.lie === 'fork' || ((state.lie === 'split-view' || state.lie === 'fork-view-b') && req.headers['x-view'] === 'b');
       if (forkedView && req.method === 'GET' && /\/blocks\/1$/.test(url.pathname) && forwarded.ok) body = forged(body as RealBlock);
       return send(forwarded.status, body);
     } catch (error) {
