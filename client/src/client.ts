@@ -50,6 +50,11 @@ export interface ClientOptions {
   retry?: RetryOptions;
   /** A fetch to use instead of the global one (tests, proxies, custom agents). */
   fetch?: typeof fetch;
+  /**
+   * The service's SVC_OFFCHAIN_THRESHOLD_BYTES (default 65,536, the service's own default): details sent inline that
+   * are no larger must come back on chain. Moved off chain, only the service's word says what they are.
+   */
+  offchainThresholdBytes?: number;
 }
 
 /**
@@ -248,7 +253,7 @@ export class LedgerClient {
       const event = block.events.find((e) => e.event_id === event_id);
       // An appended event is its block's only event: another beside it would be something nobody sent.
       if (!event || block.events.length !== 1) throw mismatch(`event ${event_id} is not the only event of block ${block.index}`);
-      let same = matchesInput(event, sent[i]!);
+      let same = matchesInput(event, sent[i]!, this.#options.offchainThresholdBytes ?? DEFAULT_OFFCHAIN_THRESHOLD_BYTES);
       if (same === 'resolve') same = await this.#resolvedMatches(chain, event, sent[i]!);
       if (!same) throw mismatch(`event ${event_id} in block ${block.index} is not the event that was sent`);
       receipts.push({ verified: true, event_id, block, checkpoint: { size: state.size, root: state.root, note: state.checkpoint } });
@@ -432,12 +437,15 @@ export class LedgerClient {
   }
 }
 
+/** The service's default SVC_OFFCHAIN_THRESHOLD_BYTES. */
+const DEFAULT_OFFCHAIN_THRESHOLD_BYTES = 65_536;
+
 /**
  * Whether a stored event is what the client sent: every field the request sets (entity, type, the data subject, the
  * details' metadata, and the details or the off-chain reference given for them). 'resolve' when the service moved
  * the details off chain itself: only their resolved form can be compared.
  */
-function matchesInput(event: LedgerEvent, sent: EventInput): boolean | 'resolve' {
+function matchesInput(event: LedgerEvent, sent: EventInput, offchainThresholdBytes: number): boolean | 'resolve' {
   const input = sent as Record<string, unknown>;
   if (event.entity_id !== input.entity_id || event.event_type !== (input.event_type ?? input.event)) return false;
   if (event.subject_id !== input.subject_id) return false;
@@ -446,7 +454,11 @@ function matchesInput(event: LedgerEvent, sent: EventInput): boolean | 'resolve'
   if (input.details_cid !== undefined && input.details_cid !== null) {
     return event.is_offchain && event.details_cid === input.details_cid && event.details_nonce === (input.details_nonce ?? null);
   }
-  if (event.is_offchain) return 'resolve';
+  if (event.is_offchain) {
+    // The service moves only details larger than its threshold: smaller ones off chain are a reference it chose.
+    const size = new TextEncoder().encode(JSON.stringify(input.details ?? {})).length;
+    return size > offchainThresholdBytes ? 'resolve' : false;
+  }
   return event.details_cid == null && sameJson(event.details ?? {}, input.details ?? {});
 }
 

@@ -283,6 +283,11 @@ describe('a lying server is caught', () => {
     const client = await trustingClient();
     liar.lie = 'offchain-swap';
     await rejects(client.append('orders', { entity_id: 'pkg-o', event_type: 'small', details: { amount: 1 } }), 'event-mismatch');
+    // Even when the block read with its details resolved answers the ones sent (red team, second pass): details this
+    // small the service keeps on chain.
+    const other = await trustingClient();
+    liar.lie = 'offchain-swap-resolved';
+    await rejects(other.append('orders', { entity_id: 'pkg-o', event_type: 'small', details: { amount: 2 } }), 'event-mismatch');
   });
 
   it("a second append of the same content answered with the first's event id", async () => {

@@ -29,6 +29,8 @@ export type Lie =
   | 'swap-metadata'
   /** The newest block: its event's details replaced by an off-chain reference the service chose. */
   | 'offchain-swap'
+  /** As 'offchain-swap', and the block read with resolve_cid=true answers the details that were sent. */
+  | 'offchain-swap-resolved'
   | 'drop-cosignature'
   | 'forge-cosignature'
   | 'retry-after-append'
@@ -154,7 +156,7 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
             ];
     return sealBlock({ ...rest, events } as never) as unknown as RealBlock;
   };
-  const CHANGES_NEWEST: Lie[] = ['inject-event', 'swap-metadata', 'offchain-swap'];
+  const CHANGES_NEWEST: Lie[] = ['inject-event', 'swap-metadata', 'offchain-swap', 'offchain-swap-resolved'];
 
   /** A block with a changed field and its old hash. */
   const tampered = (block: RealBlock) => ({ ...block, events: block.events.map((e) => ({ ...e, details: { ...e.details, amount: 1_000_000 } })) });
@@ -216,6 +218,17 @@ export async function startLyingLog(upstream: string): Promise<LyingLog> {
       const isAppend = req.method === 'POST' && /\/events$/.test(url.pathname);
       const sentBody = Buffer.concat(chunks).toString();
       if (isAppend && state.lie === 'same-event-twice' && lastAppend?.body === sentBody) return send(200, lastAppend.answer);
+      if (
+        state.lie === 'offchain-swap-resolved' &&
+        req.method === 'GET' &&
+        /\/blocks\/\d+$/.test(url.pathname) &&
+        url.searchParams.get('resolve_cid') === 'true'
+      ) {
+        const real = (await (await fetch(`${upstream}${url.pathname}`)).json()) as RealBlock;
+        const swapped = changedNewest(real, 'offchain-swap') as RealBlock & { events: Record<string, unknown>[] };
+        const sentDetails = (JSON.parse(lastAppend?.body ?? '{}') as { details?: unknown }).details ?? {};
+        return send(200, { ...swapped, events: swapped.events.map((e) => ({ ...e, details: sentDetails })) });
+      }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
       const forwarded = await fetch(url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
