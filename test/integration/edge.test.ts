@@ -195,7 +195,10 @@ describe('Body limit and content types', () => {
     for (const number of ['9007199254740993', '-12345678901234567890', '9007199254740993.0', '1e400', '1e-400']) {
       const res = await call(s.url, 'POST', '/api/v1/chains/justfits/events', `{"entity_id":"n","event_type":"t","details":{"account":${number}}}`);
       assert.equal(res.status, 422, `${number}: ${res.text}`);
-      assert.match(res.body.detail[0].msg, new RegExp(`^The number ${number.replace('-', '\\-').replace('.', '\\.')} at key 'account' in the body cannot be kept exactly.*send it as a string`));
+      assert.match(
+        res.body.detail[0].msg,
+        new RegExp(`^The number ${number.replace('-', '\\-').replace('.', '\\.')} at key 'account' in the body cannot be kept exactly.*send it as a string`),
+      );
     }
     const kept = await call(
       s.url,
