@@ -76,6 +76,22 @@ export type { Block };
 /** Pages requested ahead of the one being checked, at least. */
 const PAGES_IN_FLIGHT = 6;
 
+/** Past this, a checkpoint's signing time is told: a node signs its checkpoint as it answers (never cached). */
+const OLD_CHECKPOINT_S = 600;
+
+/**
+ * A note when a checkpoint was signed long before now (or after: a clock off): what it verified may be an old state,
+ * replayed by a mirror or a cache, which no check of the blocks can tell from the node's present one.
+ */
+export function oldCheckpointNote(what: string, signedAt: number, now: number): string | undefined {
+  const age = now - signedAt;
+  if (!Number.isFinite(age) || Math.abs(age) <= OLD_CHECKPOINT_S) return undefined;
+  const at = new Date(signedAt * 1000).toISOString();
+  if (age < 0) return `${what} is signed ${Math.round(-age / 60)} minutes in the future (${at}): the node's clock or this machine's is off`;
+  const span = age < 7_200 ? `${Math.round(age / 60)} minutes` : age < 172_800 ? `${Math.round(age / 3_600)} hours` : `${Math.round(age / 86_400)} days`;
+  return `${what} was signed ${span} ago (${at}): a node signs its checkpoint as it answers, so a mirror or cache may be showing an old state (ask the node itself, or keep a later one with --save-checkpoint and pass it with --checkpoint)`;
+}
+
 export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
   const node: NodeLink = {
     http: options.get ?? fromFetch(options.fetch ?? fetch),
@@ -274,6 +290,13 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (root !== checkpoint.root) throw new Failure('the blocks do not make the root the checkpoint signs');
     verdict.root = root;
     if (options.chain !== 'main' && anchors.length === 0) notes.push('no Main Chain anchor covers this chain yet (submit a proof)');
+    for (const [what, signed] of [
+      ['the checkpoint', checkpoint],
+      ...(mainCheckpoint ? [["the Main Chain's checkpoint", mainCheckpoint] as const] : []),
+    ] as const) {
+      const note = oldCheckpointNote(what, signed.timestamp, Date.now() / 1000);
+      if (note) notes.push(note);
+    }
     verdict.verified = true;
   } catch (error) {
     // An answer of another shape than the one read (a field of the wrong type deep in it): not verified, said so.

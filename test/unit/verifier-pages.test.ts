@@ -165,6 +165,26 @@ describe('ledger-verify: answers of another shape (red team: a TypeError and its
   });
 });
 
+describe('ledger-verify: an old checkpoint (red team: a replayed one passed without a word)', () => {
+  it('tells when the checkpoint was signed, if long before now: a node signs its checkpoint as it answers', async () => {
+    served = chain;
+    const old = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex });
+    assert.equal(old.verified, true);
+    assert.ok(
+      old.notes.some((n) => /^the checkpoint was signed \d+ days ago \(2025-11-24T.*a mirror or cache may be showing an old state/.test(n)),
+      old.notes.join('\n'),
+    );
+    try {
+      malformed = (path) => (path.endsWith('/checkpoint') ? signCheckpoint({ ...fields, timestamp: Math.floor(Date.now() / 1000) - 5 }) : undefined);
+      const fresh = await verifyLedger({ url, chain: 'main', publicKey: publicKeyHex });
+      assert.equal(fresh.verified, true);
+      assert.ok(!fresh.notes.some((n) => /was signed/.test(n)), fresh.notes.join('\n'));
+    } finally {
+      malformed = undefined;
+    }
+  });
+});
+
 describe('ledger-verify: what it asks a node for', () => {
   it('sends its API key, asks a node on this machine for uncompressed answers (nothing to save over loopback), and others for brotli', () => {
     assert.deepEqual(nodeHeaders('http://127.0.0.1:3000', 'k'), { 'X-API-Key': 'k', 'Accept-Encoding': 'identity' });
