@@ -262,9 +262,10 @@ export class LedgerClient {
   }
 
   /**
-   * Whether the details a service moved off chain (its own choice, for large details) are the ones sent: the block read
-   * again with them resolved, for the proven event's reference. The reference is all the block hashes; this is the
-   * service saying, under the reference the chain now holds, that it stands for the details sent.
+   * Whether the details a service moved off chain (only large ones: matchesInput) are the ones sent: the block read
+   * again with them resolved, its event under the same reference as the proven one. The block hashes only the
+   * reference, and only the service can open the payload, so this is the service's word that the reference stands for
+   * the details sent, now bound to a signed checkpoint.
    */
   async #resolvedMatches(chain: string, proven: LedgerEvent, sent: EventInput): Promise<boolean> {
     const block = await this.#data(
