@@ -48,10 +48,11 @@ export const ALL_FUNCTIONS: readonly FunctionName[] = [
 export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readonly TableAction[]>>> = {
   // Appends; reads of blocks, pages, proofs and checkpoints (BatchGetItem: chain heads, tree nodes); traces
   // (by-entity) and, on chains written before records, blocks by hash (by-hash). The registry: keys and counters, the node identity (made on
-  // first use), data subjects' keys; a channel's members (Query: a check of its chain) and the channels a trace reads.
+  // first use), data subjects' keys; a channel's members (Query: a check of its chain) and the channels a trace reads;
+  // an erasure deletes its subject's private values' records (DeleteItem, conditional on the subject).
   ledger: {
     ledger: [...APPENDS, `Query:${LEDGER_INDEXES.byEntity}`, `Query:${LEDGER_INDEXES.byHash}`],
-    registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
+    registry: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
     rateLimits: EDGE.rateLimits,
   },
   // Channel chains' appends; organizations, channels, memberships (an admin's removal leaves a mark, deleted by an admin's add), contracts, private data in the registry.

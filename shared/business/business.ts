@@ -202,9 +202,9 @@ export function createBusiness(options: BusinessOptions) {
       const metadata = input.event_metadata;
       const namedType = typeof metadata.event_type === 'string' && metadata.event_type ? metadata.event_type : undefined;
       const by = namedType === undefined ? 'service' : 'caller';
+      const namedEntity = typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : undefined;
       const fields = {
-        entity_id:
-          typeof metadata.entity_id === 'string' && metadata.entity_id ? metadata.entity_id : `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
+        entity_id: namedEntity ?? `${input.collection}:${sha256Hex(input.key).slice(0, 16)}`,
         event_type: namedType ?? SERVICE_EVENT.privateDataWritten,
       };
       assertDraftFields(fields, undefined, by);
@@ -228,6 +228,15 @@ export function createBusiness(options: BusinessOptions) {
         if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
         const forSubject = await personalData.seal(subject, { value });
         hash = sha256Hex(forSubject);
+        // The key may be personal too (an e-mail address, a patient number). The entity id the event keeps after
+        // erasure is keyed by the subject's key, so that no guess at the key can be checked against it once that
+        // key is destroyed (a plain hash of the key could be); and the subject's list names this value, whose
+        // record its erasure deletes. Listed before the record is stored, so that no record outlives the list.
+        if (namedEntity === undefined) {
+          const blinded = await personalData.blind(subject, { private_value: [input.channel, input.collection, input.key] });
+          fields.entity_id = `${input.collection}:${Buffer.from(blinded, 'base64').toString('hex').slice(0, 16)}`;
+        }
+        await personalData.recordPrivateValue(subject, { channel: input.channel, collection: input.collection, key: input.key });
         if (Buffer.byteLength(forSubject) > inlineThresholdBytes) {
           ({ cid, nonce } = await offchain.put(forSubject, scope));
           await personalData.recordPayload(subject, cid);
@@ -278,6 +287,12 @@ export function createBusiness(options: BusinessOptions) {
       // Kept only if no later block of the chain wrote this key: concurrent writes' stores land in any order, and the
       // value read had been an older write's than the chain's last (red team).
       await repository.putPrivateData(stored);
+      // An erasure of the subject since its key was read deleted the records it listed, maybe before this one was
+      // stored: read the subject again, and if it is erased, this record goes too (410, as any write for it).
+      if (subject !== undefined && (await personalData!.openAll([{ subjectId: subject, sealed: null }]))[0] === null) {
+        await repository.deletePrivateData(input.channel, input.collection, input.key, subject);
+        throw new GoneError(`The data of subject '${subject}' was erased`);
+      }
       return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
     },
 
@@ -285,13 +300,25 @@ export function createBusiness(options: BusinessOptions) {
       await access.channel(principal, 'private_data.read', channelId);
       const opener = access.payloadOpener(principal);
       const stored = await repository.getPrivateData(channelId, collection, key);
-      if (!stored) throw new NotFoundError(`No private data '${key}' in collection '${collection}' of channel '${channelId}'`);
+      const absent = () => new NotFoundError(`No private data '${key}' in collection '${collection}' of channel '${channelId}'`);
+      if (!stored) throw absent();
       let value: unknown;
-      if (stored.subject_id !== undefined) {
-        const forSubject = stored.sealed ?? String(await offchain.get(stored.value_cid!, stored.value_nonce!, opener));
+      const subject = stored.subject_id;
+      if (subject !== undefined) {
         if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
-        const [opened] = await personalData.openAll([{ subjectId: stored.subject_id, sealed: forSubject }]);
-        if (!opened) throw new GoneError(`The value of '${key}' was erased with its data subject`);
+        // A value of an erased subject is absent, as one never written (its key may be personal: no answer tells it
+        // was there), and its record, which the erasure had not deleted yet, goes now. Its state is read before any
+        // payload is fetched from IPFS.
+        const gone = async () => {
+          await repository.deletePrivateData(channelId, collection, key, subject);
+          return absent();
+        };
+        let [opened] = await personalData.openAll([{ subjectId: subject, sealed: stored.sealed }]);
+        if (opened === undefined) {
+          const forSubject = String(await offchain.get(stored.value_cid!, stored.value_nonce!, opener));
+          [opened] = await personalData.openAll([{ subjectId: subject, sealed: forSubject }]);
+        }
+        if (!opened) throw await gone();
         value = opened.value;
       } else {
         value = stored.sealed !== null ? await offchain.unseal(stored.sealed, opener) : await offchain.get(stored.value_cid!, stored.value_nonce!, opener);

@@ -99,6 +99,8 @@ export interface BusinessRepository {
    */
   putPrivateData(record: PrivateDataRecord): Promise<'stored' | 'superseded'>;
   getPrivateData(channel: string, collection: string, key: string): Promise<PrivateDataRecord | undefined>;
+  /** Deletes a private value's record if it is still this data subject's (its subject was erased). */
+  deletePrivateData(channel: string, collection: string, key: string, subjectId: string): Promise<void>;
 
   /**
    * Stores a version and, in the same transaction, claims the id for `owner` (or confirms it is

@@ -1,7 +1,8 @@
 /**
  * Per request, after everything else has shaped the answer: one structured log line, and the metrics.
  *
- * One structured line per request: request id, route, status, latency, key id (never the key).
+ * One structured line per request: request id, route, path (a private value's key left out), status, latency, key id
+ * (never the key).
  * Registered right after the request id, so it runs after every other middleware has shaped the answer.
  */
 import type { MiddlewareObj } from '@middy/core';
@@ -10,6 +11,14 @@ import type { CloudWatchMetrics } from '../metrics/cloudwatch.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
+/**
+ * The path as logged: a private value's key (`/private-data/{channel}/{collection}/{key}`) is left out, as `…`: it may
+ * be personal (an e-mail address, a patient number), and logs outlive an erasure of its subject.
+ */
+export function loggedPath(path: string | undefined): string | undefined {
+  return path?.replace(/^(\/api\/(?:business|v2)\/private-data\/[^/]*\/[^/]*\/).+$/, '$1…');
+}
+
 export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   const log = (request: { event: HttpEvent; context: ServiceContext; response: HttpResult | null }) => {
     const status = request.response?.statusCode ?? 500;
@@ -17,7 +26,7 @@ export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, Service
       request_id: request.context.requestId,
       method: request.event.requestContext?.http?.method,
       route: request.event.routeKey,
-      path: request.event.rawPath,
+      path: loggedPath(request.event.rawPath),
       status,
       latency_ms: Math.round((performance.now() - request.context.startedAt) * 10) / 10,
       key_id: request.context.apiKey?.key_id ?? null,

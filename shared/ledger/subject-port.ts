@@ -44,6 +44,11 @@ export interface PersonalData {
   /** Notes an IPFS payload holding the subject's sealed details (removed from our node when it is erased). */
   recordPayload(subjectId: string, cid: string): Promise<void>;
   /**
+   * Notes a private value of the subject's (its channel, collection and key): erasing the subject deletes its record,
+   * whose key (an e-mail address, a patient number) may be personal too. Noted before the record is stored.
+   */
+  recordPrivateValue(subjectId: string, ref: PrivateValueRef): Promise<void>;
+  /**
    * Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for
    * an unknown subject. `payloads`: the IPFS payloads of its sealed details, to remove.
    */
@@ -55,6 +60,13 @@ export interface PersonalData {
   recordErasureEvent(subjectId: string, eventId: string): Promise<void>;
 }
 
+/** Where a private value is kept: its channel, collection and key. */
+export interface PrivateValueRef {
+  channel: string;
+  collection: string;
+  key: string;
+}
+
 /** A subject's key as stored: wrapped, never in the clear; or the record of its erasure. */
 export type StoredSubject = (
   | { state: 'active'; wrapped_key: string; kek: { provider: string; key_id: string }; created_at: string; events: number }
@@ -62,6 +74,8 @@ export type StoredSubject = (
 ) & {
   /** IPFS payloads holding the subject's sealed details. */
   payloads?: string[];
+  /** Private values of the subject whose records are not deleted yet (each the JSON of its PrivateValueRef). */
+  private_values?: string[];
   /** Erased: the Main Chain event recording it, once appended. */
   event_id?: string;
 };
@@ -75,6 +89,10 @@ export interface SubjectRepository {
   countEvents(subjectId: string, events: number): Promise<void>;
   /** Adds an IPFS payload of the subject's (a set: adding one twice keeps one). */
   recordPayload(subjectId: string, cid: string): Promise<void>;
+  /** Adds a private value of the subject's (the JSON of its PrivateValueRef; a set). */
+  recordPrivateValue(subjectId: string, ref: string): Promise<void>;
+  /** Takes private values off the subject's list once their records are deleted. */
+  forgetPrivateValues(subjectId: string, refs: readonly string[]): Promise<void>;
   /** Notes the Main Chain event of an erased subject's erasure. */
   recordErasureEvent(subjectId: string, eventId: string): Promise<void>;
   /** Removes the wrapped key and records the erasure, if the key is still there; false when it was not. */

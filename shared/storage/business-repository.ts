@@ -1,5 +1,5 @@
 /** The business domain's records in the registry table (layout in keys.ts). */
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BusinessRepository, ChannelRecord, ContractOwner, ContractVersionRecord, OrganizationRecord, PrivateDataRecord } from '../business/repository.ts';
 import { firstRefusal, Transaction, TRANSACTION_ITEMS_MAX } from './transactions.ts';
 import {
@@ -222,6 +222,18 @@ export function createBusinessRepository({ client, tableName }: { client: Dynamo
       return stored ? 'stored' : 'superseded';
     },
     getPrivateData: (channel, collection, key) => get<PrivateDataRecord>(privateDataPk(channel, collection), key),
+    async deletePrivateData(channel, collection, key, subjectId) {
+      // Only the subject's: a later write of the key (another subject's, or none) is kept.
+      await writeIf(
+        client,
+        new DeleteCommand({
+          TableName: tableName,
+          Key: { pk: privateDataPk(channel, collection), sk: key },
+          ConditionExpression: 'subject_id = :subject',
+          ExpressionAttributeValues: { ':subject': subjectId },
+        }),
+      );
+    },
 
     async publishContractVersion(version, owner) {
       const token = ownerToken(owner);

@@ -20,6 +20,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
       if (!item) return undefined;
       const events = Number(item.events ?? 0);
       const payloads = item.payloads instanceof Set ? [...item.payloads].map(String).sort() : [];
+      const privateValues = item.private_values instanceof Set ? { private_values: [...item.private_values].map(String).sort() } : {};
       if (item.wrapped_key === undefined) {
         return {
           state: 'erased',
@@ -29,6 +30,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
           reason: String(item.reason ?? ''),
           events,
           payloads,
+          ...privateValues,
           ...(item.event_id !== undefined ? { event_id: String(item.event_id) } : {}),
         } satisfies StoredSubject;
       }
@@ -39,6 +41,7 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
         created_at: String(item.created_at),
         events,
         payloads,
+        ...privateValues,
       } satisfies StoredSubject;
     },
 
@@ -62,6 +65,24 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
         UpdateExpression: 'ADD payloads :cid',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':cid': new Set([cid]) },
+      });
+    },
+
+    async recordPrivateValue(subjectId, ref) {
+      // Only while the subject's key exists: an erased subject takes no new value (its write is refused after this).
+      await updateIf(subjectId, {
+        UpdateExpression: 'ADD private_values :ref',
+        ConditionExpression: 'attribute_exists(wrapped_key)',
+        ExpressionAttributeValues: { ':ref': new Set([ref]) },
+      });
+    },
+
+    async forgetPrivateValues(subjectId, refs) {
+      if (refs.length === 0) return;
+      await updateIf(subjectId, {
+        UpdateExpression: 'DELETE private_values :refs',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':refs': new Set(refs) },
       });
     },
 

@@ -19,7 +19,12 @@ type ActiveSubject = Extract<StoredSubject, { state: 'active' }>;
 export function createFileSubjectRepository(dir: string): SubjectRepository {
   const paths = (subjectId: string) => {
     const name = createHash('sha256').update(subjectId, 'utf8').digest('hex');
-    return { key: join(dir, `${name}.key.json`), erased: join(dir, `${name}.erased.json`), payloads: join(dir, `${name}.payloads`) };
+    return {
+      key: join(dir, `${name}.key.json`),
+      erased: join(dir, `${name}.erased.json`),
+      payloads: join(dir, `${name}.payloads`),
+      privateValues: join(dir, `${name}.private`),
+    };
   };
   const read = <T>(path: string): T | undefined => {
     try {
@@ -50,21 +55,44 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
 
   return {
     async get(subjectId) {
-      const { key, erased, payloads } = paths(subjectId);
+      const { key, erased, payloads, privateValues } = paths(subjectId);
       // One empty file per payload, named by its CID: adding one is atomic, whoever adds another at once.
       const listed = existsSync(payloads) ? readdirSync(payloads).sort() : [];
+      // One file per private value, named by the SHA-256 of its ref and holding it.
+      const values = existsSync(privateValues)
+        ? readdirSync(privateValues)
+            .sort()
+            .flatMap((name) => {
+              try {
+                return [readFileSync(join(privateValues, name), 'utf8')];
+              } catch {
+                return []; // forgotten as it was listed
+              }
+            })
+        : [];
+      const more = { payloads: listed, ...(values.length > 0 ? { private_values: values } : {}) };
       const record = read<StoredSubject>(erased);
       if (record) {
         remove(key); // a key made while the subject was being erased is never used: gone too
-        return { ...record, payloads: listed };
+        return { ...record, ...more };
       }
       const active = read<ActiveSubject>(key);
-      return active && { ...active, payloads: listed };
+      return active && { ...active, ...more };
     },
     async recordPayload(subjectId, cid) {
       const { payloads } = paths(subjectId);
       mkdirSync(payloads, { recursive: true, mode: 0o700 });
       writeFileSync(join(payloads, cid.replace(/[^A-Za-z0-9]/g, '')), '', { mode: 0o600 });
+    },
+    async recordPrivateValue(subjectId, ref) {
+      const { key, privateValues } = paths(subjectId);
+      if (!existsSync(key)) return; // erased (or never made): the write is refused after this
+      mkdirSync(privateValues, { recursive: true, mode: 0o700 });
+      writeFileSync(join(privateValues, createHash('sha256').update(ref, 'utf8').digest('hex')), ref, { mode: 0o600 });
+    },
+    async forgetPrivateValues(subjectId, refs) {
+      const { privateValues } = paths(subjectId);
+      for (const ref of refs) remove(join(privateValues, createHash('sha256').update(ref, 'utf8').digest('hex')));
     },
     async create(subjectId, wrapped) {
       const { key, erased } = paths(subjectId);

@@ -11,7 +11,8 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import { ConflictError, GoneError, NotFoundError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
-import type { ErasureRecord, PersonalData, StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
+import type { ErasureRecord, PersonalData, PrivateValueRef, StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
+import { logger } from '../log.ts';
 
 export type { ErasureRecord, StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 import { type Envelope, type KekRef, open, parseEnvelope, seal } from '../offchain/envelope.ts';
@@ -37,17 +38,24 @@ export interface SubjectKeys {
   /** What the PersonalData port says they do (shared/ledger/subject-port.ts). */
   recordEvents: PersonalData['recordEvents'];
   recordPayload: PersonalData['recordPayload'];
+  recordPrivateValue: PersonalData['recordPrivateValue'];
   erase: PersonalData['erase'];
   recordErasureEvent: PersonalData['recordErasureEvent'];
 }
 
+/** Deletes a private value's record if it is still the subject's (a later write of its key by another is kept). */
+export type PrivateValueRemover = (ref: PrivateValueRef, subjectId: string) => Promise<void>;
+
 export function createSubjectKeys({
   repository,
   keys,
+  removePrivateValue,
   now = () => new Date(),
 }: {
   repository: SubjectRepository;
   keys: KeyProvider;
+  /** Where private values' records are deleted when their subject is erased (none: the subject has none). */
+  removePrivateValue?: PrivateValueRemover;
   now?: () => Date;
 }): SubjectKeys {
   const unwrap = (stored: Extract<StoredSubject, { state: 'active' }>) => keys.unwrap(Buffer.from(stored.wrapped_key, 'base64'), stored.kek);
@@ -92,6 +100,7 @@ export function createSubjectKeys({
     },
     recordEvents: (subjectId, events) => repository.countEvents(subjectId, events),
     recordPayload: (subjectId, cid) => repository.recordPayload(subjectId, cid),
+    recordPrivateValue: (subjectId, ref) => repository.recordPrivateValue(subjectId, JSON.stringify([ref.channel, ref.collection, ref.key])),
     recordErasureEvent: (subjectId, eventId) => repository.recordErasureEvent(subjectId, eventId),
     async erase(subjectId, by) {
       const before = await repository.get(subjectId);
@@ -100,6 +109,21 @@ export function createSubjectKeys({
       const erasedNow = before.state === 'active' && (await repository.erase(subjectId, { erased_at: now().toISOString(), ...by }));
       const after = await repository.get(subjectId);
       if (after?.state !== 'erased') throw new Error(`subject '${subjectId}' is not erased after its erasure`);
+      // The subject's private values: their records go (their keys may be personal), then the list naming them. One
+      // that fails stays listed, for the next erasure of the subject to delete; until then every read takes it for
+      // absent (the subject is erased) and deletes it.
+      const removed: string[] = [];
+      for (const ref of after.private_values ?? []) {
+        try {
+          const [channel, collection, key] = JSON.parse(ref) as [string, string, string];
+          if (!removePrivateValue) throw new Error('no store of private values to delete it from');
+          await removePrivateValue({ channel, collection, key }, subjectId);
+          removed.push(ref);
+        } catch (error) {
+          logger.warn("an erased subject's private value was not deleted; the next erasure of the subject deletes it", { subject_id: subjectId, error });
+        }
+      }
+      await repository.forgetPrivateValues(subjectId, removed);
       return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after), payloads: after.payloads ?? [], eventId: after.event_id ?? null };
     },
   };
@@ -165,6 +189,7 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
     },
     recordEvents: (subjectId, events) => subjects.recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),
+    recordPrivateValue: (subjectId, ref) => subjects.recordPrivateValue(subjectId, ref),
     erase: (subjectId, by) => subjects.erase(subjectId, by),
     recordErasureEvent: (subjectId, eventId) => subjects.recordErasureEvent(subjectId, eventId),
   };

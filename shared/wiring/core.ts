@@ -145,6 +145,9 @@ export function createCore(settings: Readonly<Settings>): Core {
           // Locally a file per subject (a database file keeps deleted rows' bytes); in the cloud the registry table.
           repository: settings.SVC_SUBJECT_KEY_STORE === 'registry' ? createSubjectRepository(registry()) : createFileSubjectRepository(subjectsDir(settings)),
           keys,
+          // Its private values' records (their keys may be personal) go with it.
+          removePrivateValue: ({ channel, collection, key }, subjectId) =>
+            createBusinessRepository(registry()).deletePrivateData(channel, collection, key, subjectId),
         }),
       ),
   );
@@ -154,6 +157,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     openAll: (items) => personalData().openAll(items),
     recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),
+    recordPrivateValue: (subjectId, ref) => personalData().recordPrivateValue(subjectId, ref),
     recordErasureEvent: (subjectId, eventId) => personalData().recordErasureEvent(subjectId, eventId),
     erase: (subjectId, by) => personalData().erase(subjectId, by),
   };

@@ -310,14 +310,23 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     assert.equal(verdict.body.checked_blocks, 41);
   });
 
-  it("erasure: a data subject's event, its key destroyed, its details gone, the chain still valid", async () => {
+  it("erasure: a data subject's event and private value, its key destroyed, its details gone, its value's record deleted, the chain still valid", async () => {
     assert.equal((await call(sim!.url, 'POST', '/api/v1/chains/sim-people/create', undefined, admin)).status, 201);
     const event = { entity_id: 'patient-1', event_type: 'admitted', subject_id: 'subj-sim', details: { name: 'Alice' } };
     const added = await call(sim!.url, 'POST', '/api/v1/chains/sim-people/events', event, admin);
     assert.equal(added.status, 200, added.text);
+    // A private value of the subject's too: the business function lists it on the subject's item, and the erasure (the
+    // ledger function) deletes its record.
+    const business = `${sim!.url}/api/business`;
+    assert.equal((await call(business, 'POST', '/channels', { name: 'simcare' }, admin)).status, 201);
+    assert.equal((await call(business, 'POST', '/channels/simcare/private-collections', { collection: 'notes' }, admin)).status, 201);
+    const value = { channel: 'simcare', collection: 'notes', key: 'alice@example.com', value: 'Alice', subject_id: 'subj-sim' };
+    const written = await call(business, 'POST', '/private-data', value, admin);
+    assert.equal(written.status, 201, written.text);
     const erased = await call(sim!.url, 'POST', '/api/ledger/subjects/subj-sim/erase', { reason: 'check:cloud' }, admin);
     assert.equal(erased.status, 200, erased.text);
     assert.equal(erased.body.status, 'erased');
+    assert.equal((await call(business, 'GET', '/private-data/simcare/notes/alice@example.com', undefined, admin)).status, 404);
     const block = await call(sim!.url, 'GET', '/api/v1/chains/sim-people/blocks/1', undefined, admin);
     assert.equal(block.body.events?.[0]?.details ?? null, null, block.text);
     assert.equal((await call(sim!.url, 'GET', '/api/v1/chains/sim-people/verify', undefined, admin)).body.valid, true);

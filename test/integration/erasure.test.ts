@@ -12,7 +12,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT } from '../../infra/bundling.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { canonicalJson } from '#shared/ledger/hashing';
+import { createDynamoClient } from '#shared/storage/client';
+import { privateDataPk, subjectKey } from '#shared/storage/keys';
 import { call, keysCli, type Stack, startStack, stopAndRemove } from '../support/stack.ts';
 
 const SECRET = 'Alice Quintessa Smith';
@@ -161,7 +164,7 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
     assert.deepEqual(filesContaining(stack.dataDir, wrappedKey), [], 'the wrapped key is in no file of the data directory');
   });
 
-  it("erases a data subject's private data too: readable by members until then, 410 after, never stored in the clear", async () => {
+  it("erases a data subject's private data too: readable by members until then, absent after (404, its record deleted), never stored in the clear", async () => {
     const B = '/api/business';
     assert.equal((await call(stack.url, 'POST', `${B}/organizations`, { org_id: 'clinic', name: 'Clinic' })).status, 201);
     assert.equal((await call(stack.url, 'POST', `${B}/channels`, { name: 'care' })).status, 201);
@@ -176,7 +179,7 @@ describe('Personal data and erasure (crypto-shredding) over HTTP', () => {
     const erased = await call(stack.url, 'POST', '/api/v1/subjects/subj-carol/erase', { reason: 'patient request' });
     assert.equal(erased.status, 200, erased.text);
     assert.equal(erased.body.events, 1, 'its channel event');
-    assert.equal((await call(stack.url, 'GET', `${B}/private-data/care/records/r-1`)).status, 410);
+    assert.equal((await call(stack.url, 'GET', `${B}/private-data/care/records/r-1`)).status, 404);
     assert.equal(verify(stack, 'channel-care').status, 0);
   });
 });
@@ -189,9 +192,18 @@ describe("Erasure with the cloud stack's key store (the registry table, on Dynam
   });
   after(() => stopAndRemove(stack));
 
-  it('keeps keys, counts and payloads in the registry item, and erases them there once', async () => {
+  it('keeps keys, counts, payloads and private values in the registry item, and erases them there once', async () => {
+    const documents = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint });
     const subject = { entity_id: 'customer-9', event_type: 'registered', subject_id: 'subj-dave' };
     assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/events', { ...subject, details: { name: 'Dave' } })).status, 200);
+    // A private value of the subject's: the item lists it, and the erasure deletes its record (the key may be personal).
+    const B = '/api/business';
+    assert.equal((await call(stack.url, 'POST', `${B}/channels`, { name: 'crm' })).status, 201);
+    assert.equal((await call(stack.url, 'POST', `${B}/channels/crm/private-collections`, { collection: 'contacts' })).status, 201);
+    const value = { channel: 'crm', collection: 'contacts', key: 'dave@example.com', value: 'Dave', subject_id: 'subj-dave' };
+    assert.equal((await call(stack.url, 'POST', `${B}/private-data`, value)).status, 201);
+    const item = async () => (await documents.send(new GetCommand({ TableName: stack.tables.registry, Key: subjectKey('subj-dave') }))).Item;
+    assert.deepEqual([...((await item())?.private_values ?? [])], [JSON.stringify(['crm', 'contacts', 'dave@example.com'])]);
     const large = await call(stack.url, 'POST', '/api/v1/chains/people/events', { ...subject, details: { cv: 'Dave '.repeat(2000) } });
     assert.equal(large.status, 200, large.text);
     assert.deepEqual((await call(stack.url, 'GET', '/api/v1/chains/people/blocks/1')).body.events[0].details, { name: 'Dave' });
@@ -203,9 +215,15 @@ describe("Erasure with the cloud stack's key store (the registry table, on Dynam
     assert.deepEqual([first.status, second.status], [200, 200]);
     assert.deepEqual([first.body.status, second.body.status].sort(), ['already_erased', 'erased'], 'two erasures at once: one erases');
     assert.equal(first.body.event_id, second.body.event_id, 'one Main Chain event');
-    assert.equal(first.body.events, 2);
+    assert.equal(first.body.events, 3, "two on its chain, one on the channel's");
     assert.equal(first.body.payloads, 1);
     assert.equal(first.body.payloads_removed + second.body.payloads_removed, 1, 'the payload removed once');
+    assert.equal((await call(stack.url, 'GET', `${B}/private-data/crm/contacts/dave@example.com`)).status, 404);
+    const record = await documents.send(
+      new GetCommand({ TableName: stack.tables.registry, Key: { pk: privateDataPk('crm', 'contacts'), sk: 'dave@example.com' } }),
+    );
+    assert.equal(record.Item, undefined, "the private value's record is deleted");
+    assert.equal((await item())?.private_values, undefined, 'and the list naming it emptied');
     const page = await call(stack.url, 'GET', '/api/v1/chains/people/blocks?limit=5');
     for (const block of page.body.blocks.slice(1)) assert.deepEqual([block.events[0].details, block.events[0].erased], [null, true]);
     assert.equal((await call(stack.url, 'GET', '/api/v1/chains/people/blocks/2?resolve_cid=true')).status, 410);

@@ -84,6 +84,10 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
       return 'stored';
     },
     getPrivateData: async (channel, collection, key) => privateData.get(`${channel}|${collection}|${key}`),
+    async deletePrivateData(channel, collection, key, subjectId) {
+      const id = `${channel}|${collection}|${key}`;
+      if (privateData.get(id)?.subject_id === subjectId) privateData.delete(id);
+    },
     async publishContractVersion(record, owner) {
       const claimed = owners.get(record.contract_id);
       if (claimed && !sameOwner(claimed, owner)) return 'owned_by_another';

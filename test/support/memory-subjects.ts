@@ -19,6 +19,14 @@ export function createMemorySubjects(): SubjectRepository & { items: Map<string,
       const item = items.get(id);
       if (item && !item.payloads?.includes(cid)) item.payloads = [...(item.payloads ?? []), cid];
     },
+    async recordPrivateValue(id, ref) {
+      const item = items.get(id);
+      if (item?.state === 'active' && !item.private_values?.includes(ref)) item.private_values = [...(item.private_values ?? []), ref];
+    },
+    async forgetPrivateValues(id, refs) {
+      const item = items.get(id);
+      if (item?.private_values) item.private_values = item.private_values.filter((ref) => !refs.includes(ref));
+    },
     async recordErasureEvent(id, eventId) {
       const item = items.get(id);
       if (item?.state === 'erased' && item.event_id === undefined) item.event_id = eventId;
@@ -26,7 +34,8 @@ export function createMemorySubjects(): SubjectRepository & { items: Map<string,
     async erase(id, record) {
       const item = items.get(id);
       if (item?.state !== 'active') return false;
-      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events, payloads: item.payloads ?? [] });
+      const values = item.private_values ? { private_values: item.private_values } : {};
+      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events, payloads: item.payloads ?? [], ...values });
       return true;
     },
   };

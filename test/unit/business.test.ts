@@ -33,11 +33,17 @@ const sandbox = createContractPool({
 });
 after(() => sandbox.close());
 
-function world({ uploads }: { uploads?: () => Promise<void> } = {}) {
+function world({ uploads, removals }: { uploads?: () => Promise<void>; removals?: () => Promise<void> } = {}) {
   const ledgerRepository = createMemoryLedgerRepository();
   const keys = new LocalKeyProvider(randomBytes(32));
-  const personalData = createPersonalData(createSubjectKeys({ repository: createMemorySubjects(), keys }));
   const repository = createMemoryBusinessRepository();
+  const subjects = createMemorySubjects();
+  // `removals`: each delete of an erased subject's private value waits on it first (it may fail).
+  const removePrivateValue = async ({ channel, collection, key }: { channel: string; collection: string; key: string }, subjectId: string) => {
+    await removals?.();
+    await repository.deletePrivateData(channel, collection, key, subjectId);
+  };
+  const personalData = createPersonalData(createSubjectKeys({ repository: subjects, keys, removePrivateValue }));
   const memory = createMemoryIpfs();
   // `uploads`: each upload to IPFS waits on it first (an upload of megabytes takes seconds).
   const add = async (bytes: Uint8Array) => {
@@ -63,7 +69,7 @@ function world({ uploads }: { uploads?: () => Promise<void> } = {}) {
     sandbox,
     inlineThresholdBytes: 1024,
   });
-  return { business, ledger, ledgerRepository, repository, blobs };
+  return { business, ledger, ledgerRepository, repository, blobs, subjects };
 }
 
 const key = (role: Principal['role'], org_id: string | null): Principal => ({ key_id: `${role}-${org_id}`, role, org_id });
@@ -235,7 +241,7 @@ describe('the business domain (offline)', () => {
     assert.ok(!JSON.stringify(ledgerRepository.blocksOf('channel-supply')).includes(big));
   });
 
-  it("seals a data subject's private value under its key, and erasing the subject makes it unreadable (410)", async () => {
+  it("seals a data subject's private value under its key, and erasing the subject deletes it (404, as a key never written)", async () => {
     const { business, ledger, ledgerRepository, repository } = world();
     await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
     await business.createChannel(acme, { name: 'supply' });
@@ -254,9 +260,90 @@ describe('the business domain (offline)', () => {
     assert.equal((await business.readPrivateData(acmeReader, 'supply', 'patients', 'p-1')).value, 'Alice Smith, blood type 0+');
 
     await ledger.eraseSubject('subj-alice', { erased_by: null, reason: 'patient request' });
-    await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'p-1'), GoneError);
+    assert.equal(repository.privateData.size, 0, 'its record (named by its key) is deleted');
+    await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'p-1'), /No private data 'p-1' in collection 'patients'/);
     const event = (await ledger.getBlock('channel-supply', { kind: 'index', index: ledgerRepository.blocksOf('channel-supply').length - 1 })).events[0]!;
     assert.deepEqual([event.details, (event as { erased?: boolean }).erased], [null, true], 'its channel event is erased with it');
+    // The subject takes no new value.
+    await assert.rejects(
+      business.writePrivateData(acme, { channel: 'supply', collection: 'patients', key: 'p-2', value: 'x', event_metadata: {}, subject_id: 'subj-alice' }),
+      GoneError,
+    );
+  });
+
+  it("an erased subject's private value whose delete failed reads as absent and is deleted then; a later erasure takes it off the list", async () => {
+    let failing = true;
+    const { business, ledger, repository, subjects } = world({
+      removals: async () => {
+        if (failing) throw new Error('DynamoDB unreachable');
+      },
+    });
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'patients' });
+    const value = { channel: 'supply', collection: 'patients', value: 'v', event_metadata: {}, subject_id: 'subj-bo' };
+    await business.writePrivateData(acme, { ...value, key: 'bo@example.com' });
+    await business.writePrivateData(acme, { ...value, key: 'bo2@example.com' });
+    await ledger.eraseSubject('subj-bo', { erased_by: null, reason: 'r' });
+    assert.equal(repository.privateData.size, 2, 'both deletes failed');
+    assert.equal((await subjects.get('subj-bo'))?.private_values?.length, 2, 'both still listed');
+    await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'bo@example.com'), /No private data 'bo@example.com'/);
+    assert.equal(repository.privateData.size, 1, 'the one read is deleted');
+    failing = false;
+    await ledger.eraseSubject('subj-bo', { erased_by: null, reason: 'r' });
+    assert.equal(repository.privateData.size, 0);
+    assert.deepEqual((await subjects.get('subj-bo'))?.private_values ?? [], []);
+  });
+
+  it("a subject's private value whose subject is erased as its record is stored: the record goes too, and the write is 410", async () => {
+    const { business, ledger, repository } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'patients' });
+    await business.writePrivateData(acme, { channel: 'supply', collection: 'patients', key: 'c-0', value: 'v', event_metadata: {}, subject_id: 'subj-c' });
+    // The erasure lands after the write read the subject's key and before its record is stored: it finds none to delete.
+    const store = repository.putPrivateData;
+    repository.putPrivateData = async (record) => {
+      await ledger.eraseSubject('subj-c', { erased_by: null, reason: 'r' });
+      return store(record);
+    };
+    await assert.rejects(
+      business.writePrivateData(acme, { channel: 'supply', collection: 'patients', key: 'c-1', value: 'v', event_metadata: {}, subject_id: 'subj-c' }),
+      GoneError,
+    );
+    assert.equal(repository.privateData.size, 0, 'no record of the erased subject is left');
+  });
+
+  it("a subject's private value: its default entity is keyed by the subject's key, not a plain hash of the value's key", async () => {
+    const { business, ledgerRepository } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'patients' });
+    const write = (key: string, subject_id?: string) =>
+      business.writePrivateData(acme, {
+        channel: 'supply',
+        collection: 'patients',
+        key,
+        value: 'v',
+        event_metadata: {},
+        ...(subject_id ? { subject_id } : {}),
+      });
+    await write('k@example.com', 'subj-1');
+    await write('k@example.com', 'subj-1');
+    await write('k@example.com', 'subj-2');
+    await write('k@example.com');
+    const entities = ledgerRepository
+      .blocksOf('channel-supply')
+      .slice(-4)
+      .map((b) => b.events[0]!.entity_id);
+    const plain = `patients:${createHash('sha256').update('k@example.com').digest('hex').slice(0, 16)}`;
+    assert.equal(entities[0], entities[1], "one subject's writes of a key: one entity");
+    assert.notEqual(entities[0], entities[2], "another subject's: another");
+    assert.ok(
+      entities.slice(0, 3).every((e) => e !== plain && /^patients:[0-9a-f]{16}$/.test(e)),
+      entities.join(' '),
+    );
+    assert.equal(entities[3], plain, 'a value without a subject keeps the plain hash (docs/business.md)');
   });
 
   it("gives a contract id to its first publisher, runs it, and appends its emits as the caller's, all or none", async () => {
