@@ -38,6 +38,8 @@ export interface RouteRequest<P extends string = string, Q = unknown, B = unknow
   requestId: string;
   /** Who is asking, for the access policy (shared/access/policy.ts): OPEN_ACCESS when auth is off. */
   principal: Principal;
+  /** Checks again that the caller's key is held (401 once revoked or changed); nothing to check with auth off. */
+  keyStillHeld: () => Promise<void>;
   /** API Gateway's event, as it came. */
   event: APIGatewayProxyEventV2;
 }

@@ -29,6 +29,8 @@ export interface GraphqlOptions {
   production: boolean;
   /** Whether the caller may run mutations (writer or admin, or auth off). */
   mayWrite: boolean;
+  /** Run before each mutation: a key revoked while a request's mutations run writes nothing more (401 each). */
+  keyStillHeld?: () => Promise<void>;
   /** GET requests may not run mutations. */
   method: 'GET' | 'POST';
 }
@@ -107,7 +109,7 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
     document,
     variableValues: request.variables ?? undefined,
     operationName: request.operationName ?? undefined,
-    contextValue: { ledger: options.ledger },
+    contextValue: { ledger: options.ledger, keyStillHeld: options.keyStillHeld ?? (async () => {}) },
   });
   // A query past its reads (shared/read-allowance.ts) is refused whole, as REST refuses it: not answered in part, with
   // whichever fields happened to read first. A mutation is not: its fields run one after another, each committed as

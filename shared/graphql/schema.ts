@@ -187,7 +187,7 @@ jsonScalar.parseLiteral = (ast, variables) => {
   return valueFromASTUntyped(ast, variables);
 };
 
-type Resolver = GraphQLFieldResolver<unknown, { ledger: Ledger }, Record<string, unknown>>;
+type Resolver = GraphQLFieldResolver<unknown, { ledger: Ledger; keyStillHeld: () => Promise<void> }, Record<string, unknown>>;
 
 export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record<string, Resolver>; Chain: Record<string, Resolver> } {
   return {
@@ -290,8 +290,18 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
   };
 }
 
-// Bind the resolvers onto the schema's fields once.
+// Bind the resolvers onto the schema's fields once. Each mutation first checks that the caller's key is still held: a
+// request's mutations run one after another, and 99 of them had gone on appending for seconds after their key was
+// revoked (red team, 2026-12-06).
 for (const [typeName, fields] of Object.entries(resolvers())) {
   const type = schema.getType(typeName) as { getFields(): Record<string, { resolve?: Resolver }> };
-  for (const [field, resolve] of Object.entries(fields)) type.getFields()[field]!.resolve = resolve;
+  for (const [field, resolve] of Object.entries(fields)) {
+    type.getFields()[field]!.resolve =
+      typeName === 'Mutation'
+        ? async (root, args, context, info) => {
+            await context.keyStillHeld();
+            return resolve(root, args, context, info);
+          }
+        : resolve;
+  }
 }

@@ -124,6 +124,11 @@ export function auth(options: AuthOptions): MiddlewareObj<HttpEvent, HttpResult,
       if (!record) throw new UnauthorizedError('Invalid API key', options.header);
       request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       request.context.principal = { key_id: record.key_id, role: record.role, org_id: record.org_id };
+      request.context.keyStillHeld = async () => {
+        const now = await options.authenticator.authenticate(key);
+        if (!now || now.key_id !== record.key_id || now.role !== record.role || now.org_id !== record.org_id)
+          throw new UnauthorizedError('This API key was revoked or changed during the request', options.header);
+      };
       if (!passesEdge(record.role, access)) {
         throw new ForbiddenError(`Missing permission: this operation needs the '${access}' role; this key has '${record.role}'`);
       }

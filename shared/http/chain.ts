@@ -152,6 +152,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         requestId: context.requestId,
         // The auth middleware always sets it; without it (a chain built without auth) nothing is allowed.
         principal: context.principal ?? ANONYMOUS,
+        keyStillHeld: context.keyStillHeld ?? (async () => {}),
         event,
       },
       options.deps,

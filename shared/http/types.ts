@@ -21,6 +21,12 @@ export interface ServiceContext extends Context {
   apiKey?: { key_id: string; role: string; org_id: string | null };
   /** Who the caller is to the access policy: OPEN_ACCESS with auth off, ANONYMOUS on public routes. */
   principal?: Principal;
+  /**
+   * Checks again that the caller's key is held (not revoked, its role and organization unchanged), through the
+   * authenticator's cache: 401 once it is not. For work that goes on after the edge's check (each of a GraphQL
+   * request's mutations). Absent with auth off and on public routes.
+   */
+  keyStillHeld?: () => Promise<void>;
   /** The rate-limit state of this request, for the X-RateLimit-* headers. */
   rateLimit?: { limit: number; remaining: number; resetSeconds: number };
 }

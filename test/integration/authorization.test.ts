@@ -6,15 +6,17 @@
  * write is there, and docs/authorization.md shows this same matrix.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { createApiKey, type Role } from '#shared/admin/api-keys';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createApiKey, revokeApiKey, type Role } from '#shared/admin/api-keys';
 import { secureEventMessage } from '#shared/admin/admin';
 import { expandRoutes, GROUPS, ROUTE_TABLE } from '#shared/api/routes';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createDynamoClient } from '#shared/storage/client';
+import { privateDataPk } from '#shared/storage/keys';
 import { CALLERS, MATRIX, type Caller, type On, type Row } from '#test/authorization/matrix';
 import { DOC_PATH, withCurrentMatrix } from '#test/authorization/render';
 import { call, removeDir, startStack, type Stack } from '#test/support/stack';
@@ -516,6 +518,88 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     const gql = await call(stack.url, 'POST', '/graphql', { query: '{ events(entityId: "m-ent") { chainName } }' }, headers('globex-reader'));
     assert.ok(gql.body.data.events.length > 0);
     assert.ok(gql.body.data.events.every((e: { chainName: string }) => e.chainName !== 'channel-m-acme'));
+  });
+
+  it("erases a subject's private values with their keys: absent after (404 as if never written, also off chain), no entity id a guess at the key can check, no record, no log line naming it (red team)", async () => {
+    const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
+    const key = 'frank.miller@example.com';
+    const large = 'frank.large@example.com';
+    const write = async (k: string, value: string) => {
+      const res = await as('acme-writer', 'POST', '/api/business/private-data', {
+        channel: 'm-acme',
+        collection: 'prices',
+        key: k,
+        value,
+        subject_id: 'm-frank',
+      });
+      assert.equal(res.status, 201, res.text);
+      return res.body.event_id as string;
+    };
+    const eventId = await write(key, 'diagnosis=SECRETDIAG');
+    // Past the service's inline threshold (64 KiB): sealed for the subject, then put in IPFS.
+    await write(large, 'SECRETBIG'.repeat(8_000));
+    assert.equal((await as('acme-reader', 'GET', `/api/business/private-data/m-acme/prices/${key}`)).body.value, 'diagnosis=SECRETDIAG');
+    assert.equal((await as('acme-reader', 'GET', `/api/business/private-data/m-acme/prices/${large}`)).status, 200);
+
+    // The event's entity id is not the plain hash of the key (any member could have checked a guess against it).
+    const index = Number(eventId.split('_').at(-2));
+    const block = await as('acme-reader', 'GET', `/api/v1/chains/channel-m-acme/blocks/${index}`);
+    const entity = block.body.events[0].entity_id as string;
+    const plain = `prices:${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+    assert.match(entity, /^prices:[0-9a-f]{16}$/);
+    assert.notEqual(entity, plain);
+    assert.deepEqual((await as('acme-reader', 'GET', `/api/v1/entities/${plain}/trace`)).body.events ?? [], []);
+
+    assert.equal((await as('admin', 'POST', '/api/v1/subjects/m-frank/erase', { reason: 'art. 17' })).status, 200);
+    const never = await as('acme-reader', 'GET', '/api/business/private-data/m-acme/prices/nobody@example.com');
+    assert.equal(never.status, 404);
+    for (const k of [key, large]) {
+      const read = await as('acme-reader', 'GET', `/api/business/private-data/m-acme/prices/${k}`);
+      assert.equal(read.status, 404, `${k}: ${read.text}`);
+      assert.equal(read.body.detail, never.body.detail.replace('nobody@example.com', k), 'the same answer as a key never written');
+      assert.equal((await as('acme-reader', 'GET', `/api/v2/private-data/m-acme/prices/${k}`)).status, 404);
+    }
+    // Its records are deleted (their keys were the sort keys), and no log line names the key.
+    const documents = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint });
+    for (const k of [key, large]) {
+      const item = await documents.send(new GetCommand({ TableName: stack.tables.registry, Key: { pk: privateDataPk('m-acme', 'prices'), sk: k } }));
+      assert.equal(item.Item, undefined, `the record of ${k}`);
+    }
+    assert.ok(!stack.output().includes(key) && !stack.output().includes(large), 'no log line names the keys');
+    // The subject takes no new value; another subject's value under the same key is its own, and stays.
+    const again = await as('acme-writer', 'POST', '/api/business/private-data', {
+      channel: 'm-acme',
+      collection: 'prices',
+      key,
+      value: 'x',
+      subject_id: 'm-frank',
+    });
+    assert.equal(again.status, 410);
+    await as('acme-writer', 'POST', '/api/business/private-data', { channel: 'm-acme', collection: 'prices', key, value: 'new', subject_id: 'm-gina' });
+    assert.equal((await as('acme-reader', 'GET', `/api/business/private-data/m-acme/prices/${key}`)).body.value, 'new');
+  });
+
+  it("stops a GraphQL request's mutations at its key's revocation: none appends after it (red team)", async () => {
+    await must('POST', '/api/ledger/chains/m-revoke/create', undefined);
+    const repository = createApiKeyRepository({
+      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+      tableName: stack.tables.registry,
+    });
+    const { key, record } = await createApiKey(repository, 'writer', null);
+    const count = async () => (await admin('GET', '/api/v1/chains/m-revoke/stats')).body.total_events as number;
+    const fields = Array.from({ length: 80 }, (_, i) => `e${i}: addEvent(chainName: "m-revoke", input: {entityId: "r", eventType: "n${i}"}) { eventId }`);
+    const sent = call(stack.url, 'POST', '/graphql', { query: `mutation { ${fields.join(' ')} }` }, { 'X-API-Key': key });
+    // Revoked once the first of its events has landed (auth's cache is off here: each mutation looks the key up).
+    const deadline = Date.now() + 20_000;
+    while ((await count()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await revokeApiKey(repository, record.key_id);
+    const atRevocation = await count();
+    const answer = await sent;
+    assert.equal(answer.status, 200);
+    const refused = (answer.body.errors ?? []).filter((e: { extensions: { status: number } }) => e.extensions.status === 401);
+    assert.ok(refused.length > 0 && atRevocation < 80, `${atRevocation} events when revoked, ${refused.length} mutations refused`);
+    assert.match(refused[0].message, /revoked/);
+    assert.ok((await count()) <= atRevocation + 1, `${(await count()) - atRevocation} events appended after the revocation (one may have been past its check)`);
   });
 
   it('lets ledger-verify check a chain with a reader key (the node key is published to readers)', async () => {

@@ -25,9 +25,21 @@ export const graphqlRequest = z.object({
 });
 export const graphqlQuery = z.object({ query: z.string().min(1), variables: z.string().optional(), operationName: z.string().optional() });
 
-async function answer(request: GraphqlRequest, principal: Principal, method: 'GET' | 'POST', deps: GraphqlDeps): Promise<RouteReply> {
-  // Every resolver reads and writes through the caller's guarded ledger; a reader is refused mutations up front.
-  const result = await runGraphql(request, { ledger: deps.ledgerFor(principal), production: deps.production, mayWrite: hasRole(principal, 'writer'), method });
+async function answer(
+  request: GraphqlRequest,
+  { principal, keyStillHeld }: { principal: Principal; keyStillHeld: () => Promise<void> },
+  method: 'GET' | 'POST',
+  deps: GraphqlDeps,
+): Promise<RouteReply> {
+  // Every resolver reads and writes through the caller's guarded ledger; a reader is refused mutations up front, and
+  // each mutation checks the key again (a key revoked meanwhile appends nothing more).
+  const result = await runGraphql(request, {
+    ledger: deps.ledgerFor(principal),
+    production: deps.production,
+    mayWrite: hasRole(principal, 'writer'),
+    method,
+    keyStillHeld,
+  });
   return { status: result.status, body: result.body };
 }
 
@@ -54,9 +66,14 @@ export const GRAPHQL_ROUTES = [
     // Any reader may query; mutations need a writer (checked by runGraphql, per operation).
     access: 'reader',
     describes: { body: graphqlRequest },
-    handler: async ({ principal, body }, deps) => {
+    handler: async ({ principal, keyStillHeld, body }, deps) => {
       const request = (body ?? {}) as Partial<GraphqlRequest>;
-      return answer({ query: String(request.query ?? ''), variables: request.variables, operationName: request.operationName }, principal, 'POST', deps);
+      return answer(
+        { query: String(request.query ?? ''), variables: request.variables, operationName: request.operationName },
+        { principal, keyStillHeld },
+        'POST',
+        deps,
+      );
     },
   }),
 
@@ -66,7 +83,12 @@ export const GRAPHQL_ROUTES = [
     summary: 'GraphQL queries',
     access: 'reader',
     describes: { query: graphqlQuery },
-    handler: async ({ principal, query }, deps) =>
-      answer({ query: query.query ?? '', variables: variablesFrom(query.variables), operationName: query.operationName }, principal, 'GET', deps),
+    handler: async ({ principal, keyStillHeld, query }, deps) =>
+      answer(
+        { query: query.query ?? '', variables: variablesFrom(query.variables), operationName: query.operationName },
+        { principal, keyStillHeld },
+        'GET',
+        deps,
+      ),
   }),
 ];
