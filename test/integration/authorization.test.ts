@@ -604,7 +604,7 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
 
   it('lets ledger-verify check a chain with a reader key (the node key is published to readers)', async () => {
     const { spawnSync } = await import('node:child_process');
-    const out = spawnSync(process.execPath, ['--import', 'tsx', 'shared/verify/cli.ts', '--url', stack.url, '--chain', 'm-plain', '--api-key', keys.reader!], {
+    const out = spawnSync(process.execPath, ['bin/ledger-verify.mjs', '--url', stack.url, '--chain', 'm-plain', '--api-key', keys.reader!], {
       cwd: ROOT,
       encoding: 'utf8',
       timeout: 60_000,
