@@ -291,6 +291,7 @@ export function createBusiness(options: BusinessOptions) {
       // stored: read the subject again, and if it is erased, this record goes too (410, as any write for it).
       if (subject !== undefined && (await personalData!.openAll([{ subjectId: subject, sealed: null }]))[0] === null) {
         await repository.deletePrivateData(input.channel, input.collection, input.key, subject);
+        await personalData!.forgetPrivateValue(subject, { channel: input.channel, collection: input.collection, key: input.key });
         throw new GoneError(`The data of subject '${subject}' was erased`);
       }
       return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
@@ -311,6 +312,7 @@ export function createBusiness(options: BusinessOptions) {
         // payload is fetched from IPFS.
         const gone = async () => {
           await repository.deletePrivateData(channelId, collection, key, subject);
+          await personalData.forgetPrivateValue(subject, { channel: channelId, collection, key });
           return absent();
         };
         let [opened] = await personalData.openAll([{ subjectId: subject, sealed: stored.sealed }]);

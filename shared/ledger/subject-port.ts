@@ -48,6 +48,8 @@ export interface PersonalData {
    * whose key (an e-mail address, a patient number) may be personal too. Noted before the record is stored.
    */
   recordPrivateValue(subjectId: string, ref: PrivateValueRef): Promise<void>;
+  /** Takes a private value off the subject's list: its record was deleted (its subject was erased). */
+  forgetPrivateValue(subjectId: string, ref: PrivateValueRef): Promise<void>;
   /**
    * Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for
    * an unknown subject. `payloads`: the IPFS payloads of its sealed details, to remove.
@@ -74,8 +76,6 @@ export type StoredSubject = (
 ) & {
   /** IPFS payloads holding the subject's sealed details. */
   payloads?: string[];
-  /** Private values of the subject whose records are not deleted yet (each the JSON of its PrivateValueRef). */
-  private_values?: string[];
   /** Erased: the Main Chain event recording it, once appended. */
   event_id?: string;
 };
@@ -89,8 +89,13 @@ export interface SubjectRepository {
   countEvents(subjectId: string, events: number): Promise<void>;
   /** Adds an IPFS payload of the subject's (a set: adding one twice keeps one). */
   recordPayload(subjectId: string, cid: string): Promise<void>;
-  /** Adds a private value of the subject's (the JSON of its PrivateValueRef; a set). */
+  /**
+   * Adds a private value of the subject's (the JSON of its PrivateValueRef; a set): an item of its own beside the
+   * subject's, so that the subject's item, read at every erasable event, stays one small read however many it has.
+   */
   recordPrivateValue(subjectId: string, ref: string): Promise<void>;
+  /** The private values of the subject whose records are not deleted yet (read only by its erasure). */
+  privateValues(subjectId: string): Promise<string[]>;
   /** Takes private values off the subject's list once their records are deleted. */
   forgetPrivateValues(subjectId: string, refs: readonly string[]): Promise<void>;
   /** Notes the Main Chain event of an erased subject's erasure. */

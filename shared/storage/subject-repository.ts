@@ -3,10 +3,18 @@
  * its data key wrapped, never in the clear. Erasing removes the wrapped key from the item, in one
  * conditional update that also records who erased it, when and why; the item stays as that record.
  */
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 import { subjectKey } from './keys.ts';
-import { send, writeIf } from './requests.ts';
+import { queryAll, send, writeIf } from './requests.ts';
+
+/** A subject's private value, listed for its erasure: an item beside the subject's, named by the SHA-256 of its ref. */
+const PRIVATE_VALUE_PREFIX = 'PRIVATE#';
+const privateValueKey = (subjectId: string, ref: string) => ({
+  pk: subjectKey(subjectId).pk,
+  sk: `${PRIVATE_VALUE_PREFIX}${createHash('sha256').update(ref, 'utf8').digest('hex')}`,
+});
 
 export function createSubjectRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): SubjectRepository {
   /** A conditional update of a subject's item; false when its condition failed. */
@@ -20,7 +28,6 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
       if (!item) return undefined;
       const events = Number(item.events ?? 0);
       const payloads = item.payloads instanceof Set ? [...item.payloads].map(String).sort() : [];
-      const privateValues = item.private_values instanceof Set ? { private_values: [...item.private_values].map(String).sort() } : {};
       if (item.wrapped_key === undefined) {
         return {
           state: 'erased',
@@ -30,7 +37,6 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
           reason: String(item.reason ?? ''),
           events,
           payloads,
-          ...privateValues,
           ...(item.event_id !== undefined ? { event_id: String(item.event_id) } : {}),
         } satisfies StoredSubject;
       }
@@ -41,7 +47,6 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
         created_at: String(item.created_at),
         events,
         payloads,
-        ...privateValues,
       } satisfies StoredSubject;
     },
 
@@ -69,21 +74,23 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
     },
 
     async recordPrivateValue(subjectId, ref) {
-      // Only while the subject's key exists: an erased subject takes no new value (its write is refused after this).
-      await updateIf(subjectId, {
-        UpdateExpression: 'ADD private_values :ref',
-        ConditionExpression: 'attribute_exists(wrapped_key)',
-        ExpressionAttributeValues: { ':ref': new Set([ref]) },
+      // An item of its own in the subject's partition: a set on the subject's item would make its every read (one at
+      // each erasable event) larger with each value, and stop at DynamoDB's 400 KB item.
+      await send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...privateValueKey(subjectId, ref), ref } })));
+    },
+
+    async privateValues(subjectId) {
+      const items = await queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': subjectKey(subjectId).pk, ':prefix': PRIVATE_VALUE_PREFIX },
+        ConsistentRead: true,
       });
+      return items.map((item) => String(item.ref)).sort();
     },
 
     async forgetPrivateValues(subjectId, refs) {
-      if (refs.length === 0) return;
-      await updateIf(subjectId, {
-        UpdateExpression: 'DELETE private_values :refs',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':refs': new Set(refs) },
-      });
+      for (const ref of refs) await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: privateValueKey(subjectId, ref) })));
     },
 
     async recordErasureEvent(subjectId, eventId) {

@@ -55,22 +55,10 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
 
   return {
     async get(subjectId) {
-      const { key, erased, payloads, privateValues } = paths(subjectId);
+      const { key, erased, payloads } = paths(subjectId);
       // One empty file per payload, named by its CID: adding one is atomic, whoever adds another at once.
       const listed = existsSync(payloads) ? readdirSync(payloads).sort() : [];
-      // One file per private value, named by the SHA-256 of its ref and holding it.
-      const values = existsSync(privateValues)
-        ? readdirSync(privateValues)
-            .sort()
-            .flatMap((name) => {
-              try {
-                return [readFileSync(join(privateValues, name), 'utf8')];
-              } catch {
-                return []; // forgotten as it was listed
-              }
-            })
-        : [];
-      const more = { payloads: listed, ...(values.length > 0 ? { private_values: values } : {}) };
+      const more = { payloads: listed };
       const record = read<StoredSubject>(erased);
       if (record) {
         remove(key); // a key made while the subject was being erased is never used: gone too
@@ -85,10 +73,23 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       writeFileSync(join(payloads, cid.replace(/[^A-Za-z0-9]/g, '')), '', { mode: 0o600 });
     },
     async recordPrivateValue(subjectId, ref) {
-      const { key, privateValues } = paths(subjectId);
-      if (!existsSync(key)) return; // erased (or never made): the write is refused after this
+      const { privateValues } = paths(subjectId);
       mkdirSync(privateValues, { recursive: true, mode: 0o700 });
       writeFileSync(join(privateValues, createHash('sha256').update(ref, 'utf8').digest('hex')), ref, { mode: 0o600 });
+    },
+    async privateValues(subjectId) {
+      // One file per private value, named by the SHA-256 of its ref and holding it.
+      const { privateValues } = paths(subjectId);
+      if (!existsSync(privateValues)) return [];
+      return readdirSync(privateValues)
+        .sort()
+        .flatMap((name) => {
+          try {
+            return [readFileSync(join(privateValues, name), 'utf8')];
+          } catch {
+            return []; // forgotten as it was listed
+          }
+        });
     },
     async forgetPrivateValues(subjectId, refs) {
       const { privateValues } = paths(subjectId);

@@ -39,9 +39,13 @@ export interface SubjectKeys {
   recordEvents: PersonalData['recordEvents'];
   recordPayload: PersonalData['recordPayload'];
   recordPrivateValue: PersonalData['recordPrivateValue'];
+  forgetPrivateValue: PersonalData['forgetPrivateValue'];
   erase: PersonalData['erase'];
   recordErasureEvent: PersonalData['recordErasureEvent'];
 }
+
+/** A private value's ref as the subject's list keeps it. */
+const refText = (ref: PrivateValueRef) => JSON.stringify([ref.channel, ref.collection, ref.key]);
 
 /** Deletes a private value's record if it is still the subject's (a later write of its key by another is kept). */
 export type PrivateValueRemover = (ref: PrivateValueRef, subjectId: string) => Promise<void>;
@@ -100,7 +104,8 @@ export function createSubjectKeys({
     },
     recordEvents: (subjectId, events) => repository.countEvents(subjectId, events),
     recordPayload: (subjectId, cid) => repository.recordPayload(subjectId, cid),
-    recordPrivateValue: (subjectId, ref) => repository.recordPrivateValue(subjectId, JSON.stringify([ref.channel, ref.collection, ref.key])),
+    recordPrivateValue: (subjectId, ref) => repository.recordPrivateValue(subjectId, refText(ref)),
+    forgetPrivateValue: (subjectId, ref) => repository.forgetPrivateValues(subjectId, [refText(ref)]),
     recordErasureEvent: (subjectId, eventId) => repository.recordErasureEvent(subjectId, eventId),
     async erase(subjectId, by) {
       const before = await repository.get(subjectId);
@@ -113,7 +118,7 @@ export function createSubjectKeys({
       // that fails stays listed, for the next erasure of the subject to delete; until then every read takes it for
       // absent (the subject is erased) and deletes it.
       const removed: string[] = [];
-      for (const ref of after.private_values ?? []) {
+      for (const ref of await repository.privateValues(subjectId)) {
         try {
           const [channel, collection, key] = JSON.parse(ref) as [string, string, string];
           if (!removePrivateValue) throw new Error('no store of private values to delete it from');
@@ -190,6 +195,7 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
     recordEvents: (subjectId, events) => subjects.recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),
     recordPrivateValue: (subjectId, ref) => subjects.recordPrivateValue(subjectId, ref),
+    forgetPrivateValue: (subjectId, ref) => subjects.forgetPrivateValue(subjectId, ref),
     erase: (subjectId, by) => subjects.erase(subjectId, by),
     recordErasureEvent: (subjectId, eventId) => subjects.recordErasureEvent(subjectId, eventId),
   };

@@ -158,6 +158,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     recordEvents: (subjectId, events) => personalData().recordEvents(subjectId, events),
     recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),
     recordPrivateValue: (subjectId, ref) => personalData().recordPrivateValue(subjectId, ref),
+    forgetPrivateValue: (subjectId, ref) => personalData().forgetPrivateValue(subjectId, ref),
     recordErasureEvent: (subjectId, eventId) => personalData().recordErasureEvent(subjectId, eventId),
     erase: (subjectId, by) => personalData().erase(subjectId, by),
   };

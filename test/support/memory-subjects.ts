@@ -3,6 +3,7 @@ import type { StoredSubject, SubjectRepository } from '#shared/ledger/subject-po
 
 export function createMemorySubjects(): SubjectRepository & { items: Map<string, StoredSubject> } {
   const items = new Map<string, StoredSubject>();
+  const values = new Map<string, Set<string>>();
   return {
     items,
     get: async (id) => items.get(id) && structuredClone(items.get(id)),
@@ -20,12 +21,11 @@ export function createMemorySubjects(): SubjectRepository & { items: Map<string,
       if (item && !item.payloads?.includes(cid)) item.payloads = [...(item.payloads ?? []), cid];
     },
     async recordPrivateValue(id, ref) {
-      const item = items.get(id);
-      if (item?.state === 'active' && !item.private_values?.includes(ref)) item.private_values = [...(item.private_values ?? []), ref];
+      values.set(id, (values.get(id) ?? new Set()).add(ref));
     },
+    privateValues: async (id) => [...(values.get(id) ?? [])].sort(),
     async forgetPrivateValues(id, refs) {
-      const item = items.get(id);
-      if (item?.private_values) item.private_values = item.private_values.filter((ref) => !refs.includes(ref));
+      for (const ref of refs) values.get(id)?.delete(ref);
     },
     async recordErasureEvent(id, eventId) {
       const item = items.get(id);
@@ -34,8 +34,7 @@ export function createMemorySubjects(): SubjectRepository & { items: Map<string,
     async erase(id, record) {
       const item = items.get(id);
       if (item?.state !== 'active') return false;
-      const values = item.private_values ? { private_values: item.private_values } : {};
-      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events, payloads: item.payloads ?? [], ...values });
+      items.set(id, { state: 'erased', subject_id: id, ...record, events: item.events, payloads: item.payloads ?? [] });
       return true;
     },
   };

@@ -286,17 +286,18 @@ describe('the business domain (offline)', () => {
     await business.writePrivateData(acme, { ...value, key: 'bo2@example.com' });
     await ledger.eraseSubject('subj-bo', { erased_by: null, reason: 'r' });
     assert.equal(repository.privateData.size, 2, 'both deletes failed');
-    assert.equal((await subjects.get('subj-bo'))?.private_values?.length, 2, 'both still listed');
+    assert.equal((await subjects.privateValues('subj-bo')).length, 2, 'both still listed');
     await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'bo@example.com'), /No private data 'bo@example.com'/);
     assert.equal(repository.privateData.size, 1, 'the one read is deleted');
+    assert.deepEqual(await subjects.privateValues('subj-bo'), [JSON.stringify(['supply', 'patients', 'bo2@example.com'])], 'and taken off the list');
     failing = false;
     await ledger.eraseSubject('subj-bo', { erased_by: null, reason: 'r' });
     assert.equal(repository.privateData.size, 0);
-    assert.deepEqual((await subjects.get('subj-bo'))?.private_values ?? [], []);
+    assert.deepEqual(await subjects.privateValues('subj-bo'), []);
   });
 
   it("a subject's private value whose subject is erased as its record is stored: the record goes too, and the write is 410", async () => {
-    const { business, ledger, repository } = world();
+    const { business, ledger, repository, subjects } = world();
     await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
     await business.createChannel(acme, { name: 'supply' });
     await business.createCollection(acme, 'supply', { collection: 'patients' });
@@ -312,6 +313,7 @@ describe('the business domain (offline)', () => {
       GoneError,
     );
     assert.equal(repository.privateData.size, 0, 'no record of the erased subject is left');
+    assert.deepEqual(await subjects.privateValues('subj-c'), [], 'nor a list naming its keys');
   });
 
   it("a subject's private value: its default entity is keyed by the subject's key, not a plain hash of the value's key", async () => {
