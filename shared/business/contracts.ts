@@ -121,8 +121,12 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
       };
     },
 
-    /** Runs with the caller's rights: its emits are appended as the caller appending them, all or none. */
-    async executeContract(principal: Principal, input: z.output<typeof executeInput>) {
+    /**
+     * Runs with the caller's rights: its emits are appended as the caller appending them, all or none. `keyStillHeld`
+     * is checked again before the emits are appended: a run may wait for a slot and run for seconds, and a key revoked
+     * meanwhile appends nothing (401).
+     */
+    async executeContract(principal: Principal, input: z.output<typeof executeInput>, keyStillHeld: () => Promise<void> = async () => {}) {
       access.check(principal, 'contract.execute', { kind: 'contract', contract_id: input.contract_id, owner: undefined });
       const versions = await repository.listContractVersions(input.contract_id);
       if (versions.length === 0) throw new NotFoundError(`Contract '${input.contract_id}' not found`);
@@ -152,6 +156,7 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
           throw new UnprocessableError(`The contract emitted an invalid event: ${(error as Error).message}`);
         }
         if (drafts.length > 0) {
+          await keyStillHeld();
           // One block per event, in order, in one transaction; refused or failed, nothing is appended.
           const appended = await guardLedger(ledger, access, principal).appendEvents(chain, drafts);
           emitted = appended.map((a) => a.event_id);

@@ -24,7 +24,7 @@ import { createMemoryIpfs } from '../support/memory-ipfs.ts';
 import { createMemoryLedgerRepository } from '../support/memory-ledger-repository.ts';
 import { createMemorySubjects } from '../support/memory-subjects.ts';
 import { createPersonalData, createSubjectKeys } from '#shared/subjects/subjects';
-import { GoneError, UnprocessableError } from '#shared/errors';
+import { GoneError, UnauthorizedError, UnprocessableError } from '#shared/errors';
 
 const sandbox = createContractPool({
   limits: { timeoutMs: 2_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 512 * 1024, maxResultBytes: 1024 * 1024 },
@@ -372,6 +372,13 @@ describe('the business domain (offline)', () => {
     assert.equal((run.result as { total: number }).total, 42);
     assert.deepEqual(run.emitted_event_ids, ['calc_1_0']);
     assert.deepEqual(ledgerRepository.blocksOf('calc')[1]!.events[0]!.details, { total: 42 });
+    // A key revoked while its run waited or ran: its emits are not appended (red team, 2026-12-06).
+    const revoked = async () => {
+      throw new UnauthorizedError('This API key was revoked or changed during the request', 'X-API-Key');
+    };
+    const input = { contract_id: 'sum', event: { entity_id: 'calc-2', event: 'add', details: { a: 1, b: 1 } }, context: { chain: 'calc' } };
+    await assert.rejects(business.executeContract(globex, input, revoked), UnauthorizedError);
+    assert.equal(ledgerRepository.blocksOf('calc').length, 2, 'nothing appended');
 
     const bad = 'function execute(event) { return { emit: [{ entity_id: "a", event_type: "ok" }, { entity_id: "" }] }; }';
     await business.registerContract(acme, { contract_id: 'bad', version: '1.0.0', implementation: bad, metadata: {} });

@@ -34,6 +34,8 @@ export const CONTRACTS_ROUTES = [
     summary: 'Execute a contract',
     access: 'writer',
     body: executeInput,
-    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().executeContract(principal, body)) } }),
+    handler: async ({ principal, keyStillHeld, body }, { business }) => ({
+      body: { success: true, ...(await business().executeContract(principal, body, keyStillHeld)) },
+    }),
   }),
 ];
