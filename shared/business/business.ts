@@ -191,7 +191,8 @@ export function createBusiness(options: BusinessOptions) {
       return { channel_id: channelId, collection };
     },
 
-    async writePrivateData(principal: Principal, input: z.output<typeof privateDataInput>) {
+    /** `keyStillHeld`: the caller's key checked again with its rights after a slow fetch or upload (a revoked key writes nothing). */
+    async writePrivateData(principal: Principal, input: z.output<typeof privateDataInput>, keyStillHeld: () => Promise<void> = async () => {}) {
       // Membership first: a non-member learns nothing, not even which collections exist.
       const channel = await access.channel(principal, 'private_data.write', input.channel);
       if (!channel.collections.includes(input.collection)) {
@@ -256,6 +257,7 @@ export function createBusiness(options: BusinessOptions) {
       // before its event, so that an organization an admin took out meanwhile does not write after its removal; and
       // again before the commit when the event's own details go off chain (its metadata is the writer's, of any size).
       const stillAllowed = async () => {
+        await keyStillHeld();
         await access.channel(principal, 'private_data.write', input.channel);
       };
       if (input.value_cid !== undefined || cid !== null) await stillAllowed();

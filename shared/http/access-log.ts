@@ -12,11 +12,12 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 /**
- * The path as logged: a private value's key (`/private-data/{channel}/{collection}/{key}`) is left out, as `…`: it may
- * be personal (an e-mail address, a patient number), and logs outlive an erasure of its subject.
+ * The path as logged: a private value's key (`…/private-data/{channel}/{collection}/{key}`) is left out, as `…`: it may
+ * be personal (an e-mail address, a patient number), and logs outlive an erasure of its subject. Wherever the segment
+ * is and however it is spelt: a path that matches no route (`//api/…`, `/API/…`, a wrong base URL) is logged too.
  */
 export function loggedPath(path: string | undefined): string | undefined {
-  return path?.replace(/^(\/api\/(?:business|v2)\/private-data\/[^/]*\/[^/]*\/).+$/, '$1…');
+  return path?.replace(/(\/private-data\/[^/]*\/[^/]*\/).+$/i, '$1…');
 }
 
 export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {

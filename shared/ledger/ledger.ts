@@ -191,7 +191,16 @@ export interface Ledger {
     subjectId: string,
     by: { erased_by: string | null; reason: string },
   ): Promise<
-    ErasureRecord & { status: 'erased' | 'already_erased'; event_id: string | null; payloads: number; payloads_removed: number; payloads_unreachable?: number }
+    ErasureRecord & {
+      status: 'erased' | 'already_erased';
+      event_id: string | null;
+      payloads: number;
+      payloads_removed: number;
+      payloads_unreachable?: number;
+      /** Private values of the subject whose records this call deleted; `private_values_left`: erase again for the rest. */
+      private_values_removed: number;
+      private_values_left?: true;
+    }
   >;
   /** For node status: how many Sub-Chains, and when the Main Chain began (seconds; null before it exists). */
   describe(): Promise<{ sub_chains: number; main_created_at: number | null }>;
@@ -222,6 +231,14 @@ const ERASURE_EVENT_GRACE_MS = 60_000;
  * so that both answers name it: longer than an append may wait for a leader (10 s), within the invocation.
  */
 const ERASURE_EVENT_WAIT_MS = 12_000;
+
+/**
+ * An erasure deletes at most this many of its subject's private values a call (two single-item writes each, a few ms
+ * in the cloud), and only while more than ERASURE_VALUES_RESERVE_MS are left before the answer's margin: the rest on
+ * the next erasure of the subject, which the answer asks for (`private_values_left`).
+ */
+const ERASURE_VALUES_PER_CALL = 200;
+const ERASURE_VALUES_RESERVE_MS = 2_000;
 
 /** A chain as it is made: its head and genesis block (`now` in epoch seconds). */
 export function newChain(name: string, kind: ChainKind, now: number): { head: ChainHead; genesis: Block } {
@@ -572,6 +589,17 @@ export function createLedger({
           unreachable += 1;
         }
       }
+      // Last, its private values' records (their keys may be personal), a bounded number a call and within the request's
+      // time: a subject given thousands had made every erasure fail before its event was written. Some left: erasing
+      // again goes on (until then every read of one takes it for absent and deletes it).
+      let values = { removed: 0, left: false };
+      const until = steadyNow() + remainingMs() - ANSWER_MARGIN_MS - ERASURE_VALUES_RESERVE_MS;
+      try {
+        values = await personal().removeErasedValues(subjectId, { max: ERASURE_VALUES_PER_CALL, more: () => steadyNow() < until });
+      } catch (error) {
+        values.left = true;
+        logger.warn("an erased subject's private values were not deleted; erasing it again deletes them", { subject_id: subjectId, error });
+      }
       return {
         status: status === 'erased' ? 'erased' : 'already_erased',
         ...record,
@@ -579,6 +607,8 @@ export function createLedger({
         payloads: held.length,
         payloads_removed: removed,
         ...(unreachable > 0 ? { payloads_unreachable: unreachable } : {}),
+        private_values_removed: values.removed,
+        ...(values.left ? { private_values_left: true } : {}),
       };
     },
 

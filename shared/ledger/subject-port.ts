@@ -51,6 +51,11 @@ export interface PersonalData {
   /** Takes a private value off the subject's list: its record was deleted (its subject was erased). */
   forgetPrivateValue(subjectId: string, ref: PrivateValueRef): Promise<void>;
   /**
+   * Deletes the records of an erased subject's private values, at most `max` of them, while `more()` says there is
+   * time: `left` when some may remain (the next erasure of the subject goes on). Nothing for a subject not erased.
+   */
+  removeErasedValues(subjectId: string, options: { max: number; more: () => boolean }): Promise<{ removed: number; left: boolean }>;
+  /**
    * Destroys the subject's key: `erased` by this call, or `already` (the first erasure's record); 404 for
    * an unknown subject. `payloads`: the IPFS payloads of its sealed details, to remove.
    */
@@ -94,8 +99,8 @@ export interface SubjectRepository {
    * subject's, so that the subject's item, read at every erasable event, stays one small read however many it has.
    */
   recordPrivateValue(subjectId: string, ref: string): Promise<void>;
-  /** The private values of the subject whose records are not deleted yet (read only by its erasure). */
-  privateValues(subjectId: string): Promise<string[]>;
+  /** Up to `limit` private values of the subject whose records are not deleted yet (read only by its erasure). */
+  privateValues(subjectId: string, limit: number): Promise<string[]>;
   /** Takes private values off the subject's list once their records are deleted. */
   forgetPrivateValues(subjectId: string, refs: readonly string[]): Promise<void>;
   /** Notes the Main Chain event of an erased subject's erasure. */

@@ -4,10 +4,18 @@
  * conditional update that also records who erased it, when and why; the item stays as that record.
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 import { subjectKey } from './keys.ts';
-import { queryAll, send, writeIf } from './requests.ts';
+import { send, writeIf } from './requests.ts';
 
 /** A subject's private value, listed for its erasure: an item beside the subject's, named by the SHA-256 of its ref. */
 const PRIVATE_VALUE_PREFIX = 'PRIVATE#';
@@ -79,14 +87,20 @@ export function createSubjectRepository({ client, tableName }: { client: DynamoD
       await send(() => client.send(new PutCommand({ TableName: tableName, Item: { ...privateValueKey(subjectId, ref), ref } })));
     },
 
-    async privateValues(subjectId) {
-      const items = await queryAll(client, {
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': subjectKey(subjectId).pk, ':prefix': PRIVATE_VALUE_PREFIX },
-        ConsistentRead: true,
-      });
-      return items.map((item) => String(item.ref)).sort();
+    async privateValues(subjectId, limit) {
+      // One page: an erasure deletes a bounded number of values a call, however many the subject has.
+      const out = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': subjectKey(subjectId).pk, ':prefix': PRIVATE_VALUE_PREFIX },
+            ConsistentRead: true,
+            Limit: limit,
+          }),
+        ),
+      );
+      return (out.Items ?? []).map((item) => String(item.ref));
     },
 
     async forgetPrivateValues(subjectId, refs) {

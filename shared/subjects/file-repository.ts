@@ -77,12 +77,13 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       mkdirSync(privateValues, { recursive: true, mode: 0o700 });
       writeFileSync(join(privateValues, createHash('sha256').update(ref, 'utf8').digest('hex')), ref, { mode: 0o600 });
     },
-    async privateValues(subjectId) {
+    async privateValues(subjectId, limit) {
       // One file per private value, named by the SHA-256 of its ref and holding it.
       const { privateValues } = paths(subjectId);
       if (!existsSync(privateValues)) return [];
       return readdirSync(privateValues)
         .sort()
+        .slice(0, limit)
         .flatMap((name) => {
           try {
             return [readFileSync(join(privateValues, name), 'utf8')];

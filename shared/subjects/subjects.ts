@@ -40,6 +40,7 @@ export interface SubjectKeys {
   recordPayload: PersonalData['recordPayload'];
   recordPrivateValue: PersonalData['recordPrivateValue'];
   forgetPrivateValue: PersonalData['forgetPrivateValue'];
+  removeErasedValues: PersonalData['removeErasedValues'];
   erase: PersonalData['erase'];
   recordErasureEvent: PersonalData['recordErasureEvent'];
 }
@@ -107,6 +108,28 @@ export function createSubjectKeys({
     recordPrivateValue: (subjectId, ref) => repository.recordPrivateValue(subjectId, refText(ref)),
     forgetPrivateValue: (subjectId, ref) => repository.forgetPrivateValues(subjectId, [refText(ref)]),
     recordErasureEvent: (subjectId, eventId) => repository.recordErasureEvent(subjectId, eventId),
+    async removeErasedValues(subjectId, { max, more }) {
+      // Only an erased subject's: a page of its list, each record deleted, then taken off the list. One that fails stays
+      // listed, for the next erasure of the subject; until then every read takes it for absent and deletes it.
+      if ((await repository.get(subjectId))?.state !== 'erased') return { removed: 0, left: false };
+      const page = await repository.privateValues(subjectId, max);
+      const removed: string[] = [];
+      let failed = false;
+      for (const ref of page) {
+        if (!more()) break;
+        try {
+          const [channel, collection, key] = JSON.parse(ref) as [string, string, string];
+          if (!removePrivateValue) throw new Error('no store of private values to delete it from');
+          await removePrivateValue({ channel, collection, key }, subjectId);
+          removed.push(ref);
+        } catch (error) {
+          failed = true;
+          logger.warn("an erased subject's private value was not deleted; the next erasure of the subject deletes it", { subject_id: subjectId, error });
+        }
+      }
+      await repository.forgetPrivateValues(subjectId, removed);
+      return { removed: removed.length, left: failed || removed.length < page.length || page.length === max };
+    },
     async erase(subjectId, by) {
       const before = await repository.get(subjectId);
       if (!before) throw new NotFoundError(`No personal data is held for subject '${subjectId}'`);
@@ -114,21 +137,6 @@ export function createSubjectKeys({
       const erasedNow = before.state === 'active' && (await repository.erase(subjectId, { erased_at: now().toISOString(), ...by }));
       const after = await repository.get(subjectId);
       if (after?.state !== 'erased') throw new Error(`subject '${subjectId}' is not erased after its erasure`);
-      // The subject's private values: their records go (their keys may be personal), then the list naming them. One
-      // that fails stays listed, for the next erasure of the subject to delete; until then every read takes it for
-      // absent (the subject is erased) and deletes it.
-      const removed: string[] = [];
-      for (const ref of await repository.privateValues(subjectId)) {
-        try {
-          const [channel, collection, key] = JSON.parse(ref) as [string, string, string];
-          if (!removePrivateValue) throw new Error('no store of private values to delete it from');
-          await removePrivateValue({ channel, collection, key }, subjectId);
-          removed.push(ref);
-        } catch (error) {
-          logger.warn("an erased subject's private value was not deleted; the next erasure of the subject deletes it", { subject_id: subjectId, error });
-        }
-      }
-      await repository.forgetPrivateValues(subjectId, removed);
       return { status: erasedNow ? 'erased' : 'already', record: erasure(subjectId, after), payloads: after.payloads ?? [], eventId: after.event_id ?? null };
     },
   };
@@ -196,6 +204,7 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
     recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),
     recordPrivateValue: (subjectId, ref) => subjects.recordPrivateValue(subjectId, ref),
     forgetPrivateValue: (subjectId, ref) => subjects.forgetPrivateValue(subjectId, ref),
+    removeErasedValues: (subjectId, options) => subjects.removeErasedValues(subjectId, options),
     erase: (subjectId, by) => subjects.erase(subjectId, by),
     recordErasureEvent: (subjectId, eventId) => subjects.recordErasureEvent(subjectId, eventId),
   };

@@ -23,7 +23,7 @@ export function createMemorySubjects(): SubjectRepository & { items: Map<string,
     async recordPrivateValue(id, ref) {
       values.set(id, (values.get(id) ?? new Set()).add(ref));
     },
-    privateValues: async (id) => [...(values.get(id) ?? [])].sort(),
+    privateValues: async (id, limit) => [...(values.get(id) ?? [])].sort().slice(0, limit),
     async forgetPrivateValues(id, refs) {
       for (const ref of refs) values.get(id)?.delete(ref);
     },

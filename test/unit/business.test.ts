@@ -286,14 +286,39 @@ describe('the business domain (offline)', () => {
     await business.writePrivateData(acme, { ...value, key: 'bo2@example.com' });
     await ledger.eraseSubject('subj-bo', { erased_by: null, reason: 'r' });
     assert.equal(repository.privateData.size, 2, 'both deletes failed');
-    assert.equal((await subjects.privateValues('subj-bo')).length, 2, 'both still listed');
+    assert.equal((await subjects.privateValues('subj-bo', 100)).length, 2, 'both still listed');
     await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'bo@example.com'), /No private data 'bo@example.com'/);
     assert.equal(repository.privateData.size, 1, 'the one read is deleted');
-    assert.deepEqual(await subjects.privateValues('subj-bo'), [JSON.stringify(['supply', 'patients', 'bo2@example.com'])], 'and taken off the list');
+    assert.deepEqual(await subjects.privateValues('subj-bo', 100), [JSON.stringify(['supply', 'patients', 'bo2@example.com'])], 'and taken off the list');
     failing = false;
     await ledger.eraseSubject('subj-bo', { erased_by: null, reason: 'r' });
     assert.equal(repository.privateData.size, 0);
-    assert.deepEqual(await subjects.privateValues('subj-bo'), []);
+    assert.deepEqual(await subjects.privateValues('subj-bo', 100), []);
+  });
+
+  it('an erasure deletes a bounded number of private values a call, after its event is written; erasing again goes on (red team)', async () => {
+    const { business, ledger, repository, subjects } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'patients' });
+    for (let i = 0; i < 205; i += 1)
+      await business.writePrivateData(acme, {
+        channel: 'supply',
+        collection: 'patients',
+        key: `k-${i}`,
+        value: 'v',
+        event_metadata: {},
+        subject_id: 'subj-many',
+      });
+    const first = await ledger.eraseSubject('subj-many', { erased_by: null, reason: 'r' });
+    assert.equal(first.status, 'erased');
+    assert.ok(first.event_id, 'its Main Chain event is written whatever the number of values');
+    assert.deepEqual([first.private_values_removed, first.private_values_left], [200, true]);
+    assert.equal(repository.privateData.size, 5);
+    const second = await ledger.eraseSubject('subj-many', { erased_by: null, reason: 'r' });
+    assert.deepEqual([second.status, second.private_values_removed, second.private_values_left], ['already_erased', 5, undefined]);
+    assert.equal(repository.privateData.size, 0);
+    assert.deepEqual(await subjects.privateValues('subj-many', 1_000), []);
   });
 
   it("a subject's private value whose subject is erased as its record is stored: the record goes too, and the write is 410", async () => {
@@ -313,7 +338,7 @@ describe('the business domain (offline)', () => {
       GoneError,
     );
     assert.equal(repository.privateData.size, 0, 'no record of the erased subject is left');
-    assert.deepEqual(await subjects.privateValues('subj-c'), [], 'nor a list naming its keys');
+    assert.deepEqual(await subjects.privateValues('subj-c', 100), [], 'nor a list naming its keys');
   });
 
   it("a subject's private value: its default entity is keyed by the subject's key, not a plain hash of the value's key", async () => {

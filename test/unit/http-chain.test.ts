@@ -11,6 +11,7 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import * as z from 'zod';
 import { type ApiKeyRecord, type ApiKeyRepository, hashApiKey } from '#shared/admin/api-keys';
 import { routesOf } from '#shared/api/define';
+import { loggedPath } from '#shared/http/access-log';
 import { createAuthenticator } from '#shared/http/auth';
 import { viewerAddress } from '#shared/http/cdn';
 import { createHttpHandler, type Edge } from '#shared/http/chain';
@@ -460,5 +461,18 @@ describe('the viewer address behind the CDN', () => {
     assert.equal(viewerAddress({ ...edge, 'cloudfront-viewer-address': '198.51.100.10:1' }, undefined), undefined, 'no secret set: no CDN');
     assert.equal(viewerAddress({ 'x-ledger-edge': `${secret}x`, 'cloudfront-viewer-address': '198.51.100.10:1' }, secret), undefined);
     assert.equal(viewerAddress({ 'cloudfront-viewer-address': '198.51.100.10:1' }, secret), undefined);
+  });
+});
+
+describe('the access log', () => {
+  it("leaves a private value's key out of the path it logs, however the path is spelt (red team)", () => {
+    assert.equal(loggedPath('/api/business/private-data/ch/col/alice@example.com'), '/api/business/private-data/ch/col/…');
+    assert.equal(loggedPath('/api/v2/private-data/ch/col/a/b%2Fc'), '/api/v2/private-data/ch/col/…');
+    // Paths that match no route are logged too.
+    assert.equal(loggedPath('//api/business/private-data/ch/col/alice@example.com'), '//api/business/private-data/ch/col/…');
+    assert.equal(loggedPath('/API/Business/Private-Data/ch/col/alice@example.com'), '/API/Business/Private-Data/ch/col/…');
+    assert.equal(loggedPath('/business/private-data/ch/col/alice@example.com/'), '/business/private-data/ch/col/…');
+    assert.equal(loggedPath('/api/v1/chains/orders/blocks/3'), '/api/v1/chains/orders/blocks/3');
+    assert.equal(loggedPath(undefined), undefined);
   });
 });

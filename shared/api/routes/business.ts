@@ -136,7 +136,9 @@ export const BUSINESS_ROUTES = [
     access: 'writer',
     status: 201,
     body: privateDataInput,
-    handler: async ({ principal, body }, { business }) => ({ body: { success: true, ...(await business().writePrivateData(principal, body)) } }),
+    handler: async ({ principal, keyStillHeld, body }, { business }) => ({
+      body: { success: true, ...(await business().writePrivateData(principal, body, keyStillHeld)) },
+    }),
   }),
 
   route({
