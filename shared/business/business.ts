@@ -291,7 +291,7 @@ export function createBusiness(options: BusinessOptions) {
       await repository.putPrivateData(stored);
       // An erasure of the subject since its key was read deleted the records it listed, maybe before this one was
       // stored: read the subject again, and if it is erased, this record goes too (410, as any write for it).
-      if (subject !== undefined && (await personalData!.openAll([{ subjectId: subject, sealed: null }]))[0] === null) {
+      if (subject !== undefined && (await personalData!.isErased(subject))) {
         await repository.deletePrivateData(input.channel, input.collection, input.key, subject);
         await personalData!.forgetPrivateValue(subject, { channel: input.channel, collection: input.collection, key: input.key });
         throw new GoneError(`The data of subject '${subject}' was erased`);
@@ -311,10 +311,13 @@ export function createBusiness(options: BusinessOptions) {
         if (!personalData) throw new DependencyUnavailableError('personal data keys (not configured)');
         // A value of an erased subject is absent, as one never written (its key may be personal: no answer tells it
         // was there), and its record, which the erasure had not deleted yet, goes now. Its state is read before any
-        // payload is fetched from IPFS.
+        // payload is fetched from IPFS. A subject whose key is missing, not erased (its item lost, a data directory
+        // copied without its subjects), is absent too, but nothing of it is deleted: it reads again if the key returns.
         const gone = async () => {
-          await repository.deletePrivateData(channelId, collection, key, subject);
-          await personalData.forgetPrivateValue(subject, { channel: channelId, collection, key });
+          if (await personalData.isErased(subject)) {
+            await repository.deletePrivateData(channelId, collection, key, subject);
+            await personalData.forgetPrivateValue(subject, { channel: channelId, collection, key });
+          }
           return absent();
         };
         let [opened] = await personalData.openAll([{ subjectId: subject, sealed: stored.sealed }]);

@@ -48,6 +48,8 @@ export interface PersonalData {
    * whose key (an e-mail address, a patient number) may be personal too. Noted before the record is stored.
    */
   recordPrivateValue(subjectId: string, ref: PrivateValueRef): Promise<void>;
+  /** Whether the subject was erased (false for one never seen, whose key is missing rather than destroyed). */
+  isErased(subjectId: string): Promise<boolean>;
   /** Takes a private value off the subject's list: its record was deleted (its subject was erased). */
   forgetPrivateValue(subjectId: string, ref: PrivateValueRef): Promise<void>;
   /**

@@ -39,6 +39,7 @@ export interface SubjectKeys {
   recordEvents: PersonalData['recordEvents'];
   recordPayload: PersonalData['recordPayload'];
   recordPrivateValue: PersonalData['recordPrivateValue'];
+  isErased: PersonalData['isErased'];
   forgetPrivateValue: PersonalData['forgetPrivateValue'];
   removeErasedValues: PersonalData['removeErasedValues'];
   erase: PersonalData['erase'];
@@ -107,6 +108,7 @@ export function createSubjectKeys({
     recordPayload: (subjectId, cid) => repository.recordPayload(subjectId, cid),
     recordPrivateValue: (subjectId, ref) => repository.recordPrivateValue(subjectId, refText(ref)),
     forgetPrivateValue: (subjectId, ref) => repository.forgetPrivateValues(subjectId, [refText(ref)]),
+    isErased: async (subjectId) => (await repository.get(subjectId))?.state === 'erased',
     recordErasureEvent: (subjectId, eventId) => repository.recordErasureEvent(subjectId, eventId),
     async removeErasedValues(subjectId, { max, more }) {
       // Only an erased subject's: a page of its list, each record deleted, then taken off the list. One that fails stays
@@ -204,6 +206,7 @@ export function createPersonalData(subjects: SubjectKeys): PersonalData {
     recordPayload: (subjectId, cid) => subjects.recordPayload(subjectId, cid),
     recordPrivateValue: (subjectId, ref) => subjects.recordPrivateValue(subjectId, ref),
     forgetPrivateValue: (subjectId, ref) => subjects.forgetPrivateValue(subjectId, ref),
+    isErased: (subjectId) => subjects.isErased(subjectId),
     removeErasedValues: (subjectId, options) => subjects.removeErasedValues(subjectId, options),
     erase: (subjectId, by) => subjects.erase(subjectId, by),
     recordErasureEvent: (subjectId, eventId) => subjects.recordErasureEvent(subjectId, eventId),

@@ -159,6 +159,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     recordPayload: (subjectId, cid) => personalData().recordPayload(subjectId, cid),
     recordPrivateValue: (subjectId, ref) => personalData().recordPrivateValue(subjectId, ref),
     forgetPrivateValue: (subjectId, ref) => personalData().forgetPrivateValue(subjectId, ref),
+    isErased: (subjectId) => personalData().isErased(subjectId),
     removeErasedValues: (subjectId, options) => personalData().removeErasedValues(subjectId, options),
     recordErasureEvent: (subjectId, eventId) => personalData().recordErasureEvent(subjectId, eventId),
     erase: (subjectId, by) => personalData().erase(subjectId, by),

@@ -321,6 +321,20 @@ describe('the business domain (offline)', () => {
     assert.deepEqual(await subjects.privateValues('subj-many', 1_000), []);
   });
 
+  it("a private value whose subject's key is missing, not erased, reads as absent and is kept (it reads again once the key is back)", async () => {
+    const { business, repository, subjects } = world();
+    await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
+    await business.createChannel(acme, { name: 'supply' });
+    await business.createCollection(acme, 'supply', { collection: 'patients' });
+    await business.writePrivateData(acme, { channel: 'supply', collection: 'patients', key: 'm-1', value: 'v', event_metadata: {}, subject_id: 'subj-m' });
+    const item = subjects.items.get('subj-m')!;
+    subjects.items.delete('subj-m'); // a registry restored without it, a data directory copied without its subjects
+    await assert.rejects(business.readPrivateData(acmeReader, 'supply', 'patients', 'm-1'), /No private data 'm-1'/);
+    assert.equal(repository.privateData.size, 1, 'not deleted: the subject was not erased');
+    subjects.items.set('subj-m', item);
+    assert.equal((await business.readPrivateData(acmeReader, 'supply', 'patients', 'm-1')).value, 'v');
+  });
+
   it("a subject's private value whose subject is erased as its record is stored: the record goes too, and the write is 410", async () => {
     const { business, ledger, repository, subjects } = world();
     await business.registerOrganization(acme, { org_id: 'acme', name: 'Acme' });
