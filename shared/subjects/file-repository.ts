@@ -26,6 +26,8 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       privateValues: join(dir, `${name}.private`),
     };
   };
+  /** A private value's file in the subject's folder: named by the SHA-256 of its ref, holding it. */
+  const valueFile = (subjectId: string, ref: string) => join(paths(subjectId).privateValues, createHash('sha256').update(ref, 'utf8').digest('hex'));
   const read = <T>(path: string): T | undefined => {
     try {
       return JSON.parse(readFileSync(path, 'utf8')) as T;
@@ -58,14 +60,13 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       const { key, erased, payloads } = paths(subjectId);
       // One empty file per payload, named by its CID: adding one is atomic, whoever adds another at once.
       const listed = existsSync(payloads) ? readdirSync(payloads).sort() : [];
-      const more = { payloads: listed };
       const record = read<StoredSubject>(erased);
       if (record) {
         remove(key); // a key made while the subject was being erased is never used: gone too
-        return { ...record, ...more };
+        return { ...record, payloads: listed };
       }
       const active = read<ActiveSubject>(key);
-      return active && { ...active, ...more };
+      return active && { ...active, payloads: listed };
     },
     async recordPayload(subjectId, cid) {
       const { payloads } = paths(subjectId);
@@ -73,12 +74,10 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       writeFileSync(join(payloads, cid.replace(/[^A-Za-z0-9]/g, '')), '', { mode: 0o600 });
     },
     async recordPrivateValue(subjectId, ref) {
-      const { privateValues } = paths(subjectId);
-      mkdirSync(privateValues, { recursive: true, mode: 0o700 });
-      writeFileSync(join(privateValues, createHash('sha256').update(ref, 'utf8').digest('hex')), ref, { mode: 0o600 });
+      mkdirSync(paths(subjectId).privateValues, { recursive: true, mode: 0o700 });
+      writeFileSync(valueFile(subjectId, ref), ref, { mode: 0o600 });
     },
     async privateValues(subjectId, limit) {
-      // One file per private value, named by the SHA-256 of its ref and holding it.
       const { privateValues } = paths(subjectId);
       if (!existsSync(privateValues)) return [];
       return readdirSync(privateValues)
@@ -93,8 +92,7 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
         });
     },
     async forgetPrivateValues(subjectId, refs) {
-      const { privateValues } = paths(subjectId);
-      for (const ref of refs) remove(join(privateValues, createHash('sha256').update(ref, 'utf8').digest('hex')));
+      for (const ref of refs) remove(valueFile(subjectId, ref));
     },
     async create(subjectId, wrapped) {
       const { key, erased } = paths(subjectId);

@@ -108,6 +108,8 @@ export function createCore(settings: Readonly<Settings>): Core {
   const dynamoClient = once(() => createDynamoAggregatedClient(dynamoOptions()));
   const documentClient = once(() => documentClientOf(dynamoClient()));
   const registry = () => ({ client: documentClient(), tableName: settings.SVC_REGISTRY_TABLE });
+  /** Channels, memberships and private values in the registry: for the access policy and an erasure's deletes. */
+  const businessRecords = once(() => createBusinessRepository(registry()));
 
   /**
    * Off-chain payloads and data keys (IPFS, KMS or the local master key), loaded and built on first use
@@ -146,8 +148,7 @@ export function createCore(settings: Readonly<Settings>): Core {
           repository: settings.SVC_SUBJECT_KEY_STORE === 'registry' ? createSubjectRepository(registry()) : createFileSubjectRepository(subjectsDir(settings)),
           keys,
           // Its private values' records (their keys may be personal) go with it.
-          removePrivateValue: ({ channel, collection, key }, subjectId) =>
-            createBusinessRepository(registry()).deletePrivateData(channel, collection, key, subjectId),
+          removePrivateValue: ({ channel, collection, key }, subjectId) => businessRecords().deletePrivateData(channel, collection, key, subjectId),
         }),
       ),
   );
@@ -190,7 +191,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     return { ledger, repository, appender };
   });
 
-  const access = once((): AccessControl<ChannelRecord, ChannelDetails> => createAccessControl({ channels: createBusinessRepository(registry()) }));
+  const access = once((): AccessControl<ChannelRecord, ChannelDetails> => createAccessControl({ channels: businessRecords() }));
   const apiKeys = once((): ApiKeyRepository => createApiKeyRepository(registry()));
 
   /**
