@@ -9,9 +9,23 @@
  * the leader's read, the leader's commit, the round's records, its own look), and waits for the next round's
  * read besides. Those alone put its p99 near or past 100 ms before any wait the protocol adds; a lone writer's
  * two requests stay under 50.
+ *
+ * Then the same at steady arrival rates (Poisson, one chain; issue 69's open loop): the least p50 and p99 each way
+ * of committing allows when appends overlap, with no protocol overhead beyond the requests (docs/capacity.md, "At a
+ * steady rate: the open loop"). `--rates 5,20,…` chooses them.
  */
+import { parseArgsOrExit } from '../shared/cli-args.ts';
 import { roundTrip } from '../test/sim/network.ts';
 import { seeded } from '../test/sim/world.ts';
+import { rateBounds, ratesTable } from './serial-rates.ts';
+
+const usage = 'Usage: npm run bench:serial-path [-- --rates 5,20,50,100,200,500,1000,2000]';
+const { values } = parseArgsOrExit({ options: { rates: { type: 'string', default: '5,20,50,100,200,500,1000,2000' } } }, usage, 2);
+const rates = values.rates.split(',').map(Number);
+if (rates.some((r) => !(r > 0))) {
+  console.error(usage);
+  process.exit(2);
+}
 
 const SAMPLES = 200_000;
 const random = seeded(1);
@@ -45,3 +59,5 @@ for (const [name, requests, draw] of paths) {
   const times = Array.from({ length: SAMPLES }, draw).sort((a, b) => a - b);
   process.stdout.write(`| ${name} | ${requests} | ${at(times, 0.5).toFixed(0)} ms | ${at(times, 0.99).toFixed(0)} ms |\n`);
 }
+
+process.stdout.write(`\n${ratesTable(rateBounds(rates))}`);

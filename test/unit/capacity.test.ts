@@ -14,6 +14,7 @@ import { readCapacity, reportCapacity } from '#shared/storage/capacity-report';
 import { ledgerTableDefinition } from '#shared/storage/tables';
 import { capacityModel, latencyBound, roundWriteUnits, transactionMs } from '../../bench/capacity.ts';
 import { priceRows, qldbRows } from '../../bench/prices.ts';
+import { rateBounds } from '../../bench/serial-rates.ts';
 
 const m = (o: Record<string, unknown>) => marshall(o) as Record<string, AttributeValue>;
 const meter = () => new CapacityMeter({ ledger: tableShape(ledgerTableDefinition('ledger')) });
@@ -217,6 +218,22 @@ describe('The capacity model of the bench', () => {
     assert.equal(model.one_chain.latency_bound, bound.full.events_per_s);
     assert.equal(model.one_chain.events_per_s, 3_846, 'the lower of the two: rounds of 100 events every 26 ms');
     assert.equal(model.one_chain.bound_by, 'commit latency (serial commits)');
+  });
+
+  it('bounds each way of committing at a steady rate: one at a time saturates, combining that reads its outcome stays above 45 ms', () => {
+    const [five, fifty, thousand] = rateBounds([5, 50, 1_000], 1, 8_000);
+    // Alone, a lone writer's transaction; past about 30 a second one commit at a time cannot keep up.
+    assert.ok(five!.oneAtATime.p50! < 45, `one at a time at 5/s: ${five!.oneAtATime.p50}`);
+    assert.equal(fifty!.oneAtATime.p50, undefined, 'one at a time at 50/s has no steady state');
+    for (const row of [five!, fifty!, thousand!]) {
+      // Six requests in a row, however light the load: above issue 69's 45 ms at the median at every rate.
+      assert.ok(row.combiningRead.p50! > 50, `combining at ${row.rate}/s: p50 ${row.combiningRead.p50}`);
+      // Four in a row, the outcome in the head write's answer: under it, until the head's partition is the limit.
+      assert.ok(row.ownRounds.p50! < 45 && row.ownRounds.p99! < 120, `own rounds at ${row.rate}/s: ${row.ownRounds.p50} / ${row.ownRounds.p99}`);
+      assert.ok(row.ownRounds.headWrites >= row.rate * 0.9, 'every writer writes the head at least once');
+    }
+    assert.equal(fifty!.ownRounds.throttled, false);
+    assert.equal(thousand!.ownRounds.throttled, true, '1,000 head writes a second at 2 units each pass one partition');
   });
 
   it('prices a million events from the units per event, and QLDB beside it', () => {
