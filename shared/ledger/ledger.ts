@@ -21,12 +21,12 @@ import {
 import { chainListPosition, type LedgerRepository } from './repository.ts';
 import { type ChainAppender, MAX_ATOMIC_BLOCKS, ProofSupersededError } from './appender.ts';
 import { assertDraftFields, type EventDraft } from './events.ts';
-import { HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
+import { canonicalJson, HASH_PATTERN, ZERO_HASH, sealBlock } from './hashing.ts';
 import { readTraceScopes } from './trace-scopes.ts';
 import { ensureTree, extendTree, headRoot } from './tree.ts';
 import { MAIN_CHAIN, assertCreatableSubChainName, entityScopeOf, isChannelChainName, isWellFormedChainName } from './names.ts';
 import { sizesSeen } from './sizes-seen.ts';
-import { type OffchainStore, type PayloadOpener, payloadScope, SERVICE_OPENER, type Sealer } from './offchain-port.ts';
+import type { OffchainStore, PayloadOpener, Sealer } from './offchain-port.ts';
 import type { Block, BlocksPage, ChainHead, ChainInfo, ChainKind, ChainStats, EntityTrace, LedgerEvent, ProofDetails } from './types.ts';
 
 /** The event type of a Main Chain anchor (docs/rules.md, "Anchors"). */
@@ -102,37 +102,35 @@ export function traceScanMax(limit: number): number {
 
 /** The entity index position a trace goes on after: time ms, chain, index (shared/storage/keys.ts, entitySk). */
 const TRACE_POSITION = /^\d{15}#[A-Za-z0-9_-]{1,64}#\d{12}$/;
-/** The longest cursor a trace answers (a sealed envelope, base64url). */
+/** The longest cursor a trace answers (a sealed token, base64url: about 170 characters, 360 under KMS). */
 export const TRACE_CURSOR_MAX = 2_000;
 
 /**
  * A trace's cursor, opaque: the position it goes on after names the chain, index and time of the last entry read,
- * which may be an event the caller may not see (a channel's), so it is sealed for the service itself (scope
- * `service`: AES-256-GCM under a data key of the node's KEK), bound to the entity and the chain filter it was
+ * which may be an event the caller may not see (a channel's), so it is sealed for the service itself (a token:
+ * AES-256-GCM under a data key of the node's KEK, naming no key), bound to the entity and the chain filter it was
  * answered for. Without a sealer (a ledger built without keys: the simulation, offline tools) it is the position in
  * base64url.
  */
 function traceCursors(sealer: Sealer | undefined) {
   const refused = (cursor: string) =>
     new UnprocessableError(`cursor '${cursor.slice(0, 40)}…' is not one a trace of this entity answered: pass a trace's next_cursor as it is`);
+  const context = (entityId: string, chainName: string | undefined) => canonicalJson({ use: 'trace-cursor', e: entityId, c: chainName ?? null });
   return {
     async encode(position: string, entityId: string, chainName: string | undefined): Promise<string> {
-      const text = sealer ? await sealer.seal({ e: entityId, c: chainName ?? null, p: position }, payloadScope.service) : position;
-      return Buffer.from(text, 'utf8').toString('base64url');
+      return sealer ? sealer.sealToken(position, context(entityId, chainName)) : Buffer.from(position, 'utf8').toString('base64url');
     },
     async decode(cursor: string, entityId: string, chainName: string | undefined): Promise<string> {
       if (!/^[A-Za-z0-9_-]+$/.test(cursor) || cursor.length > TRACE_CURSOR_MAX) throw refused(cursor);
-      const text = Buffer.from(cursor, 'base64url').toString('utf8');
-      let position: unknown = text;
+      let position: unknown;
       if (sealer) {
         try {
-          const opened = (await sealer.unseal(text, SERVICE_OPENER)) as { e?: unknown; c?: unknown; p?: unknown };
-          position = opened.e === entityId && opened.c === (chainName ?? null) ? opened.p : undefined;
+          position = await sealer.unsealToken(cursor, context(entityId, chainName));
         } catch (error) {
           if (!(error instanceof UnreadablePayloadError)) throw error;
           position = undefined;
         }
-      }
+      } else position = Buffer.from(cursor, 'base64url').toString('utf8');
       if (typeof position !== 'string' || !TRACE_POSITION.test(position)) throw refused(cursor);
       return position;
     },

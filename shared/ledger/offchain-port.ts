@@ -67,6 +67,13 @@ export interface Sealer {
   seal(value: unknown, scope: PayloadScope): Promise<string>;
   /** UnreadablePayloadError (422) when it cannot decrypt, or `opener` refuses its scope. */
   unseal(sealed: string, opener: PayloadOpener): Promise<unknown>;
+  /**
+   * The service's own state handed to a caller and back (a trace's cursor): opaque, compact base64url that names no
+   * key, bound to `context` (what it is for, and for which request), opened only by this service's own key.
+   */
+  sealToken(value: unknown, context: string): Promise<string>;
+  /** UnreadablePayloadError (422) when `token` is not one sealToken made for `context` under this service's key. */
+  unsealToken(token: string, context: string): Promise<unknown>;
 }
 
 export interface OffchainStore extends Sealer {

@@ -35,6 +35,11 @@ export interface KeyProvider {
    * UnreadablePayloadError when this provider cannot unwrap it, or the scope is not the one bound in.
    */
   unwrap(wrapped: Buffer, kek: KekRef, scope?: string): Promise<Buffer>;
+  /**
+   * As unwrap, under this provider's own key encryption key (the local master key, or the configured KMS key): for
+   * tokens that name no key (shared/offchain/offchain.ts, sealToken).
+   */
+  unwrapOwn(wrapped: Buffer, scope: string): Promise<Buffer>;
 }
 
 /**
@@ -78,6 +83,10 @@ export class LocalKeyProvider implements KeyProvider {
     if (scope !== undefined) cipher.setAAD(Buffer.from(scope, 'utf8'));
     const wrapped = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
     return { plaintext, wrapped, kek: { provider: 'local', key_id: this.keyId } };
+  }
+
+  unwrapOwn(wrapped: Buffer, scope: string): Promise<Buffer> {
+    return this.unwrap(wrapped, { provider: 'local', key_id: this.keyId }, scope);
   }
 
   async unwrap(wrapped: Buffer, kek: KekRef, scope?: string): Promise<Buffer> {
@@ -162,6 +171,11 @@ export class KmsKeyProvider implements KeyProvider {
       wrapped: Buffer.from(out.CiphertextBlob),
       kek: { provider: 'aws-kms', key_id: out.KeyId ?? this.options.keyId },
     };
+  }
+
+  /** Decrypt names the configured key (an alias, or its ARN), as GenerateDataKey did. */
+  unwrapOwn(wrapped: Buffer, scope: string): Promise<Buffer> {
+    return this.unwrap(wrapped, { provider: 'aws-kms', key_id: this.options.keyId }, scope);
   }
 
   async unwrap(wrapped: Buffer, kek: KekRef, scope?: string): Promise<Buffer> {

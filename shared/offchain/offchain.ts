@@ -4,9 +4,10 @@
  * envelope's, and asks the caller's opener whether it may read the envelope's scope before anything is decrypted:
  * this is the one place a payload is opened, whichever event, route or reference names it.
  */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { UnreadablePayloadError } from '../errors.ts';
 import { chargeFetched, checkReadAllowance } from '../read-allowance.ts';
-import type { OffchainStore, PayloadOpener, PayloadScope, Sealer } from '../ledger/offchain-port.ts';
+import { type OffchainStore, type PayloadOpener, type PayloadScope, payloadScope, type Sealer } from '../ledger/offchain-port.ts';
 import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
 import type { IpfsStore } from './ipfs-store.ts';
 import type { KeyProvider } from './key-providers.ts';
@@ -41,10 +42,53 @@ async function decrypt(keys: KeyProvider, bytes: Uint8Array, opener: PayloadOpen
   }
 }
 
+/** The version byte of a token (sealToken). */
+const TOKEN_VERSION = 1;
+/** What a token's additional data starts with: a token made for one use never opens for another. */
+const TOKEN_AAD = 'verifiable-ledger/token\n';
+
+/**
+ * A token: base64url of version (1 byte) ‖ the wrapped data key's length (2 bytes) ‖ the wrapped data key ‖ nonce (12)
+ * ‖ tag (16) ‖ ciphertext, AES-256-GCM under a data key of the `service` scope, with `context` as additional data.
+ * Unlike an envelope it names no key encryption key: an envelope's `kek` is a KMS key's ARN (its account and region),
+ * fine in storage, not in a cursor every reader sees (red team). Only this service's own key unwraps it.
+ */
+async function sealToken(keys: KeyProvider, value: unknown, context: string): Promise<string> {
+  const key = await keys.dataKey(payloadScope.service);
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key.plaintext, nonce);
+  cipher.setAAD(Buffer.from(TOKEN_AAD + context, 'utf8'));
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(key.wrapped.length);
+  return Buffer.concat([Buffer.from([TOKEN_VERSION]), length, key.wrapped, nonce, cipher.getAuthTag(), ciphertext]).toString('base64url');
+}
+
+async function unsealToken(keys: KeyProvider, token: string, context: string): Promise<unknown> {
+  const unreadable = () => new UnreadablePayloadError('the token is not one this service sealed for this use');
+  if (!/^[A-Za-z0-9_-]+$/.test(token)) throw unreadable();
+  const bytes = Buffer.from(token, 'base64url');
+  if (bytes.length < 3 || bytes[0] !== TOKEN_VERSION) throw unreadable();
+  const wrappedEnd = 3 + bytes.readUInt16BE(1);
+  if (bytes.length < wrappedEnd + 12 + 16) throw unreadable();
+  const dataKey = await keys.unwrapOwn(bytes.subarray(3, wrappedEnd), payloadScope.service);
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', dataKey, bytes.subarray(wrappedEnd, wrappedEnd + 12));
+    decipher.setAAD(Buffer.from(TOKEN_AAD + context, 'utf8'));
+    decipher.setAuthTag(bytes.subarray(wrappedEnd + 12, wrappedEnd + 28));
+    const plaintext = Buffer.concat([decipher.update(bytes.subarray(wrappedEnd + 28)), decipher.final()]);
+    return JSON.parse(plaintext.toString('utf8'));
+  } catch {
+    throw unreadable();
+  }
+}
+
 export function createSealer({ keys }: { keys: KeyProvider }): Sealer {
   return {
     seal: async (value, scope) => JSON.stringify((await encrypt(keys, value, scope)).envelope),
     unseal: (sealed, opener) => decrypt(keys, Buffer.from(sealed, 'utf8'), opener),
+    sealToken: (value, context) => sealToken(keys, value, context),
+    unsealToken: (token, context) => unsealToken(keys, token, context),
   };
 }
 

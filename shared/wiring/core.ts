@@ -128,12 +128,15 @@ export function createCore(settings: Readonly<Settings>): Core {
     dataKey: async (scope) => (await offchainParts()).keys.dataKey(scope),
     freshDataKey: async (scope) => (await offchainParts()).keys.freshDataKey(scope),
     unwrap: async (wrapped, kek, scope) => (await offchainParts()).keys.unwrap(wrapped, kek, scope),
+    unwrapOwn: async (wrapped, scope) => (await offchainParts()).keys.unwrapOwn(wrapped, scope),
   };
   const lazyOffchain: OffchainStore = {
     put: async (value, scope) => (await offchainParts()).offchain.put(value, scope),
     get: async (cid, nonce, opener, fetched) => (await offchainParts()).offchain.get(cid, nonce, opener, fetched),
     seal: async (value, scope) => (await offchainParts()).offchain.seal(value, scope),
     unseal: async (sealed, opener) => (await offchainParts()).offchain.unseal(sealed, opener),
+    sealToken: async (value, context) => (await offchainParts()).offchain.sealToken(value, context),
+    unsealToken: async (token, context) => (await offchainParts()).offchain.unsealToken(token, context),
     ping: async () => (await offchainParts()).offchain.ping(),
     remove: async (cid) => (await offchainParts()).offchain.remove(cid),
   };

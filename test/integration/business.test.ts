@@ -571,6 +571,8 @@ describe('Private data with auth on', () => {
     for (const c of cursors) {
       const decoded = Buffer.from(c, 'base64url').toString('utf8');
       assert.doesNotMatch(decoded, /channel-|open-trace|\d{15}#/, `a cursor names a position: ${decoded.slice(0, 120)}`);
+      // Nor the service's key: an envelope's `kek` (on AWS the KMS key's ARN: account and region) was readable in it.
+      assert.doesNotMatch(decoded, /local:|aws-kms|arn:|kek|key_id|provider|format/, `a cursor names a key: ${decoded.slice(0, 120)}`);
     }
     // A cursor answered for one entity (or chain filter) starts nothing elsewhere.
     assertError(await call(v1, 'GET', `/entities/other/trace?cursor=${cursors[0]}`, undefined, reader), 422);

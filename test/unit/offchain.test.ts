@@ -10,7 +10,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DependencyUnavailableError, UnreadablePayloadError } from '#shared/errors';
 import { open, parseEnvelope, seal } from '#shared/offchain/envelope';
 import { KmsKeyProvider, LocalKeyProvider } from '#shared/offchain/key-providers';
-import { createOffchainStore, OUTSIDE_SCOPE } from '#shared/offchain/offchain';
+import { createOffchainStore, createSealer, OUTSIDE_SCOPE } from '#shared/offchain/offchain';
 
 const KEK = { provider: 'local', key_id: 'local:test' };
 
@@ -234,6 +234,44 @@ describe('Class: KmsKeyProvider (aws-sdk-client-mock: real KMS cannot run here)'
     kms.on(GenerateDataKeyCommand).rejects(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     await assert.rejects(keys.dataKey('public'), DependencyUnavailableError);
     await assert.rejects(keys.unwrap(randomBytes(8), { provider: 'local', key_id: 'x' }), UnreadablePayloadError);
+    kms.restore();
+  });
+});
+
+describe("Tokens: the service's own state handed to a caller (a trace's cursor)", () => {
+  const context = '{"c":null,"e":"ship-7","use":"trace-cursor"}';
+
+  it('round-trips under the local master key, bound to its context, and refuses a changed byte or another master key', async () => {
+    const sealer = createSealer({ keys: new LocalKeyProvider(randomBytes(32)) });
+    const token = await sealer.sealToken('0001733500000000#open-trace#000000000002', context);
+    assert.match(token, /^[A-Za-z0-9_-]+$/);
+    assert.ok(token.length < 250, `compact: ${token.length} characters`);
+    assert.equal(await sealer.unsealToken(token, context), '0001733500000000#open-trace#000000000002');
+    await assert.rejects(sealer.unsealToken(token, context.replace('ship-7', 'ship-8')), UnreadablePayloadError, 'another entity');
+    const bytes = Buffer.from(token, 'base64url');
+    bytes[bytes.length - 1]! ^= 1;
+    await assert.rejects(sealer.unsealToken(bytes.toString('base64url'), context), UnreadablePayloadError);
+    for (const bad of ['', 'AQ', 'not a token!', Buffer.from([1, 0, 200]).toString('base64url')])
+      await assert.rejects(sealer.unsealToken(bad, context), UnreadablePayloadError, bad);
+    await assert.rejects(createSealer({ keys: new LocalKeyProvider(randomBytes(32)) }).unsealToken(token, context), UnreadablePayloadError);
+  });
+
+  it('names no key: an envelope carries the KMS key ARN (account and region), a token does not, and opens with the configured key (red team)', async () => {
+    const kms = mockClient(KMSClient);
+    const plaintext = randomBytes(32);
+    kms.on(GenerateDataKeyCommand).resolves({ Plaintext: plaintext, CiphertextBlob: randomBytes(184), KeyId: 'arn:aws:kms:eu-west-1:123456789012:key/k' });
+    kms.on(DecryptCommand).resolves({ Plaintext: plaintext });
+    const sealer = createSealer({ keys: new KmsKeyProvider({ client: new KMSClient({ region: 'eu-west-1' }), keyId: 'alias/ledger' }) });
+    assert.match(await sealer.seal({ p: 1 }, 'service'), /123456789012/, 'an envelope names its key: fine in storage');
+    const token = await sealer.sealToken('position', context);
+    const shown = Buffer.from(token, 'base64url').toString('latin1');
+    assert.doesNotMatch(shown, /arn:|123456789012|eu-west-1|alias|aws-kms|kek|key_id/);
+    // Another instance (its cache empty) opens it with Decrypt under the configured key and the service scope.
+    const other = createSealer({ keys: new KmsKeyProvider({ client: new KMSClient({ region: 'eu-west-1' }), keyId: 'alias/ledger' }) });
+    assert.equal(await other.unsealToken(token, context), 'position');
+    const decrypt = kms.commandCalls(DecryptCommand).at(-1)!.args[0].input;
+    assert.equal(decrypt.KeyId, 'alias/ledger');
+    assert.deepEqual(decrypt.EncryptionContext, { 'verifiable-ledger:scope': 'service' });
     kms.restore();
   });
 });
