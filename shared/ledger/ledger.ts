@@ -102,7 +102,7 @@ export function traceScanMax(limit: number): number {
 
 /** The entity index position a trace goes on after: time ms, chain, index (shared/storage/keys.ts, entitySk). */
 const TRACE_POSITION = /^\d{15}#[A-Za-z0-9_-]{1,64}#\d{12}$/;
-/** The longest cursor a trace answers (a sealed token, base64url: about 170 characters, 360 under KMS). */
+/** The longest cursor a trace answers (a sealed token, base64url: about 180 characters, 350 under KMS). */
 export const TRACE_CURSOR_MAX = 2_000;
 
 /**
