@@ -102,30 +102,39 @@ export function traceScanMax(limit: number): number {
 
 /** The entity index position a trace goes on after: time ms, chain, index (shared/storage/keys.ts, entitySk). */
 const TRACE_POSITION = /^\d{15}#[A-Za-z0-9_-]{1,64}#\d{12}$/;
-/** The longest cursor a trace answers (a sealed token, base64url: about 180 characters, 350 under KMS). */
+/** The longest such position: a sealed cursor's position is padded to it. */
+const TRACE_POSITION_MAX = 15 + 1 + 64 + 1 + 12;
+/** The longest cursor a trace answers (a sealed token, base64url: about 250 characters, 415 under KMS). */
 export const TRACE_CURSOR_MAX = 2_000;
 
 /**
  * A trace's cursor, opaque: the position it goes on after names the chain, index and time of the last entry read,
  * which may be an event the caller may not see (a channel's), so it is sealed for the service itself (a token:
  * AES-256-GCM under a data key of the node's KEK, naming no key), bound to the entity and the chain filter it was
- * answered for. Without a sealer (a ledger built without keys: the simulation, offline tools) it is the position in
- * base64url.
+ * answered for and, across chains, to the caller's view (the channels it reads): replayed by a caller of another
+ * organization, a cursor that stood on a hidden event had placed that event in time against the caller's own
+ * (red team). The position is padded to its longest, so that a cursor's length says nothing of the chain's name.
+ * Without a sealer (a ledger built without keys: the simulation, offline tools) it is the position in base64url.
  */
 function traceCursors(sealer: Sealer | undefined) {
   const refused = (cursor: string) =>
     new UnprocessableError(`cursor '${cursor.slice(0, 40)}…' is not one a trace of this entity answered: pass a trace's next_cursor as it is`);
-  const context = (entityId: string, chainName: string | undefined) => canonicalJson({ use: 'trace-cursor', e: entityId, c: chainName ?? null });
+  /** What a cursor is bound to: the entity, the chain filter, and across chains the channels the caller reads. */
+  const context = (entityId: string, chainName: string | undefined, view: readonly string[]) =>
+    canonicalJson({ use: 'trace-cursor', e: entityId, c: chainName ?? null, ...(chainName === undefined ? { v: [...new Set(view)].sort() } : {}) });
   return {
-    async encode(position: string, entityId: string, chainName: string | undefined): Promise<string> {
-      return sealer ? sealer.sealToken(position, context(entityId, chainName)) : Buffer.from(position, 'utf8').toString('base64url');
+    async encode(position: string, entityId: string, chainName: string | undefined, view: readonly string[]): Promise<string> {
+      return sealer
+        ? sealer.sealToken(position.padEnd(TRACE_POSITION_MAX), context(entityId, chainName, view))
+        : Buffer.from(position, 'utf8').toString('base64url');
     },
-    async decode(cursor: string, entityId: string, chainName: string | undefined): Promise<string> {
+    async decode(cursor: string, entityId: string, chainName: string | undefined, view: readonly string[]): Promise<string> {
       if (!/^[A-Za-z0-9_-]+$/.test(cursor) || cursor.length > TRACE_CURSOR_MAX) throw refused(cursor);
       let position: unknown;
       if (sealer) {
         try {
-          position = await sealer.unsealToken(cursor, context(entityId, chainName));
+          const opened = await sealer.unsealToken(cursor, context(entityId, chainName, view));
+          position = typeof opened === 'string' ? opened.trimEnd() : undefined;
         } catch (error) {
           if (!(error instanceof UnreadablePayloadError)) throw error;
           position = undefined;
@@ -618,8 +627,9 @@ export function createLedger({
     async traceEntity(entityId, chainName, options) {
       const limit = options?.limit ?? TRACE_LIMIT_DEFAULT;
       if (!Number.isInteger(limit) || limit < 1 || limit > TRACE_LIMIT_MAX) throw new UnprocessableError(`limit must be 1 to ${TRACE_LIMIT_MAX}`);
-      const after = options?.cursor === undefined ? undefined : await cursors.decode(options.cursor, entityId, chainName);
+      // An unknown chain is 404 whatever the cursor says.
       if (chainName !== undefined) await requireHead(chainName);
+      const after = options?.cursor === undefined ? undefined : await cursors.decode(options.cursor, entityId, chainName, options?.channels ?? []);
       // The index scopes read: a named chain's own; else the chains any reader reads and the channels' the caller reads.
       const channels = [...new Set(options?.channels ?? [])].filter((name) => entityScopeOf(name) !== null);
       if (chainName === undefined && channels.length > TRACE_CHANNELS_MAX)
@@ -639,7 +649,7 @@ export function createLedger({
         entity_id: entityId,
         chains,
         events: await reveal(events, options?.resolveCid ?? false, options?.opener),
-        next_cursor: next === null ? null : await cursors.encode(next, entityId, chainName),
+        next_cursor: next === null ? null : await cursors.encode(next, entityId, chainName, options?.channels ?? []),
       };
     },
   };

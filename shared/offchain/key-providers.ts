@@ -120,6 +120,8 @@ const cacheKey = (wrapped: Buffer, scope: string | undefined) => `${scope === un
 
 const KMS_UNREADABLE = new Set([
   'InvalidCiphertextException',
+  // A ciphertext KMS cannot even parse (an empty or oversized wrapped key in a caller's envelope or cursor).
+  'ValidationException',
   'IncorrectKeyException',
   'AccessDeniedException',
   'NotFoundException',

@@ -69,8 +69,11 @@ async function unsealToken(keys: KeyProvider, token: string, context: string): P
   if (!/^[A-Za-z0-9_-]+$/.test(token)) throw unreadable();
   const bytes = Buffer.from(token, 'base64url');
   if (bytes.length < 3 || bytes[0] !== TOKEN_VERSION) throw unreadable();
+  // Only the canonical spelling: base64url's last character has unused bits that decode alike.
+  if (bytes.toString('base64url') !== token) throw unreadable();
   const wrappedEnd = 3 + bytes.readUInt16BE(1);
-  if (bytes.length < wrappedEnd + 12 + 16) throw unreadable();
+  // An empty wrapped key went to KMS as it was, which refused it as a malformed request: a 500 (red team).
+  if (wrappedEnd === 3 || bytes.length < wrappedEnd + 12 + 16) throw unreadable();
   const dataKey = await keys.unwrapOwn(bytes.subarray(3, wrappedEnd), payloadScope.service);
   try {
     const decipher = createDecipheriv('aes-256-gcm', dataKey, bytes.subarray(wrappedEnd, wrappedEnd + 12));

@@ -579,14 +579,24 @@ describe('Private data with auth on', () => {
     assertError(await call(v1, 'GET', `/entities/ship-7/trace?chain_name=open-trace&cursor=${cursors[0]}`, undefined, reader), 422);
     // The member reads all three, the cursor going on from a channel's event as from any.
     const all: string[] = [];
+    const memberCursors: string[] = [];
     cursor = null;
     for (let page = 0; page < 6; page += 1) {
       const res = await call(v1, 'GET', `/entities/ship-7/trace?limit=1${cursor ? `&cursor=${cursor}` : ''}`, undefined, member);
       all.push(...res.body.events.map((e: { event_type: string }) => e.event_type));
       cursor = res.body.next_cursor;
       if (!cursor) break;
+      memberCursors.push(cursor);
     }
     assert.deepEqual(all, ['seen', 'secret-move', 'left']);
+    // The member's cursor after 'secret-move' stands on the channel's event. Replayed by globex's reader, it had been
+    // answered from there ('left' only, against 'seen' and 'left' from the start: the hidden event placed in time).
+    // A cursor is bound to the caller's view, and its length is the same wherever it stands (red team).
+    assert.equal(memberCursors.length, 2);
+    for (const c of memberCursors) assertError(await call(v1, 'GET', `/entities/ship-7/trace?cursor=${c}`, undefined, reader), 422);
+    assert.deepEqual(new Set([...memberCursors, ...cursors].map((c) => c.length)).size, 1, 'every cursor is as long');
+    // A chain filter naming no chain is 404, cursor or none.
+    assertError(await call(v1, 'GET', `/entities/ship-7/trace?chain_name=no-such-chain&cursor=${cursors[0]}`, undefined, reader), 404);
   });
 
   it('answers no cursor when only hidden entries follow, filtered to a chain or not: they are neither seen nor counted (red team)', async () => {

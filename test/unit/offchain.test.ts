@@ -274,6 +274,36 @@ describe("Tokens: the service's own state handed to a caller (a trace's cursor)"
     assert.deepEqual(decrypt.EncryptionContext, { 'verifiable-ledger:scope': 'service' });
     kms.restore();
   });
+
+  it('refuses, as unreadable and never a 500, a token with an empty wrapped key, one KMS cannot parse, or another spelling of a good one (red team)', async () => {
+    const kms = mockClient(KMSClient);
+    const plaintext = randomBytes(32);
+    kms.on(GenerateDataKeyCommand).resolves({ Plaintext: plaintext, CiphertextBlob: randomBytes(184), KeyId: 'arn:aws:kms:eu-west-1:1:key/k' });
+    const validation = Object.assign(new Error('1 validation error detected: ciphertextBlob'), {
+      name: 'ValidationException',
+      $metadata: { httpStatusCode: 400 },
+    });
+    kms.on(DecryptCommand).rejects(validation);
+    const sealer = createSealer({ keys: new KmsKeyProvider({ client: new KMSClient({ region: 'eu-west-1' }), keyId: 'alias/ledger' }) });
+    // An empty wrapped key is refused before KMS is asked.
+    const empty = Buffer.concat([Buffer.from([1, 0, 0]), Buffer.alloc(40)]).toString('base64url');
+    await assert.rejects(sealer.unsealToken(empty, context), UnreadablePayloadError);
+    assert.equal(kms.commandCalls(DecryptCommand).length, 0);
+    // KMS's own refusal of a malformed ciphertext is an unreadable token too.
+    const garbage = Buffer.concat([Buffer.from([1, 0, 5]), randomBytes(5 + 40)]).toString('base64url');
+    await assert.rejects(sealer.unsealToken(garbage, context), UnreadablePayloadError);
+    assert.equal(kms.commandCalls(DecryptCommand).length, 1);
+    kms.restore();
+    // base64url's last character carries unused bits: a token answered once opens under one spelling only.
+    const local = createSealer({ keys: new LocalKeyProvider(randomBytes(32)) });
+    const token = await local.sealToken('p', context);
+    const last = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const twins = [...last]
+      .map((c) => token.slice(0, -1) + c)
+      .filter((t) => t !== token && Buffer.from(t, 'base64url').equals(Buffer.from(token, 'base64url')));
+    assert.ok(twins.length > 0, 'the token has other spellings to try');
+    for (const twin of twins) await assert.rejects(local.unsealToken(twin, context), UnreadablePayloadError, twin);
+  });
 });
 
 describe('Off-chain store: a payload opens only for a caller entitled to its scope', () => {
