@@ -74,9 +74,9 @@ export function eventBody(chain: string, n: number) {
   return { entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n, note: 'service append over HTTP' } };
 }
 
-/** Appends over HTTP with autocannon; each request's entity varies. */
-export function cannonAppends(stack: Stack, chain: string, connections: number, durationMs: number): Promise<Result> {
-  let n = 0;
+/** Appends over HTTP with autocannon; each request's entity varies, and its `details.n` counts from `firstN`. */
+export function cannonAppends(stack: Stack, chain: string, connections: number, durationMs: number, firstN = 0): Promise<Result> {
+  let n = firstN;
   return autocannon({
     url: stack.url,
     connections,

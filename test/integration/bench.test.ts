@@ -148,11 +148,12 @@ describe('The benchmarks (npm run bench -- --quick, npm run bench:instances)', (
     });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /settings: \{"SVC_APPEND_GATHER_SIBLINGS":"0"\}/, 'the settings the pair differs by are printed');
-    // instances, appends/s, p50, p99, non-2xx, requests/append, events/commit, leases/append, lost races/append, rewritten, CPU
+    // instances, appends/s, p50, p99, non-2xx, requests/append, WCU/event, RCU/event, events/commit, leases/append,
+    // lost races/append, rewritten, exactly once, CPU
     const rows = run.stdout
       .split('\n')
       .map((line) => line.trim().split(/\s+/))
-      .filter((cells) => /^\d+$/.test(cells[0] ?? '') && cells.length >= 13);
+      .filter((cells) => /^\d+$/.test(cells[0] ?? '') && cells.length >= 16);
     assert.deepEqual(
       rows.map((r) => r[0]),
       ['1', '2'],
@@ -162,13 +163,16 @@ describe('The benchmarks (npm run bench -- --quick, npm run bench:instances)', (
       assert.ok(Number(r[1]) > 0, `appends measured: ${r.join(' ')}`);
       assert.equal(r[4], '0', 'no answer other than 2xx');
       assert.ok(Number(r[5]) >= 1, 'DynamoDB requests per append counted');
-      assert.ok(Number(r[10]) > 0 && Number(r[12]) > 0, `CPU per append of the service and DynamoDB Local: ${r.join(' ')}`);
+      // An event writes its record and more (its pending append, its by-entity entry, its share of the head).
+      assert.ok(Number(r[6]) >= 2 && Number(r[7]) >= 0, `write and read units per event priced: ${r.join(' ')}`);
+      assert.equal(r[12], 'yes', `every acknowledged append on the chain once: ${r.join(' ')}`);
+      assert.ok(Number(r[13]) > 0 && Number(r[15]) > 0, `CPU per append of the service and DynamoDB Local: ${r.join(' ')}`);
     }
     // One instance commits straight on the head (one request an append) and takes no lease; two take turns leading.
     // The counts also hold a few requests a window makes whatever its appends (about 7 here): 1.14 an append
     // at 100 appends/s, 1.5 at the 26 appends/s of a busy CI run (2026-12-05), against 7 for two instances.
-    assert.ok(Number(rows[0]![5]) < 2 && rows[0]![7] === '0', `lone: ${rows[0]!.join(' ')}`);
-    assert.ok(Number(rows[1]![5]) > 2 && Number(rows[1]![7]) > 0, `two instances lead and follow: ${rows[1]!.join(' ')}`);
+    assert.ok(Number(rows[0]![5]) < 2 && rows[0]![9] === '0', `lone: ${rows[0]!.join(' ')}`);
+    assert.ok(Number(rows[1]![5]) > 2 && Number(rows[1]![9]) > 0, `two instances lead and follow: ${rows[1]!.join(' ')}`);
 
     assert.equal(await misspeltExit, 2);
     assert.match(misspeltStderr, /SVC_APPEND_GATHER is not a setting/);
