@@ -12,9 +12,10 @@
  * - **every writer its own round, outcome in the answer** (not built): claim, pending append, a read of the head and
  *   the pending appends, and a conditional write of the head sealing what the read saw. The write lands only on the
  *   head its read saw; refused, its answer (the head, ReturnValuesOnConditionCheckFailure) says whether another
- *   writer's round sealed this append; if none did, the read and the write again. No look, no lease, no records
- *   before the answer (blocks read through their pending appends). Every writer writes the head once a try, so the
- *   head's partition takes the arrival rate in writes (refused ones cost a write unit too).
+ *   writer's round sealed this append; if none did, the read and the write again. No look, no lease. A writer whose
+ *   round landed writes its records and segment before it answers; one sealed by another's round answers once those
+ *   are written (about 16 ms after that round landed). Every writer writes the head once a try, so the head's
+ *   partition takes the arrival rate in writes (refused ones cost a write unit too).
  */
 import { roundTrip } from '../test/sim/network.ts';
 import { seeded } from '../test/sim/world.ts';
@@ -25,6 +26,8 @@ const APPENDS = 40_000;
 const HEAD_WRITE_UNITS = 2;
 /** One partition's write limit (write units a second). */
 const PARTITION_WCU = 1_000;
+/** A pending append's age before a round may seal it (the appender's settleMs). */
+const SETTLE_MS = 10;
 /** Past this p99 the queue grew all run: no steady state. */
 const UNBOUNDED_MS = 5_000;
 
@@ -86,9 +89,12 @@ function combiningRead(random: () => number, times: number[]): Way {
 }
 
 function ownRounds(random: () => number, times: number[]): Way {
-  const { single, query } = draws(random);
+  const { single, query, batch } = draws(random);
   const latencies = new Array<number>(times.length);
-  const visible = times.map((a) => a + single() + single());
+  // Its pending append sent after its key's claim, and landed a request later; its read waits until the append is
+  // SETTLE_MS old (so that the cursor it moves past it skips no append keyed a moment before, still on its way).
+  const sent = times.map((a) => a + single());
+  const visible = sent.map((at) => at + single());
   // Each try: its read's snapshot of the head and the pending appends, and its write landing on the head.
   interface Try {
     i: number;
@@ -129,7 +135,7 @@ function ownRounds(random: () => number, times: number[]): Way {
     const write = single();
     push({ i, snapshot: from + read / 2, lands: from + read + write / 2, answered: from + read + write });
   };
-  visible.forEach((v, i) => tryFrom(i, v));
+  visible.forEach((v, i) => tryFrom(i, Math.max(v, sent[i]! + SETTLE_MS)));
   let lastSuccess = -Infinity;
   let sealedUpTo = -Infinity;
   let writes = 0;
@@ -137,12 +143,15 @@ function ownRounds(random: () => number, times: number[]): Way {
     const t = pop();
     writes += 1;
     if (lastSuccess <= t.snapshot) {
-      // The head is as its read saw it: the write lands, sealing every pending append the read saw.
+      // The head is as its read saw it: the write lands, sealing every pending append the read saw. Its writer
+      // writes the round's records and segment before it answers (every path answers a block that is written).
       lastSuccess = t.lands;
       sealedUpTo = Math.max(sealedUpTo, t.snapshot);
-    }
-    if (visible[t.i]! <= sealedUpTo) latencies[t.i] = t.answered - times[t.i]!;
-    else tryFrom(t.i, t.answered);
+      latencies[t.i] = t.answered + batch() - times[t.i]!;
+    } else if (visible[t.i]! <= sealedUpTo) {
+      // Sealed by another writer's round, which writes its records: answered from the refusal, once they are written.
+      latencies[t.i] = Math.max(t.answered, lastSuccess + 16) - times[t.i]!;
+    } else tryFrom(t.i, t.answered);
   }
   return { latencies, headWrites: (writes / times[times.length - 1]!) * 1000 };
 }

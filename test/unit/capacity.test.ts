@@ -220,7 +220,7 @@ describe('The capacity model of the bench', () => {
     assert.equal(model.one_chain.bound_by, 'commit latency (serial commits)');
   });
 
-  it('bounds each way of committing at a steady rate: one at a time saturates, combining that reads its outcome stays above 45 ms', () => {
+  it('bounds each way of committing at a steady rate: one at a time saturates, every combining path stays above a 45 ms median', () => {
     const [five, fifty, thousand] = rateBounds([5, 50, 1_000], 1, 8_000);
     // Alone, a lone writer's transaction; past about 30 a second one commit at a time cannot keep up.
     assert.ok(five!.oneAtATime.p50! < 45, `one at a time at 5/s: ${five!.oneAtATime.p50}`);
@@ -228,8 +228,12 @@ describe('The capacity model of the bench', () => {
     for (const row of [five!, fifty!, thousand!]) {
       // Six requests in a row, however light the load: above issue 69's 45 ms at the median at every rate.
       assert.ok(row.combiningRead.p50! > 50, `combining at ${row.rate}/s: p50 ${row.combiningRead.p50}`);
-      // Four in a row, the outcome in the head write's answer: under it, until the head's partition is the limit.
-      assert.ok(row.ownRounds.p50! < 45 && row.ownRounds.p99! < 120, `own rounds at ${row.rate}/s: ${row.ownRounds.p50} / ${row.ownRounds.p99}`);
+      // The outcome in the head write's answer (no look), the records written before the answer: well under the
+      // combining path at every rate, p99 under 120 ms; the median still a few ms above 45.
+      assert.ok(
+        row.ownRounds.p50! < row.combiningRead.p50! - 5 && row.ownRounds.p50! > 40 && row.ownRounds.p99! < 120,
+        `own rounds at ${row.rate}/s: ${row.ownRounds.p50} / ${row.ownRounds.p99}`,
+      );
       assert.ok(row.ownRounds.headWrites >= row.rate * 0.9, 'every writer writes the head at least once');
     }
     assert.equal(fifty!.ownRounds.throttled, false);
