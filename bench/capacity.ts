@@ -6,10 +6,14 @@
  */
 import { SEGMENT_MAX_BYTES } from '#shared/ledger/block-meta';
 import type { CapacityTotals } from '#shared/storage/capacity';
+import { REPORT_EVERY_MS } from '#shared/storage/capacity-report';
 import { round } from './resources.ts';
 
 /** Every process's totals in a report directory (written by shared/storage/capacity-report.ts). */
 export { readCapacity, REPORT_EVERY_MS } from '#shared/storage/capacity-report';
+
+/** Until every process's capacity report (written every REPORT_EVERY_MS, 200 ms) has what it priced: two of those and a margin. */
+export const settleReports = () => new Promise((resolve) => setTimeout(resolve, 2 * REPORT_EVERY_MS + 100));
 
 export const PARTITION_WCU = 1_000;
 export const PARTITION_RCU = 3_000;

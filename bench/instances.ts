@@ -20,7 +20,7 @@ import { existsSync } from 'node:fs';
 import { settingsSchema } from '#shared/config';
 import { removeDir, startStack, tempDataDir } from '#test/support/stack';
 import { join } from 'node:path';
-import { capacityDelta, readCapacity, REPORT_EVERY_MS } from './capacity.ts';
+import { capacityDelta, readCapacity, settleReports } from './capacity.ts';
 import { cpuSeconds } from './resources.ts';
 import { AS_DEPLOYED, cannonAppends, flushInstances, ledgerCounters, mustCreate } from './service.ts';
 
@@ -87,8 +87,6 @@ const LABELS = [
   'rewritten',
   'exactly once',
 ];
-/** Until every process's capacity report (written every REPORT_EVERY_MS) has what it priced. */
-const settleReports = () => new Promise((resolve) => setTimeout(resolve, 2 * REPORT_EVERY_MS + 100));
 const units = (dir: string) => readCapacity(dir).totals;
 const sum = (totals: ReturnType<typeof units>, kind: 'wcu' | 'rcu') => Object.values(totals).reduce((n, u) => n + u[kind], 0);
 let notExactlyOnce = 0;

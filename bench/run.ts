@@ -25,7 +25,7 @@ import { round, sample, type Usage } from './resources.ts';
 import { AS_DEPLOYED, cannonAppends, eventBody, flushInstances, type LedgerCounters, ledgerCounters, mustCreate } from './service.ts';
 import { markdownTable, printTable } from './table.ts';
 import { type ClientFigures, clientFigures } from './client.ts';
-import { capacityDelta, capacityModel, formatModel, readCapacity, REPORT_EVERY_MS, type CapacityModel, type ModelSettings } from './capacity.ts';
+import { capacityDelta, capacityModel, formatModel, readCapacity, settleReports, type CapacityModel, type ModelSettings } from './capacity.ts';
 import { formatPrices, priceRows, qldbRows } from './prices.ts';
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -95,8 +95,6 @@ const MODEL_SETTINGS: ModelSettings = {
 const BUSY_SHARDS = 16;
 /** How often an instance adds its counts to the shared ones: the default (its writes are priced), 1 s in a quick run (its waits are shorter). */
 const METRICS_FLUSH_MS = QUICK ? 500 : settingsSchema.shape.SVC_METRICS_FLUSH_MS.parse(undefined);
-/** Instances write their capacity reports every REPORT_EVERY_MS (200 ms): two of those and a margin. */
-const settleReports = () => new Promise((resolve) => setTimeout(resolve, 2 * REPORT_EVERY_MS + 100));
 
 export interface Figure {
   name: string;

@@ -15,9 +15,8 @@
  * steady rate: the open loop"). `--rates 5,20,…` chooses them.
  */
 import { parseArgsOrExit } from '../shared/cli-args.ts';
-import { roundTrip } from '../test/sim/network.ts';
 import { seeded } from '../test/sim/world.ts';
-import { rateBounds, ratesTable } from './serial-rates.ts';
+import { at, draws, rateBounds, ratesTable } from './serial-rates.ts';
 
 const usage = 'Usage: npm run bench:serial-path [-- --rates 5,20,50,100,200,500,1000,2000]';
 const { values } = parseArgsOrExit({ options: { rates: { type: 'string', default: '5,20,50,100,200,500,1000,2000' } } }, usage, 2);
@@ -29,11 +28,7 @@ if (rates.some((r) => !(r > 0))) {
 
 const SAMPLES = 200_000;
 const random = seeded(1);
-const single = () => roundTrip(random, 'UpdateItem');
-const query = () => roundTrip(random, 'Query');
-const batch = () => roundTrip(random, 'BatchWriteItem');
-/** A transaction of `items`: its round trip and its hold in the engine (as the simulation's awsDynamo). */
-const transaction = (items: number) => roundTrip(random, 'TransactWriteItems') + 15 + 0.3 * items + random() * 4;
+const { single, query, batch, transaction } = draws(random);
 /** A leader's round: its read of the pending appends, its commit on the head, its records (the commit cadence). */
 const round = () => query() + single() + batch();
 
@@ -53,7 +48,6 @@ const paths: [string, number, () => number][] = [
   ],
 ];
 
-const at = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 process.stdout.write(`| path | requests in a row | p50 | p99 |\n|---|---|---|---|\n`);
 for (const [name, requests, draw] of paths) {
   const times = Array.from({ length: SAMPLES }, draw).sort((a, b) => a - b);

@@ -19,13 +19,12 @@
  */
 import { roundTrip } from '../test/sim/network.ts';
 import { seeded } from '../test/sim/world.ts';
+import { PARTITION_WCU } from './capacity.ts';
 
 /** Appends drawn at each rate (after the first tenth, left out as warm-up). */
 const APPENDS = 40_000;
 /** Write units a write of the head costs (an item of 1–2 KB: its frontier, lease, cursor and newest metadata). */
 const HEAD_WRITE_UNITS = 2;
-/** One partition's write limit (write units a second). */
-const PARTITION_WCU = 1_000;
 /** A pending append's age before a round may seal it (the appender's settleMs). */
 const SETTLE_MS = 10;
 /** Past this p99 the queue grew all run: no steady state. */
@@ -47,7 +46,8 @@ function arrivals(random: () => number, rate: number, count: number): number[] {
   return times;
 }
 
-function draws(random: () => number) {
+/** The simulation's request latencies, drawn from `random`: bench:serial-path's paths are built of these too. */
+export function draws(random: () => number) {
   const single = () => roundTrip(random, 'UpdateItem');
   const query = () => roundTrip(random, 'Query');
   const batch = () => roundTrip(random, 'BatchWriteItem');
@@ -156,7 +156,8 @@ function ownRounds(random: () => number, times: number[]): Way {
   return { latencies, headWrites: (writes / times[times.length - 1]!) * 1000 };
 }
 
-const at = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+/** The `p` quantile of sorted values. */
+export const at = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 
 /** One way's figures at one rate: p50 and p99 in ms (undefined when the queue grew all run), head writes a second. */
 export interface WayFigures {

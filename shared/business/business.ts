@@ -67,6 +67,12 @@ export function createBusiness(options: BusinessOptions) {
     );
   }
 
+  /** An erased subject's private value: its record deleted (if still the subject's), then taken off the subject's list. */
+  async function dropErasedValue(channel: string, collection: string, key: string, subject: string): Promise<void> {
+    await repository.deletePrivateData(channel, collection, key, subject);
+    await personalData!.forgetPrivateValue(subject, { channel, collection, key });
+  }
+
   async function readOffchain(cid: string, nonce: string, what: string, opener: PayloadOpener): Promise<unknown> {
     try {
       return await offchain.get(cid, nonce, opener);
@@ -292,8 +298,7 @@ export function createBusiness(options: BusinessOptions) {
       // An erasure of the subject since its key was read deleted the records it listed, maybe before this one was
       // stored: read the subject again, and if it is erased, this record goes too (410, as any write for it).
       if (subject !== undefined && (await personalData!.isErased(subject))) {
-        await repository.deletePrivateData(input.channel, input.collection, input.key, subject);
-        await personalData!.forgetPrivateValue(subject, { channel: input.channel, collection: input.collection, key: input.key });
+        await dropErasedValue(input.channel, input.collection, input.key, subject);
         throw new GoneError(`The data of subject '${subject}' was erased`);
       }
       return { channel: input.channel, collection: input.collection, key: input.key, value_hash: hash, event_id: eventId };
@@ -315,8 +320,7 @@ export function createBusiness(options: BusinessOptions) {
         // copied without its subjects), is absent too, but nothing of it is deleted: it reads again if the key returns.
         const gone = async () => {
           if (await personalData.isErased(subject)) {
-            await repository.deletePrivateData(channelId, collection, key, subject);
-            await personalData.forgetPrivateValue(subject, { channel: channelId, collection, key });
+            await dropErasedValue(channelId, collection, key, subject);
           }
           return absent();
         };
