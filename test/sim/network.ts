@@ -98,7 +98,9 @@ export function describeRequest(t: RequestTrace): string {
 /** The key a single-item request names, as `pk / sk`. */
 function itemOf(input: Record<string, any>): string | undefined {
   const key = input.Key ?? input.Item;
-  if (key?.pk?.S !== undefined) return `${key.pk.S} / ${key.sk?.S ?? ''}`;
+  // An update says what it sets first (a head's commit, lease, mark or withdrawal read alike otherwise).
+  const sets = typeof input.UpdateExpression === 'string' ? ` (${input.UpdateExpression.slice(0, 28)}…)` : '';
+  if (key?.pk?.S !== undefined) return `${key.pk.S} / ${key.sk?.S ?? ''}${sets}`;
   // A query: its partition, and where it starts.
   const values = input.ExpressionAttributeValues;
   return values?.[':pk']?.S !== undefined ? `${values[':pk'].S}${values[':from']?.S !== undefined ? ` from ${values[':from'].S}` : ''}` : undefined;
