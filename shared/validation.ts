@@ -11,6 +11,13 @@ export type Location = 'body' | 'query' | 'path';
  * Whether a value is `.` or `..`: URLs resolve those path segments away (percent-encoded too), so no route could name
  * an id or key so spelt (an organization `..` made a channel's member could never be taken out of it).
  */
+/**
+ * Text that UTF-8 can carry as it is: no lone surrogate. One would be stored as U+FFFD (a value read back otherwise than
+ * written, a key that no URL names), as the ledger's hashing refuses an event's (red team).
+ */
+export const WELL_FORMED_RULE = 'must be well-formed Unicode (no lone surrogate)';
+export const isWellFormedText = (text: string) => text.isWellFormed();
+
 export function isDotSegment(value: string): boolean {
   return value === '.' || value === '..';
 }

@@ -9,7 +9,7 @@ import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 import { ENTITY_ID_MAX, EVENT_TYPE_MAX, entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
 import { SUBJECT_ID, SUBJECT_ID_RULE } from '../ledger/subject-port.ts';
-import { isDotSegment, segmentId } from '../validation.ts';
+import { isDotSegment, isWellFormedText, segmentId, WELL_FORMED_RULE } from '../validation.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A contract's id: a path segment of its routes. */
@@ -40,11 +40,13 @@ export const privateDataInput = z
       .string()
       .min(1)
       .max(512)
+      .refine(isWellFormedText, WELL_FORMED_RULE)
       .refine((key) => Buffer.byteLength(key) <= 1024, 'must be at most 1024 bytes in UTF-8')
       .refine((key) => !isDotSegment(key), 'must not be . or .. (a path segment no URL can name)'),
     value: z
       .string()
       .max(5 * 1024 * 1024)
+      .refine(isWellFormedText, WELL_FORMED_RULE)
       .optional(),
     value_cid: z.string().min(1).max(256).optional(),
     value_nonce: z

@@ -488,6 +488,23 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     assert.deepEqual((await as('acme-reader', 'GET', '/api/business/channels/m-acme')).body.organizations.includes('globex'), false);
   });
 
+  it('refuses a private key or value that is not well-formed Unicode: 422, nothing on the channel (red team)', async () => {
+    // A lone surrogate was stored as U+FFFD: 201 and an event on the channel's chain, for a key no URL could read back.
+    const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
+    const total = async () => (await admin('GET', `/api/v1/chains/${CHAIN['acme channel']}/blocks?limit=1`)).body.total as number;
+    const before = await total();
+    for (const [field, body] of [
+      ['key', { channel: 'm-acme', collection: 'prices', key: 'k\ud800', value: 'x' }],
+      ['value', { channel: 'm-acme', collection: 'prices', key: 'k-lone', value: 'x\udfff' }],
+    ] as const) {
+      const refused = await as('acme-writer', 'POST', '/api/business/private-data', body);
+      assert.equal(refused.status, 422, JSON.stringify(refused.body));
+      assert.match(JSON.stringify(refused.body), new RegExp(`${field}[^}]*well-formed Unicode`));
+    }
+    assert.equal(await total(), before, 'no event on the channel');
+    assert.equal((await as('acme-reader', 'GET', '/api/business/private-data/m-acme/prices/k-lone')).status, 404);
+  });
+
   it('gives a contract id to its first publisher: globex cannot replace what acme’s runs execute', async () => {
     const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
     const hijack = await as('globex-writer', 'POST', '/api/business/contracts', {

@@ -453,6 +453,23 @@ describe('WebSocket with auth on', () => {
     assert.match(again.detail, /no longer recorded; connect again/);
   });
 
+  it('refuses a subscription to a name no chain can have, saying what a name is (red team)', async () => {
+    // `../channel-x`, `chain#*`, `%2a` were answered `subscribed`: records nothing could ever match, kept per connection.
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const key = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
+    const s = await open(`${url}?api_key=${encodeURIComponent(key)}`);
+    const bad = ['../channel-sec', 'chain#*', '%2a', '**', 'a'.repeat(65), ''];
+    for (const chain of bad) s.socket.send(JSON.stringify({ type: 'subscribe', chain }));
+    s.socket.send(JSON.stringify({ type: 'unsubscribe', event_type: 'x'.repeat(129) }));
+    const errors = await s.waitFor((m) => m.type === 'error', bad.length + 1);
+    for (const e of errors.slice(0, bad.length))
+      assert.equal(e.detail, 'A subscribe message must name its chain as * or as a chain is named (1-64 of A-Z a-z 0-9 _ -)');
+    assert.equal(errors.at(-1).detail, 'A unsubscribe message must name an event_type of 1-128 characters');
+    s.socket.send(JSON.stringify({ type: 'subscribe', chain: '*' }));
+    await s.waitFor((m) => m.type === 'subscribed', 1);
+    assert.equal(s.messages.filter((m) => m.type === 'subscribed').length, 1, 'only the well-named one subscribed');
+  });
+
   it("holds a key to SVC_WS_CONNECTIONS_PER_KEY connections, and counts its messages against the key's requests a minute (red team)", async () => {
     // A key could open any number of connections, and WebSocket messages were counted by no rate limit.
     const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
