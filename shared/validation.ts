@@ -8,16 +8,24 @@ import { ValidationError, type ValidationIssue } from './errors.ts';
 export type Location = 'body' | 'query' | 'path';
 
 /**
- * Whether a value is `.` or `..`: URLs resolve those path segments away (percent-encoded too), so no route could name
- * an id or key so spelt (an organization `..` made a channel's member could never be taken out of it).
- */
-/**
  * Text that UTF-8 can carry as it is: no lone surrogate. One would be stored as U+FFFD (a value read back otherwise than
  * written, a key that no URL names), as the ledger's hashing refuses an event's (red team).
  */
 export const WELL_FORMED_RULE = 'must be well-formed Unicode (no lone surrogate)';
 export const isWellFormedText = (text: string) => text.isWellFormed();
 
+/** Whether every string in a JSON value, its object keys too, is well-formed (isWellFormedText). */
+export function isWellFormedJson(value: unknown): boolean {
+  if (typeof value === 'string') return value.isWellFormed();
+  if (Array.isArray(value)) return value.every(isWellFormedJson);
+  if (value !== null && typeof value === 'object') return Object.entries(value).every(([k, v]) => k.isWellFormed() && isWellFormedJson(v));
+  return true;
+}
+
+/**
+ * Whether a value is `.` or `..`: URLs resolve those path segments away (percent-encoded too), so no route could name
+ * an id or key so spelt (an organization `..` made a channel's member could never be taken out of it).
+ */
 export function isDotSegment(value: string): boolean {
   return value === '.' || value === '..';
 }

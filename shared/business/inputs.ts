@@ -9,7 +9,7 @@ import { MAX_ATOMIC_BLOCKS } from '../ledger/appender.ts';
 import { CHANNEL_CHAIN_PREFIX } from '../ledger/names.ts';
 import { ENTITY_ID_MAX, EVENT_TYPE_MAX, entityIdSchema, eventTypeSchema } from '../ledger/events.ts';
 import { SUBJECT_ID, SUBJECT_ID_RULE } from '../ledger/subject-port.ts';
-import { isDotSegment, isWellFormedText, segmentId, WELL_FORMED_RULE } from '../validation.ts';
+import { isDotSegment, isWellFormedJson, isWellFormedText, segmentId, WELL_FORMED_RULE } from '../validation.ts';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A contract's id: a path segment of its routes. */
@@ -22,7 +22,7 @@ export const MAX_EMITS = MAX_ATOMIC_BLOCKS;
 
 export const organizationInput = z.object({
   org_id: z.string().regex(ORG_ID_PATTERN, ORG_ID_RULE),
-  name: z.string().min(1).max(256),
+  name: z.string().min(1).max(256).refine(isWellFormedText, WELL_FORMED_RULE),
   public_key: z.string().min(1).max(4096).nullish(),
 });
 
@@ -53,7 +53,7 @@ export const privateDataInput = z
       .string()
       .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
       .nullish(),
-    event_metadata: z.record(z.string(), z.unknown()).default({}),
+    event_metadata: z.record(z.string(), z.unknown()).refine(isWellFormedJson, WELL_FORMED_RULE).default({}),
     /** The value is personal data of this data subject: sealed under its key, erasable (docs/personal-data.md). */
     subject_id: z.string().regex(SUBJECT_ID, `must be ${SUBJECT_ID_RULE}`).optional(),
   })
@@ -84,13 +84,13 @@ export const contractInput = z
   .object({
     contract_id: z.string().regex(CONTRACT_ID.pattern, `must be ${CONTRACT_ID.rule}`),
     version: z.string().refine((v) => semver.valid(v) === v, 'must be a semantic version such as 1.2.0'),
-    implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).nullish(),
+    implementation: z.string().min(1).max(MAX_INLINE_SOURCE_BYTES).refine(isWellFormedText, WELL_FORMED_RULE).nullish(),
     implementation_cid: z.string().min(1).max(256).nullish(),
     implementation_nonce: z
       .string()
       .regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters')
       .nullish(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
+    metadata: z.record(z.string(), z.unknown()).refine(isWellFormedJson, WELL_FORMED_RULE).default({}),
   })
   .superRefine((v, ctx) => {
     if (!v.implementation === !v.implementation_cid) {

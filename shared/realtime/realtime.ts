@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import type { Role } from '../access/policy.ts';
 import { ANONYMOUS, OPEN_ACCESS, type Principal } from '../access/policy.ts';
+import { EVENT_TYPE_MAX } from '../ledger/events.ts';
 import { CHAIN_NAME_PATTERN } from '../ledger/names.ts';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 
@@ -111,12 +112,17 @@ export const MESSAGE_LIMIT = 32 * 1024;
 // (`../x`, `chain#*`, `%2a`) was answered `subscribed` and kept a subscription that nothing would ever match (red team).
 const SUBSCRIBED_CHAIN = new RegExp(`^(\\*|${CHAIN_NAME_PATTERN.source.slice(1, -1)})$`);
 const CHAIN_RULE = 'name its chain as * or as a chain is named (1-64 of A-Z a-z 0-9 _ -)';
-const EVENT_TYPE_RULE = 'name an event_type of 1-128 characters';
+const EVENT_TYPE_RULE = `name an event_type of 1-${EVENT_TYPE_MAX} characters, well-formed Unicode`;
 const subscription = z
   .object({
     type: z.enum(['subscribe', 'unsubscribe']),
-    chain: z.string().regex(SUBSCRIBED_CHAIN, CHAIN_RULE).optional(),
-    event_type: z.string().min(1, EVENT_TYPE_RULE).max(128, EVENT_TYPE_RULE).optional(),
+    chain: z.string({ error: CHAIN_RULE }).regex(SUBSCRIBED_CHAIN, CHAIN_RULE).optional(),
+    event_type: z
+      .string({ error: EVENT_TYPE_RULE })
+      .min(1, EVENT_TYPE_RULE)
+      .max(EVENT_TYPE_MAX, EVENT_TYPE_RULE)
+      .refine((t) => t.isWellFormed(), EVENT_TYPE_RULE)
+      .optional(),
   })
   .refine((m) => (m.chain === undefined) !== (m.event_type === undefined), 'name exactly one of chain and event_type');
 
@@ -141,7 +147,11 @@ export function parseClientMessage(text: string | undefined | null): ClientReque
   if (type === 'ping') return { kind: 'ping' };
   if (type === 'subscribe' || type === 'unsubscribe') {
     const parsed = subscription.safeParse(value);
-    if (!parsed.success) return { kind: 'invalid', detail: `A ${type} message must ${parsed.error.issues[0]?.message ?? 'name a chain or an event_type'}` };
+    if (!parsed.success)
+      return {
+        kind: 'invalid',
+        detail: `${type === 'unsubscribe' ? 'An' : 'A'} ${type} message must ${parsed.error.issues[0]?.message ?? 'name a chain or an event_type'}`,
+      };
     return { kind: type, filter: filterOf(parsed.data), chain: parsed.data.chain ?? null, event_type: parsed.data.event_type ?? null };
   }
   return { kind: 'invalid', detail: `Unknown message type ${JSON.stringify(type ?? null)}: use subscribe, unsubscribe or ping` };

@@ -488,7 +488,7 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     assert.deepEqual((await as('acme-reader', 'GET', '/api/business/channels/m-acme')).body.organizations.includes('globex'), false);
   });
 
-  it('refuses a private key or value that is not well-formed Unicode: 422, nothing on the channel (red team)', async () => {
+  it('refuses a private key, value or event metadata that is not well-formed Unicode: 422, nothing on the channel (red team)', async () => {
     // A lone surrogate was stored as U+FFFD: 201 and an event on the channel's chain, for a key no URL could read back.
     const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
     const total = async () => (await admin('GET', `/api/v1/chains/${CHAIN['acme channel']}/blocks?limit=1`)).body.total as number;
@@ -496,6 +496,9 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     for (const [field, body] of [
       ['key', { channel: 'm-acme', collection: 'prices', key: 'k\ud800', value: 'x' }],
       ['value', { channel: 'm-acme', collection: 'prices', key: 'k-lone', value: 'x\udfff' }],
+      // Put in the channel event's details, it failed the event's hashing after the value was sealed: a 500.
+      ['event_metadata', { channel: 'm-acme', collection: 'prices', key: 'k-lone', value: 'x', event_metadata: { 'n\ud800': 1 } }],
+      ['event_metadata', { channel: 'm-acme', collection: 'prices', key: 'k-lone', value: 'x', event_metadata: { note: ['n\udc00'] } }],
     ] as const) {
       const refused = await as('acme-writer', 'POST', '/api/business/private-data', body);
       assert.equal(refused.status, 422, JSON.stringify(refused.body));

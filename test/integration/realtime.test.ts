@@ -464,7 +464,7 @@ describe('WebSocket with auth on', () => {
     const errors = await s.waitFor((m) => m.type === 'error', bad.length + 1);
     for (const e of errors.slice(0, bad.length))
       assert.equal(e.detail, 'A subscribe message must name its chain as * or as a chain is named (1-64 of A-Z a-z 0-9 _ -)');
-    assert.equal(errors.at(-1).detail, 'A unsubscribe message must name an event_type of 1-128 characters');
+    assert.equal(errors.at(-1).detail, 'An unsubscribe message must name an event_type of 1-128 characters, well-formed Unicode');
     s.socket.send(JSON.stringify({ type: 'subscribe', chain: '*' }));
     await s.waitFor((m) => m.type === 'subscribed', 1);
     assert.equal(s.messages.filter((m) => m.type === 'subscribed').length, 1, 'only the well-named one subscribed');

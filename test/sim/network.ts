@@ -99,7 +99,8 @@ export function describeRequest(t: RequestTrace): string {
 function itemOf(input: Record<string, any>): string | undefined {
   const key = input.Key ?? input.Item;
   // An update says what it sets first (a head's commit, lease, mark or withdrawal read alike otherwise).
-  const sets = typeof input.UpdateExpression === 'string' ? ` (${input.UpdateExpression.slice(0, 28)}…)` : '';
+  const update = typeof input.UpdateExpression === 'string' ? (input.UpdateExpression as string) : undefined;
+  const sets = update === undefined ? '' : ` (${update.length > 28 ? `${update.slice(0, 28)}…` : update})`;
   if (key?.pk?.S !== undefined) return `${key.pk.S} / ${key.sk?.S ?? ''}${sets}`;
   // A query: its partition, and where it starts.
   const values = input.ExpressionAttributeValues;
