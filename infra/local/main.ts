@@ -5,6 +5,7 @@
  * gateway. Ctrl-C or SIGTERM stops everything it started, the JVM included.
  */
 import { stopWhenOrphaned } from './orphan.ts';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -203,9 +204,12 @@ async function main(): Promise<void> {
     phase('IPFS node');
   }
   const ipfsNote = ipfs ? `${ipfs.url} (embedded node, data in ${join(dataDir, 'ipfs')})` : `${config.SVC_IPFS_API_URL} (SVC_IPFS_API_URL)`;
-  // Where the realtime functions push WebSocket messages: this gateway's /@connections.
+  // Where the realtime functions push WebSocket messages: this gateway's /@connections, under a path made for this
+  // start. Served to loopback only; but a reverse proxy on this machine (TLS in front of it) makes every caller loopback,
+  // and anyone who learnt a connection's id could have pushed forged events to it (red team). On AWS, IAM signs the calls.
   if (!config.SVC_WS_MANAGEMENT_ENDPOINT)
-    overrides.SVC_WS_MANAGEMENT_ENDPOINT = `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}`;
+    overrides.SVC_WS_MANAGEMENT_ENDPOINT = `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}/@local-${randomBytes(16).toString('hex')}`;
+  const managementPath = new URL(overrides.SVC_WS_MANAGEMENT_ENDPOINT ?? config.SVC_WS_MANAGEMENT_ENDPOINT!).pathname.replace(/\/$/, '');
   if (!config.SVC_KMS_KEY_ID) {
     const keyFile = resolve(masterKeyPath(config));
     rt.LocalKeyProvider.fromFile(keyFile, { create: true });
@@ -319,7 +323,7 @@ async function main(): Promise<void> {
     });
     // WebSocket at /ws (API Gateway's WebSocket API) and its pushes, fed by the ledger table's stream.
     const { ws: wsHandler, broadcast } = functions;
-    rt.serveWebSocketApi(gateway, wsHandler as never);
+    rt.serveWebSocketApi(gateway, wsHandler as never, managementPath);
     poller = await rt.startStreamPoller({
       admin,
       region: config.SVC_AWS_REGION,

@@ -126,7 +126,16 @@ const lambdaContext = (name: string) => ({ functionName: name, awsRequestId: ran
 
 export function attachWebSocketApi(
   server: Server,
-  options: { path: string; handler: WebSocketHandler; quotas?: Partial<typeof WEBSOCKET_QUOTAS> },
+  options: {
+    path: string;
+    handler: WebSocketHandler;
+    quotas?: Partial<typeof WEBSOCKET_QUOTAS>;
+    /**
+     * Where the management API is served: `<managementPath>/@connections/{id}` (the functions' endpoint's path). The
+     * local stack makes it a secret of each start: a reverse proxy on this machine makes every caller loopback.
+     */
+    managementPath?: string;
+  },
 ): LocalWebSocketApi {
   const quotas = { ...WEBSOCKET_QUOTAS, ...options.quotas };
   const clients = new Map<string, Client>();
@@ -247,7 +256,10 @@ export function attachWebSocketApi(
 
   return {
     handleManagement(req, res) {
-      const match = /^\/@connections\/([^/?]+)/.exec(req.url ?? '');
+      const url = req.url ?? '';
+      const prefix = `${options.managementPath ?? ''}/@connections/`;
+      if (!url.startsWith(prefix)) return false;
+      const match = /^([^/?]+)/.exec(url.slice(prefix.length));
       if (!match) return false;
       const connectionId = decodeURIComponent(match[1]!);
       const client = clients.get(connectionId);
@@ -315,8 +327,8 @@ export function attachWebSocketApi(
  * The WebSocket API on a gateway, as API Gateway serves it beside the HTTP API: connections at /ws, the
  * `@connections` management API answered before the routes, and closed with the gateway.
  */
-export function serveWebSocketApi(gateway: Gateway, handler: WebSocketHandler): LocalWebSocketApi {
-  const webSocketApi = attachWebSocketApi(gateway.server, { path: '/ws', handler });
+export function serveWebSocketApi(gateway: Gateway, handler: WebSocketHandler, managementPath?: string): LocalWebSocketApi {
+  const webSocketApi = attachWebSocketApi(gateway.server, { path: '/ws', handler, ...(managementPath ? { managementPath } : {}) });
   gateway.intercept = webSocketApi.handleManagement;
   const closeGateway = gateway.close;
   gateway.close = async () => {

@@ -272,6 +272,60 @@ describe('the @connections management API', async () => {
   });
 });
 
+describe("the local stack's @connections API under its start's secret path", async () => {
+  const connected: string[] = [];
+  const server: Server = createServer();
+  const secret = '/@local-0123456789abcdef0123456789abcdef';
+  const api = attachWebSocketApi(server, {
+    path: '/ws',
+    managementPath: secret,
+    handler: async (event) => {
+      const context = event.requestContext as { routeKey: string; connectionId: string };
+      if (context.routeKey === '$connect') connected.push(context.connectionId);
+      return { statusCode: 200 };
+    },
+  });
+  server.on('request', (req, res) => {
+    if (!api.handleManagement(req, res)) {
+      res.writeHead(404);
+      res.end('No route');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  after(async () => {
+    await api.close();
+    server.close();
+  });
+
+  it('serves the functions through the SDK there, and nobody at /@connections, loopback or not (red team)', async () => {
+    // Served to loopback only, the API was open to the world behind a reverse proxy on the same machine (every caller
+    // loopback): anyone who learnt a connection's id could push forged events to it, close it, or read its address.
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const received: string[] = [];
+    ws.on('message', (data) => received.push(String(data)));
+    const id = connected.at(-1)!;
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const forged = await fetch(`${base}/@connections/${encodeURIComponent(id)}`, { method, ...(method === 'POST' ? { body: '{"type":"event"}' } : {}) });
+      assert.equal(forged.status, 404, `${method} /@connections`);
+    }
+    const { ApiGatewayManagementApiClient, PostToConnectionCommand } = await import('@aws-sdk/client-apigatewaymanagementapi');
+    const client = new ApiGatewayManagementApiClient({
+      region: 'us-east-1',
+      endpoint: `${base}${secret}`,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    await client.send(new PostToConnectionCommand({ ConnectionId: id, Data: Buffer.from('{"type":"pong"}') }));
+    const deadline = Date.now() + 2_000;
+    while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(received, ['{"type":"pong"}'], 'only what came through the secret path');
+    assert.equal(ws.readyState, ws.OPEN);
+    client.destroy();
+    ws.close();
+  });
+});
+
 describe('A connection whose client goes away during $connect', async () => {
   const events: string[] = [];
   const server: Server = createServer();
