@@ -38,6 +38,8 @@ export interface Row {
   surface: string;
   on: On;
   expect: readonly number[];
+  /** What the row asks beyond the route, shown beside it (the request the test sends). */
+  asked?: string;
 }
 
 function row(surface: string, on: On, codes: string): Row {
@@ -114,8 +116,11 @@ export const MATRIX: readonly Row[] = [
   ...onChains('GET /api/ledger/chains/{chain_name}/blocks/{index_or_hash}/proof', ANY_KEY),
   ...onChains('GET /api/ledger/chains/{chain_name}/blocks/{index_or_hash}/anchor', ANY_KEY),
   ...onChains('GET /api/ledger/chains/{chain_name}/consistency', ANY_KEY),
-  // asked with blocks=true: the blocks are contents (without it, hash-level facts like the proofs)
-  ...contents('GET /api/ledger/chains/{chain_name}/evidence'),
+  // asked with blocks=true: the blocks are contents (without it, hash-level facts like the proofs, for any key)
+  ...contents('GET /api/ledger/chains/{chain_name}/evidence').map((r) => ({
+    ...r,
+    asked: 'with `blocks=true`; without it, any key gets the proofs: hash-level facts',
+  })),
   ...onChains('GET /api/ledger/chains/{chain_name}/verify', ANY_KEY),
   row('GET /api/ledger/network/ping/{target_id}', '—', ANY_KEY),
   row('POST /api/ledger/offchain', '—', WRITERS_CREATE),
@@ -198,7 +203,7 @@ export function renderMatrix(): string {
   const lines = [
     `| Route or operation | On | ${HEADERS.join(' | ')} |`,
     `|---|---|${HEADERS.map(() => '---').join('|')}|`,
-    ...MATRIX.map((r) => `| \`${r.surface.replace(/\|/g, '\\|')}\` | ${r.on} | ${r.expect.join(' | ')} |`),
+    ...MATRIX.map((r) => `| \`${r.surface.replace(/\|/g, '\\|')}\`${r.asked ? ` (${r.asked})` : ''} | ${r.on} | ${r.expect.join(' | ')} |`),
   ];
   return `${lines.join('\n')}\n`;
 }
