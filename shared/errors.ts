@@ -285,3 +285,18 @@ export class TooManyRequestsError extends DomainError {
 export class UnreadablePayloadError extends DomainError {
   readonly statusCode = 422;
 }
+
+/** 422: a payload's reference is malformed (not a CID, a nonce not 24 hex): said as it is, since it tells nothing stored. */
+export class MalformedPayloadReferenceError extends UnreadablePayloadError {}
+
+/**
+ * What a writer citing a payload it cannot read is told, whatever the reason (not in IPFS, another scope's, a wrong
+ * nonce, altered): one answer, so that citing a CID tells nobody whether a payload they may not read exists (red team).
+ */
+export const UNREADABLE_CITATION = 'no payload this key may read is stored under that CID and nonce';
+
+/** The 422 a write answers for a cited payload that cannot be read (`what`: the field cited). */
+export function citationError(what: string, error: UnreadablePayloadError): UnprocessableError {
+  const reason = error instanceof MalformedPayloadReferenceError ? error.message : UNREADABLE_CITATION;
+  return new UnprocessableError(`${what} cannot be fetched and decrypted: ${reason}`, { cause: error });
+}

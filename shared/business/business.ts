@@ -6,7 +6,16 @@
  */
 import type * as z from 'zod';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, DependencyUnavailableError, ForbiddenError, GoneError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import {
+  citationError,
+  ConflictError,
+  DependencyUnavailableError,
+  ForbiddenError,
+  GoneError,
+  NotFoundError,
+  UnprocessableError,
+  UnreadablePayloadError,
+} from '../errors.ts';
 import { parsePublicKey } from '../ed25519.ts';
 import { canonicalJson, sha256Hex } from '../ledger/hashing.ts';
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
@@ -77,7 +86,7 @@ export function createBusiness(options: BusinessOptions) {
     try {
       return await offchain.get(cid, nonce, opener);
     } catch (error) {
-      if (error instanceof UnreadablePayloadError) throw new UnprocessableError(`${what} cannot be fetched and decrypted: ${error.message}`);
+      if (error instanceof UnreadablePayloadError) throw citationError(what, error);
       throw error;
     }
   }

@@ -5,7 +5,7 @@
  * details are fetched when asked for (docs/rules.md, "Off-chain payloads").
  */
 import { randomBytes } from 'node:crypto';
-import { DependencyUnavailableError, GoneError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import { citationError, DependencyUnavailableError, GoneError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { chargeResolved } from '../read-allowance.ts';
 import type { EventDraft } from './events.ts';
 import { isChannelChainName } from './names.ts';
@@ -182,9 +182,7 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
         if (!checked?.has(reference)) await payloads().get(draft.details_cid!, draft.details_nonce!, opener);
         checked?.add(reference);
       } catch (error) {
-        if (error instanceof UnreadablePayloadError) {
-          throw new UnprocessableError(`details_cid cannot be fetched and decrypted: ${error.message}`);
-        }
+        if (error instanceof UnreadablePayloadError) throw citationError('details_cid', error);
         throw error;
       }
     } else if (Buffer.byteLength(JSON.stringify(draft.details)) > offchainThresholdBytes) {

@@ -40,7 +40,8 @@ function translate(error: unknown, what: string): Error {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return new UnreadablePayloadError(`${what}: IPFS did not deliver it in time`);
   }
-  return new UnreadablePayloadError(`${what}: IPFS could not provide it (${error instanceof Error ? error.message : String(error)})`);
+  // The library's words (its node's state, its paths) stay in the cause, for the logs: a caller is told what failed.
+  return new UnreadablePayloadError(`${what}: IPFS could not provide it`, { cause: error });
 }
 
 export function createIpfsStore(options: IpfsStoreOptions): IpfsStore {

@@ -5,7 +5,7 @@
  * this is the one place a payload is opened, whichever event, route or reference names it.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { UnreadablePayloadError } from '../errors.ts';
+import { MalformedPayloadReferenceError, UnreadablePayloadError } from '../errors.ts';
 import { chargeFetched, checkReadAllowance } from '../read-allowance.ts';
 import { type OffchainStore, type PayloadOpener, type PayloadScope, payloadScope, type Sealer } from '../ledger/offchain-port.ts';
 import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
@@ -106,8 +106,8 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
     },
 
     async get(cid, nonce, opener, fetched) {
-      if (!CID_PATTERN.test(cid)) throw new UnreadablePayloadError(`'${cid}' is not a CID`);
-      if (!NONCE_PATTERN.test(nonce)) throw new UnreadablePayloadError('the nonce must be 24 hex characters');
+      if (!CID_PATTERN.test(cid)) throw new MalformedPayloadReferenceError(`'${cid}' is not a CID`);
+      if (!NONCE_PATTERN.test(nonce)) throw new MalformedPayloadReferenceError('the nonce must be 24 hex characters');
       // A request's reads are capped (shared/read-allowance.ts): IPFS bytes count, before anything is decrypted.
       checkReadAllowance();
       const bytes = await ipfs.cat(cid);

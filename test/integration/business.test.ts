@@ -442,6 +442,12 @@ describe('Private data with auth on', () => {
       const planted = await call(v1, 'POST', '/chains/plain/events', cite, noOrg);
       assert.equal(planted.status, 422, planted.text);
       assert.doesNotMatch(planted.text, /deals|acme/, 'the refusal names no scope');
+      // Nor whether it exists: a CID nobody stored answers alike (it was IPFS's own words: "not found locally").
+      const nowhere = { ...cite, entity_id: 'nowhere', details_cid: 'QmXt34KYa5HqGngdeRYq9BGZthwZ7yLk5491gSNkTSdmD8' };
+      const unknown = await call(v1, 'POST', '/chains/plain/events', nowhere, noOrg);
+      assert.equal(unknown.status, 422, unknown.text);
+      assert.equal(unknown.body.detail, planted.body.detail, 'a payload of a scope it may not read answers as one never stored (red team)');
+      assert.doesNotMatch(unknown.text, /IPFS|locally|offline/);
       assert.equal((await call(v1, 'POST', '/chains/plain/events/batch', { events: [cite] }, noOrg)).status, 422);
       const gql = await call(
         secured.url,
