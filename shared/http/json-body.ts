@@ -1,5 +1,5 @@
 /**
- * Parses a JSON body once, before the router. Not valid JSON → 400; another content type → 415
+ * Parses a JSON body once, before the router. Not valid JSON → 400; another content type, or a content coding, → 415
  * (docs/rules.md, "Errors"). The parsed value
  * travels in `request.internal.body`; an empty body is `undefined`, and the route decides if that's fine.
  */
@@ -35,6 +35,12 @@ export function jsonBody(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceC
     before: (request) => {
       const body = request.event.body;
       if (body === undefined || body === null || body === '') return;
+      // The body is read as sent: a coded one (gzip, br) was taken for plain JSON, or refused as not UTF-8, so that a
+      // proxy that decodes it and this service read two bodies (red team).
+      const encoding = headerValue(request.event, 'content-encoding')?.trim();
+      if (encoding !== undefined && encoding !== '' && encoding.toLowerCase() !== 'identity') {
+        throw new UnsupportedMediaTypeError(`Content-Encoding '${encoding}' is not supported; send the body uncompressed`);
+      }
       const type = headerValue(request.event, 'content-type');
       if (type !== undefined && !JSON_TYPE.test(type)) {
         throw new UnsupportedMediaTypeError(`Content-Type '${type}' is not supported; send application/json`);

@@ -508,6 +508,34 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     assert.equal((await as('acme-reader', 'GET', '/api/business/private-data/m-acme/prices/k-lone')).status, 404);
   });
 
+  it('refuses a body with a content coding (415), appending nothing, whatever the coding says (red team)', async () => {
+    // Plain JSON labelled `br` was appended as it was; a gzipped one was refused as not UTF-8: a proxy that decodes
+    // codings and this service read two different bodies.
+    const total = async () => (await admin('GET', '/api/v1/chains/m-plain/blocks?limit=1')).body.total as number;
+    const before = await total();
+    for (const coding of ['br', 'gzip', 'deflate, identity']) {
+      const res = await fetch(`${stack.url}/api/v1/chains/m-plain/events`, {
+        method: 'POST',
+        headers: { ...headers('acme-writer'), 'Content-Type': 'application/json', 'Content-Encoding': coding },
+        body: JSON.stringify({ entity_id: 'coded', event_type: 'coded' }),
+      });
+      assert.equal(res.status, 415, coding);
+      assert.match(((await res.json()) as { detail: string }).detail, /Content-Encoding .* is not supported/);
+    }
+    const plain = await call(
+      stack.url,
+      'POST',
+      '/api/v1/chains/m-plain/events',
+      { entity_id: 'plain', event_type: 'plain' },
+      {
+        ...headers('acme-writer'),
+        'Content-Encoding': 'identity',
+      },
+    );
+    assert.equal(plain.status, 200, plain.text);
+    assert.equal(await total(), before + 1, 'only the uncoded one appended');
+  });
+
   it('gives a contract id to its first publisher: globex cannot replace what acme’s runs execute', async () => {
     const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
     const hijack = await as('globex-writer', 'POST', '/api/business/contracts', {
