@@ -105,12 +105,55 @@ const skeleton = (type: string): string[] => [
 ];
 const SERVICE_SKELETONS = SERVICE_EVENT_TYPES.map(skeleton);
 /**
+ * Cyrillic and Greek small letters drawn like Latin ones (Unicode's confusables, UTS #39, for these scripts), and Latin
+ * letters drawn like plain ones: read as the letter they look like. Three of them passed the rule of two swaps below
+ * (`ѕub_сhаin_proof`, red team).
+ */
+const LOOKS_LATIN: Readonly<Record<string, string>> = {
+  а: 'a',
+  с: 'c',
+  ԁ: 'd',
+  е: 'e',
+  һ: 'h',
+  і: 'i',
+  ј: 'j',
+  к: 'k',
+  ӏ: 'l',
+  о: 'o',
+  р: 'p',
+  ԛ: 'q',
+  ѕ: 's',
+  у: 'y',
+  ү: 'y',
+  х: 'x',
+  ԝ: 'w',
+  α: 'a',
+  β: 'b',
+  ϲ: 'c',
+  ε: 'e',
+  η: 'n',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  γ: 'y',
+  ɑ: 'a',
+  ɡ: 'g',
+  ı: 'i',
+  ȷ: 'j',
+};
+/**
  * Whether a type is, or reads as, one of the service's: the same letters and digits whatever the case, separators or
- * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), up to two of them replaced
- * by letters outside ASCII (a Cyrillic `і` for `i`). A word of another script is not one of them.
+ * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), letters drawn like Latin
+ * ones (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic), and up to two more replaced by other letters outside ASCII. A
+ * word of another script is not one of them.
  */
 function readsAsServiceType(type: string): boolean {
-  const letters = skeleton(type);
+  const letters = skeleton(type).map((c) => LOOKS_LATIN[c] ?? c);
   return SERVICE_SKELETONS.some((service) => {
     if (service.length !== letters.length) return false;
     let swapped = 0;

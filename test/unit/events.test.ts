@@ -123,6 +123,10 @@ describe("the service's own event types", () => {
       'organization left',
       'organization\u2010left',
       'organizat\u0456on_left',
+      // Three letters drawn like Latin ones passed the rule of two swaps (red team); a whole word of them too.
+      '\u0455ub_\u0441h\u0430in_proof',
+      '\u043erg\u0430niz\u0430ti\u043en_l\u0435ft',
+      '\u0395R\u0391SURE',
       'ｅｒａｓｕｒｅ',
       'SubChainProof',
     ]) {
@@ -140,6 +144,9 @@ describe("the service's own event types", () => {
       await assert.rejects(l.appendEvent('c', { ...eventDraft('e'), event_type: type }), /may not hold control or invisible characters/, JSON.stringify(type));
     }
     assert.equal((await l.getStats('c')).total_blocks, 1);
+    // A word of another script is its own: Russian for "organization left", Greek for "erasure".
+    for (const type of ['организация_ушла', 'διαγραφή']) await l.appendEvent('c', { ...eventDraft('e'), event_type: type });
+    assert.equal((await l.getStats('c')).total_blocks, 3);
   });
 });
 
