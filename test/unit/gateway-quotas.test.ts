@@ -50,6 +50,23 @@ describe('HTTP API and Lambda quotas at the local gateway', async () => {
     assert.equal(await at.text(), String(HTTP_API_QUOTAS.requestPayloadBytes));
   });
 
+  it('takes an upload its client abandons for no failure of its own: nothing logged or counted, no function run (red team)', async () => {
+    const { connect } = await import('node:net');
+    const [before, ran] = [failures.length, invoked];
+    const url = new URL(gateway.url);
+    for (let i = 0; i < 3; i += 1) {
+      const socket = connect(Number(url.port), url.hostname);
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\na');
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(failures.slice(before), [], 'no integration failure');
+    assert.equal(invoked, ran, 'no function ran');
+    assert.equal((await post(10)).status, 200, 'the gateway serves on');
+  });
+
   it("answers 500 for a function's response over Lambda's 6 MB, and reports why; one just under passes", async () => {
     assert.equal(HTTP_API_QUOTAS.lambdaResponseBytes, 6_291_556);
     const under = await fetch(`${gateway.url}/big/${HTTP_API_QUOTAS.lambdaResponseBytes - 1_000}`);
