@@ -209,7 +209,7 @@ async function main(): Promise<void> {
   // and anyone who learnt a connection's id could have pushed forged events to it (red team). On AWS, IAM signs the calls.
   if (!config.SVC_WS_MANAGEMENT_ENDPOINT)
     overrides.SVC_WS_MANAGEMENT_ENDPOINT = `http://${['0.0.0.0', '::'].includes(config.SVC_HOST) ? '127.0.0.1' : config.SVC_HOST}:${config.SVC_PORT}/@local-${randomBytes(16).toString('hex')}`;
-  const managementPath = new URL(overrides.SVC_WS_MANAGEMENT_ENDPOINT ?? config.SVC_WS_MANAGEMENT_ENDPOINT!).pathname.replace(/\/$/, '');
+  const managementPath = rt.managementPathOf(overrides.SVC_WS_MANAGEMENT_ENDPOINT ?? config.SVC_WS_MANAGEMENT_ENDPOINT!);
   if (!config.SVC_KMS_KEY_ID) {
     const keyFile = resolve(masterKeyPath(config));
     rt.LocalKeyProvider.fromFile(keyFile, { create: true });

@@ -259,9 +259,20 @@ export function attachWebSocketApi(
       const url = req.url ?? '';
       const prefix = `${options.managementPath ?? ''}/@connections/`;
       if (!url.startsWith(prefix)) return false;
-      const match = /^([^/?]+)/.exec(url.slice(prefix.length));
+      // The id and nothing after it but a query (`<id>/../..` is not the management API: npm run sim checks the
+      // caller's role on the normalized path, which that would have left).
+      const match = /^([^/?]+)(\?.*)?$/.exec(url.slice(prefix.length));
       if (!match) return false;
-      const connectionId = decodeURIComponent(match[1]!);
+      let connectionId: string;
+      try {
+        connectionId = decodeURIComponent(match[1]!);
+      } catch {
+        // A malformed escape (`%E0`) threw inside the gateway's handler: the whole stack stopped.
+        req.resume();
+        res.writeHead(400, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'x-amzn-ErrorType': 'BadRequestException' });
+        res.end(JSON.stringify({ message: 'Invalid connection id' }));
+        return true;
+      }
       const client = clients.get(connectionId);
       const answer = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
         const text = body === undefined ? '' : JSON.stringify(body);
@@ -321,6 +332,13 @@ export function attachWebSocketApi(
       await new Promise<void>((done) => wss.close(() => done()));
     },
   };
+}
+
+/** Where the management API is served for functions given `endpoint`: its path as the SDK joins it (`/stage/` makes
+ * `/stage//@connections/…`; none, or `/`, makes `/@connections/…`). */
+export function managementPathOf(endpoint: string): string {
+  const path = new URL(endpoint).pathname;
+  return path === '/' ? '' : path;
 }
 
 /**

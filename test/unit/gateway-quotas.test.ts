@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import fc from 'fast-check';
 import { type IntegrationFailure, HTTP_API_QUOTAS, payloadBound, startGateway } from '#infra/local/gateway';
-import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner, fromLoopback } from '#infra/local/websocket';
+import { WEBSOCKET_QUOTAS, attachWebSocketApi, frameScanner, fromLoopback, managementPathOf } from '#infra/local/websocket';
 import { steadyNow } from '#shared/clock';
 
 describe('HTTP API and Lambda quotas at the local gateway', async () => {
@@ -339,7 +339,53 @@ describe("the local stack's @connections API under its start's secret path", asy
     assert.deepEqual(received, ['{"type":"pong"}'], 'only what came through the secret path');
     assert.equal(ws.readyState, ws.OPEN);
     client.destroy();
+    // Nothing after the id but a query; a malformed escape is a 400, not a stopped gateway (second review).
+    const raw = { url: `${secret}/@connections/${encodeURIComponent(id)}/../x`, method: 'POST', socket: { remoteAddress: '127.0.0.1' }, resume() {} };
+    assert.equal(api.handleManagement(raw as never, {} as never), false, 'not the management API (fetch would normalize the path)');
+    const bad = await fetch(`${base}${secret}/@connections/%E0`, { method: 'POST', body: '{}' });
+    assert.equal(bad.status, 400);
+    assert.equal((await fetch(`${base}${secret}/@connections/${encodeURIComponent(id)}?x=1`)).status, 200, 'the gateway serves on');
     ws.close();
+  });
+
+  it('takes the path of an endpoint as the SDK joins it, a trailing slash too (second review)', async () => {
+    assert.equal(managementPathOf('http://127.0.0.1:2661'), '');
+    assert.equal(managementPathOf('http://127.0.0.1:2661/'), '');
+    assert.equal(managementPathOf('http://127.0.0.1:2661/@local-ab/'), '/@local-ab/');
+    const server2 = createServer();
+    const ids: string[] = [];
+    const api2 = attachWebSocketApi(server2, {
+      path: '/ws',
+      managementPath: managementPathOf('http://127.0.0.1:1/stage/'),
+      handler: async (event) => {
+        const context = event.requestContext as { routeKey: string; connectionId: string };
+        if (context.routeKey === '$connect') ids.push(context.connectionId);
+        return { statusCode: 200 };
+      },
+    });
+    server2.on('request', (req, res) => {
+      if (!api2.handleManagement(req, res)) {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server2.listen(0, '127.0.0.1', resolve));
+    const base2 = `http://127.0.0.1:${(server2.address() as AddressInfo).port}`;
+    const ws = new WebSocket(`${base2.replace('http', 'ws')}/ws`);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const got = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
+    const { ApiGatewayManagementApiClient, PostToConnectionCommand } = await import('@aws-sdk/client-apigatewaymanagementapi');
+    const client = new ApiGatewayManagementApiClient({
+      region: 'us-east-1',
+      endpoint: `${base2}/stage/`,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    await client.send(new PostToConnectionCommand({ ConnectionId: ids.at(-1)!, Data: Buffer.from('hi') }));
+    assert.equal(await got, 'hi');
+    client.destroy();
+    ws.close();
+    await api2.close();
+    server2.close();
   });
 });
 
