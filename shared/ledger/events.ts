@@ -105,24 +105,29 @@ const skeleton = (type: string): string[] => [
 ];
 const SERVICE_SKELETONS = SERVICE_EVENT_TYPES.map(skeleton);
 /**
- * Cyrillic and Greek small letters drawn like Latin ones (Unicode's confusables, UTS #39, for these scripts), and Latin
- * letters drawn like plain ones: read as the letter they look like. Three of them passed the rule of two swaps below
- * (`ѕub_сhаin_proof`, red team).
+ * Cyrillic and Greek letters drawn like Latin ones (Unicode's confusables, UTS #39, for these scripts), by the lowercase
+ * form skeleton() leaves, with each Latin letter they may read as: a small letter's look-alike, and its capital's (`н`
+ * for `Н`, H; `η` reads as n, and as h for `Η`). Three of them passed the rule of two swaps alone (`ѕub_сhаin_proof`,
+ * red team).
  */
 const LOOKS_LATIN: Readonly<Record<string, string>> = {
   а: 'a',
+  в: 'b',
   с: 'c',
   ԁ: 'd',
   е: 'e',
   һ: 'h',
+  н: 'h',
   і: 'i',
   ј: 'j',
   к: 'k',
   ӏ: 'l',
+  м: 'm',
   о: 'o',
   р: 'p',
   ԛ: 'q',
   ѕ: 's',
+  т: 't',
   у: 'y',
   ү: 'y',
   х: 'x',
@@ -131,14 +136,16 @@ const LOOKS_LATIN: Readonly<Record<string, string>> = {
   β: 'b',
   ϲ: 'c',
   ε: 'e',
-  η: 'n',
-  ι: 'i',
+  ζ: 'z',
+  η: 'nh',
+  ι: 'il',
   κ: 'k',
-  ν: 'v',
+  μ: 'm',
+  ν: 'vn',
   ο: 'o',
   ρ: 'p',
   τ: 't',
-  υ: 'u',
+  υ: 'uy',
   χ: 'x',
   γ: 'y',
   ɑ: 'a',
@@ -148,17 +155,17 @@ const LOOKS_LATIN: Readonly<Record<string, string>> = {
 };
 /**
  * Whether a type is, or reads as, one of the service's: the same letters and digits whatever the case, separators or
- * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), letters drawn like Latin
- * ones (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic), and up to two more replaced by other letters outside ASCII. A
- * word of another script is not one of them.
+ * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), letters drawn like the
+ * Latin ones they stand for (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic), and up to two others from outside ASCII
+ * (a letter that is neither counts as one of the two). A word of another script is not one of them.
  */
 function readsAsServiceType(type: string): boolean {
-  const letters = skeleton(type).map((c) => LOOKS_LATIN[c] ?? c);
+  const letters = skeleton(type);
   return SERVICE_SKELETONS.some((service) => {
     if (service.length !== letters.length) return false;
     let swapped = 0;
     for (const [i, c] of letters.entries()) {
-      if (c === service[i]) continue;
+      if (c === service[i] || LOOKS_LATIN[c]?.includes(service[i]!)) continue;
       if (c <= '\x7f' || ++swapped > 2) return false;
     }
     return true;

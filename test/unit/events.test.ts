@@ -126,7 +126,12 @@ describe("the service's own event types", () => {
       // Three letters drawn like Latin ones passed the rule of two swaps (red team); a whole word of them too.
       '\u0455ub_\u0441h\u0430in_proof',
       '\u043erg\u0430niz\u0430ti\u043en_l\u0435ft',
-      '\u0395R\u0391SURE',
+      '\u0395R\u0391\u0405UR\u0395',
+      // Capitals whose small letters look otherwise (Н, Т, Η, Ν), one or all of them (second review).
+      'sub_c\u0397ain_proof',
+      'organizatio\u039d_left',
+      'PRIVA\u0422E_DA\u0422A_WRI\u0422\u0422EN',
+      'ORGA\u041dIZATIO\u039d_JOI\u039dED',
       'ｅｒａｓｕｒｅ',
       'SubChainProof',
     ]) {
