@@ -7,7 +7,7 @@ import semver from 'semver';
 import type * as z from 'zod';
 import { guardLedger } from '../access/guarded.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ReadLimitExceededError, UnprocessableError } from '../errors.ts';
 import { type EventDraft, parseEventRequest } from '../ledger/events.ts';
 import { checkShape } from '../json-shape.ts';
 import { sha256Hex } from '../ledger/hashing.ts';
@@ -43,7 +43,15 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
     const cached = sources.get(version.code_hash);
     if (cached !== undefined) return cached;
     // Read for the service, not for the caller, who never sees it: its publisher could read it, and its hash is recorded.
-    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid', PUBLISHED_SOURCE);
+    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid', PUBLISHED_SOURCE).catch(
+      (error: unknown) => {
+        // The caller cited nothing: the service's own record of the version points at a source IPFS no longer gives.
+        if (error instanceof UnprocessableError && !(error instanceof ReadLimitExceededError)) {
+          throw new UnprocessableError(`the stored implementation of version ${version.version} cannot be read from IPFS`, { cause: error });
+        }
+        throw error;
+      },
+    );
     if (typeof source !== 'string' || sha256Hex(source) !== version.code_hash) {
       throw new UnprocessableError('the stored implementation no longer matches its code hash');
     }

@@ -10,6 +10,7 @@ import type { KuboRPCClient } from 'kubo-rpc-client';
 import { deadlinePassed, timeoutSignal } from '../deadline.ts';
 import { DeadlineExceededError, DependencyUnavailableError, UnreadablePayloadError } from '../errors.ts';
 import { isUnavailable } from '../storage/errors.ts';
+import { logger } from '../log.ts';
 
 export interface IpfsStore {
   /** Stores bytes; answers their CID. */
@@ -40,7 +41,8 @@ function translate(error: unknown, what: string): Error {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return new UnreadablePayloadError(`${what}: IPFS did not deliver it in time`);
   }
-  // The library's words (its node's state, its paths) stay in the cause, for the logs: a caller is told what failed.
+  // The library's words (its node's state, its paths) go to the log; a caller is told what failed.
+  logger.warn('IPFS could not provide a payload', { what, error });
   return new UnreadablePayloadError(`${what}: IPFS could not provide it`, { cause: error });
 }
 

@@ -27,11 +27,17 @@ async function encrypt(keys: KeyProvider, value: unknown, scope: PayloadScope): 
  */
 export const OUTSIDE_SCOPE = 'the payload belongs to a chain, collection or organization this key may not read';
 
-async function decrypt(keys: KeyProvider, bytes: Uint8Array, opener: PayloadOpener, nonce?: string): Promise<unknown> {
+/** The envelope in `bytes`, and its scope once `opener` allows it; UnreadablePayloadError (OUTSIDE_SCOPE) otherwise. */
+async function openable(bytes: Uint8Array, opener: PayloadOpener) {
   const envelope = parseEnvelope(bytes);
-  // The scope first: to a caller outside it, the nonce it gave is neither right nor wrong (no oracle of either).
   const scope = (envelope.scope as PayloadScope | undefined) ?? null;
   if (!(await opener(scope))) throw new UnreadablePayloadError(OUTSIDE_SCOPE);
+  return { envelope, scope };
+}
+
+async function decrypt(keys: KeyProvider, bytes: Uint8Array, opener: PayloadOpener, nonce?: string): Promise<unknown> {
+  // The scope first: to a caller outside it, the nonce it gave is neither right nor wrong (no oracle of either).
+  const { envelope, scope } = await openable(bytes, opener);
   if (nonce !== undefined && envelope.nonce !== nonce) throw new UnreadablePayloadError('the nonce does not match the stored payload');
   const dataKey = await keys.unwrap(Buffer.from(envelope.wrapped_key, 'base64'), envelope.kek, scope ?? undefined);
   const plaintext = open(envelope, dataKey);
@@ -111,7 +117,14 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
       // A request's reads are capped (shared/read-allowance.ts): IPFS bytes count, before anything is decrypted.
       checkReadAllowance();
       const bytes = await ipfs.cat(cid);
-      chargeFetched(bytes.length);
+      try {
+        chargeFetched(bytes.length);
+      } catch (limit) {
+        // Past the request's allowance: said only to who may read the payload. To anyone else the refusal would tell
+        // that it exists, and about how large it is (a batch spending its allowance on its own payloads first).
+        await openable(bytes, opener);
+        throw limit;
+      }
       fetched?.(bytes.length);
       return decrypt(keys, bytes, opener, nonce);
     },

@@ -69,7 +69,7 @@ function world({ uploads, removals }: { uploads?: () => Promise<void>; removals?
     sandbox,
     inlineThresholdBytes: 1024,
   });
-  return { business, ledger, ledgerRepository, repository, blobs, subjects };
+  return { business, ledger, ledgerRepository, repository, blobs, subjects, offchain };
 }
 
 const key = (role: Principal['role'], org_id: string | null): Principal => ({ key_id: `${role}-${org_id}`, role, org_id });
@@ -385,6 +385,19 @@ describe('the business domain (offline)', () => {
       entities.join(' '),
     );
     assert.equal(entities[3], plain, 'a value without a subject keeps the plain hash (docs/business.md)');
+  });
+
+  it("says a run's stored source that IPFS no longer gives is the service's record, not the caller's citation (second review)", async () => {
+    // Its run answered "implementation_cid cannot be fetched and decrypted: no payload this key may read…": the caller
+    // had cited nothing.
+    const { business, blobs, offchain } = world();
+    const up = await offchain.put('function execute(event) { return { n: 1 }; }', 'org:acme' as never);
+    await business.registerContract(acme, { contract_id: 'kept', version: '1.0.0', implementation_cid: up.cid, implementation_nonce: up.nonce, metadata: {} });
+    blobs.clear();
+    await assert.rejects(
+      business.executeContract(acme, { contract_id: 'kept', event: { entity_id: 'e', event: 'x', details: {} }, context: { chain: 'main' } }),
+      /the stored implementation of version 1\.0\.0 cannot be read from IPFS/,
+    );
   });
 
   it("gives a contract id to its first publisher, runs it, and appends its emits as the caller's, all or none", async () => {

@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DependencyUnavailableError, UnreadablePayloadError } from '#shared/errors';
+import { DependencyUnavailableError, ReadLimitExceededError, UnreadablePayloadError } from '#shared/errors';
+import { withReadAllowance } from '#shared/read-allowance';
 import { open, parseEnvelope, seal } from '#shared/offchain/envelope';
 import { KmsKeyProvider, LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore, createSealer, OUTSIDE_SCOPE } from '#shared/offchain/offchain';
@@ -360,6 +361,17 @@ describe('Off-chain store: a payload opens only for a caller entitled to its sco
     );
     assert.equal(await store.unseal(sealed, async (scope) => scope === 'chain:orders'), 'inline');
     keys.unwrap = unwrap;
+  });
+
+  it("refuses a payload over the request's read allowance as out of scope to who may not read it (red team)", async () => {
+    // A batch that spent its allowance on its own payloads first learnt, from the limit's refusal, that another
+    // scope's payload existed and about how large it was: a CID nobody stored answers the generic refusal.
+    const stored = await store.put({ blob: 'x'.repeat(200_000) }, 'chain:secret');
+    const outsider = await withReadAllowance(10, () => store.get(stored.cid, stored.nonce, async () => false)).catch((error: Error) => error);
+    assert.ok(outsider instanceof UnreadablePayloadError, String(outsider));
+    assert.equal((outsider as Error).message, OUTSIDE_SCOPE);
+    const reader = await withReadAllowance(10, () => store.get(stored.cid, stored.nonce, async () => true)).catch((error: Error) => error);
+    assert.ok(reader instanceof ReadLimitExceededError, `its reader is told the limit: ${String(reader)}`);
   });
 
   it('gives an envelope from before scopes the scope null, for the opener to decide', async () => {
