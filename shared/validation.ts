@@ -16,9 +16,9 @@ export const isWellFormedText = (text: string) => text.isWellFormed();
 
 /** Whether every string in a JSON value, its object keys too, is well-formed (isWellFormedText). */
 export function isWellFormedJson(value: unknown): boolean {
-  if (typeof value === 'string') return value.isWellFormed();
+  if (typeof value === 'string') return isWellFormedText(value);
   if (Array.isArray(value)) return value.every(isWellFormedJson);
-  if (value !== null && typeof value === 'object') return Object.entries(value).every(([k, v]) => k.isWellFormed() && isWellFormedJson(v));
+  if (value !== null && typeof value === 'object') return Object.entries(value).every(([k, v]) => isWellFormedText(k) && isWellFormedJson(v));
   return true;
 }
 

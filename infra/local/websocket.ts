@@ -263,17 +263,6 @@ export function attachWebSocketApi(
       // caller's role on the normalized path, which that would have left).
       const match = /^([^/?]+)(\?.*)?$/.exec(url.slice(prefix.length));
       if (!match) return false;
-      let connectionId: string;
-      try {
-        connectionId = decodeURIComponent(match[1]!);
-      } catch {
-        // A malformed escape (`%E0`) threw inside the gateway's handler: the whole stack stopped.
-        req.resume();
-        res.writeHead(400, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'x-amzn-ErrorType': 'BadRequestException' });
-        res.end(JSON.stringify({ message: 'Invalid connection id' }));
-        return true;
-      }
-      const client = clients.get(connectionId);
       const answer = (status: number, body?: unknown, headers: Record<string, string> = {}) => {
         const text = body === undefined ? '' : JSON.stringify(body);
         res.writeHead(status, {
@@ -284,6 +273,16 @@ export function attachWebSocketApi(
         });
         res.end(text);
       };
+      let connectionId: string;
+      try {
+        connectionId = decodeURIComponent(match[1]!);
+      } catch {
+        // A malformed escape (`%E0`) threw inside the gateway's handler: the whole stack stopped.
+        req.resume();
+        answer(400, { message: 'Invalid connection id' }, { 'x-amzn-ErrorType': 'BadRequestException' });
+        return true;
+      }
+      const client = clients.get(connectionId);
       // Only this machine's processes (the functions) may call it. On AWS the management API is signed with IAM
       // credentials; here it shares the gateway's port, which SVC_HOST=0.0.0.0 opens to other machines: anyone there
       // could have pushed forged events to a connection, closed it, or read its address (red team).

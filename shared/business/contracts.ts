@@ -7,7 +7,7 @@ import semver from 'semver';
 import type * as z from 'zod';
 import { guardLedger } from '../access/guarded.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ReadLimitExceededError, UnprocessableError } from '../errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
 import { type EventDraft, parseEventRequest } from '../ledger/events.ts';
 import { checkShape } from '../json-shape.ts';
 import { sha256Hex } from '../ledger/hashing.ts';
@@ -34,7 +34,7 @@ function callerOf(principal: Principal): string | undefined {
   return principal.org_id ? `org:${principal.org_id}` : principal.key_id ? `key:${principal.key_id}` : undefined;
 }
 
-export function createContracts({ repository, ledger, access, sandbox, stamp, readOffchain }: BusinessContext) {
+export function createContracts({ repository, ledger, access, sandbox, stamp, readOffchain, offchain }: BusinessContext) {
   /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
   const sources = new Map<string, string>();
 
@@ -43,15 +43,13 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
     const cached = sources.get(version.code_hash);
     if (cached !== undefined) return cached;
     // Read for the service, not for the caller, who never sees it: its publisher could read it, and its hash is recorded.
-    const source = await readOffchain(version.implementation_cid!, version.implementation_nonce!, 'implementation_cid', PUBLISHED_SOURCE).catch(
-      (error: unknown) => {
-        // The caller cited nothing: the service's own record of the version points at a source IPFS no longer gives.
-        if (error instanceof UnprocessableError && !(error instanceof ReadLimitExceededError)) {
-          throw new UnprocessableError(`the stored implementation of version ${version.version} cannot be read from IPFS`, { cause: error });
-        }
-        throw error;
-      },
-    );
+    // Not a citation (readOffchain's answer): the service's own record of the version points at the source.
+    const source = await offchain.get(version.implementation_cid!, version.implementation_nonce!, PUBLISHED_SOURCE).catch((error: unknown) => {
+      if (error instanceof UnreadablePayloadError) {
+        throw new UnprocessableError(`the stored implementation of version ${version.version} cannot be read from IPFS`, { cause: error });
+      }
+      throw error;
+    });
     if (typeof source !== 'string' || sha256Hex(source) !== version.code_hash) {
       throw new UnprocessableError('the stored implementation no longer matches its code hash');
     }

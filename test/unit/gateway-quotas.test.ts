@@ -216,11 +216,16 @@ describe('WebSocket API quotas at the local gateway', async () => {
   });
 });
 
-describe('the @connections management API', async () => {
+/**
+ * A server with the WebSocket API at /ws and its management API (under `managementPath`, if given); anything else 404.
+ * `connected`: the ids of the connections made, in order.
+ */
+async function managementServer(managementPath?: string) {
   const connected: string[] = [];
   const server: Server = createServer();
   const api = attachWebSocketApi(server, {
     path: '/ws',
+    ...(managementPath === undefined ? {} : { managementPath }),
     handler: async (event) => {
       const context = event.requestContext as { routeKey: string; connectionId: string };
       if (context.routeKey === '$connect') connected.push(context.connectionId);
@@ -228,14 +233,23 @@ describe('the @connections management API', async () => {
     },
   });
   server.on('request', (req, res) => {
-    if (!api.handleManagement(req, res)) res.end();
+    if (!api.handleManagement(req, res)) {
+      res.writeHead(404);
+      res.end('No route');
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  after(async () => {
+  const close = async () => {
     await api.close();
     server.close();
-  });
+  };
+  return { api, base, connected, close };
+}
+
+describe('the @connections management API', async () => {
+  const { api, base, connected, close } = await managementServer();
+  after(close);
 
   it('refuses to post more than 128 KB with 413 PayloadTooLargeException, and delivers 128 KB', async () => {
     const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`);
@@ -290,30 +304,9 @@ describe('the @connections management API', async () => {
 });
 
 describe("the local stack's @connections API under its start's secret path", async () => {
-  const connected: string[] = [];
-  const server: Server = createServer();
   const secret = '/@local-0123456789abcdef0123456789abcdef';
-  const api = attachWebSocketApi(server, {
-    path: '/ws',
-    managementPath: secret,
-    handler: async (event) => {
-      const context = event.requestContext as { routeKey: string; connectionId: string };
-      if (context.routeKey === '$connect') connected.push(context.connectionId);
-      return { statusCode: 200 };
-    },
-  });
-  server.on('request', (req, res) => {
-    if (!api.handleManagement(req, res)) {
-      res.writeHead(404);
-      res.end('No route');
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  after(async () => {
-    await api.close();
-    server.close();
-  });
+  const { api, base, connected, close } = await managementServer(secret);
+  after(close);
 
   it('serves the functions through the SDK there, and nobody at /@connections, loopback or not (red team)', async () => {
     // Served to loopback only, the API was open to the world behind a reverse proxy on the same machine (every caller
@@ -352,25 +345,7 @@ describe("the local stack's @connections API under its start's secret path", asy
     assert.equal(managementPathOf('http://127.0.0.1:2661'), '');
     assert.equal(managementPathOf('http://127.0.0.1:2661/'), '');
     assert.equal(managementPathOf('http://127.0.0.1:2661/@local-ab/'), '/@local-ab/');
-    const server2 = createServer();
-    const ids: string[] = [];
-    const api2 = attachWebSocketApi(server2, {
-      path: '/ws',
-      managementPath: managementPathOf('http://127.0.0.1:1/stage/'),
-      handler: async (event) => {
-        const context = event.requestContext as { routeKey: string; connectionId: string };
-        if (context.routeKey === '$connect') ids.push(context.connectionId);
-        return { statusCode: 200 };
-      },
-    });
-    server2.on('request', (req, res) => {
-      if (!api2.handleManagement(req, res)) {
-        res.writeHead(404);
-        res.end();
-      }
-    });
-    await new Promise<void>((resolve) => server2.listen(0, '127.0.0.1', resolve));
-    const base2 = `http://127.0.0.1:${(server2.address() as AddressInfo).port}`;
+    const { base: base2, connected: ids, close: close2 } = await managementServer(managementPathOf('http://127.0.0.1:1/stage/'));
     const ws = new WebSocket(`${base2.replace('http', 'ws')}/ws`);
     await new Promise((resolve) => ws.once('open', resolve));
     const got = new Promise<string>((resolve) => ws.once('message', (data) => resolve(String(data))));
@@ -384,8 +359,7 @@ describe("the local stack's @connections API under its start's secret path", asy
     assert.equal(await got, 'hi');
     client.destroy();
     ws.close();
-    await api2.close();
-    server2.close();
+    await close2();
   });
 });
 
