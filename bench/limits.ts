@@ -51,11 +51,14 @@ export function percentile(sorted: number[], p: number): number {
 /** A writer that appends blocks straight to one chain, keeping the head in memory as the appender does. */
 export class RawWriter {
   private n = 0;
-  constructor(
-    private readonly repository: LedgerRepository,
-    private head: ChainHead,
-    private readonly writerId = 'bench-raw',
-  ) {}
+  private readonly repository: LedgerRepository;
+  private head: ChainHead;
+  private readonly writerId: string;
+  constructor(repository: LedgerRepository, head: ChainHead, writerId = 'bench-raw') {
+    this.repository = repository;
+    this.head = head;
+    this.writerId = writerId;
+  }
 
   /** Entities of this writer's events: 64 per chain, named after the chain (`<chain>-0` … `<chain>-63`). */
   static entity(chain: string, n: number): string {

@@ -163,8 +163,10 @@ export type Settings = z.infer<typeof settingsSchema>;
 const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY']);
 
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+  constructor(problems: string[]) {
     super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
     this.name = 'ConfigError';
   }
 }

@@ -69,8 +69,10 @@ export class NotFoundError extends DomainError {
 }
 
 export class ChainNotFoundError extends NotFoundError {
-  constructor(readonly chainName: string) {
+  readonly chainName: string;
+  constructor(chainName: string) {
     super(`Chain '${chainName}' not found`);
+    this.chainName = chainName;
   }
 }
 
@@ -119,8 +121,10 @@ export class UnsupportedMediaTypeError extends DomainError {
 /** 422: the request was understood but its content is not acceptable. */
 export class ValidationError extends DomainError {
   readonly statusCode = 422;
-  constructor(readonly issues: ValidationIssue[]) {
+  readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[]) {
     super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.issues = issues;
   }
 
   static single(loc: (string | number)[], msg: string, type = 'value_error'): ValidationError {
@@ -138,10 +142,12 @@ export class UnprocessableError extends DomainError {
  * too much for one answer: a smaller page, a narrower range or fewer fields is.
  */
 export class ReadLimitExceededError extends UnprocessableError {
-  constructor(readonly maxItems: number) {
+  readonly maxItems: number;
+  constructor(maxItems: number) {
     super(
       `This request reads more than ${maxItems} items from storage, the most one request may; ask for less in one request (a smaller limit, a narrower range or fewer fields) and page through the rest`,
     );
+    this.maxItems = maxItems;
   }
 }
 
@@ -233,11 +239,10 @@ export class DependencyUnavailableError extends ServiceUnavailableError {
  * caller may retry (with an Idempotency-Key, an append is never applied twice).
  */
 export class DeadlineExceededError extends ServiceUnavailableError {
-  constructor(
-    readonly waitingFor?: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly waitingFor?: string;
+  constructor(waitingFor?: string, options?: { cause?: unknown }) {
     super(`The request ran out of time${waitingFor ? ` waiting for ${waitingFor}` : ''}; retry later`, 2, options);
+    this.waitingFor = waitingFor;
   }
 }
 

@@ -19,17 +19,25 @@ export class ApiError extends Error {
   override name = 'ApiError';
   /** Set when the append itself landed and only its proof failed (`Appended`). */
   appended?: Appended;
+  readonly status: number;
+  readonly detail: unknown;
+  readonly requestId: string | undefined;
+  readonly retryAfter: number | undefined;
   constructor(
-    readonly status: number,
+    status: number,
     /** The error body's `detail`: a message, or for 422 a list of `{loc, msg, type}`. */
-    readonly detail: unknown,
-    readonly requestId: string | undefined,
+    detail: unknown,
+    requestId: string | undefined,
     /** Seconds, from a 429's or 503's Retry-After. */
-    readonly retryAfter: number | undefined,
+    retryAfter: number | undefined,
     method: string,
     path: string,
   ) {
     super(`${method} ${path}: ${status} ${typeof detail === 'string' ? detail : JSON.stringify(detail)}${requestId ? ` (request ${requestId})` : ''}`);
+    this.status = status;
+    this.detail = detail;
+    this.requestId = requestId;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -64,11 +72,11 @@ export class VerificationError extends Error {
   override name = 'VerificationError';
   /** Set when the append itself landed and only its proof failed (`Appended`). */
   appended?: Appended;
-  constructor(
-    readonly failure: VerificationFailure,
-    message: string,
-    readonly chain?: string,
-  ) {
+  readonly failure: VerificationFailure;
+  readonly chain?: string;
+  constructor(failure: VerificationFailure, message: string, chain?: string) {
     super(`${chain ? `'${chain}': ` : ''}${message}`);
+    this.failure = failure;
+    this.chain = chain;
   }
 }

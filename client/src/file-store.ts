@@ -21,7 +21,10 @@ export class FileStore implements StateStore {
   /** One change at a time in this process (the lock file orders them across processes). */
   #writing: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly path: string) {}
+  readonly path: string;
+  constructor(path: string) {
+    this.path = path;
+  }
 
   async #read(): Promise<Map<string, string>> {
     try {

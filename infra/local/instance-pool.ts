@@ -11,7 +11,7 @@
  * fails (where Lambda would have throttled it); a running one fails at the timeout.
  *
  * An instance runs its bundle the way the Lambda runtime does: plain `node`, none of the launcher's own
- * flags. The launcher runs under `--import tsx`, whose loader hooks would otherwise start a thread of
+ * flags. The launcher run from its sources runs under tsx, whose loader hooks would otherwise start a thread of
  * their own in every instance and sit under every module the instance loads, at its first request too (the
  * AWS SDK imports `node:http` lazily, on an instance's first request).
  *
@@ -95,7 +95,9 @@ export class InstancePool {
   readonly stats: PoolStats = { instances: 0, busy: 0, coldStarts: 0, invocations: 0, waiting: 0 };
   private readonly reaper: NodeJS.Timeout;
 
-  constructor(private readonly options: InstancePoolOptions) {
+  private readonly options: InstancePoolOptions;
+  constructor(options: InstancePoolOptions) {
+    this.options = options;
     const idleMs = options.idleMs ?? 2 * 60_000;
     this.reaper = setInterval(
       () => {

@@ -39,11 +39,10 @@ export interface IpfsNodeOptions {
 }
 
 class RpcError extends Error {
-  constructor(
-    message: string,
-    readonly status = 500,
-  ) {
+  readonly status: number;
+  constructor(message: string, status = 500) {
     super(message);
+    this.status = status;
   }
 }
 

@@ -17,11 +17,10 @@ import { dirname } from 'node:path';
 const MAGIC = Buffer.from('SIMKMS1');
 
 export class KmsError extends Error {
-  constructor(
-    readonly type: 'NotFoundException' | 'InvalidCiphertextException' | 'ValidationException' | 'UnsupportedOperationException',
-    message: string,
-  ) {
+  readonly type: 'NotFoundException' | 'InvalidCiphertextException' | 'ValidationException' | 'UnsupportedOperationException';
+  constructor(type: 'NotFoundException' | 'InvalidCiphertextException' | 'ValidationException' | 'UnsupportedOperationException', message: string) {
     super(message);
+    this.type = type;
   }
 }
 

@@ -14,11 +14,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export class SimTemplateError extends Error {
-  constructor(
-    readonly logicalId: string,
-    message: string,
-  ) {
+  readonly logicalId: string;
+  constructor(logicalId: string, message: string) {
     super(`${logicalId}: ${message}`);
+    this.logicalId = logicalId;
   }
 }
 

@@ -142,7 +142,9 @@ export class KmsKeyProvider implements KeyProvider {
   private readonly maxUses: number;
   private readonly now: () => number;
 
-  constructor(private readonly options: KmsKeyProviderOptions) {
+  private readonly options: KmsKeyProviderOptions;
+  constructor(options: KmsKeyProviderOptions) {
+    this.options = options;
     this.cacheMs = options.cacheMs ?? 5 * 60_000;
     this.maxUses = options.maxUses ?? 10_000;
     this.now = options.now ?? Date.now;

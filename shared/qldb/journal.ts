@@ -69,11 +69,12 @@ export interface BlockCheck {
 /** A block that does not hash as QLDB hashed it, or does not follow the block before it. */
 export class QldbVerificationError extends Error {
   override name = 'QldbVerificationError';
-  constructor(
-    readonly address: BlockAddress | undefined,
-    readonly what: string,
-  ) {
+  readonly address: BlockAddress | undefined;
+  readonly what: string;
+  constructor(address: BlockAddress | undefined, what: string) {
     super(`${address ? `block ${address.strandId}/${address.sequenceNo}` : 'the export'}: ${what}`);
+    this.address = address;
+    this.what = what;
   }
 }
 

@@ -225,10 +225,12 @@ export class CapacityMeter {
   unknownBefore = 0;
   private readonly images = new Map<string, Item>();
 
-  constructor(
-    private readonly shapes: Record<string, TableShape>,
-    private readonly maxImages = 50_000,
-  ) {}
+  private readonly shapes: Record<string, TableShape>;
+  private readonly maxImages: number;
+  constructor(shapes: Record<string, TableShape>, maxImages = 50_000) {
+    this.shapes = shapes;
+    this.maxImages = maxImages;
+  }
 
   /** The totals of the partitions that changed since the last call (each as it stands now), and forgets them. */
   takeChanged(): CapacityTotals {

@@ -46,11 +46,10 @@ export function tilePath(tile: TileRef): string {
 
 /** Why a tile path was refused: 'malformed' (400) or 'not-found' for well-formed paths no tile can have. */
 export class TilePathError extends Error {
-  constructor(
-    readonly kind: 'malformed' | 'not-found',
-    message: string,
-  ) {
+  readonly kind: 'malformed' | 'not-found';
+  constructor(kind: 'malformed' | 'not-found', message: string) {
     super(message);
+    this.kind = kind;
   }
 }
 

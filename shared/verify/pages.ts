@@ -28,11 +28,10 @@ export const PAGE = 100;
 
 /** A problem the verdict names: its message, and the first block it concerns when one can be named. */
 export class Failure extends Error {
-  constructor(
-    message: string,
-    readonly block: number | null = null,
-  ) {
+  readonly block: number | null;
+  constructor(message: string, block: number | null = null) {
     super(message);
+    this.block = block;
   }
 }
 
@@ -92,11 +91,14 @@ export class PageWindow {
   private quickestFetchMs = Number.POSITIVE_INFINITY;
   private checkMs: number | undefined;
 
-  constructor(
-    private readonly lanes: number,
-    private readonly least: number,
-    private readonly most = MAX_PAGES_IN_FLIGHT,
-  ) {}
+  private readonly lanes: number;
+  private readonly least: number;
+  private readonly most: number;
+  constructor(lanes: number, least: number, most = MAX_PAGES_IN_FLIGHT) {
+    this.lanes = lanes;
+    this.least = least;
+    this.most = most;
+  }
 
   observe(timing: PageTiming | undefined): void {
     if (!timing) return;

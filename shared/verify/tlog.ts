@@ -74,11 +74,10 @@ export interface TlogVerdict {
 }
 
 class Failure extends Error {
-  constructor(
-    message: string,
-    readonly entry: number | null = null,
-  ) {
+  readonly entry: number | null;
+  constructor(message: string, entry: number | null = null) {
     super(message);
+    this.entry = entry;
   }
 }
 

@@ -74,13 +74,15 @@ export class SimInstance implements Endpoint {
     return this.running.size > 0;
   }
 
-  constructor(
-    readonly name: string,
-    readonly skewMs: number,
-    private readonly world: World,
-    network: SimNetwork,
-    readonly settings: InstanceSettings,
-  ) {
+  readonly name: string;
+  readonly skewMs: number;
+  private readonly world: World;
+  readonly settings: InstanceSettings;
+  constructor(name: string, skewMs: number, world: World, network: SimNetwork, settings: InstanceSettings) {
+    this.name = name;
+    this.skewMs = skewMs;
+    this.world = world;
+    this.settings = settings;
     // Unsigned: the simulated DynamoDB checks no signature, and signing was a tenth of the simulation's CPU.
     const client = createDynamoClient({
       region: 'us-east-1',

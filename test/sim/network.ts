@@ -152,16 +152,33 @@ export class SimNetwork {
   /** DynamoDB is unreachable from `from` until `until` (virtual ms). */
   down: { from: number; until: number } | undefined;
 
+  private readonly world: World;
+  private readonly dynamo: SimDynamo;
+  private readonly faults: FaultRates;
+  private readonly attemptTimeoutMs: number;
+  private readonly tracing: boolean;
+  private readonly script?: FaultScript;
+  private readonly mutate?: Mutation;
+  private readonly misread?: Misread;
   constructor(
-    private readonly world: World,
-    private readonly dynamo: SimDynamo,
-    private readonly faults: FaultRates,
-    private readonly attemptTimeoutMs = 5_000,
-    private readonly tracing = false,
-    private readonly script?: FaultScript,
-    private readonly mutate?: Mutation,
-    private readonly misread?: Misread,
-  ) {}
+    world: World,
+    dynamo: SimDynamo,
+    faults: FaultRates,
+    attemptTimeoutMs = 5_000,
+    tracing = false,
+    script?: FaultScript,
+    mutate?: Mutation,
+    misread?: Misread,
+  ) {
+    this.world = world;
+    this.dynamo = dynamo;
+    this.faults = faults;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+    this.tracing = tracing;
+    this.script = script;
+    this.mutate = mutate;
+    this.misread = misread;
+  }
 
   private readonly counts = new Map<string, number>();
 

@@ -64,7 +64,9 @@ export class World {
   /** Set by the event now firing when it set off no promise (`inert()`). */
   private quiet = false;
 
-  constructor(readonly seed: number) {
+  readonly seed: number;
+  constructor(seed: number) {
+    this.seed = seed;
     this.random = seeded(seed);
   }
 

@@ -5,10 +5,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { delimiter, dirname } from 'node:path';
+import * as nodeModule from 'node:module';
+import { delimiter, dirname, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT } from '#infra/bundling';
 import { LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
+import { withoutLoader } from '#test/support/lambda-node';
 
 /** The Node `npm test` was typed on (test/run.ts names it when it moved), else this one. */
 const typedOn = process.env.LEDGER_TEST_HOST_NODE ?? process.execPath;
@@ -41,6 +43,28 @@ describe("npm test on Lambda's Node", () => {
       new RegExp(`^Running the tests on Lambda's Node, v${LAMBDA_NODE_MAJOR}\\.\\d+\\.\\d+ \\(this is ${typedVersion.replaceAll('.', '\\.')}\\)`, 'm'),
     );
     assert.match(run.stdout, new RegExp(`node on the PATH: v${LAMBDA_NODE_MAJOR}\\.`));
+  });
+
+  it("runs its files without tsx's loader where Node strips the types itself (Node 24), keeps every other flag, and shares V8's compile cache", (t) => {
+    if (!process.env.LEDGER_TEST_CPU_DIR) return t.skip('run alone, not by test/run.ts');
+    if (process.env.LEDGER_TEST_ON_THIS_NODE === '1') return t.skip('kept on the Node it was typed on');
+    assert.ok((process.features as { typescript?: unknown }).typescript, `${process.version} strips types`);
+    assert.deepEqual(
+      process.execArgv.filter((flag) => flag.includes('tsx')),
+      [],
+      `this file's flags: ${process.execArgv.join(' ')}`,
+    );
+    assert.deepEqual(withoutLoader(['--import', 'tsx', '--stack-size=2000', '--import=tsx', '--require', 'tsx/cjs', '--import', './x.mjs', '--loader=tsx']), [
+      '--stack-size=2000',
+      '--import',
+      './x.mjs',
+    ]);
+    if (process.env.NODE_DISABLE_COMPILE_CACHE) return;
+    // Node 22.1+ (this project's typings are Node 20's).
+    const cacheDir = (nodeModule as { getCompileCacheDir?: () => string | undefined }).getCompileCacheDir?.();
+    const expected = process.env.NODE_COMPILE_CACHE;
+    assert.ok(expected, 'the runner names a compile cache (node_modules/.cache/verifiable-ledger/ unless set)');
+    assert.equal(cacheDir?.startsWith(resolve(expected)), true, `cache: ${cacheDir}`);
   });
 
   it('(the inner run of the test above) prints the Node the PATH finds', (t) => {

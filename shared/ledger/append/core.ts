@@ -56,10 +56,11 @@ export class AppenderCore {
   readonly settleMs: number;
   readonly gatherSiblings: number;
 
-  constructor(
-    readonly repository: LedgerRepository,
-    readonly options: AppenderOptions,
-  ) {
+  readonly repository: LedgerRepository;
+  readonly options: AppenderOptions;
+  constructor(repository: LedgerRepository, options: AppenderOptions) {
+    this.repository = repository;
+    this.options = options;
     this.now = options.now ?? defaultNow;
     this.sleep = options.sleep ?? defaultSleep;
     this.random = options.random ?? Math.random;

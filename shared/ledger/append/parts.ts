@@ -22,8 +22,10 @@ export class ForeignAppendError extends Error {
 
 /** Rejection of an anchor whose Sub-Chain was already anchored at that head or later. */
 export class ProofSupersededError extends Error {
-  constructor(readonly subChain: string) {
+  readonly subChain: string;
+  constructor(subChain: string) {
     super(`Sub-Chain '${subChain}' was already anchored at this head`);
+    this.subChain = subChain;
     this.name = 'ProofSupersededError';
   }
 }

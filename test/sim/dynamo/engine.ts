@@ -181,7 +181,9 @@ export class SimDynamo {
   readonly totals = new Map<string, { wcu: number; rcu: number }>();
   throttled = 0;
 
-  constructor(private readonly options: EngineOptions) {
+  private readonly options: EngineOptions;
+  constructor(options: EngineOptions) {
+    this.options = options;
     for (const [name, spec] of Object.entries(options.tables)) {
       this.tables.set(name, { name, shape: tableShape(spec.definition), ttlAttribute: spec.ttlAttribute, partitions: new Map() });
     }

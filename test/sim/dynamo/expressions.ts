@@ -92,11 +92,14 @@ export type Condition =
 
 class Parser {
   at = 0;
-  constructor(
-    private readonly tokens: Token[],
-    private readonly names: Record<string, string>,
-    private readonly source: string,
-  ) {}
+  private readonly tokens: Token[];
+  private readonly names: Record<string, string>;
+  private readonly source: string;
+  constructor(tokens: Token[], names: Record<string, string>, source: string) {
+    this.tokens = tokens;
+    this.names = names;
+    this.source = source;
+  }
 
   peek(): Token | undefined {
     return this.tokens[this.at];
