@@ -51,6 +51,16 @@ export interface ClientOptions {
   /** A fetch to use instead of the global one (tests, proxies, custom agents). */
   fetch?: typeof fetch;
   /**
+   * Longest wait for one attempt, its answer read whole (default 30 000 ms): a node that never answers, or answers a
+   * drop at a time, is an error, never a wait without end.
+   */
+  timeoutMs?: number;
+  /**
+   * Largest answer read, decoded (default 32 MiB, far above any the service sends: a Lambda answer is at most 6 MB):
+   * an endless answer is an error, not the process's memory.
+   */
+  maxAnswerBytes?: number;
+  /**
    * The service's SVC_OFFCHAIN_THRESHOLD_BYTES (default 65,536, the service's own default): details sent inline that
    * are no larger must come back on chain. Moved off chain, only the service's word says what they are.
    */
@@ -77,6 +87,58 @@ export function parseEventId(eventId: string): { chain: string; block: number } 
   return { chain: match[1]!, block: Number(match[2]) };
 }
 
+/** Redirects a GET follows (a node moved behind a CDN answers 301 or 308). */
+const MAX_REDIRECTS = 5;
+
+/**
+ * `fetch` with the limits a client facing any node needs: each attempt ends at `timeoutMs` (its answer read whole
+ * included), an answer past `maxAnswerBytes` is an error, and the API key goes only to the host it was given for.
+ * Redirects are followed here, not by `fetch` (which keeps every header but `Authorization` on another origin): a
+ * GET's, to another host without the key, never from https to plain http; another method's redirect is answered as
+ * it came. Where `fetch` cannot show a redirect (a browser's opaque one), it is followed by `fetch`, without the key.
+ */
+function boundedFetch(base: typeof fetch, keyHeader: string, timeoutMs: number, maxAnswerBytes: number) {
+  return async (request: Request): Promise<Response> => {
+    let current = request;
+    for (let redirects = 0; ; redirects += 1) {
+      const signal = AbortSignal.any([current.signal, AbortSignal.timeout(timeoutMs)]);
+      const follows = current.method === 'GET' && redirects < MAX_REDIRECTS;
+      const response = await base(current, { signal, redirect: follows ? 'manual' : 'follow' });
+      if (response.type === 'opaqueredirect') {
+        const headers = new Headers(current.headers);
+        headers.delete(keyHeader);
+        return capped(await base(new Request(current, { headers }), { signal, redirect: 'follow' }), maxAnswerBytes);
+      }
+      const location = response.headers.get('Location');
+      if (!follows || response.status < 300 || response.status > 399 || !location) return capped(response, maxAnswerBytes);
+      await response.body?.cancel();
+      const from = new URL(current.url);
+      const to = new URL(location, from);
+      if (from.protocol === 'https:' && to.protocol !== 'https:')
+        throw new TypeError(`${from.host} redirected to ${to.protocol}//${to.host}, off https: not followed (give the node's https address as baseUrl)`);
+      const headers = new Headers(current.headers);
+      if (to.host !== from.host) headers.delete(keyHeader);
+      current = new Request(to, { method: 'GET', headers, signal: current.signal });
+    }
+  };
+}
+
+/** The answer, its body cut off with an error past `max` bytes (decoded: `fetch` has already undone gzip or br). */
+function capped(response: Response, max: number): Response {
+  if (!response.body || response.status < 200) return response;
+  let seen = 0;
+  const limit = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > max) controller.error(new RangeError(`the answer of ${new URL(response.url || 'http://node/').host} is larger than ${max} bytes`));
+      else controller.enqueue(chunk);
+    },
+  });
+  const out = new Response(response.body.pipeThrough(limit), { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(out, 'url', { value: response.url });
+  return out;
+}
+
 export class LedgerClient {
   /** Every route, typed from the OpenAPI document (openapi-fetch): answers are not verified here. */
   readonly api: Client<paths>;
@@ -89,6 +151,7 @@ export class LedgerClient {
     const baseFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     const { attempts = 4, maxDelayMs = 10_000 } = options.retry ?? {};
     const keyHeader = options.apiKeyHeader ?? 'X-API-Key';
+    const send = boundedFetch(baseFetch, keyHeader, options.timeoutMs ?? 30_000, options.maxAnswerBytes ?? 32 * 1024 * 1024);
     this.#fetch = async (input, init) => {
       const request = new Request(input, init);
       if (options.apiKey && !request.headers.has(keyHeader)) request.headers.set(keyHeader, options.apiKey);
@@ -97,7 +160,7 @@ export class LedgerClient {
       for (let attempt = 1; ; attempt += 1) {
         let response: Response;
         try {
-          response = await baseFetch(request.clone());
+          response = await send(request.clone());
         } catch (error) {
           if (!repeatable || attempt >= attempts) throw error;
           await sleep(Math.min(maxDelayMs, 200 * 2 ** attempt));

@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -99,6 +101,16 @@ describe('client Merkle checks agree with the service', () => {
         }
       }
     }
+    // Past 32 bits (red team): 3 x 2^31 blocks is no power of two, though its low 32 bits read as one. The proof
+    // from it to 2^33 is [A, B, C] (RFC 6962 2.1.2), whatever the subtree roots A, B and C are.
+    const [A, B, C] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+    const inner = (l: Uint8Array, r: Uint8Array) =>
+      createHash('sha256')
+        .update(Buffer.from([1]))
+        .update(l)
+        .update(r)
+        .digest();
+    verifyConsistency(3 * 2 ** 31, 2 ** 33, [A, B, C], inner(C, A), inner(C, inner(A, B)));
     // A tree that shrank, and one size with two roots.
     assert.equal(
       failure(() => verifyConsistency(5, 4, [], root(5), root(4))),
@@ -290,5 +302,78 @@ describe("the client's state file (FileStore)", () => {
 describe('client types', () => {
   it('client/src/schema.ts is what the routes generate now (npm run client:types rewrites it)', async () => {
     assert.equal(readFileSync(SCHEMA_FILE, 'utf8'), await generateSchema(), 'client/src/schema.ts is out of date: run npm run client:types');
+  });
+});
+
+describe("the client facing a node that lies about its answers' size, never answers, or redirects (red team)", () => {
+  /** A node on this machine: `/endless` never ends its body, `/silent` never answers, `/away` redirects to `host`. */
+  async function hostileNode(seen: { host: string | undefined; key: string | undefined; path: string | undefined }[]) {
+    const server = createServer((req, res) => {
+      seen.push({ host: req.headers.host, key: req.headers['x-api-key'] as string | undefined, path: req.url });
+      const port = (server.address() as AddressInfo).port;
+      if (req.url === '/api/v1/health' && req.headers.host?.startsWith('127.0.0.1')) {
+        res.writeHead(302, { location: `http://localhost:${port}/moved/health` }).end();
+      } else if (req.url === '/api/v1/health') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"healthy"}');
+      } else if (req.url === '/moved/health') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"moved"}');
+      } else if (req.url?.startsWith('/api/v1/chains/endless')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        (function more() {
+          if (!res.destroyed && res.write(Buffer.alloc(64 * 1024, 32))) setImmediate(more);
+          else if (!res.destroyed) res.once('drain', more);
+        })();
+      } else if (req.url?.startsWith('/api/v1/chains/silent')) {
+        // Holds the request open, answering nothing.
+      } else {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not found"}');
+      }
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return { server, port: (server.address() as AddressInfo).port };
+  }
+
+  it('ends an endless answer at its cap and a silent node at its timeout, with an error', async () => {
+    const { server, port } = await hostileNode([]);
+    try {
+      const client = new LedgerClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        verify: false,
+        maxAnswerBytes: 1024 * 1024,
+        timeoutMs: 500,
+        retry: { attempts: 1 },
+      });
+      await assert.rejects(client.stats('endless'), /larger than 1048576 bytes/);
+      const started = Date.now();
+      await assert.rejects(client.stats('silent'), (error: Error) => error.name === 'TimeoutError' || /aborted|timeout/i.test(String(error)));
+      assert.ok(Date.now() - started < 5_000, `gave up after ${Date.now() - started} ms`);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('sends its API key only to the host it was given: a redirect elsewhere is followed without it, and never off https', async () => {
+    const seen: { host: string | undefined; key: string | undefined; path: string | undefined }[] = [];
+    const { server, port } = await hostileNode(seen);
+    try {
+      const client = new LedgerClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'secret-key', verify: false });
+      assert.deepEqual(await client.health(), { status: 'moved' });
+      assert.deepEqual(
+        seen.map(({ key, path }) => ({ key, path })),
+        [
+          { key: 'secret-key', path: '/api/v1/health' },
+          { key: undefined, path: '/moved/health' },
+        ],
+      );
+      const same = new LedgerClient({ baseUrl: `http://localhost:${port}`, apiKey: 'secret-key', verify: false });
+      assert.deepEqual(await same.health(), { status: 'healthy' });
+      assert.equal(seen.at(-1)!.key, 'secret-key', 'to the host it was given, the key goes');
+    } finally {
+      server.close();
+    }
+    const downgrade = (async () => new Response(null, { status: 301, headers: { location: 'http://ledger.example/api/v1/health' } })) as typeof fetch;
+    const client = new LedgerClient({ baseUrl: 'https://ledger.example', apiKey: 'k', verify: false, fetch: downgrade, retry: { attempts: 1 } });
+    await assert.rejects(client.health(), /ledger\.example redirected to http:\/\/ledger\.example, off https: not followed/);
   });
 });
