@@ -134,6 +134,10 @@ export function verifyInclusion(index: number, size: number, leaf: Uint8Array, p
 }
 
 /** RFC 9162 §2.1.4.2: the tree of `second` leaves (root `secondRoot`) extends the tree of `first` (root `firstRoot`). */
+function isPowerOfTwo(n: number): boolean {
+  return n > 0 && 2 ** Math.floor(Math.log2(n)) === n;
+}
+
 export function verifyConsistency(
   first: number,
   second: number,
@@ -150,7 +154,8 @@ export function verifyConsistency(
   }
   if (first === 0) return; // every tree extends the empty tree
   if (proof.some((p) => p.length !== 32)) bad('a proof hash is not 32 bytes');
-  const path = (first & (first - 1)) === 0 ? [firstRoot, ...proof] : [...proof];
+  // Arithmetic, not bitwise: `&` reads its operands as 32-bit integers, and trees grow past 2^32 blocks.
+  const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : [...proof];
   if (path.length === 0) bad('the proof is empty');
   let fn = first - 1;
   let sn = second - 1;

@@ -25,8 +25,25 @@ const agents = {
   https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
 };
 
-/** A node's answer to a GET, decoded as `fetch` decodes it (br, gzip, deflate); a failure to reach it is thrown. */
+/**
+ * A node's answer to a GET, decoded as `fetch` decodes it (br, gzip, deflate); a failure to reach it is thrown.
+ * Redirects are followed as a browser follows them with credentials: to another origin without the caller's key (or
+ * any other credential header), and never from https to plain http, where the request and its answer would cross the
+ * network in clear: that is an error. A node that moved elsewhere is named with `--url`.
+ */
 export const nodeGet: NodeGet = (url, init) => get(new URL(url), init, 0);
+
+/** Headers that carry a credential: sent only to the origin the caller named. */
+const CREDENTIAL_HEADERS = new Set(['x-api-key', 'authorization', 'cookie', 'proxy-authorization']);
+
+/** The request to follow a redirect from `from` to `to` with: the caller's headers, without credentials off its origin. */
+export function redirected(from: URL, to: URL, init: Parameters<NodeGet>[1]): Parameters<NodeGet>[1] {
+  if (from.protocol === 'https:' && to.protocol !== 'https:')
+    throw new Error(`${from.host} redirected to ${to.protocol}//${to.host}, off https: not followed (name the node's https address with --url)`);
+  if (to.origin === from.origin) return init;
+  const headers = Object.fromEntries(Object.entries(init.headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
+  return { ...init, headers };
+}
 
 function get(url: URL, init: Parameters<NodeGet>[1], redirects: number): Promise<NodeAnswer> {
   return new Promise((resolve, reject) => {
@@ -40,7 +57,12 @@ function get(url: URL, init: Parameters<NodeGet>[1], redirects: number): Promise
         const location = res.headers.location;
         if (REDIRECT.has(status) && location && redirects < MAX_REDIRECTS) {
           res.resume();
-          resolve(get(new URL(location, url), init, redirects + 1));
+          try {
+            const to = new URL(location, url);
+            resolve(get(to, redirected(url, to, init), redirects + 1));
+          } catch (error) {
+            reject(error);
+          }
           return;
         }
         const chunks: Buffer[] = [];

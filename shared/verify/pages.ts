@@ -244,10 +244,10 @@ export function retryAfterSeconds(value: string | null): number {
   return Number.isNaN(at) ? 1 : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether an answered block has the shape a block's hash can be checked on: an object, its events objects in a list. */
-function wellFormed(block: unknown): boolean {
+export function wellFormed(block: unknown): boolean {
   return isObject(block) && Array.isArray(block.events) && block.events.every(isObject);
 }
 

@@ -17,6 +17,7 @@ import {
   askNode,
   Failure as NodeFailure,
   fromFetch,
+  isObject,
   isOk,
   type NodeAnswer,
   type NodeGet,
@@ -24,6 +25,7 @@ import {
   type NodeWait,
   nodeHeaders,
   pagePath,
+  wellFormed,
 } from './pages.ts';
 
 /** What a run leaves for the next: the signed checkpoint it verified and the compact range at its size. */
@@ -177,7 +179,19 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     const blockPage = (offset: number) => {
       let page = blockPages.get(offset);
       if (!page) {
-        page = get(pagePath(options.chain, offset, size)).then((b) => JSON.parse(b.toString('utf8')));
+        page = get(pagePath(options.chain, offset, size)).then((body) => {
+          const where = `the node's page of '${options.chain}' from block ${offset}`;
+          let answer: unknown;
+          try {
+            answer = JSON.parse(body.toString('utf8'));
+          } catch {
+            throw new Failure(`${where} is not JSON`, offset);
+          }
+          if (!isObject(answer) || !Array.isArray(answer.blocks)) throw new Failure(`${where} holds no list of blocks`, offset);
+          const malformed = answer.blocks.findIndex((block) => !wellFormed(block) || !Number.isSafeInteger((block as Block).index));
+          if (malformed !== -1) throw new Failure(`${where} holds a malformed block (not a block with a list of events)`, offset + malformed);
+          return answer as { blocks: Block[] };
+        });
         page.catch(() => undefined);
         blockPages.set(offset, page);
       }
@@ -307,9 +321,15 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     };
     verdict.verified = true;
   } catch (error) {
-    if (!(error instanceof Failure)) throw error;
-    verdict.problem = error.message;
-    verdict.firstBadEntry = error.entry;
+    // An answer of another shape than the one read (a field of the wrong type, nesting too deep to hash): not
+    // verified, said so, as a verdict and not a crash.
+    const failure =
+      error instanceof TypeError || error instanceof RangeError
+        ? new Failure(`an answer of the node is not one a verifier can read (${error.message})`)
+        : error;
+    if (!(failure instanceof Failure)) throw failure;
+    verdict.problem = failure.message;
+    verdict.firstBadEntry = failure.entry;
   }
   return verdict;
 }

@@ -121,6 +121,11 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (!verifyEd25519(publicKey, checkpointMessage(checkpoint), Buffer.from(checkpoint.signature, 'hex'))) {
       throw new Failure(`${what} is not signed by the node's key`);
     }
+    // Signed is not yet well formed: a chain has its genesis block, so a tree of at least one, and a root is a SHA-256.
+    // (A node whose key is not pinned signs what it likes: this stops an empty "verified" of nothing.)
+    if (!Number.isSafeInteger(checkpoint.tree_size) || checkpoint.tree_size < 1)
+      throw new Failure(`${what} signs a tree of ${JSON.stringify(checkpoint.tree_size)} blocks: a chain has at least its genesis block`);
+    if (typeof checkpoint.root !== 'string' || !/^[0-9a-f]{64}$/.test(checkpoint.root)) throw new Failure(`${what} signs no root (64 hex digits)`);
   }
 
   /** Fetches and checks a page here, in this thread. */
@@ -233,6 +238,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     const anchors: { proofId: string; headIndex: number; headHash: string; treeSize: number; root: string }[] = [];
     if (mainCheckpoint) {
       checkSignature(mainCheckpoint, publicKey, "the Main Chain's checkpoint");
+      if (mainCheckpoint.chain_name !== 'main') throw new Failure(`the Main Chain's checkpoint is of chain '${mainCheckpoint.chain_name}', not 'main'`);
       let mainRoot = '';
       const mainBlocks = await walk(
         'main',

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { nodeGet } from '#shared/verify/node-get';
+import { nodeGet, redirected } from '#shared/verify/node-get';
 import { askNode, fromFetch, getJson } from '#shared/verify/pages';
 
 const PAGE = JSON.stringify({ blocks: Array.from({ length: 50 }, (_, i) => ({ index: i, note: 'x'.repeat(100) })) });
@@ -32,6 +32,10 @@ before(async () => {
         break;
       case '/moved':
         res.writeHead(308, { location: '/plain' }).end();
+        break;
+      case '/elsewhere':
+        // Another origin (the same host under another name): the caller's key stays with the node it named.
+        res.writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/plain` }).end();
         break;
       case '/limited':
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3600', 'x-ratelimit-limit': '100' }).end('{"detail":"Rate limit exceeded"}');
@@ -89,6 +93,28 @@ describe("ledger-verify's GET of a node (node:http)", () => {
       assert.equal(mine.headers.get('retry-after'), theirs.headers.get('retry-after'), path);
     }
     assert.equal((await nodeGet(`${base}/moved`, init())).body.toString('utf8'), PAGE);
+  });
+
+  it('follows a redirect to another origin without the API key, and refuses one from https to plain http', async () => {
+    seen.length = 0;
+    assert.equal((await nodeGet(`${base}/elsewhere`, init())).body.toString('utf8'), PAGE);
+    assert.deepEqual(
+      seen.map(({ path, key }) => ({ path, key })),
+      [
+        { path: '/elsewhere', key: 'k' },
+        { path: '/plain', key: undefined },
+      ],
+    );
+    seen.length = 0;
+    await nodeGet(`${base}/moved`, init());
+    assert.deepEqual(seen.at(-1), { path: '/plain', key: 'k', accept: 'br, gzip' }, 'on its own origin the key goes along');
+    const secure = new URL('https://ledger.example/api/v1/identity');
+    assert.throws(
+      () => redirected(secure, new URL('http://ledger.example/api/v1/identity'), init()),
+      /ledger\.example redirected to http:\/\/ledger\.example, off https: not followed/,
+    );
+    assert.deepEqual(redirected(secure, new URL('https://cdn.example/x'), init()).headers, { 'Accept-Encoding': 'br, gzip' });
+    assert.deepEqual(redirected(secure, new URL('https://ledger.example/x'), init()).headers, init().headers);
   });
 
   it("hands the verifier's requests what they read: a JSON page, the node's refusal named with its status", async () => {

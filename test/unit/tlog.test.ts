@@ -291,4 +291,24 @@ describe('ledger-verify --tiles (a monitor)', () => {
     const shrunk = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(shorter.tlog) });
     assert.match(shrunk.problem!, /shrank/);
   });
+
+  it('answers NOT VERIFIED, never a crash, when the blocks a node gives with --blocks are not blocks', async () => {
+    const log = memoryChain(300);
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const pages: [string, string, RegExp][] = [
+      ['not JSON', '<html>hi</html>', /page of 'c' from block 0 is not JSON/],
+      ['no list', '{"blocks":5}', /page of 'c' from block 0 holds no list of blocks/],
+      ['events of null', '{"blocks":[{"index":0,"events":[null]}]}', /page of 'c' from block 0 holds a malformed block/],
+      ['no index', '{"blocks":[{"events":[]}]}', /page of 'c' from block 0 holds a malformed block/],
+      ['too deep to hash', `{"blocks":[{"index":0,"events":[{"details":${deep}}]}]}`, /not one a verifier can read \(value has no canonical JSON form: Maximum call stack size exceeded\)/],
+    ];
+    for (const [what, page, problem] of pages) {
+      const tiles = serve(log.tlog);
+      const hostile = (async (input: string | URL) =>
+        new URL(String(input)).pathname.endsWith('/blocks') ? new Response(page) : tiles(input)) as typeof fetch;
+      const verdict = await verifyTlog({ url: 'http://log', chain: 'c', fetch: hostile, blocks: true });
+      assert.equal(verdict.verified, false, what);
+      assert.match(verdict.problem!, problem, what);
+    }
+  });
 });

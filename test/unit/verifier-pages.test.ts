@@ -185,6 +185,44 @@ describe('ledger-verify: an old checkpoint (red team: a replayed one passed with
   });
 });
 
+describe('ledger-verify: a checkpoint signed but not well formed (red team: an empty tree verified as nothing)', () => {
+  it('refuses a signed checkpoint of no blocks, of a size no tree has, or without a root, pinned key or not', async () => {
+    served = chain;
+    try {
+      for (const [at, problem] of [
+        [{ ...fields, tree_size: 0, root: '' }, /signs a tree of 0 blocks: a chain has at least its genesis block/],
+        [{ ...fields, tree_size: -1 }, /signs a tree of -1 blocks/],
+        [{ ...fields, tree_size: 2.5 }, /signs a tree of 2.5 blocks/],
+        [{ ...fields, root: '' }, /signs no root \(64 hex digits\)/],
+      ] as const) {
+        malformed = (path) => (path.endsWith('/checkpoint') ? signCheckpoint(at as typeof fields) : undefined);
+        for (const pinned of [{ publicKey: publicKeyHex }, {}]) {
+          const verdict = await verifyLedger({ url, chain: 'main', ...pinned });
+          assert.equal(verdict.verified, false, JSON.stringify(at));
+          assert.match(verdict.problem ?? '', problem);
+        }
+      }
+    } finally {
+      malformed = undefined;
+    }
+  });
+});
+
+describe("ledger-verify of a Sub-Chain: the Main Chain's checkpoint must be the Main Chain's", () => {
+  it("refuses another chain's signed checkpoint answered as the Main Chain's (red team)", async () => {
+    served = chain;
+    const orders = signCheckpoint({ ...fields, chain_name: 'orders' });
+    try {
+      malformed = (path) => (path === '/api/v1/chains/main/checkpoint' || path === '/api/v1/chains/orders/checkpoint' ? orders : undefined);
+      const verdict = await verifyLedger({ url, chain: 'orders', publicKey: publicKeyHex });
+      assert.equal(verdict.verified, false);
+      assert.equal(verdict.problem, "the Main Chain's checkpoint is of chain 'orders', not 'main'");
+    } finally {
+      malformed = undefined;
+    }
+  });
+});
+
 describe('ledger-verify: what it asks a node for', () => {
   it('sends its API key, asks a node on this machine for uncompressed answers (nothing to save over loopback), and others for brotli', () => {
     assert.deepEqual(nodeHeaders('http://127.0.0.1:3000', 'k'), { 'X-API-Key': 'k', 'Accept-Encoding': 'identity' });
