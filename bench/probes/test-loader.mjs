@@ -19,10 +19,10 @@ if (files.length === 0) {
   process.exit(2);
 }
 for (const file of files) {
-  // The file's imports of the project's modules and packages (its own relative helpers aside).
-  const imports = [...readFileSync(new URL(file, `file://${ROOT}/`), 'utf8').matchAll(/^import [^;]*? from '([^']+)';/gms)]
+  // The file's imports of the project's modules and packages, as it runs them (relative helpers and types aside).
+  const imports = [...readFileSync(new URL(file, `file://${ROOT}/`), 'utf8').matchAll(/^import (?!type )[^;]*? from '([^']+)';/gms)]
     .map((m) => m[1])
-    .filter((m) => !m.startsWith('./'));
+    .filter((m) => !m.startsWith('.'));
   const script = `for (const m of ${JSON.stringify(imports)}) await import(m);`;
   const cpu = { tsx: [], native: [] };
   for (let i = 0; i < 10; i++) {

@@ -6,8 +6,8 @@
  * its place. A worker's V8 heap is capped (`resourceLimits`), QuickJS's own heap by its memory limit.
  * Runs beyond the pool wait in a bounded queue; past it the caller gets 429 with Retry-After.
  *
- * The worker runs this very module (a bundle in the cloud and in the local instances, the source under
- * tsx), told apart by its workerData; so no second bundle has to be built or shipped.
+ * The worker runs this very module (a bundle in the cloud and in the local instances, the source in tests and
+ * under tsx), told apart by its workerData; so no second bundle has to be built or shipped.
  */
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -51,12 +51,13 @@ export const SANDBOX_START_TIMEOUT_MS = 10_000;
 export const SANDBOX_GRACE_MS = 500;
 
 /**
- * This module as a worker's script: the bundle it is part of, or (running from sources under tsx, whose
- * loader a worker thread does not inherit) a bootstrap that registers tsx and then imports it.
+ * This module as a worker's script: the bundle it is part of, or its source, which a Node that strips types (24)
+ * runs as it is, and an older one only through a bootstrap that registers tsx (whose loader a worker thread does not
+ * inherit) and then imports it.
  */
 function workerScript(): [string | URL, { eval?: boolean }] {
   const self = new URL(import.meta.url);
-  if (!self.pathname.endsWith('.ts')) return [self, {}];
+  if (!self.pathname.endsWith('.ts') || (process.features as { typescript?: unknown }).typescript) return [self, {}];
   return [`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(self.href)}); });`, { eval: true }];
 }
 

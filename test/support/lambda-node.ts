@@ -19,14 +19,14 @@
  * against 89 s without (three alternating runs).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { cacheFolder, ROOT } from '#infra/bundling';
 import { chooseNode, LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
 
 /** Runs this command again on Lambda's Node when it was typed on an older one, and exits with its status; else returns. */
 export async function onLambdasNode(what: string): Promise<void> {
-  process.env.NODE_COMPILE_CACHE ||= cacheFolder('compile-cache');
+  if (!process.env.NODE_COMPILE_CACHE) process.env.NODE_COMPILE_CACHE = compileCache();
   if (process.env.LEDGER_TEST_ON_THIS_NODE === '1') return;
   if (Number(process.versions.node.split('.')[0]) >= LAMBDA_NODE_MAJOR) {
     // Here already: without the loader, when this Node strips types itself (a start of Node, about 0.1 s).
@@ -44,10 +44,39 @@ export async function onLambdasNode(what: string): Promise<void> {
   await again(lambdas.path, { PATH: `${dirname(lambdas.path)}${delimiter}${process.env.PATH ?? ''}`, LEDGER_TEST_HOST_NODE: process.execPath });
 }
 
+/** Past this, the run's compile cache is emptied before it starts (it fills again as the run compiles). */
+const COMPILE_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The run's compile cache: node_modules/.cache/verifiable-ledger/compile-cache-<checkout>. Node keeps an entry per
+ * module path; the tests' modules at temporary paths add new ones at every run (tens of megabytes a run), so a cache
+ * grown past COMPILE_CACHE_MAX_BYTES is removed first.
+ */
+function compileCache(): string {
+  const dir = cacheFolder('compile-cache');
+  trimCompileCache(dir, COMPILE_CACHE_MAX_BYTES);
+  return dir;
+}
+
+/** Removes `dir` when the files under it hold more than `maxBytes`. */
+export function trimCompileCache(dir: string, maxBytes: number): void {
+  const bytesUnder = (path: string): number =>
+    readdirSync(path, { withFileTypes: true }).reduce(
+      (sum, entry) =>
+        sum + (entry.isDirectory() ? bytesUnder(join(path, entry.name)) : (statSync(join(path, entry.name), { throwIfNoEntry: false })?.size ?? 0)),
+      0,
+    );
+  try {
+    if (bytesUnder(dir) > maxBytes) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // not there yet, or another run's removal under way: nothing to trim
+  }
+}
+
 /** Whether a Node strips TypeScript's types itself (22.18+, 23.6+; `process.features.typescript`). */
 function stripsTypes(node = process.execPath): boolean {
   if (node === process.execPath) return Boolean((process.features as { typescript?: string | false }).typescript);
-  return spawnSync(node, ['-p', 'Boolean(process.features.typescript)'], { encoding: 'utf8' }).stdout.trim() === 'true';
+  return spawnSync(node, ['-p', 'Boolean(process.features.typescript)'], { encoding: 'utf8' }).stdout?.trim() === 'true';
 }
 
 /** Node's flags without tsx's loader (`--import tsx`, `--import=tsx`, `--loader tsx`, `--require tsx/cjs`...). */

@@ -90,25 +90,28 @@ describe('the instance pool', () => {
     assert.equal(isCurrent(join(worker, '..')), true, 'and it is still current for this Node');
   });
 
-  it("runs a function the way Lambda's runtime does: none of the launcher's node flags", async () => {
-    const pool = new InstancePool({
-      functionName: 'flags',
-      bundle: bundle('flags', 'export const handler = async () => ({ execArgv: process.execArgv });'),
-      workerFile: worker,
-      maxInstances: 1,
-      timeoutMs: 5_000,
+  it("runs a function the way Lambda's runtime does: none of the launcher's node flags", () => {
+    // A pool in a process started with node flags of its own, as the launcher run from its sources is (tsx's loader;
+    // here `--no-deprecation`): a worker thread takes the flags its parent started with unless told otherwise.
+    const script = `
+      const { InstancePool } = await import('#infra/local/instance-pool');
+      const pool = new InstancePool({ functionName: 'flags', bundle: ${JSON.stringify(bundle('flags', 'export const handler = async () => ({ execArgv: process.execArgv });'))},
+        workerFile: ${JSON.stringify(worker)}, maxInstances: 1, timeoutMs: 5_000 });
+      try {
+        process.stdout.write(JSON.stringify({ parent: process.execArgv, instance: await pool.invoke({}) }));
+      } finally {
+        await pool.close();
+      }`;
+    const loader = (process.features as { typescript?: unknown }).typescript ? [] : ['--import', 'tsx'];
+    const run = spawnSync(process.execPath, ['--no-deprecation', ...loader, '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
     });
-    // A parent with node flags of its own, as the launcher run from its sources has (`--import tsx`): a worker thread
-    // takes its parent's flags unless told otherwise. (This test's own process may have none: Node 24 runs the tests
-    // without a loader.)
-    const parentFlags = process.execArgv.length;
-    process.execArgv.push('--no-deprecation');
-    try {
-      assert.deepEqual(await pool.invoke({}), { execArgv: [] });
-    } finally {
-      process.execArgv.splice(parentFlags);
-      await pool.close();
-    }
+    assert.equal(run.status, 0, run.stderr);
+    const { parent, instance } = JSON.parse(run.stdout) as { parent: string[]; instance: { execArgv: string[] } };
+    assert.ok(parent.includes('--no-deprecation'), `the parent has flags: ${parent.join(' ')}`);
+    assert.deepEqual(instance, { execArgv: [] });
   });
 
   it("fails an invocation whose instance does not load its bundle within Lambda's init limit, and stops that instance", async () => {

@@ -4,13 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as nodeModule from 'node:module';
-import { delimiter, dirname, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT } from '#infra/bundling';
 import { LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
-import { withoutLoader } from '#test/support/lambda-node';
+import { trimCompileCache, withoutLoader } from '#test/support/lambda-node';
 
 /** The Node `npm test` was typed on (test/run.ts names it when it moved), else this one. */
 const typedOn = process.env.LEDGER_TEST_HOST_NODE ?? process.execPath;
@@ -65,6 +66,22 @@ describe("npm test on Lambda's Node", () => {
     const expected = process.env.NODE_COMPILE_CACHE;
     assert.ok(expected, 'the runner names a compile cache (node_modules/.cache/verifiable-ledger/ unless set)');
     assert.equal(cacheDir?.startsWith(resolve(expected)), true, `cache: ${cacheDir}`);
+  });
+
+  it('empties a compile cache grown past its limit, and keeps one within it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'compile-cache-'));
+    try {
+      mkdirSync(join(dir, 'v24'));
+      writeFileSync(join(dir, 'v24', 'a'), Buffer.alloc(600));
+      writeFileSync(join(dir, 'v24', 'b'), Buffer.alloc(600));
+      trimCompileCache(dir, 2_000);
+      assert.ok(existsSync(join(dir, 'v24', 'a')), 'kept: 1,200 bytes of 2,000');
+      trimCompileCache(dir, 1_000);
+      assert.equal(existsSync(dir), false, 'removed: 1,200 bytes of 1,000');
+      trimCompileCache(dir, 1_000); // nothing there: nothing to do
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('(the inner run of the test above) prints the Node the PATH finds', (t) => {
