@@ -300,7 +300,11 @@ describe('ledger-verify --tiles (a monitor)', () => {
       ['no list', '{"blocks":5}', /page of 'c' from block 0 holds no list of blocks/],
       ['events of null', '{"blocks":[{"index":0,"events":[null]}]}', /page of 'c' from block 0 holds a malformed block/],
       ['no index', '{"blocks":[{"events":[]}]}', /page of 'c' from block 0 holds a malformed block/],
-      ['too deep to hash', `{"blocks":[{"index":0,"events":[{"details":${deep}}]}]}`, /not one a verifier can read \(value has no canonical JSON form: Maximum call stack size exceeded\)/],
+      [
+        'too deep to hash',
+        `{"blocks":[{"index":0,"events":[{"details":${deep}}]}]}`,
+        /not one a verifier can read \(value has no canonical JSON form: Maximum call stack size exceeded\)/,
+      ],
     ];
     for (const [what, page, problem] of pages) {
       const tiles = serve(log.tlog);
