@@ -7,7 +7,7 @@
  */
 import { SERVICE_EVENT } from '../ledger/event-types.ts';
 import { checkpointMessage, type CheckpointFields } from '../ledger/checkpoint.ts';
-import { ZERO_HASH } from '../ledger/hashing.ts';
+import { HASH_PATTERN, ZERO_HASH } from '../ledger/hashing.ts';
 import { appendSubtree, frontierRoot } from '../ledger/merkle.ts';
 import { verifyEd25519 } from '../ed25519.ts';
 import {
@@ -125,7 +125,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     // (A node whose key is not pinned signs what it likes: this stops an empty "verified" of nothing.)
     if (!Number.isSafeInteger(checkpoint.tree_size) || checkpoint.tree_size < 1)
       throw new Failure(`${what} signs a tree of ${JSON.stringify(checkpoint.tree_size)} blocks: a chain has at least its genesis block`);
-    if (typeof checkpoint.root !== 'string' || !/^[0-9a-f]{64}$/.test(checkpoint.root)) throw new Failure(`${what} signs no root (64 hex digits)`);
+    if (typeof checkpoint.root !== 'string' || !HASH_PATTERN.test(checkpoint.root)) throw new Failure(`${what} signs no root (64 hex digits)`);
   }
 
   /** Fetches and checks a page here, in this thread. */
