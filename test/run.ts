@@ -3,18 +3,22 @@
  * suites' files, run so that the whole loop fits in minutes on a 2-core machine.
  *
  * - Two files at a time (each in its own process, as node:test runs them), the files known to take longest first, so
- *   that no long file starts last. No file asserts a timing against this machine's speed (the quick benchmarks check
- *   counts and shapes, not rates), so none needs the machine to itself.
+ *   that no long file starts last, and a third or fourth while cores stand idle (test/support/file-slots.ts: a file
+ *   waiting on its stacks, a restart or a lease leaves a core idle for seconds). No file asserts a timing against this
+ *   machine's speed (the quick benchmarks check counts and shapes, not rates), so none needs the machine to itself.
  * - One DynamoDB Local for the whole run (in memory), which every stack that does not choose its own DynamoDB uses
  *   with tables of its own (test/support/stack.ts): a JVM a stack cost 1.5 s and 3.3 s of CPU here.
- * - Every file has a deadline (FILE_DEADLINE_MS): one that hangs fails, and the run goes on.
+ * - Every file has a deadline (FILE_DEADLINE_MS, from the moment it has its slot): one that hangs fails, and the run
+ *   goes on.
  * - At the end, the ten slowest files, the run's wall time and the CPU it used, its children's included
  *   (test/support/slowest-files.mjs), so that growth is seen when it starts; SLOWEST_FILES_JSON=<path> writes every
  *   file's time.
  *
  * Arguments: suites (`unit`, `infra`, `integration`) or files; none means all three suites. `--serial` runs every
  * file alone (to find a test that depends on an idle machine). LEDGER_TEST_FILES_AT_ONCE=N runs N files at a time
- * (3 here: 766 s against 790 s for 2, within this machine's drift, with the longest file twice as long).
+ * (3 here: 766 s against 790 s for 2, within this machine's drift, with the longest file twice as long), and
+ * LEDGER_TEST_FILES_AT_MOST=M up to M while cores stand idle (default 4; 2 turns it off: the machine stood idle 83
+ * core-seconds of a run that way, against 69 with extra files: 628 s against 619 s, back to back, 2026-12-07).
  */
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
