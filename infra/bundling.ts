@@ -12,6 +12,7 @@ import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
+import { stampedAsNow, stampedFiles } from '../bin/bundle-cache.mjs';
 import type { GroupSpec } from '../shared/api/routes.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
@@ -79,20 +80,31 @@ export function bundleOptions(entry: string, outfile: string, nodeMajor: string 
 
 export type Stamps = Record<string, { size: number; mtimeMs: number }>;
 
-/** The size and modification time of each file: what a kept bundle records of its inputs, and checks again. */
+/**
+ * The size and modification time of each file: what a kept bundle records of its inputs, and checks again. The files in
+ * node_modules are stood for by npm's record of what it installed (bin/bundle-cache.mjs, `stampedFiles`).
+ */
 export function stamps(paths: string[]): Stamps {
-  return Object.fromEntries(
+  return stampEach(stampedFiles(paths));
+}
+
+const stampEach = (paths: string[]): Stamps =>
+  Object.fromEntries(
     paths.map((path) => {
       const stat = statSync(path);
       return [path, { size: stat.size, mtimeMs: stat.mtimeMs }];
     }),
   );
-}
 
-/** Whether every recorded file is still as it was (a removed one is not). */
+/**
+ * Whether every recorded file is still as it was (a removed one is not). A record that stamped node_modules another way
+ * (file by file, made before npm's record stood for them or where there was none) is not: the bundle is built again.
+ */
 export function unchanged(recorded: Stamps): boolean {
   try {
-    const now = stamps(Object.keys(recorded));
+    const paths = Object.keys(recorded);
+    if (!stampedAsNow(paths)) return false;
+    const now = stampEach(paths);
     return Object.entries(recorded).every(([path, was]) => now[path]!.size === was.size && now[path]!.mtimeMs === was.mtimeMs);
   } catch {
     return false;

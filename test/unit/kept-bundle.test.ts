@@ -10,8 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { keptBundle } from '../../bin/bundle-cache.mjs';
-import { ROOT } from '#infra/bundling';
+import { keptBundle, stampedFiles } from '../../bin/bundle-cache.mjs';
+import { ROOT, stamps, unchanged } from '#infra/bundling';
 
 const ENTRY = 'test/support/fixtures/kept-bundle-entry.ts';
 const SOURCE = join(ROOT, ENTRY);
@@ -40,5 +40,21 @@ describe('kept bundles of TypeScript commands', () => {
     utimesSync(SOURCE, later, later);
     assert.equal(await keptBundle(ENTRY, 'verifiable-ledger/commands'), bundle);
     assert.ok(statSync(bundle).mtimeMs > builtAt, 'a changed source is bundled again');
+  });
+
+  it("stamps the repository's own inputs each, and those inside node_modules by npm's record of what it installed", () => {
+    const installed = join(ROOT, 'node_modules', '.package-lock.json');
+    const own = join(ROOT, 'package.json');
+    const dependency = join(ROOT, 'node_modules', 'esbuild', 'package.json');
+    assert.deepEqual(stampedFiles([own, dependency, join(ROOT, 'node_modules', '@aws-sdk', 'client-kms', 'package.json')]), [own, installed]);
+    assert.deepEqual(stampedFiles([own]), [own], 'nothing from node_modules: nothing stands for it');
+    // The functions' and the launcher's records: an `npm ci` (a new record of what npm installed) builds them again.
+    const recorded = stamps([own, dependency]);
+    assert.deepEqual(Object.keys(recorded), [own, installed]);
+    assert.equal(unchanged(recorded), true);
+    assert.equal(unchanged({ ...recorded, [installed]: { ...recorded[installed]!, mtimeMs: recorded[installed]!.mtimeMs - 1 } }), false);
+    // A record made file by file (before this, or where npm kept no record) is built again once.
+    const fileByFile = Object.fromEntries([own, dependency].map((path) => [path, { size: statSync(path).size, mtimeMs: statSync(path).mtimeMs }]));
+    assert.equal(unchanged(fileByFile), false);
   });
 });
