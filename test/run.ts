@@ -29,6 +29,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-lo
 import { ROOT } from '#infra/bundling';
 import { onLambdasNode } from './support/lambda-node.ts';
 import slowestFiles from './support/slowest-files.mjs';
+import { SLOTS_ENV, startFileSlots } from './support/file-slots.ts';
 import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
 const SUITES = ['unit', 'infra', 'integration'] as const;
@@ -54,8 +55,9 @@ const LONGEST_FIRST = [
   'test/integration/client.test.ts',
 ];
 
-/** Files run at once (LEDGER_TEST_FILES_AT_ONCE, default 2). */
+/** Files run at once (LEDGER_TEST_FILES_AT_ONCE, default 2), and at most (LEDGER_TEST_FILES_AT_MOST, default 4) while cores stand idle. */
 const FILES_AT_ONCE = Number(process.env.LEDGER_TEST_FILES_AT_ONCE ?? 2);
+const FILES_AT_MOST = Math.max(FILES_AT_ONCE, Number(process.env.LEDGER_TEST_FILES_AT_MOST ?? 4));
 
 /** Longest a file may run: a hang fails its file, never the whole CI run (90 minutes). */
 const FILE_DEADLINE_MS = 10 * 60_000;
@@ -177,9 +179,26 @@ function cpuByFile(): Record<string, number> {
 /** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */
 const events: unknown[] = [];
 const started = Date.now();
+// The files' slots: FILES_AT_ONCE at a time, more while cores stand idle (test/support/file-slots.ts). Each file's
+// deadline runs from its slot; node:test's, from its process's start (its wait included), is the backstop.
+const slotsDir = tempDataDir('test-slots');
+const slots = serial
+  ? undefined
+  : await startFileSlots({
+      path: join(slotsDir, 'slots.sock'),
+      base: FILES_AT_ONCE,
+      max: FILES_AT_MOST,
+      deadlineMs: FILE_DEADLINE_MS,
+      onDeadline: (file) => process.stdout.write(`${relative(ROOT, file)} ran past its deadline (${FILE_DEADLINE_MS / 60_000} minutes): stopped\n`),
+    });
+if (slots) process.env[SLOTS_ENV] = slots.path;
 {
   // node:test's TestsStream is a Node Readable (its typings say a web ReadableStream).
-  const stream = run({ files: ordered.map((f) => join(ROOT, f)), concurrency: serial ? 1 : FILES_AT_ONCE, timeout: FILE_DEADLINE_MS }) as unknown as Readable;
+  const stream = run({
+    files: ordered.map((f) => join(ROOT, f)),
+    concurrency: serial ? 1 : FILES_AT_MOST,
+    timeout: slots ? 2 * FILE_DEADLINE_MS : FILE_DEADLINE_MS,
+  }) as unknown as Readable;
   const recorded = stream.compose(async function* record(source: AsyncIterable<{ type: string; data: unknown }>) {
     for await (const event of source) {
       events.push(event);
@@ -191,6 +210,8 @@ const started = Date.now();
   output.pipe(process.stdout, { end: false });
   await new Promise<void>((done) => output.once('end', done));
 }
+await slots?.close();
+removeDir(slotsDir);
 const dynamoCpu = dynamo ? cpuMsWithChildren(dynamo.pid) : undefined;
 await sharedStarting;
 const sharedStackCpu = shared ? cpuMsWithChildren(shared.pid) : undefined;
@@ -209,6 +230,8 @@ const report = {
   cpuMs: cpuMsWithChildren(),
   cpuByFile: perFile,
   sharedCpu,
+  waitedByFile: slots?.waitedMs ?? {},
+  extraFiles: slots?.extraStarts(),
 };
 for await (const text of slowestFiles(Readable.from(events) as never, report)) process.stdout.write(text);
 if (process.exitCode) process.stdout.write('Some tests failed: see above (each failure is listed again under "failing tests").\n');

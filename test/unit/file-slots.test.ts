@@ -27,6 +27,14 @@ const soon = <T>(promise: Promise<T>, ms = 1_500) =>
   Promise.race([promise, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), ms).unref())]);
 
 describe('the test run’s file slots', () => {
+  it('hold this file too, when test/run.ts runs it', (t) => {
+    if (!process.env.LEDGER_TEST_CPU_DIR) return t.skip('run alone, not by test/run.ts');
+    if (process.argv.includes('--serial')) return t.skip('a serial run has no slots');
+    const slot = (globalThis as Record<symbol, unknown>)[Symbol.for('verifiable-ledger.test-slot')] as Socket | undefined;
+    assert.ok(slot && !slot.destroyed, 'this process holds its slot');
+    assert.equal(process.env[SLOTS_ENV], undefined, 'and hides the address from what it starts');
+  });
+
   it('runs two files at once and the third when one ends, in the order they asked, with the wait counted', async () => {
     const slots = await startFileSlots({ path: join(dir, 'a.sock'), base: 2, max: 4, idleCores: () => 0 });
     try {
