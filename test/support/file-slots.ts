@@ -8,7 +8,8 @@
  * node:test starts up to `max` files' processes; each waits before its first import (test/support/file-cpu.mjs,
  * preloaded) until this grants it a slot over a Unix socket, and frees it by exiting (the socket closes with it,
  * whatever way it ends). Slots are granted in the order asked for. A file still running `deadlineMs` after its grant
- * is killed (its wait for a slot is not its time; node:test's own timeout, counted from its spawn, is the backstop).
+ * is killed (its wait for a slot is not its time; node:test's own timeout, counted from its spawn, is the backstop),
+ * when it is a child of this process. The socket lives in a folder only this user can enter (mkdtemp's 0700).
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -43,6 +44,16 @@ function ticks(): { busy: number; total: number } | undefined {
     return { busy: total - idle, total };
   } catch {
     return undefined;
+  }
+}
+
+/** Whether `pid` is a child of this process (Linux's /proc; elsewhere unknown, so no). */
+function startedHere(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
+  } catch {
+    return false;
   }
 }
 
@@ -85,6 +96,8 @@ export async function startFileSlots(options: {
           ? undefined
           : setTimeout(() => {
               options.onDeadline?.(next.file);
+              // Only a process this one started (node:test starts each file's): a pid named wrongly kills nothing else.
+              if (!startedHere(next.pid)) return;
               try {
                 process.kill(next.pid, 'SIGKILL');
               } catch {

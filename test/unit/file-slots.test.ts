@@ -4,8 +4,8 @@
  * never asking for one (a file that started a `.test.ts` of its own would otherwise wait on itself).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,6 +139,31 @@ describe('the test run’s file slots', () => {
       assert.equal(await soon(exited, 15_000), 'SIGKILL');
       assert.deepEqual(stopped, [file]);
     } finally {
+      await slots.close();
+    }
+  });
+
+  it('kills only a process it started: a pid named wrongly is left alone at the deadline', async () => {
+    const stopped: string[] = [];
+    const slots = await startFileSlots({ path: join(dir, 'e.sock'), base: 1, max: 1, idleCores: () => 0, deadlineMs: 300, onDeadline: (f) => stopped.push(f) });
+    // A process that is not a child of this one (its shell parent has exited).
+    const orphan = Number(execFileSync('sh', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' }).trim());
+    try {
+      const socket = connect(slots.path);
+      socket.once('connect', () => socket.write(`${orphan} /not-mine.test.ts\n`));
+      await new Promise((resolve) => socket.once('data', resolve));
+      await new Promise((r) => setTimeout(r, 800));
+      assert.deepEqual(stopped, ['/not-mine.test.ts'], 'its deadline passed');
+      // Still running (a killed orphan stays a zombie until its new parent reaps it: its state, not kill(pid, 0)).
+      const state = readFileSync(`/proc/${orphan}/stat`, 'utf8').split(') ')[1]!.split(' ')[0];
+      assert.ok(state !== 'Z' && state !== 'X', `and the process it named still runs (state ${state})`);
+      socket.destroy();
+    } finally {
+      try {
+        process.kill(orphan, 'SIGKILL');
+      } catch {
+        // gone
+      }
       await slots.close();
     }
   });
