@@ -3,22 +3,18 @@
  * suites' files, run so that the whole loop fits in minutes on a 2-core machine.
  *
  * - Two files at a time (each in its own process, as node:test runs them), the files known to take longest first, so
- *   that no long file starts last, and a third or fourth while cores stand idle (test/support/file-slots.ts: a file
- *   waiting on its stacks, a restart or a lease leaves a core idle for seconds). No file asserts a timing against this
- *   machine's speed (the quick benchmarks check counts and shapes, not rates), so none needs the machine to itself.
+ *   that no long file starts last. No file asserts a timing against this machine's speed (the quick benchmarks check
+ *   counts and shapes, not rates), so none needs the machine to itself.
  * - One DynamoDB Local for the whole run (in memory), which every stack that does not choose its own DynamoDB uses
  *   with tables of its own (test/support/stack.ts): a JVM a stack cost 1.5 s and 3.3 s of CPU here.
- * - Every file has a deadline (FILE_DEADLINE_MS, from the moment it has its slot): one that hangs fails, and the run
- *   goes on.
+ * - Every file has a deadline (FILE_DEADLINE_MS): one that hangs fails, and the run goes on.
  * - At the end, the ten slowest files, the run's wall time and the CPU it used, its children's included
  *   (test/support/slowest-files.mjs), so that growth is seen when it starts; SLOWEST_FILES_JSON=<path> writes every
  *   file's time.
  *
  * Arguments: suites (`unit`, `infra`, `integration`) or files; none means all three suites. `--serial` runs every
  * file alone (to find a test that depends on an idle machine). LEDGER_TEST_FILES_AT_ONCE=N runs N files at a time
- * (3 here: 766 s against 790 s for 2, within this machine's drift, with the longest file twice as long), and
- * LEDGER_TEST_FILES_AT_MOST=M up to M while cores stand idle (default 4; 2 turns it off: the machine stood idle 83
- * core-seconds of a run that way, against 69 with extra files: 628 s against 619 s, back to back, 2026-12-07).
+ * (3 here: 766 s against 790 s for 2, within this machine's drift, with the longest file twice as long).
  */
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -29,7 +25,6 @@ import { type DynamoDbLocal, startDynamoDbLocal } from '#infra/local/dynamodb-lo
 import { ROOT } from '#infra/bundling';
 import { onLambdasNode } from './support/lambda-node.ts';
 import slowestFiles from './support/slowest-files.mjs';
-import { SLOTS_ENV, startFileSlots } from './support/file-slots.ts';
 import { removeDir, SHARED_STACK_ENV, type SharedStackFile, type Stack, startStack, tempDataDir } from './support/stack.ts';
 
 const SUITES = ['unit', 'infra', 'integration'] as const;
@@ -55,9 +50,8 @@ const LONGEST_FIRST = [
   'test/integration/client.test.ts',
 ];
 
-/** Files run at once (LEDGER_TEST_FILES_AT_ONCE, default 2), and at most (LEDGER_TEST_FILES_AT_MOST, default 4) while cores stand idle. */
+/** Files run at once (LEDGER_TEST_FILES_AT_ONCE, default 2). */
 const FILES_AT_ONCE = Number(process.env.LEDGER_TEST_FILES_AT_ONCE ?? 2);
-const FILES_AT_MOST = Math.max(FILES_AT_ONCE, Number(process.env.LEDGER_TEST_FILES_AT_MOST ?? 4));
 
 /** Longest a file may run: a hang fails its file, never the whole CI run (90 minutes). */
 const FILE_DEADLINE_MS = 10 * 60_000;
@@ -179,26 +173,9 @@ function cpuByFile(): Record<string, number> {
 /** Every event of the run's phases, in order, for the slowest-files reporter; failures set the exit code. */
 const events: unknown[] = [];
 const started = Date.now();
-// The files' slots: FILES_AT_ONCE at a time, more while cores stand idle (test/support/file-slots.ts). Each file's
-// deadline runs from its slot; node:test's, from its process's start (its wait included), is the backstop.
-const slotsDir = tempDataDir('test-slots');
-const slots = serial
-  ? undefined
-  : await startFileSlots({
-      path: join(slotsDir, 'slots.sock'),
-      base: FILES_AT_ONCE,
-      max: FILES_AT_MOST,
-      deadlineMs: FILE_DEADLINE_MS,
-      onDeadline: (file) => process.stdout.write(`${relative(ROOT, file)} ran past its deadline (${FILE_DEADLINE_MS / 60_000} minutes): stopped\n`),
-    });
-if (slots) process.env[SLOTS_ENV] = slots.path;
 {
   // node:test's TestsStream is a Node Readable (its typings say a web ReadableStream).
-  const stream = run({
-    files: ordered.map((f) => join(ROOT, f)),
-    concurrency: serial ? 1 : FILES_AT_MOST,
-    timeout: slots ? 2 * FILE_DEADLINE_MS : FILE_DEADLINE_MS,
-  }) as unknown as Readable;
+  const stream = run({ files: ordered.map((f) => join(ROOT, f)), concurrency: serial ? 1 : FILES_AT_ONCE, timeout: FILE_DEADLINE_MS }) as unknown as Readable;
   const recorded = stream.compose(async function* record(source: AsyncIterable<{ type: string; data: unknown }>) {
     for await (const event of source) {
       events.push(event);
@@ -210,8 +187,6 @@ if (slots) process.env[SLOTS_ENV] = slots.path;
   output.pipe(process.stdout, { end: false });
   await new Promise<void>((done) => output.once('end', done));
 }
-await slots?.close();
-removeDir(slotsDir);
 const dynamoCpu = dynamo ? cpuMsWithChildren(dynamo.pid) : undefined;
 await sharedStarting;
 const sharedStackCpu = shared ? cpuMsWithChildren(shared.pid) : undefined;
@@ -230,8 +205,6 @@ const report = {
   cpuMs: cpuMsWithChildren(),
   cpuByFile: perFile,
   sharedCpu,
-  waitedByFile: slots?.waitedMs ?? {},
-  extraFiles: slots?.extraStarts(),
 };
 for await (const text of slowestFiles(Readable.from(events) as never, report)) process.stdout.write(text);
 if (process.exitCode) process.stdout.write('Some tests failed: see above (each failure is listed again under "failing tests").\n');

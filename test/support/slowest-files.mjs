@@ -3,8 +3,7 @@
  * so that a suite's growth is seen when it starts (`npm test` runs it beside the spec reporter).
  *
  * A file's time is the runner's own: from the start of its process to its end, imports, hooks and
- * stacks included (the `test:complete` event the runner emits for the file itself), less the time its process
- * waited for a slot before its first import. With
+ * stacks included (the `test:complete` event the runner emits for the file itself). With
  * SLOWEST_FILES_JSON=<path> every file's time is also written there, slowest first.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,11 +15,9 @@ const SHOWN = 10;
  * `wallMs`: the run's wall time, when the events are handed over after the run (test/run.ts); else measured here.
  * `cpuMs`: the CPU the run used, its children's included, when known. `cpuByFile`: each file's CPU (its process and
  * the stacks and commands it started; absolute path to ms), when known. `sharedCpu`: CPU of what the files shared
- * (the run's DynamoDB Local), named. `waitedByFile`: how long each file's process waited for its slot before it ran
- * (absolute path to ms; test/support/file-slots.ts), taken out of its time. `extraFiles`: files started beside the
- * usual two while cores stood idle.
+ * (the run's DynamoDB Local), named.
  */
-export default async function* slowestFiles(source, { wallMs, cpuMs, cpuByFile = {}, sharedCpu = {}, waitedByFile = {}, extraFiles } = {}) {
+export default async function* slowestFiles(source, { wallMs, cpuMs, cpuByFile = {}, sharedCpu = {} } = {}) {
   const files = [];
   const started = performance.now();
   for await (const event of source) {
@@ -28,9 +25,8 @@ export default async function* slowestFiles(source, { wallMs, cpuMs, cpuByFile =
     if (event.type === 'test:complete' && data?.file && data.nesting === 0 && resolve(data.name) === data.file) {
       files.push({
         file: relative(process.cwd(), data.file),
-        ms: Math.round(Math.max(0, (data.details?.duration_ms ?? 0) - (waitedByFile[data.file] ?? 0))),
+        ms: Math.round(data.details?.duration_ms ?? 0),
         cpuMs: cpuByFile[data.file],
-        waitedMs: waitedByFile[data.file],
         passed: data.details?.passed !== false,
       });
     }
@@ -41,8 +37,7 @@ export default async function* slowestFiles(source, { wallMs, cpuMs, cpuByFile =
   const sum = files.reduce((s, f) => s + f.ms, 0);
   const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
   const cpu = cpuMs === undefined ? '' : `, ${seconds(cpuMs)} of CPU`;
-  const extra = extraFiles ? `; ${extraFiles} started beside the usual two while cores stood idle` : '';
-  let out = `\nSlowest test files (${files.length} files, ${seconds(sum)} of file time, ${seconds(total)} wall${cpu}${extra}):\n`;
+  let out = `\nSlowest test files (${files.length} files, ${seconds(sum)} of file time, ${seconds(total)} wall${cpu}):\n`;
   const cpuOf = (f) => (f.cpuMs === undefined ? '' : `${seconds(f.cpuMs).padStart(8)} CPU`);
   for (const f of files.slice(0, SHOWN)) out += `  ${seconds(f.ms).padStart(8)}${cpuOf(f)}  ${f.file}${f.passed ? '' : '  (failed)'}\n`;
   const byCpu = files.filter((f) => f.cpuMs !== undefined).sort((a, b) => b.cpuMs - a.cpuMs);
