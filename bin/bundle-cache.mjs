@@ -35,17 +35,42 @@ const stamp = (file) => {
 /** npm's record of what it installed, rewritten by every `npm ci` and `npm install` that changes node_modules. */
 const INSTALLED = join(ROOT, 'node_modules', '.package-lock.json');
 
+/** The folder of the package a file inside node_modules belongs to (the innermost node_modules), else undefined. */
+function packageOf(file) {
+  const parts = relative(ROOT, file).split(sep);
+  const at = parts.lastIndexOf('node_modules');
+  if (at === -1) return undefined;
+  const name = parts[at + 1]?.startsWith('@') ? 2 : 1;
+  return join(ROOT, ...parts.slice(0, at + 1 + name));
+}
+
 /**
- * The files whose stamps stand for a bundle's inputs (`files`, absolute): the repository's own, each, and for those inside
- * node_modules, npm's record of what it installed when there is one. A bundle of the service reads about 1,600 files
- * there: stamping each at every check cost a stack's start about 0.2 s of CPU (22,000 files, its launcher's and its ten
- * functions' bundles) and every command about 15 ms. A file edited by hand inside node_modules is not noticed: delete
- * node_modules/.cache to build again.
+ * The files whose stamps stand for a bundle's inputs (`files`, absolute): the repository's own, each; each dependency
+ * by its package.json (its name and version as installed, whichever tool installed it), and all of them by npm's record
+ * of what it installed when there is one. A bundle of the service reads about 1,600 files inside node_modules (from
+ * about 120 packages): stamping each at every check took 0.4-0.5 s of a stack's start (22,000 stamps for its launcher's
+ * and its ten functions' bundles, and their records read; now about 3,000) and about 15 ms of every command. A file edited in place
+ * inside a dependency is not noticed: delete node_modules/.cache to build again.
  */
 export function stampedFiles(files) {
-  const own = files.filter((file) => !file.split(sep).includes('node_modules'));
-  return own.length < files.length && existsSync(INSTALLED) ? [...own, INSTALLED] : files;
+  const own = [];
+  const packages = new Set();
+  const found = new Map();
+  for (const file of files) {
+    const pkg = packageOf(file);
+    if (file === INSTALLED) continue;
+    const manifest = pkg === undefined ? undefined : join(pkg, 'package.json');
+    if (manifest !== undefined && !found.has(manifest)) found.set(manifest, existsSync(manifest));
+    // A file in a folder of node_modules that is no package (no package.json) is stamped itself.
+    if (manifest === undefined || !found.get(manifest)) own.push(file);
+    else packages.add(manifest);
+  }
+  if (packages.size === 0 && !files.includes(INSTALLED)) return own;
+  return [...own, ...[...packages].sort(), ...(existsSync(INSTALLED) ? [INSTALLED] : [])];
 }
+
+/** The rule stampedFiles follows, named in every record's build key: a record made by an earlier rule is built again. */
+export const STAMP_RULE = 'own files each; node_modules by package.json and npm record';
 
 /** Whether a record of stamps names `files` (absolute) as stampedFiles would now: else it was made another way. */
 export function stampedAsNow(files) {
@@ -55,9 +80,19 @@ export function stampedAsNow(files) {
 }
 
 /** The record of a build's inputs (relative to the repository, as esbuild's metafile names them): file to stamp. */
-function inputStamps(inputs) {
+export function inputStamps(inputs) {
   const files = stampedFiles(inputs.filter((file) => !file.includes(':')).map((file) => resolve(ROOT, file)));
   return Object.fromEntries(files.map((file) => [relative(ROOT, file), stamp(file)]));
+}
+
+/** Whether a record made by inputStamps still holds: stamped as now, and every stamp the same. */
+export function inputsUnchanged(recorded) {
+  try {
+    if (!stampedAsNow(Object.keys(recorded).map((file) => resolve(ROOT, file)))) return false;
+    return Object.entries(recorded).every(([file, was]) => stamp(resolve(ROOT, file)) === was);
+  } catch {
+    return false; // an input was removed
+  }
 }
 
 function esbuildVersion() {
@@ -68,10 +103,7 @@ function esbuildVersion() {
 function fresh(place, versions) {
   try {
     const record = JSON.parse(readFileSync(place.record, 'utf8'));
-    if (record.versions !== versions) return undefined;
-    // Stamped another way (node_modules file by file, before npm's record stood for them): built again.
-    if (!stampedAsNow(Object.keys(record.inputs).map((file) => resolve(ROOT, file)))) return undefined;
-    for (const [file, was] of Object.entries(record.inputs)) if (stamp(resolve(ROOT, file)) !== was) return undefined;
+    if (record.versions !== versions || !inputsUnchanged(record.inputs)) return undefined;
     statSync(place.code);
     return place.code;
   } catch {
@@ -87,7 +119,7 @@ function fresh(place, versions) {
 export function cachedBundle(entry, embed = {}) {
   let versions;
   try {
-    versions = `node ${process.version}, esbuild ${esbuildVersion()}`;
+    versions = `node ${process.version}, esbuild ${esbuildVersion()}, ${STAMP_RULE}`;
   } catch {
     return undefined;
   }
@@ -158,7 +190,7 @@ export function build(entry, embed) {
 export async function keptBundle(entry, folder) {
   let versions;
   try {
-    versions = `node ${process.version}, esbuild ${esbuildVersion()}, sources' own import.meta.url`;
+    versions = `node ${process.version}, esbuild ${esbuildVersion()}, sources' own import.meta.url, ${STAMP_RULE}`;
   } catch {
     return undefined;
   }

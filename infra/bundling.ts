@@ -12,7 +12,9 @@ import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
-import { stampedAsNow, stampedFiles } from '../bin/bundle-cache.mjs';
+import { STAMP_RULE, stampedAsNow, stampedFiles } from '../bin/bundle-cache.mjs';
+
+export { STAMP_RULE };
 import type { GroupSpec } from '../shared/api/routes.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
@@ -82,7 +84,8 @@ export type Stamps = Record<string, { size: number; mtimeMs: number }>;
 
 /**
  * The size and modification time of each file: what a kept bundle records of its inputs, and checks again. The files in
- * node_modules are stood for by npm's record of what it installed (bin/bundle-cache.mjs, `stampedFiles`).
+ * node_modules are stood for by their packages' package.json and npm's record of what it installed (bin/bundle-cache.mjs,
+ * `stampedFiles`).
  */
 export function stamps(paths: string[]): Stamps {
   return stampEach(stampedFiles(paths));
@@ -98,7 +101,7 @@ const stampEach = (paths: string[]): Stamps =>
 
 /**
  * Whether every recorded file is still as it was (a removed one is not). A record that stamped node_modules another way
- * (file by file, made before npm's record stood for them or where there was none) is not: the bundle is built again.
+ * (file by file, made before their packages stood for them) is not: the bundle is built again.
  */
 export function unchanged(recorded: Stamps): boolean {
   try {

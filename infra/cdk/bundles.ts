@@ -17,7 +17,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, uti
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build, buildSync, type Metafile } from 'esbuild';
-import { ROOT, type Stamps, bundleFileSources, bundleOptions, cacheFolder, removeStale, stamps, unchanged } from '../bundling.ts';
+import { ROOT, STAMP_RULE, type Stamps, bundleFileSources, bundleOptions, cacheFolder, removeStale, stamps, unchanged } from '../bundling.ts';
 import { EVENT_FUNCTIONS, GROUPS } from '../routes.ts';
 
 export const CLOUD_BUNDLE_CACHE = cacheFolder('cloud-functions');
@@ -35,7 +35,7 @@ interface Record_ {
 /** What makes two builds different apart from their inputs: this checkout, the options, esbuild's version. */
 function buildKey(entry: string, nodeMajor: number, files: { from: string; as: string }[]): string {
   const esbuild = (createRequire(join(ROOT, 'package.json'))('esbuild/package.json') as { version: string }).version;
-  return JSON.stringify({ options: bundleOptions(entry, BUNDLE_FILE, nodeMajor), esbuild, files, root: ROOT });
+  return JSON.stringify({ options: bundleOptions(entry, BUNDLE_FILE, nodeMajor), esbuild, files, root: ROOT, stamps: STAMP_RULE });
 }
 
 /** Every file and folder under `path`, itself included: a folder's own time changes when a file is added to it or removed. */

@@ -22,6 +22,7 @@ import {
   bundleOptions,
   cacheFolder,
   removeStale,
+  STAMP_RULE,
   type Stamps,
   stamps,
   unchanged,
@@ -60,6 +61,7 @@ export const buildKey = (root = ROOT) =>
     // The output's layout (one file, or an entry with chunks) and the target.
     options: bundleOptions('', BUNDLE_FILE, NODE_MAJOR),
     node: NODE_MAJOR,
+    stamps: STAMP_RULE,
   });
 const BUILD = buildKey();
 

@@ -7,10 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { keptBundle, stampedFiles } from '../../bin/bundle-cache.mjs';
+import { inputStamps, inputsUnchanged, keptBundle, stampedFiles } from '../../bin/bundle-cache.mjs';
 import { ROOT, stamps, unchanged } from '#infra/bundling';
 
 const ENTRY = 'test/support/fixtures/kept-bundle-entry.ts';
@@ -42,19 +42,44 @@ describe('kept bundles of TypeScript commands', () => {
     assert.ok(statSync(bundle).mtimeMs > builtAt, 'a changed source is bundled again');
   });
 
-  it("stamps the repository's own inputs each, and those inside node_modules by npm's record of what it installed", () => {
+  it("stamps the repository's own inputs each, and those inside node_modules by their packages and npm's record of what it installed", () => {
     const installed = join(ROOT, 'node_modules', '.package-lock.json');
+    const npmRecord = existsSync(installed) ? [installed] : [];
     const own = join(ROOT, 'package.json');
-    const dependency = join(ROOT, 'node_modules', 'esbuild', 'package.json');
-    assert.deepEqual(stampedFiles([own, dependency, join(ROOT, 'node_modules', '@aws-sdk', 'client-kms', 'package.json')]), [own, installed]);
+    const modules = join(ROOT, 'node_modules');
+    assert.deepEqual(
+      stampedFiles([
+        own,
+        join(modules, 'esbuild', 'lib', 'main.js'),
+        join(modules, 'esbuild', 'package.json'),
+        join(modules, '@smithy', 'core', 'dist-cjs', 'index.js'),
+        join(modules, 'a', 'node_modules', '@b', 'c', 'd.js'),
+      ]),
+      // a/node_modules/@b/c is no package here (no package.json): its file is stamped itself.
+      [
+        own,
+        join(modules, 'a', 'node_modules', '@b', 'c', 'd.js'),
+        join(modules, '@smithy', 'core', 'package.json'),
+        join(modules, 'esbuild', 'package.json'),
+        ...npmRecord,
+      ],
+    );
     assert.deepEqual(stampedFiles([own]), [own], 'nothing from node_modules: nothing stands for it');
-    // The functions' and the launcher's records: an `npm ci` (a new record of what npm installed) builds them again.
+    // The functions' records (infra/bundling.ts): a new version of a package, or an `npm ci`, builds them again.
+    const dependency = join(modules, '@smithy', 'core', 'dist-cjs', 'index.js');
     const recorded = stamps([own, dependency]);
-    assert.deepEqual(Object.keys(recorded), [own, installed]);
+    assert.deepEqual(Object.keys(recorded), [own, join(modules, '@smithy', 'core', 'package.json'), ...npmRecord]);
     assert.equal(unchanged(recorded), true);
-    assert.equal(unchanged({ ...recorded, [installed]: { ...recorded[installed]!, mtimeMs: recorded[installed]!.mtimeMs - 1 } }), false);
-    // A record made file by file (before this, or where npm kept no record) is built again once.
+    for (const key of Object.keys(recorded).slice(1))
+      assert.equal(unchanged({ ...recorded, [key]: { ...recorded[key]!, mtimeMs: recorded[key]!.mtimeMs - 1 } }), false, `${key} changed`);
+    // A record made file by file (before this) is built again once.
     const fileByFile = Object.fromEntries([own, dependency].map((path) => [path, { size: statSync(path).size, mtimeMs: statSync(path).mtimeMs }]));
     assert.equal(unchanged(fileByFile), false);
+    // The launcher's and the commands' records (bin/bundle-cache.mjs): the same rule.
+    const kept = inputStamps(['package.json', 'node_modules/@smithy/core/dist-cjs/index.js']);
+    assert.deepEqual(Object.keys(kept), ['package.json', 'node_modules/@smithy/core/package.json', ...npmRecord.map(() => 'node_modules/.package-lock.json')]);
+    assert.equal(inputsUnchanged(kept), true);
+    assert.equal(inputsUnchanged({ ...kept, 'node_modules/@smithy/core/package.json': '1:2' }), false, 'another version of a package');
+    assert.equal(inputsUnchanged({ 'package.json': kept['package.json']!, 'node_modules/@smithy/core/dist-cjs/index.js': 'x' }), false, 'stamped the old way');
   });
 });
