@@ -5,12 +5,15 @@
  * master key beside it could unwrap them; a removed file is removed. The cloud keeps them in the registry
  * table (DynamoDB deletes), with backups addressed in docs/personal-data.md.
  *
- * Layout: `<hash>.key.json` holds the wrapped key; `<hash>.erased.json` the erasure record. The record
- * is written first, exclusively (of two erasures at once, one writes it), then the key file is removed;
- * a subject with a record is erased, whatever else is there.
+ * Layout: `<hash>.key.json` holds the wrapped key, written once (whole and exclusively) and removed once;
+ * `<hash>.events.json` the count of its events (kept apart: counting never rewrites the key, which a rewrite racing an
+ * erasure had put back after the erasure removed it, or left torn, found by the red team); `<hash>.erased.json` the
+ * erasure record. The record is written first, exclusively (of two erasures at once, one writes it), then the key file
+ * is removed; a subject with a record is erased, whatever else is there. Every file is written beside its place and
+ * renamed (or linked) into it: a reader never sees half of one.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredSubject, SubjectRepository } from '../ledger/subject-port.ts';
 
@@ -21,6 +24,7 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
     const name = createHash('sha256').update(subjectId, 'utf8').digest('hex');
     return {
       key: join(dir, `${name}.key.json`),
+      count: join(dir, `${name}.events.json`),
       erased: join(dir, `${name}.erased.json`),
       payloads: join(dir, `${name}.payloads`),
       privateValues: join(dir, `${name}.private`),
@@ -43,17 +47,30 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   };
-  /** Writes a file that must not exist yet; false when it did. */
-  const writeNew = (path: string, value: unknown): boolean => {
+  /** The value written beside `path`, whole, for a rename or link into place. */
+  const aside = (path: string, value: unknown): string => {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = `${path}.${process.pid}-${randomUUID()}.tmp`;
+    writeFileSync(file, `${JSON.stringify(value)}\n`, { mode: 0o600 });
+    return file;
+  };
+  /** Writes a file whole, over what was there. */
+  const writeWhole = (path: string, value: unknown): void => renameSync(aside(path, value), path);
+  /** Writes a file that must not exist yet, whole; false when it did. */
+  const writeNew = (path: string, value: unknown): boolean => {
+    const file = aside(path, value);
     try {
-      writeFileSync(path, `${JSON.stringify(value)}\n`, { flag: 'wx', mode: 0o600 });
+      linkSync(file, path);
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw error;
+    } finally {
+      remove(file);
     }
   };
+  /** A subject's count of events: its own file, else what its key file was made with. */
+  const eventsOf = (subjectId: string, active: ActiveSubject): number => read<{ events: number }>(paths(subjectId).count)?.events ?? active.events;
 
   return {
     async get(subjectId) {
@@ -63,10 +80,11 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       const record = read<StoredSubject>(erased);
       if (record) {
         remove(key); // a key made while the subject was being erased is never used: gone too
+        remove(paths(subjectId).count);
         return { ...record, payloads: listed };
       }
       const active = read<ActiveSubject>(key);
-      return active && { ...active, payloads: listed };
+      return active && { ...active, events: eventsOf(subjectId, active), payloads: listed };
     },
     async recordPayload(subjectId, cid) {
       const { payloads } = paths(subjectId);
@@ -100,23 +118,26 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       return writeNew(key, { state: 'active', ...wrapped, events: 0 } satisfies ActiveSubject);
     },
     async countEvents(subjectId, events) {
-      const { key } = paths(subjectId);
+      const { key, count, erased } = paths(subjectId);
       const current = read<ActiveSubject>(key);
-      // A count, not a key: kept best-effort (two instances counting at once may lose one).
-      if (current) writeFileSync(key, `${JSON.stringify({ ...current, events: current.events + events })}\n`, { mode: 0o600 });
+      // A count, not a key: kept best-effort (two instances counting at once may lose one), in its own file.
+      if (!current || existsSync(erased)) return;
+      writeWhole(count, { events: eventsOf(subjectId, current) + events });
+      if (existsSync(erased)) remove(count); // erased meanwhile: its record holds the count
     },
     async recordErasureEvent(subjectId, eventId) {
       const { erased } = paths(subjectId);
       const record = read<StoredSubject>(erased);
-      // The record, not a key: rewritten in place (once; a second note keeps the first).
-      if (record && record.event_id === undefined) writeFileSync(erased, `${JSON.stringify({ ...record, event_id: eventId })}\n`, { mode: 0o600 });
+      // The record, not a key: rewritten whole (once; a second note keeps the first).
+      if (record && record.event_id === undefined) writeWhole(erased, { ...record, event_id: eventId });
     },
     async erase(subjectId, record) {
-      const { key, erased } = paths(subjectId);
+      const { key, count, erased } = paths(subjectId);
       const current = read<ActiveSubject>(key);
       if (!current || existsSync(erased)) return false;
-      if (!writeNew(erased, { state: 'erased', subject_id: subjectId, ...record, events: current.events } satisfies StoredSubject)) return false;
+      if (!writeNew(erased, { state: 'erased', subject_id: subjectId, ...record, events: eventsOf(subjectId, current) } satisfies StoredSubject)) return false;
       remove(key);
+      remove(count);
       return true;
     },
   };

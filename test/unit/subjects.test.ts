@@ -15,7 +15,7 @@ import { GoneError, NotFoundError } from '#shared/errors';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createSubjectRepository } from '#shared/storage/subject-repository';
 import { createFileSubjectRepository } from '#shared/subjects/file-repository';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seal } from '#shared/offchain/envelope';
@@ -168,6 +168,32 @@ describe('the subject file store (the local stack)', () => {
         .join('');
       assert.ok(!left.includes(wrapped), 'no file holds the wrapped key');
       await assert.rejects(subjects.keyFor('alice'), GoneError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('never rewrites a key file to count events, so counting racing an erasure cannot put the key back or tear it (red team)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'subjects-'));
+    try {
+      const repository = createFileSubjectRepository(dir);
+      assert.equal(await repository.create('carol', { wrapped_key: 'd3JhcHBlZA', kek: { provider: 'local', key_id: 'k' }, created_at: 'now' }), true);
+      const [keyFile] = readdirSync(dir);
+      const before = { text: readFileSync(join(dir, keyFile!), 'utf8'), stat: statSync(join(dir, keyFile!)) };
+      await repository.countEvents('carol', 2);
+      await repository.countEvents('carol', 3);
+      const after = statSync(join(dir, keyFile!));
+      assert.equal(readFileSync(join(dir, keyFile!), 'utf8'), before.text);
+      assert.deepEqual([after.ino, after.mtimeMs], [before.stat.ino, before.stat.mtimeMs], 'the key file is the one written at its creation');
+      assert.equal((await repository.get('carol'))!.events, 5, 'the count is kept beside it');
+      assert.equal(await repository.erase('carol', { erased_by: 'a', reason: 'x', erased_at: 'now' } as never), true);
+      assert.equal((await repository.get('carol'))!.events, 5, 'and moves into the erasure record');
+      await repository.countEvents('carol', 1);
+      assert.deepEqual(
+        readdirSync(dir).map((name) => name.split('.').slice(1).join('.')),
+        ['erased.json'],
+        'after the erasure: the record alone, no key, no count, nothing half-written beside it',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
