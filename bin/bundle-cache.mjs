@@ -100,10 +100,11 @@ function esbuildVersion() {
 }
 
 /** A kept bundle still made from the sources as they are now, by this Node and this esbuild: its path; else undefined. */
-function fresh(place, versions) {
+function fresh(place, versions, entry) {
   try {
     const record = JSON.parse(readFileSync(place.record, 'utf8'));
-    if (record.versions !== versions || !inputsUnchanged(record.inputs)) return undefined;
+    // A record that does not name its entry among its inputs (say, none at all) would never go stale: built again.
+    if (record.versions !== versions || record.inputs?.[entry] === undefined || !inputsUnchanged(record.inputs)) return undefined;
     statSync(place.code);
     return place.code;
   } catch {
@@ -124,7 +125,7 @@ export function cachedBundle(entry, embed = {}) {
     return undefined;
   }
   const place = placeOf(entry, embed);
-  const found = fresh(place, versions);
+  const found = fresh(place, versions, entry);
   if (found) return found;
   let built;
   try {
@@ -197,7 +198,7 @@ export async function keptBundle(entry, folder) {
   // One place per Node major: the simulation's seeds run on Lambda's Node beside commands run on this one, and
   // each would otherwise rebuild the other's bundle.
   const place = placeOf(entry, { node: process.versions.node.split('.')[0] }, folder);
-  const found = fresh(place, versions);
+  const found = fresh(place, versions, entry);
   if (found) return found;
   let built;
   try {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { inputStamps, inputsUnchanged, keptBundle, stampedFiles } from '../../bin/bundle-cache.mjs';
@@ -40,6 +40,13 @@ describe('kept bundles of TypeScript commands', () => {
     utimesSync(SOURCE, later, later);
     assert.equal(await keptBundle(ENTRY, 'verifiable-ledger/commands'), bundle);
     assert.ok(statSync(bundle).mtimeMs > builtAt, 'a changed source is bundled again');
+    // A record naming no inputs (planted, or cut short) is not taken as fresh for ever (red team).
+    const record = bundle.replace(/\.mjs$/, '.json');
+    writeFileSync(record, JSON.stringify({ ...JSON.parse(readFileSync(record, 'utf8')), inputs: {} }));
+    const rebuiltAt = statSync(bundle).mtimeMs;
+    assert.equal(await keptBundle(ENTRY, 'verifiable-ledger/commands'), bundle);
+    assert.ok(statSync(bundle).mtimeMs > rebuiltAt, 'built again');
+    assert.ok(Object.keys(JSON.parse(readFileSync(record, 'utf8')).inputs).includes(ENTRY));
   });
 
   it("stamps the repository's own inputs each, and those inside node_modules by their packages and npm's record of what it installed", () => {
