@@ -6,7 +6,7 @@
  */
 import { stopWhenOrphaned } from './orphan.ts';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { identityPath, loadConfig, masterKeyPath } from '#shared/config';
@@ -166,6 +166,11 @@ async function main(): Promise<void> {
   });
 
   const dataDir = resolve(config.SVC_DATA_DIR);
+  // The data dir is this user's alone (the master key, the DynamoDB Local files, the journal, the stack's ports): its
+  // files were readable by every local user (red team). DynamoDB Local's port still answers any local user: the
+  // local stack is for one user's machine (docs/settings.md).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   /** The functions' variables that differ from the launcher's own environment. */
   const overrides: Record<string, string> = {};
   const functionEnv = (): Record<string, string> => {

@@ -16,7 +16,7 @@ export interface StackFile {
 const path = (dataDir: string) => join(dataDir, 'stack.json');
 
 export function writeStackFile(dataDir: string, stack: StackFile): void {
-  writeFileSync(path(dataDir), `${JSON.stringify(stack, null, 2)}\n`);
+  writeFileSync(path(dataDir), `${JSON.stringify(stack, null, 2)}\n`, { mode: 0o600 });
 }
 
 export function removeStackFile(dataDir: string, pid: number): void {

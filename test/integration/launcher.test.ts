@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
@@ -80,8 +80,15 @@ describe('The local launcher (npm start)', () => {
   });
 
   it('listens on 127.0.0.1 only (the gateway, IPFS, DynamoDB Local, every function), and stops the JVM with it on SIGTERM', async () => {
-    const stack = await startStack({ ownDynamoDb: true });
+    // A data dir every local user could enter (as `mkdir .data` makes it): the stack makes it its user's alone (red team).
+    const parent = tempDataDir('launcher-modes');
+    const dataDir = join(parent, 'data');
+    mkdirSync(dataDir, { mode: 0o755 });
+    chmodSync(dataDir, 0o755);
+    const stack = await startStack({ ownDynamoDb: true, dataDir });
     try {
+      assert.equal(statSync(dataDir).mode & 0o777, 0o700, 'the data dir');
+      assert.equal(statSync(join(dataDir, 'stack.json')).mode & 0o777, 0o600, 'the file naming its ports');
       assert.ok(stack.dynamoPid && isAlive(stack.dynamoPid));
       assert.equal((await call(stack.url, 'GET', '/api/ledger/health')).status, 200);
       // Every group's function started (its instances are the launcher's threads), then every socket the stack listens on.
@@ -107,7 +114,7 @@ describe('The local launcher (npm start)', () => {
       assert.ok(jvmArgs.includes('-XX:TieredStopAtLevel=1'), jvmArgs.join(' '));
     } finally {
       assert.equal(await stack.stop(), 0);
-      removeDir(stack.dataDir);
+      removeDir(parent);
     }
     assert.ok(!isAlive(stack.dynamoPid!), 'DynamoDB Local outlived the service');
   });
