@@ -170,7 +170,11 @@ async function main(): Promise<void> {
   // files were readable by every local user (red team). DynamoDB Local's port still answers any local user: the
   // local stack is for one user's machine (docs/settings.md).
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
+  try {
+    chmodSync(dataDir, 0o700);
+  } catch (error) {
+    say(`Warning: could not make the data dir ${dataDir} its user's alone (${(error as NodeJS.ErrnoException).code}): other local users may read it`);
+  }
   /** The functions' variables that differ from the launcher's own environment. */
   const overrides: Record<string, string> = {};
   const functionEnv = (): Record<string, string> => {
