@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
+import { NotFoundError } from '#shared/errors';
 import { loadGroupRoutes } from '#infra/local/functions';
 import { pathParameters } from '#shared/http/router';
 import { GROUPS, ROUTE_TABLE, expandRoutes } from '#infra/routes';
@@ -42,5 +45,19 @@ describe('The route table (infra/routes.ts)', () => {
       entity_id: 'pkg 17/a',
     });
     assert.equal(pathParameters('/api/v1/chains/{chain_name}/stats', '/api/v1/chains/x/blocks'), undefined);
+  });
+});
+
+describe('the documentation page’s files', () => {
+  it('serves the two files of swagger-ui-dist the page loads, and none of the rest, wherever the folder is (red team)', async () => {
+    const { DOCS_ROUTES } = await import('#shared/api/routes/docs');
+    const route = DOCS_ROUTES.find((r) => r.path === '/docs/{file}')!;
+    // The whole package's folder, as a function run from its sources finds it (the deployed one carries only the two).
+    const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    const deps = { swaggerDir: () => dir } as never;
+    const serve = (file: string) => (route.handler as (request: unknown, deps: unknown) => Promise<{ contentType: string }>)({ params: { file } }, deps);
+    for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css']) assert.match((await serve(file)).contentType, /^text\//, file);
+    for (const file of ['index.html', 'swagger-initializer.js', 'package.json', 'oauth2-redirect.html', 'swagger-ui-bundle.js.map'])
+      await assert.rejects(serve(file), NotFoundError, file);
   });
 });

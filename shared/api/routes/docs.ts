@@ -52,6 +52,9 @@ function file(dir: string, name: string, maxAge = 3600): RouteReply {
   };
 }
 
+/** What /docs/{file} serves of swagger-ui-dist (shared/api/groups.ts bundles the same two beside the deployed function). */
+const SWAGGER_FILES = new Set(['swagger-ui-bundle.js', 'swagger-ui.css']);
+
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -98,8 +101,13 @@ export const DOCS_ROUTES = [
     path: '/docs/{file}',
     summary: "The documentation page's files",
     access: 'public',
-    handler: async ({ params }, { swaggerDir }) =>
-      params.file === 'init.js' ? { contentType: 'text/javascript; charset=utf-8', body: DOCS_INIT } : file(swaggerDir(), params.file, 86_400),
+    handler: async ({ params }, { swaggerDir }) => {
+      if (params.file === 'init.js') return { contentType: 'text/javascript; charset=utf-8', body: DOCS_INIT };
+      // The two files the page loads, as the deployed function carries them: not the rest of swagger-ui-dist (its stock
+      // page, its petstore initializer, its package.json and source maps, served locally before: red team).
+      if (!SWAGGER_FILES.has(params.file)) throw new NotFoundError(`No file '${params.file}'`);
+      return file(swaggerDir(), params.file, 86_400);
+    },
   }),
 
   // The page names hashed asset files: it must never be cached past a deploy; the assets may be, for a year.
