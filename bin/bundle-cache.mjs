@@ -57,8 +57,8 @@ export function stampedFiles(files) {
   const packages = new Set();
   const found = new Map();
   for (const file of files) {
-    const pkg = packageOf(file);
     if (file === INSTALLED) continue;
+    const pkg = packageOf(file);
     const manifest = pkg === undefined ? undefined : join(pkg, 'package.json');
     if (manifest !== undefined && !found.has(manifest)) found.set(manifest, existsSync(manifest));
     // A file in a folder of node_modules that is no package (no package.json) is stamped itself.

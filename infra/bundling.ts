@@ -13,9 +13,9 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
 import { STAMP_RULE, stampedAsNow, stampedFiles } from '../bin/bundle-cache.mjs';
+import type { GroupSpec } from '../shared/api/routes.ts';
 
 export { STAMP_RULE };
-import type { GroupSpec } from '../shared/api/routes.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
 

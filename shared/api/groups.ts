@@ -6,6 +6,9 @@
 import { QUICKJS_WASM_FILE, QUICKJS_WASM_MODULE } from '../business/sandbox-wasm.ts';
 import type { TableRole } from '../storage/tables.ts';
 
+/** The files of swagger-ui-dist the documentation page loads: carried beside the docs function, and all /docs serves of it. */
+export const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const;
+
 export interface GroupSpec {
   /** Every prefix the group is served under; the first is the canonical one. */
   prefixes: readonly string[];
@@ -70,8 +73,7 @@ export const GROUPS = {
     tables: [...EDGE_TABLES],
     bundleFiles: [
       { path: 'explorer/dist', as: 'static/explorer' },
-      { module: 'swagger-ui-dist/swagger-ui-bundle.js', as: 'static/swagger-ui/swagger-ui-bundle.js' },
-      { module: 'swagger-ui-dist/swagger-ui.css', as: 'static/swagger-ui/swagger-ui.css' },
+      ...SWAGGER_UI_FILES.map((name) => ({ module: `swagger-ui-dist/${name}`, as: `static/swagger-ui/${name}` })),
     ],
   },
   tlog: {

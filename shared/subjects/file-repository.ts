@@ -69,22 +69,22 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       remove(file);
     }
   };
-  /** A subject's count of events: its own file, else what its key file was made with. */
-  const eventsOf = (subjectId: string, active: ActiveSubject): number => read<{ events: number }>(paths(subjectId).count)?.events ?? active.events;
+  /** A subject's count of events: its own file (`count`), else what its key file was made with. */
+  const eventsOf = (count: string, active: ActiveSubject): number => read<{ events: number }>(count)?.events ?? active.events;
 
   return {
     async get(subjectId) {
-      const { key, erased, payloads } = paths(subjectId);
+      const { key, count, erased, payloads } = paths(subjectId);
       // One empty file per payload, named by its CID: adding one is atomic, whoever adds another at once.
       const listed = existsSync(payloads) ? readdirSync(payloads).sort() : [];
       const record = read<StoredSubject>(erased);
       if (record) {
         remove(key); // a key made while the subject was being erased is never used: gone too
-        remove(paths(subjectId).count);
+        remove(count);
         return { ...record, payloads: listed };
       }
       const active = read<ActiveSubject>(key);
-      return active && { ...active, events: eventsOf(subjectId, active), payloads: listed };
+      return active && { ...active, events: eventsOf(count, active), payloads: listed };
     },
     async recordPayload(subjectId, cid) {
       const { payloads } = paths(subjectId);
@@ -122,7 +122,7 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       const current = read<ActiveSubject>(key);
       // A count, not a key: kept best-effort (two instances counting at once may lose one), in its own file.
       if (!current || existsSync(erased)) return;
-      writeWhole(count, { events: eventsOf(subjectId, current) + events });
+      writeWhole(count, { events: eventsOf(count, current) + events });
       if (existsSync(erased)) remove(count); // erased meanwhile: its record holds the count
     },
     async recordErasureEvent(subjectId, eventId) {
@@ -135,7 +135,7 @@ export function createFileSubjectRepository(dir: string): SubjectRepository {
       const { key, count, erased } = paths(subjectId);
       const current = read<ActiveSubject>(key);
       if (!current || existsSync(erased)) return false;
-      if (!writeNew(erased, { state: 'erased', subject_id: subjectId, ...record, events: eventsOf(subjectId, current) } satisfies StoredSubject)) return false;
+      if (!writeNew(erased, { state: 'erased', subject_id: subjectId, ...record, events: eventsOf(count, current) } satisfies StoredSubject)) return false;
       remove(key);
       remove(count);
       return true;

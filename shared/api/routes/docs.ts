@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, normalize } from 'node:path';
 import { NotFoundError } from '../../errors.ts';
 import { type RouteReply, routesOf } from '../define.ts';
+import { SWAGGER_UI_FILES } from '../groups.ts';
 
 /** What the docs group's handlers use; functions/docs/handler.ts wires it. */
 export interface DocsDeps {
@@ -52,8 +53,8 @@ function file(dir: string, name: string, maxAge = 3600): RouteReply {
   };
 }
 
-/** What /docs/{file} serves of swagger-ui-dist (shared/api/groups.ts bundles the same two beside the deployed function). */
-const SWAGGER_FILES = new Set(['swagger-ui-bundle.js', 'swagger-ui.css']);
+/** What /docs/{file} serves of swagger-ui-dist: the files the deployed function carries beside it. */
+const SWAGGER_FILES = new Set<string>(SWAGGER_UI_FILES);
 
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
