@@ -354,7 +354,7 @@ async function main(): Promise<void> {
     const endpoint = stack.dynamoEndpoint;
     if (!endpoint) throw new Error('the stack did not name its DynamoDB endpoint');
     const pids = { service: stack.pid, dynamodb: stack.dynamoPid };
-    const client = createDynamoClient({ region: 'us-east-1', endpoint });
+    const client = createDynamoClient({ region: 'us-east-1', endpoint, accessKeyId: stack.dynamoAccessKeyId });
     const repository = createLedgerRepository({ client, tableName: 'ledger' });
     const measure = async <T>(fn: () => Promise<T>, morePids: Record<string, number> = {}): Promise<[T, Record<string, Usage>]> => {
       const sampler = sample({ ...pids, ...morePids });
@@ -466,7 +466,13 @@ async function main(): Promise<void> {
     progress('service: one chain, 2 processes x 16 clients');
     const second = await startStack({
       dataDir: join(dataDir, 'second'),
-      env: { ...AS_DEPLOYED, SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LOG_LEVEL: 'warn', SVC_LOCAL_RUNTIME: 'single-process' },
+      env: {
+        ...AS_DEPLOYED,
+        SVC_DYNAMODB_ENDPOINT: endpoint,
+        SVC_DYNAMODB_ACCESS_KEY_ID: stack.dynamoAccessKeyId,
+        SVC_LOG_LEVEL: 'warn',
+        SVC_LOCAL_RUNTIME: 'single-process',
+      },
       timeoutMs: 120_000,
     });
     try {
@@ -490,6 +496,7 @@ async function main(): Promise<void> {
       env: {
         ...AS_DEPLOYED,
         SVC_DYNAMODB_ENDPOINT: endpoint,
+        SVC_DYNAMODB_ACCESS_KEY_ID: stack.dynamoAccessKeyId,
         SVC_LOG_LEVEL: 'warn',
         SVC_LOCAL_RUNTIME: 'instances',
         SVC_LOCAL_MAX_INSTANCES: String(Math.max(...INSTANCE_COUNTS)),

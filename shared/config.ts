@@ -21,6 +21,12 @@ export const settingsSchema = z.object({
   SVC_DATA_DIR: z.string().min(1).default('.data'),
   SVC_DYNAMODB_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   SVC_DYNAMODB_LOCAL_PORT: port.optional(),
+  // The access key id requests to SVC_DYNAMODB_ENDPOINT are signed with (DynamoDB Local keeps one database per access
+  // key id): the launcher sets it for its functions from the data dir's key; unset, the environment's credentials, else `local`.
+  SVC_DYNAMODB_ACCESS_KEY_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,128}$/, 'must be 1 to 128 letters and digits')
+    .optional(),
   SVC_AWS_REGION: z
     .string()
     .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must look like us-east-1')

@@ -108,6 +108,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 if (files.some((f) => !f.startsWith('test/unit/'))) {
   dynamo = await startDynamoDbLocal({ dataDir: dynamoDir, inMemory: true, jit: process.env.SVC_DYNAMODB_LOCAL_JIT === 'full' ? 'full' : 'quick' });
   process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
+  process.env.LEDGER_TEST_DYNAMODB_KEY = dynamo.accessKeyId;
   // Unindexed, every stack's writes read every stream record the run wrote before them (LoopbackDynamoDbLocal.java).
   if (!dynamo.streamsIndexed)
     process.stdout.write('Warning: the shared DynamoDB Local has no index of its stream records: the run will slow down as it goes\n');
@@ -126,14 +127,14 @@ if (files.some((f) => f.startsWith('test/integration/'))) {
   const logFile = join(sharedDir, 'output.log');
   process.env[SHARED_STACK_ENV] = descriptor;
   const write = (value: SharedStackFile | { error: string }) => {
-    writeFileSync(`${descriptor}.tmp`, JSON.stringify(value));
+    writeFileSync(`${descriptor}.tmp`, JSON.stringify(value), { mode: 0o600 });
     renameSync(`${descriptor}.tmp`, descriptor);
   };
   sharedStarting = startStack({ dataDir: join(sharedDir, 'shared-stack'), logFile }).then(
     (stack) => {
       shared = stack;
-      const { url, pid, dataDir, dynamoEndpoint, tables, dataEnv } = stack;
-      write({ url, pid, dataDir, dynamoEndpoint, tables, dataEnv, logFile });
+      const { url, pid, dataDir, dynamoEndpoint, dynamoAccessKeyId, tables, dataEnv } = stack;
+      write({ url, pid, dataDir, dynamoEndpoint, dynamoAccessKeyId, tables, dataEnv, logFile });
     },
     (error: Error) => write({ error: error.message }),
   );

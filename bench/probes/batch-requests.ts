@@ -8,7 +8,14 @@ import { startTestDynamo } from '#test/support/dynamo';
 
 const dynamo = await startTestDynamo('batch-probe');
 try {
-  const core = createCore(loadConfig({ SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_DATA_DIR: '/tmp/batch-probe', SVC_LOG_LEVEL: 'warn' }));
+  const core = createCore(
+    loadConfig({
+      SVC_DYNAMODB_ENDPOINT: dynamo.endpoint,
+      SVC_DYNAMODB_ACCESS_KEY_ID: dynamo.accessKeyId,
+      SVC_DATA_DIR: '/tmp/batch-probe',
+      SVC_LOG_LEVEL: 'warn',
+    }),
+  );
   const log: { name: string; ms: number; items?: number }[] = [];
   const client = core.documentClient();
   client.middlewareStack.add(

@@ -17,13 +17,13 @@ const ITEMS = 500;
 const CALLS = 2_000;
 const dir = tempDataDir('sdk-cost');
 const dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
-const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
+const options = { region: 'us-east-1', endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId };
 await ensureTables(
   createDynamoBaseClient(options),
   allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }),
 );
 const ours = createDynamoClient(options);
-const plain = DynamoDBDocumentClient.from(new DynamoDBClient({ ...options, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+const plain = DynamoDBDocumentClient.from(new DynamoDBClient({ ...options, credentials: { accessKeyId: dynamo.accessKeyId, secretAccessKey: 'local' } }));
 const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
 const { hostname, port } = new URL(dynamo.endpoint);
 const key = (i: number) => ({ pk: `HASH#${i}`, sk: `BLOCK#${i}` });

@@ -83,6 +83,7 @@ for (let i = 0; i < RUNS; i += 1) {
   const env: Record<string, string> = shared
     ? {
         SVC_DYNAMODB_ENDPOINT: shared.endpoint,
+        SVC_DYNAMODB_ACCESS_KEY_ID: shared.accessKeyId,
         SVC_LEDGER_TABLE: `s${i}.ledger`,
         SVC_REGISTRY_TABLE: `s${i}.registry`,
         SVC_RATE_LIMIT_TABLE: `s${i}.ratelimits`,

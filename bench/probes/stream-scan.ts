@@ -24,7 +24,8 @@ const dir = tempDataDir('stream-scan');
 const dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
 console.log(`DynamoDB Local, stream records indexed: ${dynamo.streamsIndexed}`);
 process.env.LEDGER_TEST_DYNAMODB = dynamo.endpoint;
-const db = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+process.env.LEDGER_TEST_DYNAMODB_KEY = dynamo.accessKeyId;
+const db = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: dynamo.accessKeyId, secretAccessKey: 'local' } });
 const idle = await startStack();
 
 async function idleFor(label: string): Promise<void> {

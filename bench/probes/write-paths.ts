@@ -34,7 +34,7 @@ for (const inMemory of [false, true]) {
   const dir = tempDataDir('write-paths');
   const dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory });
   try {
-    const options = { region: 'us-east-1', endpoint: dynamo.endpoint };
+    const options = { region: 'us-east-1', endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId };
     await ensureTables(
       createDynamoBaseClient(options),
       allTableSpecs({ ledger: 'ledger', registry: 'registry', rateLimits: 'ratelimits', connections: 'connections' }),

@@ -1,7 +1,7 @@
 /** What the local commands (npm start, npm run keys, npm run migrate, npm run identity) share: settings or a clear exit, and the DynamoDB to use. */
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Settings } from '#shared/config';
-import { LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
+import { dynamoAccessKey, LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
 import { readStackFile } from './stack-file.ts';
 
 export function fail(message: string): never {
@@ -23,6 +23,8 @@ export function settingsOrExit(prefix = '', env: NodeJS.ProcessEnv = process.env
 export interface ToolDynamo {
   /** undefined: AWS itself (`--aws`). */
   endpoint: string | undefined;
+  /** The access key id to call it with (a DynamoDB Local of ours: its data dir's key; else SVC_DYNAMODB_ACCESS_KEY_ID, if set). */
+  accessKeyId: string | undefined;
   /** Whether the command started DynamoDB Local itself (its tables may be missing). */
   startedHere: boolean;
   /** The settings to work with: the command's own, with a running stack's table names where the command names none. */
@@ -41,10 +43,18 @@ export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Prom
   const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? running?.dynamodb_endpoint);
   // The running stack's tables (it may have been started with other names), unless this command names its own.
   const withTables = running?.tables ? settingsOrExit('', { ...running.tables, ...process.env }) : config;
-  if (known || aws) return { endpoint: known, startedHere: false, config: withTables, stop: async () => undefined };
+  if (known || aws) {
+    // A running stack's DynamoDB Local keeps its database under the data dir's access key, which this user may read.
+    const accessKeyId = running?.own_dynamodb ? dynamoAccessKey(join(dataDir, 'dynamodb')) : config.SVC_DYNAMODB_ACCESS_KEY_ID;
+    return { endpoint: known, accessKeyId, startedHere: false, config: withTables, stop: async () => undefined };
+  }
   try {
-    const dynamo = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
-    return { endpoint: dynamo.endpoint, startedHere: true, config, stop: () => dynamo.stop() };
+    const dynamo = await startDynamoDbLocal({
+      dataDir: join(dataDir, 'dynamodb'),
+      region: config.SVC_AWS_REGION,
+      onNotice: (message) => process.stderr.write(`${message}\n`),
+    });
+    return { endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId, startedHere: true, config, stop: () => dynamo.stop() };
   } catch (error) {
     if (error instanceof LaunchError) fail(error.message);
     throw error;

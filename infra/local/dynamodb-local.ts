@@ -5,10 +5,12 @@
  * Traps handled here (architecture.md): telemetry off only through DDB_LOCAL_TELEMETRY=0; `-port 0` is
  * refused, so a free port is picked first; a busy port makes the JVM hang after "Failed to bind", so the
  * start has a deadline and the JVM is killed by pid on every way out; it has no option for the address it
- * listens on, so a main of ours binds it to 127.0.0.1 (LOOPBACK_MAIN).
+ * listens on, so a main of ours binds it to 127.0.0.1 (LOOPBACK_MAIN); it takes any credentials, so its database is
+ * kept under an access key of its own (ACCESS_KEY_FILE), not shared with whoever finds its port.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +25,12 @@ export class LaunchError extends Error {
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /**
+   * The access key id its database is kept under: DynamoDB Local checks no signature, but keeps one database per
+   * access key id and region, so a caller with another key (any other local user who found the port) sees an empty one.
+   * Its callers sign with it (SVC_DYNAMODB_ACCESS_KEY_ID); it is kept in `<dataDir>/access-key`, the data dir's user's alone.
+   */
+  accessKeyId: string;
   port: number;
   pid: number;
   /**
@@ -39,8 +47,12 @@ export interface DynamoDbLocal {
 export interface DynamoDbLocalOptions {
   /** Ports promised to something else (the gateway's): never picked for DynamoDB Local. */
   avoidPorts?: readonly number[];
-  /** Folder for the database file; ignored with `inMemory`. */
+  /** Folder for the database file (ignored with `inMemory`) and the access key its database is kept under. */
   dataDir: string;
+  /** The region its callers sign with (default us-east-1): DynamoDB Local names a database by access key and region. */
+  region?: string;
+  /** Told what a start did to the data (a database kept under the access key for the first time, one of another region). */
+  onNotice?: (message: string) => void;
   inMemory?: boolean;
   /** The JVM's compilers: `quick` (C1 only, the default: less CPU to start and to serve a test run) or `full` (C2 too). */
   jit?: 'quick' | 'full';
@@ -54,6 +66,55 @@ export interface DynamoDbLocalOptions {
 }
 
 const PID_FILE = 'dynamodb-local.pid';
+
+/** The file, in a DynamoDB Local's data dir, holding the access key id its database is kept under. */
+export const ACCESS_KEY_FILE = 'access-key';
+/** What DynamoDB Local with `-sharedDb` (every caller one database, as this launcher ran it before 2026-12-07) keeps its data in. */
+const SHARED_DB_FILE = 'shared-local-instance.db';
+/** An access key id as DynamoDB Local takes it (letters and digits). */
+const ACCESS_KEY_ID = /^[A-Za-z0-9]{16,128}$/;
+
+/**
+ * The access key id of the DynamoDB Local on `dataDir`: read from its file, or (`create`) made at the first start, 160
+ * random bits, written once and only for this user (0600, in a data dir made 0700 by its launcher). Undefined when there
+ * is none and `create` is false.
+ */
+export function dynamoAccessKey(dataDir: string, create = false): string | undefined {
+  const file = join(dataDir, ACCESS_KEY_FILE);
+  const read = () => {
+    const key = readFileSync(file, 'utf8').trim();
+    if (!ACCESS_KEY_ID.test(key)) throw new LaunchError(`${file} does not hold an access key id (16 to 128 letters and digits): remove it to make another`);
+    return key;
+  };
+  if (existsSync(file)) return read();
+  if (!create) return undefined;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    writeFileSync(file, `${randomBytes(20).toString('hex').toUpperCase()}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    // Another command on the same data dir made it first: theirs is the key.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return read();
+}
+
+/**
+ * DynamoDB Local ran with `-sharedDb` until 2026-12-07, every caller in one database file: that file becomes the
+ * database of this data dir's access key, once. A database kept under the key for another region is said, not moved.
+ */
+function adoptSharedDatabase(dataDir: string, accessKeyId: string, region: string, notice?: (message: string) => void): void {
+  const own = `${accessKeyId}_${region}.db`;
+  if (existsSync(join(dataDir, own))) return;
+  const ofOtherRegions = readdirSync(dataDir).filter((name) => name.startsWith(`${accessKeyId}_`) && name.endsWith('.db'));
+  if (existsSync(join(dataDir, SHARED_DB_FILE)) && ofOtherRegions.length === 0) {
+    renameSync(join(dataDir, SHARED_DB_FILE), join(dataDir, own));
+    notice?.(`DynamoDB Local's data in ${dataDir} is kept under this data dir's own access key from now on (it was open to any caller)`);
+  } else if (ofOtherRegions.length > 0) {
+    notice?.(
+      `Warning: DynamoDB Local's data in ${dataDir} was made with another region (${ofOtherRegions.map((name) => name.slice(accessKeyId.length + 1, -3)).join(', ')}); SVC_AWS_REGION is ${region}, whose tables start empty`,
+    );
+  }
+}
 
 /**
  * DynamoDB Local has no option for the address it listens on, and listened on every interface: whoever reached its
@@ -161,6 +222,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   if (!options.inMemory) await stopLeftover(dataDir, options.onLeftover);
+  const accessKeyId = dynamoAccessKey(dataDir, true)!;
+  if (!options.inMemory) adoptSharedDatabase(dataDir, accessKeyId, options.region ?? 'us-east-1', options.onNotice);
   const storage = options.inMemory ? ['-inMemory'] : ['-dbPath', dataDir];
   const child = spawn(
     'java',
@@ -173,8 +236,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
       LOOPBACK_MAIN,
       '-port',
       String(port),
+      // No -sharedDb: one database per access key id (and region), so the port alone gives an empty one.
       ...storage,
-      '-sharedDb',
     ],
     {
       // DynamoDB Local writes telemetry files into its working directory; keep them in the data dir.
@@ -186,7 +249,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const pid = child.pid;
   if (pid === undefined) throw new LaunchError('Could not start java for DynamoDB Local.');
 
-  const handle = makeHandle(child, pid, port);
+  const handle = makeHandle(child, pid, port, accessKeyId);
   options.onSpawn?.(handle);
   try {
     const output = await waitUntilListening(child, port, options.startTimeoutMs ?? 30_000);
@@ -207,7 +270,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   };
 }
 
-function makeHandle(child: ChildProcess, pid: number, port: number): DynamoDbLocal {
+function makeHandle(child: ChildProcess, pid: number, port: number, accessKeyId: string): DynamoDbLocal {
   const exited = new Promise<void>((done) => {
     if (child.exitCode !== null || child.signalCode !== null) done();
     else child.once('exit', () => done());
@@ -215,6 +278,7 @@ function makeHandle(child: ChildProcess, pid: number, port: number): DynamoDbLoc
   let stopping: Promise<void> | undefined;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    accessKeyId,
     port,
     pid,
     streamsIndexed: false,

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const dynamo = await toolDynamo(settingsOrExit(), values.aws === true);
   const config = dynamo.config;
   const endpoint = dynamo.endpoint;
-  const options = { region: config.SVC_AWS_REGION, endpoint };
+  const options = { region: config.SVC_AWS_REGION, endpoint, accessKeyId: dynamo.accessKeyId };
   try {
     // Only the DynamoDB Local started here may lack tables; a running stack, LocalStack and AWS own theirs.
     if (dynamo.startedHere) await ensureTables(createDynamoBaseClient(options), allTableSpecs(tableNamesFrom(config)));

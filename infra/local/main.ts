@@ -167,8 +167,8 @@ async function main(): Promise<void> {
 
   const dataDir = resolve(config.SVC_DATA_DIR);
   // The data dir is this user's alone (the master key, the DynamoDB Local files, the journal, the stack's ports): its
-  // files were readable by every local user (red team). DynamoDB Local's port still answers any local user: the
-  // local stack is for one user's machine (docs/settings.md).
+  // files were readable by every local user (red team). DynamoDB Local keeps its database under this data dir's access
+  // key (its `access-key` file): another local user who finds its port sees an empty one.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   try {
     chmodSync(dataDir, 0o700);
@@ -191,6 +191,8 @@ async function main(): Promise<void> {
     ? undefined
     : startDynamoDbLocal({
         dataDir: join(dataDir, 'dynamodb'),
+        region: config.SVC_AWS_REGION,
+        onNotice: say,
         inMemory: config.SVC_DYNAMODB_IN_MEMORY,
         jit: config.SVC_DYNAMODB_LOCAL_JIT,
         port: config.SVC_DYNAMODB_LOCAL_PORT,
@@ -248,14 +250,16 @@ async function main(): Promise<void> {
         'Warning: DynamoDB Local started without its stream records indexed (an unexpected DynamoDB Local version?): its writes slow down as its streams grow',
       );
     phase('DynamoDB Local');
-    // The functions' settings, as a Lambda's environment: this endpoint.
+    // The functions' settings, as a Lambda's environment: this endpoint, and the access key its database is kept under.
     overrides.SVC_DYNAMODB_ENDPOINT = endpoint;
+    overrides.SVC_DYNAMODB_ACCESS_KEY_ID = dynamo.accessKeyId;
     // DynamoDB Local on disk answers a transaction a moment before it keeps it: journal each one before
     // it is acknowledged, and replay what it lost at the next start (shared/storage/journal.ts).
     if (!config.SVC_DYNAMODB_IN_MEMORY && !config.SVC_LOCAL_JOURNAL_DIR) overrides.SVC_LOCAL_JOURNAL_DIR = join(dataDir, 'journal');
   }
   if (endpoint === undefined) fail('Cannot start: no DynamoDB to use');
   const dynamoEndpoint: string = endpoint;
+  const accessKeyId = overrides.SVC_DYNAMODB_ACCESS_KEY_ID ?? config.SVC_DYNAMODB_ACCESS_KEY_ID;
   // The node identity signs every checkpoint: its public key is what clients and auditors pin, so the first
   // start makes it and every later start keeps it (sealed, as `npm run identity -- init` makes it). Keys for
   // one run only when a setting asks, in a sealed document every instance opens, so that all of them sign
@@ -273,14 +277,14 @@ async function main(): Promise<void> {
   const env = functionEnv();
   const core = createCore(functionSettings());
 
-  admin = rt.createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint });
+  admin = rt.createDynamoBaseClient({ region: config.SVC_AWS_REGION, endpoint, accessKeyId });
   try {
     const created = await rt.ensureTables(admin, rt.allTableSpecs(rt.tableNamesFrom(config)));
     if (created.length) say(`Created tables: ${created.join(', ')}`);
     phase('tables');
     // A table written by an earlier version is brought to the current layout (idempotent, cheap when done).
     const tables = { ledger: config.SVC_LEDGER_TABLE, registry: config.SVC_REGISTRY_TABLE };
-    for (const report of await rt.migrateTables(admin, rt.createDynamoClient({ region: config.SVC_AWS_REGION, endpoint }), tables)) {
+    for (const report of await rt.migrateTables(admin, rt.createDynamoClient({ region: config.SVC_AWS_REGION, endpoint, accessKeyId }), tables)) {
       if (report.migrated > 0) say(`Migrated the tables (${report.name}): ${report.migrated} item(s)`);
     }
     if (core.settings.SVC_LOCAL_JOURNAL_DIR) {
@@ -337,6 +341,7 @@ async function main(): Promise<void> {
       admin,
       region: config.SVC_AWS_REGION,
       endpoint: dynamoEndpoint,
+      ...(accessKeyId ? { credentials: { accessKeyId, secretAccessKey: 'local' } } : {}),
       tableName: config.SVC_LEDGER_TABLE,
       handler: broadcast as never,
       onError: (error) => process.stderr.write(`stream poller: ${(error as Error).message}\n`),
@@ -368,7 +373,13 @@ async function main(): Promise<void> {
   });
 
   // Tells `npm run keys` (and other local tools) which DynamoDB, and which tables, this running stack uses.
-  writeStackFile(dataDir, { pid: process.pid, url: gateway.url, dynamodb_endpoint: dynamoEndpoint, tables: rt.tableSettingsFrom(config) });
+  writeStackFile(dataDir, {
+    pid: process.pid,
+    url: gateway.url,
+    dynamodb_endpoint: dynamoEndpoint,
+    own_dynamodb: dynamo !== undefined,
+    tables: rt.tableSettingsFrom(config),
+  });
   process.on('exit', () => removeStackFile(dataDir, process.pid));
   say(
     instances

@@ -15,7 +15,7 @@ import { settingsOrExit, toolDynamo } from './cli.ts';
 const { values } = parseArgs({ args: process.argv.slice(2), options: { aws: { type: 'boolean' } } });
 const dynamo = await toolDynamo(settingsOrExit(), values.aws === true);
 const config = dynamo.config;
-const options = { region: config.SVC_AWS_REGION, endpoint: dynamo.endpoint };
+const options = { region: config.SVC_AWS_REGION, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId };
 try {
   const tables = { ledger: config.SVC_LEDGER_TABLE, registry: config.SVC_REGISTRY_TABLE };
   for (const report of await migrateTables(createDynamoBaseClient(options), createDynamoClient(options), tables, true)) {

@@ -9,6 +9,8 @@ export interface StackFile {
   pid: number;
   url: string;
   dynamodb_endpoint: string;
+  /** Whether that is the stack's own DynamoDB Local, whose database is kept under the data dir's access key. */
+  own_dynamodb?: boolean;
   /** The tables it uses, by setting (SVC_LEDGER_TABLE: 'ledger', …): a tool that names none uses these. */
   tables?: Record<string, string>;
 }

@@ -102,6 +102,8 @@ export async function startAwsEndpoint(options: {
   region: string;
   /** DynamoDB Local, where DynamoDB and Streams requests go on to. */
   dynamoEndpoint: string;
+  /** The access key DynamoDB Local keeps the stack's database under: every function's request is passed on under it. */
+  dynamoAccessKeyId: string;
   kms: LocalKms;
   /** Access key id → the function's logical id. */
   principals: ReadonlyMap<string, string>;
@@ -140,7 +142,19 @@ export async function startAwsEndpoint(options: {
   function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, input: { StreamArn?: string; ShardIterator?: string }, operation: string): void {
     const target = new URL(options.dynamoEndpoint);
     const upstream = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        // Each function signs with its own access key (its role, as AWS tells them apart); DynamoDB Local keeps a database
+        // per access key, and the stack's is under the data dir's (DynamoDB Local checks no signature).
+        headers: {
+          ...req.headers,
+          host: target.host,
+          authorization: String(req.headers.authorization ?? '').replace(/Credential=[^/]*\//, `Credential=${options.dynamoAccessKeyId}/`),
+        },
+      },
       (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (c: Buffer) => chunks.push(c));

@@ -230,6 +230,8 @@ async function main(): Promise<void> {
   try {
     dynamo = await startDynamoDbLocal({
       dataDir: join(dataDir, 'dynamodb'),
+      region,
+      onNotice: say,
       inMemory: ['true', '1', 'yes'].includes(env.SVC_DYNAMODB_IN_MEMORY ?? ''),
       port: dynamoPort,
       avoidPorts: [port, ipfsPort, ...(awsPort ? [awsPort] : [])],
@@ -249,6 +251,7 @@ async function main(): Promise<void> {
     port: awsPort ?? (await freePort([port, ipfsPort, Number(new URL(dynamo.endpoint).port)])),
     region,
     dynamoEndpoint: dynamo.endpoint,
+    dynamoAccessKeyId: dynamo.accessKeyId,
     kms: createLocalKms({ keyFile: join(dataDir, 'kms-root.key'), keys: model.keys.map((k) => k.arn) }),
     principals,
     authorize: (call) => checker.authorize(call),
@@ -260,7 +263,7 @@ async function main(): Promise<void> {
   });
   closeAws = () => aws.close();
   awsEndpoint = aws.url;
-  const admin = createDynamoBaseClient({ region, endpoint: dynamo.endpoint });
+  const admin = createDynamoBaseClient({ region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId });
   const created = await ensureTables(admin, Object.fromEntries(model.tables.map((t) => [t.logicalId, tableSpec(t)])));
   if (created.length) say(`Created the template's tables: ${created.join(', ')}`);
   ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
@@ -270,7 +273,7 @@ async function main(): Promise<void> {
     .find(Boolean);
   if (env.SVC_ADMIN_API_KEY && registry) {
     await seedAdminKey(
-      createApiKeyRepository({ client: createDynamoClient({ region, endpoint: dynamo.endpoint }), tableName: registry }),
+      createApiKeyRepository({ client: createDynamoClient({ region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId }), tableName: registry }),
       env.SVC_ADMIN_API_KEY,
     );
   }
@@ -315,7 +318,10 @@ async function main(): Promise<void> {
     onIntegrationError: reportIntegrationErrors(
       registry
         ? createMetrics({
-            shared: createSharedCounters({ client: createDynamoClient({ region, endpoint: dynamo.endpoint }), tableName: registry }),
+            shared: createSharedCounters({
+              client: createDynamoClient({ region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId }),
+              tableName: registry,
+            }),
             flushMs: 0,
             coldStart: false,
           })

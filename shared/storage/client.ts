@@ -15,6 +15,11 @@ export interface DynamoClientOptions {
   region: string;
   /** Set for DynamoDB Local and LocalStack; unset for AWS. */
   endpoint?: string | undefined;
+  /**
+   * The access key id a local endpoint is called with (SVC_DYNAMODB_ACCESS_KEY_ID): DynamoDB Local keeps one database per
+   * access key id, and the launcher's is its data dir's own. Unset: the environment's credentials, else `local`.
+   */
+  accessKeyId?: string | undefined;
   /** One attempt's timeout (SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS); default 5 s. */
   attemptTimeoutMs?: number | undefined;
   /**
@@ -52,8 +57,12 @@ function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
   return {
     region: options.region,
     ...(local ? { endpoint: options.endpoint } : {}),
-    // A local endpoint needs some credentials but checks none; real ones still win when present.
-    ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    // A local endpoint checks no secret, but keeps a database per access key id: the one named, else the environment's, else `local`.
+    ...(local && options.accessKeyId
+      ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: 'local' } }
+      : local && !process.env.AWS_ACCESS_KEY_ID
+        ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+        : {}),
     maxAttempts: 3,
     logger: QUIET_SDK_LOGGER,
     ...(options.sign === false ? { httpAuthSchemes: UNSIGNED } : {}),

@@ -102,7 +102,12 @@ function installSdkHooks(settings: Readonly<Settings>): void {
 export function createCore(settings: Readonly<Settings>): Core {
   const dynamoOptions = () => {
     installSdkHooks(settings);
-    return { region: settings.SVC_AWS_REGION, endpoint: settings.SVC_DYNAMODB_ENDPOINT, attemptTimeoutMs: settings.SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS };
+    return {
+      region: settings.SVC_AWS_REGION,
+      endpoint: settings.SVC_DYNAMODB_ENDPOINT,
+      accessKeyId: settings.SVC_DYNAMODB_ACCESS_KEY_ID,
+      attemptTimeoutMs: settings.SVC_DYNAMODB_ATTEMPT_TIMEOUT_MS,
+    };
   };
   // One DynamoDB client per process: the repositories' document client and the rate limiter's store share it.
   const dynamoClient = once(() => createDynamoAggregatedClient(dynamoOptions()));

@@ -36,6 +36,7 @@ import {
   stopAndRemove,
   tempDataDir,
   type Stack,
+  dynamoConfigOf,
 } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { startNpmCommand } from '#test/support/npm-command';
@@ -112,9 +113,7 @@ describe('npm run sim: the synthesized template, served', () => {
   it('runs the bundles of the assembly with its environment: data lands in the tables the template names', async () => {
     const created = await call(sim!.url, 'POST', '/api/v1/chains/sim-check/create', undefined, { 'X-API-Key': ADMIN });
     assert.equal(created.status, 201, created.text);
-    const client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-    );
+    const client = DynamoDBDocumentClient.from(new DynamoDBClient(dynamoConfigOf(sim!)));
     const head = await client.send(new GetCommand({ TableName: `${STACK}-ledger`, Key: { pk: 'CHAIN#sim-check', sk: 'HEAD' } }));
     client.destroy();
     assert.ok(head.Item, "the chain head is in the template's table, not in a table of the local defaults");
@@ -196,6 +195,7 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
   it('keys and roles: a reader key made with npm run keys reads but may not write, on REST and GraphQL', async () => {
     const made = await keysCli(sim!.dataDir, ['create', '--role', 'reader'], {
       SVC_DYNAMODB_ENDPOINT: sim!.dynamoEndpoint,
+      SVC_DYNAMODB_ACCESS_KEY_ID: sim!.dynamoAccessKeyId,
       SVC_REGISTRY_TABLE: `${STACK}-registry`,
     });
     const key = /Key \(shown once, store it now\): (\S+)/.exec(made)?.[1];
@@ -219,6 +219,7 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     assert.equal((await call(business, 'POST', '/channels/simdeals/organizations', { org_id: 'simco' }, admin)).status, 201);
     const made = await keysCli(sim!.dataDir, ['create', '--role', 'writer', '--org', 'simco'], {
       SVC_DYNAMODB_ENDPOINT: sim!.dynamoEndpoint,
+      SVC_DYNAMODB_ACCESS_KEY_ID: sim!.dynamoAccessKeyId,
       SVC_REGISTRY_TABLE: `${STACK}-registry`,
     });
     const member = { 'X-API-Key': /Key \(shown once, store it now\): (\S+)/.exec(made)![1]! };
@@ -250,13 +251,12 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     // $disconnect is best-effort on AWS: slots of connections that never had one would hold a key out until they expire.
     const made = await keysCli(sim!.dataDir, ['create', '--role', 'reader'], {
       SVC_DYNAMODB_ENDPOINT: sim!.dynamoEndpoint,
+      SVC_DYNAMODB_ACCESS_KEY_ID: sim!.dynamoAccessKeyId,
       SVC_REGISTRY_TABLE: `${STACK}-registry`,
     });
     const keyId = /Created \w+ key (\S+?)\./.exec(made)![1]!;
     const key = /Key \(shown once, store it now\): (\S+)/.exec(made)![1]!;
-    const client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: sim!.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-    );
+    const client = DynamoDBDocumentClient.from(new DynamoDBClient(dynamoConfigOf(sim!)));
     const now = Math.floor(Date.now() / 1000);
     // The template's SVC_WS_CONNECTIONS_PER_KEY (100) slots, each held by a connection API Gateway no longer has.
     for (let n = 0; n < 100; n += 1) {
@@ -353,7 +353,7 @@ describe('npm run sim: a slice of the integration suites, against the deployed a
     // Another writer, outside the sim, whose round's records DynamoDB refuses: its commit lands, its caller
     // is told it failed, and the block's body is left in its pending append (which expires in 7 days).
     const { repository, index, close } = await appendWithRecordsRefused(
-      { endpoint: sim!.dynamoEndpoint, tableName: `${STACK}-ledger` },
+      { endpoint: sim!.dynamoEndpoint, accessKeyId: sim!.dynamoAccessKeyId, tableName: `${STACK}-ledger` },
       'sim-sweep',
       'refused',
     );

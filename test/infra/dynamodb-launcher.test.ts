@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
@@ -53,7 +53,7 @@ it("indexes DynamoDB Local's stream records by stream before it listens, and its
     assert.equal(dynamo.streamsIndexed, true);
     const { DynamoDBClient, CreateTableCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
     const { DynamoDBStreamsClient, DescribeStreamCommand, GetShardIteratorCommand, GetRecordsCommand } = await import('@aws-sdk/client-dynamodb-streams');
-    const config = { endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+    const config = { endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: dynamo.accessKeyId, secretAccessKey: 'local' } };
     const db = new DynamoDBClient(config);
     const streams = new DynamoDBStreamsClient(config);
     const tables = ['one', 'two'];
@@ -87,6 +87,59 @@ it("indexes DynamoDB Local's stream records by stream before it listens, and its
     streams.destroy();
   } finally {
     await dynamo.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('keeps its database under an access key of its own: any other key sees an empty one; the key and the data last across starts; a -sharedDb database is taken over once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ddbl-key-'));
+  const { DynamoDBClient, CreateTableCommand, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
+  const tablesOf = async (endpoint: string, accessKeyId: string) => {
+    const db = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId, secretAccessKey: 'x' } });
+    try {
+      return (await db.send(new ListTablesCommand({}))).TableNames ?? [];
+    } finally {
+      db.destroy();
+    }
+  };
+  const notices: string[] = [];
+  const start = () => startDynamoDbLocal({ dataDir: dir, region: 'us-east-1', onNotice: (m) => notices.push(m) });
+  try {
+    let dynamo = await start();
+    const key = dynamo.accessKeyId;
+    assert.match(key, /^[0-9A-F]{40}$/);
+    assert.equal(statSync(join(dir, 'access-key')).mode & 0o777, 0o600);
+    const db = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: key, secretAccessKey: 'x' } });
+    await db.send(
+      new CreateTableCommand({
+        TableName: 'kept',
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      }),
+    );
+    db.destroy();
+    assert.deepEqual(await tablesOf(dynamo.endpoint, key), ['kept']);
+    assert.deepEqual(await tablesOf(dynamo.endpoint, 'local'), [], 'the key every caller used with -sharedDb');
+    await dynamo.stop();
+
+    dynamo = await start();
+    assert.equal(dynamo.accessKeyId, key, 'the same key at the next start');
+    assert.deepEqual(await tablesOf(dynamo.endpoint, key), ['kept']);
+    await dynamo.stop();
+
+    // The layout of a data dir made before: one database every caller shared, and no key yet.
+    renameSync(join(dir, `${key}_us-east-1.db`), join(dir, 'shared-local-instance.db'));
+    rmSync(join(dir, 'access-key'));
+    for (const name of readdirSync(dir)) if (name.endsWith('.db') && name !== 'shared-local-instance.db') rmSync(join(dir, name));
+    dynamo = await start();
+    assert.notEqual(dynamo.accessKeyId, key, 'a key of its own made');
+    assert.deepEqual(await tablesOf(dynamo.endpoint, dynamo.accessKeyId), ['kept'], 'the shared database is now under it');
+    assert.deepEqual(await tablesOf(dynamo.endpoint, 'local'), []);
+    assert.ok(!existsSync(join(dir, 'shared-local-instance.db')));
+    assert.match(notices.join('\n'), /kept under this data dir's own access key from now on/);
+    await dynamo.stop();
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

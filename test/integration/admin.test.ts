@@ -316,7 +316,7 @@ describe('Secure events', () => {
     );
     assert.equal((await call(base, 'GET', '/api/business/organizations/port-copy')).status, 404, 'nothing registered');
     // Two organizations that share a key from before the rule (written as the registry held them then).
-    const db = DynamoDBDocumentClient.from(createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }));
+    const db = DynamoDBDocumentClient.from(createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }));
     await db.send(
       new PutCommand({
         TableName: stack.tables.registry,

@@ -55,7 +55,7 @@ async function must(method: string, path: string, body: unknown, caller: Caller 
 before(async () => {
   stack = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_ADMIN_API_KEY: ADMIN_KEY, SVC_AUTH_CACHE_SECONDS: '0' } });
   const repository = createApiKeyRepository({
-    client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+    client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }),
     tableName: stack.tables.registry,
   });
   const make = async (role: Role, org: string | null) => (await createApiKey(repository, role, org)).key;
@@ -608,7 +608,7 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
       assert.equal((await as('acme-reader', 'GET', `/api/v2/private-data/m-acme/prices/${k}`)).status, 404);
     }
     // Its records are deleted (their keys were the sort keys), and no log line names the key.
-    const documents = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint });
+    const documents = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId });
     for (const k of [key, large]) {
       const item = await documents.send(new GetCommand({ TableName: stack.tables.registry, Key: { pk: privateDataPk('m-acme', 'prices'), sk: k } }));
       assert.equal(item.Item, undefined, `the record of ${k}`);
@@ -630,7 +630,7 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
   it("stops a GraphQL request's mutations at its key's revocation: none appends after it (red team)", async () => {
     await must('POST', '/api/ledger/chains/m-revoke/create', undefined);
     const repository = createApiKeyRepository({
-      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }),
       tableName: stack.tables.registry,
     });
     const { key, record } = await createApiKey(repository, 'writer', null);

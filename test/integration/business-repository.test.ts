@@ -24,7 +24,7 @@ const channel = (id: string) => ({ channel_id: id, name: id, chain_name: `channe
 
 describe('the business repository under concurrent requests (DynamoDB Local)', () => {
   it('creates no collection past the most a channel may hold, however many creates race for the last places', async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
     assert.equal(await repository.putChannel(channel('race'), { org_id: 'acme', joined_at: at }), true);
     const max = 10;
@@ -41,7 +41,7 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
   });
 
   it('counts from what the caller read in a channel whose collections predate the count, and holds the most from there', async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
     assert.equal(await repository.putChannel(channel('old'), { org_id: 'acme', joined_at: at }), true);
     // Four collections written as the repository wrote them before it kept a count.
@@ -63,7 +63,7 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
   });
 
   it('registers a public key to one organization when registrations claiming it race, and answers each (no 500)', async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
     const key = 'ab'.repeat(32);
     const outcomes = await Promise.all(
@@ -77,7 +77,7 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
   });
 
   it("keeps a key's value from the latest block of the chain that wrote it, whatever order the stores land in (red team)", async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
     const value = (block_index: number | undefined, v: string) => ({
       channel: 'deals',
@@ -105,7 +105,7 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
   });
 
   it("removes a channel's registry items all together or not at all (the rollback of a channel whose chain could not be made)", async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
     assert.equal(await repository.putChannel(channel('doomed'), { org_id: 'acme', joined_at: at }), true);
     assert.equal(await repository.addMember('doomed', 'globex', at, false), 'added');

@@ -9,7 +9,7 @@ import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import canonicalize from 'canonicalize';
 import WebSocket from 'ws';
 import { assertError } from '#test/support/contract';
-import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+import { call, keysCli, removeDir, startStack, type Stack, dynamoConfigOf } from '#test/support/stack';
 
 const PREFIXES = ['/api/business', '/api/v2'] as const;
 const ADMIN_KEY = `biz-admin-${randomBytes(16).toString('hex')}`;
@@ -164,8 +164,7 @@ describe('Private data', () => {
   });
 
   it('never stores the value in plain text: not in any stored item of any table', async () => {
-    const endpoint = open.dynamoEndpoint;
-    const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const ddb = new DynamoDBClient(dynamoConfigOf(open));
     let scanned = 0;
     for (const table of [open.tables.ledger, open.tables.registry]) {
       let start: Record<string, any> | undefined;

@@ -68,7 +68,11 @@ describe('Durability across a restart', () => {
       assert.equal((await call(stack.url, 'POST', '/api/v1/chains/orders/events', { entity_id: 'e', event_type: 'first' })).status, 200);
       // A writer whose round's records are refused: its commit lands, its caller is told it failed, and nobody
       // appends to the chain again. (With SVC_SWEEP_INTERVAL_MS=0 this test fails: nothing writes the record.)
-      const refused = await appendWithRecordsRefused({ endpoint: stack.dynamoEndpoint, tableName: stack.tables.ledger, sweepRuns: true }, 'orders', 'refused');
+      const refused = await appendWithRecordsRefused(
+        { endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId, tableName: stack.tables.ledger, sweepRuns: true },
+        'orders',
+        'refused',
+      );
       close = refused.close;
       const { repository } = refused;
       let head = await repository.getHead('orders');

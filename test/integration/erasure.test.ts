@@ -194,7 +194,7 @@ describe("Erasure with the cloud stack's key store (the registry table, on Dynam
   after(() => stopAndRemove(stack));
 
   it('keeps keys, counts, payloads and private values in the registry item, and erases them there once', async () => {
-    const documents = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint });
+    const documents = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId });
     const subject = { entity_id: 'customer-9', event_type: 'registered', subject_id: 'subj-dave' };
     assert.equal((await call(stack.url, 'POST', '/api/v1/chains/people/events', { ...subject, details: { name: 'Dave' } })).status, 200);
     // A private value of the subject's: the item lists it, and the erasure deletes its record (the key may be personal).

@@ -30,7 +30,7 @@ after(async () => {
   await storage?.stop();
 });
 
-const options = () => ({ region: 'us-east-1', endpoint: storage.endpoint });
+const options = () => storage.options;
 const get = async (pk: string, sk = 'X') =>
   (await createDynamoClient(options()).send(new GetCommand({ TableName: storage.tables.ledger, Key: { pk, sk }, ConsistentRead: true }))).Item;
 const journalLines = () => readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n').filter(Boolean));

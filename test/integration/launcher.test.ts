@@ -2,6 +2,7 @@
  * `npm start` as a user meets it: clear messages instead of hangs, and nothing left running.
  */
 import assert from 'node:assert/strict';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
 import { freePort } from '#infra/local/ports';
 import { startNpmCommand } from '#test/support/npm-command';
 import { isLoopback, listeningSockets, processTree } from '#test/support/sockets';
-import { call, expectStartFailure, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
+import { call, dynamoConfigOf, expectStartFailure, isAlive, removeDir, startStack, tempDataDir } from '#test/support/stack';
 
 describe('The local launcher (npm start)', () => {
   it('stops on a bad setting with a message naming it', async () => {
@@ -90,6 +91,20 @@ describe('The local launcher (npm start)', () => {
       assert.equal(statSync(dataDir).mode & 0o777, 0o700, 'the data dir');
       assert.equal(statSync(join(dataDir, 'stack.json')).mode & 0o777, 0o600, 'the file naming its ports');
       assert.ok(stack.dynamoPid && isAlive(stack.dynamoPid));
+      // DynamoDB Local takes any credentials: another local user who finds its port (and signs with any key, as the
+      // service's own `local` did) sees an empty database, not the stack's tables, where it could write an admin key.
+      assert.equal(statSync(join(dataDir, 'dynamodb', 'access-key')).mode & 0o777, 0o600, 'the access key');
+      const tablesSeenWith = async (accessKeyId: string) => {
+        const client = new DynamoDBClient({ ...dynamoConfigOf(stack), credentials: { accessKeyId, secretAccessKey: 'x' } });
+        try {
+          return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+        } finally {
+          client.destroy();
+        }
+      };
+      assert.deepEqual(await tablesSeenWith('local'), [], 'a stranger with the old shared key');
+      assert.deepEqual(await tablesSeenWith('AKIAIOSFODNN7EXAMPLE'), [], 'a stranger with any key');
+      assert.ok((await tablesSeenWith(stack.dynamoAccessKeyId)).includes(stack.tables.registry), "the data dir's own key sees the stack's tables");
       assert.equal((await call(stack.url, 'GET', '/api/ledger/health')).status, 200);
       // Every group's function started (its instances are the launcher's threads), then every socket the stack listens on.
       for (const path of ['/api/v1/chains', '/api/business/channels', '/api/admin/status', '/metrics', '/graphql?query=%7B__typename%7D'])

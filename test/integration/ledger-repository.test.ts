@@ -259,7 +259,7 @@ describe('Class: LedgerStorage (connected)', () => {
     const small = round(head, [draft(1), draft(2), draft(3), draft(4)]);
     await repo.writeRound('eta', { records: [], segment: (head.recent as { run: MetaRun }).run });
     assert.equal((await repo.commitRound({ ...small.commit, records: small.blocks, materialized: head.headIndex + 4 })).status, 'committed');
-    const raw = await createDynamoBaseClient({ region: 'us-east-1', endpoint: storage.endpoint }).send(
+    const raw = await createDynamoBaseClient(storage.options).send(
       new GetItemCommand({ TableName: storage.tables.ledger, Key: { pk: { S: 'CHAIN#eta' }, sk: { S: 'HEAD' } } }),
     );
     assert.ok(raw.Item?.recent_blocks?.B && raw.Item?.frontier?.B, 'binary');
@@ -284,7 +284,7 @@ describe('Class: LedgerStorage (connected)', () => {
     }
     assert.equal(all.length, 250);
     // A repository of its own whose requests are counted, with no read cache: what a cold instance sends.
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const sent: string[] = [];
     client.middlewareStack.add(
       (next, context) => (args) => {
@@ -333,7 +333,7 @@ describe('Class: LedgerStorage (connected)', () => {
   });
 
   it('reads a chain of an earlier version: its block items, then records from its first new round on', async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: storage.endpoint });
+    const client = createDynamoClient(storage.options);
     const genesis = sealBlock({ index: 0, chain_name: 'theta', timestamp: 1, previous_hash: ZERO_HASH, events: [] });
     const legacy = buildBlocks('theta', { headIndex: 0, headHash: genesis.hash }, [draft(1), draft(2), draft(3)], () => 1);
     const blocks = [genesis, ...legacy];

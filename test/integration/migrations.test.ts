@@ -31,6 +31,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 /** The run's DynamoDB Local under `npm test` (tables of this file's own, deleted after), else a JVM of its own. */
 let dynamo: DynamoDbLocal | undefined;
 let endpoint: string;
+let accessKeyId: string;
 const shared = process.env.LEDGER_TEST_DYNAMODB;
 const OLD = shared ? `migrations-${randomUUID().slice(0, 8)}.old_ledger` : 'old_ledger';
 const CLI = shared ? `migrations-${randomUUID().slice(0, 8)}.cli_ledger` : 'cli_ledger';
@@ -124,8 +125,9 @@ async function inOldIndex(table: string): Promise<number> {
 before(async () => {
   if (!shared) dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
   endpoint = shared ?? dynamo!.endpoint;
-  admin = createDynamoBaseClient({ region: 'us-east-1', endpoint });
-  client = createDynamoClient({ region: 'us-east-1', endpoint });
+  accessKeyId = shared ? process.env.LEDGER_TEST_DYNAMODB_KEY! : dynamo!.accessKeyId;
+  admin = createDynamoBaseClient({ region: 'us-east-1', endpoint, accessKeyId });
+  client = createDynamoClient({ region: 'us-east-1', endpoint, accessKeyId });
 });
 
 after(async () => {
@@ -247,7 +249,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
       const r = spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/migrate.ts'], {
         cwd: ROOT,
         encoding: 'utf8',
-        env: { ...process.env, SVC_DYNAMODB_ENDPOINT: endpoint, SVC_LEDGER_TABLE: CLI },
+        env: { ...process.env, SVC_DYNAMODB_ENDPOINT: endpoint, SVC_DYNAMODB_ACCESS_KEY_ID: accessKeyId, SVC_LEDGER_TABLE: CLI },
         timeout: 60_000,
       });
       return { status: r.status, out: `${r.stdout}${r.stderr}` };

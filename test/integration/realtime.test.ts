@@ -15,7 +15,7 @@ import { seedAdminKey } from '#shared/admin/api-keys';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
 import { createConnectionStore } from '#shared/storage/connection-repository';
 import { failingCommands } from '#test/support/dynamo';
-import { call, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+import { call, keysCli, removeDir, startStack, type Stack, dynamoConfigOf } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 let stack: Stack;
@@ -222,7 +222,7 @@ describe('WebSocket pushes (/ws)', () => {
   });
 
   it("gives a key's slot back when its connection could not be recorded, and when it disconnects (red team)", async () => {
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint });
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId });
     const store = createConnectionStore({ client, tableName: stack.tables.connections });
     const keyId = `slots-${randomBytes(6).toString('hex')}`;
     const who = { key_id: keyId, role: 'reader' as const, org_id: null, connected_at: new Date().toISOString() };
@@ -246,7 +246,7 @@ describe('WebSocket pushes (/ws)', () => {
     // Counted, then written: on AWS one connection's messages may reach several instances at once, and subscriptions
     // sent together each counted fewer than the most. Each is now written, then counted, and taken back past it.
     const store = createConnectionStore({
-      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }),
       tableName: stack.tables.connections,
     });
     const id = `subs-${randomBytes(6).toString('hex')}`;
@@ -270,7 +270,7 @@ describe('WebSocket pushes (/ws)', () => {
     // On AWS two instances may handle one connection's messages at once, so a message stamped s (its arrival) can be
     // counted after one stamped s+1. Its second was far from full: it is counted, not refused as "too many".
     const store = createConnectionStore({
-      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+      client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }),
       tableName: stack.tables.connections,
     });
     const id = `order-${randomBytes(6).toString('hex')}`;
@@ -294,8 +294,7 @@ describe('WebSocket pushes (/ws)', () => {
   });
 
   it('removes a connection that is gone when the next push meets it (410)', async () => {
-    const endpoint = stack.dynamoEndpoint;
-    const ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const ddb = new DynamoDBClient(dynamoConfigOf(stack));
     const ghost = randomBytes(12).toString('base64');
     const ttl = String(Math.floor(Date.now() / 1000) + 3600);
     await ddb.send(new PutItemCommand({ TableName: stack.tables.connections, Item: { pk: { S: `CONN#${ghost}` }, sk: { S: 'META' }, ttl: { N: ttl } } }));
@@ -500,7 +499,7 @@ describe('WebSocket with auth on', () => {
     // The seeded admin key keeps its id when the setting changes: checked by its id alone, a socket opened with the old
     // key kept receiving every push and answering every message.
     const keys = createApiKeyRepository({
-      client: createDynamoClient({ region: 'us-east-1', endpoint: secured.dynamoEndpoint }),
+      client: createDynamoClient({ region: 'us-east-1', endpoint: secured.dynamoEndpoint, accessKeyId: secured.dynamoAccessKeyId }),
       tableName: secured.tables.registry,
     });
     const [oldKey, newKey] = [`lk_${randomBytes(24).toString('base64url')}`, `lk_${randomBytes(24).toString('base64url')}`];
@@ -540,7 +539,7 @@ describe('WebSocket with auth on', () => {
     // management API says they are gone. A slot taken a moment ago is not asked about (its $connect may be running).
     const stale = /Created \w+ key (\S+?)\./.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))!;
     const staleKey = /Key \(shown once, store it now\): (\S+)/.exec(stale.input)![1]!;
-    const client = createDynamoClient({ region: 'us-east-1', endpoint: secured.dynamoEndpoint });
+    const client = createDynamoClient({ region: 'us-east-1', endpoint: secured.dynamoEndpoint, accessKeyId: secured.dynamoAccessKeyId });
     const now = Math.floor(Date.now() / 1000);
     for (let n = 0; n < 3; n += 1) {
       await client.send(

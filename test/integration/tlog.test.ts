@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { allOrStop, call, sharedStack, stopAndRemove, type Stack } from '#test/support/stack';
+import { allOrStop, call, sharedStack, stopAndRemove, type Stack, dynamoConfigOf } from '#test/support/stack';
 import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
 import { publicKeyToHex } from '#shared/ed25519';
 import { signNote } from '#shared/tlog/note';
@@ -139,9 +139,7 @@ describe('the tlog HTTP surface', () => {
 
   it('keeps a full tile once computed (an item in the ledger table)', async () => {
     await bytes(`/tlog/${CHAIN}/tile/entries/000`);
-    const client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-    );
+    const client = DynamoDBDocumentClient.from(new DynamoDBClient(dynamoConfigOf(stack)));
     const item = await client.send(new GetCommand({ TableName: stack.tables.ledger, Key: { pk: `TILE#${CHAIN}#0`, sk: 'tile/entries/000' } }));
     assert.ok(item.Item, 'the full entry bundle is stored');
     assert.equal((item.Item.bytes as Uint8Array).length, 256 * 34);

@@ -25,7 +25,7 @@ import { createDynamoClient } from '#shared/storage/client';
 import { blockPk, blockSk, pendingPk, recordPk, segmentPk } from '#shared/storage/keys';
 import { blockItem, recordItem } from '#shared/storage/ledger-items';
 import { createLedgerRepository } from '#shared/storage/ledger-repository';
-import { call, removeDir, startStack, tempDataDir, type Stack } from '#test/support/stack';
+import { call, removeDir, startStack, tempDataDir, type Stack, dynamoConfigOf } from '#test/support/stack';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const hex = (h: string) => Buffer.from(h, 'hex');
@@ -58,7 +58,7 @@ async function addEvents(chain: string, n: number): Promise<void> {
 /** A block's metadata (its hash, where its drafts waited) as the chain keeps it. */
 async function metaOf(chain: string, index: number): Promise<BlockMeta> {
   const repository = createLedgerRepository({
-    client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint }),
+    client: createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }),
     tableName: stack.tables.ledger,
   });
   const { blocks } = await repository.readMeta(chain, index, index, true);
@@ -132,8 +132,7 @@ before(async () => {
   // some blocks as they were: without the read cache, every answer shows the table as it is now.
   stack = await startStack({ dataDir, env: { SVC_READ_CACHE_BYTES: '0' } });
   base = `${stack.url}/api/v1`;
-  const endpoint = stack.dynamoEndpoint;
-  ddb = new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  ddb = new DynamoDBClient(dynamoConfigOf(stack));
   publicKey = (await call(stack.url, 'GET', '/api/admin/identity')).body.public_key;
   await call(base, 'POST', '/chains/audit/create');
   await addEvents('audit', 10);

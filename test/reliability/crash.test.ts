@@ -23,7 +23,8 @@ const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 100_000);
 let state = SEED;
 const random = () => (state = (state * 1103515245 + 12345) >>> 0) / 2 ** 32;
 
-const startService = () => startStack({ dataDir: svcDir, env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, ...AS_NPM_START } });
+const startService = () =>
+  startStack({ dataDir: svcDir, env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_DYNAMODB_ACCESS_KEY_ID: dynamo.accessKeyId, ...AS_NPM_START } });
 
 before(async () => {
   dynamo = await startDynamoDbLocal({ dataDir: ddbDir, inMemory: false });
@@ -213,7 +214,10 @@ describe('Crashes under load', () => {
 
   it('instances killed mid-request, mid-combine: every acknowledged event once, the chain still linear', async (t) => {
     // The ledger function as a pool of single-request instances; SIGUSR2 stops a busy one abruptly.
-    const pooled = await startStack({ dataDir: tempDataDir('crash-pool'), env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_LOCAL_MAX_INSTANCES: '8' } });
+    const pooled = await startStack({
+      dataDir: tempDataDir('crash-pool'),
+      env: { SVC_DYNAMODB_ENDPOINT: dynamo.endpoint, SVC_DYNAMODB_ACCESS_KEY_ID: dynamo.accessKeyId, SVC_LOCAL_MAX_INSTANCES: '8' },
+    });
     try {
       const create = await fetch(`${pooled.url}/api/v1/chains/killed/create`, { method: 'POST' });
       assert.equal(create.status, 201);

@@ -22,9 +22,13 @@ export interface TestTables {
 
 export interface TestDynamo {
   endpoint: string;
+  /** The access key id its database is kept under (DynamoDB Local keeps one per access key id). */
+  accessKeyId: string;
+  /** A client's settings for it: region, endpoint and access key. */
+  options: { region: string; endpoint: string; accessKeyId: string };
   /** The test's tables, by role (`ledger`, … when it has a JVM of its own). */
   tables: TestTables;
-  /** The settings a stack is given to use these tables (SVC_LEDGER_TABLE, …). */
+  /** The settings a stack is given to use these tables (SVC_LEDGER_TABLE, …, and the access key they are kept under). */
   tableEnv: Record<string, string>;
   /** The ledger repository on the ledger table. */
   repository: LedgerRepository;
@@ -40,6 +44,7 @@ export async function startTestDynamo(label: string, { own: ownJvm = false }: { 
   const dir = shared ? undefined : tempDataDir(label);
   const own = dir ? await startDynamoDbLocal({ dataDir: dir, inMemory: true }) : undefined;
   const endpoint = own?.endpoint ?? shared!;
+  const accessKeyId = own?.accessKeyId ?? process.env.LEDGER_TEST_DYNAMODB_KEY ?? 'local';
   const prefix = own ? '' : `${label}-${randomUUID().slice(0, 8)}.`;
   const tables: TestTables = {
     ledger: `${prefix}ledger`,
@@ -47,7 +52,7 @@ export async function startTestDynamo(label: string, { own: ownJvm = false }: { 
     ratelimits: `${prefix}ratelimits`,
     connections: `${prefix}connections`,
   };
-  const options = { region: 'us-east-1', endpoint };
+  const options = { region: 'us-east-1', endpoint, accessKeyId };
   const admin = createDynamoBaseClient(options);
   await ensureTables(
     admin,
@@ -55,8 +60,11 @@ export async function startTestDynamo(label: string, { own: ownJvm = false }: { 
   );
   return {
     endpoint,
+    accessKeyId,
+    options,
     tables,
     tableEnv: {
+      SVC_DYNAMODB_ACCESS_KEY_ID: accessKeyId,
       SVC_LEDGER_TABLE: tables.ledger,
       SVC_REGISTRY_TABLE: tables.registry,
       SVC_RATE_LIMIT_TABLE: tables.ratelimits,

@@ -16,11 +16,11 @@ import { createLedgerRepository } from '#shared/storage/ledger-repository';
  * table as it is (a repository that refuses nothing), for the test's own reads, and `close` for its client.
  */
 export async function appendWithRecordsRefused(
-  options: { endpoint: string; tableName: string; sweepRuns?: boolean },
+  options: { endpoint: string; accessKeyId: string; tableName: string; sweepRuns?: boolean },
   chainName: string,
   eventType: string,
 ): Promise<{ repository: LedgerRepository; index: number; close(): void }> {
-  const client = createDynamoClient({ endpoint: options.endpoint, region: 'us-east-1' });
+  const client = createDynamoClient({ endpoint: options.endpoint, accessKeyId: options.accessKeyId, region: 'us-east-1' });
   const repository = createLedgerRepository({ client, tableName: options.tableName });
   const refusing = new Proxy(repository, {
     get: (target, name, receiver) =>

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { dynamoAccessKey } from '#infra/local/dynamodb-local';
 import { freePort } from '#infra/local/ports';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -24,6 +25,8 @@ export interface Stack {
   dynamoPid: number | undefined;
   /** The DynamoDB endpoint the stack uses. */
   dynamoEndpoint: string;
+  /** The access key id its database is kept under there (DynamoDB Local keeps one per access key id). */
+  dynamoAccessKeyId: string;
   /** Its tables' names, by role. */
   tables: StackTables;
   /** The settings another stack (or a tool) is given to use this stack's data: its DynamoDB and its tables. */
@@ -66,7 +69,13 @@ const TABLE_SETTINGS: Record<keyof StackTables, string> = {
   connections: 'SVC_CONNECTIONS_TABLE',
 };
 /** Settings that choose a stack's DynamoDB: a stack given any of them keeps to it. */
-const CHOOSES_DYNAMODB = ['SVC_DYNAMODB_ENDPOINT', 'SVC_DYNAMODB_IN_MEMORY', 'SVC_DYNAMODB_LOCAL_PORT', ...Object.values(TABLE_SETTINGS)];
+const CHOOSES_DYNAMODB = [
+  'SVC_DYNAMODB_ENDPOINT',
+  'SVC_DYNAMODB_ACCESS_KEY_ID',
+  'SVC_DYNAMODB_IN_MEMORY',
+  'SVC_DYNAMODB_LOCAL_PORT',
+  ...Object.values(TABLE_SETTINGS),
+];
 
 /** The run's shared DynamoDB Local, and the tables of a stack on `dataDir` in it; undefined when the stack starts its own. */
 function sharedDynamo(options: StackOptions, dataDir: string): Record<string, string> | undefined {
@@ -75,6 +84,8 @@ function sharedDynamo(options: StackOptions, dataDir: string): Record<string, st
   const prefix = basename(dataDir).replace(/[^a-zA-Z0-9_.-]/g, '_');
   return {
     SVC_DYNAMODB_ENDPOINT: shared,
+    // The key the run's DynamoDB Local keeps its database under (test/run.ts).
+    ...(process.env.LEDGER_TEST_DYNAMODB_KEY ? { SVC_DYNAMODB_ACCESS_KEY_ID: process.env.LEDGER_TEST_DYNAMODB_KEY } : {}),
     ...Object.fromEntries(Object.entries(TABLE_SETTINGS).map(([role, setting]) => [setting, `${prefix}.${role}`])),
   };
 }
@@ -162,6 +173,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dynamoPid = /DynamoDB Local, pid (\d+)/.exec(output)?.[1];
   const dynamoEndpoint = /DynamoDB: (http:\/\/\S+)/.exec(output)?.[1] ?? '';
   const settings = { ...dynamo, ...options.env };
+  const dynamoAccessKeyId = settings.SVC_DYNAMODB_ACCESS_KEY_ID ?? dynamoAccessKey(join(dataDir, 'dynamodb')) ?? 'local';
   const tables = Object.fromEntries(Object.entries(TABLE_SETTINGS).map(([role, setting]) => [role, settings[setting] ?? role])) as unknown as StackTables;
   let stopped: Promise<number | null> | undefined;
   return {
@@ -169,9 +181,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     pid: child.pid!,
     dynamoPid: dynamoPid ? Number(dynamoPid) : undefined,
     dynamoEndpoint,
+    dynamoAccessKeyId,
     tables,
     dataEnv: {
       SVC_DYNAMODB_ENDPOINT: dynamoEndpoint,
+      SVC_DYNAMODB_ACCESS_KEY_ID: dynamoAccessKeyId,
       ...Object.fromEntries(Object.entries(TABLE_SETTINGS).map(([role, setting]) => [setting, tables[role as keyof StackTables]])),
     },
     dataDir,
@@ -212,6 +226,11 @@ export function integrationFailureLine(stack: Pick<Stack, 'output'>, requestId: 
 }
 
 /** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs; the shared stack is left to the run. */
+/** A raw DynamoDB client's settings for a stack's database (a test that reads or plants items behind the service). */
+export function dynamoConfigOf(stack: Pick<Stack, 'dynamoEndpoint' | 'dynamoAccessKeyId'>) {
+  return { endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: stack.dynamoAccessKeyId, secretAccessKey: 'local' } };
+}
+
 export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<void> {
   for (const stack of [...stacks].reverse()) await stack?.stop();
   for (const stack of stacks) if (stack && !stack.shared) removeDir(stack.dataDir);
@@ -223,6 +242,7 @@ export interface SharedStackFile {
   pid: number;
   dataDir: string;
   dynamoEndpoint: string;
+  dynamoAccessKeyId: string;
   tables: StackTables;
   dataEnv: Record<string, string>;
   logFile: string;
@@ -255,6 +275,7 @@ export async function sharedStack(): Promise<Stack> {
     pid: written.pid,
     dynamoPid: undefined,
     dynamoEndpoint: written.dynamoEndpoint,
+    dynamoAccessKeyId: written.dynamoAccessKeyId,
     tables: written.tables,
     dataEnv: written.dataEnv,
     dataDir: written.dataDir,
