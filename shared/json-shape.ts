@@ -14,20 +14,33 @@ export const MAX_BODY_DEPTH = 64;
  * `constructor` and `prototype` stay ordinary keys. Iterative: a deep body cannot overflow the stack here.
  */
 export function checkShape(value: unknown, root: (string | number)[] = ['body'], what = 'The body'): void {
-  const stack: { value: unknown; depth: number; path: (string | number)[] }[] = [{ value, depth: 0, path: root }];
+  // Each entry names its parent and key, not a path of its own: a path copied for every element made a 2.6 MB body
+  // take 1.9 s here (red team). The path of the offending key is made only when one is refused.
+  type Entry = { value: unknown; depth: number; parent: Entry | undefined; key: string | number };
+  const pathOf = (entry: Entry | undefined): (string | number)[] => {
+    const keys: (string | number)[] = [];
+    for (let e = entry; e?.parent !== undefined; e = e.parent) keys.push(e.key);
+    return [...root, ...keys.reverse().slice(0, Math.max(0, 8 - root.length))];
+  };
+  const stack: Entry[] = [{ value, depth: 0, parent: undefined, key: '' }];
   while (stack.length > 0) {
-    const { value: current, depth, path } = stack.pop()!;
+    const entry = stack.pop()!;
+    const { value: current, depth } = entry;
     if (current === null || typeof current !== 'object') continue;
     if (depth + 1 > MAX_BODY_DEPTH) {
       throw ValidationError.single(root, `${what} is nested deeper than ${MAX_BODY_DEPTH} levels of arrays and objects`);
     }
     if (Array.isArray(current)) {
-      current.forEach((item, i) => stack.push({ value: item, depth: depth + 1, path: path.length < 8 ? [...path, i] : path }));
+      for (let i = 0; i < current.length; i += 1) {
+        const item: unknown = current[i];
+        if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1, parent: entry, key: i });
+      }
       continue;
     }
     for (const key of Object.keys(current)) {
-      if (key === '__proto__') throw ValidationError.single([...path, key], "A key named '__proto__' is not accepted: rename it");
-      stack.push({ value: (current as Record<string, unknown>)[key], depth: depth + 1, path: path.length < 8 ? [...path, key] : path });
+      if (key === '__proto__') throw ValidationError.single([...pathOf(entry), key], "A key named '__proto__' is not accepted: rename it");
+      const item = (current as Record<string, unknown>)[key];
+      if (item !== null && typeof item === 'object') stack.push({ value: item, depth: depth + 1, parent: entry, key });
     }
   }
 }

@@ -7,13 +7,13 @@ import semver from 'semver';
 import type * as z from 'zod';
 import { guardLedger } from '../access/guarded.ts';
 import { isAdmin, type Principal } from '../access/policy.ts';
-import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, UnreadablePayloadError } from '../errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, UnreadablePayloadError, ValidationError } from '../errors.ts';
 import { type EventDraft, parseEventRequest } from '../ledger/events.ts';
 import { checkShape } from '../json-shape.ts';
 import { sha256Hex } from '../ledger/hashing.ts';
 import type { PayloadOpener } from '../ledger/offchain-port.ts';
 import type { BusinessContext } from './context.ts';
-import { type contractInput, type executeInput, MAX_EMITS } from './inputs.ts';
+import { type contractInput, type executeInput, MAX_EMITS, MAX_INLINE_SOURCE_BYTES } from './inputs.ts';
 import type { ContractOwner, ContractVersionRecord } from './repository.ts';
 
 /** The owner a publisher becomes: its organization, or the admins. */
@@ -29,14 +29,31 @@ function ownerName(owner: ContractOwner | undefined): string | null {
 /** A published contract's source, run by the service: its publisher's right to read it was checked when it was published. */
 const PUBLISHED_SOURCE: PayloadOpener = async () => true;
 
+/** The most characters of contract sources fetched from IPFS an instance keeps (about 20 MB): 100 sources at the limit. */
+const SOURCE_CACHE_CHARS = 10_000_000;
+
 /** Whose run it is, for its share of the sandboxes: its organization, else its key; none with auth off. */
 function callerOf(principal: Principal): string | undefined {
   return principal.org_id ? `org:${principal.org_id}` : principal.key_id ? `key:${principal.key_id}` : undefined;
 }
 
 export function createContracts({ repository, ledger, access, sandbox, stamp, readOffchain, offchain }: BusinessContext) {
-  /** Contract sources fetched from IPFS, by code hash (immutable, so never stale). */
+  /**
+   * Contract sources fetched from IPFS, by code hash (immutable, so never stale), oldest first: at most
+   * SOURCE_CACHE_CHARS in all, so that many large versions run on one instance cannot grow its memory for good.
+   */
   const sources = new Map<string, string>();
+  let cachedChars = 0;
+  const keep = (codeHash: string, source: string) => {
+    if (source.length > SOURCE_CACHE_CHARS) return;
+    sources.set(codeHash, source);
+    cachedChars += source.length;
+    for (const [hash, kept] of sources) {
+      if (cachedChars <= SOURCE_CACHE_CHARS) break;
+      sources.delete(hash);
+      cachedChars -= kept.length;
+    }
+  };
 
   async function contractSource(version: ContractVersionRecord): Promise<string> {
     if (version.implementation !== null) return version.implementation;
@@ -53,7 +70,7 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
     if (typeof source !== 'string' || sha256Hex(source) !== version.code_hash) {
       throw new UnprocessableError('the stored implementation no longer matches its code hash');
     }
-    sources.set(version.code_hash, source);
+    keep(version.code_hash, source);
     return source;
   }
 
@@ -87,6 +104,13 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
           access.payloadOpener(principal, { citing: true }),
         );
         if (typeof fetched !== 'string') throw new UnprocessableError('implementation_cid must hold the source as a JSON string');
+        // The limit an inline source has, held here for both ways of giving it: a source cited by CID had none (red team).
+        if (fetched.length > MAX_INLINE_SOURCE_BYTES) {
+          throw ValidationError.single(
+            ['body', 'implementation_cid'],
+            `The source it holds is ${fetched.length} characters long; a contract's source is at most ${MAX_INLINE_SOURCE_BYTES}`,
+          );
+        }
         source = fetched;
       }
       await sandbox.check(source, callerOf(principal));

@@ -79,6 +79,8 @@ function determinism(seedHex: string, nowMs: number): string {
   Object.defineProperty(globalThis, '__json', { ...fixed, value: Object.freeze({ parse: JSON.parse, stringify: JSON.stringify }) });
   delete globalThis.SharedArrayBuffer;
   delete globalThis.Atomics;
+  // The runtime's own errors (out of memory, stack overflow) are InternalErrors: a contract does not make them by name.
+  delete globalThis.InternalError;
 })();`;
 }
 
@@ -88,7 +90,11 @@ async function evaluate(source: string, entry: string, input: string | null, lim
   const runtime = module.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(limits.stackBytes);
-  runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + limits.timeoutMs));
+  // Whether the run was stopped for its time, as the runtime knows it: an error's message alone is the contract's to
+  // choose (one that threw {message: 'interrupted'} was told it ran out of CPU time, in 2 ms; red team).
+  const outOfTime = shouldInterruptAfterDeadline(Date.now() + limits.timeoutMs);
+  let interrupted = false;
+  runtime.setInterruptHandler((rt) => (interrupted ||= outOfTime(rt) === true));
   const context = runtime.newContext();
   try {
     if (input !== null) {
@@ -105,7 +111,7 @@ async function evaluate(source: string, entry: string, input: string | null, lim
       if (result.error) {
         const error = context.dump(result.error) as { name?: string; message?: string } | string;
         result.error.dispose();
-        throw new ContractExecutionError(describe(error));
+        throw new ContractExecutionError(describe(error, interrupted));
       }
       if (name === 'entry.js') {
         const value = context.dump(result.value);
@@ -122,18 +128,19 @@ async function evaluate(source: string, entry: string, input: string | null, lim
   }
 }
 
-function describe(error: { name?: string; message?: string } | string): string {
+/**
+ * What a failed run is told. The sandbox's own limits speak in its words only when the runtime raised them: an
+ * interrupt the handler made (`interrupted`), an InternalError the runtime threw for memory or stack. A contract cannot
+ * construct InternalError by name (the prelude removes it); it can still throw a plain object named so (its dump reads
+ * as one), which is told as the memory or stack limit: its own run's message, nothing the service decides by.
+ */
+function describe(error: { name?: string; message?: string } | string, interrupted: boolean): string {
   if (typeof error === 'string') return `the contract threw: ${error}`;
-  switch (error.message) {
-    case 'interrupted':
-      return 'the contract ran out of CPU time';
-    case 'out of memory':
-      return 'the contract ran out of memory';
-    case 'stack overflow':
-      return 'the contract overflowed its stack';
-    default:
-      return `the contract threw ${error.name ?? 'an error'}: ${error.message ?? ''}`.trim();
-  }
+  const raised = error.name === 'InternalError';
+  if (interrupted && error.message === 'interrupted') return 'the contract ran out of CPU time';
+  if (raised && error.message === 'out of memory') return 'the contract ran out of memory';
+  if (raised && error.message === 'stack overflow') return 'the contract overflowed its stack';
+  return `the contract threw ${error.name ?? 'an error'}: ${error.message ?? ''}`.trim();
 }
 
 /** Checks that `source` evaluates within the limits and defines `function execute(event, context)`. */

@@ -21,7 +21,7 @@ export interface Authenticator {
    * admin key once per instance, so that it works on the first request a Lambda serves. Shared by the
    * HTTP edge and the WebSocket $connect.
    */
-  authenticate(key: string): Promise<ApiKeyRecord | undefined>;
+  authenticate(key: string, options?: { fresh?: boolean }): Promise<ApiKeyRecord | undefined>;
   /**
    * `authenticate`, for a key presented by `sourceIp`: refused with 429 while that source is over its
    * budget of unknown keys, and each unknown key it presents is counted against the budget.
@@ -46,9 +46,10 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const cache = new Map<string, { record: ApiKeyRecord | undefined; expires: number }>();
   let seeded: Promise<void> | undefined;
 
-  async function lookup(keyHash: string): Promise<ApiKeyRecord | undefined> {
+  /** `fresh`: read from the registry whatever the cache holds (and keep that answer). */
+  async function lookup(keyHash: string, fresh = false): Promise<ApiKeyRecord | undefined> {
     const ttlMs = options.cacheSeconds * 1000;
-    const hit = cache.get(keyHash);
+    const hit = fresh ? undefined : cache.get(keyHash);
     if (hit && hit.expires > now()) return hit.record;
     const record = await options.apiKeys().findByHash(keyHash);
     if (ttlMs > 0) {
@@ -58,7 +59,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     return record;
   }
 
-  async function authenticate(key: string): Promise<ApiKeyRecord | undefined> {
+  async function authenticate(key: string, { fresh = false }: { fresh?: boolean } = {}): Promise<ApiKeyRecord | undefined> {
     if (options.adminApiKey) {
       seeded ??= seedAdminKey(options.apiKeys(), options.adminApiKey).catch((error) => {
         seeded = undefined;
@@ -66,7 +67,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       });
       await seeded;
     }
-    return lookup(hashApiKey(key));
+    return lookup(hashApiKey(key), fresh);
   }
 
   return {
@@ -125,12 +126,29 @@ export function auth(options: AuthOptions): MiddlewareObj<HttpEvent, HttpResult,
       request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       request.context.principal = { key_id: record.key_id, role: record.role, org_id: record.org_id };
       request.context.keyStillHeld = async () => {
-        const now = await options.authenticator.authenticate(key);
+        // From the registry, not the cache the edge's check just filled: within SVC_AUTH_CACHE_SECONDS of that check the
+        // cache still answered a key revoked during a long run (red team).
+        const now = await options.authenticator.authenticate(key, { fresh: true });
         if (!now || now.key_id !== record.key_id || now.role !== record.role || now.org_id !== record.org_id)
           throw new UnauthorizedError('This API key was revoked or changed during the request', options.header);
       };
-      if (!passesEdge(record.role, access)) {
-        throw new ForbiddenError(`Missing permission: this operation needs the '${access}' role; this key has '${record.role}'`);
+    },
+  };
+}
+
+/**
+ * Refuses a checked key whose role the route's declared access does not allow (403). Apart from `auth`, after the rate
+ * limit: a key that is one is counted whatever it asks, a refusal included.
+ */
+export function authorize(options: Pick<AuthOptions, 'enabled'>): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+  return {
+    before: (request) => {
+      const { access } = request.context;
+      const role = request.context.principal?.role;
+      // auth refused every request that needed a key and had none that is one: only a checked key's role is left.
+      if (!options.enabled || access === 'public' || !role) return;
+      if (!passesEdge(role, access)) {
+        throw new ForbiddenError(`Missing permission: this operation needs the '${access}' role; this key has '${role}'`);
       }
     },
   };

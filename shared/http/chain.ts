@@ -2,8 +2,8 @@
  * THE middleware chain, built once here and used unchanged by every function group. The order is a
  * design decision (docs/rules.md, "Keys and limits"), written down once:
  *
- *   request id → access log → metrics → security headers → body limit → CORS → rate limit → auth
- *     → JSON body → router → (handler) → errors
+ *   request id → access log → metrics → security headers → body limit → CORS → auth (who) → rate limit
+ *     → authorize (may) → JSON body → router → (handler) → errors
  *
  * middy runs `before` in this order and `after`/`onError` in reverse: the error handler shapes a
  * failure first, then CORS, rate-limit and security headers are stamped on it, the access log records
@@ -29,7 +29,7 @@ import { DeadlineExceededError, RouteNotFoundError, ValidationError } from '../e
 import { logger } from '../log.ts';
 import { parseInput } from '../validation.ts';
 import { accessLog, requestMetrics } from './access-log.ts';
-import { type Authenticator, auth } from './auth.ts';
+import { type Authenticator, auth, authorize } from './auth.ts';
 import { bodyLimit } from './body-limit.ts';
 import { cacheDefaults, matchedTag } from './caching.ts';
 import { withinAnswerLimit } from './answer-size.ts';
@@ -219,10 +219,14 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     .use(security)
     .use(bodyLimit(settings.SVC_MAX_BODY_BYTES))
     .use(cors({ origins: settings.SVC_CORS_ORIGINS, apiKeyHeader: settings.API_KEY_NAME }))
+    // Who calls (auth: 401), then the count, then what the key may do (403): a request is counted by a key only once that
+    // key is known to be one. Counted first, a made-up key a request had each written a new bucket into the shared
+    // limiter's table (red team); an unknown key is counted by its address, in auth's own budget of unknown keys.
+    .use(auth({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME, authenticator: edge.authenticator }))
     .use(
       rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, authEnabled: settings.SVC_AUTH_ENABLED, limiter: edge.rateLimiter }),
     )
-    .use(auth({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME, authenticator: edge.authenticator }))
+    .use(authorize({ enabled: settings.SVC_AUTH_ENABLED }))
     .use(jsonBody())
     .use(errorHandler());
   /**

@@ -12,9 +12,10 @@ import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 /**
- * Who a request counts against: its key where auth will check that key, else its source address. A key is only a
- * name a caller picks until it is checked: counted by it on a public route (or with auth off), a new made-up key a
- * request had each gone free, and each made a new item in the shared limiter's table (red team).
+ * Who a request counts against: its key where auth checked that key (auth runs first: a key that is not one never gets
+ * here), else its source address. A key is only a name a caller picks until it is checked: counted by it on a public
+ * route (or with auth off), or before auth, a new made-up key a request had each gone free, and each made a new item
+ * in the shared limiter's table (red team).
  */
 function clientKey(event: HttpEvent, headerName: string, keyChecked: boolean): string {
   const key = keyChecked ? headerValue(event, headerName) : undefined;

@@ -22,8 +22,8 @@ export interface ServiceContext extends Context {
   /** Who the caller is to the access policy: OPEN_ACCESS with auth off, ANONYMOUS on public routes. */
   principal?: Principal;
   /**
-   * Checks again that the caller's key is held (not revoked, its role and organization unchanged), through the
-   * authenticator's cache: 401 once it is not. For work that goes on after the edge's check (each of a GraphQL
+   * Checks again that the caller's key is held (not revoked, its role and organization unchanged), in the registry
+   * itself, not the authenticator's cache: 401 once it is not. For work that goes on after the edge's check (each of a GraphQL
    * request's mutations). Absent with auth off and on public routes.
    */
   keyStillHeld?: () => Promise<void>;

@@ -961,6 +961,17 @@ describe('Contracts', () => {
     assert.equal(res.status, 201, res.text);
     const run = await execute({ contract_id: 'from-ipfs', event: { entity_id: 'abc', event: 'x', details: {} } });
     assert.deepEqual(run.body.result, { upper: 'ABC' });
+    // The inline source's limit holds for a cited one too: a 4.5 MB source published by CID had run (red team).
+    const large = `${source}\n// ${'x'.repeat(200_000)}`;
+    const big = await call(open.url, 'POST', '/api/v1/offchain', { data: large });
+    const tooLarge = await register({
+      contract_id: 'from-ipfs-large',
+      version: '0.1.0',
+      implementation_cid: big.body.cid,
+      implementation_nonce: big.body.nonce,
+    });
+    assertError(tooLarge, 422, /at most 200000/);
+    assert.deepEqual(tooLarge.body.detail[0].loc, ['body', 'implementation_cid'], tooLarge.text);
     assertError(await register({ contract_id: 'bad', version: '1.0.0', implementation: 'const x = 1;' }), 422, /must define function execute/);
     assertError(await register({ contract_id: 'bad', version: '1.0.0' }), 422);
     assertError(

@@ -134,4 +134,25 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
     const odd = 'function execute() { return { toJSON() { return undefined; } }; }';
     await assert.rejects(pool.run(odd, {}, {}), (error: Error) => error instanceof ContractExecutionError && /not JSON/.test(error.message));
   });
+
+  it("tells a contract's own errors from the sandbox's limits, whatever their message says (red team)", async () => {
+    // Thrown by the contract, each had read as one of the service's limits ("ran out of CPU time" after 2 ms).
+    for (const [thrown, name] of [
+      ["{ message: 'interrupted' }", 'an error'],
+      ["new Error('interrupted')", 'Error'],
+      ["new Error('out of memory')", 'Error'],
+      ["new RangeError('stack overflow')", 'RangeError'],
+    ] as const) {
+      await assert.rejects(
+        pool.run(`function execute() { throw ${thrown}; }`, {}, {}),
+        (error: Error) => error instanceof ContractExecutionError && error.message.startsWith(`the contract threw ${name}:`),
+        thrown,
+      );
+    }
+    assert.equal(await pool.run('function execute() { return typeof InternalError; }', {}, {}), 'undefined');
+    // The runtime's own still read as the limits they are.
+    await assert.rejects(pool.run('function execute() { function f(n) { return f(n + 1) + 1; } return f(0); }', {}, {}), (error: Error) =>
+      /overflowed its stack|ran out of CPU time/.test(error.message),
+    );
+  });
 });

@@ -41,6 +41,8 @@ function memoryKeys(): ApiKeyRepository {
 
 interface Deps {
   calls: string[];
+  /** What happens during a long run (/long-run). */
+  meanwhile?: () => Promise<void>;
 }
 
 const route = routesOf<Deps>('ledger');
@@ -79,6 +81,18 @@ const ROUTES = [
     handler: async ({ params }, { calls }) => {
       calls.push(`append ${params.chain_name}`);
       return { body: { appended: true } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/chains/{chain_name}/long-run',
+    summary: "a long run (a contract's): something happens meanwhile, then the key is checked again before it writes",
+    access: 'writer',
+    handler: async ({ keyStillHeld }, { calls, meanwhile }) => {
+      await meanwhile?.();
+      await keyStillHeld();
+      calls.push('written');
+      return { body: { written: true } };
     },
   }),
   route({
@@ -134,8 +148,17 @@ const ROUTES = [
 ];
 
 function stack(
-  options: { rpm?: number; maxBody?: number; failures?: number; checkResponses?: boolean; cloudWatchNamespace?: string; edgeSecret?: string } = {},
+  options: {
+    rpm?: number;
+    maxBody?: number;
+    failures?: number;
+    checkResponses?: boolean;
+    cloudWatchNamespace?: string;
+    edgeSecret?: string;
+    authCacheSeconds?: number;
+  } = {},
 ) {
+  const keys = memoryKeys();
   const deps: Deps = { calls: [] };
   const recorded: number[] = [];
   const metrics = { record: async (status: number) => void recorded.push(status) } as unknown as Metrics;
@@ -154,9 +177,9 @@ function stack(
     cloudWatch: options.cloudWatchNamespace ? (group) => createCloudWatchMetrics({ namespace: options.cloudWatchNamespace!, functionGroup: group }) : undefined,
     rateLimiter: () => limiter,
     authenticator: createAuthenticator({
-      apiKeys: memoryKeys,
+      apiKeys: () => keys,
       adminApiKey: undefined,
-      cacheSeconds: 0,
+      cacheSeconds: options.authCacheSeconds ?? 0,
       failuresPerMinute: options.failures ?? 10,
       failureLimiter: () => failureLimiter,
     }),
@@ -193,7 +216,7 @@ function stack(
     const result = (await handler(event, context)) as HttpResult;
     return { status: result.statusCode, headers: result.headers, body: result.body && !result.isBase64Encoded ? JSON.parse(String(result.body)) : result.body };
   };
-  return { call, deps, recorded };
+  return { call, deps, recorded, limiter, keys };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -345,6 +368,36 @@ describe('the middleware chain (offline)', () => {
       429,
       'a chosen address does not reset it',
     );
+  });
+
+  it('counts a request by its key only once auth knows the key (made-up keys write no buckets), and counts a refused role too (red team)', async () => {
+    // Counted before auth, each made-up key wrote a new item into the shared limiter's table (40 guesses, 40 buckets).
+    const { call, limiter } = stack({ rpm: 100, failures: 100 });
+    for (let i = 0; i < 5; i += 1) assert.equal((await call('GET', '/chains/x/blocks', { key: `guess-${i}` })).status, 401);
+    for (let i = 0; i < 5; i += 1) assert.equal(await limiter.get(`key:${hashApiKey(`guess-${i}`)}`), null, `guess-${i} has no bucket`);
+    assert.equal((await call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200);
+    assert.equal((await call('POST', '/chains/x/create', { key: 'reader-key', body: '{"name":"x"}' })).status, 403);
+    assert.equal((await limiter.get(`key:${hashApiKey('reader-key')}`))?.consumedPoints, 2, 'a key that is one counts, its 403 included');
+  });
+
+  it('checks the key again in the registry, not the cache its first check filled, before a long run writes (red team)', async () => {
+    // Through the cache (10 s by default), a key revoked during a 3 s contract run still appended.
+    const { call, deps, keys } = stack({ authCacheSeconds: 10 });
+    assert.equal((await call('GET', '/chains/x/blocks', { key: 'writer-key' })).status, 200, 'the key is cached now');
+    deps.meanwhile = async () => void (await keys.revoke('w1'));
+    const run = await call('POST', '/chains/x/long-run', { key: 'writer-key' });
+    assert.equal(run.status, 401, JSON.stringify(run.body));
+    assert.match(run.body.detail, /revoked or changed during the request/);
+    assert.deepEqual(deps.calls, ['blocks x']);
+  });
+
+  it('reads no body a route cannot take: a preflight, a GET, a path no route serves (red team: 2 s of CPU a 2.6 MB body, with no key)', async () => {
+    const { call } = stack();
+    const junk = '{not json';
+    assert.equal((await call('OPTIONS', '/chains/x/blocks', { body: junk, headers: { origin: 'https://app.example' } })).status, 204);
+    assert.equal((await call('GET', '/health', { body: junk })).status, 200);
+    assert.equal((await call('POST', '/no/such/route', { key: 'writer-key', body: junk, routeKey: '$default' })).status, 404);
+    assert.equal((await call('POST', '/chains/x/create', { key: 'writer-key', body: junk })).status, 400, 'a route that takes one still reads it');
   });
 
   it('answers a CORS preflight for an allowed origin, and echoes a client request id', async () => {
