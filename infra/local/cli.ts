@@ -1,7 +1,7 @@
 /** What the local commands (npm start, npm run keys, npm run migrate, npm run identity) share: settings or a clear exit, and the DynamoDB to use. */
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Settings } from '#shared/config';
-import { dynamoAccessKey, LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
+import { LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
 import { readStackFile } from './stack-file.ts';
 
 export function fail(message: string): never {
@@ -23,7 +23,7 @@ export function settingsOrExit(prefix = '', env: NodeJS.ProcessEnv = process.env
 export interface ToolDynamo {
   /** undefined: AWS itself (`--aws`). */
   endpoint: string | undefined;
-  /** The access key id to call it with (a DynamoDB Local of ours: its data dir's key; else SVC_DYNAMODB_ACCESS_KEY_ID, if set). */
+  /** The access key id to call it with (a running stack's, a DynamoDB Local started here: its data dir's; else SVC_DYNAMODB_ACCESS_KEY_ID, if set). */
   accessKeyId: string | undefined;
   /** Whether the command started DynamoDB Local itself (its tables may be missing). */
   startedHere: boolean;
@@ -44,8 +44,8 @@ export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Prom
   // The running stack's tables (it may have been started with other names), unless this command names its own.
   const withTables = running?.tables ? settingsOrExit('', { ...running.tables, ...process.env }) : config;
   if (known || aws) {
-    // A running stack's DynamoDB Local keeps its database under the data dir's access key, which this user may read.
-    const accessKeyId = running?.own_dynamodb ? dynamoAccessKey(join(dataDir, 'dynamodb')) : config.SVC_DYNAMODB_ACCESS_KEY_ID;
+    // The key the running stack calls its DynamoDB with (its own DynamoDB Local keeps its database under the data dir's).
+    const accessKeyId = running?.dynamodb_access_key_id ?? config.SVC_DYNAMODB_ACCESS_KEY_ID;
     return { endpoint: known, accessKeyId, startedHere: false, config: withTables, stop: async () => undefined };
   }
   try {

@@ -377,7 +377,7 @@ async function main(): Promise<void> {
     pid: process.pid,
     url: gateway.url,
     dynamodb_endpoint: dynamoEndpoint,
-    own_dynamodb: dynamo !== undefined,
+    ...(accessKeyId ? { dynamodb_access_key_id: accessKeyId } : {}),
     tables: rt.tableSettingsFrom(config),
   });
   process.on('exit', () => removeStackFile(dataDir, process.pid));

@@ -9,8 +9,11 @@ export interface StackFile {
   pid: number;
   url: string;
   dynamodb_endpoint: string;
-  /** Whether that is the stack's own DynamoDB Local, whose database is kept under the data dir's access key. */
-  own_dynamodb?: boolean;
+  /**
+   * The access key id the stack calls it with (its own DynamoDB Local's, or SVC_DYNAMODB_ACCESS_KEY_ID): DynamoDB Local
+   * keeps a database per key. Safe here as in the data dir's `access-key`: the file is its user's alone (0600).
+   */
+  dynamodb_access_key_id?: string;
   /** The tables it uses, by setting (SVC_LEDGER_TABLE: 'ledger', …): a tool that names none uses these. */
   tables?: Record<string, string>;
 }
