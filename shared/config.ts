@@ -166,7 +166,7 @@ const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
 export type Settings = z.infer<typeof settingsSchema>;
 
 /** Settings whose values are never echoed in messages. */
-const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY']);
+const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY', 'SVC_DYNAMODB_ACCESS_KEY_ID']);
 
 export class ConfigError extends Error {
   readonly problems: string[];

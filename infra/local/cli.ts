@@ -42,7 +42,10 @@ export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Prom
   const running = aws || config.SVC_DYNAMODB_ENDPOINT ? undefined : readStackFile(dataDir);
   const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? running?.dynamodb_endpoint);
   // The running stack's tables (it may have been started with other names), unless this command names its own.
-  const withTables = running?.tables ? settingsOrExit('', { ...running.tables, ...process.env }) : config;
+  // Its region too: with the access key, it names the stack's database in DynamoDB Local.
+  const withTables = running?.tables
+    ? settingsOrExit('', { ...running.tables, ...process.env, ...(running.dynamodb_region ? { SVC_AWS_REGION: running.dynamodb_region } : {}) })
+    : config;
   if (known || aws) {
     // The key the running stack calls its DynamoDB with (its own DynamoDB Local keeps its database under the data dir's).
     const accessKeyId = running?.dynamodb_access_key_id ?? config.SVC_DYNAMODB_ACCESS_KEY_ID;

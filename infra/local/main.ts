@@ -341,7 +341,7 @@ async function main(): Promise<void> {
       admin,
       region: config.SVC_AWS_REGION,
       endpoint: dynamoEndpoint,
-      ...(accessKeyId ? { credentials: { accessKeyId, secretAccessKey: 'local' } } : {}),
+      ...(accessKeyId ? { credentials: rt.localCredentials(accessKeyId) } : {}),
       tableName: config.SVC_LEDGER_TABLE,
       handler: broadcast as never,
       onError: (error) => process.stderr.write(`stream poller: ${(error as Error).message}\n`),
@@ -378,6 +378,7 @@ async function main(): Promise<void> {
     url: gateway.url,
     dynamodb_endpoint: dynamoEndpoint,
     ...(accessKeyId ? { dynamodb_access_key_id: accessKeyId } : {}),
+    dynamodb_region: config.SVC_AWS_REGION,
     tables: rt.tableSettingsFrom(config),
   });
   process.on('exit', () => removeStackFile(dataDir, process.pid));

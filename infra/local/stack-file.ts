@@ -14,6 +14,8 @@ export interface StackFile {
    * keeps a database per key. Safe here as in the data dir's `access-key`: the file is its user's alone (0600).
    */
   dynamodb_access_key_id?: string;
+  /** The region it signs with: with the key, what names its database in DynamoDB Local. */
+  dynamodb_region?: string;
   /** The tables it uses, by setting (SVC_LEDGER_TABLE: 'ledger', …): a tool that names none uses these. */
   tables?: Record<string, string>;
 }

@@ -25,13 +25,13 @@
  * binary of the template's runtime major), --allow-runtime-mismatch (run on this Node when none is found).
  */
 import { stopWhenOrphaned } from '../local/orphan.ts';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgsOrExit } from '#shared/cli-args';
 import { seedAdminKey } from '#shared/admin/api-keys';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createApiKeyRepository } from '#shared/storage/api-key-repository';
-import { createDynamoBaseClient, createDynamoClient } from '#shared/storage/client';
+import { createDynamoBaseClient, createDynamoClient, localCredentials } from '#shared/storage/client';
 import { ROOT } from '../bundling.ts';
 import { fail } from '../local/cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
@@ -128,7 +128,13 @@ async function main(): Promise<void> {
   const awsPort = portSetting('SVC_SIM_AWS_PORT');
   const dataDir = resolve(env.SVC_DATA_DIR ?? join(ROOT, '.data', 'sim'));
   const region = 'us-east-1';
-  mkdirSync(dataDir, { recursive: true });
+  // Its user's alone, as npm start's: DynamoDB Local's files, the KMS root key and the stack's access key are in it.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    chmodSync(dataDir, 0o700);
+  } catch (error) {
+    say(`Warning: could not make the data dir ${dataDir} its user's alone (${(error as NodeJS.ErrnoException).code}): other local users may read it`);
+  }
   if (!(await isPortFree(port, host))) fail(`Cannot start the sim: port ${port} on ${host} is in use (SVC_PORT=… to choose another)`);
 
   if (!values['no-synth']) {
@@ -145,7 +151,11 @@ async function main(): Promise<void> {
   // Every AWS call of a function goes to the sim's AWS endpoint (DynamoDB, Streams, KMS), signed with that
   // function's own access key id, so that each call is checked against that function's role.
   let awsEndpoint = 'http://127.0.0.1:1';
-  const accessKeyOf = (fn: { logicalId: string }) => `ASIASIM${createHash('sha256').update(fn.logicalId).digest('hex').slice(0, 13).toUpperCase()}`;
+  // Made afresh at every start: a key worked out from the function's name alone was anyone's to sign with, as that
+  // function's role, on the sim's AWS endpoint (its DynamoDB and KMS), by any local user who found its port.
+  const keySalt = randomBytes(16);
+  const accessKeyOf = (fn: { logicalId: string }) =>
+    `ASIASIM${createHash('sha256').update(keySalt).update(fn.logicalId).digest('hex').slice(0, 25).toUpperCase()}`;
   const environmentOf = (fn: SimModel['functions'][string]): Record<string, string> => ({
     ...fn.environment,
     AWS_REGION: region,
@@ -372,7 +382,7 @@ async function main(): Promise<void> {
         region,
         // Lambda's event source mapping reads the stream with the function's role: through the AWS endpoint, as it.
         endpoint: aws.url,
-        credentials: { accessKeyId: accessKeyOf({ logicalId: stream.functionId }), secretAccessKey: 'local' },
+        credentials: localCredentials(accessKeyOf({ logicalId: stream.functionId })),
         tableName: stream.table,
         handler: invoke(stream.functionId) as never,
         onError: (error) => process.stderr.write(`sim: stream ${stream.logicalId}: ${(error as Error).message}\n`),

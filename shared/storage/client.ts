@@ -52,17 +52,19 @@ const UNSIGNED: DynamoDBClientConfig['httpAuthSchemes'] = [
  */
 export const QUIET_SDK_LOGGER = { trace() {}, debug() {}, warn() {} } as unknown as NonNullable<DynamoDBClientConfig['logger']>;
 
+/**
+ * Credentials for a local DynamoDB (DynamoDB Local, LocalStack): it checks no secret, but DynamoDB Local keeps one
+ * database per access key id, so the key names the database; `local` when none is named.
+ */
+export const localCredentials = (accessKeyId = 'local') => ({ accessKeyId, secretAccessKey: 'local' });
+
 function clientConfig(options: DynamoClientOptions): DynamoDBClientConfig {
   const local = options.endpoint !== undefined;
   return {
     region: options.region,
     ...(local ? { endpoint: options.endpoint } : {}),
     // A local endpoint checks no secret, but keeps a database per access key id: the one named, else the environment's, else `local`.
-    ...(local && options.accessKeyId
-      ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: 'local' } }
-      : local && !process.env.AWS_ACCESS_KEY_ID
-        ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
+    ...(local && (options.accessKeyId || !process.env.AWS_ACCESS_KEY_ID) ? { credentials: localCredentials(options.accessKeyId) } : {}),
     maxAttempts: 3,
     logger: QUIET_SDK_LOGGER,
     ...(options.sign === false ? { httpAuthSchemes: UNSIGNED } : {}),

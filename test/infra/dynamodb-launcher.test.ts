@@ -48,9 +48,17 @@ it("indexes DynamoDB Local's stream records by stream before it listens, and its
   // Unindexed, every write to a table with a stream read every stream record of the last 24 hours, of every table:
   // a test run's shared DynamoDB Local took 4.4 s of CPU for 40 batches when fresh and 67.6 s after five such loads.
   const dir = mkdtempSync(join(tmpdir(), 'ddbl-'));
-  const dynamo = await startDynamoDbLocal({ dataDir: dir, inMemory: true });
+  // On disk, to see which database the index is in: the one under the stack's access key (the main had indexed a
+  // database named "shared" of its own, and said "indexed", once DynamoDB Local ran without -sharedDb).
+  const dynamo = await startDynamoDbLocal({ dataDir: dir });
   try {
     assert.equal(dynamo.streamsIndexed, true);
+    assert.ok(readFileSync(join(dir, `${dynamo.accessKeyId}_us-east-1.db`)).includes('us_by_stream'), "the index is in the key's database");
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.endsWith('.db') && !name.startsWith(dynamo.accessKeyId)),
+      [],
+      'no database of another name',
+    );
     const { DynamoDBClient, CreateTableCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
     const { DynamoDBStreamsClient, DescribeStreamCommand, GetShardIteratorCommand, GetRecordsCommand } = await import('@aws-sdk/client-dynamodb-streams');
     const config = { endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: dynamo.accessKeyId, secretAccessKey: 'local' } };

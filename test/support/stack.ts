@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { dynamoAccessKey } from '#infra/local/dynamodb-local';
 import { freePort } from '#infra/local/ports';
+import { localCredentials } from '#shared/storage/client';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -136,6 +137,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       // the shared DynamoDB Local 122 s against 147-154 s. One is too few: a function that calls itself (a peer's ping of this node) would wait on
       // itself. Suites about instances or bursts set their own.
       SVC_LOCAL_MAX_INSTANCES: '2',
+      // The region every test's own DynamoDB client signs with (dynamoConfigOf): with the access key, it names the
+      // stack's database in DynamoDB Local, whatever AWS_REGION the developer's shell has.
+      SVC_AWS_REGION: 'us-east-1',
       ...dynamo,
       ...options.env,
     },
@@ -225,12 +229,12 @@ export function integrationFailureLine(stack: Pick<Stack, 'output'>, requestId: 
     .find((line) => line.message === 'integration failed' && line.request_id === requestId);
 }
 
-/** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs; the shared stack is left to the run. */
 /** A raw DynamoDB client's settings for a stack's database (a test that reads or plants items behind the service). */
 export function dynamoConfigOf(stack: Pick<Stack, 'dynamoEndpoint' | 'dynamoAccessKeyId'>) {
-  return { endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: stack.dynamoAccessKeyId, secretAccessKey: 'local' } };
+  return { endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: localCredentials(stack.dynamoAccessKeyId) };
 }
 
+/** Stops the stacks, the last first (one may use another's DynamoDB), and removes their data dirs; the shared stack is left to the run. */
 export async function stopAndRemove(...stacks: (Stack | undefined)[]): Promise<void> {
   for (const stack of [...stacks].reverse()) await stack?.stop();
   for (const stack of stacks) if (stack && !stack.shared) removeDir(stack.dataDir);

@@ -61,15 +61,23 @@ public final class LoopbackDynamoDbLocal {
     "CREATE INDEX IF NOT EXISTS ss_by_stream ON ss (StreamID)",
   };
 
-  /** Indexes the shared database's stream records (see above); prints whether it did. Never stops the start. */
+  /** The environment variable naming the database to index ("<access key id>_<region>"). */
+  static final String DATABASE_VARIABLE = "LEDGER_DYNAMODB_DATABASE";
+
+  /** Indexes the stack's database's stream records (see above); prints whether it did. Never stops the start. */
   private static void indexStreamRecords(DynamoDBProxyServer proxy) {
     try {
       Object serverHandler = field(DynamoDBProxyServer.class, "serverHandler").get(proxy);
       Object requestHandler = field(serverHandler.getClass().getSuperclass(), "primaryHandler").get(serverHandler);
-      // -sharedDb: one database whatever the caller's credentials; getHandler opens it as the first request would.
+      // The database the stack's callers use: DynamoDB Local keeps one per access key id and region, named
+      // "<key>_<region>" (with -sharedDb, one whatever the name). Named in the environment, not on the command line,
+      // which every local user can read: the key is what keeps the database the stack's.
+      String database = System.getenv(DATABASE_VARIABLE);
+      if (database == null || database.isEmpty()) throw new IllegalStateException(DATABASE_VARIABLE + " is not set");
+      // getHandler opens it as the first request would.
       Method getHandler = requestHandler.getClass().getDeclaredMethod("getHandler", String.class);
       getHandler.setAccessible(true);
-      Object client = getHandler.invoke(requestHandler, "shared");
+      Object client = getHandler.invoke(requestHandler, database);
       Object access = field(client.getClass(), "dbAccess").get(client);
       SQLiteQueue queue = (SQLiteQueue) field(access.getClass(), "queue").get(access);
       SQLiteJob<Object> job = queue.execute(new SQLiteJob<Object>() {
