@@ -25,8 +25,11 @@ export interface ApiKeyRecord {
 export interface ApiKeyRepository {
   /** Stores a key by its hash. Replaces a key with the same id (used to re-seed the admin key). */
   put(record: ApiKeyRecord, keyHash: string): Promise<void>;
-  /** The key with that hash, if it exists and was not revoked. */
-  findByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * The key with that hash, if it exists and was not revoked. `consistent`: as the last write left it (a strongly
+   * consistent read, twice the read units), for a check that must see a revocation made a moment ago.
+   */
+  findByHash(keyHash: string, options?: { consistent?: boolean }): Promise<ApiKeyRecord | undefined>;
   /** Every key, oldest first. */
   list(): Promise<ApiKeyRecord[]>;
   /** The hash stored for a key id, if any. */

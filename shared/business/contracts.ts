@@ -45,7 +45,8 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
   const sources = new Map<string, string>();
   let cachedChars = 0;
   const keep = (codeHash: string, source: string) => {
-    if (source.length > SOURCE_CACHE_CHARS) return;
+    // Two runs that missed it at once both fetched it: counted once.
+    if (source.length > SOURCE_CACHE_CHARS || sources.has(codeHash)) return;
     sources.set(codeHash, source);
     cachedChars += source.length;
     for (const [hash, kept] of sources) {

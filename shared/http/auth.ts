@@ -51,7 +51,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     const ttlMs = options.cacheSeconds * 1000;
     const hit = fresh ? undefined : cache.get(keyHash);
     if (hit && hit.expires > now()) return hit.record;
-    const record = await options.apiKeys().findByHash(keyHash);
+    // Fresh: strongly consistent too, or on AWS a revocation a moment old could still read as the key held.
+    const record = await options.apiKeys().findByHash(keyHash, fresh ? { consistent: true } : {});
     if (ttlMs > 0) {
       if (cache.size > 10_000) cache.clear();
       cache.set(keyHash, { record, expires: now() + ttlMs });
@@ -120,7 +121,8 @@ export function auth(options: AuthOptions): MiddlewareObj<HttpEvent, HttpResult,
       const access = request.context.access;
       if (access === 'public') return;
       const key = headerValue(request.event, options.header);
-      if (!key) throw new UnauthorizedError(`Missing API key: send it in the ${options.header} header`, options.header);
+      // No key: refused by `authorize`, after the rate limit has counted the request by its address.
+      if (!key) return;
       const record = await options.authenticator.authenticateFrom(key, request.event.requestContext?.http?.sourceIp ?? 'unknown');
       if (!record) throw new UnauthorizedError('Invalid API key', options.header);
       request.context.apiKey = { key_id: record.key_id, role: record.role, org_id: record.org_id };
@@ -137,16 +139,17 @@ export function auth(options: AuthOptions): MiddlewareObj<HttpEvent, HttpResult,
 }
 
 /**
- * Refuses a checked key whose role the route's declared access does not allow (403). Apart from `auth`, after the rate
- * limit: a key that is one is counted whatever it asks, a refusal included.
+ * Refuses a request that needs a key and sent none (401), and a checked key whose role the route's declared access does
+ * not allow (403). Apart from `auth`, after the rate limit: both are counted (by address, by key), as before any refusal.
  */
-export function authorize(options: Pick<AuthOptions, 'enabled'>): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+export function authorize(options: Pick<AuthOptions, 'enabled' | 'header'>): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return {
     before: (request) => {
       const { access } = request.context;
+      if (!options.enabled || access === 'public') return;
+      // auth refused a key that is none; a request that sent no key is refused here, counted by its address.
       const role = request.context.principal?.role;
-      // auth refused every request that needed a key and had none that is one: only a checked key's role is left.
-      if (!options.enabled || access === 'public' || !role) return;
+      if (!role) throw new UnauthorizedError(`Missing API key: send it in the ${options.header} header`, options.header);
       if (!passesEdge(role, access)) {
         throw new ForbiddenError(`Missing permission: this operation needs the '${access}' role; this key has '${role}'`);
       }

@@ -40,8 +40,10 @@ export function createApiKeyRepository({ client, tableName }: { client: DynamoDB
       );
     },
 
-    async findByHash(keyHash) {
-      const out = await send(() => client.send(new GetCommand({ TableName: tableName, Key: { pk: apiKeyPk(keyHash), sk: API_KEY_SK } })));
+    async findByHash(keyHash, { consistent = false } = {}) {
+      const out = await send(() =>
+        client.send(new GetCommand({ TableName: tableName, Key: { pk: apiKeyPk(keyHash), sk: API_KEY_SK }, ...(consistent ? { ConsistentRead: true } : {}) })),
+      );
       return out.Item ? recordFromItem(out.Item) : undefined;
     },
 

@@ -378,6 +378,13 @@ describe('the middleware chain (offline)', () => {
     assert.equal((await call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200);
     assert.equal((await call('POST', '/chains/x/create', { key: 'reader-key', body: '{"name":"x"}' })).status, 403);
     assert.equal((await limiter.get(`key:${hashApiKey('reader-key')}`))?.consumedPoints, 2, 'a key that is one counts, its 403 included');
+    // A request with no key is counted by its address, its 401 included, as before.
+    const keyless = stack({ rpm: 2 });
+    assert.equal((await keyless.call('GET', '/chains/x/blocks')).status, 401);
+    const second = await keyless.call('GET', '/chains/x/blocks');
+    assert.equal(second.status, 401);
+    assert.equal(second.headers['X-RateLimit-Remaining'], '0');
+    assert.equal((await keyless.call('GET', '/chains/x/blocks')).status, 429);
   });
 
   it('checks the key again in the registry, not the cache its first check filled, before a long run writes (red team)', async () => {
