@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { dynamoAccessKey } from '#infra/local/dynamodb-local';
+import { dynamoAccessKey } from '#infra/local/dynamodb-data';
 import { freePort } from '#infra/local/ports';
 import { localCredentials } from '#shared/storage/client';
 
