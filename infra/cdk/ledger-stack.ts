@@ -14,7 +14,7 @@ import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProp
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, type HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   AttributeType,
   Billing,
@@ -38,7 +38,7 @@ import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '.
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 import { bundleFileSources } from '../bundling.ts';
 import { CLOUD_HANDLER, cloudBundle } from './bundles.ts';
-import { DYNAMODB_KEY_USE, type FunctionName, TABLE_ACCESS, type TableAction } from './permissions.ts';
+import { DYNAMODB_KEY_USE, type FunctionName, REGISTRY_KEYS_NO_FUNCTION_WRITES, TABLE_ACCESS, type TableAction, WRITE_ACTIONS } from './permissions.ts';
 
 /** The HTTP API's stage-wide throttle (requests per second, and the burst), below the account's 10,000/s and 5,000 burst. */
 export const HTTP_API_THROTTLE = { rateLimit: 2_000, burstLimit: 1_000 } as const;
@@ -83,8 +83,11 @@ function tableFromSpec(scope: Construct, id: string, spec: TableSpec, key: Key):
     encryption: TableEncryptionV2.customerManagedKey(key),
     ...(stream ? { dynamoStream: stream } : {}),
     ...(spec.ttlAttribute ? { timeToLiveAttribute: spec.ttlAttribute } : {}),
-    // A ledger's data outlives its stack: `cdk destroy` leaves the tables (see docs/deploy.md, tear down).
+    // A ledger's data outlives its stack: `cdk destroy` leaves the tables (see docs/deploy.md, tear down), and a
+    // DeleteTable by anyone fails until deletion protection is turned off on purpose (RETAIN guards the stack's own
+    // operations only; 2026-12-07 red team).
     removalPolicy: RemovalPolicy.RETAIN,
+    deletionProtection: true,
   });
 }
 
@@ -237,6 +240,17 @@ export class LedgerStack extends Stack {
         if (indexes.length) {
           role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: indexes.map((index) => `${tables[table].tableArn}/index/${index}`) }));
         }
+      }
+      // No function writes an API key, whatever it may write in the registry (permissions.ts).
+      if (spec.tables.includes('registry')) {
+        role.addToPolicy(
+          new PolicyStatement({
+            effect: Effect.DENY,
+            actions: [...WRITE_ACTIONS],
+            resources: [tables.registry.tableArn],
+            conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [...REGISTRY_KEYS_NO_FUNCTION_WRITES] } },
+          }),
+        );
       }
       // The tables are encrypted with the key: DynamoDB uses it on the caller's behalf, and only through DynamoDB
       // (the actions of the aws/dynamodb managed key's own policy for principals using DynamoDB, spelled out).

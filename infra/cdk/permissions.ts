@@ -92,6 +92,18 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
 };
 
 /**
+ * Partition keys of the registry no deployed function writes, whatever its grants: API keys (`APIKEY#<hash>`, the
+ * `APIKEYS` listing). They are made and revoked by `npm run keys -- --aws` with an operator's credentials. Every
+ * role is denied writing them (`dynamodb:LeadingKeys`), so that a function's grant to write the registry (counters,
+ * memberships, contracts) is not a way to mint an admin key: the docs function is public and the contracts function
+ * runs callers' code (2026-12-07 red team). The sim's IAM check sees each write's leading keys (infra/sim/aws-endpoint.ts).
+ */
+export const REGISTRY_KEYS_NO_FUNCTION_WRITES = ['APIKEY*'] as const;
+
+/** The write actions that deny covers (a TransactWriteItems is authorized as one of these per item). */
+export const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
+
+/**
  * What a function may do with the key through DynamoDB (`kms:ViaService`): the tables and the stream are
  * encrypted with it, and DynamoDB uses it on the caller's behalf. The actions the AWS managed key
  * `aws/dynamodb` grants principals that use DynamoDB, its wildcards spelled out.

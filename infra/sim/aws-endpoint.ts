@@ -43,18 +43,42 @@ export function accessKeyOf(authorization: string | undefined): string | undefin
 
 class UnknownOperation extends Error {}
 
+/**
+ * An item's partition key as IAM's `dynamodb:LeadingKeys` names it, kept to its kind: the text up to its first `#`
+ * (`APIKEY#…`, `METRICS#…`; `APIKEYS` whole). The template's conditions match kinds (`APIKEY*`), and one decision per
+ * kind, not one per item, keeps the check's IAM simulations few. The tables' partition keys are `pk` (rate limits: `key`).
+ */
+function leadingKey(item: Record<string, { S?: string }> | undefined): string | undefined {
+  const value = item?.pk?.S ?? item?.key?.S;
+  if (value === undefined) return undefined;
+  const cut = value.indexOf('#');
+  return cut < 0 ? value : `${value.slice(0, cut + 1)}…`;
+}
+
+/** The condition context of a request on these items: their leading keys, as AWS sets `dynamodb:LeadingKeys`. */
+function keysContext(items: (Record<string, { S?: string }> | undefined)[]): { context?: Record<string, string[]> } {
+  const keys = [...new Set(items.map(leadingKey).filter((k): k is string => k !== undefined))].sort();
+  return keys.length ? { context: { 'dynamodb:LeadingKeys': keys } } : {};
+}
+
 /** The IAM actions and resources of one DynamoDB or DynamoDB Streams request, as AWS authorizes it. */
 export function dynamoCalls(
   operation: string,
   body: Record<string, any>,
   arns: { table(name: string): string; stream(arn: string): string; iterator(iterator: string): string | undefined },
-): { action: string; resource: string }[] {
-  const on = (action: string, resource: string) => ({ action: `dynamodb:${action}`, resource });
+): { action: string; resource: string; context?: Record<string, string[]> }[] {
+  const on = (action: string, resource: string, items: (Record<string, any> | undefined)[] = []) => ({
+    action: `dynamodb:${action}`,
+    resource,
+    ...keysContext(items),
+  });
   switch (operation) {
     case 'GetItem':
-    case 'PutItem':
     case 'UpdateItem':
     case 'DeleteItem':
+      return [on(operation, arns.table(body.TableName), [body.Key])];
+    case 'PutItem':
+      return [on(operation, arns.table(body.TableName), [body.Item])];
     case 'DescribeTable':
     case 'DescribeTimeToLive':
       return [on(operation, arns.table(body.TableName))];
@@ -62,17 +86,24 @@ export function dynamoCalls(
     case 'Scan':
       return [on(operation, body.IndexName ? `${arns.table(body.TableName)}/index/${body.IndexName}` : arns.table(body.TableName))];
     case 'BatchGetItem':
+      return Object.entries(body.RequestItems ?? {}).map(([table, read]) => on(operation, arns.table(table), (read as { Keys?: any[] }).Keys ?? []));
     case 'BatchWriteItem':
-      return Object.keys(body.RequestItems ?? {}).map((table) => on(operation, arns.table(table)));
+      return Object.entries(body.RequestItems ?? {}).map(([table, writes]) =>
+        on(
+          operation,
+          arns.table(table),
+          (writes as { PutRequest?: { Item: any }; DeleteRequest?: { Key: any } }[]).map((w) => w.PutRequest?.Item ?? w.DeleteRequest?.Key),
+        ),
+      );
     case 'TransactWriteItems':
-      return (body.TransactItems ?? []).map((item: Record<string, { TableName: string }>) => {
+      return (body.TransactItems ?? []).map((item: Record<string, { TableName: string; Item?: any; Key?: any }>) => {
         const [kind, detail] = Object.entries(item)[0] ?? [];
         const action = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' }[kind ?? ''];
         if (!action || !detail) throw new UnknownOperation(`a TransactWriteItems item of kind ${kind}`);
-        return on(action, arns.table(detail.TableName));
+        return on(action, arns.table(detail.TableName), [detail.Item ?? detail.Key]);
       });
     case 'TransactGetItems':
-      return (body.TransactItems ?? []).map((item: { Get: { TableName: string } }) => on('GetItem', arns.table(item.Get.TableName)));
+      return (body.TransactItems ?? []).map((item: { Get: { TableName: string; Key: any } }) => on('GetItem', arns.table(item.Get.TableName), [item.Get.Key]));
     case 'ListTables':
     case 'ListStreams':
       return [on(operation, '*')];

@@ -20,8 +20,11 @@ export interface AwsCall {
   action: string;
   /** The resource's ARN, as the template names it (`*` for actions on no resource). */
   resource: string;
-  /** Condition context the call carries (`kms:ViaService` for calls a service makes on the caller's behalf). */
-  context?: Record<string, string>;
+  /**
+   * Condition context the call carries (`kms:ViaService` for calls a service makes on the caller's behalf, a DynamoDB
+   * item request's `dynamodb:LeadingKeys`).
+   */
+  context?: Record<string, string | string[]>;
 }
 
 export interface Decision {

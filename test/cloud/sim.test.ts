@@ -614,6 +614,29 @@ describe("IAM: the functions' AWS calls against their roles in the template", ()
     }
   });
 
+  it('lets no function write an API key into the registry, not even those that write the registry (red team: docs and contracts could mint an admin key)', async () => {
+    const { template, assets } = readAssembly(assembly, STACK);
+    const model = modelFromTemplate(template, assets, {
+      region: 'us-east-1',
+      parameters: { IpfsApiUrl: 'http://127.0.0.1:1', CorsOrigins: 'http://127.0.0.1:1', IpfsApiAuth: '', LicenseKey: '' },
+      webSocketUrl: 'ws://127.0.0.1:1/ws',
+      managementUrl: 'http://127.0.0.1:1',
+    });
+    const checker = createPermissionChecker(model);
+    const registry = `arn:aws:dynamodb:us-east-1:000000000000:table/${STACK}-registry`;
+    const writes = (fn: string, action: string, keys: string[]) =>
+      checker.authorize({ function: fn, action, resource: registry, context: { 'dynamodb:LeadingKeys': keys } });
+    const writers = Object.keys(model.functions).filter((fn) => /^(Docs|Contracts|Ledger|Business|Admin|Graphql|Tlog|Metrics)/.test(fn));
+    assert.equal(writers.length, 8, Object.keys(model.functions).join(', '));
+    for (const fn of writers) {
+      // What each does write there (request counters): allowed, so the deny is on the key, not the table.
+      assert.equal((await writes(fn, 'dynamodb:UpdateItem', ['METRICS#…'])).allowed, true, `${fn} adds to the counters`);
+      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'])
+        for (const keys of [['APIKEY#…'], ['APIKEYS'], ['METRICS#…', 'APIKEY#…']])
+          assert.equal((await writes(fn, action, keys)).allowed, false, `${fn} ${action} ${keys.join(',')}`);
+    }
+  });
+
   it('uses every grant, or keeps it with a reason in infra/cdk/permissions.ts', async () => {
     const { template, assets } = readAssembly(assembly, STACK);
     const model = modelFromTemplate(template, assets, {

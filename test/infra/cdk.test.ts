@@ -89,7 +89,7 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     }
   });
 
-  it('declares every table exactly as the local stack creates it, with PITR, SSE under the key, stream and TTL', () => {
+  it('declares every table exactly as the local stack creates it, with PITR, SSE under the key, stream and TTL, and deletion protection', () => {
     for (const spec of Object.values(allTableSpecs(NAMES))) {
       const d = spec.definition;
       template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
@@ -110,6 +110,8 @@ describe('Stack: LedgerStack (cdk synth)', () => {
           Match.objectLike({
             PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
             SSESpecification: { KMSMasterKeyId: Match.anyValue() },
+            // A DeleteTable by anyone fails until it is turned off on purpose (RETAIN guards the stack's own operations only).
+            DeletionProtectionEnabled: true,
           }),
         ],
       });
