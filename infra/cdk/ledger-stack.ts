@@ -216,8 +216,9 @@ export class LedgerStack extends Stack {
           SVC_LICENSE_KEY: licenseKey.valueAsString,
           SVC_WITNESSES: witnesses.valueAsString,
           SVC_TLOG_PUBLIC: publicTlog.valueAsString,
-          // A dynamic reference, resolved by CloudFormation at deploy.
-          SVC_EDGE_SECRET: edgeSecret.secretValue.unsafeUnwrap(),
+          // A dynamic reference, resolved by CloudFormation at deploy; only to the functions behind the HTTP API, which the
+          // CDN fronts (the WebSocket, stream and schedule functions never see a request through it).
+          ...(name in GROUPS ? { SVC_EDGE_SECRET: edgeSecret.secretValue.unsafeUnwrap() } : {}),
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
           ...(spec.usesIpfs ? { SVC_IPFS_API_URL: ipfsApiUrl.valueAsString, SVC_IPFS_API_AUTH: ipfsApiAuth.valueAsString } : {}),
           ...Object.fromEntries(spec.tables.map((role) => [TABLE_SETTINGS[role], tables[role].tableName])),
