@@ -38,7 +38,16 @@ import { TABLE_SETTINGS, allTableSpecs, type TableRole, type TableSpec } from '.
 import { DEFAULT_GROUP, EVENT_FUNCTIONS, GROUPS, expandRoutes, type GroupName, type GroupSpec } from '../routes.ts';
 import { bundleFileSources } from '../bundling.ts';
 import { CLOUD_HANDLER, cloudBundle } from './bundles.ts';
-import { DYNAMODB_KEY_USE, type FunctionName, REGISTRY_KEYS_NO_FUNCTION_WRITES, TABLE_ACCESS, type TableAction, WRITE_ACTIONS } from './permissions.ts';
+import {
+  DYNAMODB_KEY_USE,
+  type FunctionName,
+  REGISTRY_KEYS_NO_FUNCTION_WRITES,
+  SIGNERS,
+  TABLE_ACCESS,
+  type TableAction,
+  WRITE_ACTIONS,
+} from './permissions.ts';
+import { SCOPE_CONTEXT_KEY } from '../../shared/offchain/key-providers.ts';
 
 /** The HTTP API's stage-wide throttle (requests per second, and the burst), below the account's 10,000/s and 5,000 burst. */
 export const HTTP_API_THROTTLE = { rateLimit: 2_000, burstLimit: 1_000 } as const;
@@ -264,6 +273,17 @@ export class LedgerStack extends Stack {
       );
       // Envelope encryption needs exactly these two: a new data key, and unwrapping one.
       if (spec.usesKmsKey) role.addToPolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [key.keyArn] }));
+      // The node identity's key is sealed under a scope of its own: only the functions that sign may unwrap (or make) it.
+      if (spec.usesKmsKey && !SIGNERS.includes(name)) {
+        role.addToPolicy(
+          new PolicyStatement({
+            effect: Effect.DENY,
+            actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+            resources: [key.keyArn],
+            conditions: { StringEquals: { [`kms:EncryptionContext:${SCOPE_CONTEXT_KEY}`]: 'identity' } },
+          }),
+        );
+      }
       alarm(this, `${pascal(name)}Throttles`, `${name} function throttled: raise its concurrency or find the burst`, {
         metric: fn.metricThrottles({ period: Duration.minutes(5) }),
         threshold: 1,

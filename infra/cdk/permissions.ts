@@ -100,6 +100,16 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
  */
 export const REGISTRY_KEYS_NO_FUNCTION_WRITES = ['APIKEY*'] as const;
 
+/**
+ * The functions that sign as the node (their handlers wire shared/wiring/node.ts, which opens the node identity): only
+ * they may unwrap a data key under the `identity` KMS scope. Every other role that may use the key is denied it, so that
+ * a function that reads the registry (contracts runs callers' code) cannot take the node's signing key (2026-12-07 red
+ * team). `test/infra/cdk.test.ts` holds this list to the handlers' imports (only shared/wiring/node.ts creates the
+ * admin domain that opens the identity) and each other role to its deny. check:cloud cannot hold it: its IAM simulator
+ * does not evaluate `kms:EncryptionContext:<key>` conditions (it resolves variable condition keys after a `/` only).
+ */
+export const SIGNERS: readonly FunctionName[] = ['ledger', 'tlog', 'admin', 'broadcast'];
+
 /** The write actions that deny covers (a TransactWriteItems is authorized as one of these per item). */
 export const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
 

@@ -155,7 +155,8 @@ export async function startAwsEndpoint(options: {
 
   async function record(call: AwsCall): Promise<Decision> {
     const decision = await options.authorize(call);
-    const id = JSON.stringify([call.function, call.action, call.resource]);
+    // Each condition context apart (a leading key, an encryption context): one call may be allowed where another is denied.
+    const id = JSON.stringify([call.function, call.action, call.resource, call.context ?? {}]);
     const seen = recorded.get(id);
     if (seen) seen.count += 1;
     else recorded.set(id, { ...call, allowed: decision.allowed, ...(decision.reason ? { reason: decision.reason } : {}), count: 1 });

@@ -20,7 +20,7 @@ import { looksLikeCheckpoint } from '../tlog/note.ts';
 import { logger } from '../log.ts';
 import { segmentId } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { createIdentityDocument, openIdentityDocument, temporaryIdentity, type NodeIdentity } from './identity.ts';
+import { createIdentityDocument, openIdentityDocument, openIdentityDocumentSealed, temporaryIdentity, type NodeIdentity } from './identity.ts';
 import type { AdminRepository, PeerRecord } from './repository.ts';
 
 export type IdentitySource = { kind: 'file'; path: string } | { kind: 'registry' };
@@ -130,7 +130,18 @@ export function createAdmin(options: AdminOptions) {
     }
     // In the cloud every instance must be the same node: one identity, made once, in the registry.
     const stored = await repository.getIdentity();
-    if (stored) return openIdentityDocument(stored, sealer);
+    if (stored) {
+      const { identity, resealed } = await openIdentityDocumentSealed(stored, sealer);
+      // Made before its key had a KMS scope of its own: sealed again under it, once, by the first signer that opens it
+      // (best effort: a role that may not write it, or another instance first, leaves it to the next).
+      if (resealed) {
+        await repository.replaceIdentity(stored, resealed).then(
+          (replaced) => replaced && logger.info('node identity sealed again under its own scope', {}),
+          (error: unknown) => logger.warn('node identity not sealed again under its own scope; the next signer will try', { error }),
+        );
+      }
+      return identity;
+    }
     const { identity, document } = await createIdentityDocument(sealer);
     if (await repository.putIdentity(document)) return identity;
     return openIdentityDocument((await repository.getIdentity())!, sealer);

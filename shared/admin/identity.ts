@@ -9,7 +9,7 @@
  */
 import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { publicKeyToHex } from '../ed25519.ts';
-import { payloadScope, SERVICE_OPENER, type Sealer } from '../ledger/offchain-port.ts';
+import { IDENTITY_OPENER, type PayloadScope, payloadScope, type Sealer } from '../ledger/offchain-port.ts';
 
 export const IDENTITY_FORMAT = 'verifiable-ledger/node-identity';
 
@@ -70,7 +70,8 @@ export async function createIdentityDocument(
     algorithm: 'ed25519',
     node_id: nodeId,
     public_key: publicKey,
-    private_key: await sealer.seal({ pkcs8 }, payloadScope.service),
+    // Under a scope of its own: the roles that do not sign are denied unwrapping it (infra/cdk/permissions.ts, SIGNERS).
+    private_key: await sealer.seal({ pkcs8 }, payloadScope.identity),
     created_at: new Date().toISOString(),
     ...(options.temporary ? { temporary: true as const } : {}),
   };
@@ -79,14 +80,32 @@ export async function createIdentityDocument(
 
 /** Opens an identity document; throws when it is malformed or its key does not match its public key. */
 export async function openIdentityDocument(text: string, unsealer: Pick<Sealer, 'unseal'>): Promise<NodeIdentity> {
+  return (await openIdentityDocumentSealed(text, unsealer)).identity;
+}
+
+/**
+ * `openIdentityDocument`, and the scope its key was sealed under, with the document sealed again under `identity` when
+ * it was not (a document made before 2026-12-07 sealed it under `service`, which every function may unwrap).
+ */
+export async function openIdentityDocumentSealed(
+  text: string,
+  sealer: Pick<Sealer, 'unseal'> & Partial<Pick<Sealer, 'seal'>>,
+): Promise<{ identity: NodeIdentity; sealedAs: PayloadScope | null; resealed?: string }> {
   const document = JSON.parse(text) as IdentityDocument;
   if (document.format !== IDENTITY_FORMAT || document.version !== 1 || document.algorithm !== 'ed25519') {
     throw new Error('not a node identity document of a known version');
   }
-  const { pkcs8 } = (await unsealer.unseal(document.private_key, SERVICE_OPENER)) as { pkcs8: string };
+  let sealedAs: PayloadScope | null = null;
+  const { pkcs8 } = (await sealer.unseal(document.private_key, async (scope) => {
+    sealedAs = scope;
+    return IDENTITY_OPENER(scope);
+  })) as { pkcs8: string };
   const privateKey = createPrivateKey({ key: Buffer.from(pkcs8, 'base64'), format: 'der', type: 'pkcs8' });
   if (rawPublicKey(privateKey) !== document.public_key) throw new Error('the identity private key does not match its public key');
-  return identityFrom(privateKey, document.node_id, document.temporary === true);
+  const identity = identityFrom(privateKey, document.node_id, document.temporary === true);
+  if (sealedAs === payloadScope.identity || !sealer.seal) return { identity, sealedAs };
+  const resealed: IdentityDocument = { ...document, private_key: await sealer.seal({ pkcs8 }, payloadScope.identity) };
+  return { identity, sealedAs, resealed: `${JSON.stringify(resealed, null, 2)}\n` };
 }
 
 /** In-memory keys for a node that has no identity yet: they change at every start. */

@@ -22,4 +22,6 @@ export interface AdminRepository {
   getIdentity(): Promise<string | undefined>;
   /** Stores the identity document unless one exists; false when one did (another instance won). */
   putIdentity(document: string): Promise<boolean>;
+  /** Replaces the identity document if it is still `current` (the same key sealed anew); false when it was not. */
+  replaceIdentity(current: string, next: string): Promise<boolean>;
 }

@@ -18,11 +18,13 @@ export interface StoredPayload {
  * - `collection:<channel>/<collection>`: a private value (read by the channel's members);
  * - `org:<id>`: put off chain by a key of that organization without naming where it goes (read by its keys);
  * - `public`: put off chain by a key with no organization without naming where it goes (read by any key);
- * - `service`: the service's own secrets (its identity, peers' keys), never read through a request.
+ * - `service`: the service's own secrets (peers' keys, cursor tokens), never read through a request;
+ * - `identity`: the node identity's private key, apart from every other secret so that an IAM policy can deny its
+ *   unwrapping (the KMS encryption context) to every function that does not sign as the node.
  * Admins read every scope. The service decrypts a payload only for a caller entitled to its scope, whatever
  * event, route or reference names it (PayloadOpener).
  */
-export type PayloadScope = `chain:${string}` | `collection:${string}/${string}` | `org:${string}` | 'public' | 'service';
+export type PayloadScope = `chain:${string}` | `collection:${string}/${string}` | `org:${string}` | 'public' | 'service' | 'identity';
 
 export const payloadScope = {
   chain: (chainName: string): PayloadScope => `chain:${chainName}`,
@@ -30,6 +32,7 @@ export const payloadScope = {
   organization: (orgId: string): PayloadScope => `org:${orgId}`,
   public: 'public' as PayloadScope,
   service: 'service' as PayloadScope,
+  identity: 'identity' as PayloadScope,
 };
 
 /** A scope's parts, or undefined for a string that is none. */
@@ -41,8 +44,9 @@ export function parsePayloadScope(
   | { kind: 'org'; org_id: string }
   | { kind: 'public' }
   | { kind: 'service' }
+  | { kind: 'identity' }
   | undefined {
-  if (scope === 'public' || scope === 'service') return { kind: scope };
+  if (scope === 'public' || scope === 'service' || scope === 'identity') return { kind: scope };
   let m = /^chain:(.+)$/s.exec(scope);
   if (m) return { kind: 'chain', chain: m[1]! };
   m = /^collection:([^/]+)\/(.+)$/s.exec(scope);
@@ -61,6 +65,9 @@ export type PayloadOpener = (scope: PayloadScope | null) => Promise<boolean>;
 
 /** The service's own reads of its own secrets (the identity, peers' keys): never a caller's. */
 export const SERVICE_OPENER: PayloadOpener = async (scope) => scope === 'service' || scope === null;
+
+/** The node identity's reads of its own key: sealed under `identity`, or under `service` before 2026-12-07. */
+export const IDENTITY_OPENER: PayloadOpener = async (scope) => scope === 'identity' || scope === 'service' || scope === null;
 
 /** Encrypts JSON values into envelope text and back, with no storage of its own (identity, inline values). */
 export interface Sealer {

@@ -1,8 +1,8 @@
 /** The admin domain's records in the registry table (layout in keys.ts). */
-import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AdminRepository, PeerRecord } from '../admin/repository.ts';
 import { IDENTITY_KEY, PEERS_PARTITION, noncePk } from './keys.ts';
-import { keyCanExist, putIfAbsent, queryAll, send } from './requests.ts';
+import { keyCanExist, putIfAbsent, queryAll, send, writeIf } from './requests.ts';
 
 export function createAdminRepository({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): AdminRepository {
   const putNew = (item: Record<string, unknown>) => putIfAbsent(client, tableName, item);
@@ -29,5 +29,15 @@ export function createAdminRepository({ client, tableName }: { client: DynamoDBD
       return out.Item ? String(out.Item.document) : undefined;
     },
     putIdentity: (document) => putNew({ ...IDENTITY_KEY, document }),
+    replaceIdentity: (current, next) =>
+      writeIf(
+        client,
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...IDENTITY_KEY, document: next },
+          ConditionExpression: 'document = :current',
+          ExpressionAttributeValues: { ':current': current },
+        }),
+      ),
   };
 }

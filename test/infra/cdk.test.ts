@@ -12,6 +12,8 @@ import { before, describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { LedgerStack } from '#infra/cdk/ledger-stack';
+import { ROOT } from '#infra/bundling';
+import { ALL_FUNCTIONS, SIGNERS } from '#infra/cdk/permissions';
 import { EVENT_FUNCTIONS, GROUPS, expandRoutes } from '#infra/routes';
 import { LAMBDA_NODE_MAJOR } from '#infra/sim/runtime';
 import { allTableSpecs } from '#shared/storage/tables';
@@ -206,6 +208,28 @@ describe('Stack: LedgerStack (cdk synth)', () => {
       assert.deepEqual(env.SVC_IPFS_API_URL, spec.usesIpfs ? { Ref: 'IpfsApiUrl' } : undefined, `${group} SVC_IPFS_API_URL`);
     }
     template.hasParameter('IpfsApiAuth', { NoEcho: true });
+  });
+
+  it("lets only the functions that sign as the node unwrap the node identity's key (its own KMS scope): the rest are denied it (red team)", () => {
+    // Who signs is who wires the node identity: a handler that imports shared/wiring/node.ts.
+    const wiresIdentity = ALL_FUNCTIONS.filter((name) => /#shared\/wiring\/node'/.test(readFileSync(join(ROOT, 'functions', name, 'handler.ts'), 'utf8')));
+    assert.deepEqual([...SIGNERS].sort(), [...wiresIdentity].sort(), 'SIGNERS (infra/cdk/permissions.ts) is who wires the node identity');
+    const all = resources();
+    for (const [id, fn] of Object.entries(all)) {
+      const group = functionGroupSafe(id);
+      if (!group) continue;
+      const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+      const statements = Object.values(all)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((role: any) => role.Ref === roleId))
+        .flatMap((r) => r.Properties.PolicyDocument.Statement);
+      const usesKey = fn.Properties.Environment.Variables.SVC_KMS_KEY_ID !== undefined;
+      const denied = statements.filter(
+        (st: any) =>
+          st.Effect === 'Deny' && JSON.stringify(st.Condition ?? {}) === '{"StringEquals":{"kms:EncryptionContext:verifiable-ledger:scope":"identity"}}',
+      );
+      assert.equal(denied.length, usesKey && !SIGNERS.includes(group as never) ? 1 : 0, `${group}: denied the identity's scope`);
+      for (const st of denied) assert.deepEqual([st.Action].flat().sort(), ['kms:Decrypt', 'kms:GenerateDataKey']);
+    }
   });
 
   it('routes the WebSocket API ($connect, $disconnect, $default with a route response) to the ws function', () => {

@@ -14,7 +14,6 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import canonicalize from 'canonicalize';
 import { freePort } from '#infra/local/ports';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
-import { SERVICE_OPENER } from '#shared/ledger/offchain-port';
 import { createDynamoClient } from '#shared/storage/client';
 import { createSealer } from '#shared/offchain/offchain';
 import { assertError } from '#test/support/contract';
@@ -107,7 +106,14 @@ describe('Node identity', () => {
     assert.deepEqual((await call(a, 'GET', '/identity')).body, before);
     const file = readFileSync(join(dataDir, 'identity.json'), 'utf8');
     const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dataDir, 'master.key'), { create: false }) });
-    const { pkcs8 } = (await sealer.unseal(JSON.parse(file).private_key, SERVICE_OPENER)) as { pkcs8: string };
+    // Sealed under the identity's own scope, which only the functions that sign may unwrap in the cloud.
+    const scopes: (string | null)[] = [];
+    const opener = async (scope: string | null) => {
+      scopes.push(scope);
+      return scope === 'identity';
+    };
+    const { pkcs8 } = (await sealer.unseal(JSON.parse(file).private_key, opener as never)) as { pkcs8: string };
+    assert.deepEqual(scopes, ['identity']);
     const seed = Buffer.from(pkcs8, 'base64').subarray(-32);
     for (const form of [pkcs8, seed.toString('hex'), seed.toString('base64'), seed.toString('base64url')]) {
       assert.ok(!file.includes(form), 'the raw private key is in the identity file');

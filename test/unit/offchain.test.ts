@@ -12,6 +12,9 @@ import { withReadAllowance } from '#shared/read-allowance';
 import { open, parseEnvelope, seal } from '#shared/offchain/envelope';
 import { KmsKeyProvider, LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createOffchainStore, createSealer, OUTSIDE_SCOPE } from '#shared/offchain/offchain';
+import { createIdentityDocument, openIdentityDocumentSealed } from '#shared/admin/identity';
+import { createAdmin } from '#shared/admin/admin';
+import type { AdminRepository } from '#shared/admin/repository';
 
 const KEK = { provider: 'local', key_id: 'local:test' };
 
@@ -390,4 +393,63 @@ describe('Off-chain store: a payload opens only for a caller entitled to its sco
   });
 
   it('cleans up', () => rmSync(dir, { recursive: true, force: true }));
+});
+
+describe('the node identity under a KMS scope of its own', () => {
+  it("seals a new identity's key under `identity`, and seals one made under `service` again under it, the same key", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'identity-scope-'));
+    try {
+      const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true }) });
+      const made = await createIdentityDocument(sealer);
+      const opened = await openIdentityDocumentSealed(made.document, sealer);
+      assert.equal(opened.sealedAs, 'identity', 'a new identity: the roles that do not sign are denied its scope');
+      assert.equal(opened.resealed, undefined);
+      assert.equal(opened.identity.nodeId, made.identity.nodeId);
+      // One made before: its key under `service`, the scope every function may unwrap (cursor tokens).
+      const document = JSON.parse(made.document);
+      const { pkcs8 } = (await sealer.unseal(document.private_key, async () => true)) as { pkcs8: string };
+      const legacy = JSON.stringify({ ...document, private_key: await sealer.seal({ pkcs8 }, 'service') });
+      const old = await openIdentityDocumentSealed(legacy, sealer);
+      assert.equal(old.sealedAs, 'service');
+      assert.equal(old.identity.publicKey, made.identity.publicKey, 'it still opens');
+      const again = await openIdentityDocumentSealed(old.resealed!, sealer);
+      assert.equal(again.sealedAs, 'identity');
+      assert.equal(again.identity.publicKey, made.identity.publicKey, 'the same key, sealed anew');
+      assert.equal(JSON.parse(old.resealed!).node_id, document.node_id);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the node identity kept in the registry (the cloud's store)", () => {
+  it('is sealed again under its own scope by the first signer that opens one made before, once, and keeps its key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'identity-reseal-'));
+    try {
+      const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true }) });
+      const made = await createIdentityDocument(sealer);
+      const document = JSON.parse(made.document);
+      const { pkcs8 } = (await sealer.unseal(document.private_key, async () => true)) as { pkcs8: string };
+      let stored = `${JSON.stringify({ ...document, private_key: await sealer.seal({ pkcs8 }, 'service') })}\n`;
+      const replaced: string[] = [];
+      const repository = {
+        getIdentity: async () => stored,
+        putIdentity: async () => false,
+        replaceIdentity: async (current: string, next: string) => {
+          if (current !== stored) return false;
+          replaced.push(next);
+          stored = next;
+          return true;
+        },
+      } as unknown as AdminRepository;
+      const admin = () => createAdmin({ repository, sealer, identity: { kind: 'registry' } } as unknown as Parameters<typeof createAdmin>[0]);
+      assert.equal((await admin().identity()).publicKey, made.identity.publicKey);
+      assert.equal(replaced.length, 1, 'sealed again once');
+      assert.equal((await openIdentityDocumentSealed(stored, sealer)).sealedAs, 'identity');
+      assert.equal((await admin().identity()).publicKey, made.identity.publicKey, 'the same node after');
+      assert.equal(replaced.length, 1, 'not again once it is under its scope');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
