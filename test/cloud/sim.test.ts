@@ -587,6 +587,16 @@ describe('npm run sim: a template altered', () => {
 });
 
 describe("IAM: the functions' AWS calls against their roles in the template", () => {
+  /** The synthesized template's functions, roles and key, as the sim serves them. */
+  const deployedModel = () => {
+    const { template, assets } = readAssembly(assembly, STACK);
+    return modelFromTemplate(template, assets, {
+      region: 'us-east-1',
+      parameters: { IpfsApiUrl: 'http://127.0.0.1:1', CorsOrigins: 'http://127.0.0.1:1', IpfsApiAuth: '', LicenseKey: '' },
+      webSocketUrl: 'ws://127.0.0.1:1/ws',
+      managementUrl: 'http://127.0.0.1:1',
+    });
+  };
   const shortArn = (arn: string) => arn.replace(/^arn:aws:[a-z-]+:[a-z0-9-]*:\d*:/, '');
 
   it('denies none of the calls the runs made (each evaluated by an IAM policy simulator)', () => {
@@ -615,13 +625,7 @@ describe("IAM: the functions' AWS calls against their roles in the template", ()
   });
 
   it('lets no function write an API key into the registry, not even those that write the registry (red team: docs and contracts could mint an admin key)', async () => {
-    const { template, assets } = readAssembly(assembly, STACK);
-    const model = modelFromTemplate(template, assets, {
-      region: 'us-east-1',
-      parameters: { IpfsApiUrl: 'http://127.0.0.1:1', CorsOrigins: 'http://127.0.0.1:1', IpfsApiAuth: '', LicenseKey: '' },
-      webSocketUrl: 'ws://127.0.0.1:1/ws',
-      managementUrl: 'http://127.0.0.1:1',
-    });
+    const model = deployedModel();
     const checker = createPermissionChecker(model);
     const registry = `arn:aws:dynamodb:us-east-1:000000000000:table/${STACK}-registry`;
     const writes = (fn: string, action: string, keys: string[]) =>
@@ -638,13 +642,7 @@ describe("IAM: the functions' AWS calls against their roles in the template", ()
   });
 
   it('uses every grant, or keeps it with a reason in infra/cdk/permissions.ts', async () => {
-    const { template, assets } = readAssembly(assembly, STACK);
-    const model = modelFromTemplate(template, assets, {
-      region: 'us-east-1',
-      parameters: { IpfsApiUrl: 'http://127.0.0.1:1', CorsOrigins: 'http://127.0.0.1:1', IpfsApiAuth: '', LicenseKey: '' },
-      webSocketUrl: 'ws://127.0.0.1:1/ws',
-      managementUrl: 'http://127.0.0.1:1',
-    });
+    const model = deployedModel();
     const unused = await createPermissionChecker(model).unusedGrants(recorded.filter((c) => c.allowed));
     // Kept for reading (test-output/ is not committed): every call, and every grant no call used.
     mkdirSync(join(ROOT_DIR, 'test-output', 'cloud'), { recursive: true });

@@ -395,6 +395,13 @@ describe('Off-chain store: a payload opens only for a caller entitled to its sco
   it('cleans up', () => rmSync(dir, { recursive: true, force: true }));
 });
 
+/** An identity document as one made before 2026-12-07 is: its key sealed under `service`. */
+async function sealedAsBefore(document: string, sealer: ReturnType<typeof createSealer>): Promise<string> {
+  const parsed = JSON.parse(document);
+  const { pkcs8 } = (await sealer.unseal(parsed.private_key, async () => true)) as { pkcs8: string };
+  return `${JSON.stringify({ ...parsed, private_key: await sealer.seal({ pkcs8 }, 'service') })}\n`;
+}
+
 describe('the node identity under a KMS scope of its own', () => {
   it("seals a new identity's key under `identity`, and seals one made under `service` again under it, the same key", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'identity-scope-'));
@@ -407,9 +414,7 @@ describe('the node identity under a KMS scope of its own', () => {
       assert.equal(opened.identity.nodeId, made.identity.nodeId);
       // One made before: its key under `service`, the scope every function may unwrap (cursor tokens).
       const document = JSON.parse(made.document);
-      const { pkcs8 } = (await sealer.unseal(document.private_key, async () => true)) as { pkcs8: string };
-      const legacy = JSON.stringify({ ...document, private_key: await sealer.seal({ pkcs8 }, 'service') });
-      const old = await openIdentityDocumentSealed(legacy, sealer);
+      const old = await openIdentityDocumentSealed(await sealedAsBefore(made.document, sealer), sealer);
       assert.equal(old.sealedAs, 'service');
       assert.equal(old.identity.publicKey, made.identity.publicKey, 'it still opens');
       const again = await openIdentityDocumentSealed(old.resealed!, sealer);
@@ -428,9 +433,7 @@ describe("the node identity kept in the registry (the cloud's store)", () => {
     try {
       const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true }) });
       const made = await createIdentityDocument(sealer);
-      const document = JSON.parse(made.document);
-      const { pkcs8 } = (await sealer.unseal(document.private_key, async () => true)) as { pkcs8: string };
-      let stored = `${JSON.stringify({ ...document, private_key: await sealer.seal({ pkcs8 }, 'service') })}\n`;
+      let stored = await sealedAsBefore(made.document, sealer);
       const replaced: string[] = [];
       const repository = {
         getIdentity: async () => stored,
