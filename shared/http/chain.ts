@@ -220,12 +220,11 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     .use(bodyLimit(settings.SVC_MAX_BODY_BYTES))
     .use(cors({ origins: settings.SVC_CORS_ORIGINS, apiKeyHeader: settings.API_KEY_NAME }))
     // Who calls (auth: 401 for a key that is none), then the count, then what the caller may do (authorize: 401 without a
-    // key, 403 for its role): a request is counted by a key only once that key is known to be one. Counted first, a made-up key a request had each written a new bucket into the shared
-    // limiter's table (red team); an unknown key is counted by its address, in auth's own budget of unknown keys.
+    // key, 403 for its role): a request is counted by a key only once that key is known to be one. Counted first, a
+    // made-up key a request had each written a new bucket into the shared limiter's table (red team); an unknown key is
+    // counted by its address, in auth's own budget of unknown keys.
     .use(auth({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME, authenticator: edge.authenticator }))
-    .use(
-      rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, authEnabled: settings.SVC_AUTH_ENABLED, limiter: edge.rateLimiter }),
-    )
+    .use(rateLimit({ perMinute: settings.SVC_RATE_LIMIT_RPM, header: settings.API_KEY_NAME, limiter: edge.rateLimiter }))
     .use(authorize({ enabled: settings.SVC_AUTH_ENABLED, header: settings.API_KEY_NAME }))
     .use(jsonBody())
     .use(errorHandler());

@@ -12,10 +12,10 @@ import { headerValue } from './request-id.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 /**
- * Who a request counts against: its key where auth checked that key (auth runs first: a key that is not one never gets
- * here), else its source address. A key is only a name a caller picks until it is checked: counted by it on a public
- * route (or with auth off), or before auth, a new made-up key a request had each gone free, and each made a new item
- * in the shared limiter's table (red team).
+ * Who a request counts against: its key where auth checked that key (auth runs first and names it on the context; a key
+ * that is not one never gets here), else its source address. A key is only a name a caller picks until it is checked:
+ * counted by it on a public route (or with auth off), or before auth, a new made-up key a request had each gone free,
+ * and each made a new item in the shared limiter's table (red team).
  */
 function clientKey(event: HttpEvent, headerName: string, keyChecked: boolean): string {
   const key = keyChecked ? headerValue(event, headerName) : undefined;
@@ -28,8 +28,6 @@ export interface RateLimitOptions {
   perMinute: number;
   /** The header keys are read from (API_KEY_NAME): a client is its key, or its source IP without one. */
   header: string;
-  /** SVC_AUTH_ENABLED: only then, and only on routes that are not public, is a presented key checked (and counted by). */
-  authEnabled: boolean;
   limiter: () => RateLimiterAbstract;
 }
 
@@ -49,7 +47,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareObj<HttpEvent, H
       const limit = options.perMinute;
       const method = request.event.requestContext?.http?.method;
       if (limit === 0 || method === 'OPTIONS' || request.context.relativeKey === 'GET /health') return;
-      const key = clientKey(request.event, options.header, options.authEnabled && request.context.access !== 'public');
+      const key = clientKey(request.event, options.header, request.context.apiKey !== undefined);
       try {
         const res = await options.limiter().consume(key);
         request.context.rateLimit = { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };

@@ -23,8 +23,8 @@ export interface ServiceContext extends Context {
   principal?: Principal;
   /**
    * Checks again that the caller's key is held (not revoked, its role and organization unchanged), in the registry
-   * itself, not the authenticator's cache: 401 once it is not. For work that goes on after the edge's check (each of a GraphQL
-   * request's mutations). Absent with auth off and on public routes.
+   * itself, not the authenticator's cache: 401 once it is not. For work that goes on after the edge's check (each of a
+   * GraphQL request's mutations). Absent with auth off and on public routes.
    */
   keyStillHeld?: () => Promise<void>;
   /** The rate-limit state of this request, for the X-RateLimit-* headers. */
