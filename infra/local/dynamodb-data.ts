@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { LaunchError } from './launch-error.ts';
 
 /** The file, in a DynamoDB Local's data dir, holding the access key id its database is kept under. */
-export const ACCESS_KEY_FILE = 'access-key';
+const ACCESS_KEY_FILE = 'access-key';
 /** What DynamoDB Local with `-sharedDb` (every caller one database, as this launcher ran it before 2026-12-07) keeps its data in. */
 const SHARED_DB_FILE = 'shared-local-instance.db';
 /** An access key id as DynamoDB Local takes it (letters and digits). */

@@ -6,7 +6,7 @@
  */
 import { stopWhenOrphaned } from './orphan.ts';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { identityPath, loadConfig, masterKeyPath } from '#shared/config';
@@ -17,6 +17,7 @@ import type { Gateway } from './gateway.ts';
 import type { IpfsNode } from './ipfs-node.ts';
 import { freePort, isPortFree } from './ports.ts';
 import { removeStackFile, writeStackFile } from './stack-file.ts';
+import { makeOwnDir } from './own-dir.ts';
 import type { StreamPoller } from './stream-poller.ts';
 
 /**
@@ -169,12 +170,8 @@ async function main(): Promise<void> {
   // The data dir is this user's alone (the master key, the DynamoDB Local files, the journal, the stack's ports): its
   // files were readable by every local user (red team). DynamoDB Local keeps its database under this data dir's access
   // key (its `access-key` file): another local user who finds its port sees an empty one.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    chmodSync(dataDir, 0o700);
-  } catch (error) {
-    say(`Warning: could not make the data dir ${dataDir} its user's alone (${(error as NodeJS.ErrnoException).code}): other local users may read it`);
-  }
+  const notOwn = makeOwnDir(dataDir);
+  if (notOwn) say(notOwn);
   /** The functions' variables that differ from the launcher's own environment. */
   const overrides: Record<string, string> = {};
   const functionEnv = (): Record<string, string> => {

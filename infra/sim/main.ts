@@ -25,7 +25,6 @@
  * binary of the template's runtime major), --allow-runtime-mismatch (run on this Node when none is found).
  */
 import { stopWhenOrphaned } from '../local/orphan.ts';
-import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgsOrExit } from '#shared/cli-args';
 import { seedAdminKey } from '#shared/admin/api-keys';
@@ -35,6 +34,7 @@ import { createDynamoBaseClient, createDynamoClient, localCredentials } from '#s
 import { ROOT } from '../bundling.ts';
 import { fail } from '../local/cli.ts';
 import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from '../local/dynamodb-local.ts';
+import { makeOwnDir } from '../local/own-dir.ts';
 import { instanceWorkerBundle } from '../local/bundles.ts';
 import { startGateway, type Gateway, type GatewayRoute } from '../local/gateway.ts';
 import { reportIntegrationErrors } from '../local/integration-errors.ts';
@@ -129,12 +129,8 @@ async function main(): Promise<void> {
   const dataDir = resolve(env.SVC_DATA_DIR ?? join(ROOT, '.data', 'sim'));
   const region = 'us-east-1';
   // Its user's alone, as npm start's: DynamoDB Local's files, the KMS root key and the stack's access key are in it.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    chmodSync(dataDir, 0o700);
-  } catch (error) {
-    say(`Warning: could not make the data dir ${dataDir} its user's alone (${(error as NodeJS.ErrnoException).code}): other local users may read it`);
-  }
+  const notOwn = makeOwnDir(dataDir);
+  if (notOwn) say(notOwn);
   if (!(await isPortFree(port, host))) fail(`Cannot start the sim: port ${port} on ${host} is in use (SVC_PORT=… to choose another)`);
 
   if (!values['no-synth']) {
@@ -273,7 +269,9 @@ async function main(): Promise<void> {
   });
   closeAws = () => aws.close();
   awsEndpoint = aws.url;
-  const admin = createDynamoBaseClient({ region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId });
+  // The stack's own calls (its tables, keys, shared counters) go to DynamoDB Local directly, under its database's key.
+  const ownDynamo = { region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId };
+  const admin = createDynamoBaseClient(ownDynamo);
   const created = await ensureTables(admin, Object.fromEntries(model.tables.map((t) => [t.logicalId, tableSpec(t)])));
   if (created.length) say(`Created the template's tables: ${created.join(', ')}`);
   ipfs = await startIpfsNode({ dir: join(dataDir, 'ipfs'), port: ipfsPort });
@@ -282,10 +280,7 @@ async function main(): Promise<void> {
     .map((f) => f.environment.SVC_REGISTRY_TABLE)
     .find(Boolean);
   if (env.SVC_ADMIN_API_KEY && registry) {
-    await seedAdminKey(
-      createApiKeyRepository({ client: createDynamoClient({ region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId }), tableName: registry }),
-      env.SVC_ADMIN_API_KEY,
-    );
+    await seedAdminKey(createApiKeyRepository({ client: createDynamoClient(ownDynamo), tableName: registry }), env.SVC_ADMIN_API_KEY);
   }
 
   const worker = await instanceWorkerBundle();
@@ -329,7 +324,7 @@ async function main(): Promise<void> {
       registry
         ? createMetrics({
             shared: createSharedCounters({
-              client: createDynamoClient({ region, endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId }),
+              client: createDynamoClient(ownDynamo),
               tableName: registry,
             }),
             flushMs: 0,

@@ -131,7 +131,7 @@ export function createAdmin(options: AdminOptions) {
     // In the cloud every instance must be the same node: one identity, made once, in the registry.
     const stored = await repository.getIdentity();
     if (stored) {
-      const { identity, resealed } = await openIdentityDocumentSealed(stored, sealer);
+      const { identity, resealed } = await openIdentityDocumentSealed(stored, sealer, sealer);
       // Made before its key had a KMS scope of its own: sealed again under it, once, by the first signer that opens it
       // (best effort: a role that may not write it, or another instance first, leaves it to the next).
       if (resealed) {

@@ -84,27 +84,29 @@ export async function openIdentityDocument(text: string, unsealer: Pick<Sealer, 
 }
 
 /**
- * `openIdentityDocument`, and the scope its key was sealed under, with the document sealed again under `identity` when
- * it was not (a document made before 2026-12-07 sealed it under `service`, which every function may unwrap).
+ * `openIdentityDocument`, and the scope its key was sealed under; given `resealWith`, the document sealed again under
+ * `identity` when it was not (a document made before 2026-12-07 sealed it under `service`, which every function may
+ * unwrap).
  */
 export async function openIdentityDocumentSealed(
   text: string,
-  sealer: Pick<Sealer, 'unseal'> & Partial<Pick<Sealer, 'seal'>>,
+  unsealer: Pick<Sealer, 'unseal'>,
+  resealWith?: Pick<Sealer, 'seal'>,
 ): Promise<{ identity: NodeIdentity; sealedAs: PayloadScope | null; resealed?: string }> {
   const document = JSON.parse(text) as IdentityDocument;
   if (document.format !== IDENTITY_FORMAT || document.version !== 1 || document.algorithm !== 'ed25519') {
     throw new Error('not a node identity document of a known version');
   }
   let sealedAs: PayloadScope | null = null;
-  const { pkcs8 } = (await sealer.unseal(document.private_key, async (scope) => {
+  const { pkcs8 } = (await unsealer.unseal(document.private_key, async (scope) => {
     sealedAs = scope;
     return IDENTITY_OPENER(scope);
   })) as { pkcs8: string };
   const privateKey = createPrivateKey({ key: Buffer.from(pkcs8, 'base64'), format: 'der', type: 'pkcs8' });
   if (rawPublicKey(privateKey) !== document.public_key) throw new Error('the identity private key does not match its public key');
   const identity = identityFrom(privateKey, document.node_id, document.temporary === true);
-  if (sealedAs === payloadScope.identity || !sealer.seal) return { identity, sealedAs };
-  const resealed: IdentityDocument = { ...document, private_key: await sealer.seal({ pkcs8 }, payloadScope.identity) };
+  if (sealedAs === payloadScope.identity || !resealWith) return { identity, sealedAs };
+  const resealed: IdentityDocument = { ...document, private_key: await resealWith.seal({ pkcs8 }, payloadScope.identity) };
   return { identity, sealedAs, resealed: `${JSON.stringify(resealed, null, 2)}\n` };
 }
 

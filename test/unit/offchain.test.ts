@@ -402,37 +402,39 @@ async function sealedAsBefore(document: string, sealer: ReturnType<typeof create
   return `${JSON.stringify({ ...parsed, private_key: await sealer.seal({ pkcs8 }, 'service') })}\n`;
 }
 
+/** A sealer over a master key of its own, and a node identity made with it, for `run`; its folder removed after. */
+async function withIdentity(run: (sealer: ReturnType<typeof createSealer>, made: Awaited<ReturnType<typeof createIdentityDocument>>) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), 'identity-scope-'));
+  try {
+    const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true }) });
+    await run(sealer, await createIdentityDocument(sealer));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('the node identity under a KMS scope of its own', () => {
-  it("seals a new identity's key under `identity`, and seals one made under `service` again under it, the same key", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'identity-scope-'));
-    try {
-      const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true }) });
-      const made = await createIdentityDocument(sealer);
-      const opened = await openIdentityDocumentSealed(made.document, sealer);
+  it("seals a new identity's key under `identity`, and seals one made under `service` again under it, the same key", () =>
+    withIdentity(async (sealer, made) => {
+      const opened = await openIdentityDocumentSealed(made.document, sealer, sealer);
       assert.equal(opened.sealedAs, 'identity', 'a new identity: the roles that do not sign are denied its scope');
       assert.equal(opened.resealed, undefined);
       assert.equal(opened.identity.nodeId, made.identity.nodeId);
       // One made before: its key under `service`, the scope every function may unwrap (cursor tokens).
       const document = JSON.parse(made.document);
-      const old = await openIdentityDocumentSealed(await sealedAsBefore(made.document, sealer), sealer);
+      const old = await openIdentityDocumentSealed(await sealedAsBefore(made.document, sealer), sealer, sealer);
       assert.equal(old.sealedAs, 'service');
       assert.equal(old.identity.publicKey, made.identity.publicKey, 'it still opens');
       const again = await openIdentityDocumentSealed(old.resealed!, sealer);
       assert.equal(again.sealedAs, 'identity');
       assert.equal(again.identity.publicKey, made.identity.publicKey, 'the same key, sealed anew');
       assert.equal(JSON.parse(old.resealed!).node_id, document.node_id);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe("the node identity kept in the registry (the cloud's store)", () => {
-  it('is sealed again under its own scope by the first signer that opens one made before, once, and keeps its key', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'identity-reseal-'));
-    try {
-      const sealer = createSealer({ keys: LocalKeyProvider.fromFile(join(dir, 'master.key'), { create: true }) });
-      const made = await createIdentityDocument(sealer);
+  it('is sealed again under its own scope by the first signer that opens one made before, once, and keeps its key', () =>
+    withIdentity(async (sealer, made) => {
       let stored = await sealedAsBefore(made.document, sealer);
       const replaced: string[] = [];
       const repository = {
@@ -451,8 +453,5 @@ describe("the node identity kept in the registry (the cloud's store)", () => {
       assert.equal((await openIdentityDocumentSealed(stored, sealer)).sealedAs, 'identity');
       assert.equal((await admin().identity()).publicKey, made.identity.publicKey, 'the same node after');
       assert.equal(replaced.length, 1, 'not again once it is under its scope');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
