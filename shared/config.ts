@@ -131,6 +131,8 @@ export const settingsSchema = z.object({
   SVC_AUTH_CACHE_SECONDS: positiveInt(0, 300).default(10),
   // The cloud stack's CDN sends it in X-Ledger-Edge: a request carrying it is counted by the viewer's address CloudFront names.
   SVC_EDGE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Every HTTP request must come through the CDN (carry SVC_EDGE_SECRET in X-Ledger-Edge); one straight to the API is 403.
+  SVC_EDGE_ONLY: bool.default(false),
   // Bytes an instance keeps of written records, segments, full tiles and fixed-size evidence between requests (they never change); 0: none.
   SVC_READ_CACHE_BYTES: positiveInt(0, 2 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),
@@ -161,12 +163,15 @@ const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
       message: 'must list the allowed origins when SVC_ENV=production (e.g. https://app.example.com)',
     });
   }
+  if (settings.SVC_EDGE_ONLY && !settings.SVC_EDGE_SECRET) {
+    ctx.addIssue({ code: 'custom', path: ['SVC_EDGE_ONLY'], message: 'needs SVC_EDGE_SECRET: the value by which a request is known to come through the CDN' });
+  }
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
 
 /** Settings whose values are never echoed in messages. */
-const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY', 'SVC_DYNAMODB_ACCESS_KEY_ID']);
+const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY', 'SVC_DYNAMODB_ACCESS_KEY_ID', 'SVC_EDGE_SECRET']);
 
 export class ConfigError extends Error {
   readonly problems: string[];

@@ -23,11 +23,12 @@ import {
 } from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type StackParameters, webAclOf } from './parameters.ts';
 
 /** The path patterns the CDN caches, as each answer's Cache-Control says; everything else passes through uncached. */
 export const CDN_CACHED_PATHS = ['/tlog/*'] as const;
 
-export function cdn(scope: Stack, api: HttpApi, edgeSecret: Secret): Distribution {
+export function cdn(scope: Stack, api: HttpApi, edgeSecret: Secret, parameters: StackParameters): Distribution {
   const origin = new HttpOrigin(`${api.apiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`, {
     protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
     originSslProtocols: [OriginSslPolicy.TLS_V1_2],
@@ -54,6 +55,8 @@ export function cdn(scope: Stack, api: HttpApi, edgeSecret: Secret): Distributio
   const distribution = new Distribution(scope, 'Cdn', {
     comment: 'Verifiable ledger: the HTTP API, /tlog/* cached',
     priceClass: PriceClass.PRICE_CLASS_100,
+    // The deployer's WAF, if any (WebAclArn): per-client limits at the edge; CdnOnly=true closes the way around it.
+    webAclId: webAclOf(scope, parameters),
     httpVersion: HttpVersion.HTTP2_AND_3,
     defaultBehavior: { ...passThrough, allowedMethods: AllowedMethods.ALLOW_ALL, cachePolicy: CachePolicy.CACHING_DISABLED },
     additionalBehaviors: Object.fromEntries(
@@ -69,7 +72,8 @@ export function cdn(scope: Stack, api: HttpApi, edgeSecret: Secret): Distributio
       id: 'AwsSolutions::AwsSolutions-CFR2',
       reason:
         'No WAF web ACL by default ($5 a month and $0.60 per million requests): the functions limit requests per key and per viewer address ' +
-        '(SVC_RATE_LIMIT_RPM, SVC_AUTH_FAILURES_PER_MINUTE) and the API stage has its own throttle; docs/deploy.md says how to attach one.',
+        '(SVC_RATE_LIMIT_RPM, SVC_AUTH_FAILURES_PER_MINUTE) and the API stage has its own throttle; the WebAclArn parameter attaches one ' +
+        '(docs/deploy.md, "The CDN").',
     },
     {
       id: 'AwsSolutions::AwsSolutions-CFR3',

@@ -7,12 +7,19 @@
  * CloudFront appended to `X-Forwarded-For`). A request without it, or with a wrong one, keeps the address API
  * Gateway saw: a caller cannot choose its own address by sending the headers itself. The secret is removed
  * from the event before anything else reads it.
+ *
+ * With `only` (SVC_EDGE_ONLY, the cloud stack's `DirectApiAccess=closed`), a request that did not come through the
+ * CDN is refused (403) before anything else is done with it: the API's own URL would otherwise reach the functions
+ * beside the CDN, around whatever the edge enforces (a WAF's per-client limits: docs/deploy.md, "The CDN").
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
+import { ForbiddenError } from '../errors.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
 export const EDGE_HEADER = 'x-ledger-edge';
+
+const NOT_VIA_CDN = "This API is served through its CDN: send the request to the CDN's URL";
 
 const same = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -39,15 +46,19 @@ export function viewerAddress(headers: Record<string, string | undefined>, secre
   return forwarded.length >= 2 ? forwarded[forwarded.length - 2] || undefined : undefined;
 }
 
-export function viaCdn(secret: string | undefined): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
+export function viaCdn(secret: string | undefined, only = false): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   return {
     before: (request) => {
       const headers = request.event.headers;
       const names = Object.keys(headers ?? {}).filter((name) => name.toLowerCase() === EDGE_HEADER);
-      if (!headers || names.length === 0) return;
+      if (!headers || names.length === 0) {
+        if (only) throw new ForbiddenError(NOT_VIA_CDN);
+        return;
+      }
       const lowered = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
       const viewer = viewerAddress(lowered, secret);
       for (const name of names) delete headers[name];
+      if (only && !(secret && names.length === 1 && same(lowered[EDGE_HEADER] ?? '', secret))) throw new ForbiddenError(NOT_VIA_CDN);
       const http = request.event.requestContext?.http;
       if (viewer && http) http.sourceIp = viewer;
     },

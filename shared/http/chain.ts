@@ -47,7 +47,7 @@ import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 /** What the middlewares use, the same for every function of a process (shared/wiring/core.ts builds it). */
 export interface Edge {
   settings: Pick<Settings, 'SVC_AUTH_ENABLED' | 'API_KEY_NAME' | 'SVC_RATE_LIMIT_RPM' | 'SVC_MAX_BODY_BYTES' | 'SVC_CORS_ORIGINS'> &
-    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET' | 'SVC_TLOG_PUBLIC' | 'SVC_MAX_READ_ITEMS'>>;
+    Partial<Pick<Settings, 'SVC_CHECK_RESPONSES' | 'SVC_EDGE_SECRET' | 'SVC_EDGE_ONLY' | 'SVC_TLOG_PUBLIC' | 'SVC_MAX_READ_ITEMS'>>;
   metrics: () => Metrics;
   /** Per-request CloudWatch metrics of a function group (EMF), when SVC_CLOUDWATCH_METRICS_NAMESPACE is set. */
   cloudWatch?: ((group: string) => CloudWatchMetrics) | undefined;
@@ -212,8 +212,9 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         request.context.access = open ? 'public' : (declared?.access ?? 'reader');
       },
     })
-    // Through the CDN, the caller's own address (shared/http/cdn.ts), before anything counts by address.
-    .use(viaCdn(settings.SVC_EDGE_SECRET))
+    // Through the CDN, the caller's own address (shared/http/cdn.ts), before anything counts by address; with
+    // SVC_EDGE_ONLY, a request that did not come through it is refused here, before its body or key is read.
+    .use(viaCdn(settings.SVC_EDGE_SECRET, settings.SVC_EDGE_ONLY === true))
     .use(accessLog())
     .use(requestMetrics(edge.metrics, edge.cloudWatch?.(options.group)))
     .use(security)

@@ -308,6 +308,31 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     );
   });
 
+  it("keeps every log as long as the deployer says (LogRetentionDays, 30 by default) and past a destroy; reserves the ledger function's concurrency only when asked (red team)", () => {
+    const parameters = template.toJSON().Parameters as Record<string, { Default: unknown; AllowedValues?: string[] }>;
+    assert.equal(parameters.LogRetentionDays!.Default, 30);
+    assert.ok(parameters.LogRetentionDays!.AllowedValues!.includes('3653'));
+    const logs = Object.entries(template.toJSON().Resources as Record<string, Resource & { DeletionPolicy?: string }>).filter(
+      ([, r]) => r.Type === 'AWS::Logs::LogGroup',
+    );
+    assert.ok(logs.length >= 12, 'every function and the access log');
+    for (const [id, r] of logs) {
+      assert.deepEqual(r.Properties.RetentionInDays, { Ref: 'LogRetentionDays' }, id);
+      assert.equal(r.DeletionPolicy, 'Retain', id);
+    }
+    assert.equal(parameters.LedgerReservedConcurrency!.Default, 0);
+    const reserved = Object.entries(resources()).filter(
+      ([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.ReservedConcurrentExecutions !== undefined,
+    );
+    assert.deepEqual(
+      reserved.map(([id]) => functionGroup(id)),
+      ['ledger'],
+    );
+    assert.deepEqual(reserved[0]![1].Properties.ReservedConcurrentExecutions, {
+      'Fn::If': ['ReservesLedgerConcurrency', { Ref: 'LedgerReservedConcurrency' }, { Ref: 'AWS::NoValue' }],
+    });
+  });
+
   it('alarms on 5xx, latency and throttles, and outputs the URL', () => {
     const alarms = Object.values(resources()).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
     const metrics = alarms.map((a) => a.Properties.MetricName);
@@ -391,6 +416,28 @@ describe('Stack: LedgerStack (cdk synth)', () => {
       assert.equal(key.HeadersConfig.HeaderBehavior, 'none', 'no API key in the cache key: only public answers are kept, the same for all');
       assert.equal(key.QueryStringsConfig.QueryStringBehavior, 'none');
       assert.equal(key.CookiesConfig.CookieBehavior, 'none');
+    });
+
+    it('answers only through itself when the deployer says so (CdnOnly, false by default), and takes a WAF web ACL (WebAclArn, none by default) (red team)', () => {
+      // The API's own URL answered beside the CDN, around anything the edge enforces; nothing limited a client at the edge.
+      const parameters = template.toJSON().Parameters as Record<string, { Default: unknown; AllowedValues?: string[]; AllowedPattern?: string }>;
+      assert.equal(parameters.CdnOnly!.Default, 'false');
+      assert.deepEqual(parameters.CdnOnly!.AllowedValues, ['false', 'true']);
+      for (const [id, r] of Object.entries(resources())) {
+        const group = functionGroupSafe(id);
+        if (r.Type !== 'AWS::Lambda::Function' || !group) continue;
+        const only = r.Properties.Environment.Variables.SVC_EDGE_ONLY;
+        if (['ws', 'broadcast', 'sweep'].includes(group)) assert.equal(only, undefined, id);
+        else assert.deepEqual(only, { Ref: 'CdnOnly' }, id);
+      }
+      assert.equal(parameters.WebAclArn!.Default, '');
+      const pattern = new RegExp(parameters.WebAclArn!.AllowedPattern!);
+      assert.ok(pattern.test(''), 'none');
+      assert.ok(pattern.test('arn:aws:wafv2:us-east-1:123456789012:global/webacl/limits/0f1e2d3c-aaaa-bbbb-cccc-0123456789ab'));
+      assert.ok(!pattern.test('arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/limits/x'), 'a regional web ACL cannot front CloudFront');
+      const acl = distribution().WebACLId;
+      assert.deepEqual(acl, { 'Fn::If': ['HasWebAcl', { Ref: 'WebAclArn' }, { Ref: 'AWS::NoValue' }] });
+      assert.deepEqual(template.toJSON().Conditions.HasWebAcl, { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'WebAclArn' }, ''] }] });
     });
 
     it('has the logs answered to anyone (so public, so kept) only when the deployer says so: PublicTlog, false by default', () => {

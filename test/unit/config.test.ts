@@ -37,4 +37,17 @@ describe('Settings (shared/config.ts)', () => {
   it('treats an empty value as unset', () => {
     assert.equal(loadConfig({ SVC_PORT: '' }).SVC_PORT, 2661);
   });
+
+  it('refuses SVC_EDGE_ONLY without the edge secret it checks, and never echoes a malformed secret', () => {
+    assert.throws(
+      () => loadConfig({ SVC_EDGE_ONLY: 'true' }),
+      (error: unknown) => error instanceof ConfigError && /SVC_EDGE_ONLY: needs SVC_EDGE_SECRET/.test(error.message),
+    );
+    assert.equal(loadConfig({ SVC_EDGE_ONLY: 'true', SVC_EDGE_SECRET: 'a'.repeat(32) }).SVC_EDGE_ONLY, true);
+    assert.equal(loadConfig({}).SVC_EDGE_ONLY, false);
+    assert.throws(
+      () => loadConfig({ SVC_EDGE_SECRET: 'short-secret' }),
+      (error: unknown) => error instanceof ConfigError && error.message.includes('SVC_EDGE_SECRET') && !error.message.includes('short-secret'),
+    );
+  });
 });

@@ -155,6 +155,7 @@ function stack(
     checkResponses?: boolean;
     cloudWatchNamespace?: string;
     edgeSecret?: string;
+    edgeOnly?: boolean;
     authCacheSeconds?: number;
   } = {},
 ) {
@@ -172,6 +173,7 @@ function stack(
       SVC_CORS_ORIGINS: ['https://app.example'],
       SVC_CHECK_RESPONSES: options.checkResponses ?? false,
       SVC_EDGE_SECRET: options.edgeSecret,
+      SVC_EDGE_ONLY: options.edgeOnly,
     },
     metrics: () => metrics,
     cloudWatch: options.cloudWatchNamespace ? (group) => createCloudWatchMetrics({ namespace: options.cloudWatchNamespace!, functionGroup: group }) : undefined,
@@ -368,6 +370,28 @@ describe('the middleware chain (offline)', () => {
       429,
       'a chosen address does not reset it',
     );
+  });
+
+  it('with SVC_EDGE_ONLY, refuses (403) every request that did not come through the CDN, before its body, key or count (red team)', async () => {
+    // The API's own URL reached the functions beside the CDN, around whatever the edge enforces (a WAF's limits).
+    const SECRET = 'edge-secret-0123456789abcdef';
+    const { call, limiter } = stack({ edgeSecret: SECRET, edgeOnly: true, rpm: 100 });
+    const direct = await call('POST', '/chains/x/events', { key: 'writer-key', body: '{not json' });
+    assert.equal(direct.status, 403, 'straight to the API');
+    assert.match(String(direct.body.detail), /served through its CDN/);
+    assert.ok(direct.headers['X-Request-ID'], 'the contract headers as on every answer');
+    assert.equal(await limiter.get(`key:${hashApiKey('writer-key')}`), null, 'nothing counted');
+    for (const secret of ['not-the-secret-at-all-xx', `${SECRET}x`]) {
+      assert.equal((await call('GET', '/chains/x/blocks', { key: 'reader-key', headers: { 'x-ledger-edge': secret } })).status, 403, 'a wrong secret');
+    }
+    assert.equal((await call('OPTIONS', '/chains/x/blocks', { headers: { origin: 'https://app.example' } })).status, 403, 'a preflight too');
+    const viaEdge = await call('GET', '/chains/x/blocks', {
+      key: 'reader-key',
+      headers: { 'x-ledger-edge': SECRET, 'cloudfront-viewer-address': '198.51.100.7:1' },
+    });
+    assert.equal(viaEdge.status, 200, 'through the CDN');
+    // Without the setting (the default), the API's own URL answers as before.
+    assert.equal((await stack({ edgeSecret: SECRET }).call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200);
   });
 
   it('counts a request by its key only once auth knows the key (made-up keys write no buckets), and counts a refused role too (red team)', async () => {
