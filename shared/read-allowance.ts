@@ -33,6 +33,11 @@ export const READ_UNIT_BYTES = 4096;
 interface Allowance {
   max: number;
   read: number;
+  /**
+   * A route that reads past the cap by what it is: up to `ceiling` items, each further `step` (the cap) paid for first
+   * by `topUp` (one more request counted against the caller's rate budget: 429 once it is spent).
+   */
+  extension?: { ceiling: number; step: number; topUp: () => Promise<void> };
   /** Bytes of off-chain payloads resolved into the answer so far. */
   resolved: number;
 }
@@ -44,10 +49,33 @@ export function withReadAllowance<T>(maxItems: number, work: () => Promise<T>): 
   return allowances.run({ max: maxItems, read: 0, resolved: 0 }, work);
 }
 
-/** Sets the current request's allowance to `maxItems` (a route that must read more by what it is); outside one, nothing. */
-export function allowReads(maxItems: number): void {
+/**
+ * Lets the current request read up to `maxItems` (a route that must read more by what it is); outside one, nothing.
+ * With `topUp` (the caller's rate budget: shared/http/rate-limit.ts), each further SVC_MAX_READ_ITEMS items are paid
+ * for as one more request before they are read: a reader key's verifies of a long chain had read a whole chain each,
+ * twelve at once held every other read of the stack for 25 s, and none counted more than one request (red team,
+ * 2026-12-07). Without one (no rate limit), the whole of `maxItems` at once, as before.
+ */
+export function allowReads(maxItems: number, topUp?: () => Promise<void>): void {
   const allowance = allowances.getStore();
-  if (allowance) allowance.max = maxItems;
+  if (!allowance) return;
+  if (topUp && maxItems > allowance.max) allowance.extension = { ceiling: maxItems, step: allowance.max, topUp };
+  else allowance.max = maxItems;
+}
+
+/** Whether the request may still pay for more reads. */
+const extensible = (allowance: Allowance) => allowance.extension !== undefined && allowance.max < allowance.extension.ceiling;
+
+/** Before a read: pays for the next allowance once the request has read its own (a route with an extension); else as checkReadAllowance. */
+export async function beforeRead(): Promise<void> {
+  const allowance = allowances.getStore();
+  while (allowance && allowance.read >= allowance.max && extensible(allowance)) {
+    const { ceiling, step, topUp } = allowance.extension!;
+    // The limiter's own requests are not the route's reads (nor could they pay for themselves).
+    await outsideReadAllowance(topUp);
+    allowance.max = Math.min(ceiling, allowance.max + step);
+  }
+  checkReadAllowance();
 }
 
 /** Runs `work` outside any request's allowance (work that serves other requests than the one that started it). */
@@ -66,7 +94,8 @@ export function chargeReads(items: number): void {
   const allowance = allowances.getStore();
   if (!allowance || items <= 0) return;
   allowance.read += items;
-  if (allowance.read > allowance.max) throw new ReadLimitExceededError(allowance.max);
+  // Past an allowance that may still be paid for, the next read pays (beforeRead): this one's items are counted in it.
+  if (allowance.read > allowance.max && !extensible(allowance)) throw new ReadLimitExceededError(allowance.max);
 }
 
 /** Whether reads are counted here: inside a request's allowance (not outside one, nor in work that serves later ones). */

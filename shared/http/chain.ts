@@ -136,7 +136,8 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     if (page) return { statusCode: 308, headers: { Location: `${page}${event.rawQueryString ? `?${event.rawQueryString}` : ''}` }, body: '' };
     if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
     const { definition, params } = route;
-    if (definition.readItems !== undefined) allowReads(definition.readItems);
+    // Past SVC_MAX_READ_ITEMS, each further allowance is paid for as one more request of the caller's (read-allowance.ts).
+    if (definition.readItems !== undefined) allowReads(definition.readItems, context.chargeRequest);
     refuseRepeatedQuery(event.rawQueryString);
     const rawQuery: Record<string, string> = {};
     for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) rawQuery[key] = value;

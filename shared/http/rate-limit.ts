@@ -1,7 +1,9 @@
 /**
  * SVC_RATE_LIMIT_RPM requests per minute per API key, per source IP without one (docs/rules.md, "Keys and limits");
  * 0 turns it off. Health checks and preflights are not counted. Every counted response carries
- * X-RateLimit-Limit, -Remaining and -Reset (seconds until the window resets); a 429 adds Retry-After.
+ * X-RateLimit-Limit, -Remaining and -Reset (seconds until the window resets); a 429 adds Retry-After. A request that
+ * reads past SVC_MAX_READ_ITEMS by what it is (a chain's verify) counts once more for each further allowance it reads
+ * (`chargeRequest`, shared/read-allowance.ts), so that no route reads more for a caller than its budget of requests could.
  */
 import type { MiddlewareObj } from '@middy/core';
 import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
@@ -48,19 +50,23 @@ export function rateLimit(options: RateLimitOptions): MiddlewareObj<HttpEvent, H
       const method = request.event.requestContext?.http?.method;
       if (limit === 0 || method === 'OPTIONS' || request.context.relativeKey === 'GET /health') return;
       const key = clientKey(request.event, options.header, request.context.apiKey !== undefined);
-      try {
-        const res = await options.limiter().consume(key);
-        request.context.rateLimit = { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
-      } catch (outcome) {
-        if (!(outcome instanceof RateLimiterRes)) {
-          // The store failed and there was no insurance: do not turn an outage into refusals.
-          logger.warn('rate limiter unavailable; request not counted', { request_id: request.context.requestId, error: outcome });
-          return;
+      const count = async () => {
+        try {
+          const res = await options.limiter().consume(key);
+          request.context.rateLimit = { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+        } catch (outcome) {
+          if (!(outcome instanceof RateLimiterRes)) {
+            // The store failed and there was no insurance: do not turn an outage into refusals.
+            logger.warn('rate limiter unavailable; request not counted', { request_id: request.context.requestId, error: outcome });
+            return;
+          }
+          const resetSeconds = Math.ceil(outcome.msBeforeNext / 1000);
+          request.context.rateLimit = { limit, remaining: 0, resetSeconds };
+          throw new TooManyRequestsError(resetSeconds);
         }
-        const resetSeconds = Math.ceil(outcome.msBeforeNext / 1000);
-        request.context.rateLimit = { limit, remaining: 0, resetSeconds };
-        throw new TooManyRequestsError(resetSeconds);
-      }
+      };
+      await count();
+      request.context.chargeRequest = count;
     },
     after: stamp,
     onError: stamp,

@@ -29,4 +29,9 @@ export interface ServiceContext extends Context {
   keyStillHeld?: () => Promise<void>;
   /** The rate-limit state of this request, for the X-RateLimit-* headers. */
   rateLimit?: { limit: number; remaining: number; resetSeconds: number };
+  /**
+   * Counts one more request against the caller's rate budget (429 once it is spent): what a route that reads past
+   * SVC_MAX_READ_ITEMS pays for each further allowance (shared/read-allowance.ts). Absent when nothing is counted.
+   */
+  chargeRequest?: () => Promise<void>;
 }

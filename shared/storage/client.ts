@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { DYNAMODB_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { attemptChangedNothing, markNeverApplied } from './errors.ts';
-import { chargeReads, checkReadAllowance, countingReads, READ_UNIT_BYTES } from '../read-allowance.ts';
+import { beforeRead, chargeReads, countingReads, READ_UNIT_BYTES } from '../read-allowance.ts';
 
 export interface DynamoClientOptions {
   region: string;
@@ -244,7 +244,7 @@ function counted<T extends DynamoDBClient | DynamoDB>(client: T): T {
     (next, context) => async (args) => {
       const command = context.commandName ?? '';
       if (!READS.has(command)) return next(args);
-      checkReadAllowance();
+      await beforeRead();
       const result = await next(args);
       const bytes = ((context as Record<symbol, unknown>)[answerBytes] as number | undefined) ?? 0;
       chargeReads(Math.max(itemsReadBy(result.output as unknown as Record<string, unknown> | undefined), Math.ceil(bytes / READ_UNIT_BYTES)));

@@ -21,6 +21,7 @@ import type { Metrics } from '#shared/metrics/metrics';
 import { pause } from '#shared/deadline';
 import { UnprocessableError } from '#shared/errors';
 import { steadyNow } from '#shared/clock';
+import { beforeRead, chargeReads, itemsRead } from '#shared/read-allowance';
 
 const HEADER = 'X-API-Key';
 const KEYS: Record<string, ApiKeyRecord> = {
@@ -138,6 +139,21 @@ const ROUTES = [
   }),
   route({
     method: 'GET',
+    path: '/chains/{chain_name}/read-all',
+    summary: 'reads 10 items at a time, `pages` times, by what it is (as a verify reads a whole chain)',
+    access: 'reader',
+    readItems: 100,
+    query: z.object({ pages: z.coerce.number().int() }),
+    handler: async ({ query }) => {
+      for (let page = 0; page < query.pages; page += 1) {
+        await beforeRead();
+        chargeReads(10);
+      }
+      return { body: { read: itemsRead() } };
+    },
+  }),
+  route({
+    method: 'GET',
     path: '/boom',
     summary: 'fails',
     access: 'reader',
@@ -156,6 +172,7 @@ function stack(
     cloudWatchNamespace?: string;
     edgeSecret?: string;
     edgeOnly?: boolean;
+    maxReads?: number;
     authCacheSeconds?: number;
   } = {},
 ) {
@@ -174,6 +191,7 @@ function stack(
       SVC_CHECK_RESPONSES: options.checkResponses ?? false,
       SVC_EDGE_SECRET: options.edgeSecret,
       SVC_EDGE_ONLY: options.edgeOnly,
+      SVC_MAX_READ_ITEMS: options.maxReads,
     },
     metrics: () => metrics,
     cloudWatch: options.cloudWatchNamespace ? (group) => createCloudWatchMetrics({ namespace: options.cloudWatchNamespace!, functionGroup: group }) : undefined,
@@ -392,6 +410,28 @@ describe('the middleware chain (offline)', () => {
     assert.equal(viaEdge.status, 200, 'through the CDN');
     // Without the setting (the default), the API's own URL answers as before.
     assert.equal((await stack({ edgeSecret: SECRET }).call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200);
+  });
+
+  it("pays for a route's reads past SVC_MAX_READ_ITEMS from the caller's rate budget, one request an allowance, 429 once spent (red team)", async () => {
+    // A reader's verify of a long chain read the whole chain, counted as one request: twelve at once held the stack.
+    const { call } = stack({ rpm: 5, maxReads: 20 });
+    const within = await call('GET', '/chains/x/read-all', { key: 'reader-key', query: { pages: '2' } });
+    assert.equal(within.status, 200);
+    assert.equal(within.headers['X-RateLimit-Remaining'], '4', 'inside its own allowance: one request');
+    const longer = await call('GET', '/chains/x/read-all', { key: 'reader-key', query: { pages: '5' } });
+    assert.equal(longer.status, 200);
+    assert.equal(longer.body.read, 50);
+    assert.equal(longer.headers['X-RateLimit-Remaining'], '1', '50 items: its own allowance and two more');
+    const spent = await call('GET', '/chains/x/read-all', { key: 'reader-key', query: { pages: '10' } });
+    assert.equal(spent.status, 429, 'the budget ran out while it read');
+    assert.ok(Number(spent.headers['Retry-After']) >= 1);
+    // The route's own ceiling still holds, whatever the budget.
+    const rich = stack({ rpm: 1000, maxReads: 20 });
+    assert.equal((await rich.call('GET', '/chains/x/read-all', { key: 'reader-key', query: { pages: '10' } })).status, 200);
+    const past = await rich.call('GET', '/chains/x/read-all', { key: 'reader-key', query: { pages: '11' } });
+    assert.equal(past.status, 422);
+    // Without a rate limit, the whole ceiling at once, as before.
+    assert.equal((await stack({ rpm: 0, maxReads: 20 }).call('GET', '/chains/x/read-all', { key: 'reader-key', query: { pages: '10' } })).status, 200);
   });
 
   it('counts a request by its key only once auth knows the key (made-up keys write no buckets), and counts a refused role too (red team)', async () => {
