@@ -37,7 +37,7 @@ interface Allowance {
    * A route that reads past the cap by what it is: up to `ceiling` items, each further `step` (the cap) paid for first
    * by `topUp` (one more request counted against the caller's rate budget: 429 once it is spent).
    */
-  extension?: { ceiling: number; step: number; topUp: () => Promise<void> };
+  extension?: { ceiling: number; step: number; topUp: () => Promise<void>; paying?: Promise<void> };
   /** Bytes of off-chain payloads resolved into the answer so far. */
   resolved: number;
 }
@@ -54,13 +54,19 @@ export function withReadAllowance<T>(maxItems: number, work: () => Promise<T>): 
  * With `topUp` (the caller's rate budget: shared/http/rate-limit.ts), each further SVC_MAX_READ_ITEMS items are paid
  * for as one more request before they are read: a reader key's verifies of a long chain had read a whole chain each,
  * twelve at once held every other read of the stack for 25 s, and none counted more than one request (red team,
- * 2026-12-07). Without one (no rate limit), the whole of `maxItems` at once, as before.
+ * 2026-12-07). `perMinute`, that budget: a request never reads more than a whole minute of it could pay for (past
+ * it, the 422 that says so, rather than a 429 that no retry could get past). Without `topUp` (no rate limit), the
+ * whole of `maxItems` at once, as before.
  */
-export function allowReads(maxItems: number, topUp?: () => Promise<void>): void {
+export function allowReads(maxItems: number, topUp?: () => Promise<void>, perMinute?: number): void {
   const allowance = allowances.getStore();
   if (!allowance) return;
-  if (topUp && maxItems > allowance.max) allowance.extension = { ceiling: maxItems, step: allowance.max, topUp };
-  else allowance.max = maxItems;
+  if (!topUp) {
+    allowance.max = maxItems;
+    return;
+  }
+  const ceiling = Math.min(maxItems, perMinute ? perMinute * allowance.max : maxItems);
+  if (ceiling > allowance.max) allowance.extension = { ceiling, step: allowance.max, topUp };
 }
 
 /** Whether the request may still pay for more reads. */
@@ -70,10 +76,18 @@ const extensible = (allowance: Allowance) => allowance.extension !== undefined &
 export async function beforeRead(): Promise<void> {
   const allowance = allowances.getStore();
   while (allowance && allowance.read >= allowance.max && extensible(allowance)) {
-    const { ceiling, step, topUp } = allowance.extension!;
+    const extension = allowance.extension!;
+    // One payment at a time: reads sent together (Promise.all) past the allowance wait for the same one, then look
+    // again, where each had paid for an allowance of its own (sixteen anchors read at once: sixteen requests).
     // The limiter's own requests are not the route's reads (nor could they pay for themselves).
-    await outsideReadAllowance(topUp);
-    allowance.max = Math.min(ceiling, allowance.max + step);
+    extension.paying ??= outsideReadAllowance(extension.topUp)
+      .then(() => {
+        allowance.max = Math.min(extension.ceiling, allowance.max + extension.step);
+      })
+      .finally(() => {
+        extension.paying = undefined;
+      });
+    await extension.paying;
   }
   checkReadAllowance();
 }

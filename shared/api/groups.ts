@@ -110,5 +110,9 @@ export const EVENT_FUNCTIONS = {
   sweep: { entry: 'functions/sweep/handler.ts', tables: ['ledger'] },
 } as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey'>>;
 
-/** Unmatched requests go to this group, which answers the contract's 404 (API Gateway's `$default`). */
-export const DEFAULT_GROUP: GroupName = 'ledger';
+/**
+ * Unmatched requests go to this group, which answers the contract's 404 after auth (API Gateway's `$default`): the least
+ * privileged function that can check a key (the registry read, the rate limit), with no writes to the ledger and no use
+ * of the KMS key. It was the ledger function, the most privileged, for any path anyone sends (2026-12-07 red team).
+ */
+export const DEFAULT_GROUP: GroupName = 'metrics';

@@ -8,9 +8,10 @@
  * Gateway saw: a caller cannot choose its own address by sending the headers itself. The secret is removed
  * from the event before anything else reads it.
  *
- * With `only` (SVC_EDGE_ONLY, the cloud stack's `DirectApiAccess=closed`), a request that did not come through the
- * CDN is refused (403) before anything else is done with it: the API's own URL would otherwise reach the functions
- * beside the CDN, around whatever the edge enforces (a WAF's per-client limits: docs/deploy.md, "The CDN").
+ * With `only` (SVC_EDGE_ONLY, the cloud stack's `CdnOnly=true`), a request that did not come through the CDN is
+ * refused (403) before anything else is done with it: the API's own URL would otherwise be served beside the CDN,
+ * around whatever the edge enforces (a WAF's per-client limits: docs/deploy.md, "The CDN"). Refusing it still costs
+ * the invocation that refuses it.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';

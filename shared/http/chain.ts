@@ -104,7 +104,7 @@ function refuseRepeatedQuery(rawQueryString: string | undefined): void {
 
 /**
  * The pages a person types with a trailing slash (`/explorer/`, `/docs/`): API Gateway matches no route for them (a
- * route's path cannot end in a slash), so they reach the `$default` group (ledger), locally and on AWS alike, which
+ * route's path cannot end in a slash), so they reach the `$default` group (metrics), locally and on AWS alike, which
  * sends them on to the page, as public as the page itself. A redirect rather than the page: the page's relative links
  * then resolve as they were written.
  */
@@ -137,7 +137,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
     if (!route) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath);
     const { definition, params } = route;
     // Past SVC_MAX_READ_ITEMS, each further allowance is paid for as one more request of the caller's (read-allowance.ts).
-    if (definition.readItems !== undefined) allowReads(definition.readItems, context.chargeRequest);
+    if (definition.readItems !== undefined) allowReads(definition.readItems, context.chargeRequest, context.rateLimit?.limit);
     refuseRepeatedQuery(event.rawQueryString);
     const rawQuery: Record<string, string> = {};
     for (const [key, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) rawQuery[key] = value;

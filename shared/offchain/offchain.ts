@@ -6,7 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { MalformedPayloadReferenceError, UnreadablePayloadError } from '../errors.ts';
-import { chargeFetched, checkReadAllowance } from '../read-allowance.ts';
+import { beforeRead, chargeFetched } from '../read-allowance.ts';
 import { type OffchainStore, type PayloadOpener, type PayloadScope, payloadScope, type Sealer } from '../ledger/offchain-port.ts';
 import { open, parseEnvelope, seal, type Envelope } from './envelope.ts';
 import type { IpfsStore } from './ipfs-store.ts';
@@ -115,7 +115,7 @@ export function createOffchainStore({ ipfs, keys }: { ipfs: IpfsStore; keys: Key
       if (!CID_PATTERN.test(cid)) throw new MalformedPayloadReferenceError(`'${cid}' is not a CID`);
       if (!NONCE_PATTERN.test(nonce)) throw new MalformedPayloadReferenceError('the nonce must be 24 hex characters');
       // A request's reads are capped (shared/read-allowance.ts): IPFS bytes count, before anything is decrypted.
-      checkReadAllowance();
+      await beforeRead();
       const bytes = await ipfs.cat(cid);
       try {
         chargeFetched(bytes.length);

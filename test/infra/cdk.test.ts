@@ -91,6 +91,38 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     }
   });
 
+  it("sends unmatched paths ($default) to a function that writes nothing of the ledger's and cannot use the key (red team)", () => {
+    // Any path anyone sends reached the ledger function, the most privileged of all.
+    const all = resources();
+    const api = Object.entries(all).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Api' && r.Properties.ProtocolType === 'HTTP')![0];
+    const fallback = Object.values(all).find(
+      (r) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.ApiId?.Ref === api && r.Properties.RouteKey === '$default',
+    )!;
+    const integrationId = fallback.Properties.Target['Fn::Join'][1][1].Ref;
+    const functionId = all[integrationId]!.Properties.IntegrationUri['Fn::GetAtt'][0];
+    assert.equal(functionGroup(functionId), 'metrics');
+    const role = all[functionId]!.Properties.Role['Fn::GetAtt'][0];
+    const statements = Object.values(all)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((ref: { Ref: string }) => ref.Ref === role))
+      .flatMap((r) => r.Properties.PolicyDocument.Statement)
+      // The key's use by DynamoDB on the function's behalf (the tables are encrypted with it) is not a use of its own.
+      .filter(
+        (s: { Effect: string; Condition?: { StringEquals?: Record<string, unknown> } }) =>
+          s.Effect === 'Allow' && !s.Condition?.StringEquals?.['kms:ViaService'],
+      );
+    const actions = statements.flatMap((s: { Action: string | string[] }) => [s.Action].flat());
+    for (const forbidden of [
+      'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:TransactWriteItems',
+      'kms:Decrypt',
+      'kms:GenerateDataKey',
+    ]) {
+      assert.ok(!actions.includes(forbidden), `the fallback's role may not ${forbidden}`);
+    }
+  });
+
   it('declares every table exactly as the local stack creates it, with PITR, SSE under the key, stream and TTL, and deletion protection', () => {
     for (const spec of Object.values(allTableSpecs(NAMES))) {
       const d = spec.definition;
@@ -500,10 +532,10 @@ describe('Function bundles', () => {
     });
   }
 
-  it('the ledger bundle answers an API Gateway event', async () => {
+  it("the metrics bundle answers an unmatched request ($default) with the contract's 404", async () => {
     process.env.SVC_LOG_LEVEL = 'warn';
-    const { handler } = await import(pathToFileURL(bundleOf('ledger')).href);
-    const result = await invoke(handler, { group: 'ledger', method: 'GET', path: '/api/v1/nowhere', routeKey: '$default' });
+    const { handler } = await import(pathToFileURL(bundleOf('metrics')).href);
+    const result = await invoke(handler, { group: 'metrics', method: 'GET', path: '/api/v1/nowhere', routeKey: '$default' });
     assert.equal(result.statusCode, 404);
     assert.equal(result.headers['X-Frame-Options'], 'DENY');
     assert.match(JSON.parse(result.body).detail, /No route for GET \/api\/v1\/nowhere/);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { outsideDeadline } from '#shared/deadline';
-import { ReadLimitExceededError } from '#shared/errors';
+import { ReadLimitExceededError, TooManyRequestsError } from '#shared/errors';
 import { allowReads, itemsRead, withReadAllowance } from '#shared/read-allowance';
 import { createDynamoClient } from '#shared/storage/client';
 
@@ -124,5 +124,42 @@ describe("a request's reads are capped", () => {
     await withReadAllowance(100, async () => {
       await assert.rejects(client.send(query), ReadLimitExceededError);
     });
+  });
+
+  it("pays for each further allowance from the caller's budget before reading it, once for reads sent together; a spent budget is the limiter's 429 (red team)", async () => {
+    const { client, sent } = fakeDynamo(20);
+    let payments = 0;
+    const budget = 5;
+    const topUp = async () => {
+      payments += 1;
+      if (payments >= budget) throw new TooManyRequestsError(30);
+    };
+    const outcome = await withReadAllowance(20, async () => {
+      allowReads(1_000, topUp, 100);
+      await client.send(query);
+      assert.equal(payments, 0, 'its own allowance first');
+      // Four reads sent together past it: one payment for all of them (each had paid its own), the debt paid before the next.
+      await Promise.all(Array.from({ length: 4 }, () => client.send(query)));
+      assert.equal(payments, 1);
+      assert.equal(itemsRead(), 100);
+      return client.send(query).catch((error: unknown) => error);
+    });
+    assert.ok(outcome instanceof TooManyRequestsError, `${(outcome as Error)?.name}: ${(outcome as Error)?.message} ${JSON.stringify(outcome)}`);
+    assert.equal(outcome.statusCode, 429, 'the client is told 429, not a 500 or a retry');
+    assert.equal(payments, budget);
+    assert.equal(sent.length, 5, 'the read it could not pay for was never sent');
+  });
+
+  it("never lets a request read more than a whole minute of its caller's budget could pay for: past it, the 422 that says so", async () => {
+    const { client } = fakeDynamo(20);
+    let payments = 0;
+    const outcome = await withReadAllowance(20, async () => {
+      allowReads(1_000, async () => void (payments += 1), 3);
+      for (let page = 0; page < 3; page += 1) await client.send(query);
+      return client.send(query).catch((error: unknown) => error);
+    });
+    assert.ok(outcome instanceof ReadLimitExceededError, String(outcome));
+    assert.match(outcome.message, /more than 60 items/);
+    assert.equal(payments, 2, 'three allowances: its own and two paid');
   });
 });
