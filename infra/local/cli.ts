@@ -1,8 +1,8 @@
 /** What the local commands (npm start, npm run keys, npm run migrate, npm run identity) share: settings or a clear exit, and the DynamoDB to use. */
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Settings } from '#shared/config';
-import { LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
-import { readStackFile } from './stack-file.ts';
+import { dataDirHolder, LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
+import { readStackFile, type StackFile } from './stack-file.ts';
 
 export function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -39,7 +39,7 @@ export interface ToolDynamo {
  */
 export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Promise<ToolDynamo> {
   const dataDir = resolve(config.SVC_DATA_DIR);
-  const running = aws || config.SVC_DYNAMODB_ENDPOINT ? undefined : readStackFile(dataDir);
+  const running = aws || config.SVC_DYNAMODB_ENDPOINT ? undefined : (readStackFile(dataDir) ?? (await stackStarting(dataDir)));
   const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? running?.dynamodb_endpoint);
   // The running stack's tables (it may have been started with other names), unless this command names its own.
   // Its region too: with the access key, it names the stack's database in DynamoDB Local.
@@ -62,4 +62,31 @@ export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Prom
     if (error instanceof LaunchError) fail(error.message);
     throw error;
   }
+}
+
+/** How long a command waits for a stack that is starting on its data dir (`npm start &` and the command at once). */
+export const STACK_START_WAIT_MS = 60_000;
+
+/**
+ * A stack starting on the data dir (its DynamoDB Local claimed, its stack.json not written yet): waits until it is
+ * ready and answers it, rather than start a DynamoDB Local of the command's own beside it. Undefined when nothing holds
+ * the data dir, or its holder ends first (then the command starts its own, as before).
+ */
+async function stackStarting(dataDir: string): Promise<StackFile | undefined> {
+  const dynamoDir = join(dataDir, 'dynamodb');
+  let holder = dataDirHolder(dynamoDir);
+  if (holder === undefined) return undefined;
+  process.stderr.write(
+    `DynamoDB Local on ${dataDir} is held by a process still running (pid ${holder}), a stack starting or another command: waiting for it\n`,
+  );
+  const until = Date.now() + STACK_START_WAIT_MS;
+  while (holder !== undefined) {
+    const stack = readStackFile(dataDir);
+    if (stack) return stack;
+    if (Date.now() >= until)
+      fail(`The stack starting on ${dataDir} (pid ${holder}) was not ready within ${STACK_START_WAIT_MS / 1000} s; run this again once it is`);
+    await new Promise((r) => setTimeout(r, 200));
+    holder = dataDirHolder(dynamoDir);
+  }
+  return readStackFile(dataDir);
 }

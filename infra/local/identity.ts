@@ -22,9 +22,18 @@ if (command !== 'init' && command !== 'show') fail('Usage:\n  npm run identity -
 
 const config = settingsOrExit();
 const path = resolve(identityPath(config));
-const keys = config.SVC_KMS_KEY_ID
-  ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION }), keyId: config.SVC_KMS_KEY_ID })
-  : LocalKeyProvider.fromFile(resolve(masterKeyPath(config)), { create: true });
+// Which data dir this is, in every message: a command run with another SVC_DATA_DIR than `npm start`'s finds nothing.
+const where = `(SVC_DATA_DIR ${resolve(config.SVC_DATA_DIR)}: run this with the same SVC_DATA_DIR as npm start)`;
+// `show` only reads: it never makes a master key (it had made one in a data dir of its own, then found no identity).
+if (command === 'show' && !existsSync(path)) fail(`No identity at ${path} ${where}; create one with npm run identity -- init`);
+let keys: KmsKeyProvider | LocalKeyProvider;
+try {
+  keys = config.SVC_KMS_KEY_ID
+    ? new KmsKeyProvider({ client: new KMSClient({ region: config.SVC_AWS_REGION }), keyId: config.SVC_KMS_KEY_ID })
+    : LocalKeyProvider.fromFile(resolve(masterKeyPath(config)), { create: command === 'init' });
+} catch (error) {
+  fail(`${(error as Error).message} ${where}`);
+}
 const sealer = createSealer({ keys });
 
 if (command === 'init') {
@@ -34,7 +43,6 @@ if (command === 'init') {
   writeFileSync(path, document, { mode: 0o600 });
   process.stdout.write(`Created ${path}\nNode id:    ${identity.nodeId}\nPublic key: ${identity.publicKey} (Ed25519)\n`);
 } else {
-  if (!existsSync(path)) fail(`No identity at ${path}: create one with npm run identity -- init`);
   const identity = await openIdentityDocument(readFileSync(path, 'utf8'), sealer);
   process.stdout.write(`Node id:    ${identity.nodeId}\nPublic key: ${identity.publicKey} (Ed25519)\n`);
 }

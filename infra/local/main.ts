@@ -195,6 +195,8 @@ async function main(): Promise<void> {
         port: config.SVC_DYNAMODB_LOCAL_PORT,
         avoidPorts: [config.SVC_PORT, ...(ipfsPort ? [ipfsPort] : [])],
         onLeftover: (pid) => say(`Stopping DynamoDB Local (pid ${pid}) left running on this data by a launcher that was killed`),
+        // A local command (npm run keys) that started its own on this data dir a moment ago ends in seconds.
+        waitForHolderMs: 30_000,
         // Known as soon as it is spawned, so that every way out stops it, even while it starts.
         onSpawn: (handle) => {
           dynamo = handle;

@@ -67,6 +67,28 @@ describe('Node identity', () => {
     removeDir(dataDir);
   });
 
+  it('npm run identity -- show prints the key /identity publishes; on another data dir it says which, and makes nothing there (newcomer pass)', async () => {
+    const show = (dir: string) =>
+      spawnSync(process.execPath, ['bin/run.mjs', 'infra/local/identity.ts', 'show'], {
+        cwd: ROOT,
+        env: { ...process.env, SVC_DATA_DIR: dir },
+        encoding: 'utf8',
+      });
+    const shown = show(dataDir);
+    assert.equal(shown.status, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`Public key: ${(await call(a, 'GET', '/identity')).body.public_key}`));
+    // Run with another data dir than npm start's (a default .data), it had made a master key there and then found no identity.
+    const elsewhere = tempDataDir('identity-elsewhere');
+    try {
+      const missing = show(elsewhere);
+      assert.equal(missing.status, 1);
+      assert.match(missing.stderr, /No identity at .*\(SVC_DATA_DIR .*identity-elsewhere.*same SVC_DATA_DIR as npm start\)/);
+      assert.ok(!existsSync(join(elsewhere, 'master.key')), 'show makes no master key');
+    } finally {
+      removeDir(elsewhere);
+    }
+  });
+
   it('signs a challenge with the key /identity publishes; another challenge does not verify', async () => {
     const identity = (await call(a, 'GET', '/identity')).body;
     assert.match(identity.node_id, /^node-[0-9a-f]{16}$/);
