@@ -252,7 +252,11 @@ export async function importQldbExport(options: ImportOptions): Promise<ImportRe
         if (res.status === 409 && extra['Idempotency-Key'] === undefined) return { status: res.status, body: answer };
         cause = `${res.status} ${JSON.stringify(answer?.detail ?? answer)}`;
         const after = Number(res.headers.get('Retry-After'));
-        if (Number.isFinite(after) && after > 0) wait = Math.max(wait, after * 1000);
+        if (Number.isFinite(after) && after > 0) {
+          wait = Math.max(wait, after * 1000);
+          // Said, as ledger-verify says it: an import over the node's rate limit had waited a minute without a word.
+          log(`  the node asks to wait ${Math.ceil(wait / 1000)} s (${res.status === 429 ? 'over its rate limit' : `${res.status}, busy`}); waiting`);
+        }
       } catch (error) {
         cause = (error as Error).message;
       }

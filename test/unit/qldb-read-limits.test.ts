@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DEFAULT_READ_LIMITS, openExport, QldbExportError, type ReadLimits, verifyExport } from '#shared/qldb/export';
+import { importQldbExport } from '#shared/qldb/importer';
 import { type ExportFormat, writeExport } from '../support/qldb-journal.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -167,5 +168,31 @@ describe("The QLDB importer's read limits", () => {
     });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--max-block-bytes takes a whole number of at least 1, not '8MB'\nUsage:/);
+  });
+});
+
+describe("the importer's requests", () => {
+  it('says when the node asks it to wait (over its rate limit), as ledger-verify does, then asks again', async () => {
+    // An import over the node's rate limit had waited a minute without a word (newcomer pass, 2026-12-07).
+    const { dir } = exportWith('ION_TEXT');
+    const lines: string[] = [];
+    const answers = [
+      new Response(JSON.stringify({ detail: 'Rate limit exceeded; retry in 1 s' }), { status: 429, headers: { 'Retry-After': '1' } }),
+      new Response(JSON.stringify({ detail: 'Invalid API key' }), { status: 401 }),
+    ];
+    let asked = 0;
+    const refused = await importQldbExport({
+      exportDir: dir,
+      url: 'http://ledger.test',
+      chain: 'waits',
+      log: (line) => lines.push(line),
+      fetch: (async () => answers[Math.min((asked += 1) - 1, answers.length - 1)]!) as typeof fetch,
+    }).catch((error: unknown) => error);
+    assert.ok(refused instanceof Error && /401/.test(refused.message), String(refused));
+    assert.equal(asked, 2, 'asked again after the wait');
+    assert.ok(
+      lines.some((line) => /the node asks to wait 1 s \(over its rate limit\); waiting/.test(line)),
+      lines.join('\n'),
+    );
   });
 });
