@@ -1,7 +1,7 @@
 /** What the local commands (npm start, npm run keys, npm run migrate, npm run identity) share: settings or a clear exit, and the DynamoDB to use. */
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Settings } from '#shared/config';
-import { dataDirHolder, LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
+import { DataDirInUseError, LaunchError, startDynamoDbLocal } from './dynamodb-local.ts';
 import { readStackFile, type StackFile } from './stack-file.ts';
 
 export function fail(message: string): never {
@@ -39,54 +39,49 @@ export interface ToolDynamo {
  */
 export async function toolDynamo(config: Readonly<Settings>, aws: boolean): Promise<ToolDynamo> {
   const dataDir = resolve(config.SVC_DATA_DIR);
-  const running = aws || config.SVC_DYNAMODB_ENDPOINT ? undefined : (readStackFile(dataDir) ?? (await stackStarting(dataDir)));
+  const running = aws || config.SVC_DYNAMODB_ENDPOINT ? undefined : readStackFile(dataDir);
+  if (aws || config.SVC_DYNAMODB_ENDPOINT || running) return onStack(config, aws, running);
+  // A stack starting on the data dir (`npm start &`, then this at once) runs its DynamoDB Local before it writes
+  // stack.json: this command waits for the stack rather than start one beside it (whose JVM would be refused the data
+  // dir's lock). Another command holding it ends in seconds: then this one starts its own.
+  const until = Date.now() + STACK_START_WAIT_MS;
+  let told = false;
+  for (;;) {
+    try {
+      const dynamo = await startDynamoDbLocal({
+        dataDir: join(dataDir, 'dynamodb'),
+        region: config.SVC_AWS_REGION,
+        onNotice: (message) => process.stderr.write(`${message}\n`),
+      });
+      return { endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId, startedHere: true, config, stop: () => dynamo.stop() };
+    } catch (error) {
+      if (!(error instanceof LaunchError)) throw error;
+      if (!(error instanceof DataDirInUseError) || Date.now() >= until) {
+        fail(told ? `${error.message}\n(waited ${STACK_START_WAIT_MS / 1000} s for it)` : error.message);
+      }
+      if (!told) process.stderr.write(`DynamoDB Local on ${dataDir} is run by another process, a stack starting or another command: waiting for it\n`);
+      told = true;
+      for (const stop = Math.min(until, Date.now() + 2_000); Date.now() < stop; ) {
+        const stack = readStackFile(dataDir);
+        if (stack) return onStack(config, false, stack);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+}
+
+/** How long a command waits for a stack starting on its data dir, or another command, to let go of its DynamoDB Local. */
+export const STACK_START_WAIT_MS = 60_000;
+
+/** The DynamoDB of a running stack (or AWS, or SVC_DYNAMODB_ENDPOINT): not the command's to start or stop. */
+function onStack(config: Readonly<Settings>, aws: boolean, running: StackFile | undefined): ToolDynamo {
   const known = aws ? undefined : (config.SVC_DYNAMODB_ENDPOINT ?? running?.dynamodb_endpoint);
   // The running stack's tables (it may have been started with other names), unless this command names its own.
   // Its region too: with the access key, it names the stack's database in DynamoDB Local.
   const withTables = running?.tables
     ? settingsOrExit('', { ...running.tables, ...process.env, ...(running.dynamodb_region ? { SVC_AWS_REGION: running.dynamodb_region } : {}) })
     : config;
-  if (known || aws) {
-    // The key the running stack calls its DynamoDB with (its own DynamoDB Local keeps its database under the data dir's).
-    const accessKeyId = running?.dynamodb_access_key_id ?? config.SVC_DYNAMODB_ACCESS_KEY_ID;
-    return { endpoint: known, accessKeyId, startedHere: false, config: withTables, stop: async () => undefined };
-  }
-  try {
-    const dynamo = await startDynamoDbLocal({
-      dataDir: join(dataDir, 'dynamodb'),
-      region: config.SVC_AWS_REGION,
-      onNotice: (message) => process.stderr.write(`${message}\n`),
-    });
-    return { endpoint: dynamo.endpoint, accessKeyId: dynamo.accessKeyId, startedHere: true, config, stop: () => dynamo.stop() };
-  } catch (error) {
-    if (error instanceof LaunchError) fail(error.message);
-    throw error;
-  }
-}
-
-/** How long a command waits for a stack that is starting on its data dir (`npm start &` and the command at once). */
-export const STACK_START_WAIT_MS = 60_000;
-
-/**
- * A stack starting on the data dir (its DynamoDB Local claimed, its stack.json not written yet): waits until it is
- * ready and answers it, rather than start a DynamoDB Local of the command's own beside it. Undefined when nothing holds
- * the data dir, or its holder ends first (then the command starts its own, as before).
- */
-async function stackStarting(dataDir: string): Promise<StackFile | undefined> {
-  const dynamoDir = join(dataDir, 'dynamodb');
-  let holder = dataDirHolder(dynamoDir);
-  if (holder === undefined) return undefined;
-  process.stderr.write(
-    `DynamoDB Local on ${dataDir} is held by a process still running (pid ${holder}), a stack starting or another command: waiting for it\n`,
-  );
-  const until = Date.now() + STACK_START_WAIT_MS;
-  while (holder !== undefined) {
-    const stack = readStackFile(dataDir);
-    if (stack) return stack;
-    if (Date.now() >= until)
-      fail(`The stack starting on ${dataDir} (pid ${holder}) was not ready within ${STACK_START_WAIT_MS / 1000} s; run this again once it is`);
-    await new Promise((r) => setTimeout(r, 200));
-    holder = dataDirHolder(dynamoDir);
-  }
-  return readStackFile(dataDir);
+  // The key the running stack calls its DynamoDB with (its own DynamoDB Local keeps its database under the data dir's).
+  const accessKeyId = running?.dynamodb_access_key_id ?? config.SVC_DYNAMODB_ACCESS_KEY_ID;
+  return { endpoint: known, accessKeyId, startedHere: false, config: withTables, stop: async () => undefined };
 }

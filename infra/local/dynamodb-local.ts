@@ -6,7 +6,8 @@
  * refused, so a free port is picked first; a busy port makes the JVM hang after "Failed to bind", so the
  * start has a deadline and the JVM is killed by pid on every way out; it has no option for the address it
  * listens on, so a main of ours binds it to 127.0.0.1 (LOOPBACK_MAIN); it takes any credentials, so its database is
- * kept under an access key of its own (ACCESS_KEY_FILE), not shared with whoever finds its port.
+ * kept under an access key of its own (ACCESS_KEY_FILE), not shared with whoever finds its port; two on one data dir
+ * would each write into its SQLite file, so the JVM holds the data dir's lock and a second one exits (DataDirInUseError).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,16 @@ import { LaunchError } from './launch-error.ts';
 import { freePort, isPortFree } from './ports.ts';
 
 export { LaunchError } from './launch-error.ts';
+
+/**
+ * Another process runs DynamoDB Local on this data dir (a stack, or a local command such as `npm run keys` that started
+ * its own): the JVM holds the data dir's lock (infra/local/java/LoopbackDynamoDbLocal.java) and a second one exits
+ * rather than open the same SQLite file, where two had each written and a key made at a stack's start was lost.
+ */
+export class DataDirInUseError extends LaunchError {}
+
+/** The JVM's exit status when the data dir's lock is held (LoopbackDynamoDbLocal.IN_USE). */
+const IN_USE_STATUS = 4;
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -57,7 +68,10 @@ export interface DynamoDbLocalOptions {
   startTimeoutMs?: number;
   /** Told when a JVM left on this data dir by a launcher that was killed is stopped first. */
   onLeftover?: (pid: number) => void;
-  /** How long to wait for another process that holds the data dir (a local command's own DynamoDB Local) to let it go (default 0). */
+  /**
+   * How long to go on trying while another process runs DynamoDB Local on the data dir (DataDirInUseError): a local
+   * command's own ends in seconds. Default 0: the error at once.
+   */
   waitForHolderMs?: number;
   /** Given the JVM's handle as soon as it is spawned, before it listens: a caller stopped meanwhile can stop it. */
   onSpawn?: (handle: DynamoDbLocal) => void;
@@ -84,77 +98,34 @@ const LOOPBACK_MAIN_DIR = fileURLToPath(new URL('./java/', import.meta.url));
  */
 const JVM_OPTIONS = { quick: ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'], full: [] } as const;
 
-/** The pid file kept beside the data: `<JVM pid> <pid of the process that started it>`, the JVM's pid 0 while it starts. */
-function readPidFile(dataDir: string): [number, number] | undefined {
-  try {
-    const [pid, owner] = readFileSync(join(dataDir, PID_FILE), 'utf8').trim().split(/\s+/).map(Number);
-    return [pid ?? 0, owner ?? 0];
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether `pid` is a DynamoDB Local serving this very directory. */
-function servingDir(pid: number, dataDir: string): boolean {
-  if (!(pid > 0)) return false;
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-    return cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`);
-  } catch {
-    return false; // not running (or not Linux, where /proc is absent: nothing to check it against)
-  }
-}
-
 /**
- * Another live process that holds this data dir's DynamoDB Local, or is starting it (`npm start`, or a local command
- * such as `npm run keys` that started its own): its pid; undefined when none does.
- */
-export function dataDirHolder(dataDir: string): number | undefined {
-  const held = readPidFile(resolve(dataDir));
-  if (!held) return undefined;
-  const [pid, owner] = held;
-  if (!(owner > 0) || owner === process.pid || !isRunning(owner)) return undefined;
-  return pid === 0 || servingDir(pid, resolve(dataDir)) ? owner : undefined;
-}
-
-/**
- * Makes this process the one that runs the data dir's DynamoDB Local, before its JVM is spawned: the pid file, made
- * only if there is none (`wx`). Two processes that each started a JVM on one data dir (`npm start &` and, at once,
- * `npm run keys`, before the stack had written its pid file) each wrote into the same SQLite file, and a key the command
- * created was lost (newcomer pass, 2026-12-07). A holder still running is waited for up to `waitMs`, then said; a
- * leftover (its starter gone) is stopped first.
- */
-async function claimDataDir(dataDir: string, waitMs: number, onLeftover?: (pid: number) => void): Promise<void> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    try {
-      writeFileSync(join(dataDir, PID_FILE), `0 ${process.pid}\n`, { flag: 'wx' });
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = dataDirHolder(dataDir);
-    if (holder === undefined) {
-      await stopLeftover(dataDir, onLeftover);
-      continue;
-    }
-    if (Date.now() >= until) {
-      throw new LaunchError(
-        `DynamoDB Local on ${dataDir} is held by a process still running (pid ${holder}): \`npm start\` or a local command such as \`npm run keys\` on this data dir. Run this again once it has started or ended.`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/**
- * A launcher killed with SIGKILL cannot stop its JVM, which then keeps the data file open. The next start on the same
- * data stops such a leftover (only if that pid is still a DynamoDB Local serving this very directory, and the process
- * that started it is gone: claimDataDir asks dataDirHolder first) before opening the file again.
+ * A launcher killed with SIGKILL cannot stop its JVM, which then keeps the data file open. The JVM's pid
+ * is kept beside the data, with the pid of the process that started it; the next start on the same data stops
+ * such a leftover (only if that pid is still a DynamoDB Local serving this very directory, and the process that
+ * started it is gone) before opening the file again. One whose starter still runs is not a leftover: a command
+ * run while `npm start` was starting found it so, and stopped the starting stack's JVM.
  */
 async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void): Promise<void> {
-  const [pid] = readPidFile(dataDir) ?? [0];
-  if (servingDir(pid, dataDir)) {
+  let pid: number;
+  let owner: number;
+  try {
+    [pid, owner] = readFileSync(join(dataDir, PID_FILE), 'utf8').trim().split(/\s+/).map(Number) as [number, number];
+  } catch {
+    return;
+  }
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    // Not running (or not Linux, where /proc is absent: nothing to check it against).
+  }
+  const serving = pid > 0 && cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`);
+  if (serving && owner > 0 && owner !== process.pid && isRunning(owner)) {
+    throw new DataDirInUseError(
+      `DynamoDB Local on ${dataDir} (pid ${pid}) belongs to a process still running (pid ${owner}), a stack starting on this data dir: run the command again once it is ready`,
+    );
+  }
+  if (serving) {
     onLeftover?.(pid);
     // SIGTERM first: the JVM's shutdown lets SQLite finish what it acknowledged. SIGKILL after 5 s.
     const signal = (name: NodeJS.Signals) => {
@@ -205,6 +176,18 @@ export function assertJavaAvailable(): void {
 }
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+  const until = Date.now() + (options.waitForHolderMs ?? 0);
+  for (;;) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (!(error instanceof DataDirInUseError) || Date.now() >= until) throw error;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+async function startOnce(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   assertJavaAvailable();
   const jarDir = jarDirectory();
   const port = options.port ?? (await freePort(options.avoidPorts));
@@ -213,19 +196,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   }
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  if (!options.inMemory) await claimDataDir(dataDir, options.waitForHolderMs ?? 0, options.onLeftover);
-  const release = () => {
-    if (!options.inMemory && readPidFile(dataDir)?.[1] === process.pid) rmSync(join(dataDir, PID_FILE), { force: true });
-  };
-  try {
-    return await launch(options, dataDir, port, jarDir, release);
-  } catch (error) {
-    release();
-    throw error;
-  }
-}
-
-async function launch(options: DynamoDbLocalOptions, dataDir: string, port: number, jarDir: string, release: () => void): Promise<DynamoDbLocal> {
+  if (!options.inMemory) await stopLeftover(dataDir, options.onLeftover);
   const accessKeyId = dynamoAccessKey(dataDir, true)!;
   const region = options.region ?? 'us-east-1';
   if (!options.inMemory) adoptSharedDatabase(dataDir, accessKeyId, region, options.onNotice);
@@ -254,8 +225,6 @@ async function launch(options: DynamoDbLocalOptions, dataDir: string, port: numb
   );
   const pid = child.pid;
   if (pid === undefined) throw new LaunchError('Could not start java for DynamoDB Local.');
-  // Its pid beside the data at once: a process killed while it starts leaves a JVM the next start can stop.
-  if (!options.inMemory) writeFileSync(join(dataDir, PID_FILE), `${pid} ${process.pid}\n`);
 
   const handle = makeHandle(child, pid, port, accessKeyId);
   options.onSpawn?.(handle);
@@ -267,12 +236,13 @@ async function launch(options: DynamoDbLocalOptions, dataDir: string, port: numb
     throw error;
   }
   if (options.inMemory) return handle;
+  writeFileSync(join(dataDir, PID_FILE), `${pid} ${process.pid}\n`);
   const stop = handle.stop;
   return {
     ...handle,
     stop: async () => {
       await stop();
-      release();
+      rmSync(join(dataDir, PID_FILE), { force: true });
     },
   };
 }
@@ -332,6 +302,7 @@ async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: 
       if (/Failed to bind|Address already in use|Could not start server on port/i.test(output)) {
         throw new LaunchError(`DynamoDB Local could not use port ${port}: it is already in use.`);
       }
+      if (child.exitCode === IN_USE_STATUS) throw new DataDirInUseError(output.trim());
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new LaunchError(`DynamoDB Local stopped while starting:\n${output.trim()}`);
       }

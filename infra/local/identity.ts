@@ -23,7 +23,9 @@ if (command !== 'init' && command !== 'show') fail('Usage:\n  npm run identity -
 const config = settingsOrExit();
 const path = resolve(identityPath(config));
 // Which data dir this is, in every message: a command run with another SVC_DATA_DIR than `npm start`'s finds nothing.
-const where = `(SVC_DATA_DIR ${resolve(config.SVC_DATA_DIR)}: run this with the same SVC_DATA_DIR as npm start)`;
+const where = process.env.SVC_VALIDATOR_IDENTITY_PATH
+  ? '(SVC_VALIDATOR_IDENTITY_PATH: run this with the same settings as npm start)'
+  : `(SVC_DATA_DIR ${resolve(config.SVC_DATA_DIR)}: run this with the same SVC_DATA_DIR as npm start)`;
 // `show` only reads: it never makes a master key (it had made one in a data dir of its own, then found no identity).
 if (command === 'show' && !existsSync(path)) fail(`No identity at ${path} ${where}; create one with npm run identity -- init`);
 let keys: KmsKeyProvider | LocalKeyProvider;

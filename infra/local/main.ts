@@ -16,7 +16,7 @@ import { ensureExplorerBuilt } from './explorer-build.ts';
 import type { Gateway } from './gateway.ts';
 import type { IpfsNode } from './ipfs-node.ts';
 import { freePort, isPortFree } from './ports.ts';
-import { removeStackFile, writeStackFile } from './stack-file.ts';
+import { readStackFile, removeStackFile, writeStackFile } from './stack-file.ts';
 import { makeOwnDir } from './own-dir.ts';
 import type { StreamPoller } from './stream-poller.ts';
 
@@ -167,6 +167,10 @@ async function main(): Promise<void> {
   });
 
   const dataDir = resolve(config.SVC_DATA_DIR);
+  // A stack already running on this data dir: said at once (its DynamoDB Local would be refused this one anyway).
+  const already = readStackFile(dataDir);
+  if (already)
+    fail(`Cannot start: a stack already runs on ${dataDir} (pid ${already.pid}, ${already.url}); stop it first, or give this one another SVC_DATA_DIR`);
   // The data dir is this user's alone (the master key, the DynamoDB Local files, the journal, the stack's ports): its
   // files were readable by every local user (red team). DynamoDB Local keeps its database under this data dir's access
   // key (its `access-key` file): another local user who finds its port sees an empty one.
@@ -195,7 +199,7 @@ async function main(): Promise<void> {
         port: config.SVC_DYNAMODB_LOCAL_PORT,
         avoidPorts: [config.SVC_PORT, ...(ipfsPort ? [ipfsPort] : [])],
         onLeftover: (pid) => say(`Stopping DynamoDB Local (pid ${pid}) left running on this data by a launcher that was killed`),
-        // A local command (npm run keys) that started its own on this data dir a moment ago ends in seconds.
+        // A local command (npm run keys) that runs its own on this data dir ends in seconds: wait for it.
         waitForHolderMs: 30_000,
         // Known as soon as it is spawned, so that every way out stops it, even while it starts.
         onSpawn: (handle) => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { ROOT } from '#infra/bundling';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { DataDirInUseError, startDynamoDbLocal } from '#infra/local/dynamodb-local';
 
 const DIR = join(ROOT, 'infra', 'local', 'java');
 const JAR = join(ROOT, 'node_modules', 'amplify-dynamodb-simulator', 'emulator', 'DynamoDBLocal.jar');
@@ -150,4 +150,24 @@ it('keeps its database under an access key of its own: any other key sees an emp
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it('runs one DynamoDB Local on a data dir at a time: a second JVM is refused the data dir its lock holds, however the two were started', async () => {
+  // Two JVMs on one SQLite file each wrote into it (npm start &, then npm run keys at once, before the stack had written
+  // its pid file): a key made then was lost (newcomer pass, 2026-12-07). The lock is the JVM's own, let go when it ends.
+  const dir = mkdtempSync(join(tmpdir(), 'ddb-lock-'));
+  const first = await startDynamoDbLocal({ dataDir: dir });
+  try {
+    // As if the first had not written its pid file yet: only the JVM's own lock stands between them.
+    rmSync(join(dir, 'dynamodb-local.pid'), { force: true });
+    const second = await startDynamoDbLocal({ dataDir: dir }).catch((error: unknown) => error);
+    assert.ok(second instanceof DataDirInUseError, String(second));
+    assert.match((second as Error).message, /data dir .* is in use by another DynamoDB Local/);
+  } finally {
+    await first.stop();
+  }
+  // Let go with the JVM that held it: the next start has it.
+  const again = await startDynamoDbLocal({ dataDir: dir });
+  await again.stop();
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -59,10 +59,10 @@ describe('The local launcher (npm start)', () => {
   });
 
   it('waits for a stack starting on its data dir rather than start a DynamoDB Local beside it, and stops nothing', async () => {
-    // What a stack holds while it starts: its DynamoDB Local claimed on the data dir by a process still running (here,
+    // What a stack holds while it starts: its DynamoDB Local on the data dir, run by a process still running (here,
     // this one), before the stack has written stack.json. \`npm run keys\` used to take that JVM for a killed launcher's
-    // leftover and stop it; then it said so and gave up; a command started before the stack had claimed the data dir
-    // ran a second JVM on the same file, and the key it made could be lost (newcomer pass, 2026-12-07).
+    // leftover and stop it; then it said so and gave up; one typed before the stack's JVM was up ran a second JVM on the
+    // same file, and the key it made could be lost (newcomer pass, 2026-12-07).
     const dir = tempDataDir('starting');
     const jvm = await startDynamoDbLocal({ dataDir: join(dir, 'dynamodb') });
     let released = false;
@@ -77,10 +77,10 @@ describe('The local launcher (npm start)', () => {
         stderr += chunk;
       });
       const exited = new Promise<number | null>((done) => keys.once('exit', (code) => done(code)));
-      for (const until = Date.now() + 30_000; !/held by a process still running/.test(stderr) && Date.now() < until; ) {
+      for (const until = Date.now() + 30_000; !/is run by another process/.test(stderr) && Date.now() < until; ) {
         await new Promise((r) => setTimeout(r, 50));
       }
-      assert.match(stderr, new RegExp(`held by a process still running \\(pid ${process.pid}\\).*waiting for it`));
+      assert.match(stderr, /DynamoDB Local on .* is run by another process, a stack starting or another command: waiting for it/);
       await new Promise((r) => setTimeout(r, 500));
       assert.ok(isAlive(jvm.pid), "the holder's JVM still runs while the command waits");
       await jvm.stop();

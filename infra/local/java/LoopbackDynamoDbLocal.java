@@ -16,6 +16,12 @@
  * 67.6 s after five such loads. The index is made before the server listens; if this DynamoDB Local is not laid out
  * as expected (another version), the server starts without it and says so ("stream records not indexed").
  *
+ * And it holds the data dir: before DynamoDB Local opens anything there, it takes an exclusive lock on
+ * `<dbPath>/dynamodb-local.lock` (FileChannel.tryLock, which the system lets go of when the JVM ends, however it ends)
+ * and exits with status 4 when another process holds it. Two DynamoDB Locals on one SQLite file (`npm start &` and, at
+ * once, `npm run keys`, which starts its own when no stack is up yet) each wrote into it, and a key the command made
+ * could be lost; a lock held by whoever opens the file cannot be raced or left stale, on any system.
+ *
  * Built for Java 8 and later with `npm run build:dynamodb-launcher` (javac; the .class beside this file is
  * kept in the repository, so a machine with only a Java runtime runs it). infra/local/dynamodb-local.ts runs it.
  */
@@ -25,8 +31,14 @@ import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteException;
 import com.almworks.sqlite4java.SQLiteJob;
 import com.almworks.sqlite4java.SQLiteQueue;
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -34,7 +46,16 @@ import org.eclipse.jetty.server.ServerConnector;
 public final class LoopbackDynamoDbLocal {
   static final String HOST = "127.0.0.1";
 
+  /** Exit status when another process holds the data dir (its lock): the caller waits for it or says so. */
+  static final int IN_USE = 4;
+
+  static final String LOCK_FILE = "dynamodb-local.lock";
+
+  /** Held for the JVM's whole life (a static field: never collected, never released before the JVM ends). */
+  private static FileLock dataLock;
+
   public static void main(String[] args) throws Exception {
+    lockDataDir(args);
     DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(args);
     Server server;
     try {
@@ -53,6 +74,26 @@ public final class LoopbackDynamoDbLocal {
     }
     indexStreamRecords(proxy);
     proxy.start();
+  }
+
+  /** Takes the data dir's lock (see above) when there is one (`-dbPath`; in memory, none); exits IN_USE if it is held. */
+  static void lockDataDir(String[] args) {
+    String dbPath = null;
+    for (int i = 0; i + 1 < args.length; i++) if ("-dbPath".equals(args[i])) dbPath = args[i + 1];
+    if (dbPath == null) return;
+    try {
+      FileChannel channel = FileChannel.open(Paths.get(dbPath, LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      dataLock = channel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      dataLock = null;
+    } catch (IOException e) {
+      System.err.println("DynamoDB Local was not started: its data dir " + dbPath + " could not be locked (" + e + ")");
+      System.exit(IN_USE);
+    }
+    if (dataLock == null) {
+      System.err.println("DynamoDB Local was not started: its data dir " + dbPath + " is in use by another DynamoDB Local");
+      System.exit(IN_USE);
+    }
   }
 
   /** The statements that index the stream records (`us`) and shards (`ss`) by stream; each is a no-op once made. */
