@@ -29,6 +29,8 @@ export class DataDirInUseError extends LaunchError {}
 
 /** The JVM's exit status when the data dir's lock is held (LoopbackDynamoDbLocal.IN_USE). */
 const IN_USE_STATUS = 4;
+/** … and when the data dir cannot be locked at all (LoopbackDynamoDbLocal.UNLOCKABLE): said at once, not waited for. */
+const UNLOCKABLE_STATUS = 5;
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -122,7 +124,7 @@ async function stopLeftover(dataDir: string, onLeftover?: (pid: number) => void)
   const serving = pid > 0 && cmdline.includes('DynamoDBLocal.jar') && cmdline.includes(`-dbPath ${dataDir}`);
   if (serving && owner > 0 && owner !== process.pid && isRunning(owner)) {
     throw new DataDirInUseError(
-      `DynamoDB Local on ${dataDir} (pid ${pid}) belongs to a process still running (pid ${owner}), a stack starting on this data dir: run the command again once it is ready`,
+      `DynamoDB Local on ${dataDir} (pid ${pid}) belongs to a process still running (pid ${owner}), a stack or a local command on this data dir: run this again once it has started or ended`,
     );
   }
   if (serving) {
@@ -176,19 +178,22 @@ export function assertJavaAvailable(): void {
 }
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+  assertJavaAvailable();
   const until = Date.now() + (options.waitForHolderMs ?? 0);
-  for (;;) {
+  let pause = 500;
+  for (let attempt = 0; ; attempt += 1) {
     try {
       return await startOnce(options);
     } catch (error) {
-      if (!(error instanceof DataDirInUseError) || Date.now() >= until) throw error;
-      await new Promise((r) => setTimeout(r, 250));
+      if (!(error instanceof DataDirInUseError) || Date.now() + pause > until) throw error;
+      if (attempt === 0) options.onNotice?.(`${error.message.split('\n').at(-1)}: waiting up to ${Math.round((until - Date.now()) / 1000)} s for it`);
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(pause * 2, 2_000);
     }
   }
 }
 
 async function startOnce(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
-  assertJavaAvailable();
   const jarDir = jarDirectory();
   const port = options.port ?? (await freePort(options.avoidPorts));
   if (options.port !== undefined && !(await isPortFree(port, '127.0.0.1'))) {
@@ -220,7 +225,9 @@ async function startOnce(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> 
       cwd: dataDir,
       // The database whose stream records the main indexes: the one the stack's callers use (LoopbackDynamoDbLocal.java).
       env: { ...process.env, DDB_LOCAL_TELEMETRY: '0', LEDGER_DYNAMODB_DATABASE: `${accessKeyId}_${region}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its standard input a pipe from this process: the JVM ends when it ends (LoopbackDynamoDbLocal.endWithStarter),
+      // however this process ends, and lets go of the data dir's lock.
+      stdio: ['pipe', 'pipe', 'pipe'],
     },
   );
   const pid = child.pid;
@@ -236,6 +243,8 @@ async function startOnce(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> 
     throw error;
   }
   if (options.inMemory) return handle;
+  // Only the JVM that holds the data dir's lock gets here: its pid beside the data (one that was refused it must not
+  // write over the holder's). One whose starter dies ends by itself (its standard input ends).
   writeFileSync(join(dataDir, PID_FILE), `${pid} ${process.pid}\n`);
   const stop = handle.stop;
   return {
@@ -303,6 +312,7 @@ async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: 
         throw new LaunchError(`DynamoDB Local could not use port ${port}: it is already in use.`);
       }
       if (child.exitCode === IN_USE_STATUS) throw new DataDirInUseError(output.trim());
+      if (child.exitCode === UNLOCKABLE_STATUS) throw new LaunchError(output.trim());
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new LaunchError(`DynamoDB Local stopped while starting:\n${output.trim()}`);
       }

@@ -167,10 +167,13 @@ async function main(): Promise<void> {
   });
 
   const dataDir = resolve(config.SVC_DATA_DIR);
-  // A stack already running on this data dir: said at once (its DynamoDB Local would be refused this one anyway).
+  // A stack already running on this data dir: said at once (its DynamoDB Local would be refused this one anyway). Its
+  // stack.json is believed only if its pid is another process's and its address answers: a pid the system gave again
+  // after a crash must not keep the data dir from ever starting.
   const already = readStackFile(dataDir);
-  if (already)
+  if (already && already.pid !== process.pid && (await answers(already.url))) {
     fail(`Cannot start: a stack already runs on ${dataDir} (pid ${already.pid}, ${already.url}); stop it first, or give this one another SVC_DATA_DIR`);
+  }
   // The data dir is this user's alone (the master key, the DynamoDB Local files, the journal, the stack's ports): its
   // files were readable by every local user (red team). DynamoDB Local keeps its database under this data dir's access
   // key (its `access-key` file): another local user who finds its port sees an empty one.
@@ -410,3 +413,13 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** Whether something answers HTTP at `url` within a second and a half. */
+async function answers(url: string): Promise<boolean> {
+  try {
+    await (await fetch(`${url}/api/ledger/health`, { signal: AbortSignal.timeout(1_500) })).arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}

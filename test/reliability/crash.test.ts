@@ -270,7 +270,7 @@ describe('Crashes under load', () => {
     }
   });
 
-  it('the launcher SIGKILLed with its own DynamoDB Local: the next start stops the leftover JVM and serves the same data', async (t) => {
+  it('the launcher SIGKILLed with its own DynamoDB Local: the JVM ends with it, and the next start serves the same data', async (t) => {
     const dataDir = tempDataDir('crash-launcher');
     try {
       const first = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false', ...AS_NPM_START } });
@@ -287,18 +287,18 @@ describe('Crashes under load', () => {
         acknowledged.set(`own/${n}`, ((await res.json()) as { event_id: string }).event_id);
       }
       process.kill(first.pid, 'SIGKILL');
-      await new Promise((r) => setTimeout(r, 300));
-      assert.ok(isAlive(orphan), 'the JVM outlived its killed launcher');
+      // It reads its standard input, a pipe from the launcher, and ends when that ends (LoopbackDynamoDbLocal.java): a
+      // JVM left running had held the data dir's lock, and one left while it started could not be found by the next start.
+      for (const until = Date.now() + 15_000; isAlive(orphan) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(!isAlive(orphan), 'the JVM ended with its killed launcher');
       const second = await startStack({ dataDir, env: { SVC_DYNAMODB_IN_MEMORY: 'false', ...AS_NPM_START } });
       try {
-        assert.match(second.output(), new RegExp(`Stopping DynamoDB Local \\(pid ${orphan}\\) left running`));
-        assert.ok(!isAlive(orphan), 'the leftover JVM was stopped before the data was opened again');
         const { blocks, forks } = await readWholeChain(second.url, 'own');
         const { lost, duplicated } = reconcile(blocks, acknowledged);
         report(t, {
           area: 'faults',
-          what: 'launcher SIGKILLed, its DynamoDB Local left running',
-          tried: `20 acknowledged events; the restart stopped the leftover JVM (pid ${orphan}) and read ${blocks.length} blocks`,
+          what: 'launcher SIGKILLed, its DynamoDB Local ending with it',
+          tried: `20 acknowledged events; the JVM (pid ${orphan}) ended with the launcher, the restart read ${blocks.length} blocks`,
           lost,
           forks,
           unexpected5xx: 0,

@@ -20,7 +20,12 @@
  * `<dbPath>/dynamodb-local.lock` (FileChannel.tryLock, which the system lets go of when the JVM ends, however it ends)
  * and exits with status 4 when another process holds it. Two DynamoDB Locals on one SQLite file (`npm start &` and, at
  * once, `npm run keys`, which starts its own when no stack is up yet) each wrote into it, and a key the command made
- * could be lost; a lock held by whoever opens the file cannot be raced or left stale, on any system.
+ * could be lost; a lock held by whoever opens the file cannot be raced or left stale, on any system. A data dir that
+ * cannot be locked at all (a file system without locks) exits with status 5, said as such.
+ *
+ * And it ends with the process that started it: it reads its standard input (a pipe from that process) until the
+ * end and then exits, so that a launcher killed with SIGKILL, even while DynamoDB Local starts, leaves no JVM holding
+ * the data dir's lock, on any system (a JVM left so had blocked every later start on the data dir).
  *
  * Built for Java 8 and later with `npm run build:dynamodb-launcher` (javac; the .class beside this file is
  * kept in the repository, so a machine with only a Java runtime runs it). infra/local/dynamodb-local.ts runs it.
@@ -49,12 +54,16 @@ public final class LoopbackDynamoDbLocal {
   /** Exit status when another process holds the data dir (its lock): the caller waits for it or says so. */
   static final int IN_USE = 4;
 
+  /** Exit status when the data dir cannot be locked at all: the caller says so at once. */
+  static final int UNLOCKABLE = 5;
+
   static final String LOCK_FILE = "dynamodb-local.lock";
 
   /** Held for the JVM's whole life (a static field: never collected, never released before the JVM ends). */
   private static FileLock dataLock;
 
   public static void main(String[] args) throws Exception {
+    endWithStarter();
     lockDataDir(args);
     DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(args);
     Server server;
@@ -76,6 +85,24 @@ public final class LoopbackDynamoDbLocal {
     proxy.start();
   }
 
+  /** A daemon thread that exits the JVM once its standard input ends (the process that started it is gone). */
+  static void endWithStarter() {
+    Thread watch = new Thread(() -> {
+      byte[] buffer = new byte[256];
+      try {
+        while (System.in.read(buffer) >= 0) {
+          // nothing is sent: only the end matters
+        }
+      } catch (IOException e) {
+        // a broken pipe is an end too
+      }
+      System.err.println("DynamoDB Local: the process that started it is gone; stopping");
+      System.exit(0);
+    }, "end-with-starter");
+    watch.setDaemon(true);
+    watch.start();
+  }
+
   /** Takes the data dir's lock (see above) when there is one (`-dbPath`; in memory, none); exits IN_USE if it is held. */
   static void lockDataDir(String[] args) {
     String dbPath = null;
@@ -88,7 +115,7 @@ public final class LoopbackDynamoDbLocal {
       dataLock = null;
     } catch (IOException e) {
       System.err.println("DynamoDB Local was not started: its data dir " + dbPath + " could not be locked (" + e + ")");
-      System.exit(IN_USE);
+      System.exit(UNLOCKABLE);
     }
     if (dataLock == null) {
       System.err.println("DynamoDB Local was not started: its data dir " + dbPath + " is in use by another DynamoDB Local");
