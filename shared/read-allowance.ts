@@ -98,7 +98,7 @@ export function outsideReadAllowance<T>(work: () => T): T {
 }
 
 /** Before a read: throws once the request has read its allowance. */
-export function checkReadAllowance(): void {
+function checkReadAllowance(): void {
   const allowance = allowances.getStore();
   if (allowance && allowance.read >= allowance.max) throw new ReadLimitExceededError(allowance.max);
 }

@@ -67,7 +67,7 @@ export function stackParameters(scope: Stack) {
     allowedValues: ['false', 'true'],
     description:
       "SVC_EDGE_ONLY: true refuses (403) every HTTP request that did not come through the stack's CloudFront distribution (CdnUrl), so that " +
-      'nothing reaches the functions around what the edge enforces (a WebAclArn). The WebSocket API is not behind the CDN and is unaffected',
+      'nothing is served around what the edge enforces (a WebAclArn; the refusal still costs an invocation). The WebSocket API is not behind the CDN and is unaffected',
   });
   const webAclArn = new CfnParameter(scope, 'WebAclArn', {
     type: 'String',
@@ -91,7 +91,7 @@ export function stackParameters(scope: Stack) {
     maxValue: 10_000,
     description:
       "Concurrent executions reserved for the ledger function (appends and reads), so that a flood on the other routes cannot take the account's " +
-      'concurrency from it, and its most. 0 (the default): none reserved. Lambda keeps 100 of the account unreserved: a new account (a limit of 10) can reserve none',
+      'concurrency from it; also its cap (past it, API Gateway answers a 5xx). 0 (the default): none reserved. Lambda keeps 100 of the account unreserved: a new account (a limit of 10) can reserve none',
   });
   return {
     corsOrigins,
@@ -115,23 +115,20 @@ export function keptLogs(parameters: StackParameters): LogGroupProps {
   return { retention: parameters.logRetentionDays.valueAsNumber as RetentionDays, removalPolicy: RemovalPolicy.RETAIN };
 }
 
-/** A condition true when the parameter is not the empty string. */
-function given(scope: Stack, id: string, parameter: CfnParameter): CfnCondition {
-  return new CfnCondition(scope, id, { expression: Fn.conditionNot(Fn.conditionEquals(parameter.valueAsString, '')) });
+/** The parameter's value where it is not `off`; elsewhere no property at all (AWS::NoValue), by a condition named `id`. */
+function unless(scope: Stack, id: string, parameter: CfnParameter, off: string): ReturnType<typeof Fn.conditionIf> {
+  const condition = new CfnCondition(scope, id, { expression: Fn.conditionNot(Fn.conditionEquals(parameter.valueAsString, off)) });
+  return Fn.conditionIf(condition.logicalId, parameter.value, Aws.NO_VALUE);
 }
 
 /** The web ACL's ARN for the distribution, or no property at all when none is given. */
 export function webAclOf(scope: Stack, parameters: StackParameters): string {
-  const condition = given(scope, 'HasWebAcl', parameters.webAclArn);
-  return Token.asString(Fn.conditionIf(condition.logicalId, parameters.webAclArn.valueAsString, Aws.NO_VALUE));
+  return Token.asString(unless(scope, 'HasWebAcl', parameters.webAclArn, ''));
 }
 
 /** The ledger function's reserved concurrency, or none when the parameter is 0. */
 export function reserveConcurrency(scope: Stack, fn: LambdaFunction, parameters: StackParameters): void {
-  const reserves = new CfnCondition(scope, 'ReservesLedgerConcurrency', {
-    expression: Fn.conditionNot(Fn.conditionEquals(parameters.ledgerReservedConcurrency.valueAsString, '0')),
-  });
   (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = Token.asNumber(
-    Fn.conditionIf(reserves.logicalId, parameters.ledgerReservedConcurrency.valueAsNumber, Aws.NO_VALUE),
+    unless(scope, 'ReservesLedgerConcurrency', parameters.ledgerReservedConcurrency, '0'),
   );
 }

@@ -16,7 +16,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adoptSharedDatabase, dynamoAccessKey } from './dynamodb-data.ts';
 import { LaunchError } from './launch-error.ts';
-import { freePort, isPortFree } from './ports.ts';
+import { answersHttp, freePort, isPortFree } from './ports.ts';
 
 export { LaunchError } from './launch-error.ts';
 
@@ -316,7 +316,8 @@ async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: 
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new LaunchError(`DynamoDB Local stopped while starting:\n${output.trim()}`);
       }
-      if (await answersHttp(port)) return output;
+      // DynamoDB Local answers 400 to a bare GET: it is up.
+      if (await answersHttp(`http://127.0.0.1:${port}/`, 1_000)) return output;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new LaunchError(`DynamoDB Local did not start within ${timeoutMs} ms:\n${output.trim()}`);
@@ -326,15 +327,5 @@ async function waitUntilListening(child: ChildProcess, port: number, timeoutMs: 
     child.stderr?.off('data', onData);
     child.stdout?.resume();
     child.stderr?.resume();
-  }
-}
-
-async function answersHttp(port: number): Promise<boolean> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) });
-    await res.arrayBuffer();
-    return true; // DynamoDB Local answers 400 to a bare GET: it is up.
-  } catch {
-    return false;
   }
 }

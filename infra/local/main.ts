@@ -15,7 +15,7 @@ import { LaunchError, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-
 import { ensureExplorerBuilt } from './explorer-build.ts';
 import type { Gateway } from './gateway.ts';
 import type { IpfsNode } from './ipfs-node.ts';
-import { freePort, isPortFree } from './ports.ts';
+import { answersHttp, freePort, isPortFree } from './ports.ts';
 import { readStackFile, removeStackFile, writeStackFile } from './stack-file.ts';
 import { makeOwnDir } from './own-dir.ts';
 import type { StreamPoller } from './stream-poller.ts';
@@ -171,7 +171,7 @@ async function main(): Promise<void> {
   // stack.json is believed only if its pid is another process's and its address answers: a pid the system gave again
   // after a crash must not keep the data dir from ever starting.
   const already = readStackFile(dataDir);
-  if (already && already.pid !== process.pid && (await answers(already.url))) {
+  if (already && already.pid !== process.pid && (await answersHttp(`${already.url}/api/ledger/health`, 1_500))) {
     fail(`Cannot start: a stack already runs on ${dataDir} (pid ${already.pid}, ${already.url}); stop it first, or give this one another SVC_DATA_DIR`);
   }
   // The data dir is this user's alone (the master key, the DynamoDB Local files, the journal, the stack's ports): its
@@ -413,13 +413,3 @@ async function main(): Promise<void> {
 }
 
 await main();
-
-/** Whether something answers HTTP at `url` within a second and a half. */
-async function answers(url: string): Promise<boolean> {
-  try {
-    await (await fetch(`${url}/api/ledger/health`, { signal: AbortSignal.timeout(1_500) })).arrayBuffer();
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -36,3 +36,13 @@ export function isPortFree(port: number, host: string): Promise<boolean> {
     server.listen(port, host, () => server.close(() => answer(true)));
   });
 }
+
+/** Whether something answers HTTP at `url` within `timeoutMs` (any status: a server is there). */
+export async function answersHttp(url: string, timeoutMs: number): Promise<boolean> {
+  try {
+    await (await fetch(url, { signal: AbortSignal.timeout(timeoutMs) })).arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -36,10 +36,19 @@ export function addressOf(viewer: string): string | undefined {
   return cut > 0 ? value.slice(0, cut) : value || undefined;
 }
 
+/** Whether the edge vouches for a request: it carries the edge's secret (headers by lower-case name). */
+function vouched(headers: Record<string, string | undefined>, secret: string | undefined): boolean {
+  const sent = headers[EDGE_HEADER];
+  return !!secret && !!sent && same(sent, secret);
+}
+
 /** The caller's address as the edge saw it, for a request the edge vouches for; undefined otherwise. */
 export function viewerAddress(headers: Record<string, string | undefined>, secret: string | undefined): string | undefined {
-  const sent = headers[EDGE_HEADER];
-  if (!secret || !sent || !same(sent, secret)) return undefined;
+  return vouched(headers, secret) ? viewerOf(headers) : undefined;
+}
+
+/** The viewer's address CloudFront names in a request's headers (by lower-case name). */
+function viewerOf(headers: Record<string, string | undefined>): string | undefined {
   const viewer = headers['cloudfront-viewer-address'];
   if (viewer) return addressOf(viewer);
   // CloudFront appends the viewer's address to X-Forwarded-For; API Gateway then appends the edge's.
@@ -57,9 +66,10 @@ export function viaCdn(secret: string | undefined, only = false): MiddlewareObj<
         return;
       }
       const lowered = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-      const viewer = viewerAddress(lowered, secret);
+      const fromEdge = vouched(lowered, secret);
       for (const name of names) delete headers[name];
-      if (only && !(secret && names.length === 1 && same(lowered[EDGE_HEADER] ?? '', secret))) throw new ForbiddenError(NOT_VIA_CDN);
+      if (only && !(fromEdge && names.length === 1)) throw new ForbiddenError(NOT_VIA_CDN);
+      const viewer = fromEdge ? viewerOf(lowered) : undefined;
       const http = request.event.requestContext?.http;
       if (viewer && http) http.sourceIp = viewer;
     },
