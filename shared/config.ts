@@ -133,6 +133,11 @@ export const settingsSchema = z.object({
   SVC_EDGE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Every HTTP request must come through the CDN (carry SVC_EDGE_SECRET in X-Ledger-Edge); one straight to the API is 403.
   SVC_EDGE_ONLY: bool.default(false),
+  // The deployed functions' secret settings, read from Secrets Manager at a cold start (shared/wiring/secrets.ts): NAME=<secret ARN>, space-separated.
+  SVC_SECRETS: z
+    .string()
+    .regex(/^[A-Z_]+=\S+(\s+[A-Z_]+=\S+)*$/, 'must be NAME=<secret ARN> entries separated by spaces')
+    .optional(),
   // Bytes an instance keeps of written records, segments, full tiles and fixed-size evidence between requests (they never change); 0: none.
   SVC_READ_CACHE_BYTES: positiveInt(0, 2 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),
@@ -170,8 +175,14 @@ const checkedSchema = settingsSchema.superRefine((settings, ctx) => {
 
 export type Settings = z.infer<typeof settingsSchema>;
 
-/** Settings whose values are never echoed in messages. */
-const SECRET_SETTINGS = new Set(['SVC_ADMIN_API_KEY', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY', 'SVC_DYNAMODB_ACCESS_KEY_ID', 'SVC_EDGE_SECRET']);
+/** Settings whose values are never echoed in messages; the only ones SVC_SECRETS may name. */
+export const SECRET_SETTINGS: ReadonlySet<string> = new Set([
+  'SVC_ADMIN_API_KEY',
+  'SVC_IPFS_API_AUTH',
+  'SVC_LICENSE_KEY',
+  'SVC_DYNAMODB_ACCESS_KEY_ID',
+  'SVC_EDGE_SECRET',
+]);
 
 export class ConfigError extends Error {
   readonly problems: string[];

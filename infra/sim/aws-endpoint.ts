@@ -1,6 +1,7 @@
 /**
  * "AWS" as the sim's functions see it: one local endpoint for DynamoDB, DynamoDB Streams (both passed on
- * to DynamoDB Local) and KMS (the sim's own, infra/sim/local-kms.ts). Every request is signed with the
+ * to DynamoDB Local), KMS (the sim's own, infra/sim/local-kms.ts) and Secrets Manager's GetSecretValue (the template's
+ * secrets). Every request is signed with the
  * calling function's own access key id (the sim gives each function one, as Lambda gives each its role's
  * session), so the endpoint knows who calls; it turns the request into the IAM actions and resources AWS
  * authorizes it by (a TransactWriteItems is a PutItem, UpdateItem, DeleteItem or ConditionCheckItem per
@@ -136,6 +137,8 @@ export async function startAwsEndpoint(options: {
   /** The access key DynamoDB Local keeps the stack's database under: every function's request is passed on under it. */
   dynamoAccessKeyId: string;
   kms: LocalKms;
+  /** The stack's Secrets Manager secrets, by ARN: what GetSecretValue answers. */
+  secrets: Readonly<Record<string, string>>;
   /** Access key id → the function's logical id. */
   principals: ReadonlyMap<string, string>;
   authorize(call: AwsCall): Promise<Decision>;
@@ -250,6 +253,28 @@ export async function startAwsEndpoint(options: {
           if (error instanceof KmsError) return json(res, 400, { __type: error.type, message: error.message }, kmsJson);
           throw error;
         }
+      }
+
+      if (service === 'secretsmanager') {
+        const smJson = 'application/x-amz-json-1.1';
+        if (operation !== 'GetSecretValue') {
+          await record({ function: fn, action: `secretsmanager:${operation}`, resource: '?' });
+          return json(
+            res,
+            400,
+            { __type: 'UnknownOperationException', Message: `the sim's Secrets Manager serves GetSecretValue only, not ${operation}` },
+            smJson,
+          );
+        }
+        // Secrets Manager authorizes the call on the secret's ARN, whatever the caller named it by.
+        const id = String(input.SecretId ?? '');
+        const arn = Object.keys(options.secrets).find((a) => a === id || a.endsWith(`:secret:${id}`)) ?? id;
+        const call = { function: fn, action: 'secretsmanager:GetSecretValue', resource: arn };
+        if (!(await record(call)).allowed) return json(res, 400, { __type: 'AccessDeniedException', Message: denied(fn, call) }, smJson);
+        const value = options.secrets[arn];
+        if (value === undefined)
+          return json(res, 400, { __type: 'ResourceNotFoundException', Message: "Secrets Manager can't find the specified secret." }, smJson);
+        return json(res, 200, { ARN: arn, Name: arn.split(':secret:')[1], SecretString: value, VersionId: 'sim', VersionStages: ['AWSCURRENT'] }, smJson);
       }
 
       if (service === 'DynamoDB_20120810' || service === 'DynamoDBStreams_20120810') {

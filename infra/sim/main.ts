@@ -51,7 +51,16 @@ import { accessKeyOf as awsAccessKeyOf, denialMessage, startAwsEndpoint } from '
 import { createLocalKms } from './local-kms.ts';
 import { createPermissionChecker, sessionOf } from './permissions.ts';
 import { type NodeChoice, RuntimeChoiceError, chooseNode, templateNodeMajor } from './runtime.ts';
-import { SIM_ACCOUNT, SimTemplateError, checkEnvironment, modelFromTemplate, readAssembly, type SimModel, type SimTable } from './template.ts';
+import {
+  SIM_ACCOUNT,
+  SimTemplateError,
+  checkEnvironment,
+  modelFromTemplate,
+  readAssembly,
+  type SimModel,
+  type SimTable,
+  withSecretSettings,
+} from './template.ts';
 import { loadConfig, settingsSchema } from '#shared/config';
 import { TABLE_SETTINGS, ensureTables, type TableSpec } from '#shared/storage/tables';
 
@@ -167,6 +176,7 @@ async function main(): Promise<void> {
     SVC_DYNAMODB_ENDPOINT: awsEndpoint,
     // The AWS SDK's endpoint for KMS (service-specific endpoint variable): the sim's KMS, behind the same endpoint.
     AWS_ENDPOINT_URL_KMS: awsEndpoint,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: awsEndpoint,
     ...(env.SVC_LOG_LEVEL ? { SVC_LOG_LEVEL: env.SVC_LOG_LEVEL } : {}),
   });
 
@@ -201,7 +211,7 @@ async function main(): Promise<void> {
         {
           known: Object.keys(settingsSchema.shape),
           tableSettings: Object.values(TABLE_SETTINGS),
-          validate: (vars) => loadConfig(vars),
+          validate: (vars) => loadConfig(withSecretSettings(vars, model.secrets)),
         },
       );
     }
@@ -259,6 +269,7 @@ async function main(): Promise<void> {
     dynamoEndpoint: dynamo.endpoint,
     dynamoAccessKeyId: dynamo.accessKeyId,
     kms: createLocalKms({ keyFile: join(dataDir, 'kms-root.key'), keys: model.keys.map((k) => k.arn) }),
+    secrets: model.secrets,
     principals,
     authorize: (call) => checker.authorize(call),
     sessionOf: sessionOfFunction,

@@ -12,6 +12,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { secretSources } from '#shared/wiring/secrets';
 
 export class SimTemplateError extends Error {
   readonly logicalId: string;
@@ -25,9 +26,12 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 interface Resource {
   Type: string;
   Properties?: Record<string, Json>;
+  /** The name of a condition of the template: the resource exists only where it holds. */
+  Condition?: string;
 }
 export interface Template {
   Parameters?: Record<string, { Type: string; Default?: string | number }>;
+  Conditions?: Record<string, Json>;
   Resources: Record<string, Resource>;
 }
 
@@ -134,6 +138,8 @@ export interface SimModel {
   keys: { logicalId: string; arn: string; policy: PolicyDocument }[];
   /** The WebSocket API's id and stage, as the @connections ARN names them. */
   webSocketApiId: string | undefined;
+  /** The Secrets Manager secrets the stack makes, by ARN: each one's value (the deployer's, or one generated as at deploy). */
+  secrets: Record<string, string>;
 }
 
 const TABLE_TYPES = new Set(['AWS::DynamoDB::Table', 'AWS::DynamoDB::GlobalTable']);
@@ -157,10 +163,41 @@ export function readAssembly(dir: string, stack: string): { template: Template; 
 }
 
 export function modelFromTemplate(template: Template, assets: Record<string, string>, mapping: LocalMapping): SimModel {
-  const resources = template.Resources ?? {};
+  const declared = template.Resources ?? {};
+  const conditions = new Map<string, boolean>();
+  /** Whether a condition of the template holds for these parameters (Fn::Equals, Fn::Not, Fn::And, Fn::Or, Condition). */
+  function holds(name: string, where: string): boolean {
+    const known = conditions.get(name);
+    if (known !== undefined) return known;
+    const expression = template.Conditions?.[name];
+    if (expression === undefined) throw new SimTemplateError(where, `names the condition '${name}', which the template does not define`);
+    const value = evaluate(expression, `condition ${name}`);
+    conditions.set(name, value);
+    return value;
+  }
+  function evaluate(expression: Json, where: string): boolean {
+    const [fn, arg] = expression && typeof expression === 'object' && !Array.isArray(expression) ? (Object.entries(expression)[0] ?? []) : [];
+    const args = Array.isArray(arg) ? arg : [];
+    if (fn === 'Fn::Equals') return resolve(args[0]!, where) === resolve(args[1]!, where);
+    if (fn === 'Fn::Not') return !evaluate(args[0]!, where);
+    if (fn === 'Fn::And') return args.every((a) => evaluate(a, where));
+    if (fn === 'Fn::Or') return args.some((a) => evaluate(a, where));
+    if (fn === 'Condition') return holds(String(arg), where);
+    throw new SimTemplateError(where, `uses ${fn ?? JSON.stringify(expression)} in a condition, which the simulator does not evaluate`);
+  }
+  // The resources that exist for these parameters: one whose Condition does not hold is not made, as at deploy.
+  const resources = Object.fromEntries(Object.entries(declared).filter(([id, r]) => r.Condition === undefined || holds(r.Condition, id))) as Record<
+    string,
+    Resource
+  >;
   const of = (id: string, where: string): Resource => {
     const resource = resources[id];
-    if (!resource) throw new SimTemplateError(where, `refers to '${id}', which the template does not define`);
+    if (!resource) {
+      throw new SimTemplateError(
+        where,
+        declared[id] ? `refers to '${id}', which its condition leaves out` : `refers to '${id}', which the template does not define`,
+      );
+    }
     return resource;
   };
   const apis = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Api');
@@ -192,6 +229,11 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
       if (item === undefined) throw new SimTemplateError(where, `Fn::Select index ${index} is out of range`);
       return item;
     }
+    // A property left out (Fn::If's AWS::NoValue branch) reads as empty: every value the sim evaluates is a string.
+    if (fn === 'Fn::If') {
+      const [condition, yes, no] = arg as [string, Json, Json];
+      return resolve(holds(condition, where) ? yes : no, where);
+    }
     if (fn === 'Fn::Sub' && typeof arg === 'string') {
       return arg.replace(/\$\{([^}]+)\}/g, (_, name: string) => {
         return name.includes('.') ? getAtt(name.split('.')[0]!, name.split('.').slice(1).join('.'), where) : ref(name, where);
@@ -210,6 +252,8 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
         return 'amazonaws.com';
       case 'AWS::Partition':
         return 'aws';
+      case 'AWS::NoValue':
+        return '';
       case 'AWS::StackName':
         return 'local';
     }
@@ -262,11 +306,13 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
    * resolved at deploy as CloudFormation does: to the value Secrets Manager generated, here one random value per secret.
    */
   function resolveSecrets(value: string): string {
-    return value.replace(/\{\{resolve:secretsmanager:([^:}]+(?::[^:}]+){6}):SecretString:::\}\}/g, (_, arn: string) => {
-      let secret = generatedSecrets.get(arn);
-      if (!secret) generatedSecrets.set(arn, (secret = randomBytes(24).toString('hex')));
-      return secret;
-    });
+    return value.replace(/\{\{resolve:secretsmanager:([^:}]+(?::[^:}]+){6}):SecretString:::\}\}/g, (_, arn: string) => generatedSecret(arn));
+  }
+  /** A generated secret's value: one random value per secret, made at its first use. */
+  function generatedSecret(arn: string): string {
+    let secret = generatedSecrets.get(arn);
+    if (!secret) generatedSecrets.set(arn, (secret = randomBytes(24).toString('hex')));
+    return secret;
   }
 
   /** A log group's name: its LogGroupName, else the name CloudFormation would make up (here: the logical id). */
@@ -464,7 +510,17 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
     .filter(([, r]) => r.Type === 'AWS::KMS::Key')
     .map(([id, r]) => ({ logicalId: id, arn: getAtt(id, 'Arn', id), policy: resolveDeep(r.Properties?.KeyPolicy ?? { Statement: [] }, id) as PolicyDocument }));
 
+  // -- secrets: the deployer's value, or the one generated at deploy (the same one a dynamic reference reads)
+  const secrets: Record<string, string> = {};
+  for (const [id, r] of Object.entries(resources)) {
+    if (r.Type !== 'AWS::SecretsManager::Secret') continue;
+    const arn = ref(id, id);
+    const given = r.Properties?.SecretString;
+    secrets[arn] = given === undefined ? generatedSecret(arn) : resolve(given, id);
+  }
+
   return {
+    secrets,
     functions,
     tables,
     roles,
@@ -479,6 +535,20 @@ export function modelFromTemplate(template: Template, assets: Record<string, str
 
 function refOf(value: Json | undefined): string | undefined {
   return value && typeof value === 'object' && !Array.isArray(value) && typeof value.Ref === 'string' ? value.Ref : undefined;
+}
+
+/**
+ * A function's environment as its code reads it after a cold start: with each setting SVC_SECRETS names read from the
+ * template's secret (shared/wiring/secrets.ts). Throws when SVC_SECRETS is malformed or names a secret the template does not make.
+ */
+export function withSecretSettings(env: Record<string, string>, secrets: Readonly<Record<string, string>>): Record<string, string> {
+  const out = { ...env };
+  for (const [name, arn] of secretSources(env)) {
+    const value = secrets[arn];
+    if (value === undefined) throw new Error(`SVC_SECRETS: ${name} names ${arn}, which is not a secret the template makes`);
+    out[name] = value;
+  }
+  return out;
 }
 
 /**

@@ -52,7 +52,7 @@ describe('cdk-nag on the template (AwsSolutions and Serverless packs)', () => {
     const all = acknowledgments(stack);
     assert.ok(all.length >= 8, `acknowledgments: ${all.length}`);
     for (const a of all) {
-      assert.match(a.id, /^(AwsSolutions|Serverless)::/, `${a.path}: ${a.id}`);
+      assert.match(a.id, /^(AwsSolutions|Serverless|CloudFormation-Validate)::/, `${a.path}: ${a.id}`);
       assert.ok(a.reason.length >= 60 && /\s/.test(a.reason), `${a.path} ${a.id}: a reason, not a label (${a.reason})`);
     }
   });

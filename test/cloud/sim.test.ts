@@ -460,6 +460,55 @@ describe('npm run sim: a template altered', () => {
     assert.equal(twin.status, 200, twin.text);
   });
 
+  it("reads each function's secret settings from Secrets Manager at its cold start, never from its environment; 503 where its role may not read one", async () => {
+    // The deployer's choices that need secrets: CdnOnly (the edge secret, generated at deploy) and a license key (its own
+    // secret, made because it is given). Neither value is in any function's environment (test/infra/cdk.test.ts).
+    await altered?.stop();
+    altered = await startStack({
+      ...simOptions(assembly),
+      args: [...simOptions(assembly).args, '--parameter', 'CdnOnly=true', '--parameter', 'LicenseKey=sim-license-key-0123456789'],
+      dataDir: tempDataDir('sim-secrets'),
+    });
+    const admin = { 'X-API-Key': ADMIN };
+    // Straight to the API, not through the CDN: refused by a function that read the edge secret (without it, CdnOnly is a
+    // settings error and every request a 500).
+    const around = await call(altered.url, 'GET', '/api/v1/chains', undefined, admin);
+    assert.equal(around.status, 403, around.text);
+    assert.match(around.body.detail, /served through its CDN/);
+    const calls = await awsCalls(altered);
+    const reads = calls.filter((c) => c.action === 'secretsmanager:GetSecretValue');
+    assert.ok(reads.length > 0 && reads.every((c) => c.allowed), JSON.stringify(reads));
+    const read = new Set(reads.map((c) => `${c.function.replace(/Function.*$/, '')} ${c.resource.split(':secret:')[1]!.replace(/[A-F0-9]{8}$/, '')}`));
+    for (const expected of ['Ledger EdgeSecret', 'Ledger LicenseKeySecret']) assert.ok(read.has(expected), `${expected} in ${[...read].join(', ')}`);
+    recorded.push(...calls);
+    await altered.stop();
+
+    // The same template with the ledger role's grant on its secrets removed: its cold start cannot read them, and every
+    // request it gets is answered 503 with Retry-After in the contract's shape, the cause logged, never answered.
+    const out = alteredAssembly((template) => {
+      for (const r of Object.values(template.Resources) as any[]) {
+        if (r.Type !== 'AWS::IAM::Policy' || !r.Properties.Roles.some((x: any) => String(x.Ref).startsWith('LedgerRole'))) continue;
+        r.Properties.PolicyDocument.Statement = r.Properties.PolicyDocument.Statement.filter((st: any) => st.Action !== 'secretsmanager:GetSecretValue');
+      }
+    });
+    altered = await startStack({ ...simOptions(out), dataDir: tempDataDir('sim-secrets-denied') });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const res = await call(altered.url, 'GET', '/api/v1/chains', undefined, admin);
+      assert.equal(res.status, 503, res.text);
+      assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'request_id']);
+      assert.equal(res.body.detail, 'Secrets Manager is unavailable; retry later');
+      assert.equal(res.headers.get('retry-after'), '2');
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.equal(res.headers.get('x-request-id'), res.body.request_id);
+    }
+    const denied = (await awsCalls(altered)).filter((c) => c.action === 'secretsmanager:GetSecretValue');
+    assert.ok(denied.length > 0 && denied.every((c) => !c.allowed && c.function.startsWith('Ledger')), JSON.stringify(denied));
+    assert.ok(denied.reduce((n, c) => n + c.count, 0) >= 2, 'the second request tried again, and was denied again');
+    assert.match(altered.output(), /could not read the secret settings from Secrets Manager/);
+    // The other functions read theirs: their requests are served.
+    assert.equal((await call(altered.url, 'GET', '/api/v2/organizations', undefined, admin)).status, 200);
+  });
+
   it('tells and counts an integration that fails: a function whose bundle throws as it loads', async () => {
     let tlog = '';
     const out = alteredAssembly((template, dir) => {

@@ -47,6 +47,27 @@ function functionGroupSafe(id: string): string | undefined {
   return r.Type === 'AWS::Lambda::Function' ? r.Properties.Environment?.Variables?.SVC_FUNCTION_GROUP : undefined;
 }
 
+/** The secrets (logical ids) a function's SVC_SECRETS names, under any condition. */
+function secretsRead(functionId: string): string[] {
+  const value = JSON.stringify(resources()[functionId]!.Properties.Environment.Variables.SVC_SECRETS ?? '');
+  return [...value.matchAll(/"Ref":"([^"]+)"/g)].map((m) => m[1]!).sort();
+}
+
+/** The secrets (logical ids) a function's role may read with secretsmanager:GetSecretValue, from any policy of it. */
+function secretsGranted(functionId: string): string[] {
+  const all = resources();
+  const role = all[functionId]!.Properties.Role['Fn::GetAtt'][0];
+  const found = Object.values(all)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: { Ref: string }) => x.Ref === role))
+    .flatMap((r) => r.Properties.PolicyDocument.Statement)
+    .filter((st: any) => st.Effect === 'Allow' && [st.Action].flat().some((a: string) => a.startsWith('secretsmanager:')))
+    .flatMap((st: any) => {
+      assert.deepEqual([st.Action].flat(), ['secretsmanager:GetSecretValue'], 'nothing but GetSecretValue');
+      return [st.Resource].flat().map((res: { Ref?: string }) => res.Ref ?? JSON.stringify(res));
+    });
+  return [...new Set(found)].sort();
+}
+
 /** Calls a bundled handler as API Gateway's HTTP API would (payload 2.0). */
 function invoke(
   handler: (event: unknown, context: unknown) => Promise<any>,
@@ -316,6 +337,53 @@ describe('Stack: LedgerStack (cdk synth)', () => {
     assert.ok(JSON.stringify(all[wsId]!.Properties.Environment.Variables.SVC_WS_MANAGEMENT_ENDPOINT).includes('WebSocketApi'));
   });
 
+  it("keeps every secret setting out of the functions' environment: each reads its own from Secrets Manager, and may read no other (red team)", () => {
+    const all = resources();
+    const secrets = Object.entries(all).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret');
+    const conditionOf = Object.fromEntries(secrets.map(([id, r]) => [id, (r as { Condition?: string }).Condition]));
+    // The deployer's NoEcho parameters become secrets only when given (Secrets Manager refuses an empty one).
+    assert.deepEqual(conditionOf, {
+      [secrets.find(([id]) => id.startsWith('EdgeSecret'))![0]]: undefined,
+      [secrets.find(([id]) => id.startsWith('IpfsApiAuthSecret'))![0]]: 'HasIpfsApiAuth',
+      [secrets.find(([id]) => id.startsWith('LicenseKeySecret'))![0]]: 'HasLicenseKey',
+    });
+    const secretOf = (prefix: string) => secrets.find(([id]) => id.startsWith(prefix))![0];
+    const expected: Record<string, string[]> = {};
+    for (const [id, r] of Object.entries(all)) {
+      const group = functionGroupSafe(id);
+      if (!group) continue;
+      const variables = r.Properties.Environment.Variables as Record<string, unknown>;
+      for (const name of ['SVC_EDGE_SECRET', 'SVC_IPFS_API_AUTH', 'SVC_LICENSE_KEY', 'SVC_ADMIN_API_KEY'])
+        assert.equal(variables[name], undefined, `${group}: ${name} is not in its environment`);
+      assert.doesNotMatch(
+        JSON.stringify(variables),
+        /resolve:secretsmanager|"Ref":"(IpfsApiAuth|LicenseKey)"/,
+        `${group}: no secret's value in its environment`,
+      );
+      const reads = [
+        ...(group in GROUPS ? [secretOf('EdgeSecret')] : []),
+        ...(([...Object.entries(GROUPS), ...Object.entries(EVENT_FUNCTIONS)].find(([g]) => g === group)![1] as { usesIpfs?: boolean }).usesIpfs
+          ? [secretOf('IpfsApiAuthSecret')]
+          : []),
+        ...((SIGNERS as readonly string[]).includes(group) ? [secretOf('LicenseKeySecret')] : []),
+      ].sort();
+      expected[group] = reads;
+      assert.deepEqual(secretsRead(id), reads, `${group}: SVC_SECRETS names exactly these`);
+      assert.deepEqual(secretsGranted(id), reads, `${group}: its role may read exactly these`);
+    }
+    assert.deepEqual(expected.ws, [], 'the WebSocket function reads no secret');
+    assert.deepEqual(expected.sweep, []);
+    // A conditional secret is named, and may be read, only under its condition: never a reference to a secret not made.
+    for (const [id, r] of Object.entries(all)) {
+      const text = JSON.stringify(r);
+      for (const [secretId, condition] of Object.entries(conditionOf)) {
+        if (!condition || id === secretId || !text.includes(`"Ref":"${secretId}"`)) continue;
+        const guarded = (r as { Condition?: string }).Condition === condition || text.includes(`{"Fn::If":["${condition}",`);
+        assert.ok(guarded, `${id} refers to ${secretId} outside its condition ${condition}`);
+      }
+    }
+  });
+
   it('runs the sweep of unwritten rounds every hour (EventBridge may invoke it, nothing else), and alarms on its errors', () => {
     const all = resources();
     const sweepId = Object.keys(all).find((id) => functionGroupSafe(id) === 'sweep')!;
@@ -403,18 +471,16 @@ describe('Stack: LedgerStack (cdk synth)', () => {
       assert.equal(header.HeaderName, 'X-Ledger-Edge');
       const secretRef = JSON.stringify(header.HeaderValue);
       assert.match(secretRef, /resolve:secretsmanager/, 'the generated secret, resolved at deploy: never in the template');
-      // Every function behind the HTTP API gets the same secret, to believe the viewer address of a request that carries it;
-      // the WebSocket, stream and schedule functions, which no request through the CDN reaches, none (red team).
+      // Every function behind the HTTP API reads the same secret (from Secrets Manager, at a cold start), to believe the
+      // viewer address of a request that carries it; the WebSocket, stream and schedule functions, which no request
+      // through the CDN reaches, do not (red team).
+      const edgeSecretId = /"Ref":"(EdgeSecret[^"]*)"/.exec(JSON.stringify(origin.OriginCustomHeaders))?.[1] ?? /(EdgeSecret[A-Z0-9]+)/.exec(secretRef)?.[1];
+      assert.ok(edgeSecretId, `the header names the stack's edge secret: ${secretRef}`);
       const given: string[] = [];
       for (const [id, r] of Object.entries(resources())) {
         const group = functionGroupSafe(id);
         if (r.Type !== 'AWS::Lambda::Function' || !group) continue;
-        const secret = r.Properties.Environment.Variables.SVC_EDGE_SECRET;
-        if (['ws', 'broadcast', 'sweep'].includes(group)) assert.equal(secret, undefined, id);
-        else {
-          assert.equal(JSON.stringify(secret), secretRef, id);
-          given.push(group);
-        }
+        if (secretsRead(id).includes(edgeSecretId)) given.push(group);
       }
       assert.deepEqual(given.sort(), ['admin', 'business', 'contracts', 'docs', 'graphql', 'ledger', 'metrics', 'tlog']);
       template.hasOutput('CdnUrl', {});

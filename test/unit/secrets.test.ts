@@ -1,0 +1,74 @@
+/**
+ * A deployed function's secret settings, read from Secrets Manager at its cold start (shared/wiring/secrets.ts): what
+ * SVC_SECRETS may name, every named secret read into the settings or none, and a clear 503 within the deadline when
+ * Secrets Manager does not answer. The deployed path (IAM, the sim's Secrets Manager) is in test/cloud/sim.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '#shared/config';
+import { DependencyUnavailableError } from '#shared/errors';
+import { readSecretSettings, secretSources } from '#shared/wiring/secrets';
+
+const ARN = (name: string) => `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${name}-AbCdEf`;
+
+describe('secret settings from Secrets Manager', () => {
+  it('reads each named secret into its setting, which the settings then hold', async () => {
+    const env: NodeJS.ProcessEnv = { SVC_SECRETS: `SVC_EDGE_SECRET=${ARN('edge')}  SVC_LICENSE_KEY=${ARN('license')}`, SVC_EDGE_ONLY: 'true' };
+    const asked: string[] = [];
+    await readSecretSettings(env, async (arn) => {
+      asked.push(arn);
+      return arn.includes('edge') ? 'edge-secret-value-0123456789' : 'license-1';
+    });
+    assert.deepEqual(asked.sort(), [ARN('edge'), ARN('license')]);
+    const settings = loadConfig(env);
+    assert.equal(settings.SVC_EDGE_SECRET, 'edge-secret-value-0123456789');
+    assert.equal(settings.SVC_LICENSE_KEY, 'license-1');
+    assert.equal(settings.SVC_EDGE_ONLY, true);
+  });
+
+  it('does nothing without SVC_SECRETS (the local stack)', async () => {
+    const env: NodeJS.ProcessEnv = {};
+    await readSecretSettings(env, async () => assert.fail('nothing to read'));
+    assert.deepEqual(env, {});
+  });
+
+  it('refuses a name that is not a secret setting, a value that is not a secret ARN, a name given twice or also in the environment', () => {
+    const problems = (env: NodeJS.ProcessEnv) => {
+      try {
+        secretSources(env);
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.problems;
+      }
+      return [];
+    };
+    assert.match(problems({ SVC_SECRETS: `SVC_AUTH_ENABLED=${ARN('a')}` })[0]!, /'SVC_AUTH_ENABLED' is not a secret setting/);
+    assert.match(problems({ SVC_SECRETS: 'SVC_EDGE_SECRET=edge' })[0]!, /SVC_EDGE_SECRET needs the ARN of a Secrets Manager secret/);
+    assert.match(problems({ SVC_SECRETS: `SVC_EDGE_SECRET=${ARN('a')} SVC_EDGE_SECRET=${ARN('b')}` })[0]!, /named twice/);
+    const both = problems({ SVC_SECRETS: `SVC_EDGE_SECRET=${ARN('a')}`, SVC_EDGE_SECRET: 'a-plain-value-in-the-environment' });
+    assert.match(both[0]!, /given both in the environment and in SVC_SECRETS/);
+    assert.ok(!both.join(' ').includes('a-plain-value'), 'never echoes a secret');
+  });
+
+  it('sets none when one cannot be read, and answers 503 with Retry-After naming Secrets Manager, not its error', async () => {
+    const env: NodeJS.ProcessEnv = { SVC_SECRETS: `SVC_EDGE_SECRET=${ARN('edge')} SVC_LICENSE_KEY=${ARN('license')}` };
+    const error = await readSecretSettings(env, async (arn) => {
+      if (arn.includes('license')) throw Object.assign(new Error('User: arn:aws:sts::123:assumed-role/x is not authorized'), { name: 'AccessDeniedException' });
+      return 'edge-secret-value-0123456789';
+    }).catch((e: unknown) => e);
+    assert.ok(error instanceof DependencyUnavailableError);
+    assert.equal(error.statusCode, 503);
+    assert.equal(error.headers['Retry-After'], '2');
+    assert.equal(error.message, 'Secrets Manager is unavailable; retry later');
+    assert.equal(env.SVC_EDGE_SECRET, undefined, 'nothing set');
+    assert.equal(env.SVC_LICENSE_KEY, undefined);
+  });
+
+  it('gives up at its deadline, even on a read that never answers and ignores its signal', async () => {
+    const env: NodeJS.ProcessEnv = { SVC_SECRETS: `SVC_EDGE_SECRET=${ARN('edge')}` };
+    const started = Date.now();
+    const error = await readSecretSettings(env, () => new Promise<string>(() => undefined), 50).catch((e: unknown) => e);
+    assert.ok(error instanceof DependencyUnavailableError);
+    assert.ok(Date.now() - started < 2_000, 'ended at its deadline, not never');
+  });
+});
