@@ -111,6 +111,8 @@ export const settingsSchema = z.object({
   SVC_WS_MAX_SUBSCRIPTIONS: positiveInt(1, 10_000).default(50),
   SVC_WS_MESSAGES_PER_SECOND: positiveInt(1, 10_000).default(20),
   SVC_WS_CONNECTIONS_PER_KEY: positiveInt(1, 100_000).default(100),
+  // Pushes (block_added and event messages) all of a key's connections receive together in a minute; past it they are told once a batch. 0: no limit.
+  SVC_WS_PUSHES_PER_MINUTE: positiveInt(0, 100_000_000).default(60_000),
   SVC_WS_CONNECTION_TTL_SECONDS: positiveInt(60, 86_400).default(7_800),
   SVC_CONTRACT_TIMEOUT_MS: positiveInt(10, 30_000).default(1_000),
   SVC_CONTRACT_MEMORY_BYTES: positiveInt(1024 * 1024, 512 * 1024 * 1024).default(64 * 1024 * 1024),

@@ -10,6 +10,10 @@ import { EVENT_TYPE_MAX } from '../ledger/events.ts';
 import { isWellFormedChainName } from '../ledger/names.ts';
 import type { Block, LedgerEvent } from '../ledger/types.ts';
 import { isWellFormedText } from '../validation.ts';
+import { steadyNow } from '../clock.ts';
+import { deadlinePassed } from '../deadline.ts';
+import { DeadlineExceededError } from '../errors.ts';
+import { logger } from '../log.ts';
 
 /** A subscription filter: `chain#<name>`, `chain#*`, or `type#<event type>`. */
 export type Filter = string;
@@ -183,21 +187,51 @@ export const messages = {
   },
 };
 
+/** What a fan-out may not exceed, and when it must stop. */
+export interface FanOutLimits {
+  /** When to stop pushing (`steadyNow`'s ms): the blocks not pushed by then are answered as unfinished, for a retry. */
+  stopAt?: number;
+  /**
+   * Takes `count` pushes from a key's budget for this minute (SVC_WS_PUSHES_PER_MINUTE) and answers how many it may
+   * have: all, some or none. Called once per key per batch.
+   */
+  takePushes?: (keyId: string, count: number) => Promise<number>;
+}
+
+export interface FanOutResult {
+  sent: number;
+  /** Connections found gone (410), removed. */
+  gone: string[];
+  /** Connections of revoked keys, removed. */
+  revoked: string[];
+  /** Connections whose push failed otherwise: the rest of this batch's messages to each were not sent (logged). */
+  failed: string[];
+  /** Connections of keys past their push budget: told once, the rest of their messages not sent. */
+  limited: string[];
+  /** The blocks (in the order given) not pushed before `stopAt`: empty when every block was. */
+  unfinished: Block[];
+}
+
 /**
  * Sends committed blocks to their subscribers: for each block, `block_added` to the subscribers of its
  * chain and of `*`, then one `event` per event to the subscribers of its chain, of its type and of `*`
  * (once per connection), leaving out every subscriber that `mayReceive` refuses for that chain (a
  * channel's chain reaches its members only, whatever they subscribed to). Each connection gets its
- * messages in block order; connections are served in parallel. Gone connections are removed, and so are
- * the connections of revoked keys (with their subscriptions: whatever they send next is refused).
- * Answers what was sent and removed.
+ * messages in block order. Blocks are pushed one after another (each to its connections in parallel), so that
+ * a batch stopped at `stopAt` has pushed whole blocks only, and its retry sends again only the block it stopped in.
+ * A push that fails (other than gone) ends that connection's share of the batch and nothing else's: one slow or
+ * throttled socket never makes every other one receive the batch twice. Each key's connections together get at most
+ * what `takePushes` grants (red team: a reader key's 100 connections subscribed to `*` multiplied every append a
+ * hundredfold, at the ledger's cost); past it they get one error message saying so. Gone connections are removed,
+ * and so are the connections of revoked keys (with their subscriptions: whatever they send next is refused).
  */
 export async function fanOut(
   blocks: readonly Block[],
   store: ConnectionStore,
   send: Send,
   mayReceive: MayReceive,
-): Promise<{ sent: number; gone: string[]; revoked: string[] }> {
+  limits: FanOutLimits = {},
+): Promise<FanOutResult> {
   const ordered = [...blocks].sort((a, b) => (a.chain_name === b.chain_name ? a.index - b.index : a.chain_name < b.chain_name ? -1 : 1));
   const lookups = new Map<Filter, Promise<Subscriber[]>>();
   const subscribersOf = (filter: Filter) => {
@@ -206,46 +240,116 @@ export async function fanOut(
     return found;
   };
 
-  /** The connections among these subscribers that may receive this chain's messages, each once. */
+  /** The subscribers among these that may receive this chain's messages, each connection once. */
   const revoked = new Set<string>();
+  const keyOf = new Map<string, string>();
   const allowed = async (chainName: string, ...groups: Subscriber[][]): Promise<Set<string>> => {
     const ids = new Set<string>();
     for (const subscriber of groups.flat()) {
       if (ids.has(subscriber.connection_id) || revoked.has(subscriber.connection_id)) continue;
       const may = await mayReceive(subscriber, chainName);
       if (may === 'revoked') revoked.add(subscriber.connection_id);
-      else if (may) ids.add(subscriber.connection_id);
+      else if (may) {
+        ids.add(subscriber.connection_id);
+        keyOf.set(subscriber.connection_id, subscriber.key_id ?? '');
+      }
     }
     return ids;
   };
 
-  const queues = new Map<string, string[]>();
-  const enqueue = (ids: Iterable<string>, message: string) => {
-    for (const id of ids) queues.set(id, [...(queues.get(id) ?? []), message]);
-  };
+  // Every block's messages, per connection, planned before anything is sent: each key's total is known up front.
+  const plans: { block: Block; queues: Map<string, string[]> }[] = [];
   for (const block of ordered) {
+    const queues = new Map<string, string[]>();
+    const enqueue = (ids: Iterable<string>, message: string) => {
+      for (const id of ids) {
+        const queue = queues.get(id);
+        if (queue) queue.push(message);
+        else queues.set(id, [message]);
+      }
+    };
     const [chainSubs, allSubs] = await Promise.all([subscribersOf(`chain#${block.chain_name}`), subscribersOf('chain#*')]);
     enqueue(await allowed(block.chain_name, chainSubs, allSubs), messages.blockAdded(block));
     for (const event of block.events) {
       const typeSubs = await subscribersOf(`type#${event.event_type}`);
       enqueue(await allowed(block.chain_name, chainSubs, typeSubs, allSubs), messages.event(event));
     }
+    plans.push({ block, queues });
+  }
+
+  // Each key's allowance for this batch, taken once.
+  const granted = new Map<string, number>();
+  if (limits.takePushes) {
+    const wanted = new Map<string, number>();
+    for (const { queues } of plans) for (const [id, queue] of queues) wanted.set(keyOf.get(id)!, (wanted.get(keyOf.get(id)!) ?? 0) + queue.length);
+    await Promise.all([...wanted].map(async ([key, count]) => granted.set(key, await limits.takePushes!(key, count))));
   }
 
   let sent = 0;
-  const gone: string[] = [];
-  await Promise.all(
-    [...queues].map(async ([connectionId, queue]) => {
-      for (const message of queue) {
-        if ((await send(connectionId, message)) === 'gone') {
-          gone.push(connectionId);
-          await store.disconnect(connectionId);
-          return;
+  const gone = new Set<string>();
+  const failed = new Set<string>();
+  const limited = new Set<string>();
+  const unfinished: Block[] = [];
+  for (const [i, { block, queues }] of plans.entries()) {
+    if ((limits.stopAt !== undefined && steadyNow() >= limits.stopAt) || deadlinePassed()) {
+      unfinished.push(...plans.slice(i).map((p) => p.block));
+      break;
+    }
+    // A push cut off by the invocation's deadline leaves its block unfinished (pushed again by the retry), not failed.
+    let cutShort = false;
+    await Promise.all(
+      [...queues].map(async ([connectionId, queue]) => {
+        for (const message of queue) {
+          if (gone.has(connectionId) || failed.has(connectionId) || limited.has(connectionId)) return;
+          if (limits.takePushes) {
+            const key = keyOf.get(connectionId)!;
+            const left = granted.get(key) ?? 0;
+            if (left <= 0) {
+              limited.add(connectionId);
+              return;
+            }
+            granted.set(key, left - 1);
+          }
+          try {
+            if ((await send(connectionId, message)) === 'gone') {
+              gone.add(connectionId);
+              await store.disconnect(connectionId);
+              return;
+            }
+            sent += 1;
+          } catch (error) {
+            if (error instanceof DeadlineExceededError || deadlinePassed()) {
+              cutShort = true;
+              return;
+            }
+            failed.add(connectionId);
+            logger.warn('a WebSocket push failed: the rest of this batch is not sent to that connection', {
+              connection_id: connectionId,
+              chain: block.chain_name,
+              block: block.index,
+              error,
+            });
+            return;
+          }
         }
-        sent += 1;
-      }
-    }),
+      }),
+    );
+    if (cutShort) {
+      unfinished.push(...plans.slice(i).map((p) => p.block));
+      break;
+    }
+  }
+  // Told once per batch, uncounted: what it missed is in the chain.
+  await Promise.all(
+    [...limited].map((id) =>
+      send(
+        id,
+        messages.error(
+          `This key's connections reached their push limit for the minute (SVC_WS_PUSHES_PER_MINUTE): later blocks and events were not sent; read them from the chain`,
+        ),
+      ).catch(() => 'gone'),
+    ),
   );
   await Promise.all([...revoked].map((connectionId) => store.disconnect(connectionId)));
-  return { sent, gone, revoked: [...revoked] };
+  return { sent, gone: [...gone], revoked: [...revoked], failed: [...failed], limited: [...limited], unfinished };
 }

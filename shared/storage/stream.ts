@@ -7,12 +7,29 @@ import { BLOCK_SK_PREFIX } from './keys.ts';
 
 /** New blocks in stream records (NEW_IMAGE); heads, tree updates and deletions are not blocks. */
 export function blocksFromStream(records: readonly DynamoDBRecord[]): Block[] {
-  const blocks: Block[] = [];
+  return streamBlocks(records).map((b) => b.block);
+}
+
+/** New blocks in stream records, each with its record's sequence number (what a batch item failure names). */
+export function streamBlocks(records: readonly DynamoDBRecord[]): { block: Block; sequence: string }[] {
+  const blocks: { block: Block; sequence: string }[] = [];
   for (const record of records) {
     if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) continue;
     const item = unmarshall(record.dynamodb.NewImage as never) as Record<string, unknown>;
     if (typeof item.sk !== 'string' || !item.sk.startsWith(BLOCK_SK_PREFIX) || typeof item.block_json !== 'string') continue;
-    blocks.push(inContractOrder(JSON.parse(item.block_json) as Block));
+    blocks.push({ block: inContractOrder(JSON.parse(item.block_json) as Block), sequence: record.dynamodb.SequenceNumber ?? '' });
   }
   return blocks;
+}
+
+/**
+ * The lowest sequence number among the records of these blocks (a batch item failure: the stream's batch is taken up
+ * again from it), or undefined for none. Sequence numbers are decimal strings of any length: compared as numbers.
+ */
+export function firstSequenceOf(found: readonly { block: Block; sequence: string }[], blocks: readonly Block[]): string | undefined {
+  const wanted = new Set(blocks);
+  return found
+    .filter((f) => wanted.has(f.block))
+    .map((f) => f.sequence)
+    .sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))[0];
 }

@@ -79,6 +79,8 @@ export interface Core {
   /** Request and ledger metrics; summed across instances in the registry table with the dynamodb backend. */
   metrics(): Metrics;
   health: HealthProbes;
+  /** WebSocket pushes per key and minute (SVC_WS_PUSHES_PER_MINUTE), shared by the broadcaster's instances; undefined when 0 (off). */
+  pushLimiter(): RateLimiterAbstract | undefined;
   /** What every HTTP function's middleware chain uses. */
   edge: Edge;
 }
@@ -264,6 +266,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     apiKeys,
     metrics,
     health: { dynamodb: () => ledgerRuntime().repository.ping(), ipfs: () => offchain().ping() },
+    pushLimiter: once(() => (settings.SVC_WS_PUSHES_PER_MINUTE > 0 ? limiter(settings.SVC_WS_PUSHES_PER_MINUTE, 'wspush') : undefined)),
     edge: {
       settings,
       metrics,

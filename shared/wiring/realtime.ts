@@ -7,7 +7,8 @@ import { AWS_HTTP, DeadlineHttpHandler } from '../aws-http.ts';
 import { createAccessControl, type ChannelDirectory } from '../access/access.ts';
 import type { Principal } from '../access/policy.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
-import { connectionPrincipal, type ConnectionStore, keyStillHeld, type MayReceive, type Send } from '../realtime/realtime.ts';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { connectionPrincipal, type ConnectionStore, type FanOutLimits, keyStillHeld, type MayReceive, type Send } from '../realtime/realtime.ts';
 import { type Core, once } from './core.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createConnectionStore } from '../storage/connection-repository.ts';
@@ -31,6 +32,8 @@ export interface RealtimeWiring {
    * per batch (not per subscriber), and never kept past it, so a membership change applies to the next.
    */
   pushPolicy(): MayReceive;
+  /** Each key's share of pushes for a batch (SVC_WS_PUSHES_PER_MINUTE), or undefined when there is no limit. */
+  pushBudget(): FanOutLimits['takePushes'];
 }
 
 export function createRealtimeWiring(core: Core): RealtimeWiring {
@@ -81,6 +84,28 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     };
   });
 
+  /**
+   * Takes a batch's pushes from a key's budget for the minute, and grants what is left of it (all, some, none). A
+   * connection with no key (auth off) is not limited; a limiter that cannot answer grants all (pushes are the
+   * ledger's own announcements, and the failure is logged).
+   */
+  const pushBudget = once((): FanOutLimits['takePushes'] => {
+    const limiter = core.pushLimiter();
+    if (!limiter) return undefined;
+    const limit = config.SVC_WS_PUSHES_PER_MINUTE;
+    return async (keyId, count) => {
+      if (!keyId || count <= 0) return count;
+      try {
+        await limiter.consume(keyId, count);
+        return count;
+      } catch (refused) {
+        if (refused instanceof RateLimiterRes) return Math.max(0, Math.min(count, limit - (refused.consumedPoints - count)));
+        logger.warn('the WebSocket push limit could not be read: pushes sent unlimited this batch', { key_id: keyId, error: refused });
+        return count;
+      }
+    };
+  });
+
   const principalOf = (identity: Parameters<typeof connectionPrincipal>[0]): Principal => connectionPrincipal(identity, config.SVC_AUTH_ENABLED);
 
   function pushPolicy(): MayReceive {
@@ -124,5 +149,5 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     };
   }
 
-  return { connections, sender, goneCheck, principalOf, pushPolicy };
+  return { connections, sender, goneCheck, principalOf, pushPolicy, pushBudget };
 }

@@ -366,7 +366,9 @@ describe("The manual's WebSocket snippet (docs/realtime.md)", () => {
 describe('WebSocket with auth on', () => {
   let secured: Stack;
   before(async () => {
-    secured = await startStack({ env: { SVC_AUTH_ENABLED: 'true', SVC_WS_CONNECTIONS_PER_KEY: '3', SVC_RATE_LIMIT_RPM: '40' } });
+    secured = await startStack({
+      env: { SVC_AUTH_ENABLED: 'true', SVC_WS_CONNECTIONS_PER_KEY: '3', SVC_RATE_LIMIT_RPM: '40', SVC_WS_PUSHES_PER_MINUTE: '30' },
+    });
   });
   after(async () => {
     await secured?.stop();
@@ -450,6 +452,41 @@ describe('WebSocket with auth on', () => {
     revoked.socket.send(JSON.stringify({ type: 'ping' }));
     const [, again] = await revoked.waitFor((m) => m.type === 'error', 2);
     assert.match(again.detail, /no longer recorded; connect again/);
+  });
+
+  it("holds a key's connections together to SVC_WS_PUSHES_PER_MINUTE pushes, each told once, while another key gets every push (red team)", async () => {
+    // A reader key's connections, each subscribed to `*`, multiplied every append by their number at the ledger's
+    // cost: 100 of them made one 99-event batch 19,602 pushes, and delayed another tenant's push by 55 s.
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const keyOf = async (role: string) => /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', role]))![1]!;
+    const [writer, greedy, other] = [await keyOf('writer'), await keyOf('reader'), await keyOf('reader')];
+    const write = { 'X-API-Key': writer };
+    assert.equal((await call(secured.url, 'POST', '/api/v1/chains/burst/create', undefined, write)).status, 201);
+    const listen = async (key: string, filter: Record<string, string>) => {
+      const s = await open(`${url}?api_key=${encodeURIComponent(key)}`);
+      s.socket.send(JSON.stringify({ type: 'subscribe', ...filter }));
+      await s.waitFor((m) => m.type === 'subscribed', 1);
+      return s;
+    };
+    const many = [await listen(greedy, { chain: '*' }), await listen(greedy, { chain: '*' }), await listen(greedy, { chain: '*' })];
+    const one = await listen(other, { chain: 'burst' });
+    const events = Array.from({ length: 9 }, (_, i) => ({ entity_id: `b-${i}`, event_type: 'burst' }));
+    assert.equal((await call(secured.url, 'POST', '/api/v1/chains/burst/events/batch', { events }, write)).status, 200);
+    // The other key's one connection: the events' blocks and the 9 events, all of them (18 messages).
+    await one.waitFor((m) => m.type === 'event' && m.chain === 'burst', 9, 10_000);
+    const blocks = one.messages.filter((m) => m.type === 'block_added' && m.chain === 'burst' && m.block.index > 0);
+    assert.equal(
+      blocks.reduce((n, m) => n + m.block.event_count, 0),
+      9,
+    );
+    assert.ok(!one.messages.some((m) => m.type === 'error'));
+    // The greedy key's three: 3 x 18 messages wanted, 30 granted among them, and each told once why the rest did not come.
+    const told = await Promise.all(many.map((s) => s.waitFor((m) => m.type === 'error', 1, 10_000)));
+    for (const [error] of told) assert.match(error.detail, /push limit for the minute \(SVC_WS_PUSHES_PER_MINUTE\)/);
+    await new Promise((r) => setTimeout(r, 300));
+    const pushed = many.flatMap((s) => s.messages.filter((m) => m.type === 'block_added' || m.type === 'event'));
+    assert.ok(pushed.length <= 30, `the key's connections got ${pushed.length} pushes, past its 30`);
+    assert.ok(pushed.length >= 18, `the key got its budget's worth (${pushed.length}), not nothing`);
   });
 
   it('refuses a subscription to a name no chain can have, saying what a name is (red team)', async () => {
