@@ -140,6 +140,8 @@ export const settingsSchema = z.object({
     .string()
     .regex(/^[A-Z_]+=\S+(\s+[A-Z_]+=\S+)*$/, 'must be NAME=<secret ARN> entries separated by spaces')
     .optional(),
+  // The cloud stack's SecretsRevision: the service does not read it; changed, a deploy starts every function afresh, to read its secrets again.
+  SVC_SECRETS_REVISION: z.string().optional(),
   // Bytes an instance keeps of written records, segments, full tiles and fixed-size evidence between requests (they never change); 0: none.
   SVC_READ_CACHE_BYTES: positiveInt(0, 2 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   SVC_RATE_LIMIT_RPM: positiveInt(0, 1_000_000).default(100),

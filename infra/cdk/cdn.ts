@@ -53,7 +53,9 @@ export function cdn(scope: Stack, api: HttpApi, edgeSecret: Secret, parameters: 
     originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
   };
   const distribution = new Distribution(scope, 'Cdn', {
-    comment: 'Verifiable ledger: the HTTP API, /tlog/* cached',
+    // The secrets' revision in the comment: raised, it updates the distribution, and CloudFormation reads the edge secret
+    // into its header again (a dynamic reference is read when its resource is updated, not otherwise).
+    comment: `Verifiable ledger: the HTTP API, /tlog/* cached; secrets revision ${parameters.secretsRevision.valueAsString}`,
     priceClass: PriceClass.PRICE_CLASS_100,
     // The deployer's WAF, if any (WebAclArn): per-client limits at the edge; CdnOnly=true closes the way around it.
     webAclId: webAclOf(scope, parameters),

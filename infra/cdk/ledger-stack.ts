@@ -176,19 +176,20 @@ export class LedgerStack extends Stack {
           SVC_SUBJECT_KEY_STORE: 'registry',
           SVC_WITNESSES: parameters.witnesses.valueAsString,
           SVC_TLOG_PUBLIC: parameters.publicTlog.valueAsString,
+          SVC_SECRETS_REVISION: parameters.secretsRevision.valueAsString,
           ...(name in GROUPS ? { SVC_EDGE_ONLY: parameters.cdnOnly.valueAsString } : {}),
           ...(spec.usesKmsKey ? { SVC_KMS_KEY_ID: key.keyArn } : {}),
           ...(spec.usesIpfs ? { SVC_IPFS_API_URL: parameters.ipfsApiUrl.valueAsString } : {}),
           // The secrets it reads at a cold start: the edge secret only behind the HTTP API, which the CDN fronts (the
           // WebSocket, stream and schedule functions never see a request through it); the license key only where the
-          // node's status is answered (the signers).
+          // node's status is answered (the admin function). Their revision: raised, every function starts afresh.
           ...secretsOf(
             role,
             (
               [
                 [name in GROUPS, 'SVC_EDGE_SECRET'],
                 [spec.usesIpfs, 'SVC_IPFS_API_AUTH'],
-                [SIGNERS.includes(name), 'SVC_LICENSE_KEY'],
+                [name === 'admin', 'SVC_LICENSE_KEY'],
               ] as const
             )
               .filter(([reads]) => reads)

@@ -93,8 +93,17 @@ export function stackParameters(scope: Stack) {
       "Concurrent executions reserved for the ledger function (appends and reads), so that a flood on the other routes cannot take the account's " +
       'concurrency from it; also its cap (past it, API Gateway answers a 5xx). 0 (the default): none reserved. Lambda keeps 100 of the account unreserved: a new account (a limit of 10) can reserve none',
   });
+  const secretsRevision = new CfnParameter(scope, 'SecretsRevision', {
+    type: 'Number',
+    default: 1,
+    minValue: 1,
+    description:
+      'Raise it to make the CDN and every function read their secrets again: after a new value of the EdgeSecret secret, IpfsApiAuth or LicenseKey ' +
+      '(a deploy reads a secret only into what it updates; the functions read theirs at a cold start)',
+  });
   return {
     corsOrigins,
+    secretsRevision,
     ipfsApiUrl,
     ipfsApiAuth,
     licenseKey,

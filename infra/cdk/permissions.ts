@@ -79,11 +79,13 @@ export const TABLE_ACCESS: Record<FunctionName, Partial<Record<TableRole, readon
   // A subscription to a channel's chain reads its members (Query).
   ws: { connections: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], registry: ['GetItem', 'Query'], rateLimits: EDGE.rateLimits },
   // Subscribers by filter, gone connections removed; channel memberships; with witnesses, the chains' trees
-  // read and the cosignatures and each chain's turn kept in the ledger table.
+  // read and the cosignatures and each chain's turn kept in the ledger table; each key's pushes counted.
   broadcast: {
     connections: [`Query:${CONNECTIONS_INDEXES.byFilter}`, 'DeleteItem'],
     registry: ['GetItem', 'Query'],
     ledger: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'],
+    // Each key's pushes a minute (rate-limiter-flexible's counter: one UpdateItem a key a batch).
+    rateLimits: ['UpdateItem'],
   },
   // The scheduled sweep: the chain list and segments (Query), heads, records and pending appends (BatchGetItem),
   // a head, a round item and its place in the list (GetItem), the lease, the finish and its place (UpdateItem),

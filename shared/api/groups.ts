@@ -104,8 +104,9 @@ export const EVENT_FUNCTIONS = {
   ws: { entry: 'functions/ws/handler.ts', tables: ['connections', ...EDGE_TABLES] },
   // The registry: pushes of a channel's chain go to its members only, so the broadcaster reads memberships.
   // The ledger table and the key: it also sends new checkpoints to the witnesses (SVC_WITNESSES), which
-  // reads the chains' trees, keeps the cosignatures, and signs with the node identity (wrapped by the key).
-  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections', 'registry', 'ledger'], usesKmsKey: true },
+  // reads the chains' trees, keeps the cosignatures, and signs with the node identity (wrapped by the key). The
+  // rate-limit table: each key's pushes a minute (SVC_WS_PUSHES_PER_MINUTE), shared by its instances.
+  broadcast: { entry: 'functions/broadcast/handler.ts', tables: ['connections', 'registry', 'ledger', 'rateLimits'], usesKmsKey: true },
   // Run on a schedule: finishes rounds whose leaders left their records unwritten (shared/ledger/sweep.ts).
   sweep: { entry: 'functions/sweep/handler.ts', tables: ['ledger'] },
 } as const satisfies Record<string, Pick<GroupSpec, 'entry' | 'tables' | 'usesKmsKey'>>;

@@ -18,6 +18,12 @@ export function headerValue(event: { headers?: Record<string, string | undefined
   return undefined;
 }
 
+/** The request's id: the client's X-Request-ID when it is a UUID, else a new UUID v4. */
+export function requestIdOf(event: { headers?: Record<string, string | undefined> }): string {
+  const sent = headerValue(event, REQUEST_ID_HEADER);
+  return sent && UUID_PATTERN.test(sent) ? sent.toLowerCase() : randomUUID();
+}
+
 export function requestId(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {
   const stamp = (request: { response: HttpResult | null; context: ServiceContext }) => {
     if (request.response) {
@@ -26,8 +32,7 @@ export function requestId(): MiddlewareObj<HttpEvent, HttpResult, Error, Service
   };
   return {
     before: (request) => {
-      const sent = headerValue(request.event, REQUEST_ID_HEADER);
-      request.context.requestId = sent && UUID_PATTERN.test(sent) ? sent.toLowerCase() : randomUUID();
+      request.context.requestId = requestIdOf(request.event);
       request.context.startedAt = performance.now();
     },
     after: stamp,

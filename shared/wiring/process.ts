@@ -3,10 +3,9 @@
  * environment the function was configured with, on its first request. Function entries reach it only
  * through `lambdaHandler`; the local launcher and tests build their own cores from settings instead.
  */
-import { randomUUID } from 'node:crypto';
 import { getConfig } from '../config.ts';
 import { errorResponse } from '../http/errors.ts';
-import { REQUEST_ID_HEADER } from '../http/request-id.ts';
+import { REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.ts';
 import type { HttpEvent, ServiceContext } from '../http/types.ts';
 import { type Core, createCore, once } from './core.ts';
 import { readSecretSettings } from './secrets.ts';
@@ -16,20 +15,30 @@ export const processCore = once((): Core => createCore(getConfig()));
 /**
  * A function's Lambda handler from its composition root: built on the first invocation (its secret settings fetched
  * then, shared/wiring/secrets.ts, and its settings read, once), and the same for every later one. A first invocation
- * that could not build it fails, and the next one tries again: an HTTP request is answered in the contract's shape
- * (503 with Retry-After when Secrets Manager did not answer); any other event fails, for its source to retry.
+ * that could not build it fails, and the next one tries again (the secrets are read again only if they were not read):
+ * an HTTP request is answered in the contract's shape (503 with Retry-After when Secrets Manager did not answer); any
+ * other event fails, for its source to retry. `deps` are the process's own but in tests.
  */
-export function lambdaHandler<Event, Context, Result>(create: (core: Core) => (event: Event, context: Context) => Promise<Result>) {
+export function lambdaHandler<Event, Context, Result>(
+  create: (core: Core) => (event: Event, context: Context) => Promise<Result>,
+  deps: { readSecrets: () => Promise<void>; core: () => Core } = { readSecrets: () => readSecretSettings(), core: processCore },
+) {
+  let secretsRead: Promise<void> | undefined;
   let built: Promise<(event: Event, context: Context) => Promise<Result>> | undefined;
   return async (event: Event, context: Context): Promise<Result> => {
-    built ??= readSecretSettings().then(() => create(processCore()));
+    secretsRead ??= deps.readSecrets().catch((error: unknown) => {
+      secretsRead = undefined;
+      throw error;
+    });
+    built ??= secretsRead.then(() => create(deps.core()));
     let handler: (event: Event, context: Context) => Promise<Result>;
     try {
       handler = await built;
     } catch (error) {
       built = undefined;
       if (!isHttpEvent(event)) throw error;
-      const requestId = randomUUID();
+      const requestId = requestIdOf(event);
+      // Logged there, with the request id the body names.
       const answer = errorResponse(error, { requestId } as ServiceContext, event);
       const headers = { ...answer.headers, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', [REQUEST_ID_HEADER]: requestId };
       return { ...answer, headers } as Result;

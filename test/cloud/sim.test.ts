@@ -479,7 +479,8 @@ describe('npm run sim: a template altered', () => {
     const reads = calls.filter((c) => c.action === 'secretsmanager:GetSecretValue');
     assert.ok(reads.length > 0 && reads.every((c) => c.allowed), JSON.stringify(reads));
     const read = new Set(reads.map((c) => `${c.function.replace(/Function.*$/, '')} ${c.resource.split(':secret:')[1]!.replace(/[A-F0-9]{8}$/, '')}`));
-    for (const expected of ['Ledger EdgeSecret', 'Ledger LicenseKeySecret']) assert.ok(read.has(expected), `${expected} in ${[...read].join(', ')}`);
+    assert.ok(read.has('Ledger EdgeSecret'), [...read].join(', '));
+    assert.ok(![...read].some((r) => r.endsWith('LicenseKeySecret')), 'the license key only for the admin function, which served nothing here');
     recorded.push(...calls);
     await altered.stop();
 
@@ -491,7 +492,11 @@ describe('npm run sim: a template altered', () => {
         r.Properties.PolicyDocument.Statement = r.Properties.PolicyDocument.Statement.filter((st: any) => st.Action !== 'secretsmanager:GetSecretValue');
       }
     });
-    altered = await startStack({ ...simOptions(out), dataDir: tempDataDir('sim-secrets-denied') });
+    altered = await startStack({
+      ...simOptions(out),
+      args: [...simOptions(out).args, '--parameter', 'LicenseKey=sim-license-key-0123456789'],
+      dataDir: tempDataDir('sim-secrets-denied'),
+    });
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const res = await call(altered.url, 'GET', '/api/v1/chains', undefined, admin);
       assert.equal(res.status, 503, res.text);
@@ -505,8 +510,11 @@ describe('npm run sim: a template altered', () => {
     assert.ok(denied.length > 0 && denied.every((c) => !c.allowed && c.function.startsWith('Ledger')), JSON.stringify(denied));
     assert.ok(denied.reduce((n, c) => n + c.count, 0) >= 2, 'the second request tried again, and was denied again');
     assert.match(altered.output(), /could not read the secret settings from Secrets Manager/);
-    // The other functions read theirs: their requests are served.
+    // The other functions read theirs: their requests are served, the admin function's with the license key it read.
     assert.equal((await call(altered.url, 'GET', '/api/v2/organizations', undefined, admin)).status, 200);
+    const status = await call(altered.url, 'GET', '/api/admin/status', undefined, admin);
+    assert.equal(status.status, 200, status.text);
+    assert.equal(status.body.license_active, true, 'the license key reached the settings from its secret');
   });
 
   it('tells and counts an integration that fails: a function whose bundle throws as it loads', async () => {

@@ -365,12 +365,17 @@ describe('Stack: LedgerStack (cdk synth)', () => {
         ...(([...Object.entries(GROUPS), ...Object.entries(EVENT_FUNCTIONS)].find(([g]) => g === group)![1] as { usesIpfs?: boolean }).usesIpfs
           ? [secretOf('IpfsApiAuthSecret')]
           : []),
-        ...((SIGNERS as readonly string[]).includes(group) ? [secretOf('LicenseKeySecret')] : []),
+        ...(group === 'admin' ? [secretOf('LicenseKeySecret')] : []),
       ].sort();
       expected[group] = reads;
       assert.deepEqual(secretsRead(id), reads, `${group}: SVC_SECRETS names exactly these`);
       assert.deepEqual(secretsGranted(id), reads, `${group}: its role may read exactly these`);
+      // Raised, the revision changes every function's configuration: each starts afresh and reads its secrets again.
+      assert.deepEqual(variables.SVC_SECRETS_REVISION, { Ref: 'SecretsRevision' }, group);
     }
+    // And the distribution's, so that CloudFormation reads the edge secret into its header again.
+    const [cdn] = Object.values(all).filter((r) => r.Type === 'AWS::CloudFront::Distribution');
+    assert.match(JSON.stringify(cdn!.Properties.DistributionConfig.Comment), /"Ref":"SecretsRevision"/);
     assert.deepEqual(expected.ws, [], 'the WebSocket function reads no secret');
     assert.deepEqual(expected.sweep, []);
     // A conditional secret is named, and may be read, only under its condition: never a reference to a secret not made.

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '#shared/config';
 import { DependencyUnavailableError } from '#shared/errors';
+import type { Core } from '#shared/wiring/core';
+import { lambdaHandler } from '#shared/wiring/process';
 import { readSecretSettings, secretSources } from '#shared/wiring/secrets';
 
 const ARN = (name: string) => `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${name}-AbCdEf`;
@@ -70,5 +72,66 @@ describe('secret settings from Secrets Manager', () => {
     const error = await readSecretSettings(env, () => new Promise<string>(() => undefined), 50).catch((e: unknown) => e);
     assert.ok(error instanceof DependencyUnavailableError);
     assert.ok(Date.now() - started < 2_000, 'ended at its deadline, not never');
+  });
+});
+
+describe("a function's start (lambdaHandler)", () => {
+  const http = (requestId?: string) => ({
+    routeKey: 'GET /api/v1/chains',
+    rawPath: '/api/v1/chains',
+    headers: requestId ? { 'x-request-id': requestId } : {},
+    requestContext: { http: { method: 'GET', path: '/api/v1/chains' }, requestId: 'gw' },
+  });
+  const core = () => ({}) as Core;
+
+  it('answers an HTTP request 503 in the contract shape while its secrets cannot be read, then reads them again at the next one', async () => {
+    let reads = 0;
+    const handler = lambdaHandler(() => async () => ({ statusCode: 200, headers: {}, body: 'ok' }), {
+      readSecrets: async () => {
+        reads += 1;
+        if (reads === 1) throw new DependencyUnavailableError('Secrets Manager');
+      },
+      core,
+    }) as (event: unknown, context: unknown) => Promise<any>;
+    const id = '0b9d6d2e-6a3c-4f56-9e1e-6f1f7b3c2a10';
+    const first = await handler(http(id), {});
+    assert.equal(first.statusCode, 503);
+    assert.deepEqual(JSON.parse(first.body), { detail: 'Secrets Manager is unavailable; retry later', request_id: id });
+    assert.equal(first.headers['Retry-After'], '2');
+    assert.equal(first.headers['Cache-Control'], 'no-store');
+    assert.equal(first.headers['X-Request-ID'], id, "the client's request id, as every answer echoes it");
+    assert.equal((await handler(http(), {})).body, 'ok');
+    assert.equal(reads, 2);
+  });
+
+  it('reads its secrets once: a handler that failed to build after them is built again without reading them again', async () => {
+    // Read twice, the second read found the settings it had set and refused them as given twice: the instance never recovered.
+    let reads = 0;
+    let builds = 0;
+    const handler = lambdaHandler(
+      () => {
+        builds += 1;
+        if (builds === 1) throw new Error('a setting is wrong');
+        return async () => 'served';
+      },
+      {
+        readSecrets: async () => {
+          reads += 1;
+        },
+        core,
+      },
+    ) as (event: unknown, context: unknown) => Promise<any>;
+    assert.equal((await handler(http(), {})).statusCode, 500);
+    assert.equal(await handler(http(), {}), 'served');
+    assert.equal(reads, 1);
+    assert.equal(builds, 2);
+  });
+
+  it('fails any other event, for its source to retry', async () => {
+    const handler = lambdaHandler(() => async () => 'never', {
+      readSecrets: async () => Promise.reject(new DependencyUnavailableError('Secrets Manager')),
+      core,
+    });
+    await assert.rejects(handler({ Records: [] } as never, {} as never), /Secrets Manager is unavailable/);
   });
 });

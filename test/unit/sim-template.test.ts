@@ -229,7 +229,48 @@ describe('the simulator reads a cloud assembly', () => {
       /Bucket \(AWS::S3::Bucket\), whose Ref the simulator does not resolve/,
       'GetChains',
     );
-    refusal((t) => (t.Resources.Api.Properties.Environment.Variables.X = { 'Fn::If': ['c', 'a', 'b'] }), /uses Fn::If/, 'Api (environment X)');
+    refusal((t) => (t.Resources.Api.Properties.Environment.Variables.X = { 'Fn::FindInMap': ['m', 'a', 'b'] }), /uses Fn::FindInMap/, 'Api (environment X)');
+    refusal(
+      (t) => (t.Resources.Api.Properties.Environment.Variables.X = { 'Fn::If': ['Nope', 'a', 'b'] }),
+      /names the condition 'Nope'/,
+      'Api (environment X)',
+    );
+  });
+
+  it("makes a resource only where its condition holds, and evaluates Fn::If by the deployer's parameters, as CloudFormation does", () => {
+    const conditional = (given: string) => {
+      const t = template() as any;
+      t.Parameters.Token = { Type: 'String', Default: '' };
+      t.Conditions = {
+        HasToken: { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'Token' }, ''] }] },
+        Both: { 'Fn::And': [{ Condition: 'HasToken' }, { 'Fn::Equals': ['a', 'a'] }] },
+      };
+      t.Resources.TokenSecret = { Type: 'AWS::SecretsManager::Secret', Condition: 'HasToken', Properties: { SecretString: { Ref: 'Token' } } };
+      t.Resources.EdgeSecret = { Type: 'AWS::SecretsManager::Secret', Properties: { GenerateSecretString: {} } };
+      t.Resources.TokenRead = {
+        Type: 'AWS::IAM::Policy',
+        Condition: 'Both',
+        Properties: {
+          PolicyName: 'read',
+          Roles: [{ Ref: 'ApiRole' }],
+          PolicyDocument: { Statement: [{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: 'TokenSecret' } }] },
+        },
+      };
+      t.Resources.Api.Properties.Environment.Variables.X = {
+        'Fn::If': ['HasToken', { 'Fn::Join': ['', ['T=', { Ref: 'TokenSecret' }]] }, { Ref: 'AWS::NoValue' }],
+      };
+      return modelFromTemplate(t, assets, { ...mapping, parameters: { ...mapping.parameters, ...(given ? { Token: given } : {}) } });
+    };
+    const arn = (id: string) => `arn:aws:secretsmanager:${mapping.region}:000000000000:secret:${id}`;
+    const without = conditional('');
+    assert.deepEqual(Object.keys(without.secrets), [arn('EdgeSecret')], 'no secret for an empty parameter');
+    assert.match(without.secrets[arn('EdgeSecret')]!, /^[0-9a-f]{48}$/, 'a generated one');
+    assert.equal(without.functions.Api!.environment.X, '', 'the AWS::NoValue branch: nothing');
+    assert.ok(!without.roles.ApiRole!.policies.some((p) => p.name === 'TokenRead'), 'a policy whose condition fails is not attached');
+    const given = conditional('s3cr3t');
+    assert.equal(given.secrets[arn('TokenSecret')], 's3cr3t');
+    assert.equal(given.functions.Api!.environment.X, `T=${arn('TokenSecret')}`);
+    assert.ok(given.roles.ApiRole!.policies.some((p) => p.name === 'TokenRead'));
   });
 
   it('runs a rate(…) schedule on its target function only when the function lets that rule invoke it', () => {
