@@ -40,6 +40,8 @@ export interface RouteRequest<P extends string = string, Q = unknown, B = unknow
   principal: Principal;
   /** Checks again that the caller's key is held (401 once revoked or changed); nothing to check with auth off. */
   keyStillHeld: () => Promise<void>;
+  /** Counts one more request against the caller's rate budget (429 once spent): for work one request does many times. */
+  chargeRequest: () => Promise<void>;
   /** API Gateway's event, as it came. */
   event: APIGatewayProxyEventV2;
 }

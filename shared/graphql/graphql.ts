@@ -31,6 +31,8 @@ export interface GraphqlOptions {
   mayWrite: boolean;
   /** Run before each mutation: a key revoked while a request's mutations run writes nothing more (401 each). */
   keyStillHeld?: () => Promise<void>;
+  /** Counts one more request against the caller's rate budget (429 once spent): paid by each mutation after the first. */
+  chargeRequest?: () => Promise<void>;
   /** GET requests may not run mutations. */
   method: 'GET' | 'POST';
 }
@@ -109,7 +111,12 @@ export async function runGraphql(request: GraphqlRequest, options: GraphqlOption
     document,
     variableValues: request.variables ?? undefined,
     operationName: request.operationName ?? undefined,
-    contextValue: { ledger: options.ledger, keyStillHeld: options.keyStillHeld ?? (async () => {}) },
+    contextValue: {
+      ledger: options.ledger,
+      keyStillHeld: options.keyStillHeld ?? (async () => {}),
+      chargeRequest: options.chargeRequest ?? (async () => {}),
+      mutationsRun: 0,
+    },
   });
   // A query past its reads (shared/read-allowance.ts) is refused whole, as REST refuses it: not answered in part, with
   // whichever fields happened to read first. A mutation is not: its fields run one after another, each committed as

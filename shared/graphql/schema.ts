@@ -187,7 +187,11 @@ jsonScalar.parseLiteral = (ast, variables) => {
   return valueFromASTUntyped(ast, variables);
 };
 
-type Resolver = GraphQLFieldResolver<unknown, { ledger: Ledger; keyStillHeld: () => Promise<void> }, Record<string, unknown>>;
+type Resolver = GraphQLFieldResolver<
+  unknown,
+  { ledger: Ledger; keyStillHeld: () => Promise<void>; chargeRequest: () => Promise<void>; mutationsRun: number },
+  Record<string, unknown>
+>;
 
 export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record<string, Resolver>; Chain: Record<string, Resolver> } {
   return {
@@ -292,7 +296,9 @@ export function resolvers(): { Query: Record<string, Resolver>; Mutation: Record
 
 // Bind the resolvers onto the schema's fields once. Each mutation first checks that the caller's key is still held: a
 // request's mutations run one after another, and 99 of them had gone on appending for seconds after their key was
-// revoked (red team, 2026-12-06).
+// revoked (red team, 2026-12-06). And each after the first pays one request of the caller's rate budget, as the REST
+// request doing it would: 100 `createSubChain` in one request had made 100 chains for one request's price (red team,
+// 2026-12-07).
 for (const [typeName, fields] of Object.entries(resolvers())) {
   const type = schema.getType(typeName) as { getFields(): Record<string, { resolve?: Resolver }> };
   for (const [field, resolve] of Object.entries(fields)) {
@@ -300,6 +306,7 @@ for (const [typeName, fields] of Object.entries(resolvers())) {
       typeName === 'Mutation'
         ? async (root, args, context, info) => {
             await context.keyStillHeld();
+            if (context.mutationsRun++ > 0) await context.chargeRequest();
             return resolve(root, args, context, info);
           }
         : resolve;

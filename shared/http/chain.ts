@@ -154,6 +154,7 @@ export function createHttpHandler<Deps>(options: HttpHandlerOptions<Deps>) {
         // The auth middleware always sets it; without it (a chain built without auth) nothing is allowed.
         principal: context.principal ?? ANONYMOUS,
         keyStillHeld: context.keyStillHeld ?? (async () => {}),
+        chargeRequest: context.chargeRequest ?? (async () => {}),
         event,
       },
       options.deps,

@@ -59,6 +59,18 @@ describe('Rate limit, memory backend', () => {
     assert.equal(other.headers.get('x-ratelimit-remaining'), '4');
   });
 
+  it("charges each GraphQL mutation after the first as one request of the caller's: 8 aliased createSubChain make 5 chains under a limit of 5 (red team)", async () => {
+    // One request had made 100 Sub-Chains (800 write units, kept for good) where REST makes one a request.
+    const writer = { 'X-API-Key': newKey(await keysCli(s.dataDir, ['create', '--role', 'writer'])) };
+    const fields = Array.from({ length: 8 }, (_, i) => `c${i}: createSubChain(name: "charged-${i}") { success }`).join('\n');
+    const res = await call(s.url, 'POST', '/graphql', { query: `mutation {\n${fields}\n}` }, writer);
+    assert.equal(res.status, 200, res.text);
+    const made = Object.values(res.body.data ?? {}).filter((v) => (v as { success?: boolean } | null)?.success === true).length;
+    const refused = (res.body.errors ?? []).filter((e: { extensions?: { status?: number } }) => e.extensions?.status === 429);
+    assert.equal(made, 5, `the request and one request for each further mutation, within 5: ${res.text.slice(0, 400)}`);
+    assert.equal(refused.length, 3, 'each mutation past the budget refused, in the errors');
+  });
+
   it('does not count health checks', async () => {
     for (let i = 0; i < 8; i += 1) {
       const res = await call(s.url, 'GET', '/api/v1/health');

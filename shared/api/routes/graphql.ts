@@ -27,7 +27,7 @@ export const graphqlQuery = z.object({ query: z.string().min(1), variables: z.st
 
 async function answer(
   request: GraphqlRequest,
-  { principal, keyStillHeld }: { principal: Principal; keyStillHeld: () => Promise<void> },
+  { principal, keyStillHeld, chargeRequest }: { principal: Principal; keyStillHeld: () => Promise<void>; chargeRequest: () => Promise<void> },
   method: 'GET' | 'POST',
   deps: GraphqlDeps,
 ): Promise<RouteReply> {
@@ -39,6 +39,7 @@ async function answer(
     mayWrite: hasRole(principal, 'writer'),
     method,
     keyStillHeld,
+    chargeRequest,
   });
   return { status: result.status, body: result.body };
 }
@@ -66,11 +67,11 @@ export const GRAPHQL_ROUTES = [
     // Any reader may query; mutations need a writer (checked by runGraphql, per operation).
     access: 'reader',
     describes: { body: graphqlRequest },
-    handler: async ({ principal, keyStillHeld, body }, deps) => {
+    handler: async ({ principal, keyStillHeld, chargeRequest, body }, deps) => {
       const request = (body ?? {}) as Partial<GraphqlRequest>;
       return answer(
         { query: String(request.query ?? ''), variables: request.variables, operationName: request.operationName },
-        { principal, keyStillHeld },
+        { principal, keyStillHeld, chargeRequest },
         'POST',
         deps,
       );
@@ -83,10 +84,10 @@ export const GRAPHQL_ROUTES = [
     summary: 'GraphQL queries',
     access: 'reader',
     describes: { query: graphqlQuery },
-    handler: async ({ principal, keyStillHeld, query }, deps) =>
+    handler: async ({ principal, keyStillHeld, chargeRequest, query }, deps) =>
       answer(
         { query: query.query ?? '', variables: variablesFrom(query.variables), operationName: query.operationName },
-        { principal, keyStillHeld },
+        { principal, keyStillHeld, chargeRequest },
         'GET',
         deps,
       ),
