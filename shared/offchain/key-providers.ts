@@ -187,7 +187,10 @@ export class KmsKeyProvider implements KeyProvider {
     const now = this.now();
     // Cached by wrapped key and scope: a key unwrapped for one scope is never handed to another.
     const hit = this.unwrapped.get(cacheKey(wrapped, scope));
-    if (hit && hit.expires > now) return hit.plaintext;
+    if (hit && hit.expires > now) {
+      this.remember(wrapped, scope, hit.plaintext, hit.expires - this.cacheMs);
+      return hit.plaintext;
+    }
     const out = await this.call(() => this.options.client.send(new DecryptCommand({ CiphertextBlob: wrapped, KeyId: kek.key_id, ...context(scope) })));
     if (!out.Plaintext) throw new UnreadablePayloadError('KMS did not unwrap the data key');
     const plaintext = Buffer.from(out.Plaintext);
@@ -195,9 +198,16 @@ export class KmsKeyProvider implements KeyProvider {
     return plaintext;
   }
 
+  /**
+   * Keeps an unwrapped key, the least recently used one let go past 1,000 (a Map keeps insertion order: a key used
+   * again is moved to the end). It had emptied the whole cache at 1,000: more than 1,000 keys in turn, and every
+   * read unwrapped again (red team).
+   */
   private remember(wrapped: Buffer, scope: string | undefined, plaintext: Buffer, now: number): void {
-    if (this.unwrapped.size >= 1_000) this.unwrapped.clear();
-    this.unwrapped.set(cacheKey(wrapped, scope), { plaintext, expires: now + this.cacheMs });
+    const key = cacheKey(wrapped, scope);
+    this.unwrapped.delete(key);
+    if (this.unwrapped.size >= 1_000) this.unwrapped.delete(this.unwrapped.keys().next().value!);
+    this.unwrapped.set(key, { plaintext, expires: now + this.cacheMs });
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {

@@ -230,6 +230,21 @@ describe('Class: KmsKeyProvider (aws-sdk-client-mock: real KMS cannot run here)'
     kms.restore();
   });
 
+  it('keeps the 1,000 keys unwrapped last: a key in use stays cached while a thousand others pass (red team: the cache was emptied whole)', async () => {
+    const { kms, keys } = provider(() => 0);
+    const kek = { provider: 'aws-kms' as const, key_id: 'k' };
+    const busy = randomBytes(64);
+    await keys.unwrap(busy, kek, 'chain:busy');
+    for (let i = 0; i < 1_500; i += 1) {
+      await keys.unwrap(randomBytes(64), kek, `chain:c${i}`);
+      if (i % 100 === 0) await keys.unwrap(busy, kek, 'chain:busy');
+    }
+    const busyCalls = kms.commandCalls(DecryptCommand).filter((c) => c.args[0].input.EncryptionContext?.['verifiable-ledger:scope'] === 'chain:busy');
+    assert.equal(busyCalls.length, 1, 'the key in use was never unwrapped again');
+    assert.equal(kms.commandCalls(DecryptCommand).length, 1_501);
+    kms.restore();
+  });
+
   it('turns a refused key into an unreadable payload, and an unreachable KMS into a 503', async () => {
     const kms = mockClient(KMSClient);
     const keys = new KmsKeyProvider({ client: new KMSClient({ region: 'us-east-1' }), keyId: 'k' });

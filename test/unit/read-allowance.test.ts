@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { outsideDeadline } from '#shared/deadline';
 import { ReadLimitExceededError, TooManyRequestsError } from '#shared/errors';
-import { allowReads, itemsRead, withReadAllowance } from '#shared/read-allowance';
+import { allowReads, chargeFetched, itemsRead, PAYLOAD_FETCH_ITEMS, withReadAllowance } from '#shared/read-allowance';
 import { createDynamoClient } from '#shared/storage/client';
 
 /**
@@ -161,5 +161,19 @@ describe("a request's reads are capped", () => {
     assert.ok(outcome instanceof ReadLimitExceededError, String(outcome));
     assert.match(outcome.message, /more than 60 items/);
     assert.equal(payments, 2, 'three allowances: its own and two paid');
+  });
+
+  it('prices an off-chain payload fetched at PAYLOAD_FETCH_ITEMS at least, its bytes past that (red team: 1,000 small payloads for 430 items)', async () => {
+    await withReadAllowance(10_000, async () => {
+      chargeFetched(100);
+      assert.equal(itemsRead(), PAYLOAD_FETCH_ITEMS);
+      chargeFetched(1_000_000);
+      assert.equal(itemsRead(), PAYLOAD_FETCH_ITEMS + 245);
+    });
+    // A request's default allowance (10,000) now fetches at most 625 payloads, however small.
+    const refused = await withReadAllowance(10_000, async () => {
+      for (let i = 0; i < 1_000; i += 1) chargeFetched(200);
+    }).catch((e: unknown) => e);
+    assert.ok(refused instanceof ReadLimitExceededError);
   });
 });
