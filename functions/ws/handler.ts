@@ -30,6 +30,19 @@ export function createHandler(core: Core) {
   const { connections, principalOf, goneCheck } = createRealtimeWiring(core);
   const expiresAt = () => Math.floor(Date.now() / 1000) + config.SVC_WS_CONNECTION_TTL_SECONDS;
 
+  /** Counts one request against the key's budget: the seconds to wait when it is spent, else 0 (and 0 when nothing counts). */
+  const spendRequest = async (rateKey: string, connectionId?: string): Promise<number> => {
+    if (config.SVC_RATE_LIMIT_RPM <= 0) return 0;
+    try {
+      await core.edge.rateLimiter().consume(rateKey);
+      return 0;
+    } catch (outcome) {
+      if (outcome instanceof RateLimiterRes) return Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+      logger.warn('rate limiter unavailable; not counted', { connection_id: connectionId, error: outcome });
+      return 0;
+    }
+  };
+
   const route = async (event: WsEvent): Promise<APIGatewayProxyResultV2> => {
     const { routeKey, connectionId } = event.requestContext;
     try {
@@ -56,8 +69,12 @@ export function createHandler(core: Core) {
           if (!record) return { statusCode: 401, body: 'A valid API key is required (header or ?api_key=)' };
           if (!passesEdge(record.role, 'reader')) return { statusCode: 403, body: 'This key may not subscribe' };
           identity = { key_id: record.key_id, role: record.role, org_id: record.org_id, key_hash: hashApiKey(key!) };
-          // Its messages count against the key's requests a minute, as its HTTP requests do (shared/http/rate-limit.ts).
+          // Its messages count against the key's requests a minute, as its HTTP requests do (shared/http/rate-limit.ts),
+          // and so does its $connect, before its slot is taken: connecting and closing in a loop cost the ledger writes
+          // and reads at no cost to the key (red team, 2026-12-07).
           rateKey = `key:${identity.key_hash}`;
+          const spent = await spendRequest(rateKey);
+          if (spent) return { statusCode: 429, body: `Too many requests: this key's ${config.SVC_RATE_LIMIT_RPM} a minute are spent; retry in ${spent} s` };
         }
         // A key holds at most SVC_WS_CONNECTIONS_PER_KEY connections open (each is a subscriber every push fans out
         // to): each takes one of its key's slots, by a conditional write, so a burst of connections cannot pass it.
@@ -85,20 +102,16 @@ export function createHandler(core: Core) {
       }
       const store = connections();
       const identity = config.SVC_AUTH_ENABLED ? await store.identity(connectionId) : undefined;
-      if (identity?.rate_key && config.SVC_RATE_LIMIT_RPM > 0) {
+      if (identity?.rate_key) {
         // One budget a key, HTTP and WebSocket together: many connections do not multiply it.
-        try {
-          await core.edge.rateLimiter().consume(identity.rate_key);
-        } catch (outcome) {
-          if (outcome instanceof RateLimiterRes) {
-            return {
-              statusCode: 200,
-              body: messages.error(
-                `Too many requests: this key's ${config.SVC_RATE_LIMIT_RPM} a minute (HTTP and WebSocket together) are spent; retry in ${Math.ceil(outcome.msBeforeNext / 1000)} s`,
-              ),
-            };
-          }
-          logger.warn('rate limiter unavailable; message not counted', { connection_id: connectionId, error: outcome });
+        const spent = await spendRequest(identity.rate_key, connectionId);
+        if (spent) {
+          return {
+            statusCode: 200,
+            body: messages.error(
+              `Too many requests: this key's ${config.SVC_RATE_LIMIT_RPM} a minute (HTTP and WebSocket together) are spent; retry in ${spent} s`,
+            ),
+          };
         }
       }
       // With auth on, a connection answers only while it is recorded and its key exists: the key is checked again at

@@ -532,6 +532,20 @@ describe('WebSocket with auth on', () => {
     assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': key })).status, 429);
   });
 
+  it("counts a $connect against the key's requests a minute, before its slot is taken (red team)", async () => {
+    // Connecting and closing in a loop cost the ledger writes and reads, and the key nothing.
+    const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
+    const key = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
+    const at = `${url}?api_key=${encodeURIComponent(key)}`;
+    const first = await open(at);
+    first.socket.close();
+    // 39 of its 40 spent over HTTP: one more request, the 40th, is the key's last.
+    for (let i = 0; i < 38; i += 1) assert.equal((await call(secured.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': key })).status, 200);
+    const last = await open(at);
+    last.socket.close();
+    await assert.rejects(open(at), /429/, 'a connection past the budget, with its slots free');
+  });
+
   it('treats the seeded admin key replaced (SVC_ADMIN_API_KEY changed) as revoked on the sockets opened with it (red team)', async () => {
     // The seeded admin key keeps its id when the setting changes: checked by its id alone, a socket opened with the old
     // key kept receiving every push and answering every message.
@@ -567,10 +581,11 @@ describe('WebSocket with auth on', () => {
     const url = `${secured.url.replace(/^http/, 'ws')}/ws`;
     const key = /Key \(shown once, store it now\): (\S+)/.exec(await keysCli(secured.dataDir, ['create', '--role', 'reader']))![1]!;
     const at = `${url}?api_key=${encodeURIComponent(key)}`;
-    const burst = await Promise.allSettled(Array.from({ length: 40 }, () => open(at)));
+    // 20 at once: each $connect counts against the key's 40 requests a minute too, which the retries below need.
+    const burst = await Promise.allSettled(Array.from({ length: 20 }, () => open(at)));
     const opened = burst.filter((r) => r.status === 'fulfilled');
     const refused = burst.filter((r) => r.status === 'rejected');
-    assert.equal(opened.length, 3, `${opened.length} of 40 opened at once`);
+    assert.equal(opened.length, 3, `${opened.length} of 20 opened at once`);
     for (const r of refused) assert.match(String(r.reason), /429/);
     // Slots held by connections gone without $disconnect (best-effort on AWS) are taken back: the gateway's
     // management API says they are gone. A slot taken a moment ago is not asked about (its $connect may be running).
