@@ -193,9 +193,10 @@ export interface FanOutLimits {
   stopAt?: number;
   /**
    * Takes `count` pushes from a key's budget for this minute (SVC_WS_PUSHES_PER_MINUTE) and answers how many it may
-   * have: all, some or none. Called once per key per batch.
+   * have (all, some or none), and whether this batch is the one that reached the limit (its connections are told, once
+   * a minute, not at every batch after). Called once per key per batch.
    */
-  takePushes?: (keyId: string, count: number) => Promise<number>;
+  takePushes?: (keyId: string, count: number) => Promise<{ granted: number; reached: boolean }>;
 }
 
 export interface FanOutResult {
@@ -206,7 +207,7 @@ export interface FanOutResult {
   revoked: string[];
   /** Connections whose push failed otherwise: the rest of this batch's messages to each were not sent (logged). */
   failed: string[];
-  /** Connections of keys past their push budget: told once, the rest of their messages not sent. */
+  /** Connections of keys past their push budget: the rest of their messages not sent (told in the batch that reached it). */
   limited: string[];
   /** The blocks (in the order given) not pushed before `stopAt`: empty when every block was. */
   unfinished: Block[];
@@ -279,10 +280,17 @@ export async function fanOut(
 
   // Each key's allowance for this batch, taken once.
   const granted = new Map<string, number>();
+  const reached = new Set<string>();
   if (limits.takePushes) {
     const wanted = new Map<string, number>();
     for (const { queues } of plans) for (const [id, queue] of queues) wanted.set(keyOf.get(id)!, (wanted.get(keyOf.get(id)!) ?? 0) + queue.length);
-    await Promise.all([...wanted].map(async ([key, count]) => granted.set(key, await limits.takePushes!(key, count))));
+    await Promise.all(
+      [...wanted].map(async ([key, count]) => {
+        const grant = await limits.takePushes!(key, count);
+        granted.set(key, grant.granted);
+        if (grant.reached) reached.add(key);
+      }),
+    );
   }
 
   let sent = 0;
@@ -339,9 +347,11 @@ export async function fanOut(
       break;
     }
   }
-  // Told once per batch, uncounted: what it missed is in the chain.
+  // Told in the batch that reached the limit, uncounted (what it missed is in the chain); nothing past the deadline. What
+  // is left here must not fail the batch: a retry would push every block again.
+  const told = deadlinePassed() ? [] : [...limited].filter((id) => reached.has(keyOf.get(id)!));
   await Promise.all(
-    [...limited].map((id) =>
+    told.map((id) =>
       send(
         id,
         messages.error(
@@ -350,6 +360,14 @@ export async function fanOut(
       ).catch(() => 'gone'),
     ),
   );
-  await Promise.all([...revoked].map((connectionId) => store.disconnect(connectionId)));
+  await Promise.all(
+    [...revoked].map((connectionId) =>
+      store
+        .disconnect(connectionId)
+        .catch((error: unknown) =>
+          logger.warn("a revoked key's connection could not be forgotten now: the next push or message will", { connection_id: connectionId, error }),
+        ),
+    ),
+  );
   return { sent, gone: [...gone], revoked: [...revoked], failed: [...failed], limited: [...limited], unfinished };
 }

@@ -29,7 +29,7 @@ export function streamBlocks(records: readonly DynamoDBRecord[]): { block: Block
 export function firstSequenceOf(found: readonly { block: Block; sequence: string }[], blocks: readonly Block[]): string | undefined {
   const wanted = new Set(blocks);
   return found
-    .filter((f) => wanted.has(f.block))
+    .filter((f) => wanted.has(f.block) && f.sequence !== '')
     .map((f) => f.sequence)
     .sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))[0];
 }

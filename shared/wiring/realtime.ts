@@ -94,14 +94,17 @@ export function createRealtimeWiring(core: Core): RealtimeWiring {
     if (!limiter) return undefined;
     const limit = config.SVC_WS_PUSHES_PER_MINUTE;
     return async (keyId, count) => {
-      if (!keyId || count <= 0) return count;
+      if (!keyId || count <= 0) return { granted: count, reached: false };
       try {
         await limiter.consume(keyId, count);
-        return count;
+        return { granted: count, reached: false };
       } catch (refused) {
-        if (refused instanceof RateLimiterRes) return Math.max(0, Math.min(count, limit - (refused.consumedPoints - count)));
+        if (refused instanceof RateLimiterRes) {
+          const before = refused.consumedPoints - count;
+          return { granted: Math.max(0, Math.min(count, limit - before)), reached: before < limit };
+        }
         logger.warn('the WebSocket push limit could not be read: pushes sent unlimited this batch', { key_id: keyId, error: refused });
-        return count;
+        return { granted: count, reached: false };
       }
     };
   });

@@ -69,6 +69,11 @@ describe('Rate limit, memory backend', () => {
     const refused = (res.body.errors ?? []).filter((e: { extensions?: { status?: number } }) => e.extensions?.status === 429);
     assert.equal(made, 5, `the request and one request for each further mutation, within 5: ${res.text.slice(0, 400)}`);
     assert.equal(refused.length, 3, 'each mutation past the budget refused, in the errors');
+    // Refused before it ran: no chain of theirs (a charge after the work would have made them all).
+    const reader = { 'X-API-Key': newKey(await keysCli(s.dataDir, ['create', '--role', 'reader'])) };
+    assert.equal((await call(s.url, 'GET', '/api/v1/chains/charged-4/stats', undefined, reader)).status, 200);
+    for (const name of ['charged-5', 'charged-7'])
+      assert.equal((await call(s.url, 'GET', `/api/v1/chains/${name}/stats`, undefined, reader)).status, 404, name);
   });
 
   it('does not count health checks', async () => {

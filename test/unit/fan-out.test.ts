@@ -9,6 +9,9 @@ import { steadyNow } from '#shared/clock';
 import type { Block } from '#shared/ledger/types';
 import { type ConnectionStore, fanOut, type Subscriber } from '#shared/realtime/realtime';
 import { firstSequenceOf } from '#shared/storage/stream';
+import type { Core } from '#shared/wiring/core';
+import { createRealtimeWiring } from '#shared/wiring/realtime';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 
 const block = (index: number, events = 1, chain = 'orders'): Block => ({
   index,
@@ -45,6 +48,30 @@ function storeOf(keys: Record<string, string[]>): ConnectionStore & { forgotten:
 }
 
 describe('the fan-out of pushes', () => {
+  it("fails nothing after its deadline: a revoked key's connection it could not forget is left for the next push (review)", async () => {
+    const subscribers: Subscriber[] = [
+      { connection_id: 'kept', key_id: 'k', role: 'reader', org_id: null },
+      { connection_id: 'revoked', key_id: 'r', role: 'reader', org_id: null },
+    ];
+    const store = {
+      subscribers: async (filter: string) => (filter === 'chain#*' ? subscribers : []),
+      disconnect: async () => Promise.reject(new Error('aborted at the deadline')),
+    } as unknown as ConnectionStore;
+    const out = await fanOut(
+      [block(1), block(2)],
+      store,
+      async () => 'sent',
+      async (s) => (s.key_id === 'r' ? 'revoked' : true),
+      { stopAt: steadyNow() - 1 },
+    );
+    assert.deepEqual(
+      out.unfinished.map((b) => b.index),
+      [1, 2],
+      'every block left for the retry, and the batch not failed',
+    );
+    assert.deepEqual(out.revoked, ['revoked']);
+  });
+
   it("gives a key's connections together no more than its budget, tells each of them once, and leaves other keys whole", async () => {
     // The attack: one reader key's many connections on `*` multiplied every append by their number.
     const store = storeOf({ greedy: ['g1', 'g2', 'g3'], other: ['o1'] });
@@ -62,7 +89,7 @@ describe('the fan-out of pushes', () => {
       {
         takePushes: async (key, count) => {
           asked.push([key, count]);
-          return Math.min(count, budgets[key]!);
+          return { granted: Math.min(count, budgets[key]!), reached: count > budgets[key]! };
         },
       },
     );
@@ -84,6 +111,36 @@ describe('the fan-out of pushes', () => {
     // Each connection's messages stay in block order, whatever was cut.
     const o1 = sent.filter(([id]) => id === 'o1').map(([, type]) => type);
     assert.deepEqual(o1, ['block_added', 'event', 'event', 'block_added', 'event', 'event']);
+    // The next batch of the minute: nothing granted, and nobody told again (told in the batch that reached the limit).
+    sent.length = 0;
+    const later = await fanOut(
+      [block(3, 1)],
+      store,
+      async (id, message) => {
+        sent.push([id, JSON.parse(message).type]);
+        return 'sent';
+      },
+      async () => true,
+      { takePushes: async (key, count) => (key === 'greedy' ? { granted: 0, reached: false } : { granted: count, reached: false }) },
+    );
+    assert.deepEqual(later.limited.sort(), ['g1', 'g2', 'g3']);
+    assert.deepEqual(sent, [
+      ['o1', 'block_added'],
+      ['o1', 'event'],
+    ]);
+  });
+
+  it("grants from a key's budget for the minute what is left of it, and says which batch reached it (the wiring's limiter)", async () => {
+    const core = {
+      settings: { SVC_WS_PUSHES_PER_MINUTE: 30 },
+      pushLimiter: () => new RateLimiterMemory({ points: 30, duration: 60, keyPrefix: 'push-test' }),
+    } as unknown as Core;
+    const take = createRealtimeWiring(core).pushBudget()!;
+    assert.deepEqual(await take('a', 100), { granted: 30, reached: true }, 'asked for more than the limit: the limit');
+    assert.deepEqual(await take('a', 5), { granted: 0, reached: false }, 'spent: nothing, and not told again');
+    assert.deepEqual(await take('b', 20), { granted: 20, reached: false });
+    assert.deepEqual(await take('b', 20), { granted: 10, reached: true });
+    assert.deepEqual(await take('', 50), { granted: 50, reached: false }, 'no key (auth off): not limited');
   });
 
   it("ends only the failing connection's share when its push fails, and throws nothing (the batch is not pushed again to everyone)", async () => {
@@ -131,7 +188,7 @@ describe('the fan-out of pushes', () => {
     assert.equal(out.sent, 4);
     const found = blocks.map((b, i) => ({ block: b, sequence: ['900', '1000', '1100'][i]! }));
     assert.equal(firstSequenceOf(found, out.unfinished), '1100');
-    assert.equal(firstSequenceOf(found, [blocks[2]!, blocks[1]!]), '1000', 'compared as numbers, not as text');
+    assert.equal(firstSequenceOf(found, [blocks[1]!, blocks[0]!]), '900', "compared as numbers: '1000' sorts before '900' as text");
     assert.equal(firstSequenceOf(found, []), undefined);
   });
 });
