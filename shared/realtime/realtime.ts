@@ -218,8 +218,8 @@ export interface FanOutResult {
  * chain and of `*`, then one `event` per event to the subscribers of its chain, of its type and of `*`
  * (once per connection), leaving out every subscriber that `mayReceive` refuses for that chain (a
  * channel's chain reaches its members only, whatever they subscribed to). Each connection gets its
- * messages in block order. Blocks are pushed one after another (each to its connections in parallel), so that
- * a batch stopped at `stopAt` has pushed whole blocks only, and its retry sends again only the block it stopped in.
+ * messages in block order, and connections are served in parallel. Stopped at `stopAt`, it answers the blocks from
+ * the first that some connection did not get, for a retry (which pushes those again: at least once, not exactly).
  * A push that fails (other than gone) ends that connection's share of the batch and nothing else's: one slow or
  * throttled socket never makes every other one receive the batch twice. Each key's connections together get at most
  * what `takePushes` grants (red team: a reader key's 100 connections subscribed to `*` multiplied every append a
@@ -297,56 +297,63 @@ export async function fanOut(
   const gone = new Set<string>();
   const failed = new Set<string>();
   const limited = new Set<string>();
-  const unfinished: Block[] = [];
-  for (const [i, { block, queues }] of plans.entries()) {
-    if ((limits.stopAt !== undefined && steadyNow() >= limits.stopAt) || deadlinePassed()) {
-      unfinished.push(...plans.slice(i).map((p) => p.block));
-      break;
-    }
-    // A push cut off by the invocation's deadline leaves its block unfinished (pushed again by the retry), not failed.
-    let cutShort = false;
-    await Promise.all(
-      [...queues].map(async ([connectionId, queue]) => {
-        for (const message of queue) {
-          if (gone.has(connectionId) || failed.has(connectionId) || limited.has(connectionId)) return;
-          if (limits.takePushes) {
-            const key = keyOf.get(connectionId)!;
-            const left = granted.get(key) ?? 0;
-            if (left <= 0) {
-              limited.add(connectionId);
-              return;
-            }
-            granted.set(key, left - 1);
-          }
-          try {
-            if ((await send(connectionId, message)) === 'gone') {
-              gone.add(connectionId);
-              await store.disconnect(connectionId);
-              return;
-            }
-            sent += 1;
-          } catch (error) {
-            if (error instanceof DeadlineExceededError || deadlinePassed()) {
-              cutShort = true;
-              return;
-            }
-            failed.add(connectionId);
-            logger.warn('a WebSocket push failed: the rest of this batch is not sent to that connection', {
-              connection_id: connectionId,
-              chain: block.chain_name,
-              block: block.index,
-              error,
-            });
-            return;
-          }
-        }
-      }),
-    );
-    if (cutShort) {
-      unfinished.push(...plans.slice(i).map((p) => p.block));
-      break;
+  // Each connection's messages of the whole batch, in block order, each with the block it belongs to: the connections
+  // are served in parallel, none waiting for another's slow pushes.
+  const queues = new Map<string, { plan: number; message: string }[]>();
+  for (const [plan, { queues: ofBlock }] of plans.entries()) {
+    for (const [id, messagesOfBlock] of ofBlock) {
+      let queue = queues.get(id);
+      if (!queue) queues.set(id, (queue = []));
+      for (const message of messagesOfBlock) queue.push({ plan, message });
     }
   }
+  // The first block some connection did not get before the deadline: the retry starts there (pushing again, to the
+  // connections that had got further, what they already had).
+  let firstUnfinished = plans.length;
+  const stopping = () => (limits.stopAt !== undefined && steadyNow() >= limits.stopAt) || deadlinePassed();
+  await Promise.all(
+    [...queues].map(async ([connectionId, queue]) => {
+      for (const { plan, message } of queue) {
+        if (stopping()) {
+          firstUnfinished = Math.min(firstUnfinished, plan);
+          return;
+        }
+        if (limits.takePushes) {
+          const key = keyOf.get(connectionId)!;
+          const left = granted.get(key) ?? 0;
+          if (left <= 0) {
+            limited.add(connectionId);
+            return;
+          }
+          granted.set(key, left - 1);
+        }
+        try {
+          if ((await send(connectionId, message)) === 'gone') {
+            gone.add(connectionId);
+            await store.disconnect(connectionId);
+            return;
+          }
+          sent += 1;
+        } catch (error) {
+          // Cut off by the invocation's deadline: its block is unfinished (pushed again by the retry), not failed.
+          if (error instanceof DeadlineExceededError || deadlinePassed()) {
+            firstUnfinished = Math.min(firstUnfinished, plan);
+            return;
+          }
+          failed.add(connectionId);
+          const { block } = plans[plan]!;
+          logger.warn('a WebSocket push failed: the rest of this batch is not sent to that connection', {
+            connection_id: connectionId,
+            chain: block.chain_name,
+            block: block.index,
+            error,
+          });
+          return;
+        }
+      }
+    }),
+  );
+  const unfinished = plans.slice(firstUnfinished).map((p) => p.block);
   // Told in the batch that reached the limit, uncounted (what it missed is in the chain); nothing past the deadline. What
   // is left here must not fail the batch: a retry would push every block again.
   const told = deadlinePassed() ? [] : [...limited].filter((id) => reached.has(keyOf.get(id)!));

@@ -163,6 +163,31 @@ describe('the fan-out of pushes', () => {
     assert.deepEqual(store.forgotten, [], 'a failed push is not a gone connection');
   });
 
+  it("serves connections in parallel, none waiting for another's slow pushes; stopped, it answers from the first block one of them missed (review)", async () => {
+    const store = storeOf({ a: ['fast', 'slow'] });
+    const blocks = [block(1), block(2), block(3)];
+    const order: string[] = [];
+    const out = await fanOut(
+      blocks,
+      store,
+      async (id, message) => {
+        const parsed = JSON.parse(message);
+        if (id === 'slow') await new Promise((r) => setTimeout(r, 250));
+        order.push(`${id}:${parsed.type}:${parsed.type === 'event' ? parsed.event.block_index : parsed.block.index}`);
+        return 'sent';
+      },
+      async () => true,
+      { stopAt: steadyNow() + 600 },
+    );
+    const fastDone = order.lastIndexOf('fast:event:3');
+    assert.ok(fastDone >= 0 && fastDone < order.indexOf('slow:event:1'), `the fast connection had its three blocks first: ${order.join(' ')}`);
+    // The slow one got block 1 and part of block 2 by the deadline: the retry starts at block 2.
+    assert.deepEqual(
+      out.unfinished.map((b) => b.index),
+      [2, 3],
+    );
+  });
+
   it('stops between blocks at its deadline and answers the blocks left, which name the record a retry starts from', async () => {
     const store = storeOf({ a: ['c1'] });
     const blocks = [block(1), block(2), block(3)];
