@@ -60,6 +60,14 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
     if (version.implementation !== null) return version.implementation;
     const cached = sources.get(version.code_hash);
     if (cached !== undefined) return cached;
+    if (version.source_kept) {
+      const kept = await repository.getContractSource(version.contract_id, version.version);
+      if (kept === undefined || sha256Hex(kept) !== version.code_hash) {
+        throw new UnprocessableError(`the stored implementation of version ${version.version} no longer matches its code hash`);
+      }
+      keep(version.code_hash, kept);
+      return kept;
+    }
     // Read for the service, not for the caller, who never sees it: its publisher could read it, and its hash is recorded.
     // Not a citation (readOffchain's answer): the service's own record of the version points at the source.
     const source = await offchain.get(version.implementation_cid!, version.implementation_nonce!, PUBLISHED_SOURCE).catch((error: unknown) => {

@@ -46,8 +46,12 @@ export interface ContractVersionRecord {
   contract_id: string;
   version: string;
   code_hash: string;
-  /** The source, inline; or its off-chain reference. */
+  /**
+   * The source, inline; or its off-chain reference; or null with `source_kept`: an inline source kept in an item of its
+   * own (getContractSource), so that listing a contract's versions reads none of their sources.
+   */
   implementation: string | null;
+  source_kept?: boolean;
   implementation_cid: string | null;
   implementation_nonce: string | null;
   metadata: Record<string, unknown>;
@@ -111,4 +115,6 @@ export interface BusinessRepository {
   /** The recorded owner; undefined when none was recorded (a new id, or one published before owners were). */
   getContractOwner(contractId: string): Promise<ContractOwner | undefined>;
   listContractVersions(contractId: string): Promise<ContractVersionRecord[]>;
+  /** A version's inline source kept on its own (`source_kept`); undefined when there is none. */
+  getContractSource(contractId: string, version: string): Promise<string | undefined>;
 }

@@ -210,6 +210,7 @@ export function apiKeyListSk(keyId: string): string {
  *   collections count   pk = CHANNEL#<name>                     sk = COUNT#collections   n (written with each collection)
  *   private data        pk = PRIVATE#<channel>#<collection>     sk = <key>
  *   contract version    pk = CONTRACT#<contract id>             sk = VERSION#<version>
+ *   contract source     pk = CONTRACT#<contract id>             sk = SOURCE#<version>    (an inline source, since 2026-12-07)
  *   contract owner      pk = CONTRACT#<contract id>             sk = OWNER        owner = org#<org id> | admins
  *   contract run slots  pk = CONTRACTS                          sk = RUN_SLOTS    runs, waits: id -> expiry (ms); v
  */
@@ -261,6 +262,13 @@ export const CONTRACT_VERSION_SK_PREFIX = 'VERSION#';
 
 export function contractVersionSk(version: string): string {
   return `${CONTRACT_VERSION_SK_PREFIX}${version}`;
+}
+
+/** A version's inline source, in an item of its own (since 2026-12-07): listing the versions reads none of them. */
+export const CONTRACT_SOURCE_SK_PREFIX = 'SOURCE#';
+
+export function contractSourceSk(version: string): string {
+  return `${CONTRACT_SOURCE_SK_PREFIX}${version}`;
 }
 
 /*

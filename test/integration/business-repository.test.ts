@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { itemsRead, withReadAllowance } from '#shared/read-allowance';
 import { createBusinessRepository } from '#shared/storage/business-repository';
 import { createDynamoClient } from '#shared/storage/client';
 import { channelPk, COLLECTION_SK_PREFIX, COLLECTIONS_COUNT_SK } from '#shared/storage/keys';
@@ -134,5 +135,37 @@ describe('the business repository under concurrent requests (DynamoDB Local)', (
     // Created again under the name, the channel has only its new founder.
     assert.equal(await repository.putChannel(channel('doomed'), { org_id: 'initech', joined_at: at }), true);
     assert.deepEqual(await repository.getChannelMembers('doomed'), ['initech']);
+  });
+
+  it("lists a contract's versions without reading their sources: each inline source is an item of its own (red team)", async () => {
+    // 20 versions of 200 KB had cost every read and every run of the contract 975 read units.
+    const client = createDynamoClient(storage.options);
+    const repository = createBusinessRepository({ client, tableName: storage.tables.registry });
+    const source = (i: number) => `// v${i}\n${'x'.repeat(100_000)}`;
+    for (let i = 0; i < 20; i += 1) {
+      const outcome = await repository.publishContractVersion(
+        {
+          contract_id: 'fat',
+          version: `1.0.${i}`,
+          code_hash: `h${i}`,
+          implementation: source(i),
+          implementation_cid: null,
+          implementation_nonce: null,
+          metadata: {},
+          created_at: at,
+        },
+        { org_id: 'acme' },
+      );
+      assert.equal(outcome, 'created');
+    }
+    const { versions, read } = await withReadAllowance(10_000, async () => ({ versions: await repository.listContractVersions('fat'), read: itemsRead() }));
+    assert.equal(versions.length, 20);
+    assert.ok(read <= 25, `listing 20 versions read ${read} items (with their sources: 500)`);
+    assert.ok(versions.every((v) => v.implementation === null && v.source_kept === true));
+    assert.equal(await repository.getContractSource('fat', '1.0.7'), source(7));
+    // A version published twice is still refused whole: neither its record nor its source is written again.
+    const again = await repository.publishContractVersion({ ...versions[0]!, implementation: 'other', source_kept: undefined }, { org_id: 'acme' });
+    assert.equal(again, 'version_exists');
+    assert.equal(await repository.getContractSource('fat', versions[0]!.version), source(Number(versions[0]!.version.split('.')[2])));
   });
 });

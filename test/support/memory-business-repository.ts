@@ -99,5 +99,6 @@ export function createMemoryBusinessRepository(): BusinessRepository & { private
     },
     getContractOwner: async (contractId) => owners.get(contractId),
     listContractVersions: async (contractId) => [...(versions.get(contractId) ?? [])],
+    getContractSource: async (contractId, version) => versions.get(contractId)?.find((v) => v.version === version)?.implementation ?? undefined,
   };
 }
