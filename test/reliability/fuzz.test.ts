@@ -332,9 +332,13 @@ describe('Malformed requests across every route', () => {
   it(`${REQUESTS} generated requests (seed printed): always 4xx in the contract's shape, no hang, bounded memory`, async (t) => {
     const attempts = fc.sample(attempt, { numRuns: REQUESTS, seed: SEED });
     // Memory is measured from the end of a warm-up (the first 30 %): by then every function's instances have
-    // started and their heaps have grown to their working size (measured: flat from about 6 000 requests on,
-    // within ±60 MiB), and what grows afterwards would be a leak.
+    // started. Their heaps and read caches still grow for a while, more and more slowly, to their working size
+    // (FUZZ_RSS_TRACE=1, 2026-12-07: 691 MiB at 6 000 requests, 755 at 10 000, 789 at 14 000, 800 at 18 000, 806 at
+    // 20 000), so 200 MiB over the whole run was a bound the run came within 5 MiB of and past (229 MiB in a CI check,
+    // nothing changed in memory). A leak keeps its pace: what grows over the last third of the run is bounded apart.
     const warmUp = Math.floor(attempts.length * 0.3);
+    const lastThird = Math.floor(attempts.length * (2 / 3));
+    let rssLastThird = 0;
     let rssBefore = rssMiB(stack.pid);
     let warmed = false;
     let rssMax = rssBefore;
@@ -380,6 +384,7 @@ describe('Malformed requests across every route', () => {
             rssBefore = rssMax = rssMiB(stack.pid);
           }
           if (next % 500 === 0) rssMax = Math.max(rssMax, rssMiB(stack.pid));
+          if (!rssLastThird && next >= lastThird) rssLastThird = rssMax;
           if (next % 2000 === 0 && process.env.FUZZ_RSS_TRACE) process.stderr.write(`rss at ${next}: ${Math.round(rssMiB(stack.pid))}\n`);
         }
       }),
@@ -389,7 +394,7 @@ describe('Malformed requests across every route', () => {
     report(t, {
       area: 'inputs',
       what: 'malformed requests across every route',
-      tried: `${attempts.length} (seed ${SEED}): ${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}; statuses ${JSON.stringify(Object.fromEntries(statuses))}; slowest ${Math.round(slowest)} ms; RSS ${Math.round(rssBefore)} → max ${Math.round(rssMax)} MiB`,
+      tried: `${attempts.length} (seed ${SEED}): ${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}; statuses ${JSON.stringify(Object.fromEntries(statuses))}; slowest ${Math.round(slowest)} ms; RSS ${Math.round(rssBefore)} → max ${Math.round(rssMax)} MiB (${Math.round(rssLastThird)} at two thirds)`,
       lost: 0,
       forks: 0,
       unexpected5xx: [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0),
@@ -398,7 +403,11 @@ describe('Malformed requests across every route', () => {
     assert.deepEqual(failures.slice(0, 15), [], `${failures.length} requests were not answered with a 4xx in the contract's shape`);
     assert.ok(attempts.length >= 20_000);
     assert.equal(health.status, 200, 'the service is still healthy');
-    assert.ok(rssMax - rssBefore < 200, `memory stayed bounded: ${Math.round(rssBefore)} → ${Math.round(rssMax)} MiB`);
+    assert.ok(rssMax - rssBefore < 400, `memory stayed bounded: ${Math.round(rssBefore)} → ${Math.round(rssMax)} MiB`);
+    assert.ok(
+      rssMax - rssLastThird < 150,
+      `no leak: ${Math.round(rssMax - rssLastThird)} MiB more over the last third of the run (${Math.round(rssLastThird)} → ${Math.round(rssMax)} MiB)`,
+    );
     assert.ok(slowest < 10_000);
     if (CI) t.diagnostic('CI: same request count as a full run');
   });
