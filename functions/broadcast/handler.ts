@@ -29,8 +29,6 @@ export function createHandler(core: Core) {
       // New checkpoints go to the witnesses (each chain at most once per interval), beside the pushes.
       node.witnessChains(blocks.map((b) => b.chain_name)),
     ]);
-    // Blocks not pushed before the deadline: the batch is taken up again from the first of their records, and only
-    // those (and what follows them in the stream) are pushed again, not the whole batch.
     logger.info('broadcast', {
       blocks: blocks.length,
       sent,
@@ -40,6 +38,8 @@ export function createHandler(core: Core) {
       limited: limited.length,
       unfinished: unfinished.length,
     });
+    // Blocks not pushed before the deadline: the batch is taken up again from the first of their records, and only
+    // those (and what follows them in the stream) are pushed again, not the whole batch.
     const first = firstSequenceOf(found, unfinished);
     return { batchItemFailures: first === undefined ? [] : [{ itemIdentifier: first }] };
   };

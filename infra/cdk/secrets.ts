@@ -30,7 +30,10 @@ export interface SecretSettings {
 
 const ROTATION_REASON =
   "The deployer's value (or, for the edge secret, CloudFormation's into the CDN) is read at deploy: a rotation would part the function from " +
-  'the service it names until the next deploy. docs/deploy.md says how to change one (a new value, then a deploy).';
+  'the service it names until the next deploy. docs/deploy.md says how to change one (a new value, then a deploy with SecretsRevision raised).';
+
+/** The one thing a function may do with a secret it reads. */
+const mayRead = (secret: Secret) => new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] });
 
 export function secretSettings(scope: Stack, parameters: StackParameters): SecretSettings {
   // What the CDN sends the functions in X-Ledger-Edge, so that they may believe the viewer address it names
@@ -52,9 +55,7 @@ export function secretSettings(scope: Stack, parameters: StackParameters): Secre
       id: 'CloudFormation-Validate::W1030',
       reason: `Made only when ${parameter.logicalId} is given (the condition Has${id}): its value is never the empty default`,
     });
-    const policy = new Policy(scope, `${id}SecretRead`, {
-      statements: [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] })],
-    });
+    const policy = new Policy(scope, `${id}SecretRead`, { statements: [mayRead(secret)] });
     (policy.node.defaultChild as CfnPolicy).cfnOptions.condition = condition;
     return { setting, secret, condition, policy };
   };
@@ -77,7 +78,7 @@ export function secretSettings(scope: Stack, parameters: StackParameters): Secre
       if (read.length === 0) return undefined;
       for (const s of read) {
         if (s.policy) s.policy.attachToRole(role);
-        else role.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [s.secret.secretArn] }));
+        else role.addToPolicy(mayRead(s.secret));
       }
       const entries = read.map((s) => {
         const entry = `${s.setting}=${s.secret.secretArn}`;

@@ -188,7 +188,10 @@ export class KmsKeyProvider implements KeyProvider {
     // Cached by wrapped key and scope: a key unwrapped for one scope is never handed to another.
     const hit = this.unwrapped.get(cacheKey(wrapped, scope));
     if (hit && hit.expires > now) {
-      this.remember(wrapped, scope, hit.plaintext, hit.expires - this.cacheMs);
+      // Used again: moved to the end, the last to be let go (remember).
+      const key = cacheKey(wrapped, scope);
+      this.unwrapped.delete(key);
+      this.unwrapped.set(key, hit);
       return hit.plaintext;
     }
     const out = await this.call(() => this.options.client.send(new DecryptCommand({ CiphertextBlob: wrapped, KeyId: kek.key_id, ...context(scope) })));

@@ -209,7 +209,7 @@ export interface FanOutResult {
   failed: string[];
   /** Connections of keys past their push budget: the rest of their messages not sent (told in the batch that reached it). */
   limited: string[];
-  /** The blocks (in the order given) not pushed before `stopAt`: empty when every block was. */
+  /** The blocks from the first some connection missed at `stopAt` on (in the order pushed, by chain and index): none when all were pushed. */
   unfinished: Block[];
 }
 
@@ -258,15 +258,16 @@ export async function fanOut(
     return ids;
   };
 
-  // Every block's messages, per connection, planned before anything is sent: each key's total is known up front.
-  const plans: { block: Block; queues: Map<string, string[]> }[] = [];
-  for (const block of ordered) {
-    const queues = new Map<string, string[]>();
+  // Each connection's messages of the whole batch, in block order, each with the place in `ordered` of the block it
+  // belongs to, planned before anything is sent: each key's total is known up front. The connections are then served
+  // in parallel, none waiting for another's slow pushes.
+  const queues = new Map<string, { at: number; message: string }[]>();
+  for (const [index, block] of ordered.entries()) {
     const enqueue = (ids: Iterable<string>, message: string) => {
       for (const id of ids) {
         const queue = queues.get(id);
-        if (queue) queue.push(message);
-        else queues.set(id, [message]);
+        if (queue) queue.push({ at: index, message });
+        else queues.set(id, [{ at: index, message }]);
       }
     };
     const [chainSubs, allSubs] = await Promise.all([subscribersOf(`chain#${block.chain_name}`), subscribersOf('chain#*')]);
@@ -275,7 +276,6 @@ export async function fanOut(
       const typeSubs = await subscribersOf(`type#${event.event_type}`);
       enqueue(await allowed(block.chain_name, chainSubs, typeSubs, allSubs), messages.event(event));
     }
-    plans.push({ block, queues });
   }
 
   // Each key's allowance for this batch, taken once.
@@ -283,7 +283,7 @@ export async function fanOut(
   const reached = new Set<string>();
   if (limits.takePushes) {
     const wanted = new Map<string, number>();
-    for (const { queues } of plans) for (const [id, queue] of queues) wanted.set(keyOf.get(id)!, (wanted.get(keyOf.get(id)!) ?? 0) + queue.length);
+    for (const [id, queue] of queues) wanted.set(keyOf.get(id)!, (wanted.get(keyOf.get(id)!) ?? 0) + queue.length);
     await Promise.all(
       [...wanted].map(async ([key, count]) => {
         const grant = await limits.takePushes!(key, count);
@@ -297,25 +297,15 @@ export async function fanOut(
   const gone = new Set<string>();
   const failed = new Set<string>();
   const limited = new Set<string>();
-  // Each connection's messages of the whole batch, in block order, each with the block it belongs to: the connections
-  // are served in parallel, none waiting for another's slow pushes.
-  const queues = new Map<string, { plan: number; message: string }[]>();
-  for (const [plan, { queues: ofBlock }] of plans.entries()) {
-    for (const [id, messagesOfBlock] of ofBlock) {
-      let queue = queues.get(id);
-      if (!queue) queues.set(id, (queue = []));
-      for (const message of messagesOfBlock) queue.push({ plan, message });
-    }
-  }
   // The first block some connection did not get before the deadline: the retry starts there (pushing again, to the
   // connections that had got further, what they already had).
-  let firstUnfinished = plans.length;
+  let firstUnfinished = ordered.length;
   const stopping = () => (limits.stopAt !== undefined && steadyNow() >= limits.stopAt) || deadlinePassed();
   await Promise.all(
     [...queues].map(async ([connectionId, queue]) => {
-      for (const { plan, message } of queue) {
+      for (const { at, message } of queue) {
         if (stopping()) {
-          firstUnfinished = Math.min(firstUnfinished, plan);
+          firstUnfinished = Math.min(firstUnfinished, at);
           return;
         }
         if (limits.takePushes) {
@@ -337,11 +327,11 @@ export async function fanOut(
         } catch (error) {
           // Cut off by the invocation's deadline: its block is unfinished (pushed again by the retry), not failed.
           if (error instanceof DeadlineExceededError || deadlinePassed()) {
-            firstUnfinished = Math.min(firstUnfinished, plan);
+            firstUnfinished = Math.min(firstUnfinished, at);
             return;
           }
           failed.add(connectionId);
-          const { block } = plans[plan]!;
+          const block = ordered[at]!;
           logger.warn('a WebSocket push failed: the rest of this batch is not sent to that connection', {
             connection_id: connectionId,
             chain: block.chain_name,
@@ -353,7 +343,7 @@ export async function fanOut(
       }
     }),
   );
-  const unfinished = plans.slice(firstUnfinished).map((p) => p.block);
+  const unfinished = ordered.slice(firstUnfinished);
   // Told in the batch that reached the limit, uncounted (what it missed is in the chain); nothing past the deadline. What
   // is left here must not fail the batch: a retry would push every block again.
   const told = deadlinePassed() ? [] : [...limited].filter((id) => reached.has(keyOf.get(id)!));

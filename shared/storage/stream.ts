@@ -5,12 +5,10 @@ import { inContractOrder } from '../ledger/hashing.ts';
 import type { Block } from '../ledger/types.ts';
 import { BLOCK_SK_PREFIX } from './keys.ts';
 
-/** New blocks in stream records (NEW_IMAGE); heads, tree updates and deletions are not blocks. */
-export function blocksFromStream(records: readonly DynamoDBRecord[]): Block[] {
-  return streamBlocks(records).map((b) => b.block);
-}
-
-/** New blocks in stream records, each with its record's sequence number (what a batch item failure names). */
+/**
+ * New blocks in stream records (NEW_IMAGE), each with its record's sequence number (what a batch item failure names);
+ * heads, tree updates and deletions are not blocks.
+ */
 export function streamBlocks(records: readonly DynamoDBRecord[]): { block: Block; sequence: string }[] {
   const blocks: { block: Block; sequence: string }[] = [];
   for (const record of records) {
