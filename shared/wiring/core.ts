@@ -208,7 +208,9 @@ export function createCore(settings: Readonly<Settings>): Core {
    * A request limiter: `points` per 60 s per client, in memory (one process) or in DynamoDB (shared by
    * every instance). If DynamoDB cannot be reached, or has not answered within a second, the limiter
    * counts in memory instead rather than failing or holding up the request (a DynamoDB that hangs would
-   * otherwise add its retries to every request before its handler even starts).
+   * otherwise add its retries to every request before its handler even starts). A client that has spent its
+   * window is refused from the instance's memory until the window ends (`inMemoryBlockOnConsumed`): each refused
+   * request had still written the shared item, so a spent key kept buying writes of the limiter's table (red team).
    */
   const limiter = (points: number, keyPrefix: string): RateLimiterAbstract => {
     const window = { points, duration: 60, keyPrefix };
@@ -220,6 +222,7 @@ export function createCore(settings: Readonly<Settings>): Core {
       tableName: settings.SVC_RATE_LIMIT_TABLE,
       tableCreated: true,
       ttlSet: true,
+      inMemoryBlockOnConsumed: points,
       insuranceLimiter,
     });
     return new RLWrapperTimeouts({ limiter: shared, timeoutMs: RATE_LIMIT_WAIT_MS, insuranceLimiter }) as unknown as RateLimiterAbstract;

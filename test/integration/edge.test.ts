@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { call, expectStartFailure, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { call, dynamoConfigOf, expectStartFailure, keysCli, removeDir, startStack, type Stack } from '#test/support/stack';
 
 const started: Stack[] = [];
 async function stack(env: Record<string, string>): Promise<Stack> {
@@ -103,6 +104,17 @@ describe('Rate limit, DynamoDB backend shared by two gateways', () => {
     assert.ok(Number(sixth.headers.get('retry-after')) >= 1);
     const otherClient = await call(b.url, 'GET', '/api/v1/chains', undefined, { 'X-API-Key': another });
     assert.equal(otherClient.status, 200);
+
+    // A spent key is refused from memory: ten more refusals on each process leave the shared count where the first
+    // refusal put it (each had been one more write of the limiter's table, red team).
+    for (const url of [a.url, b.url]) {
+      for (let i = 0; i < 10; i += 1) assert.equal((await call(url, 'GET', '/api/v1/chains', undefined, headers)).status, 429);
+    }
+    const ddb = new DynamoDBClient(dynamoConfigOf(a));
+    const items = (await ddb.send(new ScanCommand({ TableName: a.tables.ratelimits }))).Items ?? [];
+    const counts = items.map((item) => Number(item.points?.N)).sort((x, y) => x - y);
+    ddb.destroy();
+    assert.deepEqual(counts, [1, 6], 'the other key once; the spent key five times and its first refusal');
   });
 });
 
