@@ -202,11 +202,7 @@ export class ConfigError extends Error {
  * `SVC_PORT= npm start` means "the default", as a user would expect.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Settings> {
-  const input: Record<string, string> = {};
-  for (const key of Object.keys(settingsSchema.shape)) {
-    const value = env[key];
-    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
-  }
+  const input = givenSettings(env);
   if (input.SVC_AWS_REGION === undefined && env.AWS_REGION) input.SVC_AWS_REGION = env.AWS_REGION;
   const parsed = checkedSchema.safeParse(input);
   if (!parsed.success) {
@@ -220,6 +216,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Setti
     );
   }
   return Object.freeze(parsed.data);
+}
+
+/** The settings an environment gives, empty ones left out. */
+function givenSettings(env: NodeJS.ProcessEnv): Record<string, string> {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(settingsSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
+  }
+  return input;
+}
+
+/**
+ * What an answer's CORS headers need, readable when the rest cannot be yet (a function whose start failed, before its
+ * secret settings were read: shared/wiring/process.ts). Invalid, no origin is allowed.
+ */
+export function loadCorsSettings(env: NodeJS.ProcessEnv = process.env): Pick<Settings, 'SVC_CORS_ORIGINS' | 'API_KEY_NAME'> {
+  const parsed = settingsSchema.pick({ SVC_CORS_ORIGINS: true, API_KEY_NAME: true }).safeParse(givenSettings(env));
+  return parsed.success ? parsed.data : { SVC_CORS_ORIGINS: [], API_KEY_NAME: 'X-API-Key' };
 }
 
 let cached: Readonly<Settings> | undefined;

@@ -100,8 +100,28 @@ describe("a function's start (lambdaHandler)", () => {
     assert.equal(first.headers['Retry-After'], '2');
     assert.equal(first.headers['Cache-Control'], 'no-store');
     assert.equal(first.headers['X-Request-ID'], id, "the client's request id, as every answer echoes it");
+    assert.equal(first.headers['Access-Control-Allow-Origin'], undefined, 'no origin is allowed unless SVC_CORS_ORIGINS names it');
     assert.equal((await handler(http(), {})).body, 'ok');
     assert.equal(reads, 2);
+  });
+
+  it('answers that 503 with the CORS headers every answer carries, for an allowed origin only (a browser shown none reads a network error)', async () => {
+    const handler = lambdaHandler(() => async () => ({ statusCode: 200, headers: {}, body: 'ok' }), {
+      readSecrets: async () => {
+        throw new DependencyUnavailableError('Secrets Manager');
+      },
+      core,
+      env: { SVC_CORS_ORIGINS: 'https://app.example.com' },
+    }) as (event: unknown, context: unknown) => Promise<any>;
+    const from = (origin: string) => ({ ...http(), headers: { origin } });
+    const allowed = await handler(from('https://app.example.com'), {});
+    assert.equal(allowed.statusCode, 503);
+    assert.equal(allowed.headers['Access-Control-Allow-Origin'], 'https://app.example.com');
+    assert.match(allowed.headers['Access-Control-Expose-Headers'], /Retry-After/);
+    assert.equal(allowed.headers['Retry-After'], '2');
+    const foreign = await handler(from('https://evil.example'), {});
+    assert.equal(foreign.statusCode, 503);
+    assert.notEqual(foreign.headers['Access-Control-Allow-Origin'], 'https://evil.example');
   });
 
   it('reads its secrets once: a handler that failed to build after them is built again without reading them again', async () => {
