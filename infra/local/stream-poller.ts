@@ -3,6 +3,12 @@
  * Local's stream with the real Streams API (DescribeStream, GetShardIterator, GetRecords) and invokes the
  * broadcaster with the DynamoDB stream event shape, one batch at a time, in order per shard. `ready`
  * resolves once what was in the stream before the start has been passed over.
+ *
+ * As the cloud stack's event source mapping (infra/cdk/realtime.ts: `reportBatchItemFailures`, `retryAttempts` 3,
+ * a dead-letter queue), a batch is taken up again from the first record the handler names in `batchItemFailures`,
+ * and a batch that failed (thrown, or with a failure named) RETRY_ATTEMPTS times after its first try is passed over
+ * with a message in its place of the dead-letter queue. Before, a failure named was ignored (the blocks it left were
+ * never pushed) and a batch that always threw was read again for good: every push of the stack stopped behind it.
  */
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
@@ -10,6 +16,23 @@ import { DYNAMODB_HTTP, DeadlineHttpHandler } from '#shared/aws-http';
 import { QUIET_SDK_LOGGER } from '#shared/storage/client';
 
 export type StreamHandler = (event: { Records: unknown[] }) => Promise<unknown>;
+
+/** Retries of a failing batch before it is passed over (the mapping's `retryAttempts`). */
+export const RETRY_ATTEMPTS = 3;
+
+/** What a log says of a batch passed over. */
+export function discarded(batch: { first: string; last: string; records: number; cause: unknown }): string {
+  const cause = batch.cause instanceof Error ? batch.cause.message : String(batch.cause);
+  return `a batch of ${batch.records} records (${batch.first} to ${batch.last}) failed ${RETRY_ATTEMPTS + 1} times and was passed over, as the cloud's mapping sends it to its dead-letter queue: ${cause}`;
+}
+
+/** The first record a handler's answer names as failed (`{ batchItemFailures: [{ itemIdentifier }] }`), if any. */
+function firstFailure(answer: unknown, sequences: string[]): string | undefined {
+  const named = (answer as { batchItemFailures?: { itemIdentifier?: unknown }[] } | undefined)?.batchItemFailures;
+  if (!Array.isArray(named)) return undefined;
+  const failed = new Set(named.map((f) => f?.itemIdentifier).filter((id): id is string => typeof id === 'string'));
+  return sequences.find((sequence) => failed.has(sequence));
+}
 
 export interface StreamPoller {
   /** Reads the stream at once, and at its base rate again (a request that may have written was just answered). */
@@ -54,6 +77,8 @@ export async function startStreamPoller(options: {
   handler: StreamHandler;
   intervalMs?: number;
   onError?: (error: unknown) => void;
+  /** A batch passed over after its retries (where the cloud's mapping sends it to the dead-letter queue). */
+  onDiscard?: (batch: { shard: string; first: string; last: string; records: number; cause: unknown }) => void;
 }): Promise<StreamPoller> {
   const table = await options.admin.send(new DescribeTableCommand({ TableName: options.tableName }));
   const streamArn = table.Table?.LatestStreamArn;
@@ -77,7 +102,14 @@ export async function startStreamPoller(options: {
   const delivered = new Map<string, string>();
   /** Shards being read through what was there before the start, without delivering it. */
   const skipping = new Set<string>();
+  /** Failed tries of the batch each shard is at. */
+  const failures = new Map<string, number>();
   let first = true;
+  /** The stream's shards listed once: what was there before the start is known (or the stream could not be read). */
+  let firstDiscovered!: () => void;
+  const discovered = new Promise<void>((resolve) => {
+    firstDiscovered = resolve;
+  });
   let running = true;
   /** Empty reads in a row, and the wake-up of the wait between reads (a nudge ends it early). */
   let emptyPolls = 0;
@@ -102,6 +134,7 @@ export async function startStreamPoller(options: {
       if (it.ShardIterator) iterators.set(id, it.ShardIterator);
     }
     first = false;
+    firstDiscovered();
   }
 
   const loop = (async () => {
@@ -136,11 +169,35 @@ export async function startStreamPoller(options: {
             if (out.Records?.length) delivered.set(shard, out.Records[out.Records.length - 1]!.dynamodb!.SequenceNumber!);
             else skipping.delete(shard);
           } else if (out.Records?.length) {
-            await options.handler({
-              Records: out.Records.map((r) => ({ ...r, eventSourceARN: streamArn, awsRegion: options.region, eventSource: 'aws:dynamodb' })),
-            });
-            delivered.set(shard, out.Records[out.Records.length - 1]!.dynamodb!.SequenceNumber!);
+            const sequences = out.Records.map((r) => r.dynamodb!.SequenceNumber!);
+            let failed: { from: string | undefined; cause: unknown } | undefined;
+            try {
+              const answer = await options.handler({
+                Records: out.Records.map((r) => ({ ...r, eventSourceARN: streamArn, awsRegion: options.region, eventSource: 'aws:dynamodb' })),
+              });
+              const from = firstFailure(answer, sequences);
+              if (from !== undefined) failed = { from, cause: new Error(`the handler named record ${from} failed`) };
+            } catch (error) {
+              failed = { from: undefined, cause: error };
+            }
             delivering = true;
+            const tries = (failures.get(shard) ?? 0) + 1;
+            if (failed && tries <= RETRY_ATTEMPTS) {
+              failures.set(shard, tries);
+              options.onError?.(failed.cause);
+              // Again from the first record not done (thrown: the whole batch; at AWS's pace, not at once).
+              const from = failed.from ?? sequences[0]!;
+              const again = await streams.send(
+                new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard, ShardIteratorType: 'AT_SEQUENCE_NUMBER', SequenceNumber: from }),
+              );
+              if (again.ShardIterator) iterators.set(shard, again.ShardIterator);
+              const before = sequences.indexOf(from) - 1;
+              if (before >= 0) delivered.set(shard, sequences[before]!);
+              continue;
+            }
+            failures.delete(shard);
+            if (failed) options.onDiscard?.({ shard, first: sequences[0]!, last: sequences.at(-1)!, records: sequences.length, cause: failed.cause });
+            delivered.set(shard, sequences.at(-1)!);
           }
           if (out.NextShardIterator) iterators.set(shard, out.NextShardIterator);
           else {
@@ -151,6 +208,8 @@ export async function startStreamPoller(options: {
         }
       } catch (error) {
         options.onError?.(error);
+        // A stream that cannot be listed does not hold the start up (as before): its first listing skips what it finds.
+        firstDiscovered();
       }
       // Records came: read on at once, as Lambda does; an idle stream is read at its base rate, then less often.
       if (delivering || nudged) {
@@ -172,7 +231,9 @@ export async function startStreamPoller(options: {
     }
   })();
 
-  await new Promise((r) => setTimeout(r, 0));
+  // Ready once what was there before the start is passed over: a write made as this returns is delivered. (It had
+  // returned before the first listing of the shards, so a write made at once was taken for one made before the start.)
+  await Promise.race([discovered, loop]);
   await settled(skipping);
   return {
     nudge() {
