@@ -64,6 +64,11 @@ describe('Business group over HTTP, both prefixes', () => {
     assertError(await call(b, 'POST', '/organizations', { org_id: 'bad', name: 'B', public_key: 'not a key' }), 422, /Ed25519/);
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
     assertError(await call(b, 'POST', '/organizations', { org_id: 'bad', name: 'B', public_key: rsa }), 422, /Ed25519/);
+    // Weak keys (red team): the identity point unreduced, under which `01` + 63 zero bytes verified as the
+    // organization's signature of any secure event, and the order-4 point.
+    for (const weak of [`eeff${'ff'.repeat(29)}7f`, '00'.repeat(32)]) {
+      assertError(await call(b, 'POST', '/organizations', { org_id: 'weak', name: 'W', public_key: weak }), 422, /weak Ed25519 key/);
+    }
     const missing = await call(b, 'POST', '/organizations', { org_id: 'x' });
     assertError(missing, 422);
     assert.deepEqual(missing.body.detail[0].loc, ['body', 'name']);
