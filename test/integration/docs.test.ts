@@ -163,7 +163,14 @@ describe('GET /docs and /explorer', () => {
   });
 
   it('answers 404 in the contract shape for files that are not there, and never leaves the folder', async () => {
-    for (const path of ['/explorer/nothing.js', '/explorer/assets/nothing.js', '/docs/..%2F..%2Fpackage.json', '/explorer/..%2Fvite.config.ts']) {
+    // `/explorer/assets` is the build's folder: it had been read as a file, a 500 anyone could ask for (red team).
+    for (const path of [
+      '/explorer/nothing.js',
+      '/explorer/assets/nothing.js',
+      '/docs/..%2F..%2Fpackage.json',
+      '/explorer/..%2Fvite.config.ts',
+      '/explorer/assets',
+    ]) {
       const res = await call(stack.url, 'GET', path);
       assert.equal(res.status, 404, path);
       assert.equal(typeof res.body?.detail, 'string', path);

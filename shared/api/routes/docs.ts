@@ -3,7 +3,7 @@
  * from the route declarations), GET /docs (Swagger UI, served from the npm package, no CDN), and the
  * explorer's static files at /explorer. The data they show is not public: the API asks for keys.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join, normalize } from 'node:path';
 import { NotFoundError } from '../../errors.ts';
 import { type RouteReply, routesOf } from '../define.ts';
@@ -38,7 +38,9 @@ const PAGE_POLICY =
 function file(dir: string, name: string, maxAge = 3600): RouteReply {
   // Only plain names inside the folder: no way out of it.
   const path = normalize(join(dir, name));
-  if (!path.startsWith(normalize(dir)) || !/^[A-Za-z0-9._-]+$/.test(name) || !existsSync(path)) throw new NotFoundError(`No file '${name}'`);
+  // A file, not a folder: `/explorer/assets` (the build's folder) had read a directory, a 500 anyone could ask for (red team).
+  const isFile = () => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  if (!path.startsWith(normalize(dir)) || !/^[A-Za-z0-9._-]+$/.test(name) || !isFile()) throw new NotFoundError(`No file '${name}'`);
   const type = TYPES[name.slice(name.lastIndexOf('.'))] ?? 'application/octet-stream';
   const bytes = readFileSync(path);
   const text = type.startsWith('text/') || type.includes('json') || type.includes('svg');
