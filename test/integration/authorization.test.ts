@@ -557,6 +557,37 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     assert.deepEqual(run.body.result.ok, true);
   });
 
+  it('refuses a lone surrogate in a contract run or a GraphQL string (422 or 400, never a 500), wherever it is written (red team)', async () => {
+    // A writer's contract run with one in its event, and a reader's trace with one as its entity id (a variable, a
+    // literal, or a GET's variables) each ended in a 500 and an error log: canonical JSON cannot carry it.
+    const as = (caller: Caller, method: string, path: string, body?: unknown) => call(stack.url, method, path, body, headers(caller));
+    for (const event of [
+      { entity_id: 'x', event: 'run', details: { a: '\ud800' } },
+      { entity_id: 'x', event: 'run', details: { 'k\udfff': 1 } },
+      { entity_id: 'x\ud800', event: 'run', details: {} },
+    ]) {
+      const run = await as('acme-writer', 'POST', '/api/business/contracts/execute', { contract_id: 'm-acme-c', event, context: { chain: 'm-plain' } });
+      assert.equal(run.status, 422, JSON.stringify(run.body));
+      assert.match(JSON.stringify(run.body.detail), /well-formed Unicode/);
+    }
+    const run = await as('acme-writer', 'POST', '/api/business/contracts/execute', {
+      contract_id: 'm-acme-c',
+      event: { entity_id: 'x', event: 'run', details: {} },
+      context: { note: ['\udc00'] },
+    });
+    assert.equal(run.status, 422, 'in the context too');
+    const trace = 'query($n: String!) { trace(entityId: $n, after: "AAAAAAAAAAAAAAAAAAAA") { events { eventId } } }';
+    const byVariable = await as('reader', 'POST', '/graphql', { query: trace, variables: { n: '\ud800' } });
+    assert.equal(byVariable.status, 422, JSON.stringify(byVariable.body));
+    const literal = await as('reader', 'POST', '/graphql', { query: '{ trace(entityId: "\\ud800") { events { eventId } } }' });
+    assert.equal(literal.status, 400, JSON.stringify(literal.body));
+    assert.match(literal.body.errors[0].message, /Invalid Unicode escape/, "GraphQL's parser refuses it written as an escape");
+    const raw = await as('reader', 'POST', '/graphql', { query: '{ trace(entityId: "\ud800") { events { eventId } } }' });
+    assert.equal(raw.status, 422, `written as itself, the body's rule: ${JSON.stringify(raw.body)}`);
+    const get = await as('reader', 'GET', `/graphql?query=${encodeURIComponent(trace)}&variables=${encodeURIComponent('{"n":"\\ud800"}')}`);
+    assert.equal(get.status, 422, JSON.stringify(get.body));
+  });
+
   it('leaves channel events out of a trace across chains for non-members, and keeps them for members', async () => {
     const trace = async (caller: Caller) => (await call(stack.url, 'GET', '/api/v1/entities/m-ent/trace', undefined, headers(caller))).body;
     assert.deepEqual((await trace('globex-reader')).chains.sort(), ['channel-m-globex', 'm-plain']);

@@ -6,6 +6,7 @@ import { inexactMessage, inexactNumber } from '../../json-numbers.ts';
 import * as z from 'zod';
 import { hasRole, type Principal } from '../../access/policy.ts';
 import { ValidationError } from '../../errors.ts';
+import { checkShape } from '../../json-shape.ts';
 import { type GraphqlRequest, runGraphql } from '../../graphql/graphql.ts';
 import type { Ledger } from '../../ledger/ledger.ts';
 import { type RouteReply, routesOf } from '../define.ts';
@@ -54,6 +55,8 @@ function variablesFrom(text: string | undefined): Record<string, unknown> | unde
   }
   const inexact = inexactNumber(text);
   if (inexact) throw ValidationError.single(['query', 'variables'], inexactMessage(inexact, 'in the variables'));
+  // The shape a POST's body keeps (its depth, no `__proto__` key, well-formed strings): GET's variables had skipped it.
+  checkShape(variables, ['query', 'variables'], 'The variables');
   return variables;
 }
 
