@@ -152,23 +152,65 @@ const LOOKS_LATIN: Readonly<Record<string, string>> = {
   ɡ: 'g',
   ı: 'i',
   ȷ: 'j',
+  // Armenian, NKo and Latin small capitals (the second red-team pass on names wrote `օrgaոizatiօn_left`,
+  // `ߋrganizatiߋn_jߋined` and `ᴇrasսrᴇ` with them).
+  ա: 'w',
+  հ: 'h',
+  ո: 'n',
+  ս: 'u',
+  օ: 'o',
+  ց: 'g',
+  զ: 'q',
+  ߋ: 'o',
+  '߀': 'o',
+  ᴀ: 'a',
+  ʙ: 'b',
+  ᴄ: 'c',
+  ᴅ: 'd',
+  ᴇ: 'e',
+  ɢ: 'g',
+  ʜ: 'h',
+  ɪ: 'i',
+  ᴊ: 'j',
+  ᴋ: 'k',
+  ʟ: 'l',
+  ᴍ: 'm',
+  ɴ: 'n',
+  ᴏ: 'o',
+  ᴘ: 'p',
+  ʀ: 'r',
+  ꜱ: 's',
+  ᴛ: 't',
+  ᴜ: 'u',
+  ᴠ: 'v',
+  ᴡ: 'w',
+  ʏ: 'y',
+  ᴢ: 'z',
 };
 /**
  * Whether a type is, or reads as, one of the service's: the same letters and digits whatever the case, separators or
  * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), letters drawn like the
- * Latin ones they stand for (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic), and up to two others from outside ASCII
- * (a letter that is neither counts as one of the two). A word of another script is not one of them.
+ * Latin ones they stand for (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic), and others from outside ASCII (letters of
+ * neither kind): up to two of them, or any number while the type's own ASCII letters in the service type's places are
+ * at least as many (three Armenian letters in `organization_left` had passed the rule of two, red team 2026-12-07).
+ * An ASCII letter out of its place, and a word of another script, are not one of them.
  */
 function readsAsServiceType(type: string): boolean {
   const letters = skeleton(type);
   return SERVICE_SKELETONS.some((service) => {
     if (service.length !== letters.length) return false;
     let swapped = 0;
+    let kept = 0;
     for (const [i, c] of letters.entries()) {
-      if (c === service[i] || LOOKS_LATIN[c]?.includes(service[i]!)) continue;
-      if (c <= '\x7f' || ++swapped > 2) return false;
+      if (c === service[i]) {
+        kept += 1;
+        continue;
+      }
+      if (LOOKS_LATIN[c]?.includes(service[i]!)) continue;
+      if (c <= '\x7f') return false;
+      swapped += 1;
     }
-    return true;
+    return swapped <= 2 || kept >= swapped;
   });
 }
 

@@ -134,6 +134,14 @@ describe("the service's own event types", () => {
       'ORGA\u041dIZATIO\u039d_JOI\u039dED',
       'ｅｒａｓｕｒｅ',
       'SubChainProof',
+      // Three letters from outside the table passed the rule of two, and whole words of Armenian, NKo or small
+      // capitals (red team, 2026-12-07).
+      '\u0585rga\u0578izati\u0585n_left',
+      '\u0585rganizati\u0585n_j\u0585ined',
+      '\u0455\u057db_chain_pr\u0585\u0585f',
+      '\u1d07ras\u057dr\u1d07',
+      '\u07cbrganizati\u07cbn_j\u07cbined',
+      'org\u0561\u0562\u0563zation_left',
     ]) {
       await assert.rejects(l.appendEvent('c', { ...eventDraft('e'), event_type: type }), /reads as one/, type);
     }
@@ -150,8 +158,10 @@ describe("the service's own event types", () => {
     }
     assert.equal((await l.getStats('c')).total_blocks, 1);
     // A word of another script is its own: Russian for "organization left", Greek for "erasure".
-    for (const type of ['организация_ушла', 'διαγραφή']) await l.appendEvent('c', { ...eventDraft('e'), event_type: type });
-    assert.equal((await l.getStats('c')).total_blocks, 3);
+    // Nor is a type of the same length whose letters mostly are another script's (`eイベント名前`, 7 letters as `erasure`).
+    for (const type of ['организация_ушла', 'διαγραφή', 'eイベント名前', 'orgイベント名前イベントイベン'])
+      await l.appendEvent('c', { ...eventDraft('e'), event_type: type });
+    assert.equal((await l.getStats('c')).total_blocks, 5);
   });
 });
 
