@@ -82,8 +82,12 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
   if (!eventTypeSchema.safeParse(draft.event_type).success) {
     throw new UnprocessableError(`${which} event_type must be a string of 1 to ${EVENT_TYPE_MAX} characters`);
   }
-  if (UNSEEN.test(draft.event_type)) {
-    throw new UnprocessableError(`${which} event_type may not hold control or invisible characters, nor begin or end with a space`);
+  // An entity id a reader cannot tell from another (`pkg-17` and `pkg-17\u200d`, a right-to-left override) would
+  // let a writer add events that read as another entity's in the explorer and an audit (red team, 2026-12-07).
+  for (const field of ['entity_id', 'event_type'] as const) {
+    if (UNSEEN.test(draft[field])) {
+      throw new UnprocessableError(`${which} ${field} may not hold control or invisible characters, nor begin or end with a space`);
+    }
   }
   if (by === 'caller' && readsAsServiceType(draft.event_type)) {
     throw new UnprocessableError(

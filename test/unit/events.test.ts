@@ -156,6 +156,10 @@ describe("the service's own event types", () => {
     ]) {
       await assert.rejects(l.appendEvent('c', { ...eventDraft('e'), event_type: type }), /may not hold control or invisible characters/, JSON.stringify(type));
     }
+    // Nor an entity id (red team): one that reads as another's.
+    for (const entity of [' t ', 't\u202e', 't\u200d', 't\u0007', 'pkg-17\u2028']) {
+      await assert.rejects(l.appendEvent('c', { ...eventDraft(entity) }), /entity_id may not hold control or invisible characters/, JSON.stringify(entity));
+    }
     assert.equal((await l.getStats('c')).total_blocks, 1);
     // A word of another script is its own: Russian for "organization left", Greek for "erasure".
     // Nor is a type of the same length whose letters mostly are another script's (`eイベント名前`, 7 letters as `erasure`).
