@@ -176,6 +176,10 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
 
       const started = performance.now();
       const result = await sandbox.run(await contractSource(chosen), input.event, input.context, callerOf(principal));
+      // What a contract answers keeps the shape a request's body keeps (its depth, no '__proto__' keys, well-formed
+      // strings): its emits are appended as the caller's events, which the events routes would have refused nested
+      // deeper (red team), and its result is the caller's answer (8,000 levels had gone back as they were, red team).
+      checkShape(result, ['result'], "The contract's result");
 
       let emitted: string[] = [];
       const emit = (result as { emit?: unknown } | null)?.emit;
@@ -185,9 +189,6 @@ export function createContracts({ repository, ledger, access, sandbox, stamp, re
         }
         const chain = input.context.chain;
         if (!chain) throw new UnprocessableError('The contract emits events but context.chain names no chain');
-        // What a contract emits keeps the shape a request's body keeps (its depth, no '__proto__' keys): it is appended
-        // as the caller's events, which the events routes would have refused nested deeper (red team).
-        checkShape(emit, ['emit'], "The contract's emit");
         let drafts: EventDraft[];
         try {
           drafts = emit.map((e) => parseEventRequest(e));

@@ -446,8 +446,15 @@ describe('the business domain (offline)', () => {
     await business.registerContract(acme, { contract_id: 'deep', version: '1.0.0', implementation: deep, metadata: {} });
     await assert.rejects(
       business.executeContract(acme, { contract_id: 'deep', event: { entity_id: 'e', event: 'x', details: {} }, context: { chain: 'calc' } }),
-      /The contract's emit is nested deeper than 64 levels/,
+      /The contract's result is nested deeper than 64 levels/,
     );
     assert.equal(ledgerRepository.blocksOf('calc').length, 2, 'nothing of it was appended');
+    // Its result alone, too: it is the caller's answer (8,000 levels had gone back as they were, red team).
+    const deepResult = 'function execute(event) { let d = {}; for (let i = 0; i < 200; i++) d = { d }; return { d }; }';
+    await business.registerContract(acme, { contract_id: 'deep-result', version: '1.0.0', implementation: deepResult, metadata: {} });
+    await assert.rejects(
+      business.executeContract(acme, { contract_id: 'deep-result', event: { entity_id: 'e', event: 'x', details: {} }, context: {} }),
+      /The contract's result is nested deeper than 64 levels/,
+    );
   });
 });
