@@ -208,11 +208,13 @@ export function createCore(settings: Readonly<Settings>): Core {
    * A request limiter: `points` per 60 s per client, in memory (one process) or in DynamoDB (shared by
    * every instance). If DynamoDB cannot be reached, or has not answered within a second, the limiter
    * counts in memory instead rather than failing or holding up the request (a DynamoDB that hangs would
-   * otherwise add its retries to every request before its handler even starts). A client that has spent its
-   * window is refused from the instance's memory until the window ends (`inMemoryBlockOnConsumed`): each refused
-   * request had still written the shared item, so a spent key kept buying writes of the limiter's table (red team).
+   * otherwise add its retries to every request before its handler even starts). With `blockSpent` (the requests'
+   * limiter), a client that has spent its window is refused from the instance's memory until the window ends
+   * (`inMemoryBlockOnConsumed`): each refused request had still written the shared item, so a spent key kept buying
+   * writes of the limiter's table (red team). Not the push budget's: a refusal from memory says nothing of how much was
+   * consumed (0), which it reads to grant the part of a batch still within the limit.
    */
-  const limiter = (points: number, keyPrefix: string): RateLimiterAbstract => {
+  const limiter = (points: number, keyPrefix: string, { blockSpent = false } = {}): RateLimiterAbstract => {
     const window = { points, duration: 60, keyPrefix };
     if (settings.SVC_RATE_LIMIT_BACKEND === 'memory') return new RateLimiterMemory(window);
     const insuranceLimiter = new RateLimiterMemory(window);
@@ -222,7 +224,7 @@ export function createCore(settings: Readonly<Settings>): Core {
       tableName: settings.SVC_RATE_LIMIT_TABLE,
       tableCreated: true,
       ttlSet: true,
-      inMemoryBlockOnConsumed: points,
+      ...(blockSpent ? { inMemoryBlockOnConsumed: points } : {}),
       insuranceLimiter,
     });
     return new RLWrapperTimeouts({ limiter: shared, timeoutMs: RATE_LIMIT_WAIT_MS, insuranceLimiter }) as unknown as RateLimiterAbstract;
@@ -278,7 +280,7 @@ export function createCore(settings: Readonly<Settings>): Core {
         ? (group: string) => createCloudWatchMetrics({ namespace: settings.SVC_CLOUDWATCH_METRICS_NAMESPACE, functionGroup: group })
         : undefined,
       // Requests per key (per source IP without one) and minute.
-      rateLimiter: once(() => limiter(settings.SVC_RATE_LIMIT_RPM, 'rlflx')),
+      rateLimiter: once(() => limiter(settings.SVC_RATE_LIMIT_RPM, 'rlflx', { blockSpent: true })),
       authenticator,
     },
   };
