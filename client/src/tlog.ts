@@ -102,6 +102,9 @@ export function rootFromInclusion(
   chain?: string,
   step?: (sibling: Uint8Array, left: boolean, node: Uint8Array) => void,
 ): Uint8Array {
+  // Whole numbers a double holds exactly: 2.5 had walked leaf 2's proof as if it were 2 (red team).
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size)) fail('inclusion', `leaf ${index} of ${size} is not a whole number`, chain);
+  if (leaf.length !== 32) fail('inclusion', 'the leaf hash is not 32 bytes', chain);
   if (!(index >= 0 && index < size)) fail('inclusion', `leaf ${index} is not below tree size ${size}`, chain);
   let fn = index;
   let sn = size - 1;
@@ -147,12 +150,17 @@ export function verifyConsistency(
   chain?: string,
 ): void {
   const bad = (why: string) => fail('consistency', `the tree of ${second} blocks does not extend the trusted tree of ${first}: ${why}`, chain);
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 0) bad('a size is not a whole number');
   if (second < first) bad('it is smaller');
   if (first === second) {
-    if (proof.length > 0 || !equalBytes(firstRoot, secondRoot)) bad('same size, another root');
+    if (proof.length > 0 || firstRoot.length !== 32 || !equalBytes(firstRoot, secondRoot)) bad('same size, another root');
     return;
   }
-  if (first === 0) return; // every tree extends the empty tree
+  // Every tree extends the empty tree, with nothing to prove: a proof sent for it is not one.
+  if (first === 0) {
+    if (proof.length > 0) bad('a proof from the empty tree must be empty');
+    return;
+  }
   if (proof.some((p) => p.length !== 32)) bad('a proof hash is not 32 bytes');
   // Arithmetic, not bitwise: `&` reads its operands as 32-bit integers, and trees grow past 2^32 blocks.
   const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : [...proof];
@@ -208,7 +216,35 @@ export function keyId(name: string, type: number, publicKey: Uint8Array): Uint8A
   return sha256(utf8(`${name}\n`), Uint8Array.of(type), publicKey).subarray(0, 4);
 }
 
-/** A C2SP verifier key `<name>+<hex id>+<base64(type ‖ key)>`, Ed25519 log (0x01) or cosigner (0x04). */
+/** The field's prime, 2^255 - 19. */
+const P = 2n ** 255n - 19n;
+/** A key's y-coordinate: its 32 little-endian bytes, the sign of x (the top bit) aside. */
+function yOf(key: Uint8Array): bigint {
+  let y = 0n;
+  for (let i = 31; i >= 0; i -= 1) y = (y << 8n) | BigInt(i === 31 ? key[i]! & 0x7f : key[i]!);
+  return y;
+}
+/** The order-8 points' y (libsodium's list of small-order encodings; the other order-8 y is P minus it). */
+const Y8 = yOf(fromHex('26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05'));
+const SMALL_ORDER_Y = new Set([0n, 1n, P - 1n, Y8, P - Y8]);
+
+/**
+ * Why an Ed25519 public key proves nothing, if it does not: a point of small order (under the identity, `01` and 63
+ * zero bytes verify for every message: a forged checkpoint, a witness's cosignature with no private key, red team
+ * 2026-12-07), or a coordinate not reduced (one point written two ways, two witnesses of one key). The service refuses
+ * the same keys (shared/ed25519.ts).
+ */
+export function weakKeyReason(publicKey: Uint8Array): string | undefined {
+  const y = yOf(publicKey);
+  if (y >= P) return 'not in its canonical encoding';
+  if (SMALL_ORDER_Y.has(y)) return 'a point of small order';
+  return undefined;
+}
+
+/** Ed25519 as RFC 8032 checks it, not ZIP-215's looser rules (@noble/curves' default), which take non-canonical forms. */
+const STRICT = { zip215: false } as const;
+
+/** A C2SP verifier key `<name>+<hex id>+<base64(type ‖ key)>`, Ed25519 log (0x01) or cosigner (0x04); weak keys refused. */
 export function parseVkey(vkey: string): NoteKey {
   const text = vkey.trim();
   const parts = /^([^+\s]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/=]+)$/.exec(text);
@@ -220,6 +256,8 @@ export function parseVkey(vkey: string): NoteKey {
   }
   const type = key[0]!;
   const publicKey = key.subarray(1);
+  const weak = weakKeyReason(publicKey);
+  if (weak) throw new TypeError(`the verifier key of '${name}' is a weak Ed25519 key (${weak}): a signature under it would prove nothing`);
   const id = keyId(name, type, publicKey);
   if (toHex(id) !== idHex) throw new TypeError(`the verifier key id of '${name}' does not match its name and key`);
   return { name, id, type, publicKey, vkey: text };
@@ -269,7 +307,7 @@ export function openNote(note: string, key: NoteKey, chain?: string): { text: st
     throw new VerificationError('signature', `the checkpoint is not signed by the pinned key ${key.name}+${toHex(key.id)}`, chain);
   }
   for (const s of own) {
-    if (s.bytes.length !== 64 || !ed25519.verify(s.bytes, utf8(text), key.publicKey)) {
+    if (s.bytes.length !== 64 || !ed25519.verify(s.bytes, utf8(text), key.publicKey, STRICT)) {
       throw new VerificationError('signature', `the signature by ${key.name} on the checkpoint does not verify`, chain);
     }
   }
@@ -312,7 +350,12 @@ export function verifiedCosigners(text: string, signatures: readonly NoteSignatu
     if (!line) continue;
     const ok =
       line.bytes.length === 72 &&
-      ed25519.verify(line.bytes.subarray(8), cosignedMessage(text, new DataView(line.bytes.buffer, line.bytes.byteOffset, 8).getBigUint64(0)), key.publicKey);
+      ed25519.verify(
+        line.bytes.subarray(8),
+        cosignedMessage(text, new DataView(line.bytes.buffer, line.bytes.byteOffset, 8).getBigUint64(0)),
+        key.publicKey,
+        STRICT,
+      );
     if (!ok) throw new VerificationError('witnesses', `the cosignature by witness ${key.name} does not verify`, chain);
     good.push(key);
   }

@@ -246,7 +246,14 @@ function checkHash(hash: Uint8Array, what: string): void {
 }
 
 /** The root an inclusion proof leads to; throws ProofError when the proof cannot fit the sizes. */
+/** A leaf index or tree size: a whole number a double holds exactly (2.5 had walked a proof as if it were 2, red team). */
+function checkCount(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 0) throw new ProofError(`${what} ${n} is not a whole number of leaves`);
+}
+
 export function rootFromInclusionProof(leafIndex: number, treeSize: number, leaf: Uint8Array, proof: readonly Uint8Array[]): Buffer {
+  checkCount(leafIndex, 'the leaf index');
+  checkCount(treeSize, 'the tree size');
   if (!(leafIndex >= 0 && leafIndex < treeSize)) throw new ProofError(`leaf index ${leafIndex} is not below tree size ${treeSize}`);
   checkHash(leaf, 'the leaf hash');
   let fn = leafIndex;
@@ -280,10 +287,14 @@ export function verifyInclusion(leafIndex: number, treeSize: number, leaf: Uint8
 }
 
 export function verifyConsistency(first: number, second: number, proof: readonly Uint8Array[], firstRoot: Uint8Array, secondRoot: Uint8Array): void {
+  checkCount(first, 'the first size');
+  checkCount(second, 'the second size');
   if (second < first) throw new ProofError(`the second size ${second} is smaller than the first ${first}`);
   if (first < 1) throw new ProofError('a consistency proof from an empty tree proves nothing');
   if (first === second) {
-    // Same tree: nothing to prove but that the roots are the same bytes.
+    // Same tree: nothing to prove but that the roots are the same bytes (hashes, not any bytes at all).
+    checkHash(firstRoot, 'the first root');
+    checkHash(secondRoot, 'the second root');
     if (proof.length > 0) throw new ProofError('equal sizes need an empty proof');
     if (!Buffer.from(firstRoot).equals(Buffer.from(secondRoot))) throw new ProofError('equal sizes but different roots');
     return;

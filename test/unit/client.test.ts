@@ -35,7 +35,15 @@ import {
 } from '#client/tlog';
 import { SCHEMA_FILE, generateSchema } from '../../client/scripts/generate.ts';
 import { hashBlock, sealBlock } from '#shared/ledger/hashing';
-import { consistencyProof, inclusionProof, leafHash, nodesFromLeafHashes, rootFromLeafHashes } from '#shared/ledger/merkle';
+import {
+  consistencyProof,
+  inclusionProof,
+  leafHash,
+  nodesFromLeafHashes,
+  rootFromLeafHashes,
+  verifyConsistency as serviceVerifyConsistency,
+  verifyInclusion as serviceVerifyInclusion,
+} from '#shared/ledger/merkle';
 import { checkpointText, signNote, verifierKey } from '#shared/tlog/note';
 
 function tree(size: number) {
@@ -186,6 +194,76 @@ describe('client note checks (c2sp.org/signed-note, tlog-checkpoint, tlog-cosign
     );
     // No line by the witness: no cosigner (the policy decides whether that is enough).
     assert.deepEqual(verifiedCosigners(opened.text, openNote(note, parseVkey(vkey)).signatures, [parseVkey(witnessVkey)]), []);
+  });
+});
+
+describe('client checks against weak keys and loose numbers (red team, 2026-12-07)', () => {
+  const P = 2n ** 255n - 19n;
+  const encode = (y: bigint, signBit = 0) => {
+    const bytes = Buffer.alloc(32);
+    for (let i = 0, v = y; i < 32; i += 1, v >>= 8n) bytes[i] = Number(v & 0xffn);
+    bytes[31] = (bytes[31]! & 0x7f) | (signBit << 7);
+    return bytes;
+  };
+  const vkeyOf = (name: string, type: number, pub: Uint8Array) =>
+    `${name}+${Buffer.from(keyId(name, type, pub)).toString('hex')}+${toBase64(Buffer.concat([Buffer.from([type]), pub]))}`;
+  /** R the identity, S zero: under a small-order key @noble/curves' default (ZIP-215) verified it for any message. */
+  const forged = Buffer.concat([Buffer.from([1]), Buffer.alloc(63)]);
+
+  it("refuses a weak log or witness key (small order, or unreduced), so that nobody forges a checkpoint or a witness's cosignature", () => {
+    const weak = [encode(1n), encode(1n, 1), encode(0n), encode(P - 1n), encode(P + 1n), encode(P)];
+    for (const pub of weak) {
+      for (const type of [0x01, 0x04])
+        assert.throws(() => parseVkey(vkeyOf('weak.example/k', type, pub)), /weak Ed25519 key/, Buffer.from(pub).toString('hex'));
+    }
+    // Had the log's key been the identity, a checkpoint of any size and root opened under it.
+    const name = 'ledger.example/main';
+    const text = checkpointText({ origin: `${name}/main`, size: 1_000_000, root: Buffer.alloc(32, 9) });
+    const id = keyId(name, 0x01, encode(1n));
+    const note = `${text}\n\u2014 ${name} ${toBase64(Buffer.concat([Buffer.from(id), forged]))}\n`;
+    const key = { name, id, type: 0x01, publicKey: new Uint8Array(encode(1n)), vkey: '' };
+    assert.equal(
+      failure(() => openNote(note, key)),
+      'signature',
+      'strict Ed25519 refuses the forgery even past parseVkey',
+    );
+    // Three spellings of small-order points were three witnesses of "3 of 3", each cosignature forged.
+    const witnesses = [encode(1n), encode(1n, 1), encode(0n)].map((pub, i) => vkeyOf(`w${i}.example/w`, 0x04, pub));
+    assert.throws(() => new LedgerClient({ baseUrl: 'http://127.0.0.1:9', witnesses: { keys: witnesses, required: 3 } }), /weak Ed25519 key/);
+  });
+
+  it('refuses indices and sizes that are not whole numbers, a proof from the empty tree, and roots that are not hashes', () => {
+    const { leaves, node, root: rootOf } = tree(7);
+    const root = rootOf(7);
+    const proof = inclusionProof(2, 7, node);
+    verifyInclusion(2, 7, leaves[2]!, proof, root);
+    assert.equal(
+      failure(() => verifyInclusion(2.5, 7, leaves[2]!, proof, root)),
+      'inclusion',
+    );
+    assert.equal(
+      failure(() => verifyInclusion(2, 7.5, leaves[2]!, proof, root)),
+      'inclusion',
+    );
+    const root3 = rootOf(3);
+    const consistency = consistencyProof(3, 7, node);
+    verifyConsistency(3, 7, consistency, root3, root);
+    assert.equal(
+      failure(() => verifyConsistency(3.5, 7, consistency, root3, root)),
+      'consistency',
+    );
+    assert.equal(
+      failure(() => verifyConsistency(0, 7, [Buffer.alloc(32, 1)], new Uint8Array(0), root)),
+      'consistency',
+    );
+    assert.equal(
+      failure(() => verifyConsistency(7, 7, [], new Uint8Array(0), new Uint8Array(0))),
+      'consistency',
+    );
+    // The service's own verifiers hold the same rules.
+    assert.throws(() => serviceVerifyInclusion(2.5, 7, leaves[2]!, proof, root), /whole number/);
+    assert.throws(() => serviceVerifyConsistency(3.5, 7, consistency, root3, root), /whole number/);
+    assert.throws(() => serviceVerifyConsistency(7, 7, [], new Uint8Array(0), new Uint8Array(0)), /not 32/);
   });
 });
 
