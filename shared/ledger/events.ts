@@ -84,10 +84,13 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
   }
   // An entity id a reader cannot tell from another (`pkg-17` and `pkg-17\u200d`, a right-to-left override) would
   // let a writer add events that read as another entity's in the explorer and an audit (red team, 2026-12-07).
-  for (const field of ['entity_id', 'event_type'] as const) {
-    if (UNSEEN.test(draft[field])) {
-      throw new UnprocessableError(`${which} ${field} may not hold control or invisible characters, nor begin or end with a space`);
-    }
+  if (unseenInEntityId(draft.entity_id)) {
+    throw new UnprocessableError(
+      `${which} entity_id may not hold control or invisible characters (a joiner only inside a word of a script or an emoji sequence that needs it), nor begin or end with a space`,
+    );
+  }
+  if (UNSEEN.test(draft.event_type)) {
+    throw new UnprocessableError(`${which} event_type may not hold control or invisible characters, nor begin or end with a space`);
   }
   if (by === 'caller' && readsAsServiceType(draft.event_type)) {
     throw new UnprocessableError(
@@ -100,6 +103,26 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
 const SERVICE_EVENT_TYPES: readonly string[] = Object.values(SERVICE_EVENT);
 /** Characters a reader does not see: controls, formats (zero-width, direction marks), and spaces at either end. */
 const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|^\s|\s$/u;
+const JOINERS = new Set(['\u200c', '\u200d']);
+const isTag = (c: string | undefined) => c !== undefined && c >= '\u{E0020}' && c <= '\u{E007F}';
+/**
+ * Whether an entity id holds what a reader does not see (UNSEEN), but for what words and emoji need: a zero-width
+ * joiner or non-joiner between two characters neither of which is ASCII, a space or another invisible one (Persian
+ * `می‌خواهم`, an emoji family `👨‍👩‍👧`, a virama's conjunct), and the tag characters of a flag (`🏴` and its tags). Beside
+ * ASCII or at either end a joiner only hides a difference (`pkg-1\u200d7`), as every other control or format does.
+ */
+function unseenInEntityId(id: string): boolean {
+  if (/^\s|\s$/u.test(id)) return true;
+  const chars = [...id];
+  const plain = (c: string | undefined) => c !== undefined && c > '\x7f' && !/[\p{Cc}\p{Cf}\p{Z}]/u.test(c);
+  return chars.some((c, i) => {
+    if (!UNSEEN.test(c)) return false;
+    if (JOINERS.has(c)) return !(plain(chars[i - 1]) && plain(chars[i + 1]));
+    if (isTag(c)) return !(chars[i - 1] === '\u{1F3F4}' || isTag(chars[i - 1]));
+    return true;
+  });
+}
+
 /** What a type reads as: its letters and digits, case and compatibility forms folded (NFKC). */
 const skeleton = (type: string): string[] => [
   ...type

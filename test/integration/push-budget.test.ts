@@ -28,7 +28,9 @@ describe("a key's push budget, shared by every instance through DynamoDB", () =>
       SVC_WS_PUSHES_PER_MINUTE: '10',
     });
     // Two instances: each its own core, as two Lambda instances of the broadcaster.
-    const [one, two] = [createCore(settings), createCore(settings)].map((core) => createRealtimeWiring(core).pushBudget()!);
+    const budget = () => createRealtimeWiring(createCore(settings)).pushBudget()!;
+    const one = budget();
+    const two = budget();
     const grants = [];
     for (const take of [one, one, two, one, two]) grants.push(await take('key-1', 6));
     assert.deepEqual(
