@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { UnprocessableError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { SERVICE_EVENT } from './event-types.ts';
+import { LOOK_ALIKES } from './look-alikes.ts';
 import { canonicalJson } from './hashing.ts';
 import { SUBJECT_ID, SUBJECT_ID_RULE } from './subject-port.ts';
 import type { LedgerEvent } from './types.ts';
@@ -217,10 +218,12 @@ const LOOKS_LATIN: Readonly<Record<string, string>> = {
 /**
  * Whether a type is, or reads as, one of the service's: the same letters and digits whatever the case, separators or
  * compatibility forms (`Organization-Left`, `organization left`, `organization\u2010left`), letters drawn like the
- * Latin ones they stand for (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic), and others from outside ASCII (letters of
- * neither kind): up to two of them, or any number while the type's own ASCII letters in the service type's places are
- * at least as many (three Armenian letters in `organization_left` had passed the rule of two, red team 2026-12-07).
- * An ASCII letter out of its place, and a word of another script, are not one of them.
+ * Latin ones they stand for (LOOKS_LATIN: `оrgаnizаtiоn_lеft` in Cyrillic; and Unicode's confusables, look-alikes.ts:
+ * Lisu, Cherokee, Canadian syllabics… wrote whole service types, a review of 2026-12-07), and others from outside
+ * ASCII (letters of neither kind): up to two of them, or any number while the letters that match their places are at
+ * least as many (three Armenian letters in `organization_left` had passed the rule of two, red team 2026-12-07).
+ * An ASCII letter out of its place, and a word of another script, are not one of them. Letters Unicode does not
+ * list as confusable, in a type of a script written wholly in them, are: no rule of letters catches every drawing.
  */
 function readsAsServiceType(type: string): boolean {
   const letters = skeleton(type);
@@ -229,17 +232,26 @@ function readsAsServiceType(type: string): boolean {
     let swapped = 0;
     let kept = 0;
     for (const [i, c] of letters.entries()) {
-      if (c === service[i]) {
+      if (c === service[i] || readsAs(c).includes(service[i]!)) {
         kept += 1;
         continue;
       }
-      if (LOOKS_LATIN[c]?.includes(service[i]!)) continue;
       if (c <= '\x7f') return false;
       swapped += 1;
     }
     return swapped <= 2 || kept >= swapped;
   });
 }
+
+/** The Latin letters a character outside ASCII may read as: LOOKS_LATIN's, and Unicode's confusables' (look-alikes.ts). */
+const READS_AS = (() => {
+  const map = new Map<string, string>(Object.entries(LOOKS_LATIN));
+  for (const [letter, sources] of Object.entries(LOOK_ALIKES)) {
+    for (const c of sources) map.set(c, (map.get(c) ?? '') + letter);
+  }
+  return map;
+})();
+const readsAs = (c: string) => READS_AS.get(c) ?? '';
 
 /** Validates a request body into an EventDraft, or throws the contract's 422. */
 export function parseEventRequest(body: unknown): EventDraft {
