@@ -75,7 +75,6 @@ export const settingsSchema = z.object({
   SVC_TEMPORARY_IDENTITY: bool.default(false),
   SVC_SUBJECT_KEY_STORE: z.enum(['file', 'registry']).default('file'),
   SVC_LICENSE_KEY: z.string().min(1).optional(),
-  SVC_NONCE_TTL_SECONDS: positiveInt(60, 366 * 86_400).default(30 * 86_400),
   // The C2SP checkpoints' key name and origin prefix (a chain's origin is `<this>/<chain>`); unset: derived from the node id.
   SVC_TLOG_ORIGIN: z
     .string()

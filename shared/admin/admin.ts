@@ -21,7 +21,7 @@ import { logger } from '../log.ts';
 import { segmentId } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { createIdentityDocument, openIdentityDocument, openIdentityDocumentSealed, temporaryIdentity, type NodeIdentity } from './identity.ts';
-import type { AdminRepository, PeerRecord } from './repository.ts';
+import { type AdminRepository, NONCE_KEY_SIGNER, type PeerRecord } from './repository.ts';
 
 export type IdentitySource = { kind: 'file'; path: string } | { kind: 'registry' };
 
@@ -33,7 +33,6 @@ export interface AdminOptions {
   sealer: Sealer;
   identity: IdentitySource;
   licenseKey: string | undefined;
-  nonceTtlSeconds: number;
   peerTimeoutMs: number;
   /** The header this node (and its peers) read API keys from. */
   apiKeyHeader: string;
@@ -101,7 +100,7 @@ export function secureEventMessage(fields: {
 }
 
 /** Whose nonces a signature spends: the signing key's (an Ed25519 public key, hex). */
-const nonceSigner = (publicKey: string) => `key:${publicKey}`;
+const nonceSigner = (publicKey: string) => `${NONCE_KEY_SIGNER}${publicKey}`;
 
 const warned = new Set<string>();
 /** A warning about how the process is set up: said once per process, however many requests meet it. */
@@ -209,7 +208,7 @@ export function createAdmin(options: AdminOptions) {
       // A nonce is spent for the signing key, not for the organization named: one signature is appended once, whichever
       // organization a relay names with it (two organizations registered before 2026-12-06 may share a key; the red
       // team appended one signed event twice that way).
-      if (!(await repository.useNonce(nonceSigner(org.public_key), input.nonce, Math.ceil(now() + options.nonceTtlSeconds)))) {
+      if (!(await repository.useNonce(nonceSigner(org.public_key), input.nonce))) {
         throw new ConflictError(`Nonce '${input.nonce}' was already used with organization '${org.org_id}''s signing key`);
       }
       try {

@@ -10,9 +10,15 @@ export interface PeerRecord {
   created_at: string;
 }
 
+/** How a signer of nonces is named: by its signing key, `key:<Ed25519 public key, hex>` (an organization's id before 2026-12-06). */
+export const NONCE_KEY_SIGNER = 'key:';
+
 export interface AdminRepository {
-  /** Marks a nonce of a signer (its key) used; false when it already was. Kept until `expiresAt` (epoch seconds). */
-  useNonce(signer: string, nonce: string, expiresAt: number): Promise<boolean>;
+  /**
+   * Marks a nonce of a signer (its key) used, for good; false when it already was. Kept as long as the event it let in
+   * (a nonce that expired let the same signed body in again, red team 2026-12-07).
+   */
+  useNonce(signer: string, nonce: string): Promise<boolean>;
   /** Gives a nonce back (its event could not be appended), so that a retry is not refused. */
   releaseNonce(signer: string, nonce: string): Promise<void>;
   putPeer(peer: PeerRecord): Promise<boolean>;

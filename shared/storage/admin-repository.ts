@@ -10,7 +10,7 @@ export function createAdminRepository({ client, tableName }: { client: DynamoDBD
   const peerFrom = ({ pk: _pk, sk: _sk, ...peer }: Record<string, unknown>) => peer as unknown as PeerRecord;
 
   return {
-    useNonce: (signer, nonce, expiresAt) => putNew({ pk: noncePk(signer), sk: nonce, ttl: expiresAt }),
+    useNonce: (signer, nonce) => putNew({ pk: noncePk(signer), sk: nonce }),
     async releaseNonce(signer, nonce) {
       await send(() => client.send(new DeleteCommand({ TableName: tableName, Key: { pk: noncePk(signer), sk: nonce } })));
     },

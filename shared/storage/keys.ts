@@ -273,7 +273,7 @@ export function contractSourceSk(version: string): string {
 
 /*
  * registry table, admin group
- *   used nonce      pk = NONCE#key:<signing key, hex>   sk = <nonce>   (TTL on ttl; NONCE#<org id> before 2026-12-06)
+ *   used nonce      pk = NONCE#key:<signing key, hex>   sk = <nonce>   (kept for good since 2026-12-07, TTL on ttl before; NONCE#<org id> before 2026-12-06)
  *   peer            pk = PEERS            sk = <peer id>
  *   node identity   pk = IDENTITY         sk = NODE        (cloud: one identity for every instance)
  *   data subject    pk = SUBJECT#<id>     sk = KEY         (its wrapped data key, or the record of its erasure)

@@ -10,6 +10,7 @@
  */
 import { DescribeTableCommand, ResourceNotFoundException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NONCE_KEY_SIGNER } from '../admin/repository.ts';
 import { CHANNEL_CHAIN_PREFIX, entityScopeOf } from '../ledger/names.ts';
 import {
   CHAINS_PARTITION,
@@ -22,9 +23,10 @@ import {
   entityIndexPk,
   entityPk,
   migrationKey,
+  noncePk,
   orgChannelItem,
 } from './keys.ts';
-import { queryAll, send, writeIf } from './requests.ts';
+import { putIfAbsent, queryAll, send, writeIf } from './requests.ts';
 import { createBusinessRepository } from './business-repository.ts';
 import { firstRefusal, Transaction } from './transactions.ts';
 import { takeSubChainBase } from './sub-chain-count.ts';
@@ -124,7 +126,70 @@ export async function migrateTables(
   tables: { ledger: string; registry: string },
   thorough = false,
 ): Promise<MigrationReport[]> {
-  return [...(await migrateLedgerTable(admin, client, tables.ledger, thorough)), await migrateOrgChannels(client, tables.registry)];
+  return [
+    ...(await migrateLedgerTable(admin, client, tables.ledger, thorough)),
+    await migrateOrgChannels(client, tables.registry),
+    await migrateNoncesKept(client, tables.registry),
+  ];
+}
+
+/**
+ * nonces-kept: a secure event's nonce is kept for good (shared/admin/repository.ts). Those written before 2026-12-07
+ * expired (their `ttl`), after which the same signed body was appended again; and those written before 2026-12-06 are
+ * in the organization's partition (NONCE#<org id>), which no check reads now (red team, 2026-12-07). Each used nonce
+ * loses its `ttl`, and one of the older layout is written again under its organization's signing key, as checks read
+ * it. One scan of the registry, once: done, it is recorded there.
+ */
+export async function migrateNoncesKept(client: DynamoDBDocumentClient, tableName: string): Promise<MigrationReport> {
+  const name = 'nonces-kept';
+  if (await doneOnce(client, tableName, name)) return { name, migrated: 0 };
+  const registry = createBusinessRepository({ client, tableName });
+  const keyOf = new Map<string, Promise<string | null | undefined>>();
+  const signingKey = (orgId: string) => {
+    if (!keyOf.has(orgId))
+      keyOf.set(
+        orgId,
+        registry.getOrganization(orgId).then((org) => org?.public_key),
+      );
+    return keyOf.get(orgId)!;
+  };
+  let migrated = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await send(() =>
+      client.send(
+        new ScanCommand({
+          TableName: tableName,
+          FilterExpression: 'begins_with(pk, :nonce)',
+          ExpressionAttributeValues: { ':nonce': noncePk('') },
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    for (const item of page.Items ?? []) {
+      const signer = String(item.pk).slice(noncePk('').length);
+      if (!signer.startsWith(NONCE_KEY_SIGNER)) {
+        const publicKey = await signingKey(signer);
+        if (publicKey) await putIfAbsent(client, tableName, { pk: noncePk(`${NONCE_KEY_SIGNER}${publicKey}`), sk: item.sk });
+      }
+      if (item.ttl !== undefined) {
+        await send(() =>
+          client.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { pk: item.pk, sk: item.sk },
+              UpdateExpression: 'REMOVE #ttl',
+              ExpressionAttributeNames: { '#ttl': 'ttl' },
+            }),
+          ),
+        );
+      }
+      migrated += 1;
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  await markDone(client, tableName, name);
+  return { name, migrated };
 }
 
 /** Whether a once-only migration is recorded as done in its table (a missing table: nothing to migrate). */

@@ -43,7 +43,6 @@ export function createNodeWiring(core: Core): NodeWiring {
       sealer: core.lazyOffchain,
       identity: settings.SVC_IDENTITY_STORE === 'registry' ? { kind: 'registry' } : { kind: 'file', path: identityPath(settings) },
       licenseKey: settings.SVC_LICENSE_KEY,
-      nonceTtlSeconds: settings.SVC_NONCE_TTL_SECONDS,
       peerTimeoutMs: settings.SVC_PEER_TIMEOUT_MS,
       apiKeyHeader: settings.API_KEY_NAME,
     });

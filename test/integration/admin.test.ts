@@ -10,11 +10,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import canonicalize from 'canonicalize';
 import { freePort } from '#infra/local/ports';
 import { LocalKeyProvider } from '#shared/offchain/key-providers';
 import { createDynamoClient } from '#shared/storage/client';
+import { migrateNoncesKept } from '#shared/storage/migrations';
 import { createSealer } from '#shared/offchain/offchain';
 import { assertError } from '#test/support/contract';
 import { call, removeDir, sharedStack, startStack, stopAndRemove, tempDataDir, type Stack } from '#test/support/stack';
@@ -332,6 +333,37 @@ describe('Secure events', () => {
     const before = await events();
     assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', body), 409, /already used/);
     assert.equal(await events(), before);
+  });
+
+  it("keeps a nonce for good, and npm run migrate keeps those written before: an expired or an organization's nonce let the same signed body in again (red team)", async () => {
+    const db = DynamoDBDocumentClient.from(createDynamoClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, accessKeyId: stack.dynamoAccessKeyId }));
+    try {
+      const nonceItem = async (signer: string, nonce: string) =>
+        (await db.send(new GetCommand({ TableName: stack.tables.registry, Key: { pk: `NONCE#${signer}`, sk: nonce }, ConsistentRead: true }))).Item;
+      const fresh = signed('gates');
+      assert.equal((await call(base, 'POST', '/api/admin/chains/gates/secure-events', fresh)).status, 200);
+      const kept = await nonceItem(`key:${org.hex}`, fresh.nonce);
+      assert.ok(kept, 'the nonce is recorded under the signing key');
+      assert.equal(kept.ttl, undefined, 'with no expiry: DynamoDB would have deleted it, and the body been appended again');
+      // Written as earlier versions did: one with an expiry, one in the organization's partition (before 2026-12-06).
+      const [expiring, legacy] = [signed('gates'), signed('gates')];
+      const past = Math.floor(Date.now() / 1000) + 60;
+      await db.send(new PutCommand({ TableName: stack.tables.registry, Item: { pk: `NONCE#key:${org.hex}`, sk: expiring.nonce, ttl: past } }));
+      await db.send(new PutCommand({ TableName: stack.tables.registry, Item: { pk: 'NONCE#port-authority', sk: legacy.nonce, ttl: past } }));
+      await db.send(new DeleteCommand({ TableName: stack.tables.registry, Key: { pk: 'MIGRATION', sk: 'nonces-kept' } }));
+      const report = await migrateNoncesKept(db, stack.tables.registry);
+      assert.ok(report.migrated >= 2, JSON.stringify(report));
+      assert.equal((await nonceItem(`key:${org.hex}`, expiring.nonce))?.ttl, undefined, 'its expiry removed');
+      assert.ok(await nonceItem(`key:${org.hex}`, legacy.nonce), "the organization's nonce written under its key");
+      const before = await events();
+      for (const body of [expiring, legacy]) {
+        assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', body), 409, /already used/);
+      }
+      assert.equal(await events(), before, 'neither appended again');
+      assert.deepEqual(await migrateNoncesKept(db, stack.tables.registry), { name: 'nonces-kept', migrated: 0 }, 'once');
+    } finally {
+      db.destroy();
+    }
   });
 
   it("appends one signature once, whichever organization a relay names with it; a public key is one organization's (red team)", async () => {

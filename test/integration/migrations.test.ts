@@ -263,6 +263,7 @@ describe('Migrating a ledger table written by an earlier version', () => {
     assert.match(second, /sub-chain-count: nothing to do/);
     assert.match(second, /scoped-entity-index: nothing to do/);
     assert.match(second, /org-channels: nothing to do/);
+    assert.match(second, /nonces-kept: nothing to do/);
     const repository = createLedgerRepository({ client, tableName: CLI });
     assert.deepEqual(
       (await repository.listHeads()).map((h) => h.chainName),

@@ -173,7 +173,6 @@ describe('the business domain (offline)', () => {
       sealer: undefined as never,
       identity: { kind: 'file', path: '/nonexistent/identity.json' },
       licenseKey: undefined,
-      nonceTtlSeconds: 60,
       peerTimeoutMs: 1_000,
       apiKeyHeader: 'X-API-Key',
     });
