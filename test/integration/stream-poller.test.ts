@@ -91,6 +91,21 @@ describe('the local stream poller, as the cloud mapping', () => {
     }
   });
 
+  it('takes the whole batch up again when its handler names a failure that is no record of it, as Lambda reads it (a review)', async () => {
+    const batches: string[][] = [];
+    const p = await poll(async (records) => {
+      batches.push(records.map((r) => r.dynamodb.Keys.pk.S));
+      return batches.length === 1 ? { batchItemFailures: [{ itemIdentifier: 'no such record' }] } : { batchItemFailures: [] };
+    });
+    try {
+      await p.writeTogether(['whole-1', 'whole-2']);
+      await until(() => batches.flat().filter((pk) => pk === 'whole-1').length === 2, 'the batch again');
+      assert.deepEqual(batches[1]?.[0], 'whole-1', 'from its first record');
+    } finally {
+      await p.stop();
+    }
+  });
+
   it(`passes a batch that always fails over after ${RETRY_ATTEMPTS} retries, says so, and delivers what follows it`, async () => {
     const tries: string[] = [];
     const discards: string[] = [];
