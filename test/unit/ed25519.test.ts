@@ -5,12 +5,14 @@
  * are checked.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { parsePublicKey, publicKeyToHex, verifyEd25519, weakKeyReason } from '#shared/ed25519';
 import { UnprocessableError } from '#shared/errors';
 
 const P = 2n ** 255n - 19n;
+const ROOT = new URL('../../', import.meta.url).pathname;
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** 32 little-endian bytes of a y-coordinate, with the sign bit of x. */
@@ -87,6 +89,26 @@ describe('weak Ed25519 keys', () => {
     // In PEM as well.
     const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.concat([SPKI_PREFIX, Buffer.from(encode(1n, 0), 'hex')]).toString('base64')}\n-----END PUBLIC KEY-----\n`;
     assert.throws(() => parsePublicKey(pem), /weak Ed25519 key \(a point of small order\)/);
+  });
+
+  it('refuses them on a Node whose OpenSSL takes the forgery (20 and 22: the local stack and the verifier run there too)', {
+    skip: !process.env.LEDGER_TEST_HOST_NODE && "typed on Lambda's Node: no older one to ask",
+  }, () => {
+    // Lambda's Node 24 (OpenSSL 3.5) refuses these signatures itself, so only an older Node shows that our check does.
+    const script = `
+      import { createPublicKey, verify } from 'node:crypto';
+      import { verifyEd25519 } from '#shared/ed25519';
+      const spki = (hex) => createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
+      const forged = Buffer.concat([Buffer.from([1]), Buffer.alloc(63)]);
+      const keys = ${JSON.stringify(WEAK)};
+      const m = Buffer.from('any secure event');
+      console.log(JSON.stringify({ openssl: keys.filter((k) => { try { return verify(null, m, spki(k), forged); } catch { return false; } }).length, ours: keys.filter((k) => verifyEd25519(k, m, forged)).length }));`;
+    const out = spawnSync(process.env.LEDGER_TEST_HOST_NODE!, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: ROOT });
+    assert.equal(out.status, 0, out.stderr);
+    const { openssl, ours } = JSON.parse(out.stdout.trim().split('\n').at(-1)!);
+    if (openssl === 0) return; // that Node refuses them itself
+    assert.ok(openssl > 0, 'OpenSSL there takes the forgery under some of these keys');
+    assert.equal(ours, 0, 'verifyEd25519 takes none');
   });
 
   it('leaves real keys as they were: taken, and their signatures verified', () => {
