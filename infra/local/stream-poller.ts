@@ -28,13 +28,14 @@ export function discarded(batch: { first: string; last: string; records: number;
 
 /**
  * The first record a handler's answer names as failed (`{ batchItemFailures: [{ itemIdentifier }] }`), if any. A list
- * that names no record of the batch (an empty or unknown identifier) fails the whole batch, as Lambda reads it.
+ * with an identifier that is no record of the batch (empty, unknown) fails the whole batch, as Lambda reads it.
  */
 function firstFailure(answer: unknown, sequences: string[]): string | undefined {
   const named = (answer as { batchItemFailures?: { itemIdentifier?: unknown }[] } | undefined)?.batchItemFailures;
   if (!Array.isArray(named) || named.length === 0) return undefined;
-  const failed = new Set(named.map((f) => f?.itemIdentifier));
-  return sequences.find((sequence) => failed.has(sequence)) ?? sequences[0];
+  const ids = named.map((f) => f?.itemIdentifier);
+  if (ids.some((id) => typeof id !== 'string' || !sequences.includes(id))) return sequences[0];
+  return sequences.find((sequence) => ids.includes(sequence));
 }
 
 /** The wait before a failed batch's next try: 100 ms, doubled at each, as Lambda backs off (not to the millisecond). */

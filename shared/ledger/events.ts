@@ -90,7 +90,7 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
       `${which} entity_id may not hold control or invisible characters (a joiner only inside a word of a script or an emoji sequence that needs it), nor begin or end with a space`,
     );
   }
-  if (UNSEEN.test(draft.event_type)) {
+  if (INVISIBLE.test(draft.event_type) || /^\s|\s$/u.test(draft.event_type)) {
     throw new UnprocessableError(`${which} event_type may not hold control or invisible characters, nor begin or end with a space`);
   }
   if (by === 'caller' && readsAsServiceType(draft.event_type)) {
@@ -102,31 +102,49 @@ export function assertDraftFields(draft: Pick<EventDraft, 'entity_id' | 'event_t
 
 /** The event types only the service writes (shared/ledger/event-types.ts): refused in any caller's event. */
 const SERVICE_EVENT_TYPES: readonly string[] = Object.values(SERVICE_EVENT);
-/** Characters a reader does not see: controls, formats (zero-width, direction marks), and spaces at either end. */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|^\s|\s$/u;
-const JOINERS = new Set(['\u200c', '\u200d']);
-const isTag = (c: string | undefined) => c !== undefined && c >= '\u{E0020}' && c <= '\u{E007F}';
+/** One character a reader does not see: a control, a format (zero-width, a direction mark), a line or paragraph separator. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+/** The viramas of the Brahmic scripts most written (Devanagari to Sinhala, Myanmar, Khmer), after which a joiner shapes a conjunct. */
+const VIRAMA = /[\u094D\u09CD\u0A4D\u0ACD\u0B4D\u0BCD\u0C4D\u0CCD\u0D4D\u0DCA\u1039\u17D2]/u;
+const JOINING_SCRIPT = /[\p{Script=Arabic}\p{Script=Syriac}]/u;
+const PICTOGRAPH = /\p{Extended_Pictographic}/u;
+/** An emoji's presentation selector or skin tone, which may stand between a pictograph and a joiner. */
+const EMOJI_MODIFIER = /[\uFE0F\u{1F3FB}-\u{1F3FF}]/u;
+/** The subdivision flags Unicode recommends (England, Scotland, Wales): 🏴, tag letters, the cancel tag. */
+const FLAG_SEQUENCE = /\u{1F3F4}(?:\u{E0067}\u{E0062}(?:\u{E0065}\u{E006E}\u{E0067}|\u{E0073}\u{E0063}\u{E0074}|\u{E0077}\u{E006C}\u{E0073}))\u{E007F}/gu;
+
 /**
- * Whether an entity id holds what a reader does not see (UNSEEN), but for what words and emoji need: a zero-width
- * joiner or non-joiner between two characters neither of which is ASCII, a space or another invisible one (Persian
- * `می‌خواهم`, an emoji family `👨‍👩‍👧`, a virama's conjunct), and the tag characters of a flag (`🏴` and its tags). Beside
- * ASCII or at either end a joiner only hides a difference (`pkg-1\u200d7`), as every other control or format does.
+ * Whether an entity id holds what a reader does not see, but for what words and emoji need (a review of 2026-12-07):
+ * a zero-width joiner or non-joiner after a virama (a conjunct, `क्‍ष`), a non-joiner between two Arabic or Syriac
+ * letters (Persian `می‌خواهم`), a joiner between two pictographs (`👨‍👩‍👧`), and the tags of the three subdivision flags.
+ * Anywhere else (`pkg-1\u200d7`, `за\u200dказ`, any other run of tags) it only hides a difference, as every other
+ * control or format does; and so does a space at either end. A space inside an id (`order 17`) is seen.
  */
 function unseenInEntityId(id: string): boolean {
   if (/^\s|\s$/u.test(id)) return true;
-  const chars = [...id];
-  const plain = (c: string | undefined) => c !== undefined && c > '\x7f' && !/[\p{Cc}\p{Cf}\p{Z}]/u.test(c);
+  const chars = [...id.replace(FLAG_SEQUENCE, '\u{1F3F4}')];
   return chars.some((c, i) => {
-    if (!UNSEEN.test(c)) return false;
-    if (JOINERS.has(c)) return !(plain(chars[i - 1]) && plain(chars[i + 1]));
-    if (isTag(c)) return !(chars[i - 1] === '\u{1F3F4}' || isTag(chars[i - 1]));
+    if (!INVISIBLE.test(c)) return false;
+    const before = chars[i - 1] ?? '';
+    const after = chars[i + 1] ?? '';
+    if (c === '\u200c' || c === '\u200d') {
+      if (VIRAMA.test(before) && after !== '' && !INVISIBLE.test(after)) return false;
+      if (c === '\u200c') return !(JOINING_SCRIPT.test(before) && JOINING_SCRIPT.test(after));
+      const pictograph = PICTOGRAPH.test(before) || (EMOJI_MODIFIER.test(before) && PICTOGRAPH.test(chars[i - 2] ?? ''));
+      return !(pictograph && PICTOGRAPH.test(after));
+    }
     return true;
   });
 }
 
-/** What a type reads as: its letters and digits, case and compatibility forms folded (NFKC). */
+/**
+ * What a type reads as: its letters and digits, case, compatibility forms and accents folded (NFKD without its marks,
+ * then NFKC): `ërâsûrë` reads as erasure (a review of 2026-12-07).
+ */
 const skeleton = (type: string): string[] => [
   ...type
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
     .normalize('NFKC')
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]/gu, ''),

@@ -161,6 +161,8 @@ export async function migrateNoncesKept(client: DynamoDBDocumentClient, tableNam
         new ScanCommand({
           TableName: tableName,
           FilterExpression: 'begins_with(pk, :nonce)',
+          ProjectionExpression: 'pk, sk, #ttl',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
           ExpressionAttributeValues: { ':nonce': noncePk('') },
           ExclusiveStartKey: startKey,
         }),
@@ -168,23 +170,26 @@ export async function migrateNoncesKept(client: DynamoDBDocumentClient, tableNam
     );
     for (const item of page.Items ?? []) {
       const signer = String(item.pk).slice(noncePk('').length);
+      let changed = false;
       if (!signer.startsWith(NONCE_KEY_SIGNER)) {
         const publicKey = await signingKey(signer);
-        if (publicKey) await putIfAbsent(client, tableName, { pk: noncePk(`${NONCE_KEY_SIGNER}${publicKey}`), sk: item.sk });
+        if (publicKey) changed = await putIfAbsent(client, tableName, { pk: noncePk(`${NONCE_KEY_SIGNER}${publicKey}`), sk: item.sk });
       }
       if (item.ttl !== undefined) {
-        await send(() =>
-          client.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: { pk: item.pk, sk: item.sk },
-              UpdateExpression: 'REMOVE #ttl',
-              ExpressionAttributeNames: { '#ttl': 'ttl' },
-            }),
-          ),
+        // Only while it is there: a nonce given back meanwhile (its event could not be appended) stays given back.
+        const kept = await writeIf(
+          client,
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: item.pk, sk: item.sk },
+            UpdateExpression: 'REMOVE #ttl',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+          }),
         );
+        changed ||= kept;
       }
-      migrated += 1;
+      if (changed) migrated += 1;
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);
