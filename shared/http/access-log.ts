@@ -11,13 +11,24 @@ import type { CloudWatchMetrics } from '../metrics/cloudwatch.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { HttpEvent, HttpResult, ServiceContext } from './types.ts';
 
+/** The longest path logged whole: API Gateway takes request lines of about 10 KB, each a log line anyone could send. */
+export const LOGGED_PATH_MAX = 256;
+
 /**
- * The path as logged: a private value's key (`…/private-data/{channel}/{collection}/{key}`) is left out, as `…`: it may
- * be personal (an e-mail address, a patient number), and logs outlive an erasure of its subject. Wherever the segment
- * is and however it is spelt: a path that matches no route (`//api/…`, `/API/…`, a wrong base URL) is logged too.
+ * The path as logged: a private value's key (`…/private-data/{channel}/{collection}/{key}`) and a traced entity's id
+ * (`…/entities/{id}/trace`) are left out, as `…`: either may be personal (an e-mail address, a patient number; an
+ * erased subject's entity id is blinded on the chain), and logs outlive an erasure of its subject. Wherever the segment
+ * is and however it is spelt (slashes percent-encoded too, a red team's `private-data%2Fch%2Fcol%2Fkey`): a path that
+ * matches no route (`//api/…`, `/API/…`, a wrong base URL) is logged too. And at most LOGGED_PATH_MAX characters of it:
+ * 250 requests without a key, each 401 or 429, had written 9 KB lines (red team, 2026-12-07).
  */
 export function loggedPath(path: string | undefined): string | undefined {
-  return path?.replace(/(\/private-data\/[^/]*\/[^/]*\/).+$/i, '$1…');
+  if (path === undefined) return undefined;
+  const masked = path
+    .replace(/%2f/gi, '/')
+    .replace(/(\/private-data\/[^/]*\/[^/]*\/).+$/i, '$1…')
+    .replace(/(\/entities\/)[^/]+(\/trace)/i, '$1…$2');
+  return masked.length <= LOGGED_PATH_MAX ? masked : `${masked.slice(0, LOGGED_PATH_MAX)}… (${masked.length - LOGGED_PATH_MAX} more)`;
 }
 
 export function accessLog(): MiddlewareObj<HttpEvent, HttpResult, Error, ServiceContext> {

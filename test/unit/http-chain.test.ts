@@ -11,7 +11,7 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import * as z from 'zod';
 import { type ApiKeyRecord, type ApiKeyRepository, hashApiKey } from '#shared/admin/api-keys';
 import { routesOf } from '#shared/api/define';
-import { loggedPath } from '#shared/http/access-log';
+import { LOGGED_PATH_MAX, loggedPath } from '#shared/http/access-log';
 import { createAuthenticator } from '#shared/http/auth';
 import { viewerAddress } from '#shared/http/cdn';
 import { createHttpHandler, type Edge } from '#shared/http/chain';
@@ -598,5 +598,17 @@ describe('the access log', () => {
     assert.equal(loggedPath('/business/private-data/ch/col/alice@example.com/'), '/business/private-data/ch/col/…');
     assert.equal(loggedPath('/api/v1/chains/orders/blocks/3'), '/api/v1/chains/orders/blocks/3');
     assert.equal(loggedPath(undefined), undefined);
+    // Slashes percent-encoded (a red team's), and a traced entity's id, which may be personal too.
+    assert.equal(loggedPath('/api/business/private-data%2Fsupply%2Fprices%2FPDKEY-alice@example.com'), '/api/business/private-data/supply/prices/…');
+    assert.equal(loggedPath('/api/business/private-data/supply/prices%2FPDKEY-alice@example.com'), '/api/business/private-data/supply/prices/…');
+    assert.equal(loggedPath('/api/v1/entities/alice@example.com/trace'), '/api/v1/entities/…/trace');
+  });
+
+  it('logs at most LOGGED_PATH_MAX characters of a path: requests refused without a key had each written 9 KB (red team)', () => {
+    const long = `/api/v1/chains/${'A'.repeat(9_000)}/stats`;
+    const logged = loggedPath(long)!;
+    assert.ok(logged.length < LOGGED_PATH_MAX + 32, `${logged.length}`);
+    assert.ok(logged.startsWith('/api/v1/chains/AAAA'));
+    assert.match(logged, /… \(8\d{3} more\)$/);
   });
 });
