@@ -161,6 +161,16 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     if (saved) {
       if (saved.chain !== options.chain) throw new Failure(`the saved state is of chain '${saved.chain}'`);
       const old = openCheckpoint(saved.checkpoint, verifier, 'the saved checkpoint');
+      // A tree of n leaves has one perfect subtree for each bit set in n: any other count (a state file edited or cut)
+      // had ended in a plain error past this check, with no verdict (red team, 2026-12-07).
+      const subtrees = old.size.toString(2).replace(/0/g, '').length;
+      if (
+        !Array.isArray(saved.frontier) ||
+        saved.frontier.length !== subtrees ||
+        !saved.frontier.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))
+      ) {
+        throw new Failure(`the saved state is damaged: its compact range is not the ${subtrees} hashes a tree of ${old.size} entries has`);
+      }
       frontier = saved.frontier.map((h) => Buffer.from(h, 'hex'));
       if (!frontierRoot(frontier).equals(old.root)) throw new Failure('the saved state is damaged: its compact range does not make its signed root');
       if (old.size > size) throw new Failure(`the log shrank: it had ${old.size} entries at the saved checkpoint, ${size} now`);

@@ -290,6 +290,14 @@ describe('ledger-verify --tiles (a monitor)', () => {
     const shorter = memoryChain(900, { signer });
     const shrunk = await verifyTlog({ url: 'http://log', chain: 'c', state: first.state!, fetch: serve(shorter.tlog) });
     assert.match(shrunk.problem!, /shrank/);
+    // A state file whose compact range does not fit its size (edited, cut), the root it signs for one (which makes
+    // that root, and had ended in a plain error past that check): a verdict, not a crash (red team).
+    const signedRoot = Buffer.from(/\n\d+\n(\S+)\n/.exec(first.state!.checkpoint)![1]!, 'base64').toString('hex');
+    for (const frontier of [[signedRoot], [...first.state!.frontier, first.state!.frontier[0]!], first.state!.frontier.slice(1), ['zz']]) {
+      const damaged = await verifyTlog({ url: 'http://log', chain: 'c', state: { ...first.state!, frontier }, fetch: serve(grown.tlog) });
+      assert.equal(damaged.verified, false);
+      assert.match(damaged.problem!, /the saved state is damaged/);
+    }
   });
 
   it('answers NOT VERIFIED, never a crash, when the blocks a node gives with --blocks are not blocks', async () => {
