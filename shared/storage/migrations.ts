@@ -26,7 +26,7 @@ import {
   noncePk,
   orgChannelItem,
 } from './keys.ts';
-import { putIfAbsent, queryAll, send, writeIf } from './requests.ts';
+import { putIfAbsent, queryAll, scanPages, send, writeIf } from './requests.ts';
 import { createBusinessRepository } from './business-repository.ts';
 import { firstRefusal, Transaction } from './transactions.ts';
 import { takeSubChainBase } from './sub-chain-count.ts';
@@ -154,21 +154,15 @@ export async function migrateNoncesKept(client: DynamoDBDocumentClient, tableNam
     return keyOf.get(orgId)!;
   };
   let migrated = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await send(() =>
-      client.send(
-        new ScanCommand({
-          TableName: tableName,
-          FilterExpression: 'begins_with(pk, :nonce)',
-          ProjectionExpression: 'pk, sk, #ttl',
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':nonce': noncePk('') },
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    );
-    for (const item of page.Items ?? []) {
+  const pages = scanPages(client, {
+    TableName: tableName,
+    FilterExpression: 'begins_with(pk, :nonce)',
+    ProjectionExpression: 'pk, sk, #ttl',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':nonce': noncePk('') },
+  });
+  for await (const items of pages) {
+    for (const item of items) {
       const signer = String(item.pk).slice(noncePk('').length);
       let changed = false;
       if (!signer.startsWith(NONCE_KEY_SIGNER)) {
@@ -191,8 +185,7 @@ export async function migrateNoncesKept(client: DynamoDBDocumentClient, tableNam
       }
       if (changed) migrated += 1;
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
   await markDone(client, tableName, name);
   return { name, migrated };
 }
@@ -227,20 +220,14 @@ export async function migrateScopedEntityIndex(client: DynamoDBDocumentClient, t
   const name = 'scoped-entity-index';
   if (await doneOnce(client, tableName, name)) return { name, migrated: 0 };
   let migrated = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await send(() =>
-      client.send(
-        new ScanCommand({
-          TableName: tableName,
-          FilterExpression: 'begins_with(gsi_entity_pk, :unscoped) AND begins_with(chain_name, :channel)',
-          ExpressionAttributeValues: { ':unscoped': entityPk(''), ':channel': CHANNEL_CHAIN_PREFIX },
-          ProjectionExpression: 'pk, sk, gsi_entity_pk, chain_name',
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    );
-    for (const item of page.Items ?? []) {
+  const pages = scanPages(client, {
+    TableName: tableName,
+    FilterExpression: 'begins_with(gsi_entity_pk, :unscoped) AND begins_with(chain_name, :channel)',
+    ExpressionAttributeValues: { ':unscoped': entityPk(''), ':channel': CHANNEL_CHAIN_PREFIX },
+    ProjectionExpression: 'pk, sk, gsi_entity_pk, chain_name',
+  });
+  for await (const items of pages) {
+    for (const item of items) {
       const entityId = String(item.gsi_entity_pk).slice(entityPk('').length);
       const scope = entityScopeOf(String(item.chain_name));
       if (scope === null) continue;
@@ -256,8 +243,7 @@ export async function migrateScopedEntityIndex(client: DynamoDBDocumentClient, t
       );
       if (moved) migrated += 1;
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
   await markDone(client, tableName, name);
   return { name, migrated };
 }

@@ -9,9 +9,11 @@ import {
   type DeleteCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   type UpdateCommand,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
+  type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { checkDeadline, pause } from '../deadline.ts';
@@ -76,6 +78,19 @@ export async function queryAll(client: DynamoDBDocumentClient, input: QueryComma
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
+}
+
+/**
+ * A scan's items, a page at a time, for work that acts on each page before it reads the next (a migration's writes):
+ * the table is never held in memory whole.
+ */
+export async function* scanPages(client: DynamoDBDocumentClient, input: ScanCommandInput): AsyncGenerator<Record<string, unknown>[]> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await send(() => client.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey })));
+    yield (page.Items ?? []) as Record<string, unknown>[];
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
 }
 
 /** The attributes a batch read asks for (all when absent). */
