@@ -351,7 +351,7 @@ async function main(): Promise<void> {
       tableName: config.SVC_LEDGER_TABLE,
       handler: broadcast as never,
       onError: (error) => process.stderr.write(`stream poller: ${(error as Error).message}\n`),
-      onDiscard: (batch) => process.stderr.write(`stream poller: ${rt.discarded(batch)}\n`),
+      onDiscard: (message) => process.stderr.write(`stream poller: ${message}\n`),
     });
     phase('gateway');
   } catch (error) {

@@ -21,7 +21,7 @@ export type StreamHandler = (event: { Records: unknown[] }) => Promise<unknown>;
 export const RETRY_ATTEMPTS = 3;
 
 /** What a log says of a batch passed over. */
-export function discarded(batch: { first: string; last: string; records: number; cause: unknown }): string {
+function discarded(batch: { first: string; last: string; records: number; cause: unknown }): string {
   const cause = batch.cause instanceof Error ? batch.cause.message : String(batch.cause);
   return `a batch of ${batch.records} records (${batch.first} to ${batch.last}) failed ${RETRY_ATTEMPTS + 1} times and was passed over, as the cloud's mapping sends it to its dead-letter queue: ${cause}`;
 }
@@ -86,8 +86,8 @@ export async function startStreamPoller(options: {
   handler: StreamHandler;
   intervalMs?: number;
   onError?: (error: unknown) => void;
-  /** A batch passed over after its retries (where the cloud's mapping sends it to the dead-letter queue). */
-  onDiscard?: (batch: { shard: string; first: string; last: string; records: number; cause: unknown }) => void;
+  /** A batch passed over after its retries (where the cloud's mapping sends it to the dead-letter queue), said for a log. */
+  onDiscard?: (message: string) => void;
 }): Promise<StreamPoller> {
   const table = await options.admin.send(new DescribeTableCommand({ TableName: options.tableName }));
   const streamArn = table.Table?.LatestStreamArn;
@@ -210,7 +210,7 @@ export async function startStreamPoller(options: {
               continue;
             }
             failures.delete(shard);
-            if (failed) options.onDiscard?.({ shard, first: sequences[0]!, last: sequences.at(-1)!, records: sequences.length, cause: failed.cause });
+            if (failed) options.onDiscard?.(discarded({ first: sequences[0]!, last: sequences.at(-1)!, records: sequences.length, cause: failed.cause }));
             delivered.set(shard, sequences.at(-1)!);
           }
           if (out.NextShardIterator) iterators.set(shard, out.NextShardIterator);

@@ -43,7 +43,7 @@ import { createSharedCounters } from '#shared/storage/metrics-repository';
 import { InstancePool } from '../local/instance-pool.ts';
 import { startIpfsNode, type IpfsNode } from '../local/ipfs-node.ts';
 import { freePort, isPortFree } from '../local/ports.ts';
-import { discarded, startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
+import { startStreamPoller, type StreamPoller } from '../local/stream-poller.ts';
 import { everyOneAtATime } from '../local/schedule.ts';
 import { serveWebSocketApi } from '../local/websocket.ts';
 import { ensureAssembly } from './assembly.ts';
@@ -392,7 +392,7 @@ async function main(): Promise<void> {
         tableName: stream.table,
         handler: invoke(stream.functionId) as never,
         onError: (error) => process.stderr.write(`sim: stream ${stream.logicalId}: ${(error as Error).message}\n`),
-        onDiscard: (batch) => process.stderr.write(`sim: stream ${stream.logicalId}: ${discarded(batch)}\n`),
+        onDiscard: (message) => process.stderr.write(`sim: stream ${stream.logicalId}: ${message}\n`),
       }),
     );
   }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BatchWriteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { discarded, RETRY_ATTEMPTS, type StreamPoller, startStreamPoller } from '#infra/local/stream-poller';
+import { RETRY_ATTEMPTS, type StreamPoller, startStreamPoller } from '#infra/local/stream-poller';
 import { createDynamoBaseClient, localCredentials } from '#shared/storage/client';
 import { startTestDynamo, type TestDynamo } from '#test/support/dynamo';
 
@@ -33,7 +33,7 @@ async function poll(handle: (records: StreamRecord[]) => Promise<unknown>, disca
     tableName: dynamo.tables.ledger,
     intervalMs: 50,
     handler: async (event) => handle(event.Records as StreamRecord[]),
-    onDiscard: (batch) => discards.push(discarded(batch)),
+    onDiscard: (message) => discards.push(message),
   });
   const item = (pk: string) => ({ pk: { S: pk }, sk: { S: 'S' } });
   return {
