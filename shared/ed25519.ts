@@ -63,8 +63,8 @@ export function verifyEd25519(publicKeyHex: string, message: Uint8Array, signatu
 export function parsePublicKey(text: string, field = 'public_key'): string {
   try {
     const trimmed = text.trim();
-    const hex = publicKeyToHex(/^[0-9a-fA-F]{64}$/.test(trimmed) ? publicKeyFromHex(trimmed) : createPublicKey(trimmed));
-    publicKeyFromHex(hex);
+    const hex = /^[0-9a-fA-F]{64}$/.test(trimmed) ? trimmed.toLowerCase() : publicKeyToHex(createPublicKey(trimmed));
+    publicKeyFromHex(hex); // an Ed25519 key, and not a weak one
     return hex;
   } catch (error) {
     if (error instanceof WeakKeyError) {
