@@ -50,6 +50,17 @@ if (args.help) {
 const QUICK = args.quick!;
 /** Length of each timed scenario. */
 const SCENARIO_MS = QUICK ? 500 : 10_000;
+/**
+ * How long a measured append scenario runs: SCENARIO_MS, or with --quick a few appends per client however long they
+ * take. A quick window of 0.5 s on a busy machine (a CI run with the simulation beside it) could end before a chain's
+ * first append was answered, and measure nothing.
+ */
+const appendSpan = (clients: number): number | { amount: number } => (QUICK ? { amount: 4 * clients } : SCENARIO_MS);
+/** The same span as autocannon's options, for the read scenarios. */
+const cannonSpan = (clients: number): { amount: number } | { duration: number } => {
+  const span = appendSpan(clients);
+  return typeof span === 'number' ? { duration: span / 1000 } : span;
+};
 // Quick: four tiles (three full), enough for every step of the tiled audit to run; the full run sizes the figure.
 const VERIFY_BLOCKS = QUICK ? 1_000 : 100_000;
 const WARMUP_MS = QUICK ? 1_000 : 20_000;
@@ -444,7 +455,7 @@ async function main(): Promise<void> {
     const appendScenario = async (label: (typeof STEPS)[number], name: string, chains: string[], connectionsEach: number) => {
       progress(label);
       const [[results, usage], moved] = await countersAround([stack], () =>
-        measure(() => Promise.all(chains.map((c) => cannonAppends(stack, c, connectionsEach, SCENARIO_MS)))),
+        measure(() => Promise.all(chains.map((c) => cannonAppends(stack, c, connectionsEach, appendSpan(connectionsEach))))),
       );
       const figure = withCommits(fromCannon(name, 'appends/s', connectionsEach * chains.length, results, usage), moved);
       figures.push(figure);
@@ -477,7 +488,7 @@ async function main(): Promise<void> {
     });
     try {
       const [[results, usage], moved] = await countersAround([stack, second], () =>
-        measure(() => Promise.all([stack, second].map((s) => cannonAppends(s, 'shared', 16, SCENARIO_MS))), { service2: second.pid }),
+        measure(() => Promise.all([stack, second].map((s) => cannonAppends(s, 'shared', 16, appendSpan(16)))), { service2: second.pid }),
       );
       twoProcesses = withCommits(fromCannon('service append, one chain, 2 processes x 16 clients', 'appends/s', 32, results, usage), moved);
       figures.push(twoProcesses);
@@ -531,7 +542,7 @@ async function main(): Promise<void> {
         const priced = readCapacity(capacityDir);
         const [[results, usage], moved] = await countersAround(
           [pooled],
-          () => measure(() => cannonAppends(pooled, chain, instances, SCENARIO_MS).then((r) => [r]), { service: pooled.pid }),
+          () => measure(() => cannonAppends(pooled, chain, instances, appendSpan(instances)).then((r) => [r]), { service: pooled.pid }),
           () => {
             const since = idleSince;
             idleSince = undefined;
@@ -592,7 +603,7 @@ async function main(): Promise<void> {
     // each once, then the same blocks again (the instance's read cache holds them). Priced in DynamoDB read units.
     progress('service: block by index, cold');
     const readIndices = shuffled(Array.from({ length: READ_CHAIN_BLOCKS }, (_, i) => i + 1)).slice(0, READ_BLOCKS);
-    /** Reads of the chosen blocks in turn: each once (cold), or round and round for a scenario's time (warm). */
+    /** Reads of the chosen blocks in turn: each once (cold, and warm in a quick run), or round and round for a scenario's time (warm). */
     const readPass = async (warm: boolean): Promise<[Result, Record<string, Usage>, number]> => {
       await settleReports();
       const before = readCapacity(mainCapacityDir).totals;
@@ -601,7 +612,7 @@ async function main(): Promise<void> {
         autocannon({
           url: stack.url,
           connections: READ_CONNECTIONS,
-          ...(warm ? { duration: SCENARIO_MS / 1000 } : { amount: readIndices.length }),
+          ...(warm && !QUICK ? { duration: SCENARIO_MS / 1000 } : { amount: readIndices.length }),
           requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/chains/reads/blocks/${readIndices[next++ % readIndices.length]}` }) }],
         }),
       );
@@ -628,7 +639,7 @@ async function main(): Promise<void> {
       autocannon({
         url: stack.url,
         connections: READ_CONNECTIONS,
-        duration: SCENARIO_MS / 1000,
+        ...cannonSpan(READ_CONNECTIONS),
         requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/entities/${randomEntity()}/trace` }) }],
       }),
     );

@@ -74,13 +74,16 @@ export function eventBody(chain: string, n: number) {
   return { entity_id: `${chain}-${n % 64}`, event_type: 'bench', details: { n, note: 'service append over HTTP' } };
 }
 
-/** Appends over HTTP with autocannon; each request's entity varies, and its `details.n` counts from `firstN`. */
-export function cannonAppends(stack: Stack, chain: string, connections: number, durationMs: number, firstN = 0): Promise<Result> {
+/**
+ * Appends over HTTP with autocannon, for `span` milliseconds or `{ amount }` requests however long they take; each
+ * request's entity varies, and its `details.n` counts from `firstN`.
+ */
+export function cannonAppends(stack: Stack, chain: string, connections: number, span: number | { amount: number }, firstN = 0): Promise<Result> {
   let n = firstN;
   return autocannon({
     url: stack.url,
     connections,
-    duration: durationMs / 1000,
+    ...(typeof span === 'number' ? { duration: span / 1000 } : { amount: span.amount }),
     timeout: 30,
     requests: [
       {

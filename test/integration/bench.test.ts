@@ -57,7 +57,7 @@ describe('The benchmarks (npm run bench -- --quick, npm run bench:instances)', (
         assert.ok(names.includes(expected), `figure '${expected}' in ${JSON.stringify(names)}`);
       }
       for (const figure of report.figures) {
-        assert.ok(figure.rate > 0 && figure.ops > 0, `${figure.name} measured something`);
+        assert.ok(figure.rate > 0 && figure.ops > 0, `${figure.name} measured something: ${JSON.stringify(figure.status)} in ${figure.seconds} s`);
         assert.ok(figure.p99_ms > 0 && figure.p99_ms >= figure.p50_ms && figure.p50_ms >= 0, `${figure.name} latencies`);
         assert.equal(typeof figure.conflicts, 'number');
         for (const proc of ['service', 'dynamodb']) {
