@@ -10,17 +10,59 @@ export interface HealthProbes {
   ipfs: () => Promise<void>;
 }
 
+/** A check's answer; a probe's failure is logged where it is observed once (reusedProbes), its timeout here. */
 async function check(name: string, probe: () => Promise<void>): Promise<'ok' | 'unavailable'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), CHECK_TIMEOUT_MS).unref();
+  });
   try {
-    await Promise.race([probe(), new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} check timed out`)), CHECK_TIMEOUT_MS).unref())]);
+    if ((await Promise.race([probe(), timedOut])) === 'timeout') {
+      logger.warn('health check failed', { check: name, error: new Error(`${name} check timed out after ${CHECK_TIMEOUT_MS} ms`) });
+      return 'unavailable';
+    }
     return 'ok';
-  } catch (error) {
-    logger.warn('health check failed', { check: name, error });
+  } catch {
     return 'unavailable';
+  } finally {
+    clearTimeout(timer);
   }
 }
 
-/** Health of the service: every dependency checked at once. */
+/**
+ * How long an instance gives the same answer for a dependency: `/health` is open to anyone and counted against no
+ * limit, so without it each request cost a DynamoDB read and an IPFS call. A flood now costs each instance one of
+ * each a second at most, and concurrent requests in one process share the check in flight.
+ */
+export const HEALTH_REUSE_MS = 1_000;
+
+/**
+ * The probes, each answering from its last check for `reuseMs` after that check settled (either way), and sharing
+ * a check in flight; one in flight longer than a check may take is not waited on again (a new one starts).
+ */
+export function reusedProbes(probes: HealthProbes, reuseMs = HEALTH_REUSE_MS, now: () => number = () => performance.now()): HealthProbes {
+  const reused = (name: string, probe: () => Promise<void>) => {
+    let last: { promise: Promise<void>; startedAt: number; settledAt?: number } | undefined;
+    return () => {
+      const at = now();
+      if (last && (last.settledAt === undefined ? at - last.startedAt < CHECK_TIMEOUT_MS : at - last.settledAt < reuseMs)) return last.promise;
+      const entry: NonNullable<typeof last> = { promise: (async () => probe())(), startedAt: at };
+      entry.promise.then(
+        () => {
+          entry.settledAt = now();
+        },
+        (error) => {
+          entry.settledAt = now();
+          logger.warn('health check failed', { check: name, error });
+        },
+      );
+      last = entry;
+      return entry.promise;
+    };
+  };
+  return { dynamodb: reused('dynamodb', probes.dynamodb), ipfs: reused('ipfs', probes.ipfs) };
+}
+
 /** The answer: 200 healthy, or 503 with Retry-After, naming each check. */
 export interface HealthReport {
   status: 200 | 503;

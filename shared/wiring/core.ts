@@ -15,7 +15,7 @@ import type { Principal } from '../access/policy.ts';
 import type { ApiKeyRepository } from '../admin/api-keys.ts';
 import type { ChannelDetails, ChannelRecord } from '../business/repository.ts';
 import { type Settings, subjectsDir } from '../config.ts';
-import type { HealthProbes } from '../health.ts';
+import { type HealthProbes, reusedProbes } from '../health.ts';
 import { type Authenticator, createAuthenticator } from '../http/auth.ts';
 import type { Edge } from '../http/chain.ts';
 import { ChainAppender } from '../ledger/appender.ts';
@@ -270,7 +270,7 @@ export function createCore(settings: Readonly<Settings>): Core {
     personalData: lazyPersonalData,
     apiKeys,
     metrics,
-    health: { dynamodb: () => ledgerRuntime().repository.ping(), ipfs: () => offchain().ping() },
+    health: reusedProbes({ dynamodb: () => ledgerRuntime().repository.ping(), ipfs: () => offchain().ping() }),
     pushLimiter: once(() => (settings.SVC_WS_PUSHES_PER_MINUTE > 0 ? limiter(settings.SVC_WS_PUSHES_PER_MINUTE, 'wspush') : undefined)),
     edge: {
       settings,
