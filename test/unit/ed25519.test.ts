@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { weakKeyReason as clientWeakKeyReason } from '#client/tlog';
 import { parsePublicKey, publicKeyToHex, verifyEd25519, weakKeyReason } from '#shared/ed25519';
 import { UnprocessableError } from '#shared/errors';
 
@@ -89,6 +90,13 @@ describe('weak Ed25519 keys', () => {
     // In PEM as well.
     const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.concat([SPKI_PREFIX, Buffer.from(encode(1n, 0), 'hex')]).toString('base64')}\n-----END PUBLIC KEY-----\n`;
     assert.throws(() => parsePublicKey(pem), /weak Ed25519 key \(a point of small order\)/);
+  });
+
+  it('are the same keys for the service and the client package (each holds the list: neither imports the other)', () => {
+    const keys = [...WEAK, ...Array.from({ length: 200 }, () => randomBytes(32).toString('hex'))];
+    for (let i = 0; i < 20; i += 1) keys.push(publicKeyToHex(generateKeyPairSync('ed25519').publicKey));
+    for (const hex of keys) assert.equal(clientWeakKeyReason(Buffer.from(hex, 'hex')), weakKeyReason(Buffer.from(hex, 'hex')), hex);
+    assert.equal(keys.filter((hex) => weakKeyReason(Buffer.from(hex, 'hex'))).length >= WEAK.length, true);
   });
 
   it('refuses them on a Node whose OpenSSL takes the forgery (20 and 22: the local stack and the verifier run there too)', {
