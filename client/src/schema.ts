@@ -1549,6 +1549,7 @@ export interface operations {
                     } | null;
                     entity_id: string;
                     event_type: string;
+                    node_id?: string;
                     nonce: string;
                     org_id: string;
                     signature: string;

@@ -50,6 +50,8 @@ export const secureEventInput = z.object({
   details: z.record(z.string(), z.unknown()).default({}),
   details_metadata: z.record(z.string(), z.unknown()).nullish(),
   org_id: z.string().min(1).max(64),
+  /** *(extension)* The node the event was signed for (`GET /api/admin/identity`'s `node_id`): signed with it, good on that node only. */
+  node_id: z.string().min(1).max(128).optional(),
   nonce: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, 'must be 8 to 128 of A-Z a-z 0-9 _ -'),
   signature: z.string().regex(/^[0-9a-fA-F]{128}$/, 'must be an Ed25519 signature, 128 hex characters'),
 });
@@ -89,13 +91,22 @@ export function secureEventMessage(fields: {
   event_type: string;
   details: Record<string, unknown>;
   details_metadata?: Record<string, unknown> | null | undefined;
+  node_id?: string | undefined;
   nonce: string;
 }): Buffer {
-  const { chain_name, entity_id, event_type, details, details_metadata, nonce } = fields;
+  const { chain_name, entity_id, event_type, details, details_metadata, node_id, nonce } = fields;
   // Everything the event stores is signed: `details_metadata` too when it is sent (it had been stored unsigned beside a
-  // signed event, 2026-12-05 red team). Without it the message is as it always was.
-  const signed =
-    details_metadata == null ? { chain_name, entity_id, event_type, details, nonce } : { chain_name, entity_id, event_type, details, details_metadata, nonce };
+  // signed event, 2026-12-05 red team), and the node it is meant for when named. Without them the message is as it
+  // always was.
+  const signed = {
+    chain_name,
+    entity_id,
+    event_type,
+    details,
+    ...(details_metadata == null ? {} : { details_metadata }),
+    ...(node_id === undefined ? {} : { node_id }),
+    nonce,
+  };
   return Buffer.from(canonicalJson(signed), 'utf8');
 }
 
@@ -200,6 +211,11 @@ export function createAdmin(options: AdminOptions) {
       // The signature is checked before the nonce is spent, so forged requests cannot burn nonces.
       if (!verifyEd25519(org.public_key, message, Buffer.from(input.signature, 'hex'))) {
         throw new UnprocessableError("The signature does not verify with the organization's key");
+      }
+      if (input.node_id !== undefined) {
+        // Signed for one node: not good on another that registered the same organization's key.
+        const here = (await identity()).nodeId;
+        if (input.node_id !== here) throw new UnprocessableError(`The event was signed for node '${input.node_id}'; this node is '${here}'`);
       }
       // The event is the signing organization's: it lands only where that organization may append
       // (on a channel's chain, only a member's signature), whoever relays it.

@@ -327,6 +327,25 @@ describe('Secure events', () => {
     assert.deepEqual(block.body.events[0].details_metadata, { pilot: 'r. ortiz' });
   });
 
+  it('takes a node_id signed with the event: good on that node only, and refused when added to a body signed without it', async () => {
+    const { node_id } = (await call(base, 'GET', '/api/admin/identity')).body;
+    const signedFor = (nodeId: string) => {
+      const event = { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 14 }, node_id: nodeId, nonce: `n-${randomUUID()}` };
+      const message = canonicalize({ chain_name: 'gates', ...event })!;
+      return { ...event, org_id: 'port-authority', signature: sign(null, Buffer.from(message), org.privateKey).toString('hex') };
+    };
+    const before = await events();
+    // Signed for another node (one that registered the same organization's key): refused here, saying so.
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', signedFor('node-elsewhere')), 422, /signed for node 'node-elsewhere'/);
+    // A node_id added to a body signed without one, or changed, breaks the signature.
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signed('gates'), node_id }), 422, /signature/);
+    assertError(await call(base, 'POST', '/api/admin/chains/gates/secure-events', { ...signedFor('node-elsewhere'), node_id }), 422, /signature/);
+    assert.equal(await events(), before, 'nothing was appended');
+    const res = await call(base, 'POST', '/api/admin/chains/gates/secure-events', signedFor(node_id));
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.verified, true);
+  });
+
   it('refuses a replayed nonce with 409', async () => {
     const body = signed('gates');
     assert.equal((await call(base, 'POST', '/api/admin/chains/gates/secure-events', body)).status, 200);
