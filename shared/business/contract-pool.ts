@@ -1,9 +1,9 @@
 /**
  * Contracts run on a small pool of worker threads, never on the thread that serves requests. Each run
- * has a hard wall-clock deadline enforced from outside: QuickJS checks its own deadline only between
- * its instructions, so a loop spent inside one builtin (`new Array(1e6).fill(7)`, a huge string join)
- * would overrun it; at the deadline plus a short grace the worker is terminated and a fresh one takes
- * its place. A worker's V8 heap is capped (`resourceLimits`), QuickJS's own heap by its memory limit.
+ * has a CPU-time limit QuickJS checks between its instructions, and a hard wall-clock bound enforced from outside
+ * (three times the limit, or the invocation's deadline if sooner): a loop spent inside one builtin
+ * (`new Array(1e6).fill(7)`, a huge string join) would overrun the first; at the bound plus a short grace the
+ * worker is terminated and a fresh one takes its place. A worker's V8 heap is capped (`resourceLimits`), QuickJS's own heap by its memory limit.
  * Runs beyond the pool wait in a bounded queue; past it the caller gets 429 with Retry-After.
  *
  * The worker runs this very module (a bundle in the cloud and in the local instances, the source in tests and
@@ -47,8 +47,16 @@ export interface ContractPoolOptions {
 const ROLE = 'contract-sandbox';
 /** A sandbox starts in well under a second (QuickJS compiled); one that has not after this is replaced. */
 export const SANDBOX_START_TIMEOUT_MS = 10_000;
-/** How long past its CPU limit a run's worker is stopped by default (QuickJS normally stops it first). */
+/** How long past its wall-clock bound a run's worker is stopped by default (QuickJS normally stops it first). */
 export const SANDBOX_GRACE_MS = 500;
+/**
+ * A run's wall-clock bound, as a multiple of its CPU limit: a run waits for the CPU (a worker at nice 19 on a busy
+ * machine; Lambda gives a 1,024 MB function 0.58 of a vCPU), so its CPU time comes slower than the clock's, and it is
+ * charged only the CPU (sandbox.ts). A run still going at three times its limit is stopped from outside.
+ */
+export const WALL_FACTOR = 3;
+/** How long a run may hold a worker, by the clock: the bound the pool stops it at (or the invocation's deadline, sooner). */
+export const wallBoundMs = (cpuLimitMs: number, graceMs = SANDBOX_GRACE_MS) => WALL_FACTOR * cpuLimitMs + graceMs;
 
 /**
  * This module as a worker's script: the bundle it is part of, or its source, which a Node that strips types (24)
@@ -72,6 +80,8 @@ type Reply =
 
 interface Job {
   request: Operation;
+  /** The invocation's deadline (performance.now()), or Infinity outside one: a run is not left going past it. */
+  deadlineAt: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -140,7 +150,7 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     dispatch();
   }
 
-  function retire(slot: Slot, message: string): void {
+  function retire(slot: Slot, message: string, error: Error = new ContractExecutionError(message)): void {
     const index = slots.indexOf(slot);
     if (index < 0) return;
     const job = slot.job;
@@ -148,7 +158,7 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
     slot.job = undefined;
     slots.splice(index, 1);
     void slot.worker.terminate();
-    if (job) job.reject(new ContractExecutionError(message));
+    if (job) job.reject(error);
     if (closed) return;
     // Its replacement starts now, not when the next run arrives and would have to wait for it.
     if (slot.started) slots.push(spawn());
@@ -166,15 +176,25 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
       const job = queue.shift()!;
       const id = nextId++;
       const chosen = slot;
-      // The deadline runs once the worker is ready: a fresh worker's start-up (compiling QuickJS) is not the contract's.
+      // The bound runs once the worker is ready: a fresh worker's start-up (compiling QuickJS) is not the contract's.
       chosen.job = { ...job, id };
       chosen.worker.ref();
       void chosen.ready.then(() => {
         if (chosen.job?.id !== id) return;
-        chosen.job.timer = setTimeout(
-          () => retire(chosen, `the contract ran out of CPU time (its worker was stopped after ${options.limits.timeoutMs} ms)`),
-          options.limits.timeoutMs + graceMs,
-        );
+        const bound = wallBoundMs(options.limits.timeoutMs, graceMs);
+        const left = job.deadlineAt - performance.now();
+        chosen.job.timer =
+          left < bound
+            ? // The invocation ends first: the run is stopped at its deadline and answered 503, never left past it.
+              setTimeout(() => retire(chosen, 'deadline', new DeadlineExceededError('a contract run')), Math.max(0, left))
+            : setTimeout(
+                () =>
+                  retire(
+                    chosen,
+                    `the contract ran out of time (its worker was stopped after ${bound} ms by the clock: ${WALL_FACTOR} times its CPU time limit, and a grace)`,
+                  ),
+                bound,
+              );
         chosen.worker.postMessage({ id, ...job.request } as Request);
       });
     }
@@ -194,6 +214,7 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
       let timer: NodeJS.Timeout | undefined;
       const job: Job = {
         request,
+        deadlineAt: performance.now() + left,
         resolve: (value) => {
           clearTimeout(timer);
           resolve(value);
@@ -206,7 +227,7 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
       if (Number.isFinite(left)) {
         timer = setTimeout(() => {
           const at = queue.indexOf(job);
-          if (at < 0) return; // running: its own CPU limit ends it
+          if (at < 0) return; // running: its bound, or this deadline, ends it
           queue.splice(at, 1);
           reject(new DeadlineExceededError('a contract sandbox'));
         }, left);

@@ -5,7 +5,7 @@
  */
 import { type Business, createBusiness } from '../business/business.ts';
 import { createContractAdmission } from '../business/contract-admission.ts';
-import { type ContractSandbox, createContractPool, SANDBOX_GRACE_MS, SANDBOX_START_TIMEOUT_MS } from '../business/contract-pool.ts';
+import { type ContractSandbox, createContractPool, SANDBOX_GRACE_MS, SANDBOX_START_TIMEOUT_MS, wallBoundMs } from '../business/contract-pool.ts';
 import { createBusinessRepository } from '../storage/business-repository.ts';
 import { createRunSlotStore } from '../storage/contract-slots.ts';
 import { type Core, once } from './core.ts';
@@ -35,10 +35,10 @@ export function createBusinessWiring(core: Core, { runsContracts = false }: { ru
     const admission = createContractAdmission(createRunSlotStore({ client: core.documentClient(), tableName: settings.SVC_REGISTRY_TABLE }), {
       runsAtOnce: settings.SVC_CONTRACT_WORKERS,
       waiting: settings.SVC_CONTRACT_QUEUE,
-      // The CPU limit, the grace before a worker past it is stopped, and what a sandbox's start may add (a fresh worker
-      // compiles QuickJS before the CPU limit starts; workers run at nice 19, and under a flood a slot held 5 s expired
-      // under a run still going, and a ninth began: red team).
-      holdMs: settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS + SANDBOX_START_TIMEOUT_MS,
+      // The wall-clock bound a run is stopped at (three times its CPU limit, and a grace), and what a sandbox's start
+      // may add (a fresh worker compiles QuickJS before the limit starts; workers run at nice 19, and under a flood a
+      // slot held 5 s expired under a run still going, and a ninth began: red team).
+      holdMs: wallBoundMs(settings.SVC_CONTRACT_TIMEOUT_MS) + SANDBOX_START_TIMEOUT_MS,
       maxWaitMs: MAX_SLOT_WAIT_MS,
       retryAfterSeconds: (settings.SVC_CONTRACT_TIMEOUT_MS + SANDBOX_GRACE_MS) / 1000,
     });

@@ -3,10 +3,16 @@
  * deterministic time and chance. Real QuickJS in real worker threads; nothing mocked.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ContractsBusyError, createContractPool } from '#shared/business/contract-pool';
 import { ContractExecutionError } from '#shared/business/sandbox';
+import { steadyNow } from '#shared/clock';
+import { withDeadline } from '#shared/deadline';
+import { DeadlineExceededError } from '#shared/errors';
 
+const ROOT = new URL('../../', import.meta.url).pathname;
 const limits = { timeoutMs: 300, memoryBytes: 32 * 1024 * 1024, stackBytes: 256 * 1024, maxResultBytes: 1024 * 1024 };
 const pool = createContractPool({ limits, workers: 2, queue: 2 });
 after(() => pool.close());
@@ -67,12 +73,63 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
           assert.ok(error instanceof ContractExecutionError);
           // Stopped by the sandbox's own interrupt, or (on a busy machine, first) by the pool from outside: either
           // way the contract's time, never "the contract sandbox failed" (a worker lost in its warm-up).
-          assert.match(error.message, /^the contract ran out of CPU time( \(its worker was stopped after 1 ms\))?$/);
+          assert.match(
+            error.message,
+            /^the contract ran out of (CPU time|time \(its worker was stopped after 503 ms by the clock: 3 times its CPU time limit, and a grace\))$/,
+          );
           return true;
         });
       }
     } finally {
       await tight.close();
+    }
+  });
+
+  it('charges a run its CPU time, not the time it waited for the CPU: a run stopped 2.5 s mid-way finishes within a 2 s limit', {
+    timeout: 30_000,
+  }, async () => {
+    // The limit is CPU time (the contract's rule). It had been the clock's: on a busy machine (a worker runs at nice 19)
+    // or on Lambda's share of a core (0.58 of a vCPU at 1,024 MB) a run was stopped having used a fraction of its limit.
+    // Here the process is stopped (SIGSTOP) for 2.5 s while a run of about 0.25 s of CPU goes on.
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/support/contract-run-child.ts')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    const running = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('running')) resolve();
+      }),
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await running;
+    await new Promise((r) => setTimeout(r, 30));
+    child.kill('SIGSTOP');
+    await new Promise((r) => setTimeout(r, 2_500));
+    child.kill('SIGCONT');
+    assert.equal(await exited, 0);
+    const result = JSON.parse(out.trim().split('\n').at(-1)!);
+    assert.ok(result.wallMs > 2_000, `the run took ${Math.round(result.wallMs)} ms by the clock, past its limit (else this proves nothing)`);
+    assert.deepEqual({ ok: result.ok, value: result.value, message: result.message }, { ok: true, value: 11999994, message: undefined });
+  });
+
+  it("stops a run at its invocation's deadline when that comes before the run's own bound: 503, never past it", { timeout: 20_000 }, async () => {
+    // Three times a 10 s limit by the clock is past Lambda's 29 s: the deadline (the function's time less a margin to
+    // answer) stops it first.
+    const roomy = createContractPool({ limits: { ...limits, timeoutMs: 10_000 }, workers: 1, queue: 1 });
+    try {
+      await roomy.check('function execute() { return 1 }');
+      const t0 = performance.now();
+      await assert.rejects(
+        withDeadline(steadyNow() + 400, () => roomy.run('function execute() { for (;;) {} }', {}, {})),
+        DeadlineExceededError,
+      );
+      const ms = performance.now() - t0;
+      assert.ok(ms < 400 + LATE_MS, `stopped after ${Math.round(ms)} ms`);
+      assert.equal(await roomy.run('function execute() { return "next" }', {}, {}), 'next', 'a fresh worker takes the next run');
+    } finally {
+      await roomy.close();
     }
   });
 
