@@ -11,7 +11,7 @@ import type { AccessControl } from '../access/access.ts';
 import type { Principal } from '../access/policy.ts';
 import type { OrganizationRecord } from '../business/repository.ts';
 import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../errors.ts';
+import { ConflictError, DomainError, NotFoundError, OutcomeUnknownError, UnprocessableError, ValidationError } from '../errors.ts';
 import { canonicalJson } from '../ledger/hashing.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { payloadScope, SERVICE_OPENER, type Sealer } from '../ledger/offchain-port.ts';
@@ -251,8 +251,13 @@ export function createAdmin(options: AdminOptions) {
           signer: org.org_id,
         };
       } catch (error) {
-        // Nothing was appended: the nonce may be used again.
-        await repository.releaseNonce(nonceSigner(org.public_key), input.nonce).catch(() => undefined);
+        // Nothing was appended: the nonce may be used again. Not when the append's outcome is unknown (it may have
+        // landed: a 500 from an append that could not be settled, or an error of no known kind): a relay's retry
+        // would then land the one signature twice (red team, 2026-12-07). The nonce stays spent; the signer signs
+        // again with a new one if the event is not on the chain.
+        if (error instanceof DomainError && !(error instanceof OutcomeUnknownError)) {
+          await repository.releaseNonce(nonceSigner(org.public_key), input.nonce).catch(() => undefined);
+        }
         throw error;
       }
     },
