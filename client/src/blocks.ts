@@ -7,7 +7,7 @@ import { sha256 } from './sha256.ts';
 import canonicalize from 'canonicalize';
 import { VerificationError } from './errors.ts';
 import type { Block, LedgerEvent } from './types.ts';
-import { toHex, utf8 } from './tlog.ts';
+import { fromHex, toHex, utf8, verifyEd25519 } from './tlog.ts';
 
 /**
  * An event as it was hashed: an erasable event with its sealed details only, without the `erased` mark its answer may
@@ -39,6 +39,35 @@ export function checkBlock(block: Block, chain: string, index?: number): void {
   if (computeBlockHash(block) !== block.hash) {
     throw new VerificationError('block-hash', `block ${block.index}'s hash does not match its contents`, chain);
   }
+  for (const event of block.events) {
+    const problem = signatureProblem(event);
+    if (problem) throw new VerificationError('event-signature', `block ${block.index}: ${problem}`, chain);
+  }
+}
+
+/**
+ * Why a secure event's recorded signature (`signed`) does not verify, if it does not: checked again over the RFC 8785
+ * JSON the organization signed (chain_name, entity_id, event_type, details, details_metadata unless null, node_id if
+ * named, nonce), with the key it names. An event whose details went off chain (`{}` here) is not checked.
+ */
+export function signatureProblem(event: LedgerEvent): string | undefined {
+  const signed = event.signed;
+  if (signed === undefined || event.is_offchain || event.details_cid) return undefined;
+  const message = canonicalize({
+    chain_name: event.chain_name,
+    entity_id: event.entity_id,
+    event_type: event.event_type,
+    details: event.details,
+    ...(event.details_metadata == null ? {} : { details_metadata: event.details_metadata }),
+    ...(signed.node_id === undefined ? {} : { node_id: signed.node_id }),
+    nonce: signed.nonce,
+  });
+  const ok =
+    message !== undefined &&
+    /^[0-9a-fA-F]{64}$/.test(signed.public_key) &&
+    /^[0-9a-fA-F]{128}$/.test(signed.signature) &&
+    verifyEd25519(fromHex(signed.public_key.toLowerCase()), utf8(message), fromHex(signed.signature.toLowerCase()));
+  return ok ? undefined : `event ${event.event_id}'s signature by '${signed.org_id}' does not verify with the key it names`;
 }
 
 /** Checks blocks of consecutive indices (either order) link: each names the hash of the one before it. */

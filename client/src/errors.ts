@@ -49,6 +49,8 @@ export type VerificationFailure =
   | 'wrong-block'
   /** Consecutive blocks do not link (previous_hash). */
   | 'block-link'
+  /** A secure event's recorded signature does not verify with the key it names. */
+  | 'event-signature'
   /** An event differs from the event in its hashed block, or an appended event is not what was sent. */
   | 'event-mismatch'
   /** An inclusion proof does not lead to the trusted root. */

@@ -1470,6 +1470,17 @@ export interface components {
             resolve_error?: string;
             /** @description Events of a channel's chain only: 128 random bits hashed with the event, so its public block hash confirms no guess at its content */
             salt?: string;
+            /** @description Secure events only: who signed the event, and the signature anyone can check again */
+            signed?: {
+                /** @description The node it was signed for, when the signer named one */
+                node_id?: string;
+                nonce: string;
+                org_id: string;
+                /** @description The Ed25519 key it was signed with, hex, as registered then */
+                public_key: string;
+                /** @description Ed25519, hex, over the RFC 8785 JSON of chain_name, entity_id, event_type, details, details_metadata (unless null), node_id (if named) and nonce */
+                signature: string;
+            };
             /** @description Erasable events only: the data subject */
             subject_id?: string;
             timestamp: number;

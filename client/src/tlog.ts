@@ -244,6 +244,16 @@ export function weakKeyReason(publicKey: Uint8Array): string | undefined {
 /** Ed25519 as RFC 8032 checks it, not ZIP-215's looser rules (@noble/curves' default), which take non-canonical forms. */
 const STRICT = { zip215: false } as const;
 
+/** An Ed25519 signature checked as RFC 8032 does, under a key that is not weak (`weakKeyReason`). */
+export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64 || weakKeyReason(publicKey)) return false;
+  try {
+    return ed25519.verify(signature, message, publicKey, STRICT);
+  } catch {
+    return false;
+  }
+}
+
 /** A C2SP verifier key `<name>+<hex id>+<base64(type ‖ key)>`, Ed25519 log (0x01) or cosigner (0x04); weak keys refused. */
 export function parseVkey(vkey: string): NoteKey {
   const text = vkey.trim();

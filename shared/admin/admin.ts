@@ -12,7 +12,7 @@ import type { Principal } from '../access/policy.ts';
 import type { OrganizationRecord } from '../business/repository.ts';
 import { parsePublicKey, verifyEd25519 } from '../ed25519.ts';
 import { ConflictError, DomainError, NotFoundError, OutcomeUnknownError, UnprocessableError, ValidationError } from '../errors.ts';
-import { canonicalJson } from '../ledger/hashing.ts';
+import { secureEventMessage } from '../ledger/signed-events.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import { payloadScope, SERVICE_OPENER, type Sealer } from '../ledger/offchain-port.ts';
 import { NODE_STATEMENT_PREFIX } from '../ledger/checkpoint.ts';
@@ -84,31 +84,8 @@ export function formatUptime(totalSeconds: number): string {
         .join(' ');
 }
 
-/** What a secure event's signature covers: the RFC 8785 JSON of these five fields (docs/rules.md, "Admin group"). */
-export function secureEventMessage(fields: {
-  chain_name: string;
-  entity_id: string;
-  event_type: string;
-  details: Record<string, unknown>;
-  details_metadata?: Record<string, unknown> | null | undefined;
-  node_id?: string | undefined;
-  nonce: string;
-}): Buffer {
-  const { chain_name, entity_id, event_type, details, details_metadata, node_id, nonce } = fields;
-  // Everything the event stores is signed: `details_metadata` too when it is sent (it had been stored unsigned beside a
-  // signed event, 2026-12-05 red team), and the node it is meant for when named. Without them the message is as it
-  // always was.
-  const signed = {
-    chain_name,
-    entity_id,
-    event_type,
-    details,
-    ...(details_metadata == null ? {} : { details_metadata }),
-    ...(node_id === undefined ? {} : { node_id }),
-    nonce,
-  };
-  return Buffer.from(canonicalJson(signed), 'utf8');
-}
+/** What a secure event's signature covers (shared/ledger/signed-events.ts). */
+export { secureEventMessage };
 
 /** Whose nonces a signature spends: the signing key's (an Ed25519 public key, hex). */
 const nonceSigner = (publicKey: string) => `${NONCE_KEY_SIGNER}${publicKey}`;
@@ -241,7 +218,17 @@ export function createAdmin(options: AdminOptions) {
           },
           // Large details are uploaded first (seconds for megabytes): the signer's right is checked again before the
           // commit, so that an organization an admin took out meanwhile does not append after its removal (red team).
-          { stillAllowed: () => options.access.chain(signer, 'chain.append', chainName) },
+          {
+            stillAllowed: () => options.access.chain(signer, 'chain.append', chainName),
+            // Recorded in the event: anyone reading the block can check the signature again.
+            signature: {
+              org_id: org.org_id,
+              public_key: org.public_key,
+              nonce: input.nonce,
+              ...(input.node_id === undefined ? {} : { node_id: input.node_id }),
+              signature: input.signature.toLowerCase(),
+            },
+          },
         );
         return {
           success: true,

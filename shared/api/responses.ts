@@ -29,6 +29,20 @@ export const eventSchema = z
       .regex(/^[0-9a-f]{32}$/)
       .optional()
       .describe("Events of a channel's chain only: 128 random bits hashed with the event, so its public block hash confirms no guess at its content"),
+    signed: z
+      .object({
+        org_id: z.string(),
+        public_key: z.string().describe('The Ed25519 key it was signed with, hex, as registered then'),
+        nonce: z.string(),
+        node_id: z.string().optional().describe('The node it was signed for, when the signer named one'),
+        signature: z
+          .string()
+          .describe(
+            'Ed25519, hex, over the RFC 8785 JSON of chain_name, entity_id, event_type, details, details_metadata (unless null), node_id (if named) and nonce',
+          ),
+      })
+      .optional()
+      .describe('Secure events only: who signed the event, and the signature anyone can check again'),
     erased: z.boolean().optional(),
     resolve_error: z.string().optional().describe('With resolve_cid: why the off-chain details could not be read'),
   })

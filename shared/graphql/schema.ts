@@ -41,6 +41,16 @@ const SDL = /* GraphQL */ `
     subjectId: String
     "True once the data subject was erased: details are null, the block still verifies."
     erased: Boolean!
+    "Secure events only: who signed the event, and the signature (the REST answer's signed)."
+    signed: EventSignature
+  }
+
+  type EventSignature {
+    orgId: String!
+    publicKey: String!
+    nonce: String!
+    nodeId: String
+    signature: String!
   }
 
   type Block {
@@ -133,6 +143,9 @@ const event = (e: LedgerEvent & { resolve_error?: string; erased?: true }) => ({
   resolveError: e.resolve_error ?? null,
   subjectId: e.subject_id ?? null,
   erased: e.erased === true,
+  signed: e.signed
+    ? { orgId: e.signed.org_id, publicKey: e.signed.public_key, nonce: e.signed.nonce, nodeId: e.signed.node_id ?? null, signature: e.signed.signature }
+    : null,
 });
 
 const block = (b: Block) => ({

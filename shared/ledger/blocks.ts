@@ -79,6 +79,7 @@ export function buildBlocks(chainName: string, head: Pick<ChainHead, 'headIndex'
         is_offchain: event.is_offchain,
         ...(event.subject_id !== undefined ? { subject_id: event.subject_id, details_sealed: event.details_sealed ?? null } : {}),
         ...(event.salt !== undefined ? { salt: event.salt } : {}),
+        ...(event.signed !== undefined ? { signed: event.signed } : {}),
       })),
     });
     blocks.push(block);

@@ -159,8 +159,9 @@ export function createEventDetails({ offchain, personalData, offchainThresholdBy
     checked?: Set<string>,
   ): Promise<EventDraft> {
     // A channel's content is its members', but its block hashes are every reader's: a salt only members see makes
-    // the hash confirm no guess at it (whatever a caller sent as `salt` is replaced).
-    const { salt: _sent, ...unsalted } = draft;
+    // the hash confirm no guess at it (whatever a caller sent as `salt` is replaced). A signature is recorded only
+    // from the append's options, which only the secure-event relay sets (whatever a draft carried is dropped).
+    const { salt: _sent, signed: _claimed, ...unsalted } = draft;
     draft = isChannelChainName(chainName) ? { ...unsalted, salt: randomBytes(16).toString('hex') } : unsalted;
     if (draft.subject_id !== undefined) {
       // Personal data: only the details sealed under the subject's key are committed (or, when large, put

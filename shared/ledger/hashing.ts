@@ -145,6 +145,8 @@ export function inContractOrder(block: Block): Block {
       ...(e.subject_id !== undefined ? { subject_id: e.subject_id, details_sealed: e.details_sealed ?? null } : {}),
       // Only on channels' events: the salt that keeps their content from being guessed from the public hash.
       ...(e.salt !== undefined ? { salt: e.salt } : {}),
+      // Only on secure events: who signed it, and the signature.
+      ...(e.signed !== undefined ? { signed: e.signed } : {}),
     })),
   };
 }

@@ -13,7 +13,7 @@ import type { BlockDraft } from './blocks.ts';
 import type { EventDraft } from './events.ts';
 import { canonicalJson } from './hashing.ts';
 import type { BoundAppend, LedgerRepository, PendingRef } from './repository.ts';
-import type { Block } from './types.ts';
+import type { Block, EventSignature } from './types.ts';
 
 /**
  * An append sent with an Idempotency-Key (`caller`: who sent it, so that keys are each caller's own).
@@ -39,6 +39,11 @@ export interface AppendOptions {
    * organization out of the channel) refuses the append, as it refuses the next request. The guarded ledger sets it.
    */
   stillAllowed?: () => Promise<void>;
+  /**
+   * The signature a secure event was verified with, recorded in its event (`signed`). Only the admin's secure-event
+   * relay sets it, having checked it; a caller's options never carry it (the guarded ledger builds them anew).
+   */
+  signature?: EventSignature;
 }
 
 /** Set on an append's answer when it is the answer of an earlier request with the same Idempotency-Key. */

@@ -448,7 +448,8 @@ export function createLedger({
       const chainChecked = draft.subject_id !== undefined && options?.idempotency !== undefined;
       if (chainChecked) await requireHead(chainName);
       const { blocks, replayed } = await idempotent(chainName, 'event', [draft], options, async (completes) => {
-        const prepared = await prepare(chainName, draft, chainChecked ? async () => undefined : undefined, options?.opener);
+        const unsigned = await prepare(chainName, draft, chainChecked ? async () => undefined : undefined, options?.opener);
+        const prepared = options?.signature ? { ...unsigned, signed: options.signature } : unsigned;
         if (prepared.is_offchain) await options?.stillAllowed?.();
         return [await appender.append(chainName, { events: [prepared], ...(completes ? { completes } : {}) })];
       });

@@ -8,6 +8,7 @@
 import { BadRequestError, NotFoundError, NotWitnessedYetError, ValidationError } from '../errors.ts';
 import { checkpointMessage, type CheckpointFields } from './checkpoint.ts';
 import { ZERO_HASH, hashBlock } from './hashing.ts';
+import { signatureProblem } from './signed-events.ts';
 import { appendLeaf, consistencyRanges, frontierRoot, inclusionRanges, leafHash, nodesForRanges, rangeHash, type NodeReader } from './merkle.ts';
 import { MAIN_CHAIN } from './names.ts';
 import type { LedgerRepository } from './repository.ts';
@@ -418,6 +419,8 @@ export function createProofs({
           if (block.index !== expected) return report(expected, expected, `block ${expected} is missing`, anchorsChecked);
           if (block.chain_name !== chainName) return report(expected, expected, `block ${expected} names another chain`, anchorsChecked);
           if (hashBlock(block) !== block.hash) return report(expected, expected, `block ${expected}'s hash does not match its contents`, anchorsChecked);
+          const unsigned = signatureProblem(block);
+          if (unsigned) return report(expected, expected, `block ${expected}: ${unsigned}`, anchorsChecked);
           if (block.previous_hash !== previous) return report(expected, expected, `block ${expected} does not link to block ${expected - 1}`, anchorsChecked);
           frontier = appendLeaf(frontier, expected, leafHash(Buffer.from(block.hash, 'hex'))).frontier;
           for (const a of bySize.get(expected + 1) ?? []) {

@@ -37,6 +37,25 @@ export interface LedgerEvent {
    * only the channel's members read (a private value's hash, a low-entropy detail).
    */
   salt?: string;
+  /**
+   * Secure events only (absent elsewhere, so other hashes are what they always were): who signed the event and how,
+   * so that anyone reading the block can check it again (shared/ledger/signed-events.ts), and tell it from a copy
+   * any writer of the chain could append.
+   */
+  signed?: EventSignature;
+}
+
+/** A secure event's signature as its block records it. */
+export interface EventSignature {
+  /** The organization whose registered key signed it. */
+  org_id: string;
+  /** That key, an Ed25519 public key in hex, as it was registered when the event was appended. */
+  public_key: string;
+  nonce: string;
+  /** The node it was signed for, when the signer named one (signed with the rest). */
+  node_id?: string;
+  /** Ed25519, hex, over `signedEventMessage`. */
+  signature: string;
 }
 
 export interface UnhashedBlock {

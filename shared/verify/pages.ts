@@ -5,6 +5,7 @@
  * verifier's thread or in a worker (page-workers.ts), so that an audit uses every core. Pure client code.
  */
 import { asStored, hashBlock } from '../ledger/hashing.ts';
+import { signatureProblem } from '../ledger/signed-events.ts';
 import { alignedSubtrees, leafHash } from '../ledger/merkle.ts';
 
 /** A block as the verifier reads it (the fields it checks; the rest is hashed as it comes). */
@@ -136,6 +137,12 @@ export function pagePath(chain: string, offset: number, size: number): string {
   return `/api/v1/chains/${encodeURIComponent(chain)}/blocks?limit=${PAGE}&offset=${offset}&tree_size=${size}`;
 }
 
+/** A secure event's signature that does not verify, said as a page's failure (shared/ledger/signed-events.ts). */
+function signedIn(block: Block): string | undefined {
+  const problem = signatureProblem(block);
+  return problem === undefined ? undefined : `block ${block.index} of '${block.chain_name}': ${problem}`;
+}
+
 /** Checks a page's blocks in order, up to the first that fails, and covers those that passed with their subtrees. */
 export function checkPage(blocks: readonly Block[], { chain, offset, size, keepBlocks, cuts }: PageRequest): CheckedPage {
   const page: CheckedPage = { hashes: [], previous: blocks[0]?.previous_hash ?? null, erased: 0, subtrees: [], ...(keepBlocks ? { blocks: [] } : {}) };
@@ -153,7 +160,7 @@ export function checkPage(blocks: readonly Block[], { chain, offset, size, keepB
             ? `block ${expected} of '${chain}': its hash does not match its contents`
             : expected > offset && block.previous_hash !== page.hashes.at(-1)
               ? `block ${expected} of '${chain}' does not link to block ${expected - 1}`
-              : undefined;
+              : signedIn(block);
     if (problem !== undefined) {
       page.failure = { message: problem, block: expected };
       break;

@@ -9,6 +9,7 @@
  * is also downloaded and re-hashed from its contents, linked to the one before, and matched to its entry.
  */
 import { ZERO_HASH, asStored, hashBlock } from '../ledger/hashing.ts';
+import { signatureProblem } from '../ledger/signed-events.ts';
 import type { Block } from '../ledger/types.ts';
 import { appendLeaf, appendSubtree, frontierRoot, leafHash, rootFromLeafHashes } from '../ledger/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, type CheckpointBody, type Verifier } from '../tlog/note.ts';
@@ -278,6 +279,8 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
             if (index !== expected) throw new Failure(`block ${expected} is missing`, expected);
             const position = index - n * TILE_WIDTH;
             if (hashBlock(asStored(block)) !== block.hash) throw new Failure(`block ${index}: its hash does not match its contents`, index);
+            const unsigned = signatureProblem(block);
+            if (unsigned) throw new Failure(`block ${index}: ${unsigned}`, index);
             if (block.hash !== entries[position]!.toString('hex')) throw new Failure(`block ${index} is not the log's entry ${index}`, index);
             const previous = index === 0 ? ZERO_HASH : position > 0 ? entries[position - 1]!.toString('hex') : lastHash;
             if (block.previous_hash !== previous) throw new Failure(`block ${index} does not link to block ${index - 1}`, index);

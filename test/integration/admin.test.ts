@@ -294,6 +294,45 @@ describe('Secure events', () => {
     assert.equal(block.body.events[0].event_type, 'cleared');
   });
 
+  it('records who signed it in the block, so that anyone can check it again and tell it from a copy a writer appends (red team)', async () => {
+    const body = signed('gates');
+    const res = await call(base, 'POST', '/api/admin/chains/gates/secure-events', body);
+    assert.equal(res.status, 200, res.text);
+    const index = Number(res.body.event_id.split('_')[1]);
+    const event = (await call(base, 'GET', `/api/v1/chains/gates/blocks/${index}`)).body.events[0];
+    assert.deepEqual(event.signed, { org_id: 'port-authority', public_key: org.hex, nonce: body.nonce, signature: body.signature });
+    // Checked again from the block alone, with the key it names: the bytes the organization signed.
+    const message = canonicalize({
+      chain_name: 'gates',
+      entity_id: event.entity_id,
+      event_type: event.event_type,
+      details: event.details,
+      nonce: event.signed.nonce,
+    })!;
+    const key = createPublicKey({
+      key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(event.signed.public_key, 'hex')]),
+      format: 'der',
+      type: 'spki',
+    });
+    assert.ok(verify(null, Buffer.from(message), key, Buffer.from(event.signed.signature, 'hex')));
+    // A writer's copy of the same event is not signed, and a `signed` it sends is not recorded.
+    const copy = await call(base, 'POST', '/api/v1/chains/gates/events', {
+      entity_id: event.entity_id,
+      event_type: event.event_type,
+      details: event.details,
+      signed: event.signed,
+    });
+    assert.equal(copy.status, 200, copy.text);
+    const copied = (await call(base, 'GET', `/api/v1/chains/gates/blocks/${copy.body.event_id.split('_')[1]}`)).body.events[0];
+    assert.equal(copied.signed, undefined);
+    // The node's audit checks the signature too, and GraphQL answers it.
+    assert.equal((await call(base, 'GET', '/api/v1/chains/gates/verify')).body.valid, true);
+    const gql = await call(base, 'POST', '/graphql', {
+      query: `{ block(chainName: "gates", index: ${index}) { events { signed { orgId publicKey nonce signature } } } }`,
+    });
+    assert.deepEqual(gql.body.data.block.events[0].signed, { orgId: 'port-authority', publicKey: org.hex, nonce: body.nonce, signature: body.signature });
+  });
+
   it('refuses a flipped signature bit with 422 and appends nothing', async () => {
     const before = await events();
     const body = signed('gates');

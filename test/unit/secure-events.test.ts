@@ -1,13 +1,20 @@
 /**
- * A secure event's nonce after a failed append: given back only when nothing was appended. An append whose outcome
- * is unknown (a 500 that may have landed) keeps it spent, or a relay's retry lands the one signature twice (red team,
- * 2026-12-07).
+ * Secure events (red team, 2026-12-07, time and replays). A nonce after a failed append is given back only when
+ * nothing was appended: an append whose outcome is unknown (a 500 that may have landed) keeps it spent, or a relay's
+ * retry lands the one signature twice. And the block records who signed the event, so that anyone can check it again
+ * and tell it from a copy any writer of the chain could append.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { checkBlock } from '#client/blocks';
+import { VerificationError } from '#client/errors';
 import { createAdmin, secureEventMessage } from '#shared/admin/admin';
 import { ChainNotFoundError, OutcomeUnknownError } from '#shared/errors';
+import { buildBlocks } from '#shared/ledger/blocks';
+import { signatureProblem } from '#shared/ledger/signed-events';
+import type { Block } from '#shared/ledger/types';
+import { checkPage } from '#shared/verify/pages';
 
 const pair = generateKeyPairSync('ed25519');
 const publicKey = pair.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
@@ -62,5 +69,62 @@ describe("a secure event's nonce after a failed append", () => {
     const res = await admin.secureEvent('gates', body);
     assert.equal(res.verified, true);
     assert.deepEqual(landed, ['ship-9']);
+  });
+});
+
+describe("a secure event's block", () => {
+  /** A block of one secure event, signed as the relay records it, sealed (hashed) like any block. */
+  function signedBlock(overrides: { signature?: string; details?: Record<string, unknown>; offChain?: boolean } = {}): Block {
+    const fields = { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 12 }, nonce: 'nonce-0001' };
+    const signature = sign(null, secureEventMessage({ chain_name: 'gates', ...fields }), pair.privateKey).toString('hex');
+    const [block] = buildBlocks(
+      'gates',
+      { headIndex: 0, headHash: 'a'.repeat(64) },
+      [
+        {
+          events: [
+            {
+              entity_id: fields.entity_id,
+              event_type: fields.event_type,
+              details: overrides.offChain ? {} : (overrides.details ?? fields.details),
+              details_cid: overrides.offChain ? 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' : null,
+              details_nonce: overrides.offChain ? '00'.repeat(12) : null,
+              details_metadata: null,
+              is_offchain: overrides.offChain === true,
+              signed: { org_id: 'port', public_key: publicKey, nonce: fields.nonce, signature: overrides.signature ?? signature },
+            },
+          ],
+        },
+      ],
+      () => 1_795_291_099,
+    );
+    return block!;
+  }
+  const flipped = (hex: string) => `${hex.slice(0, 10)}${hex[10] === '0' ? '1' : '0'}${hex.slice(11)}`;
+
+  it('records who signed it, and its signature verifies again over the stored fields, for the node and for the client', () => {
+    const block = signedBlock();
+    assert.equal(block.events[0]!.signed?.org_id, 'port');
+    assert.equal(signatureProblem(block), undefined);
+    checkBlock(block as never, 'gates');
+    assert.equal(checkPage([block], { chain: 'gates', offset: 1, size: 2, keepBlocks: false }).failure, undefined);
+  });
+
+  it('is refused by every verifier when its signature or its details were changed and the block hashed again (an operator, or a copy dressed as signed)', () => {
+    const good = signedBlock().events[0]!.signed!.signature;
+    for (const forged of [signedBlock({ signature: flipped(good) }), signedBlock({ details: { berth: 13 } })]) {
+      assert.match(signatureProblem(forged) ?? '', /signature by 'port' does not verify with the key it names/);
+      assert.throws(
+        () => checkBlock(forged as never, 'gates'),
+        (e: unknown) => e instanceof VerificationError && e.failure === 'event-signature',
+      );
+      assert.match(checkPage([forged], { chain: 'gates', offset: 1, size: 2, keepBlocks: false }).failure?.message ?? '', /does not verify/);
+    }
+  });
+
+  it('leaves an event whose details went off chain unchecked (its signed details are in IPFS), not failed', () => {
+    const block = signedBlock({ offChain: true });
+    assert.equal(signatureProblem(block), undefined);
+    checkBlock(block as never, 'gates');
   });
 });
