@@ -325,6 +325,9 @@ describe('Secure events', () => {
     assert.equal(copy.status, 200, copy.text);
     const copied = (await call(base, 'GET', `/api/v1/chains/gates/blocks/${copy.body.event_id.split('_')[1]}`)).body.events[0];
     assert.equal(copied.signed, undefined);
+    // A trace answers it as the block does.
+    const trace = await call(base, 'GET', `/api/v1/entities/${event.entity_id}/trace?chain_name=gates&limit=100`);
+    assert.deepEqual(trace.body.events.find((e: { event_id: string }) => e.event_id === event.event_id)?.signed, event.signed);
     // The node's audit checks the signature too, and GraphQL answers it.
     assert.equal((await call(base, 'GET', '/api/v1/chains/gates/verify')).body.valid, true);
     const gql = await call(base, 'POST', '/graphql', {
