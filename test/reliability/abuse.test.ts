@@ -329,8 +329,8 @@ describe('Abuse', () => {
     assert.ok(rssMax - rssBefore < 300, `memory grew by ${Math.round(rssMax - rssBefore)} MiB after the warm-up`);
   });
 
-  // Last: it locks this address out for the rest of the minute.
-  it('guessing keys: after 20 unknown keys a minute the address gets 429 with Retry-After, before any lookup', async (t) => {
+  // Last: it locks this address's unknown keys out for the rest of the minute.
+  it("guessing keys: after 20 unknown keys a minute the address's unknown keys get 429 with Retry-After; a known key still passes", async (t) => {
     const statuses = new Map<number, number>();
     let retryAfter: string | null = null;
     for (let i = 0; i < 200; i += 1) {
@@ -349,8 +349,9 @@ describe('Abuse', () => {
       unexpected5xx: [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0),
     });
     assert.equal(statuses.get(401), 20, 'the first 20 guesses are told 401');
-    assert.equal(statuses.get(429), 180, 'every later guess is refused without being tried');
+    assert.equal(statuses.get(429), 180, 'every later guess is refused');
     assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= 60);
-    assert.equal(sameAddressValidKey.status, 429, 'the address is locked out for the rest of the minute (documented)');
+    // 21 made-up keys had shut a NAT's tenants out too (red team, 2026-12-07): a known key is not a guess.
+    assert.equal(sameAddressValidKey.status, 200, 'a known key from the guessing address still passes');
   });
 });
