@@ -102,6 +102,17 @@ if (values.checkpoint) {
 const tty = process.stderr.isTTY === true;
 
 /**
+ * The node refused a request (401, 403): nothing was checked, so nothing is said to be wrong with the chain (exit 2,
+ * as for any run that could not be made), and the fix is named.
+ */
+function couldNotVerify(problem: string | null): never {
+  process.stdout.write(
+    `COULD NOT VERIFY: ${problem}\n  the node refused the request: give an API key it takes with --api-key KEY or LEDGER_API_KEY (a reader's is enough)\n`,
+  );
+  process.exit(2);
+}
+
+/**
  * A node that asks to wait (over its rate limit: 429; busy: 503) is waited for, and the request sent again (pages.ts,
  * askNode). Said once a wait, not once a request: every request in flight meets the same limit at the same moment.
  */
@@ -168,6 +179,7 @@ if (values.tiles) {
     );
     process.exit(0);
   }
+  if (verdict.refused) couldNotVerify(verdict.problem);
   process.stdout.write(`NOT VERIFIED: ${verdict.problem}\n`);
   if (verdict.firstBadEntry !== null) process.stdout.write(`first bad entry: ${verdict.firstBadEntry}\n`);
   process.exit(1);
@@ -265,6 +277,7 @@ if (verdict.verified) {
   process.stdout.write(`verified: '${verdict.chain}', ${verdict.blocks} blocks, root ${verdict.root}, signed by ${verdict.nodeId}${anchors}\n`);
   process.exit(0);
 }
+if (verdict.refused) couldNotVerify(verdict.problem);
 process.stdout.write(`NOT VERIFIED: ${verdict.problem}\n`);
 if (verdict.firstBadBlock !== null) process.stdout.write(`first bad block: ${verdict.firstBadBlock}\n`);
 process.exit(1);

@@ -30,11 +30,17 @@ export const PAGE = 100;
 /** A problem the verdict names: its message, and the first block it concerns when one can be named. */
 export class Failure extends Error {
   readonly block: number | null;
-  constructor(message: string, block: number | null = null) {
+  /** The node refused the request (401, 403): nothing was found wrong, nothing could be checked. */
+  readonly refused: boolean;
+  constructor(message: string, block: number | null = null, refused = false) {
     super(message);
     this.block = block;
+    this.refused = refused;
   }
 }
+
+/** Whether a status is the node refusing the request (a key missing, unknown, or without the right): no evidence. */
+export const isRefusal = (status: number) => status === 401 || status === 403;
 
 export interface PageRequest {
   chain: string;
@@ -281,6 +287,6 @@ export async function getJson<T>(node: NodeLink, path: string): Promise<T> {
   } catch {
     // not JSON: named below if the status is an error's, else the caller finds nothing where it looks
   }
-  if (!isOk(res.status)) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`);
+  if (!isOk(res.status)) throw new Failure(`${path} answered ${res.status}: ${JSON.stringify(body?.detail ?? body)}`, null, isRefusal(res.status));
   return body as T;
 }

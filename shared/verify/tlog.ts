@@ -20,6 +20,7 @@ import {
   fromFetch,
   isObject,
   isOk,
+  isRefusal,
   type NodeAnswer,
   type NodeGet,
   type NodeLink,
@@ -72,15 +73,19 @@ export interface TlogVerdict {
   root: string | null;
   problem: string | null;
   firstBadEntry: number | null;
+  /** The node refused a request (401, 403): `problem` says which; nothing was found wrong, nothing verified. */
+  refused: boolean;
   notes: string[];
   state: MonitorState | null;
 }
 
 class Failure extends Error {
   readonly entry: number | null;
-  constructor(message: string, entry: number | null = null) {
+  readonly refused: boolean;
+  constructor(message: string, entry: number | null = null, refused = false) {
     super(message);
     this.entry = entry;
+    this.refused = refused;
   }
 }
 
@@ -103,6 +108,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     root: null,
     problem: null,
     firstBadEntry: null,
+    refused: false,
     notes: [],
     state: null,
   };
@@ -114,7 +120,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     } catch (error) {
       throw error instanceof NodeFailure ? new Failure(error.message) : error;
     }
-    if (!isOk(res.status)) throw new Failure(`${path} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+    if (!isOk(res.status)) throw new Failure(`${path} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`, null, isRefusal(res.status));
     return res.body;
   }
 
@@ -343,6 +349,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     if (!(failure instanceof Failure)) throw failure;
     verdict.problem = failure.message;
     verdict.firstBadEntry = failure.entry;
+    verdict.refused = failure.refused;
   }
   return verdict;
 }

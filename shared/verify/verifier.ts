@@ -67,6 +67,8 @@ export interface Verdict {
   /** The first block that failed, when one can be named. */
   firstBadBlock: number | null;
   problem: string | null;
+  /** The node refused a request (401, 403): `problem` says which; nothing was found wrong, nothing verified. */
+  refused: boolean;
   notes: string[];
   checkpoint: SignedCheckpoint | null;
 }
@@ -109,6 +111,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     anchorsChecked: 0,
     firstBadBlock: null,
     problem: null,
+    refused: false,
     notes,
     checkpoint: null,
   };
@@ -310,6 +313,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (!(failure instanceof Failure)) throw failure;
     verdict.problem = failure.message;
     verdict.firstBadBlock = failure.block;
+    verdict.refused = failure.refused;
   }
   return verdict;
 }

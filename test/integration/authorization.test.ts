@@ -694,6 +694,24 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     });
     assert.equal(out.status, 0, out.stdout + out.stderr);
     assert.match(out.stdout, /verified: 'm-plain'/);
+    // Without a key (or with one the node does not take) nothing was checked: not "NOT VERIFIED", which reads as
+    // tampering, but that it could not verify, exit 2, and how to give a key (a newcomer's pass, 2026-12-07).
+    for (const args of [[], ['--api-key', 'lk_not-a-key-of-this-node']]) {
+      for (const mode of [[], ['--tiles', '--vkey', (await call(stack.url, 'GET', '/tlog/vkey', undefined, headers('reader'))).text.trim()]]) {
+        const refused = spawnSync(process.execPath, ['bin/ledger-verify.mjs', '--url', stack.url, '--chain', 'm-plain', ...mode, ...args], {
+          cwd: ROOT,
+          encoding: 'utf8',
+          timeout: 60_000,
+          env: { ...process.env, LEDGER_API_KEY: '' },
+        });
+        assert.equal(refused.status, 2, `${args} ${mode[0] ?? ''}: ${refused.stdout}${refused.stderr}`);
+        assert.match(
+          refused.stdout,
+          /^COULD NOT VERIFY: .* answered 401: .*\n {2}the node refused the request: give an API key it takes with --api-key KEY or LEDGER_API_KEY/m,
+        );
+        assert.doesNotMatch(refused.stdout, /NOT VERIFIED/);
+      }
+    }
     const identity = await call(stack.url, 'GET', '/api/ledger/identity', undefined, headers('reader'));
     assert.equal(identity.status, 200);
     assert.match(identity.body.public_key, /^[0-9a-f]{64}$/);
