@@ -685,6 +685,33 @@ describe('Authorization matrix (auth on, every route × every caller × acme cha
     assert.ok((await count()) <= atRevocation + 1, `${(await count()) - atRevocation} events appended after the revocation (one may have been past its check)`);
   });
 
+  it("keeps a signed event's signature the relay's to record: a member's copy of it, by REST, batch or GraphQL, carries none, whatever `signed` it sends (red team)", async () => {
+    const chain = CHAIN['acme channel']!;
+    const event = { entity_id: 'm-signed', event_type: 'approved', details: { amount: 10 }, nonce: 'nonce-m-signed' };
+    const signature = sign(null, secureEventMessage({ chain_name: chain, ...event }), acmeSigner.privateKey).toString('hex');
+    const relayed = await must('POST', `/api/admin/chains/${chain}/secure-events`, { ...event, org_id: 'acme', signature });
+    const blockOf = async (eventId: string) =>
+      (await call(stack.url, 'GET', `/api/ledger/chains/${chain}/blocks/${eventId.split('_').at(-2)}`, undefined, headers('acme-reader'))).body.events[0];
+    const signed = (await blockOf(relayed.event_id)).signed;
+    assert.equal(signed.org_id, 'acme');
+    assert.equal(signed.signature, signature);
+    const copy = { entity_id: event.entity_id, event_type: event.event_type, details: event.details, signed };
+    const rest = await must('POST', `/api/ledger/chains/${chain}/events`, copy, 'acme-writer');
+    const batch = await must('POST', `/api/ledger/chains/${chain}/events/batch`, { events: [copy] }, 'acme-writer');
+    const gql = await call(
+      stack.url,
+      'POST',
+      '/graphql',
+      { query: `mutation { addEvent(chainName: "${chain}", input: { entityId: "m-signed", eventType: "approved", details: { amount: 10 } }) { eventId } }` },
+      headers('acme-writer'),
+    );
+    assert.equal(gql.status, 200, gql.text);
+    for (const eventId of [rest.event_id, batch.event_ids?.[0] ?? batch.results?.[0]?.event_id, gql.body.data.addEvent.eventId]) {
+      assert.ok(eventId, JSON.stringify(batch));
+      assert.equal((await blockOf(eventId)).signed, undefined, `${eventId} carries no signature`);
+    }
+  });
+
   it('lets ledger-verify check a chain with a reader key (the node key is published to readers)', async () => {
     const { spawnSync } = await import('node:child_process');
     const out = spawnSync(process.execPath, ['bin/ledger-verify.mjs', '--url', stack.url, '--chain', 'm-plain', '--api-key', keys.reader!], {
