@@ -3,8 +3,9 @@
  * unknown key is 401 with WWW-Authenticate; a key whose role is too low is 403. Keys are looked up by
  * their SHA-256 hash; answers are cached for SVC_AUTH_CACHE_SECONDS, which bounds how long a revoked
  * key keeps working on an instance that saw it. A source IP that presents more than
- * SVC_AUTH_FAILURES_PER_MINUTE unknown keys in a minute gets 429 before any lookup until the minute ends:
- * the per-key rate limit alone would give every guessed key a fresh budget.
+ * SVC_AUTH_FAILURES_PER_MINUTE unknown keys in a minute gets 429 for its unknown keys until the minute ends (the
+ * per-key rate limit alone would give every guessed key a fresh budget); its known keys still pass, looked up until
+ * it has presented OVER_BUDGET_FACTOR times more unknown ones, and past that every key of it is 429 before any lookup.
  */
 import type { MiddlewareObj } from '@middy/core';
 import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
@@ -41,26 +42,45 @@ export interface AuthenticatorOptions {
   now?: () => number;
 }
 
+/**
+ * How many times its budget of unknown keys an address may go on presenting keys that are looked up: a known key from
+ * it passes meanwhile (21 made-up keys from a NAT or a proxy had shut its valid keys out, red team 2026-12-07), and
+ * guessing stays bounded: at most (1 + this) times the budget of lookups a minute, then 429 before any lookup.
+ */
+export const OVER_BUDGET_FACTOR = 5;
+
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const now = options.now ?? Date.now;
   const cache = new Map<string, { record: ApiKeyRecord | undefined; expires: number }>();
   let seeded: Promise<void> | undefined;
 
-  /** `fresh`: read from the registry whatever the cache holds (and keep that answer). */
-  async function lookup(keyHash: string, fresh = false): Promise<ApiKeyRecord | undefined> {
+  /**
+   * `fresh`: read from the registry whatever the cache holds (and keep that answer). `keepUnknown` false: an unknown
+   * key is not kept (an address past its budget cannot fill the cache with made-up keys and empty it of real ones).
+   */
+  async function lookup(keyHash: string, fresh = false, keepUnknown = true): Promise<ApiKeyRecord | undefined> {
     const ttlMs = options.cacheSeconds * 1000;
     const hit = fresh ? undefined : cache.get(keyHash);
     if (hit && hit.expires > now()) return hit.record;
     // Fresh: strongly consistent too, or on AWS a revocation a moment old could still read as the key held.
     const record = await options.apiKeys().findByHash(keyHash, fresh ? { consistent: true } : {});
-    if (ttlMs > 0) {
+    if (ttlMs > 0 && (record || keepUnknown)) {
       if (cache.size > 10_000) cache.clear();
       cache.set(keyHash, { record, expires: now() + ttlMs });
     }
     return record;
   }
 
-  async function authenticate(key: string, { fresh = false }: { fresh?: boolean } = {}): Promise<ApiKeyRecord | undefined> {
+  /** A known key's record as this instance keeps it, unexpired; nothing for an unknown or unseen key. */
+  function known(key: string): ApiKeyRecord | undefined {
+    const hit = cache.get(hashApiKey(key));
+    return hit?.record && hit.expires > now() ? hit.record : undefined;
+  }
+
+  async function authenticate(
+    key: string,
+    { fresh = false, keepUnknown = true }: { fresh?: boolean; keepUnknown?: boolean } = {},
+  ): Promise<ApiKeyRecord | undefined> {
     if (options.adminApiKey) {
       seeded ??= seedAdminKey(options.apiKeys(), options.adminApiKey).catch((error) => {
         seeded = undefined;
@@ -68,36 +88,40 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       });
       await seeded;
     }
-    return lookup(hashApiKey(key), fresh);
+    return lookup(hashApiKey(key), fresh, keepUnknown);
   }
 
   return {
     authenticate,
     async authenticateFrom(key, sourceIp) {
       const limit = options.failuresPerMinute;
+      if (limit <= 0) return authenticate(key);
+      // A key this instance knows (and keeps) passes without a look at its address's budget: no read of the limiter.
+      const kept = known(key);
+      if (kept) return kept;
       const bucket = `ip:${sourceIp}`;
-      const record = await authenticate(key);
-      // A known key passes whatever its address did: refused before its lookup, 21 made-up keys from an address (a
-      // NAT, a proxy) had shut its valid keys out for the rest of the minute (red team, 2026-12-07). An unknown one
-      // past the address's budget is 429, counted no more; its lookup is the price of telling the two apart.
+      const state = await options
+        .failureLimiter()
+        .get(bucket)
+        .catch((error: unknown) => {
+          logger.warn('auth failure limiter unavailable; not checked', { error });
+          return null;
+        });
+      const refuse = () => new TooManyRequestsError(Math.max(1, Math.ceil((state?.msBeforeNext ?? 60_000) / 1000)));
+      const over = state !== null && state.consumedPoints >= limit;
+      // Far past its budget: every key of it is refused before a lookup, for the rest of the minute.
+      if (over && state.consumedPoints >= limit * (1 + OVER_BUDGET_FACTOR)) throw refuse();
+      const record = await authenticate(key, { keepUnknown: !over });
       if (record) return record;
-      if (limit > 0) {
-        const state = await options
-          .failureLimiter()
-          .get(bucket)
-          .catch((error: unknown) => {
-            logger.warn('auth failure limiter unavailable; not checked', { error });
-            return null;
-          });
-        if (state && state.consumedPoints >= limit) throw new TooManyRequestsError(Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
-        await options
-          .failureLimiter()
-          .consume(bucket)
-          .catch((outcome: unknown) => {
-            // Over the budget now: this answer is still 401, the next one from this source is 429.
-            if (!(outcome instanceof RateLimiterRes)) logger.warn('auth failure limiter unavailable; not counted', { error: outcome });
-          });
-      }
+      await options
+        .failureLimiter()
+        .consume(bucket)
+        .catch((outcome: unknown) => {
+          // Over the budget now: the count goes on (it bounds the lookups past it), and the answer says so.
+          if (!(outcome instanceof RateLimiterRes)) logger.warn('auth failure limiter unavailable; not counted', { error: outcome });
+        });
+      // Past its budget, an unknown key is 429 (the first past it is still told 401, as before).
+      if (over) throw refuse();
       return undefined;
     },
   };

@@ -16,7 +16,8 @@ parentPort!.on('message', async ({ id, request }: { id: number; request: PageReq
     page = await fetchPage(node, request);
   } catch (error) {
     // The page could not be had: nothing of it was checked (a bug here is named too, never a hang).
-    page = { hashes: [], previous: null, erased: 0, subtrees: [], failure: { message: error instanceof Failure ? error.message : String(error), block: null } };
+    const failure = error instanceof Failure ? { message: error.message, block: null, refused: error.refused } : { message: String(error), block: null };
+    page = { hashes: [], previous: null, erased: 0, subtrees: [], failure };
   }
   parentPort!.postMessage({ id, page });
 });

@@ -72,7 +72,7 @@ export interface CheckedPage {
    * The first check that failed, at the block after the last good one; `block` null when the page itself could
    * not be had (the node unreachable, or an error answer): nothing of it was checked.
    */
-  failure?: { message: string; block: number | null };
+  failure?: { message: string; block: number | null; refused?: boolean };
   /** How long the page took to arrive (its request sent to its answer parsed) and to check, in ms. */
   timing?: PageTiming;
 }
@@ -189,6 +189,18 @@ export interface NodeAnswer {
 
 /** A GET of a node: `fetch` (fromFetch) in the verifier's library, node:http in the CLI (node-get.ts, cheaper). */
 export type NodeGet = (url: string, init: { headers: Record<string, string>; signal: AbortSignal }) => Promise<NodeAnswer>;
+
+/**
+ * `get`, noting in `seen.ok` once the node has answered a request with success: a refusal (401, 403) before that says
+ * the verifier was not let in (nothing checked); after it, the node withheld what it had shown it could serve.
+ */
+export function notingSuccess(get: NodeGet, seen: { ok: boolean }): NodeGet {
+  return async (url, init) => {
+    const answer = await get(url, init);
+    if (isOk(answer.status)) seen.ok = true;
+    return answer;
+  };
+}
 
 /** A `fetch` (the platform's, or a test's) as a NodeGet. */
 export function fromFetch(http: typeof fetch): NodeGet {

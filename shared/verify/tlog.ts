@@ -26,6 +26,7 @@ import {
   type NodeLink,
   type NodeWait,
   nodeHeaders,
+  notingSuccess,
   pagePath,
   wellFormed,
 } from './pages.ts';
@@ -92,8 +93,10 @@ class Failure extends Error {
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 
 export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdict> {
+  // Whether the node answered any request: a refusal after that is data withheld, not a verifier left out.
+  const seen = { ok: false };
   const node: NodeLink = {
-    http: options.get ?? fromFetch(options.fetch ?? fetch),
+    http: notingSuccess(options.get ?? fromFetch(options.fetch ?? fetch), seen),
     base: options.url.replace(/\/+$/, ''),
     headers: nodeHeaders(options.url, options.apiKey, options.apiKeyHeader),
     onWait: options.onWait,
@@ -349,7 +352,7 @@ export async function verifyTlog(options: TlogVerifyOptions): Promise<TlogVerdic
     if (!(failure instanceof Failure)) throw failure;
     verdict.problem = failure.message;
     verdict.firstBadEntry = failure.entry;
-    verdict.refused = failure.refused;
+    verdict.refused = failure.refused && !seen.ok;
   }
   return verdict;
 }

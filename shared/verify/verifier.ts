@@ -21,6 +21,7 @@ import {
   type NodeLink,
   type NodeWait,
   nodeHeaders,
+  notingSuccess,
   PAGE,
   type PageRequest,
   PageWindow,
@@ -95,8 +96,10 @@ export function oldCheckpointNote(what: string, signedAt: number, now: number): 
 }
 
 export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
+  // Whether the node answered any request: a refusal after that is data withheld, not a verifier left out.
+  const seen = { ok: false };
   const node: NodeLink = {
-    http: options.get ?? fromFetch(options.fetch ?? fetch),
+    http: notingSuccess(options.get ?? fromFetch(options.fetch ?? fetch), seen),
     base: options.url.replace(/\/+$/, ''),
     headers: nodeHeaders(options.url, options.apiKey, options.apiKeyHeader),
     onWait: options.onWait,
@@ -176,7 +179,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
       refill();
       const page = await ahead.shift()!;
       window.observe(page.timing);
-      if (page.failure?.block === null) throw new Failure(page.failure.message);
+      if (page.failure?.block === null) throw new Failure(page.failure.message, null, page.failure.refused === true);
       if (page.hashes.length > 0 && page.previous !== previous) throw new Failure(`block ${offset} of '${chain}' does not link to block ${offset - 1}`, offset);
       // The page's blocks into the tree, a few perfect subtrees at a time (each page's own, hashed where it was checked).
       let treeSize = offset;
@@ -313,7 +316,7 @@ export async function verifyLedger(options: VerifierOptions): Promise<Verdict> {
     if (!(failure instanceof Failure)) throw failure;
     verdict.problem = failure.message;
     verdict.firstBadBlock = failure.block;
-    verdict.refused = failure.refused;
+    verdict.refused = failure.refused && !seen.ok;
   }
   return verdict;
 }

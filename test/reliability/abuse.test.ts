@@ -329,21 +329,27 @@ describe('Abuse', () => {
     assert.ok(rssMax - rssBefore < 300, `memory grew by ${Math.round(rssMax - rssBefore)} MiB after the warm-up`);
   });
 
-  // Last: it locks this address's unknown keys out for the rest of the minute.
-  it("guessing keys: after 20 unknown keys a minute the address's unknown keys get 429 with Retry-After; a known key still passes", async (t) => {
+  // Last: it locks this address out for the rest of the minute.
+  it("guessing keys: after 20 unknown keys a minute the address's unknown keys get 429; a known key still passes", async (t) => {
     const statuses = new Map<number, number>();
     let retryAfter: string | null = null;
-    for (let i = 0; i < 200; i += 1) {
-      const res = await fetch(`${stack.url}/api/v1/chains`, { headers: { 'X-API-Key': randomBytes(16).toString('hex') } });
-      await res.arrayBuffer();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status === 429) retryAfter = res.headers.get('retry-after');
-    }
-    const sameAddressValidKey = await call(stack.url, 'GET', '/api/v1/chains', undefined, admin);
+    const guess = async (n: number) => {
+      for (let i = 0; i < n; i += 1) {
+        const res = await fetch(`${stack.url}/api/v1/chains`, { headers: { 'X-API-Key': randomBytes(16).toString('hex') } });
+        await res.arrayBuffer();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status === 429) retryAfter = res.headers.get('retry-after');
+      }
+    };
+    await guess(40);
+    // 21 made-up keys had shut a NAT's tenants out too (red team, 2026-12-07): a known key is not a guess.
+    const knownWhileOver = await call(stack.url, 'GET', '/api/v1/chains', undefined, admin);
+    await guess(160);
+    const knownPastBound = await call(stack.url, 'GET', '/api/v1/chains', undefined, admin);
     report(t, {
       area: 'abuse',
       what: 'auth brute force',
-      tried: `200 random keys from one address: ${JSON.stringify(Object.fromEntries(statuses))}; Retry-After ${retryAfter}`,
+      tried: `200 random keys from one address: ${JSON.stringify(Object.fromEntries(statuses))}; Retry-After ${retryAfter}; a known key after 40: ${knownWhileOver.status}, after 200: ${knownPastBound.status}`,
       lost: 0,
       forks: 0,
       unexpected5xx: [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0),
@@ -351,7 +357,10 @@ describe('Abuse', () => {
     assert.equal(statuses.get(401), 20, 'the first 20 guesses are told 401');
     assert.equal(statuses.get(429), 180, 'every later guess is refused');
     assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= 60);
-    // 21 made-up keys had shut a NAT's tenants out too (red team, 2026-12-07): a known key is not a guess.
-    assert.equal(sameAddressValidKey.status, 200, 'a known key from the guessing address still passes');
+    assert.equal(knownWhileOver.status, 200, 'a known key from the guessing address still passes');
+    // Past six times the budget every key of the address is refused unread, but one its instance keeps (the key cache,
+    // SVC_AUTH_CACHE_SECONDS): which it is here depends on the instance that answers (test/unit/http-chain.test.ts
+    // holds the rule); reported above.
+    assert.ok([200, 429].includes(knownPastBound.status), `${knownPastBound.status}`);
   });
 });

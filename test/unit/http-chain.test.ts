@@ -12,7 +12,7 @@ import * as z from 'zod';
 import { type ApiKeyRecord, type ApiKeyRepository, hashApiKey } from '#shared/admin/api-keys';
 import { routesOf } from '#shared/api/define';
 import { LOGGED_PATH_MAX, loggedPath } from '#shared/http/access-log';
-import { createAuthenticator } from '#shared/http/auth';
+import { createAuthenticator, OVER_BUDGET_FACTOR } from '#shared/http/auth';
 import { viewerAddress } from '#shared/http/cdn';
 import { createHttpHandler, type Edge } from '#shared/http/chain';
 import type { HttpEvent, HttpResult } from '#shared/http/types';
@@ -176,7 +176,15 @@ function stack(
     authCacheSeconds?: number;
   } = {},
 ) {
-  const keys = memoryKeys();
+  const stored = memoryKeys();
+  let lookups = 0;
+  const keys: ApiKeyRepository = {
+    ...stored,
+    findByHash: (hash, options) => {
+      lookups += 1;
+      return stored.findByHash(hash, options);
+    },
+  };
   const deps: Deps = { calls: [] };
   const recorded: number[] = [];
   const metrics = { record: async (status: number) => void recorded.push(status) } as unknown as Metrics;
@@ -236,7 +244,7 @@ function stack(
     const result = (await handler(event, context)) as HttpResult;
     return { status: result.statusCode, headers: result.headers, body: result.body && !result.isBase64Encoded ? JSON.parse(String(result.body)) : result.body };
   };
-  return { call, deps, recorded, limiter, keys };
+  return { call, deps, recorded, limiter, keys, lookups: () => lookups };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -357,6 +365,50 @@ describe('the middleware chain (offline)', () => {
     // A valid key from the guessing address still passes: 21 made-up keys had shut a NAT's tenants out (red team).
     assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 200, 'a known key is not locked out by another caller');
     assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'guess-4' })).status, 429, 'while unknown ones still are');
+    // Guessing stays bounded: past (1 + OVER_BUDGET_FACTOR) times its budget, every key of the address is 429 unread.
+    const before = guessing.lookups();
+    for (let i = 5; i <= 2 * (1 + OVER_BUDGET_FACTOR); i += 1) await guessing.call('GET', '/chains/x/blocks', { key: `guess-${i}` });
+    const looked = guessing.lookups() - before;
+    assert.equal(looked, 2 * (1 + OVER_BUDGET_FACTOR) - 4, 'each unknown key up to the bound was looked up');
+    assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'guess-99' })).status, 429);
+    assert.equal((await guessing.call('GET', '/chains/x/blocks', { key: 'reader-key' })).status, 429, 'past the bound, a known key too');
+    assert.equal(guessing.lookups() - before, looked, 'and neither was looked up');
+  });
+
+  it('keeps no unknown key an address past its budget presents: made-up keys cannot fill the key cache and empty it of real ones (a review)', async () => {
+    const stored = memoryKeys();
+    const seen: string[] = [];
+    const limiter = new RateLimiterMemory({ points: 2, duration: 60, keyPrefix: 'authfail-cache' });
+    const authenticator = createAuthenticator({
+      apiKeys: () => ({
+        ...stored,
+        findByHash: (hash, options) => {
+          seen.push(hash);
+          return stored.findByHash(hash, options);
+        },
+      }),
+      adminApiKey: undefined,
+      cacheSeconds: 60,
+      failuresPerMinute: 2,
+      failureLimiter: () => limiter,
+    });
+    const from = (key: string) => authenticator.authenticateFrom(key, '203.0.113.50').catch((e: Error) => e.constructor.name);
+    assert.equal(await from('made-up-1'), undefined);
+    assert.equal(await from('made-up-1'), undefined, 'within the budget, an unknown key is kept: not looked up again');
+    assert.equal(seen.length, 1);
+    assert.equal(await from('made-up-2'), 'TooManyRequestsError');
+    assert.equal(await from('made-up-2'), 'TooManyRequestsError');
+    assert.equal(seen.length, 3, 'past it, each is looked up and not kept');
+    assert.equal((await from('reader-key')) && 'passed', 'passed', 'a known key still passes');
+    // Kept by the instance, it passes again without a read of the address's budget (a read of the limiter's table each).
+    let reads = 0;
+    const get = limiter.get.bind(limiter);
+    limiter.get = (...args) => {
+      reads += 1;
+      return get(...args);
+    };
+    assert.equal((await from('reader-key')) && 'passed', 'passed');
+    assert.equal(reads, 0);
   });
 
   it('counts a public route by address, whatever key a caller makes up, and a checked route by its key (red team)', async () => {

@@ -83,6 +83,22 @@ describe('ledger-verify: pages checked here or in worker threads', () => {
     assert.equal(verdict.root, fields.root);
   });
 
+  it('tells a verifier the node never let in (401, 403 from its first request: nothing checked) from a node that withheld pages it could serve, here or in worker threads', async () => {
+    try {
+      refuse = () => ({ status: 401, headers: {} });
+      const out = await verdicts();
+      assert.deepEqual({ verified: out.verified, refused: out.refused }, { verified: false, refused: true });
+      assert.match(out.problem ?? '', /answered 401/);
+      // The checkpoint served, then its pages refused: the node withholds what it showed it has (a tamper alarm, exit 1).
+      refuse = (path) => (path.endsWith('/blocks') ? { status: 403, headers: {} } : undefined);
+      const withheld = await verdicts();
+      assert.deepEqual({ verified: withheld.verified, refused: withheld.refused }, { verified: false, refused: false });
+      assert.match(withheld.problem ?? '', /answered 403/);
+    } finally {
+      refuse = undefined;
+    }
+  });
+
   it('names a forged block in a later page', async () => {
     served = chain.map((b) => (b.index === 257 ? { ...b, events: [{ ...b.events[0]!, details: { i: 'forged' } }] } : b));
     const verdict = await verdicts();
