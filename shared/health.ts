@@ -10,15 +10,22 @@ export interface HealthProbes {
   ipfs: () => Promise<void>;
 }
 
-/** A check's answer; a probe's failure is logged where it is observed once (reusedProbes), its timeout here. */
+/** Checks whose timeout was logged: requests sharing one check in flight (reusedProbes) log its timeout once. */
+const timeoutsLogged = new WeakSet<Promise<void>>();
+
+/** A check's answer; a probe's failure is logged where it is observed once (reusedProbes), its timeout here, once. */
 async function check(name: string, probe: () => Promise<void>): Promise<'ok' | 'unavailable'> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), CHECK_TIMEOUT_MS).unref();
   });
   try {
-    if ((await Promise.race([probe(), timedOut])) === 'timeout') {
-      logger.warn('health check failed', { check: name, error: new Error(`${name} check timed out after ${CHECK_TIMEOUT_MS} ms`) });
+    const running = probe();
+    if ((await Promise.race([running, timedOut])) === 'timeout') {
+      if (!timeoutsLogged.has(running)) {
+        timeoutsLogged.add(running);
+        logger.warn('health check failed', { check: name, error: new Error(`${name} check timed out after ${CHECK_TIMEOUT_MS} ms`) });
+      }
       return 'unavailable';
     }
     return 'ok';

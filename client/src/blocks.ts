@@ -51,8 +51,18 @@ export function checkBlock(block: Block, chain: string, index?: number): void {
  * named, nonce), with the key it names. An event whose details went off chain (`{}` here) is not checked.
  */
 export function signatureProblem(event: LedgerEvent): string | undefined {
-  const signed = event.signed;
-  if (signed === undefined || event.is_offchain || event.details_cid) return undefined;
+  const signed = event.signed as typeof event.signed | null;
+  if (signed === undefined) return undefined;
+  // The service writes an object or nothing: anything else (null, a string) is a malformed record, not a crash here.
+  if (
+    signed === null ||
+    typeof signed !== 'object' ||
+    typeof signed.nonce !== 'string' ||
+    (signed.node_id !== undefined && typeof signed.node_id !== 'string')
+  ) {
+    return `event ${event.event_id} records a malformed signature`;
+  }
+  if (event.is_offchain || event.details_cid) return undefined;
   const message = canonicalize({
     chain_name: event.chain_name,
     entity_id: event.entity_id,
@@ -64,6 +74,8 @@ export function signatureProblem(event: LedgerEvent): string | undefined {
   });
   const ok =
     message !== undefined &&
+    typeof signed.public_key === 'string' &&
+    typeof signed.signature === 'string' &&
     /^[0-9a-fA-F]{64}$/.test(signed.public_key) &&
     /^[0-9a-fA-F]{128}$/.test(signed.signature) &&
     verifyEd25519(fromHex(signed.public_key.toLowerCase()), utf8(message), fromHex(signed.signature.toLowerCase()));

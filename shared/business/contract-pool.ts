@@ -177,16 +177,26 @@ export function createContractPool(options: ContractPoolOptions): ContractSandbo
       const id = nextId++;
       const chosen = slot;
       // The bound runs once the worker is ready: a fresh worker's start-up (compiling QuickJS) is not the contract's.
+      // The invocation's deadline runs from now: a run still waiting for its worker's start then is withdrawn (503),
+      // and the worker, not yet given it, goes on starting for the next.
       chosen.job = { ...job, id };
       chosen.worker.ref();
+      const withdraw = () => {
+        if (chosen.job?.id !== id) return;
+        finish(chosen);
+        job.reject(new DeadlineExceededError('a contract sandbox'));
+      };
+      if (Number.isFinite(job.deadlineAt)) chosen.job.timer = setTimeout(withdraw, Math.max(0, job.deadlineAt - performance.now()));
       void chosen.ready.then(() => {
         if (chosen.job?.id !== id) return;
+        clearTimeout(chosen.job.timer);
         const bound = wallBoundMs(options.limits.timeoutMs, graceMs);
         const left = job.deadlineAt - performance.now();
+        if (left <= 0) return withdraw();
         chosen.job.timer =
           left < bound
             ? // The invocation ends first: the run is stopped at its deadline and answered 503, never left past it.
-              setTimeout(() => retire(chosen, 'deadline', new DeadlineExceededError('a contract run')), Math.max(0, left))
+              setTimeout(() => retire(chosen, 'deadline', new DeadlineExceededError('a contract run')), left)
             : setTimeout(
                 () =>
                   retire(

@@ -48,8 +48,17 @@ export function secureEventMessage(fields: {
  */
 export function signatureProblem(block: SignedBlock): string | undefined {
   for (const event of block.events) {
-    const signed = event.signed;
+    const signed = event.signed as LedgerEvent['signed'] | null;
     if (signed === undefined) continue;
+    // The service writes an object or nothing: anything else (null, a string) is a malformed record, not a crash.
+    if (
+      signed === null ||
+      typeof signed !== 'object' ||
+      typeof signed.nonce !== 'string' ||
+      (signed.node_id !== undefined && typeof signed.node_id !== 'string')
+    ) {
+      return `event ${event.event_id ?? event.entity_id} records a malformed signature`;
+    }
     if (event.is_offchain || event.details_cid) continue;
     // The chain the block is on is the one the event was signed for (the block's hash binds its events to it).
     const message = secureEventMessage({

@@ -133,6 +133,30 @@ describe('Contract pool (worker threads, hard deadlines)', () => {
     }
   });
 
+  it('withdraws a run whose deadline comes while its worker is still starting: 503 then, not once the worker is ready (a review)', {
+    timeout: 20_000,
+  }, async () => {
+    const fresh = createContractPool({ limits: { ...limits, timeoutMs: 10_000 }, workers: 1, queue: 1 });
+    const another = createContractPool({ limits: { ...limits, timeoutMs: 10_000 }, workers: 1, queue: 1 });
+    try {
+      const t0 = performance.now();
+      const [withdrawn, started] = await Promise.all([
+        assert
+          .rejects(
+            withDeadline(steadyNow() + 20, () => fresh.run('function execute() { return 1 }', {}, {})),
+            DeadlineExceededError,
+          )
+          .then(() => performance.now() - t0),
+        // How long a fresh worker takes to start and run, beside it.
+        another.check('function execute() { return 1 }').then(() => performance.now() - t0),
+      ]);
+      assert.ok(withdrawn < started / 2, `withdrawn at ${Math.round(withdrawn)} ms; a worker started beside it ran at ${Math.round(started)} ms`);
+      assert.equal(await fresh.run('function execute() { return "next" }', {}, {}), 'next', 'the worker takes the next run');
+    } finally {
+      await Promise.all([fresh.close(), another.close()]);
+    }
+  });
+
   it('refuses runs past the workers and the queue with 429 and Retry-After', async () => {
     const slow = 'function execute() { for (;;) {} }';
     const runs = Array.from({ length: 5 }, () => pool.run(slow, {}, {}).catch((e: Error) => e));

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HEALTH_REUSE_MS, healthReport, reusedProbes } from '#shared/health';
+import { logger } from '#shared/log';
 
 /** A probe that counts its calls, settling each as told (or never). */
 function counted(outcome: () => 'ok' | 'fail' | 'hang') {
@@ -66,6 +67,24 @@ describe('/health answers', () => {
     clock += 3_000;
     await probes.dynamodb();
     assert.equal(db.calls.n, 2, 'the hung check was given up for a new one');
+  });
+
+  it('logs a failed check once, and a hung one once, however many answers it gave', { timeout: 15_000 }, async () => {
+    const warned: string[] = [];
+    const warn = logger.warn;
+    logger.warn = (message: string, fields?: Record<string, unknown>) => void warned.push(`${message} ${fields?.check}`);
+    try {
+      const failing = reusedProbes({ dynamodb: () => Promise.reject(new Error('down')), ipfs: () => Promise.resolve() });
+      await Promise.all(Array.from({ length: 20 }, () => healthReport(failing)));
+      assert.deepEqual(warned, ['health check failed dynamodb']);
+      warned.length = 0;
+      const hung = reusedProbes({ dynamodb: () => new Promise<void>(() => {}), ipfs: () => Promise.resolve() });
+      const answers = await Promise.all(Array.from({ length: 20 }, () => healthReport(hung)));
+      assert.ok(answers.every((a) => a.status === 503 && a.body.checks.dynamodb === 'unavailable'));
+      assert.deepEqual(warned, ['health check failed dynamodb'], '20 answers of one hung check: one line');
+    } finally {
+      logger.warn = warn;
+    }
   });
 
   it('reports a probe that throws before it returns a promise as unavailable', async () => {

@@ -122,6 +122,24 @@ describe("a secure event's block", () => {
     }
   });
 
+  it('names a malformed signature record (null, a string, a number for a nonce) as one, in the node and the client, never a crash (a review)', () => {
+    for (const malformed of [null, 'signed', { org_id: 'port', public_key: publicKey, nonce: 7, signature: '00' }]) {
+      const good = signedBlock();
+      const [block] = buildBlocks(
+        'gates',
+        { headIndex: 0, headHash: 'a'.repeat(64) },
+        [{ events: [{ ...good.events[0]!, signed: malformed as never }] }],
+        () => 1_795_291_099,
+      );
+      assert.match(signatureProblem(block!) ?? '', /records a malformed signature/, JSON.stringify(malformed));
+      assert.throws(
+        () => checkBlock(block as never, 'gates'),
+        (e: unknown) => e instanceof VerificationError && e.failure === 'event-signature',
+        JSON.stringify(malformed),
+      );
+    }
+  });
+
   it('leaves an event whose details went off chain unchecked (its signed details are in IPFS), not failed', () => {
     const block = signedBlock({ offChain: true });
     assert.equal(signatureProblem(block), undefined);
