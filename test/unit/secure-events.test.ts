@@ -122,6 +122,44 @@ describe("a secure event's block", () => {
     }
   });
 
+  it("verifies again an event signed with details_metadata and a node_id, on a channel's chain with its salt", () => {
+    const fields = {
+      entity_id: 'deal-4',
+      event_type: 'approved',
+      details: { amount: 1e21, note: 'ü\u2028' },
+      details_metadata: {},
+      node_id: 'node-1',
+      nonce: 'nonce-0002',
+    };
+    const signature = sign(null, secureEventMessage({ chain_name: 'channel-deals', ...fields }), pair.privateKey).toString('hex');
+    const [block] = buildBlocks(
+      'channel-deals',
+      { headIndex: 0, headHash: 'a'.repeat(64) },
+      [
+        {
+          events: [
+            {
+              entity_id: fields.entity_id,
+              event_type: fields.event_type,
+              details: fields.details,
+              details_cid: null,
+              details_nonce: null,
+              details_metadata: fields.details_metadata,
+              is_offchain: false,
+              salt: '0f'.repeat(16),
+              signed: { org_id: 'port', public_key: publicKey, nonce: fields.nonce, node_id: fields.node_id, signature },
+            },
+          ],
+        },
+      ],
+      () => 1_795_291_099,
+    );
+    // As a reader gets it: through JSON.
+    const read = JSON.parse(JSON.stringify(block)) as Block;
+    assert.equal(signatureProblem(read), undefined);
+    checkBlock(read as never, 'channel-deals');
+  });
+
   it('names a malformed signature record (null, a string, a number for a nonce) as one, in the node and the client, never a crash (a review)', () => {
     for (const malformed of [null, 'signed', { org_id: 'port', public_key: publicKey, nonce: 7, signature: '00' }]) {
       const good = signedBlock();
