@@ -22,6 +22,8 @@ export interface LedgerEvent {
   details: Record<string, unknown>;
   /** A data subject's event: its details are sealed in the block, and shown as the service opened them. */
   subject_id?: string;
+  /** A secure event: who signed it (the verified client checks the signature with the block). */
+  signed?: { org_id: string; public_key: string };
 }
 
 export interface Block {

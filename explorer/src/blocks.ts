@@ -89,7 +89,15 @@ function show(block: Block): void {
         {},
         element('td', { textContent: event.event_id, className: 'mono' }),
         element('td', { textContent: event.entity_id }),
-        element('td', { textContent: event.event_type }),
+        // A secure event names its signer: the block's verification (the client's) checks the signature too.
+        event.signed
+          ? element(
+              'td',
+              {},
+              `${event.event_type} `,
+              element('span', { className: 'signed', textContent: `signed by ${event.signed.org_id} (key ${event.signed.public_key.slice(0, 12)}…)` }),
+            )
+          : element('td', { textContent: event.event_type }),
         // A data subject's details are sealed in the block (its hash covers {}): what shows is the service's opening
         // of them, which no proof covers (the red team had a lying server show any details under "Verified").
         event.subject_id === undefined

@@ -5,11 +5,13 @@
  * admin key. A screenshot of each view lands in test-output/screenshots.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { secureEventMessage } from '#shared/admin/admin';
 import { expandRoutes, GROUPS } from '#shared/api/routes';
 import { freePort } from '#infra/local/ports';
 import { allOrStop, call, keysCli, removeDir, startStack, type Stack, tempDataDir } from '#test/support/stack';
@@ -404,6 +406,29 @@ describe('explorer', () => {
       await page.close();
     } finally {
       proxy.close();
+    }
+  });
+
+  it('names who signed a secure event beside its type, in a block it verifies', async () => {
+    const pair = generateKeyPairSync('ed25519');
+    const publicKey = pair.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex');
+    await call(open.url, 'POST', '/api/v1/chains/signedx/create');
+    assert.equal((await call(open.url, 'POST', '/api/business/organizations', { org_id: 'harbour', name: 'Harbour', public_key: publicKey })).status, 201);
+    const event = { entity_id: 'ship-2', event_type: 'cleared', details: { berth: 3 }, nonce: 'nonce-explorer-1' };
+    const signature = sign(null, secureEventMessage({ chain_name: 'signedx', ...event }), pair.privateKey).toString('hex');
+    const relayed = await call(open.url, 'POST', '/api/admin/chains/signedx/secure-events', { ...event, org_id: 'harbour', signature });
+    assert.equal(relayed.status, 200, relayed.text);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await page.goto(`${open.url}/explorer#blocks`);
+      await page.waitForSelector('#block-chain option[value="signedx"]', { state: 'attached', timeout: 10_000 });
+      await page.selectOption('#block-chain', 'signedx');
+      await page.waitForFunction(() => document.querySelector('#page-info')?.textContent === '0–1 of 2');
+      await page.click('#block-table tbody tr:first-child');
+      await page.waitForSelector('#block-verified.verified', { timeout: 15_000 });
+      assert.equal(((await page.locator('#block-events tbody td .signed').textContent()) ?? '').trim(), `signed by harbour (key ${publicKey.slice(0, 12)}…)`);
+    } finally {
+      await page.close();
     }
   });
 
