@@ -13,7 +13,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '#infra/local/ports';
@@ -86,11 +87,8 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
   const walkDir = join(ROOT, `scratch-walk-${randomUUID().slice(0, 8)}`);
   const dataDir = tempDataDir('walk');
   const background: ChildProcess[] = [];
-  // What the pages make in /tmp (the client's and the verifier's tarballs, the verifier's install): removed after, unless
-  // they were there before.
-  const madeInTmp = ['/tmp/verifiable-ledger-client-0.1.0.tgz', '/tmp/verifiable-ledger-verify-0.1.0.tgz', '/tmp/ledger-audit'].filter(
-    (path) => !existsSync(path),
-  );
+  // The pages make nothing at a fixed path in the shared /tmp (another local user could make it first, red team
+  // 2026-12-07): the verifier's install goes to a folder of `mktemp -d` ($AUDIT), removed after.
   let stack: Stack | undefined;
   let ports: Record<string, string>;
   /** What the reader's shell holds: exported variables (children see them) and shell-only ones. */
@@ -131,7 +129,7 @@ describe('The manual, followed in order by a newcomer, on other ports', () => {
     );
     removeDir(walkDir);
     removeDir(dataDir);
-    for (const path of madeInTmp) rmSync(path, { force: true, recursive: true });
+    if (exported.AUDIT?.startsWith(tmpdir())) rmSync(exported.AUDIT, { force: true, recursive: true });
   });
 
   /** The environment of a command: this process's, less the service's own settings, plus what the reader exported. */

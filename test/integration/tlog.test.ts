@@ -4,7 +4,7 @@
  * 404 beyond the tree, 400 for malformed paths, full tiles kept once computed.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +12,8 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { allOrStop, call, sharedStack, stopAndRemove, type Stack, dynamoConfigOf } from '#test/support/stack';
-import { buildTlogCheck, runTlogCheck } from '#test/support/go-tlog';
+import { buildTlogCheck, GO_BUILD_CACHE, runTlogCheck } from '#test/support/go-tlog';
+import { ROOT } from '../../infra/bundling.ts';
 import { publicKeyToHex } from '#shared/ed25519';
 import { signNote } from '#shared/tlog/note';
 
@@ -57,6 +58,12 @@ before(async () => {
 after(() => stopAndRemove(stack));
 
 describe('Go x/mod/sumdb audits a chain', () => {
+  it("builds Go's checker with a build cache of this checkout's, never one at a shared path another local user could make first (red team)", () => {
+    assert.ok(GO_BUILD_CACHE.startsWith(join(ROOT, 'node_modules', '.cache')), GO_BUILD_CACHE);
+    const mode = statSync(GO_BUILD_CACHE).mode;
+    assert.equal(mode & 0o022, 0, `no one else may write it: ${(mode & 0o777).toString(8)}`);
+  });
+
   it('opens the checkpoint with the served key, proves every entry, and proves the tree extends the old checkpoint', async () => {
     const { code, result, stderr } = await runTlogCheck(checker, ['-url', stack.url, '-chain', CHAIN, '-old', join(dir, 'old.checkpoint')]);
     assert.equal(code, 0, stderr);

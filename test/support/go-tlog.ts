@@ -7,10 +7,18 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cacheFolder } from '../../infra/bundling.ts';
 
 const run = promisify(execFile);
 const SOURCE = new URL('../interop/tlog/', import.meta.url).pathname;
 const GOPATH = '/usr/share/gocode';
+
+/**
+ * Go's build cache: this checkout's, under node_modules/.cache. Go trusts whatever its cache folder holds, and one at a
+ * fixed path in the shared /tmp could be made by another local user first, who would then choose the code the tests
+ * build and run (red team, 2026-12-07, supply chain).
+ */
+export const GO_BUILD_CACHE = cacheFolder('go-build');
 
 export const GO_MISSING = 'Go and golang.org/x/mod are needed for the interop test: apt-get install -y golang-go golang-golang-x-mod-dev (.ci/run does)';
 
@@ -18,9 +26,8 @@ export const GO_MISSING = 'Go and golang.org/x/mod are needed for the interop te
 export async function buildTlogCheck(): Promise<string> {
   if (!existsSync(join(GOPATH, 'src/golang.org/x/mod/sumdb/tlog'))) throw new Error(GO_MISSING);
   const out = join(mkdtempSync(join(tmpdir(), 'tlogcheck-')), 'tlogcheck');
-  const cache = join(tmpdir(), 'ledger-go-build-cache');
   try {
-    await run('go', ['build', '-o', out, '.'], { cwd: SOURCE, env: { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: cache, GOFLAGS: '' } });
+    await run('go', ['build', '-o', out, '.'], { cwd: SOURCE, env: { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: GO_BUILD_CACHE, GOFLAGS: '' } });
   } catch (error) {
     const e = error as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') throw new Error(GO_MISSING);
