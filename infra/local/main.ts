@@ -178,7 +178,8 @@ async function main(): Promise<void> {
   // files were readable by every local user (red team). DynamoDB Local keeps its database under this data dir's access
   // key (its `access-key` file): another local user who finds its port sees an empty one.
   const notOwn = makeOwnDir(dataDir);
-  if (notOwn) say(notOwn);
+  if (notOwn && 'refuse' in notOwn) fail(notOwn.refuse);
+  if (notOwn) say(notOwn.warn);
   /** The functions' variables that differ from the launcher's own environment. */
   const overrides: Record<string, string> = {};
   const functionEnv = (): Record<string, string> => {

@@ -139,7 +139,8 @@ async function main(): Promise<void> {
   const region = 'us-east-1';
   // Its user's alone, as npm start's: DynamoDB Local's files, the KMS root key and the stack's access key are in it.
   const notOwn = makeOwnDir(dataDir);
-  if (notOwn) say(notOwn);
+  if (notOwn && 'refuse' in notOwn) fail(notOwn.refuse);
+  if (notOwn) say(notOwn.warn);
   if (!(await isPortFree(port, host))) fail(`Cannot start the sim: port ${port} on ${host} is in use (SVC_PORT=… to choose another)`);
 
   if (!values['no-synth']) {

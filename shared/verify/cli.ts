@@ -6,6 +6,7 @@
  * The package @verifiable-ledger/verify (verifier/): `npx @verifiable-ledger/verify …` in a clone or where it is installed.
  * Prints a verdict; exits 0 when verified, 1 when not (naming the first bad block), 2 on bad usage.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { parseArgsOrExit } from '../cli-args.ts';
@@ -168,8 +169,10 @@ if (values.tiles) {
   if (verdict.verified) {
     if (values.state && verdict.state) {
       // Written whole, then renamed: a run cut short never leaves half a state behind.
-      writeFileSync(`${values.state}.tmp`, `${JSON.stringify(verdict.state, null, 2)}\n`);
-      renameSync(`${values.state}.tmp`, values.state);
+      // A name no one could have made first (a link planted at a fixed `.tmp` name would be written through).
+      const partial = `${values.state}.${randomBytes(8).toString('hex')}.tmp`;
+      writeFileSync(partial, `${JSON.stringify(verdict.state, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+      renameSync(partial, values.state);
     }
     const seconds = (performance.now() - started) / 1000;
     const since = state ? ` (${verdict.checked} new since the saved state, which it extends)` : '';
