@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -64,6 +64,24 @@ describe('@verifiable-ledger/verify, packed and installed elsewhere', () => {
     const usage = verifyBin('--help');
     assert.match(usage.out, /^Usage: ledger-verify --url URL --chain NAME/m);
     assert.match(usage.out, /never npx ledger-verify outside a clone/);
+  });
+
+  it("runs its own bundle, not what another package of the scope put two folders up, where a clone's sources would be (red team)", () => {
+    // Inside node_modules, `../../` of the bin is node_modules/@verifiable-ledger: another package of the scope could
+    // have shipped shared/verify/cli.ts and bin/ledger-verify.mjs there, and the bin took itself for a clone's.
+    const scope = join(installed, 'node_modules', '@verifiable-ledger');
+    mkdirSync(join(scope, 'shared', 'verify'), { recursive: true });
+    mkdirSync(join(scope, 'bin'), { recursive: true });
+    writeFileSync(join(scope, 'shared', 'verify', 'cli.ts'), '');
+    writeFileSync(join(scope, 'bin', 'ledger-verify.mjs'), 'console.log("PLANTED"); process.exit(0);\n');
+    writeFileSync(join(scope, 'package.json'), JSON.stringify({ name: 'verifiable-ledger' }));
+    try {
+      const usage = verifyBin('--help');
+      assert.doesNotMatch(usage.out, /PLANTED/);
+      assert.match(usage.out, /^Usage: ledger-verify --url URL --chain NAME/m);
+    } finally {
+      for (const planted of ['shared', 'bin', 'package.json']) rmSync(join(scope, planted), { recursive: true, force: true });
+    }
   });
 
   it('answers --qldb with the QLDB audit it carries, and a wrong key as not verified', () => {
