@@ -65,7 +65,7 @@ export const runtimeDir = (major: number) => join(ROOT, 'infra', 'sim', `node${m
 
 export function chooseNode(
   major: number,
-  options: { given?: string | undefined; allowMismatch?: boolean; say?: (line: string) => void; install?: (dir: string) => void } = {},
+  options: { given?: string | undefined; allowMismatch?: boolean; say?: (line: string) => void; install?: (dir: string) => void; dir?: string } = {},
 ): NodeChoice {
   if (options.given) {
     if (!existsSync(options.given)) throw new RuntimeChoiceError(`--node ${options.given}: no such file`);
@@ -76,14 +76,22 @@ export function chooseNode(
   }
   if (majorOfVersion(process.version) === major) return { path: process.execPath, version: process.version, source: 'this process' };
 
-  const dir = runtimeDir(major);
+  const dir = options.dir ?? runtimeDir(major);
   const pkg = platformPackage();
   const binary = join(dir, 'node_modules', pkg, 'bin', 'node');
   if (existsSync(join(dir, 'package-lock.json'))) {
-    const pinned = (JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> }).packages;
-    if (pinned[`node_modules/${pkg}`]) {
-      if (!existsSync(binary)) {
-        options.say?.(`Installing Node ${major} for the functions (${pkg}, pinned in ${dir}/package-lock.json) from the npm registry, once…`);
+    const pinned = (JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string } | undefined> })
+      .packages;
+    const entry = pinned[`node_modules/${pkg}`];
+    if (entry) {
+      // One installed before the lockfile moved to another release (a security one, say) is replaced, not kept for good.
+      const stale = existsSync(binary) && entry.version !== undefined && versionOf(binary) !== `v${entry.version}`;
+      if (!existsSync(binary) || stale) {
+        options.say?.(
+          stale
+            ? `Node ${major} in ${dir} is ${versionOf(binary)}, and its lockfile pins v${entry.version}: installing that from the npm registry…`
+            : `Installing Node ${major} for the functions (${pkg}, pinned in ${dir}/package-lock.json) from the npm registry, once…`,
+        );
         (options.install ?? installRuntime)(dir);
       }
       if (existsSync(binary)) {

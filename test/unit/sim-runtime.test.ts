@@ -3,7 +3,8 @@
  * process or the registry package pinned in infra/sim/node<major>; anything else refused unless allowed.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RuntimeChoiceError, chooseNode, nodeMajorOf, platformPackage, runtimeDir, templateNodeMajor } from '#infra/sim/runtime';
@@ -41,6 +42,34 @@ describe('the sim runs the functions on the Node major of the template', () => {
       new RegExp(`is Node ${process.version}; the template's runtime is nodejs${thisMajor + 1}\\.x`),
     );
     assert.throws(() => chooseNode(22, { given: '/no/such/node' }), /no such file/);
+  });
+
+  it('installs the pinned Node again when the one installed is another release than its lockfile pins (a red team)', {
+    skip: process.platform === 'win32',
+  }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'node-pin-'));
+    try {
+      const pkg = platformPackage();
+      writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ packages: { [`node_modules/${pkg}`]: { version: '99.2.0' } } }));
+      const binary = join(dir, 'node_modules', pkg, 'bin', 'node');
+      mkdirSync(join(dir, 'node_modules', pkg, 'bin'), { recursive: true });
+      const installed = (version: string) => writeFileSync(binary, `#!/bin/sh\necho v${version}\n`, { mode: 0o755 });
+      installed('99.1.0');
+      const installs: string[] = [];
+      const said: string[] = [];
+      const install = (at: string) => {
+        installs.push(at);
+        installed('99.2.0');
+      };
+      const choice = chooseNode(99, { dir, install, say: (line) => said.push(line) });
+      assert.deepEqual(installs, [dir]);
+      assert.equal(choice.version, 'v99.2.0');
+      assert.match(said.join('\n'), /is v99\.1\.0, and its lockfile pins v99\.2\.0/);
+      chooseNode(99, { dir, install, say: (line) => said.push(line) });
+      assert.equal(installs.length, 1, 'the pinned one is kept');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("pins Node 24, the template's runtime, from the npm registry with npm's integrity, for the platforms the registry has it for", () => {
