@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LaunchError } from './launch-error.ts';
+import { notOwnFile } from '../../shared/own-file.ts';
 
 /** The file, in a DynamoDB Local's data dir, holding the access key id its database is kept under. */
 const ACCESS_KEY_FILE = 'access-key';
@@ -23,6 +24,8 @@ const ACCESS_KEY_ID = /^[A-Za-z0-9]{16,128}$/;
 export function dynamoAccessKey(dataDir: string, create = false): string | undefined {
   const file = join(dataDir, ACCESS_KEY_FILE);
   const read = () => {
+    const planted = notOwnFile(file);
+    if (planted) throw new LaunchError(planted);
     const key = readFileSync(file, 'utf8').trim();
     if (!ACCESS_KEY_ID.test(key)) {
       throw new LaunchError(

@@ -22,6 +22,7 @@ import { segmentId } from '../validation.ts';
 import { SERVICE_VERSION } from '../version.ts';
 import { createIdentityDocument, openIdentityDocument, openIdentityDocumentSealed, temporaryIdentity, type NodeIdentity } from './identity.ts';
 import { type AdminRepository, NONCE_KEY_SIGNER, type PeerRecord } from './repository.ts';
+import { notOwnFile } from '../own-file.ts';
 
 export type IdentitySource = { kind: 'file'; path: string } | { kind: 'registry' };
 
@@ -113,6 +114,8 @@ export function createAdmin(options: AdminOptions) {
         warnOnce('no node identity file: signing with temporary keys, which change at every start', { path: source.path, fix: 'npm run identity -- init' });
         return temporaryIdentity();
       }
+      const planted = notOwnFile(source.path);
+      if (planted) throw new Error(planted);
       return openIdentityDocument(readFileSync(source.path, 'utf8'), sealer);
     }
     // In the cloud every instance must be the same node: one identity, made once, in the registry.

@@ -9,6 +9,7 @@ import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk
 import { translateAwsError } from '../storage/errors.ts';
 import { UnreadablePayloadError } from '../errors.ts';
 import type { KekRef } from './envelope.ts';
+import { notOwnFile } from '../own-file.ts';
 
 export interface DataKey {
   plaintext: Buffer;
@@ -66,6 +67,8 @@ export class LocalKeyProvider implements KeyProvider {
       writeFileSync(path, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
       chmodSync(path, 0o600);
     }
+    const planted = notOwnFile(path);
+    if (planted) throw new Error(planted);
     const hex = readFileSync(path, 'utf8').trim();
     if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`the master key file ${path} is not 64 hex characters`);
     return new LocalKeyProvider(Buffer.from(hex, 'hex'));
