@@ -73,12 +73,45 @@ describe("a secure event's nonce after a failed append", () => {
 });
 
 describe("a secure event's block", () => {
-  /** A block of one secure event, signed as the relay records it, sealed (hashed) like any block. */
-  function signedBlock(overrides: { signature?: string; details?: Record<string, unknown>; offChain?: boolean } = {}): Block {
-    const fields = { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 12 }, nonce: 'nonce-0001' };
-    const signature = sign(null, secureEventMessage({ chain_name: 'gates', ...fields }), pair.privateKey).toString('hex');
+  /** What an organization signs: the event's fields (details_metadata and node_id when it names them) and a nonce. */
+  interface Signed {
+    entity_id: string;
+    event_type: string;
+    details: Record<string, unknown>;
+    details_metadata?: Record<string, unknown>;
+    node_id?: string;
+    nonce: string;
+  }
+  /**
+   * A block of one secure event on `chain` (gates), signed as the relay records it, sealed (hashed) like any block; its
+   * stored signature, details or whole signed record replaced, or its details off chain, as a test asks.
+   */
+  function signedBlock(
+    options: {
+      chain?: string;
+      fields?: Signed;
+      signature?: string;
+      details?: Record<string, unknown>;
+      offChain?: boolean;
+      salt?: string;
+      record?: unknown;
+    } = {},
+  ): Block {
+    const chain = options.chain ?? 'gates';
+    const fields = options.fields ?? { entity_id: 'ship-9', event_type: 'cleared', details: { berth: 12 }, nonce: 'nonce-0001' };
+    const signature = sign(null, secureEventMessage({ chain_name: chain, ...fields }), pair.privateKey).toString('hex');
+    const record =
+      'record' in options
+        ? options.record
+        : {
+            org_id: 'port',
+            public_key: publicKey,
+            nonce: fields.nonce,
+            ...(fields.node_id ? { node_id: fields.node_id } : {}),
+            signature: options.signature ?? signature,
+          };
     const [block] = buildBlocks(
-      'gates',
+      chain,
       { headIndex: 0, headHash: 'a'.repeat(64) },
       [
         {
@@ -86,12 +119,13 @@ describe("a secure event's block", () => {
             {
               entity_id: fields.entity_id,
               event_type: fields.event_type,
-              details: overrides.offChain ? {} : (overrides.details ?? fields.details),
-              details_cid: overrides.offChain ? 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' : null,
-              details_nonce: overrides.offChain ? '00'.repeat(12) : null,
-              details_metadata: null,
-              is_offchain: overrides.offChain === true,
-              signed: { org_id: 'port', public_key: publicKey, nonce: fields.nonce, signature: overrides.signature ?? signature },
+              details: options.offChain ? {} : (options.details ?? fields.details),
+              details_cid: options.offChain ? 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy' : null,
+              details_nonce: options.offChain ? '00'.repeat(12) : null,
+              details_metadata: fields.details_metadata ?? null,
+              is_offchain: options.offChain === true,
+              ...(options.salt ? { salt: options.salt } : {}),
+              signed: record as never,
             },
           ],
         },
@@ -123,37 +157,18 @@ describe("a secure event's block", () => {
   });
 
   it("verifies again an event signed with details_metadata and a node_id, on a channel's chain with its salt", () => {
-    const fields = {
-      entity_id: 'deal-4',
-      event_type: 'approved',
-      details: { amount: 1e21, note: 'ü\u2028' },
-      details_metadata: {},
-      node_id: 'node-1',
-      nonce: 'nonce-0002',
-    };
-    const signature = sign(null, secureEventMessage({ chain_name: 'channel-deals', ...fields }), pair.privateKey).toString('hex');
-    const [block] = buildBlocks(
-      'channel-deals',
-      { headIndex: 0, headHash: 'a'.repeat(64) },
-      [
-        {
-          events: [
-            {
-              entity_id: fields.entity_id,
-              event_type: fields.event_type,
-              details: fields.details,
-              details_cid: null,
-              details_nonce: null,
-              details_metadata: fields.details_metadata,
-              is_offchain: false,
-              salt: '0f'.repeat(16),
-              signed: { org_id: 'port', public_key: publicKey, nonce: fields.nonce, node_id: fields.node_id, signature },
-            },
-          ],
-        },
-      ],
-      () => 1_795_291_099,
-    );
+    const block = signedBlock({
+      chain: 'channel-deals',
+      fields: {
+        entity_id: 'deal-4',
+        event_type: 'approved',
+        details: { amount: 1e21, note: 'ü\u2028' },
+        details_metadata: {},
+        node_id: 'node-1',
+        nonce: 'nonce-0002',
+      },
+      salt: '0f'.repeat(16),
+    });
     // As a reader gets it: through JSON.
     const read = JSON.parse(JSON.stringify(block)) as Block;
     assert.equal(signatureProblem(read), undefined);
@@ -162,14 +177,8 @@ describe("a secure event's block", () => {
 
   it('names a malformed signature record (null, a string, a number for a nonce) as one, in the node and the client, never a crash (a review)', () => {
     for (const malformed of [null, 'signed', { org_id: 'port', public_key: publicKey, nonce: 7, signature: '00' }]) {
-      const good = signedBlock();
-      const [block] = buildBlocks(
-        'gates',
-        { headIndex: 0, headHash: 'a'.repeat(64) },
-        [{ events: [{ ...good.events[0]!, signed: malformed as never }] }],
-        () => 1_795_291_099,
-      );
-      assert.match(signatureProblem(block!) ?? '', /records a malformed signature/, JSON.stringify(malformed));
+      const block = signedBlock({ record: malformed });
+      assert.match(signatureProblem(block) ?? '', /records a malformed signature/, JSON.stringify(malformed));
       assert.throws(
         () => checkBlock(block as never, 'gates'),
         (e: unknown) => e instanceof VerificationError && e.failure === 'event-signature',
