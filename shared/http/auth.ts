@@ -60,8 +60,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
    */
   async function lookup(keyHash: string, fresh = false, keepUnknown = true): Promise<ApiKeyRecord | undefined> {
     const ttlMs = options.cacheSeconds * 1000;
-    const hit = fresh ? undefined : cache.get(keyHash);
-    if (hit && hit.expires > now()) return hit.record;
+    const hit = fresh ? undefined : kept(keyHash);
+    if (hit) return hit.record;
     // Fresh: strongly consistent too, or on AWS a revocation a moment old could still read as the key held.
     const record = await options.apiKeys().findByHash(keyHash, fresh ? { consistent: true } : {});
     if (ttlMs > 0 && (record || keepUnknown)) {
@@ -71,16 +71,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     return record;
   }
 
-  /** A known key's record as this instance keeps it, unexpired; nothing for an unknown or unseen key. */
-  function known(key: string): ApiKeyRecord | undefined {
-    const hit = cache.get(hashApiKey(key));
-    return hit?.record && hit.expires > now() ? hit.record : undefined;
+  /** What this instance keeps for a key's hash, unexpired (a record, or that the key is unknown). */
+  function kept(keyHash: string): { record: ApiKeyRecord | undefined } | undefined {
+    const hit = cache.get(keyHash);
+    return hit && hit.expires > now() ? hit : undefined;
   }
 
-  async function authenticate(
-    key: string,
-    { fresh = false, keepUnknown = true }: { fresh?: boolean; keepUnknown?: boolean } = {},
-  ): Promise<ApiKeyRecord | undefined> {
+  async function authenticateHash(keyHash: string, { fresh = false, keepUnknown = true }: { fresh?: boolean; keepUnknown?: boolean } = {}) {
     if (options.adminApiKey) {
       seeded ??= seedAdminKey(options.apiKeys(), options.adminApiKey).catch((error) => {
         seeded = undefined;
@@ -88,17 +85,18 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       });
       await seeded;
     }
-    return lookup(hashApiKey(key), fresh, keepUnknown);
+    return lookup(keyHash, fresh, keepUnknown);
   }
 
   return {
-    authenticate,
+    authenticate: (key, how) => authenticateHash(hashApiKey(key), how),
     async authenticateFrom(key, sourceIp) {
+      const keyHash = hashApiKey(key);
       const limit = options.failuresPerMinute;
-      if (limit <= 0) return authenticate(key);
+      if (limit <= 0) return authenticateHash(keyHash);
       // A key this instance knows (and keeps) passes without a look at its address's budget: no read of the limiter.
-      const kept = known(key);
-      if (kept) return kept;
+      const known = kept(keyHash)?.record;
+      if (known) return known;
       const bucket = `ip:${sourceIp}`;
       const state = await options
         .failureLimiter()
@@ -111,7 +109,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       const over = state !== null && state.consumedPoints >= limit;
       // Far past its budget: every key of it is refused before a lookup, for the rest of the minute.
       if (over && state.consumedPoints >= limit * (1 + OVER_BUDGET_FACTOR)) throw refuse();
-      const record = await authenticate(key, { keepUnknown: !over });
+      const record = await authenticateHash(keyHash, { keepUnknown: !over });
       if (record) return record;
       await options
         .failureLimiter()
